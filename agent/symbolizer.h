@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Symboliser: addresses -> function names (no line numbers). User frames from ELF .symtab,
+ * falling back to .dynsym, via elfutils; kernel frames from /proc/kallsyms; JIT frames from
+ * /tmp/perf-PID.map. Binaries cached by build-id (or dev+inode), bounded, with eviction. */
+#ifndef ROOTTRACE_SYMBOLIZER_H
+#define ROOTTRACE_SYMBOLIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SYM_NAME_MAX 256
+#define SYM_MODULE_MAX 256
+#define SYM_BUILD_ID_MAX 41 /* hex, NUL-terminated */
+
+/* Why a frame could not be named; counted per reason. */
+enum sym_unknown_reason {
+	SYM_UNKNOWN_NO_MAPPING,	    /* address in no known mapping (process gone before capture?) */
+	SYM_UNKNOWN_UNREADABLE,	    /* binary unreadable or deleted */
+	SYM_UNKNOWN_NO_SYMBOL,	    /* binary read, no symbol covers the address */
+	SYM_UNKNOWN_KERNEL,	    /* kernel address not in kallsyms */
+	SYM_UNKNOWN__COUNT,
+};
+
+struct sym_frame {
+	char function[SYM_NAME_MAX]; /* demangled; "[unknown]" when it cannot be named */
+	char module[SYM_MODULE_MAX]; /* binary path, "[kernel]", "[jit]", or "" when unknown */
+	char build_id[SYM_BUILD_ID_MAX];
+	int known; /* 1 when function is a real name */
+};
+
+struct symbolizer_options {
+	size_t max_binaries;  /* cached ELF files (default 256) */
+	size_t max_processes; /* cached process address maps (default 4096) */
+	const char *proc_root; /* "/proc" unless testing */
+	const char *tmp_dir;   /* where perf-PID.map files live, "/tmp" unless testing */
+};
+
+struct symbolizer_stats {
+	uint64_t unknown[SYM_UNKNOWN__COUNT];
+	uint64_t binaries_loaded, binaries_evicted;
+	uint64_t processes_captured, processes_evicted;
+};
+
+struct symbolizer;
+
+/* NULL + errno on failure. */
+struct symbolizer *symbolizer__new(const struct symbolizer_options *opts);
+void symbolizer__free(struct symbolizer *s);
+
+/* Captures what naming pid's frames needs (its maps, comm, open binaries) now, while it is
+ * alive. Call on first sight of a pid; cheap when already captured. 0 or -errno (-ESRCH). */
+int symbolizer__capture_process(struct symbolizer *s, pid_t pid);
+
+/* Drops a process's captured state (it exited and its samples were symbolised). */
+void symbolizer__forget_process(struct symbolizer *s, pid_t pid);
+
+/* Names one frame. Always fills *ret (with "[unknown]" when it must) and counts unknowns. */
+void symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t addr, struct sym_frame *ret);
+void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *ret);
+
+/* Process name captured for pid ("" when never seen). */
+const char *symbolizer__comm(struct symbolizer *s, pid_t pid);
+
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret);
+
+#endif

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One profiling window after symbolisation: plain structs handed from the record pipeline
+ * (sample -> aggregate -> symbolise) to the encoder and the uploader. */
+#ifndef ROOTTRACE_WINDOW_H
+#define ROOTTRACE_WINDOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct window_frame {
+	const char *function; /* interned in the window; "[unknown]" when unnamed */
+	const char *module;   /* interned; binary path, "[kernel]", "[jit]" or "" */
+	const char *build_id; /* interned; "" when none */
+};
+
+struct window_sample {
+	pid_t pid;
+	pid_t tid;
+	const char *comm;   /* process name (interned) */
+	const char *thread; /* thread name (interned) */
+	uint64_t cgroup_id; /* cgroup v2 id from BPF (0 when unavailable) */
+	struct window_frame *frames; /* leaf first: kernel frames, then user frames */
+	size_t n_frames;
+	uint64_t count;	    /* samples */
+	uint64_t cpu_ns;    /* summed actual sample periods */
+};
+
+/* What the window could not see, and what it cost to look. */
+struct window_stats {
+	uint64_t samples;	  /* profile samples (idle excluded) */
+	uint64_t idle_samples;	  /* samples in the idle task, counted for utilisation only */
+	uint64_t idle_ns;
+	uint64_t lost_stack_user; /* user stack id failures (-EEXIST collision, -ENOMEM, ...) */
+	uint64_t lost_stack_kernel;
+	uint64_t lost_map_full;	  /* aggregation map full: samples dropped in the kernel */
+	uint64_t unknown_frames;
+	uint64_t processes;	  /* distinct pids in the window */
+	uint64_t bpf_run_ns;	  /* BPF program run time over the window (0 if stats are off) */
+	uint64_t bpf_run_cnt;
+};
+
+struct window {
+	int64_t start_ns, end_ns; /* CLOCK_REALTIME */
+	uint64_t nominal_period_ns;
+	struct window_sample *samples;
+	size_t n_samples;
+	struct window_stats stats;
+	void *priv_; /* owns the strings and arrays */
+};
+
+void window__free(struct window *w);
+
+#endif

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The collector's two storage interfaces. Handlers see only these structs and function
+ * tables; backends (store_sqlite_*.c today, PostgreSQL/ClickHouse later) fill them in.
+ * Every function returns 0 or a negative errno; -ENOENT for "no such row". */
+#ifndef ROOTTRACE_STORE_H
+#define ROOTTRACE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_NAME_MAX 128 /* environment, service, deployment, token names */
+#define BUCKET_SECONDS 300 /* five-minute rollup buckets */
+
+/* ===================================== control plane ===================================== */
+
+enum token_kind { TOKEN_KIND_COLLECTOR = 1, TOKEN_KIND_USER = 2 };
+enum token_role { TOKEN_ROLE_NONE = 0, TOKEN_ROLE_VIEWER = 1, TOKEN_ROLE_ENGINEER = 2, TOKEN_ROLE_ADMIN = 3 };
+
+struct token_record {
+	int64_t id;
+	char name[STORE_NAME_MAX];
+	int64_t environment_id;
+	char environment[STORE_NAME_MAX];
+	enum token_kind kind;
+	enum token_role role; /* TOKEN_ROLE_NONE for collector tokens */
+	bool revoked;
+	int64_t created_at; /* unix seconds */
+	uint8_t hash[32];   /* SHA-256 of the secret; the secret itself is never stored */
+};
+
+/* Settings of an environment (service == "") or one service. has_* false = inherit. */
+struct settings_record {
+	char environment[STORE_NAME_MAX];
+	char service[STORE_NAME_MAX];
+	bool has_enabled, has_sample_rate_hz, has_upload_interval_s, has_poll_interval_s;
+	bool enabled;
+	int sample_rate_hz;
+	int upload_interval_s;
+	int poll_interval_s;
+};
+
+struct audit_record {
+	int64_t id;
+	int64_t time; /* unix seconds */
+	int64_t token_id;
+	char token_name[STORE_NAME_MAX];
+	char environment[STORE_NAME_MAX];
+	char service[STORE_NAME_MAX]; /* "" for the environment itself */
+	char *before_json;	      /* malloc'd by list functions; freed by audit_records_free */
+	char *after_json;
+};
+
+struct deployment_record {
+	int64_t id;
+	char environment[STORE_NAME_MAX];
+	char service[STORE_NAME_MAX];
+	char version[STORE_NAME_MAX];
+	int64_t time; /* unix seconds */
+};
+
+/* One agent's self-report, sent with an upload; the latest per (agent, service) is kept. */
+struct agent_report {
+	char environment[STORE_NAME_MAX];
+	char agent_id[STORE_NAME_MAX];
+	char node[STORE_NAME_MAX];
+	char service[STORE_NAME_MAX];
+	char version[STORE_NAME_MAX];
+	int64_t reported_at; /* unix seconds */
+	double window_s;
+	double cpu_s;	    /* agent user+system CPU seconds over the window */
+	double bpf_s;	    /* BPF program run time over the window */
+	int64_t lost_samples;
+	int64_t unknown_frames;
+	int64_t processes;
+};
+
+struct cp_store;
+
+struct cp_store_ops {
+	void (*close)(struct cp_store *s);
+
+	int (*environment_create)(struct cp_store *s, const char *name, int64_t *ret_id);
+	int (*environment_get)(struct cp_store *s, const char *name, int64_t *ret_id);
+
+	int (*token_create)(struct cp_store *s, const struct token_record *t, int64_t *ret_id);
+	int (*token_find_by_hash)(struct cp_store *s, const uint8_t hash[32], struct token_record *ret);
+	int (*token_list)(struct cp_store *s, struct token_record **ret, size_t *ret_n);
+	int (*token_revoke)(struct cp_store *s, int64_t id);
+
+	/* service NULL or "" = the environment's own row. -ENOENT when absent. */
+	int (*settings_get)(struct cp_store *s, const char *environment, const char *service,
+			    struct settings_record *ret);
+	int (*settings_list)(struct cp_store *s, const char *environment, struct settings_record **ret,
+			     size_t *ret_n);
+	/* Writes the settings and its audit event in one transaction. */
+	int (*settings_put)(struct cp_store *s, const struct settings_record *r,
+			    const struct audit_record *a);
+	int (*audit_list)(struct cp_store *s, const char *environment, int64_t since, size_t limit,
+			  struct audit_record **ret, size_t *ret_n);
+
+	int (*deployment_add)(struct cp_store *s, const struct deployment_record *d, int64_t *ret_id);
+	int (*deployment_list)(struct cp_store *s, const char *environment, const char *service,
+			       int64_t start, int64_t end, struct deployment_record **ret, size_t *ret_n);
+
+	int (*agent_report_put)(struct cp_store *s, const struct agent_report *r);
+	int (*agent_report_list)(struct cp_store *s, const char *environment, struct agent_report **ret,
+				 size_t *ret_n);
+};
+
+struct cp_store {
+	const struct cp_store_ops *ops;
+};
+
+void audit_records_free(struct audit_record *a, size_t n);
+
+/* ===================================== profile store ===================================== */
+
+/* One stack with its value for one bucket. Frames are function names, root first. */
+struct stack_value {
+	const char *const *frames;
+	size_t n_frames;
+	int64_t value;
+};
+
+/* One upload, already decoded and reduced to the chosen sample type. */
+struct profile_batch {
+	const char *environment;
+	const char *service;
+	const char *deployment; /* "" when unknown */
+	const char *profile_type; /* cpu, wall, heap, alloc, lock */
+	int64_t bucket_start;     /* unix seconds, a multiple of BUCKET_SECONDS */
+	int64_t period;           /* the profile's nominal period, for export */
+	const struct stack_value *stacks;
+	size_t n_stacks;
+};
+
+struct window_query {
+	const char *environment;
+	const char *service;
+	const char *profile_type;
+	const char *deployment; /* NULL = every deployment */
+	int64_t start, end;	/* unix seconds, [start, end) */
+};
+
+/* A window merged across buckets: distinct stacks with summed values. */
+struct merged_stack {
+	char **frames; /* root first */
+	size_t n_frames;
+	int64_t value;
+};
+
+struct merged_window {
+	struct merged_stack *stacks;
+	size_t n_stacks;
+	int64_t uploads; /* uploads that landed in the window's buckets (heap averages by this) */
+	int64_t period;	 /* the last seen nominal period, 0 if unknown */
+};
+
+struct service_summary {
+	char service[STORE_NAME_MAX];
+	char profile_type[16];
+	int64_t last_upload; /* unix seconds */
+	int64_t uploads;
+};
+
+struct profile_store;
+
+struct profile_store_ops {
+	void (*close)(struct profile_store *s);
+	/* Merges the batches into their rollups (stacks dictionary first) in one transaction;
+	 * returns only after it committed. */
+	int (*ingest)(struct profile_store *s, const struct profile_batch *batches, size_t n);
+	int (*merge_window)(struct profile_store *s, const struct window_query *q,
+			    struct merged_window *ret);
+	int (*services)(struct profile_store *s, const char *environment,
+			struct service_summary **ret, size_t *ret_n);
+	/* Deletes rollups whose bucket ends before cutoff; settings and audit are untouched. */
+	int (*retention)(struct profile_store *s, int64_t cutoff, int64_t *ret_deleted);
+	int (*size_bytes)(struct profile_store *s, int64_t *ret_bytes);
+};
+
+struct profile_store {
+	const struct profile_store_ops *ops;
+};
+
+void merged_window__release(struct merged_window *w);
+
+/* SQLite backends (one database file, WAL). */
+int cp_store_sqlite_open(const char *path, struct cp_store **ret);
+int profile_store_sqlite_open(const char *path, struct profile_store **ret);
+
+#endif

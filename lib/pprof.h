@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* pprof codec: builds and parses perftools.profiles.Profile messages (proto/profile.proto).
+ * Plain structs in and out; protobuf-c stays inside lib/pprof_*.c. */
+#ifndef ROOTTRACE_PPROF_H
+#define ROOTTRACE_PPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pprof_value_type {
+	const char *type; /* "cpu", "samples", "wall", "inuse_space", ... */
+	const char *unit; /* "nanoseconds", "count", "bytes" */
+};
+
+struct pprof_label {
+	const char *key;
+	const char *str; /* NULL for a numeric label */
+	int64_t num;
+};
+
+/* ---- encoding (agent, collector export) ---------------------------------------------- */
+
+struct pprof_builder;
+
+struct pprof_builder_options {
+	const struct pprof_value_type *sample_types;
+	size_t n_sample_types;
+	struct pprof_value_type period_type;
+	int64_t period;
+	int64_t time_nanos;
+	int64_t duration_nanos;
+};
+
+/* Returns NULL and sets errno on failure. Strings are copied. */
+struct pprof_builder *pprof_builder__new(const struct pprof_builder_options *opts);
+void pprof_builder__free(struct pprof_builder *b);
+
+/* Mapping for a binary; deduplicated by path. Returns its id (>0) or 0 with errno set. */
+uint64_t pprof_builder__mapping(struct pprof_builder *b, const char *path, const char *build_id);
+
+/* Location of one function (names only, no line numbers) in a mapping (0 = none);
+ * deduplicated by (function name, mapping). Returns its id (>0) or 0 with errno set. */
+uint64_t pprof_builder__location(struct pprof_builder *b, const char *function, uint64_t mapping_id);
+
+/* One sample: location ids leaf first (pprof order), one value per sample type. */
+int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_ids, size_t n_locations,
+			      const int64_t *values, const struct pprof_label *labels, size_t n_labels);
+
+/* Serialises (uncompressed). *ret_buf is malloc'd. 0 or -errno. */
+int pprof_builder__encode(struct pprof_builder *b, uint8_t **ret_buf, size_t *ret_len);
+
+/* ---- decoding (collector ingest, tests) ------------------------------------------------ */
+
+struct pprof_decoded_sample {
+	const char **frames; /* function names, leaf first; "[unknown]" where a location has none */
+	size_t n_frames;
+	const int64_t *values; /* n_sample_types values */
+	const struct pprof_label *labels;
+	size_t n_labels;
+};
+
+struct pprof_decoded {
+	struct pprof_value_type *sample_types;
+	size_t n_sample_types;
+	struct pprof_value_type period_type;
+	int64_t period;
+	int64_t time_nanos;
+	int64_t duration_nanos;
+	struct pprof_decoded_sample *samples;
+	size_t n_samples;
+	void *priv_; /* owns everything above */
+};
+
+/* Parses and validates an uncompressed pprof. On failure returns -EINVAL (or -ENOMEM) and
+ * writes a one-line reason to err ("string index 7 out of range (table has 5)", "duplicate
+ * location id 3", "sample 2 has 1 values, profile declares 2 sample types", ...). */
+int pprof_decode(const uint8_t *buf, size_t len, struct pprof_decoded **ret, char *err,
+		 size_t err_len);
+void pprof_decoded__free(struct pprof_decoded *p);
+
+/* Index of the sample type (type, unit), or -1. */
+int pprof_decoded__find_type(const struct pprof_decoded *p, const char *type, const char *unit);
+
+#endif

@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: Apache-2.0
+# Runs unittest cases and prints one "PASS name" / "FAIL name: why" / "SKIP name: why" line
+# per case, the protocol tests/run-tests.sh counts. Use: `harness.main()` in a test module.
+import sys
+import traceback
+import unittest
+
+
+class _LineResult(unittest.TestResult):
+    def __init__(self):
+        super().__init__()
+        self.failed = 0
+
+    def _name(self, test):
+        return "%s.%s" % (type(test).__name__, test._testMethodName)
+
+    def addSuccess(self, test):
+        print("PASS %s" % self._name(test), flush=True)
+
+    def _fail(self, test, err):
+        self.failed += 1
+        text = "".join(traceback.format_exception(*err))
+        for line in text.rstrip().splitlines():
+            print("  " + line)
+        print("FAIL %s: %s" % (self._name(test), str(err[1]).splitlines()[0] if str(err[1]) else err[0].__name__), flush=True)
+
+    def addFailure(self, test, err):
+        self._fail(test, err)
+
+    def addError(self, test, err):
+        self._fail(test, err)
+
+    def addSkip(self, test, reason):
+        print("SKIP %s: %s" % (self._name(test), reason), flush=True)
+
+
+def main(module="__main__"):
+    names = sys.argv[1:]
+    loader = unittest.TestLoader()
+    if names:
+        suite = loader.loadTestsFromNames(names, sys.modules[module])
+    else:
+        suite = loader.loadTestsFromModule(sys.modules[module])
+    result = _LineResult()
+    suite.run(result)
+    sys.exit(1 if result.failed else 0)

@@ -1,0 +1,82 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Runs every test program and prints one closing line: "N passed, N failed, N skipped".
+# Each program prints "PASS name" / "FAIL name: why" / "SKIP name: why" per case; a program
+# that exits non-zero without printing a FAIL line counts as one failure of its own.
+#   tests/run-tests.sh [--build DIR] [--only unit|bpf|integration|e2e|sanitize|fuzz] [PATTERN]
+set -u
+cd "$(dirname "$0")/.."
+BUILD=build
+ONLY=""
+PATTERN=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--build) BUILD="$2"; shift 2 ;;
+	--only) ONLY="$2"; shift 2 ;;
+	*) PATTERN="$1"; shift ;;
+	esac
+done
+export ROOTTRACE_BUILD="$(cd "$BUILD" && pwd)"
+export ROOTTRACE_SRC="$(pwd)"
+export PYTHONPATH="$ROOTTRACE_SRC/tests/lib${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONDONTWRITEBYTECODE=1
+
+LOG_DIR="$ROOTTRACE_BUILD/test-logs"
+mkdir -p "$LOG_DIR"
+passed=0 failed=0 skipped=0
+failed_names=()
+
+run_one() { # suite file program [args...]
+	local suite="$1" file="$2" prog="$3"
+	shift 3
+	local name log start
+	name="$suite/$(basename "$file")"
+	log="$LOG_DIR/${suite}-$(basename "$file").log"
+	start=$(date +%s)
+	echo "== $name" >&2
+	"$prog" "$@" >"$log" 2>&1
+	local rc=$?
+	local p f s
+	p=$(grep -c '^PASS ' "$log")
+	f=$(grep -c '^FAIL ' "$log")
+	s=$(grep -c '^SKIP ' "$log")
+	grep -E '^(PASS|FAIL|SKIP) ' "$log" | sed 's/^/   /' >&2
+	if [ "$f" -eq 0 ] && [ "$rc" -ne 0 ]; then
+		f=1
+		echo "   FAIL $name: exited $rc without a FAIL line" >&2
+	fi
+	if [ "$f" -gt 0 ]; then
+		echo "   --- log of $name (last 60 lines) ---" >&2
+		tail -n 60 "$log" | sed 's/^/   | /' >&2
+		failed_names+=("$name")
+	fi
+	echo "   ($(( $(date +%s) - start ))s)" >&2
+	passed=$((passed + p))
+	failed=$((failed + f))
+	skipped=$((skipped + s))
+}
+
+want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
+matches() { [ -z "$PATTERN" ] || [[ "$1" == *"$PATTERN"* ]]; }
+
+if want unit; then
+	for t in "$BUILD"/tests/test-*; do
+		[ -x "$t" ] && matches "$t" && run_one unit "$t" "$t"
+	done
+fi
+for suite in bpf integration e2e sanitize fuzz; do
+	want "$suite" || continue
+	for t in tests/$suite/test_*.py tests/$suite/test-*.sh; do
+		[ -f "$t" ] && matches "$t" || continue
+		case "$t" in
+		*.py) run_one "$suite" "$t" python3 "$t" ;;
+		*.sh) run_one "$suite" "$t" bash "$t" ;;
+		esac
+	done
+done
+
+if [ ${#failed_names[@]} -gt 0 ]; then
+	echo "failed programs: ${failed_names[*]}" >&2
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ $((passed + failed)) -gt 0 ]
