@@ -141,4 +141,5 @@ format:
 clean:
 	rm -rf $(BUILD)
 
+-include $(wildcard mk/*.mk)
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

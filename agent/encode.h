@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* window -> gzipped pprof (cpu profile). A predicate picks the samples (one service). */
+#ifndef ROOTTRACE_ENCODE_H
+#define ROOTTRACE_ENCODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pprof.h"
+#include "window.h"
+
+typedef bool (*window_sample_filter)(const struct window_sample *s, void *ctx);
+
+/* keep NULL = every sample. extra_labels are added to every sample (service, pod, node...).
+ * *ret_gz is malloc'd gzipped pprof. 0 or -errno. */
+int window_encode_pprof(const struct window *w, window_sample_filter keep, void *ctx,
+			const struct pprof_label *extra_labels, size_t n_extra, uint8_t **ret_gz,
+			size_t *ret_len);
+
+#endif

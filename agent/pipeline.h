@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The record pipeline shared by `record` and `run`: sample (BPF) -> aggregate -> symbolise.
+ * Opening loads the BPF object; sampling starts only when pipeline__start() attaches it. */
+#ifndef ROOTTRACE_PIPELINE_H
+#define ROOTTRACE_PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "window.h"
+
+#define SAMPLE_RATE_MIN_HZ 10
+#define SAMPLE_RATE_MAX_HZ 200
+#define SAMPLE_RATE_DEFAULT_HZ 99
+
+struct pipeline_options {
+	pid_t pid;	     /* 0 = every process */
+	size_t max_binaries; /* symboliser caches; 0 = defaults */
+	size_t max_processes;
+};
+
+struct pipeline;
+
+/* Loads the BPF object (not attached). NULL on failure with a one-line reason in err naming
+ * what is missing (CAP_BPF, CAP_PERFMON, the kernel feature...). */
+struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, size_t err_len);
+void pipeline__close(struct pipeline *p);
+
+/* Clamps frequency_hz to [SAMPLE_RATE_MIN_HZ, SAMPLE_RATE_MAX_HZ]; opens one cpu-clock perf
+ * event per online CPU and attaches. Restarting with another rate re-opens the events.
+ * 0 or -errno (reason in err). */
+int pipeline__start(struct pipeline *p, int frequency_hz, char *err, size_t err_len);
+/* Closes the perf events and detaches: no BPF program of ours runs afterwards. */
+int pipeline__stop(struct pipeline *p);
+bool pipeline__running(const struct pipeline *p);
+int pipeline__frequency(const struct pipeline *p);
+
+/* Services first-sight events (captures short-lived processes early). Call in the main loop;
+ * returns within timeout_ms. 0 or -errno (-EINTR is not an error for the caller). */
+int pipeline__poll(struct pipeline *p, int timeout_ms);
+
+/* Drains the kernel aggregation (no sample lost during the drain) and symbolises it into a
+ * window covering the time since the previous collect. Caller frees with window__free(). */
+int pipeline__collect(struct pipeline *p, struct window **ret);
+
+/* Per-service switch in the kernel: samples whose cgroup v2 id is listed are not recorded.
+ * Ineffective on cgroup v1 (ids are 0 there); callers filter again in user space. */
+int pipeline__set_excluded_cgroups(struct pipeline *p, const uint64_t *ids, size_t n);
+
+#endif

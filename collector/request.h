@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What a route handler sees: a parsed, authenticated request and a response to fill.
+ * The HTTP layer (libmicrohttpd) builds these; handlers never touch libmicrohttpd. */
+#ifndef ROOTTRACE_REQUEST_H
+#define ROOTTRACE_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+struct collector; /* server-wide context: stores, limits, metrics (collector/collector.h) */
+
+struct request {
+	const char *method;	  /* "GET", "PUT", "POST", ... */
+	const char *path;	  /* without the query string */
+	const char *content_type; /* NULL when absent */
+	const uint8_t *body;	  /* complete body (already capped at --max-body) */
+	size_t body_len;
+	const struct token_record *token; /* the authenticated caller; never NULL in handlers */
+	struct collector *collector;
+	void *priv_; /* the HTTP layer's connection, for request_query() / request_header() */
+};
+
+struct response {
+	int status;
+	char *body; /* malloc'd; freed by the HTTP layer */
+	size_t body_len;
+	const char *content_type; /* static string */
+	int retry_after_s;	  /* > 0 adds a Retry-After header */
+	const char *content_encoding; /* static string or NULL ("gzip" for export) */
+};
+
+/* Query-string parameter or request header; NULL when absent. */
+const char *request_query(const struct request *req, const char *key);
+const char *request_header(const struct request *req, const char *name);
+
+/* {"error": error, "detail": detail}; always returns 0 so handlers can `return respond_error()`. */
+int respond_error(struct response *resp, int status, const char *error, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Takes ownership of body (malloc'd). */
+int respond_body(struct response *resp, int status, const char *content_type, char *body, size_t len);
+
+#endif
