@@ -31,6 +31,10 @@ struct response {
 	const char *content_encoding; /* static string or NULL ("gzip" for export) */
 };
 
+/* Every route handler has this shape; collector/routes.c maps (method, path) to one, with
+ * its auth decision (which token kind and minimum role). */
+typedef int (*route_handler)(const struct request *req, struct response *resp);
+
 /* Query-string parameter or request header; NULL when absent. */
 const char *request_query(const struct request *req, const char *key);
 const char *request_header(const struct request *req, const char *name);
