@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: Apache-2.0
+/* BPF sampler lifecycle: open -> configure (rodata) -> load -> attach per CPU -> poll/drain ->
+ * detach. Everything libbpf-specific stays here; callers see plain structs from profile.h. */
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/membarrier.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "profile.skel.h"
+#include "sampler.h"
+
+#define CAP_PERFMON_BIT 38
+#define CAP_BPF_BIT 39
+#define CAP_SYS_ADMIN_BIT 21
+
+struct sampler {
+	struct profile_bpf *skel;
+	struct ring_buffer *events;
+	struct bpf_link **links; /* one per CPU; each owns its perf event fd */
+	int n_links;
+	struct bpf_link *exec_link;
+	bool attached;
+	int stats_fd; /* keeps BPF run-time statistics on while open; -1 if unavailable */
+	int n_possible_cpus;
+	struct sampler_options opts;
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (!getenv("ROOTTRACE_DEBUG"))
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static bool cap_effective(const struct __user_cap_data_struct *data, int cap)
+{
+	return data[cap / 32].effective & (1u << (cap % 32));
+}
+
+/* One line naming what is missing, before libbpf produces a less helpful error. */
+static int check_privileges(char *err, size_t err_len)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = {};
+	bool admin, bpf, perfmon;
+
+	if (syscall(SYS_capget, &hdr, data))
+		return 0; /* cannot tell: let the load report it */
+	admin = cap_effective(data, CAP_SYS_ADMIN_BIT);
+	bpf = admin || cap_effective(data, CAP_BPF_BIT);
+	perfmon = admin || cap_effective(data, CAP_PERFMON_BIT);
+	if (!bpf || !perfmon) {
+		snprintf(err, err_len, "missing %s%s%s: run as root or grant them", bpf ? "" : "CAP_BPF",
+			 !bpf && !perfmon ? " and " : "", perfmon ? "" : "CAP_PERFMON");
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		snprintf(err, err_len,
+			 "kernel BTF missing (/sys/kernel/btf/vmlinux): needs CONFIG_DEBUG_INFO_BTF");
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+static void describe_load_error(int ret, char *err, size_t err_len)
+{
+	if (ret == -EPERM || ret == -EACCES)
+		snprintf(err, err_len, "loading the BPF program was refused (%s): missing CAP_BPF, "
+			 "or kernel.unprivileged_bpf_disabled", strerror(-ret));
+	else if (ret == -ENOSYS)
+		snprintf(err, err_len, "kernel has no BPF support (bpf(2): %s)", strerror(-ret));
+	else
+		snprintf(err, err_len, "loading the BPF program failed: %s", strerror(-ret));
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	if (size < sizeof(struct profile_event))
+		return 0;
+	if (s->opts.on_event)
+		s->opts.on_event(data, s->opts.ctx);
+	return 0;
+}
+
+struct sampler *sampler__open(const struct sampler_options *opts, char *err, size_t err_len)
+{
+	struct sampler *s;
+	int ret;
+
+	libbpf_set_print(libbpf_print);
+	ret = check_privileges(err, err_len);
+	if (ret) {
+		errno = -ret;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, err_len, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->opts = *opts;
+	s->stats_fd = -1;
+	s->n_possible_cpus = libbpf_num_possible_cpus();
+	if (s->n_possible_cpus <= 0) {
+		ret = s->n_possible_cpus ? s->n_possible_cpus : -EINVAL;
+		snprintf(err, err_len, "cannot count possible CPUs: %s", strerror(-ret));
+		goto fail;
+	}
+	s->skel = profile_bpf__open();
+	if (!s->skel) {
+		ret = -errno;
+		describe_load_error(ret, err, err_len);
+		goto fail;
+	}
+	s->skel->rodata->targ_pid = opts->pid;
+	ret = profile_bpf__load(s->skel);
+	if (ret) {
+		describe_load_error(ret, err, err_len);
+		goto fail;
+	}
+	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
+	if (!s->events) {
+		ret = -errno;
+		snprintf(err, err_len, "creating the BPF ring buffer failed: %s", strerror(-ret));
+		goto fail;
+	}
+	/* Needs CAP_SYS_ADMIN; without it run times read as 0 and are reported as unavailable. */
+	s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	return s;
+fail:
+	sampler__free(s);
+	errno = -ret;
+	return NULL;
+}
+
+void sampler__free(struct sampler *s)
+{
+	if (!s)
+		return;
+	sampler__detach(s);
+	ring_buffer__free(s->events);
+	profile_bpf__destroy(s->skel);
+	if (s->stats_fd >= 0)
+		close(s->stats_fd);
+	free(s);
+}
+
+static int perf_event_open(struct perf_event_attr *attr, int cpu)
+{
+	return syscall(SYS_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void describe_perf_error(int ret, char *err, size_t err_len)
+{
+	if (ret == -EACCES || ret == -EPERM)
+		snprintf(err, err_len, "perf_event_open refused (%s): missing CAP_PERFMON, "
+			 "or kernel.perf_event_paranoid too high", strerror(-ret));
+	else if (ret == -ENOENT || ret == -EOPNOTSUPP || ret == -ENOSYS)
+		snprintf(err, err_len, "kernel has no cpu-clock perf event (CONFIG_PERF_EVENTS): %s",
+			 strerror(-ret));
+	else
+		snprintf(err, err_len, "perf_event_open(cpu-clock) failed: %s", strerror(-ret));
+}
+
+/* Opens one CPU's cpu-clock event in frequency mode and attaches the program to it. 0,
+ * -ENODEV for an offline CPU, or -errno. */
+static int attach_cpu(struct sampler *s, int cpu, int frequency_hz, char *err, size_t err_len)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.freq = 1,
+		.sample_freq = frequency_hz,
+	};
+	struct bpf_link *link;
+	int fd, ret;
+
+	fd = perf_event_open(&attr, cpu);
+	if (fd < 0) {
+		ret = -errno;
+		if (ret != -ENODEV)
+			describe_perf_error(ret, err, err_len);
+		return ret;
+	}
+	link = bpf_program__attach_perf_event(s->skel->progs.do_sample, fd);
+	if (!link) {
+		ret = -errno;
+		close(fd);
+		snprintf(err, err_len, "attaching the BPF program to CPU %d failed: %s", cpu,
+			 strerror(-ret));
+		return ret;
+	}
+	s->links[s->n_links++] = link;
+	return 0;
+}
+
+int sampler__attach(struct sampler *s, int frequency_hz, char *err, size_t err_len)
+{
+	int cpu, ret;
+
+	if (s->attached)
+		sampler__detach(s);
+	s->links = calloc(s->n_possible_cpus, sizeof(*s->links));
+	if (!s->links) {
+		snprintf(err, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	for (cpu = 0; cpu < s->n_possible_cpus; cpu++) {
+		ret = attach_cpu(s, cpu, frequency_hz, err, err_len);
+		if (ret == -ENODEV) /* offline CPU */
+			continue;
+		if (ret)
+			goto fail;
+	}
+	if (!s->n_links) {
+		snprintf(err, err_len, "no online CPU accepted a cpu-clock perf event");
+		ret = -ENODEV;
+		goto fail;
+	}
+	/* Without the exec tracepoint an exec'd pid keeps its old symbols: degrade, don't fail. */
+	s->exec_link = bpf_program__attach(s->skel->progs.handle_exec);
+	s->attached = true;
+	return 0;
+fail:
+	s->attached = true;
+	sampler__detach(s);
+	return ret;
+}
+
+/* Waits until every program run that started before now has finished. Perf-event programs
+ * run in interrupt context under rcu_read_lock(); MEMBARRIER_CMD_GLOBAL is synchronize_rcu()
+ * in the kernel, so it returns only after all of them completed. Where it is unavailable
+ * (nohz_full), sleep: a program run takes microseconds. */
+static void wait_for_inflight_runs(void)
+{
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		usleep(20 * 1000);
+}
+
+void sampler__detach(struct sampler *s)
+{
+	if (!s || !s->attached)
+		return;
+	for (int i = 0; i < s->n_links; i++)
+		bpf_link__destroy(s->links[i]);
+	bpf_link__destroy(s->exec_link);
+	free(s->links);
+	s->links = NULL;
+	s->n_links = 0;
+	s->exec_link = NULL;
+	s->attached = false;
+	wait_for_inflight_runs();
+}
+
+bool sampler__attached(const struct sampler *s)
+{
+	return s && s->attached;
+}
+
+int sampler__poll(struct sampler *s, int timeout_ms)
+{
+	int ret = ring_buffer__poll(s->events, timeout_ms);
+
+	return ret < 0 ? ret : 0;
+}
+
+/* All keys of a map, collected before any deletion so iteration stays well defined. */
+static int collect_keys(int map_fd, size_t key_size, void **ret_keys, size_t *ret_n)
+{
+	size_t n = 0, cap = 256;
+	char *keys = malloc(cap * key_size), *tmp;
+	void *prev = NULL;
+
+	if (!keys)
+		return -ENOMEM;
+	for (;;) {
+		if (n == cap) {
+			tmp = realloc(keys, 2 * cap * key_size);
+			if (!tmp) {
+				free(keys);
+				return -ENOMEM;
+			}
+			keys = tmp;
+			cap *= 2;
+		}
+		if (bpf_map_get_next_key(map_fd, prev, keys + n * key_size))
+			break;
+		prev = keys + n * key_size;
+		n++;
+	}
+	if (errno != ENOENT) {
+		int ret = -errno;
+
+		free(keys);
+		return ret;
+	}
+	*ret_keys = keys;
+	*ret_n = n;
+	return 0;
+}
+
+static size_t lookup_stack(int stacks_fd, __s32 id, __u64 *ips)
+{
+	size_t n = 0;
+
+	if (id < 0 || bpf_map_lookup_elem(stacks_fd, &id, ips))
+		return 0;
+	while (n < PROFILE_STACK_DEPTH && ips[n])
+		n++;
+	return n;
+}
+
+static int clear_map(int map_fd, size_t key_size)
+{
+	size_t n;
+	void *keys;
+	int ret;
+
+	ret = collect_keys(map_fd, key_size, &keys, &n);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(map_fd, (char *)keys + i * key_size);
+	free(keys);
+	return 0;
+}
+
+static int drain_generation(int counts_fd, int stacks_fd, sampler_entry_fn fn, void *ctx)
+{
+	__u64 user_ips[PROFILE_STACK_DEPTH], kernel_ips[PROFILE_STACK_DEPTH];
+	struct profile_key *keys;
+	struct profile_value value;
+	struct sampler_entry e;
+	size_t n;
+	int ret;
+
+	ret = collect_keys(counts_fd, sizeof(*keys), (void **)&keys, &n);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n && !ret; i++) {
+		if (bpf_map_lookup_elem(counts_fd, &keys[i], &value))
+			continue;
+		e.key = &keys[i];
+		e.value = &value;
+		e.user_ips = user_ips;
+		e.n_user = lookup_stack(stacks_fd, keys[i].user_stack_id, user_ips);
+		e.kernel_ips = kernel_ips;
+		e.n_kernel = lookup_stack(stacks_fd, keys[i].kernel_stack_id, kernel_ips);
+		ret = fn(&e, ctx);
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(counts_fd, &keys[i]);
+	free(keys);
+	return ret;
+}
+
+int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
+{
+	__u32 old = s->skel->bss->generation & 1;
+	int counts_fd, stacks_fd, ret, ret2;
+
+	s->skel->bss->generation = old ^ 1;
+	__sync_synchronize();
+	wait_for_inflight_runs();
+
+	counts_fd = bpf_map__fd(old ? s->skel->maps.counts1 : s->skel->maps.counts0);
+	stacks_fd = bpf_map__fd(old ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+	ret = drain_generation(counts_fd, stacks_fd, fn, ctx);
+	/* Stacks too, ids included that no count references, so the map never fills up. */
+	ret2 = clear_map(stacks_fd, sizeof(__u32));
+	return ret ? ret : ret2;
+}
+
+int sampler__stats(struct sampler *s, struct profile_stats *ret)
+{
+	struct profile_stats *percpu;
+	__u32 zero = 0;
+	int err = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	percpu = calloc(s->n_possible_cpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &zero, percpu)) {
+		err = -errno;
+		goto out;
+	}
+	for (int cpu = 0; cpu < s->n_possible_cpus; cpu++) {
+		const __u64 *src = (const __u64 *)&percpu[cpu];
+		__u64 *dst = (__u64 *)ret;
+
+		for (size_t i = 0; i < sizeof(*ret) / sizeof(__u64); i++)
+			dst[i] += src[i];
+	}
+out:
+	free(percpu);
+	return err;
+}
+
+static int prog_runtime(const struct bpf_program *prog, uint64_t *run_ns, uint64_t *run_cnt)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+		return -errno;
+	*run_ns += info.run_time_ns;
+	*run_cnt += info.run_cnt;
+	return 0;
+}
+
+int sampler__bpf_runtime(struct sampler *s, uint64_t *ret_run_ns, uint64_t *ret_run_cnt)
+{
+	uint64_t ns = 0, cnt = 0;
+	int ret;
+
+	ret = prog_runtime(s->skel->progs.do_sample, &ns, &cnt);
+	if (!ret)
+		ret = prog_runtime(s->skel->progs.handle_exec, &ns, &cnt);
+	*ret_run_ns = ns;
+	*ret_run_cnt = cnt;
+	return ret;
+}
+
+int sampler__thread_name(struct sampler *s, pid_t tid, char *buf, size_t len)
+{
+	struct profile_thread_name name;
+	__u32 key = tid;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.thread_names), &key, &name))
+		return -ENOENT;
+	snprintf(buf, len, "%.*s", (int)sizeof(name.comm), name.comm);
+	return 0;
+}
+
+int sampler__set_excluded_cgroups(struct sampler *s, const uint64_t *ids, size_t n)
+{
+	int fd = bpf_map__fd(s->skel->maps.excluded_cgroups);
+	__u8 one = 1;
+	int ret;
+
+	if (n > PROFILE_MAX_EXCLUDED_CGROUPS)
+		return -E2BIG;
+	s->skel->bss->excluded_cgroups_count = 0; /* stop lookups while the set is rebuilt */
+	ret = clear_map(fd, sizeof(__u64));
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n; i++) {
+		__u64 id = ids[i];
+
+		if (bpf_map_update_elem(fd, &id, &one, BPF_ANY))
+			return -errno;
+	}
+	s->skel->bss->excluded_cgroups_count = n;
+	return 0;
+}

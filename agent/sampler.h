@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* BPF sampler: loads bpf/profile.bpf.c, opens one cpu-clock perf event per online CPU, and
+ * drains the in-kernel aggregation. The only user of libbpf and the skeleton. */
+#ifndef ROOTTRACE_SAMPLER_H
+#define ROOTTRACE_SAMPLER_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "profile.h"
+
+/* Called from sampler__poll() for each first-sight / exec event. */
+typedef void (*sampler_event_fn)(const struct profile_event *e, void *ctx);
+
+struct sampler_options {
+	pid_t pid; /* 0 = every process; filtered in the kernel */
+	sampler_event_fn on_event;
+	void *ctx;
+};
+
+/* One aggregated entry of a drained generation. Frames are instruction pointers, leaf first;
+ * n_user/n_kernel are 0 when the stack was absent or its walk failed. */
+struct sampler_entry {
+	const struct profile_key *key;
+	const struct profile_value *value;
+	const __u64 *user_ips;
+	size_t n_user;
+	const __u64 *kernel_ips;
+	size_t n_kernel;
+};
+
+/* Return non-zero to abort the drain (the rest of the generation is still cleared). */
+typedef int (*sampler_entry_fn)(const struct sampler_entry *e, void *ctx);
+
+struct sampler;
+
+/* Checks privileges, opens and loads the BPF object (nothing attached). NULL on failure with
+ * one line in err naming what is missing; errno set. */
+struct sampler *sampler__open(const struct sampler_options *opts, char *err, size_t err_len);
+void sampler__free(struct sampler *s);
+
+/* Opens a cpu-clock perf event per online CPU at frequency_hz (frequency mode) and attaches
+ * the program to each, plus the exec tracepoint. 0 or -errno (reason in err). */
+int sampler__attach(struct sampler *s, int frequency_hz, char *err, size_t err_len);
+/* Detaches everything and waits until no program run is still in flight. */
+void sampler__detach(struct sampler *s);
+bool sampler__attached(const struct sampler *s);
+
+/* Services the ring buffer (first-sight events) for up to timeout_ms. 0 or -errno. */
+int sampler__poll(struct sampler *s, int timeout_ms);
+
+/* Flips the generation, waits for in-flight program runs, then hands every entry of the
+ * previous generation to fn and clears it (counts and stacks). 0 or -errno. */
+int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx);
+
+/* Per-CPU counters summed over CPUs; cumulative since open. */
+int sampler__stats(struct sampler *s, struct profile_stats *ret);
+
+/* BPF run time and run count of our programs since open (0 when stats could not be
+ * enabled: needs CAP_SYS_ADMIN). */
+int sampler__bpf_runtime(struct sampler *s, uint64_t *ret_run_ns, uint64_t *ret_run_cnt);
+
+/* Thread name last seen by BPF for tid. 0, or -ENOENT. */
+int sampler__thread_name(struct sampler *s, pid_t tid, char *buf, size_t len);
+
+/* Replaces the set of excluded cgroup ids. 0 or -errno. */
+int sampler__set_excluded_cgroups(struct sampler *s, const uint64_t *ids, size_t n);
+
+#endif
