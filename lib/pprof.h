@@ -51,6 +51,30 @@ int pprof_builder__encode(struct pprof_builder *b, uint8_t **ret_buf, size_t *re
 
 /* ---- decoding (collector ingest, tests) ------------------------------------------------ */
 
+/* Decoder limits. Outside bytes are hostile: every bound is checked and a profile that
+ * exceeds one is rejected whole (-EINVAL and a reason), never truncated, so that a stored
+ * stack is always the stack that was sent.
+ *   PPROF_MAX_FRAMES        frames per sample, after expanding inlined lines (a 10,000-deep
+ *                           stack is rejected)
+ *   PPROF_MAX_LINES         lines (inlined frames) per location
+ *   PPROF_MAX_LABELS        labels per sample
+ *   PPROF_MAX_TOTAL_FRAMES  frames summed over all samples (bounds the decoded size: one
+ *                           location id of 1 byte can expand to PPROF_MAX_LINES frames)
+ *   PPROF_MAX_STRING        bytes in any string-table entry (function names, label values)
+ *   PPROF_MAX_DECODE_MEMORY bytes protobuf-c may allocate while unpacking (its structs are
+ *                           far larger than their wire form: a 2-byte label costs ~60 bytes)
+ * Strings: a NUL inside a string-table entry ends the string there (protobuf-c returns C
+ * strings); bytes are not checked for UTF-8. A location without lines, or whose function
+ * has an empty name, yields the frame "[unknown]" (its mapping's file name is not used:
+ * the product's "[unknown] module" form is the agent's, which always names functions). */
+#define PPROF_MAX_FRAMES 4096
+#define PPROF_MAX_LINES 256
+#define PPROF_MAX_LABELS 1024
+#define PPROF_MAX_TOTAL_FRAMES (8u << 20)
+#define PPROF_MAX_STRING (64u << 10)
+#define PPROF_MAX_DECODE_MEMORY (512ul << 20)
+#define PPROF_UNKNOWN_FRAME "[unknown]"
+
 struct pprof_decoded_sample {
 	const char **frames; /* function names, leaf first; "[unknown]" where a location has none */
 	size_t n_frames;
