@@ -51,4 +51,20 @@ struct window {
 
 void window__free(struct window *w);
 
+/* ---- building a window (the pipeline, tests) ---------------------------------------- */
+
+/* Empty window. NULL and errno set on failure. */
+struct window *window__new(void);
+
+/* The window's copy of s (one copy per distinct string). NULL on -ENOMEM. */
+const char *window__intern(struct window *w, const char *s);
+
+/* Appends a copy of s: its frames array is copied and every string interned in w.
+ * Updates nothing in w->stats. 0 or -ENOMEM. */
+int window__add_sample(struct window *w, const struct window_sample *s);
+
+/* Appends every sample of src to dst and adds src's stats to dst's; the time range becomes
+ * the union. 0 or -ENOMEM. */
+int window__append(struct window *dst, const struct window *src);
+
 #endif

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Profiling windows: ownership of samples, frames and interned strings (each distinct string
+ * stored once, so a window with 10k samples of the same stack holds one copy of each name). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "window.h"
+
+struct window_priv {
+	char **strings; /* open-addressing table of owned strings */
+	size_t string_cap, n_strings;
+	size_t sample_cap;
+};
+
+static uint64_t hash_string(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+struct window *window__new(void)
+{
+	struct window *w = calloc(1, sizeof(*w));
+	struct window_priv *priv = calloc(1, sizeof(*priv));
+
+	if (!w || !priv) {
+		free(w);
+		free(priv);
+		errno = ENOMEM;
+		return NULL;
+	}
+	w->priv_ = priv;
+	return w;
+}
+
+void window__free(struct window *w)
+{
+	struct window_priv *priv;
+
+	if (!w)
+		return;
+	priv = w->priv_;
+	for (size_t i = 0; i < w->n_samples; i++)
+		free(w->samples[i].frames);
+	free(w->samples);
+	if (priv) {
+		for (size_t i = 0; i < priv->string_cap; i++)
+			free(priv->strings[i]);
+		free(priv->strings);
+		free(priv);
+	}
+	free(w);
+}
+
+static int grow_strings(struct window_priv *priv)
+{
+	size_t cap = priv->string_cap ? priv->string_cap * 2 : 256;
+	char **table = calloc(cap, sizeof(*table));
+
+	if (!table)
+		return -ENOMEM;
+	for (size_t i = 0; i < priv->string_cap; i++) {
+		char *s = priv->strings[i];
+		size_t j;
+
+		if (!s)
+			continue;
+		for (j = hash_string(s) & (cap - 1); table[j]; j = (j + 1) & (cap - 1))
+			;
+		table[j] = s;
+	}
+	free(priv->strings);
+	priv->strings = table;
+	priv->string_cap = cap;
+	return 0;
+}
+
+const char *window__intern(struct window *w, const char *s)
+{
+	struct window_priv *priv = w->priv_;
+	size_t j;
+
+	if (!s)
+		s = "";
+	if (2 * (priv->n_strings + 1) > priv->string_cap && grow_strings(priv))
+		return NULL;
+	for (j = hash_string(s) & (priv->string_cap - 1); priv->strings[j];
+	     j = (j + 1) & (priv->string_cap - 1)) {
+		if (!strcmp(priv->strings[j], s))
+			return priv->strings[j];
+	}
+	priv->strings[j] = strdup(s);
+	if (!priv->strings[j])
+		return NULL;
+	priv->n_strings++;
+	return priv->strings[j];
+}
+
+static int intern_frames(struct window *w, const struct window_sample *s,
+			 struct window_frame *frames)
+{
+	for (size_t i = 0; i < s->n_frames; i++) {
+		frames[i].function = window__intern(w, s->frames[i].function);
+		frames[i].module = window__intern(w, s->frames[i].module);
+		frames[i].build_id = window__intern(w, s->frames[i].build_id);
+		if (!frames[i].function || !frames[i].module || !frames[i].build_id)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int window__add_sample(struct window *w, const struct window_sample *s)
+{
+	struct window_priv *priv = w->priv_;
+	struct window_sample copy = *s;
+
+	if (w->n_samples == priv->sample_cap) {
+		size_t cap = priv->sample_cap ? priv->sample_cap * 2 : 64;
+		struct window_sample *tmp = realloc(w->samples, cap * sizeof(*tmp));
+
+		if (!tmp)
+			return -ENOMEM;
+		w->samples = tmp;
+		priv->sample_cap = cap;
+	}
+	copy.comm = window__intern(w, s->comm);
+	copy.thread = window__intern(w, s->thread);
+	copy.frames = calloc(s->n_frames ? s->n_frames : 1, sizeof(*copy.frames));
+	if (!copy.comm || !copy.thread || !copy.frames || intern_frames(w, s, copy.frames)) {
+		free(copy.frames);
+		return -ENOMEM;
+	}
+	w->samples[w->n_samples++] = copy;
+	return 0;
+}
+
+static void add_stats(struct window_stats *dst, const struct window_stats *src)
+{
+	dst->samples += src->samples;
+	dst->idle_samples += src->idle_samples;
+	dst->idle_ns += src->idle_ns;
+	dst->lost_stack_user += src->lost_stack_user;
+	dst->lost_stack_kernel += src->lost_stack_kernel;
+	dst->lost_map_full += src->lost_map_full;
+	dst->unknown_frames += src->unknown_frames;
+	dst->processes += src->processes; /* an upper bound once windows are merged */
+	dst->bpf_run_ns += src->bpf_run_ns;
+	dst->bpf_run_cnt += src->bpf_run_cnt;
+}
+
+int window__append(struct window *dst, const struct window *src)
+{
+	int ret;
+
+	for (size_t i = 0; i < src->n_samples; i++) {
+		ret = window__add_sample(dst, &src->samples[i]);
+		if (ret)
+			return ret;
+	}
+	add_stats(&dst->stats, &src->stats);
+	if (!dst->start_ns || (src->start_ns && src->start_ns < dst->start_ns))
+		dst->start_ns = src->start_ns;
+	if (src->end_ns > dst->end_ns)
+		dst->end_ns = src->end_ns;
+	if (!dst->nominal_period_ns)
+		dst->nominal_period_ns = src->nominal_period_ns;
+	return 0;
+}
