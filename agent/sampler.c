@@ -446,6 +446,13 @@ int sampler__thread_name(struct sampler *s, pid_t tid, char *buf, size_t len)
 	return 0;
 }
 
+void sampler__forget_pid(struct sampler *s, pid_t pid)
+{
+	__u32 key = pid;
+
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.seen_pids), &key);
+}
+
 int sampler__set_excluded_cgroups(struct sampler *s, const uint64_t *ids, size_t n)
 {
 	int fd = bpf_map__fd(s->skel->maps.excluded_cgroups);

@@ -66,6 +66,9 @@ int sampler__bpf_runtime(struct sampler *s, uint64_t *ret_run_ns, uint64_t *ret_
 /* Thread name last seen by BPF for tid. 0, or -ENOENT. */
 int sampler__thread_name(struct sampler *s, pid_t tid, char *buf, size_t len);
 
+/* Forgets that pid was announced, so a new process reusing the pid is announced again. */
+void sampler__forget_pid(struct sampler *s, pid_t pid);
+
 /* Replaces the set of excluded cgroup ids. 0 or -errno. */
 int sampler__set_excluded_cgroups(struct sampler *s, const uint64_t *ids, size_t n);
 

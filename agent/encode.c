@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Window -> gzipped pprof (cpu profile): samples/count and cpu/nanoseconds per sample, one
+ * location per function (names only), mappings with path and build-id, pid/comm/thread labels. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "encode.h"
+#include "gzip.h"
+
+#define BASE_LABELS 3 /* pid, comm, thread */
+
+static const struct pprof_value_type sample_types[] = {
+	{ "samples", "count" },
+	{ "cpu", "nanoseconds" },
+};
+
+static struct pprof_builder *new_builder(const struct window *w)
+{
+	struct pprof_builder_options opts = {
+		.sample_types = sample_types,
+		.n_sample_types = sizeof(sample_types) / sizeof(sample_types[0]),
+		.period_type = { "cpu", "nanoseconds" },
+		.period = (int64_t)w->nominal_period_ns,
+		.time_nanos = w->start_ns,
+		.duration_nanos = w->end_ns > w->start_ns ? w->end_ns - w->start_ns : 0,
+	};
+
+	return pprof_builder__new(&opts);
+}
+
+/* Location ids of a sample's frames, leaf first. */
+static int frame_locations(struct pprof_builder *b, const struct window_sample *s, uint64_t *ids)
+{
+	for (size_t i = 0; i < s->n_frames; i++) {
+		const struct window_frame *f = &s->frames[i];
+		uint64_t mapping = 0;
+
+		if (f->module && *f->module) {
+			mapping = pprof_builder__mapping(b, f->module, f->build_id ? f->build_id : "");
+			if (!mapping)
+				return errno ? -errno : -ENOMEM;
+		}
+		ids[i] = pprof_builder__location(b, f->function ? f->function : "[unknown]",
+						 mapping);
+		if (!ids[i])
+			return errno ? -errno : -ENOMEM;
+	}
+	return 0;
+}
+
+static int add_sample(struct pprof_builder *b, const struct window_sample *s,
+		      struct pprof_label *labels, size_t n_labels)
+{
+	int64_t values[2] = { (int64_t)s->count, (int64_t)s->cpu_ns };
+	uint64_t *ids;
+	int ret;
+
+	ids = calloc(s->n_frames ? s->n_frames : 1, sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	ret = frame_locations(b, s, ids);
+	if (!ret) {
+		labels[0] = (struct pprof_label){ .key = "pid", .num = s->pid };
+		labels[1] = (struct pprof_label){ .key = "comm", .str = s->comm ? s->comm : "" };
+		labels[2] = (struct pprof_label){ .key = "thread", .str = s->thread ? s->thread : "" };
+		ret = pprof_builder__add_sample(b, ids, s->n_frames, values, labels, n_labels);
+	}
+	free(ids);
+	return ret;
+}
+
+int window_encode_pprof(const struct window *w, window_sample_filter keep, void *ctx,
+			const struct pprof_label *extra_labels, size_t n_extra, uint8_t **ret_gz,
+			size_t *ret_len)
+{
+	struct pprof_label *labels;
+	struct pprof_builder *b;
+	uint8_t *raw = NULL;
+	size_t raw_len = 0;
+	int ret = 0;
+
+	labels = calloc(BASE_LABELS + n_extra, sizeof(*labels));
+	if (!labels)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_extra; i++)
+		labels[BASE_LABELS + i] = extra_labels[i];
+	b = new_builder(w);
+	if (!b) {
+		ret = errno ? -errno : -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < w->n_samples && !ret; i++) {
+		if (keep && !keep(&w->samples[i], ctx))
+			continue;
+		ret = add_sample(b, &w->samples[i], labels, BASE_LABELS + n_extra);
+	}
+	if (!ret)
+		ret = pprof_builder__encode(b, &raw, &raw_len);
+	if (!ret)
+		ret = gzip_compress(raw, raw_len, ret_gz, ret_len);
+out:
+	free(raw);
+	pprof_builder__free(b);
+	free(labels);
+	return ret;
+}
