@@ -19,6 +19,7 @@ enum sym_unknown_reason {
 	SYM_UNKNOWN_UNREADABLE,	    /* binary unreadable or deleted */
 	SYM_UNKNOWN_NO_SYMBOL,	    /* binary read, no symbol covers the address */
 	SYM_UNKNOWN_KERNEL,	    /* kernel address not in kallsyms */
+	SYM_UNKNOWN_JIT,	    /* anonymous executable memory, no perf map entry covers it */
 	SYM_UNKNOWN__COUNT,
 };
 
@@ -40,8 +41,13 @@ struct symbolizer_stats {
 	uint64_t unknown[SYM_UNKNOWN__COUNT];
 	uint64_t binaries_loaded, binaries_evicted;
 	uint64_t processes_captured, processes_evicted;
+	uint64_t binaries_opened;     /* files opened at capture (a cache miss by dev+inode) */
+	uint64_t binary_cache_hits;   /* mappings served by an already cached binary */
+	uint64_t recaptures;	      /* maps re-read for an address outside known mappings */
+	uint64_t symbol_bytes;	      /* memory held by cached symbol tables now */
 };
 
+/* Not thread-safe: one thread owns a symbolizer. */
 struct symbolizer;
 
 /* NULL + errno on failure. */
@@ -63,5 +69,8 @@ void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_
 const char *symbolizer__comm(struct symbolizer *s, pid_t pid);
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret);
+
+/* Short stable name of a reason ("no_mapping", "unreadable", ...), for summaries. */
+const char *symbolizer__reason_name(enum sym_unknown_reason reason);
 
 #endif
