@@ -128,7 +128,7 @@ def parse(data):
     for lb in top[4]:
         m = _message(lb, repeated=(4,))
         names = [p.functions.get(_message(line).get(1, 0), "?") for line in m[4]]
-        names.reverse()  # inlined: last line is the caller; leaf first like the stack
+        # Inlined: line[0] is the innermost function, the last one its caller (leaf first).
         if not names:
             names = ["0x%x" % m.get(3, 0)]
         module = mappings.get(m.get(2, 0), {}).get("filename", "")
