@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The agent's local JSON config file, parsed with jansson into plain structs.
+ * Unknown keys are rejected so a typo does not silently change nothing. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_file.h"
+
+#define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+
+static int fail(char *err, size_t err_len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t err_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && err_len) {
+		va_start(ap, fmt);
+		vsnprintf(err, err_len, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+int agent_file_config__defaults(struct agent_file_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->fallback = FALLBACK_PROCESS;
+	c->kubelet_token_file = strdup(SA_DIR "/token");
+	c->kubelet_ca_file = strdup(SA_DIR "/ca.crt");
+	c->kubelet_refresh_s = 60;
+	c->queue_max_profiles = 1024;
+	c->queue_max_bytes = 16 << 20;
+	c->spool_max_bytes = 64 << 20;
+	c->shutdown_timeout_s = 10;
+	if (!c->kubelet_token_file || !c->kubelet_ca_file) {
+		agent_file_config__clear(c);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void agent_file_config__clear(struct agent_file_config *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n_rules; i++) {
+		free(c->rules[i].cgroup_glob);
+		free(c->rules[i].service);
+	}
+	free(c->rules);
+	for (size_t i = 0; i < c->n_deployments; i++) {
+		free(c->deployments[i].service);
+		free(c->deployments[i].version);
+	}
+	free(c->deployments);
+	free(c->fallback_service);
+	free(c->kubelet_url);
+	free(c->kubelet_token_file);
+	free(c->kubelet_ca_file);
+	memset(c, 0, sizeof(*c));
+}
+
+static int set_string(json_t *v, const char *key, char **dst, char *err, size_t err_len)
+{
+	char *copy;
+
+	if (!json_is_string(v) || !json_string_length(v))
+		return fail(err, err_len, "key \"%s\": expected a non-empty string", key);
+	copy = strdup(json_string_value(v));
+	if (!copy)
+		return -ENOMEM;
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+static int set_size(json_t *v, const char *key, long long min, long long max, long long *dst,
+		    char *err, size_t err_len)
+{
+	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
+		return fail(err, err_len, "key \"%s\": expected an integer in %lld..%lld", key,
+			    min, max);
+	*dst = json_integer_value(v);
+	return 0;
+}
+
+static int parse_rules(json_t *v, struct agent_file_config *c, char *err, size_t err_len)
+{
+	size_t i;
+	json_t *rule;
+
+	if (!json_is_array(v))
+		return fail(err, err_len, "key \"rules\": expected an array");
+	c->rules = calloc(json_array_size(v) + 1, sizeof(*c->rules));
+	if (!c->rules)
+		return -ENOMEM;
+	json_array_foreach(v, i, rule) {
+		struct service_rule *r = &c->rules[c->n_rules];
+		json_t *glob = json_object_get(rule, "cgroup");
+		json_t *svc = json_object_get(rule, "service");
+
+		if (!json_is_object(rule) || !json_is_string(glob) || !json_is_string(svc) ||
+		    !json_string_length(svc))
+			return fail(err, err_len,
+				    "key \"rules[%zu]\": expected {\"cgroup\": glob, \"service\": name}",
+				    i);
+		r->cgroup_glob = strdup(json_string_value(glob));
+		r->service = strdup(json_string_value(svc));
+		c->n_rules++;
+		if (!r->cgroup_glob || !r->service)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int parse_deployments(json_t *v, struct agent_file_config *c, char *err, size_t err_len)
+{
+	const char *service;
+	json_t *version;
+
+	if (!json_is_object(v))
+		return fail(err, err_len, "key \"deployments\": expected an object service -> version");
+	c->deployments = calloc(json_object_size(v) + 1, sizeof(*c->deployments));
+	if (!c->deployments)
+		return -ENOMEM;
+	json_object_foreach(v, service, version) {
+		struct deployment_override *d = &c->deployments[c->n_deployments];
+
+		if (!json_is_string(version))
+			return fail(err, err_len, "key \"deployments.%s\": expected a string",
+				    service);
+		d->service = strdup(service);
+		d->version = strdup(json_string_value(version));
+		c->n_deployments++;
+		if (!d->service || !d->version)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int parse_fallback(json_t *v, struct agent_file_config *c, char *err, size_t err_len)
+{
+	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+
+	if (s && strcmp(s, "process") == 0)
+		c->fallback = FALLBACK_PROCESS;
+	else if (s && strcmp(s, "cgroup") == 0)
+		c->fallback = FALLBACK_CGROUP;
+	else if (s && strncmp(s, "name:", 5) == 0 && s[5]) {
+		c->fallback = FALLBACK_FIXED;
+		free(c->fallback_service);
+		c->fallback_service = strdup(s + 5);
+		if (!c->fallback_service)
+			return -ENOMEM;
+	} else {
+		return fail(err, err_len,
+			    "key \"fallback\": expected \"process\", \"cgroup\" or \"name:SERVICE\"");
+	}
+	return 0;
+}
+
+static int parse_key(const char *key, json_t *v, struct agent_file_config *c, char *err,
+		     size_t err_len)
+{
+	long long n;
+	int ret;
+
+	if (strcmp(key, "rules") == 0)
+		return parse_rules(v, c, err, err_len);
+	if (strcmp(key, "deployments") == 0)
+		return parse_deployments(v, c, err, err_len);
+	if (strcmp(key, "fallback") == 0)
+		return parse_fallback(v, c, err, err_len);
+	if (strcmp(key, "kubelet_url") == 0)
+		return set_string(v, key, &c->kubelet_url, err, err_len);
+	if (strcmp(key, "kubelet_token_file") == 0)
+		return set_string(v, key, &c->kubelet_token_file, err, err_len);
+	if (strcmp(key, "kubelet_ca_file") == 0)
+		return set_string(v, key, &c->kubelet_ca_file, err, err_len);
+	if (strcmp(key, "kubelet_insecure") == 0) {
+		if (!json_is_boolean(v))
+			return fail(err, err_len, "key \"%s\": expected a boolean", key);
+		c->kubelet_insecure = json_is_true(v);
+		return 0;
+	}
+	if (strcmp(key, "kubelet_refresh_s") == 0) {
+		ret = set_size(v, key, 5, 3600, &n, err, err_len);
+		c->kubelet_refresh_s = n;
+	} else if (strcmp(key, "queue_max_profiles") == 0) {
+		ret = set_size(v, key, 1, 1 << 20, &n, err, err_len);
+		c->queue_max_profiles = n;
+	} else if (strcmp(key, "queue_max_bytes") == 0) {
+		ret = set_size(v, key, 1 << 16, 1LL << 32, &n, err, err_len);
+		c->queue_max_bytes = n;
+	} else if (strcmp(key, "spool_max_bytes") == 0) {
+		ret = set_size(v, key, 1 << 16, 1LL << 40, &n, err, err_len);
+		c->spool_max_bytes = n;
+	} else if (strcmp(key, "grace_s") == 0) {
+		ret = set_size(v, key, 0, 120, &n, err, err_len);
+		c->grace_s = n;
+	} else if (strcmp(key, "shutdown_timeout_s") == 0) {
+		ret = set_size(v, key, 1, 300, &n, err, err_len);
+		c->shutdown_timeout_s = n;
+	} else {
+		return fail(err, err_len, "unknown key \"%s\"", key);
+	}
+	return ret;
+}
+
+int agent_file_config__parse(const char *json, size_t len, struct agent_file_config *c,
+			     char *err, size_t err_len)
+{
+	json_error_t jerr;
+	const char *key;
+	json_t *root, *v;
+	int ret = 0;
+
+	root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root)
+		return fail(err, err_len, "invalid JSON at line %d: %s", jerr.line, jerr.text);
+	if (!json_is_object(root))
+		ret = fail(err, err_len, "expected a JSON object");
+	json_object_foreach(root, key, v) {
+		if (ret)
+			break;
+		ret = parse_key(key, v, c, err, err_len);
+	}
+	json_decref(root);
+	if (ret == -ENOMEM)
+		fail(err, err_len, "out of memory");
+	return ret;
+}
+
+int agent_file_config__load(const char *path, struct agent_file_config *c, char *err,
+			    size_t err_len)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "re");
+	int ret;
+
+	if (!f) {
+		ret = -errno;
+		snprintf(err, err_len, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	buf = malloc(1 << 20);
+	if (!buf) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	len = fread(buf, 1, (1 << 20) - 1, f);
+	ret = ferror(f) ? -EIO : 0;
+	fclose(f);
+	if (!ret)
+		ret = agent_file_config__parse(buf, len, c, err, err_len);
+	else
+		snprintf(err, err_len, "%s: read error", path);
+	free(buf);
+	return ret;
+}
+
+const char *agent_file_config__deployment(const struct agent_file_config *c, const char *service)
+{
+	for (size_t i = 0; i < c->n_deployments; i++)
+		if (strcmp(c->deployments[i].service, service) == 0)
+			return c->deployments[i].version;
+	return NULL;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The agent's local config file (--config FILE, JSON): service rules by cgroup path glob,
+ * the fallback, the kubelet endpoint, deployment overrides and queue/spool caps.
+ * Every key is optional; docs/agent.md lists them with an example. */
+#ifndef ROOTTRACE_CONFIG_FILE_H
+#define ROOTTRACE_CONFIG_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum fallback_mode {
+	FALLBACK_PROCESS = 0, /* the process name (comm) */
+	FALLBACK_CGROUP,      /* the last component of the cgroup path */
+	FALLBACK_FIXED,	      /* one fixed service name (fallback_service) */
+};
+
+struct service_rule {
+	char *cgroup_glob; /* fnmatch(3) pattern on the cgroup path, e.g. "/system.slice/db-*" */
+	char *service;
+};
+
+struct deployment_override {
+	char *service;
+	char *version;
+};
+
+struct agent_file_config {
+	struct service_rule *rules; /* first match wins; rules win over everything */
+	size_t n_rules;
+	enum fallback_mode fallback;
+	char *fallback_service; /* FALLBACK_FIXED */
+	char *kubelet_url;	/* NULL: derived in-cluster, otherwise no kubelet */
+	char *kubelet_token_file;
+	char *kubelet_ca_file;
+	bool kubelet_insecure;
+	int kubelet_refresh_s; /* periodic refresh */
+	struct deployment_override *deployments;
+	size_t n_deployments;
+	size_t queue_max_profiles;
+	size_t queue_max_bytes;
+	size_t spool_max_bytes;
+	int grace_s;		/* fail-closed grace after the config became unreachable; 0 = auto */
+	int shutdown_timeout_s; /* final upload on SIGTERM */
+};
+
+/* Defaults for every field (no rules, process-name fallback, in-cluster kubelet paths). */
+int agent_file_config__defaults(struct agent_file_config *c);
+/* Loads path over the defaults. -EINVAL with a reason naming the key in err, -errno for I/O. */
+int agent_file_config__load(const char *path, struct agent_file_config *c, char *err,
+			    size_t err_len);
+/* Same, from a string (tests). */
+int agent_file_config__parse(const char *json, size_t len, struct agent_file_config *c,
+			     char *err, size_t err_len);
+void agent_file_config__clear(struct agent_file_config *c);
+
+/* The configured version of a service, or NULL. */
+const char *agent_file_config__deployment(const struct agent_file_config *c, const char *service);
+
+#endif

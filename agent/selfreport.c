@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Self-report: getrusage deltas and window stats, formatted as query parameters. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "http_client.h"
+#include "selfreport.h"
+
+double selfreport_cpu_now(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+void selfreport_from_window(struct selfreport *r, const struct window *w, double cpu_s,
+			    int sample_rate_hz)
+{
+	const struct window_stats *st = &w->stats;
+
+	r->window_start_ns = w->start_ns;
+	r->window_s = (w->end_ns - w->start_ns) / 1e9;
+	r->agent_cpu_s = cpu_s;
+	r->bpf_run_ns = st->bpf_run_ns;
+	r->lost_samples = st->lost_stack_user + st->lost_stack_kernel + st->lost_map_full;
+	r->unknown_frames = st->unknown_frames;
+	r->processes = st->processes;
+	r->sample_rate_hz = sample_rate_hz;
+}
+
+static int append_escaped(char *buf, size_t len, const char *key, const char *value)
+{
+	char *esc = http_escape(value);
+	size_t used = strlen(buf);
+	int n;
+
+	if (!esc)
+		return -ENOMEM;
+	n = snprintf(buf + used, len - used, "&%s=%s", key, esc);
+	free(esc);
+	return n < 0 || (size_t)n >= len - used ? -ENOSPC : 0;
+}
+
+int selfreport_append_query(const struct selfreport *r, char *buf, size_t len)
+{
+	size_t used;
+	int ret, n;
+
+	ret = append_escaped(buf, len, "agent_id", r->agent_id);
+	if (!ret)
+		ret = append_escaped(buf, len, "node", r->node);
+	if (!ret)
+		ret = append_escaped(buf, len, "agent_version", r->version);
+	if (ret)
+		return ret;
+	used = strlen(buf);
+	n = snprintf(buf + used, len - used,
+		     "&window_start=%" PRId64 "&window_s=%.3f&agent_cpu_s=%.6f&bpf_run_ns=%" PRIu64
+		     "&lost_samples=%" PRIu64 "&unknown_frames=%" PRIu64 "&processes=%" PRIu64
+		     "&sample_rate_hz=%d",
+		     r->window_start_ns, r->window_s, r->agent_cpu_s, r->bpf_run_ns,
+		     r->lost_samples, r->unknown_frames, r->processes, r->sample_rate_hz);
+	return n < 0 || (size_t)n >= len - used ? -ENOSPC : 0;
+}
