@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: Apache-2.0
+/* `roottrace-agent record`: profile every process (or one pid) for a while through the
+ * shared pipeline, write one gzipped pprof, print a summary. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "duration.h"
+#include "encode.h"
+#include "pipeline.h"
+
+#define COLLECT_INTERVAL_MS 2000 /* drain often: bounded maps, early symbolisation */
+#define PROGRESS_INTERVAL_MS 5000
+#define TOP_FUNCTIONS 5
+
+struct record_args {
+	int64_t duration_ms;
+	int frequency_hz;
+	pid_t pid;
+	const char *output;
+};
+
+static volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	exiting = 1;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: roottrace-agent record [--duration 10s] [--frequency 99] [--pid N] "
+		"[--output FILE]\n\n"
+		"Samples the on-CPU stacks of every process (or one) with BPF and writes a gzipped\n"
+		"pprof CPU profile. Needs root (CAP_BPF and CAP_PERFMON).\n\n"
+		"  -d, --duration D    how long to record: 500ms, 10s, 2m, 1h (default 10s)\n"
+		"  -F, --frequency HZ  samples per second per CPU, clamped to %d-%d (default %d)\n"
+		"  -p, --pid N         only this process\n"
+		"  -o, --output FILE   where to write the profile (default profile.pb.gz)\n\n"
+		"User stacks are walked with frame pointers: code built without them (most distro\n"
+		"libraries) loses the caller of a sampled frameless function.\n\n"
+		"Examples:\n"
+		"  roottrace-agent record --duration 30s --output cpu.pb.gz\n"
+		"  roottrace-agent record --pid $(pidof nginx) --frequency 199 -o nginx.pb.gz\n"
+		"  go tool pprof -top cpu.pb.gz\n",
+		SAMPLE_RATE_MIN_HZ, SAMPLE_RATE_MAX_HZ, SAMPLE_RATE_DEFAULT_HZ);
+}
+
+static int parse_int(const char *text, long min, long max, long *ret)
+{
+	char *end;
+
+	errno = 0;
+	*ret = strtol(text, &end, 10);
+	if (errno || end == text || *end || *ret < min || *ret > max)
+		return -EINVAL;
+	return 0;
+}
+
+/* 0, 1 when --help was printed, or -EINVAL after printing what is wrong. */
+static int parse_args(int argc, char **argv, struct record_args *a)
+{
+	static const struct option options[] = {
+		{ "duration", required_argument, NULL, 'd' },
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	long value;
+	int opt;
+
+	*a = (struct record_args){ 10000, SAMPLE_RATE_DEFAULT_HZ, 0, "profile.pb.gz" };
+	while ((opt = getopt_long(argc, argv, "d:F:p:o:h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			if (duration_parse_ms(optarg, &a->duration_ms) || a->duration_ms <= 0) {
+				fprintf(stderr, "record: invalid --duration '%s' (e.g. 10s, 2m)\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'F':
+			if (parse_int(optarg, 1, 1000000, &value)) {
+				fprintf(stderr, "record: invalid --frequency '%s' (Hz, e.g. 99)\n",
+					optarg);
+				return -EINVAL;
+			}
+			a->frequency_hz = value;
+			break;
+		case 'p':
+			if (parse_int(optarg, 1, 0x3fffffff, &value)) {
+				fprintf(stderr, "record: invalid --pid '%s'\n", optarg);
+				return -EINVAL;
+			}
+			a->pid = value;
+			break;
+		case 'o':
+			a->output = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "record: unexpected argument '%s' (see --help)\n", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_args(struct record_args *a)
+{
+	if (a->pid && kill(a->pid, 0) && errno == ESRCH) {
+		fprintf(stderr, "record: no process with pid %d\n", a->pid);
+		return -ESRCH;
+	}
+	if (a->frequency_hz < SAMPLE_RATE_MIN_HZ || a->frequency_hz > SAMPLE_RATE_MAX_HZ) {
+		int clamped = a->frequency_hz < SAMPLE_RATE_MIN_HZ ? SAMPLE_RATE_MIN_HZ
+								 : SAMPLE_RATE_MAX_HZ;
+
+		fprintf(stderr, "record: frequency %d Hz clamped to %d Hz\n", a->frequency_hz,
+			clamped);
+		a->frequency_hz = clamped;
+	}
+	return 0;
+}
+
+static int64_t monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int collect_into(struct pipeline *p, struct window *total)
+{
+	struct window *w;
+	int ret;
+
+	ret = pipeline__collect(p, &w);
+	if (ret)
+		return ret;
+	ret = window__append(total, w);
+	window__free(w);
+	return ret;
+}
+
+static void progress(const struct window *total, int64_t elapsed_ms, int64_t duration_ms)
+{
+	fprintf(stderr, "record: %llds / %llds, %llu samples so far\n",
+		(long long)(elapsed_ms / 1000), (long long)(duration_ms / 1000),
+		(unsigned long long)total->stats.samples);
+}
+
+/* Samples until the duration is over or a signal arrives; total accumulates the windows. */
+static int record_loop(struct pipeline *p, const struct record_args *a, struct window *total)
+{
+	int64_t start = monotonic_ms(), now = start, last_collect = start, last_progress = start;
+	int ret;
+
+	while (!exiting && now - start < a->duration_ms) {
+		int64_t left = a->duration_ms - (now - start);
+
+		ret = pipeline__poll(p, left < 100 ? (int)left : 100);
+		if (ret && ret != -EINTR) {
+			fprintf(stderr, "record: polling BPF events failed: %s\n", strerror(-ret));
+			return ret;
+		}
+		now = monotonic_ms();
+		if (now - last_collect >= COLLECT_INTERVAL_MS) {
+			ret = collect_into(p, total);
+			if (ret) {
+				fprintf(stderr, "record: collecting samples failed: %s\n",
+					strerror(-ret));
+				return ret;
+			}
+			last_collect = now;
+		}
+		if (now - last_progress >= PROGRESS_INTERVAL_MS) {
+			progress(total, now - start, a->duration_ms);
+			last_progress = now;
+		}
+	}
+	return 0;
+}
+
+/* Writes the whole buffer and makes sure it reached the disk (a full disk fails here). */
+static int write_output(int fd, const uint8_t *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf += n;
+		len -= n;
+	}
+	if (fsync(fd) && errno != EINVAL && errno != EROFS) /* EINVAL: not a regular file */
+		return -errno;
+	return 0;
+}
+
+static int save_profile(const struct window *total, int fd, const char *path)
+{
+	uint8_t *gz = NULL;
+	size_t len = 0;
+	int ret;
+
+	ret = window_encode_pprof(total, NULL, NULL, NULL, 0, &gz, &len);
+	if (ret) {
+		fprintf(stderr, "record: encoding the profile failed: %s\n", strerror(-ret));
+		return ret;
+	}
+	ret = write_output(fd, gz, len);
+	free(gz);
+	if (ret) {
+		fprintf(stderr, "record: writing %s failed: %s\n", path, strerror(-ret));
+		return ret;
+	}
+	fprintf(stderr, "record: wrote %s (%zu bytes)\n", path, len);
+	return 0;
+}
+
+struct self_time {
+	const char *function; /* interned: equal names are equal pointers */
+	uint64_t cpu_ns;
+};
+
+static int by_function(const void *a, const void *b)
+{
+	const char *x = ((const struct self_time *)a)->function;
+	const char *y = ((const struct self_time *)b)->function;
+
+	return x < y ? -1 : x > y;
+}
+
+static int by_cpu_desc(const void *a, const void *b)
+{
+	uint64_t x = ((const struct self_time *)a)->cpu_ns, y = ((const struct self_time *)b)->cpu_ns;
+
+	return x > y ? -1 : x < y;
+}
+
+/* Self time = CPU of the samples where the function is the leaf frame. */
+static void print_top_functions(const struct window *w, uint64_t cpu_ns)
+{
+	struct self_time *t = calloc(w->n_samples ? w->n_samples : 1, sizeof(*t));
+	size_t n = 0;
+
+	if (!t)
+		return;
+	for (size_t i = 0; i < w->n_samples; i++)
+		if (w->samples[i].n_frames)
+			t[n++] = (struct self_time){ w->samples[i].frames[0].function,
+						     w->samples[i].cpu_ns };
+	qsort(t, n, sizeof(*t), by_function);
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (m && t[m - 1].function == t[i].function)
+			t[m - 1].cpu_ns += t[i].cpu_ns;
+		else
+			t[m++] = t[i];
+	}
+	qsort(t, m, sizeof(*t), by_cpu_desc);
+	fprintf(stderr, "top functions by self time:\n");
+	for (size_t i = 0; i < m && i < TOP_FUNCTIONS; i++)
+		fprintf(stderr, "  %5.1f%%  %8.3fs  %s\n", 100.0 * t[i].cpu_ns / cpu_ns,
+			t[i].cpu_ns / 1e9, t[i].function);
+	free(t);
+}
+
+static void print_summary(const struct window *w)
+{
+	const struct window_stats *st = &w->stats;
+	uint64_t cpu_ns = 0;
+
+	for (size_t i = 0; i < w->n_samples; i++)
+		cpu_ns += w->samples[i].cpu_ns;
+	fprintf(stderr, "samples: %llu (%.3f CPU seconds over %.1fs, %llu processes)\n",
+		(unsigned long long)st->samples, cpu_ns / 1e9, (w->end_ns - w->start_ns) / 1e9,
+		(unsigned long long)st->processes);
+	fprintf(stderr, "idle: %llu samples (%.3fs)\n", (unsigned long long)st->idle_samples,
+		st->idle_ns / 1e9);
+	fprintf(stderr, "lost samples: %llu (aggregation map full); failed stack walks: "
+		"user %llu, kernel %llu\n", (unsigned long long)st->lost_map_full,
+		(unsigned long long)st->lost_stack_user, (unsigned long long)st->lost_stack_kernel);
+	fprintf(stderr, "unknown frames: %llu\n", (unsigned long long)st->unknown_frames);
+	if (st->bpf_run_cnt)
+		fprintf(stderr, "BPF run time: %.3f ms over %llu runs (%.2f us/run)\n",
+			st->bpf_run_ns / 1e6, (unsigned long long)st->bpf_run_cnt,
+			st->bpf_run_ns / 1e3 / st->bpf_run_cnt);
+	if (cpu_ns)
+		print_top_functions(w, cpu_ns);
+}
+
+/* Records into total: open -> start -> loop -> stop -> final drain. */
+static int record(const struct record_args *a, struct window *total)
+{
+	struct pipeline_options opts = { .pid = a->pid };
+	struct pipeline *p;
+	char err[256] = "";
+	int ret;
+
+	p = pipeline__open(&opts, err, sizeof(err));
+	if (!p) {
+		fprintf(stderr, "record: %s\n", err);
+		return -EPERM;
+	}
+	ret = pipeline__start(p, a->frequency_hz, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "record: %s\n", err);
+		goto out;
+	}
+	if (a->pid)
+		fprintf(stderr, "record: sampling pid %d at %d Hz for %.1fs\n", a->pid,
+			a->frequency_hz, a->duration_ms / 1e3);
+	else
+		fprintf(stderr, "record: sampling all CPUs at %d Hz for %.1fs\n", a->frequency_hz,
+			a->duration_ms / 1e3);
+	ret = record_loop(p, a, total);
+	pipeline__stop(p);
+	if (!ret)
+		ret = collect_into(p, total);
+	if (ret)
+		fprintf(stderr, "record: collecting samples failed: %s\n", strerror(-ret));
+out:
+	pipeline__close(p);
+	return ret;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args a;
+	struct window *total;
+	int fd, ret;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	if (check_args(&a))
+		return 1;
+	/* Open the output first: an unwritable path fails before, not after, the recording. */
+	fd = open(a.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "record: cannot write %s: %s\n", a.output, strerror(errno));
+		return 1;
+	}
+	total = window__new();
+	if (!total) {
+		fprintf(stderr, "record: out of memory\n");
+		close(fd);
+		return 1;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	ret = record(&a, total);
+	if (!ret)
+		ret = save_profile(total, fd, a.output);
+	if (close(fd) && !ret) {
+		ret = -errno;
+		fprintf(stderr, "record: writing %s failed: %s\n", a.output, strerror(-ret));
+	}
+	if (!ret)
+		print_summary(total);
+	window__free(total);
+	return ret ? 1 : 0;
+}
