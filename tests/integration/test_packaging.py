@@ -1,0 +1,391 @@
+# SPDX-License-Identifier: Apache-2.0
+# Packaging checks: the Kubernetes manifests and systemd units carry what the agent and the
+# collector need (and no more); `make deb` and `make install` produce working, complete trees.
+import configparser
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import harness
+import yaml
+
+SRC = os.environ.get("ROOTTRACE_SRC", os.getcwd())
+BUILD = os.environ.get("ROOTTRACE_BUILD", os.path.join(SRC, "build"))
+K8S = os.path.join(SRC, "packaging", "k8s")
+UNITS = os.path.join(SRC, "packaging", "systemd")
+VERSION = open(os.path.join(SRC, "VERSION")).read().strip()
+
+AGENT_CAPS = ["CAP_BPF", "CAP_PERFMON", "CAP_SYS_RESOURCE", "CAP_SYS_PTRACE",
+              "CAP_DAC_READ_SEARCH"]
+HOST_PATHS = ["/sys/kernel/btf", "/sys/fs/cgroup", "/proc"]
+
+
+def load_manifests():
+    """Every document of every packaging/k8s/*.yaml, as (file, document)."""
+    docs = []
+    for name in sorted(os.listdir(K8S)):
+        if name.endswith((".yaml", ".yml")):
+            with open(os.path.join(K8S, name)) as f:
+                docs.extend((name, d) for d in yaml.safe_load_all(f) if d is not None)
+    return docs
+
+
+def find(docs, kind, name=None):
+    hits = [d for _, d in docs if d.get("kind") == kind and
+            (name is None or d["metadata"]["name"] == name)]
+    if not hits:
+        raise AssertionError("no %s%s in packaging/k8s" % (kind, " " + name if name else ""))
+    return hits[0]
+
+
+def parse_quantity(q):
+    """Kubernetes quantity -> float (cores for CPU, bytes for memory)."""
+    q = str(q)
+    units = {"m": 1e-3, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "k": 1e3, "M": 1e6, "G": 1e9}
+    for suffix in sorted(units, key=len, reverse=True):
+        if q.endswith(suffix):
+            return float(q[:-len(suffix)]) * units[suffix]
+    return float(q)
+
+
+class KubernetesManifests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.docs = load_manifests()
+        cls.ds = find(cls.docs, "DaemonSet", "roottrace-agent")
+        cls.pod = cls.ds["spec"]["template"]["spec"]
+        cls.agent = cls.pod["containers"][0]
+
+    def test_every_manifest_parses_with_kind_and_name(self):
+        self.assertGreaterEqual(len(self.docs), 10)
+        for name, d in self.docs:
+            self.assertIn("apiVersion", d, name)
+            self.assertIn("kind", d, name)
+            self.assertTrue(d.get("metadata", {}).get("name"), "%s: %s without a name"
+                            % (name, d.get("kind")))
+
+    def test_namespaced_objects_share_one_namespace(self):
+        ns = find(self.docs, "Namespace")["metadata"]["name"]
+        cluster_scoped = {"Namespace", "ClusterRole", "ClusterRoleBinding"}
+        for name, d in self.docs:
+            if d["kind"] not in cluster_scoped:
+                self.assertEqual(d["metadata"].get("namespace"), ns,
+                                 "%s: %s %s" % (name, d["kind"], d["metadata"]["name"]))
+
+    def test_agent_sees_the_host_processes(self):
+        self.assertIs(self.pod.get("hostPID"), True)
+
+    def test_agent_mounts_btf_cgroup_and_proc_from_the_host(self):
+        volumes = {v["name"]: v for v in self.pod["volumes"]}
+        mounts = {m["name"]: m for m in self.agent["volumeMounts"]}
+        host = {v["hostPath"]["path"]: name for name, v in volumes.items() if "hostPath" in v}
+        for path in HOST_PATHS:
+            self.assertIn(path, host, "no hostPath volume for %s" % path)
+            mount = mounts.get(host[path])
+            self.assertIsNotNone(mount, "hostPath %s is not mounted" % path)
+            self.assertIs(mount.get("readOnly"), True, "%s must be mounted read-only" % path)
+
+    def test_agent_has_the_bpf_capabilities_or_is_privileged(self):
+        sc = self.agent["securityContext"]
+        if sc.get("privileged"):
+            return
+        caps = sc["capabilities"]
+        self.assertEqual(caps.get("drop"), ["ALL"])
+        added = {"CAP_" + c for c in caps["add"]}
+        for cap in AGENT_CAPS:
+            self.assertIn(cap, added)
+        self.assertNotIn("CAP_SYS_ADMIN", added)
+        self.assertIs(sc.get("allowPrivilegeEscalation"), False)
+
+    def test_agent_tolerates_every_taint(self):
+        everything = [t for t in self.pod.get("tolerations", [])
+                      if t.get("operator") == "Exists" and "key" not in t and "effect" not in t]
+        self.assertTrue(everything, "no toleration matching every taint (operator: Exists)")
+
+    def test_agent_resources_fit_the_benchmark_targets(self):
+        res = self.agent["resources"]
+        for kind in ("requests", "limits"):
+            for what in ("cpu", "memory"):
+                self.assertIn(what, res.get(kind, {}), "resources.%s.%s" % (kind, what))
+        # targets: <= 0.5% of a core and <= 40 MB RSS; requests cover them, limits exceed them
+        self.assertGreaterEqual(parse_quantity(res["requests"]["cpu"]), 0.005)
+        self.assertGreaterEqual(parse_quantity(res["requests"]["memory"]), 40e6)
+        for what in ("cpu", "memory"):
+            self.assertGreater(parse_quantity(res["limits"][what]),
+                               parse_quantity(res["requests"][what]))
+
+    def test_agent_service_account_may_read_the_kubelet_pods(self):
+        sa = self.pod["serviceAccountName"]
+        find(self.docs, "ServiceAccount", sa)
+        bindings = [d for _, d in self.docs if d["kind"] == "ClusterRoleBinding" and any(
+            s["kind"] == "ServiceAccount" and s["name"] == sa for s in d["subjects"])]
+        self.assertTrue(bindings, "no ClusterRoleBinding for ServiceAccount %s" % sa)
+        role = find(self.docs, "ClusterRole", bindings[0]["roleRef"]["name"])
+        granted = {(r, v) for rule in role["rules"] for r in rule["resources"]
+                   for v in rule["verbs"]}
+        self.assertIn(("nodes/proxy", "get"), granted)
+        for resource, verb in granted:
+            self.assertIn(verb, ("get", "list", "watch"), "RBAC grants a write: %s" % verb)
+
+    def test_agent_collector_url_and_token_come_from_a_secret(self):
+        secret = find(self.docs, "Secret", "roottrace-agent")
+        keys = set(secret.get("stringData", {})) | set(secret.get("data", {}))
+        env = {e["name"]: e for e in self.agent.get("env", [])}
+        url_ref = env["ROOTTRACE_COLLECTOR_URL"]["valueFrom"]["secretKeyRef"]
+        self.assertEqual(url_ref["name"], "roottrace-agent")
+        self.assertIn(url_ref["key"], keys)
+        args = " ".join(self.agent["args"])
+        self.assertIn("--collector=$(ROOTTRACE_COLLECTOR_URL)", args)
+        token_file = re.search(r"--token-file=(\S+)", args).group(1)
+        vols = {v["name"]: v for v in self.pod["volumes"]}
+        mount = [m for m in self.agent["volumeMounts"]
+                 if token_file.startswith(m["mountPath"] + "/")]
+        self.assertTrue(mount, "--token-file %s is on no volume" % token_file)
+        sec = vols[mount[0]["name"]]["secret"]
+        self.assertEqual(sec["secretName"], "roottrace-agent")
+        self.assertIn("token", keys)
+
+    def test_collector_deployment_service_pvc_and_bootstrap_secret(self):
+        dep = find(self.docs, "Deployment", "roottrace-collector")
+        svc = find(self.docs, "Service", "roottrace-collector")
+        pod = dep["spec"]["template"]["spec"]
+        labels = dep["spec"]["template"]["metadata"]["labels"]
+        for k, v in svc["spec"]["selector"].items():
+            self.assertEqual(labels.get(k), v, "Service selector does not match the pods")
+        ports = {p["name"] for p in pod["containers"][0]["ports"]}
+        self.assertIn(svc["spec"]["ports"][0]["targetPort"], ports)
+        claims = [v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"]
+                  if "persistentVolumeClaim" in v]
+        self.assertEqual(len(claims), 1)
+        find(self.docs, "PersistentVolumeClaim", claims[0])
+        secrets = [v["secret"]["secretName"] for v in pod["volumes"] if "secret" in v]
+        self.assertTrue(secrets, "the collector mounts no Secret")
+        boot = find(self.docs, "Secret", secrets[0])
+        self.assertIn("token", boot.get("stringData", {}) or boot.get("data", {}))
+        self.assertIs(pod["securityContext"].get("runAsNonRoot"), True)
+        self.assertEqual(dep["spec"]["replicas"], 1)  # one SQLite writer
+
+
+def parse_unit(path):
+    """systemd unit -> {section: {key: [values...]}}; comments kept apart as one string."""
+    sections, comments, section = {}, [], None
+    with open(path) as f:
+        lines = f.read().split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i].strip()
+        i += 1
+        if not line:
+            continue
+        if line[0] in "#;":
+            comments.append(line)
+            continue
+        if line.startswith("["):
+            section = sections.setdefault(line.strip("[]"), {})
+            continue
+        while line.endswith("\\") and i < len(lines):
+            line = line[:-1] + " " + lines[i].strip()
+            i += 1
+        key, sep, value = line.partition("=")
+        if not sep or section is None:
+            raise ValueError("%s: not a key=value line: %r" % (path, line))
+        section.setdefault(key.strip(), []).append(value.strip())
+    return sections, "\n".join(comments)
+
+
+class SystemdUnits(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.agent, cls.agent_comments = parse_unit(os.path.join(UNITS, "roottrace-agent.service"))
+        cls.collector, _ = parse_unit(os.path.join(UNITS, "roottrace-collector.service"))
+
+    def last(self, unit, key):
+        return unit["Service"][key][-1]
+
+    def test_ini_parser_accepts_both_units(self):
+        for path in ("roottrace-agent.service", "roottrace-collector.service"):
+            cp = configparser.ConfigParser(strict=False, interpolation=None)
+            cp.optionxform = str
+            cp.read(os.path.join(UNITS, path))
+            self.assertEqual(set(cp.sections()), {"Unit", "Service", "Install"})
+
+    def test_agent_gets_exactly_its_capabilities_each_explained(self):
+        svc = self.agent["Service"]
+        for key in ("CapabilityBoundingSet", "AmbientCapabilities"):
+            caps = set(" ".join(svc[key]).split())
+            for cap in AGENT_CAPS:
+                self.assertIn(cap, caps, key)
+            self.assertNotIn("CAP_SYS_ADMIN", caps)
+            for cap in caps:
+                self.assertRegex(self.agent_comments, r"#\s*%s\s+\S" % cap,
+                                 "%s is granted without a comment saying why" % cap)
+        self.assertNotEqual(self.last(self.agent, "User"), "root")
+        self.assertEqual(self.last(self.agent, "NoNewPrivileges"), "yes")
+
+    def test_agent_token_is_a_credential(self):
+        cred = self.last(self.agent, "LoadCredential")
+        name, _, path = cred.partition(":")
+        self.assertTrue(path.startswith("/etc/roottrace/"))
+        self.assertIn("--token-file %%d/%s" % name, self.last(self.agent, "ExecStart"))
+
+    def test_both_units_are_sandboxed_and_restart(self):
+        for unit in (self.agent, self.collector):
+            self.assertEqual(self.last(unit, "ProtectSystem"), "strict")
+            self.assertIn(self.last(unit, "ProtectHome"), ("yes", "read-only", "tmpfs"))
+            self.assertEqual(self.last(unit, "NoNewPrivileges"), "yes")
+            self.assertIn(self.last(unit, "Restart"), ("on-failure", "always"))
+            self.assertTrue(unit["Install"]["WantedBy"])
+
+    def test_collector_runs_unprivileged(self):
+        self.assertNotIn(self.last(self.collector, "User"), ("", "root", "0"))
+        self.assertEqual(self.last(self.collector, "CapabilityBoundingSet"), "")
+        self.assertEqual(self.last(self.collector, "AmbientCapabilities"), "")
+
+    def test_systemd_analyze_finds_no_error_in_the_units(self):
+        if not shutil.which("systemd-analyze"):
+            self.skipTest("systemd-analyze not installed")
+        for name in ("roottrace-agent.service", "roottrace-collector.service"):
+            res = subprocess.run(["systemd-analyze", "verify", "--man=no", "--generators=no",
+                                  os.path.join(UNITS, name)],
+                                 capture_output=True, text=True, timeout=60)
+            # The binaries are not installed on the test machine: that one complaint is fine.
+            problems = [l for l in (res.stdout + res.stderr).splitlines()
+                        if l.strip() and not re.search(r"Command /usr/sbin/roottrace-\S+ is "
+                                                       r"not executable", l)]
+            self.assertEqual(problems, [], name)
+
+    def test_systemd_exposure_scores_stay_low(self):
+        if not shutil.which("systemd-analyze"):
+            self.skipTest("systemd-analyze not installed")
+        # systemd's own scale, 0 (locked down) to 10 (root, no sandbox); now 2.9 and 1.4
+        for name, ceiling in (("roottrace-agent.service", 4.0),
+                              ("roottrace-collector.service", 2.0)):
+            res = subprocess.run(["systemd-analyze", "security", "--offline=yes", "--no-pager",
+                                  os.path.join(UNITS, name)],
+                                 capture_output=True, text=True, timeout=60)
+            m = re.search(r"Overall exposure level for \S+: ([0-9.]+)", res.stdout + res.stderr)
+            self.assertIsNotNone(m, res.stdout + res.stderr)
+            self.assertLessEqual(float(m.group(1)), ceiling, name)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
+
+
+class DebianPackages(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        res = run(["make", "--no-print-directory", "BUILD=" + BUILD, "deb"], cwd=SRC)
+        cls.make_output = res.stdout + res.stderr
+        cls.make_rc = res.returncode
+        arch = run(["dpkg", "--print-architecture"]).stdout.strip()
+        cls.debs = {p: os.path.join(BUILD, "deb", "%s_%s_%s.deb" % (p, VERSION, arch))
+                    for p in ("roottrace-agent", "roottrace-collector")}
+        cls.root = tempfile.mkdtemp(prefix="rt-deb-")
+        if cls.make_rc == 0:
+            for deb in cls.debs.values():
+                subprocess.run(["dpkg-deb", "-x", deb, cls.root], check=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.root, ignore_errors=True)
+
+    def setUp(self):
+        self.assertEqual(self.make_rc, 0, "make deb failed:\n" + self.make_output[-3000:])
+
+    def field(self, pkg, name):
+        return run(["dpkg-deb", "-f", self.debs[pkg], name]).stdout.strip()
+
+    def test_make_deb_builds_both_packages_with_the_version(self):
+        for pkg in self.debs:
+            self.assertEqual(self.field(pkg, "Package"), pkg)
+            self.assertEqual(self.field(pkg, "Version"), VERSION)
+        self.assertIn("libbpf", self.field("roottrace-agent", "Depends"))
+        self.assertIn("libsqlite3", self.field("roottrace-collector", "Depends"))
+        self.assertIn("libmicrohttpd", self.field("roottrace-collector", "Depends"))
+
+    def test_packages_install_binaries_units_config_and_man_pages(self):
+        expect = {
+            "usr/sbin/roottrace-agent": 0o755,
+            "usr/sbin/roottrace-collector": 0o755,
+            "lib/systemd/system/roottrace-agent.service": 0o644,
+            "lib/systemd/system/roottrace-collector.service": 0o644,
+            "etc/roottrace/agent.env": 0o644,
+            "etc/roottrace/agent.json": 0o644,
+            "etc/roottrace/collector.env": 0o644,
+            "usr/share/man/man8/roottrace-agent.8.gz": 0o644,
+            "usr/share/man/man8/roottrace-collector.8.gz": 0o644,
+            "usr/lib/sysusers.d/roottrace-agent.conf": 0o644,
+            "usr/lib/sysusers.d/roottrace-collector.conf": 0o644,
+        }
+        for path, mode in expect.items():
+            full = os.path.join(self.root, path)
+            self.assertTrue(os.path.isfile(full), "%s not in the packages" % path)
+            self.assertEqual(os.stat(full).st_mode & 0o777, mode, path)
+        listing = run(["dpkg-deb", "-c", self.debs["roottrace-agent"]]).stdout
+        self.assertIn("root/root", listing)  # --root-owner-group: no build user leaks in
+
+    def test_packaged_binaries_answer_version(self):
+        for name in ("roottrace-agent", "roottrace-collector"):
+            res = run([os.path.join(self.root, "usr/sbin", name), "--version"])
+            self.assertEqual(res.returncode, 0, res.stderr)
+            self.assertIn(VERSION, res.stdout + res.stderr)
+
+    def test_packaged_units_point_at_the_packaged_binaries(self):
+        for name in ("roottrace-agent", "roottrace-collector"):
+            unit, _ = parse_unit(os.path.join(self.root, "lib/systemd/system/%s.service" % name))
+            self.assertTrue(unit["Service"]["ExecStart"][-1].startswith("/usr/sbin/" + name))
+
+    def test_config_files_are_conffiles_and_scripts_are_valid_sh(self):
+        for pkg, deb in self.debs.items():
+            ctl = tempfile.mkdtemp(prefix="rt-ctl-")
+            try:
+                subprocess.run(["dpkg-deb", "-e", deb, ctl], check=True)
+                with open(os.path.join(ctl, "conffiles")) as f:
+                    conffiles = f.read().split()
+                self.assertTrue(conffiles, pkg)
+                for c in conffiles:
+                    self.assertTrue(c.startswith("/etc/roottrace/"), c)
+                for script in ("postinst", "prerm", "postrm"):
+                    path = os.path.join(ctl, script)
+                    self.assertTrue(os.access(path, os.X_OK), "%s %s" % (pkg, script))
+                    self.assertEqual(run(["sh", "-n", path]).returncode, 0, script)
+                with open(os.path.join(ctl, "postinst")) as f:
+                    self.assertIn("adduser --system", f.read())
+            finally:
+                shutil.rmtree(ctl, ignore_errors=True)
+
+
+class MakeInstall(unittest.TestCase):
+    def test_install_honours_destdir_and_prefix_and_keeps_edited_config(self):
+        dest = tempfile.mkdtemp(prefix="rt-install-")
+        try:
+            cmd = ["make", "--no-print-directory", "BUILD=" + BUILD, "install",
+                   "DESTDIR=" + dest, "PREFIX=/usr/local"]
+            res = run(cmd, cwd=SRC)
+            self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+            for path in ("usr/local/sbin/roottrace-agent", "usr/local/sbin/roottrace-collector",
+                         "usr/local/share/man/man8/roottrace-agent.8",
+                         "usr/local/lib/systemd/system/roottrace-collector.service",
+                         "etc/roottrace/agent.env", "etc/roottrace/collector.env"):
+                self.assertTrue(os.path.isfile(os.path.join(dest, path)), path)
+            unit, _ = parse_unit(os.path.join(
+                dest, "usr/local/lib/systemd/system/roottrace-agent.service"))
+            self.assertTrue(unit["Service"]["ExecStart"][-1].startswith(
+                "/usr/local/sbin/roottrace-agent run"))
+            env = os.path.join(dest, "etc/roottrace/agent.env")
+            with open(env, "a") as f:
+                f.write("ROOTTRACE_COLLECTOR_URL=https://edited.example\n")
+            res = run(cmd, cwd=SRC)
+            self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+            with open(env) as f:
+                self.assertIn("edited.example", f.read())
+        finally:
+            shutil.rmtree(dest, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    harness.main()
