@@ -68,6 +68,7 @@ void diff_result__release(struct diff_result *d);
 
 struct cost_line {
 	const char *name;
+	int64_t self; /* nanoseconds of CPU */
 	double cpu_seconds;
 	double avg_vcpus;
 	double vcpu_hours_per_month;

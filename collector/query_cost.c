@@ -9,7 +9,7 @@
 
 static struct cost_line cost_of(const char *name, int64_t ns, int64_t window_seconds)
 {
-	struct cost_line c = {.name = name};
+	struct cost_line c = {.name = name, .self = ns};
 
 	c.cpu_seconds = (double)ns / 1e9;
 	c.avg_vcpus = window_seconds > 0 ? c.cpu_seconds / (double)window_seconds : 0.0;

@@ -255,8 +255,8 @@ static int parse_profile_type(const char *v, const struct profile_type_info **re
 	return 0;
 }
 
-int query_params_parse(param_getter get, const void *ctx, int64_t now, struct query_params *ret,
-		       char *err, size_t err_len)
+int query_params_parse(param_getter get, const void *ctx, int64_t now, int64_t default_range,
+		       struct query_params *ret, char *err, size_t err_len)
 {
 	const char *service = get(ctx, "service");
 	const char *deployment = get(ctx, "deployment");
@@ -277,7 +277,7 @@ int query_params_parse(param_getter get, const void *ctx, int64_t now, struct qu
 			return err_;
 		ret->has_deployment = true;
 	}
-	return query_window_parse(get, ctx, "", now, 3600, &ret->window, err, err_len);
+	return query_window_parse(get, ctx, "", now, default_range, &ret->window, err, err_len);
 }
 
 int query_param_int(param_getter get, const void *ctx, const char *key, int64_t def, int64_t min,

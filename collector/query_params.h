@@ -58,10 +58,10 @@ struct query_window query_window_align(struct query_window w);
 int query_window_parse(param_getter get, const void *ctx, const char *prefix, int64_t now,
 		       int64_t default_range, struct query_window *ret, char *err, size_t err_len);
 
-/* service (required), profile_type (required, exactly one known type), window, deployment.
- * 0 or -EINVAL with err filled. */
-int query_params_parse(param_getter get, const void *ctx, int64_t now, struct query_params *ret,
-		       char *err, size_t err_len);
+/* service (required), profile_type (required, exactly one known type), window (default:
+ * default_range seconds ending now), deployment. 0 or -EINVAL with err filled. */
+int query_params_parse(param_getter get, const void *ctx, int64_t now, int64_t default_range,
+		       struct query_params *ret, char *err, size_t err_len);
 
 /* Optional non-negative integer parameter with a default and an upper bound.
  * 0 or -EINVAL with err filled. */

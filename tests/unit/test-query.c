@@ -299,7 +299,7 @@ TEST(params_presets_end_now_and_align_to_buckets)
 	char err[QUERY_ERR_MAX] = "";
 	int64_t now = 1714564800 + 100; /* 100 s into a bucket */
 
-	CHECK_EQ_INT(query_params_parse(kv_get, kv, now, &p, err, sizeof(err)), 0);
+	CHECK_EQ_INT(query_params_parse(kv_get, kv, now, 3600, &p, err, sizeof(err)), 0);
 	CHECK_EQ_STR(p.service, "api");
 	CHECK_EQ_STR(p.type->name, "cpu");
 	CHECK_EQ_STR(p.type->unit, "nanoseconds");
@@ -316,7 +316,7 @@ TEST(params_explicit_window_and_deployment)
 	struct query_params p;
 	char err[QUERY_ERR_MAX] = "";
 
-	CHECK_EQ_INT(query_params_parse(kv_get, kv, 0, &p, err, sizeof(err)), 0);
+	CHECK_EQ_INT(query_params_parse(kv_get, kv, 0, 3600, &p, err, sizeof(err)), 0);
 	CHECK_EQ_INT(p.window.start, 1714564800);
 	CHECK_EQ_INT(p.window.end - p.window.start, 3600);
 	CHECK(p.has_deployment);
@@ -327,7 +327,7 @@ static int parse_err(const char *const *kv, char *err, size_t len)
 {
 	struct query_params p;
 
-	return query_params_parse(kv_get, kv, 1714564800, &p, err, len);
+	return query_params_parse(kv_get, kv, 1714564800, 3600, &p, err, len);
 }
 
 TEST(params_refuse_missing_mixed_or_unknown_profile_type)
