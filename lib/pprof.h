@@ -64,7 +64,9 @@ int pprof_builder__encode(struct pprof_builder *b, uint8_t **ret_buf, size_t *re
  *   PPROF_MAX_DECODE_MEMORY bytes protobuf-c may allocate while unpacking (its structs are
  *                           far larger than their wire form: a 2-byte label costs ~60 bytes)
  * Strings: a NUL inside a string-table entry ends the string there (protobuf-c returns C
- * strings); bytes are not checked for UTF-8. A location without lines, or whose function
+ * strings); each byte that is not part of valid UTF-8 is replaced with '?' (so JSON output
+ * downstream never fails on a name; a process name is never a reason to drop a profile).
+ * A location without lines, or whose function
  * has an empty name, yields the frame "[unknown]" (its mapping's file name is not used:
  * the product's "[unknown] module" form is the agent's, which always names functions). */
 #define PPROF_MAX_FRAMES 4096

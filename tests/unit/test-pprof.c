@@ -624,6 +624,24 @@ TEST(nul_in_string_ends_it)
 	pprof_decoded__free(d);
 }
 
+TEST(invalid_utf8_is_replaced)
+{
+	/* "ok", then 0xff, an overlong '/', a lone surrogate, a truncated 3-byte sequence,
+	 * then valid 2-, 3- and 4-byte sequences */
+	static const char bad[] = "ok\xff\xc0\xaf\xed\xa0\x80\xe2\x82|\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5";
+	struct fixture fx;
+	struct pprof_decoded *d;
+	char err[256], name[sizeof(bad)];
+
+	memcpy(name, bad, sizeof(bad));
+	fixture_init(&fx);
+	fx.strings[6] = name;
+	CHECK_EQ_INT(decode_fixture(&fx, &d, err, sizeof(err)), 0);
+	CHECK_EQ_STR(d->samples[0].frames[0],
+		     "ok????????|\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5");
+	pprof_decoded__free(d);
+}
+
 TEST(error_buffer_is_optional_and_bounded)
 {
 	struct fixture fx;
@@ -645,4 +663,5 @@ TEST_MAIN("pprof", T(round_trip_keeps_samples_values_labels_and_header),
 	  T(rejects_string_index_out_of_range), T(rejects_nonempty_first_string), T(rejects_zero_ids),
 	  T(rejects_duplicate_ids), T(rejects_dangling_references), T(rejects_value_count_mismatch),
 	  T(rejects_too_many_frames), T(rejects_too_many_labels), T(rejects_overlong_string),
-	  T(nul_in_string_ends_it), T(error_buffer_is_optional_and_bounded))
+	  T(nul_in_string_ends_it), T(invalid_utf8_is_replaced),
+	  T(error_buffer_is_optional_and_bounded))
