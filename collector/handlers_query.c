@@ -9,6 +9,7 @@
 
 #include "calltree.h"
 #include "collector.h"
+#include "config.h"
 #include "handlers_query.h"
 #include "query.h"
 #include "query_params.h"
@@ -19,7 +20,6 @@
 #define DEFAULT_TOP_LIMIT 100
 #define DEFAULT_DIFF_LIMIT 50
 #define MAX_LIMIT 100000
-#define DEFAULT_UPLOAD_INTERVAL_S 60 /* when neither service nor environment sets one */
 #define JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(10))
 
 static const char *query_get(const void *ctx, const char *key)
@@ -507,32 +507,19 @@ int handle_collapsed(const struct request *req, struct response *resp)
 
 /* -------------------------------------------------------------------- services ---- */
 
-struct effective {
-	bool enabled;
-	int upload_interval_s;
-};
-
-/* Service row over environment row over the defaults (off until turned on). */
-static struct effective effective_settings(const struct settings_record *rows, size_t n,
-					   const char *service)
+/* Defaults <- environment row <- service row (collector/config.h): off until turned on. */
+static struct effective_config effective_settings(const struct settings_record *rows, size_t n,
+						  const char *service)
 {
-	struct effective e = {false, DEFAULT_UPLOAD_INTERVAL_S};
+	const struct settings_record *env = NULL, *svc = NULL;
 
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < n; i++) {
-			const struct settings_record *r = &rows[i];
-			bool match = pass == 0 ? r->service[0] == '\0'
-					       : strcmp(r->service, service) == 0;
-
-			if (!match || (pass == 1 && !*service))
-				continue;
-			if (r->has_enabled)
-				e.enabled = r->enabled;
-			if (r->has_upload_interval_s && r->upload_interval_s > 0)
-				e.upload_interval_s = r->upload_interval_s;
-		}
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].service[0] == '\0')
+			env = &rows[i];
+		else if (strcmp(rows[i].service, service) == 0)
+			svc = &rows[i];
 	}
-	return e;
+	return config_effective(env, svc);
 }
 
 static json_t *service_entry(json_t *services, const char *name)
@@ -598,7 +585,7 @@ static json_t *coverage(json_t *services, const struct settings_record *settings
 	json_t *s;
 
 	json_object_foreach(services, name, s) {
-		struct effective e = effective_settings(settings, n_settings, name);
+		struct effective_config e = effective_settings(settings, n_settings, name);
 		json_t *agent;
 		size_t i;
 		bool fresh = false;
