@@ -1,11 +1,376 @@
-/* SPDX-License-Identifier: Apache-2.0 */
-/* `roottrace-agent run`: the node daemon (placeholder until the daemon lands). */
+// SPDX-License-Identifier: Apache-2.0
+/* `roottrace-agent run`: the node daemon. Parses the CLI, sets up the parts (daemon.h) and
+ * runs the loop: poll the pipeline, poll the config, ship a window every upload interval;
+ * SIGTERM -> final upload bounded by a timeout, detach, exit 0. */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "commands.h"
+#include "daemon.h"
+#include "logging.h"
+
+static volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	exiting = 1;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: roottrace-agent run --collector URL --token-file PATH [options]\n"
+		"\n"
+		"Runs the node daemon: polls GET URL/api/apm/config, samples every process's\n"
+		"on-CPU stacks only while the config says enabled, names each sample's service\n"
+		"from its cgroup and uploads one gzipped pprof per service every upload interval.\n"
+		"\n"
+		"Options:\n"
+		"  --collector URL      collector base URL (http:// or https://)\n"
+		"  --token-file PATH    file holding the collector token (Authorization: Collector)\n"
+		"  --node-name NAME     node name sent with every upload (default: hostname)\n"
+		"  --config FILE        local JSON config: service rules, fallback, kubelet, caps\n"
+		"                       (docs/agent.md)\n"
+		"  --spool-dir DIR      keep unsent profiles on disk (capped) across restarts\n"
+		"  --log-level LEVEL    debug, info (default), warn, error\n"
+		"  --ca-file FILE       CA bundle to verify the collector's TLS certificate\n"
+		"  --insecure           do not verify the collector's TLS certificate (testing only)\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"Examples:\n"
+		"  roottrace-agent run --collector http://127.0.0.1:4040 \\\n"
+		"      --token-file /etc/roottrace/agent-token\n"
+		"  roottrace-agent run --collector https://collector.internal:4040 \\\n"
+		"      --token-file /var/run/secrets/roottrace/token --node-name \"$NODE_NAME\" \\\n"
+		"      --config /etc/roottrace/agent.json --spool-dir /var/cache/roottrace-agent \\\n"
+		"      --ca-file /etc/roottrace/ca.pem\n");
+}
+
+/* Reads and trims the token. 0 or -errno with a reason in err. */
+static int read_token(const char *path, char **ret, char *err, size_t err_len)
+{
+	char buf[4096];
+	size_t n, start = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f) {
+		snprintf(err, err_len, "token file %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' ||
+		     buf[n - 1] == '\t'))
+		n--;
+	while (start < n && (buf[start] == ' ' || buf[start] == '\t'))
+		start++;
+	buf[n] = '\0';
+	if (start == n) {
+		snprintf(err, err_len, "token file %s is empty", path);
+		return -EINVAL;
+	}
+	if (strpbrk(buf + start, "\r\n")) {
+		snprintf(err, err_len, "token file %s: the token must be one line", path);
+		return -EINVAL;
+	}
+	*ret = strdup(buf + start);
+	return *ret ? 0 : -ENOMEM;
+}
+
+static int parse_args(int argc, char **argv, struct daemon_options *o)
+{
+	static const struct option longopts[] = {
+		{"collector", required_argument, NULL, 'c'},
+		{"token-file", required_argument, NULL, 't'},
+		{"node-name", required_argument, NULL, 'n'},
+		{"config", required_argument, NULL, 'f'},
+		{"spool-dir", required_argument, NULL, 's'},
+		{"log-level", required_argument, NULL, 'l'},
+		{"ca-file", required_argument, NULL, 'a'},
+		{"insecure", no_argument, NULL, 'k'},
+		{"help", no_argument, NULL, 'h'},
+		{},
+	};
+	int opt, level;
+
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': o->collector_url = optarg; break;
+		case 't': o->token_file = optarg; break;
+		case 'n': o->node_name = optarg; break;
+		case 'f': o->config_file = optarg; break;
+		case 's': o->spool_dir = optarg; break;
+		case 'a': o->ca_file = optarg; break;
+		case 'k': o->insecure = true; break;
+		case 'l':
+			level = log_level_parse(optarg);
+			if (level < 0) {
+				fprintf(stderr, "roottrace-agent run: --log-level %s: expected debug, "
+						"info, warn or error\n", optarg);
+				return -EINVAL;
+			}
+			log_set_level(level);
+			break;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "roottrace-agent run: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (!o->collector_url || !o->token_file) {
+		fprintf(stderr, "roottrace-agent run: --collector and --token-file are required "
+				"(see --help)\n");
+		return -EINVAL;
+	}
+	if (strncmp(o->collector_url, "http://", 7) && strncmp(o->collector_url, "https://", 8)) {
+		fprintf(stderr, "roottrace-agent run: --collector %s: expected an http:// or "
+				"https:// URL\n", o->collector_url);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Default kubelet: in a cluster (service-account token present), the node's own kubelet. */
+static char *kubelet_url_of(const struct agent_file_config *c)
+{
+	const char *ip = getenv("NODE_IP");
+	char url[512];
+
+	if (c->kubelet_url)
+		return strdup(c->kubelet_url);
+	if (!getenv("KUBERNETES_SERVICE_HOST") || access(c->kubelet_token_file, R_OK) != 0)
+		return NULL;
+	snprintf(url, sizeof(url), "https://%s:10250/pods", ip && *ip ? ip : "127.0.0.1");
+	return strdup(url);
+}
+
+static int setup_kubelet(struct daemon *d, char *err, size_t err_len)
+{
+	struct http_client_options kopts = {
+		.ca_file = access(d->file_cfg.kubelet_ca_file, R_OK) == 0 ? d->file_cfg.kubelet_ca_file
+									 : NULL,
+		.insecure = d->file_cfg.kubelet_insecure,
+		.connect_timeout_ms = 2000,
+		.total_timeout_ms = 5000,
+		.max_response = 64 << 20,
+	};
+
+	d->kubelet_url = kubelet_url_of(&d->file_cfg);
+	if (!d->kubelet_url)
+		return 0;
+	d->kubelet_http = http_client__new(&kopts);
+	d->kubelet = d->kubelet_http ? kubelet_source__new(daemon_fetch_pods, d,
+							   d->file_cfg.kubelet_refresh_s,
+							   KUBELET_MIN_RETRY_S)
+				     : NULL;
+	if (!d->kubelet) {
+		snprintf(err, err_len, "kubelet client: out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Fails early when BPF or perf events are unusable, then unloads until enabled. */
+static int check_pipeline(char *err, size_t err_len)
+{
+	struct pipeline_options popts = {0};
+	struct pipeline *p = pipeline__open(&popts, err, err_len);
+
+	if (!p)
+		return errno ? -errno : -EPERM;
+	pipeline__close(p);
+	return 0;
+}
+
+static int setup(struct daemon *d, char *err, size_t err_len)
+{
+	struct http_client_options copts = {
+		.ca_file = d->opts.ca_file,
+		.insecure = d->opts.insecure,
+		.connect_timeout_ms = 3000,
+		.total_timeout_ms = 10000,
+		.max_response = 1 << 20,
+	};
+	struct uploader_options uopts = {
+		.collector_url = d->opts.collector_url,
+		.http = {.ca_file = d->opts.ca_file, .insecure = d->opts.insecure,
+			 .connect_timeout_ms = 5000, .total_timeout_ms = 30000},
+		.queue_max_jobs = d->file_cfg.queue_max_profiles,
+		.queue_max_bytes = d->file_cfg.queue_max_bytes,
+		.spool_dir = d->opts.spool_dir,
+		.spool_max_bytes = d->file_cfg.spool_max_bytes,
+	};
+	int r;
+
+	r = check_pipeline(err, err_len);
+	if (r)
+		return r;
+	d->config_http = http_client__new(&copts);
+	d->cgroups = cgroup_cache__new(d->opts.proc_root, 65536);
+	d->resolver = service_resolver__new(&d->file_cfg);
+	if (!d->config_http || !d->cgroups || !d->resolver) {
+		snprintf(err, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	r = setup_kubelet(d, err, err_len);
+	if (r)
+		return r;
+	uopts.auth_header = d->auth_header;
+	d->uploader = uploader__new(&uopts, err, err_len);
+	if (!d->uploader)
+		return -errno;
+	d->cgroup_v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
+	return 0;
+}
+
+static int init_identity(struct daemon *d, char *err, size_t err_len)
+{
+	char *token = NULL;
+	int r;
+
+	r = read_token(d->opts.token_file, &token, err, err_len);
+	if (r)
+		return r;
+	if (asprintf(&d->auth_header, "Collector %s", token) < 0)
+		d->auth_header = NULL;
+	free(token);
+	if (!d->auth_header)
+		return -ENOMEM;
+	if (d->opts.node_name)
+		snprintf(d->node, sizeof(d->node), "%s", d->opts.node_name);
+	else if (gethostname(d->node, sizeof(d->node) - 1) < 0)
+		snprintf(d->node, sizeof(d->node), "unknown");
+	snprintf(d->agent_id, sizeof(d->agent_id), "%.100s/%d-%lx", d->node, (int)getpid(),
+		 (unsigned long)time(NULL));
+	r = agent_file_config__defaults(&d->file_cfg);
+	if (!r && d->opts.config_file) {
+		char cerr[256];
+
+		r = agent_file_config__load(d->opts.config_file, &d->file_cfg, cerr, sizeof(cerr));
+		if (r)
+			snprintf(err, err_len, "config file %s: %s", d->opts.config_file, cerr);
+	}
+	return r;
+}
+
+static void teardown(struct daemon *d)
+{
+	if (d->pipeline) {
+		pipeline__stop(d->pipeline);
+		pipeline__close(d->pipeline);
+	}
+	uploader__free(d->uploader);
+	kubelet_source__free(d->kubelet);
+	http_client__free(d->kubelet_http);
+	http_client__free(d->config_http);
+	service_resolver__free(d->resolver);
+	cgroup_cache__free(d->cgroups);
+	agent_config__clear(&d->cfg);
+	agent_file_config__clear(&d->file_cfg);
+	free(d->kubelet_url);
+	free(d->auth_header);
+	free(d->excluded_ids);
+}
+
+/* Waits up to timeout_ms servicing the pipeline's first-sight events when sampling. */
+static void wait_events(struct daemon *d, int timeout_ms)
+{
+	int r;
+
+	if (!d->pipeline) {
+		poll(NULL, 0, timeout_ms);
+		return;
+	}
+	r = pipeline__poll(d->pipeline, timeout_ms);
+	if (r < 0 && r != -EINTR)
+		log_debug("pipeline poll: %s", strerror(-r));
+}
+
+static int next_wait_ms(const struct daemon *d, int64_t now)
+{
+	int64_t next = d->next_poll_ms;
+
+	if (d->pipeline && d->next_upload_ms < next)
+		next = d->next_upload_ms;
+	next -= now;
+	return next < 0 ? 0 : next > 200 ? 200 : (int)next;
+}
+
+static void main_loop(struct daemon *d)
+{
+	while (!exiting) {
+		int64_t now = daemon_now_ms();
+
+		wait_events(d, next_wait_ms(d, now));
+		if (exiting)
+			break;
+		now = daemon_now_ms();
+		daemon_poll_config(d, now);
+		if (d->pipeline && now >= d->next_upload_ms)
+			daemon_ship_window(d);
+		daemon_log_upload_state(d);
+	}
+}
+
+static void shut_down(struct daemon *d)
+{
+	int64_t timeout_ms = d->file_cfg.shutdown_timeout_s * 1000LL;
+	size_t left;
+
+	log_info("shutting down: final upload (at most %d s)", d->file_cfg.shutdown_timeout_s);
+	if (d->pipeline)
+		daemon_ship_window(d);
+	if (d->pipeline) {
+		pipeline__stop(d->pipeline);
+		pipeline__close(d->pipeline);
+		d->pipeline = NULL;
+	}
+	left = uploader__flush(d->uploader, timeout_ms);
+	if (left)
+		log_warn("%zu profiles not uploaded at exit%s", left,
+			 d->opts.spool_dir ? " (kept in the spool)" : "");
+}
 
 int cmd_run(int argc, char **argv)
 {
-	fprintf(stderr, "roottrace-agent run: not implemented yet\n");
-	return 1;
+	struct daemon d = {.opts.proc_root = "/proc"};
+	struct sigaction sa = {.sa_handler = on_signal};
+	char err[512] = "";
+	int r;
+
+	r = parse_args(argc, argv, &d.opts);
+	if (r)
+		return r > 0 ? 0 : 2;
+	r = init_identity(&d, err, sizeof(err));
+	if (!r && http_client_global_init() < 0) {
+		snprintf(err, sizeof(err), "libcurl initialisation failed");
+		r = -EIO;
+	}
+	if (!r)
+		r = setup(&d, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "roottrace-agent run: %s\n", err[0] ? err : strerror(-r));
+		teardown(&d);
+		return 1;
+	}
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	log_info("roottrace-agent %s on node %s: polling %s/api/apm/config; off until enabled",
+		 ROOTTRACE_VERSION, d.node, d.opts.collector_url);
+	main_loop(&d);
+	shut_down(&d);
+	teardown(&d);
+	http_client_global_cleanup();
+	log_info("stopped");
+	return 0;
 }

@@ -74,6 +74,7 @@ static int post(struct uploader *u, const struct upload_job *job, long timeout_m
 	char *url = malloc(url_len);
 	int ret;
 
+	*status = 0;
 	if (!url)
 		return -ENOMEM;
 	snprintf(url, url_len, "%s/api/apm/profiles?%s", u->base_url, job->query);
@@ -103,7 +104,7 @@ static int64_t backoff_ms(struct uploader *u, unsigned int failures)
 static bool attempt(struct uploader *u, struct upload_job *job)
 {
 	char err[256] = "";
-	long status, timeout_ms = 0;
+	long status = 0, timeout_ms = 0;
 	bool ok, give_up;
 
 	if (u->flushing)
