@@ -187,6 +187,12 @@ struct profile_store {
 void merged_window__release(struct merged_window *w);
 
 /* SQLite backends (one database file, WAL). */
+enum store_durability {
+	STORE_DURABILITY_FULL,	 /* synchronous=FULL: a commit survives power loss */
+	STORE_DURABILITY_NORMAL, /* synchronous=NORMAL (WAL): survives a crash of the process */
+};
+/* Applies to connections opened afterwards; FULL by default. */
+void store_sqlite_set_durability(enum store_durability d);
 int cp_store_sqlite_open(const char *path, struct cp_store **ret);
 int profile_store_sqlite_open(const char *path, struct profile_store **ret);
 

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Token authentication and route authorisation. Secrets are never stored: the request's token
+ * is hashed with SHA-256, looked up by hash, and the hash re-compared in constant time. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "auth.h"
+#include "hash.h"
+
+/* "Collector <token>" or "Bearer <token>" (scheme case-insensitive). */
+static int parse_authorization(const char *value, enum token_kind *ret_kind, const char **ret_token)
+{
+	static const struct {
+		const char *scheme;
+		enum token_kind kind;
+	} schemes[] = { { "Collector", TOKEN_KIND_COLLECTOR }, { "Bearer", TOKEN_KIND_USER } };
+
+	if (!value)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+		size_t n = strlen(schemes[i].scheme);
+
+		if (strncasecmp(value, schemes[i].scheme, n) != 0 || value[n] != ' ')
+			continue;
+		value += n;
+		while (*value == ' ')
+			value++;
+		if (!*value || strlen(value) >= TOKEN_TEXT_MAX)
+			return -EINVAL;
+		*ret_kind = schemes[i].kind;
+		*ret_token = value;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+enum auth_result auth_check(struct cp_store *cp, const struct route *route,
+			    const char *authorization, struct token_record *ret)
+{
+	enum token_kind scheme_kind;
+	const char *secret;
+	uint8_t hash[32];
+	int err;
+
+	if (parse_authorization(authorization, &scheme_kind, &secret))
+		return AUTH_MISSING;
+	if (sha256(secret, strlen(secret), hash))
+		return AUTH_STORE_ERROR;
+	err = cp->ops->token_find_by_hash(cp, hash, ret);
+	if (err == -ENOENT)
+		return AUTH_UNKNOWN;
+	if (err)
+		return AUTH_STORE_ERROR;
+	if (!equal_constant_time(ret->hash, hash, sizeof(hash)) || ret->revoked)
+		return AUTH_UNKNOWN;
+	if (ret->kind != scheme_kind)
+		return AUTH_WRONG_SCHEME;
+	if (!(route->kinds & (1u << ret->kind)))
+		return AUTH_WRONG_KIND;
+	if (ret->kind == TOKEN_KIND_USER && ret->role < route->min_role)
+		return AUTH_ROLE_TOO_LOW;
+	return AUTH_OK;
+}
+
+int auth_result_status(enum auth_result r)
+{
+	switch (r) {
+	case AUTH_OK:
+		return 200;
+	case AUTH_MISSING:
+	case AUTH_UNKNOWN:
+		return 401;
+	case AUTH_WRONG_SCHEME:
+	case AUTH_WRONG_KIND:
+	case AUTH_ROLE_TOO_LOW:
+		return 403;
+	default:
+		return 503;
+	}
+}
+
+const char *auth_result_detail(enum auth_result r)
+{
+	switch (r) {
+	case AUTH_OK:
+		return "ok";
+	case AUTH_MISSING:
+		return "send 'Authorization: Collector <token>' or 'Authorization: Bearer <token>'";
+	case AUTH_UNKNOWN:
+		return "unknown or revoked token";
+	case AUTH_WRONG_SCHEME:
+		return "collector tokens use the Collector scheme, user tokens the Bearer scheme";
+	case AUTH_WRONG_KIND:
+		return "this route does not accept this kind of token";
+	case AUTH_ROLE_TOO_LOW:
+		return "the token's role is below the one this route needs";
+	default:
+		return "token store unavailable";
+	}
+}
+
+int auth_environment(const struct request *req, const char *named, const char **ret_env)
+{
+	if (named && *named && strcmp(named, req->token->environment) != 0)
+		return -EPERM;
+	*ret_env = req->token->environment;
+	return 0;
+}
+
+int auth_token_generate(enum token_kind kind, char secret[TOKEN_TEXT_MAX], uint8_t hash[32])
+{
+	uint8_t raw[TOKEN_SECRET_BYTES];
+	int len, err;
+
+	err = random_bytes(raw, sizeof(raw));
+	if (err)
+		return err;
+	len = snprintf(secret, TOKEN_TEXT_MAX, "%s", kind == TOKEN_KIND_COLLECTOR ? "rtc_" : "rtu_");
+	for (size_t i = 0; i < sizeof(raw); i++)
+		len += snprintf(secret + len, TOKEN_TEXT_MAX - len, "%02x", raw[i]);
+	return sha256(secret, (size_t)len, hash);
+}

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+/* `roottrace-collector serve`: opens the store, starts the HTTP server and the retention job,
+ * waits for SIGTERM/SIGINT, then stops accepting, finishes in-flight requests, closes the store. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "collector.h"
+#include "http.h"
+#include "retention.h"
+
+#define DEFAULT_THREADS 4
+#define DEFAULT_RETENTION_INTERVAL_S 3600
+#define SHUTDOWN_GRACE_S 30
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s serve --data DIR [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE]\n"
+		"          [--max-body BYTES] [--max-inflated BYTES] [--retention-days N]\n"
+		"          [--threads N] [--sync full|normal]\n"
+		"  --listen          address to serve (default %s; port 0 picks a free one)\n"
+		"  --max-body        request body cap, larger bodies get 413 (default %u)\n"
+		"  --max-inflated    decompressed pprof cap, gzip bombs get 413 (default %u)\n"
+		"  --retention-days  profile data older than this is deleted (default %d)\n"
+		"  --threads         HTTP worker threads (default %d)\n"
+		"  --sync            full: an acknowledged upload survives power loss (default);\n"
+		"                    normal: it survives a crash of the collector process\n"
+		"examples:\n"
+		"  %s serve --data /var/lib/roottrace\n"
+		"  %s serve --data /var/lib/roottrace --listen 0.0.0.0:4443 \\\n"
+		"      --tls-cert /etc/roottrace/cert.pem --tls-key /etc/roottrace/key.pem\n",
+		PROG, DEFAULT_LISTEN, DEFAULT_MAX_BODY, DEFAULT_MAX_INFLATED, DEFAULT_RETENTION_DAYS,
+		DEFAULT_THREADS, PROG, PROG);
+}
+
+static int parse_option(struct collector_options *o, int opt, const char *arg, long long *n)
+{
+	switch (opt) {
+	case 'd': o->data_dir = arg; return 0;
+	case 'l': o->listen = arg; return 0;
+	case 'c': o->tls_cert = arg; return 0;
+	case 'k': o->tls_key = arg; return 0;
+	case 'b':
+		if (cli_parse_long("--max-body", arg, 1, 1ll << 32, n))
+			return -EINVAL;
+		o->max_body = (size_t)*n;
+		return 0;
+	case 'i':
+		if (cli_parse_long("--max-inflated", arg, 1, 1ll << 32, n))
+			return -EINVAL;
+		o->max_inflated = (size_t)*n;
+		return 0;
+	case 'r':
+		if (cli_parse_long("--retention-days", arg, 1, 36500, n))
+			return -EINVAL;
+		o->retention_days = (int)*n;
+		return 0;
+	case 't':
+		if (cli_parse_long("--threads", arg, 1, 256, n))
+			return -EINVAL;
+		o->threads = (int)*n;
+		return 0;
+	case 's':
+		if (strcmp(arg, "full") && strcmp(arg, "normal")) {
+			fprintf(stderr, "%s: --sync %s: expected full or normal\n", PROG, arg);
+			return -EINVAL;
+		}
+		o->sync_normal = strcmp(arg, "normal") == 0;
+		return 0;
+	default: return -EINVAL;
+	}
+}
+
+static int parse_args(int argc, char **argv, struct collector_options *o, int *ret_interval)
+{
+	static const struct option options[] = {
+		{ "data", required_argument, NULL, 'd' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "tls-cert", required_argument, NULL, 'c' },
+		{ "tls-key", required_argument, NULL, 'k' },
+		{ "max-body", required_argument, NULL, 'b' },
+		{ "max-inflated", required_argument, NULL, 'i' },
+		{ "retention-days", required_argument, NULL, 'r' },
+		{ "retention-interval", required_argument, NULL, 'R' }, /* seconds; for tests */
+		{ "threads", required_argument, NULL, 't' },
+		{ "sync", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	long long n;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "d:l:h", options, NULL)) != -1) {
+		if (opt == 'h') {
+			usage(stdout);
+			return 1;
+		}
+		if (opt == 'R') {
+			if (cli_parse_long("--retention-interval", optarg, 1, 86400, &n))
+				return -EINVAL;
+			*ret_interval = (int)n;
+			continue;
+		}
+		if (opt == '?' || parse_option(o, opt, optarg, &n))
+			return -EINVAL;
+	}
+	if (!o->data_dir || optind != argc) {
+		usage(stderr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Blocks until SIGTERM or SIGINT; they are blocked in every thread, so only this sees them. */
+static int wait_for_signal(const sigset_t *set)
+{
+	int sig = 0;
+
+	while (sigwait(set, &sig) != 0)
+		;
+	return sig;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct collector_options o = {
+		.listen = DEFAULT_LISTEN,
+		.max_body = DEFAULT_MAX_BODY,
+		.max_inflated = DEFAULT_MAX_INFLATED,
+		.retention_days = DEFAULT_RETENTION_DAYS,
+		.threads = DEFAULT_THREADS,
+	};
+	int interval = DEFAULT_RETENTION_INTERVAL_S, rc, sig, err;
+	struct retention_job *retention = NULL;
+	struct http_server *server = NULL;
+	struct collector *c = NULL;
+	struct cp_store *probe;
+	sigset_t set;
+	char why[256];
+
+	rc = parse_args(argc, argv, &o, &interval);
+	if (rc)
+		return rc > 0 ? 0 : 2;
+	if (cli_open_cp(o.data_dir, &probe)) /* refuses an uninitialised dir */
+		return 1;
+	probe->ops->close(probe);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	err = collector__open(&o, &c);
+	if (err) {
+		fprintf(stderr, "%s: cannot open the store in %s: %s\n", PROG, o.data_dir,
+			strerror(-err));
+		return 1;
+	}
+	err = retention_job__start(c->profiles, o.retention_days, interval, &retention);
+	if (err) {
+		fprintf(stderr, "%s: retention job: %s\n", PROG, strerror(-err));
+		goto out;
+	}
+	err = http_server__start(c, &server, why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "%s: %s\n", PROG, why);
+		goto out;
+	}
+	fprintf(stderr, "%s: listening on %.*s:%d (%s, data %s, sync %s)\n", PROG,
+		(int)(strrchr(o.listen, ':') - o.listen), o.listen, http_server__port(server),
+		o.tls_cert ? "https" : "http", o.data_dir, o.sync_normal ? "normal" : "full");
+	sig = wait_for_signal(&set);
+	fprintf(stderr, "%s: %s: finishing in-flight requests\n", PROG, strsignal(sig));
+out:
+	http_server__stop(server, SHUTDOWN_GRACE_S);
+	retention_job__stop(retention);
+	collector__close(c);
+	if (!err)
+		fprintf(stderr, "%s: stopped\n", PROG);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The server-wide context every handler reaches through request->collector: the two stores,
+ * the limits, the metrics. Built by `serve`, read-only once the HTTP layer runs. */
+#ifndef ROOTTRACE_COLLECTOR_H
+#define ROOTTRACE_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "metrics.h"
+#include "store.h"
+
+#define DEFAULT_MAX_BODY (8u << 20)	     /* request body cap: 8 MiB */
+#define DEFAULT_MAX_INFLATED (64u << 20)     /* decompressed pprof cap: 64 MiB */
+#define DEFAULT_RETENTION_DAYS 30
+#define DEFAULT_LISTEN "127.0.0.1:4040"
+#define DATABASE_FILE "roottrace.db"
+
+struct collector_options {
+	const char *data_dir;
+	const char *listen; /* host:port */
+	const char *tls_cert, *tls_key;
+	size_t max_body;
+	size_t max_inflated;
+	int retention_days;
+	int threads;
+	bool sync_normal; /* synchronous=NORMAL instead of FULL */
+};
+
+struct collector {
+	struct collector_options opts;
+	struct cp_store *cp;
+	struct profile_store *profiles;
+	struct metrics *metrics;
+};
+
+/* Path of the database file under data_dir; 0 or -ENAMETOOLONG. */
+int collector_db_path(const char *data_dir, char *buf, size_t len);
+
+/* Opens both stores and the metrics. 0 or -errno; *ret NULL on failure. */
+int collector__open(const struct collector_options *opts, struct collector **ret);
+void collector__close(struct collector *c);
+
+#endif

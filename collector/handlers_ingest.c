@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: Apache-2.0
+/* POST /api/apm/profiles (collector token): one pprof, gzipped or not, reduced to root-first
+ * function stacks of the sample type that fits the profile type, merged into its five-minute
+ * rollup, and acknowledged only after the store committed. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "auth.h"
+#include "collector.h"
+#include "gzip.h"
+#include "handlers.h"
+#include "pprof.h"
+#include "respond.h"
+#include "stack_agg.h"
+#include "validate.h"
+
+struct type_fit {
+	const char *profile_type;
+	const char *sample_type;
+	const char *unit;
+};
+
+static const struct type_fit fits[] = {
+	{ "cpu", "cpu", "nanoseconds" },	 { "wall", "wall", "nanoseconds" },
+	{ "heap", "inuse_space", "bytes" },	 { "alloc", "alloc_space", "bytes" },
+	{ "lock", "delay", "nanoseconds" },
+};
+
+static const char *const accepted_content_types[] = {
+	"application/octet-stream", "application/x-protobuf",	"application/protobuf",
+	"application/vnd.google.protobuf", "application/gzip", "application/x-gzip",
+};
+
+/* Everything one upload carries besides its body. */
+struct upload {
+	const char *environment;
+	const char *service;
+	const char *deployment;
+	const struct type_fit *fit;
+	struct agent_report report;
+	bool has_report;
+};
+
+static double seconds_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) + (now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+static int reject(const struct request *req, struct response *resp, enum reject_reason reason,
+		  int status, const char *error, const char *detail)
+{
+	metrics__reject(req->collector->metrics, reason);
+	return respond_error(resp, status, error, "%s", detail);
+}
+
+static bool content_type_ok(const char *ct)
+{
+	size_t len;
+
+	if (!ct || !*ct)
+		return true;
+	len = strcspn(ct, "; ");
+	for (size_t i = 0; i < sizeof(accepted_content_types) / sizeof(accepted_content_types[0]); i++)
+		if (strlen(accepted_content_types[i]) == len &&
+		    strncasecmp(ct, accepted_content_types[i], len) == 0)
+			return true;
+	return false;
+}
+
+/* --------------------------------------------------------------- agent self-report ---- */
+
+/* X-RootTrace-<Name> header, else the query parameter of the same meaning. */
+static const char *report_field(const struct request *req, const char *header, const char *query)
+{
+	const char *v = request_header(req, header);
+
+	return v ? v : request_query(req, query);
+}
+
+static int parse_double(const char *s, double *ret)
+{
+	char *end;
+
+	if (!s)
+		return 0;
+	errno = 0;
+	*ret = strtod(s, &end);
+	return errno || end == s || *end || *ret < 0 ? -EINVAL : 0;
+}
+
+static int parse_count(const char *s, int64_t *ret)
+{
+	char *end;
+
+	if (!s)
+		return 0;
+	errno = 0;
+	*ret = strtoll(s, &end, 10);
+	return errno || end == s || *end || *ret < 0 ? -EINVAL : 0;
+}
+
+static int copy_name(const char *what, const char *value, char *dst, size_t len, char *why,
+		     size_t why_len)
+{
+	if (!value)
+		return 0;
+	if (validate_name(what, value, why, why_len))
+		return -EINVAL;
+	snprintf(dst, len, "%s", value);
+	return 0;
+}
+
+static int parse_report(const struct request *req, struct upload *u, char *why, size_t why_len)
+{
+	struct agent_report *r = &u->report;
+	const char *agent_id = report_field(req, "X-RootTrace-Agent-Id", "agent_id");
+	static const struct {
+		const char *header, *query;
+		size_t offset;
+	} reals[] = {
+		{ "X-RootTrace-Window-Seconds", "window_s", offsetof(struct agent_report, window_s) },
+		{ "X-RootTrace-Cpu-Seconds", "cpu_s", offsetof(struct agent_report, cpu_s) },
+		{ "X-RootTrace-Bpf-Seconds", "bpf_s", offsetof(struct agent_report, bpf_s) },
+	}, counts[] = {
+		{ "X-RootTrace-Lost-Samples", "lost_samples",
+		  offsetof(struct agent_report, lost_samples) },
+		{ "X-RootTrace-Unknown-Frames", "unknown_frames",
+		  offsetof(struct agent_report, unknown_frames) },
+		{ "X-RootTrace-Processes", "processes", offsetof(struct agent_report, processes) },
+	};
+
+	if (!agent_id)
+		return 0;
+	u->has_report = true;
+	snprintf(r->environment, sizeof(r->environment), "%s", u->environment);
+	snprintf(r->service, sizeof(r->service), "%s", u->service);
+	r->reported_at = time(NULL);
+	if (copy_name("agent id", agent_id, r->agent_id, sizeof(r->agent_id), why, why_len) ||
+	    copy_name("node", report_field(req, "X-RootTrace-Node", "node"), r->node,
+		      sizeof(r->node), why, why_len) ||
+	    copy_name("agent version", report_field(req, "X-RootTrace-Agent-Version", "agent_version"),
+		      r->version, sizeof(r->version), why, why_len))
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
+		if (parse_double(report_field(req, reals[i].header, reals[i].query),
+				 (double *)((char *)r + reals[i].offset))) {
+			snprintf(why, why_len, "%s must be a non-negative number", reals[i].header);
+			return -EINVAL;
+		}
+	}
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		if (parse_count(report_field(req, counts[i].header, counts[i].query),
+				(int64_t *)((char *)r + counts[i].offset))) {
+			snprintf(why, why_len, "%s must be a non-negative integer", counts[i].header);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------- parameters ---- */
+
+static const struct type_fit *find_fit(const char *profile_type)
+{
+	for (size_t i = 0; profile_type && i < sizeof(fits) / sizeof(fits[0]); i++)
+		if (strcmp(fits[i].profile_type, profile_type) == 0)
+			return &fits[i];
+	return NULL;
+}
+
+/* 0, or a status (400, 403) with the reason in why. */
+static int parse_upload(const struct request *req, struct upload *u, char *why, size_t why_len)
+{
+	const char *type = request_query(req, "profile_type");
+
+	memset(u, 0, sizeof(*u));
+	if (auth_environment(req, request_query(req, "environment"), &u->environment)) {
+		snprintf(why, why_len, "this token belongs to environment '%s'",
+			 req->token->environment);
+		return 403;
+	}
+	u->service = request_query(req, "service");
+	if (validate_name("service", u->service, why, why_len))
+		return 400;
+	u->fit = find_fit(type);
+	if (!u->fit) {
+		snprintf(why, why_len, "profile_type %s%.32s%s: expected cpu, wall, heap, alloc or lock",
+			 type ? "'" : "", type ? type : "is missing", type ? "' is unknown" : "");
+		return 400;
+	}
+	u->deployment = request_query(req, "deployment");
+	if (u->deployment && *u->deployment &&
+	    validate_name("deployment", u->deployment, why, why_len))
+		return 400;
+	if (!u->deployment)
+		u->deployment = "";
+	return parse_report(req, u, why, why_len) ? 400 : 0;
+}
+
+/* --------------------------------------------------------------------- decoding ---- */
+
+/* "cpu/nanoseconds, samples/count" */
+static void list_sample_types(const struct pprof_decoded *p, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < p->n_sample_types && used < len; i++)
+		used += snprintf(buf + used, len - used, "%s%s/%s", i ? ", " : "",
+				 p->sample_types[i].type, p->sample_types[i].unit);
+	if (!p->n_sample_types)
+		snprintf(buf, len, "none");
+}
+
+static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg, char *why,
+		  size_t why_len)
+{
+	for (size_t i = 0; i < p->n_samples; i++) {
+		const struct pprof_decoded_sample *s = &p->samples[i];
+		int64_t v = s->values[idx];
+		int err;
+
+		if (v < 0) {
+			snprintf(why, why_len, "sample %zu has a negative value", i);
+			return -EINVAL;
+		}
+		if (!v)
+			continue;
+		err = stack_agg__add(agg, s->frames, s->n_frames, v);
+		if (err == -EOVERFLOW)
+			snprintf(why, why_len, "sample values overflow a 64-bit sum");
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int64_t bucket_of(const struct pprof_decoded *p)
+{
+	int64_t t = p->time_nanos > 0 ? p->time_nanos / 1000000000 : (int64_t)time(NULL);
+
+	return t - t % BUCKET_SECONDS;
+}
+
+/* Inflates when the body is gzip; *ret_owned is what to free. 0 or a status with why. */
+static int body_bytes(const struct request *req, const uint8_t **ret, size_t *ret_len,
+		      uint8_t **ret_owned, char *why, size_t why_len)
+{
+	size_t cap = req->collector->opts.max_inflated;
+	int err;
+
+	*ret_owned = NULL;
+	if (!gzip_is_compressed(req->body, req->body_len)) {
+		*ret = req->body;
+		*ret_len = req->body_len;
+		return 0;
+	}
+	err = gzip_inflate_capped(req->body, req->body_len, cap, ret_owned, ret_len);
+	if (err == -EFBIG) {
+		snprintf(why, why_len, "gzip body inflates past the %zu-byte limit", cap);
+		return 413;
+	}
+	if (err) {
+		snprintf(why, why_len, "gzip body is %s",
+			 err == -ENOMEM ? "too large to inflate" : "corrupt or truncated");
+		return err == -ENOMEM ? 503 : 400;
+	}
+	*ret = *ret_owned;
+	return 0;
+}
+
+static json_t *ack_json(const struct upload *u, const struct profile_batch *b, size_t samples,
+			int64_t total)
+{
+	char sample_type[64];
+
+	snprintf(sample_type, sizeof(sample_type), "%s/%s", u->fit->sample_type, u->fit->unit);
+	return json_pack("{s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "stored", 1,
+			 "environment", u->environment, "service", u->service, "profile_type",
+			 u->fit->profile_type, "sample_type", sample_type, "bucket",
+			 (json_int_t)b->bucket_start, "stacks", (json_int_t)b->n_stacks, "samples",
+			 (json_int_t)samples, "total", (json_int_t)total);
+}
+
+static int store(const struct request *req, struct response *resp, const struct upload *u,
+		 const struct pprof_decoded *p, struct stack_agg *agg, const struct timespec *start)
+{
+	struct collector *c = req->collector;
+	struct profile_batch batch = {
+		.environment = u->environment,
+		.service = u->service,
+		.deployment = u->deployment,
+		.profile_type = u->fit->profile_type,
+		.bucket_start = bucket_of(p),
+		.period = p->period,
+	};
+	int err;
+
+	batch.stacks = stack_agg__stacks(agg, &batch.n_stacks);
+	err = c->profiles->ops->ingest(c->profiles, &batch, 1);
+	if (err) {
+		resp->retry_after_s = 1;
+		return reject(req, resp, REJECT_STORE_ERROR, 503, "store_unavailable",
+			      "the profile could not be stored; retry");
+	}
+	/* The profile is committed; a failed self-report does not undo that. */
+	if (u->has_report)
+		c->cp->ops->agent_report_put(c->cp, &u->report);
+	metrics__upload_accepted(c->metrics, req->body_len, batch.n_stacks, seconds_since(start));
+	return respond_json(resp, 200, ack_json(u, &batch, p->n_samples, stack_agg__total(agg)));
+}
+
+int handle_profiles_ingest(const struct request *req, struct response *resp)
+{
+	struct pprof_decoded *profile = NULL;
+	struct stack_agg *agg = NULL;
+	struct timespec start;
+	struct upload u;
+	uint8_t *inflated = NULL;
+	const uint8_t *pb;
+	size_t pb_len;
+	char why[320], types[192];
+	int status, idx;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	status = parse_upload(req, &u, why, sizeof(why));
+	if (status)
+		return reject(req, resp, status == 403 ? REJECT_FORBIDDEN : REJECT_BAD_REQUEST,
+			      status, status == 403 ? "forbidden" : "bad_request", why);
+	if (!content_type_ok(req->content_type))
+		return reject(req, resp, REJECT_CONTENT_TYPE, 415, "unsupported_media_type",
+			      "send the pprof as application/octet-stream (gzip is detected "
+			      "by its magic bytes)");
+	if (!req->body_len)
+		return reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", "empty body");
+	status = body_bytes(req, &pb, &pb_len, &inflated, why, sizeof(why));
+	if (status) {
+		reject(req, resp,
+		       status == 413 ? REJECT_INFLATED_TOO_LARGE
+		       : status == 400 ? REJECT_BAD_GZIP
+				       : REJECT_STORE_ERROR,
+		       status, status == 413 ? "inflated_too_large" : "bad_gzip", why);
+		goto out;
+	}
+	if (pprof_decode(pb, pb_len, &profile, why, sizeof(why))) {
+		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
+		goto out;
+	}
+	idx = pprof_decoded__find_type(profile, u.fit->sample_type, u.fit->unit);
+	if (idx < 0) {
+		list_sample_types(profile, types, sizeof(types));
+		snprintf(why, sizeof(why), "a %s profile needs sample type %s/%s; this one has %s",
+			 u.fit->profile_type, u.fit->sample_type, u.fit->unit, types);
+		reject(req, resp, REJECT_NO_SAMPLE_TYPE, 422, "no_fitting_sample_type", why);
+		goto out;
+	}
+	agg = stack_agg__new();
+	if (!agg) {
+		respond_error(resp, 500, "internal", "out of memory");
+		goto out;
+	}
+	status = reduce(profile, idx, agg, why, sizeof(why));
+	if (status == -ENOMEM) {
+		respond_error(resp, 500, "internal", "out of memory");
+		goto out;
+	}
+	if (status) {
+		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
+		goto out;
+	}
+	store(req, resp, &u, profile, agg, &start);
+out:
+	stack_agg__free(agg);
+	pprof_decoded__free(profile);
+	free(inflated);
+	return 0;
+}

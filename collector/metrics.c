@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Collector counters kept with relaxed atomics (any pool thread may bump them) and rendered
+ * in the Prometheus text format. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+
+static const double latency_bounds_s[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+					   0.05,   0.1,	  0.25,	  0.5,	 1,    2.5 };
+#define N_BOUNDS (sizeof(latency_bounds_s) / sizeof(latency_bounds_s[0]))
+
+static const char *const reason_names[REJECT_REASON_COUNT] = {
+	[REJECT_BAD_REQUEST] = "bad_request",
+	[REJECT_BAD_GZIP] = "bad_gzip",
+	[REJECT_BAD_PPROF] = "bad_pprof",
+	[REJECT_UNAUTHORIZED] = "unauthorized",
+	[REJECT_FORBIDDEN] = "forbidden",
+	[REJECT_BODY_TOO_LARGE] = "body_too_large",
+	[REJECT_INFLATED_TOO_LARGE] = "inflated_too_large",
+	[REJECT_CONTENT_TYPE] = "unsupported_content_type",
+	[REJECT_NO_SAMPLE_TYPE] = "no_fitting_sample_type",
+	[REJECT_STORE_ERROR] = "store_error",
+};
+
+struct metrics {
+	atomic_uint_fast64_t requests;
+	atomic_uint_fast64_t uploads;
+	atomic_uint_fast64_t bytes;
+	atomic_uint_fast64_t stack_values;
+	atomic_uint_fast64_t rejects[REJECT_REASON_COUNT];
+	atomic_uint_fast64_t latency_buckets[N_BOUNDS + 1]; /* last = +Inf */
+	atomic_uint_fast64_t latency_sum_us;
+};
+
+struct metrics *metrics__new(void)
+{
+	return calloc(1, sizeof(struct metrics));
+}
+
+void metrics__free(struct metrics *m)
+{
+	free(m);
+}
+
+void metrics__upload_accepted(struct metrics *m, size_t body_bytes, size_t stack_values,
+			      double latency_s)
+{
+	size_t b = 0;
+
+	atomic_fetch_add_explicit(&m->uploads, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&m->bytes, body_bytes, memory_order_relaxed);
+	atomic_fetch_add_explicit(&m->stack_values, stack_values, memory_order_relaxed);
+	while (b < N_BOUNDS && latency_s > latency_bounds_s[b])
+		b++;
+	atomic_fetch_add_explicit(&m->latency_buckets[b], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&m->latency_sum_us, (uint64_t)(latency_s * 1e6),
+				  memory_order_relaxed);
+}
+
+void metrics__reject(struct metrics *m, enum reject_reason reason)
+{
+	if (reason < REJECT_REASON_COUNT)
+		atomic_fetch_add_explicit(&m->rejects[reason], 1, memory_order_relaxed);
+}
+
+void metrics__request(struct metrics *m)
+{
+	atomic_fetch_add_explicit(&m->requests, 1, memory_order_relaxed);
+}
+
+struct text {
+	char *buf;
+	size_t len, cap;
+	int err;
+};
+
+static void appendf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void appendf(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->err)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->err = -EINVAL;
+			return;
+		}
+		if ((size_t)n < t->cap - t->len)
+			break;
+		size_t new_cap = (t->cap + (size_t)n + 1) * 2;
+		char *grown = realloc(t->buf, new_cap);
+
+		if (!grown) {
+			t->err = -ENOMEM;
+			return;
+		}
+		t->buf = grown;
+		t->cap = new_cap;
+	}
+	t->len += (size_t)n;
+}
+
+static uint64_t load(atomic_uint_fast64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+static void render_latency(struct metrics *m, struct text *t)
+{
+	uint64_t cumulative = 0;
+
+	appendf(t, "# HELP roottrace_ingest_latency_seconds Time from a complete upload body to "
+		   "its acknowledgement (decode, merge, commit).\n"
+		   "# TYPE roottrace_ingest_latency_seconds histogram\n");
+	for (size_t b = 0; b < N_BOUNDS; b++) {
+		cumulative += load(&m->latency_buckets[b]);
+		appendf(t, "roottrace_ingest_latency_seconds_bucket{le=\"%g\"} %llu\n",
+			latency_bounds_s[b], (unsigned long long)cumulative);
+	}
+	cumulative += load(&m->latency_buckets[N_BOUNDS]);
+	appendf(t, "roottrace_ingest_latency_seconds_bucket{le=\"+Inf\"} %llu\n",
+		(unsigned long long)cumulative);
+	appendf(t, "roottrace_ingest_latency_seconds_sum %.6f\n", load(&m->latency_sum_us) / 1e6);
+	appendf(t, "roottrace_ingest_latency_seconds_count %llu\n", (unsigned long long)cumulative);
+}
+
+int metrics__render(struct metrics *m, int64_t store_bytes, char **ret, size_t *ret_len)
+{
+	struct text t = { 0 };
+
+	appendf(&t, "# HELP roottrace_http_requests_total HTTP requests received.\n"
+		    "# TYPE roottrace_http_requests_total counter\n"
+		    "roottrace_http_requests_total %llu\n",
+		(unsigned long long)load(&m->requests));
+	appendf(&t, "# HELP roottrace_uploads_accepted_total Profiles stored and acknowledged.\n"
+		    "# TYPE roottrace_uploads_accepted_total counter\n"
+		    "roottrace_uploads_accepted_total %llu\n",
+		(unsigned long long)load(&m->uploads));
+	appendf(&t, "# HELP roottrace_upload_bytes_accepted_total Request body bytes of accepted "
+		    "uploads (as sent, before inflating).\n"
+		    "# TYPE roottrace_upload_bytes_accepted_total counter\n"
+		    "roottrace_upload_bytes_accepted_total %llu\n",
+		(unsigned long long)load(&m->bytes));
+	appendf(&t, "# HELP roottrace_stack_values_accepted_total Distinct stacks merged into "
+		    "rollups, summed over uploads.\n"
+		    "# TYPE roottrace_stack_values_accepted_total counter\n"
+		    "roottrace_stack_values_accepted_total %llu\n",
+		(unsigned long long)load(&m->stack_values));
+	appendf(&t, "# HELP roottrace_rejects_total Requests refused, by reason.\n"
+		    "# TYPE roottrace_rejects_total counter\n");
+	for (int r = 0; r < REJECT_REASON_COUNT; r++)
+		appendf(&t, "roottrace_rejects_total{reason=\"%s\"} %llu\n", reason_names[r],
+			(unsigned long long)load(&m->rejects[r]));
+	render_latency(m, &t);
+	if (store_bytes >= 0)
+		appendf(&t, "# HELP roottrace_store_size_bytes Database file plus its WAL.\n"
+			    "# TYPE roottrace_store_size_bytes gauge\n"
+			    "roottrace_store_size_bytes %lld\n",
+			(long long)store_bytes);
+	if (t.err) {
+		free(t.buf);
+		return t.err;
+	}
+	*ret = t.buf;
+	*ret_len = t.len;
+	return 0;
+}

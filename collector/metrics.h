@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Collector counters for GET /metrics: uploads and bytes accepted, rejects by reason, an
+ * ingest latency histogram. Lock-free (atomics); rendered as Prometheus text. */
+#ifndef ROOTTRACE_METRICS_H
+#define ROOTTRACE_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum reject_reason {
+	REJECT_BAD_REQUEST,	  /* 400: parameters, JSON */
+	REJECT_BAD_GZIP,	  /* 400: corrupt gzip */
+	REJECT_BAD_PPROF,	  /* 400: not protobuf, bad references */
+	REJECT_UNAUTHORIZED,	  /* 401 */
+	REJECT_FORBIDDEN,	  /* 403 */
+	REJECT_BODY_TOO_LARGE,	  /* 413: body over --max-body */
+	REJECT_INFLATED_TOO_LARGE, /* 413: gzip expanding past --max-inflated */
+	REJECT_CONTENT_TYPE,	  /* 415 */
+	REJECT_NO_SAMPLE_TYPE,	  /* 422 */
+	REJECT_STORE_ERROR,	  /* 500/503 */
+	REJECT_REASON_COUNT
+};
+
+struct metrics;
+
+/* NULL with errno set on failure. */
+struct metrics *metrics__new(void);
+void metrics__free(struct metrics *m);
+
+void metrics__upload_accepted(struct metrics *m, size_t body_bytes, size_t stack_values,
+			      double latency_s);
+void metrics__reject(struct metrics *m, enum reject_reason reason);
+void metrics__request(struct metrics *m);
+
+/* Prometheus text exposition; *ret is malloc'd. store_bytes < 0 omits the gauge. */
+int metrics__render(struct metrics *m, int64_t store_bytes, char **ret, size_t *ret_len);
+
+#endif

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Periodic retention of profile data: one thread sleeping on a condition variable, so that
+ * shutdown wakes it at once; each pass deletes the rollups whose bucket ended before the cutoff. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "retention.h"
+
+struct retention_job {
+	struct profile_store *ps;
+	int days, interval_s;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stopping;
+};
+
+static void run_once(struct retention_job *j)
+{
+	int64_t cutoff = (int64_t)time(NULL) - (int64_t)j->days * 86400, deleted = 0;
+	int err = j->ps->ops->retention(j->ps, cutoff, &deleted);
+
+	/* The daemon's only periodic work: one line when it did something or failed. */
+	if (err)
+		fprintf(stderr, "roottrace-collector: retention: %s\n", strerror(-err));
+	else if (deleted)
+		fprintf(stderr, "roottrace-collector: retention: deleted %lld rollup rows older than "
+				"%d days\n",
+			(long long)deleted, j->days);
+}
+
+static void *retention_main(void *arg)
+{
+	struct retention_job *j = arg;
+	struct timespec until;
+
+	pthread_mutex_lock(&j->lock);
+	while (!j->stopping) {
+		pthread_mutex_unlock(&j->lock);
+		run_once(j);
+		pthread_mutex_lock(&j->lock);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += j->interval_s;
+		while (!j->stopping && pthread_cond_timedwait(&j->wake, &j->lock, &until) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&j->lock);
+	return NULL;
+}
+
+int retention_job__start(struct profile_store *ps, int days, int interval_s,
+			 struct retention_job **ret)
+{
+	struct retention_job *j = calloc(1, sizeof(*j));
+	int err;
+
+	if (!j)
+		return -ENOMEM;
+	j->ps = ps;
+	j->days = days;
+	j->interval_s = interval_s;
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_cond_init(&j->wake, NULL);
+	err = pthread_create(&j->thread, NULL, retention_main, j);
+	if (err) {
+		pthread_cond_destroy(&j->wake);
+		pthread_mutex_destroy(&j->lock);
+		free(j);
+		return -err;
+	}
+	*ret = j;
+	return 0;
+}
+
+void retention_job__stop(struct retention_job *j)
+{
+	if (!j)
+		return;
+	pthread_mutex_lock(&j->lock);
+	j->stopping = true;
+	pthread_cond_signal(&j->wake);
+	pthread_mutex_unlock(&j->lock);
+	pthread_join(j->thread, NULL);
+	pthread_cond_destroy(&j->wake);
+	pthread_mutex_destroy(&j->lock);
+	free(j);
+}

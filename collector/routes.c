@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The collector's route table and the auth decision of each route. Adding an endpoint means
+ * adding one line here; tests enumerate this table (`roottrace-collector routes`). */
+#include <errno.h>
+#include <string.h>
+
+#include "handlers.h"
+#include "handlers_query.h"
+#include "routes.h"
+
+#define COLLECTOR ROUTE_KIND_COLLECTOR
+#define USER ROUTE_KIND_USER
+
+static const struct route table[] = {
+	{ "GET", "/healthz", handle_healthz, 0, TOKEN_ROLE_NONE },
+	{ "GET", "/metrics", handle_metrics, 0, TOKEN_ROLE_NONE },
+	{ "GET", "/api/apm/config", handle_config_get, COLLECTOR, TOKEN_ROLE_NONE },
+	{ "PUT", "/api/apm/config", handle_config_put, USER, TOKEN_ROLE_ENGINEER },
+	{ "GET", "/api/apm/audit", handle_audit_list, USER, TOKEN_ROLE_ENGINEER },
+	{ "POST", "/api/apm/profiles", handle_profiles_ingest, COLLECTOR, TOKEN_ROLE_NONE },
+	{ "POST", "/api/apm/deployments", handle_deployment_add, COLLECTOR | USER,
+	  TOKEN_ROLE_ENGINEER },
+	{ "GET", "/api/apm/deployments", handle_deployments_list, USER, TOKEN_ROLE_VIEWER },
+	{ "GET", "/api/apm/services", handle_services, USER, TOKEN_ROLE_VIEWER },
+	{ "GET", "/api/apm/profiles/flamegraph", handle_flamegraph, USER, TOKEN_ROLE_VIEWER },
+	{ "GET", "/api/apm/profiles/top", handle_top, USER, TOKEN_ROLE_VIEWER },
+	{ "GET", "/api/apm/profiles/diff", handle_diff, USER, TOKEN_ROLE_VIEWER },
+	{ "GET", "/api/apm/profiles/cost", handle_cost, USER, TOKEN_ROLE_VIEWER },
+	{ "GET", "/api/apm/profiles/export", handle_export, USER, TOKEN_ROLE_VIEWER },
+	{ "GET", "/api/apm/profiles/collapsed", handle_collapsed, USER, TOKEN_ROLE_VIEWER },
+};
+
+const struct route *routes_table(size_t *ret_n)
+{
+	*ret_n = sizeof(table) / sizeof(table[0]);
+	return table;
+}
+
+int routes_find(const char *method, const char *path, const struct route **ret)
+{
+	int err = -ENOENT;
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		if (strcmp(table[i].path, path) != 0)
+			continue;
+		if (strcmp(table[i].method, method) == 0) {
+			*ret = &table[i];
+			return 0;
+		}
+		err = -EOPNOTSUPP;
+	}
+	return err;
+}
+
+static const char *const role_names[] = {
+	[TOKEN_ROLE_NONE] = "none",
+	[TOKEN_ROLE_VIEWER] = "viewer",
+	[TOKEN_ROLE_ENGINEER] = "engineer",
+	[TOKEN_ROLE_ADMIN] = "admin",
+};
+
+const char *token_role_name(enum token_role role)
+{
+	if ((unsigned int)role >= sizeof(role_names) / sizeof(role_names[0]))
+		return "unknown";
+	return role_names[role];
+}
+
+int token_role_parse(const char *name)
+{
+	for (int r = TOKEN_ROLE_VIEWER; r <= TOKEN_ROLE_ADMIN; r++)
+		if (strcmp(name, role_names[r]) == 0)
+			return r;
+	return -EINVAL;
+}
+
+const char *token_kind_name(enum token_kind kind)
+{
+	return kind == TOKEN_KIND_COLLECTOR ? "collector" : kind == TOKEN_KIND_USER ? "user" : "unknown";
+}

@@ -1,0 +1,639 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Control-plane store on SQLite: environments, tokens, settings with their audit trail,
+ * deployments and agent self-reports. One connection guarded by a mutex; small rows. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store.h"
+#include "store_sqlite_db.h"
+
+static const char schema[] =
+	"CREATE TABLE IF NOT EXISTS environments("
+	" id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS tokens("
+	" id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+	" environment_id INTEGER NOT NULL REFERENCES environments(id),"
+	" kind INTEGER NOT NULL, role INTEGER NOT NULL, revoked INTEGER NOT NULL DEFAULT 0,"
+	" created_at INTEGER NOT NULL, hash BLOB NOT NULL UNIQUE);"
+	/* NULL column = inherit (service rows) or the built-in default (environment rows). */
+	"CREATE TABLE IF NOT EXISTS settings("
+	" environment_id INTEGER NOT NULL REFERENCES environments(id), service TEXT NOT NULL,"
+	" enabled INTEGER, sample_rate_hz INTEGER, upload_interval_s INTEGER,"
+	" poll_interval_s INTEGER, updated_at INTEGER NOT NULL,"
+	" PRIMARY KEY(environment_id, service));"
+	"CREATE TABLE IF NOT EXISTS audit("
+	" id INTEGER PRIMARY KEY, time INTEGER NOT NULL, token_id INTEGER NOT NULL,"
+	" token_name TEXT NOT NULL, environment TEXT NOT NULL, service TEXT NOT NULL,"
+	" before_json TEXT, after_json TEXT);"
+	"CREATE INDEX IF NOT EXISTS audit_by_env ON audit(environment, time);"
+	"CREATE TABLE IF NOT EXISTS deployments("
+	" id INTEGER PRIMARY KEY, environment TEXT NOT NULL, service TEXT NOT NULL,"
+	" version TEXT NOT NULL, time INTEGER NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS deployments_by_service ON deployments(environment, service, time);"
+	"CREATE TABLE IF NOT EXISTS agents("
+	" environment TEXT NOT NULL, agent_id TEXT NOT NULL, service TEXT NOT NULL,"
+	" node TEXT NOT NULL, version TEXT NOT NULL, reported_at INTEGER NOT NULL,"
+	" window_s REAL, cpu_s REAL, bpf_s REAL, lost_samples INTEGER, unknown_frames INTEGER,"
+	" processes INTEGER, PRIMARY KEY(environment, agent_id, service));";
+
+enum {
+	ST_BEGIN,
+	ST_COMMIT,
+	ST_ROLLBACK,
+	ST_ENV_CREATE,
+	ST_ENV_GET,
+	ST_TOKEN_CREATE,
+	ST_TOKEN_FIND,
+	ST_TOKEN_LIST,
+	ST_TOKEN_REVOKE,
+	ST_SETTINGS_GET,
+	ST_SETTINGS_LIST,
+	ST_SETTINGS_PUT,
+	ST_AUDIT_ADD,
+	ST_AUDIT_LIST,
+	ST_DEPLOY_ADD,
+	ST_DEPLOY_LIST,
+	ST_AGENT_PUT,
+	ST_AGENT_LIST,
+	ST_COUNT
+};
+
+#define TOKEN_COLUMNS                                                                            \
+	"t.id, t.name, t.environment_id, e.name, t.kind, t.role, t.revoked, t.created_at, t.hash"
+#define SETTINGS_COLUMNS                                                                         \
+	"e.name, s.service, s.enabled, s.sample_rate_hz, s.upload_interval_s, s.poll_interval_s"
+
+static const char *const statements[ST_COUNT] = {
+	[ST_BEGIN] = "BEGIN IMMEDIATE",
+	[ST_COMMIT] = "COMMIT",
+	[ST_ROLLBACK] = "ROLLBACK",
+	[ST_ENV_CREATE] = "INSERT INTO environments(name, created_at) VALUES(?1, ?2)",
+	[ST_ENV_GET] = "SELECT id FROM environments WHERE name = ?1",
+	[ST_TOKEN_CREATE] = "INSERT INTO tokens(name, environment_id, kind, role, created_at, hash)"
+			    " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+	[ST_TOKEN_FIND] = "SELECT " TOKEN_COLUMNS " FROM tokens t JOIN environments e"
+			  " ON e.id = t.environment_id WHERE t.hash = ?1",
+	[ST_TOKEN_LIST] = "SELECT " TOKEN_COLUMNS " FROM tokens t JOIN environments e"
+			  " ON e.id = t.environment_id ORDER BY t.id",
+	[ST_TOKEN_REVOKE] = "UPDATE tokens SET revoked = 1 WHERE id = ?1",
+	[ST_SETTINGS_GET] = "SELECT " SETTINGS_COLUMNS " FROM settings s JOIN environments e"
+			    " ON e.id = s.environment_id WHERE e.name = ?1 AND s.service = ?2",
+	[ST_SETTINGS_LIST] = "SELECT " SETTINGS_COLUMNS " FROM settings s JOIN environments e"
+			     " ON e.id = s.environment_id WHERE e.name = ?1 ORDER BY s.service",
+	[ST_SETTINGS_PUT] =
+		"INSERT INTO settings(environment_id, service, enabled, sample_rate_hz,"
+		" upload_interval_s, poll_interval_s, updated_at)"
+		" SELECT id, ?2, ?3, ?4, ?5, ?6, ?7 FROM environments WHERE name = ?1"
+		" ON CONFLICT(environment_id, service) DO UPDATE SET enabled = excluded.enabled,"
+		" sample_rate_hz = excluded.sample_rate_hz,"
+		" upload_interval_s = excluded.upload_interval_s,"
+		" poll_interval_s = excluded.poll_interval_s, updated_at = excluded.updated_at",
+	[ST_AUDIT_ADD] = "INSERT INTO audit(time, token_id, token_name, environment, service,"
+			 " before_json, after_json) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[ST_AUDIT_LIST] = "SELECT id, time, token_id, token_name, environment, service,"
+			  " before_json, after_json FROM audit"
+			  " WHERE environment = ?1 AND time >= ?2 ORDER BY id DESC LIMIT ?3",
+	[ST_DEPLOY_ADD] = "INSERT INTO deployments(environment, service, version, time)"
+			  " VALUES(?1, ?2, ?3, ?4)",
+	[ST_DEPLOY_LIST] = "SELECT id, environment, service, version, time FROM deployments"
+			   " WHERE environment = ?1 AND (?2 IS NULL OR service = ?2)"
+			   " AND time >= ?3 AND time < ?4 ORDER BY time, id",
+	[ST_AGENT_PUT] = "INSERT OR REPLACE INTO agents(environment, agent_id, service, node, version,"
+			 " reported_at, window_s, cpu_s, bpf_s, lost_samples, unknown_frames,"
+			 " processes) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+	[ST_AGENT_LIST] = "SELECT environment, agent_id, service, node, version, reported_at,"
+			  " window_s, cpu_s, bpf_s, lost_samples, unknown_frames, processes"
+			  " FROM agents WHERE environment = ?1 ORDER BY agent_id, service",
+};
+
+struct sqlite_cp {
+	struct cp_store base;
+	pthread_mutex_t lock;
+	sqlite3 *db;
+	sqlite3_stmt *st[ST_COUNT];
+};
+
+static struct sqlite_cp *to_sqlite(struct cp_store *s)
+{
+	return (struct sqlite_cp *)s;
+}
+
+static void cp_close(struct cp_store *s)
+{
+	struct sqlite_cp *c = to_sqlite(s);
+
+	if (!c)
+		return;
+	sqlite_db_finalize_all(c->st, ST_COUNT);
+	sqlite3_close(c->db);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static int finish(sqlite3_stmt *st, int rc)
+{
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc;
+}
+
+/* Growable array helper for list functions. */
+static int grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	void *p;
+	size_t new_cap;
+
+	if (n < *cap)
+		return 0;
+	new_cap = *cap ? *cap * 2 : 16;
+	p = realloc(*arr, new_cap * elem);
+	if (!p)
+		return -ENOMEM;
+	memset((char *)p + *cap * elem, 0, (new_cap - *cap) * elem);
+	*arr = p;
+	*cap = new_cap;
+	return 0;
+}
+
+static int cp_environment_create(struct cp_store *s, const char *name, int64_t *ret_id)
+{
+	struct sqlite_cp *c = to_sqlite(s);
+	sqlite3_stmt *st = c->st[ST_ENV_CREATE];
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 2, time(NULL));
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE && ret_id)
+		*ret_id = sqlite3_last_insert_rowid(c->db);
+	rc = rc == SQLITE_DONE ? 0 : rc == SQLITE_CONSTRAINT ? -EEXIST : -EIO;
+	finish(st, 0);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static int cp_environment_get(struct cp_store *s, const char *name, int64_t *ret_id)
+{
+	struct sqlite_cp *c = to_sqlite(s);
+	sqlite3_stmt *st = c->st[ST_ENV_GET];
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && ret_id)
+		*ret_id = sqlite3_column_int64(st, 0);
+	rc = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : -EIO;
+	finish(st, 0);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static int cp_token_create(struct cp_store *s, const struct token_record *t, int64_t *ret_id)
+{
+	struct sqlite_cp *c = to_sqlite(s);
+	sqlite3_stmt *st = c->st[ST_TOKEN_CREATE];
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	sqlite3_bind_text(st, 1, t->name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 2, t->environment_id);
+	sqlite3_bind_int(st, 3, t->kind);
+	sqlite3_bind_int(st, 4, t->role);
+	sqlite3_bind_int64(st, 5, t->created_at ? t->created_at : time(NULL));
+	sqlite3_bind_blob(st, 6, t->hash, sizeof(t->hash), SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE && ret_id)
+		*ret_id = sqlite3_last_insert_rowid(c->db);
+	rc = rc == SQLITE_DONE ? 0 : rc == SQLITE_CONSTRAINT ? -EEXIST : -EIO;
+	finish(st, 0);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static void read_token(sqlite3_stmt *st, struct token_record *t)
+{
+	const void *hash = sqlite3_column_blob(st, 8);
+
+	memset(t, 0, sizeof(*t));
+	t->id = sqlite3_column_int64(st, 0);
+	sqlite_db_column_copy(st, 1, t->name, sizeof(t->name));
+	t->environment_id = sqlite3_column_int64(st, 2);
+	sqlite_db_column_copy(st, 3, t->environment, sizeof(t->environment));
+	t->kind = sqlite3_column_int(st, 4);
+	t->role = sqlite3_column_int(st, 5);
+	t->revoked = sqlite3_column_int(st, 6) != 0;
+	t->created_at = sqlite3_column_int64(st, 7);
+	if (hash && sqlite3_column_bytes(st, 8) == sizeof(t->hash))
+		memcpy(t->hash, hash, sizeof(t->hash));
+}
+
+static int cp_token_find_by_hash(struct cp_store *s, const uint8_t hash[32], struct token_record *ret)
+{
+	struct sqlite_cp *c = to_sqlite(s);
+	sqlite3_stmt *st = c->st[ST_TOKEN_FIND];
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	sqlite3_bind_blob(st, 1, hash, 32, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		read_token(st, ret);
+	rc = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : -EIO;
+	finish(st, 0);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static int cp_token_list(struct cp_store *s, struct token_record **ret, size_t *ret_n)
+{
+	struct sqlite_cp *c = to_sqlite(s);
+	sqlite3_stmt *st = c->st[ST_TOKEN_LIST];
+	struct token_record *arr = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&arr, &cap, n, sizeof(*arr))) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		read_token(st, &arr[n++]);
+	}
+	finish(st, 0);
+	pthread_mutex_unlock(&c->lock);
+	if (rc != SQLITE_DONE) {
+		free(arr);
+		return rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
+	}
+	*ret = arr;
+	*ret_n = n;
+	return 0;
+}
+
+static int cp_token_revoke(struct cp_store *s, int64_t id)
+{
+	struct sqlite_cp *c = to_sqlite(s);
+	sqlite3_stmt *st = c->st[ST_TOKEN_REVOKE];
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	rc = rc != SQLITE_DONE ? -EIO : sqlite3_changes(c->db) == 0 ? -ENOENT : 0;
+	finish(st, 0);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static void read_settings(sqlite3_stmt *st, struct settings_record *r)
+{
+	memset(r, 0, sizeof(*r));
+	sqlite_db_column_copy(st, 0, r->environment, sizeof(r->environment));
+	sqlite_db_column_copy(st, 1, r->service, sizeof(r->service));
+	r->has_enabled = sqlite3_column_type(st, 2) != SQLITE_NULL;
+	r->enabled = sqlite3_column_int(st, 2) != 0;
+	r->has_sample_rate_hz = sqlite3_column_type(st, 3) != SQLITE_NULL;
+	r->sample_rate_hz = sqlite3_column_int(st, 3);
+	r->has_upload_interval_s = sqlite3_column_type(st, 4) != SQLITE_NULL;
+	r->upload_interval_s = sqlite3_column_int(st, 4);
+	r->has_poll_interval_s = sqlite3_column_type(st, 5) != SQLITE_NULL;
+	r->poll_interval_s = sqlite3_column_int(st, 5);
+}
+
+static int cp_settings_get(struct cp_store *s, const char *environment, const char *service,
+			   struct settings_record *ret)
+{
+	struct sqlite_cp *c = to_sqlite(s);
+	sqlite3_stmt *st = c->st[ST_SETTINGS_GET];
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	sqlite3_bind_text(st, 1, environment, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, service ? service : "", -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		read_settings(st, ret);
+	rc = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : -EIO;
+	finish(st, 0);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static int cp_settings_list(struct cp_store *s, const char *environment,
+			    struct settings_record **ret, size_t *ret_n)
+{
+	struct sqlite_cp *c = to_sqlite(s);
+	sqlite3_stmt *st = c->st[ST_SETTINGS_LIST];
+	struct settings_record *arr = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	sqlite3_bind_text(st, 1, environment, -1, SQLITE_TRANSIENT);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&arr, &cap, n, sizeof(*arr))) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		read_settings(st, &arr[n++]);
+	}
+	finish(st, 0);
+	pthread_mutex_unlock(&c->lock);
+	if (rc != SQLITE_DONE) {
+		free(arr);
+		return rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
+	}
+	*ret = arr;
+	*ret_n = n;
+	return 0;
+}
+
+static void bind_optional_int(sqlite3_stmt *st, int idx, bool has, int value)
+{
+	if (has)
+		sqlite3_bind_int(st, idx, value);
+	else
+		sqlite3_bind_null(st, idx);
+}
+
+static int settings_write(struct sqlite_cp *c, const struct settings_record *r)
+{
+	sqlite3_stmt *st = c->st[ST_SETTINGS_PUT];
+	int rc;
+
+	sqlite3_bind_text(st, 1, r->environment, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, r->service, -1, SQLITE_TRANSIENT);
+	bind_optional_int(st, 3, r->has_enabled, r->enabled);
+	bind_optional_int(st, 4, r->has_sample_rate_hz, r->sample_rate_hz);
+	bind_optional_int(st, 5, r->has_upload_interval_s, r->upload_interval_s);
+	bind_optional_int(st, 6, r->has_poll_interval_s, r->poll_interval_s);
+	sqlite3_bind_int64(st, 7, time(NULL));
+	rc = sqlite3_step(st);
+	rc = rc != SQLITE_DONE ? -EIO : sqlite3_changes(c->db) == 0 ? -ENOENT : 0;
+	return finish(st, rc);
+}
+
+static int audit_write(struct sqlite_cp *c, const struct audit_record *a)
+{
+	sqlite3_stmt *st = c->st[ST_AUDIT_ADD];
+
+	sqlite3_bind_int64(st, 1, a->time ? a->time : time(NULL));
+	sqlite3_bind_int64(st, 2, a->token_id);
+	sqlite3_bind_text(st, 3, a->token_name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 4, a->environment, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 5, a->service, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 6, a->before_json, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 7, a->after_json, -1, SQLITE_TRANSIENT);
+	return sqlite_db_step_done(st);
+}
+
+static int cp_settings_put(struct cp_store *s, const struct settings_record *r,
+			   const struct audit_record *a)
+{
+	struct sqlite_cp *c = to_sqlite(s);
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	rc = sqlite_db_step_done(c->st[ST_BEGIN]);
+	if (rc)
+		goto out;
+	rc = settings_write(c, r);
+	if (!rc && a)
+		rc = audit_write(c, a);
+	if (!rc)
+		rc = sqlite_db_step_done(c->st[ST_COMMIT]);
+	if (rc)
+		sqlite_db_step_done(c->st[ST_ROLLBACK]);
+out:
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static char *column_strdup(sqlite3_stmt *st, int col, int *ret_oom)
+{
+	const unsigned char *text = sqlite3_column_text(st, col);
+	char *copy;
+
+	if (!text)
+		return NULL;
+	copy = strdup((const char *)text);
+	if (!copy)
+		*ret_oom = 1;
+	return copy;
+}
+
+static int cp_audit_list(struct cp_store *s, const char *environment, int64_t since, size_t limit,
+			 struct audit_record **ret, size_t *ret_n)
+{
+	struct sqlite_cp *c = to_sqlite(s);
+	sqlite3_stmt *st = c->st[ST_AUDIT_LIST];
+	struct audit_record *arr = NULL;
+	size_t n = 0, cap = 0;
+	int rc, oom = 0;
+
+	pthread_mutex_lock(&c->lock);
+	sqlite3_bind_text(st, 1, environment, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 2, since);
+	sqlite3_bind_int64(st, 3, (int64_t)limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct audit_record *a;
+
+		if (grow((void **)&arr, &cap, n, sizeof(*arr))) {
+			oom = 1;
+			break;
+		}
+		a = &arr[n++];
+		a->id = sqlite3_column_int64(st, 0);
+		a->time = sqlite3_column_int64(st, 1);
+		a->token_id = sqlite3_column_int64(st, 2);
+		sqlite_db_column_copy(st, 3, a->token_name, sizeof(a->token_name));
+		sqlite_db_column_copy(st, 4, a->environment, sizeof(a->environment));
+		sqlite_db_column_copy(st, 5, a->service, sizeof(a->service));
+		a->before_json = column_strdup(st, 6, &oom);
+		a->after_json = column_strdup(st, 7, &oom);
+		if (oom)
+			break;
+	}
+	finish(st, 0);
+	pthread_mutex_unlock(&c->lock);
+	if (oom || rc != SQLITE_DONE) {
+		audit_records_free(arr, n);
+		return oom ? -ENOMEM : -EIO;
+	}
+	*ret = arr;
+	*ret_n = n;
+	return 0;
+}
+
+static int cp_deployment_add(struct cp_store *s, const struct deployment_record *d, int64_t *ret_id)
+{
+	struct sqlite_cp *c = to_sqlite(s);
+	sqlite3_stmt *st = c->st[ST_DEPLOY_ADD];
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	sqlite3_bind_text(st, 1, d->environment, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, d->service, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, d->version, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 4, d->time);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE && ret_id)
+		*ret_id = sqlite3_last_insert_rowid(c->db);
+	rc = finish(st, rc == SQLITE_DONE ? 0 : -EIO);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static int cp_deployment_list(struct cp_store *s, const char *environment, const char *service,
+			      int64_t start, int64_t end, struct deployment_record **ret,
+			      size_t *ret_n)
+{
+	struct sqlite_cp *c = to_sqlite(s);
+	sqlite3_stmt *st = c->st[ST_DEPLOY_LIST];
+	struct deployment_record *arr = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	sqlite3_bind_text(st, 1, environment, -1, SQLITE_TRANSIENT);
+	if (service && *service)
+		sqlite3_bind_text(st, 2, service, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 3, start);
+	sqlite3_bind_int64(st, 4, end);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct deployment_record *d;
+
+		if (grow((void **)&arr, &cap, n, sizeof(*arr))) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		d = &arr[n++];
+		d->id = sqlite3_column_int64(st, 0);
+		sqlite_db_column_copy(st, 1, d->environment, sizeof(d->environment));
+		sqlite_db_column_copy(st, 2, d->service, sizeof(d->service));
+		sqlite_db_column_copy(st, 3, d->version, sizeof(d->version));
+		d->time = sqlite3_column_int64(st, 4);
+	}
+	finish(st, 0);
+	pthread_mutex_unlock(&c->lock);
+	if (rc != SQLITE_DONE) {
+		free(arr);
+		return rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
+	}
+	*ret = arr;
+	*ret_n = n;
+	return 0;
+}
+
+static int cp_agent_report_put(struct cp_store *s, const struct agent_report *r)
+{
+	struct sqlite_cp *c = to_sqlite(s);
+	sqlite3_stmt *st = c->st[ST_AGENT_PUT];
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	sqlite3_bind_text(st, 1, r->environment, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, r->agent_id, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, r->service, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 4, r->node, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 5, r->version, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 6, r->reported_at);
+	sqlite3_bind_double(st, 7, r->window_s);
+	sqlite3_bind_double(st, 8, r->cpu_s);
+	sqlite3_bind_double(st, 9, r->bpf_s);
+	sqlite3_bind_int64(st, 10, r->lost_samples);
+	sqlite3_bind_int64(st, 11, r->unknown_frames);
+	sqlite3_bind_int64(st, 12, r->processes);
+	rc = sqlite_db_step_done(st);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static int cp_agent_report_list(struct cp_store *s, const char *environment,
+				struct agent_report **ret, size_t *ret_n)
+{
+	struct sqlite_cp *c = to_sqlite(s);
+	sqlite3_stmt *st = c->st[ST_AGENT_LIST];
+	struct agent_report *arr = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	sqlite3_bind_text(st, 1, environment, -1, SQLITE_TRANSIENT);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct agent_report *r;
+
+		if (grow((void **)&arr, &cap, n, sizeof(*arr))) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		r = &arr[n++];
+		sqlite_db_column_copy(st, 0, r->environment, sizeof(r->environment));
+		sqlite_db_column_copy(st, 1, r->agent_id, sizeof(r->agent_id));
+		sqlite_db_column_copy(st, 2, r->service, sizeof(r->service));
+		sqlite_db_column_copy(st, 3, r->node, sizeof(r->node));
+		sqlite_db_column_copy(st, 4, r->version, sizeof(r->version));
+		r->reported_at = sqlite3_column_int64(st, 5);
+		r->window_s = sqlite3_column_double(st, 6);
+		r->cpu_s = sqlite3_column_double(st, 7);
+		r->bpf_s = sqlite3_column_double(st, 8);
+		r->lost_samples = sqlite3_column_int64(st, 9);
+		r->unknown_frames = sqlite3_column_int64(st, 10);
+		r->processes = sqlite3_column_int64(st, 11);
+	}
+	finish(st, 0);
+	pthread_mutex_unlock(&c->lock);
+	if (rc != SQLITE_DONE) {
+		free(arr);
+		return rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
+	}
+	*ret = arr;
+	*ret_n = n;
+	return 0;
+}
+
+static const struct cp_store_ops sqlite_cp_ops = {
+	.close = cp_close,
+	.environment_create = cp_environment_create,
+	.environment_get = cp_environment_get,
+	.token_create = cp_token_create,
+	.token_find_by_hash = cp_token_find_by_hash,
+	.token_list = cp_token_list,
+	.token_revoke = cp_token_revoke,
+	.settings_get = cp_settings_get,
+	.settings_list = cp_settings_list,
+	.settings_put = cp_settings_put,
+	.audit_list = cp_audit_list,
+	.deployment_add = cp_deployment_add,
+	.deployment_list = cp_deployment_list,
+	.agent_report_put = cp_agent_report_put,
+	.agent_report_list = cp_agent_report_list,
+};
+
+int cp_store_sqlite_open(const char *path, struct cp_store **ret)
+{
+	struct sqlite_cp *c;
+	int err;
+
+	*ret = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->base.ops = &sqlite_cp_ops;
+	pthread_mutex_init(&c->lock, NULL);
+	err = sqlite_db_open(path, schema, &c->db);
+	if (!err)
+		err = sqlite_db_prepare_all(c->db, statements, c->st, ST_COUNT);
+	if (err) {
+		cp_close(&c->base);
+		return err;
+	}
+	*ret = &c->base;
+	return 0;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What the two SQLite backends share: opening the one database file with the same pragmas
+ * (WAL, busy timeout, synchronous level). Only store_sqlite_*.c include this header. */
+#ifndef ROOTTRACE_STORE_SQLITE_DB_H
+#define ROOTTRACE_STORE_SQLITE_DB_H
+
+#include <sqlite3.h>
+
+/* Opens (creating if needed) the database at path and applies the pragmas and `schema`
+ * (CREATE ... IF NOT EXISTS statements). 0 or -errno; *ret is NULL on failure. */
+int sqlite_db_open(const char *path, const char *schema, sqlite3 **ret);
+
+/* Prepares every statement of a NULL-terminated list; 0 or -EINVAL. */
+int sqlite_db_prepare_all(sqlite3 *db, const char *const *sql, sqlite3_stmt **ret, int n);
+void sqlite_db_finalize_all(sqlite3_stmt **stmts, int n);
+
+/* Runs a statement that returns no rows (BEGIN, COMMIT, ...), then resets it. 0 or -EIO. */
+int sqlite_db_step_done(sqlite3_stmt *st);
+
+/* Copies column text into a fixed buffer (empty string for NULL). */
+void sqlite_db_column_copy(sqlite3_stmt *st, int col, char *dst, size_t dst_len);
+
+#endif
