@@ -1,0 +1,239 @@
+# SPDX-License-Identifier: Apache-2.0
+# A real roottrace-collector for tests: started on 127.0.0.1 (port 0, the bound port read from
+# its log) with a temporary data dir, initialised, with helpers to mint tokens, make HTTP
+# calls with urllib, upload pprof, and read the SQLite file directly. Stops and cleans up.
+#
+#   with Collector() as c:
+#       tok = c.create_token("collector")
+#       status, body = c.get_json("/api/apm/config", tok)
+import json
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+
+def build_dir():
+    return os.environ.get("ROOTTRACE_BUILD") or os.path.join(
+        os.environ.get("ROOTTRACE_SRC", os.getcwd()), "build")
+
+
+def collector_binary():
+    return os.path.join(build_dir(), "roottrace-collector")
+
+
+class Collector:
+    def __init__(self, environment="production", serve_args=(), start=True):
+        self.binary = collector_binary()
+        self.tmp = tempfile.mkdtemp(prefix="rt-collector-")
+        self.data = os.path.join(self.tmp, "data")
+        self.log_path = os.path.join(self.tmp, "collector.log")
+        self.environment = environment
+        self.serve_args = list(serve_args)
+        self.proc = None
+        self.port = None
+        self.tokens = {}  # secret -> (kind, environment, role)
+        out = self.cli("init", "--data", self.data, "--environment", environment)
+        self.admin_token = out.strip()
+        self.tokens[self.admin_token] = ("user", environment, "admin")
+        if start:
+            self.start()
+
+    # ------------------------------------------------------------------ process ----
+    def cli(self, *args, check=True):
+        r = subprocess.run([self.binary] + list(args), capture_output=True, text=True, timeout=60)
+        if check and r.returncode != 0:
+            raise RuntimeError("%s %s: exit %d: %s" % (self.binary, " ".join(args), r.returncode,
+                                                       r.stderr.strip()))
+        return r.stdout
+
+    def start(self, extra_args=()):
+        assert self.proc is None, "already running"
+        self._log = open(self.log_path, "a")
+        offset = self._log.tell()
+        self.proc = subprocess.Popen(
+            [self.binary, "serve", "--data", self.data, "--listen", "127.0.0.1:0"]
+            + self.serve_args + list(extra_args),
+            stdout=self._log, stderr=self._log)
+        deadline = time.time() + 15
+        while time.time() < deadline:
+            with open(self.log_path) as f:
+                f.seek(offset)
+                m = re.search(r"listening on [0-9.]+:(\d+)", f.read())
+            if m:
+                self.port = int(m.group(1))
+                return self
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        log = self.log()
+        self.stop()
+        raise RuntimeError("collector did not start: %s" % log[-2000:])
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        """SIGTERM (graceful) by default; returns the exit code."""
+        rc = None
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.send_signal(sig)
+            try:
+                rc = self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                rc = self.proc.wait()
+            self.proc = None
+            self._log.close()
+        return rc
+
+    def kill(self):
+        """kill -9: no chance to flush or close anything."""
+        return self.stop(sig=signal.SIGKILL)
+
+    def restart(self, extra_args=()):
+        self.stop()
+        return self.start(extra_args)
+
+    def log(self):
+        try:
+            with open(self.log_path) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def close(self):
+        self.stop()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ------------------------------------------------------------------- tokens ----
+    def create_token(self, kind="collector", environment=None, role=None, name=None):
+        env = environment or self.environment
+        args = ["token", "create", "--data", self.data, "--environment", env, "--kind", kind]
+        if role:
+            args += ["--role", role]
+        if name:
+            args += ["--name", name]
+        secret = self.cli(*args).strip()
+        self.tokens[secret] = (kind, env, role)
+        return secret
+
+    def list_tokens(self):
+        lines = self.cli("token", "list", "--data", self.data).splitlines()[1:]
+        out = []
+        for line in lines:
+            f = line.split()
+            out.append({"id": int(f[0]), "name": f[1], "environment": f[2], "kind": f[3],
+                        "role": f[4], "state": f[5]})
+        return out
+
+    def revoke_token(self, token_id):
+        self.cli("token", "revoke", "--data", self.data, str(token_id))
+
+    def token_id(self, name):
+        return [t["id"] for t in self.list_tokens() if t["name"] == name][-1]
+
+    # --------------------------------------------------------------------- HTTP ----
+    def url(self, path, params=None):
+        q = "?" + urllib.parse.urlencode(params) if params else ""
+        return "http://127.0.0.1:%d%s%s" % (self.port, path, q)
+
+    def request(self, method, path, token=None, body=None, params=None, headers=None,
+                content_type=None, scheme=None, timeout=30):
+        """Returns (status, headers dict, body bytes); never raises on an HTTP status."""
+        hdrs = dict(headers or {})
+        if token is not None:
+            if scheme is None:
+                scheme = "Collector" if token.startswith("rtc_") else "Bearer"
+            hdrs["Authorization"] = "%s %s" % (scheme, token)
+        if content_type:
+            hdrs["Content-Type"] = content_type
+        req = urllib.request.Request(self.url(path, params), data=body, method=method,
+                                     headers=hdrs)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return r.status, dict(r.headers), r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers), e.read()
+
+    def _json(self, status, body):
+        try:
+            return status, json.loads(body) if body else None
+        except ValueError:
+            return status, body
+
+    def get_json(self, path, token=None, params=None, **kw):
+        status, _, body = self.request("GET", path, token, params=params, **kw)
+        return self._json(status, body)
+
+    def put_json(self, path, token, doc, **kw):
+        data = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
+        kw.setdefault("content_type", "application/json")
+        status, _, body = self.request("PUT", path, token, body=data, **kw)
+        return self._json(status, body)
+
+    def post_json(self, path, token, doc, **kw):
+        data = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
+        kw.setdefault("content_type", "application/json")
+        status, _, body = self.request("POST", path, token, body=data, **kw)
+        return self._json(status, body)
+
+    def upload(self, token, data, service, profile_type, deployment=None, params=None,
+               headers=None, content_type="application/octet-stream"):
+        """POST /api/apm/profiles; returns (status, parsed JSON body)."""
+        p = {"service": service, "profile_type": profile_type}
+        if deployment is not None:
+            p["deployment"] = deployment
+        p.update(params or {})
+        status, _, body = self.request("POST", "/api/apm/profiles", token, body=data, params=p,
+                                       headers=headers, content_type=content_type)
+        return self._json(status, body)
+
+    def metrics(self):
+        status, _, body = self.request("GET", "/metrics")
+        assert status == 200, status
+        out = {}
+        for line in body.decode().splitlines():
+            if line and not line.startswith("#"):
+                name, value = line.rsplit(" ", 1)
+                out[name] = float(value)
+        return out
+
+    # ----------------------------------------------------------- stored data ----
+    def db(self):
+        """A read-only connection to the collector's SQLite file (WAL readers are safe)."""
+        path = os.path.join(self.data, "roottrace.db")
+        return sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=10)
+
+    def stored_rows(self, service=None, profile_type=None, environment=None):
+        """[(environment, service, deployment, profile_type, bucket, frames tuple, value)]."""
+        sql = ("SELECT s.environment, s.service, s.deployment, s.profile_type, r.bucket,"
+               " st.frames, r.value FROM rollups r JOIN series s ON s.id = r.series_id"
+               " JOIN stacks st ON st.id = r.stack_id WHERE 1=1")
+        args = []
+        for col, val in (("s.service", service), ("s.profile_type", profile_type),
+                         ("s.environment", environment)):
+            if val is not None:
+                sql += " AND %s = ?" % col
+                args.append(val)
+        with self.db() as db:
+            rows = db.execute(sql, args).fetchall()
+        return [(e, s, d, t, b, tuple(f.split("\n")), v) for e, s, d, t, b, f, v in rows]
+
+    def stored_total(self, service=None, profile_type=None, environment=None):
+        return sum(r[-1] for r in self.stored_rows(service, profile_type, environment))
+
+    def count(self, table):
+        with self.db() as db:
+            return db.execute("SELECT count(*) FROM %s" % table).fetchone()[0]
