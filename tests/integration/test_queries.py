@@ -1,0 +1,393 @@
+# SPDX-License-Identifier: Apache-2.0
+# Collector read side against the real collector on 127.0.0.1: hand-computed answers through
+# HTTP, measurements never mixed, cost only for CPU, export that go tool pprof opens and that
+# re-ingests to identical answers, and an anchored diff across a deploy marker.
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import harness
+import pprof_writer
+
+try:
+    import collector_fixture
+except ImportError:  # the collector core's fixture has not landed yet
+    collector_fixture = None
+
+SEC = 1000000000
+HOUR = 3600
+# A whole hour two days ago: explicit windows stay clear of "now" and of each other.
+BASE = (int(time.time()) // 86400 - 2) * 86400
+
+
+def cpu(stacks, at, period=10000000):
+    """stacks: {"a;b;c": value_ns}; one cpu pprof stamped at unix second `at`."""
+    return pprof_writer.build_gz([(k.split(";"), v) for k, v in stacks.items()],
+                                 sample_types=(("cpu", "nanoseconds"),),
+                                 period_type=("cpu", "nanoseconds"), period=period,
+                                 time_nanos=at * SEC, duration_nanos=60 * SEC)
+
+
+def wall(stacks, at):
+    return pprof_writer.build_gz([(k.split(";"), v) for k, v in stacks.items()],
+                                 sample_types=(("wall", "nanoseconds"),),
+                                 period_type=("wall", "nanoseconds"), period=10000000,
+                                 time_nanos=at * SEC, duration_nanos=60 * SEC)
+
+
+def heap(stacks, at):
+    return pprof_writer.build_gz([(k.split(";"), v) for k, v in stacks.items()],
+                                 sample_types=(("inuse_space", "bytes"),),
+                                 period_type=("space", "bytes"), period=524288,
+                                 time_nanos=at * SEC, duration_nanos=0)
+
+
+class QueryTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if collector_fixture is None:
+            raise unittest.SkipTest("tests/lib/collector_fixture.py not available yet")
+        cls.fx = collector_fixture.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.fx.stop()
+
+    # ---- HTTP helpers -------------------------------------------------------------------
+    def request(self, method, path, params=None, body=None, token=None, kind="Bearer"):
+        url = self.fx.url + path
+        if params:
+            url += "?" + urllib.parse.urlencode(params)
+        req = urllib.request.Request(url, data=body, method=method)
+        req.add_header("Authorization", "%s %s" % (kind, token or self.fx.viewer_token))
+        if body is not None:
+            req.add_header("Content-Type", "application/octet-stream")
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, r.read(), r.headers
+        except urllib.error.HTTPError as e:
+            return e.code, e.read(), e.headers
+
+    def get(self, path, expect=200, **params):
+        status, body, _ = self.request("GET", path, params)
+        self.assertEqual(status, expect, body[:400])
+        return json.loads(body) if expect != 200 or not path.endswith(("export", "collapsed")) \
+            else body
+
+    def upload(self, service, profile_type, pb, deployment=None):
+        params = {"service": service, "profile_type": profile_type}
+        if deployment:
+            params["deployment"] = deployment
+        status, body, _ = self.request("POST", "/api/apm/profiles", params, pb,
+                                       token=self.fx.collector_token, kind="Collector")
+        self.assertEqual(status, 200, body[:400])
+        return json.loads(body)
+
+    def deploy(self, service, version, at):
+        status, body, _ = self.request(
+            "POST", "/api/apm/deployments", None,
+            json.dumps({"service": service, "version": version, "time": at}).encode(),
+            token=self.fx.collector_token, kind="Collector")
+        self.assertIn(status, (200, 201), body[:400])
+
+    def window(self, start, end):
+        return {"start": str(start), "end": str(end)}
+
+    def top(self, service, ptype, start, end, **extra):
+        return self.get("/api/apm/profiles/top", service=service, profile_type=ptype,
+                        limit=1000, **self.window(start, end), **extra)
+
+    # ---- tests --------------------------------------------------------------------------
+    def test_every_answer_names_measurement_unit_window_and_total(self):
+        self.upload("names", "cpu", cpu({"main;work": 5 * SEC}, BASE + 10))
+        for path in ("flamegraph", "top", "cost"):
+            r = self.get("/api/apm/profiles/" + path, service="names", profile_type="cpu",
+                         **self.window(BASE, BASE + HOUR))
+            self.assertEqual(r["measurement"], "cpu", path)
+            self.assertEqual(r["unit"], "nanoseconds", path)
+            self.assertEqual(r["window"], {"start": BASE, "end": BASE + HOUR, "seconds": HOUR})
+            self.assertEqual(r["total"], 5 * SEC, path)
+
+    def test_top_shares_and_recursion_by_hand(self):
+        self.upload("tophand", "cpu", cpu({"main;f;g;f": 30, "main;f": 10, "main;h": 60},
+                                          BASE + 20))
+        r = self.top("tophand", "cpu", BASE, BASE + HOUR)
+        funcs = {f["name"]: f for f in r["functions"]}
+        self.assertEqual(r["total"], 100)
+        self.assertEqual([f["name"] for f in r["functions"]][:2], ["h", "f"])
+        self.assertEqual(funcs["f"]["self"], 40)
+        self.assertEqual(funcs["f"]["total"], 40)  # recursion counts once per stack
+        self.assertAlmostEqual(funcs["f"]["self_share"], 40.0)
+        self.assertEqual(funcs["g"]["self"], 0)
+        self.assertEqual(funcs["g"]["total"], 30)
+        self.assertAlmostEqual(funcs["main"]["total_share"], 100.0)
+
+    def test_missing_mixed_or_unknown_profile_type_is_refused(self):
+        self.upload("refuse", "cpu", cpu({"main": 1}, BASE))
+        for ptype in (None, "cpu,wall", "cpu+wall", "cpuwall", ""):
+            params = {"service": "refuse", **self.window(BASE, BASE + HOUR)}
+            if ptype is not None:
+                params["profile_type"] = ptype
+            for path in ("flamegraph", "top", "diff", "cost", "export", "collapsed"):
+                status, body, _ = self.request("GET", "/api/apm/profiles/" + path, params)
+                self.assertEqual(status, 400, (path, ptype, body[:200]))
+                err = json.loads(body)
+                self.assertIn("profile_type", err["detail"], (path, ptype))
+
+    def test_cpu_query_never_sees_wall_data_of_the_same_service(self):
+        self.upload("mixed", "cpu", cpu({"main;compute": 7 * SEC}, BASE + 30))
+        self.upload("mixed", "wall", wall({"main;sleep": 50 * SEC, "main;compute": 8 * SEC},
+                                          BASE + 30))
+        c = self.top("mixed", "cpu", BASE, BASE + HOUR)
+        w = self.top("mixed", "wall", BASE, BASE + HOUR)
+        self.assertEqual(c["total"], 7 * SEC)
+        self.assertEqual(c["measurement"], "cpu")
+        self.assertNotIn("sleep", [f["name"] for f in c["functions"]])
+        self.assertEqual(w["total"], 58 * SEC)
+        self.assertEqual(w["measurement"], "wall")
+        fg = self.get("/api/apm/profiles/flamegraph", service="mixed", profile_type="cpu",
+                      **self.window(BASE, BASE + HOUR))
+        self.assertEqual(fg["root"]["total"], 7 * SEC)
+
+    def test_cost_by_hand_and_null_for_wall(self):
+        # 3,600 CPU-seconds of one function in a one-hour window: 1 vCPU, 730 vCPU-h/month
+        self.upload("costly", "cpu", cpu({"main;work": 3000 * SEC}, BASE + 100))
+        self.upload("costly", "cpu", cpu({"main;work": 600 * SEC, "main;gc": 360 * SEC},
+                                         BASE + 2000))
+        self.upload("costly", "wall", wall({"main;work": 9000 * SEC}, BASE + 100))
+        r = self.get("/api/apm/profiles/cost", service="costly", profile_type="cpu",
+                     **self.window(BASE, BASE + HOUR))
+        work = [f for f in r["cost"]["functions"] if f["name"] == "work"][0]
+        self.assertAlmostEqual(work["cpu_seconds"], 3600.0)
+        self.assertAlmostEqual(work["avg_vcpus"], 1.0)
+        self.assertAlmostEqual(work["vcpu_hours_per_month"], 730.0)
+        self.assertAlmostEqual(r["cost"]["service"]["cpu_seconds"], 3960.0)
+        self.assertAlmostEqual(r["cost"]["service"]["vcpu_hours_per_month"], 803.0)
+        w = self.get("/api/apm/profiles/cost", service="costly", profile_type="wall",
+                     **self.window(BASE, BASE + HOUR))
+        self.assertIn("cost", w)
+        self.assertIsNone(w["cost"])
+        self.assertTrue(w["reason"])
+        self.assertEqual(w["measurement"], "wall")
+
+    def test_heap_is_averaged_over_uploads_not_summed(self):
+        for i in range(12):  # twelve snapshots of 1 GB in one hour
+            self.upload("heapy", "heap", heap({"main;cache": 1 << 30}, BASE + i * 300 + 5))
+        r = self.top("heapy", "heap", BASE, BASE + HOUR)
+        self.assertEqual(r["unit"], "bytes")
+        self.assertEqual(r["total"], 1 << 30)
+        c = self.get("/api/apm/profiles/cost", service="heapy", profile_type="heap",
+                     **self.window(BASE, BASE + HOUR))
+        self.assertIsNone(c["cost"])
+
+    def test_flamegraph_root_equals_top_total_and_folding_adds_up(self):
+        stacks = {"main;a;b": 100, "main;a;c": 50, "main;d": 30, "main;e;f;g": 20, "x": 7}
+        self.upload("tree", "cpu", cpu(stacks, BASE + 40))
+        top = self.top("tree", "cpu", BASE, BASE + HOUR)
+        full = self.get("/api/apm/profiles/flamegraph", service="tree", profile_type="cpu",
+                        **self.window(BASE, BASE + HOUR))
+        self.assertEqual(full["root"]["total"], top["total"])
+        self.assertEqual(full["root"]["total"], 207)
+        self.assertFalse(full["folded"])
+        folded = self.get("/api/apm/profiles/flamegraph", service="tree", profile_type="cpu",
+                          max_nodes=4, **self.window(BASE, BASE + HOUR))
+        self.assertTrue(folded["folded"])
+        self.assertEqual(folded["root"]["total"], 207)
+        count = self.check_tree(folded["root"])
+        self.assertLessEqual(count, 4)
+        self.assertEqual(count, folded["nodes"])
+        names = [c["name"] for c in folded["root"]["children"]]
+        self.assertIn("other", names + [g["name"] for c in folded["root"]["children"]
+                                        for g in c["children"]])
+        status, body, _ = self.request("GET", "/api/apm/profiles/flamegraph",
+                                       {"service": "tree", "profile_type": "cpu",
+                                        "max_nodes": "1"})
+        self.assertEqual(status, 400)
+
+    def check_tree(self, node):
+        """self + children totals == total, no child wider than its parent; node count."""
+        count, total = 1, node["self"]
+        for c in node["children"]:
+            self.assertLessEqual(c["total"], node["total"])
+            count += self.check_tree(c)
+            total += c["total"]
+        self.assertEqual(total, node["total"], node["name"])
+        return count
+
+    def test_collapsed_lines(self):
+        self.upload("folded", "cpu", cpu({"main;a;b": 100, "main;c": 5}, BASE + 50))
+        body = self.get("/api/apm/profiles/collapsed", service="folded", profile_type="cpu",
+                        **self.window(BASE, BASE + HOUR))
+        self.assertEqual(body.decode().splitlines(), ["main;a;b 100", "main;c 5"])
+
+    def test_export_matches_top_opens_in_go_pprof_and_reingests_identically(self):
+        stacks = {"main;serve;render": 4 * SEC, "main;serve;render;decode": 3 * SEC,
+                  "main;serve;render;decode;malloc": 2 * SEC, "main;gc": SEC}
+        self.upload("exp", "cpu", cpu(stacks, BASE + 60))
+        self.upload("exp", "cpu", cpu({"main;gc": SEC, "main;serve": SEC // 2}, BASE + 1900))
+        win = self.window(BASE, BASE + HOUR)
+        top = self.top("exp", "cpu", BASE, BASE + HOUR)
+        ours = {f["name"]: f["self"] for f in top["functions"] if f["self"]}
+        status, pb, headers = self.request("GET", "/api/apm/profiles/export",
+                                           {"service": "exp", "profile_type": "cpu", **win})
+        self.assertEqual(status, 200, pb[:200])
+        self.assertEqual(pb[:2], b"\x1f\x8b")
+        prof = pprof_writer.parse(pb)
+        self.assertEqual(prof["sample_types"], [("cpu", "nanoseconds")])
+        self.assertEqual(prof["period"], 10000000)
+        self.assertEqual(prof["time_nanos"], BASE * SEC)
+        self.assertEqual(prof["duration_nanos"], HOUR * SEC)
+        leaf = {}
+        for frames, values in prof["samples"]:
+            leaf[frames[-1]] = leaf.get(frames[-1], 0) + values[0]
+        self.assertEqual(leaf, ours)
+        self.assertEqual(self.go_pprof_flat(pb), ours)
+        # re-ingested under another service: the same answers
+        self.upload("exp-copy", "cpu", pb)
+        again = self.top("exp-copy", "cpu", BASE, BASE + HOUR)
+        self.assertEqual(again["total"], top["total"])
+        self.assertEqual(again["functions"], top["functions"])
+
+    def go_pprof_flat(self, pb):
+        go = shutil.which("go")
+        if not go:
+            self.skipTest("go not installed")
+        tmp = tempfile.mkdtemp(prefix="rt-export-")
+        try:
+            path = os.path.join(tmp, "cpu.pb.gz")
+            with open(path, "wb") as f:
+                f.write(pb)
+            env = dict(os.environ, GOFLAGS="-mod=mod", GOPROXY="off", GOTOOLCHAIN="local",
+                       GOCACHE=os.path.join(tmp, "gocache"), HOME=tmp)
+            out = subprocess.run([go, "tool", "pprof", "-top", "-symbolize=none", "-unit=ns",
+                                  "-nodecount=1000", "-nodefraction=0", "-edgefraction=0",
+                                  path], env=env, capture_output=True, text=True, timeout=120)
+            self.assertEqual(out.returncode, 0, out.stderr)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        flat = {}
+        for line in out.stdout.splitlines():
+            m = re.match(r"\s*(\d+)ns\s+[\d.]+%\s+[\d.]+%\s+\d+ns\s+[\d.]+%\s+(.+)$", line)
+            if m and int(m.group(1)):
+                flat[m.group(2).strip()] = int(m.group(1))
+        return flat
+
+    def test_product_docs_diff_through_the_api(self):
+        before = {"main;serve;api/serialize.renderPayload": 1123200000,
+                  "main;serve;api/serialize.renderPayload;encoding/json.Decode": 631800000,
+                  "main;serve;api/serialize.renderPayload;encoding/json.Decode;"
+                  "runtime.mallocgc": 421200000,
+                  "main;serve;handleOther": 4843800000}
+        after = {"main;serve;api/serialize.renderPayload": 1298880000,
+                 "main;serve;api/serialize.renderPayload;encoding/json.Decode": 2103300000,
+                 "main;serve;api/serialize.renderPayload;encoding/json.Decode;"
+                 "runtime.mallocgc": 885600000,
+                 "main;serve;handleOther": 3092220000}
+        self.upload("docs", "cpu", cpu(before, BASE + 100))
+        self.upload("docs", "cpu", cpu(after, BASE + HOUR + 100))
+        r = self.get("/api/apm/profiles/diff", service="docs", profile_type="cpu",
+                     before_start=BASE, before_end=BASE + HOUR, after_start=BASE + HOUR,
+                     after_end=BASE + 2 * HOUR)
+        self.assertEqual(r["mode"], "explicit")
+        self.assertEqual(r["before"]["total"], 7020000000)
+        self.assertEqual(r["after"]["total"], 7380000000)
+        self.assertAlmostEqual(r["total_change_pct"], 360 * 100 / 7020, places=6)
+        movers = {m["name"]: m for m in r["movers"]}
+        self.assertEqual(r["movers"][0]["name"], "encoding/json.Decode")
+        self.assertAlmostEqual(r["movers"][0]["delta_pts"], 19.5, places=6)
+        rp = movers["api/serialize.renderPayload"]
+        dec = movers["encoding/json.Decode"]
+        for got, want in ((rp["before_self_share"], 16.0), (rp["before_total_share"], 31.0),
+                          (rp["after_self_share"], 17.6), (rp["after_total_share"], 58.1),
+                          (dec["before_self_share"], 9.0), (dec["before_total_share"], 15.0),
+                          (dec["after_self_share"], 28.5), (dec["after_total_share"], 40.5)):
+            self.assertAlmostEqual(got, want, places=6)
+
+    def test_diff_normalises_twice_the_traffic(self):
+        shape = {"main;a": 300, "main;b;c": 500, "main;d": 200}
+        self.upload("traffic", "cpu", cpu(shape, BASE + 100))
+        self.upload("traffic", "cpu", cpu({k: 2 * v for k, v in shape.items()},
+                                          BASE + HOUR + 100))
+        r = self.get("/api/apm/profiles/diff", service="traffic", profile_type="cpu",
+                     before_start=BASE, before_end=BASE + HOUR, after_start=BASE + HOUR,
+                     after_end=BASE + 2 * HOUR)
+        self.assertAlmostEqual(r["total_change_pct"], 100.0)
+        self.assertTrue(r["movers"])
+        for m in r["movers"]:
+            self.assertLessEqual(abs(m["delta_pts"]), 0.1, m)
+
+    def test_anchored_diff_over_a_deploy_marker_ranks_the_changed_function_first(self):
+        t = BASE + 12 * 300 + 120  # a deploy in the middle of a bucket
+        for i in range(-3, 0):  # 15 minutes before: parse is hot
+            self.upload("anch", "cpu", cpu({"main;handle;parse": 8 * SEC,
+                                            "main;handle;render": 2 * SEC}, t + i * 300))
+        self.deploy("anch", "v2", t)
+        for i in range(1, 4):  # 15 minutes after: render is hot
+            self.upload("anch", "cpu", cpu({"main;handle;parse": 3 * SEC,
+                                            "main;handle;render": 9 * SEC}, t + i * 300))
+        r = self.get("/api/apm/profiles/diff", service="anch", profile_type="cpu",
+                     anchor=str(t), window="15m")
+        self.assertEqual(r["mode"], "anchor")
+        self.assertEqual(r["movers"][0]["name"], "render")
+        self.assertGreater(r["movers"][0]["delta_pts"], 50)
+        self.assertEqual(r["movers"][-1]["name"], "parse")
+        self.assertEqual(r["before"]["window"]["seconds"], 900)
+        self.assertEqual(r["after"]["window"]["seconds"], 900)
+        self.assertLessEqual(r["before"]["window"]["end"], t)
+        self.assertGreaterEqual(r["after"]["window"]["start"], t)
+        self.assertEqual([d["version"] for d in r["deployments"]], ["v2"])
+        dl = self.get("/api/apm/deployments", service="anch",
+                      **self.window(BASE, BASE + 2 * HOUR))
+        self.assertEqual([(d["version"], d["time"]) for d in dl["deployments"]], [("v2", t)])
+
+    def test_deployment_mode_diff_uses_each_deployments_data(self):
+        self.upload("depl", "cpu", cpu({"main;old": 9, "main;same": 1}, BASE + 10),
+                    deployment="v1")
+        self.upload("depl", "cpu", cpu({"main;new": 9, "main;same": 1}, BASE + 10),
+                    deployment="v2")
+        r = self.get("/api/apm/profiles/diff", service="depl", profile_type="cpu",
+                     base_deployment="v1", deployment="v2", **self.window(BASE, BASE + HOUR))
+        self.assertEqual(r["mode"], "deployment")
+        self.assertEqual(r["before"]["total"], 10)
+        self.assertEqual(r["after"]["total"], 10)
+        self.assertEqual(r["movers"][0]["name"], "new")
+        self.assertAlmostEqual(r["movers"][0]["before_self_share"], 0.0)
+        self.assertEqual(r["movers"][-1]["name"], "old")
+        self.assertAlmostEqual(r["movers"][-1]["after_self_share"], 0.0)
+        only_v1 = self.top("depl", "cpu", BASE, BASE + HOUR, deployment="v1")
+        self.assertNotIn("new", [f["name"] for f in only_v1["functions"]])
+        status, body, _ = self.request("GET", "/api/apm/profiles/diff",
+                                       {"service": "depl", "profile_type": "cpu"})
+        self.assertEqual(status, 400, body)
+
+    def test_services_lists_profile_types_and_last_upload(self):
+        self.upload("svc-list", "cpu", cpu({"main": 1}, BASE + 5))
+        self.upload("svc-list", "wall", wall({"main": 1}, BASE + 65))
+        r = self.get("/api/apm/services")
+        svc = [s for s in r["services"] if s["name"] == "svc-list"][0]
+        self.assertEqual(sorted(p["profile_type"] for p in svc["profile_types"]),
+                         ["cpu", "wall"])
+        self.assertIsNotNone(svc["last_upload"])
+        self.assertIn("coverage", r)
+        self.assertIn("share_pct", r["coverage"])
+
+    def test_bad_windows_are_400_with_detail(self):
+        for params in ({"time_range": "2h"}, {"start": "yesterday", "end": "1"},
+                       {"start": "100", "end": "50"}, {"start": "100"}):
+            status, body, _ = self.request("GET", "/api/apm/profiles/top",
+                                           {"service": "x", "profile_type": "cpu", **params})
+            self.assertEqual(status, 400, params)
+            self.assertTrue(json.loads(body)["detail"])
+
+
+if __name__ == "__main__":
+    harness.main()
