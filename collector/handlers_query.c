@@ -255,6 +255,8 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 	char err[QUERY_ERR_MAX];
 	int64_t now = now_s();
 
+	if (parse_common(req, resp, DEFAULT_RANGE_S, p)) /* service and profile_type first */
+		return 1;
 	if ((base != NULL) + (anchor != NULL) + explicit_ != 1) {
 		respond_error(resp, 400, "bad_request",
 			      "choose two windows one way: before_start/before_end/after_start/"
@@ -275,8 +277,6 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 		*ret_mode = "deployment";
 		return 0;
 	}
-	if (parse_common(req, resp, DEFAULT_RANGE_S, p))
-		return 1;
 	before->deployment = after->deployment = p->has_deployment ? p->deployment : NULL;
 	if (anchor) {
 		const char *len_s = request_query(req, "window");

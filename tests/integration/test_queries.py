@@ -2,7 +2,6 @@
 # Collector read side against the real collector on 127.0.0.1: hand-computed answers through
 # HTTP, measurements never mixed, cost only for CPU, export that go tool pprof opens and that
 # re-ingests to identical answers, and an anchored diff across a deploy marker.
-import gzip
 import json
 import os
 import re
@@ -18,10 +17,7 @@ import urllib.request
 import harness
 import pprof_writer
 
-try:
-    import collector_fixture
-except ImportError:  # the collector core's fixture has not landed yet
-    collector_fixture = None
+from collector_fixture import Collector
 
 SEC = 1000000000
 HOUR = 3600
@@ -54,50 +50,39 @@ def heap(stacks, at):
 class QueryTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if collector_fixture is None:
-            raise unittest.SkipTest("tests/lib/collector_fixture.py not available yet")
-        cls.fx = collector_fixture.start()
+        cls.fx = Collector()
+        cls.collector_token = cls.fx.create_token("collector")
+        cls.viewer_token = cls.fx.create_token("user", role="viewer")
 
     @classmethod
     def tearDownClass(cls):
-        cls.fx.stop()
+        cls.fx.close()
 
     # ---- HTTP helpers -------------------------------------------------------------------
-    def request(self, method, path, params=None, body=None, token=None, kind="Bearer"):
-        url = self.fx.url + path
-        if params:
-            url += "?" + urllib.parse.urlencode(params)
-        req = urllib.request.Request(url, data=body, method=method)
-        req.add_header("Authorization", "%s %s" % (kind, token or self.fx.viewer_token))
-        if body is not None:
-            req.add_header("Content-Type", "application/octet-stream")
-        try:
-            with urllib.request.urlopen(req, timeout=30) as r:
-                return r.status, r.read(), r.headers
-        except urllib.error.HTTPError as e:
-            return e.code, e.read(), e.headers
+    def request(self, method, path, params=None, body=None, token=None):
+        status, headers, body = self.fx.request(
+            method, path, token or self.viewer_token, body=body,
+            params={k: str(v) for k, v in (params or {}).items()} or None,
+            content_type="application/json" if body is not None else None)
+        return status, body, headers
 
     def get(self, path, expect=200, **params):
         status, body, _ = self.request("GET", path, params)
         self.assertEqual(status, expect, body[:400])
-        return json.loads(body) if expect != 200 or not path.endswith(("export", "collapsed")) \
-            else body
-
-    def upload(self, service, profile_type, pb, deployment=None):
-        params = {"service": service, "profile_type": profile_type}
-        if deployment:
-            params["deployment"] = deployment
-        status, body, _ = self.request("POST", "/api/apm/profiles", params, pb,
-                                       token=self.fx.collector_token, kind="Collector")
-        self.assertEqual(status, 200, body[:400])
+        if expect == 200 and path.endswith(("export", "collapsed")):
+            return body
         return json.loads(body)
 
+    def upload(self, service, profile_type, pb, deployment=None):
+        status, body = self.fx.upload(self.collector_token, pb, service, profile_type,
+                                      deployment=deployment)
+        self.assertEqual(status, 200, body)
+        return body
+
     def deploy(self, service, version, at):
-        status, body, _ = self.request(
-            "POST", "/api/apm/deployments", None,
-            json.dumps({"service": service, "version": version, "time": at}).encode(),
-            token=self.fx.collector_token, kind="Collector")
-        self.assertIn(status, (200, 201), body[:400])
+        status, body = self.fx.post_json("/api/apm/deployments", self.collector_token,
+                                         {"service": service, "version": version, "time": at})
+        self.assertIn(status, (200, 201), body)
 
     def window(self, start, end):
         return {"start": str(start), "end": str(end)}
