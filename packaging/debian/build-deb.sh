@@ -9,6 +9,8 @@ pkg="$1" stage="$2" out="$3" version="$4"
 here="$(cd "$(dirname "$0")" && pwd)"
 arch="$(dpkg --print-architecture)"
 
+# The stage may come from mktemp (0700): every directory in a package is 0755.
+find "$stage" -type d -exec chmod 0755 {} +
 # Debian conventions: compressed man pages, no debug info (symbols stay for self-profiling).
 find "$stage/usr/share/man" -type f -name '*.[0-9]' -exec gzip -9nf {} +
 find "$stage/usr/sbin" -type f -exec strip --strip-debug {} +

@@ -23,13 +23,32 @@ AGENT_CAPS = ["CAP_BPF", "CAP_PERFMON", "CAP_SYS_RESOURCE", "CAP_SYS_PTRACE",
 HOST_PATHS = ["/sys/kernel/btf", "/sys/fs/cgroup", "/proc"]
 
 
+class StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys (kubectl's strict decoding does too)."""
+
+
+def _mapping(loader, node, deep=False):
+    seen = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, "duplicate key %r" % key,
+                                                    key_node.start_mark)
+        seen.add(key)
+    return yaml.SafeLoader.construct_mapping(loader, node, deep)
+
+
+StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+
+
 def load_manifests():
     """Every document of every packaging/k8s/*.yaml, as (file, document)."""
     docs = []
     for name in sorted(os.listdir(K8S)):
         if name.endswith((".yaml", ".yml")):
             with open(os.path.join(K8S, name)) as f:
-                docs.extend((name, d) for d in yaml.safe_load_all(f) if d is not None)
+                docs.extend((name, d) for d in yaml.load_all(f, Loader=StrictLoader)
+                            if d is not None)
     return docs
 
 
@@ -161,10 +180,21 @@ class KubernetesManifests(unittest.TestCase):
                   if "persistentVolumeClaim" in v]
         self.assertEqual(len(claims), 1)
         find(self.docs, "PersistentVolumeClaim", claims[0])
-        secrets = [v["secret"]["secretName"] for v in pod["volumes"] if "secret" in v]
-        self.assertTrue(secrets, "the collector mounts no Secret")
-        boot = find(self.docs, "Secret", secrets[0])
+        # The init container publishes the generated admin token in the bootstrap Secret,
+        # with a Role that reaches that one Secret only.
+        boot = find(self.docs, "Secret", "roottrace-collector-bootstrap")
         self.assertIn("token", boot.get("stringData", {}) or boot.get("data", {}))
+        init = " ".join(" ".join(c.get("args", [])) for c in pod["initContainers"])
+        self.assertIn("roottrace-collector init", init)
+        self.assertIn("/secrets/roottrace-collector-bootstrap", init)
+        binding = [d for _, d in self.docs if d["kind"] == "RoleBinding" and any(
+            s["name"] == pod["serviceAccountName"] for s in d["subjects"])]
+        self.assertTrue(binding, "no RoleBinding for the collector's ServiceAccount")
+        role = find(self.docs, "Role", binding[0]["roleRef"]["name"])
+        for rule in role["rules"]:
+            self.assertEqual(rule.get("resourceNames"), ["roottrace-collector-bootstrap"])
+            self.assertLessEqual(set(rule["verbs"]), {"get", "patch"})
+        self.assertIs(pod.get("automountServiceAccountToken"), False)
         self.assertIs(pod["securityContext"].get("runAsNonRoot"), True)
         self.assertEqual(dep["spec"]["replicas"], 1)  # one SQLite writer
 
@@ -326,7 +356,11 @@ class DebianPackages(unittest.TestCase):
             self.assertTrue(os.path.isfile(full), "%s not in the packages" % path)
             self.assertEqual(os.stat(full).st_mode & 0o777, mode, path)
         listing = run(["dpkg-deb", "-c", self.debs["roottrace-agent"]]).stdout
-        self.assertIn("root/root", listing)  # --root-owner-group: no build user leaks in
+        for line in listing.splitlines():
+            mode, owner = line.split()[:2]
+            self.assertEqual(owner, "root/root", line)  # no build user leaks in
+            if mode.startswith("d"):
+                self.assertEqual(mode, "drwxr-xr-x", line)
 
     def test_packaged_binaries_answer_version(self):
         for name in ("roottrace-agent", "roottrace-collector"):
