@@ -88,11 +88,10 @@ static int parse_service(const char *name, json_t *obj, struct agent_service_con
 		ret = get_int(obj, "upload_interval_s", where, false, &upload, err, err_len);
 	if (ret)
 		return ret;
-	if (json_object_get(obj, "sample_rate_hz") && !json_is_null(json_object_get(obj, "sample_rate_hz")))
+	if (rate)
 		svc->sample_rate_hz = clamp_ll(rate, SAMPLE_RATE_MIN_HZ, SAMPLE_RATE_MAX_HZ,
 					       clamped, CLAMP_SERVICE);
-	if (json_object_get(obj, "upload_interval_s") &&
-	    !json_is_null(json_object_get(obj, "upload_interval_s")))
+	if (upload)
 		svc->upload_interval_s = clamp_ll(upload, UPLOAD_INTERVAL_MIN_S,
 						  UPLOAD_INTERVAL_MAX_S, clamped, CLAMP_SERVICE);
 	svc->name = strdup(name);

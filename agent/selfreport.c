@@ -61,11 +61,13 @@ int selfreport_append_query(const struct selfreport *r, char *buf, size_t len)
 	if (ret)
 		return ret;
 	used = strlen(buf);
+	/* Names as collector/handlers_ingest.c reads them (docs/api.md); window_start and
+	 * sample_rate_hz are extra context the collector may ignore. */
 	n = snprintf(buf + used, len - used,
-		     "&window_start=%" PRId64 "&window_s=%.3f&agent_cpu_s=%.6f&bpf_run_ns=%" PRIu64
+		     "&window_start=%" PRId64 "&window_s=%.3f&cpu_s=%.6f&bpf_s=%.9f"
 		     "&lost_samples=%" PRIu64 "&unknown_frames=%" PRIu64 "&processes=%" PRIu64
 		     "&sample_rate_hz=%d",
-		     r->window_start_ns, r->window_s, r->agent_cpu_s, r->bpf_run_ns,
+		     r->window_start_ns, r->window_s, r->agent_cpu_s, r->bpf_run_ns / 1e9,
 		     r->lost_samples, r->unknown_frames, r->processes, r->sample_rate_hz);
 	return n < 0 || (size_t)n >= len - used ? -ENOSPC : 0;
 }

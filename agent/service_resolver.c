@@ -74,7 +74,7 @@ static bool pod_uid_of(const char *c, size_t len, char *ret, size_t ret_len)
 	if (has_prefix(c, len, "pod")) {
 		uid = c + 3;
 		n = len - 3;
-	} else if (has_prefix(c, len, "kubepods") && has_suffix(c, len, ".slice")) {
+	} else if (memmem(c, len, "kubepods", 8) && has_suffix(c, len, ".slice")) {
 		const char *p = memmem(c, len, "-pod", 4);
 
 		if (p) {
@@ -124,7 +124,7 @@ static bool parse_k8s(const struct component *c, size_t n, struct cgroup_identit
 {
 	size_t i = 0;
 
-	while (i < n && !has_prefix(c[i].s, c[i].len, "kubepods"))
+	while (i < n && !memmem(c[i].s, c[i].len, "kubepods", 8))
 		i++;
 	for (; i < n; i++)
 		if (pod_uid_of(c[i].s, c[i].len, id->pod_uid, sizeof(id->pod_uid)))
