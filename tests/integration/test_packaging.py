@@ -2,6 +2,7 @@
 # Packaging checks: the Kubernetes manifests and systemd units carry what the agent and the
 # collector need (and no more); `make deb` and `make install` produce working, complete trees.
 import configparser
+import functools
 import os
 import re
 import shutil
@@ -391,6 +392,92 @@ class DebianPackages(unittest.TestCase):
                     self.assertIn("adduser --system", f.read())
             finally:
                 shutil.rmtree(ctl, ignore_errors=True)
+
+
+def my_bounding_caps():
+    """Capability names (lower case, no CAP_) in this process's bounding set."""
+    with open("/proc/self/status") as f:
+        bnd = int(re.search(r"^CapBnd:\s*([0-9a-f]+)", f.read(), re.M).group(1), 16)
+    names = {"CAP_BPF": 39, "CAP_PERFMON": 38, "CAP_SYS_RESOURCE": 24, "CAP_SYS_PTRACE": 19,
+             "CAP_DAC_READ_SEARCH": 2, "CAP_SYSLOG": 34}
+    return {n for n, bit in names.items() if bnd >> bit & 1}
+
+
+@functools.lru_cache(maxsize=None)
+def syscall_group(name):
+    """systemd's syscall group, nested groups expanded, as a set of names."""
+    out = run(["systemd-analyze", "syscall-filter", "--no-pager", name]).stdout
+    names = set()
+    for line in out.splitlines()[1:]:
+        item = line.strip()
+        if item and not item.startswith("#"):
+            names |= syscall_group(item) if item.startswith("@") else {item}
+    return frozenset(names)
+
+
+class LeastPrivilege(unittest.TestCase):
+    """The agent unit's promise, tried for real: an unprivileged user with only the unit's
+    capabilities can profile the machine, and only with the system calls its filter allows."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.unit, _ = parse_unit(os.path.join(UNITS, "roottrace-agent.service"))
+        cls.agent = os.path.join(BUILD, "roottrace-agent")
+        cls.tmp = tempfile.mkdtemp(prefix="rt-lp-")
+        os.chmod(cls.tmp, 0o777)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def unit_caps(self):
+        return " ".join(self.unit["Service"]["AmbientCapabilities"]).split()
+
+    def record_as_nobody(self, caps, out):
+        spec = ",".join(["-all"] + ["+" + c[4:].lower() for c in caps])
+        return run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                    "--inh-caps=" + spec, "--ambient-caps=" + spec, "--bounding-set=" + spec,
+                    "--no-new-privs", "--", self.agent, "record", "--duration", "2s",
+                    "--output", out])
+
+    def test_agent_records_as_nobody_with_only_the_units_capabilities(self):
+        have = my_bounding_caps()
+        caps = [c for c in self.unit_caps() if c in have]
+        # CAP_SYS_RESOURCE only matters on kernels < 5.11; test sandboxes may not have it.
+        self.assertLessEqual({"CAP_BPF", "CAP_PERFMON"}, set(caps))
+        out = os.path.join(self.tmp, "nobody.pb.gz")
+        res = self.record_as_nobody(caps, out)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertGreater(os.path.getsize(out), 0)
+        self.assertEqual(os.stat(out).st_uid, 65534)
+        self.assertRegex(res.stdout + res.stderr, r"samples: [1-9]")
+
+    def test_agent_without_perfmon_refuses_to_start(self):
+        caps = [c for c in self.unit_caps() if c in my_bounding_caps() and c != "CAP_PERFMON"]
+        res = self.record_as_nobody(caps, os.path.join(self.tmp, "noperfmon.pb.gz"))
+        self.assertNotEqual(res.returncode, 0)
+        self.assertIn("CAP_PERFMON", res.stdout + res.stderr)
+
+    def test_agent_needs_no_system_call_outside_the_units_filter(self):
+        if not shutil.which("strace") or not shutil.which("systemd-analyze"):
+            self.skipTest("strace or systemd-analyze not installed")
+        filters = self.unit["Service"]["SystemCallFilter"]
+        allowed = set()
+        for item in filters[0].split():
+            allowed |= syscall_group(item) if item.startswith("@") else {item}
+        for line in filters[1:]:
+            self.assertTrue(line.startswith("~"), line)
+            for item in line[1:].split():
+                allowed -= syscall_group(item) if item.startswith("@") else {item}
+        trace = os.path.join(self.tmp, "strace.txt")
+        res = run(["strace", "-f", "-qq", "-o", trace, self.agent, "record", "--duration", "2s",
+                   "--output", os.path.join(self.tmp, "traced.pb.gz")])
+        self.assertEqual(res.returncode, 0, res.stderr)
+        with open(trace) as f:
+            used = set(re.findall(r"^\d+\s+([a-z_0-9]+)\(", f.read(), re.M))
+        self.assertIn("perf_event_open", used)
+        self.assertIn("bpf", used)
+        self.assertEqual(sorted(used - allowed - {"execve"}), [])
 
 
 class MakeInstall(unittest.TestCase):
