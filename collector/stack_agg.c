@@ -17,7 +17,18 @@ struct arena_chunk {
 	char data[];
 };
 
+/* Frame name pointer -> canonical name. The decoder hands out one pointer per function, so
+ * names are compared and sanitised once per function, and stacks compare by pointer. */
+struct intern_slot {
+	const char *ptr;
+	const char *canonical;
+	uint64_t content_hash;
+};
+
 struct stack_agg {
+	struct intern_slot *names;    /* by pointer */
+	struct intern_slot *contents; /* by content hash; ptr = canonical */
+	size_t n_names, names_cap;
 	struct stack_value *stacks;
 	uint64_t *hashes;
 	size_t n, cap;
@@ -81,19 +92,36 @@ void stack_agg__free(struct stack_agg *a)
 	free(a->hashes);
 	free(a->slots);
 	free(a->scratch);
+	free(a->names);
+	free(a->contents);
 	free(a);
 }
 
+static uint64_t hash_string(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h;
+}
+
+/* Canonical names are unique per content, so a stack hashes and compares by pointer. */
 static uint64_t hash_frames(const char *const *frames, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over the names, NUL-separated */
+	uint64_t h = n;
 
-	for (size_t i = 0; i < n; i++) {
-		for (const unsigned char *p = (const unsigned char *)frames[i]; *p; p++)
-			h = (h ^ *p) * 0x100000001b3ull;
-		h = (h ^ 0xff) * 0x100000001b3ull;
-	}
-	return h ^ (h >> 29);
+	for (size_t i = 0; i < n; i++)
+		h = mix(h ^ (uint64_t)(uintptr_t)frames[i]) + i;
+	return h;
 }
 
 static bool same_frames(const struct stack_value *sv, const char *const *frames, size_t n)
@@ -101,7 +129,7 @@ static bool same_frames(const struct stack_value *sv, const char *const *frames,
 	if (sv->n_frames != n)
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (sv->frames[i] != frames[i] && strcmp(sv->frames[i], frames[i]) != 0)
+		if (sv->frames[i] != frames[i])
 			return false;
 	return true;
 }
@@ -134,7 +162,86 @@ static int has_control(const char *s)
 	return 0;
 }
 
-/* Root-first copy of the frames into scratch; names with control characters sanitised. */
+static void place(struct intern_slot *table, size_t cap, uint64_t h, struct intern_slot v)
+{
+	size_t s = h & (cap - 1);
+
+	while (table[s].ptr)
+		s = (s + 1) & (cap - 1);
+	table[s] = v;
+}
+
+/* Both tables hold n_names entries: by pointer (names) and by content hash (contents). */
+static int names_grow(struct stack_agg *a)
+{
+	size_t cap = a->names_cap ? a->names_cap * 2 : 1024;
+	struct intern_slot *names = calloc(cap, sizeof(*names));
+	struct intern_slot *contents = calloc(cap, sizeof(*contents));
+
+	if (!names || !contents) {
+		free(names);
+		free(contents);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < a->names_cap; i++) {
+		if (a->names[i].ptr)
+			place(names, cap, mix((uintptr_t)a->names[i].ptr), a->names[i]);
+		if (a->contents[i].ptr)
+			place(contents, cap, a->contents[i].content_hash, a->contents[i]);
+	}
+	free(a->names);
+	free(a->contents);
+	a->names = names;
+	a->contents = contents;
+	a->names_cap = cap;
+	return 0;
+}
+
+/* The canonical pointer of a name's content, registering it when new. */
+static const char *canonical_for(struct stack_agg *a, const char *name, uint64_t h)
+{
+	size_t s;
+
+	for (s = h & (a->names_cap - 1); a->contents[s].ptr; s = (s + 1) & (a->names_cap - 1))
+		if (a->contents[s].content_hash == h && strcmp(a->contents[s].ptr, name) == 0)
+			return a->contents[s].ptr;
+	a->contents[s] = (struct intern_slot){ .ptr = name, .canonical = name, .content_hash = h };
+	return name;
+}
+
+static int intern(struct stack_agg *a, const char *name, const char **ret)
+{
+	const char *canonical;
+	uint64_t h;
+	size_t s;
+
+	if ((a->n_names + 1) * 2 > a->names_cap && names_grow(a))
+		return -ENOMEM;
+	for (s = mix((uintptr_t)name) & (a->names_cap - 1); a->names[s].ptr;
+	     s = (s + 1) & (a->names_cap - 1)) {
+		if (a->names[s].ptr == name) {
+			*ret = a->names[s].canonical;
+			return 0;
+		}
+	}
+	canonical = name;
+	if (has_control(name)) {
+		size_t len = strlen(name) + 1;
+		char *copy = arena_alloc(a, len);
+
+		if (!copy)
+			return -ENOMEM;
+		sanitize_frame(name, copy, len);
+		canonical = copy;
+	}
+	h = hash_string(canonical);
+	*ret = canonical_for(a, canonical, h);
+	a->names[s] = (struct intern_slot){ .ptr = name, .canonical = *ret, .content_hash = h };
+	a->n_names++;
+	return 0;
+}
+
+/* Root-first canonical names of one sample into scratch. */
 static int prepare(struct stack_agg *a, const char *const *leaf_first, size_t n)
 {
 	if (n > a->scratch_cap) {
@@ -147,17 +254,10 @@ static int prepare(struct stack_agg *a, const char *const *leaf_first, size_t n)
 	}
 	for (size_t i = 0; i < n; i++) {
 		const char *name = leaf_first[n - 1 - i] ? leaf_first[n - 1 - i] : "[unknown]";
+		int err = intern(a, name, &a->scratch[i]);
 
-		if (has_control(name)) {
-			size_t len = strlen(name) + 1;
-			char *copy = arena_alloc(a, len);
-
-			if (!copy)
-				return -ENOMEM;
-			sanitize_frame(name, copy, len);
-			name = copy;
-		}
-		a->scratch[i] = name;
+		if (err)
+			return err;
 	}
 	return 0;
 }
