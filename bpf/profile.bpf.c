@@ -146,6 +146,9 @@ static __always_inline void note_thread_name(__u32 tid)
 	bpf_map_update_elem(&thread_names, &tid, &cur.name, BPF_ANY);
 }
 
+/* User stacks are walked by the kernel with frame pointers (BPF_F_USER_STACK): code built
+ * without them, and GCC's frameless leaf functions even with -fno-omit-frame-pointer, lose
+ * frames (a leaf's caller is skipped). A DWARF/.eh_frame unwinder would remove this limit. */
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
