@@ -1,0 +1,3 @@
+module roottrace.test/gocpuprofile
+
+go 1.19
