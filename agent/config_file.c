@@ -38,6 +38,7 @@ int agent_file_config__defaults(struct agent_file_config *c)
 	c->queue_max_bytes = 16 << 20;
 	c->spool_max_bytes = 64 << 20;
 	c->shutdown_timeout_s = 10;
+	c->upload_backoff_max_s = 60;
 	if (!c->kubelet_token_file || !c->kubelet_ca_file) {
 		agent_file_config__clear(c);
 		return -ENOMEM;
@@ -204,6 +205,9 @@ static int parse_key(const char *key, json_t *v, struct agent_file_config *c, ch
 	} else if (strcmp(key, "grace_s") == 0) {
 		ret = set_size(v, key, 0, 120, &n, err, err_len);
 		c->grace_s = n;
+	} else if (strcmp(key, "upload_backoff_max_s") == 0) {
+		ret = set_size(v, key, 1, 3600, &n, err, err_len);
+		c->upload_backoff_max_s = n;
 	} else if (strcmp(key, "shutdown_timeout_s") == 0) {
 		ret = set_size(v, key, 1, 300, &n, err, err_len);
 		c->shutdown_timeout_s = n;

@@ -41,6 +41,7 @@ struct agent_file_config {
 	size_t spool_max_bytes;
 	int grace_s;		/* fail-closed grace after the config became unreachable; 0 = auto */
 	int shutdown_timeout_s; /* final upload on SIGTERM */
+	int upload_backoff_max_s; /* retry delay ceiling (exponential, jittered) */
 };
 
 /* Defaults for every field (no rules, process-name fallback, in-cluster kubelet paths). */

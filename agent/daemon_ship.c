@@ -192,8 +192,9 @@ static void ship_group(struct daemon *d, const struct window *w, const struct gr
 		free(gz);
 		return;
 	}
-	log_debug("queued profile: service=%s pod=%s samples=%llu bytes=%zu", grp->tags.service,
-		  grp->tags.pod, (unsigned long long)grp->samples, len);
+	log_debug("queued profile %s-%llu: service=%s pod=%s samples=%llu bytes=%zu", d->agent_id,
+		  (unsigned long long)d->upload_counter, grp->tags.service, grp->tags.pod,
+		  (unsigned long long)grp->samples, len);
 	uploader__submit(d->uploader, query, gz, len);
 }
 

@@ -208,6 +208,8 @@ static int setup(struct daemon *d, char *err, size_t err_len)
 		.queue_max_bytes = d->file_cfg.queue_max_bytes,
 		.spool_dir = d->opts.spool_dir,
 		.spool_max_bytes = d->file_cfg.spool_max_bytes,
+		.backoff_min_ms = 1000,
+		.backoff_max_ms = d->file_cfg.upload_backoff_max_s * 1000,
 	};
 	int r;
 
