@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Collector ingest benchmark: a realistic gzipped CPU pprof (500 distinct stacks, depth 20-40)
+# POSTed over loopback by 1 and by 4 keep-alive clients, acknowledgements after commit, for
+# both --sync modes. Prints uploads/s, stack values/s, p50/p99 latency and collector RSS.
+#   bench/bench-ingest.sh --build DIR [--seconds N]
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=build
+SECONDS_PER_RUN=10
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--build) BUILD="$2"; shift 2 ;;
+	--seconds) SECONDS_PER_RUN="$2"; shift 2 ;;
+	*) echo "usage: $0 --build DIR [--seconds N]" >&2; exit 2 ;;
+	esac
+done
+BIN="$BUILD/roottrace-collector"
+LOAD="$BUILD/tests/helpers/ingest-load"
+for f in "$BIN" "$LOAD"; do
+	[ -x "$f" ] || { echo "bench-ingest: $f missing (make BUILD=$BUILD all)" >&2; exit 1; }
+done
+
+TMP=$(mktemp -d)
+PID=""
+cleanup() {
+	[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+STACKS=500
+python3 bench/gen-cpu-profile.py "$TMP/cpu.pb.gz" --stacks "$STACKS" --gzip 2>/dev/null
+BYTES=$(stat -c %s "$TMP/cpu.pb.gz")
+
+echo "| sync | clients | uploads/s | stack values/s | p50 ms | p99 ms | collector RSS MiB (peak) |"
+echo "|---|---|---|---|---|---|---|"
+for sync in full normal; do
+	DATA="$TMP/data-$sync"
+	"$BIN" init --data "$DATA" >/dev/null 2>&1
+	TOKEN=$("$BIN" token create --data "$DATA" --environment production --kind collector 2>/dev/null)
+	"$BIN" serve --data "$DATA" --listen 127.0.0.1:0 --sync "$sync" 2>"$TMP/log-$sync" &
+	PID=$!
+	PORT=""
+	for _ in $(seq 100); do
+		PORT=$(grep -o 'listening on [0-9.]*:[0-9]*' "$TMP/log-$sync" | sed 's/.*://' || true)
+		[ -n "$PORT" ] && break
+		sleep 0.05
+	done
+	[ -n "$PORT" ] || { echo "bench-ingest: collector did not start" >&2; exit 1; }
+	for clients in 1 4; do
+		out=$("$LOAD" "$PORT" "$TOKEN" "service=bench&profile_type=cpu" "$TMP/cpu.pb.gz" \
+			"$clients" "$SECONDS_PER_RUN")
+		ups=$(sed 's/.*uploads_per_s=\([0-9.]*\).*/\1/' <<<"$out")
+		p50=$(sed 's/.*p50_ms=\([0-9.]*\).*/\1/' <<<"$out")
+		p99=$(sed 's/.*p99_ms=\([0-9.]*\).*/\1/' <<<"$out")
+		rss=$(awk '/VmRSS/ {r=$2} /VmHWM/ {h=$2} END {printf "%.1f (%.1f)", r/1024, h/1024}' \
+			"/proc/$PID/status")
+		svs=$(awk -v u="$ups" -v s="$STACKS" 'BEGIN {printf "%.0f", u * s}')
+		echo "| $sync | $clients | $ups | $svs | $p50 | $p99 | $rss |"
+	done
+	kill "$PID"
+	wait "$PID" || true
+	PID=""
+done
+echo
+echo "profile: $STACKS stacks, $BYTES bytes gzipped; $SECONDS_PER_RUN s per run; $(nproc) cores"
