@@ -370,8 +370,10 @@ static void flatten_sample(struct decode_ctx *c, const pb_sample *s,
 			frames[n++] = function_name(c, l->line[k]->function_id);
 	}
 	for (size_t j = 0; j < s->n_label; j++) {
+		const char *value = str_at(m, s->label[j]->str);
+
 		labels[j].key = str_at(m, s->label[j]->key);
-		labels[j].str = s->label[j]->str ? str_at(m, s->label[j]->str) : NULL;
+		labels[j].str = *value ? value : NULL; /* "" is no value: a numeric label */
 		labels[j].num = s->label[j]->num;
 	}
 	out->frames = frames;

@@ -352,11 +352,13 @@ int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_
 	p = (uint8_t *)(s + 1);
 	s->n_location_id = n_locations;
 	s->location_id = (uint64_t *)p;
-	memcpy(p, location_ids, n_locations * sizeof(uint64_t));
+	if (n_locations) /* memcpy from NULL is undefined even for 0 bytes */
+		memcpy(p, location_ids, n_locations * sizeof(uint64_t));
 	p += n_locations * sizeof(uint64_t);
 	s->n_value = b->n_sample_types;
 	s->value = (int64_t *)p;
-	memcpy(p, values, b->n_sample_types * sizeof(int64_t));
+	if (b->n_sample_types)
+		memcpy(p, values, b->n_sample_types * sizeof(int64_t));
 	p += b->n_sample_types * sizeof(int64_t);
 	s->n_label = n_labels;
 	s->label = (pb_label **)p;
