@@ -125,7 +125,7 @@ static int inflate_all(z_stream *zs, const uint8_t *in, size_t in_len, struct in
 			continue; /* output full: grow and go on */
 		if (zret == Z_OK && in_pos < in_len)
 			continue; /* progress made, more input to feed */
-		return -EINVAL; /* input ended inside a member: truncated */
+		return -EINVAL;	  /* input ended inside a member: truncated */
 	}
 }
 

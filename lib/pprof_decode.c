@@ -120,10 +120,9 @@ static size_t utf8_seq_len(const unsigned char *s)
 	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
 		unsigned char lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
 
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 &&
-			       (s[3] & 0xc0) == 0x80 ?
-			       4 :
-			       0;
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80
+			   ? 4
+			   : 0;
 	}
 	return 0;
 }
@@ -323,8 +322,8 @@ static int check_sample(struct decode_ctx *c, size_t i)
 			return err;
 	}
 	if (s->n_location_id > PPROF_MAX_FRAMES)
-		return fail(c, "sample %zu has %zu locations, limit %u frames", i,
-			    s->n_location_id, PPROF_MAX_FRAMES);
+		return fail(c, "sample %zu has %zu locations, limit %u frames", i, s->n_location_id,
+			    PPROF_MAX_FRAMES);
 	for (size_t j = 0; j < s->n_location_id; j++) {
 		if (!lookup_id(&c->locations, m->n_location, s->location_id[j], &idx))
 			return fail(c, "sample %zu refers to unknown location id %llu", i,

@@ -40,25 +40,25 @@ struct pprof_builder {
 	pb_sample **samples;
 	size_t n_samples, cap_samples;
 
-	struct idmap mapping_by_path;	 /* (string index, 0) -> mapping id */
+	struct idmap mapping_by_path;  /* (string index, 0) -> mapping id */
 	struct idmap location_by_name; /* (string index, mapping id) -> location id */
 };
 
 /* Grows a typed array so that one more element fits. 0 or -ENOMEM. */
-#define GROW(arr, n, cap)                                                                  \
-	({                                                                                   \
-		int err_ = 0;                                                                \
-		if ((n) == (cap)) {                                                          \
-			size_t new_cap_ = (cap) ? (cap)*2 : 16;                              \
-			void *p_ = reallocarray((arr), new_cap_, sizeof(*(arr)));            \
-			if (p_) {                                                            \
-				(arr) = p_;                                                  \
-				(cap) = new_cap_;                                            \
-			} else {                                                             \
-				err_ = -ENOMEM;                                              \
-			}                                                                    \
-		}                                                                            \
-		err_;                                                                        \
+#define GROW(arr, n, cap)                                                                          \
+	({                                                                                         \
+		int err_ = 0;                                                                      \
+		if ((n) == (cap)) {                                                                \
+			size_t new_cap_ = (cap) ? (cap)*2 : 16;                                    \
+			void *p_ = reallocarray((arr), new_cap_, sizeof(*(arr)));                  \
+			if (p_) {                                                                  \
+				(arr) = p_;                                                        \
+				(cap) = new_cap_;                                                  \
+			} else {                                                                   \
+				err_ = -ENOMEM;                                                    \
+			}                                                                          \
+		}                                                                                  \
+		err_;                                                                              \
 	})
 
 static uint64_t hash_str(const char *s)
@@ -327,8 +327,9 @@ uint64_t pprof_builder__location(struct pprof_builder *b, const char *function, 
 	return id;
 }
 
-int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_ids, size_t n_locations,
-			      const int64_t *values, const struct pprof_label *labels, size_t n_labels)
+int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_ids,
+			      size_t n_locations, const int64_t *values,
+			      const struct pprof_label *labels, size_t n_labels)
 {
 	size_t size;
 	pb_sample *s;

@@ -21,12 +21,12 @@ static void check(int cond)
 static struct pprof_builder *builder_like(const struct pprof_decoded *d)
 {
 	struct pprof_builder_options opts = {
-		.sample_types = d->sample_types,
-		.n_sample_types = d->n_sample_types,
-		.period_type = d->period_type,
-		.period = d->period,
-		.time_nanos = d->time_nanos,
-		.duration_nanos = d->duration_nanos,
+	    .sample_types = d->sample_types,
+	    .n_sample_types = d->n_sample_types,
+	    .period_type = d->period_type,
+	    .period = d->period,
+	    .time_nanos = d->time_nanos,
+	    .duration_nanos = d->duration_nanos,
 	};
 
 	return pprof_builder__new(&opts);

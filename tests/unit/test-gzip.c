@@ -14,7 +14,7 @@ static uint8_t *pattern(size_t len)
 
 	for (size_t i = 0; buf && i < len; i++) {
 		x = x * 1103515245 + 12345;
-		buf[i] = (i % 7 == 0) ? (uint8_t)(x >> 16) : (uint8_t)"pprof"[i % 5];
+		buf[i] = (i % 7 == 0) ? (uint8_t)(x >> 16) : (uint8_t) "pprof"[i % 5];
 	}
 	return buf;
 }

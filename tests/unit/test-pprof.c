@@ -11,19 +11,19 @@
 /* ---- round trip through the builder --------------------------------------------------- */
 
 static const struct pprof_value_type cpu_types[] = {
-	{"samples", "count"},
-	{"cpu", "nanoseconds"},
+    {"samples", "count"},
+    {"cpu", "nanoseconds"},
 };
 
 static struct pprof_builder *new_cpu_builder(void)
 {
 	struct pprof_builder_options opts = {
-		.sample_types = cpu_types,
-		.n_sample_types = 2,
-		.period_type = {"cpu", "nanoseconds"},
-		.period = 10101010,
-		.time_nanos = 1700000000123456789LL,
-		.duration_nanos = 10000000000LL,
+	    .sample_types = cpu_types,
+	    .n_sample_types = 2,
+	    .period_type = {"cpu", "nanoseconds"},
+	    .period = 10101010,
+	    .time_nanos = 1700000000123456789LL,
+	    .duration_nanos = 10000000000LL,
 	};
 
 	return pprof_builder__new(&opts);
@@ -35,7 +35,8 @@ TEST(round_trip_keeps_samples_values_labels_and_header)
 	struct pprof_decoded *d = NULL;
 	uint64_t app, libc, loc_main, loc_work, loc_memcpy, stack1[3], stack2[2];
 	int64_t v1[2] = {3, 30303030}, v2[2] = {1, 9999999};
-	struct pprof_label l1[] = {{"pid", NULL, 4242}, {"comm", "app", 0}, {"thread", "worker-1", 0}};
+	struct pprof_label l1[] = {
+	    {"pid", NULL, 4242}, {"comm", "app", 0}, {"thread", "worker-1", 0}};
 	struct pprof_label l2[] = {{"pid", NULL, 7}};
 	char err[256];
 	uint8_t *buf;
@@ -219,8 +220,8 @@ struct fixture {
 
 static void fixture_init(struct fixture *fx)
 {
-	static const char *const strings[] = {"",	 "samples", "count", "cpu",   "nanoseconds",
-					      "main",	 "leaf",    "/bin/app", "comm"};
+	static const char *const strings[] = {"",     "samples", "count",    "cpu", "nanoseconds",
+					      "main", "leaf",	 "/bin/app", "comm"};
 
 	memset(fx, 0, sizeof(*fx));
 	perftools__profiles__profile__init(&fx->p);
@@ -406,11 +407,13 @@ TEST(sparse_ids_are_resolved)
 TEST(rejects_not_protobuf)
 {
 	static const char json[] = "{\"not\": \"a profile\"}";
-	static const uint8_t junk[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	static const uint8_t junk[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+				       0xff, 0xff, 0xff, 0xff, 0xff};
 	struct pprof_decoded *d;
 	char err[256];
 
-	CHECK_EQ_INT(pprof_decode((const uint8_t *)json, strlen(json), &d, err, sizeof(err)), -EINVAL);
+	CHECK_EQ_INT(pprof_decode((const uint8_t *)json, strlen(json), &d, err, sizeof(err)),
+		     -EINVAL);
 	CHECK(strstr(err, "not a valid pprof protobuf"));
 	CHECK_EQ_INT(pprof_decode(junk, sizeof(junk), &d, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "not a valid pprof protobuf"));
@@ -455,7 +458,8 @@ TEST(rejects_string_index_out_of_range)
 	CHECK(rejected_with(&fx, "string index -1 out of range"));
 	fixture_init(&fx);
 	fx.st[1].unit = 100;
-	CHECK(rejected_with(&fx, "string index 100 out of range (table has 9) in sample type unit"));
+	CHECK(
+	    rejected_with(&fx, "string index 100 out of range (table has 9) in sample type unit"));
 	fixture_init(&fx);
 	fx.lab[0].str = 1000;
 	CHECK(rejected_with(&fx, "in label value"));
@@ -609,11 +613,11 @@ TEST(nul_in_string_ends_it)
 	/* Hand-encoded: string_table = ["", "a\0b"], function {id 1, name 1}, location {id 1,
 	 * line {function_id 1}}, sample {location_id 1}. */
 	static const uint8_t msg[] = {
-		0x32, 0x00,		       /* string_table[0] = "" */
-		0x32, 0x03, 'a', 0x00, 'b',    /* string_table[1] = "a\0b" */
-		0x2a, 0x04, 0x08, 0x01, 0x10, 0x01, /* function id 1 name 1 */
-		0x22, 0x06, 0x08, 0x01, 0x22, 0x02, 0x08, 0x01, /* location id 1 line fn 1 */
-		0x12, 0x02, 0x08, 0x01, /* sample location_id [1] */
+	    0x32, 0x00,					    /* string_table[0] = "" */
+	    0x32, 0x03, 'a',  0x00, 'b',		    /* string_table[1] = "a\0b" */
+	    0x2a, 0x04, 0x08, 0x01, 0x10, 0x01,		    /* function id 1 name 1 */
+	    0x22, 0x06, 0x08, 0x01, 0x22, 0x02, 0x08, 0x01, /* location id 1 line fn 1 */
+	    0x12, 0x02, 0x08, 0x01,			    /* sample location_id [1] */
 	};
 	struct pprof_decoded *d;
 	char err[256];
@@ -628,7 +632,8 @@ TEST(invalid_utf8_is_replaced)
 {
 	/* "ok", then 0xff, an overlong '/', a lone surrogate, a truncated 3-byte sequence,
 	 * then valid 2-, 3- and 4-byte sequences */
-	static const char bad[] = "ok\xff\xc0\xaf\xed\xa0\x80\xe2\x82|\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5";
+	static const char bad[] =
+	    "ok\xff\xc0\xaf\xed\xa0\x80\xe2\x82|\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5";
 	struct fixture fx;
 	struct pprof_decoded *d;
 	char err[256], name[sizeof(bad)];
@@ -637,8 +642,7 @@ TEST(invalid_utf8_is_replaced)
 	fixture_init(&fx);
 	fx.strings[6] = name;
 	CHECK_EQ_INT(decode_fixture(&fx, &d, err, sizeof(err)), 0);
-	CHECK_EQ_STR(d->samples[0].frames[0],
-		     "ok????????|\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5");
+	CHECK_EQ_STR(d->samples[0].frames[0], "ok????????|\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5");
 	pprof_decoded__free(d);
 }
 
@@ -656,12 +660,13 @@ TEST(error_buffer_is_optional_and_bounded)
 }
 
 TEST_MAIN("pprof", T(round_trip_keeps_samples_values_labels_and_header),
-	  T(builder_dedups_strings_mappings_and_locations), T(empty_builder_encodes_a_valid_profile),
-	  T(many_locations_and_strings_round_trip), T(fixture_is_valid),
-	  T(inlined_lines_expand_innermost_first), T(location_without_lines_is_unknown),
-	  T(sparse_ids_are_resolved), T(rejects_not_protobuf), T(rejects_truncated),
-	  T(rejects_string_index_out_of_range), T(rejects_nonempty_first_string), T(rejects_zero_ids),
-	  T(rejects_duplicate_ids), T(rejects_dangling_references), T(rejects_value_count_mismatch),
+	  T(builder_dedups_strings_mappings_and_locations),
+	  T(empty_builder_encodes_a_valid_profile), T(many_locations_and_strings_round_trip),
+	  T(fixture_is_valid), T(inlined_lines_expand_innermost_first),
+	  T(location_without_lines_is_unknown), T(sparse_ids_are_resolved), T(rejects_not_protobuf),
+	  T(rejects_truncated), T(rejects_string_index_out_of_range),
+	  T(rejects_nonempty_first_string), T(rejects_zero_ids), T(rejects_duplicate_ids),
+	  T(rejects_dangling_references), T(rejects_value_count_mismatch),
 	  T(rejects_too_many_frames), T(rejects_too_many_labels), T(rejects_overlong_string),
 	  T(nul_in_string_ends_it), T(invalid_utf8_is_replaced),
 	  T(error_buffer_is_optional_and_bounded))

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Fuzz target: the config JSON the agent polls from the collector (agent_config_parse); a
+ * hostile collector must not get values past the agent's own clamps. Also the agent's
+ * local config file (agent_file_config__parse) and durations, the other JSON/text it reads. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../agent/agent_config.h"
+#include "../../agent/config_file.h"
+#include "../../agent/duration.h"
+#include "../../agent/pipeline.h"
+
+static void check_served(const char *json, size_t len)
+{
+	struct agent_config c, copy;
+	char err[256];
+
+	memset(&c, 0, sizeof(c));
+	if (agent_config_parse(json, len, &c, err, sizeof(err)) != 0)
+		return;
+	if (c.upload_interval_s < UPLOAD_INTERVAL_MIN_S ||
+	    c.upload_interval_s > UPLOAD_INTERVAL_MAX_S ||
+	    c.poll_interval_s < POLL_INTERVAL_MIN_S || c.poll_interval_s > POLL_INTERVAL_MAX_S ||
+	    c.sample_rate_hz < SAMPLE_RATE_MIN_HZ || c.sample_rate_hz > SAMPLE_RATE_MAX_HZ)
+		abort(); /* the clamp did not hold */
+	for (size_t i = 0; i < c.n_services; i++) {
+		const struct agent_service_config *s = &c.services[i];
+
+		if (s->sample_rate_hz && (s->sample_rate_hz < SAMPLE_RATE_MIN_HZ ||
+					  s->sample_rate_hz > SAMPLE_RATE_MAX_HZ))
+			abort();
+		(void)agent_config__service_enabled(&c, s->name);
+	}
+	(void)agent_config__any_enabled(&c);
+	memset(&copy, 0, sizeof(copy));
+	if (agent_config__copy(&copy, &c) == 0)
+		agent_config__clear(&copy);
+	agent_config__clear(&c);
+}
+
+static void check_file(const char *json, size_t len)
+{
+	struct agent_file_config c;
+	char err[256];
+
+	if (agent_file_config__defaults(&c))
+		return;
+	if (agent_file_config__parse(json, len, &c, err, sizeof(err)) == 0) {
+		for (size_t i = 0; i < c.n_deployments; i++)
+			(void)agent_file_config__deployment(&c, c.deployments[i].service);
+	}
+	agent_file_config__clear(&c);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *text;
+	int64_t ms;
+
+	check_served((const char *)data, size);
+	check_file((const char *)data, size);
+	text = malloc(size + 1);
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	(void)duration_parse_ms(text, &ms);
+	free(text);
+	return 0;
+}
