@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: Apache-2.0
+# Symboliser fixtures: small ELF files with known functions, built into $(BUILD)/fixtures:
+# PIE, non-PIE, stripped (.dynsym only), a shared library and its user, C++, a tiny JIT.
+FIXTURE_SRC := tests/fixtures/elf
+FIXTURE_DIR := $(BUILD)/fixtures
+FIXTURE_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+FIXTURES := $(addprefix $(FIXTURE_DIR)/,fixture-pie fixture-nopie fixture-stripped \
+	libfixture.so fixture-uses-lib fixture-cpp fixture-jit)
+
+.PHONY: fixtures
+fixtures: $(FIXTURES)
+all: fixtures
+
+# Order-only: the unit tests run the fixtures but do not link them.
+$(BUILD)/tests/test-symbolizer: | $(FIXTURES)
+
+$(FIXTURE_DIR)/fixture-pie: $(FIXTURE_SRC)/fixture_main.c $(FIXTURE_SRC)/fixture_common.h
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -fPIE -pie $< -o $@
+
+$(FIXTURE_DIR)/fixture-nopie: $(FIXTURE_SRC)/fixture_main.c $(FIXTURE_SRC)/fixture_common.h
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -fno-pie -no-pie $< -o $@
+
+# -rdynamic exports the functions into .dynsym; strip --strip-all removes .symtab.
+$(FIXTURE_DIR)/fixture-stripped: $(FIXTURE_SRC)/fixture_main.c $(FIXTURE_SRC)/fixture_common.h
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -fPIE -pie -rdynamic $< -o $@.tmp
+	$(Q)strip --strip-all $@.tmp && mv $@.tmp $@
+
+$(FIXTURE_DIR)/libfixture.so: $(FIXTURE_SRC)/fixture_lib.c
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -fPIC -shared $< -o $@
+
+$(FIXTURE_DIR)/fixture-uses-lib: $(FIXTURE_SRC)/fixture_uses_lib.c $(FIXTURE_DIR)/libfixture.so
+	@echo "  CC      $@"
+	$(Q)$(CC) $(FIXTURE_CFLAGS) $< -o $@ -L$(FIXTURE_DIR) -lfixture -Wl,-rpath,'$$ORIGIN'
+
+$(FIXTURE_DIR)/fixture-cpp: $(FIXTURE_SRC)/fixture_cpp.cc $(FIXTURE_SRC)/fixture_common.h
+	@mkdir -p $(@D)
+	@echo "  CXX     $@"
+	$(Q)$(CXX) $(FIXTURE_CFLAGS) $< -o $@
+
+$(FIXTURE_DIR)/fixture-jit: $(FIXTURE_SRC)/fixture_jit.c
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -pthread $< -o $@
