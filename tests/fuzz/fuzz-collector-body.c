@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Fuzz target: request bodies through the real collector handlers on a real SQLite store (in
+ * /dev/shm): the first byte picks PUT /api/apm/config (JSON body) or POST /api/apm/profiles
+ * with one of the five profile types (pprof body, gzip sniffed). Bad bodies must get a 4xx,
+ * never a crash or a 500. request_query()/request_header() are defined here, replacing the
+ * libmicrohttpd ones (collector/http.o is then not linked). */
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../collector/collector.h"
+#include "../../collector/handlers.h"
+#include "../../collector/request.h"
+
+struct fake_conn {
+	const char *service, *profile_type;
+};
+
+const char *request_query(const struct request *req, const char *key)
+{
+	const struct fake_conn *c = req->priv_;
+
+	if (!strcmp(key, "service"))
+		return c->service;
+	if (!strcmp(key, "profile_type"))
+		return c->profile_type;
+	return NULL;
+}
+
+const char *request_header(const struct request *req, const char *name)
+{
+	return NULL;
+}
+
+static char data_dir[] = "/dev/shm/rt-fuzz-collector-XXXXXX";
+static struct collector *collector;
+static struct token_record admin, agent;
+
+static void remove_data_dir(void)
+{
+	DIR *d = opendir(data_dir);
+	struct dirent *e;
+	char path[512];
+
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", data_dir, e->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(data_dir);
+}
+
+static void setup(void)
+{
+	struct collector_options o = {
+		.data_dir = data_dir,
+		.max_body = DEFAULT_MAX_BODY,
+		.max_inflated = 4u << 20,
+		.retention_days = DEFAULT_RETENTION_DAYS,
+		.threads = 1,
+		.sync_normal = true,
+	};
+	int64_t env_id;
+
+	if (!mkdtemp(data_dir) || collector__open(&o, &collector) ||
+	    collector->cp->ops->environment_create(collector->cp, "production", &env_id))
+		abort();
+	atexit(remove_data_dir);
+	admin = (struct token_record){.id = 1, .name = "fuzz-admin", .environment_id = env_id,
+				      .environment = "production", .kind = TOKEN_KIND_USER,
+				      .role = TOKEN_ROLE_ADMIN};
+	agent = (struct token_record){.id = 2, .name = "fuzz-agent", .environment_id = env_id,
+				      .environment = "production", .kind = TOKEN_KIND_COLLECTOR};
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const types[] = {"cpu", "wall", "heap", "alloc", "lock"};
+	struct fake_conn conn = {.service = "fuzz-svc"};
+	struct request req = {.priv_ = &conn};
+	struct response resp = {0};
+
+	if (!collector)
+		setup();
+	if (size < 1)
+		return 0;
+	req.collector = collector;
+	req.body = data + 1;
+	req.body_len = size - 1;
+	if (data[0] % 2 == 0) {
+		req.method = "PUT";
+		req.path = "/api/apm/config";
+		req.content_type = "application/json";
+		req.token = &admin;
+		handle_config_put(&req, &resp);
+	} else {
+		req.method = "POST";
+		req.path = "/api/apm/profiles";
+		req.content_type = "application/octet-stream";
+		req.token = &agent;
+		conn.profile_type = types[(data[0] >> 1) % 5];
+		handle_profiles_ingest(&req, &resp);
+	}
+	if (getenv("FUZZ_VERBOSE")) /* to check what the seeds reach */
+		fprintf(stderr, "status %d: %.*s\n", resp.status, (int)resp.body_len,
+			resp.body ? resp.body : "");
+	if (resp.status >= 500 && resp.status != 503) {
+		fprintf(stderr, "status %d: %.*s\n", resp.status, (int)resp.body_len,
+			resp.body ? resp.body : "");
+		abort();
+	}
+	free(resp.body);
+	return 0;
+}
