@@ -288,6 +288,7 @@ static struct elf_symbols *load_elf(Elf *elf)
 {
 	struct elf_symbols *es = calloc(1, sizeof(*es));
 	struct sym_vec vec = {0};
+	size_t nsections;
 	GElf_Ehdr eh;
 	int err = -ENOMEM;
 
@@ -295,6 +296,9 @@ static struct elf_symbols *load_elf(Elf *elf)
 		goto fail;
 	err = -ENOEXEC;
 	if (!gelf_getehdr(elf, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
+		goto fail;
+	/* Section headers out of the file (packed or damaged binary): unreadable, not empty. */
+	if (elf_getshdrnum(elf, &nsections) || (eh.e_shnum && !elf_nextscn(elf, NULL)))
 		goto fail;
 	build_id_hex(elf, es->build_id, sizeof(es->build_id));
 	err = read_segments(elf, es);

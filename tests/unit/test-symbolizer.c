@@ -337,6 +337,48 @@ TEST(deleted_binary_named_through_map_files_or_counted_unreadable)
 	}
 }
 
+/* Copies a fixture and points its section headers past the end of the file: it still runs
+ * (the kernel needs only the program headers), but its symbols cannot be read. */
+static int damaged_copy(const char *src, const char *dst)
+{
+	char cmd[PATH_MAX * 2 + 16];
+	uint64_t shoff = 0x7ffffff0;
+	int fd, ok;
+
+	snprintf(cmd, sizeof(cmd), "cp %s %s", src, dst);
+	if (system(cmd))
+		return -EIO;
+	fd = open(dst, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ok = pwrite(fd, &shoff, sizeof(shoff), 0x28) == sizeof(shoff); /* e_shoff, ELF64 */
+	close(fd);
+	return ok ? 0 : -EIO;
+}
+
+TEST(damaged_binary_is_unknown_unreadable_with_module)
+{
+	char dir[] = "/tmp/rt-symtest-XXXXXX", path[PATH_MAX];
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct symbolizer_stats st;
+	struct fixture_proc fp;
+	struct sym_frame f;
+
+	CHECK(s);
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/damaged", dir);
+	CHECK_EQ_INT(damaged_copy(fixture_path("fixture-pie"), path), 0);
+	CHECK_EQ_INT(fixture_start(path, &fp), 0);
+	symbolizer__resolve_user(s, fp.pid, fixture_addr(&fp, "fixture_alpha"), &f);
+	fixture_stop(&fp);
+	symbolizer__stats(s, &st);
+	symbolizer__free(s);
+	rm_tree(dir);
+	CHECK_EQ_STR(f.function, "[unknown]");
+	CHECK_EQ_STR(f.module, path);
+	CHECK_EQ_INT(st.unknown[SYM_UNKNOWN_UNREADABLE], 1);
+}
+
 TEST(library_mapped_by_many_processes_is_read_once)
 {
 	struct symbolizer *s = symbolizer__new(NULL);
@@ -656,6 +698,7 @@ TEST_MAIN("symbolizer", T(pie_binary_names_exported_and_static_functions),
 	  T(process_exited_after_capture_still_named),
 	  T(never_seen_exited_process_is_unknown_no_mapping),
 	  T(deleted_binary_named_through_map_files_or_counted_unreadable),
+	  T(damaged_binary_is_unknown_unreadable_with_module),
 	  T(library_mapped_by_many_processes_is_read_once),
 	  T(binary_cache_is_bounded_and_evicted_binaries_stay_usable), T(process_cache_is_bounded),
 	  T(elf_reader_reports_build_id_and_dynsym_fallback),
