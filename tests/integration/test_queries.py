@@ -365,6 +365,21 @@ class QueryTests(unittest.TestCase):
         self.assertIn("coverage", r)
         self.assertIn("share_pct", r["coverage"])
 
+    def test_long_windows_add_up_exactly_across_buckets_hours_and_days(self):
+        # One upload every 55 minutes over 3 days before BASE; windows with edges on and off
+        # bucket, hour and day boundaries must each see exactly the uploads inside them.
+        start = BASE - 3 * 86400
+        uploads = [(start + i * 3300 + 7, 1000 + i) for i in range(78)]
+        for at, v in uploads:
+            self.upload("longwin", "cpu", cpu({"main;tick": v}, at))
+        for lo, hi in ((start, BASE), (start + 300, BASE - 300), (start + 3599, BASE - 3601),
+                       (start + 86400, start + 2 * 86400), (start + 86399, start + 86401 * 2),
+                       (start + 5000, start + 5 * 3600 + 17), (start + 7, start + 8)):
+            want = sum(v for at, v in uploads
+                       if lo - lo % 300 <= at - at % 300 < -(-hi // 300) * 300)
+            r = self.top("longwin", "cpu", lo, hi)
+            self.assertEqual(r["total"], want, (lo - start, hi - start))
+
     def test_bad_windows_are_400_with_detail(self):
         for params in ({"time_range": "2h"}, {"start": "yesterday", "end": "1"},
                        {"start": "100", "end": "50"}, {"start": "100"}):
