@@ -72,7 +72,8 @@ static int index_grow(struct child_index *ix)
 		return -ENOMEM;
 	for (size_t i = 0; i < ix->cap; i++)
 		if (ix->slots[i])
-			*index_slot(&bigger, ix->slots[i]->parent, ix->slots[i]->name) = ix->slots[i];
+			*index_slot(&bigger, ix->slots[i]->parent, ix->slots[i]->name) =
+			    ix->slots[i];
 	bigger.n = ix->n;
 	free(ix->slots);
 	*ix = bigger;

@@ -66,8 +66,8 @@ static json_t *response_head(const struct query_params *p, struct query_window w
 {
 	return json_pack("{s:s, s:s, s:s, s:s?, s:o, s:I}", "measurement", p->type->name, "unit",
 			 p->type->unit, "service", p->service, "deployment",
-			 p->has_deployment ? p->deployment : NULL, "window", window_json(w), "total",
-			 (json_int_t)total);
+			 p->has_deployment ? p->deployment : NULL, "window", window_json(w),
+			 "total", (json_int_t)total);
 }
 
 /* 0, or 1 with a 400 written. */
@@ -115,8 +115,8 @@ static int prepare(const struct request *req, struct response *resp, struct quer
 	return 0;
 }
 
-static int int_param(const struct request *req, struct response *resp, const char *key,
-		     int64_t def, int64_t min, int64_t max, int64_t *ret)
+static int int_param(const struct request *req, struct response *resp, const char *key, int64_t def,
+		     int64_t min, int64_t max, int64_t *ret)
 {
 	char err[QUERY_ERR_MAX];
 
@@ -143,8 +143,8 @@ static json_t *node_json(const struct calltree_node *n)
 			return NULL;
 		}
 	}
-	o = json_pack("{s:s, s:I, s:I, s:o}", "name", n->name, "self", (json_int_t)n->self,
-		      "total", (json_int_t)n->total, "children", children);
+	o = json_pack("{s:s, s:I, s:I, s:o}", "name", n->name, "self", (json_int_t)n->self, "total",
+		      (json_int_t)n->total, "children", children);
 	if (o && n->folded)
 		json_object_set_new(o, "folded", json_integer(n->folded));
 	return o;
@@ -217,12 +217,11 @@ int handle_top(const struct request *req, struct response *resp)
 	for (size_t i = 0; doc && funcs && i < t.n && i < (size_t)limit; i++) {
 		const struct function_stat *f = &t.funcs[i];
 
-		json_array_append_new(
-			funcs, json_pack("{s:s, s:I, s:f, s:I, s:f}", "name", f->name, "self",
-					 (json_int_t)f->self, "self_share",
-					 query_share(f->self, t.total), "total",
-					 (json_int_t)f->total, "total_share",
-					 query_share(f->total, t.total)));
+		json_array_append_new(funcs, json_pack("{s:s, s:I, s:f, s:I, s:f}", "name", f->name,
+						       "self", (json_int_t)f->self, "self_share",
+						       query_share(f->self, t.total), "total",
+						       (json_int_t)f->total, "total_share",
+						       query_share(f->total, t.total)));
 	}
 	if (doc) {
 		json_object_set_new(doc, "functions", funcs ? funcs : json_null());
@@ -258,9 +257,10 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 	if (parse_common(req, resp, DEFAULT_RANGE_S, p)) /* service and profile_type first */
 		return 1;
 	if ((base != NULL) + (anchor != NULL) + explicit_ != 1) {
-		respond_error(resp, 400, "bad_request",
-			      "choose two windows one way: before_start/before_end/after_start/"
-			      "after_end, anchor=T&window=15m, or base_deployment=V1&deployment=V2");
+		respond_error(
+		    resp, 400, "bad_request",
+		    "choose two windows one way: before_start/before_end/after_start/"
+		    "after_end, anchor=T&window=15m, or base_deployment=V1&deployment=V2");
 		return 1;
 	}
 	if (base) { /* two deployments over the same window (default: the last 30 days) */
@@ -284,15 +284,17 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 		int64_t at, len = 900;
 
 		if (query_parse_time(anchor, &at) || (len_s && query_parse_duration(len_s, &len))) {
-			respond_error(resp, 400, "bad_request",
-				      "anchor must be RFC 3339 or unix seconds and window a duration "
-				      "like 15m, 1h, 7d");
+			respond_error(
+			    resp, 400, "bad_request",
+			    "anchor must be RFC 3339 or unix seconds and window a duration "
+			    "like 15m, 1h, 7d");
 			return 1;
 		}
 		/* Buckets straddling the anchor belong to neither side. */
 		t = query_window_align((struct query_window){at, at});
 		len = query_window_align((struct query_window){0, len}).end;
-		after->window = (struct query_window){at == t.start ? at : t.start + BUCKET_SECONDS, 0};
+		after->window =
+		    (struct query_window){at == t.start ? at : t.start + BUCKET_SECONDS, 0};
 		after->window.end = after->window.start + len;
 		before->window = (struct query_window){t.start - len, t.start};
 		*ret_mode = "anchor";
@@ -300,7 +302,8 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 	}
 	if (query_window_parse(query_get, req, "before_", now, 0, &before->window, err,
 			       sizeof(err)) ||
-	    query_window_parse(query_get, req, "after_", now, 0, &after->window, err, sizeof(err))) {
+	    query_window_parse(query_get, req, "after_", now, 0, &after->window, err,
+			       sizeof(err))) {
 		respond_error(resp, 400, "bad_request", "%s", err);
 		return 1;
 	}
@@ -321,12 +324,12 @@ static json_t *movers_json(const struct diff_result *d, int64_t limit)
 	for (size_t i = 0; arr && i < d->n && i < (size_t)limit; i++) {
 		const struct diff_mover *m = &d->movers[i];
 
-		json_array_append_new(
-			arr, json_pack("{s:s, s:f, s:f, s:f, s:f, s:f}", "name", m->name,
-				       "before_self_share", m->before_self_share, "after_self_share",
-				       m->after_self_share, "delta_pts", m->delta_pts,
-				       "before_total_share", m->before_total_share,
-				       "after_total_share", m->after_total_share));
+		json_array_append_new(arr, json_pack("{s:s, s:f, s:f, s:f, s:f, s:f}", "name",
+						     m->name, "before_self_share",
+						     m->before_self_share, "after_self_share",
+						     m->after_self_share, "delta_pts", m->delta_pts,
+						     "before_total_share", m->before_total_share,
+						     "after_total_share", m->after_total_share));
 	}
 	return arr;
 }
@@ -336,9 +339,8 @@ static bool has_id(json_t *arr, int64_t id)
 	json_t *m;
 	size_t i;
 
-	json_array_foreach(arr, i, m)
-		if (json_integer_value(json_object_get(m, "id")) == id)
-			return true;
+	json_array_foreach(arr, i,
+			   m) if (json_integer_value(json_object_get(m, "id")) == id) return true;
 	return false;
 }
 
@@ -400,8 +402,8 @@ int handle_diff(const struct request *req, struct response *resp)
 			side_json(&sides[1], d.after_total), "total_change_pct",
 			d.has_total_change ? json_real(d.total_change_pct) : json_null(), "movers",
 			movers_json(&d, limit), "deployments",
-			markers_json(req, p.service, sides, strcmp(mode, "anchor") == 0),
-			"limit", (json_int_t)limit);
+			markers_json(req, p.service, sides, strcmp(mode, "anchor") == 0), "limit",
+			(json_int_t)limit);
 	diff_result__release(&d);
 	merged_window__release(&sides[0].data);
 	merged_window__release(&sides[1].data);
@@ -564,33 +566,34 @@ static void add_agents(json_t *services, const struct agent_report *rows, size_t
 		if (!s)
 			continue;
 		json_array_append_new(
-			json_object_get(s, "agents"),
-			json_pack("{s:s, s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:I, s:I, s:I}",
-				  "agent_id", r->agent_id, "node", r->node, "version", r->version,
-				  "reported_at", (json_int_t)r->reported_at, "window_s",
-				  r->window_s, "cpu_s", r->cpu_s, "bpf_s", r->bpf_s,
-				  "overhead_pct", overhead, "lost_samples",
-				  (json_int_t)r->lost_samples, "unknown_frames",
-				  (json_int_t)r->unknown_frames, "processes",
-				  (json_int_t)r->processes));
+		    json_object_get(s, "agents"),
+		    json_pack("{s:s, s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:I, s:I, s:I}", "agent_id",
+			      r->agent_id, "node", r->node, "version", r->version, "reported_at",
+			      (json_int_t)r->reported_at, "window_s", r->window_s, "cpu_s",
+			      r->cpu_s, "bpf_s", r->bpf_s, "overhead_pct", overhead, "lost_samples",
+			      (json_int_t)r->lost_samples, "unknown_frames",
+			      (json_int_t)r->unknown_frames, "processes",
+			      (json_int_t)r->processes));
 	}
 }
 
 /* Marks each service enabled/reporting and returns the coverage object. */
-static json_t *coverage(json_t *services, const struct settings_record *settings,
-			size_t n_settings, int64_t now)
+static json_t *coverage(json_t *services, const struct settings_record *settings, size_t n_settings,
+			int64_t now)
 {
 	size_t enabled = 0, reporting = 0;
 	const char *name;
 	json_t *s;
 
-	json_object_foreach(services, name, s) {
+	json_object_foreach(services, name, s)
+	{
 		struct effective_config e = effective_settings(settings, n_settings, name);
 		json_t *agent;
 		size_t i;
 		bool fresh = false;
 
-		json_array_foreach(json_object_get(s, "agents"), i, agent) {
+		json_array_foreach(json_object_get(s, "agents"), i, agent)
+		{
 			int64_t at = json_integer_value(json_object_get(agent, "reported_at"));
 
 			fresh |= now - at <= 2 * (int64_t)e.upload_interval_s;
@@ -601,8 +604,8 @@ static json_t *coverage(json_t *services, const struct settings_record *settings
 		enabled += e.enabled;
 		reporting += e.enabled && fresh;
 	}
-	return json_pack("{s:I, s:I, s:o}", "enabled_services", (json_int_t)enabled,
-			 "reporting", (json_int_t)reporting, "share_pct",
+	return json_pack("{s:I, s:I, s:o}", "enabled_services", (json_int_t)enabled, "reporting",
+			 (json_int_t)reporting, "share_pct",
 			 enabled ? json_real(reporting * 100.0 / enabled) : json_null());
 }
 
@@ -620,8 +623,7 @@ static json_t *services_doc(const struct request *req, const struct service_summ
 	add_agents(by_name, agents, n_agents);
 	doc = json_pack("{s:s, s:o}", "environment", env_of(req), "coverage",
 			coverage(by_name, settings, n_settings, now_s()));
-	json_object_foreach(by_name, name, s)
-		json_array_append(list, s);
+	json_object_foreach(by_name, name, s) json_array_append(list, s);
 	json_decref(by_name);
 	if (doc)
 		json_object_set_new(doc, "services", list);
@@ -679,10 +681,10 @@ int handle_deployments_list(const struct request *req, struct response *resp)
 		return respond_store_error(resp, err, "listing deployments");
 	arr = json_array();
 	for (size_t i = 0; arr && i < n; i++)
-		json_array_append_new(arr, json_pack("{s:I, s:s, s:s, s:I}", "id",
-						     (json_int_t)d[i].id, "service", d[i].service,
-						     "version", d[i].version, "time",
-						     (json_int_t)d[i].time));
+		json_array_append_new(arr,
+				      json_pack("{s:I, s:s, s:s, s:I}", "id", (json_int_t)d[i].id,
+						"service", d[i].service, "version", d[i].version,
+						"time", (json_int_t)d[i].time));
 	free(d);
 	doc = json_pack("{s:s?, s:o, s:o}", "service", service, "window", window_json(w),
 			"deployments", arr ? arr : json_null());

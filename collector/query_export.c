@@ -104,12 +104,12 @@ static int encode_pprof(const struct merged_window *w, const struct profile_type
 {
 	struct pprof_value_type sample_type = {type->sample_type, type->unit};
 	struct pprof_builder_options opts = {
-		.sample_types = &sample_type,
-		.n_sample_types = 1,
-		.period_type = {type->period_type, type->period_unit},
-		.period = w->period,
-		.time_nanos = window.start * 1000000000LL,
-		.duration_nanos = (window.end - window.start) * 1000000000LL,
+	    .sample_types = &sample_type,
+	    .n_sample_types = 1,
+	    .period_type = {type->period_type, type->period_unit},
+	    .period = w->period,
+	    .time_nanos = window.start * 1000000000LL,
+	    .duration_nanos = (window.end - window.start) * 1000000000LL,
 	};
 	struct pprof_builder *b = pprof_builder__new(&opts);
 	uint64_t *ids = NULL;

@@ -15,11 +15,11 @@
 #define MAX_WINDOW_SECONDS (400LL * 86400)
 
 static const struct profile_type_info profile_types[] = {
-	{"cpu", "nanoseconds", false, "cpu", "cpu", "nanoseconds"},
-	{"wall", "nanoseconds", false, "wall", "wall", "nanoseconds"},
-	{"heap", "bytes", true, "inuse_space", "space", "bytes"},
-	{"alloc", "bytes", false, "alloc_space", "space", "bytes"},
-	{"lock", "nanoseconds", false, "delay", "contentions", "count"},
+    {"cpu", "nanoseconds", false, "cpu", "cpu", "nanoseconds"},
+    {"wall", "nanoseconds", false, "wall", "wall", "nanoseconds"},
+    {"heap", "bytes", true, "inuse_space", "space", "bytes"},
+    {"alloc", "bytes", false, "alloc_space", "space", "bytes"},
+    {"lock", "nanoseconds", false, "delay", "contentions", "count"},
 };
 
 const struct profile_type_info *profile_type_lookup(const char *name)
@@ -33,7 +33,7 @@ const struct profile_type_info *profile_type_lookup(const char *name)
 }
 
 static int fail(char *err, size_t err_len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int fail(char *err, size_t err_len, const char *fmt, ...)
 {
@@ -211,7 +211,8 @@ int query_window_parse(param_getter get, const void *ctx, const char *prefix, in
 				    start);
 		if (query_parse_time(end, &w.end))
 			return fail(err, err_len,
-				    "%s \"%.40s\" is neither RFC 3339 nor unix seconds", k_end, end);
+				    "%s \"%.40s\" is neither RFC 3339 nor unix seconds", k_end,
+				    end);
 		if (w.end <= w.start)
 			return fail(err, err_len, "%s must be after %s", k_end, k_start);
 		if (w.end - w.start > MAX_WINDOW_SECONDS)

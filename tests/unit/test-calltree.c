@@ -38,7 +38,7 @@ static long check_sums(const struct calltree_node *n)
 }
 
 static const char *const basic[] = {
-	"main;a;b 10", "main;a 5", "main;c 20", "main;a;b 1", "other_root 4", NULL,
+    "main;a;b 10", "main;a 5", "main;c 20", "main;a;b 1", "other_root 4", NULL,
 };
 
 TEST(build_self_and_total_by_hand)

@@ -72,18 +72,18 @@ TEST(top_counts_recursion_once_per_stack)
 
 /* The product docs: before 7.02 s of samples, after 7.38 s (nanoseconds). */
 static const char *const docs_before[] = {
-	"main;serve;api/serialize.renderPayload 1123200000",				 /* 16.0 */
-	"main;serve;api/serialize.renderPayload;encoding/json.Decode 631800000", /* 9.0 */
-	"main;serve;api/serialize.renderPayload;encoding/json.Decode;runtime.mallocgc 421200000",
-	"main;serve;handleOther 4843800000", /* 69.0 */
-	NULL,
+    "main;serve;api/serialize.renderPayload 1123200000",		     /* 16.0 */
+    "main;serve;api/serialize.renderPayload;encoding/json.Decode 631800000", /* 9.0 */
+    "main;serve;api/serialize.renderPayload;encoding/json.Decode;runtime.mallocgc 421200000",
+    "main;serve;handleOther 4843800000", /* 69.0 */
+    NULL,
 };
 static const char *const docs_after[] = {
-	"main;serve;api/serialize.renderPayload 1298880000",			  /* 17.6 */
-	"main;serve;api/serialize.renderPayload;encoding/json.Decode 2103300000", /* 28.5 */
-	"main;serve;api/serialize.renderPayload;encoding/json.Decode;runtime.mallocgc 885600000",
-	"main;serve;handleOther 3092220000", /* 41.9 */
-	NULL,
+    "main;serve;api/serialize.renderPayload 1298880000",		      /* 17.6 */
+    "main;serve;api/serialize.renderPayload;encoding/json.Decode 2103300000", /* 28.5 */
+    "main;serve;api/serialize.renderPayload;encoding/json.Decode;runtime.mallocgc 885600000",
+    "main;serve;handleOther 3092220000", /* 41.9 */
+    NULL,
 };
 
 TEST(diff_product_docs_shares_and_ranking)
@@ -123,12 +123,12 @@ TEST(diff_product_docs_shares_and_ranking)
 TEST(diff_normalises_each_side_to_its_own_total)
 {
 	static const char *const twice[] = {
-		"main;serve;api/serialize.renderPayload 2246400000",
-		"main;serve;api/serialize.renderPayload;encoding/json.Decode 1263600000",
-		"main;serve;api/serialize.renderPayload;encoding/json.Decode;runtime.mallocgc "
-		"842400000",
-		"main;serve;handleOther 9687600000",
-		NULL,
+	    "main;serve;api/serialize.renderPayload 2246400000",
+	    "main;serve;api/serialize.renderPayload;encoding/json.Decode 1263600000",
+	    "main;serve;api/serialize.renderPayload;encoding/json.Decode;runtime.mallocgc "
+	    "842400000",
+	    "main;serve;handleOther 9687600000",
+	    NULL,
 	};
 	struct merged_window b = fixture_window(docs_before, 1), a = fixture_window(twice, 1);
 	struct diff_result d;
@@ -310,9 +310,9 @@ TEST(params_presets_end_now_and_align_to_buckets)
 
 TEST(params_explicit_window_and_deployment)
 {
-	const char *kv[] = {"service",    "api",	  "profile_type", "wall",
-			    "start",      "2024-05-01T12:00:00Z", "end", "1714568400",
-			    "deployment", "v2",		  NULL};
+	const char *kv[] = {
+	    "service", "api",	     "profile_type", "wall", "start", "2024-05-01T12:00:00Z",
+	    "end",     "1714568400", "deployment",   "v2",   NULL};
 	struct query_params p;
 	char err[QUERY_ERR_MAX] = "";
 
@@ -351,13 +351,13 @@ TEST(params_refuse_missing_mixed_or_unknown_profile_type)
 TEST(params_refuse_bad_windows)
 {
 	const char *preset[] = {"service", "a", "profile_type", "cpu", "time_range", "2h", NULL};
-	const char *both[] = {"service", "a", "profile_type", "cpu", "time_range", "1h",
-			      "start", "1", NULL};
+	const char *both[] = {"service", "a", "profile_type", "cpu", "time_range", "1h", "start",
+			      "1",	 NULL};
 	const char *half[] = {"service", "a", "profile_type", "cpu", "start", "1", NULL};
-	const char *backwards[] = {"service", "a", "profile_type", "cpu", "start", "1000",
-				   "end", "900", NULL};
-	const char *garbage[] = {"service", "a", "profile_type", "cpu", "start", "soon",
-				 "end", "900", NULL};
+	const char *backwards[] = {"service", "a",   "profile_type", "cpu", "start",
+				   "1000",    "end", "900",	     NULL};
+	const char *garbage[] = {"service", "a",   "profile_type", "cpu", "start",
+				 "soon",    "end", "900",	   NULL};
 	char err[QUERY_ERR_MAX];
 
 	CHECK_EQ_INT(parse_err(preset, err, sizeof(err)), -EINVAL);
