@@ -22,7 +22,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: %s serve --data DIR [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE]\n"
 		"          [--max-body BYTES] [--max-inflated BYTES] [--retention-days N]\n"
-		"          [--threads N] [--sync full|normal]\n"
+		"          [--threads N] [--sync full|normal] [--max-inflight BYTES]\n"
+		"          [--ingest-queue N] [--ingest-queue-bytes BYTES]\n"
 		"  --listen          address to serve (default %s; port 0 picks a free one)\n"
 		"  --max-body        request body cap, larger bodies get 413 (default %u)\n"
 		"  --max-inflated    decompressed pprof cap, gzip bombs get 413 (default %u)\n"
@@ -30,12 +31,18 @@ static void usage(FILE *f)
 		"  --threads         HTTP worker threads (default %d)\n"
 		"  --sync            full: an acknowledged upload survives power loss (default);\n"
 		"                    normal: it survives a crash of the collector process\n"
+		"  --max-inflight    request bodies held at once over all connections; a request\n"
+		"                    that would pass it gets 503 with Retry-After (default %u)\n"
+		"  --ingest-queue    uploads waiting for or in one group commit; when full, uploads\n"
+		"                    get 429 with Retry-After (default %u)\n"
+		"  --ingest-queue-bytes  estimated decoded bytes of those uploads (default %u)\n"
 		"examples:\n"
 		"  %s serve --data /var/lib/roottrace\n"
 		"  %s serve --data /var/lib/roottrace --listen 0.0.0.0:4443 \\\n"
 		"      --tls-cert /etc/roottrace/cert.pem --tls-key /etc/roottrace/key.pem\n",
 		PROG, DEFAULT_LISTEN, DEFAULT_MAX_BODY, DEFAULT_MAX_INFLATED, DEFAULT_RETENTION_DAYS,
-		DEFAULT_THREADS, PROG, PROG);
+		DEFAULT_THREADS, DEFAULT_MAX_INFLIGHT, STORE_INGEST_QUEUE_ENTRIES,
+		STORE_INGEST_QUEUE_BYTES, PROG, PROG);
 }
 
 static int parse_option(struct collector_options *o, int opt, const char *arg, long long *n)
@@ -54,6 +61,21 @@ static int parse_option(struct collector_options *o, int opt, const char *arg, l
 		if (cli_parse_long("--max-inflated", arg, 1, 1ll << 32, n))
 			return -EINVAL;
 		o->max_inflated = (size_t)*n;
+		return 0;
+	case 'f':
+		if (cli_parse_long("--max-inflight", arg, 1, 1ll << 40, n))
+			return -EINVAL;
+		o->max_inflight = (size_t)*n;
+		return 0;
+	case 'q':
+		if (cli_parse_long("--ingest-queue", arg, 1, 65536, n))
+			return -EINVAL;
+		o->ingest_queue = (size_t)*n;
+		return 0;
+	case 'Q':
+		if (cli_parse_long("--ingest-queue-bytes", arg, 1, 1ll << 40, n))
+			return -EINVAL;
+		o->ingest_queue_bytes = (size_t)*n;
 		return 0;
 	case 'r':
 		if (cli_parse_long("--retention-days", arg, 1, 36500, n))
@@ -89,6 +111,9 @@ static int parse_args(int argc, char **argv, struct collector_options *o, int *r
 		{ "retention-interval", required_argument, NULL, 'R' }, /* seconds; for tests */
 		{ "threads", required_argument, NULL, 't' },
 		{ "sync", required_argument, NULL, 's' },
+		{ "max-inflight", required_argument, NULL, 'f' },
+		{ "ingest-queue", required_argument, NULL, 'q' },
+		{ "ingest-queue-bytes", required_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -132,6 +157,7 @@ int cmd_serve(int argc, char **argv)
 		.listen = DEFAULT_LISTEN,
 		.max_body = DEFAULT_MAX_BODY,
 		.max_inflated = DEFAULT_MAX_INFLATED,
+		.max_inflight = DEFAULT_MAX_INFLIGHT,
 		.retention_days = DEFAULT_RETENTION_DAYS,
 		.threads = DEFAULT_THREADS,
 	};

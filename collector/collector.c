@@ -30,6 +30,7 @@ int collector__open(const struct collector_options *opts, struct collector **ret
 	c->opts = *opts;
 	store_sqlite_set_durability(opts->sync_normal ? STORE_DURABILITY_NORMAL
 						      : STORE_DURABILITY_FULL);
+	store_sqlite_set_ingest_queue(opts->ingest_queue, opts->ingest_queue_bytes);
 	c->metrics = metrics__new();
 	err = c->metrics ? 0 : -ENOMEM;
 	if (!err)

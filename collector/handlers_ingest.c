@@ -19,6 +19,8 @@
 #include "stack_agg.h"
 #include "validate.h"
 
+#define INGEST_RETRY_AFTER_S 1
+
 struct type_fit {
 	const char *profile_type;
 	const char *sample_type;
@@ -306,8 +308,15 @@ static int store(const struct request *req, struct response *resp, const struct 
 
 	batch.stacks = stack_agg__stacks(agg, &batch.n_stacks);
 	err = c->profiles->ops->ingest(c->profiles, &batch, 1);
+	if (err == -EAGAIN) {
+		/* Backpressure: nothing was written; the sender keeps the profile and retries. */
+		resp->retry_after_s = INGEST_RETRY_AFTER_S;
+		return reject(req, resp, REJECT_OVERLOADED, 429, "overloaded",
+			      "the collector's write queue is full; retry after the Retry-After "
+			      "seconds");
+	}
 	if (err) {
-		resp->retry_after_s = 1;
+		resp->retry_after_s = INGEST_RETRY_AFTER_S;
 		return reject(req, resp, REJECT_STORE_ERROR, 503, "store_unavailable",
 			      "the profile could not be stored; retry");
 	}
@@ -343,6 +352,8 @@ int handle_profiles_ingest(const struct request *req, struct response *resp)
 		return reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", "empty body");
 	status = body_bytes(req, &pb, &pb_len, &inflated, why, sizeof(why));
 	if (status) {
+		if (status == 503)
+			resp->retry_after_s = INGEST_RETRY_AFTER_S;
 		reject(req, resp,
 		       status == 413 ? REJECT_INFLATED_TOO_LARGE
 		       : status == 400 ? REJECT_BAD_GZIP

@@ -13,6 +13,18 @@
 /* 0 or -EIO. */
 int sha256(const void *data, size_t len, uint8_t out[SHA256_LEN]);
 
+/* A reusable SHA-256 state, so hashing many small inputs costs no allocation each. */
+struct sha256_ctx;
+
+/* NULL with errno set. */
+struct sha256_ctx *sha256_ctx__new(void);
+void sha256_ctx__free(struct sha256_ctx *c);
+
+/* SHA-256 of parts[0..n) joined by sep (the same digest as hashing the joined string),
+ * without joining them. lens[i] is strlen(parts[i]). 0 or -EIO. */
+int sha256_joined(struct sha256_ctx *c, const char *const *parts, const size_t *lens, size_t n,
+		  char sep, uint8_t out[SHA256_LEN]);
+
 /* Fills buf with cryptographically random bytes; 0 or -EIO. */
 int random_bytes(uint8_t *buf, size_t len);
 

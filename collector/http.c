@@ -20,11 +20,14 @@
 #include "routes.h"
 
 #define CONNECTION_TIMEOUT_S 30
+#define CONNECTION_LIMIT 1000 /* over all pool threads; more wait in the listen backlog */
+#define OVERLOADED_RETRY_AFTER_S 1
 
 struct http_server {
 	struct MHD_Daemon *daemon;
 	struct collector *collector;
 	atomic_int in_flight;
+	atomic_size_t inflight_bytes; /* request body memory reserved over all connections */
 	char *tls_cert, *tls_key; /* PEM text; must outlive the daemon */
 	int port;
 };
@@ -35,7 +38,10 @@ struct conn_state {
 	struct token_record token;
 	uint8_t *body;
 	size_t len, cap;
+	size_t expected; /* Content-Length, 0 when absent */
+	size_t reserved; /* counted in inflight_bytes; released on completion */
 	bool too_large;
+	bool overloaded; /* the body would pass --max-inflight */
 	bool answered; /* a response is queued; later body chunks are discarded */
 };
 
@@ -81,7 +87,33 @@ static enum MHD_Result answer_error(struct MHD_Connection *conn, struct conn_sta
 
 	st->answered = true;
 	respond_error(&resp, status, error, "%s", detail);
+	if (status == 503)
+		resp.retry_after_s = OVERLOADED_RETRY_AFTER_S;
 	return queue(conn, &resp);
+}
+
+/* Counts bytes of body memory against --max-inflight; false when that would pass it (a
+ * request alone is let through when nothing else is held, so any body up to --max-body
+ * can be received). */
+static bool reserve(struct http_server *s, struct conn_state *st, size_t bytes)
+{
+	size_t before = atomic_fetch_add(&s->inflight_bytes, bytes);
+
+	if (before && before + bytes > s->collector->opts.max_inflight) {
+		atomic_fetch_sub(&s->inflight_bytes, bytes);
+		return false;
+	}
+	st->reserved += bytes;
+	return true;
+}
+
+static enum MHD_Result answer_overloaded(struct http_server *s, struct MHD_Connection *conn,
+					 struct conn_state *st)
+{
+	metrics__reject(s->collector->metrics, REJECT_OVERLOADED);
+	return answer_error(conn, st, 503, "overloaded",
+			    "the collector holds too many request bodies; retry after the "
+			    "Retry-After seconds");
 }
 
 static void count_reject(struct http_server *s, int status)
@@ -131,18 +163,28 @@ static enum MHD_Result on_headers(struct http_server *s, struct MHD_Connection *
 			 s->collector->opts.max_body);
 		return answer_error(conn, st, 413, "body_too_large", detail);
 	}
+	if (length) {
+		st->expected = (size_t)strtoull(length, NULL, 10);
+		if (st->expected && !reserve(s, st, st->expected))
+			return answer_overloaded(s, conn, st);
+	}
 	return MHD_YES;
+}
+
+static void drop_body(struct conn_state *st)
+{
+	free(st->body);
+	st->body = NULL;
+	st->len = st->cap = 0;
 }
 
 static void on_body(struct http_server *s, struct conn_state *st, const char *data, size_t size)
 {
-	if (st->answered || st->too_large)
+	if (st->answered || st->too_large || st->overloaded)
 		return;
 	if (st->len + size > s->collector->opts.max_body) {
 		st->too_large = true;
-		free(st->body);
-		st->body = NULL;
-		st->len = st->cap = 0;
+		drop_body(st);
 		return;
 	}
 	if (st->len + size > st->cap) {
@@ -151,6 +193,13 @@ static void on_body(struct http_server *s, struct conn_state *st, const char *da
 
 		while (new_cap < st->len + size)
 			new_cap *= 2;
+		if (st->expected >= st->len + size && st->expected < new_cap)
+			new_cap = st->expected; /* Content-Length known: exactly that */
+		if (new_cap > st->reserved && !reserve(s, st, new_cap - st->reserved)) {
+			st->overloaded = true;
+			drop_body(st);
+			return;
+		}
 		grown = realloc(st->body, new_cap);
 		if (!grown) {
 			st->too_large = true; /* answered as 413: we cannot hold it */
@@ -213,6 +262,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (st->answered)
 		return MHD_YES;
+	if (st->overloaded)
+		return answer_overloaded(s, conn, st);
 	if (st->too_large) {
 		char detail[96];
 
@@ -233,6 +284,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (!st)
 		return;
 	free(st->body);
+	atomic_fetch_sub(&s->inflight_bytes, st->reserved);
 	free(st);
 	*con_cls = NULL;
 	atomic_fetch_sub(&s->in_flight, 1);
@@ -346,6 +398,7 @@ int http_server__start(struct collector *c, struct http_server **ret, char *err,
 		flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)c->opts.threads,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONNECTION_LIMIT,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
 		s->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, s->tls_cert,
 		MHD_OPTION_HTTPS_MEM_KEY, s->tls_key, MHD_OPTION_END);

@@ -25,6 +25,7 @@ static const char *const reason_names[REJECT_REASON_COUNT] = {
 	[REJECT_CONTENT_TYPE] = "unsupported_content_type",
 	[REJECT_NO_SAMPLE_TYPE] = "no_fitting_sample_type",
 	[REJECT_STORE_ERROR] = "store_error",
+	[REJECT_OVERLOADED] = "overloaded",
 };
 
 struct metrics {

@@ -18,6 +18,7 @@ enum reject_reason {
 	REJECT_CONTENT_TYPE,	  /* 415 */
 	REJECT_NO_SAMPLE_TYPE,	  /* 422 */
 	REJECT_STORE_ERROR,	  /* 500/503 */
+	REJECT_OVERLOADED,	  /* 429/503 with Retry-After: write queue or in-flight bytes full */
 	REJECT_REASON_COUNT
 };
 

@@ -169,7 +169,8 @@ struct profile_store;
 struct profile_store_ops {
 	void (*close)(struct profile_store *s);
 	/* Merges the batches into their rollups (stacks dictionary first) in one transaction;
-	 * returns only after it committed. */
+	 * returns only after it committed. -EAGAIN (nothing written) when the backend's write
+	 * queue is full: the caller should answer "retry later". */
 	int (*ingest)(struct profile_store *s, const struct profile_batch *batches, size_t n);
 	int (*merge_window)(struct profile_store *s, const struct window_query *q,
 			    struct merged_window *ret);
@@ -193,6 +194,12 @@ enum store_durability {
 };
 /* Applies to connections opened afterwards; FULL by default. */
 void store_sqlite_set_durability(enum store_durability d);
+/* Bounds of the profile store's group-commit queue (uploads waiting for or in a commit, and
+ * the estimated bytes of their decoded stacks); 0 = default. Applies to stores opened
+ * afterwards. A full queue makes ingest return -EAGAIN. */
+#define STORE_INGEST_QUEUE_ENTRIES 64
+#define STORE_INGEST_QUEUE_BYTES (64u << 20)
+void store_sqlite_set_ingest_queue(size_t max_entries, size_t max_bytes);
 int cp_store_sqlite_open(const char *path, struct cp_store **ret);
 int profile_store_sqlite_open(const char *path, struct profile_store **ret);
 

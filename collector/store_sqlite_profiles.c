@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Profile store on SQLite: a stacks dictionary (one row per distinct stack, keyed by the
- * SHA-256 of its frames) and rollups merged in place with UPSERT, one transaction per upload. */
+ * SHA-256 of its frames) and rollups merged in place with UPSERT. Concurrent uploads are group
+ * committed: one transaction (one fsync) for all waiting, each acknowledged after it. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "group_commit.h"
 #include "hash.h"
 #include "store.h"
 #include "store_sqlite_db.h"
@@ -99,6 +101,7 @@ static const char *const reader_sql[R_COUNT] = {
 };
 
 #define READERS 4
+#define FRAME_BYTES_EST 32 /* average frame name bytes, for the queue's byte bound */
 #define STACK_CACHE_MAX (1u << 21) /* slots; cleared when more than half full */
 
 struct reader {
@@ -122,9 +125,26 @@ struct sqlite_profiles {
 	size_t cache_cap, cache_used;
 	char *frames_buf; /* scratch for joining frames */
 	size_t frames_cap;
+	size_t *lens; /* scratch: frame lengths of one stack */
+	size_t lens_cap;
+	struct sha256_ctx *sha;
+	struct merge_entry *merge; /* one group's rollup values, by (series, bucket, stack) */
+	size_t n_merge, merge_cap;
+	uint32_t *merge_slots; /* index + 1 into merge; 0 = empty */
+	size_t merge_slots_cap;
+	struct group_commit *gc;
 	struct reader readers[READERS];
 	unsigned int next_reader;
 };
+
+static size_t queue_max_entries = STORE_INGEST_QUEUE_ENTRIES;
+static size_t queue_max_bytes = STORE_INGEST_QUEUE_BYTES;
+
+void store_sqlite_set_ingest_queue(size_t max_entries, size_t max_bytes)
+{
+	queue_max_entries = max_entries ? max_entries : STORE_INGEST_QUEUE_ENTRIES;
+	queue_max_bytes = max_bytes ? max_bytes : STORE_INGEST_QUEUE_BYTES;
+}
 
 static struct sqlite_profiles *to_sqlite(struct profile_store *s)
 {
@@ -202,12 +222,32 @@ static int cache_put(struct sqlite_profiles *p, const uint8_t *hash, int64_t id)
 
 /* ------------------------------------------------------------------------ ingest ---- */
 
-static int join_frames(struct sqlite_profiles *p, const struct stack_value *sv, size_t *ret_len)
+/* Frame lengths of one stack into p->lens; returns the joined length. */
+static int frame_lengths(struct sqlite_profiles *p, const struct stack_value *sv, size_t *ret_len)
 {
-	size_t len = 0;
+	size_t len = sv->n_frames ? sv->n_frames - 1 : 0;
 
-	for (size_t i = 0; i < sv->n_frames; i++)
-		len += strlen(sv->frames[i]) + 1;
+	if (sv->n_frames > p->lens_cap) {
+		size_t *lens = realloc(p->lens, sv->n_frames * sizeof(*lens));
+
+		if (!lens)
+			return -ENOMEM;
+		p->lens = lens;
+		p->lens_cap = sv->n_frames;
+	}
+	for (size_t i = 0; i < sv->n_frames; i++) {
+		p->lens[i] = strlen(sv->frames[i]);
+		len += p->lens[i];
+	}
+	*ret_len = len;
+	return 0;
+}
+
+/* Joins the frames with FRAME_SEP into p->frames_buf (only for stacks not yet in the cache). */
+static int join_frames(struct sqlite_profiles *p, const struct stack_value *sv, size_t len)
+{
+	size_t at = 0;
+
 	if (len + 1 > p->frames_cap) {
 		char *buf = realloc(p->frames_buf, len + 1);
 
@@ -216,48 +256,31 @@ static int join_frames(struct sqlite_profiles *p, const struct stack_value *sv, 
 		p->frames_buf = buf;
 		p->frames_cap = len + 1;
 	}
-	len = 0;
 	for (size_t i = 0; i < sv->n_frames; i++) {
-		size_t n = strlen(sv->frames[i]);
-
 		if (i)
-			p->frames_buf[len++] = FRAME_SEP;
-		memcpy(p->frames_buf + len, sv->frames[i], n);
-		len += n;
+			p->frames_buf[at++] = FRAME_SEP;
+		memcpy(p->frames_buf + at, sv->frames[i], p->lens[i]);
+		at += p->lens[i];
 	}
-	p->frames_buf[len] = '\0';
-	*ret_len = len;
+	p->frames_buf[at] = '\0';
 	return 0;
 }
 
-/* The stack's dictionary id, inserting it the first time it is seen. */
-static int stack_id(struct sqlite_profiles *p, const struct stack_value *sv, int64_t *ret_id)
+/* Looks the stack up in the dictionary, inserting it the first time it is seen. */
+static int stack_lookup_or_add(struct sqlite_profiles *p, const struct stack_value *sv,
+			       const uint8_t *hash, size_t len, int64_t *ret_id)
 {
-	uint8_t hash[SHA256_LEN];
-	struct stack_slot *slot;
-	sqlite3_stmt *st;
-	size_t len;
+	sqlite3_stmt *st = p->w[W_STACK_GET];
 	int rc;
 
-	rc = join_frames(p, sv, &len);
-	if (!rc)
-		rc = sha256(p->frames_buf, len, hash);
-	if (rc)
-		return rc;
-	if (p->cache_cap) {
-		slot = cache_slot(p, hash);
-		if (slot->id) {
-			*ret_id = slot->id;
-			return 0;
-		}
-	}
-	st = p->w[W_STACK_GET];
 	sqlite3_bind_blob(st, 1, hash, SHA256_LEN, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*ret_id = sqlite3_column_int64(st, 0);
 	reset_stmt(st);
 	if (rc == SQLITE_DONE) {
+		if (join_frames(p, sv, len))
+			return -ENOMEM;
 		st = p->w[W_STACK_ADD];
 		sqlite3_bind_blob(st, 1, hash, SHA256_LEN, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 2, (int64_t)sv->n_frames);
@@ -267,10 +290,33 @@ static int stack_id(struct sqlite_profiles *p, const struct stack_value *sv, int
 			*ret_id = sqlite3_last_insert_rowid(p->wdb);
 		reset_stmt(st);
 	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return -EIO;
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* The stack's dictionary id. The digest is taken over the frames in place; they are joined
+ * only when the stack is new to the cache and the dictionary. */
+static int stack_id(struct sqlite_profiles *p, const struct stack_value *sv, int64_t *ret_id)
+{
+	uint8_t hash[SHA256_LEN];
+	struct stack_slot *slot;
+	size_t len;
+	int rc;
+
+	rc = frame_lengths(p, sv, &len);
+	if (!rc)
+		rc = sha256_joined(p->sha, sv->frames, p->lens, sv->n_frames, FRAME_SEP, hash);
+	if (rc)
+		return rc;
+	if (len > INT32_MAX)
+		return -E2BIG;
+	slot = cache_slot(p, hash);
+	if (slot->id) {
+		*ret_id = slot->id;
+		return 0;
+	}
+	rc = stack_lookup_or_add(p, sv, hash, len, ret_id);
 	/* Cached before commit; a rollback clears the whole cache. */
-	return cache_put(p, hash, *ret_id);
+	return rc ? rc : cache_put(p, hash, *ret_id);
 }
 
 static int series_id(struct sqlite_profiles *p, const struct profile_batch *b, int64_t *ret_id)
@@ -300,6 +346,105 @@ static int series_id(struct sqlite_profiles *p, const struct profile_batch *b, i
 	return -EIO;
 }
 
+/* ---------------------------------------------------------- rollup merge of a group ---- */
+
+/*
+ * The uploads of one group commit often hit the same rollup record (one service, one bucket),
+ * so their values are summed per (series, bucket, stack) in memory first and each sum is
+ * written with one UPSERT, in key order (the rollups primary key), after all of them.
+ */
+struct merge_entry {
+	int64_t series_id, bucket, stack_id, value;
+};
+
+static uint64_t merge_hash(int64_t series, int64_t bucket, int64_t stack)
+{
+	uint64_t h = (uint64_t)series * 0x9e3779b97f4a7c15ull ^ (uint64_t)bucket;
+
+	h = (h ^ (uint64_t)stack) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 29);
+}
+
+static void merge_reset(struct sqlite_profiles *p)
+{
+	if (p->n_merge)
+		memset(p->merge_slots, 0, p->merge_slots_cap * sizeof(*p->merge_slots));
+	p->n_merge = 0;
+}
+
+static int merge_grow(struct sqlite_profiles *p)
+{
+	size_t cap = p->merge_cap ? p->merge_cap * 2 : 4096;
+	struct merge_entry *entries = realloc(p->merge, cap * sizeof(*entries));
+	uint32_t *slots;
+
+	if (!entries)
+		return -ENOMEM;
+	p->merge = entries;
+	slots = calloc(cap * 2, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	free(p->merge_slots);
+	p->merge_slots = slots;
+	p->merge_slots_cap = cap * 2;
+	p->merge_cap = cap;
+	for (size_t i = 0; i < p->n_merge; i++) {
+		const struct merge_entry *e = &p->merge[i];
+		size_t s = merge_hash(e->series_id, e->bucket, e->stack_id) & (cap * 2 - 1);
+
+		while (slots[s])
+			s = (s + 1) & (cap * 2 - 1);
+		slots[s] = (uint32_t)(i + 1);
+	}
+	return 0;
+}
+
+static int merge_add(struct sqlite_profiles *p, int64_t series, int64_t bucket, int64_t stack,
+		     int64_t value)
+{
+	size_t mask, s;
+
+	if (p->n_merge == p->merge_cap && merge_grow(p))
+		return -ENOMEM;
+	mask = p->merge_slots_cap - 1;
+	for (s = merge_hash(series, bucket, stack) & mask; p->merge_slots[s]; s = (s + 1) & mask) {
+		struct merge_entry *e = &p->merge[p->merge_slots[s] - 1];
+
+		if (e->series_id == series && e->bucket == bucket && e->stack_id == stack)
+			return __builtin_add_overflow(e->value, value, &e->value) ? -EOVERFLOW : 0;
+	}
+	p->merge[p->n_merge] = (struct merge_entry){ series, bucket, stack, value };
+	p->merge_slots[s] = (uint32_t)++p->n_merge;
+	return 0;
+}
+
+static int merge_cmp(const void *a, const void *b)
+{
+	const struct merge_entry *x = a, *y = b;
+
+	if (x->series_id != y->series_id)
+		return x->series_id < y->series_id ? -1 : 1;
+	if (x->bucket != y->bucket)
+		return x->bucket < y->bucket ? -1 : 1;
+	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+static int merge_flush(struct sqlite_profiles *p)
+{
+	sqlite3_stmt *st = p->w[W_ROLLUP_UPSERT];
+	int rc = 0;
+
+	qsort(p->merge, p->n_merge, sizeof(*p->merge), merge_cmp);
+	for (size_t i = 0; !rc && i < p->n_merge; i++) {
+		sqlite3_bind_int64(st, 1, p->merge[i].series_id);
+		sqlite3_bind_int64(st, 2, p->merge[i].bucket);
+		sqlite3_bind_int64(st, 3, p->merge[i].stack_id);
+		sqlite3_bind_int64(st, 4, p->merge[i].value);
+		rc = sqlite_db_step_done(st);
+	}
+	return rc;
+}
+
 static int ingest_batch(struct sqlite_profiles *p, const struct profile_batch *b, int64_t now)
 {
 	sqlite3_stmt *st;
@@ -315,32 +460,38 @@ static int ingest_batch(struct sqlite_profiles *p, const struct profile_batch *b
 	sqlite3_bind_int64(st, 3, b->period);
 	sqlite3_bind_int64(st, 4, now);
 	rc = sqlite_db_step_done(st);
-	st = p->w[W_ROLLUP_UPSERT];
 	for (size_t i = 0; !rc && i < b->n_stacks; i++) {
 		int64_t stack = 0;
 
 		rc = stack_id(p, &b->stacks[i], &stack);
-		if (rc)
-			break;
-		sqlite3_bind_int64(st, 1, sid);
-		sqlite3_bind_int64(st, 2, b->bucket_start);
-		sqlite3_bind_int64(st, 3, stack);
-		sqlite3_bind_int64(st, 4, b->stacks[i].value);
-		rc = sqlite_db_step_done(st);
+		if (!rc)
+			rc = merge_add(p, sid, b->bucket_start, stack, b->stacks[i].value);
 	}
 	return rc;
 }
 
-static int prof_ingest(struct profile_store *s, const struct profile_batch *batches, size_t n)
+/* What one ingest call hands to the group commit. */
+struct ingest_call {
+	const struct profile_batch *batches;
+	size_t n;
+};
+
+/* One transaction for items[0..n); 0 only when it committed. Called with write_lock held. */
+static int write_group(struct sqlite_profiles *p, struct gc_item **items, size_t n)
 {
-	struct sqlite_profiles *p = to_sqlite(s);
 	int64_t now = time(NULL);
 	int rc;
 
-	pthread_mutex_lock(&p->write_lock);
+	merge_reset(p);
 	rc = sqlite_db_step_done(p->w[W_BEGIN]);
-	for (size_t i = 0; !rc && i < n; i++)
-		rc = ingest_batch(p, &batches[i], now);
+	for (size_t i = 0; !rc && i < n; i++) {
+		const struct ingest_call *call = items[i]->data;
+
+		for (size_t b = 0; !rc && b < call->n; b++)
+			rc = ingest_batch(p, &call->batches[b], now);
+	}
+	if (!rc)
+		rc = merge_flush(p);
 	if (!rc)
 		rc = sqlite_db_step_done(p->w[W_COMMIT]);
 	if (rc) {
@@ -348,8 +499,45 @@ static int prof_ingest(struct profile_store *s, const struct profile_batch *batc
 			sqlite_db_step_done(p->w[W_ROLLBACK]);
 		cache_clear(p);
 	}
-	pthread_mutex_unlock(&p->write_lock);
+	merge_reset(p);
 	return rc;
+}
+
+/* The group commit's commit function: all items in one transaction; when that fails, each
+ * item alone, so that one bad upload cannot fail the others. */
+static void commit_group(void *ctx, struct gc_item **items, size_t n)
+{
+	struct sqlite_profiles *p = ctx;
+	int rc;
+
+	pthread_mutex_lock(&p->write_lock);
+	rc = write_group(p, items, n);
+	for (size_t i = 0; i < n; i++)
+		items[i]->rc = rc && n > 1 ? write_group(p, &items[i], 1) : rc;
+	pthread_mutex_unlock(&p->write_lock);
+}
+
+/* What a queued call counts against the queue's byte bound: the decoded stacks it holds. */
+static size_t call_bytes(const struct profile_batch *batches, size_t n)
+{
+	size_t bytes = sizeof(struct ingest_call);
+
+	for (size_t b = 0; b < n; b++) {
+		bytes += sizeof(batches[b]) + batches[b].n_stacks * sizeof(struct stack_value);
+		for (size_t i = 0; i < batches[b].n_stacks; i++)
+			bytes += batches[b].stacks[i].n_frames * (sizeof(char *) + FRAME_BYTES_EST);
+	}
+	return bytes;
+}
+
+static int prof_ingest(struct profile_store *s, const struct profile_batch *batches, size_t n)
+{
+	struct sqlite_profiles *p = to_sqlite(s);
+	struct ingest_call call = { .batches = batches, .n = n };
+
+	if (!n)
+		return 0;
+	return group_commit__submit(p->gc, &call, call_bytes(batches, n));
 }
 
 static int prof_retention(struct profile_store *s, int64_t cutoff, int64_t *ret_deleted)
@@ -561,11 +749,16 @@ static void prof_close(struct profile_store *s)
 		sqlite3_close(p->readers[i].db);
 		pthread_mutex_destroy(&p->readers[i].lock);
 	}
+	group_commit__free(p->gc);
 	sqlite_db_finalize_all(p->w, W_COUNT);
 	sqlite3_close(p->wdb);
 	pthread_mutex_destroy(&p->write_lock);
 	free(p->cache);
 	free(p->frames_buf);
+	free(p->lens);
+	free(p->merge);
+	free(p->merge_slots);
+	sha256_ctx__free(p->sha);
 	free(p->path);
 	free(p);
 }
@@ -600,6 +793,11 @@ int profile_store_sqlite_open(const char *path, struct profile_store **ret)
 		err = sqlite_db_prepare_all(p->wdb, writer_sql, p->w, W_COUNT);
 	if (!err)
 		err = cache_grow(p);
+	if (!err) {
+		p->sha = sha256_ctx__new();
+		p->gc = group_commit__new(queue_max_entries, queue_max_bytes, commit_group, p);
+		err = p->sha && p->gc ? 0 : -ENOMEM;
+	}
 	for (int i = 0; !err && i < READERS; i++) {
 		err = sqlite_db_open(path, NULL, &p->readers[i].db);
 		if (!err)
