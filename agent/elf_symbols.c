@@ -103,7 +103,7 @@ static int read_segments(Elf *elf, struct elf_symbols *es)
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
 		es->segs[es->nsegs++] = (struct elf_segment){
-			.offset = ph.p_offset, .filesz = ph.p_filesz, .vaddr = ph.p_vaddr};
+		    .offset = ph.p_offset, .filesz = ph.p_filesz, .vaddr = ph.p_vaddr};
 	}
 	return 0;
 }
@@ -263,10 +263,10 @@ static int build_table(struct sym_vec *vec, struct elf_symbols *es)
 			continue;
 		len = strlen(rs->name) + 1;
 		memcpy(es->names + off, rs->name, len);
-		es->syms[out++] = (struct elf_sym){.addr = rs->addr,
-						   .size = size > UINT32_MAX ? UINT32_MAX
-									     : (uint32_t)size,
-						   .name_off = (uint32_t)off};
+		es->syms[out++] =
+		    (struct elf_sym){.addr = rs->addr,
+				     .size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
+				     .name_off = (uint32_t)off};
 		off += len;
 	}
 	es->nsyms = out;
@@ -352,7 +352,8 @@ struct elf_symbols *elf_symbols__load_own_vdso(size_t *ret_size)
 	const GElf_Ehdr *eh = (const GElf_Ehdr *)getauxval(AT_SYSINFO_EHDR);
 	size_t size;
 
-	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64) {
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64) {
 		errno = ENOENT;
 		return NULL;
 	}

@@ -36,7 +36,7 @@ const char *elf_symbols__lookup(const struct elf_symbols *es, uint64_t vaddr);
 
 const char *elf_symbols__build_id(const struct elf_symbols *es); /* "" when none */
 size_t elf_symbols__count(const struct elf_symbols *es);
-size_t elf_symbols__memory(const struct elf_symbols *es); /* bytes held */
+size_t elf_symbols__memory(const struct elf_symbols *es);   /* bytes held */
 int elf_symbols__from_dynsym(const struct elf_symbols *es); /* 1 when .symtab was absent */
 
 #endif

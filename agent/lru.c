@@ -69,7 +69,8 @@ static struct lru_node **find_slot(struct lru *c, const void *key, size_t len, u
 	struct lru_node **slot = &c->buckets[h & (c->nbuckets - 1)];
 
 	for (; *slot; slot = &(*slot)->bucket_next) {
-		if ((*slot)->hash == h && (*slot)->key_len == len && !memcmp((*slot)->key, key, len))
+		if ((*slot)->hash == h && (*slot)->key_len == len &&
+		    !memcmp((*slot)->key, key, len))
 			break;
 	}
 	return slot;

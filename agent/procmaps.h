@@ -16,8 +16,8 @@ struct procmap_entry {
 	uint32_t dev_major, dev_minor;
 	uint64_t inode;
 	bool readable, writable, executable;
-	bool deleted;			 /* path ended in " (deleted)" */
-	char path[PROCMAPS_PATH_MAX];	 /* "" for anonymous mappings; "[vdso]", "[stack]"... */
+	bool deleted;		      /* path ended in " (deleted)" */
+	char path[PROCMAPS_PATH_MAX]; /* "" for anonymous mappings; "[vdso]", "[stack]"... */
 };
 
 /* Parses one line of /proc/PID/maps (trailing newline allowed). 0 or -EINVAL. */

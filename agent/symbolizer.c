@@ -24,9 +24,10 @@
 #define DEFAULT_MAX_BINARIES 256
 #define DEFAULT_MAX_PROCESSES 4096
 #define NSEC_PER_MSEC 1000000ULL
-#define RECAPTURE_INTERVAL_NS (100 * NSEC_PER_MSEC) /* maps re-read on a miss, at most */
-#define VALIDATE_INTERVAL_NS (1000 * NSEC_PER_MSEC) /* exec check on repeated capture */
-#define PERFMAP_CHECK_NS (200 * NSEC_PER_MSEC)	    /* perf map file re-stat */
+#define RECAPTURE_INTERVAL_NS (100 * NSEC_PER_MSEC)    /* maps re-read on a miss, at most */
+#define VALIDATE_INTERVAL_NS (1000 * NSEC_PER_MSEC)    /* exec check on repeated capture */
+#define PERFMAP_CHECK_NS (200 * NSEC_PER_MSEC)	       /* perf map file re-stat */
+#define KALLSYMS_RELOAD_NS (60 * 1000 * NSEC_PER_MSEC) /* modules, BPF programs come and go */
 #define KEY_MAX 96
 #define COMM_MAX 16
 
@@ -36,7 +37,7 @@ struct binary {
 	int refs;
 	char key[KEY_MAX];
 	char build_id[SYM_BUILD_ID_MAX];
-	int fd;	/* pinned from capture until the symbols are loaded, then -1 */
+	int fd; /* pinned from capture until the symbols are loaded, then -1 */
 	struct elf_symbols *syms;
 	int load_err;
 	struct symbolizer *owner;
@@ -65,6 +66,7 @@ struct proc {
 	uint64_t captured_ns, validated_ns;
 	dev_t exe_dev;
 	ino_t exe_ino;
+	uid_t uid;
 	bool gone;
 	struct perfmap *perfmap;
 	uint64_t perfmap_checked_ns;
@@ -80,7 +82,7 @@ struct symbolizer {
 	struct lru *inodes;   /* "major:minor:inode" -> struct inode_alias */
 	struct lru *procs;    /* pid -> struct proc */
 	struct kallsyms *kallsyms;
-	int kallsyms_err;
+	uint64_t kallsyms_loaded_ns;
 	struct elf_symbols *vdso;
 	size_t vdso_size;
 	int vdso_err;
@@ -178,8 +180,8 @@ static int open_mapping_file(struct symbolizer *s, pid_t pid, const struct procm
 	struct stat st;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, s->proc_root,
-		 (int)pid, e->start, e->end);
+	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, s->proc_root, (int)pid,
+		 e->start, e->end);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;
@@ -199,8 +201,7 @@ static int open_mapping_file(struct symbolizer *s, pid_t pid, const struct procm
 	return fd;
 }
 
-static int remember_inode(struct symbolizer *s, const char *ikey, const char *key,
-			  const char *path)
+static int remember_inode(struct symbolizer *s, const char *ikey, const char *key, const char *path)
 {
 	size_t len = strlen(path) + 1;
 	struct inode_alias *a = malloc(sizeof(*a) + len);
@@ -402,6 +403,16 @@ static pid_t read_nspid(struct symbolizer *s, pid_t pid)
 	return nspid > 0 ? nspid : pid;
 }
 
+/* The process's user: /proc/PID is owned by its effective uid. */
+static uid_t read_uid(struct symbolizer *s, pid_t pid)
+{
+	char path[320];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%d", s->proc_root, (int)pid);
+	return stat(path, &st) ? 0 : st.st_uid;
+}
+
 static int exe_identity(struct symbolizer *s, pid_t pid, dev_t *ret_dev, ino_t *ret_ino)
 {
 	char path[320];
@@ -449,6 +460,7 @@ static struct proc *new_proc(struct symbolizer *s, pid_t pid, int *ret_err)
 	p->owner = s;
 	read_comm(s, p);
 	p->nspid = read_nspid(s, pid);
+	p->uid = read_uid(s, pid);
 	exe_identity(s, pid, &p->exe_dev, &p->exe_ino); /* kernel threads have none */
 	p->validated_ns = now_ns();
 	err = capture_maps(s, p);
@@ -544,14 +556,17 @@ static const struct perfmap *proc_perfmap(struct symbolizer *s, struct proc *p)
 	if (p->perfmap_checked_ns && now - p->perfmap_checked_ns < PERFMAP_CHECK_NS)
 		return p->perfmap;
 	p->perfmap_checked_ns = now;
-	snprintf(paths[0], sizeof(paths[0]), "%s/%d/root%s/perf-%d.map", s->proc_root,
-		 (int)p->pid, s->tmp_dir, (int)p->nspid);
+	snprintf(paths[0], sizeof(paths[0]), "%s/%d/root%s/perf-%d.map", s->proc_root, (int)p->pid,
+		 s->tmp_dir, (int)p->nspid);
 	snprintf(paths[1], sizeof(paths[1]), "%s/perf-%d.map", s->tmp_dir, (int)p->pid);
 	for (int i = 0; i < 2; i++) {
 		struct perfmap *pm;
 		struct stat st;
 
 		if (stat(paths[i], &st) || !S_ISREG(st.st_mode))
+			continue;
+		/* As perf does: only a map written by the process's user (or root) names it. */
+		if (st.st_uid != 0 && st.st_uid != p->uid)
 			continue;
 		if (!perfmap_changed(p, &st))
 			break;
@@ -668,20 +683,37 @@ void symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t addr, st
 	set_unknown(s, ret, SYM_UNKNOWN_NO_MAPPING, NULL);
 }
 
+/* Loads kallsyms on first use; again after a miss once it is a minute old. */
+static void load_kallsyms(struct symbolizer *s, bool missed)
+{
+	struct kallsyms *ks;
+	char path[300];
+	uint64_t now = now_ns();
+
+	if (s->kallsyms_loaded_ns && (!missed || now - s->kallsyms_loaded_ns < KALLSYMS_RELOAD_NS))
+		return;
+	s->kallsyms_loaded_ns = now;
+	snprintf(path, sizeof(path), "%s/kallsyms", s->proc_root);
+	ks = kallsyms__load(path);
+	if (!ks)
+		return; /* unreadable or hidden (kptr_restrict): kernel frames stay unknown */
+	kallsyms__free(s->kallsyms);
+	s->kallsyms = ks;
+}
+
 void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *ret)
 {
 	const char *name = NULL;
-	char path[300];
 
 	ret->build_id[0] = '\0';
-	if (!s->kallsyms && !s->kallsyms_err) {
-		snprintf(path, sizeof(path), "%s/kallsyms", s->proc_root);
-		s->kallsyms = kallsyms__load(path);
-		if (!s->kallsyms)
-			s->kallsyms_err = errno ? -errno : -EIO;
-	}
+	load_kallsyms(s, false);
 	if (s->kallsyms)
 		name = kallsyms__lookup(s->kallsyms, addr, NULL);
+	if (!name) {
+		load_kallsyms(s, true);
+		if (s->kallsyms)
+			name = kallsyms__lookup(s->kallsyms, addr, NULL);
+	}
 	if (!name)
 		return set_unknown(s, ret, SYM_UNKNOWN_KERNEL, "[kernel]");
 	snprintf(ret->function, sizeof(ret->function), "%s", name);
@@ -736,11 +768,9 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 const char *symbolizer__reason_name(enum sym_unknown_reason reason)
 {
 	static const char *const names[SYM_UNKNOWN__COUNT] = {
-		[SYM_UNKNOWN_NO_MAPPING] = "no_mapping",
-		[SYM_UNKNOWN_UNREADABLE] = "unreadable",
-		[SYM_UNKNOWN_NO_SYMBOL] = "no_symbol",
-		[SYM_UNKNOWN_KERNEL] = "kernel",
-		[SYM_UNKNOWN_JIT] = "jit_no_perf_map",
+	    [SYM_UNKNOWN_NO_MAPPING] = "no_mapping", [SYM_UNKNOWN_UNREADABLE] = "unreadable",
+	    [SYM_UNKNOWN_NO_SYMBOL] = "no_symbol",   [SYM_UNKNOWN_KERNEL] = "kernel",
+	    [SYM_UNKNOWN_JIT] = "jit_no_perf_map",
 	};
 
 	return (unsigned)reason < SYM_UNKNOWN__COUNT ? names[reason] : "invalid";

@@ -15,11 +15,11 @@
 
 /* Why a frame could not be named; counted per reason. */
 enum sym_unknown_reason {
-	SYM_UNKNOWN_NO_MAPPING,	    /* address in no known mapping (process gone before capture?) */
-	SYM_UNKNOWN_UNREADABLE,	    /* binary unreadable or deleted */
-	SYM_UNKNOWN_NO_SYMBOL,	    /* binary read, no symbol covers the address */
-	SYM_UNKNOWN_KERNEL,	    /* kernel address not in kallsyms */
-	SYM_UNKNOWN_JIT,	    /* anonymous executable memory, no perf map entry covers it */
+	SYM_UNKNOWN_NO_MAPPING, /* address in no known mapping (process gone before capture?) */
+	SYM_UNKNOWN_UNREADABLE, /* binary unreadable or deleted */
+	SYM_UNKNOWN_NO_SYMBOL,	/* binary read, no symbol covers the address */
+	SYM_UNKNOWN_KERNEL,	/* kernel address not in kallsyms */
+	SYM_UNKNOWN_JIT,	/* anonymous executable memory, no perf map entry covers it */
 	SYM_UNKNOWN__COUNT,
 };
 
@@ -31,8 +31,8 @@ struct sym_frame {
 };
 
 struct symbolizer_options {
-	size_t max_binaries;  /* cached ELF files (default 256) */
-	size_t max_processes; /* cached process address maps (default 4096) */
+	size_t max_binaries;   /* cached ELF files (default 256) */
+	size_t max_processes;  /* cached process address maps (default 4096) */
 	const char *proc_root; /* "/proc" unless testing */
 	const char *tmp_dir;   /* where perf-PID.map files live, "/tmp" unless testing */
 };
@@ -41,10 +41,10 @@ struct symbolizer_stats {
 	uint64_t unknown[SYM_UNKNOWN__COUNT];
 	uint64_t binaries_loaded, binaries_evicted;
 	uint64_t processes_captured, processes_evicted;
-	uint64_t binaries_opened;     /* files opened at capture (a cache miss by dev+inode) */
-	uint64_t binary_cache_hits;   /* mappings served by an already cached binary */
-	uint64_t recaptures;	      /* maps re-read for an address outside known mappings */
-	uint64_t symbol_bytes;	      /* memory held by cached symbol tables now */
+	uint64_t binaries_opened;   /* files opened at capture (a cache miss by dev+inode) */
+	uint64_t binary_cache_hits; /* mappings served by an already cached binary */
+	uint64_t recaptures;	    /* maps re-read for an address outside known mappings */
+	uint64_t symbol_bytes;	    /* memory held by cached symbol tables now */
 };
 
 /* Not thread-safe: one thread owns a symbolizer. */
@@ -62,7 +62,8 @@ int symbolizer__capture_process(struct symbolizer *s, pid_t pid);
 void symbolizer__forget_process(struct symbolizer *s, pid_t pid);
 
 /* Names one frame. Always fills *ret (with "[unknown]" when it must) and counts unknowns. */
-void symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t addr, struct sym_frame *ret);
+void symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t addr,
+			      struct sym_frame *ret);
 void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *ret);
 
 /* Process name captured for pid ("" when never seen). */

@@ -39,9 +39,8 @@ TEST(anonymous_and_special_mappings_are_not_files)
 		     0);
 	CHECK_EQ_STR(e.path, "[vdso]");
 	CHECK(!procmaps__is_file(&e));
-	CHECK_EQ_INT(procmaps__parse_line("7f00-8f00 r-xs 00000000 00:01 77 /memfd:jit (deleted)",
-					  &e),
-		     0);
+	CHECK_EQ_INT(
+	    procmaps__parse_line("7f00-8f00 r-xs 00000000 00:01 77 /memfd:jit (deleted)", &e), 0);
 	CHECK(e.deleted);
 	CHECK(!procmaps__is_file(&e));
 }
@@ -50,9 +49,9 @@ TEST(deleted_suffix_split_off)
 {
 	struct procmap_entry e;
 
-	CHECK_EQ_INT(procmaps__parse_line("400000-401000 r-xp 00000000 08:01 42 /opt/app (deleted)\n",
-					  &e),
-		     0);
+	CHECK_EQ_INT(
+	    procmaps__parse_line("400000-401000 r-xp 00000000 08:01 42 /opt/app (deleted)\n", &e),
+	    0);
 	CHECK(e.deleted);
 	CHECK_EQ_STR(e.path, "/opt/app");
 	CHECK(procmaps__is_file(&e));
@@ -62,9 +61,9 @@ TEST(path_with_spaces_kept_whole)
 {
 	struct procmap_entry e;
 
-	CHECK_EQ_INT(procmaps__parse_line("400000-401000 r--p 00000000 08:01 42 /opt/my app/bin x\n",
-					  &e),
-		     0);
+	CHECK_EQ_INT(
+	    procmaps__parse_line("400000-401000 r--p 00000000 08:01 42 /opt/my app/bin x\n", &e),
+	    0);
 	CHECK_EQ_STR(e.path, "/opt/my app/bin x");
 	CHECK(!e.executable);
 }

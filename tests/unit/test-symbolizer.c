@@ -522,11 +522,12 @@ TEST(unreadable_binary_is_unknown_with_module_and_counted)
 	struct symbolizer_stats st;
 	struct sym_frame f;
 
-	CHECK_EQ_INT(fake_proc(dir,
-			       "00400000-00401000 r-xp 00000000 08:01 99999 /nonexistent/bin/app\n"
-			       "00600000-00601000 r-xp 00000000 08:01 99998 /gone/lib.so (deleted)\n",
-			       NULL),
-		     0);
+	CHECK_EQ_INT(
+	    fake_proc(dir,
+		      "00400000-00401000 r-xp 00000000 08:01 99999 /nonexistent/bin/app\n"
+		      "00600000-00601000 r-xp 00000000 08:01 99998 /gone/lib.so (deleted)\n",
+		      NULL),
+	    0);
 	s = symbolizer__new(&o);
 	CHECK(s);
 	CHECK_EQ_INT(symbolizer__capture_process(s, FAKE_PID), 0);
@@ -576,6 +577,28 @@ TEST(jit_frames_named_from_perf_map)
 	symbolizer__free(s);
 	rm_tree(dir);
 	CHECK_EQ_INT(st.unknown[SYM_UNKNOWN_JIT], 1);
+}
+
+TEST(perf_map_written_by_another_user_is_ignored)
+{
+	char dir[] = "/tmp/rt-fakeproc-XXXXXX", name[64], path[PATH_MAX];
+	struct symbolizer_options o = {.proc_root = dir, .tmp_dir = dir};
+	struct symbolizer *s;
+	struct sym_frame f;
+
+	CHECK_EQ_INT(fake_proc(dir, "7f0000000000-7f0000010000 rwxp 00000000 00:00 0 \n", NULL), 0);
+	snprintf(name, sizeof(name), "perf-%d.map", FAKE_PID);
+	CHECK_EQ_INT(write_file(dir, name, "7f0000001000 100 planted_name\n"), 0);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	/* The fake process belongs to us; the map to someone else (only root can chown). */
+	if (geteuid() == 0)
+		CHECK_EQ_INT(chown(path, 54321, 54321), 0);
+	s = symbolizer__new(&o);
+	CHECK(s);
+	symbolizer__resolve_user(s, FAKE_PID, 0x7f0000001080, &f);
+	symbolizer__free(s);
+	rm_tree(dir);
+	CHECK_EQ_STR(f.function, geteuid() == 0 ? "[unknown]" : "planted_name");
 }
 
 TEST(new_mapping_after_capture_is_found_by_recapture)
@@ -702,6 +725,7 @@ TEST_MAIN("symbolizer", T(pie_binary_names_exported_and_static_functions),
 	  T(library_mapped_by_many_processes_is_read_once),
 	  T(binary_cache_is_bounded_and_evicted_binaries_stay_usable), T(process_cache_is_bounded),
 	  T(elf_reader_reports_build_id_and_dynsym_fallback),
-	  T(unreadable_binary_is_unknown_with_module_and_counted), T(jit_frames_named_from_perf_map),
+	  T(unreadable_binary_is_unknown_with_module_and_counted),
+	  T(jit_frames_named_from_perf_map), T(perf_map_written_by_another_user_is_ignored),
 	  T(new_mapping_after_capture_is_found_by_recapture), T(kernel_frames_from_kallsyms),
 	  T(hidden_kernel_addresses_are_unknown), T(reason_names_are_stable))
