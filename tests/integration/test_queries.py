@@ -380,6 +380,32 @@ class QueryTests(unittest.TestCase):
             r = self.top("longwin", "cpu", lo, hi)
             self.assertEqual(r["total"], want, (lo - start, hi - start))
 
+    def test_services_coverage_and_agent_overhead(self):
+        engineer = self.fx.create_token("user", role="engineer")
+        for svc in ("cov-a", "cov-b"):
+            status, body = self.fx.put_json("/api/apm/config", engineer,
+                                            {"service": svc, "enabled": True})
+            self.assertEqual(status, 200, body)
+        report = {"agent_id": "node-1/abc", "node": "node-1", "agent_version": "0.1.0",
+                  "window_s": "60", "cpu_s": "0.3", "bpf_s": "0.06", "lost_samples": "2",
+                  "unknown_frames": "5", "processes": "7"}
+        status, body = self.fx.upload(self.collector_token, cpu({"main": 1}, int(time.time())),
+                                      "cov-a", "cpu", params=report)
+        self.assertEqual(status, 200, body)
+        r = self.get("/api/apm/services")
+        self.assertEqual(r["coverage"]["enabled_services"], 2)  # nothing else is enabled
+        self.assertEqual(r["coverage"]["reporting"], 1)
+        self.assertAlmostEqual(r["coverage"]["share_pct"], 50.0)
+        svcs = {s["name"]: s for s in r["services"]}
+        self.assertTrue(svcs["cov-a"]["reporting"])
+        self.assertFalse(svcs["cov-b"]["reporting"])
+        self.assertEqual(svcs["cov-b"]["agents"], [])
+        agent = svcs["cov-a"]["agents"][0]
+        self.assertEqual(agent["agent_id"], "node-1/abc")
+        self.assertAlmostEqual(agent["overhead_pct"], 0.6)
+        self.assertEqual(agent["lost_samples"], 2)
+        self.assertFalse(svcs.get("names", {"enabled": False})["enabled"])
+
     def test_bad_windows_are_400_with_detail(self):
         for params in ({"time_range": "2h"}, {"start": "yesterday", "end": "1"},
                        {"start": "100", "end": "50"}, {"start": "100"}):
