@@ -151,6 +151,23 @@ static void finish(struct kallsyms *ks)
 		ks->syms[out++] = ks->syms[i];
 	}
 	ks->n = out;
+	/* Give back the growth slack; a failed shrink keeps the larger block. */
+	if (out) {
+		struct ksym *v = realloc(ks->syms, out * sizeof(*v));
+
+		if (v) {
+			ks->syms = v;
+			ks->cap = out;
+		}
+	}
+	if (ks->names_len) {
+		char *names = realloc(ks->names, ks->names_len);
+
+		if (names) {
+			ks->names = names;
+			ks->names_cap = ks->names_len;
+		}
+	}
 }
 
 struct kallsyms *kallsyms__load(const char *path)

@@ -50,7 +50,9 @@ struct symbolizer_stats {
 /* Not thread-safe: one thread owns a symbolizer. */
 struct symbolizer;
 
-/* NULL + errno on failure. */
+/* NULL + errno on failure. Binaries are cached by build-id (dev+inode without one) and read
+ * once however many processes map them; a captured process pins its binaries, so memory is
+ * bounded by max_binaries plus those pinned by at most max_processes processes. */
 struct symbolizer *symbolizer__new(const struct symbolizer_options *opts);
 void symbolizer__free(struct symbolizer *s);
 
@@ -61,7 +63,10 @@ int symbolizer__capture_process(struct symbolizer *s, pid_t pid);
 /* Drops a process's captured state (it exited and its samples were symbolised). */
 void symbolizer__forget_process(struct symbolizer *s, pid_t pid);
 
-/* Names one frame. Always fills *ret (with "[unknown]" when it must) and counts unknowns. */
+/* Names one frame. Always fills *ret (with "[unknown]" when it must) and counts unknowns.
+ * Pass return addresses (every frame but the leaf) minus one, so a call that ends a function
+ * is not named after the next one. An address outside the captured mappings re-reads the
+ * maps (at most every 100 ms per process); a JIT's frames come from its perf map. */
 void symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t addr,
 			      struct sym_frame *ret);
 void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *ret);

@@ -49,3 +49,9 @@ $(FIXTURE_DIR)/fixture-jit: $(FIXTURE_SRC)/fixture_jit.c
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -pthread $< -o $@
+
+# Symboliser benchmark (bench/bench-symbolizer.sh), linked against the agent's modules.
+$(BUILD)/bench/bench-symbolizer: bench/bench_symbolizer.c $(BUILD)/libagent.a $(BUILD)/libroottrace.a
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $^ $(AGENT_LIBS) -o $@
