@@ -459,7 +459,6 @@ static struct proc *new_proc(struct symbolizer *s, pid_t pid, int *ret_err)
 	p->pid = pid;
 	p->owner = s;
 	read_comm(s, p);
-	p->nspid = read_nspid(s, pid);
 	p->uid = read_uid(s, pid);
 	exe_identity(s, pid, &p->exe_dev, &p->exe_ino); /* kernel threads have none */
 	p->validated_ns = now_ns();
@@ -556,6 +555,8 @@ static const struct perfmap *proc_perfmap(struct symbolizer *s, struct proc *p)
 	if (p->perfmap_checked_ns && now - p->perfmap_checked_ns < PERFMAP_CHECK_NS)
 		return p->perfmap;
 	p->perfmap_checked_ns = now;
+	if (!p->nspid)
+		p->nspid = p->gone ? p->pid : read_nspid(s, p->pid);
 	snprintf(paths[0], sizeof(paths[0]), "%s/%d/root%s/perf-%d.map", s->proc_root, (int)p->pid,
 		 s->tmp_dir, (int)p->nspid);
 	snprintf(paths[1], sizeof(paths[1]), "%s/perf-%d.map", s->tmp_dir, (int)p->pid);

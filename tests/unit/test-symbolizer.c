@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -463,6 +464,25 @@ TEST(process_cache_is_bounded)
 	symbolizer__free(s);
 }
 
+TEST(vdso_frames_named)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	struct sym_frame f;
+	int named = 0;
+
+	CHECK(s);
+	CHECK(base != 0);
+	for (uint64_t off = 0; off < 8192 && !named; off += 4) {
+		symbolizer__resolve_user(s, getpid(), base + off, &f);
+		named = f.known;
+	}
+	symbolizer__free(s);
+	CHECK(named);
+	CHECK_EQ_STR(f.module, "[vdso]");
+	CHECK(strstr(f.function, "time") || strstr(f.function, "getcpu"));
+}
+
 TEST(elf_reader_reports_build_id_and_dynsym_fallback)
 {
 	struct elf_symbols *full, *stripped;
@@ -724,7 +744,7 @@ TEST_MAIN("symbolizer", T(pie_binary_names_exported_and_static_functions),
 	  T(damaged_binary_is_unknown_unreadable_with_module),
 	  T(library_mapped_by_many_processes_is_read_once),
 	  T(binary_cache_is_bounded_and_evicted_binaries_stay_usable), T(process_cache_is_bounded),
-	  T(elf_reader_reports_build_id_and_dynsym_fallback),
+	  T(vdso_frames_named), T(elf_reader_reports_build_id_and_dynsym_fallback),
 	  T(unreadable_binary_is_unknown_with_module_and_counted),
 	  T(jit_frames_named_from_perf_map), T(perf_map_written_by_another_user_is_ignored),
 	  T(new_mapping_after_capture_is_found_by_recapture), T(kernel_frames_from_kallsyms),
