@@ -141,6 +141,10 @@ else
 		CGROUPS=(/sys/fs/cgroup/cpu/system.slice/$SERVICE.service
 			/sys/fs/cgroup/cpuacct/system.slice/$SERVICE.service)
 	fi
+	NEW_PARENTS=()
+	for g in "${CGROUPS[@]}"; do
+		[ -d "$(dirname "$g")" ] || NEW_PARENTS+=("$(dirname "$g")")
+	done
 	mkdir -p "${CGROUPS[@]}"
 	# shellcheck disable=SC2016
 	sh -c 'for g in "$@"; do echo $$ >"$g/cgroup.procs"; done; exec "$0" --duration '"$SECONDS_DEMO"' --threads 2 --duty 40' \
@@ -151,7 +155,7 @@ else
 		sleep 10
 	done
 	wait "$DEMO_PID" || true
-	rmdir "${CGROUPS[@]}" 2>/dev/null || true
+	rmdir "${CGROUPS[@]}" "${NEW_PARENTS[@]}" 2>/dev/null || true
 fi
 DEMO_END=$(date +%s)
 # SIGTERM makes the agent ship its last window before it exits.
