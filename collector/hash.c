@@ -49,19 +49,13 @@ void sha256_ctx__free(struct sha256_ctx *c)
 	free(c);
 }
 
-int sha256_joined(struct sha256_ctx *c, const char *const *parts, const size_t *lens, size_t n,
-		  char sep, uint8_t out[SHA256_LEN])
+int sha256_with(struct sha256_ctx *c, const void *data, size_t len, uint8_t out[SHA256_LEN])
 {
 	unsigned int out_len = 0;
 
-	if (!EVP_DigestInit_ex2(c->md_ctx, c->md, NULL))
-		return -EIO;
-	for (size_t i = 0; i < n; i++) {
-		if ((i && !EVP_DigestUpdate(c->md_ctx, &sep, 1)) ||
-		    !EVP_DigestUpdate(c->md_ctx, parts[i], lens[i]))
-			return -EIO;
-	}
-	if (!EVP_DigestFinal_ex(c->md_ctx, out, &out_len) || out_len != SHA256_LEN)
+	if (!EVP_DigestInit_ex2(c->md_ctx, c->md, NULL) ||
+	    !EVP_DigestUpdate(c->md_ctx, data, len) ||
+	    !EVP_DigestFinal_ex(c->md_ctx, out, &out_len) || out_len != SHA256_LEN)
 		return -EIO;
 	return 0;
 }

@@ -20,10 +20,8 @@ struct sha256_ctx;
 struct sha256_ctx *sha256_ctx__new(void);
 void sha256_ctx__free(struct sha256_ctx *c);
 
-/* SHA-256 of parts[0..n) joined by sep (the same digest as hashing the joined string),
- * without joining them. lens[i] is strlen(parts[i]). 0 or -EIO. */
-int sha256_joined(struct sha256_ctx *c, const char *const *parts, const size_t *lens, size_t n,
-		  char sep, uint8_t out[SHA256_LEN]);
+/* SHA-256 of data with c's state (0 or -EIO): the same digest as sha256(). */
+int sha256_with(struct sha256_ctx *c, const void *data, size_t len, uint8_t out[SHA256_LEN]);
 
 /* Fills buf with cryptographically random bytes; 0 or -EIO. */
 int random_bytes(uint8_t *buf, size_t len);

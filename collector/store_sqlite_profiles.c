@@ -12,6 +12,7 @@
 
 #include "group_commit.h"
 #include "hash.h"
+#include "stack_cache.h"
 #include "store.h"
 #include "store_sqlite_db.h"
 
@@ -101,6 +102,8 @@ static const char *const reader_sql[R_COUNT] = {
 };
 
 #define READERS 4
+#define RECENT_STACKS_MAX (1u << 18) /* verified cache slots (at most half used) */
+#define RECENT_TEXT_MAX (32u << 20)  /* verified cache frame text: 32 MiB */
 #define FRAME_BYTES_EST 32 /* average frame name bytes, for the queue's byte bound */
 #define STACK_CACHE_MAX (1u << 21) /* slots; cleared when more than half full */
 
@@ -128,6 +131,7 @@ struct sqlite_profiles {
 	size_t *lens; /* scratch: frame lengths of one stack */
 	size_t lens_cap;
 	struct sha256_ctx *sha;
+	struct stack_cache *recent; /* frames -> id of committed stacks, verified by text */
 	struct merge_entry *merge; /* one group's rollup values, by (series, bucket, stack) */
 	size_t n_merge, merge_cap;
 	uint32_t *merge_slots; /* index + 1 into merge; 0 = empty */
@@ -173,10 +177,12 @@ static struct stack_slot *cache_slot(struct sqlite_profiles *p, const uint8_t *h
 	}
 }
 
+/* Also empties the verified cache: both may hold ids a rollback or retention removed. */
 static void cache_clear(struct sqlite_profiles *p)
 {
 	memset(p->cache, 0, p->cache_cap * sizeof(*p->cache));
 	p->cache_used = 0;
+	stack_cache__clear(p->recent);
 }
 
 static int cache_grow(struct sqlite_profiles *p)
@@ -186,7 +192,8 @@ static int cache_grow(struct sqlite_profiles *p)
 	size_t new_cap = old_cap ? old_cap * 2 : 4096;
 
 	if (new_cap > STACK_CACHE_MAX) {
-		cache_clear(p); /* bounded memory: forget, the dictionary still has them */
+		memset(p->cache, 0, p->cache_cap * sizeof(*p->cache)); /* bounded memory: forget, */
+		p->cache_used = 0;					/* the dictionary has them */
 		return 0;
 	}
 	p->cache = calloc(new_cap, sizeof(*p->cache));
@@ -243,7 +250,7 @@ static int frame_lengths(struct sqlite_profiles *p, const struct stack_value *sv
 	return 0;
 }
 
-/* Joins the frames with FRAME_SEP into p->frames_buf (only for stacks not yet in the cache). */
+/* Joins the frames with FRAME_SEP into p->frames_buf. */
 static int join_frames(struct sqlite_profiles *p, const struct stack_value *sv, size_t len)
 {
 	size_t at = 0;
@@ -266,7 +273,8 @@ static int join_frames(struct sqlite_profiles *p, const struct stack_value *sv, 
 	return 0;
 }
 
-/* Looks the stack up in the dictionary, inserting it the first time it is seen. */
+/* Looks the stack (joined in p->frames_buf) up in the dictionary, inserting it the first time
+ * it is seen. */
 static int stack_lookup_or_add(struct sqlite_profiles *p, const struct stack_value *sv,
 			       const uint8_t *hash, size_t len, int64_t *ret_id)
 {
@@ -279,8 +287,6 @@ static int stack_lookup_or_add(struct sqlite_profiles *p, const struct stack_val
 		*ret_id = sqlite3_column_int64(st, 0);
 	reset_stmt(st);
 	if (rc == SQLITE_DONE) {
-		if (join_frames(p, sv, len))
-			return -ENOMEM;
 		st = p->w[W_STACK_ADD];
 		sqlite3_bind_blob(st, 1, hash, SHA256_LEN, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 2, (int64_t)sv->n_frames);
@@ -293,30 +299,38 @@ static int stack_lookup_or_add(struct sqlite_profiles *p, const struct stack_val
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-/* The stack's dictionary id. The digest is taken over the frames in place; they are joined
- * only when the stack is new to the cache and the dictionary. */
+/* The stack's dictionary id. A stack seen recently is found by its frames in the verified
+ * cache; otherwise its frames are joined and hashed with SHA-256 (the dictionary's key). */
 static int stack_id(struct sqlite_profiles *p, const struct stack_value *sv, int64_t *ret_id)
 {
 	uint8_t hash[SHA256_LEN];
 	struct stack_slot *slot;
+	uint64_t fast;
 	size_t len;
 	int rc;
 
 	rc = frame_lengths(p, sv, &len);
-	if (!rc)
-		rc = sha256_joined(p->sha, sv->frames, p->lens, sv->n_frames, FRAME_SEP, hash);
 	if (rc)
 		return rc;
 	if (len > INT32_MAX)
 		return -E2BIG;
-	slot = cache_slot(p, hash);
-	if (slot->id) {
-		*ret_id = slot->id;
+	fast = stack_cache__hash(sv->frames, p->lens, sv->n_frames);
+	*ret_id = stack_cache__get(p->recent, fast, sv->frames, p->lens, sv->n_frames);
+	if (*ret_id)
 		return 0;
-	}
-	rc = stack_lookup_or_add(p, sv, hash, len, ret_id);
-	/* Cached before commit; a rollback clears the whole cache. */
-	return rc ? rc : cache_put(p, hash, *ret_id);
+	rc = join_frames(p, sv, len);
+	if (!rc)
+		rc = sha256_with(p->sha, p->frames_buf, len, hash);
+	if (rc)
+		return rc;
+	slot = cache_slot(p, hash);
+	if (slot->id)
+		*ret_id = slot->id;
+	else if ((rc = stack_lookup_or_add(p, sv, hash, len, ret_id)) ||
+		 (rc = cache_put(p, hash, *ret_id)))
+		return rc;
+	/* Cached before commit; a rollback clears both caches. */
+	return stack_cache__put(p->recent, fast, p->frames_buf, len, sv->n_frames, *ret_id);
 }
 
 static int series_id(struct sqlite_profiles *p, const struct profile_batch *b, int64_t *ret_id)
@@ -759,6 +773,7 @@ static void prof_close(struct profile_store *s)
 	free(p->merge);
 	free(p->merge_slots);
 	sha256_ctx__free(p->sha);
+	stack_cache__free(p->recent);
 	free(p->path);
 	free(p);
 }
@@ -795,8 +810,9 @@ int profile_store_sqlite_open(const char *path, struct profile_store **ret)
 		err = cache_grow(p);
 	if (!err) {
 		p->sha = sha256_ctx__new();
+		p->recent = stack_cache__new(RECENT_STACKS_MAX, RECENT_TEXT_MAX);
 		p->gc = group_commit__new(queue_max_entries, queue_max_bytes, commit_group, p);
-		err = p->sha && p->gc ? 0 : -ENOMEM;
+		err = p->sha && p->recent && p->gc ? 0 : -ENOMEM;
 	}
 	for (int i = 0; !err && i < READERS; i++) {
 		err = sqlite_db_open(path, NULL, &p->readers[i].db);
