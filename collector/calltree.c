@@ -133,7 +133,8 @@ static int cmp_children(const void *a, const void *b)
 
 static void sort_children(struct calltree_node *n)
 {
-	qsort(n->children, n->n_children, sizeof(*n->children), cmp_children);
+	if (n->n_children > 1) /* a leaf's children array is NULL */
+		qsort(n->children, n->n_children, sizeof(*n->children), cmp_children);
 	for (size_t i = 0; i < n->n_children; i++)
 		sort_children(n->children[i]);
 }
