@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Unit tests of the collector's group commit queue (every submitter woken after the commit
+ * that carried it, groups form under concurrency, a full queue refuses at once) and of the
+ * verified stack id cache (a hit needs the exact frames). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../collector/group_commit.h"
+#include "../../collector/stack_cache.h"
+#include "test.h"
+
+#define SUBMITTERS 8
+#define PER_SUBMITTER 50
+
+struct fake_store {
+	atomic_int committed[SUBMITTERS * PER_SUBMITTER]; /* 1 once its commit finished */
+	atomic_int in_commit;
+	int overlapped;
+	size_t largest_group;
+	struct group_commit *gc;
+};
+
+static void fake_commit(void *ctx, struct gc_item **items, size_t n)
+{
+	struct fake_store *s = ctx;
+	struct timespec ms = { 0, 1000 * 1000 };
+
+	if (atomic_fetch_add(&s->in_commit, 1))
+		s->overlapped = 1;
+	nanosleep(&ms, NULL); /* an fsync */
+	for (size_t i = 0; i < n; i++) {
+		int id = *(const int *)items[i]->data;
+
+		s->committed[id] = 1;
+		items[i]->rc = id % 7 == 0 ? -EIO : 0;
+	}
+	if (n > s->largest_group)
+		s->largest_group = n;
+	atomic_fetch_sub(&s->in_commit, 1);
+}
+
+struct submitter {
+	struct fake_store *s;
+	int first;
+	int failed;
+};
+
+static void *submit_loop(void *arg)
+{
+	struct submitter *sub = arg;
+
+	for (int i = 0; i < PER_SUBMITTER; i++) {
+		int id = sub->first + i;
+		int rc = group_commit__submit(sub->s->gc, &id, 100);
+
+		/* woken only after the commit that carried it, with that commit's rc for it */
+		if (!sub->s->committed[id] || rc != (id % 7 == 0 ? -EIO : 0))
+			sub->failed = 1;
+	}
+	return NULL;
+}
+
+TEST(every_submitter_returns_after_its_commit_with_its_rc)
+{
+	static struct fake_store s;
+	pthread_t threads[SUBMITTERS];
+	struct submitter subs[SUBMITTERS];
+	struct gc_stats st;
+
+	s.gc = group_commit__new(SUBMITTERS, 1 << 20, fake_commit, &s);
+	CHECK(s.gc != NULL);
+	for (int t = 0; t < SUBMITTERS; t++) {
+		subs[t] = (struct submitter){ .s = &s, .first = t * PER_SUBMITTER };
+		pthread_create(&threads[t], NULL, submit_loop, &subs[t]);
+	}
+	for (int t = 0; t < SUBMITTERS; t++) {
+		pthread_join(threads[t], NULL);
+		CHECK(!subs[t].failed);
+	}
+	group_commit__stats(s.gc, &st);
+	CHECK(!s.overlapped);
+	CHECK(st.items == SUBMITTERS * PER_SUBMITTER);
+	CHECK(st.commits < st.items); /* groups formed: fewer transactions than uploads */
+	CHECK(s.largest_group > 1);
+	CHECK(st.pending == 0 && st.pending_bytes == 0);
+	group_commit__free(s.gc);
+}
+
+struct blocking {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int entered, release;
+};
+
+static void blocking_commit(void *ctx, struct gc_item **items, size_t n)
+{
+	struct blocking *b = ctx;
+
+	pthread_mutex_lock(&b->lock);
+	b->entered++;
+	pthread_cond_broadcast(&b->cond);
+	while (!b->release)
+		pthread_cond_wait(&b->cond, &b->lock);
+	pthread_mutex_unlock(&b->lock);
+	for (size_t i = 0; i < n; i++)
+		items[i]->rc = 0;
+}
+
+static struct group_commit *blocking_gc;
+
+static void *submit_one(void *arg)
+{
+	(void)arg;
+	return (void *)(long)group_commit__submit(blocking_gc, "x", 600);
+}
+
+TEST(a_full_queue_refuses_at_once_by_entries_and_bytes)
+{
+	static struct blocking b = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
+	struct gc_stats st;
+	pthread_t t1, t2;
+	void *rc1, *rc2;
+
+	/* two entries or 1000 bytes, whichever is reached first */
+	blocking_gc = group_commit__new(2, 1000, blocking_commit, &b);
+	CHECK(blocking_gc != NULL);
+	pthread_create(&t1, NULL, submit_one, NULL);
+	pthread_mutex_lock(&b.lock);
+	while (!b.entered)
+		pthread_cond_wait(&b.cond, &b.lock);
+	pthread_mutex_unlock(&b.lock);
+	/* one 600-byte item is being committed: another 600 bytes would pass 1000 */
+	CHECK_EQ_INT(group_commit__submit(blocking_gc, "y", 600), -EAGAIN);
+	pthread_create(&t2, NULL, submit_one, NULL); /* 600 + 600 > 1000: refused too */
+	pthread_join(t2, &rc2);
+	CHECK_EQ_INT((int)(long)rc2, -EAGAIN);
+	pthread_mutex_lock(&b.lock);
+	b.release = 1;
+	pthread_cond_broadcast(&b.cond);
+	pthread_mutex_unlock(&b.lock);
+	pthread_join(t1, &rc1);
+	CHECK_EQ_INT((int)(long)rc1, 0);
+	/* empty again: an item larger than the byte bound is still taken alone */
+	CHECK_EQ_INT(group_commit__submit(blocking_gc, "z", 5000), 0);
+	group_commit__stats(blocking_gc, &st);
+	CHECK(st.rejected == 2);
+	group_commit__free(blocking_gc);
+}
+
+TEST(stack_cache_hits_only_the_exact_frames)
+{
+	const char *a[] = { "main", "handle", "parse" };
+	const char *b[] = { "main", "handle", "parsE" };
+	const char *c[] = { "main", "handle\nparse" };
+	size_t la[] = { 4, 6, 5 }, lc[] = { 4, 12 };
+	struct stack_cache *sc = stack_cache__new(1 << 12, 1 << 20);
+	uint64_t ha = stack_cache__hash(a, la, 3);
+
+	CHECK(sc != NULL);
+	CHECK(stack_cache__get(sc, ha, a, la, 3) == 0);
+	CHECK(stack_cache__put(sc, ha, "main\nhandle\nparse", 17, 3, 42) == 0);
+	CHECK(stack_cache__get(sc, ha, a, la, 3) == 42);
+	/* the same hash with other frames (a forced collision) is a miss, not a wrong id */
+	CHECK(stack_cache__get(sc, ha, b, la, 3) == 0);
+	CHECK(stack_cache__get(sc, ha, c, lc, 2) == 0);
+	CHECK(stack_cache__hash(b, la, 3) != ha);
+	stack_cache__clear(sc);
+	CHECK(stack_cache__get(sc, ha, a, la, 3) == 0);
+	stack_cache__free(sc);
+}
+
+TEST(stack_cache_stays_within_its_text_bound)
+{
+	struct stack_cache *sc = stack_cache__new(1 << 16, 4096);
+	char name[64];
+	const char *frames[1] = { name };
+	size_t lens[1];
+	int64_t found = 0;
+
+	CHECK(sc != NULL);
+	for (int i = 1; i <= 1000; i++) {
+		lens[0] = (size_t)snprintf(name, sizeof(name), "function_number_%d", i);
+		CHECK(stack_cache__put(sc, stack_cache__hash(frames, lens, 1), name, lens[0], 1, i) ==
+		      0);
+	}
+	for (int i = 1; i <= 1000; i++) {
+		lens[0] = (size_t)snprintf(name, sizeof(name), "function_number_%d", i);
+		int64_t id = stack_cache__get(sc, stack_cache__hash(frames, lens, 1), frames, lens, 1);
+
+		CHECK(id == 0 || id == i);
+		found += id != 0;
+	}
+	CHECK(found > 0 && found < 1000); /* the oldest were forgotten, the latest kept */
+	stack_cache__free(sc);
+}
+
+TEST_MAIN("group-commit", T(every_submitter_returns_after_its_commit_with_its_rc),
+	  T(a_full_queue_refuses_at_once_by_entries_and_bytes), T(stack_cache_hits_only_the_exact_frames),
+	  T(stack_cache_stays_within_its_text_bound))
