@@ -30,11 +30,16 @@ cleanup() {
 trap cleanup EXIT
 
 STACKS=500
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 bench/gen-cpu-profile.py "$TMP/cpu.pb.gz" --stacks "$STACKS" --gzip 2>/dev/null
 BYTES=$(stat -c %s "$TMP/cpu.pb.gz")
 
-echo "| sync | clients | uploads/s | stack values/s | p50 ms | p99 ms | collector RSS MiB (peak) |"
-echo "|---|---|---|---|---|---|---|"
+# Collector CPU (user+system clock ticks) from /proc/PID/stat: a figure that does not depend on
+# how much of the machine other work leaves to the collector.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+echo "| sync | clients | uploads/s | stack values/s | p50 ms | p99 ms | collector CPU ms/upload | collector RSS MiB (peak) |"
+echo "|---|---|---|---|---|---|---|---|"
 for sync in full normal; do
 	DATA="$TMP/data-$sync"
 	"$BIN" init --data "$DATA" >/dev/null 2>&1
@@ -49,19 +54,25 @@ for sync in full normal; do
 	done
 	[ -n "$PORT" ] || { echo "bench-ingest: collector did not start" >&2; exit 1; }
 	for clients in 1 4; do
+		t0=$(cpu_ticks "$PID")
 		out=$("$LOAD" "$PORT" "$TOKEN" "service=bench&profile_type=cpu" "$TMP/cpu.pb.gz" \
 			"$clients" "$SECONDS_PER_RUN")
+		t1=$(cpu_ticks "$PID")
+		n=$(sed 's/.*uploads=\([0-9]*\).*/\1/' <<<"$out")
+		cpu=$(awk -v a="$t0" -v b="$t1" -v n="$n" -v hz="$(getconf CLK_TCK)" \
+			'BEGIN {printf "%.2f", n ? (b - a) * 1000 / hz / n : 0}')
 		ups=$(sed 's/.*uploads_per_s=\([0-9.]*\).*/\1/' <<<"$out")
 		p50=$(sed 's/.*p50_ms=\([0-9.]*\).*/\1/' <<<"$out")
 		p99=$(sed 's/.*p99_ms=\([0-9.]*\).*/\1/' <<<"$out")
 		rss=$(awk '/VmRSS/ {r=$2} /VmHWM/ {h=$2} END {printf "%.1f (%.1f)", r/1024, h/1024}' \
 			"/proc/$PID/status")
 		svs=$(awk -v u="$ups" -v s="$STACKS" 'BEGIN {printf "%.0f", u * s}')
-		echo "| $sync | $clients | $ups | $svs | $p50 | $p99 | $rss |"
+		echo "| $sync | $clients | $ups | $svs | $p50 | $p99 | $cpu | $rss |"
 	done
 	kill "$PID"
 	wait "$PID" || true
 	PID=""
 done
 echo
-echo "profile: $STACKS stacks, $BYTES bytes gzipped; $SECONDS_PER_RUN s per run; $(nproc) cores"
+echo "profile: $STACKS stacks, $BYTES bytes gzipped; $SECONDS_PER_RUN s per run; $(nproc) cores;" \
+	"load average before: $LOAD_BEFORE, after: $(cut -d' ' -f1-3 /proc/loadavg)"
