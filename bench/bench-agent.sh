@@ -170,21 +170,33 @@ def wait_ready(name, proc):
 
 
 def run_workload():
-    res = subprocess.run([SPIN, str(SECONDS)], capture_output=True, text=True, check=True)
+    res = subprocess.run([SPIN, str(SECONDS)], capture_output=True, text=True, check=True,
+                         stdin=subprocess.DEVNULL)
     return int(res.stdout) / SECONDS
+
+
+def stop(proc):
+    """SIGINT (repeated: bpftrace sometimes misses the first one), SIGKILL after 60 s."""
+    for attempt in range(13):
+        os.kill(proc.pid, signal.SIGINT if attempt < 12 else signal.SIGKILL)
+        for _ in range(50 if attempt < 12 else 1000):
+            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                return status, ru
+            time.sleep(0.1)
+    raise RuntimeError("profiler %d does not exit" % proc.pid)
 
 
 def one_run(name, cmd):
     if cmd is None:
         return {"throughput": run_workload()}
     log = open(os.path.join(OUT, name.split()[0] + ".log"), "w")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     wait_ready(name, proc)
     cpu0, bpf0, t0 = task_cpu_ns(proc.pid), bpf_progs(proc.pid), time.monotonic()
     throughput = run_workload()
     bpf1 = bpf_progs(proc.pid)
-    proc.send_signal(signal.SIGINT)
-    _, status, ru = os.wait4(proc.pid, 0)
+    status, ru = stop(proc)
     window_s = time.monotonic() - t0
     proc.returncode = status
     log.close()
