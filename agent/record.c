@@ -16,7 +16,7 @@
 #include "encode.h"
 #include "pipeline.h"
 
-#define COLLECT_INTERVAL_MS 2000 /* drain often: bounded maps, early symbolisation */
+#define COLLECT_INTERVAL_MS 5000 /* drain often enough to keep the maps small */
 #define PROGRESS_INTERVAL_MS 5000
 #define TOP_FUNCTIONS 5
 
