@@ -61,6 +61,8 @@ COLLECTOR_BIN := $(BUILD)/roottrace-collector
 
 .PHONY: all agent collector deps check unit bench fuzz vmlinux clean install quickstart deb format
 .DELETE_ON_ERROR:
+# Keep generated skeletons and protobuf-c sources between builds.
+.SECONDARY:
 
 all: $(AGENT_BIN) $(COLLECTOR_BIN) $(UNIT_BINS) $(HELPER_BINS)
 agent: $(AGENT_BIN)
@@ -142,4 +144,4 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(wildcard mk/*.mk)
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -type f -name '*.d' 2>/dev/null)

@@ -91,6 +91,8 @@ static void finish(struct perfmap *pm)
 {
 	size_t out = 0;
 
+	if (pm->n == 0) /* empty map file: v is NULL, and qsort(NULL, 0) is undefined */
+		return;
 	qsort(pm->v, pm->n, sizeof(*pm->v), entry_cmp);
 	for (size_t i = 0; i < pm->n; i++) {
 		if (out && pm->v[out - 1].start == pm->v[i].start)

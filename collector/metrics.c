@@ -89,6 +89,14 @@ static void appendf(struct text *t, const char *fmt, ...)
 
 	if (t->err)
 		return;
+	if (!t->buf) { /* vsnprintf(NULL + 0, ...) is undefined: start with a buffer */
+		t->buf = malloc(4096);
+		if (!t->buf) {
+			t->err = -ENOMEM;
+			return;
+		}
+		t->cap = 4096;
+	}
 	for (;;) {
 		va_start(ap, fmt);
 		n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);

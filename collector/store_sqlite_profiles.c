@@ -448,7 +448,8 @@ static int merge_flush(struct sqlite_profiles *p)
 	sqlite3_stmt *st = p->w[W_ROLLUP_UPSERT];
 	int rc = 0;
 
-	qsort(p->merge, p->n_merge, sizeof(*p->merge), merge_cmp);
+	if (p->n_merge > 1) /* merge may be NULL for a profile without samples */
+		qsort(p->merge, p->n_merge, sizeof(*p->merge), merge_cmp);
 	for (size_t i = 0; !rc && i < p->n_merge; i++) {
 		sqlite3_bind_int64(st, 1, p->merge[i].series_id);
 		sqlite3_bind_int64(st, 2, p->merge[i].bucket);
