@@ -217,7 +217,7 @@ static int setup(struct daemon *d, char *err, size_t err_len)
 	if (r)
 		return r;
 	d->config_http = http_client__new(&copts);
-	d->cgroups = cgroup_cache__new(d->opts.proc_root, 65536);
+	d->cgroups = cgroup_cache__new(d->opts.proc_root, 16384);
 	d->resolver = service_resolver__new(&d->file_cfg);
 	if (!d->config_http || !d->cgroups || !d->resolver) {
 		snprintf(err, err_len, "out of memory");

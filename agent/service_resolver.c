@@ -185,7 +185,11 @@ void cgroup_identity_parse(const char *path, struct cgroup_identity *ret)
 /* ---- resolver ----------------------------------------------------------------------- */
 
 struct cache_entry {
-	char *path;
+	char *path; /* NULL: empty slot */
+	struct cached_tags *value;
+};
+
+struct cached_tags {
 	struct service_tags tags;
 	bool needs_comm; /* process-name fallback: service filled per call */
 };
@@ -203,6 +207,7 @@ struct service_resolver *service_resolver__new(const struct agent_file_config *c
 	if (!r)
 		return NULL;
 	r->cfg = cfg;
+	/* small slots (two pointers), tags allocated per used entry: RSS follows the use */
 	r->slots = calloc(CACHE_SLOTS, sizeof(*r->slots));
 	if (!r->slots) {
 		free(r);
@@ -214,9 +219,15 @@ struct service_resolver *service_resolver__new(const struct agent_file_config *c
 
 void service_resolver__invalidate(struct service_resolver *r)
 {
+	if (!r->used)
+		return;
 	for (size_t i = 0; i < CACHE_SLOTS; i++) {
+		if (!r->slots[i].path)
+			continue;
 		free(r->slots[i].path);
+		free(r->slots[i].value);
 		r->slots[i].path = NULL;
+		r->slots[i].value = NULL;
 	}
 	r->used = 0;
 }
@@ -331,8 +342,8 @@ int service_resolver__resolve(struct service_resolver *r, const char *cgroup_pat
 	}
 	for (i = hash_path(cgroup_path); r->slots[i].path; i = (i + 1) & (CACHE_SLOTS - 1)) {
 		if (strcmp(r->slots[i].path, cgroup_path) == 0) {
-			*ret = r->slots[i].tags;
-			finish(ret, r->slots[i].needs_comm, comm, r->cfg);
+			*ret = r->slots[i].value->tags;
+			finish(ret, r->slots[i].value->needs_comm, comm, r->cfg);
 			return 0;
 		}
 	}
@@ -344,10 +355,16 @@ int service_resolver__resolve(struct service_resolver *r, const char *cgroup_pat
 		}
 		e = &r->slots[i];
 		e->path = strdup(cgroup_path);
-		if (e->path) {
-			e->tags = *ret;
-			e->needs_comm = needs_comm;
+		e->value = malloc(sizeof(*e->value));
+		if (e->path && e->value) {
+			e->value->tags = *ret;
+			e->value->needs_comm = needs_comm;
 			r->used++;
+		} else {
+			free(e->path);
+			free(e->value);
+			e->path = NULL;
+			e->value = NULL;
 		}
 	}
 	finish(ret, needs_comm, comm, r->cfg);
