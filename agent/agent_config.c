@@ -12,7 +12,7 @@
 #include "pipeline.h"
 
 static int fail(char *err, size_t err_len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int fail(char *err, size_t err_len, const char *fmt, ...)
 {
@@ -41,8 +41,8 @@ static long long clamp_ll(long long v, long long lo, long long hi, unsigned int 
 }
 
 /* Required integer field of obj; where names it in the message. */
-static int get_int(json_t *obj, const char *key, const char *where, bool required,
-		   long long *ret, char *err, size_t err_len)
+static int get_int(json_t *obj, const char *key, const char *where, bool required, long long *ret,
+		   char *err, size_t err_len)
 {
 	json_t *v = json_object_get(obj, key);
 
@@ -89,8 +89,8 @@ static int parse_service(const char *name, json_t *obj, struct agent_service_con
 	if (ret)
 		return ret;
 	if (rate)
-		svc->sample_rate_hz = clamp_ll(rate, SAMPLE_RATE_MIN_HZ, SAMPLE_RATE_MAX_HZ,
-					       clamped, CLAMP_SERVICE);
+		svc->sample_rate_hz =
+		    clamp_ll(rate, SAMPLE_RATE_MIN_HZ, SAMPLE_RATE_MAX_HZ, clamped, CLAMP_SERVICE);
 	if (upload)
 		svc->upload_interval_s = clamp_ll(upload, UPLOAD_INTERVAL_MIN_S,
 						  UPLOAD_INTERVAL_MAX_S, clamped, CLAMP_SERVICE);
@@ -111,7 +111,8 @@ static int parse_services(json_t *root, struct agent_config *c, char *err, size_
 	c->services = calloc(json_object_size(services) + 1, sizeof(*c->services));
 	if (!c->services)
 		return -ENOMEM;
-	json_object_foreach(services, name, value) {
+	json_object_foreach(services, name, value)
+	{
 		ret = parse_service(name, value, &c->services[c->n_services], &c->clamped, err,
 				    err_len);
 		if (ret)

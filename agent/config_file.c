@@ -13,7 +13,7 @@
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 static int fail(char *err, size_t err_len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int fail(char *err, size_t err_len, const char *fmt, ...)
 {
@@ -85,8 +85,8 @@ static int set_size(json_t *v, const char *key, long long min, long long max, lo
 		    char *err, size_t err_len)
 {
 	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
-		return fail(err, err_len, "key \"%s\": expected an integer in %lld..%lld", key,
-			    min, max);
+		return fail(err, err_len, "key \"%s\": expected an integer in %lld..%lld", key, min,
+			    max);
 	*dst = json_integer_value(v);
 	return 0;
 }
@@ -101,16 +101,18 @@ static int parse_rules(json_t *v, struct agent_file_config *c, char *err, size_t
 	c->rules = calloc(json_array_size(v) + 1, sizeof(*c->rules));
 	if (!c->rules)
 		return -ENOMEM;
-	json_array_foreach(v, i, rule) {
+	json_array_foreach(v, i, rule)
+	{
 		struct service_rule *r = &c->rules[c->n_rules];
 		json_t *glob = json_object_get(rule, "cgroup");
 		json_t *svc = json_object_get(rule, "service");
 
 		if (!json_is_object(rule) || !json_is_string(glob) || !json_is_string(svc) ||
 		    !json_string_length(svc))
-			return fail(err, err_len,
-				    "key \"rules[%zu]\": expected {\"cgroup\": glob, \"service\": name}",
-				    i);
+			return fail(
+			    err, err_len,
+			    "key \"rules[%zu]\": expected {\"cgroup\": glob, \"service\": name}",
+			    i);
 		r->cgroup_glob = strdup(json_string_value(glob));
 		r->service = strdup(json_string_value(svc));
 		c->n_rules++;
@@ -126,11 +128,13 @@ static int parse_deployments(json_t *v, struct agent_file_config *c, char *err, 
 	json_t *version;
 
 	if (!json_is_object(v))
-		return fail(err, err_len, "key \"deployments\": expected an object service -> version");
+		return fail(err, err_len,
+			    "key \"deployments\": expected an object service -> version");
 	c->deployments = calloc(json_object_size(v) + 1, sizeof(*c->deployments));
 	if (!c->deployments)
 		return -ENOMEM;
-	json_object_foreach(v, service, version) {
+	json_object_foreach(v, service, version)
+	{
 		struct deployment_override *d = &c->deployments[c->n_deployments];
 
 		if (!json_is_string(version))
@@ -160,8 +164,9 @@ static int parse_fallback(json_t *v, struct agent_file_config *c, char *err, siz
 		if (!c->fallback_service)
 			return -ENOMEM;
 	} else {
-		return fail(err, err_len,
-			    "key \"fallback\": expected \"process\", \"cgroup\" or \"name:SERVICE\"");
+		return fail(
+		    err, err_len,
+		    "key \"fallback\": expected \"process\", \"cgroup\" or \"name:SERVICE\"");
 	}
 	return 0;
 }
@@ -217,8 +222,8 @@ static int parse_key(const char *key, json_t *v, struct agent_file_config *c, ch
 	return ret;
 }
 
-int agent_file_config__parse(const char *json, size_t len, struct agent_file_config *c,
-			     char *err, size_t err_len)
+int agent_file_config__parse(const char *json, size_t len, struct agent_file_config *c, char *err,
+			     size_t err_len)
 {
 	json_error_t jerr;
 	const char *key;
@@ -230,7 +235,8 @@ int agent_file_config__parse(const char *json, size_t len, struct agent_file_con
 		return fail(err, err_len, "invalid JSON at line %d: %s", jerr.line, jerr.text);
 	if (!json_is_object(root))
 		ret = fail(err, err_len, "expected a JSON object");
-	json_object_foreach(root, key, v) {
+	json_object_foreach(root, key, v)
+	{
 		if (ret)
 			break;
 		ret = parse_key(key, v, c, err, err_len);

@@ -39,8 +39,8 @@ struct agent_file_config {
 	size_t queue_max_profiles;
 	size_t queue_max_bytes;
 	size_t spool_max_bytes;
-	int grace_s;		/* fail-closed grace after the config became unreachable; 0 = auto */
-	int shutdown_timeout_s; /* final upload on SIGTERM */
+	int grace_s; /* fail-closed grace after the config became unreachable; 0 = auto */
+	int shutdown_timeout_s;	  /* final upload on SIGTERM */
 	int upload_backoff_max_s; /* retry delay ceiling (exponential, jittered) */
 };
 
@@ -50,8 +50,8 @@ int agent_file_config__defaults(struct agent_file_config *c);
 int agent_file_config__load(const char *path, struct agent_file_config *c, char *err,
 			    size_t err_len);
 /* Same, from a string (tests). */
-int agent_file_config__parse(const char *json, size_t len, struct agent_file_config *c,
-			     char *err, size_t err_len);
+int agent_file_config__parse(const char *json, size_t len, struct agent_file_config *c, char *err,
+			     size_t err_len);
 void agent_file_config__clear(struct agent_file_config *c);
 
 /* The configured version of a service, or NULL. */

@@ -17,8 +17,8 @@
 #include "service_resolver.h"
 #include "uploader.h"
 
-#define CONFIG_RETRY_MS 5000	 /* poll period while no valid config is held */
-#define GRACE_MAX_MS 120000	 /* fail closed at most 2 minutes after the last good poll */
+#define CONFIG_RETRY_MS 5000   /* poll period while no valid config is held */
+#define GRACE_MAX_MS 120000    /* fail closed at most 2 minutes after the last good poll */
 #define KUBELET_MIN_RETRY_S 15 /* on-demand kubelet refresh at most this often */
 
 struct daemon_options {
@@ -42,7 +42,7 @@ struct daemon {
 	struct http_client *config_http; /* main thread only */
 	struct http_client *kubelet_http;
 	char *kubelet_url;
-	struct kubelet_source *kubelet;	 /* NULL: no kubelet configured */
+	struct kubelet_source *kubelet; /* NULL: no kubelet configured */
 	struct cgroup_cache *cgroups;
 	struct service_resolver *resolver;
 	struct uploader *uploader;
@@ -56,7 +56,7 @@ struct daemon {
 	int64_t last_config_ok_ms;
 	int64_t next_poll_ms;
 	int64_t next_upload_ms;
-	int sampling_hz; /* 0 = off */
+	int sampling_hz;	    /* 0 = off */
 	long long logged_served[3]; /* served values last reported as clamped */
 
 	/* shipping */

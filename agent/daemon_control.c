@@ -64,8 +64,8 @@ static void log_clamps(struct daemon *d, const struct agent_config *c)
 		if (served[i] == used[i] || served[i] == d->logged_served[i])
 			continue;
 		d->logged_served[i] = served[i]; /* once per distinct served value */
-		log_warn("collector served %s=%lld; the agent clamps it to %d", names[i],
-			 served[i], used[i]);
+		log_warn("collector served %s=%lld; the agent clamps it to %d", names[i], served[i],
+			 used[i]);
 	}
 }
 
@@ -171,8 +171,8 @@ static void on_failure(struct daemon *d, int64_t now_ms, const char *err)
 		}
 	}
 	/* During the grace period keep polling at the held interval, then every 5 s. */
-	d->next_poll_ms = now_ms + (d->have_cfg ? d->cfg.poll_interval_s * 1000LL
-					       : CONFIG_RETRY_MS);
+	d->next_poll_ms =
+	    now_ms + (d->have_cfg ? d->cfg.poll_interval_s * 1000LL : CONFIG_RETRY_MS);
 	if (d->have_cfg && d->next_poll_ms > d->last_config_ok_ms + daemon_grace_ms(d))
 		d->next_poll_ms = d->last_config_ok_ms + daemon_grace_ms(d);
 }

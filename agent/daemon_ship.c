@@ -65,8 +65,8 @@ static int group_index(struct daemon *d, struct grouping *g, const struct servic
 		g->cap_groups = cap;
 	}
 	g->groups[g->n_groups] = (struct group){
-		.tags = *t,
-		.enabled = agent_config__service_enabled(&d->cfg, t->service),
+	    .tags = *t,
+	    .enabled = agent_config__service_enabled(&d->cfg, t->service),
 	};
 	*ret = g->n_groups++;
 	return 0;
@@ -115,7 +115,8 @@ static void refresh_kubelet(struct daemon *d, bool want_now)
 	switch (ev) {
 	case KUBELET_UNREACHABLE_FIRST:
 		log_warn("kubelet %s unreachable: %s; pods are named by the other rules until it "
-			 "answers", d->kubelet_url, err);
+			 "answers",
+			 d->kubelet_url, err);
 		break;
 	case KUBELET_RECOVERED:
 		log_info("kubelet %s reachable again", d->kubelet_url);
@@ -171,8 +172,8 @@ static size_t group_labels(const struct daemon *d, const struct group *grp,
 	return n;
 }
 
-static void ship_group(struct daemon *d, const struct window *w, const struct grouping *g,
-		       size_t i, const struct selfreport *rep)
+static void ship_group(struct daemon *d, const struct window *w, const struct grouping *g, size_t i,
+		       const struct selfreport *rep)
 {
 	struct group_filter f = {.w = w, .group_of = g->group_of, .group = i};
 	const struct group *grp = &g->groups[i];
@@ -182,8 +183,7 @@ static void ship_group(struct daemon *d, const struct window *w, const struct gr
 	char *query = NULL;
 	int r;
 
-	r = window_encode_pprof(w, keep_group, &f, labels, group_labels(d, grp, labels), &gz,
-				&len);
+	r = window_encode_pprof(w, keep_group, &f, labels, group_labels(d, grp, labels), &gz, &len);
 	if (!r)
 		r = build_query(d, grp, rep, &query);
 	if (r) {
@@ -245,8 +245,7 @@ void daemon_ship_window(struct daemon *d)
 	snprintf(rep.agent_id, sizeof(rep.agent_id), "%s", d->agent_id);
 	snprintf(rep.node, sizeof(rep.node), "%s", d->node);
 	snprintf(rep.version, sizeof(rep.version), "%s", ROOTTRACE_VERSION);
-	selfreport_from_window(&rep, w, cpu_now - d->cpu_mark_s,
-			       d->sampling_hz);
+	selfreport_from_window(&rep, w, cpu_now - d->cpu_mark_s, d->sampling_hz);
 	d->cpu_mark_s = cpu_now;
 
 	cgroup_cache__next_generation(d->cgroups, 3);
@@ -286,7 +285,8 @@ void daemon_log_upload_state(struct daemon *d)
 	if (st.dropped > d->logged_dropped) {
 		if (d->logged_dropped == 0 || st.dropped / 100 != d->logged_dropped / 100)
 			log_warn("upload queue full: dropping the oldest profiles (%llu dropped so "
-				 "far)", (unsigned long long)st.dropped);
+				 "far)",
+				 (unsigned long long)st.dropped);
 		d->logged_dropped = st.dropped;
 	}
 }
@@ -308,8 +308,7 @@ int daemon_fetch_pods(void *ctx, char **ret_body, size_t *ret_len, char *err, si
 		token[n] = '\0';
 	}
 	snprintf(auth, sizeof(auth), "Bearer %s", token);
-	r = http_client__get(d->kubelet_http, d->kubelet_url, n ? auth : NULL, &resp, err,
-			     err_len);
+	r = http_client__get(d->kubelet_http, d->kubelet_url, n ? auth : NULL, &resp, err, err_len);
 	if (r)
 		return r;
 	if (resp.status != 200) {

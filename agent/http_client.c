@@ -122,7 +122,8 @@ static int map_error(CURLcode code, const struct sink *s, const char *url, const
 		ret = -EIO;
 	}
 	snprintf(err, err_len, "%s: %s", url,
-		 ret == -EFBIG ? "response too large" : (detail[0] ? detail : curl_easy_strerror(code)));
+		 ret == -EFBIG ? "response too large"
+			       : (detail[0] ? detail : curl_easy_strerror(code)));
 	return ret;
 }
 
@@ -148,7 +149,8 @@ static int perform(struct http_client *c, const char *url, const char *auth_head
 	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, detail);
 	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
-	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : c->total_timeout_ms);
+	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS,
+			 timeout_ms > 0 ? timeout_ms : c->total_timeout_ms);
 	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, c->insecure ? 0L : 1L);
 	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, c->insecure ? 0L : 2L);

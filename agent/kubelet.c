@@ -53,7 +53,8 @@ static int add_containers(json_t *statuses, struct kubelet_pod *pod)
 	size_t i;
 	json_t *cs;
 
-	json_array_foreach(statuses, i, cs) {
+	json_array_foreach(statuses, i, cs)
+	{
 		const char *id = json_string_value(json_object_get(cs, "containerID"));
 		const char *name = json_string_value(json_object_get(cs, "name"));
 		const char *sep = id ? strstr(id, "://") : NULL;
@@ -132,7 +133,8 @@ int kubelet_pods_parse(const char *json, size_t len, struct kubelet_pods **ret, 
 		json_decref(root);
 		return -ENOMEM;
 	}
-	json_array_foreach(items, i, item) {
+	json_array_foreach(items, i, item)
+	{
 		json_t *uid = json_object_get(json_object_get(item, "metadata"), "uid");
 
 		if (!json_is_string(uid) || !json_string_length(uid))

@@ -13,10 +13,10 @@
 static enum log_level threshold = LOG_LVL_INFO;
 
 static const char *const level_names[] = {
-	[LOG_LVL_DEBUG] = "debug",
-	[LOG_LVL_INFO] = "info",
-	[LOG_LVL_WARN] = "warn",
-	[LOG_LVL_ERROR] = "error",
+    [LOG_LVL_DEBUG] = "debug",
+    [LOG_LVL_INFO] = "info",
+    [LOG_LVL_WARN] = "warn",
+    [LOG_LVL_ERROR] = "error",
 };
 
 int log_level_parse(const char *name)

@@ -25,32 +25,33 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: roottrace-agent run --collector URL --token-file PATH [options]\n"
-		"\n"
-		"Runs the node daemon: polls GET URL/api/apm/config, samples every process's\n"
-		"on-CPU stacks only while the config says enabled, names each sample's service\n"
-		"from its cgroup and uploads one gzipped pprof per service every upload interval.\n"
-		"\n"
-		"Options:\n"
-		"  --collector URL      collector base URL (http:// or https://)\n"
-		"  --token-file PATH    file holding the collector token (Authorization: Collector)\n"
-		"  --node-name NAME     node name sent with every upload (default: hostname)\n"
-		"  --config FILE        local JSON config: service rules, fallback, kubelet, caps\n"
-		"                       (docs/agent.md)\n"
-		"  --spool-dir DIR      keep unsent profiles on disk (capped) across restarts\n"
-		"  --log-level LEVEL    debug, info (default), warn, error\n"
-		"  --ca-file FILE       CA bundle to verify the collector's TLS certificate\n"
-		"  --insecure           do not verify the collector's TLS certificate (testing only)\n"
-		"  -h, --help           this help\n"
-		"\n"
-		"Examples:\n"
-		"  roottrace-agent run --collector http://127.0.0.1:4040 \\\n"
-		"      --token-file /etc/roottrace/agent-token\n"
-		"  roottrace-agent run --collector https://collector.internal:4040 \\\n"
-		"      --token-file /var/run/secrets/roottrace/token --node-name \"$NODE_NAME\" \\\n"
-		"      --config /etc/roottrace/agent.json --spool-dir /var/cache/roottrace-agent \\\n"
-		"      --ca-file /etc/roottrace/ca.pem\n");
+	fprintf(
+	    out,
+	    "Usage: roottrace-agent run --collector URL --token-file PATH [options]\n"
+	    "\n"
+	    "Runs the node daemon: polls GET URL/api/apm/config, samples every process's\n"
+	    "on-CPU stacks only while the config says enabled, names each sample's service\n"
+	    "from its cgroup and uploads one gzipped pprof per service every upload interval.\n"
+	    "\n"
+	    "Options:\n"
+	    "  --collector URL      collector base URL (http:// or https://)\n"
+	    "  --token-file PATH    file holding the collector token (Authorization: Collector)\n"
+	    "  --node-name NAME     node name sent with every upload (default: hostname)\n"
+	    "  --config FILE        local JSON config: service rules, fallback, kubelet, caps\n"
+	    "                       (docs/agent.md)\n"
+	    "  --spool-dir DIR      keep unsent profiles on disk (capped) across restarts\n"
+	    "  --log-level LEVEL    debug, info (default), warn, error\n"
+	    "  --ca-file FILE       CA bundle to verify the collector's TLS certificate\n"
+	    "  --insecure           do not verify the collector's TLS certificate (testing only)\n"
+	    "  -h, --help           this help\n"
+	    "\n"
+	    "Examples:\n"
+	    "  roottrace-agent run --collector http://127.0.0.1:4040 \\\n"
+	    "      --token-file /etc/roottrace/agent-token\n"
+	    "  roottrace-agent run --collector https://collector.internal:4040 \\\n"
+	    "      --token-file /var/run/secrets/roottrace/token --node-name \"$NODE_NAME\" \\\n"
+	    "      --config /etc/roottrace/agent.json --spool-dir /var/cache/roottrace-agent \\\n"
+	    "      --ca-file /etc/roottrace/ca.pem\n");
 }
 
 /* Reads and trims the token. 0 or -errno with a reason in err. */
@@ -87,39 +88,59 @@ static int read_token(const char *path, char **ret, char *err, size_t err_len)
 static int parse_args(int argc, char **argv, struct daemon_options *o)
 {
 	static const struct option longopts[] = {
-		{"collector", required_argument, NULL, 'c'},
-		{"token-file", required_argument, NULL, 't'},
-		{"node-name", required_argument, NULL, 'n'},
-		{"config", required_argument, NULL, 'f'},
-		{"spool-dir", required_argument, NULL, 's'},
-		{"log-level", required_argument, NULL, 'l'},
-		{"ca-file", required_argument, NULL, 'a'},
-		{"insecure", no_argument, NULL, 'k'},
-		{"help", no_argument, NULL, 'h'},
-		{},
+	    {"collector", required_argument, NULL, 'c'},
+	    {"token-file", required_argument, NULL, 't'},
+	    {"node-name", required_argument, NULL, 'n'},
+	    {"config", required_argument, NULL, 'f'},
+	    {"spool-dir", required_argument, NULL, 's'},
+	    {"log-level", required_argument, NULL, 'l'},
+	    {"ca-file", required_argument, NULL, 'a'},
+	    {"insecure", no_argument, NULL, 'k'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
 	};
 	int opt, level;
 
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'c': o->collector_url = optarg; break;
-		case 't': o->token_file = optarg; break;
-		case 'n': o->node_name = optarg; break;
-		case 'f': o->config_file = optarg; break;
-		case 's': o->spool_dir = optarg; break;
-		case 'a': o->ca_file = optarg; break;
-		case 'k': o->insecure = true; break;
+		case 'c':
+			o->collector_url = optarg;
+			break;
+		case 't':
+			o->token_file = optarg;
+			break;
+		case 'n':
+			o->node_name = optarg;
+			break;
+		case 'f':
+			o->config_file = optarg;
+			break;
+		case 's':
+			o->spool_dir = optarg;
+			break;
+		case 'a':
+			o->ca_file = optarg;
+			break;
+		case 'k':
+			o->insecure = true;
+			break;
 		case 'l':
 			level = log_level_parse(optarg);
 			if (level < 0) {
-				fprintf(stderr, "roottrace-agent run: --log-level %s: expected debug, "
-						"info, warn or error\n", optarg);
+				fprintf(stderr,
+					"roottrace-agent run: --log-level %s: expected debug, "
+					"info, warn or error\n",
+					optarg);
 				return -EINVAL;
 			}
 			log_set_level(level);
 			break;
-		case 'h': usage(stdout); return 1;
-		default: usage(stderr); return -EINVAL;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
@@ -132,8 +153,10 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
 		return -EINVAL;
 	}
 	if (strncmp(o->collector_url, "http://", 7) && strncmp(o->collector_url, "https://", 8)) {
-		fprintf(stderr, "roottrace-agent run: --collector %s: expected an http:// or "
-				"https:// URL\n", o->collector_url);
+		fprintf(stderr,
+			"roottrace-agent run: --collector %s: expected an http:// or "
+			"https:// URL\n",
+			o->collector_url);
 		return -EINVAL;
 	}
 	return 0;
@@ -156,22 +179,22 @@ static char *kubelet_url_of(const struct agent_file_config *c)
 static int setup_kubelet(struct daemon *d, char *err, size_t err_len)
 {
 	struct http_client_options kopts = {
-		.ca_file = access(d->file_cfg.kubelet_ca_file, R_OK) == 0 ? d->file_cfg.kubelet_ca_file
-									 : NULL,
-		.insecure = d->file_cfg.kubelet_insecure,
-		.connect_timeout_ms = 2000,
-		.total_timeout_ms = 5000,
-		.max_response = 64 << 20,
+	    .ca_file =
+		access(d->file_cfg.kubelet_ca_file, R_OK) == 0 ? d->file_cfg.kubelet_ca_file : NULL,
+	    .insecure = d->file_cfg.kubelet_insecure,
+	    .connect_timeout_ms = 2000,
+	    .total_timeout_ms = 5000,
+	    .max_response = 64 << 20,
 	};
 
 	d->kubelet_url = kubelet_url_of(&d->file_cfg);
 	if (!d->kubelet_url)
 		return 0;
 	d->kubelet_http = http_client__new(&kopts);
-	d->kubelet = d->kubelet_http ? kubelet_source__new(daemon_fetch_pods, d,
-							   d->file_cfg.kubelet_refresh_s,
-							   KUBELET_MIN_RETRY_S)
-				     : NULL;
+	d->kubelet = d->kubelet_http
+			 ? kubelet_source__new(daemon_fetch_pods, d, d->file_cfg.kubelet_refresh_s,
+					       KUBELET_MIN_RETRY_S)
+			 : NULL;
 	if (!d->kubelet) {
 		snprintf(err, err_len, "kubelet client: out of memory");
 		return -ENOMEM;
@@ -194,22 +217,24 @@ static int check_pipeline(char *err, size_t err_len)
 static int setup(struct daemon *d, char *err, size_t err_len)
 {
 	struct http_client_options copts = {
-		.ca_file = d->opts.ca_file,
-		.insecure = d->opts.insecure,
-		.connect_timeout_ms = 3000,
-		.total_timeout_ms = 10000,
-		.max_response = 1 << 20,
+	    .ca_file = d->opts.ca_file,
+	    .insecure = d->opts.insecure,
+	    .connect_timeout_ms = 3000,
+	    .total_timeout_ms = 10000,
+	    .max_response = 1 << 20,
 	};
 	struct uploader_options uopts = {
-		.collector_url = d->opts.collector_url,
-		.http = {.ca_file = d->opts.ca_file, .insecure = d->opts.insecure,
-			 .connect_timeout_ms = 5000, .total_timeout_ms = 30000},
-		.queue_max_jobs = d->file_cfg.queue_max_profiles,
-		.queue_max_bytes = d->file_cfg.queue_max_bytes,
-		.spool_dir = d->opts.spool_dir,
-		.spool_max_bytes = d->file_cfg.spool_max_bytes,
-		.backoff_min_ms = 1000,
-		.backoff_max_ms = d->file_cfg.upload_backoff_max_s * 1000,
+	    .collector_url = d->opts.collector_url,
+	    .http = {.ca_file = d->opts.ca_file,
+		     .insecure = d->opts.insecure,
+		     .connect_timeout_ms = 5000,
+		     .total_timeout_ms = 30000},
+	    .queue_max_jobs = d->file_cfg.queue_max_profiles,
+	    .queue_max_bytes = d->file_cfg.queue_max_bytes,
+	    .spool_dir = d->opts.spool_dir,
+	    .spool_max_bytes = d->file_cfg.spool_max_bytes,
+	    .backoff_min_ms = 1000,
+	    .backoff_max_ms = d->file_cfg.upload_backoff_max_s * 1000,
 	};
 	int r;
 

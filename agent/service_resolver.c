@@ -48,7 +48,7 @@ static void copy_n(char *dst, size_t dst_len, const char *src, size_t n)
 static bool container_id_of(const char *c, size_t len, char *ret, size_t ret_len)
 {
 	static const char *const prefixes[] = {"cri-containerd-", "crio-conmon-", "crio-",
-					       "docker-", "containerd-", "libpod-"};
+					       "docker-",	  "containerd-",  "libpod-"};
 
 	if (has_suffix(c, len, ".scope"))
 		len -= strlen(".scope");
@@ -150,8 +150,8 @@ static bool parse_docker(const struct component *c, size_t n, struct cgroup_iden
 			id->kind = CGROUP_KIND_DOCKER;
 			return true;
 		}
-		if (scope && container_id_of(c[i].s, c[i].len, id->container_id,
-					     sizeof(id->container_id))) {
+		if (scope &&
+		    container_id_of(c[i].s, c[i].len, id->container_id, sizeof(id->container_id))) {
 			id->kind = CGROUP_KIND_DOCKER;
 			return true;
 		}
@@ -327,9 +327,8 @@ static void finish(struct service_tags *t, bool needs_comm, const char *comm,
 		set(t->deployment, sizeof(t->deployment), version);
 }
 
-int service_resolver__resolve(struct service_resolver *r, const char *cgroup_path,
-			      const char *comm, const struct kubelet_pods *pods,
-			      struct service_tags *ret)
+int service_resolver__resolve(struct service_resolver *r, const char *cgroup_path, const char *comm,
+			      const struct kubelet_pods *pods, struct service_tags *ret)
 {
 	struct cache_entry *e;
 	bool needs_comm;

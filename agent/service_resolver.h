@@ -21,10 +21,10 @@ enum cgroup_kind {
 /* What the path alone says. */
 struct cgroup_identity {
 	enum cgroup_kind kind;
-	char unit[128];		/* systemd: "checkout-api" (without ".service") */
-	char pod_uid[64];	/* k8s: lower case with dashes */
-	char container_id[96];	/* k8s or docker: runtime id, "" for the pod cgroup itself */
-	char last[128];		/* last path component (fallback "cgroup") */
+	char unit[128];	       /* systemd: "checkout-api" (without ".service") */
+	char pod_uid[64];      /* k8s: lower case with dashes */
+	char container_id[96]; /* k8s or docker: runtime id, "" for the pod cgroup itself */
+	char last[128];	       /* last path component (fallback "cgroup") */
 };
 
 /* Classifies a cgroup path. Always succeeds (CGROUP_KIND_OTHER when nothing matches). */
@@ -56,9 +56,8 @@ void service_resolver__free(struct service_resolver *r);
 
 /* Resolves one process: its cgroup path (NULL when unknown) and its process name. pods may
  * be NULL (no kubelet). Results per path are cached until service_resolver__invalidate(). */
-int service_resolver__resolve(struct service_resolver *r, const char *cgroup_path,
-			      const char *comm, const struct kubelet_pods *pods,
-			      struct service_tags *ret);
+int service_resolver__resolve(struct service_resolver *r, const char *cgroup_path, const char *comm,
+			      const struct kubelet_pods *pods, struct service_tags *ret);
 /* Drops the per-path cache (after a kubelet refresh). */
 void service_resolver__invalidate(struct service_resolver *r);
 

@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 struct upload_job {
-	uint64_t seq;	  /* unique per agent run (and across spool replays) */
-	char *query;	  /* "service=...&profile_type=cpu[&deployment=...]&<self-report>" */
-	uint8_t *body;	  /* gzipped pprof */
+	uint64_t seq;  /* unique per agent run (and across spool replays) */
+	char *query;   /* "service=...&profile_type=cpu[&deployment=...]&<self-report>" */
+	uint8_t *body; /* gzipped pprof */
 	size_t len;
 	char *spool_name; /* file name in the spool dir, NULL when not spooled */
 	struct upload_job *next_, *prev_;

@@ -24,16 +24,16 @@ struct uploader_options {
 };
 
 struct uploader_stats {
-	uint64_t uploaded;	/* 2xx */
+	uint64_t uploaded; /* 2xx */
 	uint64_t uploaded_bytes;
 	uint64_t failed_attempts; /* network errors and retryable statuses */
-	uint64_t rejected;	/* non-retryable 4xx: dropped */
-	uint64_t dropped;	/* queue or spool full: oldest dropped */
-	uint64_t replayed;	/* loaded from the spool at start */
+	uint64_t rejected;	  /* non-retryable 4xx: dropped */
+	uint64_t dropped;	  /* queue or spool full: oldest dropped */
+	uint64_t replayed;	  /* loaded from the spool at start */
 	size_t queued;
 	size_t queued_bytes;
-	bool failing;		/* the last attempt failed */
-	long last_status;	/* of the last attempt (0: no response) */
+	bool failing;	  /* the last attempt failed */
+	long last_status; /* of the last attempt (0: no response) */
 	char last_error[256];
 };
 

@@ -41,10 +41,11 @@ TEST(ten_thousand_hz_is_clamped_to_200)
 {
 	struct agent_config c;
 
-	CHECK_EQ_INT(parse("{\"enabled\": true, \"sample_rate_hz\": 10000, \"upload_interval_s\": 1, "
-			   "\"poll_interval_s\": 600}",
-			   &c),
-		     0);
+	CHECK_EQ_INT(
+	    parse("{\"enabled\": true, \"sample_rate_hz\": 10000, \"upload_interval_s\": 1, "
+		  "\"poll_interval_s\": 600}",
+		  &c),
+	    0);
 	CHECK_EQ_INT(c.sample_rate_hz, SAMPLE_RATE_MAX_HZ);
 	CHECK_EQ_INT(c.served_sample_rate_hz, 10000);
 	CHECK_EQ_INT(c.upload_interval_s, 10);
@@ -57,10 +58,11 @@ TEST(low_values_are_clamped_up_independently)
 {
 	struct agent_config c;
 
-	CHECK_EQ_INT(parse("{\"enabled\": true, \"sample_rate_hz\": 1, \"upload_interval_s\": 100000,"
-			   " \"poll_interval_s\": 0}",
-			   &c),
-		     0);
+	CHECK_EQ_INT(
+	    parse("{\"enabled\": true, \"sample_rate_hz\": 1, \"upload_interval_s\": 100000,"
+		  " \"poll_interval_s\": 0}",
+		  &c),
+	    0);
 	CHECK_EQ_INT(c.sample_rate_hz, 10);
 	CHECK_EQ_INT(c.upload_interval_s, 3600);
 	CHECK_EQ_INT(c.poll_interval_s, 1);
@@ -78,11 +80,12 @@ TEST(service_values_are_clamped_too)
 {
 	struct agent_config c;
 
-	CHECK_EQ_INT(parse("{\"enabled\": false, \"sample_rate_hz\": 99, \"upload_interval_s\": 10, "
-			   "\"poll_interval_s\": 10, \"services\": {\"a\": {\"enabled\": true, "
-			   "\"sample_rate_hz\": 5000, \"upload_interval_s\": 2}}}",
-			   &c),
-		     0);
+	CHECK_EQ_INT(
+	    parse("{\"enabled\": false, \"sample_rate_hz\": 99, \"upload_interval_s\": 10, "
+		  "\"poll_interval_s\": 10, \"services\": {\"a\": {\"enabled\": true, "
+		  "\"sample_rate_hz\": 5000, \"upload_interval_s\": 2}}}",
+		  &c),
+	    0);
 	CHECK_EQ_INT(c.services[0].sample_rate_hz, 200);
 	CHECK_EQ_INT(c.services[0].upload_interval_s, 10);
 	CHECK(c.clamped & CLAMP_SERVICE);
@@ -110,7 +113,8 @@ static bool rejected_naming(const char *json, const char *field)
 TEST(wrong_types_and_missing_fields_name_the_field)
 {
 	CHECK(rejected_naming("{\"enabled\": \"yes\", \"sample_rate_hz\": 99, "
-			      "\"upload_interval_s\": 10, \"poll_interval_s\": 10}", "\"enabled\""));
+			      "\"upload_interval_s\": 10, \"poll_interval_s\": 10}",
+			      "\"enabled\""));
 	CHECK(rejected_naming("{\"enabled\": true, \"sample_rate_hz\": \"99\", "
 			      "\"upload_interval_s\": 10, \"poll_interval_s\": 10}",
 			      "\"sample_rate_hz\""));
@@ -118,18 +122,26 @@ TEST(wrong_types_and_missing_fields_name_the_field)
 			      "\"upload_interval_s\": 10, \"poll_interval_s\": 10}",
 			      "\"sample_rate_hz\""));
 	CHECK(rejected_naming("{\"enabled\": true, \"sample_rate_hz\": 99, "
-			      "\"poll_interval_s\": 10}", "\"upload_interval_s\": missing"));
+			      "\"poll_interval_s\": 10}",
+			      "\"upload_interval_s\": missing"));
 	CHECK(rejected_naming("{\"sample_rate_hz\": 99, \"upload_interval_s\": 10, "
-			      "\"poll_interval_s\": 10}", "\"enabled\": missing"));
+			      "\"poll_interval_s\": 10}",
+			      "\"enabled\": missing"));
 	CHECK(rejected_naming("{\"enabled\": true, \"sample_rate_hz\": 99, "
-			      "\"upload_interval_s\": 10}", "\"poll_interval_s\""));
-	CHECK(rejected_naming("{\"enabled\": true, \"sample_rate_hz\": 99, \"upload_interval_s\": 10,"
-			      " \"poll_interval_s\": 10, \"services\": []}", "\"services\""));
-	CHECK(rejected_naming("{\"enabled\": true, \"sample_rate_hz\": 99, \"upload_interval_s\": 10,"
-			      " \"poll_interval_s\": 10, \"services\": {\"x\": {\"enabled\": 1}}}",
-			      "services.x.enabled"));
-	CHECK(rejected_naming("{\"enabled\": true, \"sample_rate_hz\": 99, \"upload_interval_s\": 10,"
-			      " \"poll_interval_s\": 10, \"environment\": 7}", "\"environment\""));
+			      "\"upload_interval_s\": 10}",
+			      "\"poll_interval_s\""));
+	CHECK(
+	    rejected_naming("{\"enabled\": true, \"sample_rate_hz\": 99, \"upload_interval_s\": 10,"
+			    " \"poll_interval_s\": 10, \"services\": []}",
+			    "\"services\""));
+	CHECK(
+	    rejected_naming("{\"enabled\": true, \"sample_rate_hz\": 99, \"upload_interval_s\": 10,"
+			    " \"poll_interval_s\": 10, \"services\": {\"x\": {\"enabled\": 1}}}",
+			    "services.x.enabled"));
+	CHECK(
+	    rejected_naming("{\"enabled\": true, \"sample_rate_hz\": 99, \"upload_interval_s\": 10,"
+			    " \"poll_interval_s\": 10, \"environment\": 7}",
+			    "\"environment\""));
 }
 
 TEST(not_json_or_not_an_object_is_rejected)
@@ -156,5 +168,5 @@ TEST(copy_is_deep)
 
 TEST_MAIN("agent_config", T(valid_config_parses), T(ten_thousand_hz_is_clamped_to_200),
 	  T(low_values_are_clamped_up_independently), T(service_values_are_clamped_too),
-	  T(wrong_types_and_missing_fields_name_the_field), T(not_json_or_not_an_object_is_rejected),
-	  T(copy_is_deep))
+	  T(wrong_types_and_missing_fields_name_the_field),
+	  T(not_json_or_not_an_object_is_rejected), T(copy_is_deep))

@@ -108,13 +108,13 @@ TEST(container_name_by_runtime_id)
 	pod = kubelet_pods__find(p, "1b4e28ba-2fa1-11d2-883f-0016d3cca427");
 	CHECK(pod);
 	CHECK_EQ_STR(kubelet_pod__container(
-			     pod, "b3f5c6d7e8f90123456789abcdef0123456789abcdef0123456789abcdef0123"),
+			 pod, "b3f5c6d7e8f90123456789abcdef0123456789abcdef0123456789abcdef0123"),
 		     "envoy");
 	CHECK_EQ_STR(kubelet_pod__container(pod, "a3f5c6d7e8f9"), "app");
 	CHECK(kubelet_pod__container(pod, "ffffffffffffffff") == NULL);
 	pod = kubelet_pods__find(p, "6f1c2d3e-4a5b-4c6d-8e9f-0a1b2c3d4e5f");
 	CHECK_EQ_STR(kubelet_pod__container(
-			     pod, "c0ffee00112233445566778899aabbccddeeff00112233445566778899aabbcc"),
+			 pod, "c0ffee00112233445566778899aabbccddeeff00112233445566778899aabbcc"),
 		     "cart");
 	kubelet_pods__free(p);
 }

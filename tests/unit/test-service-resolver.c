@@ -39,8 +39,7 @@ TEST(k8s_cgroupfs_driver)
 	/* guaranteed QoS: no QoS level */
 	CHECK_EQ_INT(parse("/kubepods/pod" UID "/" CID)->kind, CGROUP_KIND_K8S_POD);
 	CHECK_EQ_STR(id.container_id, CID);
-	CHECK_EQ_INT(parse("/kubepods/besteffort/pod" UID "/crio-" CID)->kind,
-		     CGROUP_KIND_K8S_POD);
+	CHECK_EQ_INT(parse("/kubepods/besteffort/pod" UID "/crio-" CID)->kind, CGROUP_KIND_K8S_POD);
 	CHECK_EQ_STR(id.container_id, CID);
 	/* the pod cgroup itself */
 	CHECK_EQ_INT(parse("/kubepods/burstable/pod" UID)->kind, CGROUP_KIND_K8S_POD);
@@ -50,12 +49,14 @@ TEST(k8s_cgroupfs_driver)
 TEST(k8s_systemd_driver_containerd_crio_docker)
 {
 	CHECK_EQ_INT(parse("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_
-			   ".slice/cri-containerd-" CID ".scope")->kind,
+			   ".slice/cri-containerd-" CID ".scope")
+			 ->kind,
 		     CGROUP_KIND_K8S_POD);
 	CHECK_EQ_STR(id.pod_uid, UID);
 	CHECK_EQ_STR(id.container_id, CID);
 	CHECK_EQ_INT(parse("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UID_
-			   ".slice/crio-" CID ".scope")->kind,
+			   ".slice/crio-" CID ".scope")
+			 ->kind,
 		     CGROUP_KIND_K8S_POD);
 	CHECK_EQ_STR(id.container_id, CID);
 	CHECK_EQ_INT(parse("/kubepods.slice/kubepods-pod" UID_ ".slice/docker-" CID ".scope")->kind,
@@ -69,7 +70,8 @@ TEST(k8s_nested_under_a_prefix)
 	/* kind / nested runtimes put the node's hierarchy below a prefix */
 	CHECK_EQ_INT(parse("/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-burstable.slice/"
 			   "kubelet-kubepods-burstable-pod" UID_ ".slice/cri-containerd-" CID
-			   ".scope")->kind,
+			   ".scope")
+			 ->kind,
 		     CGROUP_KIND_K8S_POD);
 	CHECK_EQ_STR(id.pod_uid, UID);
 }
@@ -86,10 +88,10 @@ TEST(docker_outside_k8s)
 }
 
 static const char pods_json[] =
-	"{\"items\": [{\"metadata\": {\"uid\": \"" UID "\", \"name\": \"checkout-1\", "
-	"\"namespace\": \"shop\", \"labels\": {\"app.kubernetes.io/name\": \"checkout\", "
-	"\"app.kubernetes.io/version\": \"v7\"}}, \"status\": {\"containerStatuses\": "
-	"[{\"name\": \"app\", \"containerID\": \"containerd://" CID "\"}]}}]}";
+    "{\"items\": [{\"metadata\": {\"uid\": \"" UID "\", \"name\": \"checkout-1\", "
+    "\"namespace\": \"shop\", \"labels\": {\"app.kubernetes.io/name\": \"checkout\", "
+    "\"app.kubernetes.io/version\": \"v7\"}}, \"status\": {\"containerStatuses\": "
+    "[{\"name\": \"app\", \"containerID\": \"containerd://" CID "\"}]}}]}";
 
 static struct kubelet_pods *pods(void)
 {
@@ -107,8 +109,8 @@ static int resolver_with(const char *file_json, struct agent_file_config *cfg,
 
 	if (agent_file_config__defaults(cfg) < 0)
 		return -1;
-	if (file_json && agent_file_config__parse(file_json, strlen(file_json), cfg, err,
-						  sizeof(err)) < 0) {
+	if (file_json &&
+	    agent_file_config__parse(file_json, strlen(file_json), cfg, err, sizeof(err)) < 0) {
 		printf("  config: %s\n", err);
 		return -1;
 	}
@@ -223,7 +225,8 @@ TEST(fallbacks_process_cgroup_fixed_and_deployment_override)
 	agent_file_config__clear(&cfg);
 
 	CHECK(resolver_with("{\"fallback\": \"name:other\", \"deployments\": {\"checkout-api\": "
-			    "\"2024.1\"}}", &cfg, &r) == 0);
+			    "\"2024.1\"}}",
+			    &cfg, &r) == 0);
 	service_resolver__resolve(r, "/batch/job-17", "python3", NULL, &t);
 	CHECK_EQ_STR(t.service, "other");
 	service_resolver__resolve(r, "/system.slice/checkout-api.service", "x", NULL, &t);
