@@ -318,6 +318,14 @@ class AgentDaemonTest(unittest.TestCase):
         self.assertTrue(progs, "the agent holds no BPF program while sampling")
         self.assertTrue(progs <= loaded_prog_ids())
 
+        # a rate change applies within one poll, in the same process, still sampling
+        self.put_config(c, eng, sample_rate_hz=50)
+        self.assertTrue(wait_for(lambda: "sample rate changed: 99 -> 50 Hz" in agent.log(),
+                                 POLL_S + 5), agent.log())
+        self.assertIsNone(agent.proc.poll())
+        self.assertTrue(sampling(agent.pid))
+        progs = prog_ids_of(agent.pid)
+
         self.put_config(c, eng, enabled=False)
         self.assertTrue(wait_for(lambda: fully_off(agent.pid), POLL_S + 5), fd_kinds(agent.pid))
         # unloaded, not merely detached: bpftool no longer lists the agent's programs
@@ -390,17 +398,20 @@ class AgentDaemonTest(unittest.TestCase):
         kubelet = self.start_stub(pods_file=pods_file)
 
         unit_dir = cg.make("system.slice/rt-test-checkout.service")
+        off_dir = cg.make("system.slice/rt-test-disabled.service")
         pod_dir = cg.make("kubepods/burstable/pod%s/%s" % (pod_uid, container_id))
         # processes die before their cgroups are removed (cleanups run in reverse)
-        w1, w2 = self.start_busy(), self.start_busy()
+        w1, w2, w3 = self.start_busy(), self.start_busy(), self.start_busy()
         cg.move(w1.pid, unit_dir)
         cg.move(w2.pid, pod_dir)
+        cg.move(w3.pid, off_dir)
 
         c = self.start_collector()
         tok = c.create_token("collector")
         eng = c.create_token("user", role="engineer")
         viewer = c.create_token("user", role="viewer")
         self.put_config(c, eng, enabled=True, poll_interval_s=POLL_S, upload_interval_s=10)
+        self.put_config(c, eng, service="rt-test-disabled", enabled=False)
         agent = self.start_agent(c.url(""), tok,
                                  config={"kubelet_url": kubelet.url() + "/pods"})
         ok = wait_for(lambda: c.stored_total("rt-test-checkout", "cpu") > 0
@@ -408,6 +419,8 @@ class AgentDaemonTest(unittest.TestCase):
         self.assertTrue(ok, agent.log())
         deployments = {r[2] for r in c.stored_rows("rt-test-cart", "cpu")}
         self.assertEqual(deployments, {"v9.9"})
+        # a service switched off in the config is not shipped
+        self.assertEqual(c.stored_total("rt-test-disabled", "cpu"), 0)
 
         # the self-report of the upload is visible through the services endpoint
         status, doc = c.get_json("/api/apm/services", viewer, params={"time_range": "1h"})
