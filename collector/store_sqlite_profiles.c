@@ -35,7 +35,18 @@ static const char schema[] =
 	" PRIMARY KEY(series_id, bucket)) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS rollups("
 	" series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
-	" value INTEGER NOT NULL, PRIMARY KEY(series_id, bucket, stack_id)) WITHOUT ROWID;";
+	" value INTEGER NOT NULL, PRIMARY KEY(series_id, bucket, stack_id)) WITHOUT ROWID;"
+	/* Coarser tiers of the same rollups (bucket = the hour's or day's start), folded from the
+	 * five-minute rows once a period is closed; tier_marks says how far: every hour before
+	 * hour_done and every day before day_done is complete and exact. */
+	"CREATE TABLE IF NOT EXISTS rollups_hour("
+	" series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
+	" value INTEGER NOT NULL, PRIMARY KEY(series_id, bucket, stack_id)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS rollups_day("
+	" series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
+	" value INTEGER NOT NULL, PRIMARY KEY(series_id, bucket, stack_id)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS tier_marks("
+	" series_id INTEGER PRIMARY KEY, hour_done INTEGER NOT NULL, day_done INTEGER NOT NULL);";
 
 /* Frames are stored joined by '\n'; ingest replaces control characters in names. */
 #define FRAME_SEP '\n'
@@ -49,8 +60,20 @@ enum {
 	W_STACK_GET,
 	W_STACK_ADD,
 	W_BUCKET_UPSERT,
-	W_ROLLUP_UPSERT,
+	W_ROLLUP_UPSERT, /* the three tiers in order: five-minute, hour, day */
+	W_HOUR_UPSERT,
+	W_DAY_UPSERT,
+	W_SERIES_SPAN,
+	W_MARKS_GET,
+	W_MARKS_PUT,
+	W_FOLD_HOURS,
+	W_FOLD_DAYS,
+	W_UNMARKED,
 	W_RETAIN_ROLLUPS,
+	W_RETAIN_HOURS,
+	W_RETAIN_DAYS,
+	W_REFOLD_HOUR,
+	W_REFOLD_DAY,
 	W_RETAIN_BUCKETS,
 	W_RETAIN_STACKS,
 	W_COUNT
@@ -73,7 +96,40 @@ static const char *const writer_sql[W_COUNT] = {
 	[W_ROLLUP_UPSERT] = "INSERT INTO rollups(series_id, bucket, stack_id, value)"
 			    " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(series_id, bucket, stack_id)"
 			    " DO UPDATE SET value = value + excluded.value",
+	[W_HOUR_UPSERT] = "INSERT INTO rollups_hour(series_id, bucket, stack_id, value)"
+			  " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(series_id, bucket, stack_id)"
+			  " DO UPDATE SET value = value + excluded.value",
+	[W_DAY_UPSERT] = "INSERT INTO rollups_day(series_id, bucket, stack_id, value)"
+			 " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(series_id, bucket, stack_id)"
+			 " DO UPDATE SET value = value + excluded.value",
+	[W_SERIES_SPAN] = "SELECT (SELECT min(bucket) FROM buckets WHERE series_id = ?1),"
+			  " (SELECT max(bucket) FROM buckets WHERE series_id = ?1)",
+	[W_MARKS_GET] = "SELECT hour_done, day_done FROM tier_marks WHERE series_id = ?1",
+	[W_MARKS_PUT] = "INSERT INTO tier_marks(series_id, hour_done, day_done) VALUES(?1, ?2, ?3)"
+			" ON CONFLICT(series_id) DO UPDATE SET hour_done = excluded.hour_done,"
+			" day_done = excluded.day_done",
+	/* Periods at or past the mark have no tier rows yet: plain INSERT. */
+	[W_FOLD_HOURS] = "INSERT INTO rollups_hour(series_id, bucket, stack_id, value)"
+			 " SELECT ?1, bucket - bucket % 3600, stack_id, sum(value) FROM rollups"
+			 " WHERE series_id = ?1 AND bucket >= ?2 AND bucket < ?3 GROUP BY 2, 3",
+	[W_FOLD_DAYS] = "INSERT INTO rollups_day(series_id, bucket, stack_id, value)"
+			" SELECT ?1, bucket - bucket % 86400, stack_id, sum(value) FROM rollups_hour"
+			" WHERE series_id = ?1 AND bucket >= ?2 AND bucket < ?3 GROUP BY 2, 3",
+	[W_UNMARKED] = "SELECT id FROM series WHERE id NOT IN (SELECT series_id FROM tier_marks)",
 	[W_RETAIN_ROLLUPS] = "DELETE FROM rollups WHERE bucket + 300 <= ?1",
+	[W_RETAIN_HOURS] = "DELETE FROM rollups_hour WHERE bucket < ?1",
+	[W_RETAIN_DAYS] = "DELETE FROM rollups_day WHERE bucket < ?1",
+	/* The hour (day) the cutoff falls in, rebuilt from its five-minute rows that remain. */
+	[W_REFOLD_HOUR] = "INSERT INTO rollups_hour(series_id, bucket, stack_id, value)"
+			  " SELECT r.series_id, ?1, r.stack_id, sum(r.value) FROM tier_marks m"
+			  " JOIN rollups r ON r.series_id = m.series_id AND r.bucket >= ?1"
+			  " AND r.bucket < ?1 + 3600 WHERE m.hour_done > ?1"
+			  " GROUP BY r.series_id, r.stack_id",
+	[W_REFOLD_DAY] = "INSERT INTO rollups_day(series_id, bucket, stack_id, value)"
+			 " SELECT r.series_id, ?1, r.stack_id, sum(r.value) FROM tier_marks m"
+			 " JOIN rollups r ON r.series_id = m.series_id AND r.bucket >= ?1"
+			 " AND r.bucket < ?1 + 86400 WHERE m.day_done > ?1"
+			 " GROUP BY r.series_id, r.stack_id",
 	[W_RETAIN_BUCKETS] = "DELETE FROM buckets WHERE bucket + 300 <= ?1",
 	[W_RETAIN_STACKS] = "DELETE FROM stacks WHERE id NOT IN (SELECT stack_id FROM rollups)",
 };
@@ -82,14 +138,27 @@ static const char *const writer_sql[W_COUNT] = {
 	"SELECT id FROM series WHERE environment = ?1 AND service = ?2 AND profile_type = ?3"    \
 	" AND (?4 IS NULL OR deployment = ?4)"
 
-enum { R_MERGE, R_UPLOADS, R_SERVICES, R_COUNT };
+/* One [from, to) range of one tier of one series: each its own index range scan. */
+#define TIER_RANGE(table, from, to)                                                              \
+	"SELECT stack_id, value FROM " table " WHERE series_id = ?1 AND bucket >= " from         \
+	" AND bucket < " to
+
+enum { R_BEGIN, R_END, R_SERIES, R_TIERS, R_STACK, R_UPLOADS, R_SERVICES, R_COUNT };
 
 static const char *const reader_sql[R_COUNT] = {
-	/* A bucket belongs to [start, end) when it overlaps it. */
-	[R_MERGE] = "SELECT s.n_frames, s.frames, t.value FROM (SELECT stack_id, sum(value) AS value"
-		    " FROM rollups WHERE series_id IN (" SERIES_MATCH ")"
-		    " AND bucket > ?5 - 300 AND bucket < ?6 GROUP BY stack_id) t"
-		    " JOIN stacks s ON s.id = t.stack_id",
+	[R_BEGIN] = "BEGIN",
+	[R_END] = "COMMIT",
+	[R_SERIES] = "SELECT s.id, coalesce(m.hour_done, 0), coalesce(m.day_done, 0) FROM series s"
+		     " LEFT JOIN tier_marks m ON m.series_id = s.id WHERE s.environment = ?1"
+		     " AND s.service = ?2 AND s.profile_type = ?3"
+		     " AND (?4 IS NULL OR s.deployment = ?4)",
+	/* Five-minute edges, whole hours, whole days: UNION ALL of simple ranges, never
+	 * (range OR range), which SQLite plans as a scan of the whole series. */
+	[R_TIERS] = TIER_RANGE("rollups", "?2", "?3") " UNION ALL " TIER_RANGE("rollups", "?4", "?5")
+		    " UNION ALL " TIER_RANGE("rollups_hour", "?6", "?7")
+		    " UNION ALL " TIER_RANGE("rollups_hour", "?8", "?9")
+		    " UNION ALL " TIER_RANGE("rollups_day", "?10", "?11"),
+	[R_STACK] = "SELECT n_frames, frames FROM stacks WHERE id = ?1",
 	[R_UPLOADS] = "SELECT coalesce(sum(uploads), 0),"
 		      " (SELECT period FROM buckets WHERE series_id IN (" SERIES_MATCH ")"
 		      "  AND bucket > ?5 - 300 AND bucket < ?6 ORDER BY bucket DESC LIMIT 1)"
@@ -106,6 +175,13 @@ static const char *const reader_sql[R_COUNT] = {
 #define RECENT_TEXT_MAX (32u << 20)  /* verified cache frame text: 32 MiB */
 #define FRAME_BYTES_EST 32 /* average frame name bytes, for the queue's byte bound */
 #define STACK_CACHE_MAX (1u << 21) /* slots; cleared when more than half full */
+#define SERIES_CACHE_MAX 4096	   /* series entries; cleared between groups past this */
+#define HOUR 3600
+#define DAY 86400
+/* A period is folded into its tier this long after its end (and after the series' newest
+ * bucket has passed it), so that ordinary late uploads still land before the fold; a later
+ * one is also added to the tier rows, just less cheaply. */
+#define FOLD_LAG_S 3600
 
 struct reader {
 	pthread_mutex_t lock;
@@ -136,6 +212,10 @@ struct sqlite_profiles {
 	size_t n_merge, merge_cap;
 	uint32_t *merge_slots; /* index + 1 into merge; 0 = empty */
 	size_t merge_slots_cap;
+	struct series_entry **series; /* open addressing by key hash */
+	size_t series_cap, n_series;
+	struct series_entry **touched; /* series written by the group being committed */
+	size_t n_touched, touched_cap;
 	struct group_commit *gc;
 	struct reader readers[READERS];
 	unsigned int next_reader;
@@ -333,7 +413,99 @@ static int stack_id(struct sqlite_profiles *p, const struct stack_value *sv, int
 	return stack_cache__put(p->recent, fast, p->frames_buf, len, sv->n_frames, *ret_id);
 }
 
-static int series_id(struct sqlite_profiles *p, const struct profile_batch *b, int64_t *ret_id)
+/* ------------------------------------------------------------------- series cache ---- */
+
+/* A series' id and tier marks, kept while the writer runs so that an upload costs no series
+ * lookup. Emptied after a rollback (the id or the marks may not have been committed). */
+struct series_entry {
+	uint64_t hash;
+	int64_t id;
+	int64_t hour_done, day_done; /* tier marks; -1 until the series has a tier_marks row */
+	int64_t newest;		     /* newest bucket written, -1 when none */
+	bool touched;
+	size_t key_len;
+	char key[]; /* environment, service, profile type, deployment; each NUL-terminated */
+};
+
+static int64_t floor_to(int64_t t, int64_t unit)
+{
+	return t - ((t % unit) + unit) % unit;
+}
+
+static int64_t ceil_to(int64_t t, int64_t unit)
+{
+	return -floor_to(-t, unit);
+}
+
+static void series_cache_clear(struct sqlite_profiles *p)
+{
+	for (size_t i = 0; i < p->series_cap; i++) {
+		free(p->series[i]);
+		p->series[i] = NULL;
+	}
+	p->n_series = 0;
+	p->n_touched = 0;
+}
+
+static size_t series_key(const struct profile_batch *b, char *buf, size_t len)
+{
+	const char *parts[4] = { b->environment, b->service, b->profile_type,
+				 b->deployment ? b->deployment : "" };
+	size_t at = 0;
+
+	for (int i = 0; i < 4; i++) {
+		size_t n = strlen(parts[i]) + 1;
+
+		if (n > len - at)
+			return 0;
+		memcpy(buf + at, parts[i], n);
+		at += n;
+	}
+	return at;
+}
+
+static uint64_t key_hash(const char *key, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)key[i]) * 0x100000001b3ull;
+	return h ^ (h >> 31);
+}
+
+static struct series_entry **series_slot(struct series_entry **table, size_t cap, uint64_t h,
+					 const char *key, size_t len)
+{
+	for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+		struct series_entry *e = table[i];
+
+		if (!e || (e->hash == h && e->key_len == len && memcmp(e->key, key, len) == 0))
+			return &table[i];
+	}
+}
+
+static int series_cache_grow(struct sqlite_profiles *p)
+{
+	size_t cap = p->series_cap ? p->series_cap * 2 : 64;
+	struct series_entry **table = calloc(cap, sizeof(*table));
+
+	if (!table)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->series_cap; i++) {
+		struct series_entry *e = p->series[i];
+
+		if (e)
+			*series_slot(table, cap, e->hash, e->key, e->key_len) = e;
+	}
+	free(p->series);
+	p->series = table;
+	p->series_cap = cap;
+	return 0;
+}
+
+/* The series' id (created when new), its tier marks and its newest bucket, from the store. */
+static int series_load(struct sqlite_profiles *p, const struct profile_batch *b,
+		       struct series_entry *e)
 {
 	sqlite3_stmt *st = p->w[W_SERIES_GET];
 	int rc;
@@ -345,19 +517,90 @@ static int series_id(struct sqlite_profiles *p, const struct profile_batch *b, i
 		sqlite3_bind_text(st, 4, b->deployment ? b->deployment : "", -1, SQLITE_STATIC);
 		rc = sqlite3_step(st);
 		if (pass == 0 && rc == SQLITE_ROW)
-			*ret_id = sqlite3_column_int64(st, 0);
+			e->id = sqlite3_column_int64(st, 0);
 		else if (pass == 1 && rc == SQLITE_DONE)
-			*ret_id = sqlite3_last_insert_rowid(p->wdb);
+			e->id = sqlite3_last_insert_rowid(p->wdb);
 		reset_stmt(st);
-		if (pass == 0 && rc == SQLITE_ROW)
-			return 0;
-		if (pass == 1)
-			return rc == SQLITE_DONE ? 0 : -EIO;
+		if ((pass == 0 && rc == SQLITE_ROW) || pass == 1)
+			break;
 		if (rc != SQLITE_DONE)
 			return -EIO;
 		st = p->w[W_SERIES_ADD];
 	}
-	return -EIO;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return -EIO;
+	e->hour_done = e->day_done = e->newest = -1;
+	st = p->w[W_MARKS_GET];
+	sqlite3_bind_int64(st, 1, e->id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		e->hour_done = sqlite3_column_int64(st, 0);
+		e->day_done = sqlite3_column_int64(st, 1);
+	}
+	reset_stmt(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return -EIO;
+	st = p->w[W_SERIES_SPAN];
+	sqlite3_bind_int64(st, 1, e->id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 1) != SQLITE_NULL)
+		e->newest = sqlite3_column_int64(st, 1);
+	reset_stmt(st);
+	return rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+static int series_get(struct sqlite_profiles *p, const struct profile_batch *b,
+		      struct series_entry **ret)
+{
+	char key[4 * STORE_NAME_MAX + 4];
+	size_t len = series_key(b, key, sizeof(key));
+	struct series_entry **slot, *e;
+	uint64_t h;
+	int rc;
+
+	if (!len)
+		return -EINVAL;
+	h = key_hash(key, len);
+	if ((p->n_series + 1) * 2 > p->series_cap && series_cache_grow(p))
+		return -ENOMEM;
+	slot = series_slot(p->series, p->series_cap, h, key, len);
+	if (*slot) {
+		*ret = *slot;
+		return 0;
+	}
+	e = calloc(1, sizeof(*e) + len);
+	if (!e)
+		return -ENOMEM;
+	e->hash = h;
+	e->key_len = len;
+	memcpy(e->key, key, len);
+	rc = series_load(p, b, e);
+	if (rc) {
+		free(e);
+		return rc;
+	}
+	*slot = e;
+	p->n_series++;
+	*ret = e;
+	return 0;
+}
+
+static int series_touch(struct sqlite_profiles *p, struct series_entry *e)
+{
+	if (e->touched)
+		return 0;
+	if (p->n_touched == p->touched_cap) {
+		size_t cap = p->touched_cap ? p->touched_cap * 2 : 16;
+		struct series_entry **grown = realloc(p->touched, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		p->touched = grown;
+		p->touched_cap = cap;
+	}
+	p->touched[p->n_touched++] = e;
+	e->touched = true;
+	return 0;
 }
 
 /* ---------------------------------------------------------- rollup merge of a group ---- */
@@ -367,13 +610,16 @@ static int series_id(struct sqlite_profiles *p, const struct profile_batch *b, i
  * so their values are summed per (series, bucket, stack) in memory first and each sum is
  * written with one UPSERT, in key order (the rollups primary key), after all of them.
  */
+enum tier { TIER_5MIN, TIER_HOUR, TIER_DAY, TIERS };
+
 struct merge_entry {
 	int64_t series_id, bucket, stack_id, value;
+	enum tier tier; /* bucket is the hour's or the day's start for the coarser tiers */
 };
 
-static uint64_t merge_hash(int64_t series, int64_t bucket, int64_t stack)
+static uint64_t merge_hash(enum tier tier, int64_t series, int64_t bucket, int64_t stack)
 {
-	uint64_t h = (uint64_t)series * 0x9e3779b97f4a7c15ull ^ (uint64_t)bucket;
+	uint64_t h = ((uint64_t)series * 0x9e3779b97f4a7c15ull ^ (uint64_t)bucket) + tier;
 
 	h = (h ^ (uint64_t)stack) * 0xff51afd7ed558ccdull;
 	return h ^ (h >> 29);
@@ -404,7 +650,7 @@ static int merge_grow(struct sqlite_profiles *p)
 	p->merge_cap = cap;
 	for (size_t i = 0; i < p->n_merge; i++) {
 		const struct merge_entry *e = &p->merge[i];
-		size_t s = merge_hash(e->series_id, e->bucket, e->stack_id) & (cap * 2 - 1);
+		size_t s = merge_hash(e->tier, e->series_id, e->bucket, e->stack_id) & (cap * 2 - 1);
 
 		while (slots[s])
 			s = (s + 1) & (cap * 2 - 1);
@@ -413,21 +659,23 @@ static int merge_grow(struct sqlite_profiles *p)
 	return 0;
 }
 
-static int merge_add(struct sqlite_profiles *p, int64_t series, int64_t bucket, int64_t stack,
-		     int64_t value)
+static int merge_add(struct sqlite_profiles *p, enum tier tier, int64_t series, int64_t bucket,
+		     int64_t stack, int64_t value)
 {
 	size_t mask, s;
 
 	if (p->n_merge == p->merge_cap && merge_grow(p))
 		return -ENOMEM;
 	mask = p->merge_slots_cap - 1;
-	for (s = merge_hash(series, bucket, stack) & mask; p->merge_slots[s]; s = (s + 1) & mask) {
+	for (s = merge_hash(tier, series, bucket, stack) & mask; p->merge_slots[s];
+	     s = (s + 1) & mask) {
 		struct merge_entry *e = &p->merge[p->merge_slots[s] - 1];
 
-		if (e->series_id == series && e->bucket == bucket && e->stack_id == stack)
+		if (e->tier == tier && e->series_id == series && e->bucket == bucket &&
+		    e->stack_id == stack)
 			return __builtin_add_overflow(e->value, value, &e->value) ? -EOVERFLOW : 0;
 	}
-	p->merge[p->n_merge] = (struct merge_entry){ series, bucket, stack, value };
+	p->merge[p->n_merge] = (struct merge_entry){ series, bucket, stack, value, tier };
 	p->merge_slots[s] = (uint32_t)++p->n_merge;
 	return 0;
 }
@@ -436,6 +684,8 @@ static int merge_cmp(const void *a, const void *b)
 {
 	const struct merge_entry *x = a, *y = b;
 
+	if (x->tier != y->tier)
+		return x->tier < y->tier ? -1 : 1;
 	if (x->series_id != y->series_id)
 		return x->series_id < y->series_id ? -1 : 1;
 	if (x->bucket != y->bucket)
@@ -445,12 +695,13 @@ static int merge_cmp(const void *a, const void *b)
 
 static int merge_flush(struct sqlite_profiles *p)
 {
-	sqlite3_stmt *st = p->w[W_ROLLUP_UPSERT];
 	int rc = 0;
 
 	if (p->n_merge > 1) /* merge may be NULL for a profile without samples */
 		qsort(p->merge, p->n_merge, sizeof(*p->merge), merge_cmp);
 	for (size_t i = 0; !rc && i < p->n_merge; i++) {
+		sqlite3_stmt *st = p->w[W_ROLLUP_UPSERT + p->merge[i].tier];
+
 		sqlite3_bind_int64(st, 1, p->merge[i].series_id);
 		sqlite3_bind_int64(st, 2, p->merge[i].bucket);
 		sqlite3_bind_int64(st, 3, p->merge[i].stack_id);
@@ -460,17 +711,35 @@ static int merge_flush(struct sqlite_profiles *p)
 	return rc;
 }
 
+/* Each value goes to its five-minute row, and also to its hour's and day's rows when that
+ * period was already folded (a late or backdated upload). */
+static int merge_value(struct sqlite_profiles *p, const struct series_entry *e, int64_t bucket,
+		       int64_t stack, int64_t value)
+{
+	int rc = merge_add(p, TIER_5MIN, e->id, bucket, stack, value);
+
+	if (!rc && bucket < e->hour_done)
+		rc = merge_add(p, TIER_HOUR, e->id, floor_to(bucket, HOUR), stack, value);
+	if (!rc && bucket < e->day_done)
+		rc = merge_add(p, TIER_DAY, e->id, floor_to(bucket, DAY), stack, value);
+	return rc;
+}
+
 static int ingest_batch(struct sqlite_profiles *p, const struct profile_batch *b, int64_t now)
 {
+	struct series_entry *e;
 	sqlite3_stmt *st;
-	int64_t sid = 0;
 	int rc;
 
-	rc = series_id(p, b, &sid);
+	rc = series_get(p, b, &e);
+	if (!rc)
+		rc = series_touch(p, e);
 	if (rc)
 		return rc;
+	if (b->bucket_start > e->newest)
+		e->newest = b->bucket_start;
 	st = p->w[W_BUCKET_UPSERT];
-	sqlite3_bind_int64(st, 1, sid);
+	sqlite3_bind_int64(st, 1, e->id);
 	sqlite3_bind_int64(st, 2, b->bucket_start);
 	sqlite3_bind_int64(st, 3, b->period);
 	sqlite3_bind_int64(st, 4, now);
@@ -480,8 +749,84 @@ static int ingest_batch(struct sqlite_profiles *p, const struct profile_batch *b
 
 		rc = stack_id(p, &b->stacks[i], &stack);
 		if (!rc)
-			rc = merge_add(p, sid, b->bucket_start, stack, b->stacks[i].value);
+			rc = merge_value(p, e, b->bucket_start, stack, b->stacks[i].value);
 	}
+	return rc;
+}
+
+/* ------------------------------------------------------------------ tier folding ---- */
+
+static int fold_range(struct sqlite_profiles *p, int stmt, int64_t series, int64_t from,
+		      int64_t to)
+{
+	sqlite3_stmt *st = p->w[stmt];
+
+	sqlite3_bind_int64(st, 1, series);
+	sqlite3_bind_int64(st, 2, from);
+	sqlite3_bind_int64(st, 3, to);
+	return sqlite_db_step_done(st);
+}
+
+/*
+ * Folds the series' closed hours into rollups_hour and its closed days (from those hours)
+ * into rollups_day, then moves its marks. Runs inside the writer's transaction after the
+ * group's values were written, so a period is folded with everything that reached it; the
+ * periods below the old marks already received their values through merge_value().
+ */
+static int fold_series(struct sqlite_profiles *p, struct series_entry *e, int64_t now)
+{
+	int64_t newest_end = e->newest + BUCKET_SECONDS;
+	int64_t hours, days;
+	bool moved = false;
+	int rc = 0;
+
+	if (e->newest < 0)
+		return 0;
+	if (e->hour_done < 0) { /* first fold: start at the day of the oldest bucket */
+		sqlite3_stmt *st = p->w[W_SERIES_SPAN];
+
+		sqlite3_bind_int64(st, 1, e->id);
+		rc = sqlite3_step(st) == SQLITE_ROW ? 0 : -EIO;
+		if (!rc)
+			e->hour_done = e->day_done = floor_to(sqlite3_column_int64(st, 0), DAY);
+		reset_stmt(st);
+		if (rc)
+			return rc;
+		moved = true;
+	}
+	hours = floor_to((now < newest_end ? now : newest_end) - FOLD_LAG_S, HOUR);
+	if (hours > e->hour_done) {
+		rc = fold_range(p, W_FOLD_HOURS, e->id, e->hour_done, hours);
+		e->hour_done = hours;
+		moved = true;
+	}
+	days = floor_to(e->hour_done, DAY);
+	if (!rc && days > e->day_done) {
+		rc = fold_range(p, W_FOLD_DAYS, e->id, e->day_done, days);
+		e->day_done = days;
+	}
+	if (!rc && moved) {
+		sqlite3_stmt *st = p->w[W_MARKS_PUT];
+
+		sqlite3_bind_int64(st, 1, e->id);
+		sqlite3_bind_int64(st, 2, e->hour_done);
+		sqlite3_bind_int64(st, 3, e->day_done);
+		rc = sqlite_db_step_done(st);
+	}
+	return rc;
+}
+
+/* Folds every series the group wrote; cheap when none of them closed an hour. */
+static int fold_touched(struct sqlite_profiles *p, int64_t now)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < p->n_touched; i++) {
+		if (!rc)
+			rc = fold_series(p, p->touched[i], now);
+		p->touched[i]->touched = false;
+	}
+	p->n_touched = 0;
 	return rc;
 }
 
@@ -498,6 +843,8 @@ static int write_group(struct sqlite_profiles *p, struct gc_item **items, size_t
 	int rc;
 
 	merge_reset(p);
+	if (p->n_series > SERIES_CACHE_MAX)
+		series_cache_clear(p); /* bounded; entries are reloaded on use */
 	rc = sqlite_db_step_done(p->w[W_BEGIN]);
 	for (size_t i = 0; !rc && i < n; i++) {
 		const struct ingest_call *call = items[i]->data;
@@ -508,11 +855,14 @@ static int write_group(struct sqlite_profiles *p, struct gc_item **items, size_t
 	if (!rc)
 		rc = merge_flush(p);
 	if (!rc)
+		rc = fold_touched(p, now); /* after the flush: folds read the rows just written */
+	if (!rc)
 		rc = sqlite_db_step_done(p->w[W_COMMIT]);
 	if (rc) {
 		if (!sqlite3_get_autocommit(p->wdb))
 			sqlite_db_step_done(p->w[W_ROLLBACK]);
 		cache_clear(p);
+		series_cache_clear(p);
 	}
 	merge_reset(p);
 	return rc;
@@ -555,6 +905,22 @@ static int prof_ingest(struct profile_store *s, const struct profile_batch *batc
 	return group_commit__submit(p->gc, &call, call_bytes(batches, n));
 }
 
+/* After the five-minute rows before `kept` went: drops the tier rows of periods that began
+ * before it, and rebuilds the one period it cuts from its remaining rows. */
+static int retain_tier(struct sqlite_profiles *p, int del, int refold, int64_t unit, int64_t kept)
+{
+	int64_t cut = floor_to(kept, unit);
+	int rc;
+
+	sqlite3_bind_int64(p->w[del], 1, ceil_to(kept, unit));
+	rc = sqlite_db_step_done(p->w[del]);
+	if (!rc && cut < kept) {
+		sqlite3_bind_int64(p->w[refold], 1, cut);
+		rc = sqlite_db_step_done(p->w[refold]);
+	}
+	return rc;
+}
+
 static int prof_retention(struct profile_store *s, int64_t cutoff, int64_t *ret_deleted)
 {
 	struct sqlite_profiles *p = to_sqlite(s);
@@ -568,6 +934,10 @@ static int prof_retention(struct profile_store *s, int64_t cutoff, int64_t *ret_
 		rc = sqlite_db_step_done(p->w[W_RETAIN_ROLLUPS]);
 		deleted = sqlite3_changes(p->wdb);
 	}
+	if (!rc)
+		rc = retain_tier(p, W_RETAIN_HOURS, W_REFOLD_HOUR, HOUR, floor_to(cutoff, BUCKET_SECONDS));
+	if (!rc)
+		rc = retain_tier(p, W_RETAIN_DAYS, W_REFOLD_DAY, DAY, floor_to(cutoff, BUCKET_SECONDS));
 	if (!rc) {
 		sqlite3_bind_int64(p->w[W_RETAIN_BUCKETS], 1, cutoff);
 		rc = sqlite_db_step_done(p->w[W_RETAIN_BUCKETS]);
@@ -638,31 +1008,193 @@ static int split_frames(const char *text, int64_t n_frames, struct merged_stack 
 	return 0;
 }
 
-static int merge_rows(sqlite3_stmt *st, struct merged_window *ret)
+/* Stack id -> summed value over every series and tier range of a window. */
+struct window_sum {
+	int64_t *ids, *values;
+	size_t n, cap;
+	uint32_t *slots; /* index + 1; 0 = empty */
+	size_t n_slots;
+};
+
+static void window_sum_free(struct window_sum *w)
 {
-	size_t cap = 0;
+	free(w->ids);
+	free(w->values);
+	free(w->slots);
+}
+
+static int window_sum_grow(struct window_sum *w)
+{
+	size_t cap = w->cap ? w->cap * 2 : 1024;
+	int64_t *ids = realloc(w->ids, cap * sizeof(*ids));
+	int64_t *values;
+	uint32_t *slots;
+
+	if (!ids)
+		return -ENOMEM;
+	w->ids = ids;
+	values = realloc(w->values, cap * sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	w->values = values;
+	slots = calloc(cap * 2, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->n; i++) {
+		size_t s = merge_hash(0, 0, 0, w->ids[i]) & (cap * 2 - 1);
+
+		while (slots[s])
+			s = (s + 1) & (cap * 2 - 1);
+		slots[s] = (uint32_t)(i + 1);
+	}
+	free(w->slots);
+	w->slots = slots;
+	w->n_slots = cap * 2;
+	w->cap = cap;
+	return 0;
+}
+
+static int window_sum_add(struct window_sum *w, int64_t id, int64_t value)
+{
+	size_t s, mask;
+
+	if (w->n == w->cap && window_sum_grow(w))
+		return -ENOMEM;
+	mask = w->n_slots - 1;
+	for (s = merge_hash(0, 0, 0, id) & mask; w->slots[s]; s = (s + 1) & mask) {
+		size_t i = w->slots[s] - 1;
+
+		if (w->ids[i] == id)
+			return __builtin_add_overflow(w->values[i], value, &w->values[i]) ? -EOVERFLOW
+											     : 0;
+	}
+	w->ids[w->n] = id;
+	w->values[w->n] = value;
+	w->slots[s] = (uint32_t)++w->n;
+	return 0;
+}
+
+struct series_marks {
+	int64_t id, hour_done, day_done;
+};
+
+/*
+ * Splits the buckets overlapping [start, end) of one series into five-minute edges, whole
+ * hours and whole days (only periods its marks say are folded) and binds R_TIERS' ranges.
+ */
+static void bind_tiers(sqlite3_stmt *st, const struct series_marks *m,
+		       const struct window_query *q)
+{
+	int64_t s = floor_to(q->start, BUCKET_SECONDS), e = ceil_to(q->end, BUCKET_SECONDS);
+	int64_t h0 = ceil_to(s, HOUR), h1 = floor_to(e, HOUR), d0, d1;
+	int64_t r[10];
+
+	if (h1 > m->hour_done)
+		h1 = m->hour_done;
+	if (h0 >= h1) /* no folded whole hour: five-minute rows only */
+		h0 = h1 = e;
+	d0 = ceil_to(h0, DAY);
+	d1 = floor_to(h1, DAY);
+	if (d1 > m->day_done)
+		d1 = m->day_done;
+	if (d0 >= d1)
+		d0 = d1 = h1;
+	r[0] = s, r[1] = h0, r[2] = h1, r[3] = e; /* five-minute edges */
+	r[4] = h0, r[5] = d0, r[6] = d1, r[7] = h1; /* whole hours */
+	r[8] = d0, r[9] = d1;			    /* whole days */
+	sqlite3_bind_int64(st, 1, m->id);
+	for (int i = 0; i < 10; i++)
+		sqlite3_bind_int64(st, 2 + i, r[i]);
+}
+
+static int window_series(struct reader *r, const struct window_query *q,
+			 struct series_marks **ret, size_t *ret_n)
+{
+	sqlite3_stmt *st = r->st[R_SERIES];
+	struct series_marks *arr = NULL;
+	size_t n = 0, cap = 0;
 	int rc;
 
+	sqlite3_bind_text(st, 1, q->environment, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, q->service, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, q->profile_type, -1, SQLITE_STATIC);
+	if (q->deployment)
+		sqlite3_bind_text(st, 4, q->deployment, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct merged_stack *ms;
+		if (n == cap) {
+			size_t new_cap = cap ? cap * 2 : 8;
+			void *grown = realloc(arr, new_cap * sizeof(*arr));
 
-		if (ret->n_stacks == cap) {
-			size_t new_cap = cap ? cap * 2 : 256;
-			void *grown = realloc(ret->stacks, new_cap * sizeof(*ret->stacks));
-
-			if (!grown)
-				return -ENOMEM;
-			ret->stacks = grown;
+			if (!grown) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			arr = grown;
 			cap = new_cap;
 		}
-		ms = &ret->stacks[ret->n_stacks++];
-		memset(ms, 0, sizeof(*ms));
-		ms->value = sqlite3_column_int64(st, 2);
-		if (split_frames((const char *)sqlite3_column_text(st, 1), sqlite3_column_int64(st, 0),
-				 ms))
-			return -ENOMEM;
+		arr[n].id = sqlite3_column_int64(st, 0);
+		arr[n].hour_done = sqlite3_column_int64(st, 1);
+		arr[n].day_done = sqlite3_column_int64(st, 2);
+		n++;
 	}
-	return rc == SQLITE_DONE ? 0 : -EIO;
+	reset_stmt(st);
+	if (rc != SQLITE_DONE) {
+		free(arr);
+		return rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
+	}
+	*ret = arr;
+	*ret_n = n;
+	return 0;
+}
+
+static int sum_window(struct reader *r, const struct window_query *q, struct window_sum *w)
+{
+	struct series_marks *series = NULL;
+	size_t n_series = 0;
+	sqlite3_stmt *st = r->st[R_TIERS];
+	int rc;
+
+	rc = window_series(r, q, &series, &n_series);
+	for (size_t i = 0; !rc && i < n_series; i++) {
+		bind_tiers(st, &series[i], q);
+		while (!rc && (rc = sqlite3_step(st)) == SQLITE_ROW)
+			rc = window_sum_add(w, sqlite3_column_int64(st, 0),
+					    sqlite3_column_int64(st, 1));
+		if (rc == SQLITE_DONE)
+			rc = 0;
+		else if (rc > 0)
+			rc = -EIO;
+		reset_stmt(st);
+	}
+	free(series);
+	return rc;
+}
+
+/* The frames of every summed stack, from the dictionary. */
+static int window_stacks(struct reader *r, const struct window_sum *w, struct merged_window *ret)
+{
+	sqlite3_stmt *st = r->st[R_STACK];
+	int rc = 0;
+
+	ret->stacks = calloc(w->n ? w->n : 1, sizeof(*ret->stacks));
+	if (!ret->stacks)
+		return -ENOMEM;
+	for (size_t i = 0; !rc && i < w->n; i++) {
+		struct merged_stack *ms = &ret->stacks[ret->n_stacks];
+
+		sqlite3_bind_int64(st, 1, w->ids[i]);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			ret->n_stacks++;
+			ms->value = w->values[i];
+			rc = split_frames((const char *)sqlite3_column_text(st, 1),
+					  sqlite3_column_int64(st, 0), ms);
+		} else {
+			rc = -EIO; /* every rollup's stack is in the dictionary */
+		}
+		reset_stmt(st);
+	}
+	return rc;
 }
 
 static int prof_merge_window(struct profile_store *s, const struct window_query *q,
@@ -670,14 +1202,17 @@ static int prof_merge_window(struct profile_store *s, const struct window_query 
 {
 	struct sqlite_profiles *p = to_sqlite(s);
 	struct reader *r = reader_acquire(p);
+	struct window_sum w = { 0 };
 	sqlite3_stmt *st;
 	int rc;
 
 	memset(ret, 0, sizeof(*ret));
-	st = r->st[R_MERGE];
-	bind_window(st, q);
-	rc = merge_rows(st, ret);
-	reset_stmt(st);
+	/* One read transaction: the marks, the tier rows and the counts of one snapshot. */
+	rc = sqlite_db_step_done(r->st[R_BEGIN]);
+	if (!rc)
+		rc = sum_window(r, q, &w);
+	if (!rc)
+		rc = window_stacks(r, &w, ret);
 	if (!rc) {
 		st = r->st[R_UPLOADS];
 		bind_window(st, q);
@@ -688,7 +1223,10 @@ static int prof_merge_window(struct profile_store *s, const struct window_query 
 		}
 		reset_stmt(st);
 	}
+	if (!sqlite3_get_autocommit(r->db))
+		sqlite_db_step_done(r->st[R_END]);
 	reader_release(r);
+	window_sum_free(&w);
 	if (rc)
 		merged_window__release(ret);
 	return rc;
@@ -753,6 +1291,72 @@ static int prof_size_bytes(struct profile_store *s, int64_t *ret_bytes)
 
 /* ------------------------------------------------------------------ open / close ---- */
 
+static int unmarked_series(struct sqlite_profiles *p, int64_t **ret, size_t *ret_n)
+{
+	sqlite3_stmt *st = p->w[W_UNMARKED];
+	int64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			size_t new_cap = cap ? cap * 2 : 64;
+			int64_t *grown = realloc(ids, new_cap * sizeof(*ids));
+
+			if (!grown) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			ids = grown;
+			cap = new_cap;
+		}
+		ids[n++] = sqlite3_column_int64(st, 0);
+	}
+	reset_stmt(st);
+	if (rc != SQLITE_DONE) {
+		free(ids);
+		return rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
+	}
+	*ret = ids;
+	*ret_n = n;
+	return 0;
+}
+
+/* A database written before the tiers existed (or series that never had a fold): fold all
+ * their closed periods now, once, so that reads can use the tiers at once. */
+static int backfill_tiers(struct sqlite_profiles *p)
+{
+	int64_t *ids = NULL, now = time(NULL);
+	size_t n = 0;
+	int rc;
+
+	rc = unmarked_series(p, &ids, &n);
+	if (rc || !n) {
+		free(ids);
+		return rc;
+	}
+	rc = sqlite_db_step_done(p->w[W_BEGIN]);
+	for (size_t i = 0; !rc && i < n; i++) {
+		struct series_entry e = { .id = ids[i], .hour_done = -1, .day_done = -1, .newest = -1 };
+		sqlite3_stmt *st = p->w[W_SERIES_SPAN];
+
+		sqlite3_bind_int64(st, 1, e.id);
+		rc = sqlite3_step(st) == SQLITE_ROW ? 0 : -EIO;
+		if (!rc && sqlite3_column_type(st, 1) != SQLITE_NULL)
+			e.newest = sqlite3_column_int64(st, 1);
+		reset_stmt(st);
+		if (!rc)
+			rc = fold_series(p, &e, now);
+	}
+	if (!rc)
+		rc = sqlite_db_step_done(p->w[W_COMMIT]);
+	if (rc && !sqlite3_get_autocommit(p->wdb))
+		sqlite_db_step_done(p->w[W_ROLLBACK]);
+	free(ids);
+	return rc;
+}
+
+
 static void prof_close(struct profile_store *s)
 {
 	struct sqlite_profiles *p = to_sqlite(s);
@@ -773,6 +1377,9 @@ static void prof_close(struct profile_store *s)
 	free(p->lens);
 	free(p->merge);
 	free(p->merge_slots);
+	series_cache_clear(p);
+	free(p->series);
+	free(p->touched);
 	sha256_ctx__free(p->sha);
 	stack_cache__free(p->recent);
 	free(p->path);
@@ -807,6 +1414,8 @@ int profile_store_sqlite_open(const char *path, struct profile_store **ret)
 		err = sqlite_db_open(path, schema, &p->wdb);
 	if (!err)
 		err = sqlite_db_prepare_all(p->wdb, writer_sql, p->w, W_COUNT);
+	if (!err)
+		err = backfill_tiers(p);
 	if (!err)
 		err = cache_grow(p);
 	if (!err) {
