@@ -24,6 +24,8 @@
 
 static const char *query_get(const void *ctx, const char *key)
 {
+	if (request_query_count(ctx, key) > 1)
+		return query_param_repeated;
 	return request_query(ctx, key);
 }
 

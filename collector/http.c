@@ -50,6 +50,31 @@ const char *request_query(const struct request *req, const char *key)
 	return MHD_lookup_connection_value(req->priv_, MHD_GET_ARGUMENT_KIND, key);
 }
 
+struct key_count {
+	const char *key;
+	unsigned int n;
+};
+
+static enum MHD_Result count_key(void *cls, enum MHD_ValueKind kind, const char *key,
+				 const char *value)
+{
+	struct key_count *c = cls;
+
+	(void)kind;
+	(void)value;
+	if (key && strcmp(key, c->key) == 0)
+		c->n++;
+	return MHD_YES;
+}
+
+unsigned int request_query_count(const struct request *req, const char *key)
+{
+	struct key_count c = { key, 0 };
+
+	MHD_get_connection_values(req->priv_, MHD_GET_ARGUMENT_KIND, count_key, &c);
+	return c.n;
+}
+
 const char *request_header(const struct request *req, const char *name)
 {
 	return MHD_lookup_connection_value(req->priv_, MHD_HEADER_KIND, name);

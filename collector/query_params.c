@@ -227,10 +227,14 @@ int query_window_parse(param_getter get, const void *ctx, const char *prefix, in
 	return 0;
 }
 
+const char query_param_repeated[] = "\x01(repeated)";
+
 static int copy_name(const char *key, const char *v, char *dst, char *err, size_t err_len)
 {
 	size_t n = strlen(v);
 
+	if (v == query_param_repeated)
+		return fail(err, err_len, "%s is given more than once", key);
 	if (n == 0 || n >= STORE_NAME_MAX)
 		return fail(err, err_len, "%s must be 1 to %d characters", key, STORE_NAME_MAX - 1);
 	memcpy(dst, v, n + 1);
@@ -240,6 +244,10 @@ static int copy_name(const char *key, const char *v, char *dst, char *err, size_
 static int parse_profile_type(const char *v, const struct profile_type_info **ret, char *err,
 			      size_t err_len)
 {
+	if (v == query_param_repeated)
+		return fail(err, err_len,
+			    "profile_type is given more than once: one measurement per query, "
+			    "never merged");
 	if (!v || !*v)
 		return fail(err, err_len,
 			    "profile_type is required (cpu, wall, heap, alloc or lock): "

@@ -31,6 +31,10 @@ struct query_window {
 /* Parameter lookup: returns the value or NULL when absent (request_query() in handlers). */
 typedef const char *(*param_getter)(const void *ctx, const char *key);
 
+/* What a param_getter returns for a parameter given more than once (compared by address):
+ * refused with 400, never read as its first value. */
+extern const char query_param_repeated[];
+
 #define QUERY_ERR_MAX 256
 
 struct query_params {

@@ -128,6 +128,16 @@ class QueryTests(unittest.TestCase):
                 err = json.loads(body)
                 self.assertIn("profile_type", err["detail"], (path, ptype))
 
+    def test_repeated_profile_type_is_refused_not_read_as_the_first(self):
+        self.upload("repeat", "cpu", cpu({"main": 1}, BASE))
+        query = "service=repeat&start=%d&end=%d" % (BASE, BASE + HOUR)
+        for path in ("flamegraph", "top", "diff", "cost", "export", "collapsed"):
+            for dup in ("profile_type=cpu&profile_type=wall", "profile_type=cpu&profile_type=cpu"):
+                status, _, body = self.fx.request("GET", "/api/apm/profiles/%s?%s&%s"
+                                                  % (path, query, dup), self.viewer_token)
+                self.assertEqual(status, 400, (path, dup, body[:200]))
+                self.assertIn("more than once", json.loads(body)["detail"], (path, dup))
+
     def test_cpu_query_never_sees_wall_data_of_the_same_service(self):
         self.upload("mixed", "cpu", cpu({"main;compute": 7 * SEC}, BASE + 30))
         self.upload("mixed", "wall", wall({"main;sleep": 50 * SEC, "main;compute": 8 * SEC},
