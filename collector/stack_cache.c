@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The verified stack id cache: open addressing on a 128-bit multiply-fold hash of the frames,
- * each slot holding a copy of the joined frame text that a hit is compared against. */
+/* The verified stack id cache: open addressing on a hash combining each frame name's 128-bit
+ * multiply-fold hash, each slot holding the joined frame text that a hit is compared against. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -44,29 +44,41 @@ static uint64_t mum(uint64_t a, uint64_t b)
 #define K0 0xa0761d6478bd642full
 #define K1 0xe7037ed1a0b428dbull
 
+uint64_t stack_cache__name_hash(const char *s, size_t len)
+{
+	uint64_t h = mum(0x9e3779b97f4a7c15ull ^ K0, len ^ K1);
+	uint64_t a, b;
+
+	for (; len >= 16; s += 16, len -= 16) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + 8, 8);
+		h = mum(a ^ h ^ K0, b ^ K1);
+	}
+	if (len) {
+		a = b = 0;
+		memcpy(&a, s, len < 8 ? len : 8);
+		if (len > 8)
+			memcpy(&b, s + 8, len - 8);
+		h = mum(a ^ h ^ K0, b ^ K1);
+	}
+	return h;
+}
+
+uint64_t stack_cache__hash_names(const uint64_t *name_hashes, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+
+	for (size_t i = 0; i < n; i++)
+		h = mum(h ^ name_hashes[i] ^ K0, i ^ K1);
+	return mix(h);
+}
+
 uint64_t stack_cache__hash(const char *const *frames, const size_t *lens, size_t n)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
 
-	for (size_t i = 0; i < n; i++) {
-		const char *s = frames[i];
-		size_t len = lens[i];
-		uint64_t a, b;
-
-		h = mum(h ^ K0, len ^ K1);
-		for (; len >= 16; s += 16, len -= 16) {
-			memcpy(&a, s, 8);
-			memcpy(&b, s + 8, 8);
-			h = mum(a ^ h ^ K0, b ^ K1);
-		}
-		if (len) {
-			a = b = 0;
-			memcpy(&a, s, len < 8 ? len : 8);
-			if (len > 8)
-				memcpy(&b, s + 8, len - 8);
-			h = mum(a ^ h ^ K0, b ^ K1);
-		}
-	}
+	for (size_t i = 0; i < n; i++)
+		h = mum(h ^ stack_cache__name_hash(frames[i], lens[i]) ^ K0, i ^ K1);
 	return mix(h);
 }
 

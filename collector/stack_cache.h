@@ -15,8 +15,11 @@ struct stack_cache *stack_cache__new(size_t max_slots, size_t max_text_bytes);
 void stack_cache__free(struct stack_cache *c);
 void stack_cache__clear(struct stack_cache *c);
 
-/* Non-cryptographic hash of frames[0..n) (lens[i] = strlen(frames[i])). */
+/* Non-cryptographic hash of frames[0..n) (lens[i] = strlen(frames[i])). Equal to
+ * stack_cache__hash_names() over each frame's stack_cache__name_hash(). */
 uint64_t stack_cache__hash(const char *const *frames, const size_t *lens, size_t n);
+uint64_t stack_cache__name_hash(const char *name, size_t len);
+uint64_t stack_cache__hash_names(const uint64_t *name_hashes, size_t n);
 
 /* The id stored for exactly these frames, or 0. */
 int64_t stack_cache__get(const struct stack_cache *c, uint64_t hash, const char *const *frames,

@@ -205,7 +205,11 @@ struct sqlite_profiles {
 	char *frames_buf; /* scratch for joining frames */
 	size_t frames_cap;
 	size_t *lens; /* scratch: frame lengths of one stack */
+	uint64_t *name_hashes; /* scratch: frame name hashes of one stack */
 	size_t lens_cap;
+	struct name_memo *memo; /* frame name pointer -> length and hash, for one group */
+	size_t memo_cap, memo_used;
+	uint32_t memo_gen;
 	struct sha256_ctx *sha;
 	struct stack_cache *recent; /* frames -> id of committed stacks, verified by text */
 	struct merge_entry *merge; /* one group's rollup values, by (series, bucket, stack) */
@@ -309,21 +313,110 @@ static int cache_put(struct sqlite_profiles *p, const uint8_t *hash, int64_t id)
 
 /* ------------------------------------------------------------------------ ingest ---- */
 
-/* Frame lengths of one stack into p->lens; returns the joined length. */
+/*
+ * An upload's stacks share their frame name strings (one pointer per distinct name), so each
+ * name is measured and hashed once per group, found again by its pointer. Valid for one group
+ * only (the uploads' memory lives until they are acknowledged): a new generation forgets it.
+ */
+struct name_memo {
+	const char *ptr;
+	uint64_t hash;
+	uint32_t len;
+	uint32_t gen;
+};
+
+static void memo_new_group(struct sqlite_profiles *p)
+{
+	p->memo_used = 0;
+	if (++p->memo_gen == 0) { /* wrapped: old slots could look current */
+		memset(p->memo, 0, p->memo_cap * sizeof(*p->memo));
+		p->memo_gen = 1;
+	}
+}
+
+static size_t memo_index(const char *ptr, size_t mask)
+{
+	uint64_t h = (uint64_t)(uintptr_t)ptr * 0x9e3779b97f4a7c15ull;
+
+	return (h ^ (h >> 32)) & mask;
+}
+
+static int memo_grow(struct sqlite_profiles *p)
+{
+	size_t cap = p->memo_cap ? p->memo_cap * 2 : 4096;
+	struct name_memo *memo = calloc(cap, sizeof(*memo));
+
+	if (!memo)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->memo_cap; i++) {
+		const struct name_memo *m = &p->memo[i];
+		size_t s;
+
+		if (m->gen != p->memo_gen)
+			continue;
+		for (s = memo_index(m->ptr, cap - 1); memo[s].gen; s = (s + 1) & (cap - 1))
+			;
+		memo[s] = *m;
+	}
+	free(p->memo);
+	p->memo = memo;
+	p->memo_cap = cap;
+	return 0;
+}
+
+static int memo_get(struct sqlite_profiles *p, const char *name, size_t *ret_len,
+		    uint64_t *ret_hash)
+{
+	struct name_memo *m;
+	size_t mask, s, len;
+
+	if ((p->memo_used + 1) * 2 > p->memo_cap && memo_grow(p))
+		return -ENOMEM;
+	mask = p->memo_cap - 1;
+	for (s = memo_index(name, mask); p->memo[s].gen == p->memo_gen; s = (s + 1) & mask) {
+		m = &p->memo[s];
+		if (m->ptr == name) {
+			*ret_len = m->len;
+			*ret_hash = m->hash;
+			return 0;
+		}
+	}
+	len = strlen(name);
+	if (len > UINT32_MAX)
+		return -E2BIG;
+	m = &p->memo[s];
+	*m = (struct name_memo){ .ptr = name, .hash = stack_cache__name_hash(name, len),
+				 .len = (uint32_t)len, .gen = p->memo_gen };
+	p->memo_used++;
+	*ret_len = len;
+	*ret_hash = m->hash;
+	return 0;
+}
+
+/* Frame lengths and name hashes of one stack into p->lens and p->name_hashes; returns the
+ * joined length. */
 static int frame_lengths(struct sqlite_profiles *p, const struct stack_value *sv, size_t *ret_len)
 {
 	size_t len = sv->n_frames ? sv->n_frames - 1 : 0;
 
 	if (sv->n_frames > p->lens_cap) {
 		size_t *lens = realloc(p->lens, sv->n_frames * sizeof(*lens));
+		uint64_t *hashes;
 
 		if (!lens)
 			return -ENOMEM;
 		p->lens = lens;
+		hashes = realloc(p->name_hashes, sv->n_frames * sizeof(*hashes));
+		if (!hashes)
+			return -ENOMEM;
+		p->name_hashes = hashes;
 		p->lens_cap = sv->n_frames;
 	}
 	for (size_t i = 0; i < sv->n_frames; i++) {
-		p->lens[i] = strlen(sv->frames[i]);
+		int rc = memo_get(p, sv->frames[i], &p->lens[i], &p->name_hashes[i]);
+
+		if (rc)
+			return rc;
 		len += p->lens[i];
 	}
 	*ret_len = len;
@@ -394,7 +487,7 @@ static int stack_id(struct sqlite_profiles *p, const struct stack_value *sv, int
 		return rc;
 	if (len > INT32_MAX)
 		return -E2BIG;
-	fast = stack_cache__hash(sv->frames, p->lens, sv->n_frames);
+	fast = stack_cache__hash_names(p->name_hashes, sv->n_frames);
 	*ret_id = stack_cache__get(p->recent, fast, sv->frames, p->lens, sv->n_frames);
 	if (*ret_id)
 		return 0;
@@ -843,6 +936,7 @@ static int write_group(struct sqlite_profiles *p, struct gc_item **items, size_t
 	int rc;
 
 	merge_reset(p);
+	memo_new_group(p);
 	if (p->n_series > SERIES_CACHE_MAX)
 		series_cache_clear(p); /* bounded; entries are reloaded on use */
 	rc = sqlite_db_step_done(p->w[W_BEGIN]);
@@ -1375,6 +1469,8 @@ static void prof_close(struct profile_store *s)
 	free(p->cache);
 	free(p->frames_buf);
 	free(p->lens);
+	free(p->name_hashes);
+	free(p->memo);
 	free(p->merge);
 	free(p->merge_slots);
 	series_cache_clear(p);

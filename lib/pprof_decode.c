@@ -3,6 +3,7 @@
  * validates every index and id against the limits in pprof.h, and flattens samples. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,49 +16,80 @@ typedef Perftools__Profiles__Profile pb_profile;
 typedef Perftools__Profiles__Sample pb_sample;
 typedef Perftools__Profiles__Location pb_location;
 
-/* Counts what protobuf-c allocates and refuses past the cap; each block carries its size. */
-struct capped_allocator {
-	ProtobufCAllocator base;
+/*
+ * protobuf-c allocates every message, array and string of the profile separately. They all
+ * live exactly as long as the decoded profile, so they come from a bump arena: a few chunks
+ * per upload instead of one malloc per message, nothing freed one by one, and the total is
+ * capped (PPROF_MAX_DECODE_MEMORY) as it grows.
+ */
+struct arena_chunk {
+	struct arena_chunk *next;
 	size_t used, cap;
+	max_align_t data[]; /* aligned for anything protobuf-c puts there */
+};
+
+struct arena_allocator {
+	ProtobufCAllocator base;
+	struct arena_chunk *chunks;
+	size_t next_chunk; /* size of the next chunk to allocate */
+	size_t used, cap;  /* bytes handed out, and the limit */
 	bool over_cap;
 };
 
-#define ALLOC_HEADER 16 /* keeps the returned pointer 16-byte aligned */
+#define ARENA_ALIGN 16
+#define ARENA_MIN_CHUNK (64u << 10)
+#define ARENA_MAX_CHUNK (4u << 20)
 
-static void *capped_alloc(void *data, size_t size)
+static void *arena_alloc(void *data, size_t size)
 {
-	struct capped_allocator *a = data;
-	uint8_t *block;
+	struct arena_allocator *a = data;
+	struct arena_chunk *c = a->chunks;
+	void *ptr;
 
-	if (size > a->cap - a->used || a->cap - a->used - size < ALLOC_HEADER) {
+	size = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+	if (size > a->cap - a->used) {
 		a->over_cap = true;
 		return NULL;
 	}
-	block = malloc(size + ALLOC_HEADER);
-	if (!block)
-		return NULL;
-	memcpy(block, &size, sizeof(size));
-	a->used += size + ALLOC_HEADER;
-	return block + ALLOC_HEADER;
+	if (!c || c->cap - c->used < size) {
+		size_t cap = size > a->next_chunk ? size : a->next_chunk;
+
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->used = 0;
+		c->cap = cap;
+		c->next = a->chunks;
+		a->chunks = c;
+		if (a->next_chunk < ARENA_MAX_CHUNK)
+			a->next_chunk *= 2;
+	}
+	ptr = (char *)c->data + c->used;
+	c->used += size;
+	a->used += size;
+	return ptr;
 }
 
-static void capped_free(void *data, void *ptr)
+/* Blocks are released all at once with the arena. */
+static void arena_free(void *data, void *ptr)
 {
-	struct capped_allocator *a = data;
-	uint8_t *block;
-	size_t size;
+	(void)data;
+	(void)ptr;
+}
 
-	if (!ptr)
-		return;
-	block = (uint8_t *)ptr - ALLOC_HEADER;
-	memcpy(&size, block, sizeof(size));
-	a->used -= size + ALLOC_HEADER;
-	free(block);
+static void arena_release(struct arena_allocator *a)
+{
+	while (a->chunks) {
+		struct arena_chunk *next = a->chunks->next;
+
+		free(a->chunks);
+		a->chunks = next;
+	}
 }
 
 struct decoded_priv {
 	struct pprof_decoded pub;
-	struct capped_allocator alloc;
+	struct arena_allocator alloc;
 	pb_profile *msg;
 	const char **frames;
 	struct pprof_label *labels;
@@ -444,8 +476,11 @@ int pprof_decode(const uint8_t *buf, size_t len, struct pprof_decoded **ret, cha
 	if (!d)
 		return -ENOMEM;
 	d->pub.priv_ = d;
-	d->alloc.base = (ProtobufCAllocator){capped_alloc, capped_free, &d->alloc};
+	d->alloc.base = (ProtobufCAllocator){arena_alloc, arena_free, &d->alloc};
 	d->alloc.cap = PPROF_MAX_DECODE_MEMORY;
+	/* The unpacked structs take a few times the wire size. */
+	d->alloc.next_chunk = len < ARENA_MIN_CHUNK / 4 ? ARENA_MIN_CHUNK
+			      : len < ARENA_MAX_CHUNK / 4 ? len * 4 : ARENA_MAX_CHUNK;
 	d->msg = perftools__profiles__profile__unpack(&d->alloc.base, len, buf);
 	c.msg = d->msg;
 	if (!d->msg) {
@@ -480,8 +515,7 @@ void pprof_decoded__free(struct pprof_decoded *p)
 	if (!p)
 		return;
 	d = p->priv_;
-	if (d->msg)
-		perftools__profiles__profile__free_unpacked(d->msg, &d->alloc.base);
+	arena_release(&d->alloc); /* the unpacked message, all of it */
 	free(p->sample_types);
 	free(p->samples);
 	free(d->frames);
