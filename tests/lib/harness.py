@@ -12,7 +12,11 @@ class _LineResult(unittest.TestResult):
         self.failed = 0
 
     def _name(self, test):
-        return "%s.%s" % (type(test).__name__, test._testMethodName)
+        # setUpClass/tearDownClass errors arrive as an _ErrorHolder with no method name.
+        method = getattr(test, "_testMethodName", None)
+        if method is None:
+            return getattr(test, "description", str(test)).replace(" ", "")
+        return "%s.%s" % (type(test).__name__, method)
 
     def addSuccess(self, test):
         print("PASS %s" % self._name(test), flush=True)
