@@ -63,6 +63,9 @@ enum {
 	W_ROLLUP_UPSERT, /* the three tiers in order: five-minute, hour, day */
 	W_HOUR_UPSERT,
 	W_DAY_UPSERT,
+	W_ROLLUP_ADD, /* the three tiers in order again: UPDATE of an existing row */
+	W_HOUR_ADD,
+	W_DAY_ADD,
 	W_SERIES_SPAN,
 	W_MARKS_GET,
 	W_MARKS_PUT,
@@ -102,6 +105,12 @@ static const char *const writer_sql[W_COUNT] = {
 	[W_DAY_UPSERT] = "INSERT INTO rollups_day(series_id, bucket, stack_id, value)"
 			 " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(series_id, bucket, stack_id)"
 			 " DO UPDATE SET value = value + excluded.value",
+	[W_ROLLUP_ADD] = "UPDATE rollups SET value = value + ?4"
+			 " WHERE series_id = ?1 AND bucket = ?2 AND stack_id = ?3",
+	[W_HOUR_ADD] = "UPDATE rollups_hour SET value = value + ?4"
+		       " WHERE series_id = ?1 AND bucket = ?2 AND stack_id = ?3",
+	[W_DAY_ADD] = "UPDATE rollups_day SET value = value + ?4"
+		      " WHERE series_id = ?1 AND bucket = ?2 AND stack_id = ?3",
 	[W_SERIES_SPAN] = "SELECT (SELECT min(bucket) FROM buckets WHERE series_id = ?1),"
 			  " (SELECT max(bucket) FROM buckets WHERE series_id = ?1)",
 	[W_MARKS_GET] = "SELECT hour_done, day_done FROM tier_marks WHERE series_id = ?1",
@@ -786,6 +795,16 @@ static int merge_cmp(const void *a, const void *b)
 	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
 }
 
+static void bind_entry(sqlite3_stmt *st, const struct merge_entry *e)
+{
+	sqlite3_bind_int64(st, 1, e->series_id);
+	sqlite3_bind_int64(st, 2, e->bucket);
+	sqlite3_bind_int64(st, 3, e->stack_id);
+	sqlite3_bind_int64(st, 4, e->value);
+}
+
+/* Most values add to a row that exists (uploads keep hitting the current bucket), so each is
+ * an UPDATE first (one index seek), and an UPSERT only when no row was there. */
 static int merge_flush(struct sqlite_profiles *p)
 {
 	int rc = 0;
@@ -793,13 +812,18 @@ static int merge_flush(struct sqlite_profiles *p)
 	if (p->n_merge > 1) /* merge may be NULL for a profile without samples */
 		qsort(p->merge, p->n_merge, sizeof(*p->merge), merge_cmp);
 	for (size_t i = 0; !rc && i < p->n_merge; i++) {
-		sqlite3_stmt *st = p->w[W_ROLLUP_UPSERT + p->merge[i].tier];
+		const struct merge_entry *e = &p->merge[i];
+		sqlite3_stmt *st = p->w[W_ROLLUP_ADD + e->tier];
 
-		sqlite3_bind_int64(st, 1, p->merge[i].series_id);
-		sqlite3_bind_int64(st, 2, p->merge[i].bucket);
-		sqlite3_bind_int64(st, 3, p->merge[i].stack_id);
-		sqlite3_bind_int64(st, 4, p->merge[i].value);
-		rc = sqlite_db_step_done(st);
+		bind_entry(st, e);
+		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
+		sqlite3_reset(st);
+		if (rc || sqlite3_changes(p->wdb) > 0)
+			continue;
+		st = p->w[W_ROLLUP_UPSERT + e->tier];
+		bind_entry(st, e);
+		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
+		sqlite3_reset(st);
 	}
 	return rc;
 }

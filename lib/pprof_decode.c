@@ -382,23 +382,53 @@ static const char *function_name(struct decode_ctx *c, uint64_t fid)
 	return *name ? name : PPROF_UNKNOWN_FRAME;
 }
 
-/* Fills one sample's frames (leaf first, a location's lines innermost first) and labels. */
-static void flatten_sample(struct decode_ctx *c, const pb_sample *s,
-			   struct pprof_decoded_sample *out, const char **frames,
+/* Each location's frames (a location's lines innermost first), laid out once, so that a
+ * sample's frames are copied location by location instead of chasing line -> function ->
+ * string for every frame of every sample. */
+struct location_frames {
+	const char **names;
+	size_t *start; /* location index -> first name; start[n_location] = end */
+};
+
+static int build_location_frames(struct decode_ctx *c, struct location_frames *lf)
+{
+	const pb_profile *m = c->msg;
+	size_t total = 0, pos = 0;
+
+	for (size_t i = 0; i < m->n_location; i++)
+		total += frames_of(m->location[i]);
+	lf->names = malloc((total ? total : 1) * sizeof(*lf->names));
+	lf->start = malloc((m->n_location + 1) * sizeof(*lf->start));
+	if (!lf->names || !lf->start)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n_location; i++) {
+		const pb_location *l = m->location[i];
+
+		lf->start[i] = pos;
+		if (!l->n_line)
+			lf->names[pos++] = PPROF_UNKNOWN_FRAME;
+		for (size_t k = 0; k < l->n_line; k++)
+			lf->names[pos++] = function_name(c, l->line[k]->function_id);
+	}
+	lf->start[m->n_location] = pos;
+	return 0;
+}
+
+/* Fills one sample's frames (leaf first) and labels. */
+static void flatten_sample(struct decode_ctx *c, const struct location_frames *lf,
+			   const pb_sample *s, struct pprof_decoded_sample *out, const char **frames,
 			   struct pprof_label *labels)
 {
 	const pb_profile *m = c->msg;
 	size_t n = 0, idx = 0;
 
 	for (size_t j = 0; j < s->n_location_id; j++) {
-		const pb_location *l;
+		size_t count;
 
 		lookup_id(&c->locations, m->n_location, s->location_id[j], &idx); /* validated */
-		l = m->location[idx];
-		if (!l->n_line)
-			frames[n++] = PPROF_UNKNOWN_FRAME;
-		for (size_t k = 0; k < l->n_line; k++)
-			frames[n++] = function_name(c, l->line[k]->function_id);
+		count = lf->start[idx + 1] - lf->start[idx];
+		memcpy(frames + n, lf->names + lf->start[idx], count * sizeof(*frames));
+		n += count;
 	}
 	for (size_t j = 0; j < s->n_label; j++) {
 		const char *value = str_at(m, s->label[j]->str);
@@ -418,14 +448,19 @@ static int build_output(struct decode_ctx *c, struct decoded_priv *d)
 {
 	const pb_profile *m = c->msg;
 	struct pprof_decoded *p = &d->pub;
+	struct location_frames lf = { 0 };
 	size_t frame_pos = 0, label_pos = 0;
+	int err = 0;
 
 	p->sample_types = calloc(m->n_sample_type ? m->n_sample_type : 1, sizeof(*p->sample_types));
 	p->samples = calloc(m->n_sample ? m->n_sample : 1, sizeof(*p->samples));
-	d->frames = calloc(c->total_frames ? c->total_frames : 1, sizeof(*d->frames));
+	d->frames = malloc((c->total_frames ? c->total_frames : 1) * sizeof(*d->frames));
 	d->labels = calloc(c->total_labels ? c->total_labels : 1, sizeof(*d->labels));
 	if (!p->sample_types || !p->samples || !d->frames || !d->labels)
 		return -ENOMEM;
+	err = build_location_frames(c, &lf);
+	if (err)
+		goto out;
 	for (size_t i = 0; i < m->n_sample_type; i++) {
 		p->sample_types[i].type = str_at(m, m->sample_type[i]->type);
 		p->sample_types[i].unit = str_at(m, m->sample_type[i]->unit);
@@ -439,12 +474,16 @@ static int build_output(struct decode_ctx *c, struct decoded_priv *d)
 	for (size_t i = 0; i < m->n_sample; i++) {
 		struct pprof_decoded_sample *out = &p->samples[i];
 
-		flatten_sample(c, m->sample[i], out, d->frames + frame_pos, d->labels + label_pos);
+		flatten_sample(c, &lf, m->sample[i], out, d->frames + frame_pos,
+			       d->labels + label_pos);
 		frame_pos += out->n_frames;
 		label_pos += out->n_labels;
 	}
 	p->n_samples = m->n_sample;
-	return 0;
+out:
+	free(lf.names);
+	free(lf.start);
+	return err;
 }
 
 static int validate(struct decode_ctx *c)
