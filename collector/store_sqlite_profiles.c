@@ -117,13 +117,16 @@ static const char *const writer_sql[W_COUNT] = {
 	[W_MARKS_PUT] = "INSERT INTO tier_marks(series_id, hour_done, day_done) VALUES(?1, ?2, ?3)"
 			" ON CONFLICT(series_id) DO UPDATE SET hour_done = excluded.hour_done,"
 			" day_done = excluded.day_done",
-	/* Periods at or past the mark have no tier rows yet: plain INSERT. */
+	/* Periods at or past the mark have no tier rows yet, so these only insert; a stray row
+	 * is overwritten with the exact sum rather than failing the group's ingest. */
 	[W_FOLD_HOURS] = "INSERT INTO rollups_hour(series_id, bucket, stack_id, value)"
 			 " SELECT ?1, bucket - bucket % 3600, stack_id, sum(value) FROM rollups"
-			 " WHERE series_id = ?1 AND bucket >= ?2 AND bucket < ?3 GROUP BY 2, 3",
+			 " WHERE series_id = ?1 AND bucket >= ?2 AND bucket < ?3 GROUP BY 2, 3"
+			 " ON CONFLICT(series_id, bucket, stack_id) DO UPDATE SET value = excluded.value",
 	[W_FOLD_DAYS] = "INSERT INTO rollups_day(series_id, bucket, stack_id, value)"
 			" SELECT ?1, bucket - bucket % 86400, stack_id, sum(value) FROM rollups_hour"
-			" WHERE series_id = ?1 AND bucket >= ?2 AND bucket < ?3 GROUP BY 2, 3",
+			" WHERE series_id = ?1 AND bucket >= ?2 AND bucket < ?3 GROUP BY 2, 3"
+			" ON CONFLICT(series_id, bucket, stack_id) DO UPDATE SET value = excluded.value",
 	[W_UNMARKED] = "SELECT id FROM series WHERE id NOT IN (SELECT series_id FROM tier_marks)",
 	[W_RETAIN_ROLLUPS] = "DELETE FROM rollups WHERE bucket + 300 <= ?1",
 	[W_RETAIN_HOURS] = "DELETE FROM rollups_hour WHERE bucket < ?1",
