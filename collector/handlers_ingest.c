@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* POST /api/apm/profiles (collector token): one pprof, gzipped or not, reduced to root-first
  * function stacks of the sample type that fits the profile type, merged into its five-minute
- * rollup, and acknowledged only after the store committed. */
+ * rollup, and acknowledged only after the store committed; a repeated upload_id merges once. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -44,6 +44,7 @@ struct upload {
 	const char *service;
 	const char *deployment;
 	const struct type_fit *fit;
+	const char *upload_id; /* NULL when the sender gave none */
 	struct agent_report report;
 	bool has_report;
 };
@@ -204,6 +205,10 @@ static int parse_upload(const struct request *req, struct upload *u, char *why, 
 		return 400;
 	if (!u->deployment)
 		u->deployment = "";
+	u->upload_id = report_field(req, "X-RootTrace-Upload-Id", "upload_id");
+	if (u->upload_id &&
+	    validate_text("upload_id", u->upload_id, UPLOAD_ID_MAX, why, why_len))
+		return 400;
 	return parse_report(req, u, why, why_len) ? 400 : 0;
 }
 
@@ -279,17 +284,19 @@ static int body_bytes(const struct request *req, const uint8_t **ret, size_t *re
 	return 0;
 }
 
+/* duplicate: the upload id was stored before; this copy was not merged again. */
 static json_t *ack_json(const struct upload *u, const struct profile_batch *b, size_t samples,
-			int64_t total)
+			int64_t total, bool duplicate)
 {
 	char sample_type[64];
 
 	snprintf(sample_type, sizeof(sample_type), "%s/%s", u->fit->sample_type, u->fit->unit);
-	return json_pack("{s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "stored", 1,
-			 "environment", u->environment, "service", u->service, "profile_type",
-			 u->fit->profile_type, "sample_type", sample_type, "bucket",
-			 (json_int_t)b->bucket_start, "stacks", (json_int_t)b->n_stacks, "samples",
-			 (json_int_t)samples, "total", (json_int_t)total);
+	return json_pack("{s:b, s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "stored", 1,
+			 "duplicate", duplicate, "environment", u->environment, "service",
+			 u->service, "profile_type", u->fit->profile_type, "sample_type",
+			 sample_type, "bucket", (json_int_t)b->bucket_start, "stacks",
+			 (json_int_t)b->n_stacks, "samples", (json_int_t)samples, "total",
+			 (json_int_t)total);
 }
 
 static int store(const struct request *req, struct response *resp, const struct upload *u,
@@ -303,9 +310,12 @@ static int store(const struct request *req, struct response *resp, const struct 
 		.profile_type = u->fit->profile_type,
 		.bucket_start = bucket_of(p),
 		.period = p->period,
+		.upload_id = u->upload_id,
 	};
+	bool duplicate = false;
 	int err;
 
+	batch.ret_duplicate = &duplicate;
 	batch.stacks = stack_agg__stacks(agg, &batch.n_stacks);
 	err = c->profiles->ops->ingest(c->profiles, &batch, 1);
 	if (err == -EAGAIN) {
@@ -320,11 +330,18 @@ static int store(const struct request *req, struct response *resp, const struct 
 		return reject(req, resp, REJECT_STORE_ERROR, 503, "store_unavailable",
 			      "the profile could not be stored; retry");
 	}
-	/* The profile is committed; a failed self-report does not undo that. */
-	if (u->has_report)
-		c->cp->ops->agent_report_put(c->cp, &u->report);
-	metrics__upload_accepted(c->metrics, req->body_len, batch.n_stacks, seconds_since(start));
-	return respond_json(resp, 200, ack_json(u, &batch, p->n_samples, stack_agg__total(agg)));
+	if (duplicate) {
+		/* Stored by an earlier request with this id: its answer was lost, not its data. */
+		metrics__upload_duplicate(c->metrics);
+	} else {
+		/* The profile is committed; a failed self-report does not undo that. */
+		if (u->has_report)
+			c->cp->ops->agent_report_put(c->cp, &u->report);
+		metrics__upload_accepted(c->metrics, req->body_len, batch.n_stacks,
+					 seconds_since(start));
+	}
+	return respond_json(resp, 200,
+			    ack_json(u, &batch, p->n_samples, stack_agg__total(agg), duplicate));
 }
 
 int handle_profiles_ingest(const struct request *req, struct response *resp)

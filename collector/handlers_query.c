@@ -474,6 +474,13 @@ int handle_cost(const struct request *req, struct response *resp)
 
 /* -------------------------------------------------------------- export, collapsed ---- */
 
+/* A body that is not JSON cannot name its measurement: headers do. */
+static void measurement_headers(struct response *resp, const struct query_params *p)
+{
+	respond_header(resp, "X-RootTrace-Measurement", p->type->name);
+	respond_header(resp, "X-RootTrace-Unit", p->type->unit);
+}
+
 int handle_export(const struct request *req, struct response *resp)
 {
 	struct merged_window w = {0};
@@ -489,6 +496,7 @@ int handle_export(const struct request *req, struct response *resp)
 	if (err)
 		return respond_store_error(resp, err, "encoding the pprof");
 	/* The body is the .pb.gz file itself, not a transfer encoding of it. */
+	measurement_headers(resp, &p);
 	return respond_body(resp, 200, "application/octet-stream", (char *)buf, len);
 }
 
@@ -506,6 +514,7 @@ int handle_collapsed(const struct request *req, struct response *resp)
 	merged_window__release(&w);
 	if (err)
 		return respond_store_error(resp, err, "folding the stacks");
+	measurement_headers(resp, &p);
 	return respond_body(resp, 200, "text/plain; charset=utf-8", buf, len);
 }
 

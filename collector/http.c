@@ -100,6 +100,8 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct response *resp)
 		snprintf(retry, sizeof(retry), "%d", resp->retry_after_s);
 		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, retry);
 	}
+	for (unsigned int i = 0; i < resp->n_headers && i < RESPONSE_HEADERS_MAX; i++)
+		MHD_add_response_header(r, resp->headers[i].name, resp->headers[i].value);
 	ret = MHD_queue_response(conn, (unsigned int)resp->status, r);
 	MHD_destroy_response(r);
 	return ret;

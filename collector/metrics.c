@@ -31,6 +31,7 @@ static const char *const reason_names[REJECT_REASON_COUNT] = {
 struct metrics {
 	atomic_uint_fast64_t requests;
 	atomic_uint_fast64_t uploads;
+	atomic_uint_fast64_t duplicates;
 	atomic_uint_fast64_t bytes;
 	atomic_uint_fast64_t stack_values;
 	atomic_uint_fast64_t rejects[REJECT_REASON_COUNT];
@@ -61,6 +62,11 @@ void metrics__upload_accepted(struct metrics *m, size_t body_bytes, size_t stack
 	atomic_fetch_add_explicit(&m->latency_buckets[b], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&m->latency_sum_us, (uint64_t)(latency_s * 1e6),
 				  memory_order_relaxed);
+}
+
+void metrics__upload_duplicate(struct metrics *m)
+{
+	atomic_fetch_add_explicit(&m->duplicates, 1, memory_order_relaxed);
 }
 
 void metrics__reject(struct metrics *m, enum reject_reason reason)
@@ -156,6 +162,11 @@ int metrics__render(struct metrics *m, int64_t store_bytes, char **ret, size_t *
 		    "# TYPE roottrace_uploads_accepted_total counter\n"
 		    "roottrace_uploads_accepted_total %llu\n",
 		(unsigned long long)load(&m->uploads));
+	appendf(&t, "# HELP roottrace_uploads_duplicate_total Uploads whose upload_id was already "
+		    "stored: answered 200, not merged again.\n"
+		    "# TYPE roottrace_uploads_duplicate_total counter\n"
+		    "roottrace_uploads_duplicate_total %llu\n",
+		(unsigned long long)load(&m->duplicates));
 	appendf(&t, "# HELP roottrace_upload_bytes_accepted_total Request body bytes of accepted "
 		    "uploads (as sent, before inflating).\n"
 		    "# TYPE roottrace_upload_bytes_accepted_total counter\n"

@@ -30,6 +30,8 @@ void metrics__free(struct metrics *m);
 
 void metrics__upload_accepted(struct metrics *m, size_t body_bytes, size_t stack_values,
 			      double latency_s);
+/* An upload whose upload_id was already stored: answered 200, not merged again. */
+void metrics__upload_duplicate(struct metrics *m);
 void metrics__reject(struct metrics *m, enum reject_reason reason);
 void metrics__request(struct metrics *m);
 

@@ -11,6 +11,8 @@
 
 struct collector; /* server-wide context: stores, limits, metrics (collector/collector.h) */
 
+#define RESPONSE_HEADERS_MAX 4
+
 struct request {
 	const char *method;	  /* "GET", "PUT", "POST", ... */
 	const char *path;	  /* without the query string */
@@ -29,6 +31,11 @@ struct response {
 	const char *content_type; /* static string */
 	int retry_after_s;	  /* > 0 adds a Retry-After header */
 	const char *content_encoding; /* static string or NULL ("gzip" for export) */
+	/* Extra headers (X-RootTrace-Measurement, ...): static strings; see respond_header(). */
+	struct response_header {
+		const char *name, *value;
+	} headers[RESPONSE_HEADERS_MAX];
+	unsigned int n_headers;
 };
 
 /* Every route handler has this shape; collector/routes.c maps (method, path) to one, with
@@ -46,5 +53,8 @@ int respond_error(struct response *resp, int status, const char *error, const ch
 	__attribute__((format(printf, 4, 5)));
 /* Takes ownership of body (malloc'd). */
 int respond_body(struct response *resp, int status, const char *content_type, char *body, size_t len);
+/* Adds a response header; name and value must outlive the response (static strings).
+ * 0, or -ENOSPC past RESPONSE_HEADERS_MAX. */
+int respond_header(struct response *resp, const char *name, const char *value);
 
 #endif

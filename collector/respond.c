@@ -31,6 +31,16 @@ int respond_body(struct response *resp, int status, const char *content_type, ch
 	return 0;
 }
 
+int respond_header(struct response *resp, const char *name, const char *value)
+{
+	if (resp->n_headers >= RESPONSE_HEADERS_MAX)
+		return -ENOSPC;
+	resp->headers[resp->n_headers].name = name;
+	resp->headers[resp->n_headers].value = value;
+	resp->n_headers++;
+	return 0;
+}
+
 int respond_json(struct response *resp, int status, json_t *json)
 {
 	char *text;

@@ -11,6 +11,9 @@
 
 #define STORE_NAME_MAX 128 /* environment, service, deployment, token names */
 #define BUCKET_SECONDS 300 /* five-minute rollup buckets */
+#define UPLOAD_ID_MAX 256  /* an upload id's bytes, with its NUL */
+/* Accepted upload ids are remembered this long (or less, when retention is shorter). */
+#define UPLOAD_ID_TTL_S (7 * 86400)
 
 /* ===================================== control plane ===================================== */
 
@@ -133,6 +136,11 @@ struct profile_batch {
 	int64_t period;           /* the profile's nominal period, for export */
 	const struct stack_value *stacks;
 	size_t n_stacks;
+	/* NULL, or the sender's id of this upload: the first batch with an (environment,
+	 * upload_id) is merged and the id remembered in the same transaction; a later one
+	 * (a retry whose answer was lost) is not merged again. */
+	const char *upload_id;
+	bool *ret_duplicate; /* NULL, or set by ingest: true when upload_id was already stored */
 };
 
 struct window_query {
@@ -176,7 +184,9 @@ struct profile_store_ops {
 			    struct merged_window *ret);
 	int (*services)(struct profile_store *s, const char *environment,
 			struct service_summary **ret, size_t *ret_n);
-	/* Deletes rollups whose bucket ends before cutoff; settings and audit are untouched. */
+	/* Deletes rollups whose bucket ends before cutoff, and upload ids accepted before cutoff
+	 * or more than UPLOAD_ID_TTL_S ago; settings and audit are untouched. ret_deleted counts
+	 * rollup rows. */
 	int (*retention)(struct profile_store *s, int64_t cutoff, int64_t *ret_deleted);
 	int (*size_bytes)(struct profile_store *s, int64_t *ret_bytes);
 };

@@ -46,7 +46,13 @@ static const char schema[] =
 	" series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
 	" value INTEGER NOT NULL, PRIMARY KEY(series_id, bucket, stack_id)) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS tier_marks("
-	" series_id INTEGER PRIMARY KEY, hour_done INTEGER NOT NULL, day_done INTEGER NOT NULL);";
+	" series_id INTEGER PRIMARY KEY, hour_done INTEGER NOT NULL, day_done INTEGER NOT NULL);"
+	/* Upload ids already merged, per environment, so that a retried upload counts once;
+	 * written in the transaction of the merge, expired by retention. */
+	"CREATE TABLE IF NOT EXISTS uploads("
+	" environment TEXT NOT NULL, upload_id TEXT NOT NULL, received_at INTEGER NOT NULL,"
+	" PRIMARY KEY(environment, upload_id)) WITHOUT ROWID;"
+	"CREATE INDEX IF NOT EXISTS uploads_received ON uploads(received_at);";
 
 /* Frames are stored joined by '\n'; ingest replaces control characters in names. */
 #define FRAME_SEP '\n'
@@ -59,6 +65,7 @@ enum {
 	W_SERIES_ADD,
 	W_STACK_GET,
 	W_STACK_ADD,
+	W_UPLOAD_CLAIM,
 	W_BUCKET_UPSERT,
 	W_ROLLUP_UPSERT, /* the three tiers in order: five-minute, hour, day */
 	W_HOUR_UPSERT,
@@ -79,6 +86,7 @@ enum {
 	W_REFOLD_DAY,
 	W_RETAIN_BUCKETS,
 	W_RETAIN_STACKS,
+	W_RETAIN_UPLOADS,
 	W_COUNT
 };
 
@@ -92,6 +100,8 @@ static const char *const writer_sql[W_COUNT] = {
 			 " VALUES(?1, ?2, ?3, ?4)",
 	[W_STACK_GET] = "SELECT id FROM stacks WHERE hash = ?1",
 	[W_STACK_ADD] = "INSERT INTO stacks(hash, n_frames, frames) VALUES(?1, ?2, ?3)",
+	[W_UPLOAD_CLAIM] = "INSERT INTO uploads(environment, upload_id, received_at)"
+			   " VALUES(?1, ?2, ?3) ON CONFLICT(environment, upload_id) DO NOTHING",
 	[W_BUCKET_UPSERT] = "INSERT INTO buckets(series_id, bucket, uploads, period, last_upload)"
 			    " VALUES(?1, ?2, 1, ?3, ?4) ON CONFLICT(series_id, bucket) DO UPDATE"
 			    " SET uploads = uploads + 1, period = excluded.period,"
@@ -144,6 +154,7 @@ static const char *const writer_sql[W_COUNT] = {
 			 " GROUP BY r.series_id, r.stack_id",
 	[W_RETAIN_BUCKETS] = "DELETE FROM buckets WHERE bucket + 300 <= ?1",
 	[W_RETAIN_STACKS] = "DELETE FROM stacks WHERE id NOT IN (SELECT stack_id FROM rollups)",
+	[W_RETAIN_UPLOADS] = "DELETE FROM uploads WHERE received_at < ?1",
 };
 
 #define SERIES_MATCH                                                                             \
@@ -845,12 +856,37 @@ static int merge_value(struct sqlite_profiles *p, const struct series_entry *e, 
 	return rc;
 }
 
+/* Records the batch's upload id; *ret_duplicate when the store already had it (committed
+ * earlier, or by a batch before this one in the same group). */
+static int upload_claim(struct sqlite_profiles *p, const struct profile_batch *b, int64_t now,
+			bool *ret_duplicate)
+{
+	sqlite3_stmt *st = p->w[W_UPLOAD_CLAIM];
+	int rc;
+
+	sqlite3_bind_text(st, 1, b->environment, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, b->upload_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, now);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
+	*ret_duplicate = !rc && sqlite3_changes(p->wdb) == 0;
+	reset_stmt(st);
+	return rc;
+}
+
 static int ingest_batch(struct sqlite_profiles *p, const struct profile_batch *b, int64_t now)
 {
 	struct series_entry *e;
 	sqlite3_stmt *st;
+	bool duplicate = false;
 	int rc;
 
+	if (b->upload_id) {
+		rc = upload_claim(p, b, now, &duplicate);
+		if (b->ret_duplicate)
+			*b->ret_duplicate = duplicate;
+		if (rc || duplicate)
+			return rc; /* a duplicate adds nothing, not even to the bucket's upload count */
+	}
 	rc = series_get(p, b, &e);
 	if (!rc)
 		rc = series_touch(p, e);
@@ -966,6 +1002,13 @@ static int write_group(struct sqlite_profiles *p, struct gc_item **items, size_t
 	memo_new_group(p);
 	if (p->n_series > SERIES_CACHE_MAX)
 		series_cache_clear(p); /* bounded; entries are reloaded on use */
+	for (size_t i = 0; i < n; i++) { /* a failed group is retried item by item: start clean */
+		const struct ingest_call *call = items[i]->data;
+
+		for (size_t b = 0; b < call->n; b++)
+			if (call->batches[b].ret_duplicate)
+				*call->batches[b].ret_duplicate = false;
+	}
 	rc = sqlite_db_step_done(p->w[W_BEGIN]);
 	for (size_t i = 0; !rc && i < n; i++) {
 		const struct ingest_call *call = items[i]->data;
@@ -1042,6 +1085,15 @@ static int retain_tier(struct sqlite_profiles *p, int del, int refold, int64_t u
 	return rc;
 }
 
+/* Upload ids are needed only while a sender may still retry: at most UPLOAD_ID_TTL_S. */
+static int retain_upload_ids(struct sqlite_profiles *p, int64_t cutoff)
+{
+	int64_t ttl_cutoff = (int64_t)time(NULL) - UPLOAD_ID_TTL_S;
+
+	sqlite3_bind_int64(p->w[W_RETAIN_UPLOADS], 1, cutoff > ttl_cutoff ? cutoff : ttl_cutoff);
+	return sqlite_db_step_done(p->w[W_RETAIN_UPLOADS]);
+}
+
 static int prof_retention(struct profile_store *s, int64_t cutoff, int64_t *ret_deleted)
 {
 	struct sqlite_profiles *p = to_sqlite(s);
@@ -1066,6 +1118,8 @@ static int prof_retention(struct profile_store *s, int64_t cutoff, int64_t *ret_
 	/* Stacks no rollup refers to any more leave the dictionary (and the cache). */
 	if (!rc && deleted > 0)
 		rc = sqlite_db_step_done(p->w[W_RETAIN_STACKS]);
+	if (!rc)
+		rc = retain_upload_ids(p, cutoff);
 	if (!rc)
 		rc = sqlite_db_step_done(p->w[W_COMMIT]);
 	if (rc && !sqlite3_get_autocommit(p->wdb))

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Name validation for service, deployment and environment names, and frame sanitising:
- * everything user-supplied that is stored as text passes through here. */
+/* Validation of service, deployment and environment names and upload ids, and frame
+ * sanitising: everything user-supplied that is stored as text passes through here. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +15,11 @@ static int is_control(unsigned char c)
 
 int validate_name(const char *what, const char *value, char *err, size_t err_len)
 {
+	return validate_text(what, value, STORE_NAME_MAX, err, err_len);
+}
+
+int validate_text(const char *what, const char *value, size_t max, char *err, size_t err_len)
+{
 	size_t len;
 
 	if (!value || !*value) {
@@ -22,9 +27,8 @@ int validate_name(const char *what, const char *value, char *err, size_t err_len
 		return -EINVAL;
 	}
 	len = strlen(value);
-	if (len >= STORE_NAME_MAX) {
-		snprintf(err, err_len, "%s is %zu bytes long, the limit is %d", what, len,
-			 STORE_NAME_MAX - 1);
+	if (len >= max) {
+		snprintf(err, err_len, "%s is %zu bytes long, the limit is %zu", what, len, max - 1);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < len; i++) {

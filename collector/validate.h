@@ -8,6 +8,8 @@
 
 /* 0, or -EINVAL with "<what> ..." reason written to err. */
 int validate_name(const char *what, const char *value, char *err, size_t err_len);
+/* The same with another length limit: shorter than max bytes. */
+int validate_text(const char *what, const char *value, size_t max, char *err, size_t err_len);
 
 /* Copies a frame name replacing control characters with '?'; the stacks dictionary joins
  * frames with '\n'. Returns the bytes written (without NUL). */

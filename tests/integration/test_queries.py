@@ -224,6 +224,24 @@ class QueryTests(unittest.TestCase):
                         **self.window(BASE, BASE + HOUR))
         self.assertEqual(body.decode().splitlines(), ["main;a;b 100", "main;c 5"])
 
+    def test_collapsed_and_export_name_their_measurement_in_headers(self):
+        self.upload("named", "heap", heap({"main;alloc": 4096}, BASE + 50))
+        self.upload("named", "cpu", cpu({"main;spin": 7}, BASE + 50))
+        win = self.window(BASE, BASE + HOUR)
+        for path in ("collapsed", "export"):
+            for profile_type, unit in (("heap", "bytes"), ("cpu", "nanoseconds")):
+                status, body, headers = self.request(
+                    "GET", "/api/apm/profiles/" + path,
+                    {"service": "named", "profile_type": profile_type, **win})
+                self.assertEqual(status, 200, body[:200])
+                self.assertEqual(headers.get("X-RootTrace-Measurement"), profile_type, path)
+                self.assertEqual(headers.get("X-RootTrace-Unit"), unit, path)
+        # an error is JSON and names nothing in headers
+        status, body, headers = self.request("GET", "/api/apm/profiles/collapsed",
+                                             {"service": "named", **win})
+        self.assertEqual(status, 400, body)
+        self.assertNotIn("X-RootTrace-Measurement", headers)
+
     def test_export_matches_top_opens_in_go_pprof_and_reingests_identically(self):
         stacks = {"main;serve;render": 4 * SEC, "main;serve;render;decode": 3 * SEC,
                   "main;serve;render;decode;malloc": 2 * SEC, "main;gc": SEC}
