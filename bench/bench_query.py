@@ -12,7 +12,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import pprof_writer
+import pprof_py
 from collector_fixture import Collector
 
 BUCKET = 300
@@ -44,9 +44,9 @@ def stack_universe(rnd):
 def bucket_profile(rnd, stacks, weights, t):
     idx = rnd.sample(range(N_STACKS), PER_BUCKET)
     samples = [(stacks[i], max(1, int(weights[i] * 400 * rnd.random())) * PERIOD) for i in idx]
-    return pprof_writer.build_gz(samples, sample_types=(("cpu", "nanoseconds"),),
-                                 period_type=("cpu", "nanoseconds"), period=PERIOD,
-                                 time_nanos=t * SEC, duration_nanos=BUCKET * SEC)
+    return pprof_py.build_gz(samples, sample_types=(("cpu", "nanoseconds"),),
+                             period_type=("cpu", "nanoseconds"), period=PERIOD,
+                             time_nanos=t * SEC, duration_nanos=BUCKET * SEC)
 
 
 def load(c, token, files_dir, now_bucket):

@@ -38,9 +38,9 @@ def main():
     for s in sorted(stacks):
         n = rng.randint(1, 30)
         samples.append((list(s), [n, n * 10_000_000]))
-    data = pprof_py.encode([("samples", "count"), ("cpu", "nanoseconds")], samples,
-                           time_nanos=time.time_ns(), duration_nanos=10_000_000_000,
-                           period_type=("cpu", "nanoseconds"), period=10_000_000)
+    data = pprof_py.build(samples, sample_types=[("samples", "count"), ("cpu", "nanoseconds")],
+                          time_nanos=time.time_ns(), duration_nanos=10_000_000_000,
+                          period_type=("cpu", "nanoseconds"), period=10_000_000)
     if a.gzip:
         data = pprof_py.gzipped(data)
     with open(a.out, "wb") as f:

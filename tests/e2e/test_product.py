@@ -15,7 +15,7 @@ import unittest
 
 import harness
 from collector_fixture import Collector
-import pprof_writer
+import pprof_py
 
 SRC = os.environ.get("ROOTTRACE_SRC", os.getcwd())
 BUILD = os.environ.get("ROOTTRACE_BUILD", os.path.join(SRC, "build"))
@@ -255,9 +255,9 @@ class ProductPromise(unittest.TestCase):
         now = time.time()
         samples = [(["main", "handle_request", "query_database"], 700_000_000),
                    (["main", "handle_request", "render_page"], 300_000_000)]
-        data = pprof_writer.build_gz(samples, sample_types=(("wall", "nanoseconds"),),
-                                     period=10_000_000, time_nanos=int(now * 1e9),
-                                     duration_nanos=10_000_000_000)
+        data = pprof_py.build_gz(samples, sample_types=(("wall", "nanoseconds"),),
+                                 period=10_000_000, time_nanos=int(now * 1e9),
+                                 duration_nanos=10_000_000_000)
         status, body = self.collector.upload(self.sdk_token, data, service, "wall")
         self.assertIn(status, (200, 201, 202), body)
         top = self.query("top", service, "wall", now - 60, now + 60)

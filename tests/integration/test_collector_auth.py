@@ -11,8 +11,8 @@ from collector_fixture import Collector, collector_binary
 
 
 def wall_profile(value=10):
-    return pprof_py.encode([("wall", "nanoseconds")], [(["main", "work"], [value])],
-                           time_nanos=time.time_ns())
+    return pprof_py.build([(["main", "work"], value)], sample_types=[("wall", "nanoseconds")],
+                          time_nanos=time.time_ns())
 
 
 class TokenScoping(unittest.TestCase):

@@ -23,7 +23,7 @@ MiB = 1 << 20
 
 def marker_profile(marker, value):
     """A CPU profile with one stack ending in a frame named after the upload."""
-    return pprof_py.encode(CPU, [(["main", "handle", marker], [value])])
+    return pprof_py.build([(["main", "handle", marker], [value])], sample_types=CPU)
 
 
 def vm_kib(pid, field):
@@ -266,7 +266,7 @@ class HostileInput(unittest.TestCase):
 
     def test_10000_deep_stack_is_400(self):
         frames = ["f%d" % i for i in range(10000)]
-        status, body = self.upload(pprof_py.encode(CPU, [(frames, [5])]), "deep")
+        status, body = self.upload(pprof_py.build([(frames, [5])], sample_types=CPU), "deep")
         self.assertEqual(status, 400, body)
         self.assertIn("frames", body["detail"])
         self.assertEqual(self.c.stored_rows(service="deep"), [])
@@ -296,13 +296,14 @@ class HostileInput(unittest.TestCase):
         self.assertLess(vm_kib(self.c.proc.pid, "VmHWM"), 400 * 1024)
 
     def test_1mb_function_name_is_400(self):
-        status, body = self.upload(pprof_py.encode(CPU, [(["main", "x" * MiB], [5])]), "longname")
+        data = pprof_py.build([(["main", "x" * MiB], [5])], sample_types=CPU)
+        status, body = self.upload(data, "longname")
         self.assertEqual(status, 400, body)
         self.assertEqual(self.c.stored_rows(service="longname"), [])
 
     def test_nul_ends_a_name_and_invalid_utf8_becomes_question_marks(self):
-        data = pprof_py.encode(CPU, [([b"main", b"before\x00after", b"caf\xe9\xff"], [5]),
-                                     ([b"main", b"tab\there"], [3])])
+        data = pprof_py.build([([b"main", b"before\x00after", b"caf\xe9\xff"], [5]),
+                               ([b"main", b"tab\there"], [3])], sample_types=CPU)
         status, body = self.upload(data, "bytes")
         self.assertEqual(status, 200, body)
         rows = {r[5]: r[6] for r in self.c.stored_rows(service="bytes")}
@@ -310,7 +311,7 @@ class HostileInput(unittest.TestCase):
 
     def test_garbage_bodies_never_crash(self):
         rng = random.Random(3)
-        good = pprof_py.encode(CPU, [(["main", "a", "b"], [5])])
+        good = pprof_py.build([(["main", "a", "b"], [5])], sample_types=CPU)
         for i in range(200):
             data = bytearray(good)
             for _ in range(rng.randint(1, 8)):

@@ -12,7 +12,7 @@ from collector_fixture import Collector
 
 
 def wall(value):
-    return pprof_py.encode([("wall", "nanoseconds")], [(["main", "serve"], [value])],
+    return pprof_py.build([(["main", "serve"], value)], sample_types=[("wall", "nanoseconds")],
                           time_nanos=time.time_ns())
 
 

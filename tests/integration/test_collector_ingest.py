@@ -43,7 +43,7 @@ class GoCpuProfile(unittest.TestCase):
         cls.raw = gzip.decompress(cls.gz) if cls.gz[:2] == b"\x1f\x8b" else cls.gz
         if cls.gz[:2] != b"\x1f\x8b":
             cls.gz = gzip.compress(cls.raw)
-        cls.expected = pprof_py.total(cls.raw, "cpu", "nanoseconds")
+        cls.expected = pprof_py.parse(cls.raw).total("cpu", "nanoseconds")
 
     @classmethod
     def tearDownClass(cls):
@@ -75,7 +75,7 @@ class GoCpuProfile(unittest.TestCase):
         self.assertFalse([f for f in frames if ":" in f.split(".")[-1] or not f])
 
     def test_time_nanos_chooses_the_bucket(self):
-        t = pprof_py.decode(self.raw)["time_nanos"] // 10**9
+        t = pprof_py.parse(self.raw).time_nanos // 10**9
         self.c.upload(self.tok, self.raw, "go-bucket", "cpu")
         self.assertEqual({r[4] for r in self.c.stored_rows("go-bucket")}, {t - t % 300})
 
@@ -93,8 +93,8 @@ class ManySmallUploads(unittest.TestCase):
                     stacks.append((["main", "gc"], [i]))
                 for frames, (v,) in stacks:
                     expect[tuple(frames)] = expect.get(tuple(frames), 0) + v
-                data = pprof_py.encode([("wall", "nanoseconds")], stacks,
-                                       time_nanos=t0 + i * 10**8)
+                data = pprof_py.build(stacks, sample_types=[("wall", "nanoseconds")],
+                                      time_nanos=t0 + i * 10**8)
                 status, doc = c.upload(tok, data, "php-app", "wall")
                 self.assertEqual(status, 200, doc)
             rows = c.stored_rows("php-app", "wall")

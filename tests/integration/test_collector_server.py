@@ -16,8 +16,8 @@ from collector_fixture import Collector
 
 
 def wall(value, when_ns=None):
-    return pprof_py.encode([("wall", "nanoseconds")], [(["main", "serve"], [value])],
-                           time_nanos=when_ns or time.time_ns())
+    return pprof_py.build([(["main", "serve"], value)], sample_types=[("wall", "nanoseconds")],
+                          time_nanos=when_ns or time.time_ns())
 
 
 class Durability(unittest.TestCase):

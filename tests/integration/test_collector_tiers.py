@@ -8,7 +8,7 @@ import time
 import unittest
 
 import harness
-import pprof_writer
+import pprof_py
 from collector_fixture import Collector
 
 SEC = 10**9
@@ -17,10 +17,10 @@ DAY = 86400
 
 
 def cpu(stacks, at):
-    return pprof_writer.build_gz([(k.split(";"), v) for k, v in stacks.items()],
-                                 sample_types=(("cpu", "nanoseconds"),),
-                                 period_type=("cpu", "nanoseconds"), period=10000000,
-                                 time_nanos=at * SEC, duration_nanos=60 * SEC)
+    return pprof_py.build_gz([(k.split(";"), v) for k, v in stacks.items()],
+                             sample_types=(("cpu", "nanoseconds"),),
+                             period_type=("cpu", "nanoseconds"), period=10000000,
+                             time_nanos=at * SEC, duration_nanos=60 * SEC)
 
 
 def bucket(t):

@@ -15,7 +15,7 @@ import urllib.parse
 import urllib.request
 
 import harness
-import pprof_writer
+import pprof_py
 
 from collector_fixture import Collector
 
@@ -27,24 +27,24 @@ BASE = (int(time.time()) // 86400 - 2) * 86400
 
 def cpu(stacks, at, period=10000000):
     """stacks: {"a;b;c": value_ns}; one cpu pprof stamped at unix second `at`."""
-    return pprof_writer.build_gz([(k.split(";"), v) for k, v in stacks.items()],
-                                 sample_types=(("cpu", "nanoseconds"),),
-                                 period_type=("cpu", "nanoseconds"), period=period,
-                                 time_nanos=at * SEC, duration_nanos=60 * SEC)
+    return pprof_py.build_gz([(k.split(";"), v) for k, v in stacks.items()],
+                             sample_types=(("cpu", "nanoseconds"),),
+                             period_type=("cpu", "nanoseconds"), period=period,
+                             time_nanos=at * SEC, duration_nanos=60 * SEC)
 
 
 def wall(stacks, at):
-    return pprof_writer.build_gz([(k.split(";"), v) for k, v in stacks.items()],
-                                 sample_types=(("wall", "nanoseconds"),),
-                                 period_type=("wall", "nanoseconds"), period=10000000,
-                                 time_nanos=at * SEC, duration_nanos=60 * SEC)
+    return pprof_py.build_gz([(k.split(";"), v) for k, v in stacks.items()],
+                             sample_types=(("wall", "nanoseconds"),),
+                             period_type=("wall", "nanoseconds"), period=10000000,
+                             time_nanos=at * SEC, duration_nanos=60 * SEC)
 
 
 def heap(stacks, at):
-    return pprof_writer.build_gz([(k.split(";"), v) for k, v in stacks.items()],
-                                 sample_types=(("inuse_space", "bytes"),),
-                                 period_type=("space", "bytes"), period=524288,
-                                 time_nanos=at * SEC, duration_nanos=0)
+    return pprof_py.build_gz([(k.split(";"), v) for k, v in stacks.items()],
+                             sample_types=(("inuse_space", "bytes"),),
+                             period_type=("space", "bytes"), period=524288,
+                             time_nanos=at * SEC, duration_nanos=0)
 
 
 class QueryTests(unittest.TestCase):
@@ -254,14 +254,14 @@ class QueryTests(unittest.TestCase):
                                            {"service": "exp", "profile_type": "cpu", **win})
         self.assertEqual(status, 200, pb[:200])
         self.assertEqual(pb[:2], b"\x1f\x8b")
-        prof = pprof_writer.parse(pb)
-        self.assertEqual(prof["sample_types"], [("cpu", "nanoseconds")])
-        self.assertEqual(prof["period"], 10000000)
-        self.assertEqual(prof["time_nanos"], BASE * SEC)
-        self.assertEqual(prof["duration_nanos"], HOUR * SEC)
+        prof = pprof_py.parse(pb)
+        self.assertEqual(prof.sample_types, [("cpu", "nanoseconds")])
+        self.assertEqual(prof.period, 10000000)
+        self.assertEqual(prof.time_nanos, BASE * SEC)
+        self.assertEqual(prof.duration_nanos, HOUR * SEC)
         leaf = {}
-        for frames, values in prof["samples"]:
-            leaf[frames[-1]] = leaf.get(frames[-1], 0) + values[0]
+        for smp in prof.samples:
+            leaf[smp.stack[0]] = leaf.get(smp.stack[0], 0) + smp.values[0]
         self.assertEqual(leaf, ours)
         self.assertEqual(self.go_pprof_flat(pb), ours)
         # re-ingested under another service: the same answers

@@ -1,12 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
-# Minimal pprof (perftools.profiles.Profile) encoder and decoder in pure Python for tests:
-# build profiles with chosen stacks and values, or read a real one's sample types and totals.
-import gzip as _gzip
+# pprof (perftools.profiles.Profile) writer and reader in plain Python (stdlib only, protobuf
+# by hand): build test uploads with chosen stacks and values, and read profiles back.
+#
+#   data = build([(["main", "work"], 100)], sample_types=(("cpu", "nanoseconds"),))
+#   prof = parse(data)            # raw or gzipped
+#   prof.total("cpu"), prof.samples[0].root_first, prof.samples[0].labels
+import gzip
 
+
+# ---- protobuf wire format --------------------------------------------------------------
 
 def _varint(n):
-    if n < 0:
-        n += 1 << 64
+    n &= (1 << 64) - 1  # int64 as two's complement
     out = bytearray()
     while True:
         b = n & 0x7F
@@ -36,48 +41,13 @@ def field_packed(field, values):
     return field_bytes(field, b"".join(_varint(v) for v in values))
 
 
-def encode(sample_types, samples, time_nanos=0, duration_nanos=0, period_type=None, period=0):
-    """sample_types: [(type, unit)]; samples: [(frames root first, [values])]."""
-    strings = [""]
-    index = {"": 0}
-
-    def s(text):
-        if text not in index:
-            index[text] = len(strings)
-            strings.append(text)
-        return index[text]
-
-    functions, locations = {}, []
-    out = bytearray()
-    for t, u in sample_types:
-        out += field_bytes(1, field_varint(1, s(t)) + field_varint(2, s(u)))
-    for frames, values in samples:
-        ids = []
-        for name in reversed(frames):  # pprof lists locations leaf first
-            if name not in functions:
-                functions[name] = len(functions) + 1
-                locations.append(functions[name])
-            ids.append(functions[name])
-        out += field_bytes(2, field_packed(1, ids) + field_packed(2, values))
-    for name, fid in functions.items():
-        out += field_bytes(4, field_varint(1, fid) + field_bytes(4, field_varint(1, fid)))
-        out += field_bytes(5, field_varint(1, fid) + field_varint(2, s(name)))
-    if time_nanos:
-        out += field_varint(9, time_nanos)
-    if duration_nanos:
-        out += field_varint(10, duration_nanos)
-    if period_type:
-        out += field_bytes(11, field_varint(1, s(period_type[0])) + field_varint(2, s(period_type[1])))
-    if period:
-        out += field_varint(12, period)
-    # the string table goes last so every s() call above has happened
-    for text in strings:
-        out += field_bytes(6, text)
-    return bytes(out)
+def _int(field, n):
+    """An optional integer field: proto3 leaves zero out."""
+    return field_varint(field, n) if n else b""
 
 
 def _read_varint(buf, pos):
-    shift = n = 0
+    n = shift = 0
     while True:
         b = buf[pos]
         pos += 1
@@ -88,68 +58,207 @@ def _read_varint(buf, pos):
 
 
 def _fields(buf):
+    """Yields (field number, wire type, value) of one message; value is int or bytes."""
     pos = 0
     while pos < len(buf):
         key, pos = _read_varint(buf, pos)
-        field, wire = key >> 3, key & 7
+        num, wire = key >> 3, key & 7
         if wire == 0:
-            v, pos = _read_varint(buf, pos)
+            val, pos = _read_varint(buf, pos)
+        elif wire == 1:
+            val, pos = int.from_bytes(buf[pos:pos + 8], "little"), pos + 8
         elif wire == 2:
             n, pos = _read_varint(buf, pos)
-            v = buf[pos:pos + n]
-            pos += n
-        elif wire == 1:
-            v = buf[pos:pos + 8]
-            pos += 8
+            val, pos = bytes(buf[pos:pos + n]), pos + n
         elif wire == 5:
-            v = buf[pos:pos + 4]
-            pos += 4
+            val, pos = int.from_bytes(buf[pos:pos + 4], "little"), pos + 4
         else:
             raise ValueError("unsupported wire type %d" % wire)
-        yield field, wire, v
+        yield num, wire, val
 
 
-def _ints(wire, v):
-    if wire == 0:
-        return [v - (1 << 64) if v >= 1 << 63 else v]
+def _signed(n):
+    return n - (1 << 64) if n >= 1 << 63 else n
+
+
+def _ints(wire, val):
+    """A repeated integer field, packed (bytes) or not (int), as signed int64s."""
+    if wire != 2:
+        return [_signed(val)]
     out, pos = [], 0
-    while pos < len(v):
-        n, pos = _read_varint(v, pos)
-        out.append(n - (1 << 64) if n >= 1 << 63 else n)
+    while pos < len(val):
+        n, pos = _read_varint(val, pos)
+        out.append(_signed(n))
     return out
 
 
-def decode(data):
-    """Sample types, per-sample values and time of a (possibly gzipped) pprof."""
-    if data[:2] == b"\x1f\x8b":
-        data = _gzip.decompress(data)
-    strings, types, samples, time_nanos = [], [], [], 0
-    for field, wire, v in _fields(data):
-        if field == 6:
-            strings.append(bytes(v).decode("utf-8", "replace"))
-        elif field == 1:
-            vt = {f: x for f, _, x in _fields(v)}
-            types.append((vt.get(1, 0), vt.get(2, 0)))
-        elif field == 2:
-            values = []
-            for f, w, x in _fields(v):
-                if f == 2:
-                    values += _ints(w, x)
-            samples.append(values)
-        elif field == 9:
-            time_nanos = v
-    return {
-        "sample_types": [(strings[t], strings[u]) for t, u in types],
-        "samples": samples,
-        "time_nanos": time_nanos,
-    }
+def _message(buf, ints=(), repeated=()):
+    """A flat message as a dict: field -> int/bytes, lists for repeated fields."""
+    msg = {n: [] for n in repeated}
+    for num, wire, val in _fields(buf):
+        if num in ints:
+            msg.setdefault(num, []).extend(_ints(wire, val))
+        elif num in repeated:
+            msg[num].append(val)
+        else:
+            msg[num] = val
+    return msg
 
 
-def total(data, type_name, unit):
-    p = decode(data)
-    idx = p["sample_types"].index((type_name, unit))
-    return sum(s[idx] for s in p["samples"])
+# ---- writing ---------------------------------------------------------------------------
+
+class _Strings:
+    def __init__(self):
+        self.table = [""]
+        self.index = {"": 0}
+
+    def __call__(self, s):
+        if s not in self.index:
+            self.index[s] = len(self.table)
+            self.table.append(s)
+        return self.index[s]
+
+
+def build(samples, sample_types=(("cpu", "nanoseconds"),), period_type=None, period=0,
+          time_nanos=0, duration_nanos=0, labels=None):
+    """samples: iterable of (frames root first, value or [values]); frames are str or bytes
+    (bytes go into the string table as they are). Returns the raw serialized Profile."""
+    strings = _Strings()
+    funcs = {}
+    out = bytearray()
+    for t, u in sample_types:
+        out += field_bytes(1, _int(1, strings(t)) + _int(2, strings(u)))
+    for frames, values in samples:
+        if isinstance(values, int):
+            values = [values]
+        ids = []
+        for name in reversed(list(frames)):  # pprof lists locations leaf first
+            if name not in funcs:
+                funcs[name] = len(funcs) + 1
+            ids.append(funcs[name])
+        body = field_packed(1, ids) if ids else b""
+        body += field_packed(2, values) if values else b""
+        for k, v in (labels or {}).items():
+            body += field_bytes(3, _int(1, strings(k)) + _int(2, strings(v)))
+        out += field_bytes(2, body)
+    out += field_bytes(3, _int(1, 1) + _int(2, 0x1000) + _int(3, 0x100000) +
+                       _int(5, strings("app")) + _int(7, 1))
+    for name, fid in funcs.items():  # location id == function id
+        out += field_bytes(4, _int(1, fid) + _int(2, 1) + field_bytes(4, _int(1, fid)))
+    for name, fid in funcs.items():
+        out += field_bytes(5, _int(1, fid) + _int(2, strings(name)) + _int(3, strings(name)))
+    pt = period_type or sample_types[0]
+    tail = (_int(9, time_nanos) + _int(10, duration_nanos) +
+            field_bytes(11, _int(1, strings(pt[0])) + _int(2, strings(pt[1]))) +
+            _int(12, period))
+    for s in strings.table:  # last, so that every strings() call above has happened
+        out += field_bytes(6, s)
+    return bytes(out + tail)
+
+
+def build_gz(*args, **kwargs):
+    return gzip.compress(build(*args, **kwargs))
 
 
 def gzipped(data):
-    return _gzip.compress(data)
+    return gzip.compress(data)
+
+
+# ---- reading ---------------------------------------------------------------------------
+
+class Sample:
+    def __init__(self, stack, values, labels, modules):
+        self.stack = stack        # function names, leaf first
+        self.modules = modules    # mapping filename per frame ("" when none)
+        self.values = values      # one per sample type
+        self.labels = labels      # key -> str or int
+
+    @property
+    def root_first(self):
+        return list(reversed(self.stack))
+
+    def __repr__(self):
+        return "Sample(%r, %r, %r)" % (self.stack, self.values, self.labels)
+
+
+class Profile:
+    def __init__(self):
+        self.sample_types = []    # [(type, unit)]
+        self.samples = []
+        self.mappings = []        # dicts: id, start, limit, offset, filename, build_id
+        self.functions = {}       # id -> name
+        self.time_nanos = self.duration_nanos = self.period = 0
+        self.period_type = None
+        self.strings = []
+
+    def value_index(self, type_name, unit=None):
+        for i, (t, u) in enumerate(self.sample_types):
+            if t == type_name and unit in (None, u):
+                return i
+        raise ValueError("no sample type %s%s" % (type_name, "/" + unit if unit else ""))
+
+    def total(self, type_name, unit=None):
+        i = self.value_index(type_name, unit)
+        return sum(s.values[i] for s in self.samples)
+
+
+def parse(data):
+    """A (possibly gzipped) serialized Profile -> Profile."""
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    top = {n: [] for n in (1, 2, 3, 4, 5, 6, 11)}
+    p = Profile()
+    for num, _, val in _fields(data):
+        if num in top:
+            top[num].append(val)
+        elif num == 9:
+            p.time_nanos = _signed(val)
+        elif num == 10:
+            p.duration_nanos = _signed(val)
+        elif num == 12:
+            p.period = _signed(val)
+    s = p.strings = [b.decode("utf-8", "replace") for b in top[6]]
+    for vt in top[1]:
+        m = _message(vt)
+        p.sample_types.append((s[m.get(1, 0)], s[m.get(2, 0)]))
+    for vt in top[11]:
+        m = _message(vt)
+        p.period_type = (s[m.get(1, 0)], s[m.get(2, 0)])
+    for f in top[5]:
+        m = _message(f)
+        p.functions[m.get(1, 0)] = s[m.get(2, 0)]
+    mappings = {}
+    for mb in top[3]:
+        m = _message(mb)
+        d = {"id": m.get(1, 0), "start": m.get(2, 0), "limit": m.get(3, 0),
+             "offset": m.get(4, 0), "filename": s[m.get(5, 0)], "build_id": s[m.get(6, 0)]}
+        p.mappings.append(d)
+        mappings[d["id"]] = d
+    locations = {}
+    for lb in top[4]:
+        m = _message(lb, repeated=(4,))
+        names = [p.functions.get(_message(line).get(1, 0), "?") for line in m[4]]
+        # Inlined: line[0] is the innermost function, the last one its caller (leaf first).
+        if not names:
+            names = ["0x%x" % m.get(3, 0)]
+        module = mappings.get(m.get(2, 0), {}).get("filename", "")
+        locations[m.get(1, 0)] = (names, module)
+    for sb in top[2]:
+        m = _message(sb, ints=(1, 2), repeated=(3,))
+        stack, modules = [], []
+        for loc in m.get(1, []):
+            names, module = locations.get(loc, (["?"], ""))
+            stack.extend(names)
+            modules.extend([module] * len(names))
+        labels = {}
+        for lb in m[3]:
+            lm = _message(lb)
+            key = s[lm.get(1, 0)]
+            labels[key] = s[lm[2]] if lm.get(2) else lm.get(3, 0)
+        p.samples.append(Sample(stack, m.get(2, []), labels, modules))
+    return p
+
+
+def parse_file(path):
+    with open(path, "rb") as f:
+        return parse(f.read())
