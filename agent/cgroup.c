@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-/* /proc/PID/cgroup parsing for cgroup v1 and v2 and a per-pid cache of the chosen path.
- * Plain C: the cache is an open hash table keyed by pid, re-validated once per generation. */
+/* /proc/PID/cgroup parsing for cgroup v1 and v2 and a per-pid store of the chosen path
+ * (a bounded LRU keyed by pid), captured at first sight and re-read when the process moves. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "lru.h"
 
 /* v1 controllers in preference order after name=systemd; consistent on every host. */
 static const char *const v1_preference[] = {"name=systemd", "cpu", "cpuacct", "memory", "pids"};
@@ -104,121 +106,128 @@ int cgroup_read_pid(const char *proc_root, pid_t pid, char *ret_path, size_t pat
 	return cgroup_pick_path(buf, ret_path, path_len);
 }
 
-struct cgroup_entry {
-	pid_t pid; /* 0 = empty slot */
+struct pid_cgroup {
 	char *path;
-	unsigned int checked_gen; /* /proc re-read in this generation */
-	unsigned int seen_gen;
+	uint64_t cgroup_id; /* BPF's cgroup id when the path was read */
+	uint64_t read_ms;
 };
 
-struct cgroup_cache {
+struct cgroup_pids {
 	char *proc_root;
-	struct cgroup_entry *slots;
-	size_t cap; /* power of two, >= 2 * max_pids */
-	size_t used, max_pids;
-	unsigned int gen;
+	struct lru *pids; /* pid -> struct pid_cgroup */
 };
 
-struct cgroup_cache *cgroup_cache__new(const char *proc_root, size_t max_pids)
+static uint64_t monotonic_ms(void)
 {
-	struct cgroup_cache *c = calloc(1, sizeof(*c));
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void pid_cgroup_free(void *value, void *ctx)
+{
+	struct pid_cgroup *e = value;
+
+	free(e->path);
+	free(e);
+}
+
+struct cgroup_pids *cgroup_pids__new(const char *proc_root, size_t max_pids)
+{
+	struct cgroup_pids *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
-	c->max_pids = max_pids ? max_pids : 65536;
-	c->cap = 64;
-	while (c->cap < 2 * c->max_pids)
-		c->cap <<= 1;
 	c->proc_root = strdup(proc_root ? proc_root : "/proc");
-	c->slots = calloc(c->cap, sizeof(*c->slots));
-	c->gen = 1;
-	if (!c->proc_root || !c->slots) {
-		cgroup_cache__free(c);
+	c->pids = lru__new(max_pids ? max_pids : 16384, pid_cgroup_free, NULL);
+	if (!c->proc_root || !c->pids) {
+		cgroup_pids__free(c);
 		errno = ENOMEM;
 		return NULL;
 	}
 	return c;
 }
 
-void cgroup_cache__free(struct cgroup_cache *c)
+void cgroup_pids__free(struct cgroup_pids *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; c->slots && i < c->cap; i++)
-		free(c->slots[i].path);
-	free(c->slots);
+	lru__free(c->pids);
 	free(c->proc_root);
 	free(c);
 }
 
-static size_t slot_of(const struct cgroup_cache *c, pid_t pid)
+/* Re-reads pid's path into e (a new entry when e is NULL); returns the entry or NULL. */
+static struct pid_cgroup *read_into(struct cgroup_pids *c, pid_t pid, struct pid_cgroup *e,
+				    uint64_t cgroup_id, int *ret_err)
 {
-	size_t i = ((size_t)pid * 2654435761u) & (c->cap - 1);
+	char path[CGROUP_PATH_MAX], *copy;
+	int err;
 
-	while (c->slots[i].pid && c->slots[i].pid != pid)
-		i = (i + 1) & (c->cap - 1);
-	return i;
-}
-
-/* Rebuilds the table without the entries unseen for max_age generations. */
-void cgroup_cache__next_generation(struct cgroup_cache *c, unsigned int max_age)
-{
-	struct cgroup_entry *old = c->slots, *fresh = calloc(c->cap, sizeof(*fresh));
-
-	c->gen++;
-	if (!fresh)
-		return; /* keep the old table; eviction retried next generation */
-	c->slots = fresh;
-	c->used = 0;
-	for (size_t i = 0; i < c->cap; i++) {
-		if (!old[i].pid)
-			continue;
-		if (c->gen - old[i].seen_gen > max_age) {
-			free(old[i].path);
-			continue;
+	err = cgroup_read_pid(c->proc_root, pid, path, sizeof(path));
+	if (err) {
+		*ret_err = err;
+		if (e) /* gone: keep the last known path, don't retry at once */
+			e->read_ms = monotonic_ms();
+		return e;
+	}
+	if (e && !strcmp(e->path, path)) {
+		copy = e->path;
+	} else {
+		copy = strdup(path);
+		if (!copy) {
+			*ret_err = -ENOMEM;
+			return e;
 		}
-		c->slots[slot_of(c, old[i].pid)] = old[i];
-		c->used++;
 	}
-	free(old);
-}
-
-const char *cgroup_cache__lookup(struct cgroup_cache *c, pid_t pid)
-{
-	char path[CGROUP_PATH_MAX];
-	struct cgroup_entry *e = &c->slots[slot_of(c, pid)];
-	char *copy;
-
-	if (e->pid && e->checked_gen == c->gen) {
-		e->seen_gen = c->gen;
-		return e->path;
-	}
-	if (cgroup_read_pid(c->proc_root, pid, path, sizeof(path)) < 0) {
-		if (!e->pid)
+	if (!e) {
+		e = calloc(1, sizeof(*e));
+		if (!e || lru__put(c->pids, &pid, sizeof(pid), e)) {
+			free(e);
+			free(copy);
+			*ret_err = -ENOMEM;
 			return NULL;
-		e->checked_gen = c->gen; /* gone: keep the last known path */
-		e->seen_gen = c->gen;
-		return e->path;
+		}
+	} else if (copy != e->path) {
+		free(e->path);
 	}
-	if (e->pid && strcmp(e->path, path) == 0) {
-		e->checked_gen = e->seen_gen = c->gen;
-		return e->path;
-	}
-	if (!e->pid && c->used >= c->max_pids)
-		return NULL; /* full until the next generation evicts */
-	copy = strdup(path);
-	if (!copy)
-		return e->pid ? e->path : NULL;
-	if (!e->pid)
-		c->used++;
-	free(e->path);
-	e->pid = pid;
 	e->path = copy;
-	e->checked_gen = e->seen_gen = c->gen;
-	return e->path;
+	e->cgroup_id = cgroup_id;
+	e->read_ms = monotonic_ms();
+	*ret_err = 0;
+	return e;
 }
 
-size_t cgroup_cache__size(const struct cgroup_cache *c)
+int cgroup_pids__capture(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id)
 {
-	return c->used;
+	int err = 0;
+
+	read_into(c, pid, lru__get(c->pids, &pid, sizeof(pid)), cgroup_id, &err);
+	return err;
+}
+
+const char *cgroup_pids__get(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id,
+			     uint64_t max_age_ms)
+{
+	struct pid_cgroup *e = lru__get(c->pids, &pid, sizeof(pid));
+	int err;
+
+	if (!e || (cgroup_id && e->cgroup_id && cgroup_id != e->cgroup_id) ||
+	    monotonic_ms() - e->read_ms > max_age_ms)
+		e = read_into(c, pid, e, cgroup_id ? cgroup_id : (e ? e->cgroup_id : 0), &err);
+	return e ? e->path : NULL;
+}
+
+void cgroup_pids__forget(struct cgroup_pids *c, pid_t pid)
+{
+	struct pid_cgroup *e = lru__remove(c->pids, &pid, sizeof(pid));
+
+	if (e)
+		pid_cgroup_free(e, NULL);
+}
+
+size_t cgroup_pids__size(const struct cgroup_pids *c)
+{
+	return lru__size(c->pids);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* /proc/PID/cgroup -> the one cgroup path that names a process's service (cgroup v1 and v2),
- * with a per-pid cache that notices when a process moves to another cgroup. */
+ * and a per-pid store of it captured at first sight, refreshed when the process moves. */
 #ifndef ROOTTRACE_CGROUP_H
 #define ROOTTRACE_CGROUP_H
 
@@ -18,17 +18,24 @@ int cgroup_pick_path(const char *content, char *ret_path, size_t path_len);
 /* Reads <proc_root>/<pid>/cgroup and picks the path. 0 or -errno (-ENOENT: pid gone). */
 int cgroup_read_pid(const char *proc_root, pid_t pid, char *ret_path, size_t path_len);
 
-/* pid -> cgroup path cache. cgroup_cache__lookup() re-reads /proc (so a move is seen) at most
- * once per generation; when the pid is gone the last known path is returned. */
-struct cgroup_cache;
+/* pid -> cgroup path as captured when the process was first seen (and again after an exec),
+ * so a process that exits before its samples are tagged still gets its cgroup's service.
+ * Bounded: the least recently used pid is dropped first. */
+struct cgroup_pids;
 
-struct cgroup_cache *cgroup_cache__new(const char *proc_root, size_t max_pids);
-void cgroup_cache__free(struct cgroup_cache *c);
-/* Starts a new generation (call once per window); entries unseen for max_age generations
- * are evicted. */
-void cgroup_cache__next_generation(struct cgroup_cache *c, unsigned int max_age);
-/* Returns a pointer valid until the next lookup/next_generation, or NULL (unknown pid). */
-const char *cgroup_cache__lookup(struct cgroup_cache *c, pid_t pid);
-size_t cgroup_cache__size(const struct cgroup_cache *c);
+/* NULL + errno on failure. */
+struct cgroup_pids *cgroup_pids__new(const char *proc_root, size_t max_pids);
+void cgroup_pids__free(struct cgroup_pids *c);
+/* Reads <proc_root>/<pid>/cgroup now and remembers it with the BPF cgroup id seen for the
+ * process (0 when unknown). A pid that is gone keeps its last known path. 0 or -errno. */
+int cgroup_pids__capture(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id);
+/* pid's path without reading /proc, unless it is unknown, its BPF cgroup id differs from the
+ * one captured (cgroup v2: it moved), or the capture is older than max_age_ms (cgroup v1
+ * moves are invisible to BPF). Valid until the next call on c; NULL when unknown. */
+const char *cgroup_pids__get(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id,
+			     uint64_t max_age_ms);
+/* Drops an exited pid (a new process may reuse it). */
+void cgroup_pids__forget(struct cgroup_pids *c, pid_t pid);
+size_t cgroup_pids__size(const struct cgroup_pids *c);
 
 #endif

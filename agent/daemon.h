@@ -43,7 +43,6 @@ struct daemon {
 	struct http_client *kubelet_http;
 	char *kubelet_url;
 	struct kubelet_source *kubelet; /* NULL: no kubelet configured */
-	struct cgroup_cache *cgroups;
 	struct service_resolver *resolver;
 	struct uploader *uploader;
 	struct pipeline *pipeline; /* NULL while profiling is off (no BPF object loaded) */
@@ -68,6 +67,7 @@ struct daemon {
 
 	/* log state */
 	uint64_t logged_dropped;
+	uint64_t reported_dropped_samples; /* already added to a self-report's lost_samples */
 	bool logged_upload_failing;
 	bool kubelet_warned;
 	bool logged_off;

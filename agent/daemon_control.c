@@ -71,7 +71,7 @@ static void log_clamps(struct daemon *d, const struct agent_config *c)
 
 static void sampling_on(struct daemon *d, int hz)
 {
-	struct pipeline_options popts = {0};
+	struct pipeline_options popts = {.capture_cgroups = true};
 	char err[256] = "";
 	int r;
 

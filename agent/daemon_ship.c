@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Shipping one window: pid -> cgroup path -> service tags, group the samples by (service,
+/* Shipping one window: cgroup path (captured at first sight) -> service tags, group the samples by (service,
  * pod container, deployment), encode each enabled group as a gzipped pprof and queue it
  * with the self-report. Disabled services are dropped here (and in BPF on cgroup v2). */
 #include <errno.h>
@@ -72,13 +72,15 @@ static int group_index(struct daemon *d, struct grouping *g, const struct servic
 	return 0;
 }
 
-/* Tags every sample; pids are resolved once per window (samples of a pid are adjacent or
- * not, so remember the last few). */
+/* Tags every sample by the cgroup path the pipeline captured when its process was first seen
+ * (so a process that already exited keeps its service). Samples of one process carry the
+ * same interned strings: resolve once per distinct (cgroup, comm) run. */
 static int group_samples(struct daemon *d, const struct window *w, struct grouping *g)
 {
 	const struct kubelet_pods *pods = d->kubelet ? kubelet_source__pods(d->kubelet) : NULL;
-	pid_t last_pid = -1;
+	const char *last_cgroup = NULL, *last_comm = NULL;
 	size_t last_group = 0;
+	bool have_last = false;
 
 	g->n_groups = 0;
 	g->pod_unknown = false;
@@ -87,15 +89,15 @@ static int group_samples(struct daemon *d, const struct window *w, struct groupi
 		struct service_tags tags;
 		int r;
 
-		if (s->pid != last_pid) {
-			const char *path = cgroup_cache__lookup(d->cgroups, s->pid);
-
-			service_resolver__resolve(d->resolver, path, s->comm, pods, &tags);
+		if (!have_last || s->cgroup != last_cgroup || s->comm != last_comm) {
+			service_resolver__resolve(d->resolver, s->cgroup, s->comm, pods, &tags);
 			g->pod_unknown |= tags.pod_unknown;
 			r = group_index(d, g, &tags, &last_group);
 			if (r)
 				return r;
-			last_pid = s->pid;
+			last_cgroup = s->cgroup;
+			last_comm = s->comm;
+			have_last = true;
 		}
 		g->group_of[i] = last_group;
 		g->groups[last_group].samples += s->count;
@@ -195,7 +197,7 @@ static void ship_group(struct daemon *d, const struct window *w, const struct gr
 	log_debug("queued profile %s-%llu: service=%s pod=%s samples=%llu bytes=%zu", d->agent_id,
 		  (unsigned long long)d->upload_counter, grp->tags.service, grp->tags.pod,
 		  (unsigned long long)grp->samples, len);
-	uploader__submit(d->uploader, query, gz, len);
+	uploader__submit(d->uploader, query, gz, len, grp->samples);
 }
 
 /* cgroup v2 only: ids of the cgroups of disabled services, so BPF skips them. */
@@ -225,6 +227,18 @@ static void update_excluded(struct daemon *d, const struct window *w, const stru
 	free(ids);
 }
 
+/* Profiles the queue dropped (collector down longer than the queue): their samples are lost
+ * samples, reported with the next window that reaches the collector. */
+static void add_dropped(struct daemon *d, struct selfreport *rep)
+{
+	struct uploader_stats st;
+
+	uploader__stats(d->uploader, &st);
+	rep->dropped_profiles = st.dropped;
+	rep->lost_samples += st.dropped_samples - d->reported_dropped_samples;
+	d->reported_dropped_samples = st.dropped_samples;
+}
+
 void daemon_ship_window(struct daemon *d)
 {
 	struct grouping g = {0};
@@ -247,8 +261,8 @@ void daemon_ship_window(struct daemon *d)
 	snprintf(rep.version, sizeof(rep.version), "%s", ROOTTRACE_VERSION);
 	selfreport_from_window(&rep, w, cpu_now - d->cpu_mark_s, d->sampling_hz);
 	d->cpu_mark_s = cpu_now;
+	add_dropped(d, &rep);
 
-	cgroup_cache__next_generation(d->cgroups, 3);
 	refresh_kubelet(d, false);
 	g.group_of = calloc(w->n_samples + 1, sizeof(*g.group_of));
 	r = g.group_of ? group_samples(d, w, &g) : -ENOMEM;
@@ -279,7 +293,9 @@ void daemon_log_upload_state(struct daemon *d)
 			 st.last_error, st.queued);
 		d->logged_upload_failing = true;
 	} else if (!st.failing && d->logged_upload_failing) {
-		log_info("collector uploads recovered (%zu still queued)", st.queued);
+		log_info("collector uploads recovered (%zu still queued, %llu profiles dropped so "
+			 "far)",
+			 st.queued, (unsigned long long)st.dropped);
 		d->logged_upload_failing = false;
 	}
 	if (st.dropped > d->logged_dropped) {

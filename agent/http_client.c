@@ -118,6 +118,9 @@ static int map_error(CURLcode code, const struct sink *s, const char *url, const
 	case CURLE_WRITE_ERROR:
 		ret = s->too_big ? -EFBIG : -ENOMEM;
 		break;
+	case CURLE_FILESIZE_EXCEEDED: /* Content-Length above the cap: nothing read */
+		ret = -EFBIG;
+		break;
 	default:
 		ret = -EIO;
 	}
@@ -151,6 +154,7 @@ static int perform(struct http_client *c, const char *url, const char *auth_head
 	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
 	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS,
 			 timeout_ms > 0 ? timeout_ms : c->total_timeout_ms);
+	curl_easy_setopt(c->curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_response);
 	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, c->insecure ? 0L : 1L);
 	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, c->insecure ? 0L : 2L);

@@ -8,16 +8,23 @@
 #include <string.h>
 #include <time.h>
 
+#include "cgroup.h"
 #include "pipeline.h"
 #include "sampler.h"
 #include "symbolizer.h"
+#include "u64map.h"
 
 /* Frames per sample: a kernel stack plus a user stack. */
 #define MAX_FRAMES (2 * PROFILE_STACK_DEPTH)
+/* A pid's cgroup path is re-read after this long (cgroup v1: BPF does not see a move); on
+ * cgroup v2 a new cgroup id in the samples triggers it at once, and so does an exec. */
+#define CGROUP_RECHECK_MS 60000
+#define MAX_CGROUP_PIDS 16384
 
 struct pipeline {
 	struct sampler *sampler;
 	struct symbolizer *sym;
+	struct cgroup_pids *cgroups; /* NULL unless opts.capture_cgroups */
 	struct pipeline_options opts;
 	int frequency_hz;
 	int64_t window_start_ns;
@@ -25,6 +32,21 @@ struct pipeline {
 	uint64_t last_run_ns, last_run_cnt;
 	uint64_t *excluded_cgroups; /* filtered again in user space (cgroup v1 hosts, races) */
 	size_t n_excluded_cgroups;
+
+	/* Memos of one collect, cleared after it (memory reused): strings interned in its
+	 * window. A stack id is shared by every entry with the same stack in a generation, so
+	 * each (pid, user stack) and kernel stack is named once per window. */
+	struct u64map stacks; /* stack_key() -> frames_ref() into frames */
+	struct window_frame *frames;
+	size_t n_frames, frames_cap;
+	struct u64map threads;	 /* tid -> thread name */
+	struct u64map processes; /* pid -> struct process_names index */
+	struct process_names *names;
+	size_t n_names, names_cap;
+};
+
+struct process_names {
+	const char *comm, *cgroup;
 };
 
 /* State of one collect while the sampler hands over entries. */
@@ -52,6 +74,12 @@ static void on_event(const struct profile_event *e, void *ctx)
 	if (e->type == PROFILE_EVENT_EXEC)
 		symbolizer__forget_process(p->sym, e->pid);
 	symbolizer__capture_process(p->sym, e->pid);
+	/* Now, from the same event: the process may be gone by the time its samples are tagged
+	 * (an exec re-reads it: runtimes move a process into its cgroup before exec). */
+	if (p->cgroups && e->type == PROFILE_EVENT_EXEC)
+		cgroup_pids__capture(p->cgroups, e->pid, e->cgroup_id);
+	else if (p->cgroups) /* known and current already (LRU-evicted from seen_pids): no read */
+		cgroup_pids__get(p->cgroups, e->pid, e->cgroup_id, CGROUP_RECHECK_MS);
 }
 
 struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, size_t err_len)
@@ -78,6 +106,13 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 		snprintf(err, err_len, "creating the symboliser failed: %s", strerror(errno));
 		goto fail;
 	}
+	if (opts->capture_cgroups) {
+		p->cgroups = cgroup_pids__new("/proc", MAX_CGROUP_PIDS);
+		if (!p->cgroups) {
+			snprintf(err, err_len, "out of memory");
+			goto fail;
+		}
+	}
 	sampler_opts.ctx = p;
 	p->sampler = sampler__open(&sampler_opts, err, err_len);
 	if (!p->sampler)
@@ -99,6 +134,12 @@ void pipeline__close(struct pipeline *p)
 		return;
 	sampler__free(p->sampler);
 	symbolizer__free(p->sym);
+	cgroup_pids__free(p->cgroups);
+	u64map__free(&p->stacks);
+	u64map__free(&p->threads);
+	u64map__free(&p->processes);
+	free(p->frames);
+	free(p->names);
 	free(p->excluded_cgroups);
 	free(p);
 }
@@ -175,29 +216,95 @@ static int add_frame(struct window *w, const struct sym_frame *f, struct window_
 	return ret->function && ret->module && ret->build_id ? 0 : -ENOMEM;
 }
 
-/* Names the frames, leaf first: kernel, then user. Stack entries after the first are return
+#define KERNEL_STACK_PID 0xffffffffULL
+
+static uint64_t stack_key(uint64_t pid, __s32 stack_id)
+{
+	return pid << 32 | (uint32_t)stack_id;
+}
+
+/* frames[off .. off + n), unknown of them unnamed */
+static uint64_t frames_ref(size_t off, size_t n, size_t unknown)
+{
+	return (uint64_t)off << 32 | n << 16 | unknown;
+}
+
+static int reserve_frames(struct pipeline *p, size_t n)
+{
+	size_t cap = p->frames_cap ? p->frames_cap : 1024;
+	struct window_frame *grown;
+
+	while (cap < p->n_frames + n)
+		cap *= 2;
+	if (cap == p->frames_cap)
+		return 0;
+	grown = realloc(p->frames, cap * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	p->frames = grown;
+	p->frames_cap = cap;
+	return 0;
+}
+
+/* Names one stack (user frames when pid > 0, else kernel frames), once per window: later
+ * entries with the same stack get the memo. Stack entries after the first are return
  * addresses; ip - 1 keeps a call that ends a function inside its caller. */
+static int stack_frames(struct collect_ctx *c, pid_t pid, __s32 id, const __u64 *ips, size_t n,
+			uint64_t *ret_ref)
+{
+	struct pipeline *p = c->p;
+	uint64_t key = stack_key(pid ? (uint64_t)pid : KERNEL_STACK_PID, id);
+	size_t unknown = 0;
+	struct sym_frame f;
+	int ret;
+
+	if (u64map__get(&p->stacks, key, ret_ref))
+		return 0;
+	ret = reserve_frames(p, n);
+	for (size_t i = 0; !ret && i < n; i++) {
+		if (pid)
+			symbolizer__resolve_user(p->sym, pid, ips[i] - (i ? 1 : 0), &f);
+		else
+			symbolizer__resolve_kernel(p->sym, ips[i] - (i ? 1 : 0), &f);
+		unknown += !f.known;
+		ret = add_frame(c->w, &f, &p->frames[p->n_frames + i]);
+	}
+	if (ret)
+		return ret;
+	*ret_ref = frames_ref(p->n_frames, n, unknown);
+	p->n_frames += n;
+	return u64map__put(&p->stacks, key, *ret_ref);
+}
+
+/* Appends the memo's frames to out; returns how many. */
+static size_t copy_frames(const struct collect_ctx *c, uint64_t ref, struct window_frame *out)
+{
+	size_t n = (ref >> 16) & 0xffff;
+
+	memcpy(out, &c->p->frames[ref >> 32], n * sizeof(*out));
+	c->w->stats.unknown_frames += ref & 0xffff;
+	return n;
+}
+
+/* The frames of an entry, leaf first: kernel, then user. */
 static int symbolise(struct collect_ctx *c, const struct sampler_entry *e,
 		     struct window_frame *frames, size_t *ret_n)
 {
+	uint64_t kref = 0, uref = 0;
 	struct sym_frame f;
 	size_t n = 0;
-	int ret;
+	int ret = 0;
 
-	for (size_t i = 0; i < e->n_kernel; i++) {
-		symbolizer__resolve_kernel(c->p->sym, e->kernel_ips[i] - (i ? 1 : 0), &f);
-		c->w->stats.unknown_frames += !f.known;
-		ret = add_frame(c->w, &f, &frames[n++]);
-		if (ret)
-			return ret;
-	}
-	for (size_t i = 0; i < e->n_user; i++) {
-		symbolizer__resolve_user(c->p->sym, e->key->pid, e->user_ips[i] - (i ? 1 : 0), &f);
-		c->w->stats.unknown_frames += !f.known;
-		ret = add_frame(c->w, &f, &frames[n++]);
-		if (ret)
-			return ret;
-	}
+	if (e->n_kernel)
+		ret = stack_frames(c, 0, e->key->kernel_stack_id, e->kernel_ips, e->n_kernel,
+				   &kref);
+	if (!ret && e->n_user)
+		ret = stack_frames(c, e->key->pid, e->key->user_stack_id, e->user_ips, e->n_user,
+				   &uref);
+	if (ret)
+		return ret;
+	n += copy_frames(c, kref, frames + n);
+	n += copy_frames(c, uref, frames + n);
 	if (!n) { /* both walks failed or were absent: keep the CPU time, honestly unnamed */
 		snprintf(f.function, sizeof(f.function), "[unknown]");
 		f.module[0] = f.build_id[0] = '\0';
@@ -210,11 +317,69 @@ static int symbolise(struct collect_ctx *c, const struct sampler_entry *e,
 	return 0;
 }
 
+/* Thread name as BPF saw it, interned; memoised per tid for the window. */
+static const char *thread_name(struct collect_ctx *c, pid_t tid)
+{
+	char name[PROFILE_COMM_LEN + 1];
+	const char *interned;
+	uint64_t v;
+
+	if (u64map__get(&c->p->threads, (uint64_t)tid, &v))
+		return (const char *)(uintptr_t)v;
+	if (sampler__thread_name(c->p->sampler, tid, name, sizeof(name)))
+		name[0] = '\0';
+	interned = window__intern(c->w, name);
+	if (interned && u64map__put(&c->p->threads, (uint64_t)tid, (uintptr_t)interned))
+		return NULL;
+	return interned;
+}
+
+/* Process name (captured at first sight, else the main thread's name as BPF saw it, else
+ * thread) and cgroup path, interned; memoised per pid for the window. */
+static const struct process_names *process_names(struct collect_ctx *c, pid_t pid,
+						 uint64_t cgroup_id, const char *thread)
+{
+	struct pipeline *p = c->p;
+	struct process_names *pn;
+	const char *comm, *cgroup = NULL;
+	uint64_t v;
+
+	if (u64map__get(&p->processes, (uint64_t)pid, &v))
+		return &p->names[v];
+	if (p->n_names == p->names_cap) {
+		size_t cap = p->names_cap ? 2 * p->names_cap : 256;
+		struct process_names *grown = realloc(p->names, cap * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		p->names = grown;
+		p->names_cap = cap;
+	}
+	comm = symbolizer__comm(p->sym, pid);
+	if (!comm || !*comm) /* never captured (it exited first) */
+		comm = thread_name(c, pid);
+	if (!comm || !*comm)
+		comm = thread;
+	comm = window__intern(c->w, comm);
+	if (p->cgroups) /* not captured yet (first-sight event lost): read it now */
+		cgroup = cgroup_pids__get(p->cgroups, pid, cgroup_id, CGROUP_RECHECK_MS);
+	if (cgroup && !(cgroup = window__intern(c->w, cgroup)))
+		return NULL;
+	if (!comm)
+		return NULL;
+	pn = &p->names[p->n_names];
+	pn->comm = comm;
+	pn->cgroup = cgroup;
+	if (u64map__put(&p->processes, (uint64_t)pid, p->n_names))
+		return NULL;
+	p->n_names++;
+	return pn;
+}
+
 static int add_entry(const struct sampler_entry *e, void *ctx)
 {
 	struct collect_ctx *c = ctx;
 	struct window_frame frames[MAX_FRAMES];
-	char thread[PROFILE_COMM_LEN + 1], comm[PROFILE_COMM_LEN + 1];
 	struct window_sample s = {
 		.pid = e->key->pid,
 		.tid = e->key->tid,
@@ -223,7 +388,7 @@ static int add_entry(const struct sampler_entry *e, void *ctx)
 		.count = e->value->count,
 		.cpu_ns = e->value->period_ns,
 	};
-	const char *process_name;
+	const struct process_names *pn;
 	int ret;
 
 	if (cgroup_excluded(c->p, s.cgroup_id))
@@ -231,18 +396,17 @@ static int add_entry(const struct sampler_entry *e, void *ctx)
 	ret = symbolise(c, e, frames, &s.n_frames);
 	if (ret)
 		goto fail;
-	if (sampler__thread_name(c->p->sampler, s.tid, thread, sizeof(thread)))
-		thread[0] = '\0';
-	process_name = symbolizer__comm(c->p->sym, s.pid);
-	if (!process_name || !*process_name) {
-		/* never captured (it exited first): the main thread's name as BPF saw it */
-		if (sampler__thread_name(c->p->sampler, s.pid, comm, sizeof(comm)))
-			snprintf(comm, sizeof(comm), "%s", thread);
-		process_name = comm;
+	s.thread = thread_name(c, s.tid);
+	pn = s.thread ? process_names(c, s.pid, s.cgroup_id, s.thread) : NULL;
+	if (!pn) {
+		ret = -ENOMEM;
+		goto fail;
 	}
-	s.comm = process_name;
-	s.thread = thread[0] ? thread : process_name;
-	ret = window__add_sample(c->w, &s);
+	s.comm = pn->comm;
+	s.cgroup = pn->cgroup;
+	if (!*s.thread)
+		s.thread = s.comm;
+	ret = window__add_interned_sample(c->w, &s);
 	if (!ret)
 		ret = note_pid(c, s.pid);
 	if (ret)
@@ -274,6 +438,8 @@ static void finish_processes(struct collect_ctx *c)
 		if (kill(c->pids[i], 0) && errno == ESRCH) {
 			symbolizer__forget_process(c->p->sym, c->pids[i]);
 			sampler__forget_pid(c->p->sampler, c->pids[i]);
+			if (c->p->cgroups)
+				cgroup_pids__forget(c->p->cgroups, c->pids[i]);
 		}
 	}
 	c->w->stats.processes = distinct;
@@ -321,6 +487,11 @@ int pipeline__collect(struct pipeline *p, struct window **ret)
 	err = sampler__drain(p->sampler, add_entry, &c);
 	if (c.err)
 		err = c.err;
+	u64map__clear(&p->stacks);
+	u64map__clear(&p->threads);
+	u64map__clear(&p->processes);
+	p->n_frames = 0;
+	p->n_names = 0;
 	add_kernel_stats(p, &c.w->stats);
 	finish_processes(&c);
 	free(c.pids);
@@ -330,6 +501,11 @@ int pipeline__collect(struct pipeline *p, struct window **ret)
 	}
 	*ret = c.w;
 	return 0;
+}
+
+void pipeline__symbolizer_stats(const struct pipeline *p, struct symbolizer_stats *ret)
+{
+	symbolizer__stats(p->sym, ret);
 }
 
 int pipeline__set_excluded_cgroups(struct pipeline *p, const uint64_t *ids, size_t n)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "symbolizer.h"
 #include "window.h"
 
 #define SAMPLE_RATE_MIN_HZ 10
@@ -19,6 +20,7 @@ struct pipeline_options {
 	pid_t pid;	     /* 0 = every process */
 	size_t max_binaries; /* symboliser caches; 0 = defaults */
 	size_t max_processes;
+	bool capture_cgroups; /* fill window_sample.cgroup (captured at first sight) */
 };
 
 struct pipeline;
@@ -44,6 +46,9 @@ int pipeline__poll(struct pipeline *p, int timeout_ms);
 /* Drains the kernel aggregation (no sample lost during the drain) and symbolises it into a
  * window covering the time since the previous collect. Caller frees with window__free(). */
 int pipeline__collect(struct pipeline *p, struct window **ret);
+
+/* The symboliser's cache counters (captured, dropped after exit, evicted, held). */
+void pipeline__symbolizer_stats(const struct pipeline *p, struct symbolizer_stats *ret);
 
 /* Per-service switch in the kernel: samples whose cgroup v2 id is listed are not recorded.
  * Ineffective on cgroup v1 (ids are 0 there); callers filter again in user space. */

@@ -287,7 +287,19 @@ static void print_top_functions(const struct window *w, uint64_t cpu_ns)
 	free(t);
 }
 
-static void print_summary(const struct window *w)
+static void print_symbolizer(const struct symbolizer_stats *ss)
+{
+	fprintf(stderr,
+		"symbolizer: %llu processes captured, %llu dropped after exit, %llu evicted, "
+		"%llu held; %llu binaries loaded, %llu evicted; %.1f MiB of symbols\n",
+		(unsigned long long)ss->processes_captured,
+		(unsigned long long)ss->processes_forgotten,
+		(unsigned long long)ss->processes_evicted, (unsigned long long)ss->processes_cached,
+		(unsigned long long)ss->binaries_loaded, (unsigned long long)ss->binaries_evicted,
+		ss->symbol_bytes / 1048576.0);
+}
+
+static void print_summary(const struct window *w, const struct symbolizer_stats *ss)
 {
 	const struct window_stats *st = &w->stats;
 	uint64_t cpu_ns = 0;
@@ -307,12 +319,14 @@ static void print_summary(const struct window *w)
 		fprintf(stderr, "BPF run time: %.3f ms over %llu runs (%.2f us/run)\n",
 			st->bpf_run_ns / 1e6, (unsigned long long)st->bpf_run_cnt,
 			st->bpf_run_ns / 1e3 / st->bpf_run_cnt);
+	print_symbolizer(ss);
 	if (cpu_ns)
 		print_top_functions(w, cpu_ns);
 }
 
 /* Records into total: open -> start -> loop -> stop -> final drain. */
-static int record(const struct record_args *a, struct window *total)
+static int record(const struct record_args *a, struct window *total,
+		  struct symbolizer_stats *ret_sym)
 {
 	struct pipeline_options opts = { .pid = a->pid };
 	struct pipeline *p;
@@ -341,6 +355,7 @@ static int record(const struct record_args *a, struct window *total)
 		ret = collect_into(p, total);
 	if (ret)
 		fprintf(stderr, "record: collecting samples failed: %s\n", strerror(-ret));
+	pipeline__symbolizer_stats(p, ret_sym);
 out:
 	pipeline__close(p);
 	return ret;
@@ -348,6 +363,7 @@ out:
 
 int cmd_record(int argc, char **argv)
 {
+	struct symbolizer_stats sym = {0};
 	struct record_args a;
 	struct window *total;
 	int fd, ret;
@@ -371,7 +387,7 @@ int cmd_record(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	ret = record(&a, total);
+	ret = record(&a, total, &sym);
 	if (!ret)
 		ret = save_profile(total, fd, a.output);
 	if (close(fd) && !ret) {
@@ -379,7 +395,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "record: writing %s failed: %s\n", a.output, strerror(-ret));
 	}
 	if (!ret)
-		print_summary(total);
+		print_summary(total, &sym);
 	window__free(total);
 	return ret ? 1 : 0;
 }

@@ -242,9 +242,8 @@ static int setup(struct daemon *d, char *err, size_t err_len)
 	if (r)
 		return r;
 	d->config_http = http_client__new(&copts);
-	d->cgroups = cgroup_cache__new(d->opts.proc_root, 16384);
 	d->resolver = service_resolver__new(&d->file_cfg);
-	if (!d->config_http || !d->cgroups || !d->resolver) {
+	if (!d->config_http || !d->resolver) {
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
@@ -300,7 +299,6 @@ static void teardown(struct daemon *d)
 	http_client__free(d->kubelet_http);
 	http_client__free(d->config_http);
 	service_resolver__free(d->resolver);
-	cgroup_cache__free(d->cgroups);
 	agent_config__clear(&d->cfg);
 	agent_file_config__clear(&d->file_cfg);
 	free(d->kubelet_url);

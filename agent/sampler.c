@@ -21,6 +21,14 @@
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT 39
 #define CAP_SYS_ADMIN_BIT 21
+#define DRAIN_BATCH 1024 /* counts entries per lookup-and-delete syscall */
+#define SWEEP_EVERY 8	 /* drains between full sweeps of a stack map */
+
+/* One stack read during a drain: its ips in the pool. */
+struct stack_slot {
+	__s32 id;
+	__u32 off, n;
+};
 
 struct sampler {
 	struct profile_bpf *skel;
@@ -32,6 +40,18 @@ struct sampler {
 	int stats_fd; /* keeps BPF run-time statistics on while open; -1 if unavailable */
 	int n_possible_cpus;
 	struct sampler_options opts;
+
+	/* drain state, reused across drains */
+	bool no_batch; /* the kernel lacks batch map operations */
+	struct profile_key *keys;
+	struct profile_value *values;
+	size_t counts_cap;
+	__u32 *slot_of_id; /* stack id -> 1-based slot of this drain, 0 = not read yet */
+	struct stack_slot *slots;
+	size_t n_slots, slots_cap;
+	__u64 *ips; /* pool of the stacks read */
+	size_t n_ips, ips_cap;
+	unsigned int drains;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -112,6 +132,12 @@ struct sampler *sampler__open(const struct sampler_options *opts, char *err, siz
 	}
 	s->opts = *opts;
 	s->stats_fd = -1;
+	s->slot_of_id = calloc(PROFILE_MAX_STACKS, sizeof(*s->slot_of_id));
+	if (!s->slot_of_id) {
+		ret = -ENOMEM;
+		snprintf(err, err_len, "out of memory");
+		goto fail;
+	}
 	s->n_possible_cpus = libbpf_num_possible_cpus();
 	if (s->n_possible_cpus <= 0) {
 		ret = s->n_possible_cpus ? s->n_possible_cpus : -EINVAL;
@@ -154,6 +180,11 @@ void sampler__free(struct sampler *s)
 	profile_bpf__destroy(s->skel);
 	if (s->stats_fd >= 0)
 		close(s->stats_fd);
+	free(s->keys);
+	free(s->values);
+	free(s->slot_of_id);
+	free(s->slots);
+	free(s->ips);
 	free(s);
 }
 
@@ -312,17 +343,6 @@ static int collect_keys(int map_fd, size_t key_size, void **ret_keys, size_t *re
 	return 0;
 }
 
-static size_t lookup_stack(int stacks_fd, __s32 id, __u64 *ips)
-{
-	size_t n = 0;
-
-	if (id < 0 || bpf_map_lookup_elem(stacks_fd, &id, ips))
-		return 0;
-	while (n < PROFILE_STACK_DEPTH && ips[n])
-		n++;
-	return n;
-}
-
 static int clear_map(int map_fd, size_t key_size)
 {
 	size_t n;
@@ -338,39 +358,175 @@ static int clear_map(int map_fd, size_t key_size)
 	return 0;
 }
 
-static int drain_generation(int counts_fd, int stacks_fd, sampler_entry_fn fn, void *ctx)
+static int grow_counts(struct sampler *s, size_t want)
 {
-	__u64 user_ips[PROFILE_STACK_DEPTH], kernel_ips[PROFILE_STACK_DEPTH];
+	size_t cap = s->counts_cap ? s->counts_cap : DRAIN_BATCH;
 	struct profile_key *keys;
-	struct profile_value value;
-	struct sampler_entry e;
-	size_t n;
+	struct profile_value *values;
+
+	while (cap < want)
+		cap *= 2;
+	if (cap == s->counts_cap)
+		return 0;
+	keys = realloc(s->keys, cap * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	s->keys = keys;
+	values = realloc(s->values, cap * sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	s->values = values;
+	s->counts_cap = cap;
+	return 0;
+}
+
+/* One syscall per key and two more per entry: kernels without batch operations. */
+static int take_counts_by_key(struct sampler *s, int counts_fd, size_t *ret_n)
+{
+	struct profile_key *keys;
+	size_t n, kept = 0;
 	int ret;
 
+	*ret_n = 0;
 	ret = collect_keys(counts_fd, sizeof(*keys), (void **)&keys, &n);
 	if (ret)
 		return ret;
-	for (size_t i = 0; i < n && !ret; i++) {
-		if (bpf_map_lookup_elem(counts_fd, &keys[i], &value))
+	ret = grow_counts(s, n);
+	for (size_t i = 0; !ret && i < n; i++) {
+		if (bpf_map_lookup_elem(counts_fd, &keys[i], &s->values[kept]))
 			continue;
-		e.key = &keys[i];
-		e.value = &value;
-		e.user_ips = user_ips;
-		e.n_user = lookup_stack(stacks_fd, keys[i].user_stack_id, user_ips);
-		e.kernel_ips = kernel_ips;
-		e.n_kernel = lookup_stack(stacks_fd, keys[i].kernel_stack_id, kernel_ips);
-		ret = fn(&e, ctx);
+		s->keys[kept++] = keys[i];
 	}
 	for (size_t i = 0; i < n; i++)
 		bpf_map_delete_elem(counts_fd, &keys[i]);
 	free(keys);
+	*ret_n = kept;
 	return ret;
+}
+
+/* Takes every entry out of a counts map that is no longer written (the generation was
+ * flipped): lookup-and-delete in batches, one syscall per DRAIN_BATCH entries. */
+static int take_counts(struct sampler *s, int counts_fd, size_t *ret_n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 in = 0, out = 0, count;
+	bool first = true;
+	size_t n = 0;
+	int ret;
+
+	if (s->no_batch)
+		return take_counts_by_key(s, counts_fd, ret_n);
+	for (;;) {
+		ret = grow_counts(s, n + DRAIN_BATCH);
+		if (ret)
+			break;
+		count = s->counts_cap - n;
+		ret = bpf_map_lookup_and_delete_batch(counts_fd, first ? NULL : &in, &out,
+						      s->keys + n, s->values + n, &count, &opts);
+		if (first && (ret == -EINVAL || ret == -ENOTSUP || ret == -EOPNOTSUPP)) {
+			s->no_batch = true; /* nothing taken: the old way from now on */
+			return take_counts_by_key(s, counts_fd, ret_n);
+		}
+		n += count;
+		if (ret == -ENOENT) { /* that was the last batch */
+			ret = 0;
+			break;
+		}
+		if (ret)
+			break;
+		first = false;
+		in = out;
+	}
+	*ret_n = n;
+	return ret;
+}
+
+/* Room for one more stack in the per-drain pool. 0 or -ENOMEM. */
+static int reserve_stack(struct sampler *s)
+{
+	if (s->n_slots == s->slots_cap) {
+		size_t cap = s->slots_cap ? 2 * s->slots_cap : 256;
+		struct stack_slot *slots = realloc(s->slots, cap * sizeof(*slots));
+
+		if (!slots)
+			return -ENOMEM;
+		s->slots = slots;
+		s->slots_cap = cap;
+	}
+	if (s->n_ips + PROFILE_STACK_DEPTH > s->ips_cap) {
+		size_t cap = s->ips_cap ? 2 * s->ips_cap : 256 * 32;
+		__u64 *ips;
+
+		while (s->n_ips + PROFILE_STACK_DEPTH > cap)
+			cap *= 2;
+		ips = realloc(s->ips, cap * sizeof(*ips));
+		if (!ips)
+			return -ENOMEM;
+		s->ips = ips;
+		s->ips_cap = cap;
+	}
+	return 0;
+}
+
+/* Slot (1-based) of a stack id's ips, read once per drain however many entries share it;
+ * 0 when the stack is absent or unreadable. */
+static __u32 stack_slot(struct sampler *s, int stacks_fd, __s32 id)
+{
+	struct stack_slot *slot;
+	size_t n = 0;
+	__u64 *ips;
+
+	if (id < 0 || id >= PROFILE_MAX_STACKS)
+		return 0;
+	if (s->slot_of_id[id])
+		return s->slot_of_id[id];
+	if (reserve_stack(s))
+		return 0; /* out of memory: this entry's stack is shown unnamed */
+	ips = s->ips + s->n_ips;
+	if (bpf_map_lookup_elem(stacks_fd, &id, ips))
+		return 0;
+	while (n < PROFILE_STACK_DEPTH && ips[n])
+		n++;
+	slot = &s->slots[s->n_slots++];
+	slot->id = id;
+	slot->off = s->n_ips;
+	slot->n = n;
+	s->n_ips += n;
+	s->slot_of_id[id] = s->n_slots;
+	return s->n_slots;
+}
+
+static size_t slot_ips(const struct sampler *s, __u32 slot, const __u64 **ret_ips)
+{
+	if (!slot) {
+		*ret_ips = NULL;
+		return 0;
+	}
+	*ret_ips = s->ips + s->slots[slot - 1].off;
+	return s->slots[slot - 1].n;
+}
+
+/* Deletes the stacks this drain read; every SWEEP_EVERY drains the whole map, so ids that
+ * no count references (the counts map was full) do not stay. */
+static int clear_stacks(struct sampler *s, int stacks_fd)
+{
+	for (size_t i = 0; i < s->n_slots; i++) {
+		bpf_map_delete_elem(stacks_fd, &s->slots[i].id);
+		s->slot_of_id[s->slots[i].id] = 0;
+	}
+	s->n_slots = 0;
+	s->n_ips = 0;
+	if (++s->drains % SWEEP_EVERY)
+		return 0;
+	return clear_map(stacks_fd, sizeof(__u32));
 }
 
 int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 {
 	__u32 old = s->skel->bss->generation & 1;
 	int counts_fd, stacks_fd, ret, ret2;
+	struct sampler_entry e;
+	size_t n = 0;
 
 	s->skel->bss->generation = old ^ 1;
 	__sync_synchronize();
@@ -378,9 +534,20 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 
 	counts_fd = bpf_map__fd(old ? s->skel->maps.counts1 : s->skel->maps.counts0);
 	stacks_fd = bpf_map__fd(old ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
-	ret = drain_generation(counts_fd, stacks_fd, fn, ctx);
-	/* Stacks too, ids included that no count references, so the map never fills up. */
-	ret2 = clear_map(stacks_fd, sizeof(__u32));
+	ret = take_counts(s, counts_fd, &n);
+	for (size_t i = 0; !ret && i < n; i++) {
+		__u32 user = stack_slot(s, stacks_fd, s->keys[i].user_stack_id);
+		__u32 kernel = stack_slot(s, stacks_fd, s->keys[i].kernel_stack_id);
+
+		e.key = &s->keys[i];
+		e.value = &s->values[i];
+		e.n_user = slot_ips(s, user, &e.user_ips);
+		e.n_kernel = slot_ips(s, kernel, &e.kernel_ips);
+		ret = fn(&e, ctx);
+	}
+	if (ret) /* some entries were taken out unread: sweep their stacks now */
+		s->drains = SWEEP_EVERY - 1;
+	ret2 = clear_stacks(s, stacks_fd);
 	return ret ? ret : ret2;
 }
 

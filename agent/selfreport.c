@@ -61,13 +61,15 @@ int selfreport_append_query(const struct selfreport *r, char *buf, size_t len)
 	if (ret)
 		return ret;
 	used = strlen(buf);
-	/* Names as collector/handlers_ingest.c reads them (docs/api.md); window_start and
-	 * sample_rate_hz are extra context the collector may ignore. */
+	/* Names as collector/handlers_ingest.c reads them (docs/api.md); window_start,
+	 * sample_rate_hz and dropped_profiles are extra context the collector may ignore (the
+	 * samples of dropped profiles are counted in lost_samples, which it stores). */
 	n = snprintf(buf + used, len - used,
 		     "&window_start=%" PRId64 "&window_s=%.3f&cpu_s=%.6f&bpf_s=%.9f"
 		     "&lost_samples=%" PRIu64 "&unknown_frames=%" PRIu64 "&processes=%" PRIu64
-		     "&sample_rate_hz=%d",
+		     "&sample_rate_hz=%d&dropped_profiles=%" PRIu64,
 		     r->window_start_ns, r->window_s, r->agent_cpu_s, r->bpf_run_ns / 1e9,
-		     r->lost_samples, r->unknown_frames, r->processes, r->sample_rate_hz);
+		     r->lost_samples, r->unknown_frames, r->processes, r->sample_rate_hz,
+		     r->dropped_profiles);
 	return n < 0 || (size_t)n >= len - used ? -ENOSPC : 0;
 }

@@ -27,6 +27,10 @@
 #define RECAPTURE_INTERVAL_NS (100 * NSEC_PER_MSEC)    /* maps re-read on a miss, at most */
 #define VALIDATE_INTERVAL_NS (1000 * NSEC_PER_MSEC)    /* exec check on repeated capture */
 #define PERFMAP_CHECK_NS (200 * NSEC_PER_MSEC)	       /* perf map file re-stat */
+/* Misses that keep missing back off, doubling up to these: frame-pointer walks through code
+ * built without frame pointers yield addresses in no mapping, every window. */
+#define RECAPTURE_MAX_NS (30 * 1000 * NSEC_PER_MSEC)
+#define PERFMAP_ABSENT_MAX_NS (10 * 1000 * NSEC_PER_MSEC)
 #define KALLSYMS_RELOAD_NS (60 * 1000 * NSEC_PER_MSEC) /* modules, BPF programs come and go */
 #define KEY_MAX 96
 #define COMM_MAX 16
@@ -70,6 +74,7 @@ struct proc {
 	bool gone;
 	struct perfmap *perfmap;
 	uint64_t perfmap_checked_ns;
+	uint64_t recapture_wait_ns, perfmap_wait_ns; /* current backoffs */
 	off_t perfmap_size;
 	struct timespec perfmap_mtime;
 	struct symbolizer *owner;
@@ -458,6 +463,8 @@ static struct proc *new_proc(struct symbolizer *s, pid_t pid, int *ret_err)
 	}
 	p->pid = pid;
 	p->owner = s;
+	p->recapture_wait_ns = RECAPTURE_INTERVAL_NS;
+	p->perfmap_wait_ns = PERFMAP_CHECK_NS;
 	read_comm(s, p);
 	p->uid = read_uid(s, pid);
 	exe_identity(s, pid, &p->exe_dev, &p->exe_ino); /* kernel threads have none */
@@ -510,7 +517,11 @@ int symbolizer__capture_process(struct symbolizer *s, pid_t pid)
 
 void symbolizer__forget_process(struct symbolizer *s, pid_t pid)
 {
-	proc_free(lru__remove(s->procs, &pid, sizeof(pid)));
+	struct proc *p = lru__remove(s->procs, &pid, sizeof(pid));
+
+	if (p)
+		s->stats.processes_forgotten++;
+	proc_free(p);
 }
 
 const char *symbolizer__comm(struct symbolizer *s, pid_t pid)
@@ -552,7 +563,7 @@ static const struct perfmap *proc_perfmap(struct symbolizer *s, struct proc *p)
 	char paths[2][PROCMAPS_PATH_MAX];
 	uint64_t now = now_ns();
 
-	if (p->perfmap_checked_ns && now - p->perfmap_checked_ns < PERFMAP_CHECK_NS)
+	if (p->perfmap_checked_ns && now - p->perfmap_checked_ns < p->perfmap_wait_ns)
 		return p->perfmap;
 	p->perfmap_checked_ns = now;
 	if (!p->nspid)
@@ -580,6 +591,11 @@ static const struct perfmap *proc_perfmap(struct symbolizer *s, struct proc *p)
 		p->perfmap_mtime = st.st_mtim;
 		break;
 	}
+	/* A JIT appends to its map: check often. No map yet: back off. */
+	if (p->perfmap)
+		p->perfmap_wait_ns = PERFMAP_CHECK_NS;
+	else if (p->perfmap_wait_ns < PERFMAP_ABSENT_MAX_NS)
+		p->perfmap_wait_ns *= 2;
 	return p->perfmap;
 }
 
@@ -670,10 +686,14 @@ void symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t addr, st
 		return set_unknown(s, ret, SYM_UNKNOWN_NO_MAPPING, NULL);
 	m = find_mapping(p, addr);
 	/* Mapped since capture (dlopen, a JIT's new region): re-read the maps, rate-limited. */
-	if (!m && !p->gone && now_ns() - p->captured_ns >= RECAPTURE_INTERVAL_NS) {
+	if (!m && !p->gone && now_ns() - p->captured_ns >= p->recapture_wait_ns) {
 		s->stats.recaptures++;
 		capture_maps(s, p);
 		m = find_mapping(p, addr);
+		if (m)
+			p->recapture_wait_ns = RECAPTURE_INTERVAL_NS;
+		else if (p->recapture_wait_ns < RECAPTURE_MAX_NS)
+			p->recapture_wait_ns *= 2;
 	}
 	if (m)
 		return resolve_in_mapping(s, p, m, addr, ret);
@@ -764,6 +784,7 @@ void symbolizer__free(struct symbolizer *s)
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 {
 	*ret = s->stats;
+	ret->processes_cached = lru__size(s->procs);
 }
 
 const char *symbolizer__reason_name(enum sym_unknown_reason reason)

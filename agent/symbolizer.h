@@ -41,6 +41,8 @@ struct symbolizer_stats {
 	uint64_t unknown[SYM_UNKNOWN__COUNT];
 	uint64_t binaries_loaded, binaries_evicted;
 	uint64_t processes_captured, processes_evicted;
+	uint64_t processes_forgotten; /* dropped after they exited (or exec'd) */
+	uint64_t processes_cached;    /* held now (at most max_processes) */
 	uint64_t binaries_opened;   /* files opened at capture (a cache miss by dev+inode) */
 	uint64_t binary_cache_hits; /* mappings served by an already cached binary */
 	uint64_t recaptures;	    /* maps re-read for an address outside known mappings */

@@ -56,6 +56,7 @@ static void on_drop(const struct upload_job *job, void *ctx)
 	struct uploader *u = ctx;
 
 	u->stats.dropped++;
+	u->stats.dropped_samples += job->samples;
 	if (u->spool && job->spool_name)
 		spool__remove(u->spool, job->spool_name);
 }
@@ -281,7 +282,8 @@ void uploader__free(struct uploader *u)
 	free(u);
 }
 
-int uploader__submit(struct uploader *u, char *query, uint8_t *body, size_t len)
+int uploader__submit(struct uploader *u, char *query, uint8_t *body, size_t len,
+		     uint64_t samples)
 {
 	struct upload_job *job = calloc(1, sizeof(*job));
 
@@ -293,6 +295,7 @@ int uploader__submit(struct uploader *u, char *query, uint8_t *body, size_t len)
 	job->query = query;
 	job->body = body;
 	job->len = len;
+	job->samples = samples;
 	pthread_mutex_lock(&u->lock);
 	job->seq = u->next_seq++;
 	/* A spool write failure (disk full) leaves the job in memory only. */

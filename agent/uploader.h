@@ -29,6 +29,7 @@ struct uploader_stats {
 	uint64_t failed_attempts; /* network errors and retryable statuses */
 	uint64_t rejected;	  /* non-retryable 4xx: dropped */
 	uint64_t dropped;	  /* queue or spool full: oldest dropped */
+	uint64_t dropped_samples; /* profile samples in the dropped jobs */
 	uint64_t replayed;	  /* loaded from the spool at start */
 	size_t queued;
 	size_t queued_bytes;
@@ -46,9 +47,10 @@ struct uploader *uploader__new(const struct uploader_options *opts, char *err, s
  * stay in the spool when there is one. */
 void uploader__free(struct uploader *u);
 
-/* Queues one profile; takes ownership of query and body (malloc'd) in every case. Never
- * blocks on the network. 0 or -ENOMEM. */
-int uploader__submit(struct uploader *u, char *query, uint8_t *body, size_t len);
+/* Queues one profile of `samples` samples; takes ownership of query and body (malloc'd) in
+ * every case. Never blocks on the network. 0 or -ENOMEM. */
+int uploader__submit(struct uploader *u, char *query, uint8_t *body, size_t len,
+		     uint64_t samples);
 /* Waits until the queue is empty or timeout_ms passed; retries immediately (no backoff) in
  * the meantime. Returns the number of jobs still queued. */
 size_t uploader__flush(struct uploader *u, int timeout_ms);

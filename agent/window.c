@@ -115,10 +115,9 @@ static int intern_frames(struct window *w, const struct window_sample *s,
 	return 0;
 }
 
-int window__add_sample(struct window *w, const struct window_sample *s)
+static int reserve_sample(struct window *w)
 {
 	struct window_priv *priv = w->priv_;
-	struct window_sample copy = *s;
 
 	if (w->n_samples == priv->sample_cap) {
 		size_t cap = priv->sample_cap ? priv->sample_cap * 2 : 64;
@@ -129,8 +128,36 @@ int window__add_sample(struct window *w, const struct window_sample *s)
 		w->samples = tmp;
 		priv->sample_cap = cap;
 	}
+	return 0;
+}
+
+int window__add_interned_sample(struct window *w, const struct window_sample *s)
+{
+	struct window_sample copy = *s;
+
+	if (reserve_sample(w))
+		return -ENOMEM;
+	copy.frames = malloc((s->n_frames ? s->n_frames : 1) * sizeof(*copy.frames));
+	if (!copy.frames)
+		return -ENOMEM;
+	memcpy(copy.frames, s->frames, s->n_frames * sizeof(*copy.frames));
+	w->samples[w->n_samples++] = copy;
+	return 0;
+}
+
+int window__add_sample(struct window *w, const struct window_sample *s)
+{
+	struct window_sample copy = *s;
+
+	if (reserve_sample(w))
+		return -ENOMEM;
 	copy.comm = window__intern(w, s->comm);
 	copy.thread = window__intern(w, s->thread);
+	if (s->cgroup) {
+		copy.cgroup = window__intern(w, s->cgroup);
+		if (!copy.cgroup)
+			return -ENOMEM;
+	}
 	copy.frames = calloc(s->n_frames ? s->n_frames : 1, sizeof(*copy.frames));
 	if (!copy.comm || !copy.thread || !copy.frames || intern_frames(w, s, copy.frames)) {
 		free(copy.frames);

@@ -20,6 +20,8 @@ struct window_sample {
 	const char *comm;   /* process name (interned) */
 	const char *thread; /* thread name (interned) */
 	uint64_t cgroup_id; /* cgroup v2 id from BPF (0 when unavailable) */
+	const char *cgroup; /* interned cgroup path (cgroup.h picks it) captured when the process
+			     * was first seen; NULL when not captured (record mode, unknown) */
 	struct window_frame *frames; /* leaf first: kernel frames, then user frames */
 	size_t n_frames;
 	uint64_t count;	    /* samples */
@@ -62,6 +64,10 @@ const char *window__intern(struct window *w, const char *s);
 /* Appends a copy of s: its frames array is copied and every string interned in w.
  * Updates nothing in w->stats. 0 or -ENOMEM. */
 int window__add_sample(struct window *w, const struct window_sample *s);
+
+/* Same, for a sample whose strings (comm, thread, cgroup, frames) all come from
+ * window__intern(w, ...): only the frames array is copied. 0 or -ENOMEM. */
+int window__add_interned_sample(struct window *w, const struct window_sample *s);
 
 /* Appends every sample of src to dst and adds src's stats to dst's; the time range becomes
  * the union. 0 or -ENOMEM. */

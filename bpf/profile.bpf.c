@@ -96,7 +96,8 @@ static __always_inline void count_stack_error(struct profile_stats *st, int err,
 	}
 }
 
-static __always_inline void announce(struct profile_stats *st, __u32 pid, __u32 tid, __u32 type)
+static __always_inline void announce(struct profile_stats *st, __u32 pid, __u32 tid, __u32 type,
+				     __u64 cgroup_id)
 {
 	struct profile_event *e;
 
@@ -108,12 +109,14 @@ static __always_inline void announce(struct profile_stats *st, __u32 pid, __u32 
 	e->type = type;
 	e->pid = pid;
 	e->tid = tid;
+	e->cgroup_id = cgroup_id;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 }
 
 /* First sight of a pid (or first sample after an exec): tell user space to capture it now. */
-static __always_inline void note_pid(struct profile_stats *st, __u32 pid, __u32 tid)
+static __always_inline void note_pid(struct profile_stats *st, __u32 pid, __u32 tid,
+				     __u64 cgroup_id)
 {
 	__u32 seen = PROFILE_SEEN, *state;
 
@@ -124,11 +127,11 @@ static __always_inline void note_pid(struct profile_stats *st, __u32 pid, __u32 
 		/* -EEXIST: another CPU announced it first */
 		if (bpf_map_update_elem(&seen_pids, &pid, &seen, BPF_NOEXIST))
 			return;
-		announce(st, pid, tid, PROFILE_EVENT_FIRST_SIGHT);
+		announce(st, pid, tid, PROFILE_EVENT_FIRST_SIGHT, cgroup_id);
 		return;
 	}
 	*state = PROFILE_SEEN;
-	announce(st, pid, tid, PROFILE_EVENT_EXEC);
+	announce(st, pid, tid, PROFILE_EVENT_EXEC, cgroup_id);
 }
 
 static __always_inline void note_thread_name(__u32 tid)
@@ -209,7 +212,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	__sync_fetch_and_add(&st->samples_ns, period_ns);
 
 	note_thread_name(tid);
-	note_pid(st, pid, tid);
+	note_pid(st, pid, tid, key.cgroup_id);
 	return 0;
 }
 

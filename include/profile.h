@@ -54,6 +54,7 @@ struct profile_event {
 	__u32 pid;
 	__u32 tid;
 	char comm[PROFILE_COMM_LEN];
+	__u64 cgroup_id; /* as in profile_key */
 };
 
 /* Value of the seen-pids map. */

@@ -98,7 +98,8 @@ class RecordMachine(unittest.TestCase):
             short = subprocess.Popen([helper("short_lived"), "50"])
             cls.short_pid = short.pid
             short.wait(10)
-            sysc = subprocess.Popen([helper("syscall_heavy"), "1.0"])
+            # 2 s: few of its samples land in copy_zeroes' own (user-mode) code
+            sysc = subprocess.Popen([helper("syscall_heavy"), "2.0"])
             cls.sys_pid = sysc.pid
             sysc.wait(10)
             split = subprocess.Popen([helper("cpu_split"), "12"], stdout=subprocess.PIPE,

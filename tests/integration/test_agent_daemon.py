@@ -438,6 +438,31 @@ class AgentDaemonTest(unittest.TestCase):
         self.assertIn("bpf_s", report)
         self.assertEqual(agent.stop(), 0)
 
+    def test_short_lived_process_lands_under_its_cgroups_service(self):
+        """~100 ms processes in a systemd-unit-like cgroup that exit long before the upload:
+        their cgroup was captured at first sight, so they land under the unit's service,
+        not under their process name."""
+        cg = CgroupDirs()
+        self.cleanups.append(cg.cleanup)
+        unit_dir = cg.make("system.slice/rt-test-brief.service")
+        stub = self.start_stub(config=enabled_config())
+        agent = self.start_agent(stub.url(), "rtc_stub")
+        self.assertTrue(wait_for(lambda: sampling(agent.pid), 15), agent.log())
+        time.sleep(1)
+        helper = os.path.join(build_dir(), "tests", "helpers", "short_lived")
+        for _ in range(5):  # ~50 samples in all, each process gone within ~100 ms
+            subprocess.run(["sh", "-c", 'echo $$ > "$1/cgroup.procs" && exec "$2" 100', "sh",
+                            unit_dir, helper], check=True, timeout=30)
+        got = wait_for(lambda: [b for q, b in stub.accepted()
+                                if q.get("service") == "rt-test-brief"], 25)
+        self.assertTrue(got, [q.get("service") for q, _ in stub.accepted()])
+        samples = [smp for b in got for smp in pprof_reader.parse(b).samples]
+        self.assertTrue(any("short_lived_hot" in smp.stack for smp in samples), samples[:3])
+        self.assertEqual({smp.labels.get("comm") for smp in samples}, {"short_lived"})
+        self.assertFalse([q for q, _ in stub.accepted() if q.get("service") == "short_lived"],
+                         "a short-lived process was tagged with its process name")
+        self.assertEqual(agent.stop(), 0)
+
     def test_outage_queues_profiles_that_arrive_once(self):
         c = self.start_collector()
         tok = c.create_token("collector")

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* cgroup path picking from /proc/PID/cgroup contents (v1, v2, hybrid) and the per-pid cache
  * noticing a move to another cgroup. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -74,55 +75,81 @@ static void write_file(const char *path, const char *content)
 	fclose(f);
 }
 
-TEST(cache_sees_a_move_and_keeps_the_path_of_an_exited_pid)
+TEST(store_keeps_the_path_captured_at_first_sight_after_the_pid_is_gone)
 {
 	char root[] = "/tmp/test-cgroup-XXXXXX", dir[128], file[160];
-	struct cgroup_cache *c;
-	const char *p;
+	struct cgroup_pids *c;
 
 	CHECK(mkdtemp(root));
 	snprintf(dir, sizeof(dir), "%s/42", root);
 	mkdir(dir, 0700);
 	snprintf(file, sizeof(file), "%s/cgroup", dir);
 	write_file(file, "0::/system.slice/a.service\n");
-	c = cgroup_cache__new(root, 16);
+	c = cgroup_pids__new(root, 16);
 	CHECK(c);
-	p = cgroup_cache__lookup(c, 42);
-	CHECK_EQ_STR(p, "/system.slice/a.service");
-	/* same generation: cached, no re-read */
-	write_file(file, "0::/system.slice/b.service\n");
-	CHECK_EQ_STR(cgroup_cache__lookup(c, 42), "/system.slice/a.service");
-	cgroup_cache__next_generation(c, 3);
-	CHECK_EQ_STR(cgroup_cache__lookup(c, 42), "/system.slice/b.service");
+	CHECK_EQ_INT(cgroup_pids__capture(c, 42, 7), 0);
 	unlink(file);
 	rmdir(dir);
-	cgroup_cache__next_generation(c, 3);
-	CHECK_EQ_STR(cgroup_cache__lookup(c, 42), "/system.slice/b.service");
-	CHECK(cgroup_cache__lookup(c, 43) == NULL);
-	/* unseen for more than max_age generations: evicted */
-	for (int i = 0; i < 5; i++)
-		cgroup_cache__next_generation(c, 3);
-	CHECK_EQ_INT(cgroup_cache__size(c), 0);
-	CHECK(cgroup_cache__lookup(c, 42) == NULL);
-	cgroup_cache__free(c);
+	/* gone, and even with a stale capture: the last known path */
+	CHECK_EQ_STR(cgroup_pids__get(c, 42, 7, 0), "/system.slice/a.service");
+	CHECK(cgroup_pids__get(c, 43, 0, 60000) == NULL);
+	cgroup_pids__forget(c, 42);
+	CHECK_EQ_INT(cgroup_pids__size(c), 0);
+	CHECK(cgroup_pids__get(c, 42, 7, 60000) == NULL);
+	cgroup_pids__free(c);
 	rmdir(root);
 }
 
-TEST(cache_is_bounded)
+TEST(store_rereads_on_a_new_cgroup_id_or_when_stale_not_otherwise)
 {
-	struct cgroup_cache *c = cgroup_cache__new("/proc", 2);
+	char root[] = "/tmp/test-cgroup-XXXXXX", dir[128], file[160];
+	struct cgroup_pids *c;
+
+	CHECK(mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/42", root);
+	mkdir(dir, 0700);
+	snprintf(file, sizeof(file), "%s/cgroup", dir);
+	write_file(file, "0::/system.slice/a.service\n");
+	c = cgroup_pids__new(root, 16);
+	CHECK(c);
+	CHECK_EQ_STR(cgroup_pids__get(c, 42, 7, 60000), "/system.slice/a.service");
+	write_file(file, "0::/system.slice/b.service\n");
+	/* same id, fresh capture: no /proc read */
+	CHECK_EQ_STR(cgroup_pids__get(c, 42, 7, 60000), "/system.slice/a.service");
+	/* another BPF cgroup id: it moved (cgroup v2) */
+	CHECK_EQ_STR(cgroup_pids__get(c, 42, 8, 60000), "/system.slice/b.service");
+	write_file(file, "0::/system.slice/c.service\n");
+	/* id 0 (cgroup v1): only the age triggers a re-read */
+	CHECK_EQ_STR(cgroup_pids__get(c, 42, 0, 60000), "/system.slice/b.service");
+	usleep(5000);
+	CHECK_EQ_STR(cgroup_pids__get(c, 42, 0, 1), "/system.slice/c.service");
+	/* an exec re-captures */
+	write_file(file, "0::/system.slice/d.service\n");
+	CHECK_EQ_INT(cgroup_pids__capture(c, 42, 8), 0);
+	CHECK_EQ_STR(cgroup_pids__get(c, 42, 8, 60000), "/system.slice/d.service");
+	cgroup_pids__free(c);
+	unlink(file);
+	rmdir(dir);
+	rmdir(root);
+}
+
+TEST(store_is_bounded_least_recent_dropped)
+{
+	struct cgroup_pids *c = cgroup_pids__new("/proc", 2);
 	pid_t self = getpid(), parent = getppid();
 
 	CHECK(c);
-	CHECK(cgroup_cache__lookup(c, self));
-	CHECK(cgroup_cache__lookup(c, parent));
-	CHECK(cgroup_cache__lookup(c, 1) == NULL); /* full */
-	CHECK_EQ_INT(cgroup_cache__size(c), 2);
-	cgroup_cache__free(c);
+	CHECK_EQ_INT(cgroup_pids__capture(c, self, 0), 0);
+	CHECK_EQ_INT(cgroup_pids__capture(c, parent, 0), 0);
+	CHECK_EQ_INT(cgroup_pids__capture(c, 1, 0), 0);
+	CHECK_EQ_INT(cgroup_pids__size(c), 2);
+	CHECK_EQ_INT(cgroup_pids__capture(c, 0x3ffffff0, 0), -ENOENT);
+	cgroup_pids__free(c);
 }
 
 TEST_MAIN("cgroup", T(pure_v2_uses_the_unified_line), T(v1_prefers_name_systemd),
 	  T(v1_falls_back_to_cpu_when_systemd_is_root), T(v1_cpu_before_memory),
 	  T(hybrid_non_root_unified_line_wins), T(all_root_gives_root), T(garbage_is_an_error),
-	  T(no_trailing_newline), T(cache_sees_a_move_and_keeps_the_path_of_an_exited_pid),
-	  T(cache_is_bounded))
+	  T(no_trailing_newline), T(store_keeps_the_path_captured_at_first_sight_after_the_pid_is_gone),
+	  T(store_rereads_on_a_new_cgroup_id_or_when_stale_not_otherwise),
+	  T(store_is_bounded_least_recent_dropped))
