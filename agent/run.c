@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -258,6 +259,19 @@ static int setup(struct daemon *d, char *err, size_t err_len)
 	return 0;
 }
 
+
+/* node/pid-start-random: upload ids are this plus a counter, and the collector drops a
+ * repeated id as a retry, so two agents (same node name, pid 1 in containers, restarted in
+ * the same second) must never share it. */
+static void set_agent_id(struct daemon *d)
+{
+	unsigned int nonce = 0;
+
+	if (getrandom(&nonce, sizeof(nonce), GRND_NONBLOCK) != sizeof(nonce))
+		nonce = (unsigned int)clock() ^ (unsigned int)getpid() << 16;
+	snprintf(d->agent_id, sizeof(d->agent_id), "%.100s/%d-%lx-%08x", d->node, (int)getpid(),
+		 (unsigned long)time(NULL), nonce);
+}
 static int init_identity(struct daemon *d, char *err, size_t err_len)
 {
 	char *token = NULL;
@@ -275,8 +289,7 @@ static int init_identity(struct daemon *d, char *err, size_t err_len)
 		snprintf(d->node, sizeof(d->node), "%s", d->opts.node_name);
 	else if (gethostname(d->node, sizeof(d->node) - 1) < 0)
 		snprintf(d->node, sizeof(d->node), "unknown");
-	snprintf(d->agent_id, sizeof(d->agent_id), "%.100s/%d-%lx", d->node, (int)getpid(),
-		 (unsigned long)time(NULL));
+	set_agent_id(d);
 	r = agent_file_config__defaults(&d->file_cfg);
 	if (!r && d->opts.config_file) {
 		char cerr[256];
