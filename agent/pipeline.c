@@ -113,6 +113,7 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 			goto fail;
 		}
 	}
+	symbolizer__preload_kernel(p->sym); /* before sampling starts: a one-time ~150 ms */
 	sampler_opts.ctx = p;
 	p->sampler = sampler__open(&sampler_opts, err, err_len);
 	if (!p->sampler)

@@ -32,6 +32,7 @@
 #define RECAPTURE_MAX_NS (30 * 1000 * NSEC_PER_MSEC)
 #define PERFMAP_ABSENT_MAX_NS (10 * 1000 * NSEC_PER_MSEC)
 #define KALLSYMS_RELOAD_NS (60 * 1000 * NSEC_PER_MSEC) /* modules, BPF programs come and go */
+#define KALLSYMS_RELOAD_MAX_NS (3600 * 1000 * NSEC_PER_MSEC)
 #define KEY_MAX 96
 #define COMM_MAX 16
 
@@ -88,6 +89,7 @@ struct symbolizer {
 	struct lru *procs;    /* pid -> struct proc */
 	struct kallsyms *kallsyms;
 	uint64_t kallsyms_loaded_ns;
+	uint64_t kallsyms_reload_ns; /* after a miss; doubles while reloads do not help */
 	struct elf_symbols *vdso;
 	size_t vdso_size;
 	int vdso_err;
@@ -704,14 +706,16 @@ void symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t addr, st
 	set_unknown(s, ret, SYM_UNKNOWN_NO_MAPPING, NULL);
 }
 
-/* Loads kallsyms on first use; again after a miss once it is a minute old. */
+/* Loads kallsyms on first use; again after a miss once it is a minute old (longer while
+ * reloads do not name the missed address: a reload costs ~150 ms of CPU). */
 static void load_kallsyms(struct symbolizer *s, bool missed)
 {
 	struct kallsyms *ks;
 	char path[300];
 	uint64_t now = now_ns();
 
-	if (s->kallsyms_loaded_ns && (!missed || now - s->kallsyms_loaded_ns < KALLSYMS_RELOAD_NS))
+	if (s->kallsyms_loaded_ns &&
+	    (!missed || now - s->kallsyms_loaded_ns < s->kallsyms_reload_ns))
 		return;
 	s->kallsyms_loaded_ns = now;
 	snprintf(path, sizeof(path), "%s/kallsyms", s->proc_root);
@@ -720,6 +724,11 @@ static void load_kallsyms(struct symbolizer *s, bool missed)
 		return; /* unreadable or hidden (kptr_restrict): kernel frames stay unknown */
 	kallsyms__free(s->kallsyms);
 	s->kallsyms = ks;
+}
+
+void symbolizer__preload_kernel(struct symbolizer *s)
+{
+	load_kallsyms(s, false);
 }
 
 void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *ret)
@@ -731,9 +740,16 @@ void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_
 	if (s->kallsyms)
 		name = kallsyms__lookup(s->kallsyms, addr, NULL);
 	if (!name) {
+		uint64_t loaded = s->kallsyms_loaded_ns;
+
 		load_kallsyms(s, true);
 		if (s->kallsyms)
 			name = kallsyms__lookup(s->kallsyms, addr, NULL);
+		if (loaded != s->kallsyms_loaded_ns && !name &&
+		    s->kallsyms_reload_ns < KALLSYMS_RELOAD_MAX_NS)
+			s->kallsyms_reload_ns *= 2;
+		else if (loaded != s->kallsyms_loaded_ns && name)
+			s->kallsyms_reload_ns = KALLSYMS_RELOAD_NS;
 	}
 	if (!name)
 		return set_unknown(s, ret, SYM_UNKNOWN_KERNEL, "[kernel]");
@@ -753,6 +769,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_options *opts)
 		return NULL;
 	snprintf(s->proc_root, sizeof(s->proc_root), "%s", o.proc_root ? o.proc_root : "/proc");
 	snprintf(s->tmp_dir, sizeof(s->tmp_dir), "%s", o.tmp_dir ? o.tmp_dir : "/tmp");
+	s->kallsyms_reload_ns = KALLSYMS_RELOAD_NS;
 	if (!o.max_binaries)
 		o.max_binaries = DEFAULT_MAX_BINARIES;
 	if (!o.max_processes)

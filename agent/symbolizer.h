@@ -73,6 +73,10 @@ void symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t addr,
 			      struct sym_frame *ret);
 void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *ret);
 
+/* Loads /proc/kallsyms now (~150 ms of CPU: the kernel formats every symbol) instead of at
+ * the first kernel frame, so the cost is paid at start, not while sampling. */
+void symbolizer__preload_kernel(struct symbolizer *s);
+
 /* Process name captured for pid ("" when never seen). */
 const char *symbolizer__comm(struct symbolizer *s, pid_t pid);
 
