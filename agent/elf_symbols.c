@@ -246,7 +246,8 @@ static int build_table(struct sym_vec *vec, struct elf_symbols *es)
 {
 	size_t out = 0, off = 0;
 
-	qsort(vec->v, vec->n, sizeof(*vec->v), raw_cmp);
+	if (vec->n) /* qsort(NULL, 0) is undefined */
+		qsort(vec->v, vec->n, sizeof(*vec->v), raw_cmp);
 	es->syms = malloc((vec->n ? vec->n : 1) * sizeof(*es->syms));
 	es->names = malloc(vec->name_bytes ? vec->name_bytes : 1);
 	if (!es->syms || !es->names)

@@ -113,7 +113,6 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 			goto fail;
 		}
 	}
-	symbolizer__preload_kernel(p->sym); /* before sampling starts: a one-time ~150 ms */
 	sampler_opts.ctx = p;
 	p->sampler = sampler__open(&sampler_opts, err, err_len);
 	if (!p->sampler)
@@ -153,6 +152,8 @@ int pipeline__start(struct pipeline *p, int frequency_hz, char *err, size_t err_
 		frequency_hz = SAMPLE_RATE_MIN_HZ;
 	if (frequency_hz > SAMPLE_RATE_MAX_HZ)
 		frequency_hz = SAMPLE_RATE_MAX_HZ;
+	if (!p->frequency_hz) /* first start: a one-time ~150 ms, not inside a window */
+		symbolizer__preload_kernel(p->sym);
 	ret = sampler__attach(p->sampler, frequency_hz, err, err_len);
 	if (ret)
 		return ret;

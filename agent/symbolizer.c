@@ -29,8 +29,8 @@
 #define PERFMAP_CHECK_NS (200 * NSEC_PER_MSEC)	       /* perf map file re-stat */
 /* Misses that keep missing back off, doubling up to these: frame-pointer walks through code
  * built without frame pointers yield addresses in no mapping, every window. */
-#define RECAPTURE_MAX_NS (30 * 1000 * NSEC_PER_MSEC)
-#define PERFMAP_ABSENT_MAX_NS (10 * 1000 * NSEC_PER_MSEC)
+#define RECAPTURE_MAX_NS (60 * 1000 * NSEC_PER_MSEC)
+#define PERFMAP_ABSENT_MAX_NS (60 * 1000 * NSEC_PER_MSEC)
 #define KALLSYMS_RELOAD_NS (60 * 1000 * NSEC_PER_MSEC) /* modules, BPF programs come and go */
 #define KALLSYMS_RELOAD_MAX_NS (3600 * 1000 * NSEC_PER_MSEC)
 #define KEY_MAX 96

@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # Symboliser fixtures: small ELF files with known functions, built into $(BUILD)/fixtures:
-# PIE, non-PIE, stripped (.dynsym only), a shared library and its user, C++, a tiny JIT.
+# PIE, non-PIE, stripped (.dynsym only), static and stripped (no symbol table at all), a
+# shared library and its user, C++, a tiny JIT.
 FIXTURE_SRC := tests/fixtures/elf
 FIXTURE_DIR := $(BUILD)/fixtures
 FIXTURE_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 FIXTURES := $(addprefix $(FIXTURE_DIR)/,fixture-pie fixture-nopie fixture-stripped \
-	libfixture.so fixture-uses-lib fixture-cpp fixture-jit)
+	fixture-static-stripped libfixture.so fixture-uses-lib fixture-cpp fixture-jit)
 
 .PHONY: fixtures
 fixtures: $(FIXTURES)
@@ -29,6 +30,13 @@ $(FIXTURE_DIR)/fixture-stripped: $(FIXTURE_SRC)/fixture_main.c $(FIXTURE_SRC)/fi
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -fPIE -pie -rdynamic $< -o $@.tmp
+	$(Q)strip --strip-all $@.tmp && mv $@.tmp $@
+
+# Static, then stripped: neither .symtab nor .dynsym (libc.a comes with libc6-dev).
+$(FIXTURE_DIR)/fixture-static-stripped: $(FIXTURE_SRC)/fixture_main.c $(FIXTURE_SRC)/fixture_common.h
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -static $< -o $@.tmp
 	$(Q)strip --strip-all $@.tmp && mv $@.tmp $@
 
 $(FIXTURE_DIR)/libfixture.so: $(FIXTURE_SRC)/fixture_lib.c

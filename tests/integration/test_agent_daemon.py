@@ -458,7 +458,10 @@ class AgentDaemonTest(unittest.TestCase):
         self.assertTrue(got, [q.get("service") for q, _ in stub.accepted()])
         samples = [smp for b in got for smp in pprof_reader.parse(b).samples]
         self.assertTrue(any("short_lived_hot" in smp.stack for smp in samples), samples[:3])
-        self.assertEqual({smp.labels.get("comm") for smp in samples}, {"short_lived"})
+        # (the sh that moved itself into the cgroup may be sampled there before its exec)
+        comms = {smp.labels.get("comm") for smp in samples}
+        self.assertIn("short_lived", comms)
+        self.assertLessEqual(comms, {"short_lived", "sh"})
         self.assertFalse([q for q, _ in stub.accepted() if q.get("service") == "short_lived"],
                          "a short-lived process was tagged with its process name")
         self.assertEqual(agent.stop(), 0)

@@ -518,6 +518,20 @@ TEST(elf_reader_reports_build_id_and_dynsym_fallback)
 	close(fd);
 }
 
+TEST(elf_without_any_symbol_table_loads_empty)
+{
+	int fd = open(fixture_path("fixture-static-stripped"), O_RDONLY);
+	struct elf_symbols *es;
+
+	CHECK(fd >= 0);
+	es = elf_symbols__load_fd(fd);
+	close(fd);
+	CHECK(es); /* readable, just nothing to name: frames in it are [unknown] no_symbol */
+	CHECK_EQ_INT(elf_symbols__count(es), 0);
+	CHECK(elf_symbols__lookup(es, 0x401000) == NULL);
+	elf_symbols__free(es);
+}
+
 /* --- fake /proc trees ------------------------------------------------------------------- */
 
 #define FAKE_PID 4242
@@ -752,6 +766,7 @@ TEST_MAIN("symbolizer", T(pie_binary_names_exported_and_static_functions),
 	  T(library_mapped_by_many_processes_is_read_once),
 	  T(binary_cache_is_bounded_and_evicted_binaries_stay_usable), T(process_cache_is_bounded),
 	  T(vdso_frames_named), T(elf_reader_reports_build_id_and_dynsym_fallback),
+	  T(elf_without_any_symbol_table_loads_empty),
 	  T(unreadable_binary_is_unknown_with_module_and_counted),
 	  T(jit_frames_named_from_perf_map), T(perf_map_written_by_another_user_is_ignored),
 	  T(new_mapping_after_capture_is_found_by_recapture), T(kernel_frames_from_kallsyms),
