@@ -221,8 +221,10 @@ class ProductPromise(unittest.TestCase):
             elif total and time.time() - since > UPLOAD_S + 5:
                 return cost
             time.sleep(1)
-        self.fail("the CPU profile of %s did not settle in 90 s (last total %r)"
-                  % (service, last))
+        alive = self.agent.poll() is None if hasattr(self, "agent") else "unknown"
+        self.fail("the CPU profile of %s did not settle in 90 s (last total %r); agent alive: "
+                  "%s; agent log tail:\n%s" % (service, last, alive,
+                                                 self.agent_output()[-3000:]))
 
     # ------------------------------------------------------------------- tests ----
     def test_1_cost_matches_the_cpu_the_unit_used(self):
