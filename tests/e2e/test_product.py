@@ -222,9 +222,12 @@ class ProductPromise(unittest.TestCase):
                 return cost
             time.sleep(1)
         alive = self.agent.poll() is None if hasattr(self, "agent") else "unknown"
+        _, services = self.collector.get_json("/api/apm/services", self.viewer)
+        names = sorted({s.get("service") or s.get("name") for s in services.get("services", [])}
+                       if isinstance(services, dict) else [])
         self.fail("the CPU profile of %s did not settle in 90 s (last total %r); agent alive: "
-                  "%s; agent log tail:\n%s" % (service, last, alive,
-                                                 self.agent_output()[-3000:]))
+                  "%s; services stored: %s; agent log tail:\n%s"
+                  % (service, last, alive, names, self.agent_output()[-3000:]))
 
     # ------------------------------------------------------------------- tests ----
     def test_1_cost_matches_the_cpu_the_unit_used(self):
