@@ -446,7 +446,14 @@ class LeastPrivilege(unittest.TestCase):
         # CAP_SYS_RESOURCE only matters on kernels < 5.11; test sandboxes may not have it.
         self.assertLessEqual({"CAP_BPF", "CAP_PERFMON"}, set(caps))
         out = os.path.join(self.tmp, "nobody.pb.gz")
-        res = self.record_as_nobody(caps, out)
+        # Something must be on CPU for "samples: N" to be non-zero: an idle machine has none.
+        busy = subprocess.Popen(["sh", "-c", "end=$(($(date +%s)+6)); "
+                                 "while [ $(date +%s) -lt $end ]; do :; done"])
+        try:
+            res = self.record_as_nobody(caps, out)
+        finally:
+            busy.kill()
+            busy.wait()
         self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
         self.assertGreater(os.path.getsize(out), 0)
         self.assertEqual(os.stat(out).st_uid, 65534)
