@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "respond.h"
+#include "utf8.h"
 
 static const char fallback_500[] = "{\"error\": \"internal\", \"detail\": \"out of memory\"}";
 
@@ -62,6 +63,9 @@ int respond_error(struct response *resp, int status, const char *error, const ch
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
+	/* details quote what the client sent, and a truncation can split a sequence: the JSON
+	 * encoder takes only valid UTF-8 */
+	utf8_sanitize(detail);
 	return respond_json(resp, status, json_pack("{s:s, s:s}", "error", error, "detail", detail));
 }
 

@@ -10,6 +10,7 @@
 
 #include "idmap.h"
 #include "pprof.h"
+#include "utf8.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile pb_profile;
@@ -134,46 +135,6 @@ static int check_str(struct decode_ctx *c, int64_t idx, const char *what)
 		return 0;
 	return fail(c, "string index %lld out of range (table has %zu) in %s", (long long)idx,
 		    c->msg->n_string_table, what);
-}
-
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 (overlong, surrogate, > U+10FFFF,
- * truncated or stray continuation byte). s is NUL-terminated. */
-static size_t utf8_seq_len(const unsigned char *s)
-{
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		unsigned char lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
-
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		unsigned char lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
-
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80
-			   ? 4
-			   : 0;
-	}
-	return 0;
-}
-
-/* Replaces each byte that is not part of valid UTF-8 with '?', in place; returns strlen. */
-static size_t utf8_sanitize(char *str)
-{
-	unsigned char *s = (unsigned char *)str;
-	size_t i = 0, n;
-
-	while (s[i]) {
-		n = utf8_seq_len(s + i);
-		if (!n) {
-			s[i] = '?';
-			n = 1;
-		}
-		i += n;
-	}
-	return i;
 }
 
 static int check_strings(struct decode_ctx *c)

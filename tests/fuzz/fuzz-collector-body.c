@@ -110,12 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (getenv("FUZZ_VERBOSE")) /* to check what the seeds reach */
 		fprintf(stderr, "status %d: %.*s\n", resp.status, (int)resp.body_len,
 			resp.body ? resp.body : "");
-	/* Open finding (see the closing note of this stop): some inputs make the ingest path
-	 * ask for more memory than the sanitizer allocator grants (allocator_may_return_null),
-	 * and the handler answers a clean 500 "out of memory". Tolerated here until the size
-	 * check lands; every other 5xx still aborts. */
-	if (resp.status >= 500 && resp.status != 503 &&
-	    !(resp.body && memmem(resp.body, resp.body_len, "out of memory", 13))) {
+	if (resp.status >= 500 && resp.status != 503) {
 		fprintf(stderr, "status %d: %.*s\n", resp.status, (int)resp.body_len,
 			resp.body ? resp.body : "");
 		abort();

@@ -218,6 +218,16 @@ class BadInput(unittest.TestCase):
         self.assertIn("wall/nanoseconds", doc["detail"])
         self.assertIn("cpu/nanoseconds", doc["detail"])
 
+    def test_422_detail_cut_inside_a_utf8_sequence_is_still_422(self):
+        # the "this one has" list is truncated at a fixed size: the cut must not leave half a
+        # character that the JSON encoder refuses (that answered 500 "out of memory")
+        for pad in ("", "a"):  # the cut falls inside a character for one of the two
+            prof = raw_profile([(1, 2), (5, 2)], [([2, 1], [5, 7])], [(1, 1), (2, 2)],
+                               [(1, 3), (2, 4)], STRINGS + [pad + "\u00e9" * 150])
+            doc = self.refused(422, prof, profile_type="cpu")
+            self.assertIn("wall/nanoseconds", doc["detail"])
+            self.assertIn("\u00e9\u00e9", doc["detail"])
+
     def test_rejects_are_counted_by_reason(self):
         before = self.c.metrics()
         self.c.upload(self.tok, GOOD, "bad", "heap")
