@@ -6,24 +6,15 @@
 #include <unistd.h>
 
 #include "../../agent/kallsyms.h"
+#include "temp_file.h"
 #include "test.h"
 
 static struct kallsyms *load_text(const char *text)
 {
 	char path[] = "/tmp/rt-kallsyms-XXXXXX";
-	struct kallsyms *ks;
-	int fd = mkstemp(path);
+	struct kallsyms *ks = temp_file_write(path, text) ? NULL : kallsyms__load(path);
 
-	if (fd < 0)
-		return NULL;
-	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
-		close(fd);
-		unlink(path);
-		return NULL;
-	}
-	close(fd);
-	ks = kallsyms__load(path);
-	unlink(path);
+	unlink(path); /* after a failed write there is none: ENOENT is fine */
 	return ks;
 }
 

@@ -6,24 +6,15 @@
 #include <unistd.h>
 
 #include "../../agent/perfmap.h"
+#include "temp_file.h"
 #include "test.h"
 
 static struct perfmap *load_text(const char *text)
 {
 	char path[] = "/tmp/rt-perfmap-XXXXXX";
-	struct perfmap *pm;
-	int fd = mkstemp(path);
+	struct perfmap *pm = temp_file_write(path, text) ? NULL : perfmap__load(path);
 
-	if (fd < 0)
-		return NULL;
-	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
-		close(fd);
-		unlink(path);
-		return NULL;
-	}
-	close(fd);
-	pm = perfmap__load(path);
-	unlink(path);
+	unlink(path); /* after a failed write there is none: ENOENT is fine */
 	return pm;
 }
 

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit-test helper: text written to a fresh temporary file, for the readers that load a
+ * path (kallsyms, perf maps). */
+#ifndef ROOTTRACE_TEMP_FILE_H
+#define ROOTTRACE_TEMP_FILE_H
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Creates a file from path_template ("/tmp/rt-x-XXXXXX", rewritten in place) holding text.
+ * 0, or -errno with no file left behind. The caller unlinks the file. */
+static inline int temp_file_write(char *path_template, const char *text)
+{
+	size_t len = strlen(text);
+	int fd = mkstemp(path_template);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len)
+		ret = -EIO;
+	close(fd);
+	if (ret)
+		unlink(path_template);
+	return ret;
+}
+
+#endif
