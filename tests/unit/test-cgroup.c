@@ -75,21 +75,42 @@ static void write_file(const char *path, const char *content)
 	fclose(f);
 }
 
+/* A fake proc root holding one process, pid 42, and its cgroup file. */
+struct fake_proc {
+	char root[32], dir[128], file[160];
+};
+
+static int fake_proc_make(struct fake_proc *fp, const char *cgroup)
+{
+	snprintf(fp->root, sizeof(fp->root), "/tmp/test-cgroup-XXXXXX");
+	if (!mkdtemp(fp->root))
+		return -errno;
+	snprintf(fp->dir, sizeof(fp->dir), "%s/42", fp->root);
+	mkdir(fp->dir, 0700);
+	snprintf(fp->file, sizeof(fp->file), "%s/cgroup", fp->dir);
+	write_file(fp->file, cgroup);
+	return 0;
+}
+
+/* Whatever the test left of it: missing entries are fine. */
+static void fake_proc_remove(const struct fake_proc *fp)
+{
+	unlink(fp->file);
+	rmdir(fp->dir);
+	rmdir(fp->root);
+}
+
 TEST(store_keeps_the_path_captured_at_first_sight_after_the_pid_is_gone)
 {
-	char root[] = "/tmp/test-cgroup-XXXXXX", dir[128], file[160];
+	struct fake_proc fp;
 	struct cgroup_pids *c;
 
-	CHECK(mkdtemp(root));
-	snprintf(dir, sizeof(dir), "%s/42", root);
-	mkdir(dir, 0700);
-	snprintf(file, sizeof(file), "%s/cgroup", dir);
-	write_file(file, "0::/system.slice/a.service\n");
-	c = cgroup_pids__new(root, 16);
+	CHECK_EQ_INT(fake_proc_make(&fp, "0::/system.slice/a.service\n"), 0);
+	c = cgroup_pids__new(fp.root, 16);
 	CHECK(c);
 	CHECK_EQ_INT(cgroup_pids__capture(c, 42, 7), 0);
-	unlink(file);
-	rmdir(dir);
+	unlink(fp.file);
+	rmdir(fp.dir);
 	/* gone, and even with a stale capture: the last known path */
 	CHECK_EQ_STR(cgroup_pids__get(c, 42, 7, 0), "/system.slice/a.service");
 	CHECK(cgroup_pids__get(c, 43, 0, 60000) == NULL);
@@ -97,40 +118,34 @@ TEST(store_keeps_the_path_captured_at_first_sight_after_the_pid_is_gone)
 	CHECK_EQ_INT(cgroup_pids__size(c), 0);
 	CHECK(cgroup_pids__get(c, 42, 7, 60000) == NULL);
 	cgroup_pids__free(c);
-	rmdir(root);
+	fake_proc_remove(&fp);
 }
 
 TEST(store_rereads_on_a_new_cgroup_id_or_when_stale_not_otherwise)
 {
-	char root[] = "/tmp/test-cgroup-XXXXXX", dir[128], file[160];
+	struct fake_proc fp;
 	struct cgroup_pids *c;
 
-	CHECK(mkdtemp(root));
-	snprintf(dir, sizeof(dir), "%s/42", root);
-	mkdir(dir, 0700);
-	snprintf(file, sizeof(file), "%s/cgroup", dir);
-	write_file(file, "0::/system.slice/a.service\n");
-	c = cgroup_pids__new(root, 16);
+	CHECK_EQ_INT(fake_proc_make(&fp, "0::/system.slice/a.service\n"), 0);
+	c = cgroup_pids__new(fp.root, 16);
 	CHECK(c);
 	CHECK_EQ_STR(cgroup_pids__get(c, 42, 7, 60000), "/system.slice/a.service");
-	write_file(file, "0::/system.slice/b.service\n");
+	write_file(fp.file, "0::/system.slice/b.service\n");
 	/* same id, fresh capture: no /proc read */
 	CHECK_EQ_STR(cgroup_pids__get(c, 42, 7, 60000), "/system.slice/a.service");
 	/* another BPF cgroup id: it moved (cgroup v2) */
 	CHECK_EQ_STR(cgroup_pids__get(c, 42, 8, 60000), "/system.slice/b.service");
-	write_file(file, "0::/system.slice/c.service\n");
+	write_file(fp.file, "0::/system.slice/c.service\n");
 	/* id 0 (cgroup v1): only the age triggers a re-read */
 	CHECK_EQ_STR(cgroup_pids__get(c, 42, 0, 60000), "/system.slice/b.service");
 	usleep(5000);
 	CHECK_EQ_STR(cgroup_pids__get(c, 42, 0, 1), "/system.slice/c.service");
 	/* an exec re-captures */
-	write_file(file, "0::/system.slice/d.service\n");
+	write_file(fp.file, "0::/system.slice/d.service\n");
 	CHECK_EQ_INT(cgroup_pids__capture(c, 42, 8), 0);
 	CHECK_EQ_STR(cgroup_pids__get(c, 42, 8, 60000), "/system.slice/d.service");
 	cgroup_pids__free(c);
-	unlink(file);
-	rmdir(dir);
-	rmdir(root);
+	fake_proc_remove(&fp);
 }
 
 TEST(store_is_bounded_least_recent_dropped)
