@@ -3,28 +3,13 @@
  * 10-200 Hz, upload interval 10-3600 s, poll interval 1-60 s. */
 #include <errno.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent_config.h"
+#include "errmsg.h"
 #include "pipeline.h"
-
-static int fail(char *err, size_t err_len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t err_len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && err_len) {
-		va_start(ap, fmt);
-		vsnprintf(err, err_len, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 static long long clamp_ll(long long v, long long lo, long long hi, unsigned int *flags,
 			  unsigned int bit)
@@ -48,12 +33,12 @@ static int get_int(json_t *obj, const char *key, const char *where, bool require
 
 	if (!v || json_is_null(v)) {
 		if (required)
-			return fail(err, err_len, "field \"%s%s\": missing", where, key);
+			return err_invalid(err, err_len, "field \"%s%s\": missing", where, key);
 		*ret = 0;
 		return 0;
 	}
 	if (!json_is_integer(v))
-		return fail(err, err_len, "field \"%s%s\": expected an integer", where, key);
+		return err_invalid(err, err_len, "field \"%s%s\": expected an integer", where, key);
 	*ret = json_integer_value(v);
 	return 0;
 }
@@ -64,9 +49,9 @@ static int get_bool(json_t *obj, const char *key, const char *where, bool *ret, 
 	json_t *v = json_object_get(obj, key);
 
 	if (!v)
-		return fail(err, err_len, "field \"%s%s\": missing", where, key);
+		return err_invalid(err, err_len, "field \"%s%s\": missing", where, key);
 	if (!json_is_boolean(v))
-		return fail(err, err_len, "field \"%s%s\": expected a boolean", where, key);
+		return err_invalid(err, err_len, "field \"%s%s\": expected a boolean", where, key);
 	*ret = json_is_true(v);
 	return 0;
 }
@@ -80,7 +65,8 @@ static int parse_service(const char *name, json_t *obj, struct agent_service_con
 
 	snprintf(where, sizeof(where), "services.%.150s.", name);
 	if (!json_is_object(obj))
-		return fail(err, err_len, "field \"services.%.150s\": expected an object", name);
+		return err_invalid(err, err_len, "field \"services.%.150s\": expected an object",
+				   name);
 	ret = get_bool(obj, "enabled", where, &svc->enabled, err, err_len);
 	if (!ret)
 		ret = get_int(obj, "sample_rate_hz", where, false, &rate, err, err_len);
@@ -107,7 +93,7 @@ static int parse_services(json_t *root, struct agent_config *c, char *err, size_
 	if (!services || json_is_null(services))
 		return 0;
 	if (!json_is_object(services))
-		return fail(err, err_len, "field \"services\": expected an object");
+		return err_invalid(err, err_len, "field \"services\": expected an object");
 	c->services = calloc(json_object_size(services) + 1, sizeof(*c->services));
 	if (!c->services)
 		return -ENOMEM;
@@ -128,11 +114,12 @@ static int parse_root(json_t *root, struct agent_config *c, char *err, size_t er
 	int ret;
 
 	if (!json_is_object(root))
-		return fail(err, err_len, "config: expected a JSON object");
+		return err_invalid(err, err_len, "config: expected a JSON object");
 	env = json_object_get(root, "environment");
 	if (env && !json_is_null(env)) {
 		if (!json_is_string(env))
-			return fail(err, err_len, "field \"environment\": expected a string");
+			return err_invalid(err, err_len,
+					   "field \"environment\": expected a string");
 		snprintf(c->environment, sizeof(c->environment), "%s", json_string_value(env));
 	}
 	ret = get_bool(root, "enabled", "", &c->enabled, err, err_len);
@@ -166,13 +153,13 @@ int agent_config_parse(const char *json, size_t len, struct agent_config *ret, c
 	memset(ret, 0, sizeof(*ret));
 	root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
-		return fail(err, err_len, "config: invalid JSON at line %d: %s", jerr.line,
-			    jerr.text);
+		return err_invalid(err, err_len, "config: invalid JSON at line %d: %s", jerr.line,
+				   jerr.text);
 	r = parse_root(root, ret, err, err_len);
 	json_decref(root);
 	if (r) {
 		if (r == -ENOMEM)
-			fail(err, err_len, "config: out of memory");
+			err_invalid(err, err_len, "config: out of memory");
 		agent_config__clear(ret);
 	}
 	return r;

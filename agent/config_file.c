@@ -3,29 +3,14 @@
  * Unknown keys are rejected so a typo does not silently change nothing. */
 #include <errno.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config_file.h"
+#include "errmsg.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
-
-static int fail(char *err, size_t err_len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t err_len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && err_len) {
-		va_start(ap, fmt);
-		vsnprintf(err, err_len, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 int agent_file_config__defaults(struct agent_file_config *c)
 {
@@ -72,7 +57,7 @@ static int set_string(json_t *v, const char *key, char **dst, char *err, size_t 
 	char *copy;
 
 	if (!json_is_string(v) || !json_string_length(v))
-		return fail(err, err_len, "key \"%s\": expected a non-empty string", key);
+		return err_invalid(err, err_len, "key \"%s\": expected a non-empty string", key);
 	copy = strdup(json_string_value(v));
 	if (!copy)
 		return -ENOMEM;
@@ -85,8 +70,8 @@ static int set_size(json_t *v, const char *key, long long min, long long max, lo
 		    char *err, size_t err_len)
 {
 	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
-		return fail(err, err_len, "key \"%s\": expected an integer in %lld..%lld", key, min,
-			    max);
+		return err_invalid(err, err_len, "key \"%s\": expected an integer in %lld..%lld",
+				   key, min, max);
 	*dst = json_integer_value(v);
 	return 0;
 }
@@ -97,7 +82,7 @@ static int parse_rules(json_t *v, struct agent_file_config *c, char *err, size_t
 	json_t *rule;
 
 	if (!json_is_array(v))
-		return fail(err, err_len, "key \"rules\": expected an array");
+		return err_invalid(err, err_len, "key \"rules\": expected an array");
 	c->rules = calloc(json_array_size(v) + 1, sizeof(*c->rules));
 	if (!c->rules)
 		return -ENOMEM;
@@ -109,7 +94,7 @@ static int parse_rules(json_t *v, struct agent_file_config *c, char *err, size_t
 
 		if (!json_is_object(rule) || !json_is_string(glob) || !json_is_string(svc) ||
 		    !json_string_length(svc))
-			return fail(
+			return err_invalid(
 			    err, err_len,
 			    "key \"rules[%zu]\": expected {\"cgroup\": glob, \"service\": name}",
 			    i);
@@ -128,8 +113,8 @@ static int parse_deployments(json_t *v, struct agent_file_config *c, char *err, 
 	json_t *version;
 
 	if (!json_is_object(v))
-		return fail(err, err_len,
-			    "key \"deployments\": expected an object service -> version");
+		return err_invalid(err, err_len,
+				   "key \"deployments\": expected an object service -> version");
 	c->deployments = calloc(json_object_size(v) + 1, sizeof(*c->deployments));
 	if (!c->deployments)
 		return -ENOMEM;
@@ -138,8 +123,8 @@ static int parse_deployments(json_t *v, struct agent_file_config *c, char *err, 
 		struct deployment_override *d = &c->deployments[c->n_deployments];
 
 		if (!json_is_string(version))
-			return fail(err, err_len, "key \"deployments.%s\": expected a string",
-				    service);
+			return err_invalid(err, err_len,
+					   "key \"deployments.%s\": expected a string", service);
 		d->service = strdup(service);
 		d->version = strdup(json_string_value(version));
 		c->n_deployments++;
@@ -164,7 +149,7 @@ static int parse_fallback(json_t *v, struct agent_file_config *c, char *err, siz
 		if (!c->fallback_service)
 			return -ENOMEM;
 	} else {
-		return fail(
+		return err_invalid(
 		    err, err_len,
 		    "key \"fallback\": expected \"process\", \"cgroup\" or \"name:SERVICE\"");
 	}
@@ -191,7 +176,7 @@ static int parse_key(const char *key, json_t *v, struct agent_file_config *c, ch
 		return set_string(v, key, &c->kubelet_ca_file, err, err_len);
 	if (strcmp(key, "kubelet_insecure") == 0) {
 		if (!json_is_boolean(v))
-			return fail(err, err_len, "key \"%s\": expected a boolean", key);
+			return err_invalid(err, err_len, "key \"%s\": expected a boolean", key);
 		c->kubelet_insecure = json_is_true(v);
 		return 0;
 	}
@@ -217,7 +202,7 @@ static int parse_key(const char *key, json_t *v, struct agent_file_config *c, ch
 		ret = set_size(v, key, 1, 300, &n, err, err_len);
 		c->shutdown_timeout_s = n;
 	} else {
-		return fail(err, err_len, "unknown key \"%s\"", key);
+		return err_invalid(err, err_len, "unknown key \"%s\"", key);
 	}
 	return ret;
 }
@@ -232,9 +217,10 @@ int agent_file_config__parse(const char *json, size_t len, struct agent_file_con
 
 	root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
-		return fail(err, err_len, "invalid JSON at line %d: %s", jerr.line, jerr.text);
+		return err_invalid(err, err_len, "invalid JSON at line %d: %s", jerr.line,
+				   jerr.text);
 	if (!json_is_object(root))
-		ret = fail(err, err_len, "expected a JSON object");
+		ret = err_invalid(err, err_len, "expected a JSON object");
 	json_object_foreach(root, key, v)
 	{
 		if (ret)
@@ -243,7 +229,7 @@ int agent_file_config__parse(const char *json, size_t len, struct agent_file_con
 	}
 	json_decref(root);
 	if (ret == -ENOMEM)
-		fail(err, err_len, "out of memory");
+		err_invalid(err, err_len, "out of memory");
 	return ret;
 }
 
