@@ -3,7 +3,6 @@
  * shared pipeline, write one gzipped pprof, print a summary. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_args.h"
 #include "commands.h"
 #include "duration.h"
 #include "encode.h"
@@ -65,6 +65,39 @@ static int parse_int(const char *text, long min, long max, long *ret)
 	return 0;
 }
 
+static int record_option(int opt, const char *arg, void *ctx)
+{
+	struct record_args *a = ctx;
+	long value;
+
+	switch (opt) {
+	case 'd':
+		if (duration_parse_ms(arg, &a->duration_ms) || a->duration_ms <= 0) {
+			fprintf(stderr, "record: invalid --duration '%s' (e.g. 10s, 2m)\n", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'F':
+		if (parse_int(arg, 1, 1000000, &value)) {
+			fprintf(stderr, "record: invalid --frequency '%s' (Hz, e.g. 99)\n", arg);
+			return -EINVAL;
+		}
+		a->frequency_hz = value;
+		return 0;
+	case 'p':
+		if (parse_int(arg, 1, 0x3fffffff, &value)) {
+			fprintf(stderr, "record: invalid --pid '%s'\n", arg);
+			return -EINVAL;
+		}
+		a->pid = value;
+		return 0;
+	case 'o':
+		a->output = arg;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* 0, 1 when --help was printed, or -EINVAL after printing what is wrong. */
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
@@ -76,50 +109,11 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	long value;
-	int opt;
+	static const struct cli_command cmd = { "record", "d:F:p:o:h", options, usage,
+						record_option };
 
 	*a = (struct record_args){ 10000, SAMPLE_RATE_DEFAULT_HZ, 0, "profile.pb.gz" };
-	while ((opt = getopt_long(argc, argv, "d:F:p:o:h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'd':
-			if (duration_parse_ms(optarg, &a->duration_ms) || a->duration_ms <= 0) {
-				fprintf(stderr, "record: invalid --duration '%s' (e.g. 10s, 2m)\n",
-					optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'F':
-			if (parse_int(optarg, 1, 1000000, &value)) {
-				fprintf(stderr, "record: invalid --frequency '%s' (Hz, e.g. 99)\n",
-					optarg);
-				return -EINVAL;
-			}
-			a->frequency_hz = value;
-			break;
-		case 'p':
-			if (parse_int(optarg, 1, 0x3fffffff, &value)) {
-				fprintf(stderr, "record: invalid --pid '%s'\n", optarg);
-				return -EINVAL;
-			}
-			a->pid = value;
-			break;
-		case 'o':
-			a->output = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "record: unexpected argument '%s' (see --help)\n", argv[optind]);
-		return -EINVAL;
-	}
-	return 0;
+	return cli_parse(&cmd, argc, argv, a);
 }
 
 static int check_args(struct record_args *a)

@@ -3,7 +3,6 @@
  * runs the loop: poll the pipeline, poll the config, ship a window every upload interval;
  * SIGTERM -> final upload bounded by a timeout, detach, exit 0. */
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_args.h"
 #include "commands.h"
 #include "daemon.h"
 #include "logging.h"
@@ -86,6 +86,48 @@ static int read_token(const char *path, char **ret, char *err, size_t err_len)
 	return *ret ? 0 : -ENOMEM;
 }
 
+static int run_option(int opt, const char *arg, void *ctx)
+{
+	struct daemon_options *o = ctx;
+	int level;
+
+	switch (opt) {
+	case 'c':
+		o->collector_url = arg;
+		return 0;
+	case 't':
+		o->token_file = arg;
+		return 0;
+	case 'n':
+		o->node_name = arg;
+		return 0;
+	case 'f':
+		o->config_file = arg;
+		return 0;
+	case 's':
+		o->spool_dir = arg;
+		return 0;
+	case 'a':
+		o->ca_file = arg;
+		return 0;
+	case 'k':
+		o->insecure = true;
+		return 0;
+	case 'l':
+		level = log_level_parse(arg);
+		if (level < 0) {
+			fprintf(stderr,
+				"roottrace-agent run: --log-level %s: expected debug, info, warn "
+				"or error\n",
+				arg);
+			return -EINVAL;
+		}
+		log_set_level(level);
+		return 0;
+	}
+	return -ENOENT;
+}
+
 static int parse_args(int argc, char **argv, struct daemon_options *o)
 {
 	static const struct option longopts[] = {
@@ -100,54 +142,13 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
 	    {"help", no_argument, NULL, 'h'},
 	    {},
 	};
-	int opt, level;
+	static const struct cli_command cmd = {"roottrace-agent run", "h", longopts, usage,
+					       run_option};
+	int ret;
 
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'c':
-			o->collector_url = optarg;
-			break;
-		case 't':
-			o->token_file = optarg;
-			break;
-		case 'n':
-			o->node_name = optarg;
-			break;
-		case 'f':
-			o->config_file = optarg;
-			break;
-		case 's':
-			o->spool_dir = optarg;
-			break;
-		case 'a':
-			o->ca_file = optarg;
-			break;
-		case 'k':
-			o->insecure = true;
-			break;
-		case 'l':
-			level = log_level_parse(optarg);
-			if (level < 0) {
-				fprintf(stderr,
-					"roottrace-agent run: --log-level %s: expected debug, "
-					"info, warn or error\n",
-					optarg);
-				return -EINVAL;
-			}
-			log_set_level(level);
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "roottrace-agent run: unexpected argument '%s'\n", argv[optind]);
-		return -EINVAL;
-	}
+	ret = cli_parse(&cmd, argc, argv, o);
+	if (ret)
+		return ret;
 	if (!o->collector_url || !o->token_file) {
 		fprintf(stderr, "roottrace-agent run: --collector and --token-file are required "
 				"(see --help)\n");
