@@ -8,17 +8,11 @@
 #   bench/bench-agent.sh [--build DIR]      env: BENCH_REPS (3), BENCH_SECONDS (10)
 # Needs root. Installs the comparison tools (linux-perf, bpfcc-tools, bpftrace) if missing.
 set -eu
-cd "$(dirname "$0")/.."
-BUILD=build
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--build) BUILD="$2"; shift 2 ;;
-	*) echo "usage: $0 [--build DIR]" >&2; exit 2 ;;
-	esac
-done
+. "$(dirname "$0")/lib.sh"
+bench_args "$@"
 BUILD="$(cd "$BUILD" && pwd)"
-[ "$(id -u)" -eq 0 ] || { echo "bench-agent: needs root (BPF)" >&2; exit 1; }
-[ -x "$BUILD/roottrace-agent" ] || { echo "bench-agent: $BUILD/roottrace-agent not built" >&2; exit 1; }
+bench_need_root bench-agent BPF
+bench_need_built bench-agent roottrace-agent
 
 missing=""
 command -v perf >/dev/null || missing="$missing linux-perf"

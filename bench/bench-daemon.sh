@@ -5,18 +5,10 @@
 # agent's CPU, the BPF run time, RSS and bytes uploaded per minute (bench/bench_daemon.py).
 #   bench/bench-daemon.sh [--build DIR]      env: BENCH_SECONDS (60)
 set -eu
-cd "$(dirname "$0")/.."
-BUILD=build
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--build) BUILD="$2"; shift 2 ;;
-	*) echo "usage: $0 [--build DIR]" >&2; exit 2 ;;
-	esac
-done
+. "$(dirname "$0")/lib.sh"
+bench_args "$@"
 BUILD="$(cd "$BUILD" && pwd)"
-[ "$(id -u)" -eq 0 ] || { echo "bench-daemon: needs root (BPF, cgroups)" >&2; exit 1; }
-for b in roottrace-agent roottrace-collector; do
-	[ -x "$BUILD/$b" ] || { echo "bench-daemon: $BUILD/$b not built" >&2; exit 1; }
-done
-ROOTTRACE_BUILD="$BUILD" ROOTTRACE_SRC="$PWD" PYTHONPATH="$PWD/tests/lib" \
-	python3 bench/bench_daemon.py
+bench_need_root bench-daemon "BPF, cgroups"
+bench_need_built bench-daemon roottrace-agent roottrace-collector
+bench_python_env
+python3 bench/bench_daemon.py

@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: Apache-2.0
+# Shared preamble of bench/bench-*.sh, sourced after `set -eu`: moves to the repository root;
+# bench_args parses --build DIR into BUILD; the checks stop a benchmark with one line naming
+# what is missing; bench_python_env sets what tests/lib's Python modules expect.
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+bench_args() {
+	BUILD=build
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--build) BUILD="$2"; shift 2 ;;
+		*) echo "usage: $0 [--build DIR]" >&2; exit 2 ;;
+		esac
+	done
+}
+
+# bench_need_root NAME WHY
+bench_need_root() {
+	[ "$(id -u)" -eq 0 ] || { echo "$1: needs root ($2)" >&2; exit 1; }
+}
+
+# bench_need_built NAME PROGRAM...: each one built under $BUILD
+bench_need_built() {
+	local name="$1" prog
+	shift
+	for prog in "$@"; do
+		[ -x "$BUILD/$prog" ] || { echo "$name: $BUILD/$prog not built" >&2; exit 1; }
+	done
+}
+
+bench_python_env() {
+	ROOTTRACE_BUILD="$(cd "$BUILD" && pwd)"
+	export ROOTTRACE_BUILD
+	export ROOTTRACE_SRC="$PWD"
+	export PYTHONPATH="$ROOTTRACE_SRC/tests/lib"
+	export PYTHONDONTWRITEBYTECODE=1
+}
