@@ -11,11 +11,7 @@
 
 static struct kallsyms *load_text(const char *text)
 {
-	char path[] = "/tmp/rt-kallsyms-XXXXXX";
-	struct kallsyms *ks = temp_file_write(path, text) ? NULL : kallsyms__load(path);
-
-	unlink(path); /* after a failed write there is none: ENOENT is fine */
-	return ks;
+	return temp_file_load(text, kallsyms__load);
 }
 
 TEST(text_symbols_found_and_data_is_a_boundary)

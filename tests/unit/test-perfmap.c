@@ -11,11 +11,7 @@
 
 static struct perfmap *load_text(const char *text)
 {
-	char path[] = "/tmp/rt-perfmap-XXXXXX";
-	struct perfmap *pm = temp_file_write(path, text) ? NULL : perfmap__load(path);
-
-	unlink(path); /* after a failed write there is none: ENOENT is fine */
-	return pm;
+	return temp_file_load(text, perfmap__load);
 }
 
 TEST(entries_cover_start_to_start_plus_size)
