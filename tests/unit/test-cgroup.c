@@ -80,16 +80,17 @@ struct fake_proc {
 	char root[32], dir[128], file[160];
 };
 
-static int fake_proc_make(struct fake_proc *fp, const char *cgroup)
+/* The store reading fp's proc root, or NULL when the fake proc cannot be made. */
+static struct cgroup_pids *fake_proc_store(struct fake_proc *fp, const char *cgroup)
 {
 	snprintf(fp->root, sizeof(fp->root), "/tmp/test-cgroup-XXXXXX");
 	if (!mkdtemp(fp->root))
-		return -errno;
+		return NULL;
 	snprintf(fp->dir, sizeof(fp->dir), "%s/42", fp->root);
 	mkdir(fp->dir, 0700);
 	snprintf(fp->file, sizeof(fp->file), "%s/cgroup", fp->dir);
 	write_file(fp->file, cgroup);
-	return 0;
+	return cgroup_pids__new(fp->root, 16);
 }
 
 /* Whatever the test left of it: missing entries are fine. */
@@ -103,10 +104,8 @@ static void fake_proc_remove(const struct fake_proc *fp)
 TEST(store_keeps_the_path_captured_at_first_sight_after_the_pid_is_gone)
 {
 	struct fake_proc fp;
-	struct cgroup_pids *c;
+	struct cgroup_pids *c = fake_proc_store(&fp, "0::/system.slice/a.service\n");
 
-	CHECK_EQ_INT(fake_proc_make(&fp, "0::/system.slice/a.service\n"), 0);
-	c = cgroup_pids__new(fp.root, 16);
 	CHECK(c);
 	CHECK_EQ_INT(cgroup_pids__capture(c, 42, 7), 0);
 	unlink(fp.file);
@@ -124,10 +123,8 @@ TEST(store_keeps_the_path_captured_at_first_sight_after_the_pid_is_gone)
 TEST(store_rereads_on_a_new_cgroup_id_or_when_stale_not_otherwise)
 {
 	struct fake_proc fp;
-	struct cgroup_pids *c;
+	struct cgroup_pids *c = fake_proc_store(&fp, "0::/system.slice/a.service\n");
 
-	CHECK_EQ_INT(fake_proc_make(&fp, "0::/system.slice/a.service\n"), 0);
-	c = cgroup_pids__new(fp.root, 16);
 	CHECK(c);
 	CHECK_EQ_STR(cgroup_pids__get(c, 42, 7, 60000), "/system.slice/a.service");
 	write_file(fp.file, "0::/system.slice/b.service\n");
