@@ -132,6 +132,16 @@ static void rm_tree(const char *dir)
 	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* The final counters of s, which is freed. */
+static struct symbolizer_stats stats_and_free(struct symbolizer *s)
+{
+	struct symbolizer_stats st;
+
+	symbolizer__stats(s, &st);
+	symbolizer__free(s);
+	return st;
+}
+
 static int write_file(const char *dir, const char *name, const char *text)
 {
 	char path[PATH_MAX];
@@ -204,8 +214,7 @@ TEST(address_past_symbol_end_is_unknown_not_previous_symbol)
 	/* fixture_gap has size 1; 9 bytes on, no symbol covers the address. */
 	symbolizer__resolve_user(s, fp.pid, fixture_addr(&fp, "fixture_gap_tail"), &f);
 	fixture_stop(&fp);
-	symbolizer__stats(s, &st);
-	symbolizer__free(s);
+	st = stats_and_free(s);
 	CHECK_EQ_STR(f.function, "[unknown]");
 	CHECK_EQ_INT(f.known, 0);
 	CHECK(ends_with(f.module, "fixture-pie"));
@@ -229,8 +238,7 @@ TEST(stripped_binary_names_dynsym_functions_only)
 	resolve_name(s, fp.pid, fixture_addr(&fp, "fixture_hidden"), name, sizeof(name));
 	CHECK_EQ_STR(name, "[unknown]");
 	fixture_stop(&fp);
-	symbolizer__stats(s, &st);
-	symbolizer__free(s);
+	st = stats_and_free(s);
 	CHECK_EQ_INT(st.unknown[SYM_UNKNOWN_NO_SYMBOL], 1);
 }
 
@@ -304,8 +312,7 @@ TEST(never_seen_exited_process_is_unknown_no_mapping)
 	}
 	CHECK_EQ_INT(symbolizer__capture_process(s, fp.pid), -ESRCH);
 	symbolizer__resolve_user(s, fp.pid, fixture_addr(&fp, "fixture_beta"), &f);
-	symbolizer__stats(s, &st);
-	symbolizer__free(s);
+	st = stats_and_free(s);
 	CHECK_EQ_STR(f.function, "[unknown]");
 	CHECK_EQ_STR(f.module, "");
 	CHECK_EQ_INT(st.unknown[SYM_UNKNOWN_NO_MAPPING], 1);
@@ -332,8 +339,7 @@ TEST(deleted_binary_named_through_map_files_or_counted_unreadable)
 	CHECK_EQ_INT(symbolizer__capture_process(s, fp.pid), 0);
 	fixture_stop(&fp);
 	symbolizer__resolve_user(s, fp.pid, fixture_addr(&fp, "fixture_alpha"), &f);
-	symbolizer__stats(s, &st);
-	symbolizer__free(s);
+	st = stats_and_free(s);
 	rm_tree(dir);
 	CHECK_EQ_STR(f.module, path);
 	if (map_files_ok) {
@@ -379,8 +385,7 @@ TEST(damaged_binary_is_unknown_unreadable_with_module)
 	CHECK_EQ_INT(fixture_start(path, &fp), 0);
 	symbolizer__resolve_user(s, fp.pid, fixture_addr(&fp, "fixture_alpha"), &f);
 	fixture_stop(&fp);
-	symbolizer__stats(s, &st);
-	symbolizer__free(s);
+	st = stats_and_free(s);
 	rm_tree(dir);
 	CHECK_EQ_STR(f.function, "[unknown]");
 	CHECK_EQ_STR(f.module, path);
@@ -411,8 +416,7 @@ TEST(library_mapped_by_many_processes_is_read_once)
 	}
 	for (size_t i = 0; i < n; i++)
 		fixture_stop(&fp[i]);
-	symbolizer__stats(s, &st);
-	symbolizer__free(s);
+	st = stats_and_free(s);
 	CHECK_EQ_INT(st.processes_captured, n);
 	/* Files opened for the first process only; symbols parsed once per binary. */
 	CHECK_EQ_INT(st.binaries_opened, first.binaries_opened);
@@ -440,8 +444,7 @@ TEST(binary_cache_is_bounded_and_evicted_binaries_stay_usable)
 		fixture_stop(&fp[i]);
 		CHECK_EQ_STR(name, fp[i].names[0]);
 	}
-	symbolizer__stats(s, &st);
-	symbolizer__free(s);
+	st = stats_and_free(s);
 	CHECK(st.binaries_evicted > 0);
 }
 
@@ -579,8 +582,7 @@ TEST(unreadable_binary_is_unknown_with_module_and_counted)
 	symbolizer__resolve_user(s, FAKE_PID, 0x600010, &f);
 	CHECK_EQ_STR(f.function, "[unknown]");
 	CHECK_EQ_STR(f.module, "/gone/lib.so");
-	symbolizer__stats(s, &st);
-	symbolizer__free(s);
+	st = stats_and_free(s);
 	rm_tree(dir);
 	CHECK_EQ_INT(st.unknown[SYM_UNKNOWN_UNREADABLE], 2);
 }
@@ -614,8 +616,7 @@ TEST(jit_frames_named_from_perf_map)
 	symbolizer__resolve_user(s, FAKE_PID, 0x7f0000005000, &f);
 	CHECK_EQ_STR(f.function, "[unknown]");
 	CHECK_EQ_STR(f.module, "[anon]");
-	symbolizer__stats(s, &st);
-	symbolizer__free(s);
+	st = stats_and_free(s);
 	rm_tree(dir);
 	CHECK_EQ_INT(st.unknown[SYM_UNKNOWN_JIT], 1);
 }
@@ -685,8 +686,7 @@ TEST(new_mapping_after_capture_is_found_by_recapture)
 	CHECK(vaddr < 0x4000);
 	resolve_name(s, FAKE_PID, 0x10000000 + vaddr, name, sizeof(name));
 	CHECK_EQ_STR(name, "fixture_lib_spin");
-	symbolizer__stats(s, &st);
-	symbolizer__free(s);
+	st = stats_and_free(s);
 	rm_tree(dir);
 	CHECK_EQ_INT(st.recaptures, 1);
 }
@@ -720,8 +720,7 @@ TEST(kernel_frames_from_kallsyms)
 	CHECK_EQ_STR(f.function, "[unknown]");
 	symbolizer__resolve_kernel(s, 0x1000, &f);
 	CHECK_EQ_STR(f.function, "[unknown]");
-	symbolizer__stats(s, &st);
-	symbolizer__free(s);
+	st = stats_and_free(s);
 	rm_tree(dir);
 	CHECK_EQ_INT(st.unknown[SYM_UNKNOWN_KERNEL], 3);
 }
