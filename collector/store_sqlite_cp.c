@@ -3,6 +3,7 @@
  * deployments and agent self-reports. One connection guarded by a mutex; small rows. */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -133,29 +134,111 @@ static void cp_close(struct cp_store *s)
 	free(c);
 }
 
-static int finish(sqlite3_stmt *st, int rc)
+static void bind_text(sqlite3_stmt *st, int idx, const char *text)
 {
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
+	sqlite3_bind_text(st, idx, text, -1, SQLITE_TRANSIENT);
+}
+
+/* Steps an INSERT, then resets it: 0 with the new row's id in *ret_id (when not NULL),
+ * -EEXIST when a constraint refused the row, or -EIO. */
+static int insert_row(struct sqlite_cp *c, sqlite3_stmt *st, int64_t *ret_id)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_DONE && ret_id)
+		*ret_id = sqlite3_last_insert_rowid(c->db);
+	sqlite_db_reset(st);
+	return rc == SQLITE_DONE ? 0 : rc == SQLITE_CONSTRAINT ? -EEXIST : -EIO;
+}
+
+/* Steps an UPDATE, then resets it: 0, -ENOENT when it changed no row, or -EIO. */
+static int update_row(struct sqlite_cp *c, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	rc = rc != SQLITE_DONE ? -EIO : sqlite3_changes(c->db) == 0 ? -ENOENT : 0;
+	sqlite_db_reset(st);
 	return rc;
 }
 
-/* Growable array helper for list functions. */
-static int grow(void **arr, size_t *cap, size_t n, size_t elem)
+/* Steps a lookup of one row, read into record (when not NULL), then resets it: 0, -ENOENT
+ * when there is no such row, or -EIO. */
+static int find_row(sqlite3_stmt *st, int (*read_row)(sqlite3_stmt *st, void *record), void *record)
 {
-	void *p;
-	size_t new_cap;
+	int rc = sqlite3_step(st);
 
-	if (n < *cap)
-		return 0;
-	new_cap = *cap ? *cap * 2 : 16;
-	p = realloc(*arr, new_cap * elem);
-	if (!p)
-		return -ENOMEM;
-	memset((char *)p + *cap * elem, 0, (new_cap - *cap) * elem);
-	*arr = p;
-	*cap = new_cap;
-	return 0;
+	if (rc == SQLITE_ROW && record)
+		read_row(st, record);
+	sqlite_db_reset(st);
+	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : -EIO;
+}
+
+/* A record's field kept in one column: binding and reading whole records from one table. */
+struct column_field {
+	enum { FIELD_TEXT, FIELD_INT64, FIELD_DOUBLE } type;
+	size_t offset, size;
+};
+
+#define FIELD(type, record, member)                                                              \
+	{ type, offsetof(struct record, member), sizeof(((struct record *)0)->member) }
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ST_DEPLOY_ADD's parameters; ST_DEPLOY_LIST's columns after the id. */
+static const struct column_field deployment_fields[] = {
+	FIELD(FIELD_TEXT, deployment_record, environment),
+	FIELD(FIELD_TEXT, deployment_record, service),
+	FIELD(FIELD_TEXT, deployment_record, version),
+	FIELD(FIELD_INT64, deployment_record, time),
+};
+
+/* ST_AGENT_PUT's parameters and ST_AGENT_LIST's columns. */
+static const struct column_field agent_report_fields[] = {
+	FIELD(FIELD_TEXT, agent_report, environment),
+	FIELD(FIELD_TEXT, agent_report, agent_id),
+	FIELD(FIELD_TEXT, agent_report, service),
+	FIELD(FIELD_TEXT, agent_report, node),
+	FIELD(FIELD_TEXT, agent_report, version),
+	FIELD(FIELD_INT64, agent_report, reported_at),
+	FIELD(FIELD_DOUBLE, agent_report, window_s),
+	FIELD(FIELD_DOUBLE, agent_report, cpu_s),
+	FIELD(FIELD_DOUBLE, agent_report, bpf_s),
+	FIELD(FIELD_INT64, agent_report, lost_samples),
+	FIELD(FIELD_INT64, agent_report, unknown_frames),
+	FIELD(FIELD_INT64, agent_report, processes),
+};
+
+/* Binds the n fields of record to the parameters from `first` on. */
+static void bind_fields(sqlite3_stmt *st, int first, const struct column_field *fields, size_t n,
+			const void *record)
+{
+	for (size_t i = 0; i < n; i++) {
+		const void *field = (const char *)record + fields[i].offset;
+		int idx = first + (int)i;
+
+		if (fields[i].type == FIELD_TEXT)
+			bind_text(st, idx, field);
+		else if (fields[i].type == FIELD_INT64)
+			sqlite3_bind_int64(st, idx, *(const int64_t *)field);
+		else
+			sqlite3_bind_double(st, idx, *(const double *)field);
+	}
+}
+
+/* Reads the n fields of record from the columns from `first` on. */
+static void read_fields(sqlite3_stmt *st, int first, const struct column_field *fields, size_t n,
+			void *record)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *field = (char *)record + fields[i].offset;
+		int col = first + (int)i;
+
+		if (fields[i].type == FIELD_TEXT)
+			sqlite_db_column_copy(st, col, field, fields[i].size);
+		else if (fields[i].type == FIELD_INT64)
+			*(int64_t *)field = sqlite3_column_int64(st, col);
+		else
+			*(double *)field = sqlite3_column_double(st, col);
+	}
 }
 
 static int cp_environment_create(struct cp_store *s, const char *name, int64_t *ret_id)
@@ -165,15 +248,19 @@ static int cp_environment_create(struct cp_store *s, const char *name, int64_t *
 	int rc;
 
 	pthread_mutex_lock(&c->lock);
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+	bind_text(st, 1, name);
 	sqlite3_bind_int64(st, 2, time(NULL));
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE && ret_id)
-		*ret_id = sqlite3_last_insert_rowid(c->db);
-	rc = rc == SQLITE_DONE ? 0 : rc == SQLITE_CONSTRAINT ? -EEXIST : -EIO;
-	finish(st, 0);
+	rc = insert_row(c, st, ret_id);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
+}
+
+static int read_id(sqlite3_stmt *st, void *record)
+{
+	int64_t *id = record;
+
+	*id = sqlite3_column_int64(st, 0);
+	return 0;
 }
 
 static int cp_environment_get(struct cp_store *s, const char *name, int64_t *ret_id)
@@ -183,12 +270,8 @@ static int cp_environment_get(struct cp_store *s, const char *name, int64_t *ret
 	int rc;
 
 	pthread_mutex_lock(&c->lock);
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && ret_id)
-		*ret_id = sqlite3_column_int64(st, 0);
-	rc = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : -EIO;
-	finish(st, 0);
+	bind_text(st, 1, name);
+	rc = find_row(st, read_id, ret_id);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
@@ -200,23 +283,20 @@ static int cp_token_create(struct cp_store *s, const struct token_record *t, int
 	int rc;
 
 	pthread_mutex_lock(&c->lock);
-	sqlite3_bind_text(st, 1, t->name, -1, SQLITE_TRANSIENT);
+	bind_text(st, 1, t->name);
 	sqlite3_bind_int64(st, 2, t->environment_id);
 	sqlite3_bind_int(st, 3, t->kind);
 	sqlite3_bind_int(st, 4, t->role);
 	sqlite3_bind_int64(st, 5, t->created_at ? t->created_at : time(NULL));
 	sqlite3_bind_blob(st, 6, t->hash, sizeof(t->hash), SQLITE_TRANSIENT);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE && ret_id)
-		*ret_id = sqlite3_last_insert_rowid(c->db);
-	rc = rc == SQLITE_DONE ? 0 : rc == SQLITE_CONSTRAINT ? -EEXIST : -EIO;
-	finish(st, 0);
+	rc = insert_row(c, st, ret_id);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
 
-static void read_token(sqlite3_stmt *st, struct token_record *t)
+static int read_token(sqlite3_stmt *st, void *record)
 {
+	struct token_record *t = record;
 	const void *hash = sqlite3_column_blob(st, 8);
 
 	memset(t, 0, sizeof(*t));
@@ -230,9 +310,16 @@ static void read_token(sqlite3_stmt *st, struct token_record *t)
 	t->created_at = sqlite3_column_int64(st, 7);
 	if (hash && sqlite3_column_bytes(st, 8) == sizeof(t->hash))
 		memcpy(t->hash, hash, sizeof(t->hash));
+	return 0;
 }
 
-static int cp_token_find_by_hash(struct cp_store *s, const uint8_t hash[32], struct token_record *ret)
+static const struct sqlite_db_row_reader token_rows = {
+	.size = sizeof(struct token_record),
+	.read = read_token,
+};
+
+static int cp_token_find_by_hash(struct cp_store *s, const uint8_t hash[32],
+				 struct token_record *ret)
 {
 	struct sqlite_cp *c = to_sqlite(s);
 	sqlite3_stmt *st = c->st[ST_TOKEN_FIND];
@@ -240,11 +327,7 @@ static int cp_token_find_by_hash(struct cp_store *s, const uint8_t hash[32], str
 
 	pthread_mutex_lock(&c->lock);
 	sqlite3_bind_blob(st, 1, hash, 32, SQLITE_TRANSIENT);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		read_token(st, ret);
-	rc = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : -EIO;
-	finish(st, 0);
+	rc = find_row(st, read_token, ret);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
@@ -252,28 +335,15 @@ static int cp_token_find_by_hash(struct cp_store *s, const uint8_t hash[32], str
 static int cp_token_list(struct cp_store *s, struct token_record **ret, size_t *ret_n)
 {
 	struct sqlite_cp *c = to_sqlite(s);
-	sqlite3_stmt *st = c->st[ST_TOKEN_LIST];
-	struct token_record *arr = NULL;
-	size_t n = 0, cap = 0;
+	void *rows;
 	int rc;
 
 	pthread_mutex_lock(&c->lock);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (grow((void **)&arr, &cap, n, sizeof(*arr))) {
-			rc = SQLITE_NOMEM;
-			break;
-		}
-		read_token(st, &arr[n++]);
-	}
-	finish(st, 0);
+	rc = sqlite_db_read_rows(c->st[ST_TOKEN_LIST], &token_rows, &rows, ret_n);
 	pthread_mutex_unlock(&c->lock);
-	if (rc != SQLITE_DONE) {
-		free(arr);
-		return rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
-	}
-	*ret = arr;
-	*ret_n = n;
-	return 0;
+	if (!rc)
+		*ret = rows;
+	return rc;
 }
 
 static int cp_token_revoke(struct cp_store *s, int64_t id)
@@ -284,15 +354,15 @@ static int cp_token_revoke(struct cp_store *s, int64_t id)
 
 	pthread_mutex_lock(&c->lock);
 	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	rc = rc != SQLITE_DONE ? -EIO : sqlite3_changes(c->db) == 0 ? -ENOENT : 0;
-	finish(st, 0);
+	rc = update_row(c, st);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
 
-static void read_settings(sqlite3_stmt *st, struct settings_record *r)
+static int read_settings(sqlite3_stmt *st, void *record)
 {
+	struct settings_record *r = record;
+
 	memset(r, 0, sizeof(*r));
 	sqlite_db_column_copy(st, 0, r->environment, sizeof(r->environment));
 	sqlite_db_column_copy(st, 1, r->service, sizeof(r->service));
@@ -304,7 +374,13 @@ static void read_settings(sqlite3_stmt *st, struct settings_record *r)
 	r->upload_interval_s = sqlite3_column_int(st, 4);
 	r->has_poll_interval_s = sqlite3_column_type(st, 5) != SQLITE_NULL;
 	r->poll_interval_s = sqlite3_column_int(st, 5);
+	return 0;
 }
+
+static const struct sqlite_db_row_reader settings_rows = {
+	.size = sizeof(struct settings_record),
+	.read = read_settings,
+};
 
 static int cp_settings_get(struct cp_store *s, const char *environment, const char *service,
 			   struct settings_record *ret)
@@ -314,13 +390,22 @@ static int cp_settings_get(struct cp_store *s, const char *environment, const ch
 	int rc;
 
 	pthread_mutex_lock(&c->lock);
-	sqlite3_bind_text(st, 1, environment, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, service ? service : "", -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		read_settings(st, ret);
-	rc = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : -EIO;
-	finish(st, 0);
+	bind_text(st, 1, environment);
+	bind_text(st, 2, service ? service : "");
+	rc = find_row(st, read_settings, ret);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+/* The rows of a list statement whose only parameter is the environment. */
+static int list_environment(struct sqlite_cp *c, int stmt, const char *environment,
+			    const struct sqlite_db_row_reader *reader, void **ret, size_t *ret_n)
+{
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	bind_text(c->st[stmt], 1, environment);
+	rc = sqlite_db_read_rows(c->st[stmt], reader, ret, ret_n);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
@@ -328,30 +413,13 @@ static int cp_settings_get(struct cp_store *s, const char *environment, const ch
 static int cp_settings_list(struct cp_store *s, const char *environment,
 			    struct settings_record **ret, size_t *ret_n)
 {
-	struct sqlite_cp *c = to_sqlite(s);
-	sqlite3_stmt *st = c->st[ST_SETTINGS_LIST];
-	struct settings_record *arr = NULL;
-	size_t n = 0, cap = 0;
-	int rc;
+	void *rows;
+	int rc = list_environment(to_sqlite(s), ST_SETTINGS_LIST, environment, &settings_rows,
+				  &rows, ret_n);
 
-	pthread_mutex_lock(&c->lock);
-	sqlite3_bind_text(st, 1, environment, -1, SQLITE_TRANSIENT);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (grow((void **)&arr, &cap, n, sizeof(*arr))) {
-			rc = SQLITE_NOMEM;
-			break;
-		}
-		read_settings(st, &arr[n++]);
-	}
-	finish(st, 0);
-	pthread_mutex_unlock(&c->lock);
-	if (rc != SQLITE_DONE) {
-		free(arr);
-		return rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
-	}
-	*ret = arr;
-	*ret_n = n;
-	return 0;
+	if (!rc)
+		*ret = rows;
+	return rc;
 }
 
 static void bind_optional_int(sqlite3_stmt *st, int idx, bool has, int value)
@@ -365,18 +433,15 @@ static void bind_optional_int(sqlite3_stmt *st, int idx, bool has, int value)
 static int settings_write(struct sqlite_cp *c, const struct settings_record *r)
 {
 	sqlite3_stmt *st = c->st[ST_SETTINGS_PUT];
-	int rc;
 
-	sqlite3_bind_text(st, 1, r->environment, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, r->service, -1, SQLITE_TRANSIENT);
+	bind_text(st, 1, r->environment);
+	bind_text(st, 2, r->service);
 	bind_optional_int(st, 3, r->has_enabled, r->enabled);
 	bind_optional_int(st, 4, r->has_sample_rate_hz, r->sample_rate_hz);
 	bind_optional_int(st, 5, r->has_upload_interval_s, r->upload_interval_s);
 	bind_optional_int(st, 6, r->has_poll_interval_s, r->poll_interval_s);
 	sqlite3_bind_int64(st, 7, time(NULL));
-	rc = sqlite3_step(st);
-	rc = rc != SQLITE_DONE ? -EIO : sqlite3_changes(c->db) == 0 ? -ENOENT : 0;
-	return finish(st, rc);
+	return update_row(c, st);
 }
 
 static int audit_write(struct sqlite_cp *c, const struct audit_record *a)
@@ -385,11 +450,11 @@ static int audit_write(struct sqlite_cp *c, const struct audit_record *a)
 
 	sqlite3_bind_int64(st, 1, a->time ? a->time : time(NULL));
 	sqlite3_bind_int64(st, 2, a->token_id);
-	sqlite3_bind_text(st, 3, a->token_name, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, a->environment, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 5, a->service, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 6, a->before_json, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 7, a->after_json, -1, SQLITE_TRANSIENT);
+	bind_text(st, 3, a->token_name);
+	bind_text(st, 4, a->environment);
+	bind_text(st, 5, a->service);
+	bind_text(st, 6, a->before_json);
+	bind_text(st, 7, a->after_json);
 	return sqlite_db_step_done(st);
 }
 
@@ -428,47 +493,50 @@ static char *column_strdup(sqlite3_stmt *st, int col, int *ret_oom)
 	return copy;
 }
 
+static int read_audit(sqlite3_stmt *st, void *record)
+{
+	struct audit_record *a = record;
+	int oom = 0;
+
+	a->id = sqlite3_column_int64(st, 0);
+	a->time = sqlite3_column_int64(st, 1);
+	a->token_id = sqlite3_column_int64(st, 2);
+	sqlite_db_column_copy(st, 3, a->token_name, sizeof(a->token_name));
+	sqlite_db_column_copy(st, 4, a->environment, sizeof(a->environment));
+	sqlite_db_column_copy(st, 5, a->service, sizeof(a->service));
+	a->before_json = column_strdup(st, 6, &oom);
+	a->after_json = column_strdup(st, 7, &oom);
+	return oom ? -ENOMEM : 0;
+}
+
+static void free_audit_rows(void *records, size_t n)
+{
+	audit_records_free(records, n);
+}
+
+static const struct sqlite_db_row_reader audit_rows = {
+	.size = sizeof(struct audit_record),
+	.read = read_audit,
+	.free = free_audit_rows,
+};
+
 static int cp_audit_list(struct cp_store *s, const char *environment, int64_t since, size_t limit,
 			 struct audit_record **ret, size_t *ret_n)
 {
 	struct sqlite_cp *c = to_sqlite(s);
 	sqlite3_stmt *st = c->st[ST_AUDIT_LIST];
-	struct audit_record *arr = NULL;
-	size_t n = 0, cap = 0;
-	int rc, oom = 0;
+	void *rows;
+	int rc;
 
 	pthread_mutex_lock(&c->lock);
-	sqlite3_bind_text(st, 1, environment, -1, SQLITE_TRANSIENT);
+	bind_text(st, 1, environment);
 	sqlite3_bind_int64(st, 2, since);
 	sqlite3_bind_int64(st, 3, (int64_t)limit);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct audit_record *a;
-
-		if (grow((void **)&arr, &cap, n, sizeof(*arr))) {
-			oom = 1;
-			break;
-		}
-		a = &arr[n++];
-		a->id = sqlite3_column_int64(st, 0);
-		a->time = sqlite3_column_int64(st, 1);
-		a->token_id = sqlite3_column_int64(st, 2);
-		sqlite_db_column_copy(st, 3, a->token_name, sizeof(a->token_name));
-		sqlite_db_column_copy(st, 4, a->environment, sizeof(a->environment));
-		sqlite_db_column_copy(st, 5, a->service, sizeof(a->service));
-		a->before_json = column_strdup(st, 6, &oom);
-		a->after_json = column_strdup(st, 7, &oom);
-		if (oom)
-			break;
-	}
-	finish(st, 0);
+	rc = sqlite_db_read_rows(st, &audit_rows, &rows, ret_n);
 	pthread_mutex_unlock(&c->lock);
-	if (oom || rc != SQLITE_DONE) {
-		audit_records_free(arr, n);
-		return oom ? -ENOMEM : -EIO;
-	}
-	*ret = arr;
-	*ret_n = n;
-	return 0;
+	if (!rc)
+		*ret = rows;
+	return rc;
 }
 
 static int cp_deployment_add(struct cp_store *s, const struct deployment_record *d, int64_t *ret_id)
@@ -478,17 +546,25 @@ static int cp_deployment_add(struct cp_store *s, const struct deployment_record 
 	int rc;
 
 	pthread_mutex_lock(&c->lock);
-	sqlite3_bind_text(st, 1, d->environment, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, d->service, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, d->version, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 4, d->time);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE && ret_id)
-		*ret_id = sqlite3_last_insert_rowid(c->db);
-	rc = finish(st, rc == SQLITE_DONE ? 0 : -EIO);
+	bind_fields(st, 1, deployment_fields, ARRAY_LEN(deployment_fields), d);
+	rc = insert_row(c, st, ret_id);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
+
+static int read_deployment(sqlite3_stmt *st, void *record)
+{
+	struct deployment_record *d = record;
+
+	d->id = sqlite3_column_int64(st, 0);
+	read_fields(st, 1, deployment_fields, ARRAY_LEN(deployment_fields), d);
+	return 0;
+}
+
+static const struct sqlite_db_row_reader deployment_rows = {
+	.size = sizeof(struct deployment_record),
+	.read = read_deployment,
+};
 
 static int cp_deployment_list(struct cp_store *s, const char *environment, const char *service,
 			      int64_t start, int64_t end, struct deployment_record **ret,
@@ -496,39 +572,20 @@ static int cp_deployment_list(struct cp_store *s, const char *environment, const
 {
 	struct sqlite_cp *c = to_sqlite(s);
 	sqlite3_stmt *st = c->st[ST_DEPLOY_LIST];
-	struct deployment_record *arr = NULL;
-	size_t n = 0, cap = 0;
+	void *rows;
 	int rc;
 
 	pthread_mutex_lock(&c->lock);
-	sqlite3_bind_text(st, 1, environment, -1, SQLITE_TRANSIENT);
+	bind_text(st, 1, environment);
 	if (service && *service)
-		sqlite3_bind_text(st, 2, service, -1, SQLITE_TRANSIENT);
+		bind_text(st, 2, service);
 	sqlite3_bind_int64(st, 3, start);
 	sqlite3_bind_int64(st, 4, end);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct deployment_record *d;
-
-		if (grow((void **)&arr, &cap, n, sizeof(*arr))) {
-			rc = SQLITE_NOMEM;
-			break;
-		}
-		d = &arr[n++];
-		d->id = sqlite3_column_int64(st, 0);
-		sqlite_db_column_copy(st, 1, d->environment, sizeof(d->environment));
-		sqlite_db_column_copy(st, 2, d->service, sizeof(d->service));
-		sqlite_db_column_copy(st, 3, d->version, sizeof(d->version));
-		d->time = sqlite3_column_int64(st, 4);
-	}
-	finish(st, 0);
+	rc = sqlite_db_read_rows(st, &deployment_rows, &rows, ret_n);
 	pthread_mutex_unlock(&c->lock);
-	if (rc != SQLITE_DONE) {
-		free(arr);
-		return rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
-	}
-	*ret = arr;
-	*ret_n = n;
-	return 0;
+	if (!rc)
+		*ret = rows;
+	return rc;
 }
 
 static int cp_agent_report_put(struct cp_store *s, const struct agent_report *r)
@@ -538,64 +595,33 @@ static int cp_agent_report_put(struct cp_store *s, const struct agent_report *r)
 	int rc;
 
 	pthread_mutex_lock(&c->lock);
-	sqlite3_bind_text(st, 1, r->environment, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, r->agent_id, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, r->service, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, r->node, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 5, r->version, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 6, r->reported_at);
-	sqlite3_bind_double(st, 7, r->window_s);
-	sqlite3_bind_double(st, 8, r->cpu_s);
-	sqlite3_bind_double(st, 9, r->bpf_s);
-	sqlite3_bind_int64(st, 10, r->lost_samples);
-	sqlite3_bind_int64(st, 11, r->unknown_frames);
-	sqlite3_bind_int64(st, 12, r->processes);
+	bind_fields(st, 1, agent_report_fields, ARRAY_LEN(agent_report_fields), r);
 	rc = sqlite_db_step_done(st);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
 
+static int read_agent_report(sqlite3_stmt *st, void *record)
+{
+	read_fields(st, 0, agent_report_fields, ARRAY_LEN(agent_report_fields), record);
+	return 0;
+}
+
+static const struct sqlite_db_row_reader agent_report_rows = {
+	.size = sizeof(struct agent_report),
+	.read = read_agent_report,
+};
+
 static int cp_agent_report_list(struct cp_store *s, const char *environment,
 				struct agent_report **ret, size_t *ret_n)
 {
-	struct sqlite_cp *c = to_sqlite(s);
-	sqlite3_stmt *st = c->st[ST_AGENT_LIST];
-	struct agent_report *arr = NULL;
-	size_t n = 0, cap = 0;
-	int rc;
+	void *rows;
+	int rc = list_environment(to_sqlite(s), ST_AGENT_LIST, environment, &agent_report_rows,
+				  &rows, ret_n);
 
-	pthread_mutex_lock(&c->lock);
-	sqlite3_bind_text(st, 1, environment, -1, SQLITE_TRANSIENT);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct agent_report *r;
-
-		if (grow((void **)&arr, &cap, n, sizeof(*arr))) {
-			rc = SQLITE_NOMEM;
-			break;
-		}
-		r = &arr[n++];
-		sqlite_db_column_copy(st, 0, r->environment, sizeof(r->environment));
-		sqlite_db_column_copy(st, 1, r->agent_id, sizeof(r->agent_id));
-		sqlite_db_column_copy(st, 2, r->service, sizeof(r->service));
-		sqlite_db_column_copy(st, 3, r->node, sizeof(r->node));
-		sqlite_db_column_copy(st, 4, r->version, sizeof(r->version));
-		r->reported_at = sqlite3_column_int64(st, 5);
-		r->window_s = sqlite3_column_double(st, 6);
-		r->cpu_s = sqlite3_column_double(st, 7);
-		r->bpf_s = sqlite3_column_double(st, 8);
-		r->lost_samples = sqlite3_column_int64(st, 9);
-		r->unknown_frames = sqlite3_column_int64(st, 10);
-		r->processes = sqlite3_column_int64(st, 11);
-	}
-	finish(st, 0);
-	pthread_mutex_unlock(&c->lock);
-	if (rc != SQLITE_DONE) {
-		free(arr);
-		return rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
-	}
-	*ret = arr;
-	*ret_n = n;
-	return 0;
+	if (!rc)
+		*ret = rows;
+	return rc;
 }
 
 static const struct cp_store_ops sqlite_cp_ops = {

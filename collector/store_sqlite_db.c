@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Opening the collector's single SQLite file: WAL journal, a busy timeout for the other
- * connections, and the synchronous level chosen with store_sqlite_set_durability(). */
+/* Opening the collector's single SQLite file (WAL journal, a busy timeout for the other
+ * connections, the synchronous level chosen with store_sqlite_set_durability()) and stepping. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store.h"
@@ -66,13 +67,68 @@ void sqlite_db_finalize_all(sqlite3_stmt **stmts, int n)
 	}
 }
 
+void sqlite_db_reset(sqlite3_stmt *st)
+{
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+}
+
 int sqlite_db_step_done(sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
 
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
+	sqlite_db_reset(st);
 	return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+/* Room for record n of an array of cap records (doubling, new records zeroed). */
+static int grow_records(void **records, size_t *cap, size_t n, size_t size)
+{
+	size_t new_cap;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	new_cap = *cap ? *cap * 2 : 16;
+	p = realloc(*records, new_cap * size);
+	if (!p)
+		return -ENOMEM;
+	memset((char *)p + *cap * size, 0, (new_cap - *cap) * size);
+	*records = p;
+	*cap = new_cap;
+	return 0;
+}
+
+static void free_records(const struct sqlite_db_row_reader *reader, void *records, size_t n)
+{
+	if (reader->free)
+		reader->free(records, n);
+	else
+		free(records);
+}
+
+int sqlite_db_read_rows(sqlite3_stmt *st, const struct sqlite_db_row_reader *reader, void **ret,
+			size_t *ret_n)
+{
+	void *records = NULL;
+	size_t n = 0, cap = 0;
+	int rc = SQLITE_DONE, err = 0;
+
+	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		err = grow_records(&records, &cap, n, reader->size);
+		if (!err)
+			err = reader->read(st, (char *)records + n++ * reader->size);
+	}
+	sqlite_db_reset(st);
+	if (!err && rc != SQLITE_DONE)
+		err = -EIO;
+	if (err) {
+		free_records(reader, records, n);
+		return err;
+	}
+	*ret = records;
+	*ret_n = n;
+	return 0;
 }
 
 void sqlite_db_column_copy(sqlite3_stmt *st, int col, char *dst, size_t dst_len)

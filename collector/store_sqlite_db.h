@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What the two SQLite backends share: opening the one database file with the same pragmas
- * (WAL, busy timeout, synchronous level). Only store_sqlite_*.c include this header. */
+ * (WAL, busy timeout, synchronous level) and stepping statements. Only store_sqlite_*.c
+ * include this header. */
 #ifndef ROOTTRACE_STORE_SQLITE_DB_H
 #define ROOTTRACE_STORE_SQLITE_DB_H
 
@@ -14,8 +15,25 @@ int sqlite_db_open(const char *path, const char *schema, sqlite3 **ret);
 int sqlite_db_prepare_all(sqlite3 *db, const char *const *sql, sqlite3_stmt **ret, int n);
 void sqlite_db_finalize_all(sqlite3_stmt **stmts, int n);
 
+/* Resets a statement and clears its bindings for the next use. */
+void sqlite_db_reset(sqlite3_stmt *st);
+
 /* Runs a statement that returns no rows (BEGIN, COMMIT, ...), then resets it. 0 or -EIO. */
 int sqlite_db_step_done(sqlite3_stmt *st);
+
+/* How sqlite_db_read_rows() stores each result row: one record of `size` bytes. */
+struct sqlite_db_row_reader {
+	size_t size;
+	/* Fills the zeroed record from the current row; 0 or -ENOMEM. */
+	int (*read)(sqlite3_stmt *st, void *record);
+	/* Frees the array of the n records read so far on failure; NULL: plain free(). */
+	void (*free)(void *records, size_t n);
+};
+
+/* Steps st through all its rows into a malloc'd array of records, then resets it.
+ * 0 with *ret (NULL when no row) and *ret_n; -ENOMEM or -EIO with neither set. */
+int sqlite_db_read_rows(sqlite3_stmt *st, const struct sqlite_db_row_reader *reader, void **ret,
+			size_t *ret_n);
 
 /* Copies column text into a fixed buffer (empty string for NULL). */
 void sqlite_db_column_copy(sqlite3_stmt *st, int col, char *dst, size_t dst_len);
