@@ -262,12 +262,6 @@ static struct sqlite_profiles *to_sqlite(struct profile_store *s)
 	return (struct sqlite_profiles *)s;
 }
 
-static void reset_stmt(sqlite3_stmt *st)
-{
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-}
-
 /* ------------------------------------------------------------------ stack id cache ---- */
 
 static struct stack_slot *cache_slot(struct sqlite_profiles *p, const uint8_t *hash)
@@ -481,7 +475,7 @@ static int stack_lookup_or_add(struct sqlite_profiles *p, const struct stack_val
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*ret_id = sqlite3_column_int64(st, 0);
-	reset_stmt(st);
+	sqlite_db_reset(st);
 	if (rc == SQLITE_DONE) {
 		st = p->w[W_STACK_ADD];
 		sqlite3_bind_blob(st, 1, hash, SHA256_LEN, SQLITE_STATIC);
@@ -490,7 +484,7 @@ static int stack_lookup_or_add(struct sqlite_profiles *p, const struct stack_val
 		rc = sqlite3_step(st);
 		if (rc == SQLITE_DONE)
 			*ret_id = sqlite3_last_insert_rowid(p->wdb);
-		reset_stmt(st);
+		sqlite_db_reset(st);
 	}
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -EIO;
 }
@@ -636,7 +630,7 @@ static int series_load(struct sqlite_profiles *p, const struct profile_batch *b,
 			e->id = sqlite3_column_int64(st, 0);
 		else if (pass == 1 && rc == SQLITE_DONE)
 			e->id = sqlite3_last_insert_rowid(p->wdb);
-		reset_stmt(st);
+		sqlite_db_reset(st);
 		if ((pass == 0 && rc == SQLITE_ROW) || pass == 1)
 			break;
 		if (rc != SQLITE_DONE)
@@ -653,7 +647,7 @@ static int series_load(struct sqlite_profiles *p, const struct profile_batch *b,
 		e->hour_done = sqlite3_column_int64(st, 0);
 		e->day_done = sqlite3_column_int64(st, 1);
 	}
-	reset_stmt(st);
+	sqlite_db_reset(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return -EIO;
 	st = p->w[W_SERIES_SPAN];
@@ -661,7 +655,7 @@ static int series_load(struct sqlite_profiles *p, const struct profile_batch *b,
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW && sqlite3_column_type(st, 1) != SQLITE_NULL)
 		e->newest = sqlite3_column_int64(st, 1);
-	reset_stmt(st);
+	sqlite_db_reset(st);
 	return rc == SQLITE_ROW ? 0 : -EIO;
 }
 
@@ -869,7 +863,7 @@ static int upload_claim(struct sqlite_profiles *p, const struct profile_batch *b
 	sqlite3_bind_int64(st, 3, now);
 	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
 	*ret_duplicate = !rc && sqlite3_changes(p->wdb) == 0;
-	reset_stmt(st);
+	sqlite_db_reset(st);
 	return rc;
 }
 
@@ -945,7 +939,7 @@ static int fold_series(struct sqlite_profiles *p, struct series_entry *e, int64_
 		rc = sqlite3_step(st) == SQLITE_ROW ? 0 : -EIO;
 		if (!rc)
 			e->hour_done = e->day_done = floor_to(sqlite3_column_int64(st, 0), DAY);
-		reset_stmt(st);
+		sqlite_db_reset(st);
 		if (rc)
 			return rc;
 		moved = true;
@@ -1150,13 +1144,19 @@ static void reader_release(struct reader *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
-static void bind_window(sqlite3_stmt *st, const struct window_query *q)
+/* ?1 to ?4: the series a window query matches (every deployment when it names none). */
+static void bind_series_match(sqlite3_stmt *st, const struct window_query *q)
 {
 	sqlite3_bind_text(st, 1, q->environment, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, q->service, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, q->profile_type, -1, SQLITE_STATIC);
 	if (q->deployment)
 		sqlite3_bind_text(st, 4, q->deployment, -1, SQLITE_STATIC);
+}
+
+static void bind_window(sqlite3_stmt *st, const struct window_query *q)
+{
+	bind_series_match(st, q);
 	sqlite3_bind_int64(st, 5, q->start);
 	sqlite3_bind_int64(st, 6, q->end);
 }
@@ -1282,44 +1282,31 @@ static void bind_tiers(sqlite3_stmt *st, const struct series_marks *m,
 		sqlite3_bind_int64(st, 2 + i, r[i]);
 }
 
+static int read_series_marks(sqlite3_stmt *st, void *record)
+{
+	struct series_marks *m = record;
+
+	m->id = sqlite3_column_int64(st, 0);
+	m->hour_done = sqlite3_column_int64(st, 1);
+	m->day_done = sqlite3_column_int64(st, 2);
+	return 0;
+}
+
 static int window_series(struct reader *r, const struct window_query *q,
 			 struct series_marks **ret, size_t *ret_n)
 {
-	sqlite3_stmt *st = r->st[R_SERIES];
-	struct series_marks *arr = NULL;
-	size_t n = 0, cap = 0;
+	static const struct sqlite_db_row_reader series_rows = {
+		.size = sizeof(struct series_marks),
+		.read = read_series_marks,
+	};
+	void *rows;
 	int rc;
 
-	sqlite3_bind_text(st, 1, q->environment, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, q->service, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, q->profile_type, -1, SQLITE_STATIC);
-	if (q->deployment)
-		sqlite3_bind_text(st, 4, q->deployment, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n == cap) {
-			size_t new_cap = cap ? cap * 2 : 8;
-			void *grown = realloc(arr, new_cap * sizeof(*arr));
-
-			if (!grown) {
-				rc = SQLITE_NOMEM;
-				break;
-			}
-			arr = grown;
-			cap = new_cap;
-		}
-		arr[n].id = sqlite3_column_int64(st, 0);
-		arr[n].hour_done = sqlite3_column_int64(st, 1);
-		arr[n].day_done = sqlite3_column_int64(st, 2);
-		n++;
-	}
-	reset_stmt(st);
-	if (rc != SQLITE_DONE) {
-		free(arr);
-		return rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
-	}
-	*ret = arr;
-	*ret_n = n;
-	return 0;
+	bind_series_match(r->st[R_SERIES], q);
+	rc = sqlite_db_read_rows(r->st[R_SERIES], &series_rows, &rows, ret_n);
+	if (!rc)
+		*ret = rows;
+	return rc;
 }
 
 static int sum_window(struct reader *r, const struct window_query *q, struct window_sum *w)
@@ -1339,7 +1326,7 @@ static int sum_window(struct reader *r, const struct window_query *q, struct win
 			rc = 0;
 		else if (rc > 0)
 			rc = -EIO;
-		reset_stmt(st);
+		sqlite_db_reset(st);
 	}
 	free(series);
 	return rc;
@@ -1367,7 +1354,7 @@ static int window_stacks(struct reader *r, const struct window_sum *w, struct me
 		} else {
 			rc = -EIO; /* every rollup's stack is in the dictionary */
 		}
-		reset_stmt(st);
+		sqlite_db_reset(st);
 	}
 	return rc;
 }
@@ -1396,7 +1383,7 @@ static int prof_merge_window(struct profile_store *s, const struct window_query 
 			ret->uploads = sqlite3_column_int64(st, 0);
 			ret->period = sqlite3_column_int64(st, 1);
 		}
-		reset_stmt(st);
+		sqlite_db_reset(st);
 	}
 	if (!sqlite3_get_autocommit(r->db))
 		sqlite_db_step_done(r->st[R_END]);
@@ -1407,45 +1394,34 @@ static int prof_merge_window(struct profile_store *s, const struct window_query 
 	return rc;
 }
 
+static int read_service_summary(sqlite3_stmt *st, void *record)
+{
+	struct service_summary *summary = record;
+
+	sqlite_db_column_copy(st, 0, summary->service, sizeof(summary->service));
+	sqlite_db_column_copy(st, 1, summary->profile_type, sizeof(summary->profile_type));
+	summary->last_upload = sqlite3_column_int64(st, 2);
+	summary->uploads = sqlite3_column_int64(st, 3);
+	return 0;
+}
+
 static int prof_services(struct profile_store *s, const char *environment,
 			 struct service_summary **ret, size_t *ret_n)
 {
-	struct sqlite_profiles *p = to_sqlite(s);
-	struct reader *r = reader_acquire(p);
-	sqlite3_stmt *st = r->st[R_SERVICES];
-	struct service_summary *arr = NULL;
-	size_t n = 0, cap = 0;
+	static const struct sqlite_db_row_reader service_rows = {
+		.size = sizeof(struct service_summary),
+		.read = read_service_summary,
+	};
+	struct reader *r = reader_acquire(to_sqlite(s));
+	void *rows;
 	int rc;
 
-	sqlite3_bind_text(st, 1, environment, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n == cap) {
-			size_t new_cap = cap ? cap * 2 : 16;
-			void *grown = realloc(arr, new_cap * sizeof(*arr));
-
-			if (!grown) {
-				rc = SQLITE_NOMEM;
-				break;
-			}
-			arr = grown;
-			cap = new_cap;
-		}
-		memset(&arr[n], 0, sizeof(arr[n]));
-		sqlite_db_column_copy(st, 0, arr[n].service, sizeof(arr[n].service));
-		sqlite_db_column_copy(st, 1, arr[n].profile_type, sizeof(arr[n].profile_type));
-		arr[n].last_upload = sqlite3_column_int64(st, 2);
-		arr[n].uploads = sqlite3_column_int64(st, 3);
-		n++;
-	}
-	reset_stmt(st);
+	sqlite3_bind_text(r->st[R_SERVICES], 1, environment, -1, SQLITE_STATIC);
+	rc = sqlite_db_read_rows(r->st[R_SERVICES], &service_rows, &rows, ret_n);
 	reader_release(r);
-	if (rc != SQLITE_DONE) {
-		free(arr);
-		return rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
-	}
-	*ret = arr;
-	*ret_n = n;
-	return 0;
+	if (!rc)
+		*ret = rows;
+	return rc;
 }
 
 static int prof_size_bytes(struct profile_store *s, int64_t *ret_bytes)
@@ -1466,35 +1442,24 @@ static int prof_size_bytes(struct profile_store *s, int64_t *ret_bytes)
 
 /* ------------------------------------------------------------------ open / close ---- */
 
+static int read_series_id(sqlite3_stmt *st, void *record)
+{
+	*(int64_t *)record = sqlite3_column_int64(st, 0);
+	return 0;
+}
+
 static int unmarked_series(struct sqlite_profiles *p, int64_t **ret, size_t *ret_n)
 {
-	sqlite3_stmt *st = p->w[W_UNMARKED];
-	int64_t *ids = NULL;
-	size_t n = 0, cap = 0;
-	int rc;
+	static const struct sqlite_db_row_reader id_rows = {
+		.size = sizeof(int64_t),
+		.read = read_series_id,
+	};
+	void *rows;
+	int rc = sqlite_db_read_rows(p->w[W_UNMARKED], &id_rows, &rows, ret_n);
 
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n == cap) {
-			size_t new_cap = cap ? cap * 2 : 64;
-			int64_t *grown = realloc(ids, new_cap * sizeof(*ids));
-
-			if (!grown) {
-				rc = SQLITE_NOMEM;
-				break;
-			}
-			ids = grown;
-			cap = new_cap;
-		}
-		ids[n++] = sqlite3_column_int64(st, 0);
-	}
-	reset_stmt(st);
-	if (rc != SQLITE_DONE) {
-		free(ids);
-		return rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
-	}
-	*ret = ids;
-	*ret_n = n;
-	return 0;
+	if (!rc)
+		*ret = rows;
+	return rc;
 }
 
 /* A database written before the tiers existed (or series that never had a fold): fold all
@@ -1519,7 +1484,7 @@ static int backfill_tiers(struct sqlite_profiles *p)
 		rc = sqlite3_step(st) == SQLITE_ROW ? 0 : -EIO;
 		if (!rc && sqlite3_column_type(st, 1) != SQLITE_NULL)
 			e.newest = sqlite3_column_int64(st, 1);
-		reset_stmt(st);
+		sqlite_db_reset(st);
 		if (!rc)
 			rc = fold_series(p, &e, now);
 	}
