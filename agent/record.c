@@ -65,6 +65,12 @@ static int parse_int(const char *text, long min, long max, long *ret)
 	return 0;
 }
 
+static int invalid(const char *option, const char *arg, const char *hint)
+{
+	fprintf(stderr, "record: invalid --%s '%s'%s\n", option, arg, hint);
+	return -EINVAL;
+}
+
 static int record_option(int opt, const char *arg, void *ctx)
 {
 	struct record_args *a = ctx;
@@ -72,23 +78,17 @@ static int record_option(int opt, const char *arg, void *ctx)
 
 	switch (opt) {
 	case 'd':
-		if (duration_parse_ms(arg, &a->duration_ms) || a->duration_ms <= 0) {
-			fprintf(stderr, "record: invalid --duration '%s' (e.g. 10s, 2m)\n", arg);
-			return -EINVAL;
-		}
+		if (duration_parse_ms(arg, &a->duration_ms) || a->duration_ms <= 0)
+			return invalid("duration", arg, " (e.g. 10s, 2m)");
 		return 0;
 	case 'F':
-		if (parse_int(arg, 1, 1000000, &value)) {
-			fprintf(stderr, "record: invalid --frequency '%s' (Hz, e.g. 99)\n", arg);
-			return -EINVAL;
-		}
+		if (parse_int(arg, 1, 1000000, &value))
+			return invalid("frequency", arg, " (Hz, e.g. 99)");
 		a->frequency_hz = value;
 		return 0;
 	case 'p':
-		if (parse_int(arg, 1, 0x3fffffff, &value)) {
-			fprintf(stderr, "record: invalid --pid '%s'\n", arg);
-			return -EINVAL;
-		}
+		if (parse_int(arg, 1, 0x3fffffff, &value))
+			return invalid("pid", arg, "");
 		a->pid = value;
 		return 0;
 	case 'o':
