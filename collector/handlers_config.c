@@ -261,12 +261,9 @@ int handle_config_put(const struct request *req, struct response *resp)
 	json_t *body;
 	int err;
 
-	if (!request_is_json(req))
-		return respond_error(resp, 415, "unsupported_media_type",
-				     "send Content-Type: application/json");
-	body = request_json_object(req, why, sizeof(why));
+	body = request_json_body(req, resp);
 	if (!body)
-		return respond_error(resp, 400, "bad_json", "%s", why);
+		return 0;
 	put_target(req, body, &env, &service, resp, &answered);
 	if (answered)
 		goto out;

@@ -110,12 +110,9 @@ int handle_deployment_add(const struct request *req, struct response *resp)
 	json_t *body;
 	int status, err;
 
-	if (!request_is_json(req))
-		return respond_error(resp, 415, "unsupported_media_type",
-				     "send Content-Type: application/json");
-	body = request_json_object(req, why, sizeof(why));
+	body = request_json_body(req, resp);
 	if (!body)
-		return respond_error(resp, 400, "bad_json", "%s", why);
+		return 0;
 	err = fill_record(req, body, &d, &status, why, sizeof(why));
 	json_decref(body);
 	if (err)

@@ -102,3 +102,19 @@ json_t *request_json_object(const struct request *req, char *err, size_t err_len
 	}
 	return obj;
 }
+
+json_t *request_json_body(const struct request *req, struct response *resp)
+{
+	char why[200];
+	json_t *body;
+
+	if (!request_is_json(req)) {
+		respond_error(resp, 415, "unsupported_media_type",
+			      "send Content-Type: application/json");
+		return NULL;
+	}
+	body = request_json_object(req, why, sizeof(why));
+	if (!body)
+		respond_error(resp, 400, "bad_json", "%s", why);
+	return body;
+}

@@ -16,4 +16,7 @@ bool request_is_json(const struct request *req);
 /* Parses the body as a JSON object; NULL with a one-line reason in err. */
 json_t *request_json_object(const struct request *req, char *err, size_t err_len);
 
+/* The body as a JSON object; NULL once it has answered 415 (not JSON) or 400 (why not). */
+json_t *request_json_body(const struct request *req, struct response *resp);
+
 #endif
