@@ -131,13 +131,25 @@ static uint64_t load(atomic_uint_fast64_t *v)
 	return atomic_load_explicit(v, memory_order_relaxed);
 }
 
+/* The HELP and TYPE lines of a metric. */
+static void render_header(struct text *t, const char *name, const char *type, const char *help)
+{
+	appendf(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void render_counter(struct text *t, const char *name, const char *help, uint64_t value)
+{
+	render_header(t, name, "counter", help);
+	appendf(t, "%s %llu\n", name, (unsigned long long)value);
+}
+
 static void render_latency(struct metrics *m, struct text *t)
 {
 	uint64_t cumulative = 0;
 
-	appendf(t, "# HELP roottrace_ingest_latency_seconds Time from a complete upload body to "
-		   "its acknowledgement (decode, merge, commit).\n"
-		   "# TYPE roottrace_ingest_latency_seconds histogram\n");
+	render_header(t, "roottrace_ingest_latency_seconds", "histogram",
+		      "Time from a complete upload body to its acknowledgement (decode, merge, "
+		      "commit).");
 	for (size_t b = 0; b < N_BOUNDS; b++) {
 		cumulative += load(&m->latency_buckets[b]);
 		appendf(t, "roottrace_ingest_latency_seconds_bucket{le=\"%g\"} %llu\n",
@@ -154,40 +166,29 @@ int metrics__render(struct metrics *m, int64_t store_bytes, char **ret, size_t *
 {
 	struct text t = { 0 };
 
-	appendf(&t, "# HELP roottrace_http_requests_total HTTP requests received.\n"
-		    "# TYPE roottrace_http_requests_total counter\n"
-		    "roottrace_http_requests_total %llu\n",
-		(unsigned long long)load(&m->requests));
-	appendf(&t, "# HELP roottrace_uploads_accepted_total Profiles stored and acknowledged.\n"
-		    "# TYPE roottrace_uploads_accepted_total counter\n"
-		    "roottrace_uploads_accepted_total %llu\n",
-		(unsigned long long)load(&m->uploads));
-	appendf(&t, "# HELP roottrace_uploads_duplicate_total Uploads whose upload_id was already "
-		    "stored: answered 200, not merged again.\n"
-		    "# TYPE roottrace_uploads_duplicate_total counter\n"
-		    "roottrace_uploads_duplicate_total %llu\n",
-		(unsigned long long)load(&m->duplicates));
-	appendf(&t, "# HELP roottrace_upload_bytes_accepted_total Request body bytes of accepted "
-		    "uploads (as sent, before inflating).\n"
-		    "# TYPE roottrace_upload_bytes_accepted_total counter\n"
-		    "roottrace_upload_bytes_accepted_total %llu\n",
-		(unsigned long long)load(&m->bytes));
-	appendf(&t, "# HELP roottrace_stack_values_accepted_total Distinct stacks merged into "
-		    "rollups, summed over uploads.\n"
-		    "# TYPE roottrace_stack_values_accepted_total counter\n"
-		    "roottrace_stack_values_accepted_total %llu\n",
-		(unsigned long long)load(&m->stack_values));
-	appendf(&t, "# HELP roottrace_rejects_total Requests refused, by reason.\n"
-		    "# TYPE roottrace_rejects_total counter\n");
+	render_counter(&t, "roottrace_http_requests_total", "HTTP requests received.",
+		       load(&m->requests));
+	render_counter(&t, "roottrace_uploads_accepted_total", "Profiles stored and acknowledged.",
+		       load(&m->uploads));
+	render_counter(&t, "roottrace_uploads_duplicate_total",
+		       "Uploads whose upload_id was already stored: answered 200, not merged again.",
+		       load(&m->duplicates));
+	render_counter(&t, "roottrace_upload_bytes_accepted_total",
+		       "Request body bytes of accepted uploads (as sent, before inflating).",
+		       load(&m->bytes));
+	render_counter(&t, "roottrace_stack_values_accepted_total",
+		       "Distinct stacks merged into rollups, summed over uploads.",
+		       load(&m->stack_values));
+	render_header(&t, "roottrace_rejects_total", "counter", "Requests refused, by reason.");
 	for (int r = 0; r < REJECT_REASON_COUNT; r++)
 		appendf(&t, "roottrace_rejects_total{reason=\"%s\"} %llu\n", reason_names[r],
 			(unsigned long long)load(&m->rejects[r]));
 	render_latency(m, &t);
-	if (store_bytes >= 0)
-		appendf(&t, "# HELP roottrace_store_size_bytes Database file plus its WAL.\n"
-			    "# TYPE roottrace_store_size_bytes gauge\n"
-			    "roottrace_store_size_bytes %lld\n",
-			(long long)store_bytes);
+	if (store_bytes >= 0) {
+		render_header(&t, "roottrace_store_size_bytes", "gauge",
+			      "Database file plus its WAL.");
+		appendf(&t, "roottrace_store_size_bytes %lld\n", (long long)store_bytes);
+	}
 	if (t.err) {
 		free(t.buf);
 		return t.err;
