@@ -128,8 +128,7 @@ static void cp_close(struct cp_store *s)
 
 	if (!c)
 		return;
-	sqlite_db_finalize_all(c->st, ST_COUNT);
-	sqlite3_close(c->db);
+	sqlite_db_close(c->db, c->st, ST_COUNT);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -653,9 +652,7 @@ int cp_store_sqlite_open(const char *path, struct cp_store **ret)
 		return -ENOMEM;
 	c->base.ops = &sqlite_cp_ops;
 	pthread_mutex_init(&c->lock, NULL);
-	err = sqlite_db_open(path, schema, &c->db);
-	if (!err)
-		err = sqlite_db_prepare_all(c->db, statements, c->st, ST_COUNT);
+	err = sqlite_db_open_prepared(path, schema, statements, c->st, ST_COUNT, &c->db);
 	if (err) {
 		cp_close(&c->base);
 		return err;

@@ -67,6 +67,22 @@ void sqlite_db_finalize_all(sqlite3_stmt **stmts, int n)
 	}
 }
 
+int sqlite_db_open_prepared(const char *path, const char *schema, const char *const *sql,
+			    sqlite3_stmt **ret_stmts, int n, sqlite3 **ret_db)
+{
+	int err = sqlite_db_open(path, schema, ret_db);
+
+	if (!err)
+		err = sqlite_db_prepare_all(*ret_db, sql, ret_stmts, n);
+	return err;
+}
+
+void sqlite_db_close(sqlite3 *db, sqlite3_stmt **stmts, int n)
+{
+	sqlite_db_finalize_all(stmts, n);
+	sqlite3_close(db);
+}
+
 void sqlite_db_reset(sqlite3_stmt *st)
 {
 	sqlite3_reset(st);

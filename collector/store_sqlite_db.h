@@ -15,6 +15,12 @@ int sqlite_db_open(const char *path, const char *schema, sqlite3 **ret);
 int sqlite_db_prepare_all(sqlite3 *db, const char *const *sql, sqlite3_stmt **ret, int n);
 void sqlite_db_finalize_all(sqlite3_stmt **stmts, int n);
 
+/* sqlite_db_open() then sqlite_db_prepare_all() of its n statements; 0 or -errno. */
+int sqlite_db_open_prepared(const char *path, const char *schema, const char *const *sql,
+			    sqlite3_stmt **ret_stmts, int n, sqlite3 **ret_db);
+/* Finalizes the n statements and closes db (NULL ones are skipped). */
+void sqlite_db_close(sqlite3 *db, sqlite3_stmt **stmts, int n);
+
 /* Resets a statement and clears its bindings for the next use. */
 void sqlite_db_reset(sqlite3_stmt *st);
 

@@ -1504,13 +1504,11 @@ static void prof_close(struct profile_store *s)
 	if (!p)
 		return;
 	for (int i = 0; i < READERS; i++) {
-		sqlite_db_finalize_all(p->readers[i].st, R_COUNT);
-		sqlite3_close(p->readers[i].db);
+		sqlite_db_close(p->readers[i].db, p->readers[i].st, R_COUNT);
 		pthread_mutex_destroy(&p->readers[i].lock);
 	}
 	group_commit__free(p->gc);
-	sqlite_db_finalize_all(p->w, W_COUNT);
-	sqlite3_close(p->wdb);
+	sqlite_db_close(p->wdb, p->w, W_COUNT);
 	pthread_mutex_destroy(&p->write_lock);
 	free(p->cache);
 	free(p->frames_buf);
@@ -1553,9 +1551,7 @@ int profile_store_sqlite_open(const char *path, struct profile_store **ret)
 	p->path = strdup(path);
 	err = p->path ? 0 : -ENOMEM;
 	if (!err)
-		err = sqlite_db_open(path, schema, &p->wdb);
-	if (!err)
-		err = sqlite_db_prepare_all(p->wdb, writer_sql, p->w, W_COUNT);
+		err = sqlite_db_open_prepared(path, schema, writer_sql, p->w, W_COUNT, &p->wdb);
 	if (!err)
 		err = backfill_tiers(p);
 	if (!err)
@@ -1566,12 +1562,9 @@ int profile_store_sqlite_open(const char *path, struct profile_store **ret)
 		p->gc = group_commit__new(queue_max_entries, queue_max_bytes, commit_group, p);
 		err = p->sha && p->recent && p->gc ? 0 : -ENOMEM;
 	}
-	for (int i = 0; !err && i < READERS; i++) {
-		err = sqlite_db_open(path, NULL, &p->readers[i].db);
-		if (!err)
-			err = sqlite_db_prepare_all(p->readers[i].db, reader_sql, p->readers[i].st,
-						    R_COUNT);
-	}
+	for (int i = 0; !err && i < READERS; i++)
+		err = sqlite_db_open_prepared(path, NULL, reader_sql, p->readers[i].st, R_COUNT,
+					      &p->readers[i].db);
 	if (err) {
 		prof_close(&p->base);
 		return err;
