@@ -6,16 +6,13 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 import unittest
 
 import harness
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import pprof_reader  # noqa: E402
+import pprof_py
 
 BUILD = os.environ.get("ROOTTRACE_BUILD", "build")
 AGENT = os.path.join(BUILD, "roottrace-agent")
@@ -117,7 +114,7 @@ class RecordMachine(unittest.TestCase):
         cls.output = out
         if cls.rc != 0:
             raise AssertionError("record exited %d: %s" % (cls.rc, cls.stderr))
-        cls.profile = pprof_reader.read(out)
+        cls.profile = pprof_py.parse_file(out)
         cls.cpu = cls.profile.value_index("cpu", "nanoseconds")
         cls.count = cls.profile.value_index("samples", "count")
 
@@ -141,13 +138,13 @@ class RecordMachine(unittest.TestCase):
         # summed actual periods) within the hot functions: loop overhead, start-up and exit
         # samples of the workload are not in the denominator.
         samples = [s for s in self.samples_of(self.split_pid)
-                   if any(fn in s.frames for fn in SHARES)]
+                   if any(fn in s.stack for fn in SHARES)]
         self.assertGreater(sum(s.values[self.count] for s in samples), 1500,
                            "too few workload samples")
         total = sum(s.values[self.cpu] for s in samples)
         for fn, want in self.true_shares.items():
             self.assertAlmostEqual(want, SHARES[fn], delta=0.02, msg="workload split drifted")
-            got = sum(s.values[self.cpu] for s in samples if fn in s.frames) / total
+            got = sum(s.values[self.cpu] for s in samples if fn in s.stack) / total
             self.assertAlmostEqual(got, want, delta=0.02,
                                    msg="%s share %.3f, true share %.3f" % (fn, got, want))
 
@@ -155,13 +152,13 @@ class RecordMachine(unittest.TestCase):
         good = bad = 0
         threads = set()
         for s in self.samples_of(self.split_pid):
-            hot = [i for i, f in enumerate(s.frames) if f in SHARES]
+            hot = [i for i, f in enumerate(s.stack) if f in SHARES]
             if not hot:
                 continue
             i = hot[0]
             caller = "main" if s.labels["thread"] == "cpu_split" else "thread_main"
             threads.add(s.labels["thread"])
-            if s.frames[i + 1:i + 3] == ["worker", caller]:
+            if s.stack[i + 1:i + 3] == ["worker", caller]:
                 good += s.values[self.count]
             else:
                 bad += s.values[self.count]
@@ -179,16 +176,16 @@ class RecordMachine(unittest.TestCase):
         samples = self.samples_of(self.short_pid)
         self.assertTrue(samples, "no samples of the 50 ms process")
         self.assertEqual({s.labels["comm"] for s in samples}, {"short_lived"})
-        named = sum(s.values[self.count] for s in samples if "short_lived_hot" in s.frames)
-        self.assertGreater(named, 0, [s.frames for s in samples])
+        named = sum(s.values[self.count] for s in samples if "short_lived_hot" in s.stack)
+        self.assertGreater(named, 0, [s.stack for s in samples])
 
     def test_kernel_frames_named(self):
         samples = self.samples_of(self.sys_pid)
-        kernel = [f for s in samples for f, m in zip(s.frames, s.modules) if m == "[kernel]"]
+        kernel = [f for s in samples for f, m in zip(s.stack, s.modules) if m == "[kernel]"]
         self.assertIn("do_syscall_64", kernel)
         self.assertTrue({"vfs_read", "ksys_read", "vfs_write", "ksys_write"} & set(kernel),
                         sorted(set(kernel))[:40])
-        user = [f for s in samples for f in s.frames]
+        user = [f for s in samples for f in s.stack]
         self.assertIn("copy_zeroes", user)
 
     def test_idle_is_never_a_profile_sample(self):
@@ -237,7 +234,7 @@ class RecordOnePid(unittest.TestCase):
             split.kill()
             other.wait()
             split.wait()
-        prof = pprof_reader.read(out)
+        prof = pprof_py.parse_file(out)
         pids = {s.labels["pid"] for s in prof.samples}
         self.assertEqual(pids, {split.pid})
         self.assertGreater(sum(s.values[0] for s in prof.samples), 20)
@@ -291,7 +288,7 @@ class RecordBadInput(unittest.TestCase):
         res = self.record("--frequency", "1000", "--output", out)
         self.assertEqual(res.returncode, 0, res.stderr)
         self.assertIn("clamped to 200 Hz", res.stderr)
-        self.assertEqual(pprof_reader.read(out).period, 1000000000 // 200)
+        self.assertEqual(pprof_py.parse_file(out).period, 1000000000 // 200)
 
     def test_bad_duration_is_rejected(self):
         res = self.record("--duration", "ten", "--output", os.path.join(self.tmp, "x.pb.gz"))

@@ -2,7 +2,6 @@
 # Symbolisation under real BPF: one whole-machine `record` while fixtures run a hot function
 # in a shared library, in a stripped binary (.dynsym only), in C++, in JIT code announced in
 # /tmp/perf-PID.map, in a deleted binary and in a damaged one ([unknown] with its module).
-import importlib.util
 import os
 import shutil
 import struct
@@ -12,13 +11,7 @@ import unittest
 from collections import Counter
 
 import harness
-
-# tests/bpf/ holds another pprof_reader.py that shadows tests/lib's: load ours by path.
-_spec = importlib.util.spec_from_file_location(
-    "lib_pprof_reader", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib",
-                                     "pprof_reader.py"))
-pprof_reader = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(pprof_reader)
+import pprof_py
 
 BUILD = os.environ.get("ROOTTRACE_BUILD", os.path.abspath("build"))
 AGENT = os.path.join(BUILD, "roottrace-agent")
@@ -97,7 +90,7 @@ class SymbolsUnderBpf(unittest.TestCase):
         r = subprocess.run([AGENT, "record", "--duration", RECORD, "--frequency", "99",
                             "--output", out], capture_output=True, text=True, timeout=120)
         cls.record_rc, cls.record_stderr = r.returncode, r.stderr
-        cls.profile = pprof_reader.parse_file(out) if os.path.exists(out) else None
+        cls.profile = pprof_py.parse_file(out) if os.path.exists(out) else None
 
     @classmethod
     def tearDownClass(cls):
