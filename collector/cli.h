@@ -9,6 +9,10 @@
 
 #define PROG "roottrace-collector"
 
+/* getopt_long entries every subcommand has, with the same letters: --data DIR and --help. */
+#define CLI_DATA_OPTION { "data", required_argument, NULL, 'd' }
+#define CLI_HELP_OPTION { "help", no_argument, NULL, 'h' }
+
 /* Each returns the process exit status: 0 ok, 1 failure, 2 usage error. */
 int cmd_serve(int argc, char **argv);
 int cmd_init(int argc, char **argv);

@@ -101,7 +101,7 @@ static int parse_option(struct collector_options *o, int opt, const char *arg, l
 static int parse_args(int argc, char **argv, struct collector_options *o, int *ret_interval)
 {
 	static const struct option options[] = {
-		{ "data", required_argument, NULL, 'd' },
+		CLI_DATA_OPTION,
 		{ "listen", required_argument, NULL, 'l' },
 		{ "tls-cert", required_argument, NULL, 'c' },
 		{ "tls-key", required_argument, NULL, 'k' },
@@ -114,7 +114,7 @@ static int parse_args(int argc, char **argv, struct collector_options *o, int *r
 		{ "max-inflight", required_argument, NULL, 'f' },
 		{ "ingest-queue", required_argument, NULL, 'q' },
 		{ "ingest-queue-bytes", required_argument, NULL, 'Q' },
-		{ "help", no_argument, NULL, 'h' },
+		CLI_HELP_OPTION,
 		{ 0 },
 	};
 	long long n;

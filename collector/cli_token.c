@@ -38,12 +38,12 @@ struct token_args {
 static int parse_args(int argc, char **argv, struct token_args *a)
 {
 	static const struct option options[] = {
-		{ "data", required_argument, NULL, 'd' },
+		CLI_DATA_OPTION,
 		{ "environment", required_argument, NULL, 'e' },
 		{ "kind", required_argument, NULL, 'k' },
 		{ "role", required_argument, NULL, 'r' },
 		{ "name", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
+		CLI_HELP_OPTION,
 		{ 0 },
 	};
 	int opt;
