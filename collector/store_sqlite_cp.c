@@ -192,16 +192,11 @@ static const struct column_field deployment_fields[] = {
 
 /* ST_AGENT_PUT's parameters and ST_AGENT_LIST's columns. */
 static const struct column_field agent_report_fields[] = {
-	FIELD(FIELD_TEXT, agent_report, environment),
-	FIELD(FIELD_TEXT, agent_report, agent_id),
-	FIELD(FIELD_TEXT, agent_report, service),
-	FIELD(FIELD_TEXT, agent_report, node),
-	FIELD(FIELD_TEXT, agent_report, version),
-	FIELD(FIELD_INT64, agent_report, reported_at),
-	FIELD(FIELD_DOUBLE, agent_report, window_s),
-	FIELD(FIELD_DOUBLE, agent_report, cpu_s),
-	FIELD(FIELD_DOUBLE, agent_report, bpf_s),
-	FIELD(FIELD_INT64, agent_report, lost_samples),
+	FIELD(FIELD_TEXT, agent_report, environment), FIELD(FIELD_TEXT, agent_report, agent_id),
+	FIELD(FIELD_TEXT, agent_report, service), FIELD(FIELD_TEXT, agent_report, node),
+	FIELD(FIELD_TEXT, agent_report, version), FIELD(FIELD_INT64, agent_report, reported_at),
+	FIELD(FIELD_DOUBLE, agent_report, window_s), FIELD(FIELD_DOUBLE, agent_report, cpu_s),
+	FIELD(FIELD_DOUBLE, agent_report, bpf_s), FIELD(FIELD_INT64, agent_report, lost_samples),
 	FIELD(FIELD_INT64, agent_report, unknown_frames),
 	FIELD(FIELD_INT64, agent_report, processes),
 };
@@ -334,14 +329,11 @@ static int cp_token_find_by_hash(struct cp_store *s, const uint8_t hash[32],
 static int cp_token_list(struct cp_store *s, struct token_record **ret, size_t *ret_n)
 {
 	struct sqlite_cp *c = to_sqlite(s);
-	void *rows;
 	int rc;
 
 	pthread_mutex_lock(&c->lock);
-	rc = sqlite_db_read_rows(c->st[ST_TOKEN_LIST], &token_rows, &rows, ret_n);
+	rc = sqlite_db_read_rows(c->st[ST_TOKEN_LIST], &token_rows, ret, ret_n);
 	pthread_mutex_unlock(&c->lock);
-	if (!rc)
-		*ret = rows;
 	return rc;
 }
 
@@ -398,7 +390,7 @@ static int cp_settings_get(struct cp_store *s, const char *environment, const ch
 
 /* The rows of a list statement whose only parameter is the environment. */
 static int list_environment(struct sqlite_cp *c, int stmt, const char *environment,
-			    const struct sqlite_db_row_reader *reader, void **ret, size_t *ret_n)
+			    const struct sqlite_db_row_reader *reader, void *ret, size_t *ret_n)
 {
 	int rc;
 
@@ -412,13 +404,8 @@ static int list_environment(struct sqlite_cp *c, int stmt, const char *environme
 static int cp_settings_list(struct cp_store *s, const char *environment,
 			    struct settings_record **ret, size_t *ret_n)
 {
-	void *rows;
-	int rc = list_environment(to_sqlite(s), ST_SETTINGS_LIST, environment, &settings_rows,
-				  &rows, ret_n);
-
-	if (!rc)
-		*ret = rows;
-	return rc;
+	return list_environment(to_sqlite(s), ST_SETTINGS_LIST, environment, &settings_rows, ret,
+				ret_n);
 }
 
 static void bind_optional_int(sqlite3_stmt *st, int idx, bool has, int value)
@@ -524,17 +511,14 @@ static int cp_audit_list(struct cp_store *s, const char *environment, int64_t si
 {
 	struct sqlite_cp *c = to_sqlite(s);
 	sqlite3_stmt *st = c->st[ST_AUDIT_LIST];
-	void *rows;
 	int rc;
 
 	pthread_mutex_lock(&c->lock);
 	bind_text(st, 1, environment);
 	sqlite3_bind_int64(st, 2, since);
 	sqlite3_bind_int64(st, 3, (int64_t)limit);
-	rc = sqlite_db_read_rows(st, &audit_rows, &rows, ret_n);
+	rc = sqlite_db_read_rows(st, &audit_rows, ret, ret_n);
 	pthread_mutex_unlock(&c->lock);
-	if (!rc)
-		*ret = rows;
 	return rc;
 }
 
@@ -571,7 +555,6 @@ static int cp_deployment_list(struct cp_store *s, const char *environment, const
 {
 	struct sqlite_cp *c = to_sqlite(s);
 	sqlite3_stmt *st = c->st[ST_DEPLOY_LIST];
-	void *rows;
 	int rc;
 
 	pthread_mutex_lock(&c->lock);
@@ -580,10 +563,8 @@ static int cp_deployment_list(struct cp_store *s, const char *environment, const
 		bind_text(st, 2, service);
 	sqlite3_bind_int64(st, 3, start);
 	sqlite3_bind_int64(st, 4, end);
-	rc = sqlite_db_read_rows(st, &deployment_rows, &rows, ret_n);
+	rc = sqlite_db_read_rows(st, &deployment_rows, ret, ret_n);
 	pthread_mutex_unlock(&c->lock);
-	if (!rc)
-		*ret = rows;
 	return rc;
 }
 
@@ -614,13 +595,8 @@ static const struct sqlite_db_row_reader agent_report_rows = {
 static int cp_agent_report_list(struct cp_store *s, const char *environment,
 				struct agent_report **ret, size_t *ret_n)
 {
-	void *rows;
-	int rc = list_environment(to_sqlite(s), ST_AGENT_LIST, environment, &agent_report_rows,
-				  &rows, ret_n);
-
-	if (!rc)
-		*ret = rows;
-	return rc;
+	return list_environment(to_sqlite(s), ST_AGENT_LIST, environment, &agent_report_rows, ret,
+				ret_n);
 }
 
 static const struct cp_store_ops sqlite_cp_ops = {

@@ -123,7 +123,7 @@ static void free_records(const struct sqlite_db_row_reader *reader, void *record
 		free(records);
 }
 
-int sqlite_db_read_rows(sqlite3_stmt *st, const struct sqlite_db_row_reader *reader, void **ret,
+int sqlite_db_read_rows(sqlite3_stmt *st, const struct sqlite_db_row_reader *reader, void *ret,
 			size_t *ret_n)
 {
 	void *records = NULL;
@@ -142,7 +142,7 @@ int sqlite_db_read_rows(sqlite3_stmt *st, const struct sqlite_db_row_reader *rea
 		free_records(reader, records, n);
 		return err;
 	}
-	*ret = records;
+	memcpy(ret, &records, sizeof(records)); /* into a pointer of the records' own type */
 	*ret_n = n;
 	return 0;
 }

@@ -36,9 +36,10 @@ struct sqlite_db_row_reader {
 	void (*free)(void *records, size_t n);
 };
 
-/* Steps st through all its rows into a malloc'd array of records, then resets it.
- * 0 with *ret (NULL when no row) and *ret_n; -ENOMEM or -EIO with neither set. */
-int sqlite_db_read_rows(sqlite3_stmt *st, const struct sqlite_db_row_reader *reader, void **ret,
+/* Steps st through all its rows into a malloc'd array of records, then resets it. ret points
+ * to the caller's typed array pointer: 0 with it set (NULL when no row) and *ret_n;
+ * -ENOMEM or -EIO with neither set. */
+int sqlite_db_read_rows(sqlite3_stmt *st, const struct sqlite_db_row_reader *reader, void *ret,
 			size_t *ret_n);
 
 /* Copies column text into a fixed buffer (empty string for NULL). */

@@ -1299,14 +1299,9 @@ static int window_series(struct reader *r, const struct window_query *q,
 		.size = sizeof(struct series_marks),
 		.read = read_series_marks,
 	};
-	void *rows;
-	int rc;
 
 	bind_series_match(r->st[R_SERIES], q);
-	rc = sqlite_db_read_rows(r->st[R_SERIES], &series_rows, &rows, ret_n);
-	if (!rc)
-		*ret = rows;
-	return rc;
+	return sqlite_db_read_rows(r->st[R_SERIES], &series_rows, ret, ret_n);
 }
 
 static int sum_window(struct reader *r, const struct window_query *q, struct window_sum *w)
@@ -1413,14 +1408,11 @@ static int prof_services(struct profile_store *s, const char *environment,
 		.read = read_service_summary,
 	};
 	struct reader *r = reader_acquire(to_sqlite(s));
-	void *rows;
 	int rc;
 
 	sqlite3_bind_text(r->st[R_SERVICES], 1, environment, -1, SQLITE_STATIC);
-	rc = sqlite_db_read_rows(r->st[R_SERVICES], &service_rows, &rows, ret_n);
+	rc = sqlite_db_read_rows(r->st[R_SERVICES], &service_rows, ret, ret_n);
 	reader_release(r);
-	if (!rc)
-		*ret = rows;
 	return rc;
 }
 
@@ -1454,12 +1446,8 @@ static int unmarked_series(struct sqlite_profiles *p, int64_t **ret, size_t *ret
 		.size = sizeof(int64_t),
 		.read = read_series_id,
 	};
-	void *rows;
-	int rc = sqlite_db_read_rows(p->w[W_UNMARKED], &id_rows, &rows, ret_n);
 
-	if (!rc)
-		*ret = rows;
-	return rc;
+	return sqlite_db_read_rows(p->w[W_UNMARKED], &id_rows, ret, ret_n);
 }
 
 /* A database written before the tiers existed (or series that never had a fold): fold all
