@@ -171,7 +171,8 @@ int metrics__render(struct metrics *m, int64_t store_bytes, char **ret, size_t *
 	render_counter(&t, "roottrace_uploads_accepted_total", "Profiles stored and acknowledged.",
 		       load(&m->uploads));
 	render_counter(&t, "roottrace_uploads_duplicate_total",
-		       "Uploads whose upload_id was already stored: answered 200, not merged again.",
+		       "Uploads whose upload_id was already stored: answered 200, not merged "
+		       "again.",
 		       load(&m->duplicates));
 	render_counter(&t, "roottrace_upload_bytes_accepted_total",
 		       "Request body bytes of accepted uploads (as sent, before inflating).",
