@@ -7,11 +7,9 @@ import http.server
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 import unittest
@@ -21,7 +19,8 @@ import urllib.request
 import uuid
 
 import harness
-import pprof_reader
+import pprof_py
+from cleanup_case import CleanupTestCase
 from collector_fixture import Collector, build_dir
 
 SRC = os.environ.get("ROOTTRACE_SRC", os.getcwd())
@@ -261,18 +260,8 @@ def enabled_config(**kw):
 
 
 @unittest.skipUnless(os.geteuid() == 0, "needs root (BPF, perf events, cgroups)")
-class AgentDaemonTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="rt-agent-daemon-")
-        self.cleanups = []
-
-    def tearDown(self):
-        for fn in reversed(self.cleanups):
-            try:
-                fn()
-            except Exception:  # noqa: BLE001 - best-effort cleanup
-                pass
-        shutil.rmtree(self.tmp, ignore_errors=True)
+class AgentDaemonTest(CleanupTestCase):
+    tmp_prefix = "rt-agent-daemon-"
 
     def start_agent(self, url, token, **kw):
         agent = Agent(self.tmp, url, token, **kw)
@@ -341,7 +330,7 @@ class AgentDaemonTest(unittest.TestCase):
         self.assertTrue(got, agent.log())
         self.assertEqual(got[0]["sample_rate_hz"], "200")
         body = [b for q, b in stub.accepted() if q.get("service") == "sh"][0]
-        prof = pprof_reader.parse(body)
+        prof = pprof_py.parse(body)
         self.assertEqual(prof.period, 1000000000 // 200)
         # A CPU-bound process: CPU nanoseconds per sample ~ 1/200 s (it would be ~10 ms at
         # 99 Hz, ~0.1 ms at 10,000 Hz).
@@ -456,7 +445,7 @@ class AgentDaemonTest(unittest.TestCase):
         got = wait_for(lambda: [b for q, b in stub.accepted()
                                 if q.get("service") == "rt-test-brief"], 25)
         self.assertTrue(got, [q.get("service") for q, _ in stub.accepted()])
-        samples = [smp for b in got for smp in pprof_reader.parse(b).samples]
+        samples = [smp for b in got for smp in pprof_py.parse(b).samples]
         self.assertTrue(any("short_lived_hot" in smp.stack for smp in samples), samples[:3])
         # (the sh that moved itself into the cgroup may be sampled there before its exec)
         comms = {smp.labels.get("comm") for smp in samples}

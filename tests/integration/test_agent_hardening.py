@@ -10,17 +10,16 @@
 import http.server
 import os
 import re
-import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 import unittest
 import urllib.parse
 
 import harness
-import pprof_reader
+import pprof_py
+from cleanup_case import CleanupTestCase
 from collector_fixture import build_dir
 from test_agent_daemon import Agent, enabled_config, fully_off, sampling, wait_for
 
@@ -110,18 +109,8 @@ def status_kb(pid, key):
 
 
 @unittest.skipUnless(os.geteuid() == 0, "needs root (BPF, perf events)")
-class AgentHardeningTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="rt-agent-hardening-")
-        self.cleanups = []
-
-    def tearDown(self):
-        for fn in reversed(self.cleanups):
-            try:
-                fn()
-            except Exception:  # noqa: BLE001 - best-effort cleanup
-                pass
-        shutil.rmtree(self.tmp, ignore_errors=True)
+class AgentHardeningTest(CleanupTestCase):
+    tmp_prefix = "rt-agent-hardening-"
 
     def spawn(self, args, **kw):
         p = subprocess.Popen(args, **kw)
@@ -179,7 +168,7 @@ class AgentHardeningTest(unittest.TestCase):
         self.assertLessEqual(held, 4096)
         self.assertLessEqual(captured - dropped - evicted, held)
 
-        prof = pprof_reader.parse(open(out, "rb").read())
+        prof = pprof_py.parse(open(out, "rb").read())
         split = [s for s in prof.samples if s.labels.get("comm") == "cpu_split"]
         self.assertTrue(any("hot_a" in s.stack for s in split), "survivor not named")
         churned = [s for s in prof.samples if s.labels.get("comm") == "churn"]
