@@ -95,6 +95,11 @@ static void sampling_on(struct daemon *d, int hz)
 	d->next_upload_ms = daemon_now_ms() + d->cfg.upload_interval_s * 1000LL;
 	log_info("profiling enabled: sampling at %d Hz, uploading every %d s", d->sampling_hz,
 		 d->cfg.upload_interval_s);
+	r = pipeline__exec_hook_error(d->pipeline);
+	if (r)
+		log_warn("the exec hook did not attach (%s): a process sampled before it execs "
+			 "keeps its earlier name and symbols, and its earlier service for up to a "
+			 "minute", strerror(-r));
 }
 
 void daemon_sampling_off(struct daemon *d, const char *why)

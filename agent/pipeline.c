@@ -169,6 +169,11 @@ int pipeline__stop(struct pipeline *p)
 	return 0;
 }
 
+int pipeline__exec_hook_error(const struct pipeline *p)
+{
+	return sampler__exec_hook_error(p->sampler);
+}
+
 bool pipeline__running(const struct pipeline *p)
 {
 	return sampler__attached(p->sampler);

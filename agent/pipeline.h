@@ -37,6 +37,9 @@ int pipeline__start(struct pipeline *p, int frequency_hz, char *err, size_t err_
 /* Closes the perf events and detaches: no BPF program of ours runs afterwards. */
 int pipeline__stop(struct pipeline *p);
 bool pipeline__running(const struct pipeline *p);
+/* -errno when sampling runs without the exec hook: a process first sampled before an exec
+ * keeps its earlier name and symbols, and its cgroup until re-read. Else 0. */
+int pipeline__exec_hook_error(const struct pipeline *p);
 int pipeline__frequency(const struct pipeline *p);
 
 /* Services first-sight events (captures short-lived processes early). Call in the main loop;

@@ -337,6 +337,10 @@ static int record(const struct record_args *a, struct window *total,
 		fprintf(stderr, "record: %s\n", err);
 		goto out;
 	}
+	if (pipeline__exec_hook_error(p))
+		fprintf(stderr, "record: warning: the exec hook did not attach (%s): a process "
+			"sampled before it execs keeps its earlier name and symbols\n",
+			strerror(-pipeline__exec_hook_error(p)));
 	if (a->pid)
 		fprintf(stderr, "record: sampling pid %d at %d Hz for %.1fs\n", a->pid,
 			a->frequency_hz, a->duration_ms / 1e3);

@@ -36,6 +36,7 @@ struct sampler {
 	struct bpf_link **links; /* one per CPU; each owns its perf event fd */
 	int n_links;
 	struct bpf_link *exec_link;
+	int exec_link_err; /* -errno when the exec hook did not attach, else 0 */
 	bool attached;
 	int stats_fd; /* keeps BPF run-time statistics on while open; -1 if unavailable */
 	int n_possible_cpus;
@@ -261,8 +262,10 @@ int sampler__attach(struct sampler *s, int frequency_hz, char *err, size_t err_l
 		ret = -ENODEV;
 		goto fail;
 	}
-	/* Without the exec tracepoint an exec'd pid keeps its old symbols: degrade, don't fail. */
+	/* Without the exec hook an exec'd pid keeps its old symbols and cgroup until they are
+	 * re-read: degrade, don't fail (the caller warns through sampler__exec_hook_error()). */
 	s->exec_link = bpf_program__attach(s->skel->progs.handle_exec);
+	s->exec_link_err = s->exec_link ? 0 : -errno;
 	s->attached = true;
 	return 0;
 fail:
@@ -294,6 +297,11 @@ void sampler__detach(struct sampler *s)
 	s->exec_link = NULL;
 	s->attached = false;
 	wait_for_inflight_runs();
+}
+
+int sampler__exec_hook_error(const struct sampler *s)
+{
+	return s && s->attached ? s->exec_link_err : 0;
 }
 
 bool sampler__attached(const struct sampler *s)

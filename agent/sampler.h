@@ -48,6 +48,8 @@ int sampler__attach(struct sampler *s, int frequency_hz, char *err, size_t err_l
 /* Detaches everything and waits until no program run is still in flight. */
 void sampler__detach(struct sampler *s);
 bool sampler__attached(const struct sampler *s);
+/* -errno when attached without the exec hook (raw tracepoint sched_process_exec), else 0. */
+int sampler__exec_hook_error(const struct sampler *s);
 
 /* Services the ring buffer (first-sight events) for up to timeout_ms. 0 or -errno. */
 int sampler__poll(struct sampler *s, int timeout_ms);

@@ -95,6 +95,11 @@ class RecordMachine(unittest.TestCase):
             short = subprocess.Popen([helper("short_lived"), "50"])
             cls.short_pid = short.pid
             short.wait(10)
+            # sampled as sh first (~0.4 s of shell loop), then exec'd: renamed at the exec
+            execd = subprocess.Popen(["sh", "-c", 'i=0; while [ $i -lt 300000 ]; do '
+                                      'i=$((i+1)); done; exec "$0" 500', helper("short_lived")])
+            cls.execd_pid = execd.pid
+            execd.wait(10)
             # 2 s: few of its samples land in copy_zeroes' own (user-mode) code
             sysc = subprocess.Popen([helper("syscall_heavy"), "2.0"])
             cls.sys_pid = sysc.pid
@@ -178,6 +183,13 @@ class RecordMachine(unittest.TestCase):
         self.assertEqual({s.labels["comm"] for s in samples}, {"short_lived"})
         named = sum(s.values[self.count] for s in samples if "short_lived_hot" in s.stack)
         self.assertGreater(named, 0, [s.stack for s in samples])
+
+    def test_process_sampled_before_its_exec_is_named_after_its_new_image(self):
+        samples = self.samples_of(self.execd_pid)
+        hot = [s for s in samples if "short_lived_hot" in s.stack]
+        self.assertGreater(sum(s.values[self.count] for s in hot), 20,
+                           [(s.labels["comm"], s.stack) for s in samples][:5])
+        self.assertEqual({s.labels["comm"] for s in hot}, {"short_lived"})
 
     def test_kernel_frames_named(self):
         samples = self.samples_of(self.sys_pid)

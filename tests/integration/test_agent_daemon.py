@@ -455,6 +455,39 @@ class AgentDaemonTest(CleanupTestCase):
                          "a short-lived process was tagged with its process name")
         self.assertEqual(agent.stop(), 0)
 
+    def test_process_sampled_before_it_moves_and_execs_is_retagged_at_exec(self):
+        """What a runtime does (and Python's preexec_fn): the child runs a while in its
+        parent's cgroup, where it is first sampled and its cgroup read, then moves into its
+        unit and execs. From the exec on, its samples are the unit's service and are named
+        from the new image: the exec hook re-reads both (it needs no tracefs)."""
+        cg = CgroupDirs()
+        self.cleanups.append(cg.cleanup)
+        unit_dir = cg.make("system.slice/rt-test-execd.service")
+        stub = self.start_stub(config=enabled_config())
+        agent = self.start_agent(stub.url(), "rtc_stub")
+        self.assertTrue(wait_for(lambda: sampling(agent.pid), 15), agent.log())
+        self.assertNotIn("exec hook did not attach", agent.log())
+        time.sleep(1)
+        helper = os.path.join(build_dir(), "tests", "helpers", "short_lived")
+        # ~0.4 s of shell loop in our cgroup first: dozens of samples before the move
+        script = ('i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; '
+                  'echo $$ > "$1/cgroup.procs" && exec "$2" 700')
+        subprocess.run(["sh", "-c", script, "sh", unit_dir, helper], check=True, timeout=30)
+        got = wait_for(lambda: [b for q, b in stub.accepted()
+                                if q.get("service") == "rt-test-execd"], 25)
+        self.assertTrue(got, [q.get("service") for q, _ in stub.accepted()])
+        samples = [smp for b in got for smp in pprof_py.parse(b).samples]
+        hot = sum(smp.values[0] for smp in samples if "short_lived_hot" in smp.stack)
+        self.assertGreater(hot, 20, [smp.stack for smp in samples][:3])
+        self.assertEqual({smp.labels.get("comm") for smp in samples
+                          if "short_lived_hot" in smp.stack}, {"short_lived"})
+        # nothing of the exec'd image stayed under the shell's fallback service
+        elsewhere = [q.get("service") for q, b in stub.accepted()
+                     if q.get("service") != "rt-test-execd"
+                     and any("short_lived_hot" in smp.stack for smp in pprof_py.parse(b).samples)]
+        self.assertEqual(elsewhere, [])
+        self.assertEqual(agent.stop(), 0)
+
     def test_outage_queues_profiles_that_arrive_once(self):
         c = self.start_collector()
         tok = c.create_token("collector")
