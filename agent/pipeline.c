@@ -3,6 +3,7 @@
  * `record` and `run`; first-sight events from BPF trigger an early process capture. */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,13 +71,16 @@ static void on_event(const struct profile_event *e, void *ctx)
 {
 	struct pipeline *p = ctx;
 
+	/* An exec or a reused pid: what was captured for the pid belongs to another image. */
+	bool stale = e->type == PROFILE_EVENT_EXEC || e->type == PROFILE_EVENT_PID_REUSED;
+
 	/* -ESRCH: it already exited; its frames will be [unknown] and counted as such */
-	if (e->type == PROFILE_EVENT_EXEC)
+	if (stale)
 		symbolizer__forget_process(p->sym, e->pid);
 	symbolizer__capture_process(p->sym, e->pid);
 	/* Now, from the same event: the process may be gone by the time its samples are tagged
 	 * (an exec re-reads it: runtimes move a process into its cgroup before exec). */
-	if (p->cgroups && e->type == PROFILE_EVENT_EXEC)
+	if (p->cgroups && stale)
 		cgroup_pids__capture(p->cgroups, e->pid, e->cgroup_id);
 	else if (p->cgroups) /* known and current already (LRU-evicted from seen_pids): no read */
 		cgroup_pids__get(p->cgroups, e->pid, e->cgroup_id, CGROUP_RECHECK_MS);

@@ -2,6 +2,7 @@
 /* On-CPU sampler: runs on every cpu-clock sample, aggregates (pid, tid, stacks, cgroup) ->
  * (count, summed period) in the kernel and announces each new pid once via a ring buffer. */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
@@ -55,7 +56,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
-	__type(value, __u32); /* enum profile_seen_state */
+	__type(value, struct profile_seen);
 	__uint(max_entries, PROFILE_MAX_SEEN_PIDS);
 } seen_pids SEC(".maps");
 
@@ -114,24 +115,37 @@ static __always_inline void announce(struct profile_stats *st, __u32 pid, __u32 
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* First sight of a pid (or first sample after an exec): tell user space to capture it now. */
+/* Start time of the current process (its thread group leader): with the pid, it names one
+ * process for the machine's uptime. */
+static __always_inline __u64 process_start_ns(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	return BPF_CORE_READ(task, group_leader, start_time);
+}
+
+/* First sight of a pid, first sample after an exec, or first sample of a new process that
+ * reuses a known pid: tell user space to capture it now. */
 static __always_inline void note_pid(struct profile_stats *st, __u32 pid, __u32 tid,
 				     __u64 cgroup_id)
 {
-	__u32 seen = PROFILE_SEEN, *state;
+	struct profile_seen now = { .state = PROFILE_SEEN, .start_ns = process_start_ns() };
+	struct profile_seen *seen;
+	__u32 type;
 
-	state = bpf_map_lookup_elem(&seen_pids, &pid);
-	if (state && *state == PROFILE_SEEN)
+	seen = bpf_map_lookup_elem(&seen_pids, &pid);
+	if (seen && seen->state == PROFILE_SEEN && seen->start_ns == now.start_ns)
 		return;
-	if (!state) {
+	if (!seen) {
 		/* -EEXIST: another CPU announced it first */
-		if (bpf_map_update_elem(&seen_pids, &pid, &seen, BPF_NOEXIST))
+		if (bpf_map_update_elem(&seen_pids, &pid, &now, BPF_NOEXIST))
 			return;
 		announce(st, pid, tid, PROFILE_EVENT_FIRST_SIGHT, cgroup_id);
 		return;
 	}
-	*state = PROFILE_SEEN;
-	announce(st, pid, tid, PROFILE_EVENT_EXEC, cgroup_id);
+	type = seen->start_ns != now.start_ns ? PROFILE_EVENT_PID_REUSED : PROFILE_EVENT_EXEC;
+	*seen = now; /* racing CPUs may both announce: user space recaptures twice, no harm */
+	announce(st, pid, tid, type, cgroup_id);
 }
 
 static __always_inline void note_thread_name(__u32 tid)
@@ -223,11 +237,13 @@ int do_sample(struct bpf_perf_event_data *ctx)
 SEC("raw_tp/sched_process_exec")
 int handle_exec(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32, execed = PROFILE_SEEN_EXECED;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct profile_seen *seen;
 
 	if (targ_pid && pid != targ_pid)
 		return 0;
-	if (bpf_map_lookup_elem(&seen_pids, &pid))
-		bpf_map_update_elem(&seen_pids, &pid, &execed, BPF_ANY);
+	seen = bpf_map_lookup_elem(&seen_pids, &pid);
+	if (seen)
+		seen->state = PROFILE_SEEN_EXECED;
 	return 0;
 }

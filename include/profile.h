@@ -47,6 +47,7 @@ struct profile_stats {
 enum profile_event_type {
 	PROFILE_EVENT_FIRST_SIGHT = 1, /* a pid was sampled for the first time */
 	PROFILE_EVENT_EXEC = 2,	       /* a pid that exec'd was sampled: capture the new image */
+	PROFILE_EVENT_PID_REUSED = 3,  /* a known pid is a new process (other start time) */
 };
 
 struct profile_event {
@@ -57,10 +58,18 @@ struct profile_event {
 	__u64 cgroup_id; /* as in profile_key */
 };
 
-/* Value of the seen-pids map. */
 enum profile_seen_state {
 	PROFILE_SEEN = 1,
 	PROFILE_SEEN_EXECED = 2, /* exec'd since it was announced */
+};
+
+/* Value of the seen-pids map. The start time tells a reused pid from the process that was
+ * announced: on a busy host pids wrap within minutes, and a forked (not exec'd) process must
+ * not inherit a dead one's name, symbols and service. */
+struct profile_seen {
+	__u32 state; /* enum profile_seen_state */
+	__u32 pad;
+	__u64 start_ns; /* the thread group leader's start_time */
 };
 
 struct profile_thread_name {

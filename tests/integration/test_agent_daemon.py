@@ -488,6 +488,47 @@ class AgentDaemonTest(CleanupTestCase):
         self.assertEqual(elsewhere, [])
         self.assertEqual(agent.stop(), 0)
 
+    def test_reused_pid_is_a_new_process_not_the_dead_one(self):
+        """Pids wrap within minutes on a busy host. A process is sampled, stays alive (asleep)
+        past a window's end so its pid is kept, and exits; a forked (not exec'd) process then
+        gets the same pid in another unit. BPF tells them apart by start time, so the new one
+        lands under its own unit, not under the dead one's."""
+        cg = CgroupDirs()
+        self.cleanups.append(cg.cleanup)
+        first_dir = cg.make("system.slice/rt-test-pid-first.service")
+        second_dir = cg.make("system.slice/rt-test-pid-second.service")
+        stub = self.start_stub(config=enabled_config())
+        agent = self.start_agent(stub.url(), "rtc_stub")
+        self.assertTrue(wait_for(lambda: sampling(agent.pid), 15), agent.log())
+        helper = os.path.join(build_dir(), "tests", "helpers", "fork_at_pid")
+        # 1 s on CPU, then asleep across at least one 10 s window end, then gone
+        first = subprocess.run([helper, "0", first_dir, "1000", "11000"], capture_output=True,
+                               text=True, timeout=60)
+        self.assertEqual(first.returncode, 0, first.stderr)
+        pid = int(first.stdout)
+        self.assertTrue(wait_for(lambda: [q for q, _ in stub.accepted()
+                                          if q.get("service") == "rt-test-pid-first"], 15))
+        for _ in range(5):  # another process may take the pid first: try again
+            second = subprocess.run([helper, str(pid), second_dir, "1500", "0"],
+                                    capture_output=True, text=True, timeout=60)
+            self.assertEqual(second.returncode, 0, second.stderr)
+            if int(second.stdout) == pid:
+                break
+        else:
+            self.skipTest("could not get pid %d again" % pid)
+        got = wait_for(lambda: [b for q, b in stub.accepted()
+                                if q.get("service") == "rt-test-pid-second"], 25)
+        self.assertTrue(got, [q.get("service") for q, _ in stub.accepted()])
+        hot = sum(smp.values[0] for b in got for smp in pprof_py.parse(b).samples
+                  if "reused_pid_hot" in smp.stack)
+        self.assertGreater(hot, 50)
+        firsts = [b for q, b in stub.accepted() if q.get("service") == "rt-test-pid-first"]
+        first_hot = sum(smp.values[0] for b in firsts for smp in pprof_py.parse(b).samples
+                        if "reused_pid_hot" in smp.stack)
+        self.assertLess(first_hot, 150, "the second process was counted under the first's "
+                        "unit (1 s of CPU is ~99 samples)")
+        self.assertEqual(agent.stop(), 0)
+
     def test_outage_queues_profiles_that_arrive_once(self):
         c = self.start_collector()
         tok = c.create_token("collector")
