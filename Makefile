@@ -118,7 +118,7 @@ $(BUILD)/tests/test-%: $(BUILD)/tests/unit/test-%.o $(BUILD)/libagent.a $(BUILD)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(TEST_LIBS) -o $@
 
 # Test helper programs (workloads, fixtures); built with frame pointers, linked plainly.
-$(BUILD)/tests/helpers/%: tests/helpers/%.c
+$(BUILD)/tests/helpers/%: tests/helpers/%.c $(wildcard tests/helpers/*.h)
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread $< -o $@ -lm

@@ -10,25 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "spin.h"
 
 static __attribute__((noinline)) uint64_t churn_child_spin(double seconds)
 {
-	double end = now() + seconds;
-	uint64_t x = 1;
-
-	while (now() < end)
-		for (int i = 0; i < 1000; i++) {
-			x = x * 6364136223846793005ULL + 1;
-			__asm__ volatile("" : "+r"(x));
-		}
-	return x;
+	return spin_for(seconds, 1000);
 }
 
 int main(int argc, char **argv)

@@ -10,30 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "spin.h"
 
 __attribute__((noinline)) uint64_t reused_pid_hot(double seconds)
 {
-	double end = now() + seconds;
-	uint64_t x = 1;
-
 	__asm__ volatile("" : : "r"(__builtin_frame_address(0))); /* keep a frame: see cpu_split.c */
-
-	while (now() < end)
-		for (int i = 0; i < 10000; i++) {
-			x = x * 6364136223846793005ULL + 1;
-			__asm__ volatile("" : "+r"(x));
-		}
-	return x;
+	return spin_for(seconds, 10000);
 }
 
 static int write_file(const char *path, long value)
