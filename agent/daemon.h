@@ -11,6 +11,7 @@
 #include "agent_config.h"
 #include "cgroup.h"
 #include "config_file.h"
+#include "exclusion.h"
 #include "http_client.h"
 #include "kubelet.h"
 #include "pipeline.h"
@@ -62,8 +63,7 @@ struct daemon {
 	double cpu_mark_s; /* agent CPU at the start of the current window */
 	uint64_t upload_counter;
 	bool cgroup_v2;
-	uint64_t *excluded_ids;
-	size_t n_excluded;
+	struct exclusion excluded; /* cgroup v2: cgroups BPF drops (disabled services) */
 
 	/* log state */
 	uint64_t logged_dropped;
@@ -88,6 +88,8 @@ void daemon_sampling_off(struct daemon *d, const char *why);
 /* Collects the window since the last collect and queues one pprof per (service, pod
  * container, deployment) of the enabled services. */
 void daemon_ship_window(struct daemon *d);
+/* After a config change: cgroups of services enabled again are sampled again at once. */
+void daemon_recheck_excluded(struct daemon *d);
 /* Logs uploader state changes (failing, recovered, queue dropping). */
 void daemon_log_upload_state(struct daemon *d);
 /* kubelet fetch callback (kubelet_fetch_fn). */

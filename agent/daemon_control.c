@@ -90,7 +90,7 @@ static void sampling_on(struct daemon *d, int hz)
 		return;
 	}
 	d->sampling_hz = pipeline__frequency(d->pipeline);
-	d->n_excluded = 0;
+	exclusion__clear(&d->excluded); /* a new BPF object starts with none */
 	d->cpu_mark_s = selfreport_cpu_now();
 	d->next_upload_ms = daemon_now_ms() + d->cfg.upload_interval_s * 1000LL;
 	log_info("profiling enabled: sampling at %d Hz, uploading every %d s", d->sampling_hz,
@@ -204,4 +204,5 @@ void daemon_poll_config(struct daemon *d, int64_t now_ms)
 	d->last_config_ok_ms = now_ms;
 	d->next_poll_ms = now_ms + d->cfg.poll_interval_s * 1000LL;
 	apply(d, now_ms);
+	daemon_recheck_excluded(d);
 }

@@ -10,6 +10,7 @@
 
 #include "daemon.h"
 #include "encode.h"
+#include "exclusion.h"
 #include "logging.h"
 #include "selfreport.h"
 
@@ -200,31 +201,64 @@ static void ship_group(struct daemon *d, const struct window *w, const struct gr
 	uploader__submit(d->uploader, query, gz, len, grp->samples);
 }
 
-/* cgroup v2 only: ids of the cgroups of disabled services, so BPF skips them. */
+static bool service_enabled(const char *service, void *ctx)
+{
+	const struct daemon *d = ctx;
+
+	return agent_config__service_enabled(&d->cfg, service);
+}
+
+/* Replaces BPF's copy of the excluded cgroups. */
+static void push_excluded(struct daemon *d)
+{
+	uint64_t *ids;
+	size_t n;
+
+	if (exclusion__ids(&d->excluded, &ids, &n))
+		return;
+	if (pipeline__set_excluded_cgroups(d->pipeline, ids, n))
+		log_warn("updating the in-kernel filter of disabled services failed; they are "
+			 "filtered in user space");
+	free(ids);
+}
+
+void daemon_recheck_excluded(struct daemon *d)
+{
+	bool changed = false;
+
+	if (d->pipeline && d->excluded.n &&
+	    exclusion__update(&d->excluded, NULL, 0, service_enabled, d, &changed) == 0 && changed)
+		push_excluded(d);
+}
+
+/* cgroup v2 only (v1 samples carry no cgroup id): the cgroups only disabled services use, so
+ * BPF skips them. */
 static void update_excluded(struct daemon *d, const struct window *w, const struct grouping *g)
 {
-	uint64_t *ids = NULL;
-	size_t n = 0;
+	struct exclusion_sample *votes;
+	bool changed = false;
 
 	if (!d->cgroup_v2 || !d->pipeline)
 		return;
+	votes = malloc((w->n_samples + 1) * sizeof(*votes));
+	if (!votes)
+		return;
 	for (size_t i = 0; i < w->n_samples; i++) {
 		const struct group *grp = &g->groups[g->group_of[i]];
-		uint64_t *grown;
 
-		if (grp->enabled || !w->samples[i].cgroup_id)
-			continue;
-		grown = realloc(ids, (n + 1) * sizeof(*ids));
-		if (!grown)
-			break;
-		ids = grown;
-		ids[n++] = w->samples[i].cgroup_id;
+		votes[i] = (struct exclusion_sample){
+		    .cgroup_id = w->samples[i].cgroup_id,
+		    .service = grp->tags.service,
+		    .enabled = grp->enabled,
+		    .cgroup_named = grp->tags.source != SERVICE_FROM_FALLBACK &&
+				    !grp->tags.pod_unknown,
+		};
 	}
-	if (n || d->n_excluded) {
-		if (pipeline__set_excluded_cgroups(d->pipeline, ids, n) == 0)
-			d->n_excluded = n;
-	}
-	free(ids);
+	if (exclusion__update(&d->excluded, votes, w->n_samples, service_enabled, d, &changed) ==
+		0 &&
+	    changed)
+		push_excluded(d);
+	free(votes);
 }
 
 /* Profiles the queue dropped (collector down longer than the queue): their samples are lost

@@ -317,7 +317,7 @@ static void teardown(struct daemon *d)
 	agent_file_config__clear(&d->file_cfg);
 	free(d->kubelet_url);
 	free(d->auth_header);
-	free(d->excluded_ids);
+	exclusion__clear(&d->excluded);
 }
 
 /* Waits up to timeout_ms servicing the pipeline's first-sight events when sampling. */
