@@ -10,6 +10,15 @@
 
 static const char *enabled_services[4];
 
+/* The services that are on: up to three, NULL-terminated. */
+static void turn_on(const char *a, const char *b, const char *c)
+{
+	enabled_services[0] = a;
+	enabled_services[1] = a ? b : NULL;
+	enabled_services[2] = a && b ? c : NULL;
+	enabled_services[3] = NULL;
+}
+
 static bool is_enabled(const char *service, void *ctx)
 {
 	for (size_t i = 0; i < 4 && enabled_services[i]; i++)
@@ -44,9 +53,7 @@ TEST(only_cgroups_of_disabled_named_services_alone_are_excluded)
 	uint64_t ids[8];
 	bool changed;
 
-	enabled_services[0] = "api";
-	enabled_services[1] = "web";
-	enabled_services[2] = NULL;
+	turn_on("api", "web", NULL);
 	CHECK_EQ_INT(exclusion__update(&x, window, 8, is_enabled, NULL, &changed), 0);
 	CHECK(changed);
 	CHECK_EQ_INT(ids_of(&x, ids), 1);
@@ -61,7 +68,7 @@ TEST(a_fallback_named_disabled_service_never_silences_its_cgroup)
 	struct exclusion x = { 0 };
 	bool changed;
 
-	enabled_services[0] = NULL;
+	turn_on(NULL, NULL, NULL);
 	CHECK_EQ_INT(exclusion__update(&x, window, 1, is_enabled, NULL, &changed), 0);
 	CHECK(!changed);
 	CHECK_EQ_INT(x.n, 0);
@@ -76,8 +83,7 @@ TEST(exclusion_outlives_quiet_windows_and_ends_when_enabled_again)
 	uint64_t ids[4];
 	bool changed;
 
-	enabled_services[0] = "api";
-	enabled_services[1] = NULL;
+	turn_on("api", NULL, NULL);
 	CHECK_EQ_INT(exclusion__update(&x, first, 2, is_enabled, NULL, &changed), 0);
 	CHECK(changed);
 	/* BPF drops 30 and 40 now, so later windows do not see them: they stay excluded */
@@ -85,8 +91,7 @@ TEST(exclusion_outlives_quiet_windows_and_ends_when_enabled_again)
 	CHECK(!changed);
 	CHECK_EQ_INT(ids_of(&x, ids), 2);
 	/* "batch" switched on again: a config recheck (no samples) lets 30 through */
-	enabled_services[1] = "batch";
-	enabled_services[2] = NULL;
+	turn_on("api", "batch", NULL);
 	CHECK_EQ_INT(exclusion__update(&x, NULL, 0, is_enabled, NULL, &changed), 0);
 	CHECK(changed);
 	CHECK_EQ_INT(ids_of(&x, ids), 1);
@@ -103,8 +108,7 @@ TEST(a_cgroup_later_used_by_an_enabled_service_is_sampled_again)
 	size_t n;
 	bool changed;
 
-	enabled_services[0] = "batch-v2";
-	enabled_services[1] = NULL;
+	turn_on("batch-v2", NULL, NULL);
 	CHECK_EQ_INT(exclusion__update(&x, first, 1, is_enabled, NULL, &changed), 0);
 	CHECK_EQ_INT(x.n, 1);
 	CHECK_EQ_INT(exclusion__update(&x, later, 1, is_enabled, NULL, &changed), 0);
@@ -126,7 +130,7 @@ TEST(ids_come_out_sorted_and_distinct)
 	size_t n;
 	bool changed;
 
-	enabled_services[0] = NULL;
+	turn_on(NULL, NULL, NULL);
 	CHECK_EQ_INT(exclusion__update(&x, window, 4, is_enabled, NULL, &changed), 0);
 	CHECK_EQ_INT(exclusion__ids(&x, &ids, &n), 0);
 	CHECK_EQ_INT(n, 3);
