@@ -106,8 +106,8 @@ static int merge(const struct exclusion *x, const bool *kept, const struct id_vo
 			j++;
 		}
 	}
-	if (ret)
-		exclusion__clear(next);
+	if (ret || !next->n)
+		exclusion__clear(next); /* an empty set holds no memory */
 	return ret;
 }
 

@@ -72,6 +72,7 @@ TEST(a_fallback_named_disabled_service_never_silences_its_cgroup)
 	CHECK_EQ_INT(exclusion__update(&x, window, 1, is_enabled, NULL, &changed), 0);
 	CHECK(!changed);
 	CHECK_EQ_INT(x.n, 0);
+	CHECK(x.items == NULL); /* an empty set holds no memory */
 }
 
 TEST(exclusion_outlives_quiet_windows_and_ends_when_enabled_again)
