@@ -231,8 +231,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 }
 
 /* After an exec the pid's image changed: mark it so its next sample triggers a recapture. A raw
- * tracepoint attaches by name through bpf(2): unlike tp/, it needs no mounted tracefs (most
- * hosts and containers have none), without which a child first sampled between fork and exec
+ * tracepoint attaches by name through bpf(2): unlike tp/, it needs no mounted tracefs (a
+ * container usually has none), without which a child first sampled between fork and exec
  * would keep its parent's name, symbols and service. */
 SEC("raw_tp/sched_process_exec")
 int handle_exec(struct bpf_raw_tracepoint_args *ctx)
