@@ -10,7 +10,6 @@
 
 #include "daemon.h"
 #include "encode.h"
-#include "exclusion.h"
 #include "logging.h"
 #include "selfreport.h"
 

@@ -337,10 +337,11 @@ static int record(const struct record_args *a, struct window *total,
 		fprintf(stderr, "record: %s\n", err);
 		goto out;
 	}
-	if (pipeline__exec_hook_error(p))
+	ret = pipeline__exec_hook_error(p);
+	if (ret)
 		fprintf(stderr, "record: warning: the exec hook did not attach (%s): a process "
 			"sampled before it execs keeps its earlier name and symbols\n",
-			strerror(-pipeline__exec_hook_error(p)));
+			strerror(-ret));
 	if (a->pid)
 		fprintf(stderr, "record: sampling pid %d at %d Hz for %.1fs\n", a->pid,
 			a->frequency_hz, a->duration_ms / 1e3);
