@@ -74,10 +74,9 @@ static void on_event(const struct profile_event *e, void *ctx)
 	/* An exec or a reused pid: what was captured for the pid belongs to another image. */
 	bool stale = e->type == PROFILE_EVENT_EXEC || e->type == PROFILE_EVENT_PID_REUSED;
 
-	/* -ESRCH: it already exited; its frames will be [unknown] and counted as such */
-	if (stale)
-		symbolizer__forget_process(p->sym, e->pid);
-	symbolizer__capture_process(p->sym, e->pid);
+	/* The new image is captured beside the old one, which still names the samples it took
+	 * before the exec. -ESRCH: it already exited; its frames will be [unknown], counted. */
+	symbolizer__capture_image(p->sym, e->pid, e->image);
 	/* Now, from the same event: the process may be gone by the time its samples are tagged
 	 * (an exec re-reads it: runtimes move a process into its cgroup before exec). */
 	if (p->cgroups && stale)
@@ -229,9 +228,18 @@ static int add_frame(struct window *w, const struct sym_frame *f, struct window_
 
 #define KERNEL_STACK_PID 0xffffffffULL
 
-static uint64_t stack_key(uint64_t pid, __s32 stack_id)
+/* Memo key of a stack as named for one image of one process (kernel stacks: for all). */
+static uint64_t stack_key(uint64_t pid, uint32_t image, __u64 stack)
 {
-	return pid << 32 | (uint32_t)stack_id;
+	uint64_t h = stack;
+
+	h = (h ^ pid) * 0x100000001b3ULL;
+	return (h ^ image) * 0x100000001b3ULL;
+}
+
+static uint64_t image_key(pid_t pid, uint32_t image)
+{
+	return (uint64_t)(uint32_t)pid << 32 | image;
 }
 
 /* frames[off .. off + n), unknown of them unnamed */
@@ -260,11 +268,11 @@ static int reserve_frames(struct pipeline *p, size_t n)
 /* Names one stack (user frames when pid > 0, else kernel frames), once per window: later
  * entries with the same stack get the memo. Stack entries after the first are return
  * addresses; ip - 1 keeps a call that ends a function inside its caller. */
-static int stack_frames(struct collect_ctx *c, pid_t pid, __s32 id, const __u64 *ips, size_t n,
-			uint64_t *ret_ref)
+static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 stack,
+			const __u64 *ips, size_t n, uint64_t *ret_ref)
 {
 	struct pipeline *p = c->p;
-	uint64_t key = stack_key(pid ? (uint64_t)pid : KERNEL_STACK_PID, id);
+	uint64_t key = stack_key(pid ? (uint64_t)pid : KERNEL_STACK_PID, image, stack);
 	size_t unknown = 0;
 	struct sym_frame f;
 	int ret;
@@ -274,7 +282,8 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, __s32 id, const __u64 
 	ret = reserve_frames(p, n);
 	for (size_t i = 0; !ret && i < n; i++) {
 		if (pid)
-			symbolizer__resolve_user(p->sym, pid, ips[i] - (i ? 1 : 0), &f);
+			symbolizer__resolve_user_image(p->sym, pid, image, ips[i] - (i ? 1 : 0),
+						       &f);
 		else
 			symbolizer__resolve_kernel(p->sym, ips[i] - (i ? 1 : 0), &f);
 		unknown += !f.known;
@@ -307,11 +316,11 @@ static int symbolise(struct collect_ctx *c, const struct sampler_entry *e,
 	int ret = 0;
 
 	if (e->n_kernel)
-		ret = stack_frames(c, 0, e->key->kernel_stack_id, e->kernel_ips, e->n_kernel,
+		ret = stack_frames(c, 0, 0, e->key->kernel_stack, e->kernel_ips, e->n_kernel,
 				   &kref);
 	if (!ret && e->n_user)
-		ret = stack_frames(c, e->key->pid, e->key->user_stack_id, e->user_ips, e->n_user,
-				   &uref);
+		ret = stack_frames(c, e->key->pid, e->key->image, e->key->user_stack, e->user_ips,
+				   e->n_user, &uref);
 	if (ret)
 		return ret;
 	n += copy_frames(c, kref, frames + n);
@@ -348,14 +357,15 @@ static const char *thread_name(struct collect_ctx *c, pid_t tid)
 /* Process name (captured at first sight, else the main thread's name as BPF saw it, else
  * thread) and cgroup path, interned; memoised per pid for the window. */
 static const struct process_names *process_names(struct collect_ctx *c, pid_t pid,
-						 uint64_t cgroup_id, const char *thread)
+						 uint32_t image, uint64_t cgroup_id,
+						 const char *thread)
 {
 	struct pipeline *p = c->p;
 	struct process_names *pn;
 	const char *comm, *cgroup = NULL;
 	uint64_t v;
 
-	if (u64map__get(&p->processes, (uint64_t)pid, &v))
+	if (u64map__get(&p->processes, image_key(pid, image), &v))
 		return &p->names[v];
 	if (p->n_names == p->names_cap) {
 		size_t cap = p->names_cap ? 2 * p->names_cap : 256;
@@ -366,7 +376,7 @@ static const struct process_names *process_names(struct collect_ctx *c, pid_t pi
 		p->names = grown;
 		p->names_cap = cap;
 	}
-	comm = symbolizer__comm(p->sym, pid);
+	comm = symbolizer__comm_image(p->sym, pid, image);
 	if (!comm || !*comm) /* never captured (it exited first) */
 		comm = thread_name(c, pid);
 	if (!comm || !*comm)
@@ -381,7 +391,7 @@ static const struct process_names *process_names(struct collect_ctx *c, pid_t pi
 	pn = &p->names[p->n_names];
 	pn->comm = comm;
 	pn->cgroup = cgroup;
-	if (u64map__put(&p->processes, (uint64_t)pid, p->n_names))
+	if (u64map__put(&p->processes, image_key(pid, image), p->n_names))
 		return NULL;
 	p->n_names++;
 	return pn;
@@ -408,7 +418,7 @@ static int add_entry(const struct sampler_entry *e, void *ctx)
 	if (ret)
 		goto fail;
 	s.thread = thread_name(c, s.tid);
-	pn = s.thread ? process_names(c, s.pid, s.cgroup_id, s.thread) : NULL;
+	pn = s.thread ? process_names(c, s.pid, e->key->image, s.cgroup_id, s.thread) : NULL;
 	if (!pn) {
 		ret = -ENOMEM;
 		goto fail;
@@ -465,10 +475,10 @@ static void add_kernel_stats(struct pipeline *p, struct window_stats *ws)
 	if (!sampler__stats(p->sampler, &now)) {
 		ws->idle_samples = now.idle_samples - last->idle_samples;
 		ws->idle_ns = now.idle_ns - last->idle_ns;
-		ws->lost_stack_user = now.user_stack_eexist + now.user_stack_other -
-				      last->user_stack_eexist - last->user_stack_other;
-		ws->lost_stack_kernel = now.kernel_stack_eexist + now.kernel_stack_other -
-					last->kernel_stack_eexist - last->kernel_stack_other;
+		ws->lost_stack_user = now.user_stack_full + now.user_stack_other -
+				      last->user_stack_full - last->user_stack_other;
+		ws->lost_stack_kernel = now.kernel_stack_full + now.kernel_stack_other -
+					last->kernel_stack_full - last->kernel_stack_other;
 		ws->lost_map_full = now.map_full - last->map_full;
 		*last = now;
 	}
@@ -505,6 +515,7 @@ int pipeline__collect(struct pipeline *p, struct window **ret)
 	p->n_names = 0;
 	add_kernel_stats(p, &c.w->stats);
 	finish_processes(&c);
+	symbolizer__end_window(p->sym);
 	free(c.pids);
 	if (err) {
 		window__free(c.w);

@@ -285,12 +285,14 @@ static void print_symbolizer(const struct symbolizer_stats *ss)
 {
 	fprintf(stderr,
 		"symbolizer: %llu processes captured, %llu dropped after exit, %llu evicted, "
-		"%llu held; %llu binaries loaded, %llu evicted; %.1f MiB of symbols\n",
+		"%llu held; %llu binaries loaded, %llu evicted; %.1f MiB of symbols, %llu tables "
+		"dropped over the cap; %llu execs seen\n",
 		(unsigned long long)ss->processes_captured,
 		(unsigned long long)ss->processes_forgotten,
 		(unsigned long long)ss->processes_evicted, (unsigned long long)ss->processes_cached,
 		(unsigned long long)ss->binaries_loaded, (unsigned long long)ss->binaries_evicted,
-		ss->symbol_bytes / 1048576.0);
+		ss->symbol_bytes / 1048576.0, (unsigned long long)ss->symbol_tables_dropped,
+		(unsigned long long)ss->images_replaced);
 }
 
 static void print_summary(const struct window *w, const struct symbolizer_stats *ss)

@@ -17,6 +17,7 @@
 
 #include "profile.skel.h"
 #include "sampler.h"
+#include "u64map.h"
 
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT 39
@@ -26,7 +27,7 @@
 
 /* One stack read during a drain: its ips in the pool. */
 struct stack_slot {
-	__s32 id;
+	__u64 hash;
 	__u32 off, n;
 };
 
@@ -47,9 +48,10 @@ struct sampler {
 	struct profile_key *keys;
 	struct profile_value *values;
 	size_t counts_cap;
-	__u32 *slot_of_id; /* stack id -> 1-based slot of this drain, 0 = not read yet */
+	struct u64map slot_of_stack; /* stack hash -> 1-based slot of this drain */
 	struct stack_slot *slots;
 	size_t n_slots, slots_cap;
+	struct profile_stack stack_buf; /* one stack as read from the map */
 	__u64 *ips; /* pool of the stacks read */
 	size_t n_ips, ips_cap;
 	unsigned int drains;
@@ -133,12 +135,6 @@ struct sampler *sampler__open(const struct sampler_options *opts, char *err, siz
 	}
 	s->opts = *opts;
 	s->stats_fd = -1;
-	s->slot_of_id = calloc(PROFILE_MAX_STACKS, sizeof(*s->slot_of_id));
-	if (!s->slot_of_id) {
-		ret = -ENOMEM;
-		snprintf(err, err_len, "out of memory");
-		goto fail;
-	}
 	s->n_possible_cpus = libbpf_num_possible_cpus();
 	if (s->n_possible_cpus <= 0) {
 		ret = s->n_possible_cpus ? s->n_possible_cpus : -EINVAL;
@@ -183,7 +179,7 @@ void sampler__free(struct sampler *s)
 		close(s->stats_fd);
 	free(s->keys);
 	free(s->values);
-	free(s->slot_of_id);
+	u64map__free(&s->slot_of_stack);
 	free(s->slots);
 	free(s->ips);
 	free(s);
@@ -476,31 +472,33 @@ static int reserve_stack(struct sampler *s)
 	return 0;
 }
 
-/* Slot (1-based) of a stack id's ips, read once per drain however many entries share it;
+/* Slot (1-based) of a stack's ips, read once per drain however many entries share it;
  * 0 when the stack is absent or unreadable. */
-static __u32 stack_slot(struct sampler *s, int stacks_fd, __s32 id)
+static __u32 stack_slot(struct sampler *s, int stacks_fd, __u64 hash)
 {
+	struct profile_stack *stack;
 	struct stack_slot *slot;
-	size_t n = 0;
-	__u64 *ips;
+	uint64_t known;
 
-	if (id < 0 || id >= PROFILE_MAX_STACKS)
+	if (!hash)
 		return 0;
-	if (s->slot_of_id[id])
-		return s->slot_of_id[id];
+	if (u64map__get(&s->slot_of_stack, hash, &known))
+		return (__u32)known;
 	if (reserve_stack(s))
 		return 0; /* out of memory: this entry's stack is shown unnamed */
-	ips = s->ips + s->n_ips;
-	if (bpf_map_lookup_elem(stacks_fd, &id, ips))
+	stack = &s->stack_buf;
+	if (bpf_map_lookup_elem(stacks_fd, &hash, stack))
 		return 0;
-	while (n < PROFILE_STACK_DEPTH && ips[n])
-		n++;
+	if (stack->n > PROFILE_STACK_DEPTH)
+		stack->n = PROFILE_STACK_DEPTH;
+	memcpy(s->ips + s->n_ips, stack->ips, stack->n * sizeof(*stack->ips));
+	if (u64map__put(&s->slot_of_stack, hash, s->n_slots + 1))
+		return 0;
 	slot = &s->slots[s->n_slots++];
-	slot->id = id;
+	slot->hash = hash;
 	slot->off = s->n_ips;
-	slot->n = n;
-	s->n_ips += n;
-	s->slot_of_id[id] = s->n_slots;
+	slot->n = stack->n;
+	s->n_ips += stack->n;
 	return s->n_slots;
 }
 
@@ -514,19 +512,18 @@ static size_t slot_ips(const struct sampler *s, __u32 slot, const __u64 **ret_ip
 	return s->slots[slot - 1].n;
 }
 
-/* Deletes the stacks this drain read; every SWEEP_EVERY drains the whole map, so ids that
+/* Deletes the stacks this drain read; every SWEEP_EVERY drains the whole map, so stacks that
  * no count references (the counts map was full) do not stay. */
 static int clear_stacks(struct sampler *s, int stacks_fd)
 {
-	for (size_t i = 0; i < s->n_slots; i++) {
-		bpf_map_delete_elem(stacks_fd, &s->slots[i].id);
-		s->slot_of_id[s->slots[i].id] = 0;
-	}
+	for (size_t i = 0; i < s->n_slots; i++)
+		bpf_map_delete_elem(stacks_fd, &s->slots[i].hash);
+	u64map__clear(&s->slot_of_stack);
 	s->n_slots = 0;
 	s->n_ips = 0;
 	if (++s->drains % SWEEP_EVERY)
 		return 0;
-	return clear_map(stacks_fd, sizeof(__u32));
+	return clear_map(stacks_fd, sizeof(__u64));
 }
 
 int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
@@ -544,8 +541,8 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 	stacks_fd = bpf_map__fd(old ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
 	ret = take_counts(s, counts_fd, &n);
 	for (size_t i = 0; !ret && i < n; i++) {
-		__u32 user = stack_slot(s, stacks_fd, s->keys[i].user_stack_id);
-		__u32 kernel = stack_slot(s, stacks_fd, s->keys[i].kernel_stack_id);
+		__u32 user = stack_slot(s, stacks_fd, s->keys[i].user_stack);
+		__u32 kernel = stack_slot(s, stacks_fd, s->keys[i].kernel_stack);
 
 		e.key = &s->keys[i];
 		e.value = &s->values[i];

@@ -22,6 +22,7 @@
 #include "symbolizer.h"
 
 #define DEFAULT_MAX_BINARIES 256
+#define DEFAULT_MAX_SYMBOL_BYTES (8u << 20)
 #define DEFAULT_MAX_PROCESSES 4096
 #define NSEC_PER_MSEC 1000000ULL
 #define RECAPTURE_INTERVAL_NS (100 * NSEC_PER_MSEC)    /* maps re-read on a miss, at most */
@@ -42,9 +43,10 @@ struct binary {
 	int refs;
 	char key[KEY_MAX];
 	char build_id[SYM_BUILD_ID_MAX];
-	int fd; /* pinned from capture until the symbols are loaded, then -1 */
+	int fd; /* pinned from capture for the binary's life: dropped symbols are read again */
 	struct elf_symbols *syms;
 	int load_err;
+	struct binary *newer, *older; /* in the symbolizer's list of loaded tables */
 	struct symbolizer *owner;
 };
 
@@ -65,6 +67,8 @@ struct mapping {
 
 struct proc {
 	pid_t pid, nspid;
+	uint32_t image;	   /* the BPF program's image number of this capture */
+	struct proc *prev; /* the image before an exec, until its window has been named */
 	char comm[COMM_MAX];
 	struct mapping *maps;
 	size_t nmaps;
@@ -87,12 +91,16 @@ struct symbolizer {
 	struct lru *binaries; /* key -> struct binary (holds one reference) */
 	struct lru *inodes;   /* "major:minor:inode" -> struct inode_alias */
 	struct lru *procs;    /* pid -> struct proc */
+	struct binary *newest, *oldest; /* binaries whose symbols are loaded, by last use */
+	size_t max_symbol_bytes;
 	struct kallsyms *kallsyms;
 	uint64_t kallsyms_loaded_ns;
 	uint64_t kallsyms_reload_ns; /* after a miss; doubles while reloads do not help */
 	struct elf_symbols *vdso;
 	size_t vdso_size;
 	int vdso_err;
+	pid_t *replaced;   /* pids whose previous image is kept until the window ends */
+	size_t n_replaced, replaced_cap;
 	struct symbolizer_stats stats;
 };
 
@@ -106,16 +114,59 @@ static uint64_t now_ns(void)
 
 /* --- binaries ------------------------------------------------------------------------- */
 
+static void loaded_unlink(struct symbolizer *s, struct binary *bin)
+{
+	if (bin->newer)
+		bin->newer->older = bin->older;
+	else
+		s->newest = bin->older;
+	if (bin->older)
+		bin->older->newer = bin->newer;
+	else
+		s->oldest = bin->newer;
+	bin->newer = bin->older = NULL;
+}
+
+static void loaded_push(struct symbolizer *s, struct binary *bin)
+{
+	bin->older = s->newest;
+	bin->newer = NULL;
+	if (s->newest)
+		s->newest->newer = bin;
+	s->newest = bin;
+	if (!s->oldest)
+		s->oldest = bin;
+}
+
+static void drop_symbols(struct symbolizer *s, struct binary *bin)
+{
+	if (!bin->syms)
+		return;
+	loaded_unlink(s, bin);
+	s->stats.symbol_bytes -= elf_symbols__memory(bin->syms);
+	elf_symbols__free(bin->syms);
+	bin->syms = NULL;
+}
+
 static void binary_unref(struct binary *bin)
 {
 	if (!bin || --bin->refs > 0)
 		return;
 	if (bin->fd >= 0)
 		close(bin->fd);
-	if (bin->syms)
-		bin->owner->stats.symbol_bytes -= elf_symbols__memory(bin->syms);
-	elf_symbols__free(bin->syms);
+	drop_symbols(bin->owner, bin);
 	free(bin);
+}
+
+/* Keeps the loaded tables under max_symbol_bytes: the least recently used go first (their
+ * binaries stay, and are read again from the pinned fd if a frame needs them). The table in
+ * use is kept even when it alone is larger. */
+static void trim_symbols(struct symbolizer *s, const struct binary *in_use)
+{
+	while (s->stats.symbol_bytes > s->max_symbol_bytes && s->oldest && s->oldest != in_use) {
+		drop_symbols(s, s->oldest);
+		s->stats.symbol_tables_dropped++;
+	}
 }
 
 static void binary_evicted(void *value, void *ctx)
@@ -159,13 +210,16 @@ static const struct elf_symbols *binary_symbols(struct symbolizer *s, struct bin
 {
 	struct elf_symbols *es, *debug;
 
-	if (bin->syms || bin->load_err)
+	if (bin->syms) {
+		loaded_unlink(s, bin);
+		loaded_push(s, bin);
 		return bin->syms;
+	}
+	if (bin->load_err)
+		return NULL;
 	es = elf_symbols__load_fd(bin->fd);
 	if (!es)
 		bin->load_err = errno ? -errno : -EIO;
-	close(bin->fd);
-	bin->fd = -1;
 	if (!es)
 		return NULL;
 	if (elf_symbols__from_dynsym(es) && (debug = load_debug_file(bin))) {
@@ -176,6 +230,8 @@ static const struct elf_symbols *binary_symbols(struct symbolizer *s, struct bin
 	bin->syms = es;
 	s->stats.binaries_loaded++;
 	s->stats.symbol_bytes += elf_symbols__memory(es);
+	loaded_push(s, bin);
+	trim_symbols(s, bin);
 	return es;
 }
 
@@ -305,6 +361,7 @@ static void proc_free(struct proc *p)
 {
 	if (!p)
 		return;
+	proc_free(p->prev);
 	free_mappings(p->maps, p->nmaps);
 	perfmap__free(p->perfmap);
 	free(p);
@@ -314,7 +371,7 @@ static void proc_evicted(void *value, void *ctx)
 {
 	struct symbolizer *s = ctx;
 
-	s->stats.processes_evicted++;
+	s->stats.processes_evicted += 1 + (((struct proc *)value)->prev != NULL);
 	proc_free(value);
 }
 
@@ -441,6 +498,9 @@ static int capture_maps(struct symbolizer *s, struct proc *p)
 
 	if (!err)
 		err = c.err;
+	/* An exited process not yet reaped reads as no mappings: keep what it had. */
+	if (!err && !c.n && p->nmaps)
+		err = -ESRCH;
 	p->captured_ns = now_ns();
 	if (err) {
 		free_mappings(c.maps, c.n);
@@ -454,7 +514,7 @@ static int capture_maps(struct symbolizer *s, struct proc *p)
 	return 0;
 }
 
-static struct proc *new_proc(struct symbolizer *s, pid_t pid, int *ret_err)
+static struct proc *new_proc(struct symbolizer *s, pid_t pid, uint32_t image, int *ret_err)
 {
 	struct proc *p = calloc(1, sizeof(*p));
 	int err;
@@ -464,6 +524,7 @@ static struct proc *new_proc(struct symbolizer *s, pid_t pid, int *ret_err)
 		return NULL;
 	}
 	p->pid = pid;
+	p->image = image;
 	p->owner = s;
 	p->recapture_wait_ns = RECAPTURE_INTERVAL_NS;
 	p->perfmap_wait_ns = PERFMAP_CHECK_NS;
@@ -514,7 +575,67 @@ int symbolizer__capture_process(struct symbolizer *s, pid_t pid)
 		revalidate(s, p);
 		return 0;
 	}
-	return new_proc(s, pid, &err) ? 0 : err;
+	return new_proc(s, pid, 0, &err) ? 0 : err;
+}
+
+static int remember_replaced(struct symbolizer *s, pid_t pid)
+{
+	if (s->n_replaced == s->replaced_cap) {
+		size_t cap = s->replaced_cap ? 2 * s->replaced_cap : 64;
+		pid_t *grown = realloc(s->replaced, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		s->replaced = grown;
+		s->replaced_cap = cap;
+	}
+	s->replaced[s->n_replaced++] = pid;
+	return 0;
+}
+
+int symbolizer__capture_image(struct symbolizer *s, pid_t pid, uint32_t image)
+{
+	struct proc *old = lru__get(s->procs, &pid, sizeof(pid)), *p;
+	int err = 0;
+
+	if (pid <= 0)
+		return -EINVAL;
+	if (old && old->image == image) {
+		revalidate(s, old);
+		return 0;
+	}
+	if (old && remember_replaced(s, pid))
+		return -ENOMEM; /* keep naming the old image rather than lose it */
+	if (old)
+		lru__remove(s->procs, &pid, sizeof(pid));
+	p = new_proc(s, pid, image, &err);
+	if (!p) { /* gone before its new image could be read: the old one is still of use */
+		if (old && lru__put(s->procs, &pid, sizeof(pid), old))
+			proc_free(old);
+		return err;
+	}
+	if (old) {
+		s->stats.processes_forgotten += old->prev != NULL;
+		proc_free(old->prev);
+		old->prev = NULL;
+		p->prev = old;
+		s->stats.images_replaced++;
+	}
+	return 0;
+}
+
+void symbolizer__end_window(struct symbolizer *s)
+{
+	for (size_t i = 0; i < s->n_replaced; i++) {
+		struct proc *p = lru__get(s->procs, &s->replaced[i], sizeof(pid_t));
+
+		if (p && p->prev) {
+			s->stats.processes_forgotten++;
+			proc_free(p->prev);
+			p->prev = NULL;
+		}
+	}
+	s->n_replaced = 0;
 }
 
 void symbolizer__forget_process(struct symbolizer *s, pid_t pid)
@@ -522,13 +643,40 @@ void symbolizer__forget_process(struct symbolizer *s, pid_t pid)
 	struct proc *p = lru__remove(s->procs, &pid, sizeof(pid));
 
 	if (p)
-		s->stats.processes_forgotten++;
+		s->stats.processes_forgotten += 1 + (p->prev != NULL);
 	proc_free(p);
 }
 
 const char *symbolizer__comm(struct symbolizer *s, pid_t pid)
 {
 	struct proc *p = lru__get(s->procs, &pid, sizeof(pid));
+
+	return p ? p->comm : "";
+}
+
+/* The captured image a sample of (pid, image) belongs to: the current one, the one it
+ * replaced, or a newer one whose announcement was lost (captured now). NULL when none. */
+static struct proc *proc_image(struct symbolizer *s, pid_t pid, uint32_t image)
+{
+	struct proc *p = lru__get(s->procs, &pid, sizeof(pid));
+	int err = 0;
+
+	if (!p)
+		return pid > 0 ? new_proc(s, pid, image, &err) : NULL;
+	if (p->image == image)
+		return p;
+	if (p->prev && p->prev->image == image)
+		return p->prev;
+	if ((int32_t)(image - p->image) > 0 && !symbolizer__capture_image(s, pid, image)) {
+		p = lru__get(s->procs, &pid, sizeof(pid));
+		return p && p->image == image ? p : NULL;
+	}
+	return NULL; /* an older image, already dropped */
+}
+
+const char *symbolizer__comm_image(struct symbolizer *s, pid_t pid, uint32_t image)
+{
+	struct proc *p = proc_image(s, pid, image);
 
 	return p ? p->comm : "";
 }
@@ -674,16 +822,21 @@ static void resolve_in_mapping(struct symbolizer *s, struct proc *p, const struc
 
 void symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t addr, struct sym_frame *ret)
 {
+	struct proc *p = lru__get(s->procs, &pid, sizeof(pid));
+
+	symbolizer__resolve_user_image(s, pid, p ? p->image : 0, addr, ret);
+}
+
+void symbolizer__resolve_user_image(struct symbolizer *s, pid_t pid, uint32_t image,
+				    uint64_t addr, struct sym_frame *ret)
+{
 	const struct mapping *m = NULL;
 	const struct perfmap *pm;
 	const char *name;
 	struct proc *p;
-	int err = 0;
 
 	ret->build_id[0] = '\0';
-	p = lru__get(s->procs, &pid, sizeof(pid));
-	if (!p && pid > 0)
-		p = new_proc(s, pid, &err);
+	p = proc_image(s, pid, image);
 	if (!p)
 		return set_unknown(s, ret, SYM_UNKNOWN_NO_MAPPING, NULL);
 	m = find_mapping(p, addr);
@@ -719,10 +872,12 @@ static void load_kallsyms(struct symbolizer *s, bool missed)
 		return;
 	s->kallsyms_loaded_ns = now;
 	snprintf(path, sizeof(path), "%s/kallsyms", s->proc_root);
+	/* The old table goes first: two at once would double the agent's peak memory. */
+	kallsyms__free(s->kallsyms);
+	s->kallsyms = NULL;
 	ks = kallsyms__load(path);
 	if (!ks)
 		return; /* unreadable or hidden (kptr_restrict): kernel frames stay unknown */
-	kallsyms__free(s->kallsyms);
 	s->kallsyms = ks;
 }
 
@@ -774,6 +929,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_options *opts)
 		o.max_binaries = DEFAULT_MAX_BINARIES;
 	if (!o.max_processes)
 		o.max_processes = DEFAULT_MAX_PROCESSES;
+	s->max_symbol_bytes = o.max_symbol_bytes ? o.max_symbol_bytes : DEFAULT_MAX_SYMBOL_BYTES;
 	s->binaries = lru__new(o.max_binaries, binary_evicted, s);
 	s->inodes = lru__new(o.max_binaries * 4, alias_evicted, s);
 	s->procs = lru__new(o.max_processes, proc_evicted, s);
@@ -793,6 +949,7 @@ void symbolizer__free(struct symbolizer *s)
 	lru__free(s->procs);
 	lru__free(s->binaries);
 	lru__free(s->inodes);
+	free(s->replaced);
 	kallsyms__free(s->kallsyms);
 	elf_symbols__free(s->vdso);
 	free(s);

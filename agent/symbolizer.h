@@ -33,6 +33,7 @@ struct sym_frame {
 struct symbolizer_options {
 	size_t max_binaries;   /* cached ELF files (default 256) */
 	size_t max_processes;  /* cached process address maps (default 4096) */
+	size_t max_symbol_bytes; /* loaded symbol tables, least recently used dropped (8 MiB) */
 	const char *proc_root; /* "/proc" unless testing */
 	const char *tmp_dir;   /* where perf-PID.map files live, "/tmp" unless testing */
 };
@@ -47,20 +48,31 @@ struct symbolizer_stats {
 	uint64_t binary_cache_hits; /* mappings served by an already cached binary */
 	uint64_t recaptures;	    /* maps re-read for an address outside known mappings */
 	uint64_t symbol_bytes;	    /* memory held by cached symbol tables now */
+	uint64_t symbol_tables_dropped; /* over max_symbol_bytes: read again when needed */
+	uint64_t images_replaced;   /* a process exec'd (or its pid was reused) while captured */
 };
 
 /* Not thread-safe: one thread owns a symbolizer. */
 struct symbolizer;
 
 /* NULL + errno on failure. Binaries are cached by build-id (dev+inode without one) and read
- * once however many processes map them; a captured process pins its binaries, so memory is
- * bounded by max_binaries plus those pinned by at most max_processes processes. */
+ * once however many processes map them; a captured process pins its binaries (an open fd
+ * each). Loaded symbol tables are bounded by max_symbol_bytes, whatever else runs on the
+ * host: the least recently used table is dropped and read again from its fd if needed. */
 struct symbolizer *symbolizer__new(const struct symbolizer_options *opts);
 void symbolizer__free(struct symbolizer *s);
 
 /* Captures what naming pid's frames needs (its maps, comm, open binaries) now, while it is
  * alive. Call on first sight of a pid; cheap when already captured. 0 or -errno (-ESRCH). */
 int symbolizer__capture_process(struct symbolizer *s, pid_t pid);
+
+/* Captures image number `image` of pid (the BPF program counts a pid's execs): an image other
+ * than the captured one replaces it, and the replaced one is kept for the samples it took
+ * before the exec until symbolizer__end_window(). Same image: as capture_process. */
+int symbolizer__capture_image(struct symbolizer *s, pid_t pid, uint32_t image);
+
+/* Call when a window's samples have all been named: drops the images that execs replaced. */
+void symbolizer__end_window(struct symbolizer *s);
 
 /* Drops a process's captured state (it exited and its samples were symbolised). */
 void symbolizer__forget_process(struct symbolizer *s, pid_t pid);
@@ -71,6 +83,9 @@ void symbolizer__forget_process(struct symbolizer *s, pid_t pid);
  * maps (at most every 100 ms per process); a JIT's frames come from its perf map. */
 void symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t addr,
 			      struct sym_frame *ret);
+/* The same for a sample of image `image` of pid (see symbolizer__capture_image). */
+void symbolizer__resolve_user_image(struct symbolizer *s, pid_t pid, uint32_t image,
+				    uint64_t addr, struct sym_frame *ret);
 void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *ret);
 
 /* Loads /proc/kallsyms now (~150 ms of CPU: the kernel formats every symbol) instead of at
@@ -79,6 +94,7 @@ void symbolizer__preload_kernel(struct symbolizer *s);
 
 /* Process name captured for pid ("" when never seen). */
 const char *symbolizer__comm(struct symbolizer *s, pid_t pid);
+const char *symbolizer__comm_image(struct symbolizer *s, pid_t pid, uint32_t image);
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret);
 

@@ -33,7 +33,7 @@ struct window_stats {
 	uint64_t samples;	  /* profile samples (idle excluded) */
 	uint64_t idle_samples;	  /* samples in the idle task, counted for utilisation only */
 	uint64_t idle_ns;
-	uint64_t lost_stack_user; /* user stack id failures (-EEXIST collision, -ENOMEM, ...) */
+	uint64_t lost_stack_user; /* user stacks not stored: stacks map full, failed walk */
 	uint64_t lost_stack_kernel;
 	uint64_t lost_map_full;	  /* aggregation map full: samples dropped in the kernel */
 	uint64_t unknown_frames;

@@ -25,12 +25,14 @@ const volatile __u32 targ_pid = 0; /* 0 = every process */
 volatile __u32 generation = 0;
 volatile __u32 excluded_cgroups_count = 0; /* skip the lookup while nothing is excluded */
 
-/* Two generations of (counts, stacks): stack ids are only meaningful in their own map. */
+/* Two generations of (counts, stacks): user space drains one while samples go to the other.
+ * Stacks are keyed by a 64-bit hash of their addresses in a plain hash map, so two stacks
+ * never share an entry (the kernel's stack-trace map drops the second stack of a bucket). */
 #define STACK_MAP(name)                                                                    \
 	struct {                                                                           \
-		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                                    \
-		__uint(key_size, sizeof(__u32));                                           \
-		__uint(value_size, PROFILE_STACK_DEPTH * sizeof(__u64));                   \
+		__uint(type, BPF_MAP_TYPE_HASH);                                           \
+		__type(key, __u64);                                                        \
+		__type(value, struct profile_stack);                                       \
 		__uint(max_entries, PROFILE_MAX_STACKS);                                   \
 	} name SEC(".maps")
 #define COUNTS_MAP(name)                                                                   \
@@ -45,6 +47,14 @@ STACK_MAP(stacks0);
 STACK_MAP(stacks1);
 COUNTS_MAP(counts0);
 COUNTS_MAP(counts1);
+
+/* Where a stack is walked before it is hashed and stored: too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct profile_stack);
+	__uint(max_entries, 1);
+} stack_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -79,26 +89,59 @@ struct {
 	__uint(max_entries, PROFILE_RINGBUF_BYTES);
 } events SEC(".maps");
 
-static __always_inline void count_stack_error(struct profile_stats *st, int err, bool user)
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+
+/* FNV-1a over the stack's addresses, never 0 (0 names "no stack"). */
+static __always_inline __u64 stack_hash(const struct profile_stack *st)
 {
-	if (err >= 0 || err == -EFAULT) /* -EFAULT: no such stack (user mode, kernel thread) */
-		return;
-	/* -EEXIST: stack id collision, map too small; else -ENOMEM and friends */
-	if (user) {
-		if (err == -EEXIST)
-			__sync_fetch_and_add(&st->user_stack_eexist, 1);
-		else
-			__sync_fetch_and_add(&st->user_stack_other, 1);
-	} else {
-		if (err == -EEXIST)
-			__sync_fetch_and_add(&st->kernel_stack_eexist, 1);
-		else
-			__sync_fetch_and_add(&st->kernel_stack_other, 1);
+	__u64 h = FNV_OFFSET;
+
+	for (__u32 i = 0; i < PROFILE_STACK_DEPTH; i++) {
+		if (i >= st->n)
+			break;
+		h = (h ^ st->ips[i]) * FNV_PRIME;
 	}
+	return h ? h : 1;
+}
+
+/* Walks one stack (BPF_F_USER_STACK: user frames, by frame pointers) into the scratch
+ * buffer and stores it under its hash; returns the hash, 0 when there is none. A stack that
+ * is absent (a kernel thread's user stack) is no error; a full map or a failed walk is
+ * counted. */
+static __always_inline __u64 store_stack(struct bpf_perf_event_data *ctx, void *stacks,
+					 __u64 flags, struct profile_stats *st)
+{
+	bool user = flags & BPF_F_USER_STACK;
+	struct profile_stack *buf;
+	__u32 zero = 0;
+	long len;
+	__u64 h;
+
+	buf = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!buf)
+		return 0;
+	len = bpf_get_stack(ctx, buf->ips, sizeof(buf->ips), flags);
+	if (len <= 0) {
+		if (len < 0 && len != -EFAULT) /* -EFAULT: no such stack */
+			__sync_fetch_and_add(user ? &st->user_stack_other : &st->kernel_stack_other,
+					     1);
+		return 0;
+	}
+	buf->n = len / sizeof(__u64);
+	h = stack_hash(buf);
+	if (bpf_map_lookup_elem(stacks, &h))
+		return h;
+	/* -EEXIST: another CPU stored it meanwhile; else the map is full */
+	if (bpf_map_update_elem(stacks, &h, buf, BPF_NOEXIST) && !bpf_map_lookup_elem(stacks, &h)) {
+		__sync_fetch_and_add(user ? &st->user_stack_full : &st->kernel_stack_full, 1);
+		return 0;
+	}
+	return h;
 }
 
 static __always_inline void announce(struct profile_stats *st, __u32 pid, __u32 tid, __u32 type,
-				     __u64 cgroup_id)
+				     __u32 image, __u64 cgroup_id)
 {
 	struct profile_event *e;
 
@@ -110,6 +153,7 @@ static __always_inline void announce(struct profile_stats *st, __u32 pid, __u32 
 	e->type = type;
 	e->pid = pid;
 	e->tid = tid;
+	e->image = image;
 	e->cgroup_id = cgroup_id;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
@@ -125,9 +169,10 @@ static __always_inline __u64 process_start_ns(void)
 }
 
 /* First sight of a pid, first sample after an exec, or first sample of a new process that
- * reuses a known pid: tell user space to capture it now. */
-static __always_inline void note_pid(struct profile_stats *st, __u32 pid, __u32 tid,
-				     __u64 cgroup_id)
+ * reuses a known pid: tell user space to capture it now. Returns the pid's image number,
+ * which a reused pid advances as an exec does. */
+static __always_inline __u32 note_pid(struct profile_stats *st, __u32 pid, __u32 tid,
+				      __u64 cgroup_id)
 {
 	struct profile_seen now = { .state = PROFILE_SEEN, .start_ns = process_start_ns() };
 	struct profile_seen *seen;
@@ -135,17 +180,24 @@ static __always_inline void note_pid(struct profile_stats *st, __u32 pid, __u32 
 
 	seen = bpf_map_lookup_elem(&seen_pids, &pid);
 	if (seen && seen->state == PROFILE_SEEN && seen->start_ns == now.start_ns)
-		return;
+		return seen->image;
 	if (!seen) {
 		/* -EEXIST: another CPU announced it first */
 		if (bpf_map_update_elem(&seen_pids, &pid, &now, BPF_NOEXIST))
-			return;
-		announce(st, pid, tid, PROFILE_EVENT_FIRST_SIGHT, cgroup_id);
-		return;
+			return 0;
+		announce(st, pid, tid, PROFILE_EVENT_FIRST_SIGHT, 0, cgroup_id);
+		return 0;
 	}
-	type = seen->start_ns != now.start_ns ? PROFILE_EVENT_PID_REUSED : PROFILE_EVENT_EXEC;
+	if (seen->start_ns != now.start_ns) {
+		type = PROFILE_EVENT_PID_REUSED;
+		now.image = seen->image + 1;
+	} else {
+		type = PROFILE_EVENT_EXEC;
+		now.image = seen->image; /* advanced by the exec hook */
+	}
 	*seen = now; /* racing CPUs may both announce: user space recaptures twice, no harm */
-	announce(st, pid, tid, type, cgroup_id);
+	announce(st, pid, tid, type, now.image, cgroup_id);
+	return now.image;
 }
 
 static __always_inline void note_thread_name(__u32 tid)
@@ -175,7 +227,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	struct profile_value one = { 1, period_ns }, *val;
 	struct profile_key key = {};
 	struct profile_stats *st;
-	void *counts;
+	void *counts, *stacks;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
 	if (!st)
@@ -195,17 +247,12 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	}
 	key.pid = pid;
 	key.tid = tid;
-	if (gen & 1) {
-		key.user_stack_id = bpf_get_stackid(ctx, &stacks1, BPF_F_USER_STACK);
-		key.kernel_stack_id = bpf_get_stackid(ctx, &stacks1, 0);
-		counts = &counts1;
-	} else {
-		key.user_stack_id = bpf_get_stackid(ctx, &stacks0, BPF_F_USER_STACK);
-		key.kernel_stack_id = bpf_get_stackid(ctx, &stacks0, 0);
-		counts = &counts0;
-	}
-	count_stack_error(st, key.user_stack_id, true);
-	count_stack_error(st, key.kernel_stack_id, false);
+	key.image = note_pid(st, pid, tid, key.cgroup_id);
+	note_thread_name(tid);
+	counts = gen & 1 ? (void *)&counts1 : (void *)&counts0;
+	stacks = gen & 1 ? (void *)&stacks1 : (void *)&stacks0;
+	key.user_stack = store_stack(ctx, stacks, BPF_F_USER_STACK, st);
+	key.kernel_stack = store_stack(ctx, stacks, 0, st);
 
 	val = bpf_map_lookup_elem(counts, &key);
 	if (val) {
@@ -224,13 +271,11 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	}
 	__sync_fetch_and_add(&st->samples, 1);
 	__sync_fetch_and_add(&st->samples_ns, period_ns);
-
-	note_thread_name(tid);
-	note_pid(st, pid, tid, key.cgroup_id);
 	return 0;
 }
 
-/* After an exec the pid's image changed: mark it so its next sample triggers a recapture. A raw
+/* After an exec the pid's image changed: mark it so its next sample triggers a recapture, and
+ * advance its image number so later samples are told from the old image's. A raw
  * tracepoint attaches by name through bpf(2): unlike tp/, it needs no mounted tracefs (a
  * container usually has none), without which a child first sampled between fork and exec
  * would keep its parent's name, symbols and service. */
@@ -243,7 +288,9 @@ int handle_exec(struct bpf_raw_tracepoint_args *ctx)
 	if (targ_pid && pid != targ_pid)
 		return 0;
 	seen = bpf_map_lookup_elem(&seen_pids, &pid);
-	if (seen)
+	if (seen) {
 		seen->state = PROFILE_SEEN_EXECED;
+		seen->image++;
+	}
 	return 0;
 }

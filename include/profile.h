@@ -5,7 +5,7 @@
 #define ROOTTRACE_PROFILE_H
 
 #define PROFILE_STACK_DEPTH 127	    /* frames per stack (kernel limit for stack maps) */
-#define PROFILE_MAX_STACKS 16384    /* per generation; power of two */
+#define PROFILE_MAX_STACKS 16384    /* distinct stacks per generation */
 #define PROFILE_MAX_ENTRIES 16384   /* aggregation keys per generation */
 #define PROFILE_MAX_SEEN_PIDS 32768 /* LRU of pids already announced to user space */
 #define PROFILE_MAX_THREADS 32768   /* LRU of thread names */
@@ -13,14 +13,24 @@
 #define PROFILE_RINGBUF_BYTES (256 * 1024)
 #define PROFILE_COMM_LEN 16
 
-/* Aggregation key: one per distinct (thread, stacks, cgroup). A stack id < 0 means "no stack"
- * (-EFAULT: e.g. no user stack for a kernel thread) or a failed walk (counted in stats). */
+/* Aggregation key: one per distinct (thread, image, stacks, cgroup). A stack is named by a
+ * 64-bit hash of its addresses, the key of its entry in the stacks map; 0 means "no stack"
+ * (e.g. no user stack for a kernel thread) or a failed walk (counted in stats). */
 struct profile_key {
 	__u32 pid; /* tgid */
 	__u32 tid;
-	__s32 user_stack_id;
-	__s32 kernel_stack_id;
+	__u64 user_stack;
+	__u64 kernel_stack;
 	__u64 cgroup_id; /* cgroup v2 id; 0 on a cgroup v1-only host */
+	__u32 image;	 /* the pid's image: profile_seen.image when sampled */
+	__u32 pad;
+};
+
+/* Value of the stacks maps: a stack's addresses, leaf first. */
+struct profile_stack {
+	__u32 n;
+	__u32 pad;
+	__u64 ips[PROFILE_STACK_DEPTH];
 };
 
 struct profile_value {
@@ -34,9 +44,9 @@ struct profile_stats {
 	__u64 samples_ns;
 	__u64 idle_samples;  /* pid 0: counted for utilisation, never a profile sample */
 	__u64 idle_ns;
-	__u64 user_stack_eexist;  /* stack id collision in the stack map */
-	__u64 user_stack_other;	  /* -ENOMEM (map full) or another error */
-	__u64 kernel_stack_eexist;
+	__u64 user_stack_full;	  /* the stacks map was full: the stack was dropped */
+	__u64 user_stack_other;	  /* the walk failed (-EFAULT, ...) */
+	__u64 kernel_stack_full;
 	__u64 kernel_stack_other;
 	__u64 map_full;	     /* aggregation map full: the sample was dropped */
 	__u64 map_full_ns;
@@ -55,6 +65,7 @@ struct profile_event {
 	__u32 pid;
 	__u32 tid;
 	char comm[PROFILE_COMM_LEN];
+	__u32 image; /* as in profile_key */
 	__u64 cgroup_id; /* as in profile_key */
 };
 
@@ -65,10 +76,12 @@ enum profile_seen_state {
 
 /* Value of the seen-pids map. The start time tells a reused pid from the process that was
  * announced: on a busy host pids wrap within minutes, and a forked (not exec'd) process must
- * not inherit a dead one's name, symbols and service. */
+ * not inherit a dead one's name, symbols and service. The image number counts the pid's
+ * execs (and reuses): samples of the old image that share a window with the new one are
+ * named against the old image's mappings, not the new one's. */
 struct profile_seen {
 	__u32 state; /* enum profile_seen_state */
-	__u32 pad;
+	__u32 image;
 	__u64 start_ns; /* the thread group leader's start_time */
 };
 

@@ -257,6 +257,31 @@ TEST(shared_library_function_named_with_library_module)
 	CHECK(ends_with(f.module, "/libfixture.so"));
 }
 
+TEST(symbol_tables_over_the_cap_are_dropped_and_read_again)
+{
+	struct symbolizer_options o = {.max_symbol_bytes = 1}; /* every table is over the cap */
+	struct symbolizer *s = symbolizer__new(&o);
+	struct symbolizer_stats st;
+	struct fixture_proc fp;
+	char name[SYM_NAME_MAX];
+
+	CHECK(s);
+	CHECK_EQ_INT(fixture_start(fixture_path("fixture-uses-lib"), &fp), 0);
+	/* main and the library alternate: each load drops the other table, each is read again */
+	for (int i = 0; i < 3; i++) {
+		resolve_name(s, fp.pid, fixture_addr(&fp, "main"), name, sizeof(name));
+		CHECK_EQ_STR(name, "main");
+		resolve_name(s, fp.pid, fixture_addr(&fp, "fixture_lib_spin") + 3, name,
+			     sizeof(name));
+		CHECK_EQ_STR(name, "fixture_lib_spin");
+	}
+	symbolizer__stats(s, &st);
+	fixture_stop(&fp);
+	symbolizer__free(s);
+	CHECK_EQ_INT(st.binaries_loaded, 6);
+	CHECK_EQ_INT(st.symbol_tables_dropped, 5);
+}
+
 TEST(cpp_names_are_demangled)
 {
 	struct symbolizer *s = symbolizer__new(NULL);
@@ -587,6 +612,75 @@ TEST(unreadable_binary_is_unknown_with_module_and_counted)
 	CHECK_EQ_INT(st.unknown[SYM_UNKNOWN_UNREADABLE], 2);
 }
 
+/* Rewrites FAKE_PID's maps and comm, as an exec (or an exit: no maps) would. */
+static int fake_proc_image(const char *dir, const char *maps, const char *comm)
+{
+	char sub[PATH_MAX];
+	int err;
+
+	snprintf(sub, sizeof(sub), "%s/%d", dir, FAKE_PID);
+	err = write_file(sub, "maps", maps);
+	return err ? err : write_file(sub, "comm", comm);
+}
+
+TEST(samples_of_the_image_before_an_exec_are_named_after_it_until_the_window_ends)
+{
+	char dir[] = "/tmp/rt-fakeproc-XXXXXX";
+	struct symbolizer_options o = {.proc_root = dir, .tmp_dir = dir};
+	struct symbolizer_stats st;
+	struct symbolizer *s;
+	struct sym_frame f;
+
+	CHECK_EQ_INT(fake_proc(dir, "00400000-00401000 r-xp 00000000 08:01 99999 /old/bin/sh\n",
+			       NULL),
+		     0);
+	s = symbolizer__new(&o);
+	CHECK(s);
+	CHECK_EQ_INT(symbolizer__capture_image(s, FAKE_PID, 0), 0);
+	CHECK_EQ_INT(fake_proc_image(dir, "00500000-00501000 r-xp 00000000 08:01 99998 /new/app\n",
+				     "app\n"),
+		     0);
+	CHECK_EQ_INT(symbolizer__capture_image(s, FAKE_PID, 1), 0);
+	symbolizer__resolve_user_image(s, FAKE_PID, 0, 0x400123, &f);
+	CHECK_EQ_STR(f.module, "/old/bin/sh");
+	symbolizer__resolve_user_image(s, FAKE_PID, 1, 0x500123, &f);
+	CHECK_EQ_STR(f.module, "/new/app");
+	CHECK_EQ_STR(symbolizer__comm_image(s, FAKE_PID, 0), "fakeproc");
+	CHECK_EQ_STR(symbolizer__comm_image(s, FAKE_PID, 1), "app");
+	/* The window that held the old image's samples is named: the old image goes. */
+	symbolizer__end_window(s);
+	symbolizer__resolve_user_image(s, FAKE_PID, 0, 0x400123, &f);
+	CHECK_EQ_STR(f.function, "[unknown]");
+	CHECK_EQ_STR(f.module, "");
+	CHECK_EQ_STR(symbolizer__comm_image(s, FAKE_PID, 1), "app");
+	st = stats_and_free(s);
+	rm_tree(dir);
+	CHECK_EQ_INT(st.images_replaced, 1);
+}
+
+TEST(exited_process_read_as_no_mappings_keeps_what_was_captured)
+{
+	char dir[] = "/tmp/rt-fakeproc-XXXXXX";
+	struct symbolizer_options o = {.proc_root = dir, .tmp_dir = dir};
+	struct symbolizer *s;
+	struct sym_frame f;
+
+	CHECK_EQ_INT(fake_proc(dir, "00500000-00501000 r-xp 00000000 08:01 99998 /new/app\n",
+			       NULL),
+		     0);
+	s = symbolizer__new(&o);
+	CHECK(s);
+	CHECK_EQ_INT(symbolizer__capture_image(s, FAKE_PID, 3), 0);
+	/* A zombie: /proc/PID/maps reads empty until its parent reaps it. */
+	CHECK_EQ_INT(fake_proc_image(dir, "", "fakeproc\n"), 0);
+	usleep(150 * 1000); /* past the re-capture rate limit */
+	symbolizer__resolve_user_image(s, FAKE_PID, 3, 0x900000, &f); /* a miss: re-read */
+	symbolizer__resolve_user_image(s, FAKE_PID, 3, 0x500123, &f);
+	symbolizer__free(s);
+	rm_tree(dir);
+	CHECK_EQ_STR(f.module, "/new/app");
+}
+
 TEST(jit_frames_named_from_perf_map)
 {
 	char dir[] = "/tmp/rt-fakeproc-XXXXXX", name[64];
@@ -757,7 +851,8 @@ TEST_MAIN("symbolizer", T(pie_binary_names_exported_and_static_functions),
 	  T(non_pie_binary_names_exported_and_static_functions),
 	  T(address_past_symbol_end_is_unknown_not_previous_symbol),
 	  T(stripped_binary_names_dynsym_functions_only),
-	  T(shared_library_function_named_with_library_module), T(cpp_names_are_demangled),
+	  T(shared_library_function_named_with_library_module),
+	  T(symbol_tables_over_the_cap_are_dropped_and_read_again), T(cpp_names_are_demangled),
 	  T(process_exited_after_capture_still_named),
 	  T(never_seen_exited_process_is_unknown_no_mapping),
 	  T(deleted_binary_named_through_map_files_or_counted_unreadable),
@@ -767,6 +862,8 @@ TEST_MAIN("symbolizer", T(pie_binary_names_exported_and_static_functions),
 	  T(vdso_frames_named), T(elf_reader_reports_build_id_and_dynsym_fallback),
 	  T(elf_without_any_symbol_table_loads_empty),
 	  T(unreadable_binary_is_unknown_with_module_and_counted),
+	  T(samples_of_the_image_before_an_exec_are_named_after_it_until_the_window_ends),
+	  T(exited_process_read_as_no_mappings_keeps_what_was_captured),
 	  T(jit_frames_named_from_perf_map), T(perf_map_written_by_another_user_is_ignored),
 	  T(new_mapping_after_capture_is_found_by_recapture), T(kernel_frames_from_kallsyms),
 	  T(hidden_kernel_addresses_are_unknown), T(reason_names_are_stable))
