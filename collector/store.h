@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The collector's two storage interfaces. Handlers see only these structs and function
- * tables; backends (store_sqlite_*.c today, PostgreSQL/ClickHouse later) fill them in.
+ * tables; backends (collector/sqlite/ today, PostgreSQL/ClickHouse later) fill them in.
  * Every function returns 0 or a negative errno; -ENOENT for "no such row". */
 #ifndef ROOTTRACE_STORE_H
 #define ROOTTRACE_STORE_H

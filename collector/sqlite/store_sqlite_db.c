@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store.h"
+#include "../store.h"
 #include "store_sqlite_db.h"
 
 static enum store_durability durability = STORE_DURABILITY_FULL;

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "store.h"
+#include "../store.h"
 #include "store_sqlite_db.h"
 
 static const char schema[] =

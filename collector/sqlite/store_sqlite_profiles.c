@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "group_commit.h"
-#include "hash.h"
-#include "stack_cache.h"
-#include "store.h"
+#include "../group_commit.h"
+#include "../hash.h"
+#include "../stack_cache.h"
+#include "../store.h"
 #include "store_sqlite_db.h"
 
 /*

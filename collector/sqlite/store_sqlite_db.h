@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What the two SQLite backends share: opening the one database file with the same pragmas
- * (WAL, busy timeout, synchronous level) and stepping statements. Only store_sqlite_*.c
- * include this header. */
+ * (WAL, busy timeout, synchronous level) and stepping statements. Only the files of
+ * collector/sqlite/ include this header. */
 #ifndef ROOTTRACE_STORE_SQLITE_DB_H
 #define ROOTTRACE_STORE_SQLITE_DB_H
 
