@@ -197,20 +197,4 @@ struct profile_store {
 
 void merged_window__release(struct merged_window *w);
 
-/* SQLite backends (one database file, WAL). */
-enum store_durability {
-	STORE_DURABILITY_FULL,	 /* synchronous=FULL: a commit survives power loss */
-	STORE_DURABILITY_NORMAL, /* synchronous=NORMAL (WAL): survives a crash of the process */
-};
-/* Applies to connections opened afterwards; FULL by default. */
-void store_sqlite_set_durability(enum store_durability d);
-/* Bounds of the profile store's group-commit queue (uploads waiting for or in a commit, and
- * the estimated bytes of their decoded stacks); 0 = default. Applies to stores opened
- * afterwards. A full queue makes ingest return -EAGAIN. */
-#define STORE_INGEST_QUEUE_ENTRIES 64
-#define STORE_INGEST_QUEUE_BYTES (64u << 20)
-void store_sqlite_set_ingest_queue(size_t max_entries, size_t max_bytes);
-int cp_store_sqlite_open(const char *path, struct cp_store **ret);
-int profile_store_sqlite_open(const char *path, struct profile_store **ret);
-
 #endif

@@ -12,6 +12,7 @@
 
 #include "../hash.h"
 #include "../store.h"
+#include "store_sqlite.h"
 
 /*
  * The profile store, one concern per file:
@@ -178,7 +179,8 @@ int sqlite_profiles_backfill_tiers(struct sqlite_profiles *p);
 
 /* profiles_read.c */
 /* Opens one reader connection and prepares its statements; 0 or -errno. */
-int sqlite_profiles_reader_open(struct reader *r, const char *path);
+int sqlite_profiles_reader_open(struct reader *r, const char *path,
+				enum store_sqlite_durability durability);
 int sqlite_profiles_merge_window(struct profile_store *s, const struct window_query *q,
 				 struct merged_window *ret);
 int sqlite_profiles_services(struct profile_store *s, const char *environment,

@@ -119,15 +119,6 @@ static const char *const writer_sql[W_COUNT] = {
 	[W_RETAIN_UPLOADS] = "DELETE FROM uploads WHERE received_at < ?1",
 };
 
-static size_t queue_max_entries = STORE_INGEST_QUEUE_ENTRIES;
-static size_t queue_max_bytes = STORE_INGEST_QUEUE_BYTES;
-
-void store_sqlite_set_ingest_queue(size_t max_entries, size_t max_bytes)
-{
-	queue_max_entries = max_entries ? max_entries : STORE_INGEST_QUEUE_ENTRIES;
-	queue_max_bytes = max_bytes ? max_bytes : STORE_INGEST_QUEUE_BYTES;
-}
-
 /* ------------------------------------------------------------------------ retention ---- */
 
 /* After the five-minute rows before `kept` went: drops the tier rows of periods that began
@@ -231,6 +222,18 @@ static void prof_close(struct profile_store *s)
 	free(p);
 }
 
+/* The options with their zeroes replaced by the defaults. */
+static struct store_sqlite_options options_or_defaults(const struct store_sqlite_options *opts)
+{
+	struct store_sqlite_options o = opts ? *opts : (struct store_sqlite_options){ 0 };
+
+	if (!o.ingest_queue_entries)
+		o.ingest_queue_entries = STORE_SQLITE_INGEST_QUEUE_ENTRIES;
+	if (!o.ingest_queue_bytes)
+		o.ingest_queue_bytes = STORE_SQLITE_INGEST_QUEUE_BYTES;
+	return o;
+}
+
 static const struct profile_store_ops sqlite_profile_ops = {
 	.close = prof_close,
 	.ingest = sqlite_profiles_ingest,
@@ -240,8 +243,10 @@ static const struct profile_store_ops sqlite_profile_ops = {
 	.size_bytes = prof_size_bytes,
 };
 
-int profile_store_sqlite_open(const char *path, struct profile_store **ret)
+int profile_store_sqlite_open(const char *path, const struct store_sqlite_options *opts,
+			      struct profile_store **ret)
 {
+	struct store_sqlite_options o = options_or_defaults(opts);
 	struct sqlite_profiles *p;
 	int err;
 
@@ -256,18 +261,19 @@ int profile_store_sqlite_open(const char *path, struct profile_store **ret)
 	p->path = strdup(path);
 	err = p->path ? 0 : -ENOMEM;
 	if (!err)
-		err = sqlite_db_open_prepared(path, schema, writer_sql, p->w, W_COUNT, &p->wdb);
+		err = sqlite_db_open_prepared(path, schema, o.durability, writer_sql, p->w, W_COUNT,
+					      &p->wdb);
 	if (!err)
 		err = sqlite_profiles_backfill_tiers(p);
 	if (!err)
 		err = sqlite_profiles_caches_init(p);
 	if (!err) {
-		p->gc = group_commit__new(queue_max_entries, queue_max_bytes,
+		p->gc = group_commit__new(o.ingest_queue_entries, o.ingest_queue_bytes,
 					  sqlite_profiles_commit_group, p);
 		err = p->gc ? 0 : -ENOMEM;
 	}
 	for (int i = 0; !err && i < READERS; i++)
-		err = sqlite_profiles_reader_open(&p->readers[i], path);
+		err = sqlite_profiles_reader_open(&p->readers[i], path, o.durability);
 	if (err) {
 		prof_close(&p->base);
 		return err;

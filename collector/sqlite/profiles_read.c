@@ -43,9 +43,10 @@ static const char *const reader_sql[R_COUNT] = {
 		       " ORDER BY s.service, s.profile_type",
 };
 
-int sqlite_profiles_reader_open(struct reader *r, const char *path)
+int sqlite_profiles_reader_open(struct reader *r, const char *path,
+				enum store_sqlite_durability durability)
 {
-	return sqlite_db_open_prepared(path, NULL, reader_sql, r->st, R_COUNT, &r->db);
+	return sqlite_db_open_prepared(path, NULL, durability, reader_sql, r->st, R_COUNT, &r->db);
 }
 
 /* ------------------------------------------------------------------------- reads ---- */
