@@ -48,7 +48,7 @@ LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(PROTO_OBJS)
 AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c))
 AGENT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(AGENT_SRCS))
-COLLECTOR_SRCS := $(filter-out collector/main.c,$(wildcard collector/*.c))
+COLLECTOR_SRCS := $(filter-out collector/main.c,$(wildcard collector/*.c collector/*/*.c))
 COLLECTOR_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(COLLECTOR_SRCS))
 
 UNIT_SRCS := $(wildcard tests/unit/test-*.c)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Token authentication and route authorisation. Secrets are never stored: the request's token
- * is hashed with SHA-256, looked up by hash, and the hash re-compared in constant time. */
+/* Token authentication and route authorisation (secrets are never stored: a request's token is
+ * hashed with SHA-256, found by hash, re-compared in constant time); token kind and role names. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +8,7 @@
 
 #include "auth.h"
 #include "hash.h"
+#include "routes.h"
 
 /* "Collector <token>" or "Bearer <token>" (scheme case-insensitive). */
 static int parse_authorization(const char *value, enum token_kind *ret_kind, const char **ret_token)
@@ -121,4 +122,31 @@ int auth_token_generate(enum token_kind kind, char secret[TOKEN_TEXT_MAX], uint8
 	for (size_t i = 0; i < sizeof(raw); i++)
 		len += snprintf(secret + len, TOKEN_TEXT_MAX - len, "%02x", raw[i]);
 	return sha256(secret, (size_t)len, hash);
+}
+
+static const char *const role_names[] = {
+	[TOKEN_ROLE_NONE] = "none",
+	[TOKEN_ROLE_VIEWER] = "viewer",
+	[TOKEN_ROLE_ENGINEER] = "engineer",
+	[TOKEN_ROLE_ADMIN] = "admin",
+};
+
+const char *token_role_name(enum token_role role)
+{
+	if ((unsigned int)role >= sizeof(role_names) / sizeof(role_names[0]))
+		return "unknown";
+	return role_names[role];
+}
+
+int token_role_parse(const char *name)
+{
+	for (int r = TOKEN_ROLE_VIEWER; r <= TOKEN_ROLE_ADMIN; r++)
+		if (strcmp(name, role_names[r]) == 0)
+			return r;
+	return -EINVAL;
+}
+
+const char *token_kind_name(enum token_kind kind)
+{
+	return kind == TOKEN_KIND_COLLECTOR ? "collector" : kind == TOKEN_KIND_USER ? "user" : "unknown";
 }

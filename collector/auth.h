@@ -7,8 +7,9 @@
 #include <stddef.h>
 
 #include "request.h"
-#include "routes.h"
 #include "store.h"
+
+struct route; /* collector/routes.h: which token kinds and minimum role a route takes */
 
 #define TOKEN_SECRET_BYTES 32
 #define TOKEN_TEXT_MAX 80 /* "rtc_" + 64 hex digits + NUL fits */
@@ -36,5 +37,11 @@ int auth_environment(const struct request *req, const char *named, const char **
 
 /* A new random secret ("rtc_..." collector, "rtu_..." user) and its SHA-256. 0 or -EIO. */
 int auth_token_generate(enum token_kind kind, char secret[TOKEN_TEXT_MAX], uint8_t hash[32]);
+
+/* "viewer", "engineer", "admin" ("none" for TOKEN_ROLE_NONE). */
+const char *token_role_name(enum token_role role);
+/* TOKEN_ROLE_* for a name, or -EINVAL. */
+int token_role_parse(const char *name);
+const char *token_kind_name(enum token_kind kind);
 
 #endif

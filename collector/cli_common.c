@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "collector.h"
+#include "sqlite/store_sqlite.h"
 
 int cli_parse_long(const char *option, const char *text, long long min, long long max,
 		   long long *ret)
@@ -39,7 +40,7 @@ int cli_open_cp(const char *data_dir, struct cp_store **ret)
 			strerror(errno), PROG, data_dir);
 		return -ENOENT;
 	}
-	err = cp_store_sqlite_open(path, ret);
+	err = cp_store_sqlite_open(path, NULL, ret);
 	if (err)
 		fprintf(stderr, "%s: cannot open %s: %s\n", PROG, path, strerror(-err));
 	return err;

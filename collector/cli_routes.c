@@ -3,6 +3,7 @@
  * tab-separated line per route (method, path, token kinds, minimum role), for docs and tests. */
 #include <stdio.h>
 
+#include "auth.h"
 #include "cli.h"
 #include "routes.h"
 

@@ -12,6 +12,7 @@
 #include "collector.h"
 #include "http.h"
 #include "retention.h"
+#include "sqlite/store_sqlite.h"
 
 #define DEFAULT_THREADS 4
 #define DEFAULT_RETENTION_INTERVAL_S 3600
@@ -41,8 +42,8 @@ static void usage(FILE *f)
 		"  %s serve --data /var/lib/roottrace --listen 0.0.0.0:4443 \\\n"
 		"      --tls-cert /etc/roottrace/cert.pem --tls-key /etc/roottrace/key.pem\n",
 		PROG, DEFAULT_LISTEN, DEFAULT_MAX_BODY, DEFAULT_MAX_INFLATED, DEFAULT_RETENTION_DAYS,
-		DEFAULT_THREADS, DEFAULT_MAX_INFLIGHT, STORE_INGEST_QUEUE_ENTRIES,
-		STORE_INGEST_QUEUE_BYTES, PROG, PROG);
+		DEFAULT_THREADS, DEFAULT_MAX_INFLIGHT, STORE_SQLITE_INGEST_QUEUE_ENTRIES,
+		STORE_SQLITE_INGEST_QUEUE_BYTES, PROG, PROG);
 }
 
 static int parse_option(struct collector_options *o, int opt, const char *arg, long long *n)

@@ -10,7 +10,6 @@
 
 #include "auth.h"
 #include "cli.h"
-#include "routes.h"
 #include "validate.h"
 
 static void usage(FILE *f)

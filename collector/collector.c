@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "collector.h"
+#include "sqlite/store_sqlite.h"
 
 int collector_db_path(const char *data_dir, char *buf, size_t len)
 {
@@ -14,8 +15,20 @@ int collector_db_path(const char *data_dir, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/* The SQLite backend's options from the command line's. */
+static struct store_sqlite_options sqlite_options(const struct collector_options *opts)
+{
+	return (struct store_sqlite_options){
+		.durability = opts->sync_normal ? STORE_SQLITE_DURABILITY_NORMAL
+						: STORE_SQLITE_DURABILITY_FULL,
+		.ingest_queue_entries = opts->ingest_queue,
+		.ingest_queue_bytes = opts->ingest_queue_bytes,
+	};
+}
+
 int collector__open(const struct collector_options *opts, struct collector **ret)
 {
+	struct store_sqlite_options sqlite;
 	struct collector *c;
 	char path[4096];
 	int err;
@@ -28,15 +41,13 @@ int collector__open(const struct collector_options *opts, struct collector **ret
 	if (!c)
 		return -ENOMEM;
 	c->opts = *opts;
-	store_sqlite_set_durability(opts->sync_normal ? STORE_DURABILITY_NORMAL
-						      : STORE_DURABILITY_FULL);
-	store_sqlite_set_ingest_queue(opts->ingest_queue, opts->ingest_queue_bytes);
+	sqlite = sqlite_options(opts);
 	c->metrics = metrics__new();
 	err = c->metrics ? 0 : -ENOMEM;
 	if (!err)
-		err = cp_store_sqlite_open(path, &c->cp);
+		err = cp_store_sqlite_open(path, &sqlite, &c->cp);
 	if (!err)
-		err = profile_store_sqlite_open(path, &c->profiles);
+		err = profile_store_sqlite_open(path, &sqlite, &c->profiles);
 	if (err) {
 		collector__close(c);
 		return err;

@@ -13,6 +13,7 @@
 #include "handlers_query.h"
 #include "query.h"
 #include "query_params.h"
+#include "respond.h"
 
 #define DEFAULT_RANGE_S 3600
 #define DEFAULT_MAX_NODES 8192
@@ -20,6 +21,7 @@
 #define DEFAULT_TOP_LIMIT 100
 #define DEFAULT_DIFF_LIMIT 50
 #define MAX_LIMIT 100000
+/* How read answers are written: reals (shares, vCPUs) to 10 significant digits. */
 #define JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(10))
 
 static const char *query_get(const void *ctx, const char *key)
@@ -37,19 +39,6 @@ static int64_t now_s(void)
 static const char *env_of(const struct request *req)
 {
 	return req->token->environment;
-}
-
-static int respond_json(struct response *resp, json_t *doc)
-{
-	char *body;
-
-	if (!doc)
-		return respond_error(resp, 500, "internal", "out of memory building the response");
-	body = json_dumps(doc, JSON_FLAGS);
-	json_decref(doc);
-	if (!body)
-		return respond_error(resp, 500, "internal", "out of memory writing the response");
-	return respond_body(resp, 200, "application/json", body, strlen(body));
 }
 
 static int respond_store_error(struct response *resp, int err, const char *what)
@@ -191,7 +180,7 @@ int handle_flamegraph(const struct request *req, struct response *resp)
 	}
 	calltree__free(t);
 	merged_window__release(&w);
-	return respond_json(resp, doc);
+	return respond_json_flags(resp, 200, doc, JSON_FLAGS);
 }
 
 /* ------------------------------------------------------------------------- top ---- */
@@ -234,7 +223,7 @@ int handle_top(const struct request *req, struct response *resp)
 	}
 	function_table__release(&t);
 	merged_window__release(&w);
-	return respond_json(resp, doc);
+	return respond_json_flags(resp, 200, doc, JSON_FLAGS);
 }
 
 /* ------------------------------------------------------------------------ diff ---- */
@@ -409,7 +398,7 @@ int handle_diff(const struct request *req, struct response *resp)
 	diff_result__release(&d);
 	merged_window__release(&sides[0].data);
 	merged_window__release(&sides[1].data);
-	return respond_json(resp, doc);
+	return respond_json_flags(resp, 200, doc, JSON_FLAGS);
 }
 
 /* ------------------------------------------------------------------------ cost ---- */
@@ -449,7 +438,7 @@ int handle_cost(const struct request *req, struct response *resp)
 			json_object_set_new(doc, "reason", json_string(reason));
 		}
 		merged_window__release(&w);
-		return respond_json(resp, doc);
+		return respond_json_flags(resp, 200, doc, JSON_FLAGS);
 	}
 	if (err) {
 		merged_window__release(&w);
@@ -469,7 +458,7 @@ int handle_cost(const struct request *req, struct response *resp)
 		json_decref(funcs);
 	cost_result__release(&c);
 	merged_window__release(&w);
-	return respond_json(resp, doc);
+	return respond_json_flags(resp, 200, doc, JSON_FLAGS);
 }
 
 /* -------------------------------------------------------------- export, collapsed ---- */
@@ -666,7 +655,7 @@ int handle_services(const struct request *req, struct response *resp)
 	free(settings);
 	if (err)
 		return respond_store_error(resp, err, "listing services");
-	return respond_json(resp, doc);
+	return respond_json_flags(resp, 200, doc, JSON_FLAGS);
 }
 
 /* ----------------------------------------------------------------- deployments ---- */
@@ -699,5 +688,5 @@ int handle_deployments_list(const struct request *req, struct response *resp)
 	free(d);
 	doc = json_pack("{s:s?, s:o, s:o}", "service", service, "window", window_json(w),
 			"deployments", arr ? arr : json_null());
-	return respond_json(resp, doc);
+	return respond_json_flags(resp, 200, doc, JSON_FLAGS);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #define CONNECTION_TIMEOUT_S 30
 #define CONNECTION_LIMIT 1000 /* over all pool threads; more wait in the listen backlog */
 #define OVERLOADED_RETRY_AFTER_S 1
+#define HANDLER_HEADER_PREFIX "X-RootTrace-" /* the headers handlers read (request.h) */
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -45,39 +47,46 @@ struct conn_state {
 	bool answered; /* a response is queued; later body chunks are discarded */
 };
 
-const char *request_query(const struct request *req, const char *key)
-{
-	return MHD_lookup_connection_value(req->priv_, MHD_GET_ARGUMENT_KIND, key);
-}
-
-struct key_count {
-	const char *key;
-	unsigned int n;
+/* Fields of one kind being copied out of a connection (those named prefix... when set). */
+struct field_copy {
+	struct request_field *fields;
+	size_t n, cap;
+	const char *prefix;
 };
 
-static enum MHD_Result count_key(void *cls, enum MHD_ValueKind kind, const char *key,
-				 const char *value)
+static enum MHD_Result copy_field(void *cls, enum MHD_ValueKind kind, const char *key,
+				  const char *value)
 {
-	struct key_count *c = cls;
+	struct field_copy *c = cls;
 
 	(void)kind;
-	(void)value;
-	if (key && strcmp(key, c->key) == 0)
-		c->n++;
+	if (c->prefix && (!key || strncasecmp(key, c->prefix, strlen(c->prefix)) != 0))
+		return MHD_YES;
+	if (c->n < c->cap)
+		c->fields[c->n++] = (struct request_field){ key, value };
 	return MHD_YES;
 }
 
-unsigned int request_query_count(const struct request *req, const char *key)
+/* The connection's query arguments or headers (named prefix..., when not NULL), in order, as
+ * a malloc'd array; the strings stay libmicrohttpd's, valid until the request completes. */
+static int copy_fields(struct MHD_Connection *conn, enum MHD_ValueKind kind, const char *prefix,
+		       struct request_field **ret, size_t *ret_n)
 {
-	struct key_count c = { key, 0 };
+	int n = MHD_get_connection_values(conn, kind, NULL, NULL);
+	struct field_copy c = { .prefix = prefix };
 
-	MHD_get_connection_values(req->priv_, MHD_GET_ARGUMENT_KIND, count_key, &c);
-	return c.n;
-}
-
-const char *request_header(const struct request *req, const char *name)
-{
-	return MHD_lookup_connection_value(req->priv_, MHD_HEADER_KIND, name);
+	*ret = NULL;
+	*ret_n = 0;
+	if (n <= 0)
+		return 0;
+	c.fields = calloc((size_t)n, sizeof(*c.fields));
+	if (!c.fields)
+		return -ENOMEM;
+	c.cap = (size_t)n;
+	MHD_get_connection_values(conn, kind, copy_field, &c);
+	*ret = c.fields;
+	*ret_n = c.n;
+	return 0;
 }
 
 static enum MHD_Result queue(struct MHD_Connection *conn, struct response *resp)
@@ -251,13 +260,22 @@ static enum MHD_Result run_handler(struct http_server *s, struct MHD_Connection 
 		.body_len = st->len,
 		.token = &st->token,
 		.collector = s->collector,
-		.priv_ = conn,
 	};
+	struct request_field *query = NULL, *headers = NULL;
 	struct response resp = { 0 };
 	int err;
 
 	st->answered = true;
-	err = st->route->handler(&req, &resp);
+	err = copy_fields(conn, MHD_GET_ARGUMENT_KIND, NULL, &query, &req.n_query);
+	if (!err)
+		err = copy_fields(conn, MHD_HEADER_KIND, HANDLER_HEADER_PREFIX, &headers,
+				  &req.n_headers);
+	req.query = query;
+	req.headers = headers;
+	if (!err)
+		err = st->route->handler(&req, &resp);
+	free(query);
+	free(headers);
 	if (err < 0 || !resp.status) {
 		free(resp.body);
 		resp = (struct response){ 0 };

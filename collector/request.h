@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What a route handler sees: a parsed, authenticated request and a response to fill.
- * The HTTP layer (libmicrohttpd) builds these; handlers never touch libmicrohttpd. */
+ * The HTTP layer (libmicrohttpd) copies into these what handlers read; they never reach it. */
 #ifndef ROOTTRACE_REQUEST_H
 #define ROOTTRACE_REQUEST_H
 
@@ -13,15 +13,26 @@ struct collector; /* server-wide context: stores, limits, metrics (collector/col
 
 #define RESPONSE_HEADERS_MAX 4
 
+/* A query-string argument or a header; value is NULL for an argument without '='. */
+struct request_field {
+	const char *name;
+	const char *value;
+};
+
 struct request {
 	const char *method;	  /* "GET", "PUT", "POST", ... */
 	const char *path;	  /* without the query string */
 	const char *content_type; /* NULL when absent */
 	const uint8_t *body;	  /* complete body (already capped at --max-body) */
 	size_t body_len;
+	const struct request_field *query; /* every query-string argument (decoded), in order */
+	size_t n_query;
+	/* The X-RootTrace-* headers, the only ones handlers read besides Content-Type (the
+	 * Authorization header was checked before the handler runs and is not passed on). */
+	const struct request_field *headers;
+	size_t n_headers;
 	const struct token_record *token; /* the authenticated caller; never NULL in handlers */
 	struct collector *collector;
-	void *priv_; /* the HTTP layer's connection, for request_query() / request_header() */
 };
 
 struct response {
@@ -42,10 +53,11 @@ struct response {
  * its auth decision (which token kind and minimum role). */
 typedef int (*route_handler)(const struct request *req, struct response *resp);
 
-/* Query-string parameter or request header; NULL when absent. */
+/* Query-string parameter or request header (names compared without case, the first one
+ * given wins); NULL when absent. collector/request.c */
 const char *request_query(const struct request *req, const char *key);
 const char *request_header(const struct request *req, const char *name);
-/* How many times the query-string parameter appears (0 when absent). */
+/* How many times the query-string parameter appears, by its exact name (0 when absent). */
 unsigned int request_query_count(const struct request *req, const char *key);
 
 /* {"error": error, "detail": detail}; always returns 0 so handlers can `return respond_error()`. */

@@ -42,17 +42,22 @@ int respond_header(struct response *resp, const char *name, const char *value)
 	return 0;
 }
 
-int respond_json(struct response *resp, int status, json_t *json)
+int respond_json_flags(struct response *resp, int status, json_t *json, size_t flags)
 {
 	char *text;
 
 	if (!json)
 		return respond_static_500(resp);
-	text = json_dumps(json, JSON_COMPACT | JSON_ENSURE_ASCII);
+	text = json_dumps(json, flags);
 	json_decref(json);
 	if (!text)
 		return respond_static_500(resp);
 	return respond_body(resp, status, "application/json", text, strlen(text));
+}
+
+int respond_json(struct response *resp, int status, json_t *json)
+{
+	return respond_json_flags(resp, status, json, JSON_COMPACT | JSON_ENSURE_ASCII);
 }
 
 int respond_error(struct response *resp, int status, const char *error, const char *fmt, ...)

@@ -9,6 +9,8 @@
 
 /* Serialises and takes the reference of `json`; 0 (500 written on failure). */
 int respond_json(struct response *resp, int status, json_t *json);
+/* The same with the caller's jansson dump flags (respond_json(): compact, ASCII only). */
+int respond_json_flags(struct response *resp, int status, json_t *json, size_t flags);
 
 /* True when the request's Content-Type is application/json (parameters ignored). */
 bool request_is_json(const struct request *req);

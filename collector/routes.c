@@ -51,30 +51,3 @@ int routes_find(const char *method, const char *path, const struct route **ret)
 	}
 	return err;
 }
-
-static const char *const role_names[] = {
-	[TOKEN_ROLE_NONE] = "none",
-	[TOKEN_ROLE_VIEWER] = "viewer",
-	[TOKEN_ROLE_ENGINEER] = "engineer",
-	[TOKEN_ROLE_ADMIN] = "admin",
-};
-
-const char *token_role_name(enum token_role role)
-{
-	if ((unsigned int)role >= sizeof(role_names) / sizeof(role_names[0]))
-		return "unknown";
-	return role_names[role];
-}
-
-int token_role_parse(const char *name)
-{
-	for (int r = TOKEN_ROLE_VIEWER; r <= TOKEN_ROLE_ADMIN; r++)
-		if (strcmp(name, role_names[r]) == 0)
-			return r;
-	return -EINVAL;
-}
-
-const char *token_kind_name(enum token_kind kind)
-{
-	return kind == TOKEN_KIND_COLLECTOR ? "collector" : kind == TOKEN_KIND_USER ? "user" : "unknown";
-}

@@ -27,10 +27,4 @@ const struct route *routes_table(size_t *ret_n);
  * methods only. */
 int routes_find(const char *method, const char *path, const struct route **ret);
 
-/* "viewer", "engineer", "admin" ("none" for TOKEN_ROLE_NONE). */
-const char *token_role_name(enum token_role role);
-/* TOKEN_ROLE_* for a name, or -EINVAL. */
-int token_role_parse(const char *name);
-const char *token_kind_name(enum token_kind kind);
-
 #endif

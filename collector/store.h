@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The collector's two storage interfaces. Handlers see only these structs and function
- * tables; backends (store_sqlite_*.c today, PostgreSQL/ClickHouse later) fill them in.
+ * tables; backends (collector/sqlite/ today, PostgreSQL/ClickHouse later) fill them in.
  * Every function returns 0 or a negative errno; -ENOENT for "no such row". */
 #ifndef ROOTTRACE_STORE_H
 #define ROOTTRACE_STORE_H
@@ -196,21 +196,5 @@ struct profile_store {
 };
 
 void merged_window__release(struct merged_window *w);
-
-/* SQLite backends (one database file, WAL). */
-enum store_durability {
-	STORE_DURABILITY_FULL,	 /* synchronous=FULL: a commit survives power loss */
-	STORE_DURABILITY_NORMAL, /* synchronous=NORMAL (WAL): survives a crash of the process */
-};
-/* Applies to connections opened afterwards; FULL by default. */
-void store_sqlite_set_durability(enum store_durability d);
-/* Bounds of the profile store's group-commit queue (uploads waiting for or in a commit, and
- * the estimated bytes of their decoded stacks); 0 = default. Applies to stores opened
- * afterwards. A full queue makes ingest return -EAGAIN. */
-#define STORE_INGEST_QUEUE_ENTRIES 64
-#define STORE_INGEST_QUEUE_BYTES (64u << 20)
-void store_sqlite_set_ingest_queue(size_t max_entries, size_t max_bytes);
-int cp_store_sqlite_open(const char *path, struct cp_store **ret);
-int profile_store_sqlite_open(const char *path, struct profile_store **ret);
 
 #endif

@@ -2,38 +2,17 @@
 /* Fuzz target: request bodies through the real collector handlers on a real SQLite store (in
  * /dev/shm): the first byte picks PUT /api/apm/config (JSON body) or POST /api/apm/profiles
  * with one of the five profile types (pprof body, gzip sniffed). Bad bodies must get a 4xx,
- * never a crash or a 500. request_query()/request_header() are defined here, replacing the
- * libmicrohttpd ones (collector/http.o is then not linked). */
+ * never a crash or a 500. The query arguments are set in struct request as the HTTP layer
+ * would (collector/http.o, libmicrohttpd, is not linked). */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "../../collector/collector.h"
 #include "../../collector/handlers.h"
 #include "../../collector/request.h"
-
-struct fake_conn {
-	const char *service, *profile_type;
-};
-
-const char *request_query(const struct request *req, const char *key)
-{
-	const struct fake_conn *c = req->priv_;
-
-	if (!strcmp(key, "service"))
-		return c->service;
-	if (!strcmp(key, "profile_type"))
-		return c->profile_type;
-	return NULL;
-}
-
-const char *request_header(const struct request *req, const char *name)
-{
-	return NULL;
-}
 
 static char data_dir[] = "/dev/shm/rt-fuzz-collector-XXXXXX";
 static struct collector *collector;
@@ -82,8 +61,8 @@ static void setup(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const types[] = {"cpu", "wall", "heap", "alloc", "lock"};
-	struct fake_conn conn = {.service = "fuzz-svc"};
-	struct request req = {.priv_ = &conn};
+	struct request_field query[] = {{"service", "fuzz-svc"}, {"profile_type", NULL}};
+	struct request req = {.query = query, .n_query = 1};
 	struct response resp = {0};
 
 	if (!collector)
@@ -104,7 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		req.path = "/api/apm/profiles";
 		req.content_type = "application/octet-stream";
 		req.token = &agent;
-		conn.profile_type = types[(data[0] >> 1) % 5];
+		query[1].value = types[(data[0] >> 1) % 5];
+		req.n_query = 2;
 		handle_profiles_ingest(&req, &resp);
 	}
 	if (getenv("FUZZ_VERBOSE")) /* to check what the seeds reach */

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../collector/store.h"
+#include "../../collector/sqlite/store_sqlite.h"
 #include "test.h"
 
 #define THREADS 8
@@ -25,12 +25,13 @@ struct tmp_store {
 
 static int tmp_store_open(struct tmp_store *t)
 {
+	struct store_sqlite_options opts = { .durability = STORE_SQLITE_DURABILITY_NORMAL };
+
 	snprintf(t->dir, sizeof(t->dir), "/tmp/rt-upload-ids-XXXXXX");
 	if (!mkdtemp(t->dir))
 		return -1;
 	snprintf(t->path, sizeof(t->path), "%s/roottrace.db", t->dir);
-	store_sqlite_set_durability(STORE_DURABILITY_NORMAL);
-	return profile_store_sqlite_open(t->path, &t->ps);
+	return profile_store_sqlite_open(t->path, &opts, &t->ps);
 }
 
 static void tmp_store_close(struct tmp_store *t)

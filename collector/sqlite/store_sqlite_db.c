@@ -1,32 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Opening the collector's single SQLite file (WAL journal, a busy timeout for the other
- * connections, the synchronous level chosen with store_sqlite_set_durability()) and stepping. */
+ * connections, the synchronous level of the backend's options) and stepping statements. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store.h"
 #include "store_sqlite_db.h"
-
-static enum store_durability durability = STORE_DURABILITY_FULL;
-
-void store_sqlite_set_durability(enum store_durability d)
-{
-	durability = d;
-}
 
 static int exec_sql(sqlite3 *db, const char *sql)
 {
 	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
-int sqlite_db_open(const char *path, const char *schema, sqlite3 **ret)
+int sqlite_db_open(const char *path, const char *schema, enum store_sqlite_durability durability,
+		   sqlite3 **ret)
 {
 	sqlite3 *db = NULL;
 	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-	const char *sync = durability == STORE_DURABILITY_FULL ? "PRAGMA synchronous=FULL"
-							       : "PRAGMA synchronous=NORMAL";
+	const char *sync = durability == STORE_SQLITE_DURABILITY_FULL ? "PRAGMA synchronous=FULL"
+								      : "PRAGMA synchronous=NORMAL";
 
 	*ret = NULL;
 	if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
@@ -67,10 +60,11 @@ void sqlite_db_finalize_all(sqlite3_stmt **stmts, int n)
 	}
 }
 
-int sqlite_db_open_prepared(const char *path, const char *schema, const char *const *sql,
+int sqlite_db_open_prepared(const char *path, const char *schema,
+			    enum store_sqlite_durability durability, const char *const *sql,
 			    sqlite3_stmt **ret_stmts, int n, sqlite3 **ret_db)
 {
-	int err = sqlite_db_open(path, schema, ret_db);
+	int err = sqlite_db_open(path, schema, durability, ret_db);
 
 	if (!err)
 		err = sqlite_db_prepare_all(*ret_db, sql, ret_stmts, n);

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "store.h"
+#include "store_sqlite.h"
 #include "store_sqlite_db.h"
 
 static const char schema[] =
@@ -617,8 +617,11 @@ static const struct cp_store_ops sqlite_cp_ops = {
 	.agent_report_list = cp_agent_report_list,
 };
 
-int cp_store_sqlite_open(const char *path, struct cp_store **ret)
+int cp_store_sqlite_open(const char *path, const struct store_sqlite_options *opts,
+			 struct cp_store **ret)
 {
+	enum store_sqlite_durability durability =
+		opts ? opts->durability : STORE_SQLITE_DURABILITY_FULL;
 	struct sqlite_cp *c;
 	int err;
 
@@ -628,7 +631,8 @@ int cp_store_sqlite_open(const char *path, struct cp_store **ret)
 		return -ENOMEM;
 	c->base.ops = &sqlite_cp_ops;
 	pthread_mutex_init(&c->lock, NULL);
-	err = sqlite_db_open_prepared(path, schema, statements, c->st, ST_COUNT, &c->db);
+	err = sqlite_db_open_prepared(path, schema, durability, statements, c->st, ST_COUNT,
+				      &c->db);
 	if (err) {
 		cp_close(&c->base);
 		return err;

@@ -1,22 +1,27 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What the two SQLite backends share: opening the one database file with the same pragmas
- * (WAL, busy timeout, synchronous level) and stepping statements. Only store_sqlite_*.c
- * include this header. */
+ * (WAL, busy timeout, synchronous level) and stepping statements. Only the files of
+ * collector/sqlite/ include this header. */
 #ifndef ROOTTRACE_STORE_SQLITE_DB_H
 #define ROOTTRACE_STORE_SQLITE_DB_H
 
 #include <sqlite3.h>
 
-/* Opens (creating if needed) the database at path and applies the pragmas and `schema`
- * (CREATE ... IF NOT EXISTS statements). 0 or -errno; *ret is NULL on failure. */
-int sqlite_db_open(const char *path, const char *schema, sqlite3 **ret);
+#include "store_sqlite.h"
+
+/* Opens (creating if needed) the database at path and applies the pragmas (durability: the
+ * synchronous level) and `schema` (CREATE ... IF NOT EXISTS statements). 0 or -errno; *ret is
+ * NULL on failure. */
+int sqlite_db_open(const char *path, const char *schema, enum store_sqlite_durability durability,
+		   sqlite3 **ret);
 
 /* Prepares every statement of a NULL-terminated list; 0 or -EINVAL. */
 int sqlite_db_prepare_all(sqlite3 *db, const char *const *sql, sqlite3_stmt **ret, int n);
 void sqlite_db_finalize_all(sqlite3_stmt **stmts, int n);
 
 /* sqlite_db_open() then sqlite_db_prepare_all() of its n statements; 0 or -errno. */
-int sqlite_db_open_prepared(const char *path, const char *schema, const char *const *sql,
+int sqlite_db_open_prepared(const char *path, const char *schema,
+			    enum store_sqlite_durability durability, const char *const *sql,
 			    sqlite3_stmt **ret_stmts, int n, sqlite3 **ret_db);
 /* Finalizes the n statements and closes db (NULL ones are skipped). */
 void sqlite_db_close(sqlite3 *db, sqlite3_stmt **stmts, int n);

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The SQLite profile store's read path: a pool of reader connections (WAL: never blocked by the
+ * writer), a window summed per stack over its five-minute, hour and day rows, services. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiles_internal.h"
+#include "store_sqlite_db.h"
+
+#define SERIES_MATCH                                                                             \
+	"SELECT id FROM series WHERE environment = ?1 AND service = ?2 AND profile_type = ?3"    \
+	" AND (?4 IS NULL OR deployment = ?4)"
+
+/* One [from, to) range of one tier of one series: each its own index range scan. */
+#define TIER_RANGE(table, from, to)                                                              \
+	"SELECT stack_id, value FROM " table " WHERE series_id = ?1 AND bucket >= " from         \
+	" AND bucket < " to
+
+static const char *const reader_sql[R_COUNT] = {
+	[R_BEGIN] = "BEGIN",
+	[R_END] = "COMMIT",
+	[R_SERIES] = "SELECT s.id, coalesce(m.hour_done, 0), coalesce(m.day_done, 0) FROM series s"
+		     " LEFT JOIN tier_marks m ON m.series_id = s.id WHERE s.environment = ?1"
+		     " AND s.service = ?2 AND s.profile_type = ?3"
+		     " AND (?4 IS NULL OR s.deployment = ?4)",
+	/* Five-minute edges, whole hours, whole days: UNION ALL of simple ranges, never
+	 * (range OR range), which SQLite plans as a scan of the whole series. */
+	[R_TIERS] = TIER_RANGE("rollups", "?2", "?3") " UNION ALL " TIER_RANGE("rollups", "?4", "?5")
+		    " UNION ALL " TIER_RANGE("rollups_hour", "?6", "?7")
+		    " UNION ALL " TIER_RANGE("rollups_hour", "?8", "?9")
+		    " UNION ALL " TIER_RANGE("rollups_day", "?10", "?11"),
+	[R_STACK] = "SELECT n_frames, frames FROM stacks WHERE id = ?1",
+	[R_UPLOADS] = "SELECT coalesce(sum(uploads), 0),"
+		      " (SELECT period FROM buckets WHERE series_id IN (" SERIES_MATCH ")"
+		      "  AND bucket > ?5 - 300 AND bucket < ?6 ORDER BY bucket DESC LIMIT 1)"
+		      " FROM buckets WHERE series_id IN (" SERIES_MATCH ")"
+		      " AND bucket > ?5 - 300 AND bucket < ?6",
+	[R_SERVICES] = "SELECT s.service, s.profile_type, max(b.last_upload), sum(b.uploads)"
+		       " FROM series s JOIN buckets b ON b.series_id = s.id"
+		       " WHERE s.environment = ?1 GROUP BY s.service, s.profile_type"
+		       " ORDER BY s.service, s.profile_type",
+};
+
+int sqlite_profiles_reader_open(struct reader *r, const char *path,
+				enum store_sqlite_durability durability)
+{
+	return sqlite_db_open_prepared(path, NULL, durability, reader_sql, r->st, R_COUNT, &r->db);
+}
+
+/* ------------------------------------------------------------------------- reads ---- */
+
+static struct reader *reader_acquire(struct sqlite_profiles *p)
+{
+	for (int i = 0; i < READERS; i++)
+		if (pthread_mutex_trylock(&p->readers[i].lock) == 0)
+			return &p->readers[i];
+	struct reader *r = &p->readers[__atomic_fetch_add(&p->next_reader, 1, __ATOMIC_RELAXED) % READERS];
+
+	pthread_mutex_lock(&r->lock);
+	return r;
+}
+
+static void reader_release(struct reader *r)
+{
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* ?1 to ?4: the series a window query matches (every deployment when it names none). */
+static void bind_series_match(sqlite3_stmt *st, const struct window_query *q)
+{
+	sqlite3_bind_text(st, 1, q->environment, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, q->service, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, q->profile_type, -1, SQLITE_STATIC);
+	if (q->deployment)
+		sqlite3_bind_text(st, 4, q->deployment, -1, SQLITE_STATIC);
+}
+
+static void bind_window(sqlite3_stmt *st, const struct window_query *q)
+{
+	bind_series_match(st, q);
+	sqlite3_bind_int64(st, 5, q->start);
+	sqlite3_bind_int64(st, 6, q->end);
+}
+
+static int split_frames(const char *text, int64_t n_frames, struct merged_stack *ms)
+{
+	const char *cur = text;
+
+	ms->frames = calloc(n_frames > 0 ? (size_t)n_frames : 1, sizeof(char *));
+	if (!ms->frames)
+		return -ENOMEM;
+	for (int64_t i = 0; i < n_frames; i++) {
+		const char *end = strchr(cur, FRAME_SEP);
+		size_t len = end ? (size_t)(end - cur) : strlen(cur);
+
+		ms->frames[i] = strndup(cur, len);
+		if (!ms->frames[i])
+			return -ENOMEM;
+		ms->n_frames++;
+		if (!end)
+			break;
+		cur = end + 1;
+	}
+	return 0;
+}
+
+/* Stack id -> summed value over every series and tier range of a window. */
+struct window_sum {
+	int64_t *ids, *values;
+	size_t n, cap;
+	uint32_t *slots; /* index + 1; 0 = empty */
+	size_t n_slots;
+};
+
+static void window_sum_free(struct window_sum *w)
+{
+	free(w->ids);
+	free(w->values);
+	free(w->slots);
+}
+
+static int window_sum_grow(struct window_sum *w)
+{
+	size_t cap = w->cap ? w->cap * 2 : 1024;
+	int64_t *ids = realloc(w->ids, cap * sizeof(*ids));
+	int64_t *values;
+	uint32_t *slots;
+
+	if (!ids)
+		return -ENOMEM;
+	w->ids = ids;
+	values = realloc(w->values, cap * sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	w->values = values;
+	slots = calloc(cap * 2, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->n; i++) {
+		size_t s = merge_hash(0, 0, 0, w->ids[i]) & (cap * 2 - 1);
+
+		while (slots[s])
+			s = (s + 1) & (cap * 2 - 1);
+		slots[s] = (uint32_t)(i + 1);
+	}
+	free(w->slots);
+	w->slots = slots;
+	w->n_slots = cap * 2;
+	w->cap = cap;
+	return 0;
+}
+
+static int window_sum_add(struct window_sum *w, int64_t id, int64_t value)
+{
+	size_t s, mask;
+
+	if (w->n == w->cap && window_sum_grow(w))
+		return -ENOMEM;
+	mask = w->n_slots - 1;
+	for (s = merge_hash(0, 0, 0, id) & mask; w->slots[s]; s = (s + 1) & mask) {
+		size_t i = w->slots[s] - 1;
+
+		if (w->ids[i] == id)
+			return __builtin_add_overflow(w->values[i], value, &w->values[i]) ? -EOVERFLOW
+											     : 0;
+	}
+	w->ids[w->n] = id;
+	w->values[w->n] = value;
+	w->slots[s] = (uint32_t)++w->n;
+	return 0;
+}
+
+struct series_marks {
+	int64_t id, hour_done, day_done;
+};
+
+/*
+ * Splits the buckets overlapping [start, end) of one series into five-minute edges, whole
+ * hours and whole days (only periods its marks say are folded) and binds R_TIERS' ranges.
+ */
+static void bind_tiers(sqlite3_stmt *st, const struct series_marks *m,
+		       const struct window_query *q)
+{
+	int64_t s = floor_to(q->start, BUCKET_SECONDS), e = ceil_to(q->end, BUCKET_SECONDS);
+	int64_t h0 = ceil_to(s, HOUR), h1 = floor_to(e, HOUR), d0, d1;
+	int64_t r[10];
+
+	if (h1 > m->hour_done)
+		h1 = m->hour_done;
+	if (h0 >= h1) /* no folded whole hour: five-minute rows only */
+		h0 = h1 = e;
+	d0 = ceil_to(h0, DAY);
+	d1 = floor_to(h1, DAY);
+	if (d1 > m->day_done)
+		d1 = m->day_done;
+	if (d0 >= d1)
+		d0 = d1 = h1;
+	r[0] = s, r[1] = h0, r[2] = h1, r[3] = e; /* five-minute edges */
+	r[4] = h0, r[5] = d0, r[6] = d1, r[7] = h1; /* whole hours */
+	r[8] = d0, r[9] = d1;			    /* whole days */
+	sqlite3_bind_int64(st, 1, m->id);
+	for (int i = 0; i < 10; i++)
+		sqlite3_bind_int64(st, 2 + i, r[i]);
+}
+
+static int read_series_marks(sqlite3_stmt *st, void *record)
+{
+	struct series_marks *m = record;
+
+	m->id = sqlite3_column_int64(st, 0);
+	m->hour_done = sqlite3_column_int64(st, 1);
+	m->day_done = sqlite3_column_int64(st, 2);
+	return 0;
+}
+
+static int window_series(struct reader *r, const struct window_query *q,
+			 struct series_marks **ret, size_t *ret_n)
+{
+	static const struct sqlite_db_row_reader series_rows = {
+		.size = sizeof(struct series_marks),
+		.read = read_series_marks,
+	};
+
+	bind_series_match(r->st[R_SERIES], q);
+	return sqlite_db_read_rows(r->st[R_SERIES], &series_rows, ret, ret_n);
+}
+
+static int sum_window(struct reader *r, const struct window_query *q, struct window_sum *w)
+{
+	struct series_marks *series = NULL;
+	size_t n_series = 0;
+	sqlite3_stmt *st = r->st[R_TIERS];
+	int rc;
+
+	rc = window_series(r, q, &series, &n_series);
+	for (size_t i = 0; !rc && i < n_series; i++) {
+		bind_tiers(st, &series[i], q);
+		while (!rc && (rc = sqlite3_step(st)) == SQLITE_ROW)
+			rc = window_sum_add(w, sqlite3_column_int64(st, 0),
+					    sqlite3_column_int64(st, 1));
+		if (rc == SQLITE_DONE)
+			rc = 0;
+		else if (rc > 0)
+			rc = -EIO;
+		sqlite_db_reset(st);
+	}
+	free(series);
+	return rc;
+}
+
+/* The frames of every summed stack, from the dictionary. */
+static int window_stacks(struct reader *r, const struct window_sum *w, struct merged_window *ret)
+{
+	sqlite3_stmt *st = r->st[R_STACK];
+	int rc = 0;
+
+	ret->stacks = calloc(w->n ? w->n : 1, sizeof(*ret->stacks));
+	if (!ret->stacks)
+		return -ENOMEM;
+	for (size_t i = 0; !rc && i < w->n; i++) {
+		struct merged_stack *ms = &ret->stacks[ret->n_stacks];
+
+		sqlite3_bind_int64(st, 1, w->ids[i]);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			ret->n_stacks++;
+			ms->value = w->values[i];
+			rc = split_frames((const char *)sqlite3_column_text(st, 1),
+					  sqlite3_column_int64(st, 0), ms);
+		} else {
+			rc = -EIO; /* every rollup's stack is in the dictionary */
+		}
+		sqlite_db_reset(st);
+	}
+	return rc;
+}
+
+int sqlite_profiles_merge_window(struct profile_store *s, const struct window_query *q,
+				 struct merged_window *ret)
+{
+	struct sqlite_profiles *p = to_sqlite(s);
+	struct reader *r = reader_acquire(p);
+	struct window_sum w = { 0 };
+	sqlite3_stmt *st;
+	int rc;
+
+	memset(ret, 0, sizeof(*ret));
+	/* One read transaction: the marks, the tier rows and the counts of one snapshot. */
+	rc = sqlite_db_step_done(r->st[R_BEGIN]);
+	if (!rc)
+		rc = sum_window(r, q, &w);
+	if (!rc)
+		rc = window_stacks(r, &w, ret);
+	if (!rc) {
+		st = r->st[R_UPLOADS];
+		bind_window(st, q);
+		rc = sqlite3_step(st) == SQLITE_ROW ? 0 : -EIO;
+		if (!rc) {
+			ret->uploads = sqlite3_column_int64(st, 0);
+			ret->period = sqlite3_column_int64(st, 1);
+		}
+		sqlite_db_reset(st);
+	}
+	if (!sqlite3_get_autocommit(r->db))
+		sqlite_db_step_done(r->st[R_END]);
+	reader_release(r);
+	window_sum_free(&w);
+	if (rc)
+		merged_window__release(ret);
+	return rc;
+}
+
+static int read_service_summary(sqlite3_stmt *st, void *record)
+{
+	struct service_summary *summary = record;
+
+	sqlite_db_column_copy(st, 0, summary->service, sizeof(summary->service));
+	sqlite_db_column_copy(st, 1, summary->profile_type, sizeof(summary->profile_type));
+	summary->last_upload = sqlite3_column_int64(st, 2);
+	summary->uploads = sqlite3_column_int64(st, 3);
+	return 0;
+}
+
+int sqlite_profiles_services(struct profile_store *s, const char *environment,
+			     struct service_summary **ret, size_t *ret_n)
+{
+	static const struct sqlite_db_row_reader service_rows = {
+		.size = sizeof(struct service_summary),
+		.read = read_service_summary,
+	};
+	struct reader *r = reader_acquire(to_sqlite(s));
+	int rc;
+
+	sqlite3_bind_text(r->st[R_SERVICES], 1, environment, -1, SQLITE_STATIC);
+	rc = sqlite_db_read_rows(r->st[R_SERVICES], &service_rows, ret, ret_n);
+	reader_release(r);
+	return rc;
+}

@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The SQLite profile store's writer caches: stack hash -> dictionary id (SHA-256 of the joined
+ * frames, and a verified cache by frames), frame names measured once per group, series ids. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../stack_cache.h"
+#include "profiles_internal.h"
+#include "store_sqlite_db.h"
+
+#define RECENT_STACKS_MAX (1u << 18) /* verified cache slots (at most half used) */
+#define RECENT_TEXT_MAX (32u << 20)  /* verified cache frame text: 32 MiB */
+#define STACK_CACHE_MAX (1u << 21) /* slots; cleared when more than half full */
+
+/* ------------------------------------------------------------------ stack id cache ---- */
+
+static struct stack_slot *cache_slot(struct sqlite_profiles *p, const uint8_t *hash)
+{
+	uint64_t h;
+	size_t mask = p->cache_cap - 1;
+
+	memcpy(&h, hash, sizeof(h));
+	for (size_t i = h & mask;; i = (i + 1) & mask) {
+		struct stack_slot *slot = &p->cache[i];
+
+		if (!slot->id || memcmp(slot->hash, hash, SHA256_LEN) == 0)
+			return slot;
+	}
+}
+
+/* Also empties the verified cache: both may hold ids a rollback or retention removed. */
+void sqlite_profiles_forget_stack_ids(struct sqlite_profiles *p)
+{
+	memset(p->cache, 0, p->cache_cap * sizeof(*p->cache));
+	p->cache_used = 0;
+	stack_cache__clear(p->recent);
+}
+
+static int cache_grow(struct sqlite_profiles *p)
+{
+	struct stack_slot *old = p->cache;
+	size_t old_cap = p->cache_cap;
+	size_t new_cap = old_cap ? old_cap * 2 : 4096;
+
+	if (new_cap > STACK_CACHE_MAX) {
+		memset(p->cache, 0, p->cache_cap * sizeof(*p->cache)); /* bounded memory: forget, */
+		p->cache_used = 0;					/* the dictionary has them */
+		return 0;
+	}
+	p->cache = calloc(new_cap, sizeof(*p->cache));
+	if (!p->cache) {
+		p->cache = old;
+		return -ENOMEM;
+	}
+	p->cache_cap = new_cap;
+	p->cache_used = 0;
+	for (size_t i = 0; i < old_cap; i++) {
+		if (old[i].id) {
+			*cache_slot(p, old[i].hash) = old[i];
+			p->cache_used++;
+		}
+	}
+	free(old);
+	return 0;
+}
+
+static int cache_put(struct sqlite_profiles *p, const uint8_t *hash, int64_t id)
+{
+	struct stack_slot *slot;
+
+	if ((p->cache_used + 1) * 2 > p->cache_cap && cache_grow(p))
+		return -ENOMEM;
+	slot = cache_slot(p, hash);
+	if (!slot->id)
+		p->cache_used++;
+	memcpy(slot->hash, hash, SHA256_LEN);
+	slot->id = id;
+	return 0;
+}
+
+/* --------------------------------------------------------- frame names, stack ids ---- */
+
+/*
+ * An upload's stacks share their frame name strings (one pointer per distinct name), so each
+ * name is measured and hashed once per group, found again by its pointer. Valid for one group
+ * only (the uploads' memory lives until they are acknowledged): a new generation forgets it.
+ */
+struct name_memo {
+	const char *ptr;
+	uint64_t hash;
+	uint32_t len;
+	uint32_t gen;
+};
+
+void sqlite_profiles_names_new_group(struct sqlite_profiles *p)
+{
+	p->memo_used = 0;
+	if (++p->memo_gen == 0) { /* wrapped: old slots could look current */
+		memset(p->memo, 0, p->memo_cap * sizeof(*p->memo));
+		p->memo_gen = 1;
+	}
+}
+
+static size_t memo_index(const char *ptr, size_t mask)
+{
+	uint64_t h = (uint64_t)(uintptr_t)ptr * 0x9e3779b97f4a7c15ull;
+
+	return (h ^ (h >> 32)) & mask;
+}
+
+static int memo_grow(struct sqlite_profiles *p)
+{
+	size_t cap = p->memo_cap ? p->memo_cap * 2 : 4096;
+	struct name_memo *memo = calloc(cap, sizeof(*memo));
+
+	if (!memo)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->memo_cap; i++) {
+		const struct name_memo *m = &p->memo[i];
+		size_t s;
+
+		if (m->gen != p->memo_gen)
+			continue;
+		for (s = memo_index(m->ptr, cap - 1); memo[s].gen; s = (s + 1) & (cap - 1))
+			;
+		memo[s] = *m;
+	}
+	free(p->memo);
+	p->memo = memo;
+	p->memo_cap = cap;
+	return 0;
+}
+
+static int memo_get(struct sqlite_profiles *p, const char *name, size_t *ret_len,
+		    uint64_t *ret_hash)
+{
+	struct name_memo *m;
+	size_t mask, s, len;
+
+	if ((p->memo_used + 1) * 2 > p->memo_cap && memo_grow(p))
+		return -ENOMEM;
+	mask = p->memo_cap - 1;
+	for (s = memo_index(name, mask); p->memo[s].gen == p->memo_gen; s = (s + 1) & mask) {
+		m = &p->memo[s];
+		if (m->ptr == name) {
+			*ret_len = m->len;
+			*ret_hash = m->hash;
+			return 0;
+		}
+	}
+	len = strlen(name);
+	if (len > UINT32_MAX)
+		return -E2BIG;
+	m = &p->memo[s];
+	*m = (struct name_memo){ .ptr = name, .hash = stack_cache__name_hash(name, len),
+				 .len = (uint32_t)len, .gen = p->memo_gen };
+	p->memo_used++;
+	*ret_len = len;
+	*ret_hash = m->hash;
+	return 0;
+}
+
+/* Frame lengths and name hashes of one stack into p->lens and p->name_hashes; returns the
+ * joined length. */
+static int frame_lengths(struct sqlite_profiles *p, const struct stack_value *sv, size_t *ret_len)
+{
+	size_t len = sv->n_frames ? sv->n_frames - 1 : 0;
+
+	if (sv->n_frames > p->lens_cap) {
+		size_t *lens = realloc(p->lens, sv->n_frames * sizeof(*lens));
+		uint64_t *hashes;
+
+		if (!lens)
+			return -ENOMEM;
+		p->lens = lens;
+		hashes = realloc(p->name_hashes, sv->n_frames * sizeof(*hashes));
+		if (!hashes)
+			return -ENOMEM;
+		p->name_hashes = hashes;
+		p->lens_cap = sv->n_frames;
+	}
+	for (size_t i = 0; i < sv->n_frames; i++) {
+		int rc = memo_get(p, sv->frames[i], &p->lens[i], &p->name_hashes[i]);
+
+		if (rc)
+			return rc;
+		len += p->lens[i];
+	}
+	*ret_len = len;
+	return 0;
+}
+
+/* Joins the frames with FRAME_SEP into p->frames_buf. */
+static int join_frames(struct sqlite_profiles *p, const struct stack_value *sv, size_t len)
+{
+	size_t at = 0;
+
+	if (len + 1 > p->frames_cap) {
+		char *buf = realloc(p->frames_buf, len + 1);
+
+		if (!buf)
+			return -ENOMEM;
+		p->frames_buf = buf;
+		p->frames_cap = len + 1;
+	}
+	for (size_t i = 0; i < sv->n_frames; i++) {
+		if (i)
+			p->frames_buf[at++] = FRAME_SEP;
+		memcpy(p->frames_buf + at, sv->frames[i], p->lens[i]);
+		at += p->lens[i];
+	}
+	p->frames_buf[at] = '\0';
+	return 0;
+}
+
+/* Looks the stack (joined in p->frames_buf) up in the dictionary, inserting it the first time
+ * it is seen. */
+static int stack_lookup_or_add(struct sqlite_profiles *p, const struct stack_value *sv,
+			       const uint8_t *hash, size_t len, int64_t *ret_id)
+{
+	sqlite3_stmt *st = p->w[W_STACK_GET];
+	int rc;
+
+	sqlite3_bind_blob(st, 1, hash, SHA256_LEN, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*ret_id = sqlite3_column_int64(st, 0);
+	sqlite_db_reset(st);
+	if (rc == SQLITE_DONE) {
+		st = p->w[W_STACK_ADD];
+		sqlite3_bind_blob(st, 1, hash, SHA256_LEN, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, (int64_t)sv->n_frames);
+		sqlite3_bind_text(st, 3, p->frames_buf, (int)len, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_DONE)
+			*ret_id = sqlite3_last_insert_rowid(p->wdb);
+		sqlite_db_reset(st);
+	}
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* The stack's dictionary id. A stack seen recently is found by its frames in the verified
+ * cache; otherwise its frames are joined and hashed with SHA-256 (the dictionary's key). */
+int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct stack_value *sv,
+			     int64_t *ret_id)
+{
+	uint8_t hash[SHA256_LEN];
+	struct stack_slot *slot;
+	uint64_t fast;
+	size_t len;
+	int rc;
+
+	rc = frame_lengths(p, sv, &len);
+	if (rc)
+		return rc;
+	if (len > INT32_MAX)
+		return -E2BIG;
+	fast = stack_cache__hash_names(p->name_hashes, sv->n_frames);
+	*ret_id = stack_cache__get(p->recent, fast, sv->frames, p->lens, sv->n_frames);
+	if (*ret_id)
+		return 0;
+	rc = join_frames(p, sv, len);
+	if (!rc)
+		rc = sha256_with(p->sha, p->frames_buf, len, hash);
+	if (rc)
+		return rc;
+	slot = cache_slot(p, hash);
+	if (slot->id)
+		*ret_id = slot->id;
+	else if ((rc = stack_lookup_or_add(p, sv, hash, len, ret_id)) ||
+		 (rc = cache_put(p, hash, *ret_id)))
+		return rc;
+	/* Cached before commit; a rollback clears both caches. */
+	return stack_cache__put(p->recent, fast, p->frames_buf, len, sv->n_frames, *ret_id);
+}
+
+/* ------------------------------------------------------------------- series cache ---- */
+
+void sqlite_profiles_forget_series(struct sqlite_profiles *p)
+{
+	for (size_t i = 0; i < p->series_cap; i++) {
+		free(p->series[i]);
+		p->series[i] = NULL;
+	}
+	p->n_series = 0;
+	p->n_touched = 0;
+}
+
+static size_t series_key(const struct profile_batch *b, char *buf, size_t len)
+{
+	const char *parts[4] = { b->environment, b->service, b->profile_type,
+				 b->deployment ? b->deployment : "" };
+	size_t at = 0;
+
+	for (int i = 0; i < 4; i++) {
+		size_t n = strlen(parts[i]) + 1;
+
+		if (n > len - at)
+			return 0;
+		memcpy(buf + at, parts[i], n);
+		at += n;
+	}
+	return at;
+}
+
+static uint64_t key_hash(const char *key, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)key[i]) * 0x100000001b3ull;
+	return h ^ (h >> 31);
+}
+
+static struct series_entry **series_slot(struct series_entry **table, size_t cap, uint64_t h,
+					 const char *key, size_t len)
+{
+	for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+		struct series_entry *e = table[i];
+
+		if (!e || (e->hash == h && e->key_len == len && memcmp(e->key, key, len) == 0))
+			return &table[i];
+	}
+}
+
+static int series_cache_grow(struct sqlite_profiles *p)
+{
+	size_t cap = p->series_cap ? p->series_cap * 2 : 64;
+	struct series_entry **table = calloc(cap, sizeof(*table));
+
+	if (!table)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->series_cap; i++) {
+		struct series_entry *e = p->series[i];
+
+		if (e)
+			*series_slot(table, cap, e->hash, e->key, e->key_len) = e;
+	}
+	free(p->series);
+	p->series = table;
+	p->series_cap = cap;
+	return 0;
+}
+
+/* The series' id (created when new), its tier marks and its newest bucket, from the store. */
+static int series_load(struct sqlite_profiles *p, const struct profile_batch *b,
+		       struct series_entry *e)
+{
+	sqlite3_stmt *st = p->w[W_SERIES_GET];
+	int rc;
+
+	for (int pass = 0; pass < 2; pass++) {
+		sqlite3_bind_text(st, 1, b->environment, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, b->service, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, b->profile_type, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, b->deployment ? b->deployment : "", -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		if (pass == 0 && rc == SQLITE_ROW)
+			e->id = sqlite3_column_int64(st, 0);
+		else if (pass == 1 && rc == SQLITE_DONE)
+			e->id = sqlite3_last_insert_rowid(p->wdb);
+		sqlite_db_reset(st);
+		if ((pass == 0 && rc == SQLITE_ROW) || pass == 1)
+			break;
+		if (rc != SQLITE_DONE)
+			return -EIO;
+		st = p->w[W_SERIES_ADD];
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return -EIO;
+	e->hour_done = e->day_done = e->newest = -1;
+	st = p->w[W_MARKS_GET];
+	sqlite3_bind_int64(st, 1, e->id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		e->hour_done = sqlite3_column_int64(st, 0);
+		e->day_done = sqlite3_column_int64(st, 1);
+	}
+	sqlite_db_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return -EIO;
+	st = p->w[W_SERIES_SPAN];
+	sqlite3_bind_int64(st, 1, e->id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 1) != SQLITE_NULL)
+		e->newest = sqlite3_column_int64(st, 1);
+	sqlite_db_reset(st);
+	return rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+int sqlite_profiles_series_get(struct sqlite_profiles *p, const struct profile_batch *b,
+			       struct series_entry **ret)
+{
+	char key[4 * STORE_NAME_MAX + 4];
+	size_t len = series_key(b, key, sizeof(key));
+	struct series_entry **slot, *e;
+	uint64_t h;
+	int rc;
+
+	if (!len)
+		return -EINVAL;
+	h = key_hash(key, len);
+	if ((p->n_series + 1) * 2 > p->series_cap && series_cache_grow(p))
+		return -ENOMEM;
+	slot = series_slot(p->series, p->series_cap, h, key, len);
+	if (*slot) {
+		*ret = *slot;
+		return 0;
+	}
+	e = calloc(1, sizeof(*e) + len);
+	if (!e)
+		return -ENOMEM;
+	e->hash = h;
+	e->key_len = len;
+	memcpy(e->key, key, len);
+	rc = series_load(p, b, e);
+	if (rc) {
+		free(e);
+		return rc;
+	}
+	*slot = e;
+	p->n_series++;
+	*ret = e;
+	return 0;
+}
+
+int sqlite_profiles_series_touch(struct sqlite_profiles *p, struct series_entry *e)
+{
+	if (e->touched)
+		return 0;
+	if (p->n_touched == p->touched_cap) {
+		size_t cap = p->touched_cap ? p->touched_cap * 2 : 16;
+		struct series_entry **grown = realloc(p->touched, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		p->touched = grown;
+		p->touched_cap = cap;
+	}
+	p->touched[p->n_touched++] = e;
+	e->touched = true;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ create / free ---- */
+
+int sqlite_profiles_caches_init(struct sqlite_profiles *p)
+{
+	int err = cache_grow(p);
+
+	if (err)
+		return err;
+	p->sha = sha256_ctx__new();
+	p->recent = stack_cache__new(RECENT_STACKS_MAX, RECENT_TEXT_MAX);
+	return p->sha && p->recent ? 0 : -ENOMEM;
+}
+
+void sqlite_profiles_caches_free(struct sqlite_profiles *p)
+{
+	free(p->cache);
+	free(p->frames_buf);
+	free(p->lens);
+	free(p->name_hashes);
+	free(p->memo);
+	sqlite_profiles_forget_series(p);
+	free(p->series);
+	free(p->touched);
+	sha256_ctx__free(p->sha);
+	stack_cache__free(p->recent);
+}
