@@ -6,6 +6,7 @@
 #   collector/*.c  collector modules (main.c holds main())     -> $(BUILD)/roottrace-collector
 #   bpf/*.bpf.c    BPF programs -> $(BUILD)/bpf/*.bpf.o -> $(BUILD)/bpf/*.skel.h
 #   tests/unit/test-*.c  one test binary each, linked against all three archives
+# agent/ has one subfolder per pipeline stage; agent/*/*.c are found the same way.
 
 BUILD ?= build
 ARCH ?= x86
@@ -46,7 +47,10 @@ PROTO_OBJS := $(PROTO_C:.c=.o)
 
 LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(PROTO_OBJS)
-AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c))
+# An agent header is included by its path under agent/ ("ship/encode.h"), or by its bare
+# name from its own folder and for the shared ones at the top of agent/ ("logging.h").
+CFLAGS += -Iagent
+AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c))
 AGENT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(AGENT_SRCS))
 COLLECTOR_SRCS := $(filter-out collector/main.c,$(wildcard collector/*.c))
 COLLECTOR_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(COLLECTOR_SRCS))

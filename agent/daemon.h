@@ -8,15 +8,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent_config.h"
-#include "cgroup.h"
-#include "config_file.h"
-#include "exclusion.h"
+#include "control/agent_config.h"
+#include "control/config_file.h"
 #include "http_client.h"
-#include "kubelet.h"
-#include "pipeline.h"
-#include "service_resolver.h"
-#include "uploader.h"
+#include "sampling/pipeline.h"
+#include "service/cgroup.h"
+#include "service/exclusion.h"
+#include "service/kubelet.h"
+#include "service/service_resolver.h"
+#include "ship/uploader.h"
 
 #define CONFIG_RETRY_MS 5000   /* poll period while no valid config is held */
 #define GRACE_MAX_MS 120000    /* fail closed at most 2 minutes after the last good poll */

@@ -9,8 +9,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "../agent/procmaps.h"
-#include "../agent/symbolizer.h"
+#include "../agent/symbolize/procmaps.h"
+#include "../agent/symbolize/symbolizer.h"
 
 #define MAX_PIDS 65536
 #define MAX_ADDRS 400000

@@ -9,10 +9,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "cgroup.h"
+#include "service/cgroup.h"
 #include "pipeline.h"
 #include "sampler.h"
-#include "symbolizer.h"
+#include "symbolize/symbolizer.h"
 #include "u64map.h"
 
 /* Frames per sample: a kernel stack plus a user stack. */

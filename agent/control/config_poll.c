@@ -9,7 +9,7 @@
 
 #include "daemon.h"
 #include "logging.h"
-#include "selfreport.h"
+#include "ship/selfreport.h"
 
 int64_t daemon_now_ms(void)
 {
