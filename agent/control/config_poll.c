@@ -1,43 +1,102 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The daemon's control plane: poll GET /api/apm/config, clamp again, and switch sampling:
- * off until the config says on, off again after a grace period without a valid config. */
+/* The daemon's control plane: poll GET /api/apm/config, clamp again, hold the last valid
+ * config, and drop it (fail closed) after a grace period without a valid one. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "daemon.h"
+#include "config_poll.h"
+#include "http_client.h"
 #include "logging.h"
-#include "ship/selfreport.h"
 
-int64_t daemon_now_ms(void)
+struct config_poll {
+	const char *collector_url;
+	const char *auth_header;
+	int grace_s;
+	struct http_client *http; /* main thread only */
+
+	struct agent_config cfg; /* last valid served config */
+	bool have_cfg;
+	bool failing;
+	char error[256];
+	int64_t last_ok_ms;
+	int64_t next_poll_ms;
+	long long logged_served[3]; /* served values last reported as clamped */
+};
+
+struct config_poll *config_poll__new(const struct config_poll_options *opts)
 {
-	struct timespec ts;
+	struct http_client_options hopts = {
+	    .ca_file = opts->ca_file,
+	    .insecure = opts->insecure,
+	    .connect_timeout_ms = 3000,
+	    .total_timeout_ms = 10000,
+	    .max_response = 1 << 20,
+	};
+	struct config_poll *c = calloc(1, sizeof(*c));
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	if (!c)
+		return NULL;
+	c->collector_url = opts->collector_url;
+	c->auth_header = opts->auth_header;
+	c->grace_s = opts->grace_s;
+	c->http = http_client__new(&hopts);
+	if (!c->http) {
+		int e = errno;
+
+		free(c);
+		errno = e;
+		return NULL;
+	}
+	return c;
 }
 
-int64_t daemon_grace_ms(const struct daemon *d)
+void config_poll__free(struct config_poll *c)
+{
+	if (!c)
+		return;
+	http_client__free(c->http);
+	agent_config__clear(&c->cfg);
+	free(c);
+}
+
+const struct agent_config *config_poll__config(const struct config_poll *c)
+{
+	return &c->cfg;
+}
+
+bool config_poll__have_config(const struct config_poll *c)
+{
+	return c->have_cfg;
+}
+
+int64_t config_poll__next_poll_ms(const struct config_poll *c)
+{
+	return c->next_poll_ms;
+}
+
+/* Grace period after the last good poll before the config is dropped. */
+static int64_t grace_ms(const struct config_poll *c)
 {
 	int64_t grace;
 
-	if (d->file_cfg.grace_s)
-		return d->file_cfg.grace_s * 1000LL;
-	grace = 2LL * (d->have_cfg ? d->cfg.poll_interval_s : POLL_INTERVAL_MAX_S) * 1000;
+	if (c->grace_s)
+		return c->grace_s * 1000LL;
+	grace = 2LL * (c->have_cfg ? c->cfg.poll_interval_s : POLL_INTERVAL_MAX_S) * 1000;
 	return grace < GRACE_MAX_MS ? grace : GRACE_MAX_MS;
 }
 
 /* GET + parse; -errno with the reason in err (unreachable, HTTP status, or the bad field). */
-static int fetch_config(struct daemon *d, struct agent_config *ret, char *err, size_t err_len)
+static int fetch_config(struct config_poll *c, struct agent_config *ret, char *err,
+			size_t err_len)
 {
 	struct http_response resp;
 	char url[2048], perr[256];
 	int r;
 
-	snprintf(url, sizeof(url), "%s/api/apm/config", d->opts.collector_url);
-	r = http_client__get(d->config_http, url, d->auth_header, &resp, err, err_len);
+	snprintf(url, sizeof(url), "%s/api/apm/config", c->collector_url);
+	r = http_client__get(c->http, url, c->auth_header, &resp, err, err_len);
 	if (r)
 		return r;
 	if (resp.status != 200) {
@@ -52,157 +111,69 @@ static int fetch_config(struct daemon *d, struct agent_config *ret, char *err, s
 	return r;
 }
 
-static void log_clamps(struct daemon *d, const struct agent_config *c)
+static void log_clamps(struct config_poll *c, const struct agent_config *fresh)
 {
 	static const char *const names[] = {"sample_rate_hz", "upload_interval_s",
 					    "poll_interval_s"};
-	const long long served[] = {c->served_sample_rate_hz, c->served_upload_interval_s,
-				    c->served_poll_interval_s};
-	const int used[] = {c->sample_rate_hz, c->upload_interval_s, c->poll_interval_s};
+	const long long served[] = {fresh->served_sample_rate_hz, fresh->served_upload_interval_s,
+				    fresh->served_poll_interval_s};
+	const int used[] = {fresh->sample_rate_hz, fresh->upload_interval_s,
+			    fresh->poll_interval_s};
 
 	for (int i = 0; i < 3; i++) {
-		if (served[i] == used[i] || served[i] == d->logged_served[i])
+		if (served[i] == used[i] || served[i] == c->logged_served[i])
 			continue;
-		d->logged_served[i] = served[i]; /* once per distinct served value */
+		c->logged_served[i] = served[i]; /* once per distinct served value */
 		log_warn("collector served %s=%lld; the agent clamps it to %d", names[i], served[i],
 			 used[i]);
 	}
 }
 
-static void sampling_on(struct daemon *d, int hz)
+static enum config_poll_result on_failure(struct config_poll *c, int64_t now_ms, bool sampling,
+					  const char *err, char *why, size_t why_len)
 {
-	struct pipeline_options popts = {.capture_cgroups = true};
-	char err[256] = "";
-	int r;
+	enum config_poll_result res = CONFIG_POLL_NONE;
+	bool changed = strcmp(err, c->error) != 0;
 
-	if (!d->pipeline) {
-		d->pipeline = pipeline__open(&popts, err, sizeof(err));
-		if (!d->pipeline) {
-			log_error("cannot enable profiling: %s", err);
-			return;
-		}
-	}
-	r = pipeline__start(d->pipeline, hz, err, sizeof(err));
-	if (r) {
-		log_error("cannot enable profiling at %d Hz: %s", hz, err);
-		pipeline__close(d->pipeline);
-		d->pipeline = NULL;
-		return;
-	}
-	d->sampling_hz = pipeline__frequency(d->pipeline);
-	exclusion__clear(&d->excluded); /* a new BPF object starts with none */
-	d->cpu_mark_s = selfreport_cpu_now();
-	d->next_upload_ms = daemon_now_ms() + d->cfg.upload_interval_s * 1000LL;
-	log_info("profiling enabled: sampling at %d Hz, uploading every %d s", d->sampling_hz,
-		 d->cfg.upload_interval_s);
-	r = pipeline__exec_hook_error(d->pipeline);
-	if (r)
-		log_warn("the exec hook did not attach (%s): a process sampled before it execs "
-			 "keeps its earlier name and symbols, and its earlier service for up to a "
-			 "minute", strerror(-r));
-}
-
-void daemon_sampling_off(struct daemon *d, const char *why)
-{
-	if (!d->pipeline)
-		return;
-	daemon_ship_window(d); /* what was sampled while enabled is still shipped */
-	pipeline__stop(d->pipeline);
-	pipeline__close(d->pipeline); /* unload: no BPF program of ours remains */
-	d->pipeline = NULL;
-	d->sampling_hz = 0;
-	log_info("profiling disabled: %s", why);
-}
-
-static void change_rate(struct daemon *d, int hz)
-{
-	char err[256] = "";
-	int old = d->sampling_hz;
-
-	daemon_ship_window(d); /* one window, one nominal period */
-	if (pipeline__start(d->pipeline, hz, err, sizeof(err))) {
-		log_error("cannot change the sample rate to %d Hz: %s", hz, err);
-		daemon_sampling_off(d, "sample rate change failed");
-		return;
-	}
-	d->sampling_hz = pipeline__frequency(d->pipeline);
-	log_info("sample rate changed: %d -> %d Hz", old, d->sampling_hz);
-}
-
-/* Brings the pipeline in line with the held config (or its absence). */
-static void apply(struct daemon *d, int64_t now_ms)
-{
-	bool want_on = d->have_cfg && agent_config__any_enabled(&d->cfg);
-
-	if (!want_on && !d->pipeline && d->have_cfg && !d->logged_off) {
-		log_info("profiling is off in the collector config: not sampling");
-		d->logged_off = true;
-	}
-	if (want_on)
-		d->logged_off = false;
-	if (!want_on) {
-		daemon_sampling_off(d, d->have_cfg ? "the collector config says off"
-						   : "no valid config from the collector");
-		return;
-	}
-	if (!d->pipeline) {
-		sampling_on(d, d->cfg.sample_rate_hz);
-		return;
-	}
-	if (d->cfg.sample_rate_hz != d->sampling_hz)
-		change_rate(d, d->cfg.sample_rate_hz);
-	if (d->next_upload_ms > now_ms + d->cfg.upload_interval_s * 1000LL)
-		d->next_upload_ms = now_ms + d->cfg.upload_interval_s * 1000LL;
-}
-
-static void on_failure(struct daemon *d, int64_t now_ms, const char *err)
-{
-	bool changed = strcmp(err, d->config_error) != 0;
-
-	if (!d->config_failing || changed)
+	if (!c->failing || changed)
 		log_warn("collector config unreachable: %s%s", err,
-			 d->pipeline ? "; sampling continues for the grace period" : "");
-	snprintf(d->config_error, sizeof(d->config_error), "%s", err);
-	d->config_failing = true;
-	if (d->have_cfg && now_ms - d->last_config_ok_ms >= daemon_grace_ms(d)) {
-		agent_config__clear(&d->cfg);
-		d->have_cfg = false;
-		if (d->pipeline) {
-			char why[128];
-
-			snprintf(why, sizeof(why), "no valid config for %lld s (fail closed)",
-				 (long long)(now_ms - d->last_config_ok_ms) / 1000);
-			daemon_sampling_off(d, why);
-		}
+			 sampling ? "; sampling continues for the grace period" : "");
+	snprintf(c->error, sizeof(c->error), "%s", err);
+	c->failing = true;
+	if (c->have_cfg && now_ms - c->last_ok_ms >= grace_ms(c)) {
+		agent_config__clear(&c->cfg);
+		c->have_cfg = false;
+		snprintf(why, why_len, "no valid config for %lld s (fail closed)",
+			 (long long)(now_ms - c->last_ok_ms) / 1000);
+		res = CONFIG_POLL_EXPIRED;
 	}
 	/* During the grace period keep polling at the held interval, then every 5 s. */
-	d->next_poll_ms =
-	    now_ms + (d->have_cfg ? d->cfg.poll_interval_s * 1000LL : CONFIG_RETRY_MS);
-	if (d->have_cfg && d->next_poll_ms > d->last_config_ok_ms + daemon_grace_ms(d))
-		d->next_poll_ms = d->last_config_ok_ms + daemon_grace_ms(d);
+	c->next_poll_ms =
+	    now_ms + (c->have_cfg ? c->cfg.poll_interval_s * 1000LL : CONFIG_RETRY_MS);
+	if (c->have_cfg && c->next_poll_ms > c->last_ok_ms + grace_ms(c))
+		c->next_poll_ms = c->last_ok_ms + grace_ms(c);
+	return res;
 }
 
-void daemon_poll_config(struct daemon *d, int64_t now_ms)
+enum config_poll_result config_poll__poll(struct config_poll *c, int64_t now_ms, bool sampling,
+					  char *why, size_t why_len)
 {
 	struct agent_config fresh;
 	char err[512] = "";
 
-	if (now_ms < d->next_poll_ms)
-		return;
-	if (fetch_config(d, &fresh, err, sizeof(err)) < 0) {
-		on_failure(d, now_ms, err);
-		return;
-	}
-	if (d->config_failing)
+	if (now_ms < c->next_poll_ms)
+		return CONFIG_POLL_NONE;
+	if (fetch_config(c, &fresh, err, sizeof(err)) < 0)
+		return on_failure(c, now_ms, sampling, err, why, why_len);
+	if (c->failing)
 		log_info("collector config reachable again");
-	d->config_failing = false;
-	d->config_error[0] = '\0';
-	log_clamps(d, &fresh);
-	agent_config__clear(&d->cfg);
-	d->cfg = fresh;
-	d->have_cfg = true;
-	d->last_config_ok_ms = now_ms;
-	d->next_poll_ms = now_ms + d->cfg.poll_interval_s * 1000LL;
-	apply(d, now_ms);
-	daemon_recheck_excluded(d);
+	c->failing = false;
+	c->error[0] = '\0';
+	log_clamps(c, &fresh);
+	agent_config__clear(&c->cfg);
+	c->cfg = fresh;
+	c->have_cfg = true;
+	c->last_ok_ms = now_ms;
+	c->next_poll_ms = now_ms + c->cfg.poll_interval_s * 1000LL;
+	return CONFIG_POLL_FRESH;
 }
