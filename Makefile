@@ -97,7 +97,9 @@ $(BUILD)/proto/%.pb-c.o: $(BUILD)/proto/%.pb-c.c
 	$(Q)$(CC) $(CFLAGS) -Wno-error -c $< -o $@
 
 # --- user space ----------------------------------------------------------------------------
-$(BUILD)/%.o: %.c $(SKELS) $(PROTO_H)
+# The generated headers are order-only: on a fresh tree they are made before anything is
+# compiled, but a change to one rebuilds only the objects whose depfile (-MMD) names it.
+$(BUILD)/%.o: %.c | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
