@@ -77,8 +77,8 @@ static void update_excluded(struct daemon *d, const struct window *w,
 		    .cgroup_id = w->samples[i].cgroup_id,
 		    .service = grp->tags.service,
 		    .enabled = grp->enabled,
-		    .cgroup_named = grp->tags.source != SERVICE_FROM_FALLBACK &&
-				    !grp->tags.pod_unknown,
+		    .cgroup_named =
+			grp->tags.source != SERVICE_FROM_FALLBACK && !grp->tags.pod_unknown,
 		};
 	}
 	if (exclusion__update(&d->excluded, votes, w->n_samples, service_enabled, d, &changed) ==
@@ -150,7 +150,8 @@ static void sampling_on(struct daemon *d, int hz)
 	if (r)
 		log_warn("the exec hook did not attach (%s): a process sampled before it execs "
 			 "keeps its earlier name and symbols, and its earlier service for up to a "
-			 "minute", strerror(-r));
+			 "minute",
+			 strerror(-r));
 }
 
 /* Stops sampling (ships what was sampled) and unloads the BPF object. */

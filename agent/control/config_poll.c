@@ -88,8 +88,7 @@ static int64_t grace_ms(const struct config_poll *c)
 }
 
 /* GET + parse; -errno with the reason in err (unreachable, HTTP status, or the bad field). */
-static int fetch_config(struct config_poll *c, struct agent_config *ret, char *err,
-			size_t err_len)
+static int fetch_config(struct config_poll *c, struct agent_config *ret, char *err, size_t err_len)
 {
 	struct http_response resp;
 	char url[2048], perr[256];

@@ -45,8 +45,7 @@ static int fetch_pods(void *ctx, char **ret_body, size_t *ret_len, char *err, si
 		token[n] = '\0';
 	}
 	snprintf(auth, sizeof(auth), "Bearer %s", token);
-	r = http_client__get(t->kubelet_http, t->kubelet_url, n ? auth : NULL, &resp, err,
-			     err_len);
+	r = http_client__get(t->kubelet_http, t->kubelet_url, n ? auth : NULL, &resp, err, err_len);
 	if (r)
 		return r;
 	if (resp.status != 200) {
@@ -208,8 +207,7 @@ static void refresh_kubelet(struct service_tagger *t, int64_t now_ms, bool want_
 
 	if (!t->kubelet)
 		return;
-	ev = kubelet_source__maybe_refresh(t->kubelet, now_ms / 1000, want_now, err,
-					   sizeof(err));
+	ev = kubelet_source__maybe_refresh(t->kubelet, now_ms / 1000, want_now, err, sizeof(err));
 	switch (ev) {
 	case KUBELET_UNREACHABLE_FIRST:
 		log_warn("kubelet %s unreachable: %s; pods are named by the other rules until it "
@@ -237,7 +235,8 @@ int service_tagger__group(struct service_tagger *t, const struct window *w,
 	ret->group_of = calloc(w->n_samples + 1, sizeof(*ret->group_of));
 	r = ret->group_of ? group_samples(t, w, cfg, ret) : -ENOMEM;
 	if (!r && ret->pod_unknown && t->kubelet) {
-		refresh_kubelet(t, now_ms, true); /* a new pod: ask the kubelet now (rate limited) */
+		/* a new pod: ask the kubelet now (rate limited) */
+		refresh_kubelet(t, now_ms, true);
 		r = group_samples(t, w, cfg, ret);
 	}
 	return r;

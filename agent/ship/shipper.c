@@ -141,8 +141,8 @@ static size_t group_labels(const struct shipper *s, const struct service_group *
 	return n;
 }
 
-static void ship_group(struct shipper *s, const struct window *w,
-		       const struct service_groups *g, size_t i, const struct selfreport *rep)
+static void ship_group(struct shipper *s, const struct window *w, const struct service_groups *g,
+		       size_t i, const struct selfreport *rep)
 {
 	struct group_filter f = {.w = w, .group_of = g->group_of, .group = i};
 	const struct service_group *grp = &g->groups[i];
