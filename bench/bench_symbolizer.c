@@ -9,7 +9,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "../agent/symbolize/procmaps.h"
+#include "../agent/procmaps.h"
 #include "../agent/symbolize/symbolizer.h"
 
 #define MAX_PIDS 65536

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "../../agent/symbolize/procmaps.h"
+#include "../../agent/procmaps.h"
 #include "test.h"
 
 TEST(file_mapping_fields)
