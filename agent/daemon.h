@@ -9,12 +9,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "control/config_file.h"
-#include "control/config_poll.h"
-#include "sampling/pipeline.h"
-#include "service/exclusion.h"
-#include "service/tagger.h"
-#include "ship/shipper.h"
+#include "config_file.h"
+#include "config_poll.h"
+#include "exclusion.h"
+#include "pipeline.h"
+#include "shipper.h"
+#include "tagger.h"
 
 struct daemon_options {
 	const char *collector_url;

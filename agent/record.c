@@ -13,8 +13,8 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "duration.h"
-#include "sampling/pipeline.h"
-#include "ship/encode.h"
+#include "encode.h"
+#include "pipeline.h"
 
 #define COLLECT_INTERVAL_MS 5000 /* drain often enough to keep the maps small */
 #define PROGRESS_INTERVAL_MS 5000

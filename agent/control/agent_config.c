@@ -9,7 +9,7 @@
 
 #include "agent_config.h"
 #include "errmsg.h"
-#include "sampling/pipeline.h"
+#include "pipeline.h"
 
 static long long clamp_ll(long long v, long long lo, long long hi, unsigned int *flags,
 			  unsigned int bit)

@@ -9,10 +9,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "service/cgroup.h"
+#include "cgroup.h"
 #include "pipeline.h"
 #include "sampler.h"
-#include "symbolize/symbolizer.h"
+#include "symbolizer.h"
 #include "u64map.h"
 
 /* Frames per sample: a kernel stack plus a user stack. */

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "symbolize/symbolizer.h"
+#include "symbolizer.h"
 #include "window.h"
 
 #define SAMPLE_RATE_MIN_HZ 10

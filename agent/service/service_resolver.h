@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "control/config_file.h"
+#include "config_file.h"
 #include "kubelet.h"
 
 enum cgroup_kind {

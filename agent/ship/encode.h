@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "pprof.h"
-#include "sampling/window.h"
+#include "window.h"
 
 typedef bool (*window_sample_filter)(const struct window_sample *s, void *ctx);
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sampling/window.h"
+#include "window.h"
 
 struct selfreport {
 	char agent_id[160];
