@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* `roottrace-agent run`, the node daemon: its stages and the state that belongs to none.
  * Data flows one way: control (config_poll) produces the config, daemon.c applies it to
- * sampling (pipeline) and moves each window through tagging (service_tagger) to shipping
- * (shipper). No stage calls another; run.c sets them up and runs the loop. */
+ * sampling (pipeline), daemon_window.c moves each window through tagging (service_tagger) to
+ * shipping (shipper). No stage calls another; run.c sets them up and runs the loop. */
 #ifndef ROOTTRACE_DAEMON_H
 #define ROOTTRACE_DAEMON_H
 
@@ -53,11 +53,16 @@ struct daemon {
 /* Monotonic clock, in ms. */
 int64_t daemon_now_ms(void);
 
+/* daemon.c */
 /* Polls the config when due and applies the result: enable, disable, rate change, fail
  * closed after the grace period. */
 void daemon_poll_config(struct daemon *d, int64_t now_ms);
+
+/* daemon_window.c */
 /* Collects the window since the last collect and queues one pprof per (service, pod
  * container, deployment) of the enabled services. */
 void daemon_ship_window(struct daemon *d);
+/* After a config change: cgroups of services enabled again are sampled again at once. */
+void daemon_recheck_excluded(struct daemon *d);
 
 #endif
