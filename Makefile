@@ -6,6 +6,7 @@
 #   collector/*.c  collector modules (main.c holds main())     -> $(BUILD)/roottrace-collector
 #   bpf/*.bpf.c    BPF programs -> $(BUILD)/bpf/*.bpf.o -> $(BUILD)/bpf/*.skel.h
 #   tests/unit/test-*.c  one test binary each, linked against all three archives
+# agent/ has one subfolder per pipeline stage; agent/*/*.c are found the same way.
 
 BUILD ?= build
 ARCH ?= x86
@@ -46,7 +47,16 @@ PROTO_OBJS := $(PROTO_C:.c=.o)
 
 LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(PROTO_OBJS)
-AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c))
+# Every agent folder is on the include path, so an agent header is included by its bare name
+# from any stage ("window.h"); two headers of the same name would shadow one another.
+AGENT_HDRS := $(wildcard agent/*.h agent/*/*.h)
+AGENT_HDR_CLASHES := $(foreach h,$(sort $(notdir $(AGENT_HDRS))),\
+	$(if $(word 2,$(filter %/$(h),$(AGENT_HDRS))),$(filter %/$(h),$(AGENT_HDRS))))
+ifneq ($(strip $(AGENT_HDR_CLASHES)),)
+$(error headers of the same name in agent/ shadow one another: $(strip $(AGENT_HDR_CLASHES)))
+endif
+CFLAGS += $(patsubst %/,-I%,$(sort $(dir $(AGENT_HDRS))))
+AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c))
 AGENT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(AGENT_SRCS))
 COLLECTOR_SRCS := $(filter-out collector/main.c,$(wildcard collector/*.c collector/*/*.c))
 COLLECTOR_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(COLLECTOR_SRCS))
@@ -93,7 +103,9 @@ $(BUILD)/proto/%.pb-c.o: $(BUILD)/proto/%.pb-c.c
 	$(Q)$(CC) $(CFLAGS) -Wno-error -c $< -o $@
 
 # --- user space ----------------------------------------------------------------------------
-$(BUILD)/%.o: %.c $(SKELS) $(PROTO_H)
+# The generated headers are order-only: on a fresh tree they are made before anything is
+# compiled, but a change to one rebuilds only the objects whose depfile (-MMD) names it.
+$(BUILD)/%.o: %.c | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* `roottrace-agent run`: the node daemon. Parses the CLI, sets up the parts (daemon.h) and
+/* `roottrace-agent run`: the node daemon. Parses the CLI, sets up the stages (daemon.h) and
  * runs the loop: poll the pipeline, poll the config, ship a window every upload interval;
  * SIGTERM -> final upload bounded by a timeout, detach, exit 0. */
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "daemon.h"
+#include "http_client.h"
 #include "logging.h"
 
 static volatile sig_atomic_t exiting;
@@ -164,46 +165,6 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
 	return 0;
 }
 
-/* Default kubelet: in a cluster (service-account token present), the node's own kubelet. */
-static char *kubelet_url_of(const struct agent_file_config *c)
-{
-	const char *ip = getenv("NODE_IP");
-	char url[512];
-
-	if (c->kubelet_url)
-		return strdup(c->kubelet_url);
-	if (!getenv("KUBERNETES_SERVICE_HOST") || access(c->kubelet_token_file, R_OK) != 0)
-		return NULL;
-	snprintf(url, sizeof(url), "https://%s:10250/pods", ip && *ip ? ip : "127.0.0.1");
-	return strdup(url);
-}
-
-static int setup_kubelet(struct daemon *d, char *err, size_t err_len)
-{
-	struct http_client_options kopts = {
-	    .ca_file =
-		access(d->file_cfg.kubelet_ca_file, R_OK) == 0 ? d->file_cfg.kubelet_ca_file : NULL,
-	    .insecure = d->file_cfg.kubelet_insecure,
-	    .connect_timeout_ms = 2000,
-	    .total_timeout_ms = 5000,
-	    .max_response = 64 << 20,
-	};
-
-	d->kubelet_url = kubelet_url_of(&d->file_cfg);
-	if (!d->kubelet_url)
-		return 0;
-	d->kubelet_http = http_client__new(&kopts);
-	d->kubelet = d->kubelet_http
-			 ? kubelet_source__new(daemon_fetch_pods, d, d->file_cfg.kubelet_refresh_s,
-					       KUBELET_MIN_RETRY_S)
-			 : NULL;
-	if (!d->kubelet) {
-		snprintf(err, err_len, "kubelet client: out of memory");
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 /* Fails early when BPF or perf events are unusable, then unloads until enabled. */
 static int check_pipeline(char *err, size_t err_len)
 {
@@ -216,45 +177,47 @@ static int check_pipeline(char *err, size_t err_len)
 	return 0;
 }
 
+/* The stages, in data-flow order; the pipeline is opened only when profiling is enabled. */
 static int setup(struct daemon *d, char *err, size_t err_len)
 {
-	struct http_client_options copts = {
+	struct config_poll_options copts = {
+	    .collector_url = d->opts.collector_url,
+	    .auth_header = d->auth_header,
 	    .ca_file = d->opts.ca_file,
 	    .insecure = d->opts.insecure,
-	    .connect_timeout_ms = 3000,
-	    .total_timeout_ms = 10000,
-	    .max_response = 1 << 20,
+	    .grace_s = d->file_cfg.grace_s,
 	};
-	struct uploader_options uopts = {
-	    .collector_url = d->opts.collector_url,
-	    .http = {.ca_file = d->opts.ca_file,
-		     .insecure = d->opts.insecure,
-		     .connect_timeout_ms = 5000,
-		     .total_timeout_ms = 30000},
-	    .queue_max_jobs = d->file_cfg.queue_max_profiles,
-	    .queue_max_bytes = d->file_cfg.queue_max_bytes,
-	    .spool_dir = d->opts.spool_dir,
-	    .spool_max_bytes = d->file_cfg.spool_max_bytes,
-	    .backoff_min_ms = 1000,
-	    .backoff_max_ms = d->file_cfg.upload_backoff_max_s * 1000,
+	struct shipper_options sopts = {
+	    .node = d->node,
+	    .agent_id = d->agent_id,
+	    .upload = {.collector_url = d->opts.collector_url,
+		       .auth_header = d->auth_header,
+		       .http = {.ca_file = d->opts.ca_file,
+				.insecure = d->opts.insecure,
+				.connect_timeout_ms = 5000,
+				.total_timeout_ms = 30000},
+		       .queue_max_jobs = d->file_cfg.queue_max_profiles,
+		       .queue_max_bytes = d->file_cfg.queue_max_bytes,
+		       .spool_dir = d->opts.spool_dir,
+		       .spool_max_bytes = d->file_cfg.spool_max_bytes,
+		       .backoff_min_ms = 1000,
+		       .backoff_max_ms = d->file_cfg.upload_backoff_max_s * 1000},
 	};
 	int r;
 
 	r = check_pipeline(err, err_len);
 	if (r)
 		return r;
-	d->config_http = http_client__new(&copts);
-	d->resolver = service_resolver__new(&d->file_cfg);
-	if (!d->config_http || !d->resolver) {
+	d->control = config_poll__new(&copts);
+	if (!d->control) {
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
-	r = setup_kubelet(d, err, err_len);
-	if (r)
-		return r;
-	uopts.auth_header = d->auth_header;
-	d->uploader = uploader__new(&uopts, err, err_len);
-	if (!d->uploader)
+	d->tagger = service_tagger__new(&d->file_cfg, err, err_len);
+	if (!d->tagger)
+		return -errno;
+	d->shipper = shipper__new(&sopts, err, err_len);
+	if (!d->shipper)
 		return -errno;
 	d->cgroup_v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
 	return 0;
@@ -308,14 +271,10 @@ static void teardown(struct daemon *d)
 		pipeline__stop(d->pipeline);
 		pipeline__close(d->pipeline);
 	}
-	uploader__free(d->uploader);
-	kubelet_source__free(d->kubelet);
-	http_client__free(d->kubelet_http);
-	http_client__free(d->config_http);
-	service_resolver__free(d->resolver);
-	agent_config__clear(&d->cfg);
+	shipper__free(d->shipper);
+	service_tagger__free(d->tagger);
+	config_poll__free(d->control);
 	agent_file_config__clear(&d->file_cfg);
-	free(d->kubelet_url);
 	free(d->auth_header);
 	exclusion__clear(&d->excluded);
 }
@@ -336,7 +295,7 @@ static void wait_events(struct daemon *d, int timeout_ms)
 
 static int next_wait_ms(const struct daemon *d, int64_t now)
 {
-	int64_t next = d->next_poll_ms;
+	int64_t next = config_poll__next_poll_ms(d->control);
 
 	if (d->pipeline && d->next_upload_ms < next)
 		next = d->next_upload_ms;
@@ -356,7 +315,7 @@ static void main_loop(struct daemon *d)
 		daemon_poll_config(d, now);
 		if (d->pipeline && now >= d->next_upload_ms)
 			daemon_ship_window(d);
-		daemon_log_upload_state(d);
+		shipper__log_upload_state(d->shipper);
 	}
 }
 
@@ -373,7 +332,7 @@ static void shut_down(struct daemon *d)
 		pipeline__close(d->pipeline);
 		d->pipeline = NULL;
 	}
-	left = uploader__flush(d->uploader, timeout_ms);
+	left = shipper__flush(d->shipper, timeout_ms);
 	if (left)
 		log_warn("%zu profiles not uploaded at exit%s", left,
 			 d->opts.spool_dir ? " (kept in the spool)" : "");

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "../agent/procmaps.h"
-#include "../agent/symbolizer.h"
+#include "../agent/symbolize/symbolizer.h"
 
 #define MAX_PIDS 65536
 #define MAX_ADDRS 400000

@@ -20,9 +20,7 @@ sanitize-build:
 	$(Q)env CFLAGS="$(SAN_CFLAGS)" LDFLAGS="$(SAN_LDFLAGS)" $(MAKE) --no-print-directory \
 		BUILD=$(SAN_BUILD) CC=$(SAN_CC) sanitize-targets
 
-# A daemon whose main.c is not written yet is left out rather than failing the build.
-sanitize-targets: $(UNIT_BINS) $(HELPER_BINS) $(if $(wildcard collector/main.c),$(COLLECTOR_BIN)) \
-	$(if $(wildcard agent/main.c),$(AGENT_BIN))
+sanitize-targets: $(UNIT_BINS) $(HELPER_BINS) $(COLLECTOR_BIN) $(AGENT_BIN)
 
 sanitize:
 	$(Q)./tests/run-tests.sh --build $(BUILD) --only sanitize

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/agent_config.h"
-#include "../../agent/config_file.h"
+#include "../../agent/control/agent_config.h"
+#include "../../agent/control/config_file.h"
 #include "../../agent/duration.h"
-#include "../../agent/pipeline.h"
+#include "../../agent/sampling/pipeline.h"
 
 static void check_served(const char *json, size_t len)
 {

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../../agent/agent_config.h"
-#include "../../agent/pipeline.h"
+#include "../../agent/control/agent_config.h"
+#include "../../agent/sampling/pipeline.h"
 #include "test.h"
 
 static char err[256];

@@ -5,11 +5,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../agent/encode.h"
+#include "../../agent/ship/encode.h"
 #include "gzip.h"
 #include "pprof.h"
 #include "test.h"
-#include "../../agent/window.h"
+#include "../../agent/sampling/window.h"
 
 static struct window *sample_window(void)
 {

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "../../agent/kallsyms.h"
+#include "../../agent/symbolize/kallsyms.h"
 #include "temp_file.h"
 #include "test.h"
 

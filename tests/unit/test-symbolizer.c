@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../agent/elf_symbols.h"
-#include "../../agent/symbolizer.h"
+#include "../../agent/symbolize/elf_symbols.h"
+#include "../../agent/symbolize/symbolizer.h"
 #include "test.h"
 
 #define MAX_ADDRS 8
