@@ -46,7 +46,7 @@ PROTO_OBJS := $(PROTO_C:.c=.o)
 
 LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(PROTO_OBJS)
-AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c))
+AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c)) $(wildcard agent/unwind/*.c)
 AGENT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(AGENT_SRCS))
 COLLECTOR_SRCS := $(filter-out collector/main.c,$(wildcard collector/*.c))
 COLLECTOR_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(COLLECTOR_SRCS))
