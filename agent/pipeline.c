@@ -14,9 +14,10 @@
 #include "sampler.h"
 #include "symbolizer.h"
 #include "u64map.h"
+#include "unwind/unwind_tables.h"
 
 /* Frames per sample: a kernel stack plus a user stack. */
-#define MAX_FRAMES (2 * PROFILE_STACK_DEPTH)
+#define MAX_FRAMES (2 * PROFILE_STACK_DEPTH + 1) /* + a [truncated] marker */
 /* A pid's cgroup path is re-read after this long (cgroup v1: BPF does not see a move); on
  * cgroup v2 a new cgroup id in the samples triggers it at once, and so does an exec. */
 #define CGROUP_RECHECK_MS 60000
@@ -26,6 +27,9 @@ struct pipeline {
 	struct sampler *sampler;
 	struct symbolizer *sym;
 	struct cgroup_pids *cgroups; /* NULL unless opts.capture_cgroups */
+	struct unwind_tables *unwind; /* NULL with --unwind=fp */
+	uint64_t last_unwind[UNWIND_STAT__COUNT];
+	struct unwind_tables_stats last_tables;
 	struct pipeline_options opts;
 	int frequency_hz;
 	int64_t window_start_ns;
@@ -78,12 +82,62 @@ static void on_event(const struct profile_event *e, void *ctx)
 	if (stale)
 		symbolizer__forget_process(p->sym, e->pid);
 	symbolizer__capture_process(p->sym, e->pid);
+	if (p->unwind) /* after an exec, BPF dropped the old mapping table already */
+		unwind_tables__capture_process(p->unwind, e->pid);
 	/* Now, from the same event: the process may be gone by the time its samples are tagged
 	 * (an exec re-reads it: runtimes move a process into its cgroup before exec). */
 	if (p->cgroups && stale)
 		cgroup_pids__capture(p->cgroups, e->pid, e->cgroup_id);
 	else if (p->cgroups) /* known and current already (LRU-evicted from seen_pids): no read */
 		cgroup_pids__get(p->cgroups, e->pid, e->cgroup_id, CGROUP_RECHECK_MS);
+}
+
+/* --- the unwind tables' sink: the sampler's maps ------------------------------------------ */
+
+static int sink_set_table(void *ctx, const struct unwind_table_info *info)
+{
+	return sampler__unwind_set_table(ctx, info);
+}
+
+static int sink_set_process(void *ctx, pid_t pid, const struct unwind_process *proc)
+{
+	return sampler__unwind_set_process(ctx, pid, proc);
+}
+
+static void sink_forget_process(void *ctx, pid_t pid)
+{
+	sampler__unwind_forget_process(ctx, pid);
+}
+
+static void sink_sync(void *ctx)
+{
+	sampler__sync(ctx);
+}
+
+static int open_unwind_tables(struct pipeline *p)
+{
+	struct unwind_sink sink = {
+		.set_table = sink_set_table,
+		.set_process = sink_set_process,
+		.forget_process = sink_forget_process,
+		.sync = sink_sync,
+		.ctx = p->sampler,
+	};
+
+	sink.rows = sampler__unwind_rows(p->sampler, &sink.capacity);
+	p->unwind = unwind_tables__new(&sink, "/proc");
+	return p->unwind ? 0 : -errno;
+}
+
+int pipeline_unwind_parse(const char *text, enum pipeline_unwind *ret)
+{
+	if (!strcmp(text, "auto"))
+		*ret = PIPELINE_UNWIND_AUTO;
+	else if (!strcmp(text, "fp"))
+		*ret = PIPELINE_UNWIND_FP;
+	else
+		return -EINVAL;
+	return 0;
 }
 
 struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, size_t err_len)
@@ -94,6 +148,8 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 	};
 	struct sampler_options sampler_opts = {
 		.pid = opts->pid,
+		.unwind_tables = opts->unwind == PIPELINE_UNWIND_AUTO,
+		.unwind_max_rows = opts->unwind_max_rows,
 		.on_event = on_event,
 	};
 	struct pipeline *p;
@@ -121,6 +177,10 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 	p->sampler = sampler__open(&sampler_opts, err, err_len);
 	if (!p->sampler)
 		goto fail;
+	if (sampler_opts.unwind_tables && open_unwind_tables(p)) {
+		snprintf(err, err_len, "creating the unwind tables failed: %s", strerror(errno));
+		goto fail;
+	}
 	return p;
 fail:
 	{
@@ -136,6 +196,7 @@ void pipeline__close(struct pipeline *p)
 {
 	if (!p)
 		return;
+	unwind_tables__free(p->unwind);
 	sampler__free(p->sampler);
 	symbolizer__free(p->sym);
 	cgroup_pids__free(p->cgroups);
@@ -261,7 +322,7 @@ static int reserve_frames(struct pipeline *p, size_t n)
  * entries with the same stack get the memo. Stack entries after the first are return
  * addresses; ip - 1 keeps a call that ends a function inside its caller. */
 static int stack_frames(struct collect_ctx *c, pid_t pid, __s32 id, const __u64 *ips, size_t n,
-			uint64_t *ret_ref)
+			bool truncated, uint64_t *ret_ref)
 {
 	struct pipeline *p = c->p;
 	uint64_t key = stack_key(pid ? (uint64_t)pid : KERNEL_STACK_PID, id);
@@ -271,7 +332,7 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, __s32 id, const __u64 
 
 	if (u64map__get(&p->stacks, key, ret_ref))
 		return 0;
-	ret = reserve_frames(p, n);
+	ret = reserve_frames(p, n + truncated);
 	for (size_t i = 0; !ret && i < n; i++) {
 		if (pid)
 			symbolizer__resolve_user(p->sym, pid, ips[i] - (i ? 1 : 0), &f);
@@ -279,6 +340,11 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, __s32 id, const __u64 
 			symbolizer__resolve_kernel(p->sym, ips[i] - (i ? 1 : 0), &f);
 		unknown += !f.known;
 		ret = add_frame(c->w, &f, &p->frames[p->n_frames + i]);
+	}
+	if (!ret && truncated) { /* deeper than the cap: said so at the root, never cut silently */
+		snprintf(f.function, sizeof(f.function), "[truncated]");
+		f.module[0] = f.build_id[0] = '\0';
+		ret = add_frame(c->w, &f, &p->frames[p->n_frames + n++]);
 	}
 	if (ret)
 		return ret;
@@ -308,10 +374,10 @@ static int symbolise(struct collect_ctx *c, const struct sampler_entry *e,
 
 	if (e->n_kernel)
 		ret = stack_frames(c, 0, e->key->kernel_stack_id, e->kernel_ips, e->n_kernel,
-				   &kref);
+				   false, &kref);
 	if (!ret && e->n_user)
-		ret = stack_frames(c, e->key->pid, e->key->user_stack_id, e->user_ips, e->n_user,
-				   &uref);
+		ret = stack_frames(c, e->key->pid, e->user_stack_id, e->user_ips, e->n_user,
+				   e->user_truncated, &uref);
 	if (ret)
 		return ret;
 	n += copy_frames(c, kref, frames + n);
@@ -447,10 +513,14 @@ static void finish_processes(struct collect_ctx *c)
 			continue;
 		distinct++;
 		if (kill(c->pids[i], 0) && errno == ESRCH) {
+			if (c->p->unwind)
+				unwind_tables__forget_process(c->p->unwind, c->pids[i]);
 			symbolizer__forget_process(c->p->sym, c->pids[i]);
 			sampler__forget_pid(c->p->sampler, c->pids[i]);
 			if (c->p->cgroups)
 				cgroup_pids__forget(c->p->cgroups, c->pids[i]);
+		} else if (c->p->unwind) {
+			unwind_tables__touch_process(c->p->unwind, c->pids[i]);
 		}
 	}
 	c->w->stats.processes = distinct;
@@ -480,6 +550,49 @@ static void add_kernel_stats(struct pipeline *p, struct window_stats *ws)
 	}
 }
 
+/* Unwinder counters since the previous collect, and the tables' levels now. */
+static void add_unwind_stats(struct pipeline *p, struct window_unwind *u)
+{
+	static const struct {
+		enum unwind_stat from;
+		enum window_unwind_end to;
+	} ends[] = {
+		{ UNWIND_STAT_END_NO_MAPPING, WINDOW_UNWIND_END_NO_MAPPING },
+		{ UNWIND_STAT_END_CANNOT, WINDOW_UNWIND_END_CANNOT },
+		{ UNWIND_STAT_END_BAD_CFA, WINDOW_UNWIND_END_BAD_CFA },
+		{ UNWIND_STAT_END_READ, WINDOW_UNWIND_END_READ },
+		{ UNWIND_STAT_END_NO_ROW, WINDOW_UNWIND_END_NO_ROW },
+		{ UNWIND_STAT_STACK_MAP_FULL, WINDOW_UNWIND_END_MAP_FULL },
+	};
+	uint64_t now[UNWIND_STAT__COUNT], d[UNWIND_STAT__COUNT];
+	struct unwind_tables_stats ts;
+
+	if (!p->unwind || sampler__unwind_stats(p->sampler, now))
+		return;
+	for (int i = 0; i < UNWIND_STAT__COUNT; i++)
+		d[i] = now[i] - p->last_unwind[i];
+	memcpy(p->last_unwind, now, sizeof(now));
+	u->by_tables = d[UNWIND_STAT_TABLES];
+	u->by_fp = d[UNWIND_STAT_FP];
+	u->mixed = d[UNWIND_STAT_MIXED];
+	u->not_loaded = d[UNWIND_STAT_NOT_LOADED];
+	u->end_clean = d[UNWIND_STAT_END_CLEAN];
+	u->end_fp_chain = d[UNWIND_STAT_END_FP_CHAIN];
+	u->truncated = d[UNWIND_STAT_TRUNCATED];
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+		u->end_early[ends[i].to] = d[ends[i].from];
+	unwind_tables__stats(p->unwind, &ts);
+	u->tables_built = ts.tables_built - p->last_tables.tables_built;
+	u->build_ns = ts.build_ns - p->last_tables.build_ns;
+	p->last_tables = ts;
+	u->tables_loaded = ts.tables_loaded;
+	u->rows_loaded = ts.rows_loaded;
+	u->rows_bytes = ts.rows_loaded * sizeof(struct unwind_row);
+	u->rows_capacity = ts.rows_capacity;
+	u->map_bytes = sampler__unwind_rows_bytes(p->sampler);
+	u->load_ms = sampler__load_ns(p->sampler) / 1000000;
+}
+
 int pipeline__collect(struct pipeline *p, struct window **ret)
 {
 	struct collect_ctx c = { .p = p };
@@ -505,6 +618,7 @@ int pipeline__collect(struct pipeline *p, struct window **ret)
 	p->n_names = 0;
 	add_kernel_stats(p, &c.w->stats);
 	finish_processes(&c);
+	add_unwind_stats(p, &c.w->stats.unwind);
 	free(c.pids);
 	if (err) {
 		window__free(c.w);

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -17,6 +19,7 @@
 
 #include "profile.skel.h"
 #include "sampler.h"
+#include "u64map.h"
 
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT 39
@@ -24,10 +27,15 @@
 #define DRAIN_BATCH 1024 /* counts entries per lookup-and-delete syscall */
 #define SWEEP_EVERY 8	 /* drains between full sweeps of a stack map */
 
-/* One stack read during a drain: its ips in the pool. */
+/* One stack read during a drain: its ips in the pool. id < 0: from a user-stack map. */
 struct stack_slot {
 	__s32 id;
 	__u32 off, n;
+	__u32 flags; /* PROFILE_USER_STACK_* */
+};
+
+struct unwind_row_pair { /* as in the BPF object: an array element holds two rows */
+	struct unwind_row rows[2];
 };
 
 struct sampler {
@@ -53,6 +61,13 @@ struct sampler {
 	__u64 *ips; /* pool of the stacks read */
 	size_t n_ips, ips_cap;
 	unsigned int drains;
+	struct u64map slot_of_hash; /* user-stack hash -> 1-based slot of this drain */
+	struct profile_user_stack ustack;
+
+	/* unwind tables */
+	struct unwind_row *rows; /* the rows map, mmapped; NULL when off */
+	size_t rows_cap, rows_map_bytes;
+	uint64_t load_ns;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -114,6 +129,55 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* Tables on: rows map sized from the options. Off: the unwinder's maps shrink to nothing. */
+static int size_unwind_maps(struct sampler *s)
+{
+	struct profile_bpf *skel = s->skel;
+	__u32 rows = s->opts.unwind_max_rows ? s->opts.unwind_max_rows : UNWIND_DEFAULT_ROWS;
+	int ret = 0;
+
+	skel->rodata->unwind_tables = s->opts.unwind_tables;
+	if (s->opts.unwind_tables)
+		return bpf_map__set_max_entries(skel->maps.unwind_rows, (rows + 1) / 2);
+	ret |= bpf_map__set_max_entries(skel->maps.unwind_rows, 1);
+	ret |= bpf_map__set_max_entries(skel->maps.ustacks0, 1);
+	ret |= bpf_map__set_max_entries(skel->maps.ustacks1, 1);
+	ret |= bpf_map__set_max_entries(skel->maps.unwind_procs, 1);
+	ret |= bpf_map__set_max_entries(skel->maps.unwind_tables_info, 1);
+	return ret ? -EINVAL : 0;
+}
+
+static int load_timed(struct sampler *s)
+{
+	struct timespec a, b;
+	int ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ret = profile_bpf__load(s->skel);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	s->load_ns = (b.tv_sec - a.tv_sec) * 1000000000ULL + b.tv_nsec - a.tv_nsec;
+	return ret;
+}
+
+static int map_unwind_rows(struct sampler *s)
+{
+	const struct bpf_map *map = s->skel->maps.unwind_rows;
+	size_t page = sysconf(_SC_PAGESIZE);
+	size_t bytes = (size_t)bpf_map__max_entries(map) * sizeof(struct unwind_row_pair);
+	void *rows;
+
+	if (!s->opts.unwind_tables)
+		return 0;
+	bytes = (bytes + page - 1) / page * page;
+	rows = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
+	if (rows == MAP_FAILED)
+		return -errno;
+	s->rows = rows;
+	s->rows_map_bytes = bytes;
+	s->rows_cap = (size_t)bpf_map__max_entries(map) * 2;
+	return 0;
+}
+
 struct sampler *sampler__open(const struct sampler_options *opts, char *err, size_t err_len)
 {
 	struct sampler *s;
@@ -152,9 +216,16 @@ struct sampler *sampler__open(const struct sampler_options *opts, char *err, siz
 		goto fail;
 	}
 	s->skel->rodata->targ_pid = opts->pid;
-	ret = profile_bpf__load(s->skel);
+	ret = size_unwind_maps(s);
+	if (!ret)
+		ret = load_timed(s);
 	if (ret) {
 		describe_load_error(ret, err, err_len);
+		goto fail;
+	}
+	ret = map_unwind_rows(s);
+	if (ret) {
+		snprintf(err, err_len, "mapping the unwind rows map failed: %s", strerror(-ret));
 		goto fail;
 	}
 	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
@@ -177,6 +248,9 @@ void sampler__free(struct sampler *s)
 	if (!s)
 		return;
 	sampler__detach(s);
+	if (s->rows)
+		munmap(s->rows, s->rows_map_bytes);
+	u64map__free(&s->slot_of_hash);
 	ring_buffer__free(s->events);
 	profile_bpf__destroy(s->skel);
 	if (s->stats_fd >= 0)
@@ -499,8 +573,35 @@ static __u32 stack_slot(struct sampler *s, int stacks_fd, __s32 id)
 	slot->id = id;
 	slot->off = s->n_ips;
 	slot->n = n;
+	slot->flags = 0;
 	s->n_ips += n;
 	s->slot_of_id[id] = s->n_slots;
+	return s->n_slots;
+}
+
+/* Same for a stack of the .eh_frame unwinder, by hash, from a user-stack map. */
+static __u32 ustack_slot(struct sampler *s, int ustacks_fd, __u64 hash)
+{
+	struct stack_slot *slot;
+	uint64_t v;
+
+	if (u64map__get(&s->slot_of_hash, hash, &v))
+		return v;
+	if (reserve_stack(s))
+		return 0;
+	if (bpf_map_lookup_elem(ustacks_fd, &hash, &s->ustack))
+		return 0;
+	if (s->ustack.n > PROFILE_STACK_DEPTH)
+		s->ustack.n = PROFILE_STACK_DEPTH;
+	memcpy(s->ips + s->n_ips, s->ustack.ips, s->ustack.n * sizeof(__u64));
+	slot = &s->slots[s->n_slots++];
+	slot->id = -1;
+	slot->off = s->n_ips;
+	slot->n = s->ustack.n;
+	slot->flags = s->ustack.flags;
+	s->n_ips += slot->n;
+	if (u64map__put(&s->slot_of_hash, hash, s->n_slots))
+		return s->n_slots; /* not memoised: read again if shared */
 	return s->n_slots;
 }
 
@@ -516,14 +617,23 @@ static size_t slot_ips(const struct sampler *s, __u32 slot, const __u64 **ret_ip
 
 /* Deletes the stacks this drain read; every SWEEP_EVERY drains the whole map, so ids that
  * no count references (the counts map was full) do not stay. */
-static int clear_stacks(struct sampler *s, int stacks_fd)
+static int clear_stacks(struct sampler *s, int stacks_fd, int ustacks_fd)
 {
 	for (size_t i = 0; i < s->n_slots; i++) {
+		if (s->slots[i].id < 0)
+			continue;
 		bpf_map_delete_elem(stacks_fd, &s->slots[i].id);
 		s->slot_of_id[s->slots[i].id] = 0;
 	}
 	s->n_slots = 0;
 	s->n_ips = 0;
+	u64map__clear(&s->slot_of_hash);
+	if (s->opts.unwind_tables) {
+		int ret = clear_map(ustacks_fd, sizeof(__u64));
+
+		if (ret)
+			return ret;
+	}
 	if (++s->drains % SWEEP_EVERY)
 		return 0;
 	return clear_map(stacks_fd, sizeof(__u32));
@@ -532,7 +642,7 @@ static int clear_stacks(struct sampler *s, int stacks_fd)
 int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 {
 	__u32 old = s->skel->bss->generation & 1;
-	int counts_fd, stacks_fd, ret, ret2;
+	int counts_fd, stacks_fd, ustacks_fd, ret, ret2;
 	struct sampler_entry e;
 	size_t n = 0;
 
@@ -542,20 +652,27 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 
 	counts_fd = bpf_map__fd(old ? s->skel->maps.counts1 : s->skel->maps.counts0);
 	stacks_fd = bpf_map__fd(old ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+	ustacks_fd = bpf_map__fd(old ? s->skel->maps.ustacks1 : s->skel->maps.ustacks0);
 	ret = take_counts(s, counts_fd, &n);
 	for (size_t i = 0; !ret && i < n; i++) {
-		__u32 user = stack_slot(s, stacks_fd, s->keys[i].user_stack_id);
-		__u32 kernel = stack_slot(s, stacks_fd, s->keys[i].kernel_stack_id);
+		const struct profile_key *k = &s->keys[i];
+		bool unwound = k->user_stack_id == PROFILE_STACK_UNWOUND;
+		__u32 user = unwound ? ustack_slot(s, ustacks_fd, k->user_stack_hash)
+				     : stack_slot(s, stacks_fd, k->user_stack_id);
+		__u32 kernel = stack_slot(s, stacks_fd, k->kernel_stack_id);
 
-		e.key = &s->keys[i];
+		e.key = k;
 		e.value = &s->values[i];
+		/* Stack-map ids as they are; unwound stacks after them, by slot. */
+		e.user_stack_id = unwound ? PROFILE_MAX_STACKS + (__s32)user : k->user_stack_id;
+		e.user_truncated = user && (s->slots[user - 1].flags & PROFILE_USER_STACK_TRUNCATED);
 		e.n_user = slot_ips(s, user, &e.user_ips);
 		e.n_kernel = slot_ips(s, kernel, &e.kernel_ips);
 		ret = fn(&e, ctx);
 	}
 	if (ret) /* some entries were taken out unread: sweep their stacks now */
 		s->drains = SWEEP_EVERY - 1;
-	ret2 = clear_stacks(s, stacks_fd);
+	ret2 = clear_stacks(s, stacks_fd, ustacks_fd);
 	return ret ? ret : ret2;
 }
 
@@ -648,4 +765,78 @@ int sampler__set_excluded_cgroups(struct sampler *s, const uint64_t *ids, size_t
 	}
 	s->skel->bss->excluded_cgroups_count = n;
 	return 0;
+}
+
+struct unwind_row *sampler__unwind_rows(struct sampler *s, size_t *ret_capacity)
+{
+	*ret_capacity = s->rows_cap;
+	return s->rows;
+}
+
+int sampler__unwind_set_table(struct sampler *s, const struct unwind_table_info *info)
+{
+	__u32 slot = info->id % UNWIND_MAX_TABLES;
+
+	if (!s->rows)
+		return -ENOTSUP;
+	__sync_synchronize(); /* the rows are in memory before the slot points at them */
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_tables_info), &slot, info,
+				BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int sampler__unwind_set_process(struct sampler *s, pid_t pid, const struct unwind_process *proc)
+{
+	__u32 key = pid;
+
+	if (!s->rows)
+		return -ENOTSUP;
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_procs), &key, proc, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void sampler__unwind_forget_process(struct sampler *s, pid_t pid)
+{
+	__u32 key = pid;
+
+	if (s->rows)
+		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.unwind_procs), &key);
+}
+
+int sampler__unwind_stats(struct sampler *s, uint64_t *ret)
+{
+	struct unwind_counters {
+		__u64 c[UNWIND_STAT__COUNT];
+	} *percpu;
+	__u32 zero = 0;
+	int err = 0;
+
+	memset(ret, 0, UNWIND_STAT__COUNT * sizeof(*ret));
+	percpu = calloc(s->n_possible_cpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.unwind_stats), &zero, percpu))
+		err = -errno;
+	for (int cpu = 0; !err && cpu < s->n_possible_cpus; cpu++)
+		for (int i = 0; i < UNWIND_STAT__COUNT; i++)
+			ret[i] += percpu[cpu].c[i];
+	free(percpu);
+	return err;
+}
+
+void sampler__sync(struct sampler *s)
+{
+	wait_for_inflight_runs();
+}
+
+uint64_t sampler__load_ns(const struct sampler *s)
+{
+	return s->load_ns;
+}
+
+uint64_t sampler__unwind_rows_bytes(const struct sampler *s)
+{
+	return s->rows_map_bytes;
 }

@@ -13,14 +13,27 @@
 #define PROFILE_RINGBUF_BYTES (256 * 1024)
 #define PROFILE_COMM_LEN 16
 
+/* user_stack_id of a stack walked by the .eh_frame unwinder: its frames are in the user-stack
+ * map of the generation under user_stack_hash. */
+#define PROFILE_STACK_UNWOUND (-0x10000)
+#define PROFILE_USER_STACK_TRUNCATED 1u /* profile_user_stack.flags: deeper than the cap */
+
 /* Aggregation key: one per distinct (thread, stacks, cgroup). A stack id < 0 means "no stack"
  * (-EFAULT: e.g. no user stack for a kernel thread) or a failed walk (counted in stats). */
 struct profile_key {
 	__u32 pid; /* tgid */
 	__u32 tid;
-	__s32 user_stack_id;
+	__s32 user_stack_id; /* stack-map id, PROFILE_STACK_UNWOUND, or < 0 */
 	__s32 kernel_stack_id;
 	__u64 cgroup_id; /* cgroup v2 id; 0 on a cgroup v1-only host */
+	__u64 user_stack_hash; /* PROFILE_STACK_UNWOUND only, else 0 */
+};
+
+/* A user stack from the .eh_frame unwinder, leaf first. ips[n] onwards are not used. */
+struct profile_user_stack {
+	__u32 n;
+	__u32 flags; /* PROFILE_USER_STACK_* */
+	__u64 ips[PROFILE_STACK_DEPTH + 1];
 };
 
 struct profile_value {
