@@ -219,6 +219,10 @@ int pipeline__start(struct pipeline *p, int frequency_hz, char *err, size_t err_
 		frequency_hz = SAMPLE_RATE_MAX_HZ;
 	if (!p->frequency_hz) /* first start: a one-time ~150 ms, not inside a window */
 		symbolizer__preload_kernel(p->sym);
+	/* One process: its tables before the first sample, so none is walked by frame pointers
+	 * while they build. (Every process: each at its first sample, counted meanwhile.) */
+	if (!p->frequency_hz && p->unwind && p->opts.pid)
+		unwind_tables__capture_process(p->unwind, p->opts.pid);
 	ret = sampler__attach(p->sampler, frequency_hz, err, err_len);
 	if (ret)
 		return ret;

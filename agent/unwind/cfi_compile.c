@@ -430,11 +430,16 @@ static int find_cie(const struct compile_ctx *c, Dwarf_Off offset)
 static int compile_section(struct compile_ctx *c, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			   bool eh_frame, Dwarf_CFI *cfi)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
 	Dwarf_Off off = 0, next;
+	Elf_Data *data;
 	int ret;
 
+	if (sh->sh_size > CFI_MAX_SECTION_BYTES)
+		return -E2BIG; /* bounded compile time and memory for huge binaries */
+	if ((sh->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return -EINVAL; /* Go compresses .debug_frame */
+	data = elf_getdata(scn, NULL);
 	if (!data || !ident)
 		return -EINVAL;
 	for (;;) {

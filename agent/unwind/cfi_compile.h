@@ -14,6 +14,7 @@
 #define CFI_BUILD_ID_MAX 41 /* hex, NUL-terminated */
 #define CFI_MAX_SEGMENTS 16
 #define CFI_MAX_ROWS (16u << 20) /* per file: a larger table is refused (-E2BIG) */
+#define CFI_MAX_SECTION_BYTES (64u << 20) /* bigger CFI is refused before compiling it */
 
 enum cfi_source { CFI_SOURCE_EH_FRAME = 1, CFI_SOURCE_DEBUG_FRAME = 2 };
 

@@ -21,6 +21,8 @@
 #define KEY_MAX 96
 #define SLOT_BITS 12 /* table id = generation << SLOT_BITS | slot; UNWIND_MAX_TABLES slots */
 #define VDSO_KEY "vdso"
+#define RETRY_MIN_NS (10 * 1000000000ULL)  /* a table that did not fit, tried again after */
+#define RETRY_MAX_NS (600 * 1000000000ULL) /* ... doubling up to this */
 
 _Static_assert(UNWIND_MAX_TABLES == 1u << SLOT_BITS, "table id layout");
 
@@ -31,6 +33,7 @@ struct table_entry {
 	uint32_t generation;
 	bool loaded;
 	bool no_table; /* no CFI or unreadable: remembered so it is not retried per process */
+	uint64_t retry_ns, retry_wait_ns; /* did not fit the rows map: not before retry_ns */
 	uint32_t first_row, n_rows;
 	uint64_t last_used;
 	uint64_t vaddr_base;
@@ -239,6 +242,7 @@ static struct table_entry *new_entry(struct unwind_tables *ut, const char *key)
 	if (!e->id || e->id % UNWIND_MAX_TABLES != slot)
 		e->id = slot;
 	e->loaded = e->no_table = false;
+	e->retry_ns = e->retry_wait_ns = 0;
 	e->n_rows = 0;
 	e->n_segs = 0;
 	e->last_used = ut->tick;
@@ -279,9 +283,18 @@ static void build(struct unwind_tables *ut, struct table_entry *e, int fd)
 	e->vaddr_base = t->vaddr_base;
 	memcpy(e->segs, t->segs, sizeof(e->segs));
 	e->n_segs = t->n_segs;
-	if (load(ut, e, t)) { /* too big for the map, or everything else is in use now */
-		e->no_table = t->n_rows > ut->sink.capacity;
-		ut->stats.build_failed += e->no_table;
+	/* A table over half the map would evict everything else: frame pointers for it. */
+	if (t->n_rows > ut->sink.capacity / 2) {
+		e->no_table = true;
+		ut->stats.build_failed++;
+	} else if (load(ut, e, t)) { /* every loaded table is in use now: back off */
+		e->retry_wait_ns = e->retry_wait_ns ? 2 * e->retry_wait_ns : RETRY_MIN_NS;
+		if (e->retry_wait_ns > RETRY_MAX_NS)
+			e->retry_wait_ns = RETRY_MAX_NS;
+		e->retry_ns = now_ns() + e->retry_wait_ns;
+		ut->stats.load_failed++;
+	} else {
+		e->retry_wait_ns = 0;
 	}
 	cfi_table__free(t);
 }
@@ -313,7 +326,7 @@ static struct table_entry *file_table(struct unwind_tables *ut, int fd)
 		u64map__put(&ut->by_inode, hash_str(ikey), e->id);
 	}
 	e->last_used = ut->tick;
-	if (!e->loaded && !e->no_table)
+	if (!e->loaded && !e->no_table && now_ns() >= e->retry_ns)
 		build(ut, e, fd);
 	return e;
 }

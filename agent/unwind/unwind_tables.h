@@ -29,6 +29,7 @@ struct unwind_tables_stats {
 	uint64_t build_max_ns;	  /* slowest single table */
 	uint64_t no_table;	  /* binaries without CFI (frame pointers for them) */
 	uint64_t build_failed;	  /* unreadable, corrupt or too big */
+	uint64_t load_failed;	  /* did not fit the rows map (retried with a backoff) */
 	uint64_t tables_evicted;  /* unloaded to make room (rows map full) */
 	uint64_t tables_loaded;	  /* in the rows map now */
 	uint64_t rows_loaded;	  /* rows in the rows map now */
