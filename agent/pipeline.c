@@ -22,12 +22,15 @@
  * cgroup v2 a new cgroup id in the samples triggers it at once, and so does an exec. */
 #define CGROUP_RECHECK_MS 60000
 #define MAX_CGROUP_PIDS 16384
+#define UNWIND_CAPTURE_BUDGET_MS 50 /* table building per poll, the rest on the next */
 
 struct pipeline {
 	struct sampler *sampler;
 	struct symbolizer *sym;
 	struct cgroup_pids *cgroups; /* NULL unless opts.capture_cgroups */
 	struct unwind_tables *unwind; /* NULL with --unwind=fp */
+	pid_t *unwind_pending; /* first-sight pids whose tables are not captured yet */
+	size_t n_unwind_pending, unwind_pending_cap;
 	uint64_t last_unwind[UNWIND_STAT__COUNT];
 	struct unwind_tables_stats last_tables;
 	struct pipeline_options opts;
@@ -71,6 +74,43 @@ static int64_t realtime_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Table builds take milliseconds (a big binary, more): they run after the symboliser has
+ * captured every process of the batch, so a short-lived one is not missed meanwhile. */
+static void queue_unwind_capture(struct pipeline *p, pid_t pid)
+{
+	if (p->n_unwind_pending == p->unwind_pending_cap) {
+		size_t cap = p->unwind_pending_cap ? 2 * p->unwind_pending_cap : 64;
+		pid_t *tmp = realloc(p->unwind_pending, cap * sizeof(*tmp));
+
+		if (!tmp)
+			return; /* its samples keep the frame-pointer walk (counted) */
+		p->unwind_pending = tmp;
+		p->unwind_pending_cap = cap;
+	}
+	p->unwind_pending[p->n_unwind_pending++] = pid;
+}
+
+static int64_t monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Captures queued processes' tables for up to budget_ms, oldest first. */
+static void capture_unwind_pending(struct pipeline *p, int budget_ms)
+{
+	int64_t end = monotonic_ms() + budget_ms;
+	size_t done = 0;
+
+	while (done < p->n_unwind_pending && monotonic_ms() < end)
+		unwind_tables__capture_process(p->unwind, p->unwind_pending[done++]);
+	memmove(p->unwind_pending, p->unwind_pending + done,
+		(p->n_unwind_pending - done) * sizeof(*p->unwind_pending));
+	p->n_unwind_pending -= done;
+}
+
 static void on_event(const struct profile_event *e, void *ctx)
 {
 	struct pipeline *p = ctx;
@@ -83,7 +123,7 @@ static void on_event(const struct profile_event *e, void *ctx)
 		symbolizer__forget_process(p->sym, e->pid);
 	symbolizer__capture_process(p->sym, e->pid);
 	if (p->unwind) /* after an exec, BPF dropped the old mapping table already */
-		unwind_tables__capture_process(p->unwind, e->pid);
+		queue_unwind_capture(p, e->pid);
 	/* Now, from the same event: the process may be gone by the time its samples are tagged
 	 * (an exec re-reads it: runtimes move a process into its cgroup before exec). */
 	if (p->cgroups && stale)
@@ -149,7 +189,7 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 	struct sampler_options sampler_opts = {
 		.pid = opts->pid,
 		.unwind_tables = opts->unwind == PIPELINE_UNWIND_AUTO,
-		.unwind_max_rows = opts->unwind_max_rows,
+		.unwind_max_rows = opts->unwind_memory_bytes / sizeof(struct unwind_row),
 		.on_event = on_event,
 	};
 	struct pipeline *p;
@@ -206,6 +246,7 @@ void pipeline__close(struct pipeline *p)
 	free(p->frames);
 	free(p->names);
 	free(p->excluded_cgroups);
+	free(p->unwind_pending);
 	free(p);
 }
 
@@ -255,7 +296,11 @@ int pipeline__frequency(const struct pipeline *p)
 
 int pipeline__poll(struct pipeline *p, int timeout_ms)
 {
-	return sampler__poll(p->sampler, timeout_ms);
+	int ret = sampler__poll(p->sampler, timeout_ms);
+
+	if (p->unwind)
+		capture_unwind_pending(p, UNWIND_CAPTURE_BUDGET_MS);
+	return ret;
 }
 
 static bool cgroup_excluded(const struct pipeline *p, uint64_t id)

@@ -25,7 +25,7 @@ enum pipeline_unwind {
 struct pipeline_options {
 	pid_t pid;	     /* 0 = every process */
 	enum pipeline_unwind unwind;
-	uint32_t unwind_max_rows; /* rows map capacity (12 bytes a row); 0 = default */
+	uint64_t unwind_memory_bytes; /* cap of the unwind rows map; 0 = default (24 MiB) */
 	size_t max_binaries; /* symboliser caches; 0 = defaults */
 	size_t max_processes;
 	bool capture_cgroups; /* fill window_sample.cgroup (captured at first sight) */

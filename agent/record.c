@@ -47,7 +47,7 @@ static void usage(FILE *out)
 		"  -p, --pid N         only this process\n"
 		"  -o, --output FILE   where to write the profile (default profile.pb.gz)\n"
 		"  -U, --unwind MODE   user stacks: auto = .eh_frame unwind tables, frame pointers\n"
-		"                      where a binary has none; fp = frame pointers only (default)\n\n"
+		"                      where a binary has none (default); fp = frame pointers only\n\n"
 		"Examples:\n"
 		"  roottrace-agent record --duration 30s --output cpu.pb.gz\n"
 		"  roottrace-agent record --pid $(pidof nginx) --frequency 199 -o nginx.pb.gz\n"
@@ -119,7 +119,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 						record_option };
 
 	*a = (struct record_args){ 10000, SAMPLE_RATE_DEFAULT_HZ, 0, "profile.pb.gz",
-				   PIPELINE_UNWIND_FP };
+				   PIPELINE_UNWIND_AUTO };
 	return cli_parse(&cmd, argc, argv, a);
 }
 
