@@ -326,6 +326,7 @@ static __always_inline __u32 fp_step(struct walk_state *st)
 {
 	__u64 ra, bp;
 
+	st->steps |= STEP_FP; /* attempted: a walk that fails here counts as a frame-pointer one */
 	if (!st->bp)
 		return UNWIND_STAT_END_FP_CHAIN;
 	if (st->bp < st->sp || (st->bp & 7))
@@ -336,7 +337,6 @@ static __always_inline __u32 fp_step(struct walk_state *st)
 	st->bp = bp;
 	st->pc = ra;
 	st->exact = 0;
-	st->steps |= STEP_FP;
 	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
 }
 
@@ -353,7 +353,6 @@ static __always_inline __u32 signal_step(struct walk_state *st)
 	st->sp = sp;
 	st->pc = ip;
 	st->exact = 1; /* an interrupted instruction, not a return address */
-	st->steps |= STEP_TABLE;
 	return ip ? 0 : UNWIND_STAT_END_FP_CHAIN;
 }
 
@@ -362,6 +361,8 @@ static __always_inline __u32 table_step(struct walk_state *st, const struct unwi
 {
 	__u64 cfa = 0, ra, bp = st->bp;
 
+	if (row->cfa_type != UNWIND_ROW_GAP)
+		st->steps |= STEP_TABLE;
 	switch (row->cfa_type) {
 	case UNWIND_CFA_RSP:
 		cfa = st->sp + row->cfa_off;
@@ -401,7 +402,6 @@ static __always_inline __u32 table_step(struct walk_state *st, const struct unwi
 	st->bp = bp;
 	st->pc = ra;
 	st->exact = 0;
-	st->steps |= STEP_TABLE;
 	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
 }
 
@@ -514,10 +514,10 @@ static __always_inline __s32 unwind_user_stack(struct bpf_perf_event_data *ctx, 
 	st->stack.flags = 0;
 	bpf_loop(PROFILE_STACK_DEPTH + 1, unwind_frame, NULL, 0);
 
-	kind = st->steps == STEP_TABLE ? UNWIND_STAT_TABLES
-	       : st->steps == STEP_FP	? UNWIND_STAT_FP
-	       : st->steps		? UNWIND_STAT_MIXED
-					: UNWIND_STAT_TABLES; /* the leaf's row said stop */
+	/* no step at all: the leaf's pc was in no mapping */
+	kind = st->steps == STEP_FP	  ? UNWIND_STAT_FP
+	       : st->steps == (STEP_FP | STEP_TABLE) ? UNWIND_STAT_MIXED
+						      : UNWIND_STAT_TABLES;
 	unwind_count(kind);
 	unwind_count(st->end ? st->end : UNWIND_STAT_END_CLEAN);
 	*ret_hash = st->hash ^ ((__u64)st->stack.n << 8 | st->stack.flags);

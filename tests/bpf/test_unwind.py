@@ -197,6 +197,36 @@ class RealBinaries(unittest.TestCase):
         self.assertGreaterEqual(share(good, samples), 0.99, show([s for s in samples
                                                                   if s not in good]))
 
+    def test_go_binary_without_tables_unwinds_with_frame_pointers(self):
+        # -ldflags=-w: no DWARF, so no .debug_frame, and Go writes no .eh_frame: frame-pointer
+        # steps through Go code, table steps in the vDSO (time.Now): mixed mode.
+        go = shutil.which("go")
+        if not go:
+            self.fail("go (golang-go) not installed")
+        src = os.path.join(os.environ.get("ROOTTRACE_SRC", os.getcwd()), "tests", "helpers",
+                           "gocpuprofile")
+        exe = os.path.join(BUILD, "unwind", "gocpuprofile-nodwarf")
+        env = dict(os.environ, GOFLAGS="-mod=mod", GOPROXY="off", GOTOOLCHAIN="local",
+                   GOCACHE=os.path.join(BUILD, "gocache"), CGO_ENABLED="0")
+        subprocess.run([go, "build", "-ldflags=-w", "-o", exe, "."], cwd=src, env=env,
+                       check=True, capture_output=True, timeout=300)
+        tmp = tempfile.mkdtemp(prefix="rt-unwind-go-")
+        try:
+            # first half sha256, second half fib: record in the second
+            prof, err = record([exe, os.path.join(tmp, "cpu.pprof"), "9"], 3, warmup=4.8)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        # main.fib only: crypto/sha256's assembly uses rbp as a general register, which no
+        # frame-pointer walk (the kernel's or ours) gets through.
+        work = [s for s in prof.samples if "main.fib" in user_frames(s)]
+        self.assertGreater(weight(work), 100, err)
+        good = [s for s in work if ordered(user_frames(s), ["main.fibLoop", "main.main",
+                                                            "runtime.main"])
+                and user_frames(s)[-1].startswith("runtime.goexit")]
+        self.assertGreaterEqual(share(good, work), 0.99, show([s for s in work
+                                                              if s not in good]))
+        self.assertRegex(err, r"[1-9]\d* by frame pointers")
+
     def test_binary_deleted_while_mapped_still_unwinds(self):
         tmp = tempfile.mkdtemp(prefix="rt-unwind-del-")
         try:
