@@ -616,6 +616,7 @@ static void add_unwind_stats(struct pipeline *p, struct window_unwind *u)
 	uint64_t now[UNWIND_STAT__COUNT], d[UNWIND_STAT__COUNT];
 	struct unwind_tables_stats ts;
 
+	u->load_ms = sampler__load_ns(p->sampler) / 1000000;
 	if (!p->unwind || sampler__unwind_stats(p->sampler, now))
 		return;
 	for (int i = 0; i < UNWIND_STAT__COUNT; i++)
@@ -639,7 +640,6 @@ static void add_unwind_stats(struct pipeline *p, struct window_unwind *u)
 	u->rows_bytes = ts.rows_loaded * sizeof(struct unwind_row);
 	u->rows_capacity = ts.rows_capacity;
 	u->map_bytes = sampler__unwind_rows_bytes(p->sampler);
-	u->load_ms = sampler__load_ns(p->sampler) / 1000000;
 }
 
 int pipeline__collect(struct pipeline *p, struct window **ret)

@@ -322,11 +322,11 @@ static void print_unwind(const struct window_unwind *u)
 			(unsigned long long)u->end_early[i]);
 	fprintf(stderr, ")\n");
 	fprintf(stderr, "unwind tables: %llu built in %.1f ms; %llu loaded, %llu rows (%.1f MiB) of "
-		"%llu (%.1f MiB of kernel memory); BPF load %llu ms\n",
+		"%llu (%.1f MiB of kernel memory)\n",
 		(unsigned long long)u->tables_built, u->build_ns / 1e6,
 		(unsigned long long)u->tables_loaded, (unsigned long long)u->rows_loaded,
 		u->rows_bytes / 1048576.0, (unsigned long long)u->rows_capacity,
-		u->map_bytes / 1048576.0, (unsigned long long)u->load_ms);
+		u->map_bytes / 1048576.0);
 }
 
 static void print_summary(const struct window *w, const struct symbolizer_stats *ss,
@@ -350,6 +350,7 @@ static void print_summary(const struct window *w, const struct symbolizer_stats 
 		fprintf(stderr, "BPF run time: %.3f ms over %llu runs (%.2f us/run)\n",
 			st->bpf_run_ns / 1e6, (unsigned long long)st->bpf_run_cnt,
 			st->bpf_run_ns / 1e3 / st->bpf_run_cnt);
+	fprintf(stderr, "BPF load (verifier): %llu ms\n", (unsigned long long)st->unwind.load_ms);
 	if (unwind == PIPELINE_UNWIND_AUTO)
 		print_unwind(&st->unwind);
 	print_symbolizer(ss);

@@ -7,7 +7,7 @@ UNWIND_DIR := $(BUILD)/unwind
 UNWIND_NOFP := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls
 UNWIND_FP := -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls
 UNWIND_PROGS := $(addprefix $(UNWIND_DIR)/,chain-nofp libchain-nofp.so chain-fp libchain-fp.so \
-	edge-nofp)
+	edge-nofp edge-fp)
 
 .PHONY: unwind-fixtures
 unwind-fixtures: $(UNWIND_PROGS)
@@ -23,7 +23,7 @@ $(UNWIND_DIR)/chain-%: $(UNWIND_SRC)/chain_main.c $(UNWIND_DIR)/libchain-%.so
 	$(Q)$(CC) $(if $(filter nofp,$*),$(UNWIND_NOFP),$(UNWIND_FP)) $< -o $@ \
 		-L$(UNWIND_DIR) -lchain-$* -Wl,-rpath,'$$ORIGIN'
 
-$(UNWIND_DIR)/edge-nofp: $(UNWIND_SRC)/edge.c
+$(UNWIND_DIR)/edge-%: $(UNWIND_SRC)/edge.c
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
-	$(Q)$(CC) $(UNWIND_NOFP) -pthread $< -o $@
+	$(Q)$(CC) $(if $(filter nofp,$*),$(UNWIND_NOFP),$(UNWIND_FP)) -pthread $< -o $@

@@ -102,7 +102,7 @@ class FramelessLeaf(unittest.TestCase):
     def caller_share(self, unwind):
         prof, err = record([os.path.join(UNWIND, "chain-fp"), "6"], 3, unwind=unwind)
         leaf = [s for s in prof.samples if user_frames(s)[:1] == ["chain_leaf"]]
-        self.assertGreater(weight(leaf), 200, err)
+        self.assertGreater(weight(leaf), 100, err)
         good = [s for s in leaf if user_frames(s)[1:3] == ["chain_c", "chain_b"]]
         return share(good, leaf), [s for s in leaf if s not in good]
 
