@@ -42,13 +42,16 @@ def run_once(build, exe, unwind, seconds, freq):
     samples = sum(s.values[0] for s in prof.samples)
     work = [s for s in prof.samples if "recurse_leaf" in s.stack]
     complete = sum(s.values[0] for s in work if s.stack[-1] == "_start")
+    to_main = sum(s.values[0] for s in work if "main" in s.stack)
     total = sum(s.values[0] for s in work)
     load = re.search(r"BPF load \(verifier\): (\d+) ms", err)
     tables = re.search(r"unwind tables: (\d+) built in ([\d.]+) ms; (\d+) loaded, (\d+) rows "
                        r"\(([\d.]+) MiB\) of (\d+) \(([\d.]+) MiB", err)
     return {
         "ns_per_sample": run_ns / samples if samples else 0,
+        "ns_per_run": run_ns / int(m.group(2)) if m and int(m.group(2)) else 0,
         "complete": complete / total if total else 0,
+        "to_main": to_main / total if total else 0,
         "load_ms": int(load.group(1)) if load else None,
         "tables": tables.groups() if tables else None,
     }
@@ -73,15 +76,18 @@ def main():
                 print("round %d %-4s --unwind=%-4s %8.0f ns/sample  complete %5.1f%%" %
                       (r + 1, build_kind, unwind, res["ns_per_sample"], 100 * res["complete"]),
                       file=sys.stderr)
-    print("| build | --unwind | BPF ns/sample (median) | auto/fp | complete stacks (median) |")
-    print("|---|---|---|---|---|")
+    print("| build | --unwind | BPF ns/sample (median) | auto/fp | BPF ns/run (median) | "
+          "stacks reaching main | reaching _start |")
+    print("|---|---|---|---|---|---|---|")
     for build_kind in ("nofp", "fp"):
         fp_ns = statistics.median(x["ns_per_sample"] for x in results[(build_kind, "fp")])
         for unwind in ("auto", "fp"):
             rs = results[(build_kind, unwind)]
             ns = statistics.median(x["ns_per_sample"] for x in rs)
-            print("| %s | %s | %.0f | %s | %.1f%% |" % (
+            print("| %s | %s | %.0f | %s | %.0f | %.1f%% | %.1f%% |" % (
                 build_kind, unwind, ns, "%.2f" % (ns / fp_ns) if unwind == "auto" else "1",
+                statistics.median(x["ns_per_run"] for x in rs),
+                100 * statistics.median(x["to_main"] for x in rs),
                 100 * statistics.median(x["complete"] for x in rs)))
     auto = [x for k, v in results.items() if k[1] == "auto" for x in v]
     print()

@@ -21,6 +21,7 @@
 #define KEY_MAX 96
 #define SLOT_BITS 12 /* table id = generation << SLOT_BITS | slot; UNWIND_MAX_TABLES slots */
 #define VDSO_KEY "vdso"
+#define REFRESH_NS (10 * 1000000000ULL) /* a sampled process's maps, re-read after */
 #define RETRY_MIN_NS (10 * 1000000000ULL)  /* a table that did not fit, tried again after */
 #define RETRY_MAX_NS (600 * 1000000000ULL) /* ... doubling up to this */
 
@@ -43,6 +44,7 @@ struct table_entry {
 
 struct proc_rec {
 	pid_t pid; /* 0 = free */
+	uint64_t captured_ns; /* maps read then: re-read while sampled (dlopen, JIT regions) */
 	uint16_t n;
 	uint16_t slots[UNWIND_MAX_MAPPINGS]; /* table slot of each mapping, 0 = none */
 };
@@ -459,6 +461,7 @@ int unwind_tables__capture_process(struct unwind_tables *ut, pid_t pid)
 		if (!ret) {
 			memcpy(rec->slots, c->rec.slots, sizeof(rec->slots));
 			rec->n = c->proc.n_mappings;
+			rec->captured_ns = now_ns();
 		}
 	}
 	free(c);
@@ -493,7 +496,9 @@ void unwind_tables__touch_process(struct unwind_tables *ut, pid_t pid)
 		e->last_used = ut->tick;
 		reload |= !e->loaded && !e->no_table;
 	}
-	if (reload) /* some of its tables were evicted: load them again (same ids) */
+	/* Some of its tables were evicted: load them again (same ids). Or it may have mapped
+	 * new code since (dlopen): its pcs there would end its stacks ("no_mapping"). */
+	if (reload || now_ns() - rec->captured_ns >= REFRESH_NS)
 		unwind_tables__capture_process(ut, pid);
 }
 
