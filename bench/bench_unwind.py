@@ -2,7 +2,9 @@
 # Runs `record --pid` on a CPU-bound workload 30 frames deep (tests/fixtures/unwind/edge.c,
 # mode "deep"), built with and without frame pointers, alternating --unwind=auto and fp for
 # several rounds; prints medians of BPF ns per sample and their ratio, completeness (share of
-# the workload's samples whose stack reaches _start), BPF load time and table figures.
+# the workload's samples whose stack reaches main / _start), BPF load time and table figures.
+# The program also runs (and returns at once) for every other process's samples: their cost,
+# measured per round on a sleeping target, is taken out of the per-sample figure.
 import argparse
 import os
 import re
@@ -18,10 +20,10 @@ import pprof_py  # noqa: E402
 DEPTH = 30
 
 
-def run_once(build, exe, unwind, seconds, freq):
+def run_once(build, exe, unwind, seconds, freq, early_ns=0.0):
     out = tempfile.mktemp(prefix="rt-bench-unwind-", suffix=".pb.gz")
-    # two workers: one per core, so most program runs are the workload's samples
-    procs = [subprocess.Popen([exe, "deep", str(seconds + 3), str(DEPTH)]) for _ in range(2)]
+    argv = [exe, "deep", str(seconds + 3), str(DEPTH)] if exe else ["sleep", str(seconds + 3)]
+    procs = [subprocess.Popen(argv)]
     try:
         time.sleep(0.3)
         res = subprocess.run([os.path.join(build, "roottrace-agent"), "record", "--pid",
@@ -39,8 +41,10 @@ def run_once(build, exe, unwind, seconds, freq):
     os.unlink(out)
     m = re.search(r"BPF run time: ([\d.]+) ms over (\d+) runs", err)
     run_ns = float(m.group(1)) * 1e6 if m else 0
+    runs = int(m.group(2)) if m else 0
     samples = sum(s.values[0] for s in prof.samples)
-    work = [s for s in prof.samples if "recurse_leaf" in s.stack]
+    # burn is the leaf: a frame-pointer walk skips its caller recurse_leaf
+    work = [s for s in prof.samples if "burn" in s.stack]
     complete = sum(s.values[0] for s in work if s.stack[-1] == "_start")
     to_main = sum(s.values[0] for s in work if "main" in s.stack)
     total = sum(s.values[0] for s in work)
@@ -48,8 +52,8 @@ def run_once(build, exe, unwind, seconds, freq):
     tables = re.search(r"unwind tables: (\d+) built in ([\d.]+) ms; (\d+) loaded, (\d+) rows "
                        r"\(([\d.]+) MiB\) of (\d+) \(([\d.]+) MiB", err)
     return {
-        "ns_per_sample": run_ns / samples if samples else 0,
-        "ns_per_run": run_ns / int(m.group(2)) if m and int(m.group(2)) else 0,
+        "ns_per_sample": (run_ns - (runs - samples) * early_ns) / samples if samples else 0,
+        "ns_per_run": run_ns / runs if runs else 0,
         "complete": complete / total if total else 0,
         "to_main": to_main / total if total else 0,
         "load_ms": int(load.group(1)) if load else None,
@@ -68,10 +72,14 @@ def main():
         raise SystemExit("bench-unwind needs root")
     results = {}
     for r in range(a.rounds):
+        early = {u: run_once(a.build, None, u, 3, a.frequency)["ns_per_run"]
+                 for u in ("auto", "fp")}
+        print("round %d: a run for another process costs %.0f ns (auto), %.0f ns (fp)" %
+              (r + 1, early["auto"], early["fp"]), file=sys.stderr)
         for build_kind in ("nofp", "fp"):
             exe = os.path.join(a.build, "unwind", "edge-" + build_kind)
             for unwind in (("auto", "fp") if r % 2 == 0 else ("fp", "auto")):
-                res = run_once(a.build, exe, unwind, a.seconds, a.frequency)
+                res = run_once(a.build, exe, unwind, a.seconds, a.frequency, early[unwind])
                 results.setdefault((build_kind, unwind), []).append(res)
                 print("round %d %-4s --unwind=%-4s %8.0f ns/sample  complete %5.1f%%" %
                       (r + 1, build_kind, unwind, res["ns_per_sample"], 100 * res["complete"]),
