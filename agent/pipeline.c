@@ -134,6 +134,11 @@ static void on_event(const struct profile_event *e, void *ctx)
 
 /* --- the unwind tables' sink: the sampler's maps ------------------------------------------ */
 
+static int sink_write_rows(void *ctx, uint32_t first, const struct unwind_row *rows, size_t n)
+{
+	return sampler__unwind_write_rows(ctx, first, rows, n);
+}
+
 static int sink_set_table(void *ctx, const struct unwind_table_info *info)
 {
 	return sampler__unwind_set_table(ctx, info);
@@ -157,6 +162,7 @@ static void sink_sync(void *ctx)
 static int open_unwind_tables(struct pipeline *p)
 {
 	struct unwind_sink sink = {
+		.write_rows = sink_write_rows,
 		.set_table = sink_set_table,
 		.set_process = sink_set_process,
 		.forget_process = sink_forget_process,
@@ -164,7 +170,7 @@ static int open_unwind_tables(struct pipeline *p)
 		.ctx = p->sampler,
 	};
 
-	sink.rows = sampler__unwind_rows(p->sampler, &sink.capacity);
+	sink.capacity = sampler__unwind_rows_capacity(p->sampler);
 	p->unwind = unwind_tables__new(&sink, "/proc");
 	return p->unwind ? 0 : -errno;
 }

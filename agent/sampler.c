@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,8 +64,7 @@ struct sampler {
 	struct profile_user_stack ustack;
 
 	/* unwind tables */
-	struct unwind_row *rows; /* the rows map, mmapped; NULL when off */
-	size_t rows_cap, rows_map_bytes;
+	size_t rows_cap, rows_map_bytes; /* 0 when off */
 	uint64_t load_ns;
 };
 
@@ -159,23 +157,14 @@ static int load_timed(struct sampler *s)
 	return ret;
 }
 
-static int map_unwind_rows(struct sampler *s)
+static void size_unwind_rows(struct sampler *s)
 {
 	const struct bpf_map *map = s->skel->maps.unwind_rows;
-	size_t page = sysconf(_SC_PAGESIZE);
-	size_t bytes = (size_t)bpf_map__max_entries(map) * sizeof(struct unwind_row_pair);
-	void *rows;
 
 	if (!s->opts.unwind_tables)
-		return 0;
-	bytes = (bytes + page - 1) / page * page;
-	rows = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
-	if (rows == MAP_FAILED)
-		return -errno;
-	s->rows = rows;
-	s->rows_map_bytes = bytes;
+		return;
 	s->rows_cap = (size_t)bpf_map__max_entries(map) * 2;
-	return 0;
+	s->rows_map_bytes = (size_t)bpf_map__max_entries(map) * sizeof(struct unwind_row_pair);
 }
 
 struct sampler *sampler__open(const struct sampler_options *opts, char *err, size_t err_len)
@@ -223,11 +212,7 @@ struct sampler *sampler__open(const struct sampler_options *opts, char *err, siz
 		describe_load_error(ret, err, err_len);
 		goto fail;
 	}
-	ret = map_unwind_rows(s);
-	if (ret) {
-		snprintf(err, err_len, "mapping the unwind rows map failed: %s", strerror(-ret));
-		goto fail;
-	}
+	size_unwind_rows(s);
 	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
 	if (!s->events) {
 		ret = -errno;
@@ -248,8 +233,6 @@ void sampler__free(struct sampler *s)
 	if (!s)
 		return;
 	sampler__detach(s);
-	if (s->rows)
-		munmap(s->rows, s->rows_map_bytes);
 	u64map__free(&s->slot_of_hash);
 	ring_buffer__free(s->events);
 	profile_bpf__destroy(s->skel);
@@ -767,19 +750,56 @@ int sampler__set_excluded_cgroups(struct sampler *s, const uint64_t *ids, size_t
 	return 0;
 }
 
-struct unwind_row *sampler__unwind_rows(struct sampler *s, size_t *ret_capacity)
+size_t sampler__unwind_rows_capacity(const struct sampler *s)
 {
-	*ret_capacity = s->rows_cap;
-	return s->rows;
+	return s->rows_cap;
+}
+
+/* The kernel copies the rows (batch updates): no user-space copy of the map is kept. */
+int sampler__unwind_write_rows(struct sampler *s, uint32_t first_row,
+			       const struct unwind_row *rows, size_t n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	int fd = bpf_map__fd(s->skel->maps.unwind_rows);
+	struct unwind_row_pair *pairs = NULL;
+	__u32 keys[1024];
+	size_t done = 0;
+
+	if (!s->rows_cap || first_row % 2 || first_row + n > s->rows_cap)
+		return -EINVAL;
+	while (done < n) {
+		size_t rows_now = n - done > 2 * 1024 ? 2 * 1024 : n - done;
+		__u32 count = (rows_now + 1) / 2;
+		const void *values = rows + done;
+
+		if (rows_now % 2) { /* the last pair, half empty */
+			pairs = calloc(count, sizeof(*pairs));
+			if (!pairs)
+				return -ENOMEM;
+			memcpy(pairs, rows + done, rows_now * sizeof(*rows));
+			values = pairs;
+		}
+		for (__u32 i = 0; i < count; i++)
+			keys[i] = (first_row + done) / 2 + i;
+		if (bpf_map_update_batch(fd, keys, values, &count, &opts)) {
+			int ret = -errno;
+
+			free(pairs);
+			return ret;
+		}
+		free(pairs);
+		pairs = NULL;
+		done += rows_now;
+	}
+	return 0;
 }
 
 int sampler__unwind_set_table(struct sampler *s, const struct unwind_table_info *info)
 {
 	__u32 slot = info->id % UNWIND_MAX_TABLES;
 
-	if (!s->rows)
+	if (!s->rows_cap)
 		return -ENOTSUP;
-	__sync_synchronize(); /* the rows are in memory before the slot points at them */
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_tables_info), &slot, info,
 				BPF_ANY))
 		return -errno;
@@ -790,7 +810,7 @@ int sampler__unwind_set_process(struct sampler *s, pid_t pid, const struct unwin
 {
 	__u32 key = pid;
 
-	if (!s->rows)
+	if (!s->rows_cap)
 		return -ENOTSUP;
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_procs), &key, proc, BPF_ANY))
 		return -errno;
@@ -801,7 +821,7 @@ void sampler__unwind_forget_process(struct sampler *s, pid_t pid)
 {
 	__u32 key = pid;
 
-	if (s->rows)
+	if (s->rows_cap)
 		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.unwind_procs), &key);
 }
 

@@ -81,9 +81,12 @@ int sampler__set_excluded_cgroups(struct sampler *s, const uint64_t *ids, size_t
 
 /* --- unwind tables (--unwind=auto) ------------------------------------------------------ */
 
-/* The rows map, mapped into this process: rows written here are what BPF reads. NULL when the
- * tables are off. Publish a table with sampler__unwind_set_table() after writing its rows. */
-struct unwind_row *sampler__unwind_rows(struct sampler *s, size_t *ret_capacity);
+/* Rows the rows map holds (0 when the tables are off). */
+size_t sampler__unwind_rows_capacity(const struct sampler *s);
+/* Writes rows [first_row, first_row + n) (first_row even: two rows an element); publish the
+ * table with sampler__unwind_set_table() afterwards. 0 or -errno. */
+int sampler__unwind_write_rows(struct sampler *s, uint32_t first_row,
+			       const struct unwind_row *rows, size_t n);
 /* Table slot id % UNWIND_MAX_TABLES; n_rows 0 unpublishes it. 0 or -errno. */
 int sampler__unwind_set_table(struct sampler *s, const struct unwind_table_info *info);
 int sampler__unwind_set_process(struct sampler *s, pid_t pid, const struct unwind_process *proc);

@@ -93,15 +93,13 @@ struct {
 USER_STACK_MAP(ustacks0);
 USER_STACK_MAP(ustacks1);
 
-/* Two rows per element: an array rounds values up to 8 bytes, a pair of 12-byte rows is 24.
- * Mmapped by user space, which writes the rows directly. */
+/* Two rows per element: an array rounds values up to 8 bytes, a pair of 12-byte rows is 24. */
 struct unwind_row_pair {
 	struct unwind_row rows[2];
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct unwind_row_pair);
 	__uint(max_entries, UNWIND_DEFAULT_ROWS / 2); /* resized by user space before load */

@@ -29,18 +29,18 @@ struct cie_enc {
 	uint8_t fde_enc; /* DW_EH_PE_* encoding of the FDEs' initial location */
 };
 
-/* Growing row vector plus what one compile needs to remember. */
+/* Growing row vector plus what one compile needs to remember. Rows hold ELF virtual
+ * addresses (below 4 GiB: checked) until finish_rows(); each FDE ends with a weak GAP row
+ * (cfa_off FDE_END) that a row starting at the same pc replaces. 12 bytes a row, no copy. */
 struct compile_ctx {
 	struct cfi_table *t;
-	struct unwind_row_ext {
-		uint64_t pc;  /* ELF virtual address */
-		uint64_t end; /* of the FDE that produced it */
-		struct unwind_row row;
-	} *rows;
+	struct unwind_row *rows;
 	size_t n, cap;
 	struct cie_enc *cies;
 	size_t n_cies;
 };
+
+#define FDE_END 1 /* cfa_off of a GAP row closing an FDE */
 
 /* --- ELF helpers ------------------------------------------------------------------------ */
 
@@ -344,9 +344,10 @@ static void compile_signal(Dwarf_Frame *frame, struct unwind_row *row)
 	row->cfa_type = UNWIND_ROW_SIGNAL;
 }
 
-static int push_row(struct compile_ctx *c, uint64_t pc, uint64_t fde_end,
-		    const struct unwind_row *row)
+static int push_row(struct compile_ctx *c, uint64_t pc, const struct unwind_row *row)
 {
+	if (pc > UINT32_MAX)
+		return -E2BIG; /* code above 4 GiB: not in the 32-bit row format */
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 4096;
 		void *tmp;
@@ -359,9 +360,8 @@ static int push_row(struct compile_ctx *c, uint64_t pc, uint64_t fde_end,
 		c->rows = tmp;
 		c->cap = cap;
 	}
-	c->rows[c->n].pc = pc;
-	c->rows[c->n].end = fde_end;
-	c->rows[c->n].row = *row;
+	c->rows[c->n] = *row;
+	c->rows[c->n].pc = (uint32_t)pc;
 	c->n++;
 	return 0;
 }
@@ -396,14 +396,15 @@ static int compile_fde(struct compile_ctx *c, Dwarf_CFI *cfi, uint64_t lo, uint6
 		free(frame);
 		if (row.cfa_type == UNWIND_ROW_CANNOT)
 			c->t->cannot[row.cfa_off]++;
-		ret = push_row(c, pc, hi, &row);
+		ret = push_row(c, pc, &row);
 		if (ret)
 			return ret;
 		if (end <= pc)
 			break;
 		pc = end;
 	}
-	return 0;
+	return push_row(c, hi, &(struct unwind_row){ .cfa_type = UNWIND_ROW_GAP,
+						     .cfa_off = FDE_END });
 }
 
 static int remember_cie(struct compile_ctx *c, Dwarf_Off offset, uint8_t enc)
@@ -480,11 +481,19 @@ static int compile_section(struct compile_ctx *c, Elf *elf, Elf_Scn *scn, const 
 	return 0;
 }
 
+static bool is_fde_end(const struct unwind_row *r)
+{
+	return r->cfa_type == UNWIND_ROW_GAP && r->cfa_off == FDE_END;
+}
+
+/* By pc; at one pc an FDE's end marker first, so the row starting there replaces it. */
 static int by_pc(const void *a, const void *b)
 {
-	const struct unwind_row_ext *x = a, *y = b;
+	const struct unwind_row *x = a, *y = b;
 
-	return x->pc < y->pc ? -1 : x->pc > y->pc;
+	if (x->pc != y->pc)
+		return x->pc < y->pc ? -1 : 1;
+	return is_fde_end(y) - is_fde_end(x);
 }
 
 static bool same_rule(const struct unwind_row *a, const struct unwind_row *b)
@@ -493,50 +502,33 @@ static bool same_rule(const struct unwind_row *a, const struct unwind_row *b)
 	       a->rbp_type == b->rbp_type && a->rbp_off == b->rbp_off;
 }
 
-/* Sorted rows, a GAP row where no FDE follows the previous one's end, neighbours merged. */
+/* Sorts, then compacts in place: an end marker stays only before a hole of GAP_MIN_BYTES or
+ * more (smaller ones are alignment padding after a function, never executed, and the previous
+ * row, usually "after ret", is right for it anyway), identical neighbours merge. */
 static int finish_rows(struct compile_ctx *c)
 {
 	struct cfi_table *t = c->t;
-	static const struct unwind_row gap = { .cfa_type = UNWIND_ROW_GAP };
-	uint64_t covered = 0, lo, hi;
 	size_t n = 0;
 
 	if (!c->n)
 		return -ENOENT;
 	qsort(c->rows, c->n, sizeof(*c->rows), by_pc);
-	lo = c->rows[0].pc;
-	hi = 0;
-	for (size_t i = 0; i < c->n; i++)
-		hi = c->rows[i].end > hi ? c->rows[i].end : hi;
-	t->vaddr_base = hi <= UINT32_MAX ? 0 : lo;
-	if (hi - t->vaddr_base > UINT32_MAX)
-		return -E2BIG;
-	t->rows = malloc((2 * c->n + 1) * sizeof(*t->rows));
-	if (!t->rows)
-		return -ENOMEM;
 	for (size_t i = 0; i < c->n; i++) {
-		const struct unwind_row_ext *r = &c->rows[i];
-		struct unwind_row row = r->row;
+		struct unwind_row row = c->rows[i];
 
-		/* A hole between FDEs; not alignment padding after a function (never executed, and
-		 * the previous row, usually "after ret", is right for it anyway). */
-		if (n && r->pc >= covered + GAP_MIN_BYTES) {
-			struct unwind_row g = gap;
-
-			g.pc = covered - t->vaddr_base;
-			if (!same_rule(&t->rows[n - 1], &g))
-				t->rows[n++] = g;
+		if (is_fde_end(&row)) {
+			if (i + 1 < c->n && c->rows[i + 1].pc < row.pc + GAP_MIN_BYTES)
+				continue;
+			row.cfa_off = 0;
 		}
-		row.pc = r->pc - t->vaddr_base;
-		if (n && t->rows[n - 1].pc == row.pc)
+		if (n && c->rows[n - 1].pc == row.pc)
 			n--; /* overlapping FDEs: the later one wins */
-		if (!n || !same_rule(&t->rows[n - 1], &row))
-			t->rows[n++] = row;
-		covered = r->end > covered ? r->end : covered;
+		if (!n || !same_rule(&c->rows[n - 1], &row))
+			c->rows[n++] = row;
 	}
-	t->rows[n] = gap;
-	t->rows[n].pc = covered - t->vaddr_base;
-	n++;
+	t->vaddr_base = 0;
+	t->rows = realloc(c->rows, n * sizeof(*c->rows)) ?: c->rows;
+	c->rows = NULL;
 	t->n_rows = n;
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,7 +153,7 @@ static void unload(struct unwind_tables *ut, struct table_entry *e)
 		return;
 	ut->sink.set_table(ut->sink.ctx, &info); /* unpublished first ... */
 	ut->sink.sync(ut->sink.ctx);		 /* ... then no walk reads the rows any more */
-	extent_free(ut, e->first_row, e->n_rows);
+	extent_free(ut, e->first_row, (e->n_rows + 1) & ~1u);
 	e->loaded = false;
 	ut->stats.tables_loaded--;
 	ut->stats.rows_loaded -= e->n_rows;
@@ -183,17 +184,20 @@ static int load(struct unwind_tables *ut, struct table_entry *e, const struct cf
 	uint32_t start;
 	int ret;
 
-	if (t->n_rows > ut->sink.capacity)
+	uint32_t span = (t->n_rows + 1) & ~1u; /* ranges start on a row pair */
+
+	if (span > ut->sink.capacity)
 		return -E2BIG;
-	while (extent_alloc(ut, t->n_rows, &start))
+	while (extent_alloc(ut, span, &start))
 		if (!evict_one(ut, ut->tick))
 			return -ENOSPC;
-	memcpy(ut->sink.rows + start, t->rows, t->n_rows * sizeof(*t->rows));
 	info.first_row = start;
 	info.n_rows = t->n_rows;
-	ret = ut->sink.set_table(ut->sink.ctx, &info);
+	ret = ut->sink.write_rows(ut->sink.ctx, start, t->rows, t->n_rows);
+	if (!ret) /* published once its rows are in */
+		ret = ut->sink.set_table(ut->sink.ctx, &info);
 	if (ret) {
-		extent_free(ut, start, t->n_rows);
+		extent_free(ut, start, span);
 		return ret;
 	}
 	e->first_row = start;
@@ -299,6 +303,7 @@ static void build(struct unwind_tables *ut, struct table_entry *e, int fd)
 		e->retry_wait_ns = 0;
 	}
 	cfi_table__free(t);
+	malloc_trim(0); /* a big table's compile memory goes back to the system now */
 }
 
 /* The table of a file mapping, built when new, loaded again when it was evicted. */
@@ -519,7 +524,7 @@ struct unwind_tables *unwind_tables__new(const struct unwind_sink *sink, const c
 	ut->entries = calloc(UNWIND_MAX_TABLES, sizeof(*ut->entries));
 	ut->procs = calloc(UNWIND_MAX_PROCESSES, sizeof(*ut->procs));
 	if (!ut->entries || !ut->procs ||
-	    (sink->capacity && extent_free(ut, 0, (uint32_t)sink->capacity))) {
+	    (sink->capacity && extent_free(ut, 0, (uint32_t)sink->capacity & ~1u))) {
 		unwind_tables__free(ut);
 		errno = ENOMEM;
 		return NULL;

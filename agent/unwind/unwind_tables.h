@@ -14,8 +14,9 @@
 
 /* Where tables go (the sampler's maps in the agent, plain memory in tests). */
 struct unwind_sink {
-	struct unwind_row *rows; /* capacity rows, read by the unwinder */
-	size_t capacity;
+	size_t capacity; /* rows */
+	/* rows [first, first + n), first even */
+	int (*write_rows)(void *ctx, uint32_t first, const struct unwind_row *rows, size_t n);
 	int (*set_table)(void *ctx, const struct unwind_table_info *info);
 	int (*set_process)(void *ctx, pid_t pid, const struct unwind_process *proc);
 	void (*forget_process)(void *ctx, pid_t pid);
