@@ -57,7 +57,7 @@ struct extent {
 struct unwind_tables {
 	struct unwind_sink sink;
 	char proc_root[256];
-	struct table_entry *entries; /* UNWIND_MAX_TABLES */
+	struct table_entry **entries; /* UNWIND_MAX_TABLES slots, each allocated on first use */
 	struct u64map by_key;	     /* hash(key) -> slot (0: none) */
 	struct u64map by_inode;	     /* hash(dev, inode, size, mtime) -> table id (0: none) */
 	struct proc_rec *procs;	     /* UNWIND_MAX_PROCESSES */
@@ -165,9 +165,9 @@ static bool evict_one(struct unwind_tables *ut, uint64_t keep_tick)
 	struct table_entry *victim = NULL;
 
 	for (size_t i = 1; i < UNWIND_MAX_TABLES; i++) {
-		struct table_entry *e = &ut->entries[i];
+		struct table_entry *e = ut->entries[i];
 
-		if (e->loaded && e->last_used < keep_tick &&
+		if (e && e->loaded && e->last_used < keep_tick &&
 		    (!victim || e->last_used < victim->last_used))
 			victim = e;
 	}
@@ -211,7 +211,7 @@ static int load(struct unwind_tables *ut, struct table_entry *e, const struct cf
 /* Frees a whole slot (the key is forgotten) for reuse under a new generation. */
 static void drop_entry(struct unwind_tables *ut, size_t slot)
 {
-	struct table_entry *e = &ut->entries[slot];
+	struct table_entry *e = ut->entries[slot];
 
 	unload(ut, e);
 	u64map__put(&ut->by_key, hash_str(e->key), 0);
@@ -224,10 +224,14 @@ static size_t free_slot(struct unwind_tables *ut)
 	size_t lru = 0;
 
 	for (size_t i = 1; i < UNWIND_MAX_TABLES; i++) {
-		if (!ut->entries[i].key[0])
+		if (!ut->entries[i]) {
+			ut->entries[i] = calloc(1, sizeof(*ut->entries[i]));
+			return ut->entries[i] ? i : 0;
+		}
+		if (!ut->entries[i]->key[0])
 			return i;
-		if (ut->entries[i].last_used < ut->tick &&
-		    (!lru || ut->entries[i].last_used < ut->entries[lru].last_used))
+		if (ut->entries[i]->last_used < ut->tick &&
+		    (!lru || ut->entries[i]->last_used < ut->entries[lru]->last_used))
 			lru = i;
 	}
 	if (lru)
@@ -242,7 +246,7 @@ static struct table_entry *new_entry(struct unwind_tables *ut, const char *key)
 
 	if (!slot)
 		return NULL;
-	e = &ut->entries[slot];
+	e = ut->entries[slot];
 	snprintf(e->key, sizeof(e->key), "%s", key);
 	e->id = (e->generation << SLOT_BITS | slot) & 0x7fffffff;
 	if (!e->id || e->id % UNWIND_MAX_TABLES != slot)
@@ -262,7 +266,7 @@ static struct table_entry *find_key(struct unwind_tables *ut, const char *key)
 
 	if (!u64map__get(&ut->by_key, hash_str(key), &slot) || !slot)
 		return NULL;
-	return strcmp(ut->entries[slot].key, key) ? NULL : &ut->entries[slot];
+	return ut->entries[slot] && !strcmp(ut->entries[slot]->key, key) ? ut->entries[slot] : NULL;
 }
 
 /* Compiles (fd >= 0: a file; else the vDSO) and loads into e. */
@@ -319,9 +323,11 @@ static struct table_entry *file_table(struct unwind_tables *ut, int fd)
 	snprintf(ikey, sizeof(ikey), "i:%" PRIu64 ":%" PRIu64 ":%" PRIu64 ":%" PRId64 ".%09ld",
 		 (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
 		 (int64_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-	if (u64map__get(&ut->by_inode, hash_str(ikey), &v) && v &&
-	    ut->entries[v % UNWIND_MAX_TABLES].id == v && ut->entries[v % UNWIND_MAX_TABLES].key[0])
-		e = &ut->entries[v % UNWIND_MAX_TABLES];
+	if (u64map__get(&ut->by_inode, hash_str(ikey), &v) && v) {
+		e = ut->entries[v % UNWIND_MAX_TABLES];
+		if (e && (e->id != v || !e->key[0]))
+			e = NULL; /* the slot holds another binary now */
+	}
 	if (!e) {
 		if (cfi_build_id_fd(fd, id, sizeof(id)) == 0)
 			snprintf(key, sizeof(key), "b:%s", id);
@@ -494,7 +500,7 @@ void unwind_tables__touch_process(struct unwind_tables *ut, pid_t pid)
 		return;
 	ut->tick++;
 	for (size_t i = 0; i < rec->n && i < UNWIND_MAX_MAPPINGS; i++) {
-		struct table_entry *e = rec->slots[i] ? &ut->entries[rec->slots[i]] : NULL;
+		struct table_entry *e = rec->slots[i] ? ut->entries[rec->slots[i]] : NULL;
 
 		if (!e)
 			continue;
@@ -539,6 +545,8 @@ void unwind_tables__free(struct unwind_tables *ut)
 	u64map__free(&ut->by_key);
 	u64map__free(&ut->by_inode);
 	u64map__free(&ut->proc_of_pid);
+	for (size_t i = 0; ut->entries && i < UNWIND_MAX_TABLES; i++)
+		free(ut->entries[i]);
 	free(ut->entries);
 	free(ut->procs);
 	free(ut->free_rows);
