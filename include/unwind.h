@@ -4,13 +4,13 @@
 #ifndef ROOTTRACE_UNWIND_H
 #define ROOTTRACE_UNWIND_H
 
-#define UNWIND_MAX_MAPPINGS 128	   /* executable mappings per process, sorted by start */
-#define UNWIND_MAX_PROCESSES 8192  /* processes with a mapping table */
-#define UNWIND_MAX_TABLES 4096	   /* table slots (one per distinct binary) */
+#define UNWIND_MAX_MAPPINGS 128	       /* executable mappings per process, sorted by start */
+#define UNWIND_MAX_PROCESSES 8192      /* processes with a mapping table */
+#define UNWIND_MAX_TABLES 4096	       /* table slots (one per distinct binary) */
 #define UNWIND_DEFAULT_ROWS (2u << 20) /* rows of all tables (12 bytes each: 24 MiB) */
-#define UNWIND_SEARCH_STEPS 24	   /* binary-search steps: at most 16M rows per table */
-#define UNWIND_MAPPING_STEPS 8	   /* 2^8 > UNWIND_MAX_MAPPINGS */
-#define UNWIND_NO_TABLE 0	   /* mapping without a table: frame-pointer steps */
+#define UNWIND_SEARCH_STEPS 24	       /* binary-search steps: at most 16M rows per table */
+#define UNWIND_MAPPING_STEPS 8	       /* 2^8 > UNWIND_MAX_MAPPINGS */
+#define UNWIND_NO_TABLE 0	       /* mapping without a table: frame-pointer steps */
 
 /* How a row computes the CFA (the caller's sp), or what else it says. */
 enum unwind_cfa_type {
@@ -76,18 +76,18 @@ struct unwind_process {
 
 /* Per-CPU unwinder counters (an array indexed by this enum). Cumulative since load. */
 enum unwind_stat {
-	UNWIND_STAT_TABLES = 0,	    /* samples whose user stack used only table steps */
-	UNWIND_STAT_FP = 1,	    /* ... only frame-pointer steps */
-	UNWIND_STAT_MIXED = 2,	    /* ... both */
-	UNWIND_STAT_NOT_LOADED = 3, /* process had no mapping table yet: frame pointers only */
-	UNWIND_STAT_END_CLEAN = 4,  /* reached an undefined return address (_start, clone) */
-	UNWIND_STAT_END_FP_CHAIN = 5,	/* frame-pointer chain ended (rbp or return address 0) */
-	UNWIND_STAT_END_NO_MAPPING = 6, /* pc in no executable mapping of the process */
-	UNWIND_STAT_END_CANNOT = 7,	/* a "cannot unwind here" row */
-	UNWIND_STAT_END_BAD_CFA = 8,	/* CFA not above sp, or misaligned */
-	UNWIND_STAT_END_READ = 9,	/* reading the stack failed (paged out, bad address) */
-	UNWIND_STAT_END_NO_ROW = 10,	/* pc below the table's first row */
-	UNWIND_STAT_TRUNCATED = 11,	/* deeper than PROFILE_STACK_DEPTH frames */
+	UNWIND_STAT_TABLES = 0,		 /* samples whose user stack used only table steps */
+	UNWIND_STAT_FP = 1,		 /* ... only frame-pointer steps */
+	UNWIND_STAT_MIXED = 2,		 /* ... both */
+	UNWIND_STAT_NOT_LOADED = 3,	 /* process had no mapping table yet: frame pointers only */
+	UNWIND_STAT_END_CLEAN = 4,	 /* reached an undefined return address (_start, clone) */
+	UNWIND_STAT_END_FP_CHAIN = 5,	 /* frame-pointer chain ended (rbp or return address 0) */
+	UNWIND_STAT_END_NO_MAPPING = 6,	 /* pc in no executable mapping of the process */
+	UNWIND_STAT_END_CANNOT = 7,	 /* a "cannot unwind here" row */
+	UNWIND_STAT_END_BAD_CFA = 8,	 /* CFA not above sp, or misaligned */
+	UNWIND_STAT_END_READ = 9,	 /* reading the stack failed (paged out, bad address) */
+	UNWIND_STAT_END_NO_ROW = 10,	 /* pc below the table's first row */
+	UNWIND_STAT_TRUNCATED = 11,	 /* deeper than PROFILE_STACK_DEPTH frames */
 	UNWIND_STAT_STACK_MAP_FULL = 12, /* the user-stack map refused the stack */
 	UNWIND_STAT_KERNEL_THREAD = 13,	 /* no user stack */
 	UNWIND_STAT__COUNT = 14,

@@ -20,8 +20,8 @@
 #define DWARF_REG_RBP 6
 #define DWARF_REG_RSP 7
 #define DWARF_REG_RA 16
-#define MAX_CIES 4096 /* distinct CIEs remembered per file (libc has 1, big C++ a few) */
-#define GAP_MIN_BYTES 16	     /* smaller holes between FDEs are padding */
+#define MAX_CIES 4096	     /* distinct CIEs remembered per file (libc has 1, big C++ a few) */
+#define GAP_MIN_BYTES 16     /* smaller holes between FDEs are padding */
 #define SIGFRAME_CFA_OFF 160 /* x86-64 rt_sigframe: saved rsp at sp + 160 */
 
 struct cie_enc {
@@ -66,7 +66,7 @@ static int read_segments(Elf *elf, struct cfi_table *t)
 
 		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		t->segs[t->n_segs++] = (struct cfi_segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+		t->segs[t->n_segs++] = (struct cfi_segment){ph.p_offset, ph.p_vaddr, ph.p_filesz};
 	}
 	return 0;
 }
@@ -230,8 +230,8 @@ static bool is_breg(const Dwarf_Op *op, int *ret_reg, int64_t *ret_off)
 /* rsp + 8 + ((rip & 15) >= N) << 3: the two PLT expressions (N = 11 for .plt, 10 .plt.sec). */
 static bool is_plt_expression(const Dwarf_Op *ops, size_t n, int *ret_threshold)
 {
-	static const uint8_t tail[] = { DW_OP_lit15, DW_OP_and, 0, DW_OP_ge, DW_OP_lit3,
-					DW_OP_shl, DW_OP_plus };
+	static const uint8_t tail[] = {DW_OP_lit15, DW_OP_and, 0,	  DW_OP_ge,
+				       DW_OP_lit3,  DW_OP_shl, DW_OP_plus};
 	int reg;
 	int64_t off;
 
@@ -373,7 +373,7 @@ static int compile_fde(struct compile_ctx *c, Dwarf_CFI *cfi, uint64_t lo, uint6
 	int ret;
 
 	while (pc < hi) {
-		struct unwind_row row = { 0 };
+		struct unwind_row row = {0};
 		Dwarf_Frame *frame;
 		Dwarf_Addr start, end;
 		bool signal = false;
@@ -403,8 +403,8 @@ static int compile_fde(struct compile_ctx *c, Dwarf_CFI *cfi, uint64_t lo, uint6
 			break;
 		pc = end;
 	}
-	return push_row(c, hi, &(struct unwind_row){ .cfa_type = UNWIND_ROW_GAP,
-						     .cfa_off = FDE_END });
+	return push_row(c, hi,
+			&(struct unwind_row){.cfa_type = UNWIND_ROW_GAP, .cfa_off = FDE_END});
 }
 
 static int remember_cie(struct compile_ctx *c, Dwarf_Off offset, uint8_t enc)
@@ -415,7 +415,7 @@ static int remember_cie(struct compile_ctx *c, Dwarf_Off offset, uint8_t enc)
 			return -ENOMEM;
 	}
 	if (c->n_cies < MAX_CIES)
-		c->cies[c->n_cies++] = (struct cie_enc){ offset, enc };
+		c->cies[c->n_cies++] = (struct cie_enc){offset, enc};
 	return 0;
 }
 
@@ -466,7 +466,8 @@ static int compile_section(struct compile_ctx *c, Elf *elf, Elf_Scn *scn, const 
 			uint64_t lo, range;
 			int enc = find_cie(c, e.fde.CIE_pointer);
 
-			if (enc < 0 || enc == DW_EH_PE_omit || read_encoded(&p, end, enc, field, &lo) ||
+			if (enc < 0 || enc == DW_EH_PE_omit ||
+			    read_encoded(&p, end, enc, field, &lo) ||
 			    read_encoded(&p, end, enc & 0x0f, 0, &range)) {
 				c->t->bad_entries++;
 			} else if (range) {
@@ -577,7 +578,7 @@ static int compile_debug_file(struct compile_ctx *c)
 
 static int compile_elf(Elf *elf, struct cfi_table *t)
 {
-	struct compile_ctx c = { .t = t };
+	struct compile_ctx c = {.t = t};
 	GElf_Shdr sh;
 	Elf_Scn *scn;
 	int ret;
@@ -709,8 +710,7 @@ const struct unwind_row *cfi_table__lookup(const struct cfi_table *t, uint32_t p
 	return lo ? &t->rows[lo - 1] : NULL;
 }
 
-int cfi_table__offset_to_vaddr(const struct cfi_table *t, uint64_t file_offset,
-			       uint64_t *ret_vaddr)
+int cfi_table__offset_to_vaddr(const struct cfi_table *t, uint64_t file_offset, uint64_t *ret_vaddr)
 {
 	for (size_t i = 0; i < t->n_segs; i++) {
 		const struct cfi_segment *seg = &t->segs[i];

@@ -32,8 +32,8 @@ struct cfi_table {
 	struct unwind_row *rows;
 	size_t n_rows;
 	size_t n_fdes;
-	size_t bad_entries; /* CIEs/FDEs libdw could not read (skipped) */
-	uint64_t cannot[UNWIND_CANNOT__COUNT]; /* "cannot unwind here" rows, by reason */
+	size_t bad_entries;			   /* CIEs/FDEs libdw could not read (skipped) */
+	uint64_t cannot[UNWIND_CANNOT__COUNT];	   /* "cannot unwind here" rows, by reason */
 	struct cfi_segment segs[CFI_MAX_SEGMENTS]; /* PT_LOAD segments */
 	size_t n_segs;
 };

@@ -22,7 +22,7 @@
 #define KEY_MAX 96
 #define SLOT_BITS 12 /* table id = generation << SLOT_BITS | slot; UNWIND_MAX_TABLES slots */
 #define VDSO_KEY "vdso"
-#define REFRESH_NS (10 * 1000000000ULL) /* a sampled process's maps, re-read after */
+#define REFRESH_NS (10 * 1000000000ULL)	   /* a sampled process's maps, re-read after */
 #define RETRY_MIN_NS (10 * 1000000000ULL)  /* a table that did not fit, tried again after */
 #define RETRY_MAX_NS (600 * 1000000000ULL) /* ... doubling up to this */
 
@@ -44,7 +44,7 @@ struct table_entry {
 };
 
 struct proc_rec {
-	pid_t pid; /* 0 = free */
+	pid_t pid;	      /* 0 = free */
 	uint64_t captured_ns; /* maps read then: re-read while sampled (dlopen, JIT regions) */
 	uint16_t n;
 	uint16_t slots[UNWIND_MAX_MAPPINGS]; /* table slot of each mapping, 0 = none */
@@ -58,10 +58,10 @@ struct unwind_tables {
 	struct unwind_sink sink;
 	char proc_root[256];
 	struct table_entry **entries; /* UNWIND_MAX_TABLES slots, each allocated on first use */
-	struct u64map by_key;	     /* hash(key) -> slot (0: none) */
-	struct u64map by_inode;	     /* hash(dev, inode, size, mtime) -> table id (0: none) */
-	struct proc_rec *procs;	     /* UNWIND_MAX_PROCESSES */
-	struct u64map proc_of_pid;   /* pid -> index + 1 (0: none) */
+	struct u64map by_key;	      /* hash(key) -> slot (0: none) */
+	struct u64map by_inode;	      /* hash(dev, inode, size, mtime) -> table id (0: none) */
+	struct proc_rec *procs;	      /* UNWIND_MAX_PROCESSES */
+	struct u64map proc_of_pid;    /* pid -> index + 1 (0: none) */
 	size_t n_procs;
 	struct extent *free_rows; /* sorted by start, merged */
 	size_t n_free, free_cap;
@@ -138,7 +138,7 @@ static int extent_free(struct unwind_tables *ut, uint32_t start, uint32_t len)
 		ut->free_cap = cap;
 	}
 	memmove(&ut->free_rows[i + 1], &ut->free_rows[i], (ut->n_free - i) * sizeof(struct extent));
-	ut->free_rows[i] = (struct extent){ start, len };
+	ut->free_rows[i] = (struct extent){start, len};
 	ut->n_free++;
 	return 0;
 }
@@ -147,7 +147,7 @@ static int extent_free(struct unwind_tables *ut, uint32_t start, uint32_t len)
 
 static void unload(struct unwind_tables *ut, struct table_entry *e)
 {
-	struct unwind_table_info info = { .id = e->id };
+	struct unwind_table_info info = {.id = e->id};
 
 	if (!e->loaded)
 		return;
@@ -180,7 +180,7 @@ static bool evict_one(struct unwind_tables *ut, uint64_t keep_tick)
 
 static int load(struct unwind_tables *ut, struct table_entry *e, const struct cfi_table *t)
 {
-	struct unwind_table_info info = { .id = e->id };
+	struct unwind_table_info info = {.id = e->id};
 	uint32_t start;
 	int ret;
 
@@ -418,7 +418,7 @@ static int add_mapping(const struct procmap_entry *m, void *ctx)
 		close(fd);
 	}
 	um = &c->proc.mappings[c->proc.n_mappings];
-	*um = (struct unwind_mapping){ .start = m->start, .end = m->end };
+	*um = (struct unwind_mapping){.start = m->start, .end = m->end};
 	if (e && !e->no_table) /* remembered even when not loaded: touch loads it again */
 		c->rec.slots[c->proc.n_mappings] = e->id % UNWIND_MAX_TABLES;
 	if (e && e->loaded && mapping_bias(e, m, &bias)) {

@@ -25,17 +25,17 @@ struct unwind_sink {
 };
 
 struct unwind_tables_stats {
-	uint64_t tables_built;	  /* compiled since start (an evicted table rebuilt counts again) */
-	uint64_t build_ns;	  /* total compile time */
-	uint64_t build_max_ns;	  /* slowest single table */
-	uint64_t no_table;	  /* binaries without CFI (frame pointers for them) */
-	uint64_t build_failed;	  /* unreadable, corrupt or too big */
-	uint64_t load_failed;	  /* did not fit the rows map (retried with a backoff) */
-	uint64_t tables_evicted;  /* unloaded to make room (rows map full) */
-	uint64_t tables_loaded;	  /* in the rows map now */
-	uint64_t rows_loaded;	  /* rows in the rows map now */
+	uint64_t tables_built;	 /* compiled since start (an evicted table rebuilt counts again) */
+	uint64_t build_ns;	 /* total compile time */
+	uint64_t build_max_ns;	 /* slowest single table */
+	uint64_t no_table;	 /* binaries without CFI (frame pointers for them) */
+	uint64_t build_failed;	 /* unreadable, corrupt or too big */
+	uint64_t load_failed;	 /* did not fit the rows map (retried with a backoff) */
+	uint64_t tables_evicted; /* unloaded to make room (rows map full) */
+	uint64_t tables_loaded;	 /* in the rows map now */
+	uint64_t rows_loaded;	 /* rows in the rows map now */
 	uint64_t rows_capacity;
-	uint64_t processes;	  /* with a mapping table now */
+	uint64_t processes;	   /* with a mapping table now */
 	uint64_t mappings_dropped; /* executable mappings over UNWIND_MAX_MAPPINGS */
 	uint64_t cannot_rows[UNWIND_CANNOT__COUNT]; /* "cannot unwind here" rows built, by reason */
 };

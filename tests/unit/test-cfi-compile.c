@@ -159,7 +159,7 @@ static void end_fde(const struct cfi_table *t, struct readelf_state *st)
 static size_t compare_with_readelf(const char *path, const struct cfi_table *t,
 				   size_t *ret_mismatches)
 {
-	struct readelf_state st = { 0 };
+	struct readelf_state st = {0};
 	char cmd[PATH_MAX + 64], line[1024];
 	FILE *p;
 
@@ -279,8 +279,9 @@ TEST(libc_table_has_stop_signal_and_plt_rows)
 		cannot += t->rows[i].cfa_type == UNWIND_ROW_CANNOT;
 	}
 	printf("  libc: %zu rows (%zu bytes), %zu FDEs, build %.1f ms; stop %zu signal %zu plt %zu "
-	       "gap %zu cannot %zu; build-id %s\n", t->n_rows, t->n_rows * sizeof(t->rows[0]),
-	       t->n_fdes, ms, stop, signal, plt, gaps, cannot, t->build_id);
+	       "gap %zu cannot %zu; build-id %s\n",
+	       t->n_rows, t->n_rows * sizeof(t->rows[0]), t->n_fdes, ms, stop, signal, plt, gaps,
+	       cannot, t->build_id);
 	CHECK(t->build_id[0]);
 	CHECK_EQ_INT(t->source, CFI_SOURCE_EH_FRAME);
 	CHECK(stop >= 1);   /* clone3 / start_thread outermost frames */
@@ -353,7 +354,7 @@ static int corrupt_eh_frame(const char *path, unsigned char byte)
 
 TEST(corrupt_eh_frame_is_counted_not_a_crash)
 {
-	static const unsigned char patterns[] = { 0x00, 0xff, 0x41 };
+	static const unsigned char patterns[] = {0x00, 0xff, 0x41};
 	char path[] = "/tmp/rt-cfi-corrupt-XXXXXX";
 	char cmd[PATH_MAX * 2];
 
@@ -382,8 +383,7 @@ TEST(corrupt_eh_frame_is_counted_not_a_crash)
 
 TEST_MAIN("cfi_compile", T(pie_fixture_rows_agree_with_readelf),
 	  T(non_pie_fixture_rows_agree_with_readelf),
-	  T(shared_library_fixture_rows_agree_with_readelf),
-	  T(cpp_fixture_rows_agree_with_readelf),
+	  T(shared_library_fixture_rows_agree_with_readelf), T(cpp_fixture_rows_agree_with_readelf),
 	  T(static_stripped_fixture_rows_agree_with_readelf), T(libc_rows_agree_with_readelf),
 	  T(libc_table_has_stop_signal_and_plt_rows), T(own_vdso_compiles),
 	  T(file_without_cfi_is_enoent), T(corrupt_eh_frame_is_counted_not_a_crash))
