@@ -25,6 +25,7 @@ struct record_args {
 	int frequency_hz;
 	pid_t pid;
 	const char *output;
+	enum pipeline_unwind unwind;
 };
 
 static volatile sig_atomic_t exiting;
@@ -38,15 +39,15 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: roottrace-agent record [--duration 10s] [--frequency 99] [--pid N] "
-		"[--output FILE]\n\n"
+		"[--output FILE] [--unwind auto|fp]\n\n"
 		"Samples the on-CPU stacks of every process (or one) with BPF and writes a gzipped\n"
 		"pprof CPU profile. Needs root (CAP_BPF and CAP_PERFMON).\n\n"
 		"  -d, --duration D    how long to record: 500ms, 10s, 2m, 1h (default 10s)\n"
 		"  -F, --frequency HZ  samples per second per CPU, clamped to %d-%d (default %d)\n"
 		"  -p, --pid N         only this process\n"
-		"  -o, --output FILE   where to write the profile (default profile.pb.gz)\n\n"
-		"User stacks are walked with frame pointers: code built without them (most distro\n"
-		"libraries) loses the caller of a sampled frameless function.\n\n"
+		"  -o, --output FILE   where to write the profile (default profile.pb.gz)\n"
+		"  -U, --unwind MODE   user stacks: auto = .eh_frame unwind tables, frame pointers\n"
+		"                      where a binary has none (default); fp = frame pointers only\n\n"
 		"Examples:\n"
 		"  roottrace-agent record --duration 30s --output cpu.pb.gz\n"
 		"  roottrace-agent record --pid $(pidof nginx) --frequency 199 -o nginx.pb.gz\n"
@@ -94,6 +95,10 @@ static int record_option(int opt, const char *arg, void *ctx)
 	case 'o':
 		a->output = arg;
 		return 0;
+	case 'U':
+		if (pipeline_unwind_parse(arg, &a->unwind))
+			return invalid("unwind", arg, " (auto or fp)");
+		return 0;
 	}
 	return -ENOENT;
 }
@@ -106,13 +111,15 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "frequency", required_argument, NULL, 'F' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "unwind", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	static const struct cli_command cmd = { "record", "d:F:p:o:h", options, usage,
+	static const struct cli_command cmd = { "record", "d:F:p:o:U:h", options, usage,
 						record_option };
 
-	*a = (struct record_args){ 10000, SAMPLE_RATE_DEFAULT_HZ, 0, "profile.pb.gz" };
+	*a = (struct record_args){ 10000, SAMPLE_RATE_DEFAULT_HZ, 0, "profile.pb.gz",
+				   PIPELINE_UNWIND_AUTO };
 	return cli_parse(&cmd, argc, argv, a);
 }
 
@@ -295,7 +302,37 @@ static void print_symbolizer(const struct symbolizer_stats *ss)
 		(unsigned long long)ss->images_replaced);
 }
 
-static void print_summary(const struct window *w, const struct symbolizer_stats *ss)
+static void print_unwind(const struct window_unwind *u)
+{
+	static const char *const reasons[WINDOW_UNWIND_END__COUNT] = {
+		"no_mapping", "cannot", "bad_cfa", "read", "no_row", "map_full",
+	};
+	uint64_t early = 0;
+
+	for (int i = 0; i < WINDOW_UNWIND_END__COUNT; i++)
+		early += u->end_early[i];
+	fprintf(stderr, "unwinding: %llu samples by tables, %llu by frame pointers, %llu mixed, "
+		"%llu before their tables were loaded (kernel frame-pointer walk)\n",
+		(unsigned long long)u->by_tables, (unsigned long long)u->by_fp,
+		(unsigned long long)u->mixed, (unsigned long long)u->not_loaded);
+	fprintf(stderr, "unwound stacks: %llu ended at a stop frame, %llu at the end of a "
+		"frame-pointer chain, %llu truncated at the depth cap, %llu ended early (",
+		(unsigned long long)u->end_clean, (unsigned long long)u->end_fp_chain,
+		(unsigned long long)u->truncated, (unsigned long long)early);
+	for (int i = 0; i < WINDOW_UNWIND_END__COUNT; i++)
+		fprintf(stderr, "%s%s %llu", i ? ", " : "", reasons[i],
+			(unsigned long long)u->end_early[i]);
+	fprintf(stderr, ")\n");
+	fprintf(stderr, "unwind tables: %llu built in %.1f ms; %llu loaded, %llu rows (%.1f MiB) of "
+		"%llu (%.1f MiB of kernel memory)\n",
+		(unsigned long long)u->tables_built, u->build_ns / 1e6,
+		(unsigned long long)u->tables_loaded, (unsigned long long)u->rows_loaded,
+		u->rows_bytes / 1048576.0, (unsigned long long)u->rows_capacity,
+		u->map_bytes / 1048576.0);
+}
+
+static void print_summary(const struct window *w, const struct symbolizer_stats *ss,
+			  enum pipeline_unwind unwind)
 {
 	const struct window_stats *st = &w->stats;
 	uint64_t cpu_ns = 0;
@@ -315,16 +352,24 @@ static void print_summary(const struct window *w, const struct symbolizer_stats 
 		fprintf(stderr, "BPF run time: %.3f ms over %llu runs (%.2f us/run)\n",
 			st->bpf_run_ns / 1e6, (unsigned long long)st->bpf_run_cnt,
 			st->bpf_run_ns / 1e3 / st->bpf_run_cnt);
+	fprintf(stderr, "BPF load (verifier): %llu ms\n", (unsigned long long)st->unwind.load_ms);
+	if (unwind == PIPELINE_UNWIND_AUTO)
+		print_unwind(&st->unwind);
 	print_symbolizer(ss);
 	if (cpu_ns)
 		print_top_functions(w, cpu_ns);
+}
+
+static const char *unwind_name(enum pipeline_unwind unwind)
+{
+	return unwind == PIPELINE_UNWIND_AUTO ? "auto" : "fp";
 }
 
 /* Records into total: open -> start -> loop -> stop -> final drain. */
 static int record(const struct record_args *a, struct window *total,
 		  struct symbolizer_stats *ret_sym)
 {
-	struct pipeline_options opts = { .pid = a->pid };
+	struct pipeline_options opts = { .pid = a->pid, .unwind = a->unwind };
 	struct pipeline *p;
 	char err[256] = "";
 	int ret;
@@ -345,11 +390,11 @@ static int record(const struct record_args *a, struct window *total,
 			"sampled before it execs keeps its earlier name and symbols\n",
 			strerror(-ret));
 	if (a->pid)
-		fprintf(stderr, "record: sampling pid %d at %d Hz for %.1fs\n", a->pid,
-			a->frequency_hz, a->duration_ms / 1e3);
+		fprintf(stderr, "record: sampling pid %d at %d Hz for %.1fs (unwind: %s)\n",
+			a->pid, a->frequency_hz, a->duration_ms / 1e3, unwind_name(a->unwind));
 	else
-		fprintf(stderr, "record: sampling all CPUs at %d Hz for %.1fs\n", a->frequency_hz,
-			a->duration_ms / 1e3);
+		fprintf(stderr, "record: sampling all CPUs at %d Hz for %.1fs (unwind: %s)\n",
+			a->frequency_hz, a->duration_ms / 1e3, unwind_name(a->unwind));
 	ret = record_loop(p, a, total);
 	pipeline__stop(p);
 	if (!ret)
@@ -396,7 +441,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "record: writing %s failed: %s\n", a.output, strerror(-ret));
 	}
 	if (!ret)
-		print_summary(total, &sym);
+		print_summary(total, &sym, a.unwind);
 	window__free(total);
 	return ret ? 1 : 0;
 }

@@ -7,6 +7,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "profile.h"
+#include "unwind.h"
 
 #ifndef EFAULT
 #define EFAULT 14
@@ -14,11 +15,15 @@
 #ifndef EEXIST
 #define EEXIST 17
 #endif
+#ifndef ENOMEM
+#define ENOMEM 12
+#endif
 
 char LICENSE[] SEC("license") = "GPL";
 
 /* Set by user space between open and load. */
 const volatile __u32 targ_pid = 0; /* 0 = every process */
+const volatile bool unwind_tables = false; /* user stacks from .eh_frame tables (--unwind=auto) */
 
 /* Flipped by user space (mmap'ed .bss): samples go to generation `generation`, user space
  * drains the other one. */
@@ -31,6 +36,7 @@ volatile __u32 excluded_cgroups_count = 0; /* skip the lookup while nothing is e
 #define STACK_MAP(name)                                                                    \
 	struct {                                                                           \
 		__uint(type, BPF_MAP_TYPE_HASH);                                           \
+		__uint(map_flags, BPF_F_NO_PREALLOC); /* kernel memory for used entries */ \
 		__type(key, __u64);                                                        \
 		__type(value, struct profile_stack);                                       \
 		__uint(max_entries, PROFILE_MAX_STACKS);                                   \
@@ -84,6 +90,66 @@ struct {
 	__uint(max_entries, PROFILE_MAX_EXCLUDED_CGROUPS);
 } excluded_cgroups SEC(".maps");
 
+/* --- .eh_frame unwinder state, filled by user space (agent/unwind/) -------------------- */
+
+/* Two rows per element: an array rounds values up to 8 bytes, a pair of 12-byte rows is 24. */
+struct unwind_row_pair {
+	struct unwind_row rows[2];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_row_pair);
+	__uint(max_entries, UNWIND_DEFAULT_ROWS / 2); /* resized by user space before load */
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_table_info);
+	__uint(max_entries, UNWIND_MAX_TABLES);
+} unwind_tables_info SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct unwind_process);
+	__uint(max_entries, UNWIND_MAX_PROCESSES);
+} unwind_procs SEC(".maps");
+
+struct unwind_counters {
+	__u64 c[UNWIND_STAT__COUNT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_counters);
+	__uint(max_entries, 1);
+} unwind_stats SEC(".maps");
+
+#define STEP_TABLE 1u
+#define STEP_FP 2u
+
+/* One walk in progress (per CPU: too big for the BPF stack). */
+struct walk_state {
+	__u64 pc, sp, bp;
+	__u32 pid;
+	__u32 steps; /* STEP_* used so far */
+	__u32 end;   /* enum unwind_stat that ended the walk, 0 while it goes on */
+	__u32 exact; /* pc is not a return address (leaf, or interrupted by a signal) */
+	struct profile_stack stack;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct walk_state);
+	__uint(max_entries, 1);
+} unwind_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, PROFILE_RINGBUF_BYTES);
@@ -97,7 +163,7 @@ static __always_inline __u64 stack_hash(const struct profile_stack *st)
 {
 	__u64 h = FNV_OFFSET;
 
-	for (__u32 i = 0; i < PROFILE_STACK_DEPTH; i++) {
+	for (__u32 i = 0; i < PROFILE_STACK_DEPTH + 1; i++) {
 		if (i >= st->n)
 			break;
 		h = (h ^ st->ips[i]) * FNV_PRIME;
@@ -188,6 +254,7 @@ static __always_inline __u32 note_pid(struct profile_stats *st, __u32 pid, __u32
 		announce(st, pid, tid, PROFILE_EVENT_FIRST_SIGHT, 0, cgroup_id);
 		return 0;
 	}
+	bpf_map_delete_elem(&unwind_procs, &pid); /* the old image's mappings */
 	if (seen->start_ns != now.start_ns) {
 		type = PROFILE_EVENT_PID_REUSED;
 		now.image = seen->image + 1;
@@ -215,9 +282,303 @@ static __always_inline void note_thread_name(__u32 tid)
 	bpf_map_update_elem(&thread_names, &tid, &cur.name, BPF_ANY);
 }
 
-/* User stacks are walked by the kernel with frame pointers (BPF_F_USER_STACK): code built
- * without them, and GCC's frameless leaf functions even with -fno-omit-frame-pointer, lose
- * frames (a leaf's caller is skipped). A DWARF/.eh_frame unwinder would remove this limit. */
+
+/* --- the .eh_frame unwinder ------------------------------------------------------------- */
+
+static __always_inline void unwind_count(__u32 stat)
+{
+	__u32 zero = 0;
+	struct unwind_counters *c = bpf_map_lookup_elem(&unwind_stats, &zero);
+
+	if (c && stat < UNWIND_STAT__COUNT)
+		c->c[stat]++;
+}
+
+/* The binary searches are global functions: verified once on their own, so the branches of
+ * one search do not multiply with the walk's other paths (the verifier's 1M-insn budget). */
+
+/* Index of the mapping holding pc (the last one starting at or below it), or -1. */
+__noinline int find_mapping(const struct unwind_process *proc, __u64 pc)
+{
+	__u32 lo = 0, hi, mid;
+
+	if (!proc)
+		return -1;
+	hi = proc->n_mappings;
+	if (hi > UNWIND_MAX_MAPPINGS)
+		hi = UNWIND_MAX_MAPPINGS;
+	for (int i = 0; i < UNWIND_MAPPING_STEPS && lo < hi; i++) {
+		mid = (lo + hi) / 2;
+		if (mid >= UNWIND_MAX_MAPPINGS)
+			return -1;
+		if (proc->mappings[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || lo > UNWIND_MAX_MAPPINGS || pc >= proc->mappings[lo - 1].end)
+		return -1;
+	return lo - 1;
+}
+
+/* A branch, not rows[index & 1]: a variable offset would make the verifier track every
+ * search index precisely, and the search's paths would no longer merge. */
+static __always_inline const struct unwind_row *get_row(__u32 index)
+{
+	__u32 key = index / 2;
+	struct unwind_row_pair *pair = bpf_map_lookup_elem(&unwind_rows, &key);
+
+	if (!pair)
+		return NULL;
+	if (index & 1)
+		return &pair->rows[1];
+	return &pair->rows[0];
+}
+
+/* Index in the rows map of the row covering pc in rows [first, first + n), or -1. */
+__noinline long find_row(__u32 first, __u32 n, __u32 pc)
+{
+	__u32 lo = 0, hi = n, mid;
+	const struct unwind_row *row;
+
+	for (int i = 0; i < UNWIND_SEARCH_STEPS && lo < hi; i++) {
+		mid = lo + (hi - lo) / 2;
+		row = get_row(first + mid);
+		if (!row)
+			return -1;
+		if (row->pc <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? (long)first + lo - 1 : -1;
+}
+
+static __always_inline int read_user_u64(__u64 *ret, __u64 addr)
+{
+	return bpf_probe_read_user(ret, sizeof(*ret), (const void *)addr);
+}
+
+/* One frame-pointer step: for code without a table (JIT, Go, no .eh_frame). */
+static __always_inline __u32 fp_step(struct walk_state *st)
+{
+	__u64 ra, bp;
+
+	st->steps |= STEP_FP; /* attempted: a walk that fails here counts as a frame-pointer one */
+	if (!st->bp)
+		return UNWIND_STAT_END_FP_CHAIN;
+	if (st->bp < st->sp || (st->bp & 7))
+		return UNWIND_STAT_END_BAD_CFA;
+	if (read_user_u64(&ra, st->bp + 8) || read_user_u64(&bp, st->bp))
+		return UNWIND_STAT_END_READ;
+	st->sp = st->bp + 16;
+	st->bp = bp;
+	st->pc = ra;
+	st->exact = 0;
+	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
+}
+
+/* The kernel's rt_sigframe: the handler returned into the trampoline, sp is at the ucontext;
+ * uc_mcontext starts 40 bytes in, rbp/rsp/rip at 80/120/128 within it. */
+static __always_inline __u32 signal_step(struct walk_state *st)
+{
+	__u64 bp, sp, ip;
+
+	if (read_user_u64(&bp, st->sp + 120) || read_user_u64(&sp, st->sp + 160) ||
+	    read_user_u64(&ip, st->sp + 168))
+		return UNWIND_STAT_END_READ;
+	st->bp = bp;
+	st->sp = sp;
+	st->pc = ip;
+	st->exact = 1; /* an interrupted instruction, not a return address */
+	return ip ? 0 : UNWIND_STAT_END_FP_CHAIN;
+}
+
+/* One step with a table row. 0 to go on, else the reason the walk ends. */
+static __always_inline __u32 table_step(struct walk_state *st, const struct unwind_row *row)
+{
+	__u64 cfa = 0, ra, bp = st->bp;
+
+	if (row->cfa_type != UNWIND_ROW_GAP)
+		st->steps |= STEP_TABLE;
+	switch (row->cfa_type) {
+	case UNWIND_CFA_RSP:
+		cfa = st->sp + row->cfa_off;
+		break;
+	case UNWIND_CFA_RBP:
+		cfa = st->bp + row->cfa_off;
+		break;
+	case UNWIND_CFA_PLT:
+		cfa = st->sp + 8 + (((st->pc & 15) >= (__u64)row->cfa_off) ? 8 : 0);
+		break;
+	case UNWIND_CFA_DEREF_RSP:
+		if (read_user_u64(&cfa, st->sp + row->cfa_off))
+			return UNWIND_STAT_END_READ;
+		break;
+	case UNWIND_CFA_DEREF_RBP:
+		if (read_user_u64(&cfa, st->bp + row->cfa_off))
+			return UNWIND_STAT_END_READ;
+		break;
+	case UNWIND_ROW_STOP:
+		return UNWIND_STAT_END_CLEAN;
+	case UNWIND_ROW_SIGNAL:
+		return signal_step(st);
+	case UNWIND_ROW_GAP:
+		return fp_step(st);
+	default:
+		return UNWIND_STAT_END_CANNOT;
+	}
+	if (cfa <= st->sp || (cfa & 7))
+		return UNWIND_STAT_END_BAD_CFA;
+	if (read_user_u64(&ra, cfa - 8))
+		return UNWIND_STAT_END_READ;
+	if (row->rbp_type == UNWIND_RBP_AT_CFA && read_user_u64(&bp, cfa + row->rbp_off))
+		return UNWIND_STAT_END_READ;
+	if (row->rbp_type == UNWIND_RBP_UNDEFINED)
+		bp = 0;
+	st->sp = cfa;
+	st->bp = bp;
+	st->pc = ra;
+	st->exact = 0;
+	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
+}
+
+/* Records the current pc, then steps to its caller. A frame after a signal frame is recorded
+ * as pc + 1: user space names every frame but the leaf at pc - 1 (a return address). */
+static long unwind_frame(__u32 index, void *ctx)
+{
+	const struct unwind_table_info *table;
+	const struct unwind_process *proc;
+	const struct unwind_mapping *m;
+	const struct unwind_row *row;
+	struct walk_state *st;
+	__u32 zero = 0, n, slot;
+	__u64 lookup_pc;
+	long found;
+
+	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!st)
+		return 1;
+	n = st->stack.n;
+	if (n >= PROFILE_STACK_DEPTH) {
+		st->stack.flags |= PROFILE_STACK_TRUNCATED;
+		st->end = UNWIND_STAT_TRUNCATED;
+		return 1;
+	}
+	st->stack.ips[n] = st->exact && n ? st->pc + 1 : st->pc;
+	st->stack.n = n + 1;
+	lookup_pc = st->exact ? st->pc : st->pc - 1;
+
+	proc = bpf_map_lookup_elem(&unwind_procs, &st->pid);
+	if (!proc) {
+		st->end = fp_step(st); /* the exec hook dropped it meanwhile */
+		return st->end ? 1 : 0;
+	}
+	found = find_mapping(proc, lookup_pc);
+	if (found < 0 || found >= UNWIND_MAX_MAPPINGS) {
+		st->end = UNWIND_STAT_END_NO_MAPPING;
+		return 1;
+	}
+	m = &proc->mappings[found & (UNWIND_MAX_MAPPINGS - 1)]; /* the mask keeps the verifier sure */
+	slot = m->table_id % UNWIND_MAX_TABLES;
+	table = m->table_id != UNWIND_NO_TABLE ? bpf_map_lookup_elem(&unwind_tables_info, &slot)
+					       : NULL;
+	if (!table || table->id != m->table_id || !table->n_rows) {
+		st->end = fp_step(st); /* no table, or evicted: mixed mode */
+		return st->end ? 1 : 0;
+	}
+	found = find_row(table->first_row, table->n_rows, (__u32)(lookup_pc - m->bias));
+	row = found >= 0 ? get_row(found) : NULL;
+	if (!row) {
+		st->end = UNWIND_STAT_END_NO_ROW;
+		return 1;
+	}
+	st->end = table_step(st, row);
+	return st->end ? 1 : 0;
+}
+
+/* The user registers at the sample: the sample's own when it landed in user mode, else the
+ * ones saved at kernel entry. false for a kernel thread (no user stack). */
+static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct walk_state *st)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+
+	if (!task->mm)
+		return false;
+	/* a whole-word load: the context does not allow the 2-byte one of the cs field */
+	if (*(__u64 *)((char *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs)) & 3) {
+		st->pc = ctx->regs.ip;
+		st->sp = ctx->regs.sp;
+		st->bp = ctx->regs.bp;
+		return true;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	st->pc = BPF_CORE_READ(regs, ip);
+	st->sp = BPF_CORE_READ(regs, sp);
+	st->bp = BPF_CORE_READ(regs, bp);
+	return st->pc != 0;
+}
+
+/* Stores a walked stack under its hash, as store_stack does. The hash, or 0 when the map is
+ * full (counted). */
+static __always_inline __u64 store_walked_stack(void *stacks, struct profile_stack *stack,
+						struct profile_stats *st)
+{
+	__u64 h = stack_hash(stack) ^ stack->flags;
+
+	h = h ? h : 1;
+	if (bpf_map_lookup_elem(stacks, &h))
+		return h;
+	/* -EEXIST: another CPU stored it meanwhile; else the map is full */
+	if (bpf_map_update_elem(stacks, &h, stack, BPF_NOEXIST) && !bpf_map_lookup_elem(stacks, &h)) {
+		__sync_fetch_and_add(&st->user_stack_full, 1);
+		unwind_count(UNWIND_STAT_STACK_MAP_FULL);
+		return 0;
+	}
+	return h;
+}
+
+/* Walks the user stack with the tables and stores it in the generation's stacks map: its
+ * hash, or 0 (no user stack, map full). A process whose tables are not loaded yet falls back
+ * to the kernel's frame-pointer walk. */
+static __always_inline __u64 unwind_user_stack(struct bpf_perf_event_data *ctx, __u32 pid,
+					       void *stacks, struct profile_stats *stats)
+{
+	struct walk_state *st;
+	__u32 zero = 0, kind;
+
+	if (!bpf_map_lookup_elem(&unwind_procs, &pid)) {
+		unwind_count(UNWIND_STAT_NOT_LOADED);
+		return store_stack(ctx, stacks, BPF_F_USER_STACK, stats);
+	}
+	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!st)
+		return 0;
+	if (!user_regs(ctx, st)) {
+		unwind_count(UNWIND_STAT_KERNEL_THREAD);
+		return 0;
+	}
+	st->pid = pid;
+	st->steps = 0;
+	st->end = 0;
+	st->exact = 1;
+	st->stack.n = 0;
+	st->stack.flags = 0;
+	bpf_loop(PROFILE_STACK_DEPTH + 1, unwind_frame, NULL, 0);
+
+	/* no step at all: the leaf's pc was in no mapping */
+	kind = st->steps == STEP_FP			? UNWIND_STAT_FP
+	       : st->steps == (STEP_FP | STEP_TABLE) ? UNWIND_STAT_MIXED
+						      : UNWIND_STAT_TABLES;
+	unwind_count(kind);
+	unwind_count(st->end ? st->end : UNWIND_STAT_END_CLEAN);
+	return store_walked_stack(stacks, &st->stack, stats);
+}
+
+/* User stacks: with unwind_tables, walked here from .eh_frame tables (frame pointers where a
+ * mapping has none); else by the kernel with frame pointers (BPF_F_USER_STACK), which loses
+ * frames in code built without them and skips the caller of GCC's frameless leaves. */
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
@@ -251,7 +612,10 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	note_thread_name(tid);
 	counts = gen & 1 ? (void *)&counts1 : (void *)&counts0;
 	stacks = gen & 1 ? (void *)&stacks1 : (void *)&stacks0;
-	key.user_stack = store_stack(ctx, stacks, BPF_F_USER_STACK, st);
+	if (unwind_tables)
+		key.user_stack = unwind_user_stack(ctx, pid, stacks, st);
+	else
+		key.user_stack = store_stack(ctx, stacks, BPF_F_USER_STACK, st);
 	key.kernel_stack = store_stack(ctx, stacks, 0, st);
 
 	val = bpf_map_lookup_elem(counts, &key);
@@ -275,10 +639,11 @@ int do_sample(struct bpf_perf_event_data *ctx)
 }
 
 /* After an exec the pid's image changed: mark it so its next sample triggers a recapture, and
- * advance its image number so later samples are told from the old image's. A raw
- * tracepoint attaches by name through bpf(2): unlike tp/, it needs no mounted tracefs (a
- * container usually has none), without which a child first sampled between fork and exec
- * would keep its parent's name, symbols and service. */
+ * advance its image number so later samples are told from the old image's; its unwind
+ * mappings go (frame pointers until the new image's tables). A raw tracepoint attaches by
+ * name through bpf(2): unlike tp/, it needs no mounted tracefs (a container usually has
+ * none), without which a child first sampled between fork and exec would keep its parent's
+ * name, symbols and service. */
 SEC("raw_tp/sched_process_exec")
 int handle_exec(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -292,5 +657,6 @@ int handle_exec(struct bpf_raw_tracepoint_args *ctx)
 		seen->state = PROFILE_SEEN_EXECED;
 		seen->image++;
 	}
+	bpf_map_delete_elem(&unwind_procs, &pid);
 	return 0;
 }

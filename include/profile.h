@@ -13,6 +13,8 @@
 #define PROFILE_RINGBUF_BYTES (256 * 1024)
 #define PROFILE_COMM_LEN 16
 
+#define PROFILE_STACK_TRUNCATED 1u /* profile_stack.flags: deeper than the cap */
+
 /* Aggregation key: one per distinct (thread, image, stacks, cgroup). A stack is named by a
  * 64-bit hash of its addresses, the key of its entry in the stacks map; 0 means "no stack"
  * (e.g. no user stack for a kernel thread) or a failed walk (counted in stats). */
@@ -26,11 +28,13 @@ struct profile_key {
 	__u32 pad;
 };
 
-/* Value of the stacks maps: a stack's addresses, leaf first. */
+/* Value of the stacks maps: a stack's addresses, leaf first; ips[n] onwards are not used.
+ * Kernel stacks and frame-pointer user stacks come from bpf_get_stack, table-unwound user
+ * stacks from the .eh_frame unwinder (one more slot: the walk marks truncation there). */
 struct profile_stack {
 	__u32 n;
-	__u32 pad;
-	__u64 ips[PROFILE_STACK_DEPTH];
+	__u32 flags; /* PROFILE_STACK_* */
+	__u64 ips[PROFILE_STACK_DEPTH + 1];
 };
 
 struct profile_value {

@@ -63,3 +63,4 @@ $(BUILD)/bench/bench-symbolizer: bench/bench_symbolizer.c $(BUILD)/libagent.a $(
 	@mkdir -p $(@D)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ $(AGENT_LIBS) -o $@
+$(BUILD)/tests/test-cfi-compile: | $(FIXTURES)

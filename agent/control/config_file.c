@@ -24,6 +24,7 @@ int agent_file_config__defaults(struct agent_file_config *c)
 	c->spool_max_bytes = 64 << 20;
 	c->shutdown_timeout_s = 10;
 	c->upload_backoff_max_s = 60;
+	c->unwind_memory_mb = 24;
 	if (!c->kubelet_token_file || !c->kubelet_ca_file) {
 		agent_file_config__clear(c);
 		return -ENOMEM;
@@ -156,6 +157,19 @@ static int parse_fallback(json_t *v, struct agent_file_config *c, char *err, siz
 	return 0;
 }
 
+static int parse_unwind(json_t *v, struct agent_file_config *c, char *err, size_t err_len)
+{
+	const char *s = json_string_value(v);
+
+	if (s && strcmp(s, "auto") == 0)
+		c->unwind_frame_pointers = false;
+	else if (s && strcmp(s, "fp") == 0)
+		c->unwind_frame_pointers = true;
+	else
+		return err_invalid(err, err_len, "key \"unwind\": expected \"auto\" or \"fp\"");
+	return 0;
+}
+
 static int parse_key(const char *key, json_t *v, struct agent_file_config *c, char *err,
 		     size_t err_len)
 {
@@ -168,6 +182,8 @@ static int parse_key(const char *key, json_t *v, struct agent_file_config *c, ch
 		return parse_deployments(v, c, err, err_len);
 	if (strcmp(key, "fallback") == 0)
 		return parse_fallback(v, c, err, err_len);
+	if (strcmp(key, "unwind") == 0)
+		return parse_unwind(v, c, err, err_len);
 	if (strcmp(key, "kubelet_url") == 0)
 		return set_string(v, key, &c->kubelet_url, err, err_len);
 	if (strcmp(key, "kubelet_token_file") == 0)
@@ -198,6 +214,9 @@ static int parse_key(const char *key, json_t *v, struct agent_file_config *c, ch
 	} else if (strcmp(key, "upload_backoff_max_s") == 0) {
 		ret = set_size(v, key, 1, 3600, &n, err, err_len);
 		c->upload_backoff_max_s = n;
+	} else if (strcmp(key, "unwind_memory_mb") == 0) {
+		ret = set_size(v, key, 1, 4096, &n, err, err_len);
+		c->unwind_memory_mb = n;
 	} else if (strcmp(key, "shutdown_timeout_s") == 0) {
 		ret = set_size(v, key, 1, 300, &n, err, err_len);
 		c->shutdown_timeout_s = n;

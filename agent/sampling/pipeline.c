@@ -14,18 +14,25 @@
 #include "sampler.h"
 #include "symbolizer.h"
 #include "u64map.h"
+#include "unwind/unwind_tables.h"
 
 /* Frames per sample: a kernel stack plus a user stack. */
-#define MAX_FRAMES (2 * PROFILE_STACK_DEPTH)
+#define MAX_FRAMES (2 * PROFILE_STACK_DEPTH + 1) /* + a [truncated] marker */
 /* A pid's cgroup path is re-read after this long (cgroup v1: BPF does not see a move); on
  * cgroup v2 a new cgroup id in the samples triggers it at once, and so does an exec. */
 #define CGROUP_RECHECK_MS 60000
 #define MAX_CGROUP_PIDS 16384
+#define UNWIND_CAPTURE_BUDGET_MS 50 /* table building per poll, the rest on the next */
 
 struct pipeline {
 	struct sampler *sampler;
 	struct symbolizer *sym;
 	struct cgroup_pids *cgroups; /* NULL unless opts.capture_cgroups */
+	struct unwind_tables *unwind; /* NULL with --unwind=fp */
+	pid_t *unwind_pending; /* first-sight pids whose tables are not captured yet */
+	size_t n_unwind_pending, unwind_pending_cap;
+	uint64_t last_unwind[UNWIND_STAT__COUNT];
+	struct unwind_tables_stats last_tables;
 	struct pipeline_options opts;
 	int frequency_hz;
 	int64_t window_start_ns;
@@ -67,6 +74,43 @@ static int64_t realtime_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Table builds take milliseconds (a big binary, more): they run after the symboliser has
+ * captured every process of the batch, so a short-lived one is not missed meanwhile. */
+static void queue_unwind_capture(struct pipeline *p, pid_t pid)
+{
+	if (p->n_unwind_pending == p->unwind_pending_cap) {
+		size_t cap = p->unwind_pending_cap ? 2 * p->unwind_pending_cap : 64;
+		pid_t *tmp = realloc(p->unwind_pending, cap * sizeof(*tmp));
+
+		if (!tmp)
+			return; /* its samples keep the frame-pointer walk (counted) */
+		p->unwind_pending = tmp;
+		p->unwind_pending_cap = cap;
+	}
+	p->unwind_pending[p->n_unwind_pending++] = pid;
+}
+
+static int64_t monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Captures queued processes' tables for up to budget_ms, oldest first. */
+static void capture_unwind_pending(struct pipeline *p, int budget_ms)
+{
+	int64_t end = monotonic_ms() + budget_ms;
+	size_t done = 0;
+
+	while (done < p->n_unwind_pending && monotonic_ms() < end)
+		unwind_tables__capture_process(p->unwind, p->unwind_pending[done++]);
+	memmove(p->unwind_pending, p->unwind_pending + done,
+		(p->n_unwind_pending - done) * sizeof(*p->unwind_pending));
+	p->n_unwind_pending -= done;
+}
+
 static void on_event(const struct profile_event *e, void *ctx)
 {
 	struct pipeline *p = ctx;
@@ -77,12 +121,68 @@ static void on_event(const struct profile_event *e, void *ctx)
 	/* The new image is captured beside the old one, which still names the samples it took
 	 * before the exec. -ESRCH: it already exited; its frames will be [unknown], counted. */
 	symbolizer__capture_image(p->sym, e->pid, e->image);
+	if (p->unwind) /* after an exec, BPF dropped the old mapping table already */
+		queue_unwind_capture(p, e->pid);
 	/* Now, from the same event: the process may be gone by the time its samples are tagged
 	 * (an exec re-reads it: runtimes move a process into its cgroup before exec). */
 	if (p->cgroups && stale)
 		cgroup_pids__capture(p->cgroups, e->pid, e->cgroup_id);
 	else if (p->cgroups) /* known and current already (LRU-evicted from seen_pids): no read */
 		cgroup_pids__get(p->cgroups, e->pid, e->cgroup_id, CGROUP_RECHECK_MS);
+}
+
+/* --- the unwind tables' sink: the sampler's maps ------------------------------------------ */
+
+static int sink_write_rows(void *ctx, uint32_t first, const struct unwind_row *rows, size_t n)
+{
+	return sampler__unwind_write_rows(ctx, first, rows, n);
+}
+
+static int sink_set_table(void *ctx, const struct unwind_table_info *info)
+{
+	return sampler__unwind_set_table(ctx, info);
+}
+
+static int sink_set_process(void *ctx, pid_t pid, const struct unwind_process *proc)
+{
+	return sampler__unwind_set_process(ctx, pid, proc);
+}
+
+static void sink_forget_process(void *ctx, pid_t pid)
+{
+	sampler__unwind_forget_process(ctx, pid);
+}
+
+static void sink_sync(void *ctx)
+{
+	sampler__sync(ctx);
+}
+
+static int open_unwind_tables(struct pipeline *p)
+{
+	struct unwind_sink sink = {
+		.write_rows = sink_write_rows,
+		.set_table = sink_set_table,
+		.set_process = sink_set_process,
+		.forget_process = sink_forget_process,
+		.sync = sink_sync,
+		.ctx = p->sampler,
+	};
+
+	sink.capacity = sampler__unwind_rows_capacity(p->sampler);
+	p->unwind = unwind_tables__new(&sink, "/proc");
+	return p->unwind ? 0 : -errno;
+}
+
+int pipeline_unwind_parse(const char *text, enum pipeline_unwind *ret)
+{
+	if (!strcmp(text, "auto"))
+		*ret = PIPELINE_UNWIND_AUTO;
+	else if (!strcmp(text, "fp"))
+		*ret = PIPELINE_UNWIND_FP;
+	else
+		return -EINVAL;
+	return 0;
 }
 
 struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, size_t err_len)
@@ -93,6 +193,8 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 	};
 	struct sampler_options sampler_opts = {
 		.pid = opts->pid,
+		.unwind_tables = opts->unwind == PIPELINE_UNWIND_AUTO,
+		.unwind_max_rows = opts->unwind_memory_bytes / sizeof(struct unwind_row),
 		.on_event = on_event,
 	};
 	struct pipeline *p;
@@ -120,6 +222,10 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 	p->sampler = sampler__open(&sampler_opts, err, err_len);
 	if (!p->sampler)
 		goto fail;
+	if (sampler_opts.unwind_tables && open_unwind_tables(p)) {
+		snprintf(err, err_len, "creating the unwind tables failed: %s", strerror(errno));
+		goto fail;
+	}
 	return p;
 fail:
 	{
@@ -135,6 +241,7 @@ void pipeline__close(struct pipeline *p)
 {
 	if (!p)
 		return;
+	unwind_tables__free(p->unwind);
 	sampler__free(p->sampler);
 	symbolizer__free(p->sym);
 	cgroup_pids__free(p->cgroups);
@@ -144,6 +251,7 @@ void pipeline__close(struct pipeline *p)
 	free(p->frames);
 	free(p->names);
 	free(p->excluded_cgroups);
+	free(p->unwind_pending);
 	free(p);
 }
 
@@ -157,6 +265,10 @@ int pipeline__start(struct pipeline *p, int frequency_hz, char *err, size_t err_
 		frequency_hz = SAMPLE_RATE_MAX_HZ;
 	if (!p->frequency_hz) /* first start: a one-time ~150 ms, not inside a window */
 		symbolizer__preload_kernel(p->sym);
+	/* One process: its tables before the first sample, so none is walked by frame pointers
+	 * while they build. (Every process: each at its first sample, counted meanwhile.) */
+	if (!p->frequency_hz && p->unwind && p->opts.pid)
+		unwind_tables__capture_process(p->unwind, p->opts.pid);
 	ret = sampler__attach(p->sampler, frequency_hz, err, err_len);
 	if (ret)
 		return ret;
@@ -189,7 +301,11 @@ int pipeline__frequency(const struct pipeline *p)
 
 int pipeline__poll(struct pipeline *p, int timeout_ms)
 {
-	return sampler__poll(p->sampler, timeout_ms);
+	int ret = sampler__poll(p->sampler, timeout_ms);
+
+	if (p->unwind)
+		capture_unwind_pending(p, UNWIND_CAPTURE_BUDGET_MS);
+	return ret;
 }
 
 static bool cgroup_excluded(const struct pipeline *p, uint64_t id)
@@ -269,7 +385,7 @@ static int reserve_frames(struct pipeline *p, size_t n)
  * entries with the same stack get the memo. Stack entries after the first are return
  * addresses; ip - 1 keeps a call that ends a function inside its caller. */
 static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 stack,
-			const __u64 *ips, size_t n, uint64_t *ret_ref)
+			const __u64 *ips, size_t n, bool truncated, uint64_t *ret_ref)
 {
 	struct pipeline *p = c->p;
 	uint64_t key = stack_key(pid ? (uint64_t)pid : KERNEL_STACK_PID, image, stack);
@@ -279,7 +395,7 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 
 	if (u64map__get(&p->stacks, key, ret_ref))
 		return 0;
-	ret = reserve_frames(p, n);
+	ret = reserve_frames(p, n + truncated);
 	for (size_t i = 0; !ret && i < n; i++) {
 		if (pid)
 			symbolizer__resolve_user_image(p->sym, pid, image, ips[i] - (i ? 1 : 0),
@@ -288,6 +404,11 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 			symbolizer__resolve_kernel(p->sym, ips[i] - (i ? 1 : 0), &f);
 		unknown += !f.known;
 		ret = add_frame(c->w, &f, &p->frames[p->n_frames + i]);
+	}
+	if (!ret && truncated) { /* deeper than the cap: said so at the root, never cut silently */
+		snprintf(f.function, sizeof(f.function), "[truncated]");
+		f.module[0] = f.build_id[0] = '\0';
+		ret = add_frame(c->w, &f, &p->frames[p->n_frames + n++]);
 	}
 	if (ret)
 		return ret;
@@ -317,10 +438,10 @@ static int symbolise(struct collect_ctx *c, const struct sampler_entry *e,
 
 	if (e->n_kernel)
 		ret = stack_frames(c, 0, 0, e->key->kernel_stack, e->kernel_ips, e->n_kernel,
-				   &kref);
+				   false, &kref);
 	if (!ret && e->n_user)
 		ret = stack_frames(c, e->key->pid, e->key->image, e->key->user_stack, e->user_ips,
-				   e->n_user, &uref);
+				   e->n_user, e->user_truncated, &uref);
 	if (ret)
 		return ret;
 	n += copy_frames(c, kref, frames + n);
@@ -457,10 +578,14 @@ static void finish_processes(struct collect_ctx *c)
 			continue;
 		distinct++;
 		if (kill(c->pids[i], 0) && errno == ESRCH) {
+			if (c->p->unwind)
+				unwind_tables__forget_process(c->p->unwind, c->pids[i]);
 			symbolizer__forget_process(c->p->sym, c->pids[i]);
 			sampler__forget_pid(c->p->sampler, c->pids[i]);
 			if (c->p->cgroups)
 				cgroup_pids__forget(c->p->cgroups, c->pids[i]);
+		} else if (c->p->unwind) {
+			unwind_tables__touch_process(c->p->unwind, c->pids[i]);
 		}
 	}
 	c->w->stats.processes = distinct;
@@ -490,6 +615,49 @@ static void add_kernel_stats(struct pipeline *p, struct window_stats *ws)
 	}
 }
 
+/* Unwinder counters since the previous collect, and the tables' levels now. */
+static void add_unwind_stats(struct pipeline *p, struct window_unwind *u)
+{
+	static const struct {
+		enum unwind_stat from;
+		enum window_unwind_end to;
+	} ends[] = {
+		{ UNWIND_STAT_END_NO_MAPPING, WINDOW_UNWIND_END_NO_MAPPING },
+		{ UNWIND_STAT_END_CANNOT, WINDOW_UNWIND_END_CANNOT },
+		{ UNWIND_STAT_END_BAD_CFA, WINDOW_UNWIND_END_BAD_CFA },
+		{ UNWIND_STAT_END_READ, WINDOW_UNWIND_END_READ },
+		{ UNWIND_STAT_END_NO_ROW, WINDOW_UNWIND_END_NO_ROW },
+		{ UNWIND_STAT_STACK_MAP_FULL, WINDOW_UNWIND_END_MAP_FULL },
+	};
+	uint64_t now[UNWIND_STAT__COUNT], d[UNWIND_STAT__COUNT];
+	struct unwind_tables_stats ts;
+
+	u->load_ms = sampler__load_ns(p->sampler) / 1000000;
+	if (!p->unwind || sampler__unwind_stats(p->sampler, now))
+		return;
+	for (int i = 0; i < UNWIND_STAT__COUNT; i++)
+		d[i] = now[i] - p->last_unwind[i];
+	memcpy(p->last_unwind, now, sizeof(now));
+	u->by_tables = d[UNWIND_STAT_TABLES];
+	u->by_fp = d[UNWIND_STAT_FP];
+	u->mixed = d[UNWIND_STAT_MIXED];
+	u->not_loaded = d[UNWIND_STAT_NOT_LOADED];
+	u->end_clean = d[UNWIND_STAT_END_CLEAN];
+	u->end_fp_chain = d[UNWIND_STAT_END_FP_CHAIN];
+	u->truncated = d[UNWIND_STAT_TRUNCATED];
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+		u->end_early[ends[i].to] = d[ends[i].from];
+	unwind_tables__stats(p->unwind, &ts);
+	u->tables_built = ts.tables_built - p->last_tables.tables_built;
+	u->build_ns = ts.build_ns - p->last_tables.build_ns;
+	p->last_tables = ts;
+	u->tables_loaded = ts.tables_loaded;
+	u->rows_loaded = ts.rows_loaded;
+	u->rows_bytes = ts.rows_loaded * sizeof(struct unwind_row);
+	u->rows_capacity = ts.rows_capacity;
+	u->map_bytes = sampler__unwind_rows_bytes(p->sampler);
+}
+
 int pipeline__collect(struct pipeline *p, struct window **ret)
 {
 	struct collect_ctx c = { .p = p };
@@ -516,6 +684,7 @@ int pipeline__collect(struct pipeline *p, struct window **ret)
 	add_kernel_stats(p, &c.w->stats);
 	finish_processes(&c);
 	symbolizer__end_window(p->sym);
+	add_unwind_stats(p, &c.w->stats.unwind);
 	free(c.pids);
 	if (err) {
 		window__free(c.w);

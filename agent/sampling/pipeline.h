@@ -16,8 +16,16 @@
 #define SAMPLE_RATE_MAX_HZ 200
 #define SAMPLE_RATE_DEFAULT_HZ 99
 
+/* How user stacks are walked. */
+enum pipeline_unwind {
+	PIPELINE_UNWIND_FP = 0,	  /* frame pointers (the kernel's walk) */
+	PIPELINE_UNWIND_AUTO = 1, /* .eh_frame tables, frame pointers where a mapping has none */
+};
+
 struct pipeline_options {
 	pid_t pid;	     /* 0 = every process */
+	enum pipeline_unwind unwind;
+	uint64_t unwind_memory_bytes; /* cap of the unwind rows map; 0 = default (24 MiB) */
 	size_t max_binaries; /* symboliser caches; 0 = defaults */
 	size_t max_processes;
 	bool capture_cgroups; /* fill window_sample.cgroup (captured at first sight) */
@@ -52,6 +60,9 @@ int pipeline__collect(struct pipeline *p, struct window **ret);
 
 /* The symboliser's cache counters (captured, dropped after exit, evicted, held). */
 void pipeline__symbolizer_stats(const struct pipeline *p, struct symbolizer_stats *ret);
+
+/* Parses "auto" / "fp". 0 or -EINVAL. */
+int pipeline_unwind_parse(const char *text, enum pipeline_unwind *ret);
 
 /* Per-service switch in the kernel: samples whose cgroup v2 id is listed are not recorded.
  * Ineffective on cgroup v1 (ids are 0 there); callers filter again in user space. */

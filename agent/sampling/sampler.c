@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -29,6 +30,11 @@
 struct stack_slot {
 	__u64 hash;
 	__u32 off, n;
+	__u32 flags; /* PROFILE_STACK_* */
+};
+
+struct unwind_row_pair { /* as in the BPF object: an array element holds two rows */
+	struct unwind_row rows[2];
 };
 
 struct sampler {
@@ -55,6 +61,10 @@ struct sampler {
 	__u64 *ips; /* pool of the stacks read */
 	size_t n_ips, ips_cap;
 	unsigned int drains;
+
+	/* unwind tables */
+	size_t rows_cap, rows_map_bytes; /* 0 when off */
+	uint64_t load_ns;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -116,6 +126,44 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* Tables on: rows map sized from the options. Off: the unwinder's maps shrink to nothing. */
+static int size_unwind_maps(struct sampler *s)
+{
+	struct profile_bpf *skel = s->skel;
+	__u32 rows = s->opts.unwind_max_rows ? s->opts.unwind_max_rows : UNWIND_DEFAULT_ROWS;
+	int ret = 0;
+
+	skel->rodata->unwind_tables = s->opts.unwind_tables;
+	if (s->opts.unwind_tables)
+		return bpf_map__set_max_entries(skel->maps.unwind_rows, (rows + 1) / 2);
+	ret |= bpf_map__set_max_entries(skel->maps.unwind_rows, 1);
+	ret |= bpf_map__set_max_entries(skel->maps.unwind_procs, 1);
+	ret |= bpf_map__set_max_entries(skel->maps.unwind_tables_info, 1);
+	return ret ? -EINVAL : 0;
+}
+
+static int load_timed(struct sampler *s)
+{
+	struct timespec a, b;
+	int ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ret = profile_bpf__load(s->skel);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	s->load_ns = (b.tv_sec - a.tv_sec) * 1000000000ULL + b.tv_nsec - a.tv_nsec;
+	return ret;
+}
+
+static void size_unwind_rows(struct sampler *s)
+{
+	const struct bpf_map *map = s->skel->maps.unwind_rows;
+
+	if (!s->opts.unwind_tables)
+		return;
+	s->rows_cap = (size_t)bpf_map__max_entries(map) * 2;
+	s->rows_map_bytes = (size_t)bpf_map__max_entries(map) * sizeof(struct unwind_row_pair);
+}
+
 struct sampler *sampler__open(const struct sampler_options *opts, char *err, size_t err_len)
 {
 	struct sampler *s;
@@ -148,11 +196,14 @@ struct sampler *sampler__open(const struct sampler_options *opts, char *err, siz
 		goto fail;
 	}
 	s->skel->rodata->targ_pid = opts->pid;
-	ret = profile_bpf__load(s->skel);
+	ret = size_unwind_maps(s);
+	if (!ret)
+		ret = load_timed(s);
 	if (ret) {
 		describe_load_error(ret, err, err_len);
 		goto fail;
 	}
+	size_unwind_rows(s);
 	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
 	if (!s->events) {
 		ret = -errno;
@@ -498,6 +549,7 @@ static __u32 stack_slot(struct sampler *s, int stacks_fd, __u64 hash)
 	slot->hash = hash;
 	slot->off = s->n_ips;
 	slot->n = stack->n;
+	slot->flags = stack->flags;
 	s->n_ips += stack->n;
 	return s->n_slots;
 }
@@ -541,11 +593,13 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 	stacks_fd = bpf_map__fd(old ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
 	ret = take_counts(s, counts_fd, &n);
 	for (size_t i = 0; !ret && i < n; i++) {
-		__u32 user = stack_slot(s, stacks_fd, s->keys[i].user_stack);
-		__u32 kernel = stack_slot(s, stacks_fd, s->keys[i].kernel_stack);
+		const struct profile_key *k = &s->keys[i];
+		__u32 user = stack_slot(s, stacks_fd, k->user_stack);
+		__u32 kernel = stack_slot(s, stacks_fd, k->kernel_stack);
 
-		e.key = &s->keys[i];
+		e.key = k;
 		e.value = &s->values[i];
+		e.user_truncated = user && (s->slots[user - 1].flags & PROFILE_STACK_TRUNCATED);
 		e.n_user = slot_ips(s, user, &e.user_ips);
 		e.n_kernel = slot_ips(s, kernel, &e.kernel_ips);
 		ret = fn(&e, ctx);
@@ -645,4 +699,115 @@ int sampler__set_excluded_cgroups(struct sampler *s, const uint64_t *ids, size_t
 	}
 	s->skel->bss->excluded_cgroups_count = n;
 	return 0;
+}
+
+size_t sampler__unwind_rows_capacity(const struct sampler *s)
+{
+	return s->rows_cap;
+}
+
+/* The kernel copies the rows (batch updates): no user-space copy of the map is kept. */
+int sampler__unwind_write_rows(struct sampler *s, uint32_t first_row,
+			       const struct unwind_row *rows, size_t n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	int fd = bpf_map__fd(s->skel->maps.unwind_rows);
+	struct unwind_row_pair *pairs = NULL;
+	__u32 keys[1024];
+	size_t done = 0;
+
+	if (!s->rows_cap || first_row % 2 || first_row + n > s->rows_cap)
+		return -EINVAL;
+	while (done < n) {
+		size_t rows_now = n - done > 2 * 1024 ? 2 * 1024 : n - done;
+		__u32 count = (rows_now + 1) / 2;
+		const void *values = rows + done;
+
+		if (rows_now % 2) { /* the last pair, half empty */
+			pairs = calloc(count, sizeof(*pairs));
+			if (!pairs)
+				return -ENOMEM;
+			memcpy(pairs, rows + done, rows_now * sizeof(*rows));
+			values = pairs;
+		}
+		for (__u32 i = 0; i < count; i++)
+			keys[i] = (first_row + done) / 2 + i;
+		if (bpf_map_update_batch(fd, keys, values, &count, &opts)) {
+			int ret = -errno;
+
+			free(pairs);
+			return ret;
+		}
+		free(pairs);
+		pairs = NULL;
+		done += rows_now;
+	}
+	return 0;
+}
+
+int sampler__unwind_set_table(struct sampler *s, const struct unwind_table_info *info)
+{
+	__u32 slot = info->id % UNWIND_MAX_TABLES;
+
+	if (!s->rows_cap)
+		return -ENOTSUP;
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_tables_info), &slot, info,
+				BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int sampler__unwind_set_process(struct sampler *s, pid_t pid, const struct unwind_process *proc)
+{
+	__u32 key = pid;
+
+	if (!s->rows_cap)
+		return -ENOTSUP;
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_procs), &key, proc, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void sampler__unwind_forget_process(struct sampler *s, pid_t pid)
+{
+	__u32 key = pid;
+
+	if (s->rows_cap)
+		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.unwind_procs), &key);
+}
+
+int sampler__unwind_stats(struct sampler *s, uint64_t *ret)
+{
+	struct unwind_counters {
+		__u64 c[UNWIND_STAT__COUNT];
+	} *percpu;
+	__u32 zero = 0;
+	int err = 0;
+
+	memset(ret, 0, UNWIND_STAT__COUNT * sizeof(*ret));
+	percpu = calloc(s->n_possible_cpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.unwind_stats), &zero, percpu))
+		err = -errno;
+	for (int cpu = 0; !err && cpu < s->n_possible_cpus; cpu++)
+		for (int i = 0; i < UNWIND_STAT__COUNT; i++)
+			ret[i] += percpu[cpu].c[i];
+	free(percpu);
+	return err;
+}
+
+void sampler__sync(struct sampler *s)
+{
+	wait_for_inflight_runs();
+}
+
+uint64_t sampler__load_ns(const struct sampler *s)
+{
+	return s->load_ns;
+}
+
+uint64_t sampler__unwind_rows_bytes(const struct sampler *s)
+{
+	return s->rows_map_bytes;
 }

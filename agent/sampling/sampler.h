@@ -11,12 +11,15 @@
 #include <sys/types.h>
 
 #include "profile.h"
+#include "unwind.h"
 
 /* Called from sampler__poll() for each first-sight / exec event. */
 typedef void (*sampler_event_fn)(const struct profile_event *e, void *ctx);
 
 struct sampler_options {
 	pid_t pid; /* 0 = every process; filtered in the kernel */
+	bool unwind_tables;	  /* user stacks from .eh_frame tables (else frame pointers) */
+	uint32_t unwind_max_rows; /* capacity of the rows map; 0 = UNWIND_DEFAULT_ROWS */
 	sampler_event_fn on_event;
 	void *ctx;
 };
@@ -26,6 +29,7 @@ struct sampler_options {
 struct sampler_entry {
 	const struct profile_key *key;
 	const struct profile_value *value;
+	bool user_truncated; /* the walk stopped at the depth cap: more frames were below */
 	const __u64 *user_ips;
 	size_t n_user;
 	const __u64 *kernel_ips;
@@ -73,5 +77,27 @@ void sampler__forget_pid(struct sampler *s, pid_t pid);
 
 /* Replaces the set of excluded cgroup ids. 0 or -errno. */
 int sampler__set_excluded_cgroups(struct sampler *s, const uint64_t *ids, size_t n);
+
+/* --- unwind tables (--unwind=auto) ------------------------------------------------------ */
+
+/* Rows the rows map holds (0 when the tables are off). */
+size_t sampler__unwind_rows_capacity(const struct sampler *s);
+/* Writes rows [first_row, first_row + n) (first_row even: two rows an element); publish the
+ * table with sampler__unwind_set_table() afterwards. 0 or -errno. */
+int sampler__unwind_write_rows(struct sampler *s, uint32_t first_row,
+			       const struct unwind_row *rows, size_t n);
+/* Table slot id % UNWIND_MAX_TABLES; n_rows 0 unpublishes it. 0 or -errno. */
+int sampler__unwind_set_table(struct sampler *s, const struct unwind_table_info *info);
+int sampler__unwind_set_process(struct sampler *s, pid_t pid, const struct unwind_process *proc);
+void sampler__unwind_forget_process(struct sampler *s, pid_t pid);
+/* Per-CPU unwinder counters summed (UNWIND_STAT__COUNT of them); cumulative since open. */
+int sampler__unwind_stats(struct sampler *s, uint64_t *ret);
+/* Waits until no program run that started before now is still in flight (rows of an
+ * unpublished table may be reused afterwards). */
+void sampler__sync(struct sampler *s);
+/* How long loading (verifying) the BPF object took, and the kernel memory of the unwind maps
+ * (rows, table slots, process mapping tables as allocated now is not known: capacity). */
+uint64_t sampler__load_ns(const struct sampler *s);
+uint64_t sampler__unwind_rows_bytes(const struct sampler *s);
 
 #endif

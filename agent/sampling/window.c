@@ -167,6 +167,28 @@ int window__add_sample(struct window *w, const struct window_sample *s)
 	return 0;
 }
 
+static void add_unwind_stats(struct window_unwind *dst, const struct window_unwind *src)
+{
+	dst->by_tables += src->by_tables;
+	dst->by_fp += src->by_fp;
+	dst->mixed += src->mixed;
+	dst->not_loaded += src->not_loaded;
+	dst->end_clean += src->end_clean;
+	dst->end_fp_chain += src->end_fp_chain;
+	for (int i = 0; i < WINDOW_UNWIND_END__COUNT; i++)
+		dst->end_early[i] += src->end_early[i];
+	dst->truncated += src->truncated;
+	dst->tables_built += src->tables_built;
+	dst->build_ns += src->build_ns;
+	/* levels: the later window's */
+	dst->tables_loaded = src->tables_loaded;
+	dst->rows_loaded = src->rows_loaded;
+	dst->rows_bytes = src->rows_bytes;
+	dst->rows_capacity = src->rows_capacity;
+	dst->map_bytes = src->map_bytes;
+	dst->load_ms = src->load_ms;
+}
+
 static void add_stats(struct window_stats *dst, const struct window_stats *src)
 {
 	dst->samples += src->samples;
@@ -179,6 +201,7 @@ static void add_stats(struct window_stats *dst, const struct window_stats *src)
 	dst->processes += src->processes; /* an upper bound once windows are merged */
 	dst->bpf_run_ns += src->bpf_run_ns;
 	dst->bpf_run_cnt += src->bpf_run_cnt;
+	add_unwind_stats(&dst->unwind, &src->unwind);
 }
 
 int window__append(struct window *dst, const struct window *src)

@@ -28,6 +28,31 @@ struct window_sample {
 	uint64_t cpu_ns;    /* summed actual sample periods */
 };
 
+/* Why a table walk of a user stack ended before a stop frame. */
+enum window_unwind_end {
+	WINDOW_UNWIND_END_NO_MAPPING, /* pc in no executable mapping */
+	WINDOW_UNWIND_END_CANNOT,     /* a rule the unwinder does not understand */
+	WINDOW_UNWIND_END_BAD_CFA,    /* sanity check: CFA not above sp or misaligned */
+	WINDOW_UNWIND_END_READ,	      /* stack memory unreadable */
+	WINDOW_UNWIND_END_NO_ROW,     /* pc outside its table */
+	WINDOW_UNWIND_END_MAP_FULL,   /* the user-stack map refused the stack */
+	WINDOW_UNWIND_END__COUNT,
+};
+
+/* The .eh_frame unwinder over the window (all zero with --unwind=fp). */
+struct window_unwind {
+	uint64_t by_tables, by_fp, mixed; /* samples whose user stack took these steps */
+	uint64_t not_loaded;		  /* process tables not loaded yet: kernel FP walk */
+	uint64_t end_clean;		  /* stacks that reached an undefined return address */
+	uint64_t end_fp_chain;		  /* frame-pointer chain ended (rbp or ra 0) */
+	uint64_t end_early[WINDOW_UNWIND_END__COUNT];
+	uint64_t truncated; /* deeper than the cap: a [truncated] root frame */
+	uint64_t tables_built, build_ns; /* over the window */
+	/* at the end of the window */
+	uint64_t tables_loaded, rows_loaded, rows_bytes, rows_capacity, map_bytes;
+	uint64_t load_ms; /* BPF object load (verifier) time */
+};
+
 /* What the window could not see, and what it cost to look. */
 struct window_stats {
 	uint64_t samples;	  /* profile samples (idle excluded) */
@@ -40,6 +65,7 @@ struct window_stats {
 	uint64_t processes;	  /* distinct pids in the window */
 	uint64_t bpf_run_ns;	  /* BPF program run time over the window (0 if stats are off) */
 	uint64_t bpf_run_cnt;
+	struct window_unwind unwind;
 };
 
 struct window {

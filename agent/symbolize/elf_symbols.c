@@ -408,6 +408,12 @@ const char *elf_symbols__lookup(const struct elf_symbols *es, uint64_t vaddr)
 	return es->names + es->syms[lo - 1].name_off;
 }
 
+void elf_symbols__copy_segments(struct elf_symbols *dst, const struct elf_symbols *src)
+{
+	memcpy(dst->segs, src->segs, sizeof(dst->segs));
+	dst->nsegs = src->nsegs;
+}
+
 const char *elf_symbols__build_id(const struct elf_symbols *es)
 {
 	return es->build_id;

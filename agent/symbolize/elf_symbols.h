@@ -34,6 +34,10 @@ int elf_symbols__offset_to_vaddr(const struct elf_symbols *es, uint64_t file_off
  * [addr, addr + size); a size-0 symbol covers up to the next symbol within its section. */
 const char *elf_symbols__lookup(const struct elf_symbols *es, uint64_t vaddr);
 
+/* dst translates file offsets like src: a separate debug file's PT_LOADs have no file
+ * contents (p_filesz 0), the binary's describe its mappings. */
+void elf_symbols__copy_segments(struct elf_symbols *dst, const struct elf_symbols *src);
+
 const char *elf_symbols__build_id(const struct elf_symbols *es); /* "" when none */
 size_t elf_symbols__count(const struct elf_symbols *es);
 size_t elf_symbols__memory(const struct elf_symbols *es);   /* bytes held */

@@ -223,7 +223,9 @@ static const struct elf_symbols *binary_symbols(struct symbolizer *s, struct bin
 	if (!es)
 		return NULL;
 	if (elf_symbols__from_dynsym(es) && (debug = load_debug_file(bin))) {
-		/* Same layout: a debug file keeps the program headers of its binary. */
+		/* Same addresses, but the debug file's segments have no file contents: the
+		 * binary's translate the mappings' offsets. */
+		elf_symbols__copy_segments(debug, es);
 		elf_symbols__free(es);
 		es = debug;
 	}

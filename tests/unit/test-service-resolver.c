@@ -256,6 +256,23 @@ TEST(config_file_rejects_bad_keys_naming_them)
 	CHECK(rejected_naming("{\"rules\": [{\"cgroup\": 1}]}", "rules[0]"));
 	CHECK(rejected_naming("{\"queue_max_profiles\": 0}", "queue_max_profiles"));
 	CHECK(rejected_naming("{\"kubelet_insecure\": \"yes\"}", "kubelet_insecure"));
+	CHECK(rejected_naming("{\"unwind\": \"dwarf\"}", "unwind"));
+	CHECK(rejected_naming("{\"unwind_memory_mb\": 0}", "unwind_memory_mb"));
+}
+
+TEST(config_file_unwind_defaults_to_tables_and_takes_fp)
+{
+	static const char json[] = "{\"unwind\": \"fp\", \"unwind_memory_mb\": 64}";
+	struct agent_file_config cfg;
+	char err[256] = "";
+
+	CHECK(agent_file_config__defaults(&cfg) == 0);
+	CHECK(!cfg.unwind_frame_pointers);
+	CHECK_EQ_INT(cfg.unwind_memory_mb, 24);
+	CHECK(agent_file_config__parse(json, strlen(json), &cfg, err, sizeof(err)) == 0);
+	CHECK(cfg.unwind_frame_pointers);
+	CHECK_EQ_INT(cfg.unwind_memory_mb, 64);
+	agent_file_config__clear(&cfg);
 }
 
 TEST_MAIN("service_resolver", T(systemd_unit), T(k8s_cgroupfs_driver),
@@ -264,4 +281,5 @@ TEST_MAIN("service_resolver", T(systemd_unit), T(k8s_cgroupfs_driver),
 	  T(unknown_pod_falls_back_and_asks_for_a_refresh), T(rules_win_over_everything),
 	  T(docker_service_is_the_short_container_id),
 	  T(fallbacks_process_cgroup_fixed_and_deployment_override),
-	  T(config_file_rejects_bad_keys_naming_them))
+	  T(config_file_rejects_bad_keys_naming_them),
+	  T(config_file_unwind_defaults_to_tables_and_takes_fp))

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unwind tables for the BPF unwinder: per process, its executable mappings; per binary (by
+ * build-id, else dev+inode+size+mtime) one compiled table, loaded once into the rows map,
+ * evicted least-recently-sampled first when the map is full. Talks to BPF through a sink. */
+#ifndef ROOTTRACE_UNWIND_TABLES_H
+#define ROOTTRACE_UNWIND_TABLES_H
+
+#include <linux/types.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "unwind.h"
+
+/* Where tables go (the sampler's maps in the agent, plain memory in tests). */
+struct unwind_sink {
+	size_t capacity; /* rows */
+	/* rows [first, first + n), first even */
+	int (*write_rows)(void *ctx, uint32_t first, const struct unwind_row *rows, size_t n);
+	int (*set_table)(void *ctx, const struct unwind_table_info *info);
+	int (*set_process)(void *ctx, pid_t pid, const struct unwind_process *proc);
+	void (*forget_process)(void *ctx, pid_t pid);
+	void (*sync)(void *ctx); /* no reader of unpublished rows is still running afterwards */
+	void *ctx;
+};
+
+struct unwind_tables_stats {
+	uint64_t tables_built;	 /* compiled since start (an evicted table rebuilt counts again) */
+	uint64_t build_ns;	 /* total compile time */
+	uint64_t build_max_ns;	 /* slowest single table */
+	uint64_t no_table;	 /* binaries without CFI (frame pointers for them) */
+	uint64_t build_failed;	 /* unreadable, corrupt or too big */
+	uint64_t load_failed;	 /* did not fit the rows map (retried with a backoff) */
+	uint64_t tables_evicted; /* unloaded to make room (rows map full) */
+	uint64_t tables_loaded;	 /* in the rows map now */
+	uint64_t rows_loaded;	 /* rows in the rows map now */
+	uint64_t rows_capacity;
+	uint64_t processes;	   /* with a mapping table now */
+	uint64_t mappings_dropped; /* executable mappings over UNWIND_MAX_MAPPINGS */
+	uint64_t cannot_rows[UNWIND_CANNOT__COUNT]; /* "cannot unwind here" rows built, by reason */
+};
+
+struct unwind_tables;
+
+/* NULL + errno. proc_root is "/proc" unless testing. */
+struct unwind_tables *unwind_tables__new(const struct unwind_sink *sink, const char *proc_root);
+void unwind_tables__free(struct unwind_tables *ut);
+
+/* Reads pid's executable mappings, builds (or finds) each binary's table, loads what is not
+ * loaded, and publishes the process's mapping table. 0 or -errno (-ESRCH: it is gone). */
+int unwind_tables__capture_process(struct unwind_tables *ut, pid_t pid);
+/* The process exited (or exec'd): its mapping table goes. */
+void unwind_tables__forget_process(struct unwind_tables *ut, pid_t pid);
+/* pid was sampled: its tables are the most recently used; evicted ones are loaded again. */
+void unwind_tables__touch_process(struct unwind_tables *ut, pid_t pid);
+
+void unwind_tables__stats(const struct unwind_tables *ut, struct unwind_tables_stats *ret);
+
+#endif

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Unit tests for the unwind-table cache (agent/unwind/unwind_tables.c) with an in-memory sink
+ * instead of BPF maps: this process's mappings get tables, libc is built once for two
+ * processes, a full rows map evicts the least recently sampled table, and pcs map to rows. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/types.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../agent/unwind/unwind_tables.h"
+#include "test.h"
+
+#define MAX_PIDS 8
+
+static struct unwind_row *sink_rows; /* the current test's rows "map" */
+
+static int write_rows(void *ctx, uint32_t first, const struct unwind_row *rows, size_t n)
+{
+	if (first % 2)
+		return -EINVAL;
+	memcpy(sink_rows + first, rows, n * sizeof(*rows));
+	return 0;
+}
+
+struct fake_sink {
+	struct unwind_table_info tables[UNWIND_MAX_TABLES];
+	pid_t pids[MAX_PIDS];
+	struct unwind_process procs[MAX_PIDS];
+	int syncs;
+};
+
+static int set_table(void *ctx, const struct unwind_table_info *info)
+{
+	struct fake_sink *f = ctx;
+
+	f->tables[info->id % UNWIND_MAX_TABLES] = *info;
+	return 0;
+}
+
+static int set_process(void *ctx, pid_t pid, const struct unwind_process *proc)
+{
+	struct fake_sink *f = ctx;
+
+	for (int i = 0; i < MAX_PIDS; i++) {
+		if (f->pids[i] == pid || !f->pids[i]) {
+			f->pids[i] = pid;
+			f->procs[i] = *proc;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+static void forget_process(void *ctx, pid_t pid)
+{
+	struct fake_sink *f = ctx;
+
+	for (int i = 0; i < MAX_PIDS; i++)
+		if (f->pids[i] == pid)
+			f->pids[i] = -1;
+}
+
+static void sync_runs(void *ctx)
+{
+	((struct fake_sink *)ctx)->syncs++;
+}
+
+static struct unwind_tables *new_tables(struct fake_sink *f, struct unwind_row *rows, size_t cap)
+{
+	struct unwind_sink sink = {cap,	      write_rows, set_table, set_process, forget_process,
+				   sync_runs, f};
+
+	memset(f, 0, sizeof(*f));
+	sink_rows = rows;
+	return unwind_tables__new(&sink, "/proc");
+}
+
+static const struct unwind_process *proc_of(const struct fake_sink *f, pid_t pid)
+{
+	for (int i = 0; i < MAX_PIDS; i++)
+		if (f->pids[i] == pid)
+			return &f->procs[i];
+	return NULL;
+}
+
+/* The row the BPF unwinder would use for pc in pid, as it would find it. */
+static const struct unwind_row *row_for(const struct fake_sink *f, const struct unwind_row *rows,
+					pid_t pid, uint64_t pc)
+{
+	const struct unwind_process *p = proc_of(f, pid);
+	const struct unwind_row *best = NULL;
+
+	for (uint32_t i = 0; p && i < p->n_mappings; i++) {
+		const struct unwind_mapping *m = &p->mappings[i];
+		const struct unwind_table_info *t = &f->tables[m->table_id % UNWIND_MAX_TABLES];
+
+		if (pc < m->start || pc >= m->end || !m->table_id || t->id != m->table_id)
+			continue;
+		for (uint32_t r = 0; r < t->n_rows; r++)
+			if (rows[t->first_row + r].pc <= (uint32_t)(pc - m->bias))
+				best = &rows[t->first_row + r];
+	}
+	return best;
+}
+
+static pid_t spawn_sleeper(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execlp("sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	usleep(100 * 1000); /* exec'd by now */
+	return pid;
+}
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+TEST(own_process_mappings_get_tables_and_rows_cover_functions)
+{
+	static struct unwind_row rows[1 << 18];
+	struct fake_sink f;
+	struct unwind_tables *ut = new_tables(&f, rows, 1 << 18);
+	struct unwind_tables_stats st;
+	const struct unwind_process *p;
+	const struct unwind_row *r;
+	uint32_t with_table = 0;
+
+	CHECK(ut);
+	CHECK_EQ_INT(unwind_tables__capture_process(ut, getpid()), 0);
+	p = proc_of(&f, getpid());
+	CHECK(p && p->n_mappings >= 3);
+	for (uint32_t i = 0; i < p->n_mappings; i++) {
+		with_table += p->mappings[i].table_id != UNWIND_NO_TABLE;
+		if (i)
+			CHECK(p->mappings[i - 1].start < p->mappings[i].start);
+	}
+	CHECK(with_table >= 3); /* the test binary, libc, the vDSO at least */
+	/* Entry of a libc function: CFA = rsp + 8, return address at CFA - 8. */
+	r = row_for(&f, rows, getpid(), (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "qsort"));
+	CHECK(r);
+	CHECK_EQ_INT(r->cfa_type, UNWIND_CFA_RSP);
+	CHECK_EQ_INT(r->cfa_off, 8);
+	unwind_tables__stats(ut, &st);
+	CHECK(st.tables_built >= 3);
+	CHECK(st.rows_loaded > 10000);
+	unwind_tables__free(ut);
+}
+
+TEST(libc_is_built_once_for_two_processes)
+{
+	static struct unwind_row rows[1 << 18];
+	struct fake_sink f;
+	struct unwind_tables *ut = new_tables(&f, rows, 1 << 18);
+	struct unwind_tables_stats a, b;
+	pid_t pid;
+
+	CHECK(ut);
+	CHECK_EQ_INT(unwind_tables__capture_process(ut, getpid()), 0);
+	unwind_tables__stats(ut, &a);
+	pid = spawn_sleeper();
+	CHECK_EQ_INT(unwind_tables__capture_process(ut, pid), 0);
+	unwind_tables__stats(ut, &b);
+	reap(pid);
+	/* sleep brings its own executable (and maybe ld.so was already built): libc is shared */
+	CHECK(b.tables_built - a.tables_built <= 1);
+	CHECK_EQ_INT(b.processes, 2);
+	unwind_tables__forget_process(ut, pid);
+	unwind_tables__stats(ut, &b);
+	CHECK_EQ_INT(b.processes, 1);
+	unwind_tables__free(ut);
+}
+
+TEST(full_rows_map_evicts_least_recently_sampled_and_touch_reloads)
+{
+	static struct unwind_row rows[60000];
+	struct fake_sink f;
+	struct unwind_tables *ut = new_tables(&f, rows, 60000); /* libc alone is ~23k rows */
+	struct unwind_tables_stats st;
+	pid_t pid;
+
+	CHECK(ut);
+	CHECK_EQ_INT(unwind_tables__capture_process(ut, getpid()), 0);
+	pid = spawn_sleeper();
+	CHECK_EQ_INT(unwind_tables__capture_process(ut, pid), 0);
+	unwind_tables__stats(ut, &st);
+	CHECK(st.rows_loaded <= 60000);
+	/* Sampling the first process again loads what it lost; evictions waited for readers. */
+	unwind_tables__touch_process(ut, getpid());
+	unwind_tables__stats(ut, &st);
+	reap(pid);
+	CHECK(st.rows_loaded <= 60000);
+	if (st.tables_evicted)
+		CHECK(f.syncs > 0);
+	unwind_tables__free(ut);
+}
+
+TEST(gone_process_is_esrch)
+{
+	static struct unwind_row rows[1024];
+	struct fake_sink f;
+	struct unwind_tables *ut = new_tables(&f, rows, 1024);
+	pid_t pid = spawn_sleeper();
+	int ret;
+
+	CHECK(ut);
+	reap(pid);
+	ret = unwind_tables__capture_process(ut, pid);
+	CHECK(ret == -ESRCH || ret == -ENOENT);
+	unwind_tables__free(ut);
+}
+
+TEST_MAIN("unwind_tables", T(own_process_mappings_get_tables_and_rows_cover_functions),
+	  T(libc_is_built_once_for_two_processes),
+	  T(full_rows_map_evicts_least_recently_sampled_and_touch_reloads),
+	  T(gone_process_is_esrch))
