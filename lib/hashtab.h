@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Hashing (FNV-1a over bytes and strings, a 64-bit mixer, a combiner) and the one hash table
+ * agent and collector share: open addressing from a 64-bit key or hash to a 64-bit value. */
+#ifndef ROOTTRACE_HASHTAB_H
+#define ROOTTRACE_HASHTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- hashing -------------------------------------------------------------------------- */
+
+#define HASH_FNV1A_OFFSET 0xcbf29ce484222325ULL
+#define HASH_FNV1A_PRIME 0x100000001b3ULL
+
+/* FNV-1a, 64 bits. */
+static inline uint64_t hash_bytes(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	uint64_t h = HASH_FNV1A_OFFSET;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * HASH_FNV1A_PRIME;
+	return h;
+}
+
+/* FNV-1a of a NUL-terminated string (the NUL excluded): hash_bytes(s, strlen(s)). */
+static inline uint64_t hash_string(const char *s)
+{
+	uint64_t h = HASH_FNV1A_OFFSET;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		h = (h ^ *p) * HASH_FNV1A_PRIME;
+	return h;
+}
+
+/* Spreads every input bit over the high bits (the first half of MurmurHash3's finaliser:
+ * one multiply, enough for pointers and small integers). */
+static inline uint64_t hash_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Folds v into h; order matters, so a sequence hashes as h = hash_combine(h, item). */
+static inline uint64_t hash_combine(uint64_t h, uint64_t v)
+{
+	return hash_mix(h ^ v);
+}
+
+/* ---- table ---------------------------------------------------------------------------- */
+
+/* A table is used one of two ways, never both:
+ * - exact keys: hashtab__get() / hashtab__put(), one value per 64-bit key (a stack id, a tid,
+ *   a pointer), every key value allowed;
+ * - hashed objects the caller keeps (strings, stacks, tree nodes): the caller hashes an object
+ *   to 64 bits and stores a value naming it (an index, a pointer) with hashtab__add(); values
+ *   of equal hash are told apart by the caller's eq() in hashtab__find().
+ * Linear probing, at most half full, so every probe ends at an empty slot within a few steps.
+ * A zeroed struct hashtab is an empty table. Not thread-safe. */
+struct hashtab_slot {
+	uint64_t key; /* 0: empty (key 0 itself lives in zero_value, a hash of 0 is stored as 1) */
+	uint64_t value;
+};
+
+struct hashtab {
+	struct hashtab_slot *slots;
+	size_t cap;	    /* 0 or a power of two */
+	size_t used;	    /* occupied slots */
+	unsigned int shift; /* 64 - log2(cap): a key's first slot is its top bits after a multiply */
+	bool has_zero;	    /* exact keys: key 0 is present, its value in zero_value */
+	uint64_t zero_value;
+};
+
+typedef bool hashtab_eq_fn(uint64_t value, const void *key);
+
+void hashtab__free(struct hashtab *t);
+/* Removes every entry and keeps the memory: a memset of the slots, which costs less than the
+ * puts that filled them (the table is at least a quarter full after its last growth). */
+void hashtab__clear(struct hashtab *t);
+/* Makes room for n entries in all, so the puts and adds up to n cannot fail. 0 or -ENOMEM
+ * (the table is then unchanged). */
+int hashtab__reserve(struct hashtab *t, size_t n);
+
+/* Exact keys: inserts or replaces. 0 or -ENOMEM (the table is then unchanged). */
+int hashtab__put(struct hashtab *t, uint64_t key, uint64_t value);
+
+/* Hashed objects: adds (hash, value) even when an equal object is present (find first).
+ * 0 or -ENOMEM (the table is then unchanged). */
+int hashtab__add(struct hashtab *t, uint64_t hash, uint64_t value);
+/* Hashed objects: removes the entry (hash, value); false when there is none. Never fails: the
+ * entries after it move back, no tombstone is left. */
+bool hashtab__remove(struct hashtab *t, uint64_t hash, uint64_t value);
+
+/* Every value once, in no particular order: *iter starts at 0; false at the end. The table
+ * must not change during the walk. */
+bool hashtab__next(const struct hashtab *t, size_t *iter, uint64_t *ret_value);
+
+static inline size_t hashtab__count(const struct hashtab *t)
+{
+	return t->used + t->has_zero;
+}
+
+/* Fibonacci hashing: the multiply carries every key bit into the top bits it keeps. */
+static inline size_t hashtab_first_slot_(const struct hashtab *t, uint64_t key)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> t->shift);
+}
+
+static inline uint64_t hashtab_key_of_hash_(uint64_t hash)
+{
+	return hash ? hash : 1;
+}
+
+/* Exact keys: true and *ret_value when key is present. */
+static inline bool hashtab__get(const struct hashtab *t, uint64_t key, uint64_t *ret_value)
+{
+	size_t mask = t->cap - 1;
+
+	if (!key) {
+		if (t->has_zero)
+			*ret_value = t->zero_value;
+		return t->has_zero;
+	}
+	if (!t->used)
+		return false;
+	for (size_t i = hashtab_first_slot_(t, key); t->slots[i].key; i = (i + 1) & mask) {
+		if (t->slots[i].key == key) {
+			*ret_value = t->slots[i].value;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Hashed objects: the first value of this hash for which eq(value, key) holds. Inline, so a
+ * constant eq is inlined into the probe loop. */
+static inline bool hashtab__find(const struct hashtab *t, uint64_t hash, hashtab_eq_fn *eq,
+				 const void *key, uint64_t *ret_value)
+{
+	uint64_t stored = hashtab_key_of_hash_(hash);
+	size_t mask = t->cap - 1;
+
+	if (!t->used)
+		return false;
+	for (size_t i = hashtab_first_slot_(t, stored); t->slots[i].key; i = (i + 1) & mask) {
+		if (t->slots[i].key == stored && eq(t->slots[i].value, key)) {
+			*ret_value = t->slots[i].value;
+			return true;
+		}
+	}
+	return false;
+}
+
+#endif
