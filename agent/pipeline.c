@@ -10,10 +10,10 @@
 #include <time.h>
 
 #include "cgroup.h"
+#include "hashtab.h"
 #include "pipeline.h"
 #include "sampler.h"
 #include "symbolizer.h"
-#include "u64map.h"
 
 /* Frames per sample: a kernel stack plus a user stack. */
 #define MAX_FRAMES (2 * PROFILE_STACK_DEPTH)
@@ -37,11 +37,11 @@ struct pipeline {
 	/* Memos of one collect, cleared after it (memory reused): strings interned in its
 	 * window. A stack id is shared by every entry with the same stack in a generation, so
 	 * each (pid, user stack) and kernel stack is named once per window. */
-	struct u64map stacks; /* stack_key() -> frames_ref() into frames */
+	struct hashtab stacks; /* stack_key() -> frames_ref() into frames */
 	struct window_frame *frames;
 	size_t n_frames, frames_cap;
-	struct u64map threads;	 /* tid -> thread name */
-	struct u64map processes; /* pid -> struct process_names index */
+	struct hashtab threads;	  /* tid -> thread name */
+	struct hashtab processes; /* pid -> struct process_names index */
 	struct process_names *names;
 	size_t n_names, names_cap;
 };
@@ -139,9 +139,9 @@ void pipeline__close(struct pipeline *p)
 	sampler__free(p->sampler);
 	symbolizer__free(p->sym);
 	cgroup_pids__free(p->cgroups);
-	u64map__free(&p->stacks);
-	u64map__free(&p->threads);
-	u64map__free(&p->processes);
+	hashtab__free(&p->stacks);
+	hashtab__free(&p->threads);
+	hashtab__free(&p->processes);
 	free(p->frames);
 	free(p->names);
 	free(p->excluded_cgroups);
@@ -269,7 +269,7 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, __s32 id, const __u64 
 	struct sym_frame f;
 	int ret;
 
-	if (u64map__get(&p->stacks, key, ret_ref))
+	if (hashtab__get(&p->stacks, key, ret_ref))
 		return 0;
 	ret = reserve_frames(p, n);
 	for (size_t i = 0; !ret && i < n; i++) {
@@ -284,7 +284,7 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, __s32 id, const __u64 
 		return ret;
 	*ret_ref = frames_ref(p->n_frames, n, unknown);
 	p->n_frames += n;
-	return u64map__put(&p->stacks, key, *ret_ref);
+	return hashtab__put(&p->stacks, key, *ret_ref);
 }
 
 /* Appends the memo's frames to out; returns how many. */
@@ -335,12 +335,12 @@ static const char *thread_name(struct collect_ctx *c, pid_t tid)
 	const char *interned;
 	uint64_t v;
 
-	if (u64map__get(&c->p->threads, (uint64_t)tid, &v))
+	if (hashtab__get(&c->p->threads, (uint64_t)tid, &v))
 		return (const char *)(uintptr_t)v;
 	if (sampler__thread_name(c->p->sampler, tid, name, sizeof(name)))
 		name[0] = '\0';
 	interned = window__intern(c->w, name);
-	if (interned && u64map__put(&c->p->threads, (uint64_t)tid, (uintptr_t)interned))
+	if (interned && hashtab__put(&c->p->threads, (uint64_t)tid, (uintptr_t)interned))
 		return NULL;
 	return interned;
 }
@@ -355,7 +355,7 @@ static const struct process_names *process_names(struct collect_ctx *c, pid_t pi
 	const char *comm, *cgroup = NULL;
 	uint64_t v;
 
-	if (u64map__get(&p->processes, (uint64_t)pid, &v))
+	if (hashtab__get(&p->processes, (uint64_t)pid, &v))
 		return &p->names[v];
 	if (p->n_names == p->names_cap) {
 		size_t cap = p->names_cap ? 2 * p->names_cap : 256;
@@ -381,7 +381,7 @@ static const struct process_names *process_names(struct collect_ctx *c, pid_t pi
 	pn = &p->names[p->n_names];
 	pn->comm = comm;
 	pn->cgroup = cgroup;
-	if (u64map__put(&p->processes, (uint64_t)pid, p->n_names))
+	if (hashtab__put(&p->processes, (uint64_t)pid, p->n_names))
 		return NULL;
 	p->n_names++;
 	return pn;
@@ -498,9 +498,9 @@ int pipeline__collect(struct pipeline *p, struct window **ret)
 	err = sampler__drain(p->sampler, add_entry, &c);
 	if (c.err)
 		err = c.err;
-	u64map__clear(&p->stacks);
-	u64map__clear(&p->threads);
-	u64map__clear(&p->processes);
+	hashtab__clear(&p->stacks);
+	hashtab__clear(&p->threads);
+	hashtab__clear(&p->processes);
 	p->n_frames = 0;
 	p->n_names = 0;
 	add_kernel_stats(p, &c.w->stats);
