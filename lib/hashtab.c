@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The shared hash table's growth, insertion, removal and walk (lookups are inline in
- * hashtab.h): power-of-two capacity, linear probing, at most half full, no tombstones. */
+/* The shared hash table's growth, insertion, clearing and walk (lookups are inline in
+ * hashtab.h): power-of-two capacity, linear probing, at most half full. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,39 +108,6 @@ int hashtab__add(struct hashtab *t, uint64_t hash, uint64_t value)
 	t->slots[empty_slot(t, key)] = (struct hashtab_slot){ .key = key, .value = value };
 	t->used++;
 	return 0;
-}
-
-/* Empties slot hole and moves back each later entry of the run that may sit there: one whose
- * first slot lies, going round, no further on than the hole. */
-static void close_gap(struct hashtab *t, size_t hole)
-{
-	size_t mask = t->cap - 1;
-
-	for (size_t i = (hole + 1) & mask; t->slots[i].key; i = (i + 1) & mask) {
-		size_t first = hashtab_first_slot_(t, t->slots[i].key);
-
-		if (((i - first) & mask) >= ((i - hole) & mask)) {
-			t->slots[hole] = t->slots[i];
-			hole = i;
-		}
-	}
-	t->slots[hole] = (struct hashtab_slot){ 0 };
-}
-
-bool hashtab__remove(struct hashtab *t, uint64_t hash, uint64_t value)
-{
-	uint64_t key = hashtab_key_of_hash_(hash);
-
-	if (!t->used)
-		return false;
-	for (size_t i = hashtab_first_slot_(t, key); t->slots[i].key; i = (i + 1) & (t->cap - 1)) {
-		if (t->slots[i].key == key && t->slots[i].value == value) {
-			close_gap(t, i);
-			t->used--;
-			return true;
-		}
-	}
-	return false;
 }
 
 /* *iter: 0 = key 0's entry next, then slot *iter - 1. */

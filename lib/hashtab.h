@@ -59,7 +59,8 @@ static inline uint64_t hash_combine(uint64_t h, uint64_t v)
  *   to 64 bits and stores a value naming it (an index, a pointer) with hashtab__add(); values
  *   of equal hash are told apart by the caller's eq() in hashtab__find().
  * Linear probing, at most half full, so every probe ends at an empty slot within a few steps.
- * A zeroed struct hashtab is an empty table. Not thread-safe. */
+ * Entries are not removed one by one, only all at once. A zeroed struct hashtab is an empty
+ * table. Not thread-safe. */
 struct hashtab_slot {
 	uint64_t key; /* 0: empty (key 0 itself lives in zero_value, a hash of 0 is stored as 1) */
 	uint64_t value;
@@ -90,9 +91,6 @@ int hashtab__put(struct hashtab *t, uint64_t key, uint64_t value);
 /* Hashed objects: adds (hash, value) even when an equal object is present (find first).
  * 0 or -ENOMEM (the table is then unchanged). */
 int hashtab__add(struct hashtab *t, uint64_t hash, uint64_t value);
-/* Hashed objects: removes the entry (hash, value); false when there is none. Never fails: the
- * entries after it move back, no tombstone is left. */
-bool hashtab__remove(struct hashtab *t, uint64_t hash, uint64_t value);
 
 /* Every value once, in no particular order: *iter starts at 0; false at the end. The table
  * must not change during the walk. */
