@@ -33,14 +33,6 @@ struct frames_key {
 	size_t n;
 };
 
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return h;
-}
-
 /* 64x64->128 multiply folded to 64 bits: 16 input bytes per step (the wyhash idea). */
 static uint64_t mum(uint64_t a, uint64_t b)
 {
@@ -78,7 +70,7 @@ uint64_t stack_cache__hash_names(const uint64_t *name_hashes, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		h = mum(h ^ name_hashes[i] ^ K0, i ^ K1);
-	return mix(h);
+	return hash_mix(h);
 }
 
 uint64_t stack_cache__hash(const char *const *frames, const size_t *lens, size_t n)
@@ -87,7 +79,7 @@ uint64_t stack_cache__hash(const char *const *frames, const size_t *lens, size_t
 
 	for (size_t i = 0; i < n; i++)
 		h = mum(h ^ stack_cache__name_hash(frames[i], lens[i]) ^ K0, i ^ K1);
-	return mix(h);
+	return hash_mix(h);
 }
 
 struct stack_cache *stack_cache__new(size_t max_slots, size_t max_text_bytes)
