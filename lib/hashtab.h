@@ -78,8 +78,8 @@ struct hashtab {
 typedef bool hashtab_eq_fn(uint64_t value, const void *key);
 
 void hashtab__free(struct hashtab *t);
-/* Removes every entry and keeps the memory: a memset of the slots, which costs less than the
- * puts that filled them (the table is at least a quarter full after its last growth). */
+/* Removes every entry and keeps the memory: a memset of every slot, so its cost follows the
+ * most entries the table ever held (at most 4 slots, 64 bytes, each), not the entries now. */
 void hashtab__clear(struct hashtab *t);
 /* Makes room for n entries in all, so the puts and adds up to n cannot fail. 0 or -ENOMEM
  * (the table is then unchanged). */
