@@ -35,9 +35,23 @@ struct frames_key {
 
 static const char *const unknown_stack[] = { "[unknown]" };
 
+/* Room for this many names and stacks before the first growth: one upload's worth. */
+#define INITIAL_ENTRIES 512
+
 struct stack_agg *stack_agg__new(void)
 {
-	return calloc(1, sizeof(struct stack_agg));
+	struct stack_agg *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	if (hashtab__reserve(&a->canonical_by_pointer, INITIAL_ENTRIES) ||
+	    hashtab__reserve(&a->canonical_by_content, INITIAL_ENTRIES) ||
+	    hashtab__reserve(&a->stack_by_frames, INITIAL_ENTRIES)) {
+		stack_agg__free(a);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return a;
 }
 
 void stack_agg__free(struct stack_agg *a)

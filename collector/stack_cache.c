@@ -122,16 +122,18 @@ static bool same_frames(uint64_t entry, const void *key)
 {
 	const struct cached_stack *s = (const struct cached_stack *)(uintptr_t)entry;
 	const struct frames_key *k = key;
-	size_t at = 0;
+	const char *const *frames = k->frames; /* locals: memcmp() must not force reloads */
+	const size_t *lens = k->lens;
+	size_t n = k->n, at = 0;
 
-	if (s->n_frames != k->n)
+	if (s->n_frames != n)
 		return false;
-	for (size_t i = 0; i < k->n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (i && (at >= s->len || s->text[at++] != SEP))
 			return false;
-		if (k->lens[i] > s->len - at || memcmp(s->text + at, k->frames[i], k->lens[i]) != 0)
+		if (lens[i] > s->len - at || memcmp(s->text + at, frames[i], lens[i]) != 0)
 			return false;
-		at += k->lens[i];
+		at += lens[i];
 	}
 	return at == s->len;
 }

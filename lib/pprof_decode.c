@@ -205,19 +205,25 @@ static int index_ids(struct decode_ctx *c, struct id_index *ix, size_t n,
 	return 0;
 }
 
-static bool lookup_id(const struct id_index *ix, size_t n, uint64_t id, size_t *ret_index)
+/* Out of line, so that lookup_id() stays small enough to be inlined for dense ids. */
+__attribute__((noinline)) static bool lookup_sparse_id(const struct id_index *ix, uint64_t id,
+						       size_t *ret_index)
 {
 	uint64_t v;
 
-	if (ix->dense) {
-		if (id == 0 || id > n)
-			return false;
-		*ret_index = id - 1;
-		return true;
-	}
 	if (!hashtab__get(&ix->map, id, &v))
 		return false;
 	*ret_index = v;
+	return true;
+}
+
+static bool lookup_id(const struct id_index *ix, size_t n, uint64_t id, size_t *ret_index)
+{
+	if (!ix->dense)
+		return lookup_sparse_id(ix, id, ret_index);
+	if (id == 0 || id > n)
+		return false;
+	*ret_index = id - 1;
 	return true;
 }
 
