@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The verified stack id cache: a lib/hashtab table on a hash combining each frame name's 128-bit
- * multiply-fold hash, each entry holding the joined frame text that a hit is compared against. */
+/* The verified stack id cache: a lib/hashtab table on a hash combining each frame name's
+ * hash_bytes(), each entry holding the joined frame text that a hit is compared against. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -33,53 +33,27 @@ struct frames_key {
 	size_t n;
 };
 
-/* 64x64->128 multiply folded to 64 bits: 16 input bytes per step (the wyhash idea). */
-static uint64_t mum(uint64_t a, uint64_t b)
-{
-	__uint128_t r = (__uint128_t)a * b;
-
-	return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-
-#define K0 0xa0761d6478bd642full
-#define K1 0xe7037ed1a0b428dbull
-
 uint64_t stack_cache__name_hash(const char *s, size_t len)
 {
-	uint64_t h = mum(0x9e3779b97f4a7c15ull ^ K0, len ^ K1);
-	uint64_t a, b;
-
-	for (; len >= 16; s += 16, len -= 16) {
-		memcpy(&a, s, 8);
-		memcpy(&b, s + 8, 8);
-		h = mum(a ^ h ^ K0, b ^ K1);
-	}
-	if (len) {
-		a = b = 0;
-		memcpy(&a, s, len < 8 ? len : 8);
-		if (len > 8)
-			memcpy(&b, s + 8, len - 8);
-		h = mum(a ^ h ^ K0, b ^ K1);
-	}
-	return h;
+	return hash_bytes(s, len);
 }
 
 uint64_t stack_cache__hash_names(const uint64_t *name_hashes, size_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	uint64_t h = n;
 
 	for (size_t i = 0; i < n; i++)
-		h = mum(h ^ name_hashes[i] ^ K0, i ^ K1);
-	return hash_mix(h);
+		h = hash_combine(h, name_hashes[i]);
+	return h;
 }
 
 uint64_t stack_cache__hash(const char *const *frames, const size_t *lens, size_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	uint64_t h = n;
 
 	for (size_t i = 0; i < n; i++)
-		h = mum(h ^ stack_cache__name_hash(frames[i], lens[i]) ^ K0, i ^ K1);
-	return hash_mix(h);
+		h = hash_combine(h, hash_bytes(frames[i], lens[i]));
+	return h;
 }
 
 struct stack_cache *stack_cache__new(size_t max_slots, size_t max_text_bytes)

@@ -1,37 +1,70 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Hashing (FNV-1a over bytes and strings, a 64-bit mixer, a combiner) and the one hash table
- * agent and collector share: open addressing from a 64-bit key or hash to a 64-bit value. */
+/* Hashing (bytes and strings 16 bytes per multiply, a 64-bit mixer, a combiner) and the hash
+ * table agent and collector share: open addressing from a 64-bit key or hash to a value. */
 #ifndef ROOTTRACE_HASHTAB_H
 #define ROOTTRACE_HASHTAB_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ---- hashing -------------------------------------------------------------------------- */
 
-#define HASH_FNV1A_OFFSET 0xcbf29ce484222325ULL
-#define HASH_FNV1A_PRIME 0x100000001b3ULL
+#define HASH_K0 0xa0761d6478bd642fULL
+#define HASH_K1 0xe7037ed1a0b428dbULL
 
-/* FNV-1a, 64 bits. */
+/* 64x64 -> 128-bit multiply folded to 64 bits: the step of wyhash. */
+static inline uint64_t hash_mum_(uint64_t a, uint64_t b)
+{
+	__uint128_t r = (__uint128_t)a * b;
+
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+static inline uint64_t hash_read8_(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint64_t hash_read4_(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* wyhash's scheme, 16 bytes per multiply: the length seeds the state, and the last 1 to 16
+ * bytes are read as two overlapping halves (so short keys cost no byte loop). Not keyed:
+ * fine for tables, not a defence against chosen collisions. */
 static inline uint64_t hash_bytes(const void *data, size_t len)
 {
 	const unsigned char *p = data;
-	uint64_t h = HASH_FNV1A_OFFSET;
+	uint64_t h = hash_mum_(0x9e3779b97f4a7c15ULL ^ HASH_K0, len ^ HASH_K1);
+	uint64_t a = 0, b = 0;
 
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * HASH_FNV1A_PRIME;
-	return h;
+	for (; len > 16; p += 16, len -= 16)
+		h = hash_mum_(hash_read8_(p) ^ h ^ HASH_K0, hash_read8_(p + 8) ^ HASH_K1);
+	if (len >= 8) {
+		a = hash_read8_(p);
+		b = hash_read8_(p + len - 8);
+	} else if (len >= 4) {
+		a = hash_read4_(p);
+		b = hash_read4_(p + len - 4);
+	} else if (len) {
+		a = (uint64_t)p[0] << 16 | (uint64_t)p[len / 2] << 8 | p[len - 1];
+	}
+	return hash_mum_(a ^ h ^ HASH_K0, b ^ HASH_K1);
 }
 
-/* FNV-1a of a NUL-terminated string (the NUL excluded): hash_bytes(s, strlen(s)). */
+/* hash_bytes() of a NUL-terminated string, the NUL excluded. */
 static inline uint64_t hash_string(const char *s)
 {
-	uint64_t h = HASH_FNV1A_OFFSET;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		h = (h ^ *p) * HASH_FNV1A_PRIME;
-	return h;
+	return hash_bytes(s, strlen(s));
 }
 
 /* Spreads every input bit over the high bits (the first half of MurmurHash3's finaliser:

@@ -3,9 +3,17 @@
  * ordinary), hashed objects with colliding hashes, growth, reserve, clear, the walk. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../../lib/hashtab.h"
 #include "test.h"
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
 
 /* ASan aborts on a huge calloc instead of returning NULL */
 #if defined(__SANITIZE_ADDRESS__)
@@ -16,13 +24,55 @@
 #endif
 #endif
 
-TEST(fnv1a_matches_the_published_vectors)
+/* Buffers of exactly len bytes (malloc'd, so a sanitizer sees any read past the end): every
+ * length hashes differently, and so does every single-byte change at every position. */
+TEST(hash_bytes_reads_every_byte_and_nothing_past_the_end)
 {
-	CHECK(hash_string("") == 0xcbf29ce484222325ULL);
-	CHECK(hash_string("a") == 0xaf63dc4c8601ec8cULL);
-	CHECK(hash_string("foobar") == 0x85944171f73967e8ULL);
-	CHECK(hash_bytes("foobar", 6) == hash_string("foobar"));
-	CHECK(hash_bytes("a\0b", 3) != hash_bytes("a\0c", 3));
+	static uint64_t zeros[65];
+
+	for (size_t len = 0; len <= 64; len++) {
+		unsigned char *buf = malloc(len ? len : 1);
+
+		CHECK(buf);
+		memset(buf, 0, len);
+		zeros[len] = hash_bytes(buf, len);
+		for (size_t j = 0; j < len; j++)
+			CHECK(zeros[j] != zeros[len]);
+		for (size_t i = 0; i < len; i++) {
+			buf[i] = 1;
+			CHECK(hash_bytes(buf, len) != zeros[len]);
+			buf[i] = 0x80;
+			CHECK(hash_bytes(buf, len) != zeros[len]);
+			buf[i] = 0;
+		}
+		free(buf);
+	}
+	CHECK(hash_string("frame_name") == hash_bytes("frame_name", 10));
+	CHECK(hash_string("") == hash_bytes("", 0));
+}
+
+/* 65,536 similar names: no two hash alike, and the top bits (a table's first slot) spread
+ * evenly over 4,096 buckets (16 expected in each). */
+TEST(similar_names_spread_over_the_top_bits)
+{
+	enum { N = 65536, BUCKETS = 4096 };
+	static uint64_t hashes[N];
+	static unsigned int per_bucket[BUCKETS];
+	unsigned int most = 0;
+	char name[32];
+
+	memset(per_bucket, 0, sizeof(per_bucket));
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "pkg.Func%d", i);
+		hashes[i] = hash_string(name);
+		per_bucket[hashes[i] >> 52]++;
+	}
+	qsort(hashes, N, sizeof(hashes[0]), cmp_u64);
+	for (int i = 1; i < N; i++)
+		CHECK(hashes[i] != hashes[i - 1]);
+	for (int b = 0; b < BUCKETS; b++)
+		most = per_bucket[b] > most ? per_bucket[b] : most;
+	CHECK(most < 48);
 }
 
 TEST(combine_depends_on_order)
@@ -232,7 +282,8 @@ TEST(the_walk_yields_every_value_once)
 	hashtab__free(&t);
 }
 
-TEST_MAIN("hashtab", T(fnv1a_matches_the_published_vectors), T(combine_depends_on_order),
+TEST_MAIN("hashtab", T(hash_bytes_reads_every_byte_and_nothing_past_the_end),
+	  T(similar_names_spread_over_the_top_bits), T(combine_depends_on_order),
 	  T(empty_table_has_nothing), T(put_get_replace_and_grow), T(key_zero_is_an_ordinary_key),
 	  T(clear_forgets_everything_and_keeps_the_memory),
 	  T(reserve_makes_the_next_inserts_allocation_free),
