@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Bounded LRU cache: chained hash buckets sized for the capacity, a doubly linked recency
- * list (head = most recent), lib/hashtab's FNV-1a over the key bytes. Chaining, not the
+ * list (head = most recent), lib/hashtab's hash_bytes() of the key. Chaining, not the
  * lib/hashtab table: a full cache removes a key per insert, and unlinking it from a short
  * chain costs half of an open-addressing removal (measured on put with eviction). */
 #include <errno.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* String interning over the shared hash table: FNV-1a of the content -> id, the strings in an
+/* String interning over the shared hash table: hash_string() of the content -> id, the strings in an
  * arena (one allocation per chunk, not per string) and an array from id to string. */
 #include <errno.h>
 #include <stdlib.h>
