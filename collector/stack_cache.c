@@ -136,7 +136,8 @@ int stack_cache__put(struct stack_cache *c, uint64_t hash, const char *text, siz
 	s = malloc(sizeof(*s) + len + 1);
 	if (!s)
 		return -ENOMEM;
-	*s = (struct cached_stack){ .id = id, .len = (uint32_t)len, .n_frames = (uint32_t)n_frames };
+	*s = (struct cached_stack){ .id = id, .len = (uint32_t)len,
+				    .n_frames = (uint32_t)n_frames };
 	memcpy(s->text, text, len);
 	s->text[len] = '\0';
 	if (hashtab__add(&c->by_hash, hash, (uintptr_t)s)) {

@@ -14,7 +14,7 @@ void hashtab__free(struct hashtab *t)
 	if (!t)
 		return;
 	free(t->slots);
-	*t = (struct hashtab){ 0 };
+	*t = (struct hashtab){0};
 }
 
 void hashtab__clear(struct hashtab *t)
@@ -40,7 +40,7 @@ static size_t empty_slot(const struct hashtab *t, uint64_t key)
 /* Moves every entry into a new array of cap slots (a power of two). */
 static int rehash(struct hashtab *t, size_t cap)
 {
-	struct hashtab bigger = { .cap = cap, .shift = 64 - __builtin_ctzll(cap) };
+	struct hashtab bigger = {.cap = cap, .shift = 64 - __builtin_ctzll(cap)};
 
 	bigger.slots = calloc(cap, sizeof(*bigger.slots));
 	if (!bigger.slots)
@@ -94,7 +94,7 @@ int hashtab__put(struct hashtab *t, uint64_t key, uint64_t value)
 			return 0;
 		}
 	}
-	t->slots[i] = (struct hashtab_slot){ .key = key, .value = value };
+	t->slots[i] = (struct hashtab_slot){.key = key, .value = value};
 	t->used++;
 	return 0;
 }
@@ -105,7 +105,7 @@ int hashtab__add(struct hashtab *t, uint64_t hash, uint64_t value)
 
 	if (reserve_slot(t))
 		return -ENOMEM;
-	t->slots[empty_slot(t, key)] = (struct hashtab_slot){ .key = key, .value = value };
+	t->slots[empty_slot(t, key)] = (struct hashtab_slot){.key = key, .value = value};
 	t->used++;
 	return 0;
 }

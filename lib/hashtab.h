@@ -103,7 +103,7 @@ struct hashtab {
 	struct hashtab_slot *slots;
 	size_t cap;	    /* 0 or a power of two */
 	size_t used;	    /* occupied slots */
-	unsigned int shift; /* 64 - log2(cap): a key's first slot is its top bits after a multiply */
+	unsigned int shift; /* 64 - log2(cap): a key's first slot is its product's top bits */
 	bool has_zero;	    /* exact keys: key 0 is present, its value in zero_value */
 	uint64_t zero_value;
 };

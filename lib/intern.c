@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* String interning over the shared hash table: hash_string() of the content -> id, the strings in an
- * arena (one allocation per chunk, not per string) and an array from id to string. */
+/* String interning over the shared hash table: hash_string() of the content -> id, the strings in
+ * an arena (one allocation per chunk, not per string) and an array from id to string. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +80,7 @@ static int64_t add_new(struct intern *in, const char *s, uint64_t hash)
 
 int64_t intern__add(struct intern *in, const char *s)
 {
-	struct lookup l = { .in = in, .s = s };
+	struct lookup l = {.in = in, .s = s};
 	uint64_t hash = hash_string(s), id;
 
 	if (hashtab__find(&in->id_by_hash, hash, is_string, &l, &id))

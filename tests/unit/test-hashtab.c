@@ -83,7 +83,7 @@ TEST(combine_depends_on_order)
 
 TEST(empty_table_has_nothing)
 {
-	struct hashtab t = { 0 };
+	struct hashtab t = {0};
 	uint64_t v = 7;
 	size_t iter = 0;
 
@@ -99,7 +99,7 @@ TEST(empty_table_has_nothing)
 
 TEST(put_get_replace_and_grow)
 {
-	struct hashtab t = { 0 };
+	struct hashtab t = {0};
 	uint64_t v;
 
 	for (uint64_t k = 0; k < 10000; k++)
@@ -121,7 +121,7 @@ TEST(put_get_replace_and_grow)
 
 TEST(key_zero_is_an_ordinary_key)
 {
-	struct hashtab t = { 0 };
+	struct hashtab t = {0};
 	uint64_t v = 0;
 
 	CHECK_EQ_INT(hashtab__put(&t, 0, 11), 0);
@@ -139,7 +139,7 @@ TEST(key_zero_is_an_ordinary_key)
 
 TEST(clear_forgets_everything_and_keeps_the_memory)
 {
-	struct hashtab t = { 0 };
+	struct hashtab t = {0};
 	struct hashtab_slot *slots;
 	uint64_t v;
 
@@ -160,7 +160,7 @@ TEST(clear_forgets_everything_and_keeps_the_memory)
 
 TEST(reserve_makes_the_next_inserts_allocation_free)
 {
-	struct hashtab t = { 0 };
+	struct hashtab t = {0};
 	struct hashtab_slot *slots;
 
 	CHECK_EQ_INT(hashtab__reserve(&t, 0), 0);
@@ -178,7 +178,7 @@ TEST(reserve_makes_the_next_inserts_allocation_free)
 
 TEST(an_impossible_size_fails_and_leaves_the_table_usable)
 {
-	struct hashtab t = { 0 };
+	struct hashtab t = {0};
 	uint64_t v;
 
 	CHECK_EQ_INT(hashtab__put(&t, 5, 50), 0);
@@ -196,7 +196,7 @@ TEST(an_impossible_size_fails_and_leaves_the_table_usable)
 }
 
 /* Hashed objects: the values index names[], eq compares the name. */
-static const char *const names[] = { "alpha", "beta", "gamma", "delta", "epsilon", "zeta" };
+static const char *const names[] = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta"};
 
 static bool is_name(uint64_t value, const void *key)
 {
@@ -205,7 +205,7 @@ static bool is_name(uint64_t value, const void *key)
 
 TEST(colliding_hashes_are_told_apart_by_eq)
 {
-	struct hashtab t = { 0 };
+	struct hashtab t = {0};
 	uint64_t v;
 
 	for (uint64_t i = 0; i < 6; i++)
@@ -221,7 +221,7 @@ TEST(colliding_hashes_are_told_apart_by_eq)
 
 TEST(hash_zero_and_one_are_both_usable)
 {
-	struct hashtab t = { 0 };
+	struct hashtab t = {0};
 	uint64_t v;
 
 	CHECK_EQ_INT(hashtab__add(&t, 0, 0), 0);
@@ -241,7 +241,7 @@ static bool same_value(uint64_t value, const void *key)
 /* A run of equal hashes that wraps from the last slot to the first, then grows past it. */
 TEST(a_run_wraps_around_the_end_of_the_slots)
 {
-	struct hashtab t = { 0 };
+	struct hashtab t = {0};
 	uint64_t hash = 1, v;
 
 	CHECK_EQ_INT(hashtab__reserve(&t, 100), 0);
@@ -256,13 +256,13 @@ TEST(a_run_wraps_around_the_end_of_the_slots)
 		CHECK_EQ_INT(hashtab__add(&t, i % 3 ? hash : i, i), 0);
 	for (uint64_t i = 0; i < 1000; i++)
 		CHECK(hashtab__find(&t, i < 6 || i % 3 ? hash : i, same_value, &i, &v) && v == i);
-	CHECK(!hashtab__find(&t, hash, same_value, &(uint64_t){ 1000 }, &v));
+	CHECK(!hashtab__find(&t, hash, same_value, &(uint64_t){1000}, &v));
 	hashtab__free(&t);
 }
 
 TEST(the_walk_yields_every_value_once)
 {
-	struct hashtab t = { 0 };
+	struct hashtab t = {0};
 	static int seen[1001];
 	size_t iter = 0, n = 0;
 	uint64_t v;

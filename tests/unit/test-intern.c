@@ -69,7 +69,7 @@ TEST(strings_larger_than_a_chunk_are_interned)
 
 TEST(arena_pieces_are_aligned_and_distinct)
 {
-	struct arena a = { 0 };
+	struct arena a = {0};
 	char *prev = NULL;
 
 	for (size_t size = 1; size < 20000; size += 37) {
