@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # RootTrace: one entry point for build, check, bench, fuzz, install, quickstart.
 # Sources are found by directory, so adding a module never needs a Makefile edit:
-#   lib/*.c        shared user-space code (pprof codec, gzip) -> $(BUILD)/libroottrace.a
+#   lib/*.c        shared user-space code (pprof, gzip, hash table) -> $(BUILD)/libroottrace.a
 #   agent/*.c      agent modules (main.c holds main())         -> $(BUILD)/roottrace-agent
 #   collector/*.c  collector modules (main.c holds main())     -> $(BUILD)/roottrace-collector
 #   bpf/*.bpf.c    BPF programs -> $(BUILD)/bpf/*.bpf.o -> $(BUILD)/bpf/*.skel.h

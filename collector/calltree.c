@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Call tree of a merged window: nodes from an arena, (parent, name) lookups through a hash
- * table while building, and max_nodes folding that keeps every total exact. */
+ * table (lib/hashtab) while building, and max_nodes folding that keeps every total exact. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "calltree.h"
+#include "hashtab.h"
 
 #define ARENA_CHUNK 4096
 
@@ -15,9 +16,10 @@ struct arena {
 	size_t n_chunks, used; /* used: nodes taken from the last chunk */
 };
 
-struct child_index {
-	struct calltree_node **slots;
-	size_t cap, n;
+/* A child being looked up; the index maps child_hash() -> struct calltree_node *. */
+struct child_key {
+	const struct calltree_node *parent;
+	const char *name;
 };
 
 struct tree_priv {
@@ -43,41 +45,17 @@ static struct calltree_node *arena_new(struct arena *a)
 	return &a->chunks[a->n_chunks - 1][a->used++];
 }
 
-static uint64_t hash_key(const struct calltree_node *parent, const char *name)
+static uint64_t child_hash(const struct calltree_node *parent, const char *name)
 {
-	uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uintptr_t)parent;
-
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		h = (h ^ *p) * 1099511628211ULL;
-	return h ^ (h >> 29);
+	return hash_combine(hash_string(name), (uintptr_t)parent);
 }
 
-static struct calltree_node **index_slot(struct child_index *ix, const struct calltree_node *parent,
-					 const char *name)
+static bool is_child(uint64_t node, const void *key)
 {
-	size_t i = hash_key(parent, name) & (ix->cap - 1);
+	const struct calltree_node *n = (const struct calltree_node *)(uintptr_t)node;
+	const struct child_key *k = key;
 
-	while (ix->slots[i] &&
-	       (ix->slots[i]->parent != parent || strcmp(ix->slots[i]->name, name) != 0))
-		i = (i + 1) & (ix->cap - 1);
-	return &ix->slots[i];
-}
-
-static int index_grow(struct child_index *ix)
-{
-	struct child_index bigger = {.cap = ix->cap ? ix->cap * 2 : 1024};
-
-	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
-	if (!bigger.slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < ix->cap; i++)
-		if (ix->slots[i])
-			*index_slot(&bigger, ix->slots[i]->parent, ix->slots[i]->name) =
-			    ix->slots[i];
-	bigger.n = ix->n;
-	free(ix->slots);
-	*ix = bigger;
-	return 0;
+	return n->parent == k->parent && strcmp(n->name, k->name) == 0;
 }
 
 static int add_child(struct calltree_node *parent, struct calltree_node *child)
@@ -97,16 +75,17 @@ static int add_child(struct calltree_node *parent, struct calltree_node *child)
 	return 0;
 }
 
-static struct calltree_node *child_get(struct calltree *t, struct arena *a, struct child_index *ix,
+static struct calltree_node *child_get(struct calltree *t, struct arena *a, struct hashtab *ix,
 				       struct calltree_node *parent, const char *name)
 {
-	struct calltree_node **slot, *node;
+	struct child_key key = { .parent = parent, .name = name };
+	uint64_t h = child_hash(parent, name), found;
+	struct calltree_node *node;
 
-	if ((ix->n + 1) * 2 > ix->cap && index_grow(ix))
+	if (hashtab__find(ix, h, is_child, &key, &found))
+		return (struct calltree_node *)(uintptr_t)found;
+	if (hashtab__reserve(ix, hashtab__count(ix) + 1))
 		return NULL;
-	slot = index_slot(ix, parent, name);
-	if (*slot)
-		return *slot;
 	node = arena_new(a);
 	if (!node)
 		return NULL;
@@ -115,8 +94,7 @@ static struct calltree_node *child_get(struct calltree *t, struct arena *a, stru
 	node->depth = parent->depth + 1;
 	if (add_child(parent, node))
 		return NULL;
-	*slot = node;
-	ix->n++;
+	hashtab__add(ix, h, (uintptr_t)node); /* cannot fail: reserved */
 	t->n_nodes++;
 	return node;
 }
@@ -139,7 +117,7 @@ static void sort_children(struct calltree_node *n)
 		sort_children(n->children[i]);
 }
 
-static int add_stack(struct calltree *t, struct arena *a, struct child_index *ix,
+static int add_stack(struct calltree *t, struct arena *a, struct hashtab *ix,
 		     const struct merged_stack *s)
 {
 	struct calltree_node *node = t->root;
@@ -159,7 +137,7 @@ static int add_stack(struct calltree *t, struct arena *a, struct child_index *ix
 
 int calltree_build(const struct merged_window *w, struct calltree **ret)
 {
-	struct child_index ix = {0};
+	struct hashtab ix = { 0 }; /* child_hash() -> child node */
 	struct tree_priv *p;
 	int err = 0;
 
@@ -176,7 +154,7 @@ int calltree_build(const struct merged_window *w, struct calltree **ret)
 	p->tree.n_nodes = 1;
 	for (size_t i = 0; i < w->n_stacks && !err; i++)
 		err = add_stack(&p->tree, &p->arena, &ix, &w->stacks[i]);
-	free(ix.slots);
+	hashtab__free(&ix);
 	if (err) {
 		calltree__free(&p->tree);
 		return err;

@@ -5,34 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashtab.h"
 #include "query.h"
 
-struct func_slot {
+/* A function being looked up by name. */
+struct func_key {
+	const struct function_table *t;
 	const char *name;
-	size_t index; /* into the table's funcs */
 };
 
-struct func_index {
-	struct func_slot *slots;
-	size_t cap;
-};
-
-static uint64_t hash_name(const char *s)
+static bool is_func(uint64_t index, const void *key)
 {
-	uint64_t h = 1469598103934665603ULL;
+	const struct func_key *k = key;
 
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		h = (h ^ *p) * 1099511628211ULL;
-	return h ^ (h >> 31);
-}
-
-static struct func_slot *slot_find(struct func_index *ix, const char *name)
-{
-	size_t i = hash_name(name) & (ix->cap - 1);
-
-	while (ix->slots[i].name && strcmp(ix->slots[i].name, name) != 0)
-		i = (i + 1) & (ix->cap - 1);
-	return &ix->slots[i];
+	return strcmp(k->t->funcs[index].name, k->name) == 0;
 }
 
 static size_t frames_in(const struct merged_window *w)
@@ -44,18 +30,42 @@ static size_t frames_in(const struct merged_window *w)
 	return n;
 }
 
-/* Index of name in t->funcs, adding it; (size_t)-1 on allocation failure. */
-static size_t func_get(struct function_table *t, struct func_index *ix, const char *name)
+/* Index of name in t->funcs, adding it. 0 or -ENOMEM. */
+static int func_get(struct function_table *t, struct hashtab *by_name, const char *name,
+		    size_t *ret_index)
 {
-	struct func_slot *slot = slot_find(ix, name);
+	struct func_key key = { .t = t, .name = name };
+	uint64_t h = hash_string(name), index;
 
-	if (!slot->name) {
-		slot->name = name;
-		slot->index = t->n;
-		t->funcs[t->n].name = name;
-		t->n++;
+	if (hashtab__find(by_name, h, is_func, &key, &index)) {
+		*ret_index = index;
+		return 0;
 	}
-	return slot->index;
+	if (hashtab__add(by_name, h, t->n))
+		return -ENOMEM;
+	t->funcs[t->n].name = name;
+	*ret_index = t->n++;
+	return 0;
+}
+
+/* Adds one stack's value to its functions: self to the leaf, total once to each. */
+static int add_stack(struct function_table *t, struct hashtab *by_name, size_t *last_seen,
+		     size_t stack_index, const struct merged_stack *st)
+{
+	t->total += st->value;
+	for (size_t f = 0; f < st->n_frames; f++) {
+		size_t i;
+
+		if (func_get(t, by_name, st->frames[f], &i))
+			return -ENOMEM;
+		if (last_seen[i] != stack_index + 1) { /* once per stack: recursion */
+			last_seen[i] = stack_index + 1;
+			t->funcs[i].total += st->value;
+		}
+		if (f + 1 == st->n_frames)
+			t->funcs[i].self += st->value;
+	}
+	return 0;
 }
 
 static int cmp_by_self(const void *a, const void *b)
@@ -72,40 +82,24 @@ static int cmp_by_self(const void *a, const void *b)
 int query_functions(const struct merged_window *w, struct function_table *ret)
 {
 	size_t max_funcs = frames_in(w), *last_seen;
-	struct func_index ix = {0};
+	struct hashtab by_name = { 0 }; /* hash_string(name) -> index into ret->funcs */
+	int err = 0;
 
 	memset(ret, 0, sizeof(*ret));
-	ix.cap = 16;
-	while (ix.cap < max_funcs * 2)
-		ix.cap *= 2;
-	ix.slots = calloc(ix.cap, sizeof(*ix.slots));
 	ret->funcs = calloc(max_funcs + 1, sizeof(*ret->funcs));
 	last_seen = calloc(max_funcs + 1, sizeof(*last_seen)); /* stack index + 1 */
-	if (!ix.slots || !ret->funcs || !last_seen) {
-		free(ix.slots);
-		free(last_seen);
-		function_table__release(ret);
-		return -ENOMEM;
+	if (!ret->funcs || !last_seen)
+		err = -ENOMEM;
+	for (size_t s = 0; s < w->n_stacks && !err; s++) {
+		if (w->stacks[s].value != 0)
+			err = add_stack(ret, &by_name, last_seen, s, &w->stacks[s]);
 	}
-	for (size_t s = 0; s < w->n_stacks; s++) {
-		const struct merged_stack *st = &w->stacks[s];
-
-		if (st->value == 0)
-			continue;
-		ret->total += st->value;
-		for (size_t f = 0; f < st->n_frames; f++) {
-			size_t i = func_get(ret, &ix, st->frames[f]);
-
-			if (last_seen[i] != s + 1) { /* once per stack: recursion */
-				last_seen[i] = s + 1;
-				ret->funcs[i].total += st->value;
-			}
-			if (f + 1 == st->n_frames)
-				ret->funcs[i].self += st->value;
-		}
-	}
-	free(ix.slots);
+	hashtab__free(&by_name);
 	free(last_seen);
+	if (err) {
+		function_table__release(ret);
+		return err;
+	}
 	qsort(ret->funcs, ret->n, sizeof(*ret->funcs), cmp_by_self);
 	return 0;
 }

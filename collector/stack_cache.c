@@ -1,116 +1,85 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The verified stack id cache: open addressing on a hash combining each frame name's 128-bit
- * multiply-fold hash, each slot holding the joined frame text that a hit is compared against. */
+/* The verified stack id cache: a lib/hashtab table on a hash combining each frame name's
+ * hash_bytes(), each entry holding the joined frame text that a hit is compared against. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashtab.h"
 #include "stack_cache.h"
 
 #define SEP '\n'
+#define MIN_SLOTS 1024
 
-struct slot {
-	uint64_t hash;
-	int64_t id; /* 0 = empty */
-	char *text;
+/* One allocation per entry: the id, then the joined frame text. */
+struct cached_stack {
+	int64_t id;
 	uint32_t len;
 	uint32_t n_frames;
+	char text[];
 };
 
 struct stack_cache {
-	struct slot *slots;
-	size_t cap, used;
-	size_t max_slots;
+	struct hashtab by_hash; /* stack hash -> struct cached_stack * */
+	size_t max_entries;	/* emptied rather than grown past this */
 	size_t text_bytes, max_text_bytes;
 };
 
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return h;
-}
-
-/* 64x64->128 multiply folded to 64 bits: 16 input bytes per step (the wyhash idea). */
-static uint64_t mum(uint64_t a, uint64_t b)
-{
-	__uint128_t r = (__uint128_t)a * b;
-
-	return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-
-#define K0 0xa0761d6478bd642full
-#define K1 0xe7037ed1a0b428dbull
+/* The frames being looked up. */
+struct frames_key {
+	const char *const *frames;
+	const size_t *lens;
+	size_t n;
+};
 
 uint64_t stack_cache__name_hash(const char *s, size_t len)
 {
-	uint64_t h = mum(0x9e3779b97f4a7c15ull ^ K0, len ^ K1);
-	uint64_t a, b;
-
-	for (; len >= 16; s += 16, len -= 16) {
-		memcpy(&a, s, 8);
-		memcpy(&b, s + 8, 8);
-		h = mum(a ^ h ^ K0, b ^ K1);
-	}
-	if (len) {
-		a = b = 0;
-		memcpy(&a, s, len < 8 ? len : 8);
-		if (len > 8)
-			memcpy(&b, s + 8, len - 8);
-		h = mum(a ^ h ^ K0, b ^ K1);
-	}
-	return h;
+	return hash_bytes(s, len);
 }
 
 uint64_t stack_cache__hash_names(const uint64_t *name_hashes, size_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	uint64_t h = n;
 
 	for (size_t i = 0; i < n; i++)
-		h = mum(h ^ name_hashes[i] ^ K0, i ^ K1);
-	return mix(h);
+		h = hash_combine(h, name_hashes[i]);
+	return h;
 }
 
 uint64_t stack_cache__hash(const char *const *frames, const size_t *lens, size_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	uint64_t h = n;
 
 	for (size_t i = 0; i < n; i++)
-		h = mum(h ^ stack_cache__name_hash(frames[i], lens[i]) ^ K0, i ^ K1);
-	return mix(h);
+		h = hash_combine(h, hash_bytes(frames[i], lens[i]));
+	return h;
 }
 
 struct stack_cache *stack_cache__new(size_t max_slots, size_t max_text_bytes)
 {
 	struct stack_cache *c = calloc(1, sizeof(*c));
-	size_t cap = 1024;
+	size_t slots = MIN_SLOTS;
 
 	if (!c)
 		return NULL;
-	while (cap < max_slots)
-		cap *= 2;
-	c->max_slots = cap;
+	while (slots < max_slots)
+		slots *= 2;
+	c->max_entries = slots / 2; /* the table is at most half full */
 	c->max_text_bytes = max_text_bytes;
-	c->cap = 1024;
-	c->slots = calloc(c->cap, sizeof(*c->slots));
-	if (!c->slots) {
-		free(c);
-		errno = ENOMEM;
-		return NULL;
-	}
 	return c;
 }
 
 void stack_cache__clear(struct stack_cache *c)
 {
-	if (!c || !c->used)
+	size_t iter = 0;
+	uint64_t entry;
+
+	if (!c || !hashtab__count(&c->by_hash))
 		return;
-	for (size_t i = 0; i < c->cap; i++)
-		free(c->slots[i].text);
-	memset(c->slots, 0, c->cap * sizeof(*c->slots));
-	c->used = 0;
+	while (hashtab__next(&c->by_hash, &iter, &entry))
+		free((struct cached_stack *)(uintptr_t)entry);
+	hashtab__clear(&c->by_hash);
 	c->text_bytes = 0;
 }
 
@@ -119,14 +88,17 @@ void stack_cache__free(struct stack_cache *c)
 	if (!c)
 		return;
 	stack_cache__clear(c);
-	free(c->slots);
+	hashtab__free(&c->by_hash);
 	free(c);
 }
 
-static bool same_frames(const struct slot *s, const char *const *frames, const size_t *lens,
-			size_t n)
+static bool same_frames(uint64_t entry, const void *key)
 {
-	size_t at = 0;
+	const struct cached_stack *s = (const struct cached_stack *)(uintptr_t)entry;
+	const struct frames_key *k = key;
+	const char *const *frames = k->frames; /* locals: memcmp() must not force reloads */
+	const size_t *lens = k->lens;
+	size_t n = k->n, at = 0;
 
 	if (s->n_frames != n)
 		return false;
@@ -143,66 +115,35 @@ static bool same_frames(const struct slot *s, const char *const *frames, const s
 int64_t stack_cache__get(const struct stack_cache *c, uint64_t hash, const char *const *frames,
 			 const size_t *lens, size_t n)
 {
-	size_t mask = c->cap - 1;
+	struct frames_key key = { .frames = frames, .lens = lens, .n = n };
+	uint64_t entry;
 
-	for (size_t i = hash & mask; c->slots[i].id; i = (i + 1) & mask) {
-		const struct slot *s = &c->slots[i];
-
-		if (s->hash == hash && same_frames(s, frames, lens, n))
-			return s->id;
-	}
-	return 0;
-}
-
-static void place(struct slot *slots, size_t cap, const struct slot *v)
-{
-	size_t i = v->hash & (cap - 1);
-
-	while (slots[i].id)
-		i = (i + 1) & (cap - 1);
-	slots[i] = *v;
-}
-
-static int grow(struct stack_cache *c)
-{
-	size_t cap = c->cap * 2;
-	struct slot *slots;
-
-	if (cap > c->max_slots) {
-		stack_cache__clear(c); /* bounded: forget; the caller's slower path still works */
+	if (!hashtab__find(&c->by_hash, hash, same_frames, &key, &entry))
 		return 0;
-	}
-	slots = calloc(cap, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->cap; i++)
-		if (c->slots[i].id)
-			place(slots, cap, &c->slots[i]);
-	free(c->slots);
-	c->slots = slots;
-	c->cap = cap;
-	return 0;
+	return ((const struct cached_stack *)(uintptr_t)entry)->id;
 }
 
 int stack_cache__put(struct stack_cache *c, uint64_t hash, const char *text, size_t len,
 		     size_t n_frames, int64_t id)
 {
-	struct slot v = { .hash = hash, .id = id, .len = (uint32_t)len,
-			  .n_frames = (uint32_t)n_frames };
+	struct cached_stack *s;
 
 	if (id <= 0 || len > UINT32_MAX || n_frames > UINT32_MAX || len + 1 > c->max_text_bytes)
 		return 0; /* not cached; still correct */
-	if (c->text_bytes + len + 1 > c->max_text_bytes)
-		stack_cache__clear(c);
-	if ((c->used + 1) * 2 > c->cap && grow(c))
+	if (c->text_bytes + len + 1 > c->max_text_bytes ||
+	    hashtab__count(&c->by_hash) + 1 > c->max_entries)
+		stack_cache__clear(c); /* bounded: forget; the caller's slower path still works */
+	s = malloc(sizeof(*s) + len + 1);
+	if (!s)
 		return -ENOMEM;
-	v.text = malloc(len + 1);
-	if (!v.text)
+	*s = (struct cached_stack){ .id = id, .len = (uint32_t)len,
+				    .n_frames = (uint32_t)n_frames };
+	memcpy(s->text, text, len);
+	s->text[len] = '\0';
+	if (hashtab__add(&c->by_hash, hash, (uintptr_t)s)) {
+		free(s);
 		return -ENOMEM;
-	memcpy(v.text, text, len);
-	v.text[len] = '\0';
-	place(c->slots, c->cap, &v);
-	c->used++;
+	}
 	c->text_bytes += len + 1;
 	return 0;
 }

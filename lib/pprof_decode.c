@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "idmap.h"
+#include "hashtab.h"
 #include "pprof.h"
 #include "utf8.h"
 #include "profile.pb-c.h"
@@ -100,7 +100,7 @@ struct decoded_priv {
  * produce) no map is built. */
 struct id_index {
 	bool dense;
-	struct idmap map;
+	struct hashtab map;
 };
 
 struct decode_ctx {
@@ -191,34 +191,39 @@ static int index_ids(struct decode_ctx *c, struct id_index *ix, size_t n,
 		ix->dense = id_of(c->msg, i) == i + 1;
 	if (ix->dense)
 		return 0;
+	if (hashtab__reserve(&ix->map, n))
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t id = id_of(c->msg, i);
-		int err;
+		uint64_t id = id_of(c->msg, i), seen;
 
 		if (id == 0)
 			return fail(c, "%s %zu has id 0", what, i);
-		err = idmap__insert(&ix->map, id, 0, i);
-		if (err == -EEXIST)
+		if (hashtab__get(&ix->map, id, &seen))
 			return fail(c, "duplicate %s id %llu", what, (unsigned long long)id);
-		if (err)
-			return err;
+		hashtab__put(&ix->map, id, i); /* cannot fail: reserved */
 	}
 	return 0;
 }
 
-static bool lookup_id(const struct id_index *ix, size_t n, uint64_t id, size_t *ret_index)
+/* Out of line, so that lookup_id() stays small enough to be inlined for dense ids. */
+__attribute__((noinline)) static bool lookup_sparse_id(const struct id_index *ix, uint64_t id,
+						       size_t *ret_index)
 {
 	uint64_t v;
 
-	if (ix->dense) {
-		if (id == 0 || id > n)
-			return false;
-		*ret_index = id - 1;
-		return true;
-	}
-	if (!idmap__get(&ix->map, id, 0, &v))
+	if (!hashtab__get(&ix->map, id, &v))
 		return false;
 	*ret_index = v;
+	return true;
+}
+
+static bool lookup_id(const struct id_index *ix, size_t n, uint64_t id, size_t *ret_index)
+{
+	if (!ix->dense)
+		return lookup_sparse_id(ix, id, ret_index);
+	if (id == 0 || id > n)
+		return false;
+	*ret_index = id - 1;
 	return true;
 }
 
@@ -497,9 +502,9 @@ int pprof_decode(const uint8_t *buf, size_t len, struct pprof_decoded **ret, cha
 	if (ret_err == -ENOMEM)
 		fail(&c, "out of memory");
 out:
-	idmap__free(&c.mappings.map);
-	idmap__free(&c.functions.map);
-	idmap__free(&c.locations.map);
+	hashtab__free(&c.mappings.map);
+	hashtab__free(&c.functions.map);
+	hashtab__free(&c.locations.map);
 	if (ret_err) {
 		pprof_decoded__free(&d->pub);
 		return ret_err;

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "idmap.h"
+#include "hashtab.h"
+#include "intern.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
 
@@ -19,11 +20,7 @@ typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Function pb_function;
 
 struct pprof_builder {
-	/* string table: strings[0] == "", slots hold index + 1 (0 = empty), half full at most */
-	char **strings;
-	size_t n_strings, cap_strings;
-	uint32_t *str_slots;
-	size_t str_slot_cap;
+	struct intern *strings; /* the string table: id 0 is "" */
 
 	pb_value_type *sample_types;
 	pb_value_type **sample_type_ptrs;
@@ -40,8 +37,8 @@ struct pprof_builder {
 	pb_sample **samples;
 	size_t n_samples, cap_samples;
 
-	struct idmap mapping_by_path;  /* (string index, 0) -> mapping id */
-	struct idmap location_by_name; /* (string index, mapping id) -> location id */
+	struct hashtab mapping_by_path;	 /* path's string index -> mapping id */
+	struct hashtab location_by_name; /* location_hash() -> location id */
 };
 
 /* Grows a typed array so that one more element fits. 0 or -ENOMEM. */
@@ -61,71 +58,10 @@ struct pprof_builder {
 		err_;                                                                              \
 	})
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-static size_t str_slot(const struct pprof_builder *b, const char *s)
-{
-	size_t mask = b->str_slot_cap - 1;
-	size_t i = hash_str(s) & mask;
-
-	while (b->str_slots[i] && strcmp(b->strings[b->str_slots[i] - 1], s) != 0)
-		i = (i + 1) & mask;
-	return i;
-}
-
-static int grow_str_slots(struct pprof_builder *b)
-{
-	size_t new_cap = b->str_slot_cap ? b->str_slot_cap * 2 : 64;
-	uint32_t *old = b->str_slots;
-
-	if (new_cap > UINT32_MAX)
-		return -E2BIG;
-	b->str_slots = calloc(new_cap, sizeof(*b->str_slots));
-	if (!b->str_slots) {
-		b->str_slots = old;
-		return -ENOMEM;
-	}
-	b->str_slot_cap = new_cap;
-	for (size_t i = 0; i < b->n_strings; i++)
-		b->str_slots[str_slot(b, b->strings[i])] = i + 1;
-	free(old);
-	return 0;
-}
-
-/* Index of s in the string table, adding a copy when new; NULL is "". -errno on failure. */
+/* Index of s in the string table, adding it when new; NULL is "". -ENOMEM. */
 static int64_t intern(struct pprof_builder *b, const char *s)
 {
-	size_t slot;
-	char *copy;
-	int err;
-
-	if (!s)
-		s = "";
-	if ((b->n_strings + 1) * 2 > b->str_slot_cap) {
-		err = grow_str_slots(b);
-		if (err)
-			return err;
-	}
-	slot = str_slot(b, s);
-	if (b->str_slots[slot])
-		return b->str_slots[slot] - 1;
-	if (GROW(b->strings, b->n_strings, b->cap_strings))
-		return -ENOMEM;
-	copy = strdup(s);
-	if (!copy)
-		return -ENOMEM;
-	b->strings[b->n_strings++] = copy;
-	b->str_slots[slot] = b->n_strings;
-	return b->n_strings - 1;
+	return intern__add(b->strings, s ? s : "");
 }
 
 static int intern_value_type(struct pprof_builder *b, const struct pprof_value_type *vt,
@@ -180,7 +116,8 @@ struct pprof_builder *pprof_builder__new(const struct pprof_builder_options *opt
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return NULL;
-	empty = intern(b, ""); /* string_table[0] must be "" */
+	b->strings = intern__new();
+	empty = b->strings ? intern(b, "") : -ENOMEM; /* string_table[0] must be "" */
 	err = empty < 0 ? (int)empty : builder_init_types(b, opts);
 	if (err) {
 		pprof_builder__free(b);
@@ -197,8 +134,6 @@ void pprof_builder__free(struct pprof_builder *b)
 {
 	if (!b)
 		return;
-	for (size_t i = 0; i < b->n_strings; i++)
-		free(b->strings[i]);
 	for (size_t i = 0; i < b->n_mappings; i++)
 		free(b->mappings[i]);
 	for (size_t i = 0; i < b->n_locations; i++) {
@@ -207,16 +142,15 @@ void pprof_builder__free(struct pprof_builder *b)
 	}
 	for (size_t i = 0; i < b->n_samples; i++)
 		free(b->samples[i]);
-	free(b->strings);
-	free(b->str_slots);
+	intern__free(b->strings);
 	free(b->sample_types);
 	free(b->sample_type_ptrs);
 	free(b->mappings);
 	free(b->locations);
 	free(b->functions);
 	free(b->samples);
-	idmap__free(&b->mapping_by_path);
-	idmap__free(&b->location_by_name);
+	hashtab__free(&b->mapping_by_path);
+	hashtab__free(&b->location_by_name);
 	free(b);
 }
 
@@ -229,12 +163,13 @@ uint64_t pprof_builder__mapping(struct pprof_builder *b, const char *path, const
 	path_idx = intern(b, path);
 	if (path_idx < 0)
 		goto fail_errno;
-	if (idmap__get(&b->mapping_by_path, path_idx, 0, &id))
+	if (hashtab__get(&b->mapping_by_path, (uint64_t)path_idx, &id))
 		return id;
 	build_id_idx = intern(b, build_id);
 	if (build_id_idx < 0)
 		goto fail_errno;
-	if (GROW(b->mappings, b->n_mappings, b->cap_mappings))
+	if (GROW(b->mappings, b->n_mappings, b->cap_mappings) ||
+	    hashtab__reserve(&b->mapping_by_path, b->n_mappings + 1))
 		goto fail_nomem;
 	m = malloc(sizeof(*m));
 	if (!m)
@@ -245,10 +180,7 @@ uint64_t pprof_builder__mapping(struct pprof_builder *b, const char *path, const
 	m->filename = path_idx;
 	m->build_id = build_id_idx;
 	m->has_functions = true;
-	if (idmap__insert(&b->mapping_by_path, path_idx, 0, id)) {
-		free(m);
-		goto fail_nomem;
-	}
+	hashtab__put(&b->mapping_by_path, (uint64_t)path_idx, id); /* cannot fail: reserved */
 	b->mappings[b->n_mappings++] = m;
 	return id;
 
@@ -258,6 +190,25 @@ fail_errno:
 fail_nomem:
 	errno = ENOMEM;
 	return 0;
+}
+
+struct location_key {
+	const struct pprof_builder *b;
+	int64_t name_idx;
+	uint64_t mapping_id;
+};
+
+static uint64_t location_hash(int64_t name_idx, uint64_t mapping_id)
+{
+	return hash_combine(hash_mix((uint64_t)name_idx), mapping_id);
+}
+
+static bool is_location(uint64_t id, const void *key)
+{
+	const struct location_key *k = key;
+
+	return k->b->functions[id - 1]->name == k->name_idx &&
+	       k->b->locations[id - 1]->mapping_id == k->mapping_id;
 }
 
 /* A location with a single line pointing at a function of the same id. */
@@ -295,35 +246,33 @@ static int new_location(struct pprof_builder *b, int64_t name_idx, uint64_t mapp
 
 uint64_t pprof_builder__location(struct pprof_builder *b, const char *function, uint64_t mapping_id)
 {
-	int64_t name_idx;
-	uint64_t id;
-	int err;
+	struct location_key key = { .b = b, .mapping_id = mapping_id };
+	uint64_t id, hash;
 
 	if (mapping_id > b->n_mappings) {
 		errno = EINVAL;
 		return 0;
 	}
-	name_idx = intern(b, function);
-	if (name_idx < 0) {
-		errno = (int)-name_idx;
+	key.name_idx = intern(b, function);
+	if (key.name_idx < 0) {
+		errno = (int)-key.name_idx;
 		return 0;
 	}
-	if (idmap__get(&b->location_by_name, name_idx, mapping_id, &id))
+	hash = location_hash(key.name_idx, mapping_id);
+	if (hashtab__find(&b->location_by_name, hash, is_location, &key, &id))
 		return id;
 	if (GROW(b->functions, b->n_locations, b->cap_functions) ||
-	    GROW(b->locations, b->n_locations, b->cap_locations)) {
+	    GROW(b->locations, b->n_locations, b->cap_locations) ||
+	    hashtab__reserve(&b->location_by_name, b->n_locations + 1)) {
 		errno = ENOMEM;
 		return 0;
 	}
 	id = b->n_locations + 1;
-	err = idmap__insert(&b->location_by_name, name_idx, mapping_id, id);
-	if (!err)
-		err = new_location(b, name_idx, mapping_id, id);
-	if (err) {
-		/* an idmap entry without a location would hand out a dangling id */
-		errno = -err;
+	if (new_location(b, key.name_idx, mapping_id, id)) {
+		errno = ENOMEM;
 		return 0;
 	}
+	hashtab__add(&b->location_by_name, hash, id); /* cannot fail: reserved */
 	return id;
 }
 
@@ -400,8 +349,8 @@ int pprof_builder__encode(struct pprof_builder *b, uint8_t **ret_buf, size_t *re
 	profile.location = b->locations;
 	profile.n_function = b->n_locations;
 	profile.function = b->functions;
-	profile.n_string_table = b->n_strings;
-	profile.string_table = b->strings;
+	profile.n_string_table = intern__count(b->strings);
+	profile.string_table = intern__strings(b->strings);
 	profile.time_nanos = b->time_nanos;
 	profile.duration_nanos = b->duration_nanos;
 	profile.period_type = b->has_period_type ? &b->period_type : NULL;

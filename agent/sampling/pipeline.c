@@ -10,10 +10,10 @@
 #include <time.h>
 
 #include "cgroup.h"
+#include "hashtab.h"
 #include "pipeline.h"
 #include "sampler.h"
 #include "symbolizer.h"
-#include "u64map.h"
 #include "unwind/unwind_tables.h"
 
 /* Frames per sample: a kernel stack plus a user stack. */
@@ -44,11 +44,11 @@ struct pipeline {
 	/* Memos of one collect, cleared after it (memory reused): strings interned in its
 	 * window. A stack id is shared by every entry with the same stack in a generation, so
 	 * each (pid, user stack) and kernel stack is named once per window. */
-	struct u64map stacks; /* stack_key() -> frames_ref() into frames */
+	struct hashtab stacks; /* stack_key() -> frames_ref() into frames */
 	struct window_frame *frames;
 	size_t n_frames, frames_cap;
-	struct u64map threads;	 /* tid -> thread name */
-	struct u64map processes; /* pid -> struct process_names index */
+	struct hashtab threads;	  /* tid -> thread name */
+	struct hashtab processes; /* pid -> struct process_names index */
 	struct process_names *names;
 	size_t n_names, names_cap;
 };
@@ -245,9 +245,9 @@ void pipeline__close(struct pipeline *p)
 	sampler__free(p->sampler);
 	symbolizer__free(p->sym);
 	cgroup_pids__free(p->cgroups);
-	u64map__free(&p->stacks);
-	u64map__free(&p->threads);
-	u64map__free(&p->processes);
+	hashtab__free(&p->stacks);
+	hashtab__free(&p->threads);
+	hashtab__free(&p->processes);
 	free(p->frames);
 	free(p->names);
 	free(p->excluded_cgroups);
@@ -347,10 +347,7 @@ static int add_frame(struct window *w, const struct sym_frame *f, struct window_
 /* Memo key of a stack as named for one image of one process (kernel stacks: for all). */
 static uint64_t stack_key(uint64_t pid, uint32_t image, __u64 stack)
 {
-	uint64_t h = stack;
-
-	h = (h ^ pid) * 0x100000001b3ULL;
-	return (h ^ image) * 0x100000001b3ULL;
+	return hash_combine(hash_combine(stack, pid), image);
 }
 
 static uint64_t image_key(pid_t pid, uint32_t image)
@@ -393,7 +390,7 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 	struct sym_frame f;
 	int ret;
 
-	if (u64map__get(&p->stacks, key, ret_ref))
+	if (hashtab__get(&p->stacks, key, ret_ref))
 		return 0;
 	ret = reserve_frames(p, n + truncated);
 	for (size_t i = 0; !ret && i < n; i++) {
@@ -414,7 +411,7 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 		return ret;
 	*ret_ref = frames_ref(p->n_frames, n, unknown);
 	p->n_frames += n;
-	return u64map__put(&p->stacks, key, *ret_ref);
+	return hashtab__put(&p->stacks, key, *ret_ref);
 }
 
 /* Appends the memo's frames to out; returns how many. */
@@ -465,12 +462,12 @@ static const char *thread_name(struct collect_ctx *c, pid_t tid)
 	const char *interned;
 	uint64_t v;
 
-	if (u64map__get(&c->p->threads, (uint64_t)tid, &v))
+	if (hashtab__get(&c->p->threads, (uint64_t)tid, &v))
 		return (const char *)(uintptr_t)v;
 	if (sampler__thread_name(c->p->sampler, tid, name, sizeof(name)))
 		name[0] = '\0';
 	interned = window__intern(c->w, name);
-	if (interned && u64map__put(&c->p->threads, (uint64_t)tid, (uintptr_t)interned))
+	if (interned && hashtab__put(&c->p->threads, (uint64_t)tid, (uintptr_t)interned))
 		return NULL;
 	return interned;
 }
@@ -486,7 +483,7 @@ static const struct process_names *process_names(struct collect_ctx *c, pid_t pi
 	const char *comm, *cgroup = NULL;
 	uint64_t v;
 
-	if (u64map__get(&p->processes, image_key(pid, image), &v))
+	if (hashtab__get(&p->processes, image_key(pid, image), &v))
 		return &p->names[v];
 	if (p->n_names == p->names_cap) {
 		size_t cap = p->names_cap ? 2 * p->names_cap : 256;
@@ -512,7 +509,7 @@ static const struct process_names *process_names(struct collect_ctx *c, pid_t pi
 	pn = &p->names[p->n_names];
 	pn->comm = comm;
 	pn->cgroup = cgroup;
-	if (u64map__put(&p->processes, image_key(pid, image), p->n_names))
+	if (hashtab__put(&p->processes, image_key(pid, image), p->n_names))
 		return NULL;
 	p->n_names++;
 	return pn;
@@ -676,9 +673,9 @@ int pipeline__collect(struct pipeline *p, struct window **ret)
 	err = sampler__drain(p->sampler, add_entry, &c);
 	if (c.err)
 		err = c.err;
-	u64map__clear(&p->stacks);
-	u64map__clear(&p->threads);
-	u64map__clear(&p->processes);
+	hashtab__clear(&p->stacks);
+	hashtab__clear(&p->threads);
+	hashtab__clear(&p->processes);
 	p->n_frames = 0;
 	p->n_names = 0;
 	add_kernel_stats(p, &c.w->stats);

@@ -18,7 +18,7 @@
 
 #include "profile.skel.h"
 #include "sampler.h"
-#include "u64map.h"
+#include "hashtab.h"
 
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT 39
@@ -54,7 +54,7 @@ struct sampler {
 	struct profile_key *keys;
 	struct profile_value *values;
 	size_t counts_cap;
-	struct u64map slot_of_stack; /* stack hash -> 1-based slot of this drain */
+	struct hashtab slot_of_stack; /* stack hash -> 1-based slot of this drain */
 	struct stack_slot *slots;
 	size_t n_slots, slots_cap;
 	struct profile_stack stack_buf; /* one stack as read from the map */
@@ -230,7 +230,7 @@ void sampler__free(struct sampler *s)
 		close(s->stats_fd);
 	free(s->keys);
 	free(s->values);
-	u64map__free(&s->slot_of_stack);
+	hashtab__free(&s->slot_of_stack);
 	free(s->slots);
 	free(s->ips);
 	free(s);
@@ -533,7 +533,7 @@ static __u32 stack_slot(struct sampler *s, int stacks_fd, __u64 hash)
 
 	if (!hash)
 		return 0;
-	if (u64map__get(&s->slot_of_stack, hash, &known))
+	if (hashtab__get(&s->slot_of_stack, hash, &known))
 		return (__u32)known;
 	if (reserve_stack(s))
 		return 0; /* out of memory: this entry's stack is shown unnamed */
@@ -543,7 +543,7 @@ static __u32 stack_slot(struct sampler *s, int stacks_fd, __u64 hash)
 	if (stack->n > PROFILE_STACK_DEPTH)
 		stack->n = PROFILE_STACK_DEPTH;
 	memcpy(s->ips + s->n_ips, stack->ips, stack->n * sizeof(*stack->ips));
-	if (u64map__put(&s->slot_of_stack, hash, s->n_slots + 1))
+	if (hashtab__put(&s->slot_of_stack, hash, s->n_slots + 1))
 		return 0;
 	slot = &s->slots[s->n_slots++];
 	slot->hash = hash;
@@ -570,7 +570,7 @@ static int clear_stacks(struct sampler *s, int stacks_fd)
 {
 	for (size_t i = 0; i < s->n_slots; i++)
 		bpf_map_delete_elem(stacks_fd, &s->slots[i].hash);
-	u64map__clear(&s->slot_of_stack);
+	hashtab__clear(&s->slot_of_stack);
 	s->n_slots = 0;
 	s->n_ips = 0;
 	if (++s->drains % SWEEP_EVERY)

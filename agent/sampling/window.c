@@ -5,36 +5,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "intern.h"
 #include "window.h"
 
 struct window_priv {
-	char **strings; /* open-addressing table of owned strings */
-	size_t string_cap, n_strings;
+	struct intern *strings;
 	size_t sample_cap;
 };
-
-static uint64_t hash_string(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
 
 struct window *window__new(void)
 {
 	struct window *w = calloc(1, sizeof(*w));
 	struct window_priv *priv = calloc(1, sizeof(*priv));
+	struct intern *strings = intern__new();
 
-	if (!w || !priv) {
+	if (!w || !priv || !strings) {
 		free(w);
 		free(priv);
+		intern__free(strings);
 		errno = ENOMEM;
 		return NULL;
 	}
+	priv->strings = strings;
 	w->priv_ = priv;
 	return w;
 }
@@ -50,56 +42,18 @@ void window__free(struct window *w)
 		free(w->samples[i].frames);
 	free(w->samples);
 	if (priv) {
-		for (size_t i = 0; i < priv->string_cap; i++)
-			free(priv->strings[i]);
-		free(priv->strings);
+		intern__free(priv->strings);
 		free(priv);
 	}
 	free(w);
 }
 
-static int grow_strings(struct window_priv *priv)
-{
-	size_t cap = priv->string_cap ? priv->string_cap * 2 : 256;
-	char **table = calloc(cap, sizeof(*table));
-
-	if (!table)
-		return -ENOMEM;
-	for (size_t i = 0; i < priv->string_cap; i++) {
-		char *s = priv->strings[i];
-		size_t j;
-
-		if (!s)
-			continue;
-		for (j = hash_string(s) & (cap - 1); table[j]; j = (j + 1) & (cap - 1))
-			;
-		table[j] = s;
-	}
-	free(priv->strings);
-	priv->strings = table;
-	priv->string_cap = cap;
-	return 0;
-}
-
 const char *window__intern(struct window *w, const char *s)
 {
 	struct window_priv *priv = w->priv_;
-	size_t j;
+	int64_t id = intern__add(priv->strings, s ? s : "");
 
-	if (!s)
-		s = "";
-	if (2 * (priv->n_strings + 1) > priv->string_cap && grow_strings(priv))
-		return NULL;
-	for (j = hash_string(s) & (priv->string_cap - 1); priv->strings[j];
-	     j = (j + 1) & (priv->string_cap - 1)) {
-		if (!strcmp(priv->strings[j], s))
-			return priv->strings[j];
-	}
-	priv->strings[j] = strdup(s);
-	if (!priv->strings[j])
-		return NULL;
-	priv->n_strings++;
-	return priv->strings[j];
+	return id < 0 ? NULL : intern__string(priv->strings, (size_t)id);
 }
 
 static int intern_frames(struct window *w, const struct window_sample *s,

@@ -2,15 +2,15 @@
 /* cgroup path classification (systemd unit, Kubernetes pod container, Docker container) and
  * the service decision, with a per-path cache. No I/O: the kubelet table is passed in. */
 #include <ctype.h>
-#include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashtab.h"
 #include "service_resolver.h"
 
-#define CACHE_SLOTS 8192 /* power of two; cleared when half full */
+#define CACHE_MAX_PATHS 4096 /* the cache is emptied rather than grown past this */
 
 static bool has_prefix(const char *s, size_t len, const char *prefix)
 {
@@ -184,20 +184,16 @@ void cgroup_identity_parse(const char *path, struct cgroup_identity *ret)
 
 /* ---- resolver ----------------------------------------------------------------------- */
 
-struct cache_entry {
-	char *path; /* NULL: empty slot */
-	struct cached_tags *value;
-};
-
+/* One allocation per cached path: the tags, then the path. */
 struct cached_tags {
 	struct service_tags tags;
 	bool needs_comm; /* process-name fallback: service filled per call */
+	char path[];
 };
 
 struct service_resolver {
 	const struct agent_file_config *cfg;
-	struct cache_entry *slots;
-	size_t used;
+	struct hashtab by_path; /* hash_string(path) -> struct cached_tags * */
 };
 
 struct service_resolver *service_resolver__new(const struct agent_file_config *cfg)
@@ -207,29 +203,17 @@ struct service_resolver *service_resolver__new(const struct agent_file_config *c
 	if (!r)
 		return NULL;
 	r->cfg = cfg;
-	/* small slots (two pointers), tags allocated per used entry: RSS follows the use */
-	r->slots = calloc(CACHE_SLOTS, sizeof(*r->slots));
-	if (!r->slots) {
-		free(r);
-		errno = ENOMEM;
-		return NULL;
-	}
 	return r;
 }
 
 void service_resolver__invalidate(struct service_resolver *r)
 {
-	if (!r->used)
-		return;
-	for (size_t i = 0; i < CACHE_SLOTS; i++) {
-		if (!r->slots[i].path)
-			continue;
-		free(r->slots[i].path);
-		free(r->slots[i].value);
-		r->slots[i].path = NULL;
-		r->slots[i].value = NULL;
-	}
-	r->used = 0;
+	size_t iter = 0;
+	uint64_t entry;
+
+	while (hashtab__next(&r->by_path, &iter, &entry))
+		free((struct cached_tags *)(uintptr_t)entry);
+	hashtab__clear(&r->by_path);
 }
 
 void service_resolver__free(struct service_resolver *r)
@@ -237,7 +221,7 @@ void service_resolver__free(struct service_resolver *r)
 	if (!r)
 		return;
 	service_resolver__invalidate(r);
-	free(r->slots);
+	hashtab__free(&r->by_path);
 	free(r);
 }
 
@@ -306,13 +290,28 @@ static bool resolve_path(const struct service_resolver *r, const char *path,
 	return false;
 }
 
-static size_t hash_path(const char *s)
+static bool is_path(uint64_t entry, const void *path)
 {
-	size_t h = 1469598103934665603ull;
+	return strcmp(((const struct cached_tags *)(uintptr_t)entry)->path, path) == 0;
+}
 
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h & (CACHE_SLOTS - 1);
+/* Caches what path resolved to; on allocation failure it is simply not cached. */
+static void remember(struct service_resolver *r, uint64_t hash, const char *path,
+		     const struct service_tags *tags, bool needs_comm)
+{
+	size_t len = strlen(path) + 1;
+	struct cached_tags *e;
+
+	if (hashtab__count(&r->by_path) >= CACHE_MAX_PATHS)
+		service_resolver__invalidate(r);
+	e = malloc(sizeof(*e) + len);
+	if (!e)
+		return;
+	e->tags = *tags;
+	e->needs_comm = needs_comm;
+	memcpy(e->path, path, len);
+	if (hashtab__add(&r->by_path, hash, (uintptr_t)e))
+		free(e);
 }
 
 static void finish(struct service_tags *t, bool needs_comm, const char *comm,
@@ -330,42 +329,25 @@ static void finish(struct service_tags *t, bool needs_comm, const char *comm,
 int service_resolver__resolve(struct service_resolver *r, const char *cgroup_path, const char *comm,
 			      const struct kubelet_pods *pods, struct service_tags *ret)
 {
-	struct cache_entry *e;
+	uint64_t hash, entry;
 	bool needs_comm;
-	size_t i;
 
 	if (!cgroup_path) {
 		needs_comm = resolve_path(r, NULL, pods, ret);
 		finish(ret, needs_comm, comm, r->cfg);
 		return 0;
 	}
-	for (i = hash_path(cgroup_path); r->slots[i].path; i = (i + 1) & (CACHE_SLOTS - 1)) {
-		if (strcmp(r->slots[i].path, cgroup_path) == 0) {
-			*ret = r->slots[i].value->tags;
-			finish(ret, r->slots[i].value->needs_comm, comm, r->cfg);
-			return 0;
-		}
+	hash = hash_string(cgroup_path);
+	if (hashtab__find(&r->by_path, hash, is_path, cgroup_path, &entry)) {
+		const struct cached_tags *e = (const struct cached_tags *)(uintptr_t)entry;
+
+		*ret = e->tags;
+		finish(ret, e->needs_comm, comm, r->cfg);
+		return 0;
 	}
 	needs_comm = resolve_path(r, cgroup_path, pods, ret);
-	if (!ret->pod_unknown) {
-		if (r->used >= CACHE_SLOTS / 2) {
-			service_resolver__invalidate(r);
-			i = hash_path(cgroup_path);
-		}
-		e = &r->slots[i];
-		e->path = strdup(cgroup_path);
-		e->value = malloc(sizeof(*e->value));
-		if (e->path && e->value) {
-			e->value->tags = *ret;
-			e->value->needs_comm = needs_comm;
-			r->used++;
-		} else {
-			free(e->path);
-			free(e->value);
-			e->path = NULL;
-			e->value = NULL;
-		}
-	}
+	if (!ret->pod_unknown)
+		remember(r, hash, cgroup_path, ret, needs_comm);
 	finish(ret, needs_comm, comm, r->cfg);
 	return 0;
 }

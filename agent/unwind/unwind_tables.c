@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "../procmaps.h"
-#include "../u64map.h"
+#include "hashtab.h"
 #include "cfi_compile.h"
 #include "unwind_tables.h"
 
@@ -58,10 +58,10 @@ struct unwind_tables {
 	struct unwind_sink sink;
 	char proc_root[256];
 	struct table_entry **entries; /* UNWIND_MAX_TABLES slots, each allocated on first use */
-	struct u64map by_key;	      /* hash(key) -> slot (0: none) */
-	struct u64map by_inode;	      /* hash(dev, inode, size, mtime) -> table id (0: none) */
+	struct hashtab by_key;	      /* hash(key) -> slot (0: none) */
+	struct hashtab by_inode;	      /* hash(dev, inode, size, mtime) -> table id (0: none) */
 	struct proc_rec *procs;	      /* UNWIND_MAX_PROCESSES */
-	struct u64map proc_of_pid;    /* pid -> index + 1 (0: none) */
+	struct hashtab proc_of_pid;    /* pid -> index + 1 (0: none) */
 	size_t n_procs;
 	struct extent *free_rows; /* sorted by start, merged */
 	size_t n_free, free_cap;
@@ -75,15 +75,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
-	return h ? h : 1;
 }
 
 /* --- row ranges ------------------------------------------------------------------------ */
@@ -214,7 +205,7 @@ static void drop_entry(struct unwind_tables *ut, size_t slot)
 	struct table_entry *e = ut->entries[slot];
 
 	unload(ut, e);
-	u64map__put(&ut->by_key, hash_str(e->key), 0);
+	hashtab__put(&ut->by_key, hash_string(e->key), 0);
 	e->key[0] = '\0';
 	e->generation++;
 }
@@ -256,7 +247,7 @@ static struct table_entry *new_entry(struct unwind_tables *ut, const char *key)
 	e->n_rows = 0;
 	e->n_segs = 0;
 	e->last_used = ut->tick;
-	u64map__put(&ut->by_key, hash_str(key), slot);
+	hashtab__put(&ut->by_key, hash_string(key), slot);
 	return e;
 }
 
@@ -264,7 +255,7 @@ static struct table_entry *find_key(struct unwind_tables *ut, const char *key)
 {
 	uint64_t slot;
 
-	if (!u64map__get(&ut->by_key, hash_str(key), &slot) || !slot)
+	if (!hashtab__get(&ut->by_key, hash_string(key), &slot) || !slot)
 		return NULL;
 	return ut->entries[slot] && !strcmp(ut->entries[slot]->key, key) ? ut->entries[slot] : NULL;
 }
@@ -323,7 +314,7 @@ static struct table_entry *file_table(struct unwind_tables *ut, int fd)
 	snprintf(ikey, sizeof(ikey), "i:%" PRIu64 ":%" PRIu64 ":%" PRIu64 ":%" PRId64 ".%09ld",
 		 (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
 		 (int64_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-	if (u64map__get(&ut->by_inode, hash_str(ikey), &v) && v) {
+	if (hashtab__get(&ut->by_inode, hash_string(ikey), &v) && v) {
 		e = ut->entries[v % UNWIND_MAX_TABLES];
 		if (e && (e->id != v || !e->key[0]))
 			e = NULL; /* the slot holds another binary now */
@@ -336,7 +327,7 @@ static struct table_entry *file_table(struct unwind_tables *ut, int fd)
 		e = find_key(ut, key);
 		if (!e && !(e = new_entry(ut, key)))
 			return NULL;
-		u64map__put(&ut->by_inode, hash_str(ikey), e->id);
+		hashtab__put(&ut->by_inode, hash_string(ikey), e->id);
 	}
 	e->last_used = ut->tick;
 	if (!e->loaded && !e->no_table && now_ns() >= e->retry_ns)
@@ -433,7 +424,7 @@ static struct proc_rec *find_proc(struct unwind_tables *ut, pid_t pid)
 {
 	uint64_t v;
 
-	if (!u64map__get(&ut->proc_of_pid, (uint64_t)pid, &v) || !v)
+	if (!hashtab__get(&ut->proc_of_pid, (uint64_t)pid, &v) || !v)
 		return NULL;
 	return &ut->procs[v - 1];
 }
@@ -443,7 +434,7 @@ static struct proc_rec *new_proc(struct unwind_tables *ut, pid_t pid)
 	for (size_t i = 0; i < UNWIND_MAX_PROCESSES; i++) {
 		if (ut->procs[i].pid)
 			continue;
-		if (u64map__put(&ut->proc_of_pid, (uint64_t)pid, i + 1))
+		if (hashtab__put(&ut->proc_of_pid, (uint64_t)pid, i + 1))
 			return NULL;
 		ut->procs[i].pid = pid;
 		ut->stats.processes++;
@@ -486,7 +477,7 @@ void unwind_tables__forget_process(struct unwind_tables *ut, pid_t pid)
 	ut->sink.forget_process(ut->sink.ctx, pid);
 	if (!rec)
 		return;
-	u64map__put(&ut->proc_of_pid, (uint64_t)pid, 0);
+	hashtab__put(&ut->proc_of_pid, (uint64_t)pid, 0);
 	memset(rec, 0, sizeof(*rec));
 	ut->stats.processes--;
 }
@@ -542,9 +533,9 @@ void unwind_tables__free(struct unwind_tables *ut)
 {
 	if (!ut)
 		return;
-	u64map__free(&ut->by_key);
-	u64map__free(&ut->by_inode);
-	u64map__free(&ut->proc_of_pid);
+	hashtab__free(&ut->by_key);
+	hashtab__free(&ut->by_inode);
+	hashtab__free(&ut->proc_of_pid);
 	for (size_t i = 0; ut->entries && i < UNWIND_MAX_TABLES; i++)
 		free(ut->entries[i]);
 	free(ut->entries);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../stack_cache.h"
+#include "hashtab.h"
 #include "profiles_internal.h"
 #include "store_sqlite_db.h"
 
@@ -306,11 +307,7 @@ static size_t series_key(const struct profile_batch *b, char *buf, size_t len)
 
 static uint64_t key_hash(const char *key, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)key[i]) * 0x100000001b3ull;
-	return h ^ (h >> 31);
+	return hash_bytes(key, len);
 }
 
 static struct series_entry **series_slot(struct series_entry **table, size_t cap, uint64_t h,

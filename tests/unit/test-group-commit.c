@@ -198,6 +198,33 @@ TEST(stack_cache_stays_within_its_text_bound)
 	stack_cache__free(sc);
 }
 
+/* 1024 slots at most half full: the 513th stack empties the cache, then is cached alone. */
+TEST(stack_cache_forgets_everything_when_its_slots_are_half_full)
+{
+	struct stack_cache *sc = stack_cache__new(1000, 1 << 20);
+	char names[513][16];
+	const char *frames[513];
+	size_t lens[513];
+	uint64_t hashes[513];
+
+	CHECK(sc != NULL);
+	for (int i = 0; i < 513; i++) {
+		lens[i] = (size_t)snprintf(names[i], sizeof(names[i]), "f%d", i);
+		frames[i] = names[i];
+		hashes[i] = stack_cache__hash(&frames[i], &lens[i], 1);
+	}
+	for (int i = 0; i < 512; i++)
+		CHECK(stack_cache__put(sc, hashes[i], names[i], lens[i], 1, i + 1) == 0);
+	for (int i = 0; i < 512; i++)
+		CHECK(stack_cache__get(sc, hashes[i], &frames[i], &lens[i], 1) == i + 1);
+	CHECK(stack_cache__put(sc, hashes[512], names[512], lens[512], 1, 513) == 0);
+	CHECK(stack_cache__get(sc, hashes[512], &frames[512], &lens[512], 1) == 513);
+	for (int i = 0; i < 512; i++)
+		CHECK(stack_cache__get(sc, hashes[i], &frames[i], &lens[i], 1) == 0);
+	stack_cache__free(sc);
+}
+
 TEST_MAIN("group-commit", T(every_submitter_returns_after_its_commit_with_its_rc),
 	  T(a_full_queue_refuses_at_once_by_entries_and_bytes), T(stack_cache_hits_only_the_exact_frames),
-	  T(stack_cache_stays_within_its_text_bound))
+	  T(stack_cache_stays_within_its_text_bound),
+	  T(stack_cache_forgets_everything_when_its_slots_are_half_full))
