@@ -158,6 +158,13 @@ static void sink_sync(void *ctx)
 	sampler__sync(ctx);
 }
 
+/* Announcements that arrived while a table was built are handled now: a process that lives
+ * a few milliseconds must be captured before it exits, not after a process's whole tables. */
+static void sink_between_builds(void *ctx)
+{
+	sampler__poll(ctx, 0);
+}
+
 static int open_unwind_tables(struct pipeline *p)
 {
 	struct unwind_sink sink = {
@@ -166,6 +173,7 @@ static int open_unwind_tables(struct pipeline *p)
 		.set_process = sink_set_process,
 		.forget_process = sink_forget_process,
 		.sync = sink_sync,
+		.between_builds = sink_between_builds,
 		.ctx = p->sampler,
 	};
 

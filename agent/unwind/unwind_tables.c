@@ -299,6 +299,8 @@ static void build(struct unwind_tables *ut, struct table_entry *e, int fd)
 	}
 	cfi_table__free(t);
 	malloc_trim(0); /* a big table's compile memory goes back to the system now */
+	if (ut->sink.between_builds)
+		ut->sink.between_builds(ut->sink.ctx);
 }
 
 /* The table of a file mapping, built when new, loaded again when it was evicted. */

@@ -21,6 +21,9 @@ struct unwind_sink {
 	int (*set_process)(void *ctx, pid_t pid, const struct unwind_process *proc);
 	void (*forget_process)(void *ctx, pid_t pid);
 	void (*sync)(void *ctx); /* no reader of unpublished rows is still running afterwards */
+	/* After each table built (optional): a build takes milliseconds, and a caller with
+	 * short-lived processes to capture must not wait for a whole process's tables. */
+	void (*between_builds)(void *ctx);
 	void *ctx;
 };
 
