@@ -63,7 +63,9 @@ static int intern_frames(struct window *w, const struct window_sample *s,
 		frames[i].function = window__intern(w, s->frames[i].function);
 		frames[i].module = window__intern(w, s->frames[i].module);
 		frames[i].build_id = window__intern(w, s->frames[i].build_id);
-		if (!frames[i].function || !frames[i].module || !frames[i].build_id)
+		frames[i].file = window__intern(w, s->frames[i].file);
+		if (!frames[i].function || !frames[i].module || !frames[i].build_id ||
+		    !frames[i].file)
 			return -ENOMEM;
 	}
 	return 0;

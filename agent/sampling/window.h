@@ -10,8 +10,9 @@
 
 struct window_frame {
 	const char *function; /* interned in the window; "[unknown]" when unnamed */
-	const char *module;   /* interned; binary path, "[kernel]", "[jit]" or "" */
+	const char *module;   /* interned; binary path, "[kernel]", "[jit:v8]", "[jit]" or "" */
 	const char *build_id; /* interned; "" when none */
+	const char *file;     /* interned; a JIT function's source file, "" (or NULL) when none */
 };
 
 struct window_sample {
