@@ -324,11 +324,15 @@ static void print_unwind(const struct window_unwind *u)
 			(unsigned long long)u->end_early[i]);
 	fprintf(stderr, ")\n");
 	fprintf(stderr, "unwind tables: %llu built in %.1f ms; %llu loaded, %llu rows (%.1f MiB) of "
-		"%llu (%.1f MiB of kernel memory)\n",
+		"%llu (%.1f MiB of kernel memory); %llu failed to build (corrupt %llu, too_big %llu, "
+		"unreadable %llu)\n",
 		(unsigned long long)u->tables_built, u->build_ns / 1e6,
 		(unsigned long long)u->tables_loaded, (unsigned long long)u->rows_loaded,
 		u->rows_bytes / 1048576.0, (unsigned long long)u->rows_capacity,
-		u->map_bytes / 1048576.0);
+		u->map_bytes / 1048576.0,
+		(unsigned long long)(u->tables_corrupt + u->tables_too_big + u->tables_unreadable),
+		(unsigned long long)u->tables_corrupt, (unsigned long long)u->tables_too_big,
+		(unsigned long long)u->tables_unreadable);
 }
 
 static void print_summary(const struct window *w, const struct symbolizer_stats *ss,

@@ -648,6 +648,9 @@ static void add_unwind_stats(struct pipeline *p, struct window_unwind *u)
 	unwind_tables__stats(p->unwind, &ts);
 	u->tables_built = ts.tables_built - p->last_tables.tables_built;
 	u->build_ns = ts.build_ns - p->last_tables.build_ns;
+	u->tables_corrupt = ts.build_corrupt - p->last_tables.build_corrupt;
+	u->tables_too_big = ts.build_too_big - p->last_tables.build_too_big;
+	u->tables_unreadable = ts.build_unreadable - p->last_tables.build_unreadable;
 	p->last_tables = ts;
 	u->tables_loaded = ts.tables_loaded;
 	u->rows_loaded = ts.rows_loaded;

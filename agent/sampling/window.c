@@ -136,6 +136,9 @@ static void add_unwind_stats(struct window_unwind *dst, const struct window_unwi
 	dst->truncated += src->truncated;
 	dst->tables_built += src->tables_built;
 	dst->build_ns += src->build_ns;
+	dst->tables_corrupt += src->tables_corrupt;
+	dst->tables_too_big += src->tables_too_big;
+	dst->tables_unreadable += src->tables_unreadable;
 	/* levels: the later window's */
 	dst->tables_loaded = src->tables_loaded;
 	dst->rows_loaded = src->rows_loaded;

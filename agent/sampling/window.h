@@ -49,6 +49,8 @@ struct window_unwind {
 	uint64_t end_early[WINDOW_UNWIND_END__COUNT];
 	uint64_t truncated; /* deeper than the cap: a [truncated] root frame */
 	uint64_t tables_built, build_ns; /* over the window */
+	/* binaries whose table could not be built over the window (frame pointers for them) */
+	uint64_t tables_corrupt, tables_too_big, tables_unreadable;
 	/* at the end of the window */
 	uint64_t tables_loaded, rows_loaded, rows_bytes, rows_capacity, map_bytes;
 	uint64_t load_ms; /* BPF object load (verifier) time */
