@@ -9,6 +9,7 @@ import unittest
 
 import harness
 import pprof_py
+from stacks import ordered, show, weight
 
 BUILD = os.environ.get("ROOTTRACE_BUILD", "build")
 AGENT = os.path.join(BUILD, "roottrace-agent")
@@ -20,31 +21,6 @@ SPIN_SECONDS = 8
 RECORD = "3s"
 # node's main() tail-calls node::Start, so node::Start stands where main would.
 NODE_ROOT = ["node::Start(int, char**)", "__libc_start_call_main", "__libc_start_main"]
-
-
-def base_name(name):
-    return name.split("@")[0]  # "__libc_start_main@@GLIBC_2.34" as .symtab versions it
-
-
-def ordered(frames, names):
-    """True when names appear in frames in this order (leaf to root), not necessarily adjacent."""
-    i = 0
-    for f in frames:
-        if i < len(names) and base_name(f) == names[i]:
-            i += 1
-    return i == len(names)
-
-
-def weight(samples):
-    return sum(s.values[0] for s in samples)
-
-
-def short(frame):
-    return frame.split("(")[0]  # C++ argument lists make a stack unreadable
-
-
-def show(samples, n=5):
-    return "\n".join(" <- ".join(map(short, s.stack)) for s in samples[:n])
 
 
 def release(tmp, name, blank_lines):

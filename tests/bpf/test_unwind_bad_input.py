@@ -5,7 +5,6 @@
 import os
 import random
 import re
-import resource
 import shutil
 import struct
 import subprocess
@@ -14,6 +13,8 @@ import unittest
 
 import harness
 import pprof_py
+from stacks import base_name, show, weight
+from stacks import user_frames as named_user_frames
 
 BUILD = os.environ.get("ROOTTRACE_BUILD", "build")
 AGENT = os.path.join(BUILD, "roottrace-agent")
@@ -23,20 +24,8 @@ CHAIN = ["chain_leaf", "chain_c", "chain_b", "chain_a", "main"] + START_FRAMES
 MAX_RSS_KB = 40 * 1024
 
 
-def base_name(name):
-    return name.split("@")[0]  # "__libc_start_main@@GLIBC_2.34" as .symtab versions it
-
-
 def user_frames(sample):
-    return [base_name(f) for f, m in zip(sample.stack, sample.modules) if m != "[kernel]"]
-
-
-def weight(samples):
-    return sum(s.values[0] for s in samples)
-
-
-def show(samples, n=5):
-    return "\n".join(" <- ".join(s.stack) for s in samples[:n])
+    return [base_name(f) for f in named_user_frames(sample)]
 
 
 def section(path, name):
