@@ -71,7 +71,8 @@ class JitUnderBpf(unittest.TestCase):
         p = subprocess.Popen([NODE, "--perf-basic-prof", "--allow-natives-syntax",
                               "--interrupt-budget=1000000000", "--no-turbo-inlining", script,
                               str(SPIN_SECONDS), str(OPTIMISE_AT)], stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
+                             stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
+                             cwd=cls.tmp)  # --perf-basic-prof also writes isolate-*-v8.log
         cls.procs[key], cls.scripts[key] = p, script
         if not p.stdout.readline().startswith("ready"):
             raise AssertionError("node did not start %s" % script)
