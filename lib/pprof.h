@@ -42,6 +42,11 @@ uint64_t pprof_builder__mapping(struct pprof_builder *b, const char *path, const
  * deduplicated by (function name, mapping). Returns its id (>0) or 0 with errno set. */
 uint64_t pprof_builder__location(struct pprof_builder *b, const char *function, uint64_t mapping_id);
 
+/* The same for a function whose source file is known (a JIT's): the file goes into the
+ * Function's filename; deduplicated by (name, file, mapping). NULL or "" is no file. */
+uint64_t pprof_builder__file_location(struct pprof_builder *b, const char *function,
+				      const char *file, uint64_t mapping_id);
+
 /* One sample: location ids leaf first (pprof order), one value per sample type. */
 int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_ids, size_t n_locations,
 			      const int64_t *values, const struct pprof_label *labels, size_t n_labels);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* pprof encoder: interns strings, deduplicates mappings by path and locations/functions by
- * (function name, mapping), collects samples, and packs a perftools.profiles.Profile. */
+ * (function name, file name, mapping), collects samples, and packs a perftools.profiles.Profile. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,25 +194,27 @@ fail_nomem:
 
 struct location_key {
 	const struct pprof_builder *b;
-	int64_t name_idx;
+	int64_t name_idx, file_idx;
 	uint64_t mapping_id;
 };
 
-static uint64_t location_hash(int64_t name_idx, uint64_t mapping_id)
+static uint64_t location_hash(const struct location_key *k)
 {
-	return hash_combine(hash_mix((uint64_t)name_idx), mapping_id);
+	return hash_combine(hash_combine(hash_mix((uint64_t)k->name_idx), (uint64_t)k->file_idx),
+			    k->mapping_id);
 }
 
 static bool is_location(uint64_t id, const void *key)
 {
 	const struct location_key *k = key;
+	const pb_function *f = k->b->functions[id - 1];
 
-	return k->b->functions[id - 1]->name == k->name_idx &&
+	return f->name == k->name_idx && f->filename == k->file_idx &&
 	       k->b->locations[id - 1]->mapping_id == k->mapping_id;
 }
 
 /* A location with a single line pointing at a function of the same id. */
-static int new_location(struct pprof_builder *b, int64_t name_idx, uint64_t mapping_id, uint64_t id)
+static int new_location(struct pprof_builder *b, const struct location_key *k, uint64_t id)
 {
 	struct {
 		pb_location loc;
@@ -228,14 +230,15 @@ static int new_location(struct pprof_builder *b, int64_t name_idx, uint64_t mapp
 	}
 	perftools__profiles__function__init(f);
 	f->id = id;
-	f->name = name_idx;
-	f->system_name = name_idx;
+	f->name = k->name_idx;
+	f->system_name = k->name_idx;
+	f->filename = k->file_idx;
 	perftools__profiles__line__init(&l->line);
 	l->line.function_id = id;
 	l->line_ptr = &l->line;
 	perftools__profiles__location__init(&l->loc);
 	l->loc.id = id;
-	l->loc.mapping_id = mapping_id;
+	l->loc.mapping_id = k->mapping_id;
 	l->loc.n_line = 1;
 	l->loc.line = &l->line_ptr;
 	b->locations[b->n_locations] = &l->loc;
@@ -244,7 +247,8 @@ static int new_location(struct pprof_builder *b, int64_t name_idx, uint64_t mapp
 	return 0;
 }
 
-uint64_t pprof_builder__location(struct pprof_builder *b, const char *function, uint64_t mapping_id)
+uint64_t pprof_builder__file_location(struct pprof_builder *b, const char *function,
+				      const char *file, uint64_t mapping_id)
 {
 	struct location_key key = { .b = b, .mapping_id = mapping_id };
 	uint64_t id, hash;
@@ -254,11 +258,12 @@ uint64_t pprof_builder__location(struct pprof_builder *b, const char *function, 
 		return 0;
 	}
 	key.name_idx = intern(b, function);
-	if (key.name_idx < 0) {
-		errno = (int)-key.name_idx;
+	key.file_idx = key.name_idx < 0 ? 0 : intern(b, file);
+	if (key.name_idx < 0 || key.file_idx < 0) {
+		errno = (int)-(key.name_idx < 0 ? key.name_idx : key.file_idx);
 		return 0;
 	}
-	hash = location_hash(key.name_idx, mapping_id);
+	hash = location_hash(&key);
 	if (hashtab__find(&b->location_by_name, hash, is_location, &key, &id))
 		return id;
 	if (GROW(b->functions, b->n_locations, b->cap_functions) ||
@@ -268,12 +273,17 @@ uint64_t pprof_builder__location(struct pprof_builder *b, const char *function, 
 		return 0;
 	}
 	id = b->n_locations + 1;
-	if (new_location(b, key.name_idx, mapping_id, id)) {
+	if (new_location(b, &key, id)) {
 		errno = ENOMEM;
 		return 0;
 	}
 	hashtab__add(&b->location_by_name, hash, id); /* cannot fail: reserved */
 	return id;
+}
+
+uint64_t pprof_builder__location(struct pprof_builder *b, const char *function, uint64_t mapping_id)
+{
+	return pprof_builder__file_location(b, function, "", mapping_id);
 }
 
 int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_ids,

@@ -347,7 +347,8 @@ static int add_frame(struct window *w, const struct sym_frame *f, struct window_
 	ret->function = window__intern(w, f->function);
 	ret->module = window__intern(w, f->module);
 	ret->build_id = window__intern(w, f->build_id);
-	return ret->function && ret->module && ret->build_id ? 0 : -ENOMEM;
+	ret->file = window__intern(w, f->file);
+	return ret->function && ret->module && ret->build_id && ret->file ? 0 : -ENOMEM;
 }
 
 #define KERNEL_STACK_PID 0xffffffffULL
@@ -412,7 +413,7 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 	}
 	if (!ret && truncated) { /* deeper than the cap: said so at the root, never cut silently */
 		snprintf(f.function, sizeof(f.function), "[truncated]");
-		f.module[0] = f.build_id[0] = '\0';
+		f.module[0] = f.build_id[0] = f.file[0] = '\0';
 		ret = add_frame(c->w, &f, &p->frames[p->n_frames + n++]);
 	}
 	if (ret)
@@ -453,7 +454,7 @@ static int symbolise(struct collect_ctx *c, const struct sampler_entry *e,
 	n += copy_frames(c, uref, frames + n);
 	if (!n) { /* both walks failed or were absent: keep the CPU time, honestly unnamed */
 		snprintf(f.function, sizeof(f.function), "[unknown]");
-		f.module[0] = f.build_id[0] = '\0';
+		f.module[0] = f.build_id[0] = f.file[0] = '\0';
 		c->w->stats.unknown_frames++;
 		ret = add_frame(c->w, &f, &frames[n++]);
 		if (ret)
@@ -655,6 +656,9 @@ static void add_unwind_stats(struct pipeline *p, struct window_unwind *u)
 	unwind_tables__stats(p->unwind, &ts);
 	u->tables_built = ts.tables_built - p->last_tables.tables_built;
 	u->build_ns = ts.build_ns - p->last_tables.build_ns;
+	u->tables_corrupt = ts.build_corrupt - p->last_tables.build_corrupt;
+	u->tables_too_big = ts.build_too_big - p->last_tables.build_too_big;
+	u->tables_unreadable = ts.build_unreadable - p->last_tables.build_unreadable;
 	p->last_tables = ts;
 	u->tables_loaded = ts.tables_loaded;
 	u->rows_loaded = ts.rows_loaded;

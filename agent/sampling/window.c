@@ -63,7 +63,9 @@ static int intern_frames(struct window *w, const struct window_sample *s,
 		frames[i].function = window__intern(w, s->frames[i].function);
 		frames[i].module = window__intern(w, s->frames[i].module);
 		frames[i].build_id = window__intern(w, s->frames[i].build_id);
-		if (!frames[i].function || !frames[i].module || !frames[i].build_id)
+		frames[i].file = window__intern(w, s->frames[i].file);
+		if (!frames[i].function || !frames[i].module || !frames[i].build_id ||
+		    !frames[i].file)
 			return -ENOMEM;
 	}
 	return 0;
@@ -134,6 +136,9 @@ static void add_unwind_stats(struct window_unwind *dst, const struct window_unwi
 	dst->truncated += src->truncated;
 	dst->tables_built += src->tables_built;
 	dst->build_ns += src->build_ns;
+	dst->tables_corrupt += src->tables_corrupt;
+	dst->tables_too_big += src->tables_too_big;
+	dst->tables_unreadable += src->tables_unreadable;
 	/* levels: the later window's */
 	dst->tables_loaded = src->tables_loaded;
 	dst->rows_loaded = src->rows_loaded;

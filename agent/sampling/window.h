@@ -10,8 +10,9 @@
 
 struct window_frame {
 	const char *function; /* interned in the window; "[unknown]" when unnamed */
-	const char *module;   /* interned; binary path, "[kernel]", "[jit]" or "" */
+	const char *module;   /* interned; binary path, "[kernel]", "[jit:v8]", "[jit]" or "" */
 	const char *build_id; /* interned; "" when none */
+	const char *file;     /* interned; a JIT function's source file, "" (or NULL) when none */
 };
 
 struct window_sample {
@@ -48,6 +49,8 @@ struct window_unwind {
 	uint64_t end_early[WINDOW_UNWIND_END__COUNT];
 	uint64_t truncated; /* deeper than the cap: a [truncated] root frame */
 	uint64_t tables_built, build_ns; /* over the window */
+	/* binaries whose table could not be built over the window (frame pointers for them) */
+	uint64_t tables_corrupt, tables_too_big, tables_unreadable;
 	/* at the end of the window */
 	uint64_t tables_loaded, rows_loaded, rows_bytes, rows_capacity, map_bytes;
 	uint64_t load_ms; /* BPF object load (verifier) time */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Window -> gzipped pprof (cpu profile): samples/count and cpu/nanoseconds per sample, one
- * location per function (names only), mappings with path and build-id, pid/comm/thread labels. */
+ * location per function (names, and a JIT function's source file, no lines), mappings with
+ * path and build-id, pid/comm/thread labels. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -40,8 +41,8 @@ static int frame_locations(struct pprof_builder *b, const struct window_sample *
 			if (!mapping)
 				return errno ? -errno : -ENOMEM;
 		}
-		ids[i] = pprof_builder__location(b, f->function ? f->function : "[unknown]",
-						 mapping);
+		ids[i] = pprof_builder__file_location(b, f->function ? f->function : "[unknown]",
+						      f->file, mapping);
 		if (!ids[i])
 			return errno ? -errno : -ENOMEM;
 	}

@@ -23,7 +23,7 @@ struct jit_name {
 /* Splits one perf-map symbol. Never fails: an unknown format is copied as it is. */
 void jitname__parse(const char *symbol, struct jit_name *ret);
 
-/* "node", "python", "jvm", "dotnet", "" for unknown. */
+/* "v8", "python", "jvm", "dotnet", "" for unknown. */
 const char *jitname__runtime_name(enum jit_runtime runtime);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "demangle.h"
 #include "elf_symbols.h"
+#include "jitname.h"
 #include "kallsyms.h"
 #include "lru.h"
 #include "perfmap.h"
@@ -755,6 +756,7 @@ static void set_unknown(struct symbolizer *s, struct sym_frame *ret, enum sym_un
 			const char *module)
 {
 	snprintf(ret->function, sizeof(ret->function), "%s", UNKNOWN);
+	ret->file[0] = '\0';
 	snprintf(ret->module, sizeof(ret->module), "%s", module ? module : "");
 	ret->known = 0;
 	s->stats.unknown[why]++;
@@ -763,7 +765,26 @@ static void set_unknown(struct symbolizer *s, struct sym_frame *ret, enum sym_un
 static void set_known(struct sym_frame *ret, const char *name, const char *module)
 {
 	demangle(name, ret->function, sizeof(ret->function));
+	ret->file[0] = '\0';
 	snprintf(ret->module, sizeof(ret->module), "%s", module);
+	ret->known = 1;
+}
+
+/* A perf-map entry: one name per function whatever its tier or source position, its file
+ * apart, its runtime in the module ("[jit:v8]"). A format we do not know is kept as written
+ * (demangled: some JITs write C++ symbols) under "[jit]". */
+static void set_jit(struct sym_frame *ret, const char *perf_map_name)
+{
+	struct jit_name jit;
+	const char *runtime;
+
+	jitname__parse(perf_map_name, &jit);
+	if (jit.runtime == JIT_RUNTIME_UNKNOWN)
+		return set_known(ret, perf_map_name, "[jit]");
+	runtime = jitname__runtime_name(jit.runtime);
+	snprintf(ret->function, sizeof(ret->function), "%s", jit.function);
+	snprintf(ret->file, sizeof(ret->file), "%s", jit.file);
+	snprintf(ret->module, sizeof(ret->module), "[jit:%s]", runtime);
 	ret->known = 1;
 }
 
@@ -799,7 +820,7 @@ static void resolve_in_mapping(struct symbolizer *s, struct proc *p, const struc
 		pm = proc_perfmap(s, p);
 		name = pm ? perfmap__lookup(pm, addr) : NULL;
 		if (name)
-			return set_known(ret, name, "[jit]");
+			return set_jit(ret, name);
 		return set_unknown(s, ret, SYM_UNKNOWN_JIT, m->module);
 	case MAP_VDSO:
 		es = vdso_symbols(s);
@@ -857,7 +878,7 @@ void symbolizer__resolve_user_image(struct symbolizer *s, pid_t pid, uint32_t im
 	pm = proc_perfmap(s, p);
 	name = pm ? perfmap__lookup(pm, addr) : NULL;
 	if (name)
-		return set_known(ret, name, "[jit]");
+		return set_jit(ret, name);
 	set_unknown(s, ret, SYM_UNKNOWN_NO_MAPPING, NULL);
 }
 
@@ -911,6 +932,7 @@ void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_
 	if (!name)
 		return set_unknown(s, ret, SYM_UNKNOWN_KERNEL, "[kernel]");
 	snprintf(ret->function, sizeof(ret->function), "%s", name);
+	ret->file[0] = '\0';
 	snprintf(ret->module, sizeof(ret->module), "[kernel]");
 	ret->known = 1;
 }

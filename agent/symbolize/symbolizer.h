@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Symboliser: addresses -> function names (no line numbers). User frames from ELF .symtab,
  * falling back to .dynsym, via elfutils; kernel frames from /proc/kallsyms; JIT frames from
- * /tmp/perf-PID.map. Binaries cached by build-id (or dev+inode), bounded, with eviction. */
+ * /tmp/perf-PID.map (reduced to the function, see jitname.h). Binaries cached by build-id
+ * (or dev+inode), bounded, with eviction. */
 #ifndef ROOTTRACE_SYMBOLIZER_H
 #define ROOTTRACE_SYMBOLIZER_H
 
@@ -24,8 +25,12 @@ enum sym_unknown_reason {
 };
 
 struct sym_frame {
-	char function[SYM_NAME_MAX]; /* demangled; "[unknown]" when it cannot be named */
-	char module[SYM_MODULE_MAX]; /* binary path, "[kernel]", "[jit]", or "" when unknown */
+	char function[SYM_NAME_MAX]; /* demangled; "[unknown]" when it cannot be named; a JIT
+				      * function without tier, position or signature */
+	char file[SYM_NAME_MAX];     /* a JIT function's source file when its runtime wrote one,
+				      * else "" (native frames: always "") */
+	char module[SYM_MODULE_MAX]; /* binary path, "[kernel]", "[jit:<runtime>]" ("[jit:v8]"),
+				      * "[jit]" for a perf-map format we do not know, or "" */
 	char build_id[SYM_BUILD_ID_MAX];
 	int known; /* 1 when function is a real name */
 };

@@ -260,19 +260,35 @@ static struct table_entry *find_key(struct unwind_tables *ut, const char *key)
 	return ut->entries[slot] && !strcmp(ut->entries[slot]->key, key) ? ut->entries[slot] : NULL;
 }
 
+/* Counts a binary left without a table, by cfi_compile's errno. */
+static void count_no_table(struct unwind_tables_stats *stats, int err)
+{
+	switch (err) {
+	case ENOENT:
+		stats->no_table++;
+		break;
+	case EINVAL:
+		stats->build_corrupt++;
+		break;
+	case E2BIG:
+		stats->build_too_big++;
+		break;
+	default: /* ENOEXEC, EIO, ENOMEM */
+		stats->build_unreadable++;
+	}
+}
+
 /* Compiles (fd >= 0: a file; else the vDSO) and loads into e. */
 static void build(struct unwind_tables *ut, struct table_entry *e, int fd)
 {
 	uint64_t t0 = now_ns(), ns;
 	struct cfi_table *t = fd >= 0 ? cfi_compile_fd(fd) : cfi_compile_own_vdso();
+	int err = errno;
 
 	ns = now_ns() - t0;
 	if (!t) {
 		e->no_table = true;
-		if (errno == ENOENT)
-			ut->stats.no_table++;
-		else
-			ut->stats.build_failed++;
+		count_no_table(&ut->stats, err);
 		return;
 	}
 	ut->stats.tables_built++;
@@ -287,7 +303,7 @@ static void build(struct unwind_tables *ut, struct table_entry *e, int fd)
 	/* A table over half the map would evict everything else: frame pointers for it. */
 	if (t->n_rows > ut->sink.capacity / 2) {
 		e->no_table = true;
-		ut->stats.build_failed++;
+		ut->stats.build_too_big++;
 	} else if (load(ut, e, t)) { /* every loaded table is in use now: back off */
 		e->retry_wait_ns = e->retry_wait_ns ? 2 * e->retry_wait_ns : RETRY_MIN_NS;
 		if (e->retry_wait_ns > RETRY_MAX_NS)

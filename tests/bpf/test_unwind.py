@@ -12,6 +12,7 @@ import unittest
 
 import harness
 import pprof_py
+from stacks import base_name, ordered, share, user_frames, weight
 
 BUILD = os.environ.get("ROOTTRACE_BUILD", "build")
 AGENT = os.path.join(BUILD, "roottrace-agent")
@@ -25,15 +26,6 @@ def require_root():
         raise unittest.SkipTest("needs root for BPF")
     if not os.path.exists(AGENT):
         raise AssertionError("%s not built" % AGENT)
-
-
-def user_frames(sample):
-    """Function names of the user part of a stack, leaf first."""
-    return [f for f, m in zip(sample.stack, sample.modules) if m != "[kernel]"]
-
-
-def base_name(name):
-    return name.split("@")[0]  # "__libc_start_main@@GLIBC_2.34" as .symtab versions it
 
 
 def record(argv, seconds, unwind="auto", warmup=0.3, exe=None):
@@ -53,24 +45,6 @@ def record(argv, seconds, unwind="auto", warmup=0.3, exe=None):
         proc.kill()
         proc.wait()
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-def weight(samples):
-    return sum(s.values[0] for s in samples)
-
-
-def share(good, all_):
-    total = weight(all_)
-    return weight(good) / total if total else 0.0
-
-
-def ordered(frames, names):
-    """True when names appear in frames in this order (leaf to root), not necessarily adjacent."""
-    i = 0
-    for f in frames:
-        if i < len(names) and base_name(f) == names[i]:
-            i += 1
-    return i == len(names)
 
 
 def show(samples, n=5):

@@ -167,9 +167,10 @@ def gzipped(data):
 # ---- reading ---------------------------------------------------------------------------
 
 class Sample:
-    def __init__(self, stack, values, labels, modules):
+    def __init__(self, stack, values, labels, modules, function_ids=None):
         self.stack = stack        # function names, leaf first
         self.modules = modules    # mapping filename per frame ("" when none)
+        self.function_ids = function_ids or []  # pprof Function id per frame (0 when none)
         self.values = values      # one per sample type
         self.labels = labels      # key -> str or int
 
@@ -187,6 +188,7 @@ class Profile:
         self.samples = []
         self.mappings = []        # dicts: id, start, limit, offset, filename, build_id
         self.functions = {}       # id -> name
+        self.function_files = {}  # id -> source file name ("" when none)
         self.time_nanos = self.duration_nanos = self.period = 0
         self.period_type = None
         self.strings = []
@@ -227,6 +229,7 @@ def parse(data):
     for f in top[5]:
         m = _message(f)
         p.functions[m.get(1, 0)] = s[m.get(2, 0)]
+        p.function_files[m.get(1, 0)] = s[m.get(4, 0)]
     mappings = {}
     for mb in top[3]:
         m = _message(mb)
@@ -237,25 +240,27 @@ def parse(data):
     locations = {}
     for lb in top[4]:
         m = _message(lb, repeated=(4,))
-        names = [p.functions.get(_message(line).get(1, 0), "?") for line in m[4]]
+        ids = [_message(line).get(1, 0) for line in m[4]]
+        names = [p.functions.get(i, "?") for i in ids]
         # Inlined: line[0] is the innermost function, the last one its caller (leaf first).
         if not names:
-            names = ["0x%x" % m.get(3, 0)]
+            names, ids = ["0x%x" % m.get(3, 0)], [0]
         module = mappings.get(m.get(2, 0), {}).get("filename", "")
-        locations[m.get(1, 0)] = (names, module)
+        locations[m.get(1, 0)] = (names, module, ids)
     for sb in top[2]:
         m = _message(sb, ints=(1, 2), repeated=(3,))
-        stack, modules = [], []
+        stack, modules, function_ids = [], [], []
         for loc in m.get(1, []):
-            names, module = locations.get(loc, (["?"], ""))
+            names, module, ids = locations.get(loc, (["?"], "", [0]))
             stack.extend(names)
             modules.extend([module] * len(names))
+            function_ids.extend(ids)
         labels = {}
         for lb in m[3]:
             lm = _message(lb)
             key = s[lm.get(1, 0)]
             labels[key] = s[lm[2]] if lm.get(2) else lm.get(3, 0)
-        p.samples.append(Sample(stack, m.get(2, []), labels, modules))
+        p.samples.append(Sample(stack, m.get(2, []), labels, modules, function_ids))
     return p
 
 

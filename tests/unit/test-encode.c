@@ -8,6 +8,7 @@
 #include "../../agent/ship/encode.h"
 #include "gzip.h"
 #include "pprof.h"
+#include "profile.pb-c.h"
 #include "test.h"
 #include "../../agent/sampling/window.h"
 
@@ -156,6 +157,36 @@ TEST(window_interns_strings_once)
 	window__free(w);
 }
 
+/* A JIT frame's source file reaches its Function's filename; native frames have none. */
+TEST(jit_frame_file_is_the_function_filename)
+{
+	struct window_frame stack[] = {
+		{ "computeInvoiceTotals", "[jit:v8]", "", "/srv/app/hot.js" },
+		{ "main", "/usr/bin/node", "abcd", "" },
+	};
+	struct window_sample s = { .pid = 7, .tid = 7, .comm = "node", .thread = "node",
+				   .frames = stack, .n_frames = 2, .count = 1, .cpu_ns = 1 };
+	struct window *w = window__new();
+	Perftools__Profiles__Profile *p = NULL;
+	uint8_t *gz = NULL, *raw = NULL;
+	size_t gz_len, raw_len;
+
+	CHECK(w);
+	CHECK_EQ_INT(window__add_sample(w, &s), 0);
+	CHECK_EQ_INT(window_encode_pprof(w, NULL, NULL, NULL, 0, &gz, &gz_len), 0);
+	window__free(w);
+	CHECK_EQ_INT(gzip_inflate_capped(gz, gz_len, 1 << 24, &raw, &raw_len), 0);
+	free(gz);
+	p = perftools__profiles__profile__unpack(NULL, raw_len, raw);
+	free(raw);
+	CHECK(p);
+	CHECK_EQ_INT(p->n_function, 2);
+	CHECK_EQ_STR(p->string_table[p->function[0]->name], "computeInvoiceTotals");
+	CHECK_EQ_STR(p->string_table[p->function[0]->filename], "/srv/app/hot.js");
+	CHECK_EQ_STR(p->string_table[p->function[1]->filename], "");
+	perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 TEST(empty_window_encodes)
 {
 	struct window *w = window__new();
@@ -169,4 +200,5 @@ TEST(empty_window_encodes)
 }
 
 TEST_MAIN("encode", T(header_declares_cpu_profile), T(samples_keep_frames_values_and_labels),
-	  T(filter_and_extra_labels), T(window_interns_strings_once), T(empty_window_encodes))
+	  T(filter_and_extra_labels), T(window_interns_strings_once),
+	  T(jit_frame_file_is_the_function_filename), T(empty_window_encodes))

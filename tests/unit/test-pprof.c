@@ -150,6 +150,37 @@ TEST(builder_dedups_strings_mappings_and_locations)
 	perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
+TEST(file_locations_keep_their_file_and_dedup_by_it)
+{
+	struct pprof_builder *b = new_cpu_builder();
+	Perftools__Profiles__Profile *p;
+	uint64_t jit, native, v1, v1_again, v2, plain;
+	uint8_t *buf;
+	size_t len;
+
+	CHECK(b);
+	jit = pprof_builder__mapping(b, "[jit:v8]", "");
+	v1 = pprof_builder__file_location(b, "computeInvoiceTotals", "/srv/41/hot.js", jit);
+	v1_again = pprof_builder__file_location(b, "computeInvoiceTotals", "/srv/41/hot.js", jit);
+	v2 = pprof_builder__file_location(b, "computeInvoiceTotals", "/srv/42/hot.js", jit);
+	native = pprof_builder__file_location(b, "main", NULL, 0);
+	plain = pprof_builder__location(b, "main", 0); /* no file: the same as NULL */
+	CHECK_EQ_INT(v1_again, v1);
+	CHECK(v2 && v2 != v1); /* same name, other file: another function */
+	CHECK_EQ_INT(plain, native);
+	CHECK_EQ_INT(pprof_builder__encode(b, &buf, &len), 0);
+	pprof_builder__free(b);
+	p = perftools__profiles__profile__unpack(NULL, len, buf);
+	free(buf);
+	CHECK(p);
+	CHECK_EQ_INT(p->n_function, 3);
+	CHECK_EQ_STR(p->string_table[p->function[v1 - 1]->name], "computeInvoiceTotals");
+	CHECK_EQ_STR(p->string_table[p->function[v1 - 1]->filename], "/srv/41/hot.js");
+	CHECK_EQ_STR(p->string_table[p->function[v2 - 1]->filename], "/srv/42/hot.js");
+	CHECK_EQ_INT(p->function[native - 1]->filename, 0);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 TEST(empty_builder_encodes_a_valid_profile)
 {
 	struct pprof_builder_options opts = {0};
@@ -661,6 +692,7 @@ TEST(error_buffer_is_optional_and_bounded)
 
 TEST_MAIN("pprof", T(round_trip_keeps_samples_values_labels_and_header),
 	  T(builder_dedups_strings_mappings_and_locations),
+	  T(file_locations_keep_their_file_and_dedup_by_it),
 	  T(empty_builder_encodes_a_valid_profile), T(many_locations_and_strings_round_trip),
 	  T(fixture_is_valid), T(inlined_lines_expand_innermost_first),
 	  T(location_without_lines_is_unknown), T(sparse_ids_are_resolved), T(rejects_not_protobuf),

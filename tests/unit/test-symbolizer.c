@@ -694,18 +694,29 @@ TEST(jit_frames_named_from_perf_map)
 	CHECK_EQ_INT(write_file(dir, name,
 				"7f0000001000 100 LazyCompile:*hot_loop app.js\n"
 				"0x7f0000002000 0x40 Builtin:ArgumentsAdaptor\n"
+				"7f0000003000 100 JS:~hot_loop /srv/app/app.js:3:30\n"
 				"7f0000100000 20 stub_outside_mappings\n"),
 		     0);
 	s = symbolizer__new(&o);
 	CHECK(s);
+	/* V8's tiers: one function, its file apart, the runtime in the module */
 	symbolizer__resolve_user(s, FAKE_PID, 0x7f0000001080, &f);
-	CHECK_EQ_STR(f.function, "LazyCompile:*hot_loop app.js");
-	CHECK_EQ_STR(f.module, "[jit]");
+	CHECK_EQ_STR(f.function, "hot_loop");
+	CHECK_EQ_STR(f.file, "app.js");
+	CHECK_EQ_STR(f.module, "[jit:v8]");
 	CHECK_EQ_INT(f.known, 1);
+	symbolizer__resolve_user(s, FAKE_PID, 0x7f0000003010, &f);
+	CHECK_EQ_STR(f.function, "hot_loop");
+	CHECK_EQ_STR(f.file, "/srv/app/app.js");
+	CHECK_EQ_STR(f.module, "[jit:v8]");
+	/* formats we do not know: kept as written, under "[jit]" */
 	symbolizer__resolve_user(s, FAKE_PID, 0x7f0000002010, &f);
 	CHECK_EQ_STR(f.function, "Builtin:ArgumentsAdaptor");
+	CHECK_EQ_STR(f.file, "");
+	CHECK_EQ_STR(f.module, "[jit]");
 	symbolizer__resolve_user(s, FAKE_PID, 0x7f0000100004, &f);
 	CHECK_EQ_STR(f.function, "stub_outside_mappings");
+	CHECK_EQ_STR(f.module, "[jit]");
 	/* In the anonymous mapping, but not announced: unknown, counted as JIT. */
 	symbolizer__resolve_user(s, FAKE_PID, 0x7f0000005000, &f);
 	CHECK_EQ_STR(f.function, "[unknown]");
