@@ -69,7 +69,8 @@ HELPER_BINS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/helpers/%,$(HELPER_SR
 AGENT_BIN := $(BUILD)/roottrace-agent
 COLLECTOR_BIN := $(BUILD)/roottrace-collector
 
-.PHONY: all agent collector deps check unit bench fuzz vmlinux clean install quickstart deb format
+.PHONY: all agent collector deps check unit bench fuzz vmlinux clean install quickstart deb format \
+	format-check
 .DELETE_ON_ERROR:
 # Keep generated skeletons and protobuf-c sources between builds.
 .SECONDARY:
@@ -140,6 +141,7 @@ unit: $(UNIT_BINS)
 	$(Q)./tests/run-tests.sh --build $(BUILD) --only unit
 
 check: deps
+	$(Q)$(MAKE) --no-print-directory format-check
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./tests/run-tests.sh --build $(BUILD)
 
@@ -149,8 +151,18 @@ bench: deps all
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
 
+# Every C file in the committed style (.clang-format; Debian 12's clang-format 14). Outside a
+# git checkout the sources are found on disk.
+FORMAT_FILES = $(shell { git ls-files '*.c' '*.h' 2>/dev/null || \
+	find agent bpf collector include lib tests bench demo -name '*.[ch]'; } | grep -v '^vmlinux/')
+
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^vmlinux/')
+	clang-format -i $(FORMAT_FILES)
+
+format-check:
+	@echo "  FORMAT  $(words $(FORMAT_FILES)) files"
+	$(Q)clang-format --dry-run --Werror $(FORMAT_FILES) || \
+		{ echo "format-check: run 'make format' (clang-format $(shell clang-format --version 2>/dev/null | grep -o '[0-9][0-9.]*' | head -1))" >&2; exit 1; }
 
 clean:
 	rm -rf $(BUILD)
