@@ -12,7 +12,7 @@
 typedef int (*cli_option_fn)(int opt, const char *arg, void *ctx);
 
 struct cli_command {
-	const char *name;          /* starts error lines: "record", "roottrace-agent run" */
+	const char *name;	   /* starts error lines: "record", "roottrace-agent run" */
 	const char *short_options; /* with "h" */
 	const struct option *long_options;
 	void (*usage)(FILE *out);

@@ -22,10 +22,9 @@ int64_t daemon_now_ms(void)
 static void sampling_on(struct daemon *d, int hz)
 {
 	struct pipeline_options popts = {
-		.capture_cgroups = true,
-		.unwind = d->file_cfg.unwind_frame_pointers ? PIPELINE_UNWIND_FP
-							    : PIPELINE_UNWIND_AUTO,
-		.unwind_memory_bytes = (uint64_t)d->file_cfg.unwind_memory_mb << 20,
+	    .capture_cgroups = true,
+	    .unwind = d->file_cfg.unwind_frame_pointers ? PIPELINE_UNWIND_FP : PIPELINE_UNWIND_AUTO,
+	    .unwind_memory_bytes = (uint64_t)d->file_cfg.unwind_memory_mb << 20,
 	};
 	char err[256] = "";
 	int r, upload_s;

@@ -12,7 +12,7 @@ static const struct {
 	const char *suffix;
 	int64_t ms;
 } units[] = {
-	{ "ms", 1 }, { "s", 1000 }, { "", 1000 }, { "m", 60 * 1000 }, { "h", 3600 * 1000 },
+    {"ms", 1}, {"s", 1000}, {"", 1000}, {"m", 60 * 1000}, {"h", 3600 * 1000},
 };
 
 int duration_parse_ms(const char *text, int64_t *ret_ms)

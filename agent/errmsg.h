@@ -8,6 +8,6 @@
 
 /* Formats the reason into err (when err and err_len are set) and returns -EINVAL. */
 int err_invalid(char *err, size_t err_len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -11,8 +11,8 @@ static const struct {
 	int (*handler)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{ "record", cmd_record, "profile the machine (or one process) once, write a pprof file" },
-	{ "run", cmd_run, "run the node daemon: poll config, profile, upload per service" },
+    {"record", cmd_record, "profile the machine (or one process) once, write a pprof file"},
+    {"run", cmd_run, "run the node daemon: poll config, profile, upload per service"},
 };
 
 static void usage(FILE *out)

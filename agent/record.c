@@ -37,22 +37,23 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: roottrace-agent record [--duration 10s] [--frequency 99] [--pid N] "
-		"[--output FILE] [--unwind auto|fp]\n\n"
-		"Samples the on-CPU stacks of every process (or one) with BPF and writes a gzipped\n"
-		"pprof CPU profile. Needs root (CAP_BPF and CAP_PERFMON).\n\n"
-		"  -d, --duration D    how long to record: 500ms, 10s, 2m, 1h (default 10s)\n"
-		"  -F, --frequency HZ  samples per second per CPU, clamped to %d-%d (default %d)\n"
-		"  -p, --pid N         only this process\n"
-		"  -o, --output FILE   where to write the profile (default profile.pb.gz)\n"
-		"  -U, --unwind MODE   user stacks: auto = .eh_frame unwind tables, frame pointers\n"
-		"                      where a binary has none (default); fp = frame pointers only\n\n"
-		"Examples:\n"
-		"  roottrace-agent record --duration 30s --output cpu.pb.gz\n"
-		"  roottrace-agent record --pid $(pidof nginx) --frequency 199 -o nginx.pb.gz\n"
-		"  go tool pprof -top cpu.pb.gz\n",
-		SAMPLE_RATE_MIN_HZ, SAMPLE_RATE_MAX_HZ, SAMPLE_RATE_DEFAULT_HZ);
+	fprintf(
+	    out,
+	    "Usage: roottrace-agent record [--duration 10s] [--frequency 99] [--pid N] "
+	    "[--output FILE] [--unwind auto|fp]\n\n"
+	    "Samples the on-CPU stacks of every process (or one) with BPF and writes a gzipped\n"
+	    "pprof CPU profile. Needs root (CAP_BPF and CAP_PERFMON).\n\n"
+	    "  -d, --duration D    how long to record: 500ms, 10s, 2m, 1h (default 10s)\n"
+	    "  -F, --frequency HZ  samples per second per CPU, clamped to %d-%d (default %d)\n"
+	    "  -p, --pid N         only this process\n"
+	    "  -o, --output FILE   where to write the profile (default profile.pb.gz)\n"
+	    "  -U, --unwind MODE   user stacks: auto = .eh_frame unwind tables, frame pointers\n"
+	    "                      where a binary has none (default); fp = frame pointers only\n\n"
+	    "Examples:\n"
+	    "  roottrace-agent record --duration 30s --output cpu.pb.gz\n"
+	    "  roottrace-agent record --pid $(pidof nginx) --frequency 199 -o nginx.pb.gz\n"
+	    "  go tool pprof -top cpu.pb.gz\n",
+	    SAMPLE_RATE_MIN_HZ, SAMPLE_RATE_MAX_HZ, SAMPLE_RATE_DEFAULT_HZ);
 }
 
 static int parse_int(const char *text, long min, long max, long *ret)
@@ -107,19 +108,19 @@ static int record_option(int opt, const char *arg, void *ctx)
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
 	static const struct option options[] = {
-		{ "duration", required_argument, NULL, 'd' },
-		{ "frequency", required_argument, NULL, 'F' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "unwind", required_argument, NULL, 'U' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"frequency", required_argument, NULL, 'F'},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"unwind", required_argument, NULL, 'U'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
 	};
-	static const struct cli_command cmd = { "record", "d:F:p:o:U:h", options, usage,
-						record_option };
+	static const struct cli_command cmd = {"record", "d:F:p:o:U:h", options, usage,
+					       record_option};
 
-	*a = (struct record_args){ 10000, SAMPLE_RATE_DEFAULT_HZ, 0, "profile.pb.gz",
-				   PIPELINE_UNWIND_AUTO };
+	*a = (struct record_args){10000, SAMPLE_RATE_DEFAULT_HZ, 0, "profile.pb.gz",
+				  PIPELINE_UNWIND_AUTO};
 	return cli_parse(&cmd, argc, argv, a);
 }
 
@@ -130,8 +131,8 @@ static int check_args(struct record_args *a)
 		return -ESRCH;
 	}
 	if (a->frequency_hz < SAMPLE_RATE_MIN_HZ || a->frequency_hz > SAMPLE_RATE_MAX_HZ) {
-		int clamped = a->frequency_hz < SAMPLE_RATE_MIN_HZ ? SAMPLE_RATE_MIN_HZ
-								 : SAMPLE_RATE_MAX_HZ;
+		int clamped =
+		    a->frequency_hz < SAMPLE_RATE_MIN_HZ ? SAMPLE_RATE_MIN_HZ : SAMPLE_RATE_MAX_HZ;
 
 		fprintf(stderr, "record: frequency %d Hz clamped to %d Hz\n", a->frequency_hz,
 			clamped);
@@ -254,7 +255,8 @@ static int by_function(const void *a, const void *b)
 
 static int by_cpu_desc(const void *a, const void *b)
 {
-	uint64_t x = ((const struct self_time *)a)->cpu_ns, y = ((const struct self_time *)b)->cpu_ns;
+	uint64_t x = ((const struct self_time *)a)->cpu_ns,
+		 y = ((const struct self_time *)b)->cpu_ns;
 
 	return x > y ? -1 : x < y;
 }
@@ -269,8 +271,8 @@ static void print_top_functions(const struct window *w, uint64_t cpu_ns)
 		return;
 	for (size_t i = 0; i < w->n_samples; i++)
 		if (w->samples[i].n_frames)
-			t[n++] = (struct self_time){ w->samples[i].frames[0].function,
-						     w->samples[i].cpu_ns };
+			t[n++] = (struct self_time){w->samples[i].frames[0].function,
+						    w->samples[i].cpu_ns};
 	qsort(t, n, sizeof(*t), by_function);
 	size_t m = 0;
 
@@ -307,7 +309,8 @@ static void print_unwind_tables(const struct window_unwind *u)
 {
 	uint64_t failed = u->tables_corrupt + u->tables_too_big + u->tables_unreadable;
 
-	fprintf(stderr, "unwind tables: %llu built in %.1f ms; %llu loaded, %llu rows (%.1f MiB) of "
+	fprintf(stderr,
+		"unwind tables: %llu built in %.1f ms; %llu loaded, %llu rows (%.1f MiB) of "
 		"%llu (%.1f MiB of kernel memory); ",
 		(unsigned long long)u->tables_built, u->build_ns / 1e6,
 		(unsigned long long)u->tables_loaded, (unsigned long long)u->rows_loaded,
@@ -321,17 +324,19 @@ static void print_unwind_tables(const struct window_unwind *u)
 static void print_unwind(const struct window_unwind *u)
 {
 	static const char *const reasons[WINDOW_UNWIND_END__COUNT] = {
-		"no_mapping", "cannot", "bad_cfa", "read", "no_row", "map_full",
+	    "no_mapping", "cannot", "bad_cfa", "read", "no_row", "map_full",
 	};
 	uint64_t early = 0;
 
 	for (int i = 0; i < WINDOW_UNWIND_END__COUNT; i++)
 		early += u->end_early[i];
-	fprintf(stderr, "unwinding: %llu samples by tables, %llu by frame pointers, %llu mixed, "
+	fprintf(stderr,
+		"unwinding: %llu samples by tables, %llu by frame pointers, %llu mixed, "
 		"%llu before their tables were loaded (kernel frame-pointer walk)\n",
 		(unsigned long long)u->by_tables, (unsigned long long)u->by_fp,
 		(unsigned long long)u->mixed, (unsigned long long)u->not_loaded);
-	fprintf(stderr, "unwound stacks: %llu ended at a stop frame, %llu at the end of a "
+	fprintf(stderr,
+		"unwound stacks: %llu ended at a stop frame, %llu at the end of a "
 		"frame-pointer chain, %llu truncated at the depth cap, %llu ended early (",
 		(unsigned long long)u->end_clean, (unsigned long long)u->end_fp_chain,
 		(unsigned long long)u->truncated, (unsigned long long)early);
@@ -355,9 +360,11 @@ static void print_summary(const struct window *w, const struct symbolizer_stats 
 		(unsigned long long)st->processes);
 	fprintf(stderr, "idle: %llu samples (%.3fs)\n", (unsigned long long)st->idle_samples,
 		st->idle_ns / 1e9);
-	fprintf(stderr, "lost samples: %llu (aggregation map full); failed stack walks: "
-		"user %llu, kernel %llu\n", (unsigned long long)st->lost_map_full,
-		(unsigned long long)st->lost_stack_user, (unsigned long long)st->lost_stack_kernel);
+	fprintf(stderr,
+		"lost samples: %llu (aggregation map full); failed stack walks: "
+		"user %llu, kernel %llu\n",
+		(unsigned long long)st->lost_map_full, (unsigned long long)st->lost_stack_user,
+		(unsigned long long)st->lost_stack_kernel);
 	fprintf(stderr, "unknown frames: %llu\n", (unsigned long long)st->unknown_frames);
 	if (st->bpf_run_cnt)
 		fprintf(stderr, "BPF run time: %.3f ms over %llu runs (%.2f us/run)\n",
@@ -380,7 +387,7 @@ static const char *unwind_name(enum pipeline_unwind unwind)
 static int record(const struct record_args *a, struct window *total,
 		  struct symbolizer_stats *ret_sym)
 {
-	struct pipeline_options opts = { .pid = a->pid, .unwind = a->unwind };
+	struct pipeline_options opts = {.pid = a->pid, .unwind = a->unwind};
 	struct pipeline *p;
 	char err[256] = "";
 	int ret;
@@ -397,12 +404,13 @@ static int record(const struct record_args *a, struct window *total,
 	}
 	ret = pipeline__exec_hook_error(p);
 	if (ret)
-		fprintf(stderr, "record: warning: the exec hook did not attach (%s): a process "
+		fprintf(stderr,
+			"record: warning: the exec hook did not attach (%s): a process "
 			"sampled before it execs keeps its earlier name and symbols\n",
 			strerror(-ret));
 	if (a->pid)
-		fprintf(stderr, "record: sampling pid %d at %d Hz for %.1fs (unwind: %s)\n",
-			a->pid, a->frequency_hz, a->duration_ms / 1e3, unwind_name(a->unwind));
+		fprintf(stderr, "record: sampling pid %d at %d Hz for %.1fs (unwind: %s)\n", a->pid,
+			a->frequency_hz, a->duration_ms / 1e3, unwind_name(a->unwind));
 	else
 		fprintf(stderr, "record: sampling all CPUs at %d Hz for %.1fs (unwind: %s)\n",
 			a->frequency_hz, a->duration_ms / 1e3, unwind_name(a->unwind));

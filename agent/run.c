@@ -223,7 +223,6 @@ static int setup(struct daemon *d, char *err, size_t err_len)
 	return 0;
 }
 
-
 /* node/pid-start-random: upload ids are this plus a counter, and the collector drops a
  * repeated id as a retry, so two agents (same node name, pid 1 in containers, restarted in
  * the same second) must never share it. */

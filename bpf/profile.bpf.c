@@ -22,7 +22,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 /* Set by user space between open and load. */
-const volatile __u32 targ_pid = 0; /* 0 = every process */
+const volatile __u32 targ_pid = 0;	   /* 0 = every process */
 const volatile bool unwind_tables = false; /* user stacks from .eh_frame tables (--unwind=auto) */
 
 /* Flipped by user space (mmap'ed .bss): samples go to generation `generation`, user space
@@ -33,20 +33,20 @@ volatile __u32 excluded_cgroups_count = 0; /* skip the lookup while nothing is e
 /* Two generations of (counts, stacks): user space drains one while samples go to the other.
  * Stacks are keyed by a 64-bit hash of their addresses in a plain hash map, so two stacks
  * never share an entry (the kernel's stack-trace map drops the second stack of a bucket). */
-#define STACK_MAP(name)                                                                    \
-	struct {                                                                           \
-		__uint(type, BPF_MAP_TYPE_HASH);                                           \
-		__uint(map_flags, BPF_F_NO_PREALLOC); /* kernel memory for used entries */ \
-		__type(key, __u64);                                                        \
-		__type(value, struct profile_stack);                                       \
-		__uint(max_entries, PROFILE_MAX_STACKS);                                   \
+#define STACK_MAP(name)                                                                            \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
+		__uint(map_flags, BPF_F_NO_PREALLOC); /* kernel memory for used entries */         \
+		__type(key, __u64);                                                                \
+		__type(value, struct profile_stack);                                               \
+		__uint(max_entries, PROFILE_MAX_STACKS);                                           \
 	} name SEC(".maps")
-#define COUNTS_MAP(name)                                                                   \
-	struct {                                                                           \
-		__uint(type, BPF_MAP_TYPE_HASH);                                           \
-		__type(key, struct profile_key);                                           \
-		__type(value, struct profile_value);                                       \
-		__uint(max_entries, PROFILE_MAX_ENTRIES);                                  \
+#define COUNTS_MAP(name)                                                                           \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
+		__type(key, struct profile_key);                                                   \
+		__type(value, struct profile_value);                                               \
+		__uint(max_entries, PROFILE_MAX_ENTRIES);                                          \
 	} name SEC(".maps")
 
 STACK_MAP(stacks0);
@@ -175,8 +175,8 @@ static __always_inline __u64 stack_hash(const struct profile_stack *st)
  * buffer and stores it under its hash; returns the hash, 0 when there is none. A stack that
  * is absent (a kernel thread's user stack) is no error; a full map or a failed walk is
  * counted. */
-static __always_inline __u64 store_stack(struct bpf_perf_event_data *ctx, void *stacks,
-					 __u64 flags, struct profile_stats *st)
+static __always_inline __u64 store_stack(struct bpf_perf_event_data *ctx, void *stacks, __u64 flags,
+					 struct profile_stats *st)
 {
 	bool user = flags & BPF_F_USER_STACK;
 	struct profile_stack *buf;
@@ -240,7 +240,7 @@ static __always_inline __u64 process_start_ns(void)
 static __always_inline __u32 note_pid(struct profile_stats *st, __u32 pid, __u32 tid,
 				      __u64 cgroup_id)
 {
-	struct profile_seen now = { .state = PROFILE_SEEN, .start_ns = process_start_ns() };
+	struct profile_seen now = {.state = PROFILE_SEEN, .start_ns = process_start_ns()};
 	struct profile_seen *seen;
 	__u32 type;
 
@@ -281,7 +281,6 @@ static __always_inline void note_thread_name(__u32 tid)
 		return;
 	bpf_map_update_elem(&thread_names, &tid, &cur.name, BPF_ANY);
 }
-
 
 /* --- the .eh_frame unwinder ------------------------------------------------------------- */
 
@@ -479,10 +478,11 @@ static long unwind_frame(__u32 index, void *ctx)
 		st->end = UNWIND_STAT_END_NO_MAPPING;
 		return 1;
 	}
-	m = &proc->mappings[found & (UNWIND_MAX_MAPPINGS - 1)]; /* the mask keeps the verifier sure */
+	m = &proc->mappings[found &
+			    (UNWIND_MAX_MAPPINGS - 1)]; /* the mask keeps the verifier sure */
 	slot = m->table_id % UNWIND_MAX_TABLES;
-	table = m->table_id != UNWIND_NO_TABLE ? bpf_map_lookup_elem(&unwind_tables_info, &slot)
-					       : NULL;
+	table =
+	    m->table_id != UNWIND_NO_TABLE ? bpf_map_lookup_elem(&unwind_tables_info, &slot) : NULL;
 	if (!table || table->id != m->table_id || !table->n_rows) {
 		st->end = fp_step(st); /* no table, or evicted: mixed mode */
 		return st->end ? 1 : 0;
@@ -531,7 +531,8 @@ static __always_inline __u64 store_walked_stack(void *stacks, struct profile_sta
 	if (bpf_map_lookup_elem(stacks, &h))
 		return h;
 	/* -EEXIST: another CPU stored it meanwhile; else the map is full */
-	if (bpf_map_update_elem(stacks, &h, stack, BPF_NOEXIST) && !bpf_map_lookup_elem(stacks, &h)) {
+	if (bpf_map_update_elem(stacks, &h, stack, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(stacks, &h)) {
 		__sync_fetch_and_add(&st->user_stack_full, 1);
 		unwind_count(UNWIND_STAT_STACK_MAP_FULL);
 		return 0;
@@ -568,9 +569,9 @@ static __always_inline __u64 unwind_user_stack(struct bpf_perf_event_data *ctx, 
 	bpf_loop(PROFILE_STACK_DEPTH + 1, unwind_frame, NULL, 0);
 
 	/* no step at all: the leaf's pc was in no mapping */
-	kind = st->steps == STEP_FP			? UNWIND_STAT_FP
+	kind = st->steps == STEP_FP		     ? UNWIND_STAT_FP
 	       : st->steps == (STEP_FP | STEP_TABLE) ? UNWIND_STAT_MIXED
-						      : UNWIND_STAT_TABLES;
+						     : UNWIND_STAT_TABLES;
 	unwind_count(kind);
 	unwind_count(st->end ? st->end : UNWIND_STAT_END_CLEAN);
 	return store_walked_stack(stacks, &st->stack, stats);
@@ -585,7 +586,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id, gen = generation, zero = 0;
 	__u64 period_ns = ctx->sample_period;
-	struct profile_value one = { 1, period_ns }, *val;
+	struct profile_value one = {1, period_ns}, *val;
 	struct profile_key key = {};
 	struct profile_stats *st;
 	void *counts, *stacks;

@@ -16,7 +16,7 @@ static int parse_authorization(const char *value, enum token_kind *ret_kind, con
 	static const struct {
 		const char *scheme;
 		enum token_kind kind;
-	} schemes[] = { { "Collector", TOKEN_KIND_COLLECTOR }, { "Bearer", TOKEN_KIND_USER } };
+	} schemes[] = {{"Collector", TOKEN_KIND_COLLECTOR}, {"Bearer", TOKEN_KIND_USER}};
 
 	if (!value)
 		return -EINVAL;
@@ -118,17 +118,18 @@ int auth_token_generate(enum token_kind kind, char secret[TOKEN_TEXT_MAX], uint8
 	err = random_bytes(raw, sizeof(raw));
 	if (err)
 		return err;
-	len = snprintf(secret, TOKEN_TEXT_MAX, "%s", kind == TOKEN_KIND_COLLECTOR ? "rtc_" : "rtu_");
+	len =
+	    snprintf(secret, TOKEN_TEXT_MAX, "%s", kind == TOKEN_KIND_COLLECTOR ? "rtc_" : "rtu_");
 	for (size_t i = 0; i < sizeof(raw); i++)
 		len += snprintf(secret + len, TOKEN_TEXT_MAX - len, "%02x", raw[i]);
 	return sha256(secret, (size_t)len, hash);
 }
 
 static const char *const role_names[] = {
-	[TOKEN_ROLE_NONE] = "none",
-	[TOKEN_ROLE_VIEWER] = "viewer",
-	[TOKEN_ROLE_ENGINEER] = "engineer",
-	[TOKEN_ROLE_ADMIN] = "admin",
+    [TOKEN_ROLE_NONE] = "none",
+    [TOKEN_ROLE_VIEWER] = "viewer",
+    [TOKEN_ROLE_ENGINEER] = "engineer",
+    [TOKEN_ROLE_ADMIN] = "admin",
 };
 
 const char *token_role_name(enum token_role role)
@@ -148,5 +149,7 @@ int token_role_parse(const char *name)
 
 const char *token_kind_name(enum token_kind kind)
 {
-	return kind == TOKEN_KIND_COLLECTOR ? "collector" : kind == TOKEN_KIND_USER ? "user" : "unknown";
+	return kind == TOKEN_KIND_COLLECTOR ? "collector"
+	       : kind == TOKEN_KIND_USER    ? "user"
+					    : "unknown";
 }

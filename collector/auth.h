@@ -17,12 +17,12 @@ struct route; /* collector/routes.h: which token kinds and minimum role a route 
 /* Result of authentication and authorisation; 0 = allowed. */
 enum auth_result {
 	AUTH_OK = 0,
-	AUTH_MISSING,	    /* 401: no or malformed Authorization header */
-	AUTH_UNKNOWN,	    /* 401: no such token, or revoked */
-	AUTH_WRONG_SCHEME,  /* 403: a collector token sent as Bearer, or the reverse */
-	AUTH_WRONG_KIND,    /* 403: the route does not take this kind of token */
-	AUTH_ROLE_TOO_LOW,  /* 403: user token below the route's minimum role */
-	AUTH_STORE_ERROR,   /* 503 */
+	AUTH_MISSING,	   /* 401: no or malformed Authorization header */
+	AUTH_UNKNOWN,	   /* 401: no such token, or revoked */
+	AUTH_WRONG_SCHEME, /* 403: a collector token sent as Bearer, or the reverse */
+	AUTH_WRONG_KIND,   /* 403: the route does not take this kind of token */
+	AUTH_ROLE_TOO_LOW, /* 403: user token below the route's minimum role */
+	AUTH_STORE_ERROR,  /* 503 */
 };
 
 /* Authenticates the header value and authorises it for the route; fills ret on AUTH_OK. */

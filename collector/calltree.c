@@ -78,7 +78,7 @@ static int add_child(struct calltree_node *parent, struct calltree_node *child)
 static struct calltree_node *child_get(struct calltree *t, struct arena *a, struct hashtab *ix,
 				       struct calltree_node *parent, const char *name)
 {
-	struct child_key key = { .parent = parent, .name = name };
+	struct child_key key = {.parent = parent, .name = name};
 	uint64_t h = child_hash(parent, name), found;
 	struct calltree_node *node;
 
@@ -137,7 +137,7 @@ static int add_stack(struct calltree *t, struct arena *a, struct hashtab *ix,
 
 int calltree_build(const struct merged_window *w, struct calltree **ret)
 {
-	struct hashtab ix = { 0 }; /* child_hash() -> child node */
+	struct hashtab ix = {0}; /* child_hash() -> child node */
 	struct tree_priv *p;
 	int err = 0;
 

@@ -10,8 +10,14 @@
 #define PROG "roottrace-collector"
 
 /* getopt_long entries every subcommand has, with the same letters: --data DIR and --help. */
-#define CLI_DATA_OPTION { "data", required_argument, NULL, 'd' }
-#define CLI_HELP_OPTION { "help", no_argument, NULL, 'h' }
+#define CLI_DATA_OPTION                                                                            \
+	{                                                                                          \
+		"data", required_argument, NULL, 'd'                                               \
+	}
+#define CLI_HELP_OPTION                                                                            \
+	{                                                                                          \
+		"help", no_argument, NULL, 'h'                                                     \
+	}
 
 /* Each returns the process exit status: 0 ok, 1 failure, 2 usage error. */
 int cmd_serve(int argc, char **argv);

@@ -18,10 +18,11 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: %s init --data DIR [--environment NAME]\n"
-		   "  Creates DIR/%s, environment NAME (default: production) and an admin token,\n"
-		   "  printed once and saved to DIR/bootstrap-token (mode 0600).\n"
-		   "example:\n  %s init --data /var/lib/roottrace --environment production\n",
+	fprintf(f,
+		"usage: %s init --data DIR [--environment NAME]\n"
+		"  Creates DIR/%s, environment NAME (default: production) and an admin token,\n"
+		"  printed once and saved to DIR/bootstrap-token (mode 0600).\n"
+		"example:\n  %s init --data /var/lib/roottrace --environment production\n",
 		PROG, DATABASE_FILE, PROG);
 }
 
@@ -51,7 +52,7 @@ static int write_token_file(const char *dir, const char *secret)
 
 static int bootstrap(struct cp_store *cp, const char *env, const char *dir)
 {
-	struct token_record t = { .kind = TOKEN_KIND_USER, .role = TOKEN_ROLE_ADMIN };
+	struct token_record t = {.kind = TOKEN_KIND_USER, .role = TOKEN_ROLE_ADMIN};
 	char secret[TOKEN_TEXT_MAX];
 	int err;
 
@@ -74,8 +75,9 @@ static int bootstrap(struct cp_store *cp, const char *env, const char *dir)
 		return err;
 	}
 	printf("%s\n", secret);
-	fprintf(stderr, "%s: initialised %s: environment %s, admin token printed above and saved "
-			"to %s/bootstrap-token\n",
+	fprintf(stderr,
+		"%s: initialised %s: environment %s, admin token printed above and saved "
+		"to %s/bootstrap-token\n",
 		PROG, dir, env, dir);
 	return 0;
 }
@@ -83,23 +85,31 @@ static int bootstrap(struct cp_store *cp, const char *env, const char *dir)
 int cmd_init(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{ "data", required_argument, NULL, 'd' },
-		{ "environment", required_argument, NULL, 'e' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	    {"data", required_argument, NULL, 'd'},
+	    {"environment", required_argument, NULL, 'e'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	const char *dir = NULL, *env = "production";
-	struct collector_options o = { 0 };
+	struct collector_options o = {0};
 	struct collector *c;
 	char why[160];
 	int opt, err;
 
 	while ((opt = getopt_long(argc, argv, "d:e:h", options, NULL)) != -1) {
 		switch (opt) {
-		case 'd': dir = optarg; break;
-		case 'e': env = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'd':
+			dir = optarg;
+			break;
+		case 'e':
+			env = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (!dir || optind != argc) {
@@ -117,7 +127,8 @@ int cmd_init(int argc, char **argv)
 	o.data_dir = dir;
 	err = collector__open(&o, &c);
 	if (err) {
-		fprintf(stderr, "%s: cannot create the store in %s: %s\n", PROG, dir, strerror(-err));
+		fprintf(stderr, "%s: cannot create the store in %s: %s\n", PROG, dir,
+			strerror(-err));
 		return 1;
 	}
 	err = bootstrap(c->cp, env, dir);

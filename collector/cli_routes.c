@@ -20,10 +20,11 @@ int cmd_routes(int argc, char **argv)
 	table = routes_table(&n);
 	for (size_t i = 0; i < n; i++) {
 		const struct route *r = &table[i];
-		const char *kinds = !r->kinds				       ? "none"
-				    : r->kinds == (ROUTE_KIND_COLLECTOR | ROUTE_KIND_USER) ? "collector,user"
-				    : r->kinds == ROUTE_KIND_COLLECTOR		       ? "collector"
-										       : "user";
+		const char *kinds = !r->kinds ? "none"
+				    : r->kinds == (ROUTE_KIND_COLLECTOR | ROUTE_KIND_USER)
+					? "collector,user"
+				    : r->kinds == ROUTE_KIND_COLLECTOR ? "collector"
+								       : "user";
 
 		printf("%s\t%s\t%s\t%s\n", r->method, r->path, kinds,
 		       r->kinds & ROUTE_KIND_USER ? token_role_name(r->min_role) : "-");

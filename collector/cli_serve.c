@@ -20,39 +20,48 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: %s serve --data DIR [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE]\n"
-		"          [--max-body BYTES] [--max-inflated BYTES] [--retention-days N]\n"
-		"          [--threads N] [--sync full|normal] [--max-inflight BYTES]\n"
-		"          [--ingest-queue N] [--ingest-queue-bytes BYTES]\n"
-		"  --listen          address to serve (default %s; port 0 picks a free one)\n"
-		"  --max-body        request body cap, larger bodies get 413 (default %u)\n"
-		"  --max-inflated    decompressed pprof cap, gzip bombs get 413 (default %u)\n"
-		"  --retention-days  profile data older than this is deleted (default %d)\n"
-		"  --threads         HTTP worker threads (default %d)\n"
-		"  --sync            full: an acknowledged upload survives power loss (default);\n"
-		"                    normal: it survives a crash of the collector process\n"
-		"  --max-inflight    request bodies held at once over all connections; a request\n"
-		"                    that would pass it gets 503 with Retry-After (default %u)\n"
-		"  --ingest-queue    uploads waiting for or in one group commit; when full, uploads\n"
-		"                    get 429 with Retry-After (default %u)\n"
-		"  --ingest-queue-bytes  estimated decoded bytes of those uploads (default %u)\n"
-		"examples:\n"
-		"  %s serve --data /var/lib/roottrace\n"
-		"  %s serve --data /var/lib/roottrace --listen 0.0.0.0:4443 \\\n"
-		"      --tls-cert /etc/roottrace/cert.pem --tls-key /etc/roottrace/key.pem\n",
-		PROG, DEFAULT_LISTEN, DEFAULT_MAX_BODY, DEFAULT_MAX_INFLATED, DEFAULT_RETENTION_DAYS,
-		DEFAULT_THREADS, DEFAULT_MAX_INFLIGHT, STORE_SQLITE_INGEST_QUEUE_ENTRIES,
-		STORE_SQLITE_INGEST_QUEUE_BYTES, PROG, PROG);
+	fprintf(
+	    f,
+	    "usage: %s serve --data DIR [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE]\n"
+	    "          [--max-body BYTES] [--max-inflated BYTES] [--retention-days N]\n"
+	    "          [--threads N] [--sync full|normal] [--max-inflight BYTES]\n"
+	    "          [--ingest-queue N] [--ingest-queue-bytes BYTES]\n"
+	    "  --listen          address to serve (default %s; port 0 picks a free one)\n"
+	    "  --max-body        request body cap, larger bodies get 413 (default %u)\n"
+	    "  --max-inflated    decompressed pprof cap, gzip bombs get 413 (default %u)\n"
+	    "  --retention-days  profile data older than this is deleted (default %d)\n"
+	    "  --threads         HTTP worker threads (default %d)\n"
+	    "  --sync            full: an acknowledged upload survives power loss (default);\n"
+	    "                    normal: it survives a crash of the collector process\n"
+	    "  --max-inflight    request bodies held at once over all connections; a request\n"
+	    "                    that would pass it gets 503 with Retry-After (default %u)\n"
+	    "  --ingest-queue    uploads waiting for or in one group commit; when full, uploads\n"
+	    "                    get 429 with Retry-After (default %u)\n"
+	    "  --ingest-queue-bytes  estimated decoded bytes of those uploads (default %u)\n"
+	    "examples:\n"
+	    "  %s serve --data /var/lib/roottrace\n"
+	    "  %s serve --data /var/lib/roottrace --listen 0.0.0.0:4443 \\\n"
+	    "      --tls-cert /etc/roottrace/cert.pem --tls-key /etc/roottrace/key.pem\n",
+	    PROG, DEFAULT_LISTEN, DEFAULT_MAX_BODY, DEFAULT_MAX_INFLATED, DEFAULT_RETENTION_DAYS,
+	    DEFAULT_THREADS, DEFAULT_MAX_INFLIGHT, STORE_SQLITE_INGEST_QUEUE_ENTRIES,
+	    STORE_SQLITE_INGEST_QUEUE_BYTES, PROG, PROG);
 }
 
 static int parse_option(struct collector_options *o, int opt, const char *arg, long long *n)
 {
 	switch (opt) {
-	case 'd': o->data_dir = arg; return 0;
-	case 'l': o->listen = arg; return 0;
-	case 'c': o->tls_cert = arg; return 0;
-	case 'k': o->tls_key = arg; return 0;
+	case 'd':
+		o->data_dir = arg;
+		return 0;
+	case 'l':
+		o->listen = arg;
+		return 0;
+	case 'c':
+		o->tls_cert = arg;
+		return 0;
+	case 'k':
+		o->tls_key = arg;
+		return 0;
 	case 'b':
 		if (cli_parse_long("--max-body", arg, 1, 1ll << 32, n))
 			return -EINVAL;
@@ -95,28 +104,29 @@ static int parse_option(struct collector_options *o, int opt, const char *arg, l
 		}
 		o->sync_normal = strcmp(arg, "normal") == 0;
 		return 0;
-	default: return -EINVAL;
+	default:
+		return -EINVAL;
 	}
 }
 
 static int parse_args(int argc, char **argv, struct collector_options *o, int *ret_interval)
 {
 	static const struct option options[] = {
-		CLI_DATA_OPTION,
-		{ "listen", required_argument, NULL, 'l' },
-		{ "tls-cert", required_argument, NULL, 'c' },
-		{ "tls-key", required_argument, NULL, 'k' },
-		{ "max-body", required_argument, NULL, 'b' },
-		{ "max-inflated", required_argument, NULL, 'i' },
-		{ "retention-days", required_argument, NULL, 'r' },
-		{ "retention-interval", required_argument, NULL, 'R' }, /* seconds; for tests */
-		{ "threads", required_argument, NULL, 't' },
-		{ "sync", required_argument, NULL, 's' },
-		{ "max-inflight", required_argument, NULL, 'f' },
-		{ "ingest-queue", required_argument, NULL, 'q' },
-		{ "ingest-queue-bytes", required_argument, NULL, 'Q' },
-		CLI_HELP_OPTION,
-		{ 0 },
+	    CLI_DATA_OPTION,
+	    {"listen", required_argument, NULL, 'l'},
+	    {"tls-cert", required_argument, NULL, 'c'},
+	    {"tls-key", required_argument, NULL, 'k'},
+	    {"max-body", required_argument, NULL, 'b'},
+	    {"max-inflated", required_argument, NULL, 'i'},
+	    {"retention-days", required_argument, NULL, 'r'},
+	    {"retention-interval", required_argument, NULL, 'R'}, /* seconds; for tests */
+	    {"threads", required_argument, NULL, 't'},
+	    {"sync", required_argument, NULL, 's'},
+	    {"max-inflight", required_argument, NULL, 'f'},
+	    {"ingest-queue", required_argument, NULL, 'q'},
+	    {"ingest-queue-bytes", required_argument, NULL, 'Q'},
+	    CLI_HELP_OPTION,
+	    {0},
 	};
 	long long n;
 	int opt;
@@ -155,12 +165,12 @@ static int wait_for_signal(const sigset_t *set)
 int cmd_serve(int argc, char **argv)
 {
 	struct collector_options o = {
-		.listen = DEFAULT_LISTEN,
-		.max_body = DEFAULT_MAX_BODY,
-		.max_inflated = DEFAULT_MAX_INFLATED,
-		.max_inflight = DEFAULT_MAX_INFLIGHT,
-		.retention_days = DEFAULT_RETENTION_DAYS,
-		.threads = DEFAULT_THREADS,
+	    .listen = DEFAULT_LISTEN,
+	    .max_body = DEFAULT_MAX_BODY,
+	    .max_inflated = DEFAULT_MAX_INFLATED,
+	    .max_inflight = DEFAULT_MAX_INFLIGHT,
+	    .retention_days = DEFAULT_RETENTION_DAYS,
+	    .threads = DEFAULT_THREADS,
 	};
 	int interval = DEFAULT_RETENTION_INTERVAL_S, rc, sig, err;
 	struct retention_job *retention = NULL;

@@ -14,20 +14,22 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: %s token create --data DIR --environment NAME --kind collector [--name NAME]\n"
-		"       %s token create --data DIR --environment NAME --kind user\n"
-		"                          --role viewer|engineer|admin [--name NAME]\n"
-		"       %s token list --data DIR\n"
-		"       %s token revoke --data DIR ID\n"
-		"  create prints the secret once; only its SHA-256 is stored. A new environment\n"
-		"  is created on first use.\n"
-		"examples:\n"
-		"  %s token create --data /var/lib/roottrace --environment production --kind collector\n"
-		"  %s token create --data /var/lib/roottrace --environment production --kind user "
-		"--role viewer --name alice\n"
-		"  %s token revoke --data /var/lib/roottrace 3\n",
-		PROG, PROG, PROG, PROG, PROG, PROG, PROG);
+	fprintf(
+	    f,
+	    "usage: %s token create --data DIR --environment NAME --kind collector [--name NAME]\n"
+	    "       %s token create --data DIR --environment NAME --kind user\n"
+	    "                          --role viewer|engineer|admin [--name NAME]\n"
+	    "       %s token list --data DIR\n"
+	    "       %s token revoke --data DIR ID\n"
+	    "  create prints the secret once; only its SHA-256 is stored. A new environment\n"
+	    "  is created on first use.\n"
+	    "examples:\n"
+	    "  %s token create --data /var/lib/roottrace --environment production --kind "
+	    "collector\n"
+	    "  %s token create --data /var/lib/roottrace --environment production --kind user "
+	    "--role viewer --name alice\n"
+	    "  %s token revoke --data /var/lib/roottrace 3\n",
+	    PROG, PROG, PROG, PROG, PROG, PROG, PROG);
 }
 
 struct token_args {
@@ -37,26 +39,39 @@ struct token_args {
 static int parse_args(int argc, char **argv, struct token_args *a)
 {
 	static const struct option options[] = {
-		CLI_DATA_OPTION,
-		{ "environment", required_argument, NULL, 'e' },
-		{ "kind", required_argument, NULL, 'k' },
-		{ "role", required_argument, NULL, 'r' },
-		{ "name", required_argument, NULL, 'n' },
-		CLI_HELP_OPTION,
-		{ 0 },
+	    CLI_DATA_OPTION,
+	    {"environment", required_argument, NULL, 'e'},
+	    {"kind", required_argument, NULL, 'k'},
+	    {"role", required_argument, NULL, 'r'},
+	    {"name", required_argument, NULL, 'n'},
+	    CLI_HELP_OPTION,
+	    {0},
 	};
 	int opt;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "d:e:k:r:n:h", options, NULL)) != -1) {
 		switch (opt) {
-		case 'd': a->dir = optarg; break;
-		case 'e': a->env = optarg; break;
-		case 'k': a->kind = optarg; break;
-		case 'r': a->role = optarg; break;
-		case 'n': a->name = optarg; break;
-		case 'h': usage(stdout); exit(0);
-		default: return -EINVAL;
+		case 'd':
+			a->dir = optarg;
+			break;
+		case 'e':
+			a->env = optarg;
+			break;
+		case 'k':
+			a->kind = optarg;
+			break;
+		case 'r':
+			a->role = optarg;
+			break;
+		case 'n':
+			a->name = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			return -EINVAL;
 		}
 	}
 	return a->dir ? 0 : -EINVAL;
@@ -73,7 +88,8 @@ static int fill_token(const struct token_args *a, struct token_record *t)
 	}
 	if (strcmp(a->kind, "collector") == 0) {
 		if (a->role) {
-			fprintf(stderr, "%s: --role is for user tokens; collector tokens have none\n",
+			fprintf(stderr,
+				"%s: --role is for user tokens; collector tokens have none\n",
 				PROG);
 			return -EINVAL;
 		}
@@ -97,14 +113,16 @@ static int fill_token(const struct token_args *a, struct token_record *t)
 		return -EINVAL;
 	}
 	snprintf(t->name, sizeof(t->name), "%s",
-		 a->name ? a->name : t->kind == TOKEN_KIND_COLLECTOR ? "collector" : a->role);
+		 a->name			   ? a->name
+		 : t->kind == TOKEN_KIND_COLLECTOR ? "collector"
+						   : a->role);
 	t->created_at = time(NULL);
 	return 0;
 }
 
 static int token_create(struct cp_store *cp, const struct token_args *a)
 {
-	struct token_record t = { 0 };
+	struct token_record t = {0};
 	char secret[TOKEN_TEXT_MAX];
 	int64_t id;
 	int err;
@@ -173,7 +191,7 @@ static int token_revoke(struct cp_store *cp, const char *id_text)
 
 int cmd_token(int argc, char **argv)
 {
-	struct token_args a = { 0 };
+	struct token_args a = {0};
 	struct cp_store *cp;
 	const char *verb;
 	int rc;

@@ -19,10 +19,10 @@ int collector_db_path(const char *data_dir, char *buf, size_t len)
 static struct store_sqlite_options sqlite_options(const struct collector_options *opts)
 {
 	return (struct store_sqlite_options){
-		.durability = opts->sync_normal ? STORE_SQLITE_DURABILITY_NORMAL
-						: STORE_SQLITE_DURABILITY_FULL,
-		.ingest_queue_entries = opts->ingest_queue,
-		.ingest_queue_bytes = opts->ingest_queue_bytes,
+	    .durability =
+		opts->sync_normal ? STORE_SQLITE_DURABILITY_NORMAL : STORE_SQLITE_DURABILITY_FULL,
+	    .ingest_queue_entries = opts->ingest_queue,
+	    .ingest_queue_bytes = opts->ingest_queue_bytes,
 	};
 }
 

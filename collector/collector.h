@@ -10,8 +10,8 @@
 #include "metrics.h"
 #include "store.h"
 
-#define DEFAULT_MAX_BODY (8u << 20)	     /* request body cap: 8 MiB */
-#define DEFAULT_MAX_INFLATED (64u << 20)     /* decompressed pprof cap: 64 MiB */
+#define DEFAULT_MAX_BODY (8u << 20)	  /* request body cap: 8 MiB */
+#define DEFAULT_MAX_INFLATED (64u << 20)  /* decompressed pprof cap: 64 MiB */
 #define DEFAULT_MAX_INFLIGHT (256u << 20) /* request bodies held at once: 256 MiB */
 #define DEFAULT_RETENTION_DAYS 30
 #define DEFAULT_LISTEN "127.0.0.1:4040"
@@ -23,8 +23,8 @@ struct collector_options {
 	const char *tls_cert, *tls_key;
 	size_t max_body;
 	size_t max_inflated;
-	size_t max_inflight;	 /* bytes of request bodies held at once, all connections */
-	size_t ingest_queue;	 /* uploads waiting for or in a commit (0 = store default) */
+	size_t max_inflight;	   /* bytes of request bodies held at once, all connections */
+	size_t ingest_queue;	   /* uploads waiting for or in a commit (0 = store default) */
 	size_t ingest_queue_bytes; /* their estimated decoded bytes (0 = store default) */
 	int retention_days;
 	int threads;

@@ -51,10 +51,10 @@ struct effective_config config_effective(const struct settings_record *env,
 					 const struct settings_record *service)
 {
 	struct effective_config c = {
-		.enabled = DEFAULT_ENABLED,
-		.sample_rate_hz = DEFAULT_SAMPLE_RATE_HZ,
-		.upload_interval_s = DEFAULT_UPLOAD_INTERVAL_S,
-		.poll_interval_s = DEFAULT_POLL_INTERVAL_S,
+	    .enabled = DEFAULT_ENABLED,
+	    .sample_rate_hz = DEFAULT_SAMPLE_RATE_HZ,
+	    .upload_interval_s = DEFAULT_UPLOAD_INTERVAL_S,
+	    .poll_interval_s = DEFAULT_POLL_INTERVAL_S,
 	};
 
 	overlay(&c, env);

@@ -61,7 +61,8 @@ static bool queue_full(const struct group_commit *g, size_t bytes)
 {
 	if (!g->stats.pending)
 		return false; /* one item always fits, however large */
-	return g->stats.pending + 1 > g->max_entries || g->stats.pending_bytes + bytes > g->max_bytes;
+	return g->stats.pending + 1 > g->max_entries ||
+	       g->stats.pending_bytes + bytes > g->max_bytes;
 }
 
 /* Called with the lock held and no commit running; returns with the lock held. */
@@ -92,7 +93,7 @@ static void lead(struct group_commit *g)
 
 int group_commit__submit(struct group_commit *g, const void *data, size_t bytes)
 {
-	struct gc_item item = { .data = data, .bytes = bytes };
+	struct gc_item item = {.data = data, .bytes = bytes};
 
 	pthread_mutex_lock(&g->lock);
 	if (queue_full(g, bytes)) {

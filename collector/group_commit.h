@@ -24,11 +24,11 @@ typedef void (*gc_commit_fn)(void *ctx, struct gc_item **items, size_t n);
 struct group_commit;
 
 struct gc_stats {
-	size_t pending;	      /* items queued or being committed now */
+	size_t pending; /* items queued or being committed now */
 	size_t pending_bytes;
-	uint64_t commits;     /* transactions committed by leaders */
-	uint64_t items;	      /* items those transactions carried */
-	uint64_t rejected;    /* submissions refused because the queue was full */
+	uint64_t commits;  /* transactions committed by leaders */
+	uint64_t items;	   /* items those transactions carried */
+	uint64_t rejected; /* submissions refused because the queue was full */
 };
 
 /* max_entries and max_bytes bound the items queued or being committed (a single item larger

@@ -5,12 +5,14 @@
 
 #include "request.h"
 
-int handle_config_get(const struct request *req, struct response *resp);     /* GET /api/apm/config */
-int handle_config_put(const struct request *req, struct response *resp);     /* PUT /api/apm/config */
-int handle_audit_list(const struct request *req, struct response *resp);     /* GET /api/apm/audit */
-int handle_profiles_ingest(const struct request *req, struct response *resp); /* POST /api/apm/profiles */
-int handle_deployment_add(const struct request *req, struct response *resp); /* POST /api/apm/deployments */
-int handle_healthz(const struct request *req, struct response *resp);	      /* GET /healthz */
-int handle_metrics(const struct request *req, struct response *resp);	      /* GET /metrics */
+int handle_config_get(const struct request *req, struct response *resp); /* GET /api/apm/config */
+int handle_config_put(const struct request *req, struct response *resp); /* PUT /api/apm/config */
+int handle_audit_list(const struct request *req, struct response *resp); /* GET /api/apm/audit */
+int handle_profiles_ingest(const struct request *req,
+			   struct response *resp); /* POST /api/apm/profiles */
+int handle_deployment_add(const struct request *req,
+			  struct response *resp); /* POST /api/apm/deployments */
+int handle_healthz(const struct request *req, struct response *resp); /* GET /healthz */
+int handle_metrics(const struct request *req, struct response *resp); /* GET /metrics */
 
 #endif

@@ -57,7 +57,8 @@ int handle_audit_list(const struct request *req, struct response *resp)
 
 	if (auth_environment(req, request_query(req, "environment"), &env))
 		return respond_error(resp, 403, "forbidden",
-				     "this token belongs to environment '%s'", req->token->environment);
+				     "this token belongs to environment '%s'",
+				     req->token->environment);
 	if (int_param(req, "since", 0, 0, INT64_MAX, &since))
 		return respond_error(resp, 400, "bad_request", "since must be unix seconds");
 	if (int_param(req, "limit", AUDIT_LIMIT_DEFAULT, 1, AUDIT_LIMIT_MAX, &limit))

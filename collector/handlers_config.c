@@ -28,11 +28,12 @@ static json_t *optional_int(bool has, int v)
 /* The stored row as JSON; null fields inherit. */
 static json_t *settings_json(const struct settings_record *r)
 {
-	return json_pack("{s:o, s:o, s:o, s:o}", "enabled",
-			 r->has_enabled ? json_boolean(r->enabled) : json_null(), "sample_rate_hz",
-			 optional_int(r->has_sample_rate_hz, r->sample_rate_hz), "upload_interval_s",
-			 optional_int(r->has_upload_interval_s, r->upload_interval_s),
-			 "poll_interval_s", optional_int(r->has_poll_interval_s, r->poll_interval_s));
+	return json_pack(
+	    "{s:o, s:o, s:o, s:o}", "enabled",
+	    r->has_enabled ? json_boolean(r->enabled) : json_null(), "sample_rate_hz",
+	    optional_int(r->has_sample_rate_hz, r->sample_rate_hz), "upload_interval_s",
+	    optional_int(r->has_upload_interval_s, r->upload_interval_s), "poll_interval_s",
+	    optional_int(r->has_poll_interval_s, r->poll_interval_s));
 }
 
 static int load_settings(struct cp_store *cp, const char *env, const char *service,
@@ -57,8 +58,7 @@ static int store_failure(struct response *resp, int err)
 }
 
 /* {"environment", "enabled", ..., "services": {name: {...}}}, with a service's values on top. */
-static int config_document(struct cp_store *cp, const char *env, const char *service,
-			   json_t **ret)
+static int config_document(struct cp_store *cp, const char *env, const char *service, json_t **ret)
 {
 	struct settings_record *rows = NULL, *env_row = NULL, *svc_row = NULL;
 	struct effective_config top;
@@ -113,7 +113,8 @@ int handle_config_get(const struct request *req, struct response *resp)
 
 	if (auth_environment(req, request_query(req, "environment"), &env))
 		return respond_error(resp, 403, "forbidden",
-				     "this token belongs to environment '%s'", req->token->environment);
+				     "this token belongs to environment '%s'",
+				     req->token->environment);
 	if (service && validate_name("service", service, why, sizeof(why)))
 		return respond_error(resp, 400, "bad_request", "%s", why);
 	err = config_document(req->collector->cp, env, service, &doc);
@@ -125,8 +126,8 @@ int handle_config_get(const struct request *req, struct response *resp)
 /* ------------------------------------------------------------------------- PUT ---- */
 
 /* Applies one optional integer field: absent = unchanged, null = inherit, number = clamped. */
-static int apply_int(json_t *body, const char *key, bool *has, int *value,
-		     int (*clamp)(int64_t), char *why, size_t why_len)
+static int apply_int(json_t *body, const char *key, bool *has, int *value, int (*clamp)(int64_t),
+		     char *why, size_t why_len)
 {
 	json_t *v = json_object_get(body, key);
 
@@ -148,14 +149,15 @@ static int apply_int(json_t *body, const char *key, bool *has, int *value,
 
 static int apply_body(json_t *body, struct settings_record *r, char *why, size_t why_len)
 {
-	static const char *const known[] = { "environment",	  "service",	     "enabled",
-					     "sample_rate_hz",	  "upload_interval_s",
-					     "poll_interval_s" };
+	static const char *const known[] = {"environment",	 "service",
+					    "enabled",		 "sample_rate_hz",
+					    "upload_interval_s", "poll_interval_s"};
 	const char *key;
 	json_t *v;
 	int changes = 0;
 
-	json_object_foreach(body, key, v) {
+	json_object_foreach(body, key, v)
+	{
 		size_t i;
 
 		for (i = 0; i < sizeof(known) / sizeof(known[0]) && strcmp(key, known[i]); i++)
@@ -167,8 +169,9 @@ static int apply_body(json_t *body, struct settings_record *r, char *why, size_t
 		changes += i >= 2;
 	}
 	if (!changes) {
-		snprintf(why, why_len, "nothing to change: send enabled, sample_rate_hz, "
-				       "upload_interval_s or poll_interval_s");
+		snprintf(why, why_len,
+			 "nothing to change: send enabled, sample_rate_hz, "
+			 "upload_interval_s or poll_interval_s");
 		return -EINVAL;
 	}
 	v = json_object_get(body, "enabled");
@@ -204,7 +207,8 @@ static int put_target(const struct request *req, json_t *body, const char **ret_
 		return respond_error(resp, 400, "bad_request", "environment must be a string");
 	if (auth_environment(req, json_string_value(env), ret_env))
 		return respond_error(resp, 403, "forbidden",
-				     "this token belongs to environment '%s'", req->token->environment);
+				     "this token belongs to environment '%s'",
+				     req->token->environment);
 	if (service && !json_is_string(service) && !json_is_null(service))
 		return respond_error(resp, 400, "bad_request", "service must be a string or null");
 	*ret_service = json_string_value(service);
@@ -227,11 +231,11 @@ static json_t *put_response(const struct settings_record *r, const char *service
 	return doc;
 }
 
-static int write_settings(const struct request *req, struct settings_record *before,
-			  bool found, struct settings_record *after)
+static int write_settings(const struct request *req, struct settings_record *before, bool found,
+			  struct settings_record *after)
 {
 	struct cp_store *cp = req->collector->cp;
-	struct audit_record audit = { .time = time(NULL), .token_id = req->token->id };
+	struct audit_record audit = {.time = time(NULL), .token_id = req->token->id};
 	json_t *before_doc = found ? settings_json(before) : json_null();
 	json_t *after_doc = settings_json(after);
 	int err = -ENOMEM;

@@ -16,7 +16,7 @@
 /* RFC 3339 ("2024-05-01T12:00:00Z", "+02:00", fractional seconds ignored) or unix seconds. */
 static int parse_time_text(const char *s, int64_t *ret)
 {
-	struct tm tm = { 0 };
+	struct tm tm = {0};
 	const char *p;
 	char *end;
 	long long secs;
@@ -78,8 +78,8 @@ static int fill_record(const struct request *req, json_t *body, struct deploymen
 	const char *env_named, *env, *service, *version;
 
 	*ret_status = 400;
-	if (string_field(body, "environment", &env_named) || string_field(body, "service", &service) ||
-	    string_field(body, "version", &version)) {
+	if (string_field(body, "environment", &env_named) ||
+	    string_field(body, "service", &service) || string_field(body, "version", &version)) {
 		snprintf(why, why_len, "environment, service and version must be strings");
 		return -EINVAL;
 	}
@@ -105,7 +105,7 @@ static int fill_record(const struct request *req, json_t *body, struct deploymen
 int handle_deployment_add(const struct request *req, struct response *resp)
 {
 	struct cp_store *cp = req->collector->cp;
-	struct deployment_record d = { 0 };
+	struct deployment_record d = {0};
 	char why[200];
 	json_t *body;
 	int status, err;
@@ -116,8 +116,8 @@ int handle_deployment_add(const struct request *req, struct response *resp)
 	err = fill_record(req, body, &d, &status, why, sizeof(why));
 	json_decref(body);
 	if (err)
-		return respond_error(resp, status, status == 403 ? "forbidden" : "bad_request", "%s",
-				     why);
+		return respond_error(resp, status, status == 403 ? "forbidden" : "bad_request",
+				     "%s", why);
 	err = cp->ops->deployment_add(cp, &d, &d.id);
 	if (err) {
 		resp->retry_after_s = 1;

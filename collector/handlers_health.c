@@ -11,8 +11,8 @@
 
 int handle_healthz(const struct request *req, struct response *resp)
 {
-	return respond_json(resp, 200, json_pack("{s:s, s:s}", "status", "ok", "version",
-						 ROOTTRACE_VERSION));
+	return respond_json(resp, 200,
+			    json_pack("{s:s, s:s}", "status", "ok", "version", ROOTTRACE_VERSION));
 }
 
 int handle_metrics(const struct request *req, struct response *resp)

@@ -28,14 +28,14 @@ struct type_fit {
 };
 
 static const struct type_fit fits[] = {
-	{ "cpu", "cpu", "nanoseconds" },	 { "wall", "wall", "nanoseconds" },
-	{ "heap", "inuse_space", "bytes" },	 { "alloc", "alloc_space", "bytes" },
-	{ "lock", "delay", "nanoseconds" },
+    {"cpu", "cpu", "nanoseconds"},    {"wall", "wall", "nanoseconds"},
+    {"heap", "inuse_space", "bytes"}, {"alloc", "alloc_space", "bytes"},
+    {"lock", "delay", "nanoseconds"},
 };
 
 static const char *const accepted_content_types[] = {
-	"application/octet-stream", "application/x-protobuf",	"application/protobuf",
-	"application/vnd.google.protobuf", "application/gzip", "application/x-gzip",
+    "application/octet-stream",	       "application/x-protobuf", "application/protobuf",
+    "application/vnd.google.protobuf", "application/gzip",	 "application/x-gzip",
 };
 
 /* Everything one upload carries besides its body. */
@@ -71,7 +71,8 @@ static bool content_type_ok(const char *ct)
 	if (!ct || !*ct)
 		return true;
 	len = strcspn(ct, "; ");
-	for (size_t i = 0; i < sizeof(accepted_content_types) / sizeof(accepted_content_types[0]); i++)
+	for (size_t i = 0; i < sizeof(accepted_content_types) / sizeof(accepted_content_types[0]);
+	     i++)
 		if (strlen(accepted_content_types[i]) == len &&
 		    strncasecmp(ct, accepted_content_types[i], len) == 0)
 			return true;
@@ -128,17 +129,19 @@ static int parse_report(const struct request *req, struct upload *u, char *why, 
 	static const struct {
 		const char *header, *query;
 		size_t offset;
-	} reals[] = {
-		{ "X-RootTrace-Window-Seconds", "window_s", offsetof(struct agent_report, window_s) },
-		{ "X-RootTrace-Cpu-Seconds", "cpu_s", offsetof(struct agent_report, cpu_s) },
-		{ "X-RootTrace-Bpf-Seconds", "bpf_s", offsetof(struct agent_report, bpf_s) },
-	}, counts[] = {
-		{ "X-RootTrace-Lost-Samples", "lost_samples",
-		  offsetof(struct agent_report, lost_samples) },
-		{ "X-RootTrace-Unknown-Frames", "unknown_frames",
-		  offsetof(struct agent_report, unknown_frames) },
-		{ "X-RootTrace-Processes", "processes", offsetof(struct agent_report, processes) },
-	};
+	} reals[] =
+	    {
+		{"X-RootTrace-Window-Seconds", "window_s", offsetof(struct agent_report, window_s)},
+		{"X-RootTrace-Cpu-Seconds", "cpu_s", offsetof(struct agent_report, cpu_s)},
+		{"X-RootTrace-Bpf-Seconds", "bpf_s", offsetof(struct agent_report, bpf_s)},
+	    },
+	  counts[] = {
+	      {"X-RootTrace-Lost-Samples", "lost_samples",
+	       offsetof(struct agent_report, lost_samples)},
+	      {"X-RootTrace-Unknown-Frames", "unknown_frames",
+	       offsetof(struct agent_report, unknown_frames)},
+	      {"X-RootTrace-Processes", "processes", offsetof(struct agent_report, processes)},
+	  };
 
 	if (!agent_id)
 		return 0;
@@ -149,8 +152,9 @@ static int parse_report(const struct request *req, struct upload *u, char *why, 
 	if (copy_name("agent id", agent_id, r->agent_id, sizeof(r->agent_id), why, why_len) ||
 	    copy_name("node", report_field(req, "X-RootTrace-Node", "node"), r->node,
 		      sizeof(r->node), why, why_len) ||
-	    copy_name("agent version", report_field(req, "X-RootTrace-Agent-Version", "agent_version"),
-		      r->version, sizeof(r->version), why, why_len))
+	    copy_name("agent version",
+		      report_field(req, "X-RootTrace-Agent-Version", "agent_version"), r->version,
+		      sizeof(r->version), why, why_len))
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
 		if (parse_double(report_field(req, reals[i].header, reals[i].query),
@@ -162,7 +166,8 @@ static int parse_report(const struct request *req, struct upload *u, char *why, 
 	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
 		if (parse_count(report_field(req, counts[i].header, counts[i].query),
 				(int64_t *)((char *)r + counts[i].offset))) {
-			snprintf(why, why_len, "%s must be a non-negative integer", counts[i].header);
+			snprintf(why, why_len, "%s must be a non-negative integer",
+				 counts[i].header);
 			return -EINVAL;
 		}
 	}
@@ -195,7 +200,8 @@ static int parse_upload(const struct request *req, struct upload *u, char *why, 
 		return 400;
 	u->fit = find_fit(type);
 	if (!u->fit) {
-		snprintf(why, why_len, "profile_type %s%.32s%s: expected cpu, wall, heap, alloc or lock",
+		snprintf(why, why_len,
+			 "profile_type %s%.32s%s: expected cpu, wall, heap, alloc or lock",
 			 type ? "'" : "", type ? type : "is missing", type ? "' is unknown" : "");
 		return 400;
 	}
@@ -206,8 +212,7 @@ static int parse_upload(const struct request *req, struct upload *u, char *why, 
 	if (!u->deployment)
 		u->deployment = "";
 	u->upload_id = report_field(req, "X-RootTrace-Upload-Id", "upload_id");
-	if (u->upload_id &&
-	    validate_text("upload_id", u->upload_id, UPLOAD_ID_MAX, why, why_len))
+	if (u->upload_id && validate_text("upload_id", u->upload_id, UPLOAD_ID_MAX, why, why_len))
 		return 400;
 	return parse_report(req, u, why, why_len) ? 400 : 0;
 }
@@ -304,13 +309,13 @@ static int store(const struct request *req, struct response *resp, const struct 
 {
 	struct collector *c = req->collector;
 	struct profile_batch batch = {
-		.environment = u->environment,
-		.service = u->service,
-		.deployment = u->deployment,
-		.profile_type = u->fit->profile_type,
-		.bucket_start = bucket_of(p),
-		.period = p->period,
-		.upload_id = u->upload_id,
+	    .environment = u->environment,
+	    .service = u->service,
+	    .deployment = u->deployment,
+	    .profile_type = u->fit->profile_type,
+	    .bucket_start = bucket_of(p),
+	    .period = p->period,
+	    .upload_id = u->upload_id,
 	};
 	bool duplicate = false;
 	int err;
@@ -372,7 +377,7 @@ int handle_profiles_ingest(const struct request *req, struct response *resp)
 		if (status == 503)
 			resp->retry_after_s = INGEST_RETRY_AFTER_S;
 		reject(req, resp,
-		       status == 413 ? REJECT_INFLATED_TOO_LARGE
+		       status == 413   ? REJECT_INFLATED_TOO_LARGE
 		       : status == 400 ? REJECT_BAD_GZIP
 				       : REJECT_STORE_ERROR,
 		       status, status == 413 ? "inflated_too_large" : "bad_gzip", why);

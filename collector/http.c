@@ -30,7 +30,7 @@ struct http_server {
 	struct collector *collector;
 	atomic_int in_flight;
 	atomic_size_t inflight_bytes; /* request body memory reserved over all connections */
-	char *tls_cert, *tls_key; /* PEM text; must outlive the daemon */
+	char *tls_cert, *tls_key;     /* PEM text; must outlive the daemon */
 	int port;
 };
 
@@ -44,7 +44,7 @@ struct conn_state {
 	size_t reserved; /* counted in inflight_bytes; released on completion */
 	bool too_large;
 	bool overloaded; /* the body would pass --max-inflight */
-	bool answered; /* a response is queued; later body chunks are discarded */
+	bool answered;	 /* a response is queued; later body chunks are discarded */
 };
 
 /* Fields of one kind being copied out of a connection (those named prefix... when set). */
@@ -63,7 +63,7 @@ static enum MHD_Result copy_field(void *cls, enum MHD_ValueKind kind, const char
 	if (c->prefix && (!key || strncasecmp(key, c->prefix, strlen(c->prefix)) != 0))
 		return MHD_YES;
 	if (c->n < c->cap)
-		c->fields[c->n++] = (struct request_field){ key, value };
+		c->fields[c->n++] = (struct request_field){key, value};
 	return MHD_YES;
 }
 
@@ -73,7 +73,7 @@ static int copy_fields(struct MHD_Connection *conn, enum MHD_ValueKind kind, con
 		       struct request_field **ret, size_t *ret_n)
 {
 	int n = MHD_get_connection_values(conn, kind, NULL, NULL);
-	struct field_copy c = { .prefix = prefix };
+	struct field_copy c = {.prefix = prefix};
 
 	*ret = NULL;
 	*ret_n = 0;
@@ -104,7 +104,8 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct response *resp)
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 				resp->content_type ? resp->content_type : "application/json");
 	if (resp->content_encoding)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, resp->content_encoding);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING,
+					resp->content_encoding);
 	if (resp->retry_after_s > 0) {
 		snprintf(retry, sizeof(retry), "%d", resp->retry_after_s);
 		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, retry);
@@ -119,7 +120,7 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct response *resp)
 static enum MHD_Result answer_error(struct MHD_Connection *conn, struct conn_state *st, int status,
 				    const char *error, const char *detail)
 {
-	struct response resp = { 0 };
+	struct response resp = {0};
 
 	st->answered = true;
 	respond_error(&resp, status, error, "%s", detail);
@@ -185,8 +186,9 @@ static enum MHD_Result on_headers(struct http_server *s, struct MHD_Connection *
 
 			count_reject(s, status);
 			return answer_error(conn, st, status,
-					    status == 401 ? "unauthorized" : status == 403 ? "forbidden"
-										: "unavailable",
+					    status == 401   ? "unauthorized"
+					    : status == 403 ? "forbidden"
+							    : "unavailable",
 					    auth_result_detail(ar));
 		}
 	}
@@ -195,8 +197,8 @@ static enum MHD_Result on_headers(struct http_server *s, struct MHD_Connection *
 		char detail[96];
 
 		count_reject(s, 413);
-		snprintf(detail, sizeof(detail), "body of %s bytes is over the %zu-byte limit", length,
-			 s->collector->opts.max_body);
+		snprintf(detail, sizeof(detail), "body of %s bytes is over the %zu-byte limit",
+			 length, s->collector->opts.max_body);
 		return answer_error(conn, st, 413, "body_too_large", detail);
 	}
 	if (length) {
@@ -252,17 +254,17 @@ static enum MHD_Result run_handler(struct http_server *s, struct MHD_Connection 
 				   struct conn_state *st, const char *url, const char *method)
 {
 	struct request req = {
-		.method = method,
-		.path = url,
-		.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-							    MHD_HTTP_HEADER_CONTENT_TYPE),
-		.body = st->body ? st->body : (const uint8_t *)"",
-		.body_len = st->len,
-		.token = &st->token,
-		.collector = s->collector,
+	    .method = method,
+	    .path = url,
+	    .content_type =
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
+	    .body = st->body ? st->body : (const uint8_t *)"",
+	    .body_len = st->len,
+	    .token = &st->token,
+	    .collector = s->collector,
 	};
 	struct request_field *query = NULL, *headers = NULL;
-	struct response resp = { 0 };
+	struct response resp = {0};
 	int err;
 
 	st->answered = true;
@@ -278,7 +280,7 @@ static enum MHD_Result run_handler(struct http_server *s, struct MHD_Connection 
 	free(headers);
 	if (err < 0 || !resp.status) {
 		free(resp.body);
-		resp = (struct response){ 0 };
+		resp = (struct response){0};
 		respond_error(&resp, 500, "internal", "%s", strerror(err < 0 ? -err : EIO));
 	}
 	return queue(conn, &resp);
@@ -419,8 +421,8 @@ int http_server__start(struct collector *c, struct http_server **ret, char *err,
 {
 	struct http_server *s;
 	struct sockaddr_in addr;
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC |
-			     MHD_USE_ERROR_LOG;
+	unsigned int flags =
+	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
 	const union MHD_DaemonInfo *info;
 	int rc;
 
@@ -440,13 +442,13 @@ int http_server__start(struct collector *c, struct http_server **ret, char *err,
 	if (s->tls_cert)
 		flags |= MHD_USE_TLS;
 	s->daemon = MHD_start_daemon(
-		flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-		MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)c->opts.threads,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONNECTION_LIMIT,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-		s->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, s->tls_cert,
-		MHD_OPTION_HTTPS_MEM_KEY, s->tls_key, MHD_OPTION_END);
+	    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)c->opts.threads,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONNECTION_LIMIT,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+	    s->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, s->tls_cert,
+	    MHD_OPTION_HTTPS_MEM_KEY, s->tls_key, MHD_OPTION_END);
 	if (!s->daemon) {
 		snprintf(err, err_len, "cannot listen on %s (address in use or not permitted?)",
 			 c->opts.listen);
@@ -466,7 +468,7 @@ int http_server__port(const struct http_server *s)
 
 void http_server__stop(struct http_server *s, int timeout_s)
 {
-	struct timespec tick = { 0, 20 * 1000 * 1000 };
+	struct timespec tick = {0, 20 * 1000 * 1000};
 	MHD_socket listen_fd;
 
 	if (!s)

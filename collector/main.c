@@ -11,23 +11,25 @@ static const struct command {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{ "serve", cmd_serve, "run the HTTP server" },
-	{ "init", cmd_init, "create the store, an environment and the bootstrap admin token" },
-	{ "token", cmd_token, "create, list or revoke collector and user tokens" },
-	{ "routes", cmd_routes, "list every HTTP route with its auth decision" },
+    {"serve", cmd_serve, "run the HTTP server"},
+    {"init", cmd_init, "create the store, an environment and the bootstrap admin token"},
+    {"token", cmd_token, "create, list or revoke collector and user tokens"},
+    {"routes", cmd_routes, "list every HTTP route with its auth decision"},
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: %s COMMAND [OPTIONS]   (%s COMMAND --help for its options)\n\ncommands:\n",
+	fprintf(f,
+		"usage: %s COMMAND [OPTIONS]   (%s COMMAND --help for its options)\n\ncommands:\n",
 		PROG, PROG);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\nexamples:\n"
-		   "  %s init --data /var/lib/roottrace --environment production\n"
-		   "  %s token create --data /var/lib/roottrace --environment production "
-		   "--kind collector\n"
-		   "  %s serve --data /var/lib/roottrace --listen 0.0.0.0:4040\n",
+	fprintf(f,
+		"\nexamples:\n"
+		"  %s init --data /var/lib/roottrace --environment production\n"
+		"  %s token create --data /var/lib/roottrace --environment production "
+		"--kind collector\n"
+		"  %s serve --data /var/lib/roottrace --listen 0.0.0.0:4040\n",
 		PROG, PROG, PROG);
 }
 

@@ -10,22 +10,22 @@
 
 #include "metrics.h"
 
-static const double latency_bounds_s[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-					   0.05,   0.1,	  0.25,	  0.5,	 1,    2.5 };
+static const double latency_bounds_s[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+					  0.05,	  0.1,	 0.25,	 0.5,	1,    2.5};
 #define N_BOUNDS (sizeof(latency_bounds_s) / sizeof(latency_bounds_s[0]))
 
 static const char *const reason_names[REJECT_REASON_COUNT] = {
-	[REJECT_BAD_REQUEST] = "bad_request",
-	[REJECT_BAD_GZIP] = "bad_gzip",
-	[REJECT_BAD_PPROF] = "bad_pprof",
-	[REJECT_UNAUTHORIZED] = "unauthorized",
-	[REJECT_FORBIDDEN] = "forbidden",
-	[REJECT_BODY_TOO_LARGE] = "body_too_large",
-	[REJECT_INFLATED_TOO_LARGE] = "inflated_too_large",
-	[REJECT_CONTENT_TYPE] = "unsupported_content_type",
-	[REJECT_NO_SAMPLE_TYPE] = "no_fitting_sample_type",
-	[REJECT_STORE_ERROR] = "store_error",
-	[REJECT_OVERLOADED] = "overloaded",
+    [REJECT_BAD_REQUEST] = "bad_request",
+    [REJECT_BAD_GZIP] = "bad_gzip",
+    [REJECT_BAD_PPROF] = "bad_pprof",
+    [REJECT_UNAUTHORIZED] = "unauthorized",
+    [REJECT_FORBIDDEN] = "forbidden",
+    [REJECT_BODY_TOO_LARGE] = "body_too_large",
+    [REJECT_INFLATED_TOO_LARGE] = "inflated_too_large",
+    [REJECT_CONTENT_TYPE] = "unsupported_content_type",
+    [REJECT_NO_SAMPLE_TYPE] = "no_fitting_sample_type",
+    [REJECT_STORE_ERROR] = "store_error",
+    [REJECT_OVERLOADED] = "overloaded",
 };
 
 struct metrics {
@@ -164,7 +164,7 @@ static void render_latency(struct metrics *m, struct text *t)
 
 int metrics__render(struct metrics *m, int64_t store_bytes, char **ret, size_t *ret_len)
 {
-	struct text t = { 0 };
+	struct text t = {0};
 
 	render_counter(&t, "roottrace_http_requests_total", "HTTP requests received.",
 		       load(&m->requests));

@@ -8,17 +8,17 @@
 #include <stdint.h>
 
 enum reject_reason {
-	REJECT_BAD_REQUEST,	  /* 400: parameters, JSON */
-	REJECT_BAD_GZIP,	  /* 400: corrupt gzip */
-	REJECT_BAD_PPROF,	  /* 400: not protobuf, bad references */
-	REJECT_UNAUTHORIZED,	  /* 401 */
-	REJECT_FORBIDDEN,	  /* 403 */
-	REJECT_BODY_TOO_LARGE,	  /* 413: body over --max-body */
+	REJECT_BAD_REQUEST,	   /* 400: parameters, JSON */
+	REJECT_BAD_GZIP,	   /* 400: corrupt gzip */
+	REJECT_BAD_PPROF,	   /* 400: not protobuf, bad references */
+	REJECT_UNAUTHORIZED,	   /* 401 */
+	REJECT_FORBIDDEN,	   /* 403 */
+	REJECT_BODY_TOO_LARGE,	   /* 413: body over --max-body */
 	REJECT_INFLATED_TOO_LARGE, /* 413: gzip expanding past --max-inflated */
-	REJECT_CONTENT_TYPE,	  /* 415 */
-	REJECT_NO_SAMPLE_TYPE,	  /* 422 */
-	REJECT_STORE_ERROR,	  /* 500/503 */
-	REJECT_OVERLOADED,	  /* 429/503 with Retry-After: write queue or in-flight bytes full */
+	REJECT_CONTENT_TYPE,	   /* 415 */
+	REJECT_NO_SAMPLE_TYPE,	   /* 422 */
+	REJECT_STORE_ERROR,	   /* 500/503 */
+	REJECT_OVERLOADED, /* 429/503 with Retry-After: write queue or in-flight bytes full */
 	REJECT_REASON_COUNT
 };
 

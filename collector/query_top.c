@@ -34,7 +34,7 @@ static size_t frames_in(const struct merged_window *w)
 static int func_get(struct function_table *t, struct hashtab *by_name, const char *name,
 		    size_t *ret_index)
 {
-	struct func_key key = { .t = t, .name = name };
+	struct func_key key = {.t = t, .name = name};
 	uint64_t h = hash_string(name), index;
 
 	if (hashtab__find(by_name, h, is_func, &key, &index)) {
@@ -82,7 +82,7 @@ static int cmp_by_self(const void *a, const void *b)
 int query_functions(const struct merged_window *w, struct function_table *ret)
 {
 	size_t max_funcs = frames_in(w), *last_seen;
-	struct hashtab by_name = { 0 }; /* hash_string(name) -> index into ret->funcs */
+	struct hashtab by_name = {0}; /* hash_string(name) -> index into ret->funcs */
 	int err = 0;
 
 	memset(ret, 0, sizeof(*ret));

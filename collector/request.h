@@ -39,8 +39,8 @@ struct response {
 	int status;
 	char *body; /* malloc'd; freed by the HTTP layer */
 	size_t body_len;
-	const char *content_type; /* static string */
-	int retry_after_s;	  /* > 0 adds a Retry-After header */
+	const char *content_type;     /* static string */
+	int retry_after_s;	      /* > 0 adds a Retry-After header */
 	const char *content_encoding; /* static string or NULL ("gzip" for export) */
 	/* Extra headers (X-RootTrace-Measurement, ...): static strings; see respond_header(). */
 	struct response_header {
@@ -62,9 +62,10 @@ unsigned int request_query_count(const struct request *req, const char *key);
 
 /* {"error": error, "detail": detail}; always returns 0 so handlers can `return respond_error()`. */
 int respond_error(struct response *resp, int status, const char *error, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 /* Takes ownership of body (malloc'd). */
-int respond_body(struct response *resp, int status, const char *content_type, char *body, size_t len);
+int respond_body(struct response *resp, int status, const char *content_type, char *body,
+		 size_t len);
 /* Adds a response header; name and value must outlive the response (static strings).
  * 0, or -ENOSPC past RESPONSE_HEADERS_MAX. */
 int respond_header(struct response *resp, const char *name, const char *value);

@@ -22,7 +22,8 @@ static int respond_static_500(struct response *resp)
 	return 0;
 }
 
-int respond_body(struct response *resp, int status, const char *content_type, char *body, size_t len)
+int respond_body(struct response *resp, int status, const char *content_type, char *body,
+		 size_t len)
 {
 	free(resp->body);
 	resp->status = status;
@@ -71,7 +72,8 @@ int respond_error(struct response *resp, int status, const char *error, const ch
 	/* details quote what the client sent, and a truncation can split a sequence: the JSON
 	 * encoder takes only valid UTF-8 */
 	utf8_sanitize(detail);
-	return respond_json(resp, status, json_pack("{s:s, s:s}", "error", error, "detail", detail));
+	return respond_json(resp, status,
+			    json_pack("{s:s, s:s}", "error", error, "detail", detail));
 }
 
 bool request_is_json(const struct request *req)

@@ -29,8 +29,9 @@ static void run_once(struct retention_job *j)
 	if (err)
 		fprintf(stderr, "roottrace-collector: retention: %s\n", strerror(-err));
 	else if (deleted)
-		fprintf(stderr, "roottrace-collector: retention: deleted %lld rollup rows older than "
-				"%d days\n",
+		fprintf(stderr,
+			"roottrace-collector: retention: deleted %lld rollup rows older than "
+			"%d days\n",
 			(long long)deleted, j->days);
 }
 
@@ -46,7 +47,8 @@ static void *retention_main(void *arg)
 		pthread_mutex_lock(&j->lock);
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += j->interval_s;
-		while (!j->stopping && pthread_cond_timedwait(&j->wake, &j->lock, &until) != ETIMEDOUT)
+		while (!j->stopping &&
+		       pthread_cond_timedwait(&j->wake, &j->lock, &until) != ETIMEDOUT)
 			;
 	}
 	pthread_mutex_unlock(&j->lock);

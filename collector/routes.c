@@ -12,22 +12,21 @@
 #define USER ROUTE_KIND_USER
 
 static const struct route table[] = {
-	{ "GET", "/healthz", handle_healthz, 0, TOKEN_ROLE_NONE },
-	{ "GET", "/metrics", handle_metrics, 0, TOKEN_ROLE_NONE },
-	{ "GET", "/api/apm/config", handle_config_get, COLLECTOR, TOKEN_ROLE_NONE },
-	{ "PUT", "/api/apm/config", handle_config_put, USER, TOKEN_ROLE_ENGINEER },
-	{ "GET", "/api/apm/audit", handle_audit_list, USER, TOKEN_ROLE_ENGINEER },
-	{ "POST", "/api/apm/profiles", handle_profiles_ingest, COLLECTOR, TOKEN_ROLE_NONE },
-	{ "POST", "/api/apm/deployments", handle_deployment_add, COLLECTOR | USER,
-	  TOKEN_ROLE_ENGINEER },
-	{ "GET", "/api/apm/deployments", handle_deployments_list, USER, TOKEN_ROLE_VIEWER },
-	{ "GET", "/api/apm/services", handle_services, USER, TOKEN_ROLE_VIEWER },
-	{ "GET", "/api/apm/profiles/flamegraph", handle_flamegraph, USER, TOKEN_ROLE_VIEWER },
-	{ "GET", "/api/apm/profiles/top", handle_top, USER, TOKEN_ROLE_VIEWER },
-	{ "GET", "/api/apm/profiles/diff", handle_diff, USER, TOKEN_ROLE_VIEWER },
-	{ "GET", "/api/apm/profiles/cost", handle_cost, USER, TOKEN_ROLE_VIEWER },
-	{ "GET", "/api/apm/profiles/export", handle_export, USER, TOKEN_ROLE_VIEWER },
-	{ "GET", "/api/apm/profiles/collapsed", handle_collapsed, USER, TOKEN_ROLE_VIEWER },
+    {"GET", "/healthz", handle_healthz, 0, TOKEN_ROLE_NONE},
+    {"GET", "/metrics", handle_metrics, 0, TOKEN_ROLE_NONE},
+    {"GET", "/api/apm/config", handle_config_get, COLLECTOR, TOKEN_ROLE_NONE},
+    {"PUT", "/api/apm/config", handle_config_put, USER, TOKEN_ROLE_ENGINEER},
+    {"GET", "/api/apm/audit", handle_audit_list, USER, TOKEN_ROLE_ENGINEER},
+    {"POST", "/api/apm/profiles", handle_profiles_ingest, COLLECTOR, TOKEN_ROLE_NONE},
+    {"POST", "/api/apm/deployments", handle_deployment_add, COLLECTOR | USER, TOKEN_ROLE_ENGINEER},
+    {"GET", "/api/apm/deployments", handle_deployments_list, USER, TOKEN_ROLE_VIEWER},
+    {"GET", "/api/apm/services", handle_services, USER, TOKEN_ROLE_VIEWER},
+    {"GET", "/api/apm/profiles/flamegraph", handle_flamegraph, USER, TOKEN_ROLE_VIEWER},
+    {"GET", "/api/apm/profiles/top", handle_top, USER, TOKEN_ROLE_VIEWER},
+    {"GET", "/api/apm/profiles/diff", handle_diff, USER, TOKEN_ROLE_VIEWER},
+    {"GET", "/api/apm/profiles/cost", handle_cost, USER, TOKEN_ROLE_VIEWER},
+    {"GET", "/api/apm/profiles/export", handle_export, USER, TOKEN_ROLE_VIEWER},
+    {"GET", "/api/apm/profiles/collapsed", handle_collapsed, USER, TOKEN_ROLE_VIEWER},
 };
 
 const struct route *routes_table(size_t *ret_n)

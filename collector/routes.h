@@ -16,7 +16,7 @@ struct route {
 	const char *method;
 	const char *path;
 	route_handler handler;
-	unsigned int kinds;	  /* ROUTE_KIND_* accepted; 0 = no authentication (health, metrics) */
+	unsigned int kinds; /* ROUTE_KIND_* accepted; 0 = no authentication (health, metrics) */
 	enum token_role min_role; /* for user tokens; collector tokens have no role */
 };
 

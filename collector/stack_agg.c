@@ -33,7 +33,7 @@ struct frames_key {
 	size_t n;
 };
 
-static const char *const unknown_stack[] = { "[unknown]" };
+static const char *const unknown_stack[] = {"[unknown]"};
 
 /* Room for this many names and stacks before the first growth: one upload's worth. */
 #define INITIAL_ENTRIES 512
@@ -178,14 +178,14 @@ static int append(struct stack_agg *a, size_t n, int64_t value)
 	if (!frames)
 		return -ENOMEM;
 	memcpy(frames, a->scratch, n * sizeof(*frames));
-	a->stacks[a->n++] = (struct stack_value){ .frames = frames, .n_frames = n, .value = value };
+	a->stacks[a->n++] = (struct stack_value){.frames = frames, .n_frames = n, .value = value};
 	return 0;
 }
 
 int stack_agg__add(struct stack_agg *a, const char *const *frames_leaf_first, size_t n_frames,
 		   int64_t value)
 {
-	struct frames_key key = { .a = a };
+	struct frames_key key = {.a = a};
 	uint64_t h, index;
 	int err;
 

@@ -115,7 +115,7 @@ static bool same_frames(uint64_t entry, const void *key)
 int64_t stack_cache__get(const struct stack_cache *c, uint64_t hash, const char *const *frames,
 			 const size_t *lens, size_t n)
 {
-	struct frames_key key = { .frames = frames, .lens = lens, .n = n };
+	struct frames_key key = {.frames = frames, .lens = lens, .n = n};
 	uint64_t entry;
 
 	if (!hashtab__find(&c->by_hash, hash, same_frames, &key, &entry))
@@ -136,8 +136,7 @@ int stack_cache__put(struct stack_cache *c, uint64_t hash, const char *text, siz
 	s = malloc(sizeof(*s) + len + 1);
 	if (!s)
 		return -ENOMEM;
-	*s = (struct cached_stack){ .id = id, .len = (uint32_t)len,
-				    .n_frames = (uint32_t)n_frames };
+	*s = (struct cached_stack){.id = id, .len = (uint32_t)len, .n_frames = (uint32_t)n_frames};
 	memcpy(s->text, text, len);
 	s->text[len] = '\0';
 	if (hashtab__add(&c->by_hash, hash, (uintptr_t)s)) {

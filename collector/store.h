@@ -18,7 +18,12 @@
 /* ===================================== control plane ===================================== */
 
 enum token_kind { TOKEN_KIND_COLLECTOR = 1, TOKEN_KIND_USER = 2 };
-enum token_role { TOKEN_ROLE_NONE = 0, TOKEN_ROLE_VIEWER = 1, TOKEN_ROLE_ENGINEER = 2, TOKEN_ROLE_ADMIN = 3 };
+enum token_role {
+	TOKEN_ROLE_NONE = 0,
+	TOKEN_ROLE_VIEWER = 1,
+	TOKEN_ROLE_ENGINEER = 2,
+	TOKEN_ROLE_ADMIN = 3
+};
 
 struct token_record {
 	int64_t id;
@@ -71,8 +76,8 @@ struct agent_report {
 	char version[STORE_NAME_MAX];
 	int64_t reported_at; /* unix seconds */
 	double window_s;
-	double cpu_s;	    /* agent user+system CPU seconds over the window */
-	double bpf_s;	    /* BPF program run time over the window */
+	double cpu_s; /* agent user+system CPU seconds over the window */
+	double bpf_s; /* BPF program run time over the window */
 	int64_t lost_samples;
 	int64_t unknown_frames;
 	int64_t processes;
@@ -87,28 +92,31 @@ struct cp_store_ops {
 	int (*environment_get)(struct cp_store *s, const char *name, int64_t *ret_id);
 
 	int (*token_create)(struct cp_store *s, const struct token_record *t, int64_t *ret_id);
-	int (*token_find_by_hash)(struct cp_store *s, const uint8_t hash[32], struct token_record *ret);
+	int (*token_find_by_hash)(struct cp_store *s, const uint8_t hash[32],
+				  struct token_record *ret);
 	int (*token_list)(struct cp_store *s, struct token_record **ret, size_t *ret_n);
 	int (*token_revoke)(struct cp_store *s, int64_t id);
 
 	/* service NULL or "" = the environment's own row. -ENOENT when absent. */
 	int (*settings_get)(struct cp_store *s, const char *environment, const char *service,
 			    struct settings_record *ret);
-	int (*settings_list)(struct cp_store *s, const char *environment, struct settings_record **ret,
-			     size_t *ret_n);
+	int (*settings_list)(struct cp_store *s, const char *environment,
+			     struct settings_record **ret, size_t *ret_n);
 	/* Writes the settings and its audit event in one transaction. */
 	int (*settings_put)(struct cp_store *s, const struct settings_record *r,
 			    const struct audit_record *a);
 	int (*audit_list)(struct cp_store *s, const char *environment, int64_t since, size_t limit,
 			  struct audit_record **ret, size_t *ret_n);
 
-	int (*deployment_add)(struct cp_store *s, const struct deployment_record *d, int64_t *ret_id);
+	int (*deployment_add)(struct cp_store *s, const struct deployment_record *d,
+			      int64_t *ret_id);
 	int (*deployment_list)(struct cp_store *s, const char *environment, const char *service,
-			       int64_t start, int64_t end, struct deployment_record **ret, size_t *ret_n);
+			       int64_t start, int64_t end, struct deployment_record **ret,
+			       size_t *ret_n);
 
 	int (*agent_report_put)(struct cp_store *s, const struct agent_report *r);
-	int (*agent_report_list)(struct cp_store *s, const char *environment, struct agent_report **ret,
-				 size_t *ret_n);
+	int (*agent_report_list)(struct cp_store *s, const char *environment,
+				 struct agent_report **ret, size_t *ret_n);
 };
 
 struct cp_store {
@@ -130,10 +138,10 @@ struct stack_value {
 struct profile_batch {
 	const char *environment;
 	const char *service;
-	const char *deployment; /* "" when unknown */
+	const char *deployment;	  /* "" when unknown */
 	const char *profile_type; /* cpu, wall, heap, alloc, lock */
-	int64_t bucket_start;     /* unix seconds, a multiple of BUCKET_SECONDS */
-	int64_t period;           /* the profile's nominal period, for export */
+	int64_t bucket_start;	  /* unix seconds, a multiple of BUCKET_SECONDS */
+	int64_t period;		  /* the profile's nominal period, for export */
 	const struct stack_value *stacks;
 	size_t n_stacks;
 	/* NULL, or the sender's id of this upload: the first batch with an (environment,

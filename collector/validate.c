@@ -28,12 +28,14 @@ int validate_text(const char *what, const char *value, size_t max, char *err, si
 	}
 	len = strlen(value);
 	if (len >= max) {
-		snprintf(err, err_len, "%s is %zu bytes long, the limit is %zu", what, len, max - 1);
+		snprintf(err, err_len, "%s is %zu bytes long, the limit is %zu", what, len,
+			 max - 1);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < len; i++) {
 		if (is_control((unsigned char)value[i])) {
-			snprintf(err, err_len, "%s contains a control character at byte %zu", what, i);
+			snprintf(err, err_len, "%s contains a control character at byte %zu", what,
+				 i);
 			return -EINVAL;
 		}
 	}

@@ -22,8 +22,10 @@ struct request_mix {
 	unsigned int parse, prices, discounts, compress;
 };
 
-static const struct request_mix mix_v1 = { .parse = 30, .prices = 50, .discounts = 0, .compress = 20 };
-static const struct request_mix mix_v2 = { .parse = 30, .prices = 20, .discounts = 60, .compress = 20 };
+static const struct request_mix mix_v1 = {
+    .parse = 30, .prices = 50, .discounts = 0, .compress = 20};
+static const struct request_mix mix_v2 = {
+    .parse = 30, .prices = 20, .discounts = 60, .compress = 20};
 
 /* Inlined into each caller, so the CPU is each named function's own (self) time. */
 static inline __attribute__((always_inline)) uint64_t spin(unsigned int units, uint64_t seed)
@@ -35,10 +37,22 @@ static inline __attribute__((always_inline)) uint64_t spin(unsigned int units, u
 	return x;
 }
 
-static NOINLINE uint64_t parse_request_json(unsigned int units) { return spin(units, 1); }
-static NOINLINE uint64_t compute_cart_prices(unsigned int units) { return spin(units, 2); }
-static NOINLINE uint64_t apply_discount_rules(unsigned int units) { return spin(units, 3); }
-static NOINLINE uint64_t compress_response(unsigned int units) { return spin(units, 4); }
+static NOINLINE uint64_t parse_request_json(unsigned int units)
+{
+	return spin(units, 1);
+}
+static NOINLINE uint64_t compute_cart_prices(unsigned int units)
+{
+	return spin(units, 2);
+}
+static NOINLINE uint64_t apply_discount_rules(unsigned int units)
+{
+	return spin(units, 3);
+}
+static NOINLINE uint64_t compress_response(unsigned int units)
+{
+	return spin(units, 4);
+}
 
 static NOINLINE void handle_request(const struct request_mix *m)
 {
@@ -91,13 +105,14 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: demo-workload [--duration SECONDS] [--threads N] [--duty PERCENT] [--version v1|v2]\n"
-		"A pretend checkout service burning CPU in named functions until the duration ends\n"
-		"(0 = until SIGTERM). v2 moves the hot spot to apply_discount_rules.\n"
-		"examples:\n"
-		"  demo-workload --duration 60 --threads 1 --duty 50\n"
-		"  demo-workload --version v2\n");
+	fprintf(
+	    f, "usage: demo-workload [--duration SECONDS] [--threads N] [--duty PERCENT] "
+	       "[--version v1|v2]\n"
+	       "A pretend checkout service burning CPU in named functions until the duration ends\n"
+	       "(0 = until SIGTERM). v2 moves the hot spot to apply_discount_rules.\n"
+	       "examples:\n"
+	       "  demo-workload --duration 60 --threads 1 --duty 50\n"
+	       "  demo-workload --version v2\n");
 }
 
 static int parse_int(const char *what, const char *s, long lo, long hi, long *ret)
@@ -108,8 +123,9 @@ static int parse_int(const char *what, const char *s, long lo, long hi, long *re
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < lo || v > hi) {
-		fprintf(stderr, "demo-workload: %s: expected an integer in [%ld, %ld], got \"%s\"\n",
-			what, lo, hi, s);
+		fprintf(stderr,
+			"demo-workload: %s: expected an integer in [%ld, %ld], got \"%s\"\n", what,
+			lo, hi, s);
 		return -EINVAL;
 	}
 	*ret = v;
@@ -119,7 +135,7 @@ static int parse_int(const char *what, const char *s, long lo, long hi, long *re
 int main(int argc, char **argv)
 {
 	long duration = 0, threads = 1, duty = 100;
-	struct worker_args args = { .mix = &mix_v1 };
+	struct worker_args args = {.mix = &mix_v1};
 	pthread_t tids[16];
 	int i;
 

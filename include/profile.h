@@ -44,18 +44,18 @@ struct profile_value {
 
 /* Per-CPU counters (one element of a per-CPU array). Cumulative since load. */
 struct profile_stats {
-	__u64 samples;	     /* profile samples stored (idle excluded) */
+	__u64 samples; /* profile samples stored (idle excluded) */
 	__u64 samples_ns;
-	__u64 idle_samples;  /* pid 0: counted for utilisation, never a profile sample */
+	__u64 idle_samples; /* pid 0: counted for utilisation, never a profile sample */
 	__u64 idle_ns;
-	__u64 user_stack_full;	  /* the stacks map was full: the stack was dropped */
-	__u64 user_stack_other;	  /* the walk failed (-EFAULT, ...) */
+	__u64 user_stack_full;	/* the stacks map was full: the stack was dropped */
+	__u64 user_stack_other; /* the walk failed (-EFAULT, ...) */
 	__u64 kernel_stack_full;
 	__u64 kernel_stack_other;
-	__u64 map_full;	     /* aggregation map full: the sample was dropped */
+	__u64 map_full; /* aggregation map full: the sample was dropped */
 	__u64 map_full_ns;
-	__u64 excluded;	     /* samples of an excluded cgroup (per-service switch) */
-	__u64 events_lost;   /* first-sight events dropped (ring buffer full) */
+	__u64 excluded;	   /* samples of an excluded cgroup (per-service switch) */
+	__u64 events_lost; /* first-sight events dropped (ring buffer full) */
 };
 
 enum profile_event_type {
@@ -69,7 +69,7 @@ struct profile_event {
 	__u32 pid;
 	__u32 tid;
 	char comm[PROFILE_COMM_LEN];
-	__u32 image; /* as in profile_key */
+	__u32 image;	 /* as in profile_key */
 	__u64 cgroup_id; /* as in profile_key */
 };
 

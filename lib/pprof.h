@@ -40,7 +40,8 @@ uint64_t pprof_builder__mapping(struct pprof_builder *b, const char *path, const
 
 /* Location of one function (names only, no line numbers) in a mapping (0 = none);
  * deduplicated by (function name, mapping). Returns its id (>0) or 0 with errno set. */
-uint64_t pprof_builder__location(struct pprof_builder *b, const char *function, uint64_t mapping_id);
+uint64_t pprof_builder__location(struct pprof_builder *b, const char *function,
+				 uint64_t mapping_id);
 
 /* The same for a function whose source file is known (a JIT's): the file goes into the
  * Function's filename; deduplicated by (name, file, mapping). NULL or "" is no file. */
@@ -48,8 +49,9 @@ uint64_t pprof_builder__file_location(struct pprof_builder *b, const char *funct
 				      const char *file, uint64_t mapping_id);
 
 /* One sample: location ids leaf first (pprof order), one value per sample type. */
-int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_ids, size_t n_locations,
-			      const int64_t *values, const struct pprof_label *labels, size_t n_labels);
+int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_ids,
+			      size_t n_locations, const int64_t *values,
+			      const struct pprof_label *labels, size_t n_labels);
 
 /* Serialises (uncompressed). *ret_buf is malloc'd. 0 or -errno. */
 int pprof_builder__encode(struct pprof_builder *b, uint8_t **ret_buf, size_t *ret_len);

@@ -382,8 +382,8 @@ static int build_location_frames(struct decode_ctx *c, struct location_frames *l
 
 /* Fills one sample's frames (leaf first) and labels. */
 static void flatten_sample(struct decode_ctx *c, const struct location_frames *lf,
-			   const pb_sample *s, struct pprof_decoded_sample *out, const char **frames,
-			   struct pprof_label *labels)
+			   const pb_sample *s, struct pprof_decoded_sample *out,
+			   const char **frames, struct pprof_label *labels)
 {
 	const pb_profile *m = c->msg;
 	size_t n = 0, idx = 0;
@@ -414,7 +414,7 @@ static int build_output(struct decode_ctx *c, struct decoded_priv *d)
 {
 	const pb_profile *m = c->msg;
 	struct pprof_decoded *p = &d->pub;
-	struct location_frames lf = { 0 };
+	struct location_frames lf = {0};
 	size_t frame_pos = 0, label_pos = 0;
 	int err = 0;
 
@@ -484,8 +484,9 @@ int pprof_decode(const uint8_t *buf, size_t len, struct pprof_decoded **ret, cha
 	d->alloc.base = (ProtobufCAllocator){arena_alloc, arena_free, &d->alloc};
 	d->alloc.cap = PPROF_MAX_DECODE_MEMORY;
 	/* The unpacked structs take a few times the wire size. */
-	d->alloc.next_chunk = len < ARENA_MIN_CHUNK / 4 ? ARENA_MIN_CHUNK
-			      : len < ARENA_MAX_CHUNK / 4 ? len * 4 : ARENA_MAX_CHUNK;
+	d->alloc.next_chunk = len < ARENA_MIN_CHUNK / 4	  ? ARENA_MIN_CHUNK
+			      : len < ARENA_MAX_CHUNK / 4 ? len * 4
+							  : ARENA_MAX_CHUNK;
 	d->msg = perftools__profiles__profile__unpack(&d->alloc.base, len, buf);
 	c.msg = d->msg;
 	if (!d->msg) {

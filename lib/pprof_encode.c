@@ -250,7 +250,7 @@ static int new_location(struct pprof_builder *b, const struct location_key *k, u
 uint64_t pprof_builder__file_location(struct pprof_builder *b, const char *function,
 				      const char *file, uint64_t mapping_id)
 {
-	struct location_key key = { .b = b, .mapping_id = mapping_id };
+	struct location_key key = {.b = b, .mapping_id = mapping_id};
 	uint64_t id, hash;
 
 	if (mapping_id > b->n_mappings) {

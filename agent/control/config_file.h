@@ -40,8 +40,8 @@ struct agent_file_config {
 	size_t queue_max_bytes;
 	size_t spool_max_bytes;
 	int grace_s; /* fail-closed grace after the config became unreachable; 0 = auto */
-	int shutdown_timeout_s;	  /* final upload on SIGTERM */
-	int upload_backoff_max_s; /* retry delay ceiling (exponential, jittered) */
+	int shutdown_timeout_s;	    /* final upload on SIGTERM */
+	int upload_backoff_max_s;   /* retry delay ceiling (exponential, jittered) */
 	bool unwind_frame_pointers; /* "unwind": "fp"; default "auto" (.eh_frame tables) */
 	size_t unwind_memory_mb;    /* cap of the unwind rows map (kernel memory) */
 };

@@ -27,9 +27,9 @@
 struct pipeline {
 	struct sampler *sampler;
 	struct symbolizer *sym;
-	struct cgroup_pids *cgroups; /* NULL unless opts.capture_cgroups */
+	struct cgroup_pids *cgroups;  /* NULL unless opts.capture_cgroups */
 	struct unwind_tables *unwind; /* NULL with --unwind=fp */
-	pid_t *unwind_pending; /* first-sight pids whose tables are not captured yet */
+	pid_t *unwind_pending;	      /* first-sight pids whose tables are not captured yet */
 	size_t n_unwind_pending, unwind_pending_cap;
 	uint64_t last_unwind[UNWIND_STAT__COUNT];
 	struct unwind_tables_stats last_tables;
@@ -168,13 +168,13 @@ static void sink_between_builds(void *ctx)
 static int open_unwind_tables(struct pipeline *p)
 {
 	struct unwind_sink sink = {
-		.write_rows = sink_write_rows,
-		.set_table = sink_set_table,
-		.set_process = sink_set_process,
-		.forget_process = sink_forget_process,
-		.sync = sink_sync,
-		.between_builds = sink_between_builds,
-		.ctx = p->sampler,
+	    .write_rows = sink_write_rows,
+	    .set_table = sink_set_table,
+	    .set_process = sink_set_process,
+	    .forget_process = sink_forget_process,
+	    .sync = sink_sync,
+	    .between_builds = sink_between_builds,
+	    .ctx = p->sampler,
 	};
 
 	sink.capacity = sampler__unwind_rows_capacity(p->sampler);
@@ -196,14 +196,14 @@ int pipeline_unwind_parse(const char *text, enum pipeline_unwind *ret)
 struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, size_t err_len)
 {
 	struct symbolizer_options sym_opts = {
-		.max_binaries = opts->max_binaries,
-		.max_processes = opts->max_processes,
+	    .max_binaries = opts->max_binaries,
+	    .max_processes = opts->max_processes,
 	};
 	struct sampler_options sampler_opts = {
-		.pid = opts->pid,
-		.unwind_tables = opts->unwind == PIPELINE_UNWIND_AUTO,
-		.unwind_max_rows = opts->unwind_memory_bytes / sizeof(struct unwind_row),
-		.on_event = on_event,
+	    .pid = opts->pid,
+	    .unwind_tables = opts->unwind == PIPELINE_UNWIND_AUTO,
+	    .unwind_max_rows = opts->unwind_memory_bytes / sizeof(struct unwind_row),
+	    .on_event = on_event,
 	};
 	struct pipeline *p;
 
@@ -235,13 +235,12 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 		goto fail;
 	}
 	return p;
-fail:
-	{
-		int saved = errno;
+fail : {
+	int saved = errno;
 
-		pipeline__close(p);
-		errno = saved;
-	}
+	pipeline__close(p);
+	errno = saved;
+}
 	return NULL;
 }
 
@@ -443,8 +442,8 @@ static int symbolise(struct collect_ctx *c, const struct sampler_entry *e,
 	int ret = 0;
 
 	if (e->n_kernel)
-		ret = stack_frames(c, 0, 0, e->key->kernel_stack, e->kernel_ips, e->n_kernel,
-				   false, &kref);
+		ret = stack_frames(c, 0, 0, e->key->kernel_stack, e->kernel_ips, e->n_kernel, false,
+				   &kref);
 	if (!ret && e->n_user)
 		ret = stack_frames(c, e->key->pid, e->key->image, e->key->user_stack, e->user_ips,
 				   e->n_user, e->user_truncated, &uref);
@@ -483,9 +482,8 @@ static const char *thread_name(struct collect_ctx *c, pid_t tid)
 
 /* Process name (captured at first sight, else the main thread's name as BPF saw it, else
  * thread) and cgroup path, interned; memoised per pid for the window. */
-static const struct process_names *process_names(struct collect_ctx *c, pid_t pid,
-						 uint32_t image, uint64_t cgroup_id,
-						 const char *thread)
+static const struct process_names *process_names(struct collect_ctx *c, pid_t pid, uint32_t image,
+						 uint64_t cgroup_id, const char *thread)
 {
 	struct pipeline *p = c->p;
 	struct process_names *pn;
@@ -529,12 +527,12 @@ static int add_entry(const struct sampler_entry *e, void *ctx)
 	struct collect_ctx *c = ctx;
 	struct window_frame frames[MAX_FRAMES];
 	struct window_sample s = {
-		.pid = e->key->pid,
-		.tid = e->key->tid,
-		.cgroup_id = e->key->cgroup_id,
-		.frames = frames,
-		.count = e->value->count,
-		.cpu_ns = e->value->period_ns,
+	    .pid = e->key->pid,
+	    .tid = e->key->tid,
+	    .cgroup_id = e->key->cgroup_id,
+	    .frames = frames,
+	    .count = e->value->count,
+	    .cpu_ns = e->value->period_ns,
 	};
 	const struct process_names *pn;
 	int ret;
@@ -628,12 +626,12 @@ static void add_unwind_stats(struct pipeline *p, struct window_unwind *u)
 		enum unwind_stat from;
 		enum window_unwind_end to;
 	} ends[] = {
-		{ UNWIND_STAT_END_NO_MAPPING, WINDOW_UNWIND_END_NO_MAPPING },
-		{ UNWIND_STAT_END_CANNOT, WINDOW_UNWIND_END_CANNOT },
-		{ UNWIND_STAT_END_BAD_CFA, WINDOW_UNWIND_END_BAD_CFA },
-		{ UNWIND_STAT_END_READ, WINDOW_UNWIND_END_READ },
-		{ UNWIND_STAT_END_NO_ROW, WINDOW_UNWIND_END_NO_ROW },
-		{ UNWIND_STAT_STACK_MAP_FULL, WINDOW_UNWIND_END_MAP_FULL },
+	    {UNWIND_STAT_END_NO_MAPPING, WINDOW_UNWIND_END_NO_MAPPING},
+	    {UNWIND_STAT_END_CANNOT, WINDOW_UNWIND_END_CANNOT},
+	    {UNWIND_STAT_END_BAD_CFA, WINDOW_UNWIND_END_BAD_CFA},
+	    {UNWIND_STAT_END_READ, WINDOW_UNWIND_END_READ},
+	    {UNWIND_STAT_END_NO_ROW, WINDOW_UNWIND_END_NO_ROW},
+	    {UNWIND_STAT_STACK_MAP_FULL, WINDOW_UNWIND_END_MAP_FULL},
 	};
 	uint64_t now[UNWIND_STAT__COUNT], d[UNWIND_STAT__COUNT];
 	struct unwind_tables_stats ts;
@@ -669,7 +667,7 @@ static void add_unwind_stats(struct pipeline *p, struct window_unwind *u)
 
 int pipeline__collect(struct pipeline *p, struct window **ret)
 {
-	struct collect_ctx c = { .p = p };
+	struct collect_ctx c = {.p = p};
 	int err;
 
 	c.w = window__new();

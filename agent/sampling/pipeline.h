@@ -23,10 +23,10 @@ enum pipeline_unwind {
 };
 
 struct pipeline_options {
-	pid_t pid;	     /* 0 = every process */
+	pid_t pid; /* 0 = every process */
 	enum pipeline_unwind unwind;
 	uint64_t unwind_memory_bytes; /* cap of the unwind rows map; 0 = default (24 MiB) */
-	size_t max_binaries; /* symboliser caches; 0 = defaults */
+	size_t max_binaries;	      /* symboliser caches; 0 = defaults */
 	size_t max_processes;
 	bool capture_cgroups; /* fill window_sample.cgroup (captured at first sight) */
 };

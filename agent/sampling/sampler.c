@@ -58,7 +58,7 @@ struct sampler {
 	struct stack_slot *slots;
 	size_t n_slots, slots_cap;
 	struct profile_stack stack_buf; /* one stack as read from the map */
-	__u64 *ips; /* pool of the stacks read */
+	__u64 *ips;			/* pool of the stacks read */
 	size_t n_ips, ips_cap;
 	unsigned int drains;
 
@@ -82,7 +82,7 @@ static bool cap_effective(const struct __user_cap_data_struct *data, int cap)
 /* One line naming what is missing, before libbpf produces a less helpful error. */
 static int check_privileges(char *err, size_t err_len)
 {
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct data[2] = {};
 	bool admin, bpf, perfmon;
 
@@ -92,13 +92,15 @@ static int check_privileges(char *err, size_t err_len)
 	bpf = admin || cap_effective(data, CAP_BPF_BIT);
 	perfmon = admin || cap_effective(data, CAP_PERFMON_BIT);
 	if (!bpf || !perfmon) {
-		snprintf(err, err_len, "missing %s%s%s: run as root or grant them", bpf ? "" : "CAP_BPF",
-			 !bpf && !perfmon ? " and " : "", perfmon ? "" : "CAP_PERFMON");
+		snprintf(err, err_len, "missing %s%s%s: run as root or grant them",
+			 bpf ? "" : "CAP_BPF", !bpf && !perfmon ? " and " : "",
+			 perfmon ? "" : "CAP_PERFMON");
 		return -EPERM;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		snprintf(err, err_len,
-			 "kernel BTF missing (/sys/kernel/btf/vmlinux): needs CONFIG_DEBUG_INFO_BTF");
+		snprintf(
+		    err, err_len,
+		    "kernel BTF missing (/sys/kernel/btf/vmlinux): needs CONFIG_DEBUG_INFO_BTF");
 		return -ENOTSUP;
 	}
 	return 0;
@@ -107,8 +109,10 @@ static int check_privileges(char *err, size_t err_len)
 static void describe_load_error(int ret, char *err, size_t err_len)
 {
 	if (ret == -EPERM || ret == -EACCES)
-		snprintf(err, err_len, "loading the BPF program was refused (%s): missing CAP_BPF, "
-			 "or kernel.unprivileged_bpf_disabled", strerror(-ret));
+		snprintf(err, err_len,
+			 "loading the BPF program was refused (%s): missing CAP_BPF, "
+			 "or kernel.unprivileged_bpf_disabled",
+			 strerror(-ret));
 	else if (ret == -ENOSYS)
 		snprintf(err, err_len, "kernel has no BPF support (bpf(2): %s)", strerror(-ret));
 	else
@@ -244,10 +248,13 @@ static int perf_event_open(struct perf_event_attr *attr, int cpu)
 static void describe_perf_error(int ret, char *err, size_t err_len)
 {
 	if (ret == -EACCES || ret == -EPERM)
-		snprintf(err, err_len, "perf_event_open refused (%s): missing CAP_PERFMON, "
-			 "or kernel.perf_event_paranoid too high", strerror(-ret));
+		snprintf(err, err_len,
+			 "perf_event_open refused (%s): missing CAP_PERFMON, "
+			 "or kernel.perf_event_paranoid too high",
+			 strerror(-ret));
 	else if (ret == -ENOENT || ret == -EOPNOTSUPP || ret == -ENOSYS)
-		snprintf(err, err_len, "kernel has no cpu-clock perf event (CONFIG_PERF_EVENTS): %s",
+		snprintf(err, err_len,
+			 "kernel has no cpu-clock perf event (CONFIG_PERF_EVENTS): %s",
 			 strerror(-ret));
 	else
 		snprintf(err, err_len, "perf_event_open(cpu-clock) failed: %s", strerror(-ret));
@@ -258,11 +265,11 @@ static void describe_perf_error(int ret, char *err, size_t err_len)
 static int attach_cpu(struct sampler *s, int cpu, int frequency_hz, char *err, size_t err_len)
 {
 	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.size = sizeof(attr),
-		.freq = 1,
-		.sample_freq = frequency_hz,
+	    .type = PERF_TYPE_SOFTWARE,
+	    .config = PERF_COUNT_SW_CPU_CLOCK,
+	    .size = sizeof(attr),
+	    .freq = 1,
+	    .sample_freq = frequency_hz,
 	};
 	struct bpf_link *link;
 	int fd, ret;
@@ -707,8 +714,8 @@ size_t sampler__unwind_rows_capacity(const struct sampler *s)
 }
 
 /* The kernel copies the rows (batch updates): no user-space copy of the map is kept. */
-int sampler__unwind_write_rows(struct sampler *s, uint32_t first_row,
-			       const struct unwind_row *rows, size_t n)
+int sampler__unwind_write_rows(struct sampler *s, uint32_t first_row, const struct unwind_row *rows,
+			       size_t n)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	int fd = bpf_map__fd(s->skel->maps.unwind_rows);
@@ -780,7 +787,7 @@ int sampler__unwind_stats(struct sampler *s, uint64_t *ret)
 {
 	struct unwind_counters {
 		__u64 c[UNWIND_STAT__COUNT];
-	} *percpu;
+	} * percpu;
 	__u32 zero = 0;
 	int err = 0;
 

@@ -17,7 +17,7 @@
 typedef void (*sampler_event_fn)(const struct profile_event *e, void *ctx);
 
 struct sampler_options {
-	pid_t pid; /* 0 = every process; filtered in the kernel */
+	pid_t pid;		  /* 0 = every process; filtered in the kernel */
 	bool unwind_tables;	  /* user stacks from .eh_frame tables (else frame pointers) */
 	uint32_t unwind_max_rows; /* capacity of the rows map; 0 = UNWIND_DEFAULT_ROWS */
 	sampler_event_fn on_event;
@@ -84,8 +84,8 @@ int sampler__set_excluded_cgroups(struct sampler *s, const uint64_t *ids, size_t
 size_t sampler__unwind_rows_capacity(const struct sampler *s);
 /* Writes rows [first_row, first_row + n) (first_row even: two rows an element); publish the
  * table with sampler__unwind_set_table() afterwards. 0 or -errno. */
-int sampler__unwind_write_rows(struct sampler *s, uint32_t first_row,
-			       const struct unwind_row *rows, size_t n);
+int sampler__unwind_write_rows(struct sampler *s, uint32_t first_row, const struct unwind_row *rows,
+			       size_t n);
 /* Table slot id % UNWIND_MAX_TABLES; n_rows 0 unpublishes it. 0 or -errno. */
 int sampler__unwind_set_table(struct sampler *s, const struct unwind_table_info *info);
 int sampler__unwind_set_process(struct sampler *s, pid_t pid, const struct unwind_process *proc);

@@ -25,8 +25,8 @@ struct window_sample {
 			     * was first seen; NULL when not captured (record mode, unknown) */
 	struct window_frame *frames; /* leaf first: kernel frames, then user frames */
 	size_t n_frames;
-	uint64_t count;	    /* samples */
-	uint64_t cpu_ns;    /* summed actual sample periods */
+	uint64_t count;	 /* samples */
+	uint64_t cpu_ns; /* summed actual sample periods */
 };
 
 /* Why a table walk of a user stack ended before a stop frame. */
@@ -47,7 +47,7 @@ struct window_unwind {
 	uint64_t end_clean;		  /* stacks that reached an undefined return address */
 	uint64_t end_fp_chain;		  /* frame-pointer chain ended (rbp or ra 0) */
 	uint64_t end_early[WINDOW_UNWIND_END__COUNT];
-	uint64_t truncated; /* deeper than the cap: a [truncated] root frame */
+	uint64_t truncated;		 /* deeper than the cap: a [truncated] root frame */
 	uint64_t tables_built, build_ns; /* over the window */
 	/* binaries whose table could not be built over the window (frame pointers for them) */
 	uint64_t tables_corrupt, tables_too_big, tables_unreadable;
@@ -58,15 +58,15 @@ struct window_unwind {
 
 /* What the window could not see, and what it cost to look. */
 struct window_stats {
-	uint64_t samples;	  /* profile samples (idle excluded) */
-	uint64_t idle_samples;	  /* samples in the idle task, counted for utilisation only */
+	uint64_t samples;      /* profile samples (idle excluded) */
+	uint64_t idle_samples; /* samples in the idle task, counted for utilisation only */
 	uint64_t idle_ns;
 	uint64_t lost_stack_user; /* user stacks not stored: stacks map full, failed walk */
 	uint64_t lost_stack_kernel;
-	uint64_t lost_map_full;	  /* aggregation map full: samples dropped in the kernel */
+	uint64_t lost_map_full; /* aggregation map full: samples dropped in the kernel */
 	uint64_t unknown_frames;
-	uint64_t processes;	  /* distinct pids in the window */
-	uint64_t bpf_run_ns;	  /* BPF program run time over the window (0 if stats are off) */
+	uint64_t processes;  /* distinct pids in the window */
+	uint64_t bpf_run_ns; /* BPF program run time over the window (0 if stats are off) */
 	uint64_t bpf_run_cnt;
 	struct window_unwind unwind;
 };

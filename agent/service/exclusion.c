@@ -9,7 +9,7 @@
 
 struct id_vote {
 	uint64_t id;
-	bool keep;	    /* some sample with this id must still be sampled */
+	bool keep;	     /* some sample with this id must still be sampled */
 	const char *service; /* of the first vote */
 };
 
@@ -32,9 +32,9 @@ static int tally(const struct exclusion_sample *s, size_t n, struct id_vote **re
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		if (s[i].cgroup_id)
-			votes[k++] = (struct id_vote){ .id = s[i].cgroup_id,
-						       .keep = s[i].enabled || !s[i].cgroup_named,
-						       .service = s[i].service };
+			votes[k++] = (struct id_vote){.id = s[i].cgroup_id,
+						      .keep = s[i].enabled || !s[i].cgroup_named,
+						      .service = s[i].service};
 	qsort(votes, k, sizeof(*votes), compare_votes);
 	for (size_t i = 0; i < k; i++)
 		if (!i || votes[i].id != votes[i - 1].id)
@@ -124,7 +124,7 @@ static bool same_ids(const struct exclusion *a, const struct exclusion *b)
 int exclusion__update(struct exclusion *x, const struct exclusion_sample *samples, size_t n,
 		      exclusion_enabled_fn is_enabled, void *ctx, bool *ret_changed)
 {
-	struct exclusion next = { 0 };
+	struct exclusion next = {0};
 	struct id_vote *votes;
 	size_t n_votes;
 	bool *kept;

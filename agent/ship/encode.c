@@ -11,19 +11,19 @@
 #define BASE_LABELS 3 /* pid, comm, thread */
 
 static const struct pprof_value_type sample_types[] = {
-	{ "samples", "count" },
-	{ "cpu", "nanoseconds" },
+    {"samples", "count"},
+    {"cpu", "nanoseconds"},
 };
 
 static struct pprof_builder *new_builder(const struct window *w)
 {
 	struct pprof_builder_options opts = {
-		.sample_types = sample_types,
-		.n_sample_types = sizeof(sample_types) / sizeof(sample_types[0]),
-		.period_type = { "cpu", "nanoseconds" },
-		.period = (int64_t)w->nominal_period_ns,
-		.time_nanos = w->start_ns,
-		.duration_nanos = w->end_ns > w->start_ns ? w->end_ns - w->start_ns : 0,
+	    .sample_types = sample_types,
+	    .n_sample_types = sizeof(sample_types) / sizeof(sample_types[0]),
+	    .period_type = {"cpu", "nanoseconds"},
+	    .period = (int64_t)w->nominal_period_ns,
+	    .time_nanos = w->start_ns,
+	    .duration_nanos = w->end_ns > w->start_ns ? w->end_ns - w->start_ns : 0,
 	};
 
 	return pprof_builder__new(&opts);
@@ -37,7 +37,8 @@ static int frame_locations(struct pprof_builder *b, const struct window_sample *
 		uint64_t mapping = 0;
 
 		if (f->module && *f->module) {
-			mapping = pprof_builder__mapping(b, f->module, f->build_id ? f->build_id : "");
+			mapping =
+			    pprof_builder__mapping(b, f->module, f->build_id ? f->build_id : "");
 			if (!mapping)
 				return errno ? -errno : -ENOMEM;
 		}
@@ -52,7 +53,7 @@ static int frame_locations(struct pprof_builder *b, const struct window_sample *
 static int add_sample(struct pprof_builder *b, const struct window_sample *s,
 		      struct pprof_label *labels, size_t n_labels)
 {
-	int64_t values[2] = { (int64_t)s->count, (int64_t)s->cpu_ns };
+	int64_t values[2] = {(int64_t)s->count, (int64_t)s->cpu_ns};
 	uint64_t *ids;
 	int ret;
 
@@ -61,9 +62,10 @@ static int add_sample(struct pprof_builder *b, const struct window_sample *s,
 		return -ENOMEM;
 	ret = frame_locations(b, s, ids);
 	if (!ret) {
-		labels[0] = (struct pprof_label){ .key = "pid", .num = s->pid };
-		labels[1] = (struct pprof_label){ .key = "comm", .str = s->comm ? s->comm : "" };
-		labels[2] = (struct pprof_label){ .key = "thread", .str = s->thread ? s->thread : "" };
+		labels[0] = (struct pprof_label){.key = "pid", .num = s->pid};
+		labels[1] = (struct pprof_label){.key = "comm", .str = s->comm ? s->comm : ""};
+		labels[2] =
+		    (struct pprof_label){.key = "thread", .str = s->thread ? s->thread : ""};
 		ret = pprof_builder__add_sample(b, ids, s->n_frames, values, labels, n_labels);
 	}
 	free(ids);

@@ -45,19 +45,18 @@ static int append_unwind(const struct window_unwind *u, char *buf, size_t len)
 
 	for (int i = 0; i < WINDOW_UNWIND_END__COUNT; i++)
 		early += u->end_early[i];
-	n = snprintf(buf + used, len - used,
-		     "&unwind_tables=%" PRIu64 "&unwind_fp=%" PRIu64 "&unwind_mixed=%" PRIu64
-		     "&unwind_not_loaded=%" PRIu64 "&unwind_clean=%" PRIu64 "&unwind_fp_end=%" PRIu64
-		     "&unwind_early=%" PRIu64 "&unwind_early_no_mapping=%" PRIu64
-		     "&unwind_early_cannot=%" PRIu64 "&unwind_early_bad_cfa=%" PRIu64
-		     "&unwind_early_read=%" PRIu64 "&unwind_truncated=%" PRIu64
-		     "&unwind_rows=%" PRIu64 "&unwind_row_bytes=%" PRIu64
-		     "&unwind_tables_built=%" PRIu64 "&unwind_build_ms=%.3f",
-		     u->by_tables, u->by_fp, u->mixed, u->not_loaded, u->end_clean, u->end_fp_chain,
-		     early, u->end_early[WINDOW_UNWIND_END_NO_MAPPING],
-		     u->end_early[WINDOW_UNWIND_END_CANNOT], u->end_early[WINDOW_UNWIND_END_BAD_CFA],
-		     u->end_early[WINDOW_UNWIND_END_READ], u->truncated, u->rows_loaded,
-		     u->rows_bytes, u->tables_built, u->build_ns / 1e6);
+	n = snprintf(
+	    buf + used, len - used,
+	    "&unwind_tables=%" PRIu64 "&unwind_fp=%" PRIu64 "&unwind_mixed=%" PRIu64
+	    "&unwind_not_loaded=%" PRIu64 "&unwind_clean=%" PRIu64 "&unwind_fp_end=%" PRIu64
+	    "&unwind_early=%" PRIu64 "&unwind_early_no_mapping=%" PRIu64
+	    "&unwind_early_cannot=%" PRIu64 "&unwind_early_bad_cfa=%" PRIu64
+	    "&unwind_early_read=%" PRIu64 "&unwind_truncated=%" PRIu64 "&unwind_rows=%" PRIu64
+	    "&unwind_row_bytes=%" PRIu64 "&unwind_tables_built=%" PRIu64 "&unwind_build_ms=%.3f",
+	    u->by_tables, u->by_fp, u->mixed, u->not_loaded, u->end_clean, u->end_fp_chain, early,
+	    u->end_early[WINDOW_UNWIND_END_NO_MAPPING], u->end_early[WINDOW_UNWIND_END_CANNOT],
+	    u->end_early[WINDOW_UNWIND_END_BAD_CFA], u->end_early[WINDOW_UNWIND_END_READ],
+	    u->truncated, u->rows_loaded, u->rows_bytes, u->tables_built, u->build_ns / 1e6);
 	return n < 0 || (size_t)n >= len - used ? -ENOSPC : 0;
 }
 

@@ -22,7 +22,7 @@ struct selfreport {
 	uint64_t unknown_frames;
 	uint64_t processes;
 	int sample_rate_hz;
-	uint64_t dropped_profiles; /* profiles the upload queue dropped since the agent started */
+	uint64_t dropped_profiles;   /* profiles the upload queue dropped since the agent started */
 	struct window_unwind unwind; /* the .eh_frame unwinder over the window */
 };
 

@@ -12,7 +12,7 @@ struct upload_job {
 	char *query;   /* "service=...&profile_type=cpu[&deployment=...]&<self-report>" */
 	uint8_t *body; /* gzipped pprof */
 	size_t len;
-	uint64_t samples;  /* profile samples in body (0 when unknown: replayed from the spool) */
+	uint64_t samples; /* profile samples in body (0 when unknown: replayed from the spool) */
 	char *spool_name; /* file name in the spool dir, NULL when not spooled */
 	struct upload_job *next_, *prev_;
 };

@@ -282,8 +282,7 @@ void uploader__free(struct uploader *u)
 	free(u);
 }
 
-int uploader__submit(struct uploader *u, char *query, uint8_t *body, size_t len,
-		     uint64_t samples)
+int uploader__submit(struct uploader *u, char *query, uint8_t *body, size_t len, uint64_t samples)
 {
 	struct upload_job *job = calloc(1, sizeof(*job));
 

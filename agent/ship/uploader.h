@@ -49,8 +49,7 @@ void uploader__free(struct uploader *u);
 
 /* Queues one profile of `samples` samples; takes ownership of query and body (malloc'd) in
  * every case. Never blocks on the network. 0 or -ENOMEM. */
-int uploader__submit(struct uploader *u, char *query, uint8_t *body, size_t len,
-		     uint64_t samples);
+int uploader__submit(struct uploader *u, char *query, uint8_t *body, size_t len, uint64_t samples);
 /* Waits until the queue is empty or timeout_ms passed; retries immediately (no backoff) in
  * the meantime. Returns the number of jobs still queued. */
 size_t uploader__flush(struct uploader *u, int timeout_ms);

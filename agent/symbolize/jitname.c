@@ -47,8 +47,8 @@ static void strip_position(char *loc)
  * empty for an anonymous function, the position absent for some entries. */
 static bool parse_v8(const char *s, struct jit_name *ret)
 {
-	static const char *const prefixes[] = {"JS:", "LazyCompile:", "Function:", "Eval:",
-					       "Script:"};
+	static const char *const prefixes[] = {
+	    "JS:", "LazyCompile:", "Function:", "Eval:", "Script:"};
 	const char *rest = NULL, *space;
 	size_t i;
 

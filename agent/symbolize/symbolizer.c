@@ -26,9 +26,9 @@
 #define DEFAULT_MAX_SYMBOL_BYTES (8u << 20)
 #define DEFAULT_MAX_PROCESSES 4096
 #define NSEC_PER_MSEC 1000000ULL
-#define RECAPTURE_INTERVAL_NS (100 * NSEC_PER_MSEC)    /* maps re-read on a miss, at most */
-#define VALIDATE_INTERVAL_NS (1000 * NSEC_PER_MSEC)    /* exec check on repeated capture */
-#define PERFMAP_CHECK_NS (200 * NSEC_PER_MSEC)	       /* perf map file re-stat */
+#define RECAPTURE_INTERVAL_NS (100 * NSEC_PER_MSEC) /* maps re-read on a miss, at most */
+#define VALIDATE_INTERVAL_NS (1000 * NSEC_PER_MSEC) /* exec check on repeated capture */
+#define PERFMAP_CHECK_NS (200 * NSEC_PER_MSEC)	    /* perf map file re-stat */
 /* Misses that keep missing back off, doubling up to these: frame-pointer walks through code
  * built without frame pointers yield addresses in no mapping, every window. */
 #define RECAPTURE_MAX_NS (60 * 1000 * NSEC_PER_MSEC)
@@ -89,9 +89,9 @@ struct proc {
 struct symbolizer {
 	char proc_root[256];
 	char tmp_dir[256];
-	struct lru *binaries; /* key -> struct binary (holds one reference) */
-	struct lru *inodes;   /* "major:minor:inode" -> struct inode_alias */
-	struct lru *procs;    /* pid -> struct proc */
+	struct lru *binaries;		/* key -> struct binary (holds one reference) */
+	struct lru *inodes;		/* "major:minor:inode" -> struct inode_alias */
+	struct lru *procs;		/* pid -> struct proc */
 	struct binary *newest, *oldest; /* binaries whose symbols are loaded, by last use */
 	size_t max_symbol_bytes;
 	struct kallsyms *kallsyms;
@@ -100,7 +100,7 @@ struct symbolizer {
 	struct elf_symbols *vdso;
 	size_t vdso_size;
 	int vdso_err;
-	pid_t *replaced;   /* pids whose previous image is kept until the window ends */
+	pid_t *replaced; /* pids whose previous image is kept until the window ends */
 	size_t n_replaced, replaced_cap;
 	struct symbolizer_stats stats;
 };
@@ -850,8 +850,8 @@ void symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t addr, st
 	symbolizer__resolve_user_image(s, pid, p ? p->image : 0, addr, ret);
 }
 
-void symbolizer__resolve_user_image(struct symbolizer *s, pid_t pid, uint32_t image,
-				    uint64_t addr, struct sym_frame *ret)
+void symbolizer__resolve_user_image(struct symbolizer *s, pid_t pid, uint32_t image, uint64_t addr,
+				    struct sym_frame *ret)
 {
 	const struct mapping *m = NULL;
 	const struct perfmap *pm;

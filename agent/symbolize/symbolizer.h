@@ -36,25 +36,25 @@ struct sym_frame {
 };
 
 struct symbolizer_options {
-	size_t max_binaries;   /* cached ELF files (default 256) */
-	size_t max_processes;  /* cached process address maps (default 4096) */
+	size_t max_binaries;	 /* cached ELF files (default 256) */
+	size_t max_processes;	 /* cached process address maps (default 4096) */
 	size_t max_symbol_bytes; /* loaded symbol tables, least recently used dropped (8 MiB) */
-	const char *proc_root; /* "/proc" unless testing */
-	const char *tmp_dir;   /* where perf-PID.map files live, "/tmp" unless testing */
+	const char *proc_root;	 /* "/proc" unless testing */
+	const char *tmp_dir;	 /* where perf-PID.map files live, "/tmp" unless testing */
 };
 
 struct symbolizer_stats {
 	uint64_t unknown[SYM_UNKNOWN__COUNT];
 	uint64_t binaries_loaded, binaries_evicted;
 	uint64_t processes_captured, processes_evicted;
-	uint64_t processes_forgotten; /* dropped after they exited (or exec'd) */
-	uint64_t processes_cached;    /* held now (at most max_processes) */
-	uint64_t binaries_opened;   /* files opened at capture (a cache miss by dev+inode) */
-	uint64_t binary_cache_hits; /* mappings served by an already cached binary */
-	uint64_t recaptures;	    /* maps re-read for an address outside known mappings */
-	uint64_t symbol_bytes;	    /* memory held by cached symbol tables now */
+	uint64_t processes_forgotten;	/* dropped after they exited (or exec'd) */
+	uint64_t processes_cached;	/* held now (at most max_processes) */
+	uint64_t binaries_opened;	/* files opened at capture (a cache miss by dev+inode) */
+	uint64_t binary_cache_hits;	/* mappings served by an already cached binary */
+	uint64_t recaptures;		/* maps re-read for an address outside known mappings */
+	uint64_t symbol_bytes;		/* memory held by cached symbol tables now */
 	uint64_t symbol_tables_dropped; /* over max_symbol_bytes: read again when needed */
-	uint64_t images_replaced;   /* a process exec'd (or its pid was reused) while captured */
+	uint64_t images_replaced; /* a process exec'd (or its pid was reused) while captured */
 };
 
 /* Not thread-safe: one thread owns a symbolizer. */
@@ -89,8 +89,8 @@ void symbolizer__forget_process(struct symbolizer *s, pid_t pid);
 void symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t addr,
 			      struct sym_frame *ret);
 /* The same for a sample of image `image` of pid (see symbolizer__capture_image). */
-void symbolizer__resolve_user_image(struct symbolizer *s, pid_t pid, uint32_t image,
-				    uint64_t addr, struct sym_frame *ret);
+void symbolizer__resolve_user_image(struct symbolizer *s, pid_t pid, uint32_t image, uint64_t addr,
+				    struct sym_frame *ret);
 void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *ret);
 
 /* Loads /proc/kallsyms now (~150 ms of CPU: the kernel formats every symbol) instead of at

@@ -59,9 +59,9 @@ struct unwind_tables {
 	char proc_root[256];
 	struct table_entry **entries; /* UNWIND_MAX_TABLES slots, each allocated on first use */
 	struct hashtab by_key;	      /* hash(key) -> slot (0: none) */
-	struct hashtab by_inode;	      /* hash(dev, inode, size, mtime) -> table id (0: none) */
+	struct hashtab by_inode;      /* hash(dev, inode, size, mtime) -> table id (0: none) */
 	struct proc_rec *procs;	      /* UNWIND_MAX_PROCESSES */
-	struct hashtab proc_of_pid;    /* pid -> index + 1 (0: none) */
+	struct hashtab proc_of_pid;   /* pid -> index + 1 (0: none) */
 	size_t n_procs;
 	struct extent *free_rows; /* sorted by start, merged */
 	size_t n_free, free_cap;

@@ -28,18 +28,18 @@ struct unwind_sink {
 };
 
 struct unwind_tables_stats {
-	uint64_t tables_built;	 /* compiled since start (an evicted table rebuilt counts again) */
-	uint64_t build_ns;	 /* total compile time */
-	uint64_t build_max_ns;	 /* slowest single table */
-	uint64_t no_table;	 /* binaries without CFI (frame pointers for them) */
+	uint64_t tables_built; /* compiled since start (an evicted table rebuilt counts again) */
+	uint64_t build_ns;     /* total compile time */
+	uint64_t build_max_ns; /* slowest single table */
+	uint64_t no_table;     /* binaries without CFI (frame pointers for them) */
 	/* tables that could not be built (frame pointers for those binaries), by reason: */
 	uint64_t build_corrupt;	   /* CFI present, none of it readable (damaged .eh_frame) */
 	uint64_t build_too_big;	   /* over the compile bounds or over half the rows map */
 	uint64_t build_unreadable; /* not ELF, or the file could not be read */
-	uint64_t load_failed;	 /* did not fit the rows map (retried with a backoff) */
-	uint64_t tables_evicted; /* unloaded to make room (rows map full) */
-	uint64_t tables_loaded;	 /* in the rows map now */
-	uint64_t rows_loaded;	 /* rows in the rows map now */
+	uint64_t load_failed;	   /* did not fit the rows map (retried with a backoff) */
+	uint64_t tables_evicted;   /* unloaded to make room (rows map full) */
+	uint64_t tables_loaded;	   /* in the rows map now */
+	uint64_t rows_loaded;	   /* rows in the rows map now */
 	uint64_t rows_capacity;
 	uint64_t processes;	   /* with a mapping table now */
 	uint64_t mappings_dropped; /* executable mappings over UNWIND_MAX_MAPPINGS */

@@ -91,7 +91,7 @@ struct sqlite_profiles {
 	size_t cache_cap, cache_used;
 	char *frames_buf; /* scratch for joining frames */
 	size_t frames_cap;
-	size_t *lens; /* scratch: frame lengths of one stack */
+	size_t *lens;	       /* scratch: frame lengths of one stack */
 	uint64_t *name_hashes; /* scratch: frame name hashes of one stack */
 	size_t lens_cap;
 	struct name_memo *memo; /* frame name pointer -> length and hash, for one group */
@@ -99,7 +99,7 @@ struct sqlite_profiles {
 	uint32_t memo_gen;
 	struct sha256_ctx *sha;
 	struct stack_cache *recent; /* frames -> id of committed stacks, verified by text */
-	struct merge_entry *merge; /* one group's rollup values, by (series, bucket, stack) */
+	struct merge_entry *merge;  /* one group's rollup values, by (series, bucket, stack) */
 	size_t n_merge, merge_cap;
 	uint32_t *merge_slots; /* index + 1 into merge; 0 = empty */
 	size_t merge_slots_cap;

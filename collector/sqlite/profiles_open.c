@@ -20,103 +20,105 @@
  * one stack -> value. `buckets` counts the uploads merged into each record (heap averages).
  */
 static const char schema[] =
-	"CREATE TABLE IF NOT EXISTS stacks("
-	" id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE, n_frames INTEGER NOT NULL,"
-	" frames TEXT NOT NULL);"
-	"CREATE TABLE IF NOT EXISTS series("
-	" id INTEGER PRIMARY KEY, environment TEXT NOT NULL, service TEXT NOT NULL,"
-	" profile_type TEXT NOT NULL, deployment TEXT NOT NULL,"
-	" UNIQUE(environment, service, profile_type, deployment));"
-	"CREATE TABLE IF NOT EXISTS buckets("
-	" series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, uploads INTEGER NOT NULL,"
-	" period INTEGER NOT NULL, last_upload INTEGER NOT NULL,"
-	" PRIMARY KEY(series_id, bucket)) WITHOUT ROWID;"
-	"CREATE TABLE IF NOT EXISTS rollups("
-	" series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
-	" value INTEGER NOT NULL, PRIMARY KEY(series_id, bucket, stack_id)) WITHOUT ROWID;"
-	/* Coarser tiers of the same rollups (bucket = the hour's or day's start), folded from the
-	 * five-minute rows once a period is closed; tier_marks says how far: every hour before
-	 * hour_done and every day before day_done is complete and exact. */
-	"CREATE TABLE IF NOT EXISTS rollups_hour("
-	" series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
-	" value INTEGER NOT NULL, PRIMARY KEY(series_id, bucket, stack_id)) WITHOUT ROWID;"
-	"CREATE TABLE IF NOT EXISTS rollups_day("
-	" series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
-	" value INTEGER NOT NULL, PRIMARY KEY(series_id, bucket, stack_id)) WITHOUT ROWID;"
-	"CREATE TABLE IF NOT EXISTS tier_marks("
-	" series_id INTEGER PRIMARY KEY, hour_done INTEGER NOT NULL, day_done INTEGER NOT NULL);"
-	/* Upload ids already merged, per environment, so that a retried upload counts once;
-	 * written in the transaction of the merge, expired by retention. */
-	"CREATE TABLE IF NOT EXISTS uploads("
-	" environment TEXT NOT NULL, upload_id TEXT NOT NULL, received_at INTEGER NOT NULL,"
-	" PRIMARY KEY(environment, upload_id)) WITHOUT ROWID;"
-	"CREATE INDEX IF NOT EXISTS uploads_received ON uploads(received_at);";
+    "CREATE TABLE IF NOT EXISTS stacks("
+    " id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE, n_frames INTEGER NOT NULL,"
+    " frames TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS series("
+    " id INTEGER PRIMARY KEY, environment TEXT NOT NULL, service TEXT NOT NULL,"
+    " profile_type TEXT NOT NULL, deployment TEXT NOT NULL,"
+    " UNIQUE(environment, service, profile_type, deployment));"
+    "CREATE TABLE IF NOT EXISTS buckets("
+    " series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, uploads INTEGER NOT NULL,"
+    " period INTEGER NOT NULL, last_upload INTEGER NOT NULL,"
+    " PRIMARY KEY(series_id, bucket)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS rollups("
+    " series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
+    " value INTEGER NOT NULL, PRIMARY KEY(series_id, bucket, stack_id)) WITHOUT ROWID;"
+    /* Coarser tiers of the same rollups (bucket = the hour's or day's start), folded from the
+     * five-minute rows once a period is closed; tier_marks says how far: every hour before
+     * hour_done and every day before day_done is complete and exact. */
+    "CREATE TABLE IF NOT EXISTS rollups_hour("
+    " series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
+    " value INTEGER NOT NULL, PRIMARY KEY(series_id, bucket, stack_id)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS rollups_day("
+    " series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
+    " value INTEGER NOT NULL, PRIMARY KEY(series_id, bucket, stack_id)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS tier_marks("
+    " series_id INTEGER PRIMARY KEY, hour_done INTEGER NOT NULL, day_done INTEGER NOT NULL);"
+    /* Upload ids already merged, per environment, so that a retried upload counts once;
+     * written in the transaction of the merge, expired by retention. */
+    "CREATE TABLE IF NOT EXISTS uploads("
+    " environment TEXT NOT NULL, upload_id TEXT NOT NULL, received_at INTEGER NOT NULL,"
+    " PRIMARY KEY(environment, upload_id)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS uploads_received ON uploads(received_at);";
 
 static const char *const writer_sql[W_COUNT] = {
-	[W_BEGIN] = "BEGIN IMMEDIATE",
-	[W_COMMIT] = "COMMIT",
-	[W_ROLLBACK] = "ROLLBACK",
-	[W_SERIES_GET] = "SELECT id FROM series WHERE environment = ?1 AND service = ?2"
-			 " AND profile_type = ?3 AND deployment = ?4",
-	[W_SERIES_ADD] = "INSERT INTO series(environment, service, profile_type, deployment)"
-			 " VALUES(?1, ?2, ?3, ?4)",
-	[W_STACK_GET] = "SELECT id FROM stacks WHERE hash = ?1",
-	[W_STACK_ADD] = "INSERT INTO stacks(hash, n_frames, frames) VALUES(?1, ?2, ?3)",
-	[W_UPLOAD_CLAIM] = "INSERT INTO uploads(environment, upload_id, received_at)"
-			   " VALUES(?1, ?2, ?3) ON CONFLICT(environment, upload_id) DO NOTHING",
-	[W_BUCKET_UPSERT] = "INSERT INTO buckets(series_id, bucket, uploads, period, last_upload)"
-			    " VALUES(?1, ?2, 1, ?3, ?4) ON CONFLICT(series_id, bucket) DO UPDATE"
-			    " SET uploads = uploads + 1, period = excluded.period,"
-			    " last_upload = max(last_upload, excluded.last_upload)",
-	[W_ROLLUP_UPSERT] = "INSERT INTO rollups(series_id, bucket, stack_id, value)"
-			    " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(series_id, bucket, stack_id)"
-			    " DO UPDATE SET value = value + excluded.value",
-	[W_HOUR_UPSERT] = "INSERT INTO rollups_hour(series_id, bucket, stack_id, value)"
-			  " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(series_id, bucket, stack_id)"
-			  " DO UPDATE SET value = value + excluded.value",
-	[W_DAY_UPSERT] = "INSERT INTO rollups_day(series_id, bucket, stack_id, value)"
-			 " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(series_id, bucket, stack_id)"
-			 " DO UPDATE SET value = value + excluded.value",
-	[W_ROLLUP_ADD] = "UPDATE rollups SET value = value + ?4"
-			 " WHERE series_id = ?1 AND bucket = ?2 AND stack_id = ?3",
-	[W_HOUR_ADD] = "UPDATE rollups_hour SET value = value + ?4"
-		       " WHERE series_id = ?1 AND bucket = ?2 AND stack_id = ?3",
-	[W_DAY_ADD] = "UPDATE rollups_day SET value = value + ?4"
-		      " WHERE series_id = ?1 AND bucket = ?2 AND stack_id = ?3",
-	[W_SERIES_SPAN] = "SELECT (SELECT min(bucket) FROM buckets WHERE series_id = ?1),"
-			  " (SELECT max(bucket) FROM buckets WHERE series_id = ?1)",
-	[W_MARKS_GET] = "SELECT hour_done, day_done FROM tier_marks WHERE series_id = ?1",
-	[W_MARKS_PUT] = "INSERT INTO tier_marks(series_id, hour_done, day_done) VALUES(?1, ?2, ?3)"
-			" ON CONFLICT(series_id) DO UPDATE SET hour_done = excluded.hour_done,"
-			" day_done = excluded.day_done",
-	/* Periods at or past the mark have no tier rows yet, so these only insert; a stray row
-	 * is overwritten with the exact sum rather than failing the group's ingest. */
-	[W_FOLD_HOURS] = "INSERT INTO rollups_hour(series_id, bucket, stack_id, value)"
-			 " SELECT ?1, bucket - bucket % 3600, stack_id, sum(value) FROM rollups"
-			 " WHERE series_id = ?1 AND bucket >= ?2 AND bucket < ?3 GROUP BY 2, 3"
-			 " ON CONFLICT(series_id, bucket, stack_id) DO UPDATE SET value = excluded.value",
-	[W_FOLD_DAYS] = "INSERT INTO rollups_day(series_id, bucket, stack_id, value)"
-			" SELECT ?1, bucket - bucket % 86400, stack_id, sum(value) FROM rollups_hour"
-			" WHERE series_id = ?1 AND bucket >= ?2 AND bucket < ?3 GROUP BY 2, 3"
-			" ON CONFLICT(series_id, bucket, stack_id) DO UPDATE SET value = excluded.value",
-	[W_UNMARKED] = "SELECT id FROM series WHERE id NOT IN (SELECT series_id FROM tier_marks)",
-	[W_RETAIN_ROLLUPS] = "DELETE FROM rollups WHERE bucket + 300 <= ?1",
-	[W_RETAIN_HOURS] = "DELETE FROM rollups_hour WHERE bucket < ?1",
-	[W_RETAIN_DAYS] = "DELETE FROM rollups_day WHERE bucket < ?1",
-	/* The hour (day) the cutoff falls in, rebuilt from its five-minute rows that remain. */
-	[W_REFOLD_HOUR] = "INSERT INTO rollups_hour(series_id, bucket, stack_id, value)"
-			  " SELECT r.series_id, ?1, r.stack_id, sum(r.value) FROM tier_marks m"
-			  " JOIN rollups r ON r.series_id = m.series_id AND r.bucket >= ?1"
-			  " AND r.bucket < ?1 + 3600 WHERE m.hour_done > ?1"
-			  " GROUP BY r.series_id, r.stack_id",
-	[W_REFOLD_DAY] = "INSERT INTO rollups_day(series_id, bucket, stack_id, value)"
-			 " SELECT r.series_id, ?1, r.stack_id, sum(r.value) FROM tier_marks m"
-			 " JOIN rollups r ON r.series_id = m.series_id AND r.bucket >= ?1"
-			 " AND r.bucket < ?1 + 86400 WHERE m.day_done > ?1"
-			 " GROUP BY r.series_id, r.stack_id",
-	[W_RETAIN_BUCKETS] = "DELETE FROM buckets WHERE bucket + 300 <= ?1",
-	[W_RETAIN_STACKS] = "DELETE FROM stacks WHERE id NOT IN (SELECT stack_id FROM rollups)",
-	[W_RETAIN_UPLOADS] = "DELETE FROM uploads WHERE received_at < ?1",
+    [W_BEGIN] = "BEGIN IMMEDIATE",
+    [W_COMMIT] = "COMMIT",
+    [W_ROLLBACK] = "ROLLBACK",
+    [W_SERIES_GET] = "SELECT id FROM series WHERE environment = ?1 AND service = ?2"
+		     " AND profile_type = ?3 AND deployment = ?4",
+    [W_SERIES_ADD] = "INSERT INTO series(environment, service, profile_type, deployment)"
+		     " VALUES(?1, ?2, ?3, ?4)",
+    [W_STACK_GET] = "SELECT id FROM stacks WHERE hash = ?1",
+    [W_STACK_ADD] = "INSERT INTO stacks(hash, n_frames, frames) VALUES(?1, ?2, ?3)",
+    [W_UPLOAD_CLAIM] = "INSERT INTO uploads(environment, upload_id, received_at)"
+		       " VALUES(?1, ?2, ?3) ON CONFLICT(environment, upload_id) DO NOTHING",
+    [W_BUCKET_UPSERT] = "INSERT INTO buckets(series_id, bucket, uploads, period, last_upload)"
+			" VALUES(?1, ?2, 1, ?3, ?4) ON CONFLICT(series_id, bucket) DO UPDATE"
+			" SET uploads = uploads + 1, period = excluded.period,"
+			" last_upload = max(last_upload, excluded.last_upload)",
+    [W_ROLLUP_UPSERT] = "INSERT INTO rollups(series_id, bucket, stack_id, value)"
+			" VALUES(?1, ?2, ?3, ?4) ON CONFLICT(series_id, bucket, stack_id)"
+			" DO UPDATE SET value = value + excluded.value",
+    [W_HOUR_UPSERT] = "INSERT INTO rollups_hour(series_id, bucket, stack_id, value)"
+		      " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(series_id, bucket, stack_id)"
+		      " DO UPDATE SET value = value + excluded.value",
+    [W_DAY_UPSERT] = "INSERT INTO rollups_day(series_id, bucket, stack_id, value)"
+		     " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(series_id, bucket, stack_id)"
+		     " DO UPDATE SET value = value + excluded.value",
+    [W_ROLLUP_ADD] = "UPDATE rollups SET value = value + ?4"
+		     " WHERE series_id = ?1 AND bucket = ?2 AND stack_id = ?3",
+    [W_HOUR_ADD] = "UPDATE rollups_hour SET value = value + ?4"
+		   " WHERE series_id = ?1 AND bucket = ?2 AND stack_id = ?3",
+    [W_DAY_ADD] = "UPDATE rollups_day SET value = value + ?4"
+		  " WHERE series_id = ?1 AND bucket = ?2 AND stack_id = ?3",
+    [W_SERIES_SPAN] = "SELECT (SELECT min(bucket) FROM buckets WHERE series_id = ?1),"
+		      " (SELECT max(bucket) FROM buckets WHERE series_id = ?1)",
+    [W_MARKS_GET] = "SELECT hour_done, day_done FROM tier_marks WHERE series_id = ?1",
+    [W_MARKS_PUT] = "INSERT INTO tier_marks(series_id, hour_done, day_done) VALUES(?1, ?2, ?3)"
+		    " ON CONFLICT(series_id) DO UPDATE SET hour_done = excluded.hour_done,"
+		    " day_done = excluded.day_done",
+    /* Periods at or past the mark have no tier rows yet, so these only insert; a stray row
+     * is overwritten with the exact sum rather than failing the group's ingest. */
+    [W_FOLD_HOURS] =
+	"INSERT INTO rollups_hour(series_id, bucket, stack_id, value)"
+	" SELECT ?1, bucket - bucket % 3600, stack_id, sum(value) FROM rollups"
+	" WHERE series_id = ?1 AND bucket >= ?2 AND bucket < ?3 GROUP BY 2, 3"
+	" ON CONFLICT(series_id, bucket, stack_id) DO UPDATE SET value = excluded.value",
+    [W_FOLD_DAYS] =
+	"INSERT INTO rollups_day(series_id, bucket, stack_id, value)"
+	" SELECT ?1, bucket - bucket % 86400, stack_id, sum(value) FROM rollups_hour"
+	" WHERE series_id = ?1 AND bucket >= ?2 AND bucket < ?3 GROUP BY 2, 3"
+	" ON CONFLICT(series_id, bucket, stack_id) DO UPDATE SET value = excluded.value",
+    [W_UNMARKED] = "SELECT id FROM series WHERE id NOT IN (SELECT series_id FROM tier_marks)",
+    [W_RETAIN_ROLLUPS] = "DELETE FROM rollups WHERE bucket + 300 <= ?1",
+    [W_RETAIN_HOURS] = "DELETE FROM rollups_hour WHERE bucket < ?1",
+    [W_RETAIN_DAYS] = "DELETE FROM rollups_day WHERE bucket < ?1",
+    /* The hour (day) the cutoff falls in, rebuilt from its five-minute rows that remain. */
+    [W_REFOLD_HOUR] = "INSERT INTO rollups_hour(series_id, bucket, stack_id, value)"
+		      " SELECT r.series_id, ?1, r.stack_id, sum(r.value) FROM tier_marks m"
+		      " JOIN rollups r ON r.series_id = m.series_id AND r.bucket >= ?1"
+		      " AND r.bucket < ?1 + 3600 WHERE m.hour_done > ?1"
+		      " GROUP BY r.series_id, r.stack_id",
+    [W_REFOLD_DAY] = "INSERT INTO rollups_day(series_id, bucket, stack_id, value)"
+		     " SELECT r.series_id, ?1, r.stack_id, sum(r.value) FROM tier_marks m"
+		     " JOIN rollups r ON r.series_id = m.series_id AND r.bucket >= ?1"
+		     " AND r.bucket < ?1 + 86400 WHERE m.day_done > ?1"
+		     " GROUP BY r.series_id, r.stack_id",
+    [W_RETAIN_BUCKETS] = "DELETE FROM buckets WHERE bucket + 300 <= ?1",
+    [W_RETAIN_STACKS] = "DELETE FROM stacks WHERE id NOT IN (SELECT stack_id FROM rollups)",
+    [W_RETAIN_UPLOADS] = "DELETE FROM uploads WHERE received_at < ?1",
 };
 
 /* ------------------------------------------------------------------------ retention ---- */
@@ -160,9 +162,11 @@ static int prof_retention(struct profile_store *s, int64_t cutoff, int64_t *ret_
 		deleted = sqlite3_changes(p->wdb);
 	}
 	if (!rc)
-		rc = retain_tier(p, W_RETAIN_HOURS, W_REFOLD_HOUR, HOUR, floor_to(cutoff, BUCKET_SECONDS));
+		rc = retain_tier(p, W_RETAIN_HOURS, W_REFOLD_HOUR, HOUR,
+				 floor_to(cutoff, BUCKET_SECONDS));
 	if (!rc)
-		rc = retain_tier(p, W_RETAIN_DAYS, W_REFOLD_DAY, DAY, floor_to(cutoff, BUCKET_SECONDS));
+		rc = retain_tier(p, W_RETAIN_DAYS, W_REFOLD_DAY, DAY,
+				 floor_to(cutoff, BUCKET_SECONDS));
 	if (!rc) {
 		sqlite3_bind_int64(p->w[W_RETAIN_BUCKETS], 1, cutoff);
 		rc = sqlite_db_step_done(p->w[W_RETAIN_BUCKETS]);
@@ -225,7 +229,7 @@ static void prof_close(struct profile_store *s)
 /* The options with their zeroes replaced by the defaults. */
 static struct store_sqlite_options options_or_defaults(const struct store_sqlite_options *opts)
 {
-	struct store_sqlite_options o = opts ? *opts : (struct store_sqlite_options){ 0 };
+	struct store_sqlite_options o = opts ? *opts : (struct store_sqlite_options){0};
 
 	if (!o.ingest_queue_entries)
 		o.ingest_queue_entries = STORE_SQLITE_INGEST_QUEUE_ENTRIES;
@@ -235,12 +239,12 @@ static struct store_sqlite_options options_or_defaults(const struct store_sqlite
 }
 
 static const struct profile_store_ops sqlite_profile_ops = {
-	.close = prof_close,
-	.ingest = sqlite_profiles_ingest,
-	.merge_window = sqlite_profiles_merge_window,
-	.services = sqlite_profiles_services,
-	.retention = prof_retention,
-	.size_bytes = prof_size_bytes,
+    .close = prof_close,
+    .ingest = sqlite_profiles_ingest,
+    .merge_window = sqlite_profiles_merge_window,
+    .services = sqlite_profiles_services,
+    .retention = prof_retention,
+    .size_bytes = prof_size_bytes,
 };
 
 int profile_store_sqlite_open(const char *path, const struct store_sqlite_options *opts,

@@ -9,38 +9,45 @@
 #include "profiles_internal.h"
 #include "store_sqlite_db.h"
 
-#define SERIES_MATCH                                                                             \
-	"SELECT id FROM series WHERE environment = ?1 AND service = ?2 AND profile_type = ?3"    \
+#define SERIES_MATCH                                                                               \
+	"SELECT id FROM series WHERE environment = ?1 AND service = ?2 AND profile_type = ?3"      \
 	" AND (?4 IS NULL OR deployment = ?4)"
 
 /* One [from, to) range of one tier of one series: each its own index range scan. */
-#define TIER_RANGE(table, from, to)                                                              \
-	"SELECT stack_id, value FROM " table " WHERE series_id = ?1 AND bucket >= " from         \
+#define TIER_RANGE(table, from, to)                                                                \
+	"SELECT stack_id, value FROM " table " WHERE series_id = ?1 AND bucket >= " from           \
 	" AND bucket < " to
 
 static const char *const reader_sql[R_COUNT] = {
-	[R_BEGIN] = "BEGIN",
-	[R_END] = "COMMIT",
-	[R_SERIES] = "SELECT s.id, coalesce(m.hour_done, 0), coalesce(m.day_done, 0) FROM series s"
-		     " LEFT JOIN tier_marks m ON m.series_id = s.id WHERE s.environment = ?1"
-		     " AND s.service = ?2 AND s.profile_type = ?3"
-		     " AND (?4 IS NULL OR s.deployment = ?4)",
-	/* Five-minute edges, whole hours, whole days: UNION ALL of simple ranges, never
-	 * (range OR range), which SQLite plans as a scan of the whole series. */
-	[R_TIERS] = TIER_RANGE("rollups", "?2", "?3") " UNION ALL " TIER_RANGE("rollups", "?4", "?5")
-		    " UNION ALL " TIER_RANGE("rollups_hour", "?6", "?7")
-		    " UNION ALL " TIER_RANGE("rollups_hour", "?8", "?9")
-		    " UNION ALL " TIER_RANGE("rollups_day", "?10", "?11"),
-	[R_STACK] = "SELECT n_frames, frames FROM stacks WHERE id = ?1",
-	[R_UPLOADS] = "SELECT coalesce(sum(uploads), 0),"
-		      " (SELECT period FROM buckets WHERE series_id IN (" SERIES_MATCH ")"
-		      "  AND bucket > ?5 - 300 AND bucket < ?6 ORDER BY bucket DESC LIMIT 1)"
-		      " FROM buckets WHERE series_id IN (" SERIES_MATCH ")"
-		      " AND bucket > ?5 - 300 AND bucket < ?6",
-	[R_SERVICES] = "SELECT s.service, s.profile_type, max(b.last_upload), sum(b.uploads)"
-		       " FROM series s JOIN buckets b ON b.series_id = s.id"
-		       " WHERE s.environment = ?1 GROUP BY s.service, s.profile_type"
-		       " ORDER BY s.service, s.profile_type",
+    [R_BEGIN] = "BEGIN",
+    [R_END] = "COMMIT",
+    [R_SERIES] = "SELECT s.id, coalesce(m.hour_done, 0), coalesce(m.day_done, 0) FROM series s"
+		 " LEFT JOIN tier_marks m ON m.series_id = s.id WHERE s.environment = ?1"
+		 " AND s.service = ?2 AND s.profile_type = ?3"
+		 " AND (?4 IS NULL OR s.deployment = ?4)",
+    /* Five-minute edges, whole hours, whole days: UNION ALL of simple ranges, never
+     * (range OR range), which SQLite plans as a scan of the whole series. */
+    [R_TIERS] = TIER_RANGE("rollups", "?2", "?3") " UNION ALL " TIER_RANGE(
+	"rollups", "?4",
+	"?5") " UNION ALL " TIER_RANGE("rollups_hour", "?6",
+				       "?7") " UNION ALL " TIER_RANGE("rollups_hour", "?8",
+								      "?9") " UNION "
+									    "ALL " TIER_RANGE("roll"
+											      "ups_"
+											      "day",
+											      "?10",
+											      "?1"
+											      "1"),
+    [R_STACK] = "SELECT n_frames, frames FROM stacks WHERE id = ?1",
+    [R_UPLOADS] = "SELECT coalesce(sum(uploads), 0),"
+		  " (SELECT period FROM buckets WHERE series_id IN (" SERIES_MATCH ")"
+		  "  AND bucket > ?5 - 300 AND bucket < ?6 ORDER BY bucket DESC LIMIT 1)"
+		  " FROM buckets WHERE series_id IN (" SERIES_MATCH ")"
+		  " AND bucket > ?5 - 300 AND bucket < ?6",
+    [R_SERVICES] = "SELECT s.service, s.profile_type, max(b.last_upload), sum(b.uploads)"
+		   " FROM series s JOIN buckets b ON b.series_id = s.id"
+		   " WHERE s.environment = ?1 GROUP BY s.service, s.profile_type"
+		   " ORDER BY s.service, s.profile_type",
 };
 
 int sqlite_profiles_reader_open(struct reader *r, const char *path,
@@ -56,7 +63,8 @@ static struct reader *reader_acquire(struct sqlite_profiles *p)
 	for (int i = 0; i < READERS; i++)
 		if (pthread_mutex_trylock(&p->readers[i].lock) == 0)
 			return &p->readers[i];
-	struct reader *r = &p->readers[__atomic_fetch_add(&p->next_reader, 1, __ATOMIC_RELAXED) % READERS];
+	struct reader *r =
+	    &p->readers[__atomic_fetch_add(&p->next_reader, 1, __ATOMIC_RELAXED) % READERS];
 
 	pthread_mutex_lock(&r->lock);
 	return r;
@@ -163,8 +171,9 @@ static int window_sum_add(struct window_sum *w, int64_t id, int64_t value)
 		size_t i = w->slots[s] - 1;
 
 		if (w->ids[i] == id)
-			return __builtin_add_overflow(w->values[i], value, &w->values[i]) ? -EOVERFLOW
-											     : 0;
+			return __builtin_add_overflow(w->values[i], value, &w->values[i])
+				   ? -EOVERFLOW
+				   : 0;
 	}
 	w->ids[w->n] = id;
 	w->values[w->n] = value;
@@ -180,8 +189,7 @@ struct series_marks {
  * Splits the buckets overlapping [start, end) of one series into five-minute edges, whole
  * hours and whole days (only periods its marks say are folded) and binds R_TIERS' ranges.
  */
-static void bind_tiers(sqlite3_stmt *st, const struct series_marks *m,
-		       const struct window_query *q)
+static void bind_tiers(sqlite3_stmt *st, const struct series_marks *m, const struct window_query *q)
 {
 	int64_t s = floor_to(q->start, BUCKET_SECONDS), e = ceil_to(q->end, BUCKET_SECONDS);
 	int64_t h0 = ceil_to(s, HOUR), h1 = floor_to(e, HOUR), d0, d1;
@@ -197,7 +205,7 @@ static void bind_tiers(sqlite3_stmt *st, const struct series_marks *m,
 		d1 = m->day_done;
 	if (d0 >= d1)
 		d0 = d1 = h1;
-	r[0] = s, r[1] = h0, r[2] = h1, r[3] = e; /* five-minute edges */
+	r[0] = s, r[1] = h0, r[2] = h1, r[3] = e;   /* five-minute edges */
 	r[4] = h0, r[5] = d0, r[6] = d1, r[7] = h1; /* whole hours */
 	r[8] = d0, r[9] = d1;			    /* whole days */
 	sqlite3_bind_int64(st, 1, m->id);
@@ -215,12 +223,12 @@ static int read_series_marks(sqlite3_stmt *st, void *record)
 	return 0;
 }
 
-static int window_series(struct reader *r, const struct window_query *q,
-			 struct series_marks **ret, size_t *ret_n)
+static int window_series(struct reader *r, const struct window_query *q, struct series_marks **ret,
+			 size_t *ret_n)
 {
 	static const struct sqlite_db_row_reader series_rows = {
-		.size = sizeof(struct series_marks),
-		.read = read_series_marks,
+	    .size = sizeof(struct series_marks),
+	    .read = read_series_marks,
 	};
 
 	bind_series_match(r->st[R_SERIES], q);
@@ -282,7 +290,7 @@ int sqlite_profiles_merge_window(struct profile_store *s, const struct window_qu
 {
 	struct sqlite_profiles *p = to_sqlite(s);
 	struct reader *r = reader_acquire(p);
-	struct window_sum w = { 0 };
+	struct window_sum w = {0};
 	sqlite3_stmt *st;
 	int rc;
 
@@ -327,8 +335,8 @@ int sqlite_profiles_services(struct profile_store *s, const char *environment,
 			     struct service_summary **ret, size_t *ret_n)
 {
 	static const struct sqlite_db_row_reader service_rows = {
-		.size = sizeof(struct service_summary),
-		.read = read_service_summary,
+	    .size = sizeof(struct service_summary),
+	    .read = read_service_summary,
 	};
 	struct reader *r = reader_acquire(to_sqlite(s));
 	int rc;

@@ -12,7 +12,7 @@
 
 #define RECENT_STACKS_MAX (1u << 18) /* verified cache slots (at most half used) */
 #define RECENT_TEXT_MAX (32u << 20)  /* verified cache frame text: 32 MiB */
-#define STACK_CACHE_MAX (1u << 21) /* slots; cleared when more than half full */
+#define STACK_CACHE_MAX (1u << 21)   /* slots; cleared when more than half full */
 
 /* ------------------------------------------------------------------ stack id cache ---- */
 
@@ -46,7 +46,7 @@ static int cache_grow(struct sqlite_profiles *p)
 
 	if (new_cap > STACK_CACHE_MAX) {
 		memset(p->cache, 0, p->cache_cap * sizeof(*p->cache)); /* bounded memory: forget, */
-		p->cache_used = 0;					/* the dictionary has them */
+		p->cache_used = 0;				       /* the dictionary has them */
 		return 0;
 	}
 	p->cache = calloc(new_cap, sizeof(*p->cache));
@@ -154,8 +154,10 @@ static int memo_get(struct sqlite_profiles *p, const char *name, size_t *ret_len
 	if (len > UINT32_MAX)
 		return -E2BIG;
 	m = &p->memo[s];
-	*m = (struct name_memo){ .ptr = name, .hash = stack_cache__name_hash(name, len),
-				 .len = (uint32_t)len, .gen = p->memo_gen };
+	*m = (struct name_memo){.ptr = name,
+				.hash = stack_cache__name_hash(name, len),
+				.len = (uint32_t)len,
+				.gen = p->memo_gen};
 	p->memo_used++;
 	*ret_len = len;
 	*ret_hash = m->hash;
@@ -290,8 +292,8 @@ void sqlite_profiles_forget_series(struct sqlite_profiles *p)
 
 static size_t series_key(const struct profile_batch *b, char *buf, size_t len)
 {
-	const char *parts[4] = { b->environment, b->service, b->profile_type,
-				 b->deployment ? b->deployment : "" };
+	const char *parts[4] = {b->environment, b->service, b->profile_type,
+				b->deployment ? b->deployment : ""};
 	size_t at = 0;
 
 	for (int i = 0; i < 4; i++) {

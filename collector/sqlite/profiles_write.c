@@ -11,8 +11,8 @@
 #include "profiles_internal.h"
 #include "store_sqlite_db.h"
 
-#define FRAME_BYTES_EST 32 /* average frame name bytes, for the queue's byte bound */
-#define SERIES_CACHE_MAX 4096	   /* series entries; cleared between groups past this */
+#define FRAME_BYTES_EST 32    /* average frame name bytes, for the queue's byte bound */
+#define SERIES_CACHE_MAX 4096 /* series entries; cleared between groups past this */
 /* A period is folded into its tier this long after its end (and after the series' newest
  * bucket has passed it), so that ordinary late uploads still land before the fold; a later
  * one is also added to the tier rows, just less cheaply. */
@@ -55,7 +55,8 @@ static int merge_grow(struct sqlite_profiles *p)
 	p->merge_cap = cap;
 	for (size_t i = 0; i < p->n_merge; i++) {
 		const struct merge_entry *e = &p->merge[i];
-		size_t s = merge_hash(e->tier, e->series_id, e->bucket, e->stack_id) & (cap * 2 - 1);
+		size_t s =
+		    merge_hash(e->tier, e->series_id, e->bucket, e->stack_id) & (cap * 2 - 1);
 
 		while (slots[s])
 			s = (s + 1) & (cap * 2 - 1);
@@ -80,7 +81,7 @@ static int merge_add(struct sqlite_profiles *p, enum tier tier, int64_t series, 
 		    e->stack_id == stack)
 			return __builtin_add_overflow(e->value, value, &e->value) ? -EOVERFLOW : 0;
 	}
-	p->merge[p->n_merge] = (struct merge_entry){ series, bucket, stack, value, tier };
+	p->merge[p->n_merge] = (struct merge_entry){series, bucket, stack, value, tier};
 	p->merge_slots[s] = (uint32_t)++p->n_merge;
 	return 0;
 }
@@ -174,7 +175,8 @@ static int ingest_batch(struct sqlite_profiles *p, const struct profile_batch *b
 		if (b->ret_duplicate)
 			*b->ret_duplicate = duplicate;
 		if (rc || duplicate)
-			return rc; /* a duplicate adds nothing, not even to the bucket's upload count */
+			return rc; /* a duplicate adds nothing, not even to the bucket's upload
+				      count */
 	}
 	rc = sqlite_profiles_series_get(p, b, &e);
 	if (!rc)
@@ -201,8 +203,7 @@ static int ingest_batch(struct sqlite_profiles *p, const struct profile_batch *b
 
 /* ------------------------------------------------------------------ tier folding ---- */
 
-static int fold_range(struct sqlite_profiles *p, int stmt, int64_t series, int64_t from,
-		      int64_t to)
+static int fold_range(struct sqlite_profiles *p, int stmt, int64_t series, int64_t from, int64_t to)
 {
 	sqlite3_stmt *st = p->w[stmt];
 
@@ -351,7 +352,7 @@ static size_t call_bytes(const struct profile_batch *batches, size_t n)
 int sqlite_profiles_ingest(struct profile_store *s, const struct profile_batch *batches, size_t n)
 {
 	struct sqlite_profiles *p = to_sqlite(s);
-	struct ingest_call call = { .batches = batches, .n = n };
+	struct ingest_call call = {.batches = batches, .n = n};
 
 	if (!n)
 		return 0;
@@ -369,8 +370,8 @@ static int read_series_id(sqlite3_stmt *st, void *record)
 static int unmarked_series(struct sqlite_profiles *p, int64_t **ret, size_t *ret_n)
 {
 	static const struct sqlite_db_row_reader id_rows = {
-		.size = sizeof(int64_t),
-		.read = read_series_id,
+	    .size = sizeof(int64_t),
+	    .read = read_series_id,
 	};
 
 	return sqlite_db_read_rows(p->w[W_UNMARKED], &id_rows, ret, ret_n);
@@ -391,7 +392,8 @@ int sqlite_profiles_backfill_tiers(struct sqlite_profiles *p)
 	}
 	rc = sqlite_db_step_done(p->w[W_BEGIN]);
 	for (size_t i = 0; !rc && i < n; i++) {
-		struct series_entry e = { .id = ids[i], .hour_done = -1, .day_done = -1, .newest = -1 };
+		struct series_entry e = {
+		    .id = ids[i], .hour_done = -1, .day_done = -1, .newest = -1};
 		sqlite3_stmt *st = p->w[W_SERIES_SPAN];
 
 		sqlite3_bind_int64(st, 1, e.id);

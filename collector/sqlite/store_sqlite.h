@@ -10,7 +10,8 @@
 
 enum store_sqlite_durability {
 	STORE_SQLITE_DURABILITY_FULL,	/* synchronous=FULL: a commit survives power loss */
-	STORE_SQLITE_DURABILITY_NORMAL, /* synchronous=NORMAL (WAL): survives a crash of the process */
+	STORE_SQLITE_DURABILITY_NORMAL, /* synchronous=NORMAL (WAL): survives a crash of the process
+					 */
 };
 
 /* Default bounds of the profile store's group-commit queue. */

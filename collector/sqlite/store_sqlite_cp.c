@@ -12,33 +12,33 @@
 #include "store_sqlite_db.h"
 
 static const char schema[] =
-	"CREATE TABLE IF NOT EXISTS environments("
-	" id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL);"
-	"CREATE TABLE IF NOT EXISTS tokens("
-	" id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-	" environment_id INTEGER NOT NULL REFERENCES environments(id),"
-	" kind INTEGER NOT NULL, role INTEGER NOT NULL, revoked INTEGER NOT NULL DEFAULT 0,"
-	" created_at INTEGER NOT NULL, hash BLOB NOT NULL UNIQUE);"
-	/* NULL column = inherit (service rows) or the built-in default (environment rows). */
-	"CREATE TABLE IF NOT EXISTS settings("
-	" environment_id INTEGER NOT NULL REFERENCES environments(id), service TEXT NOT NULL,"
-	" enabled INTEGER, sample_rate_hz INTEGER, upload_interval_s INTEGER,"
-	" poll_interval_s INTEGER, updated_at INTEGER NOT NULL,"
-	" PRIMARY KEY(environment_id, service));"
-	"CREATE TABLE IF NOT EXISTS audit("
-	" id INTEGER PRIMARY KEY, time INTEGER NOT NULL, token_id INTEGER NOT NULL,"
-	" token_name TEXT NOT NULL, environment TEXT NOT NULL, service TEXT NOT NULL,"
-	" before_json TEXT, after_json TEXT);"
-	"CREATE INDEX IF NOT EXISTS audit_by_env ON audit(environment, time);"
-	"CREATE TABLE IF NOT EXISTS deployments("
-	" id INTEGER PRIMARY KEY, environment TEXT NOT NULL, service TEXT NOT NULL,"
-	" version TEXT NOT NULL, time INTEGER NOT NULL);"
-	"CREATE INDEX IF NOT EXISTS deployments_by_service ON deployments(environment, service, time);"
-	"CREATE TABLE IF NOT EXISTS agents("
-	" environment TEXT NOT NULL, agent_id TEXT NOT NULL, service TEXT NOT NULL,"
-	" node TEXT NOT NULL, version TEXT NOT NULL, reported_at INTEGER NOT NULL,"
-	" window_s REAL, cpu_s REAL, bpf_s REAL, lost_samples INTEGER, unknown_frames INTEGER,"
-	" processes INTEGER, PRIMARY KEY(environment, agent_id, service));";
+    "CREATE TABLE IF NOT EXISTS environments("
+    " id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS tokens("
+    " id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+    " environment_id INTEGER NOT NULL REFERENCES environments(id),"
+    " kind INTEGER NOT NULL, role INTEGER NOT NULL, revoked INTEGER NOT NULL DEFAULT 0,"
+    " created_at INTEGER NOT NULL, hash BLOB NOT NULL UNIQUE);"
+    /* NULL column = inherit (service rows) or the built-in default (environment rows). */
+    "CREATE TABLE IF NOT EXISTS settings("
+    " environment_id INTEGER NOT NULL REFERENCES environments(id), service TEXT NOT NULL,"
+    " enabled INTEGER, sample_rate_hz INTEGER, upload_interval_s INTEGER,"
+    " poll_interval_s INTEGER, updated_at INTEGER NOT NULL,"
+    " PRIMARY KEY(environment_id, service));"
+    "CREATE TABLE IF NOT EXISTS audit("
+    " id INTEGER PRIMARY KEY, time INTEGER NOT NULL, token_id INTEGER NOT NULL,"
+    " token_name TEXT NOT NULL, environment TEXT NOT NULL, service TEXT NOT NULL,"
+    " before_json TEXT, after_json TEXT);"
+    "CREATE INDEX IF NOT EXISTS audit_by_env ON audit(environment, time);"
+    "CREATE TABLE IF NOT EXISTS deployments("
+    " id INTEGER PRIMARY KEY, environment TEXT NOT NULL, service TEXT NOT NULL,"
+    " version TEXT NOT NULL, time INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS deployments_by_service ON deployments(environment, service, time);"
+    "CREATE TABLE IF NOT EXISTS agents("
+    " environment TEXT NOT NULL, agent_id TEXT NOT NULL, service TEXT NOT NULL,"
+    " node TEXT NOT NULL, version TEXT NOT NULL, reported_at INTEGER NOT NULL,"
+    " window_s REAL, cpu_s REAL, bpf_s REAL, lost_samples INTEGER, unknown_frames INTEGER,"
+    " processes INTEGER, PRIMARY KEY(environment, agent_id, service));";
 
 enum {
 	ST_BEGIN,
@@ -62,52 +62,52 @@ enum {
 	ST_COUNT
 };
 
-#define TOKEN_COLUMNS                                                                            \
+#define TOKEN_COLUMNS                                                                              \
 	"t.id, t.name, t.environment_id, e.name, t.kind, t.role, t.revoked, t.created_at, t.hash"
-#define SETTINGS_COLUMNS                                                                         \
+#define SETTINGS_COLUMNS                                                                           \
 	"e.name, s.service, s.enabled, s.sample_rate_hz, s.upload_interval_s, s.poll_interval_s"
 
 static const char *const statements[ST_COUNT] = {
-	[ST_BEGIN] = "BEGIN IMMEDIATE",
-	[ST_COMMIT] = "COMMIT",
-	[ST_ROLLBACK] = "ROLLBACK",
-	[ST_ENV_CREATE] = "INSERT INTO environments(name, created_at) VALUES(?1, ?2)",
-	[ST_ENV_GET] = "SELECT id FROM environments WHERE name = ?1",
-	[ST_TOKEN_CREATE] = "INSERT INTO tokens(name, environment_id, kind, role, created_at, hash)"
-			    " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-	[ST_TOKEN_FIND] = "SELECT " TOKEN_COLUMNS " FROM tokens t JOIN environments e"
-			  " ON e.id = t.environment_id WHERE t.hash = ?1",
-	[ST_TOKEN_LIST] = "SELECT " TOKEN_COLUMNS " FROM tokens t JOIN environments e"
-			  " ON e.id = t.environment_id ORDER BY t.id",
-	[ST_TOKEN_REVOKE] = "UPDATE tokens SET revoked = 1 WHERE id = ?1",
-	[ST_SETTINGS_GET] = "SELECT " SETTINGS_COLUMNS " FROM settings s JOIN environments e"
-			    " ON e.id = s.environment_id WHERE e.name = ?1 AND s.service = ?2",
-	[ST_SETTINGS_LIST] = "SELECT " SETTINGS_COLUMNS " FROM settings s JOIN environments e"
-			     " ON e.id = s.environment_id WHERE e.name = ?1 ORDER BY s.service",
-	[ST_SETTINGS_PUT] =
-		"INSERT INTO settings(environment_id, service, enabled, sample_rate_hz,"
-		" upload_interval_s, poll_interval_s, updated_at)"
-		" SELECT id, ?2, ?3, ?4, ?5, ?6, ?7 FROM environments WHERE name = ?1"
-		" ON CONFLICT(environment_id, service) DO UPDATE SET enabled = excluded.enabled,"
-		" sample_rate_hz = excluded.sample_rate_hz,"
-		" upload_interval_s = excluded.upload_interval_s,"
-		" poll_interval_s = excluded.poll_interval_s, updated_at = excluded.updated_at",
-	[ST_AUDIT_ADD] = "INSERT INTO audit(time, token_id, token_name, environment, service,"
-			 " before_json, after_json) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-	[ST_AUDIT_LIST] = "SELECT id, time, token_id, token_name, environment, service,"
-			  " before_json, after_json FROM audit"
-			  " WHERE environment = ?1 AND time >= ?2 ORDER BY id DESC LIMIT ?3",
-	[ST_DEPLOY_ADD] = "INSERT INTO deployments(environment, service, version, time)"
-			  " VALUES(?1, ?2, ?3, ?4)",
-	[ST_DEPLOY_LIST] = "SELECT id, environment, service, version, time FROM deployments"
-			   " WHERE environment = ?1 AND (?2 IS NULL OR service = ?2)"
-			   " AND time >= ?3 AND time < ?4 ORDER BY time, id",
-	[ST_AGENT_PUT] = "INSERT OR REPLACE INTO agents(environment, agent_id, service, node, version,"
-			 " reported_at, window_s, cpu_s, bpf_s, lost_samples, unknown_frames,"
-			 " processes) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-	[ST_AGENT_LIST] = "SELECT environment, agent_id, service, node, version, reported_at,"
-			  " window_s, cpu_s, bpf_s, lost_samples, unknown_frames, processes"
-			  " FROM agents WHERE environment = ?1 ORDER BY agent_id, service",
+    [ST_BEGIN] = "BEGIN IMMEDIATE",
+    [ST_COMMIT] = "COMMIT",
+    [ST_ROLLBACK] = "ROLLBACK",
+    [ST_ENV_CREATE] = "INSERT INTO environments(name, created_at) VALUES(?1, ?2)",
+    [ST_ENV_GET] = "SELECT id FROM environments WHERE name = ?1",
+    [ST_TOKEN_CREATE] = "INSERT INTO tokens(name, environment_id, kind, role, created_at, hash)"
+			" VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+    [ST_TOKEN_FIND] = "SELECT " TOKEN_COLUMNS " FROM tokens t JOIN environments e"
+		      " ON e.id = t.environment_id WHERE t.hash = ?1",
+    [ST_TOKEN_LIST] = "SELECT " TOKEN_COLUMNS " FROM tokens t JOIN environments e"
+		      " ON e.id = t.environment_id ORDER BY t.id",
+    [ST_TOKEN_REVOKE] = "UPDATE tokens SET revoked = 1 WHERE id = ?1",
+    [ST_SETTINGS_GET] = "SELECT " SETTINGS_COLUMNS " FROM settings s JOIN environments e"
+			" ON e.id = s.environment_id WHERE e.name = ?1 AND s.service = ?2",
+    [ST_SETTINGS_LIST] = "SELECT " SETTINGS_COLUMNS " FROM settings s JOIN environments e"
+			 " ON e.id = s.environment_id WHERE e.name = ?1 ORDER BY s.service",
+    [ST_SETTINGS_PUT] =
+	"INSERT INTO settings(environment_id, service, enabled, sample_rate_hz,"
+	" upload_interval_s, poll_interval_s, updated_at)"
+	" SELECT id, ?2, ?3, ?4, ?5, ?6, ?7 FROM environments WHERE name = ?1"
+	" ON CONFLICT(environment_id, service) DO UPDATE SET enabled = excluded.enabled,"
+	" sample_rate_hz = excluded.sample_rate_hz,"
+	" upload_interval_s = excluded.upload_interval_s,"
+	" poll_interval_s = excluded.poll_interval_s, updated_at = excluded.updated_at",
+    [ST_AUDIT_ADD] = "INSERT INTO audit(time, token_id, token_name, environment, service,"
+		     " before_json, after_json) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [ST_AUDIT_LIST] = "SELECT id, time, token_id, token_name, environment, service,"
+		      " before_json, after_json FROM audit"
+		      " WHERE environment = ?1 AND time >= ?2 ORDER BY id DESC LIMIT ?3",
+    [ST_DEPLOY_ADD] = "INSERT INTO deployments(environment, service, version, time)"
+		      " VALUES(?1, ?2, ?3, ?4)",
+    [ST_DEPLOY_LIST] = "SELECT id, environment, service, version, time FROM deployments"
+		       " WHERE environment = ?1 AND (?2 IS NULL OR service = ?2)"
+		       " AND time >= ?3 AND time < ?4 ORDER BY time, id",
+    [ST_AGENT_PUT] = "INSERT OR REPLACE INTO agents(environment, agent_id, service, node, version,"
+		     " reported_at, window_s, cpu_s, bpf_s, lost_samples, unknown_frames,"
+		     " processes) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    [ST_AGENT_LIST] = "SELECT environment, agent_id, service, node, version, reported_at,"
+		      " window_s, cpu_s, bpf_s, lost_samples, unknown_frames, processes"
+		      " FROM agents WHERE environment = ?1 ORDER BY agent_id, service",
 };
 
 struct sqlite_cp {
@@ -178,27 +178,34 @@ struct column_field {
 	size_t offset, size;
 };
 
-#define FIELD(type, record, member)                                                              \
-	{ type, offsetof(struct record, member), sizeof(((struct record *)0)->member) }
+#define FIELD(type, record, member)                                                                \
+	{                                                                                          \
+		type, offsetof(struct record, member), sizeof(((struct record *)0)->member)        \
+	}
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ST_DEPLOY_ADD's parameters; ST_DEPLOY_LIST's columns after the id. */
 static const struct column_field deployment_fields[] = {
-	FIELD(FIELD_TEXT, deployment_record, environment),
-	FIELD(FIELD_TEXT, deployment_record, service),
-	FIELD(FIELD_TEXT, deployment_record, version),
-	FIELD(FIELD_INT64, deployment_record, time),
+    FIELD(FIELD_TEXT, deployment_record, environment),
+    FIELD(FIELD_TEXT, deployment_record, service),
+    FIELD(FIELD_TEXT, deployment_record, version),
+    FIELD(FIELD_INT64, deployment_record, time),
 };
 
 /* ST_AGENT_PUT's parameters and ST_AGENT_LIST's columns. */
 static const struct column_field agent_report_fields[] = {
-	FIELD(FIELD_TEXT, agent_report, environment), FIELD(FIELD_TEXT, agent_report, agent_id),
-	FIELD(FIELD_TEXT, agent_report, service), FIELD(FIELD_TEXT, agent_report, node),
-	FIELD(FIELD_TEXT, agent_report, version), FIELD(FIELD_INT64, agent_report, reported_at),
-	FIELD(FIELD_DOUBLE, agent_report, window_s), FIELD(FIELD_DOUBLE, agent_report, cpu_s),
-	FIELD(FIELD_DOUBLE, agent_report, bpf_s), FIELD(FIELD_INT64, agent_report, lost_samples),
-	FIELD(FIELD_INT64, agent_report, unknown_frames),
-	FIELD(FIELD_INT64, agent_report, processes),
+    FIELD(FIELD_TEXT, agent_report, environment),
+    FIELD(FIELD_TEXT, agent_report, agent_id),
+    FIELD(FIELD_TEXT, agent_report, service),
+    FIELD(FIELD_TEXT, agent_report, node),
+    FIELD(FIELD_TEXT, agent_report, version),
+    FIELD(FIELD_INT64, agent_report, reported_at),
+    FIELD(FIELD_DOUBLE, agent_report, window_s),
+    FIELD(FIELD_DOUBLE, agent_report, cpu_s),
+    FIELD(FIELD_DOUBLE, agent_report, bpf_s),
+    FIELD(FIELD_INT64, agent_report, lost_samples),
+    FIELD(FIELD_INT64, agent_report, unknown_frames),
+    FIELD(FIELD_INT64, agent_report, processes),
 };
 
 /* Binds the n fields of record to the parameters from `first` on. */
@@ -308,8 +315,8 @@ static int read_token(sqlite3_stmt *st, void *record)
 }
 
 static const struct sqlite_db_row_reader token_rows = {
-	.size = sizeof(struct token_record),
-	.read = read_token,
+    .size = sizeof(struct token_record),
+    .read = read_token,
 };
 
 static int cp_token_find_by_hash(struct cp_store *s, const uint8_t hash[32],
@@ -369,8 +376,8 @@ static int read_settings(sqlite3_stmt *st, void *record)
 }
 
 static const struct sqlite_db_row_reader settings_rows = {
-	.size = sizeof(struct settings_record),
-	.read = read_settings,
+    .size = sizeof(struct settings_record),
+    .read = read_settings,
 };
 
 static int cp_settings_get(struct cp_store *s, const char *environment, const char *service,
@@ -501,9 +508,9 @@ static void free_audit_rows(void *records, size_t n)
 }
 
 static const struct sqlite_db_row_reader audit_rows = {
-	.size = sizeof(struct audit_record),
-	.read = read_audit,
-	.free = free_audit_rows,
+    .size = sizeof(struct audit_record),
+    .read = read_audit,
+    .free = free_audit_rows,
 };
 
 static int cp_audit_list(struct cp_store *s, const char *environment, int64_t since, size_t limit,
@@ -545,8 +552,8 @@ static int read_deployment(sqlite3_stmt *st, void *record)
 }
 
 static const struct sqlite_db_row_reader deployment_rows = {
-	.size = sizeof(struct deployment_record),
-	.read = read_deployment,
+    .size = sizeof(struct deployment_record),
+    .read = read_deployment,
 };
 
 static int cp_deployment_list(struct cp_store *s, const char *environment, const char *service,
@@ -588,8 +595,8 @@ static int read_agent_report(sqlite3_stmt *st, void *record)
 }
 
 static const struct sqlite_db_row_reader agent_report_rows = {
-	.size = sizeof(struct agent_report),
-	.read = read_agent_report,
+    .size = sizeof(struct agent_report),
+    .read = read_agent_report,
 };
 
 static int cp_agent_report_list(struct cp_store *s, const char *environment,
@@ -600,28 +607,28 @@ static int cp_agent_report_list(struct cp_store *s, const char *environment,
 }
 
 static const struct cp_store_ops sqlite_cp_ops = {
-	.close = cp_close,
-	.environment_create = cp_environment_create,
-	.environment_get = cp_environment_get,
-	.token_create = cp_token_create,
-	.token_find_by_hash = cp_token_find_by_hash,
-	.token_list = cp_token_list,
-	.token_revoke = cp_token_revoke,
-	.settings_get = cp_settings_get,
-	.settings_list = cp_settings_list,
-	.settings_put = cp_settings_put,
-	.audit_list = cp_audit_list,
-	.deployment_add = cp_deployment_add,
-	.deployment_list = cp_deployment_list,
-	.agent_report_put = cp_agent_report_put,
-	.agent_report_list = cp_agent_report_list,
+    .close = cp_close,
+    .environment_create = cp_environment_create,
+    .environment_get = cp_environment_get,
+    .token_create = cp_token_create,
+    .token_find_by_hash = cp_token_find_by_hash,
+    .token_list = cp_token_list,
+    .token_revoke = cp_token_revoke,
+    .settings_get = cp_settings_get,
+    .settings_list = cp_settings_list,
+    .settings_put = cp_settings_put,
+    .audit_list = cp_audit_list,
+    .deployment_add = cp_deployment_add,
+    .deployment_list = cp_deployment_list,
+    .agent_report_put = cp_agent_report_put,
+    .agent_report_list = cp_agent_report_list,
 };
 
 int cp_store_sqlite_open(const char *path, const struct store_sqlite_options *opts,
 			 struct cp_store **ret)
 {
 	enum store_sqlite_durability durability =
-		opts ? opts->durability : STORE_SQLITE_DURABILITY_FULL;
+	    opts ? opts->durability : STORE_SQLITE_DURABILITY_FULL;
 	struct sqlite_cp *c;
 	int err;
 
@@ -631,8 +638,8 @@ int cp_store_sqlite_open(const char *path, const struct store_sqlite_options *op
 		return -ENOMEM;
 	c->base.ops = &sqlite_cp_ops;
 	pthread_mutex_init(&c->lock, NULL);
-	err = sqlite_db_open_prepared(path, schema, durability, statements, c->st, ST_COUNT,
-				      &c->db);
+	err =
+	    sqlite_db_open_prepared(path, schema, durability, statements, c->st, ST_COUNT, &c->db);
 	if (err) {
 		cp_close(&c->base);
 		return err;

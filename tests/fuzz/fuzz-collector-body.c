@@ -38,12 +38,12 @@ static void remove_data_dir(void)
 static void setup(void)
 {
 	struct collector_options o = {
-		.data_dir = data_dir,
-		.max_body = DEFAULT_MAX_BODY,
-		.max_inflated = 4u << 20,
-		.retention_days = DEFAULT_RETENTION_DAYS,
-		.threads = 1,
-		.sync_normal = true,
+	    .data_dir = data_dir,
+	    .max_body = DEFAULT_MAX_BODY,
+	    .max_inflated = 4u << 20,
+	    .retention_days = DEFAULT_RETENTION_DAYS,
+	    .threads = 1,
+	    .sync_normal = true,
 	};
 	int64_t env_id;
 
@@ -51,11 +51,17 @@ static void setup(void)
 	    collector->cp->ops->environment_create(collector->cp, "production", &env_id))
 		abort();
 	atexit(remove_data_dir);
-	admin = (struct token_record){.id = 1, .name = "fuzz-admin", .environment_id = env_id,
-				      .environment = "production", .kind = TOKEN_KIND_USER,
+	admin = (struct token_record){.id = 1,
+				      .name = "fuzz-admin",
+				      .environment_id = env_id,
+				      .environment = "production",
+				      .kind = TOKEN_KIND_USER,
 				      .role = TOKEN_ROLE_ADMIN};
-	agent = (struct token_record){.id = 2, .name = "fuzz-agent", .environment_id = env_id,
-				      .environment = "production", .kind = TOKEN_KIND_COLLECTOR};
+	agent = (struct token_record){.id = 2,
+				      .name = "fuzz-agent",
+				      .environment_id = env_id,
+				      .environment = "production",
+				      .kind = TOKEN_KIND_COLLECTOR};
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

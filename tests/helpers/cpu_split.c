@@ -27,20 +27,29 @@ static double now(void)
  * proportional to iterations. The empty asm keeps the compiler from folding the loop.
  * GCC leaves leaf functions frameless even with -fno-omit-frame-pointer, and a frame-pointer
  * walk then skips the leaf's caller; taking the frame address forces a frame. */
-#define SPIN(n)                                                                            \
-	do {                                                                                 \
-		uint64_t x_ = (n);                                                           \
-		__asm__ volatile("" : : "r"(__builtin_frame_address(0)));                    \
-		for (long i_ = 0; i_ < (n); i_++) {                                          \
-			x_ = x_ * 6364136223846793005ULL + 1442695040888963407ULL;           \
-			__asm__ volatile("" : "+r"(x_));                                     \
-		}                                                                            \
-		return x_;                                                                   \
+#define SPIN(n)                                                                                    \
+	do {                                                                                       \
+		uint64_t x_ = (n);                                                                 \
+		__asm__ volatile("" : : "r"(__builtin_frame_address(0)));                          \
+		for (long i_ = 0; i_ < (n); i_++) {                                                \
+			x_ = x_ * 6364136223846793005ULL + 1442695040888963407ULL;                 \
+			__asm__ volatile("" : "+r"(x_));                                           \
+		}                                                                                  \
+		return x_;                                                                         \
 	} while (0)
 
-__attribute__((noinline)) uint64_t hot_a(long n) { SPIN(n); }
-__attribute__((noinline)) uint64_t hot_b(long n) { SPIN(n); }
-__attribute__((noinline)) uint64_t hot_c(long n) { SPIN(n); }
+__attribute__((noinline)) uint64_t hot_a(long n)
+{
+	SPIN(n);
+}
+__attribute__((noinline)) uint64_t hot_b(long n)
+{
+	SPIN(n);
+}
+__attribute__((noinline)) uint64_t hot_c(long n)
+{
+	SPIN(n);
+}
 
 /* Thread CPU time spent in each hot function, both threads: the true split to compare with. */
 static int64_t spent_ns[3];
@@ -54,12 +63,12 @@ static int64_t thread_cpu_ns(void)
 }
 
 /* A macro, not a function, so the stacks stay main/thread_main -> worker -> hot_*. */
-#define TIMED(fn, n, slot)                                                                 \
-	({                                                                                   \
-		int64_t start_ = thread_cpu_ns();                                            \
-		uint64_t ret_ = fn(n);                                                       \
-		__atomic_add_fetch(&spent_ns[slot], thread_cpu_ns() - start_, __ATOMIC_RELAXED); \
-		ret_;                                                                        \
+#define TIMED(fn, n, slot)                                                                         \
+	({                                                                                         \
+		int64_t start_ = thread_cpu_ns();                                                  \
+		uint64_t ret_ = fn(n);                                                             \
+		__atomic_add_fetch(&spent_ns[slot], thread_cpu_ns() - start_, __ATOMIC_RELAXED);   \
+		ret_;                                                                              \
 	})
 
 static bool done(void)
@@ -119,7 +128,7 @@ int main(int argc, char **argv)
 		printf("hot_%c_ns %lld\n", 'a' + i, (long long)spent_ns[i]);
 	printf("cpu_ns %lld\nsink %llu\n",
 	       (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
-		       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL,
+		   (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL,
 	       (unsigned long long)(sink_main ^ sink_thread));
 	return 0;
 }

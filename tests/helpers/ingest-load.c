@@ -39,7 +39,7 @@ static double now_s(void)
 
 static int connect_collector(void)
 {
-	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port)};
 	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
 
 	inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
@@ -171,15 +171,16 @@ static char *read_file(const char *path, size_t *ret_len)
 
 int main(int argc, char **argv)
 {
-	struct client clients[MAX_CLIENTS] = { 0 };
+	struct client clients[MAX_CLIENTS] = {0};
 	double seconds, started, elapsed, *all;
 	size_t total = 0, k = 0;
 	long failures = 0;
 	int n_clients;
 
 	if (argc != 7) {
-		fprintf(stderr, "usage: %s PORT TOKEN QUERY FILE CLIENTS SECONDS\n"
-				"example: %s 4040 rtc_... 'service=api&profile_type=cpu' p.pb.gz 4 10\n",
+		fprintf(stderr,
+			"usage: %s PORT TOKEN QUERY FILE CLIENTS SECONDS\n"
+			"example: %s 4040 rtc_... 'service=api&profile_type=cpu' p.pb.gz 4 10\n",
 			argv[0], argv[0]);
 		return 2;
 	}

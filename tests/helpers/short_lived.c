@@ -8,7 +8,9 @@
 
 __attribute__((noinline)) uint64_t short_lived_hot(double seconds)
 {
-	__asm__ volatile("" : : "r"(__builtin_frame_address(0))); /* keep a frame: see cpu_split.c */
+	__asm__ volatile(""
+			 :
+			 : "r"(__builtin_frame_address(0))); /* keep a frame: see cpu_split.c */
 	return spin_for(seconds, 10000);
 }
 

@@ -29,14 +29,14 @@ static inline int temp_file_write(char *path_template, const char *text)
 
 /* loader(path) run on a temporary file holding text, the file removed after; NULL when the
  * file cannot be written. */
-#define temp_file_load(text, loader)                                                            \
-	({                                                                                     \
-		char path_[] = "/tmp/rt-unit-XXXXXX";                                          \
-		__typeof__(loader(path_)) ret_ =                                               \
-			temp_file_write(path_, text) ? NULL : loader(path_);                   \
-                                                                                               \
-		unlink(path_); /* after a failed write there is none: ENOENT is fine */        \
-		ret_;                                                                          \
+#define temp_file_load(text, loader)                                                               \
+	({                                                                                         \
+		char path_[] = "/tmp/rt-unit-XXXXXX";                                              \
+		__typeof__(loader(path_)) ret_ =                                                   \
+		    temp_file_write(path_, text) ? NULL : loader(path_);                           \
+                                                                                                   \
+		unlink(path_); /* after a failed write there is none: ENOENT is fine */            \
+		ret_;                                                                              \
 	})
 
 #endif

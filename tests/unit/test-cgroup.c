@@ -162,6 +162,7 @@ TEST(store_is_bounded_least_recent_dropped)
 TEST_MAIN("cgroup", T(pure_v2_uses_the_unified_line), T(v1_prefers_name_systemd),
 	  T(v1_falls_back_to_cpu_when_systemd_is_root), T(v1_cpu_before_memory),
 	  T(hybrid_non_root_unified_line_wins), T(all_root_gives_root), T(garbage_is_an_error),
-	  T(no_trailing_newline), T(store_keeps_the_path_captured_at_first_sight_after_the_pid_is_gone),
+	  T(no_trailing_newline),
+	  T(store_keeps_the_path_captured_at_first_sight_after_the_pid_is_gone),
 	  T(store_rereads_on_a_new_cgroup_id_or_when_stale_not_otherwise),
 	  T(store_is_bounded_least_recent_dropped))

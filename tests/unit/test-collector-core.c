@@ -22,10 +22,14 @@ TEST(clamps_sample_rate_upload_and_poll_intervals)
 
 TEST(effective_config_inherits_and_clamps_on_read)
 {
-	struct settings_record env = { .has_enabled = true, .enabled = false,
-				       .has_sample_rate_hz = true, .sample_rate_hz = 5000 };
-	struct settings_record svc = { .has_enabled = true, .enabled = true,
-				       .has_upload_interval_s = true, .upload_interval_s = 2 };
+	struct settings_record env = {.has_enabled = true,
+				      .enabled = false,
+				      .has_sample_rate_hz = true,
+				      .sample_rate_hz = 5000};
+	struct settings_record svc = {.has_enabled = true,
+				      .enabled = true,
+				      .has_upload_interval_s = true,
+				      .upload_interval_s = 2};
 	struct effective_config def = config_effective(NULL, NULL);
 	struct effective_config e = config_effective(&env, &svc);
 
@@ -55,7 +59,7 @@ TEST(stacks_become_root_first_and_identical_ones_merge)
 {
 	/* Two copies of "work" at different addresses: merged by content, not pointer. */
 	static char work_a[] = "work", work_b[] = "work";
-	const char *s1[] = { work_a, "main" }, *s2[] = { work_b, "main" }, *s3[] = { "main" };
+	const char *s1[] = {work_a, "main"}, *s2[] = {work_b, "main"}, *s3[] = {"main"};
 	struct stack_agg *a = stack_agg__new();
 	const struct stack_value *sv;
 	size_t n;
@@ -79,7 +83,7 @@ TEST(stacks_become_root_first_and_identical_ones_merge)
 
 TEST(control_characters_in_frames_are_replaced)
 {
-	const char *s[] = { "evil\nname", "main" };
+	const char *s[] = {"evil\nname", "main"};
 	struct stack_agg *a = stack_agg__new();
 	const struct stack_value *sv;
 	size_t n;
@@ -93,7 +97,7 @@ TEST(control_characters_in_frames_are_replaced)
 
 TEST(merged_values_refuse_to_overflow)
 {
-	const char *s[] = { "main" };
+	const char *s[] = {"main"};
 	struct stack_agg *a = stack_agg__new();
 
 	CHECK(a);

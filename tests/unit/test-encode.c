@@ -15,19 +15,31 @@
 static struct window *sample_window(void)
 {
 	struct window_frame stack_a[] = {
-		{ "hot_a", "/usr/bin/work", "abcd" },
-		{ "worker", "/usr/bin/work", "abcd" },
-		{ "main", "/usr/bin/work", "abcd" },
+	    {"hot_a", "/usr/bin/work", "abcd"},
+	    {"worker", "/usr/bin/work", "abcd"},
+	    {"main", "/usr/bin/work", "abcd"},
 	};
 	struct window_frame stack_b[] = {
-		{ "do_syscall_64", "[kernel]", "" },
-		{ "[unknown]", "/lib/libgone.so", "" },
-		{ "main", "/usr/bin/work", "abcd" },
+	    {"do_syscall_64", "[kernel]", ""},
+	    {"[unknown]", "/lib/libgone.so", ""},
+	    {"main", "/usr/bin/work", "abcd"},
 	};
-	struct window_sample a = { .pid = 42, .tid = 43, .comm = "work", .thread = "worker-1",
-				   .frames = stack_a, .n_frames = 3, .count = 6, .cpu_ns = 60000000 };
-	struct window_sample b = { .pid = 42, .tid = 42, .comm = "work", .thread = "work",
-				   .frames = stack_b, .n_frames = 3, .count = 2, .cpu_ns = 20100000 };
+	struct window_sample a = {.pid = 42,
+				  .tid = 43,
+				  .comm = "work",
+				  .thread = "worker-1",
+				  .frames = stack_a,
+				  .n_frames = 3,
+				  .count = 6,
+				  .cpu_ns = 60000000};
+	struct window_sample b = {.pid = 42,
+				  .tid = 42,
+				  .comm = "work",
+				  .thread = "work",
+				  .frames = stack_b,
+				  .n_frames = 3,
+				  .count = 2,
+				  .cpu_ns = 20100000};
 	struct window *w = window__new();
 
 	if (!w)
@@ -43,7 +55,8 @@ static struct window *sample_window(void)
 }
 
 static int encode_decode(const struct window *w, window_sample_filter keep,
-			 const struct pprof_label *extra, size_t n_extra, struct pprof_decoded **ret)
+			 const struct pprof_label *extra, size_t n_extra,
+			 struct pprof_decoded **ret)
 {
 	uint8_t *gz = NULL, *raw = NULL;
 	size_t gz_len, raw_len;
@@ -132,7 +145,7 @@ static bool only_worker_thread(const struct window_sample *s, void *ctx)
 
 TEST(filter_and_extra_labels)
 {
-	struct pprof_label extra[] = { { .key = "service", .str = "checkout" } };
+	struct pprof_label extra[] = {{.key = "service", .str = "checkout"}};
 	struct window *w = sample_window();
 	struct pprof_decoded *d = NULL;
 
@@ -161,11 +174,17 @@ TEST(window_interns_strings_once)
 TEST(jit_frame_file_is_the_function_filename)
 {
 	struct window_frame stack[] = {
-		{ "computeInvoiceTotals", "[jit:v8]", "", "/srv/app/hot.js" },
-		{ "main", "/usr/bin/node", "abcd", "" },
+	    {"computeInvoiceTotals", "[jit:v8]", "", "/srv/app/hot.js"},
+	    {"main", "/usr/bin/node", "abcd", ""},
 	};
-	struct window_sample s = { .pid = 7, .tid = 7, .comm = "node", .thread = "node",
-				   .frames = stack, .n_frames = 2, .count = 1, .cpu_ns = 1 };
+	struct window_sample s = {.pid = 7,
+				  .tid = 7,
+				  .comm = "node",
+				  .thread = "node",
+				  .frames = stack,
+				  .n_frames = 2,
+				  .count = 1,
+				  .cpu_ns = 1};
 	struct window *w = window__new();
 	Perftools__Profiles__Profile *p = NULL;
 	uint8_t *gz = NULL, *raw = NULL;

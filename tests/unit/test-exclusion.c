@@ -27,8 +27,10 @@ static bool is_enabled(const char *service, void *ctx)
 	return false;
 }
 
-#define SAMPLE(id, svc, on, named) \
-	{ .cgroup_id = (id), .service = (svc), .enabled = (on), .cgroup_named = (named) }
+#define SAMPLE(id, svc, on, named)                                                                 \
+	{                                                                                          \
+		.cgroup_id = (id), .service = (svc), .enabled = (on), .cgroup_named = (named)      \
+	}
 
 static size_t ids_of(const struct exclusion *x, uint64_t *out)
 {
@@ -40,16 +42,16 @@ static size_t ids_of(const struct exclusion *x, uint64_t *out)
 TEST(only_cgroups_of_disabled_named_services_alone_are_excluded)
 {
 	const struct exclusion_sample window[] = {
-		SAMPLE(30, "batch", false, true),   /* disabled unit: excluded */
-		SAMPLE(10, "api", true, true),	    /* enabled: kept */
-		SAMPLE(20, "cron", false, true),    /* shares 20 with an enabled service: kept */
-		SAMPLE(20, "web", true, true),
-		SAMPLE(1, "kworker", false, false), /* fallback name (root cgroup): kept */
-		SAMPLE(1, "python3", true, false),
-		SAMPLE(0, "lost", false, true),	    /* no id: never */
-		SAMPLE(30, "batch", false, true),
+	    SAMPLE(30, "batch", false, true), /* disabled unit: excluded */
+	    SAMPLE(10, "api", true, true),    /* enabled: kept */
+	    SAMPLE(20, "cron", false, true),  /* shares 20 with an enabled service: kept */
+	    SAMPLE(20, "web", true, true),
+	    SAMPLE(1, "kworker", false, false), /* fallback name (root cgroup): kept */
+	    SAMPLE(1, "python3", true, false),
+	    SAMPLE(0, "lost", false, true), /* no id: never */
+	    SAMPLE(30, "batch", false, true),
 	};
-	struct exclusion x = { 0 };
+	struct exclusion x = {0};
 	uint64_t ids[8];
 	bool changed;
 
@@ -64,8 +66,8 @@ TEST(only_cgroups_of_disabled_named_services_alone_are_excluded)
 
 TEST(a_fallback_named_disabled_service_never_silences_its_cgroup)
 {
-	const struct exclusion_sample window[] = { SAMPLE(1, "kworker", false, false) };
-	struct exclusion x = { 0 };
+	const struct exclusion_sample window[] = {SAMPLE(1, "kworker", false, false)};
+	struct exclusion x = {0};
 	bool changed;
 
 	turn_on(NULL, NULL, NULL);
@@ -77,10 +79,10 @@ TEST(a_fallback_named_disabled_service_never_silences_its_cgroup)
 
 TEST(exclusion_outlives_quiet_windows_and_ends_when_enabled_again)
 {
-	const struct exclusion_sample first[] = { SAMPLE(30, "batch", false, true),
-						  SAMPLE(40, "etl", false, true) };
-	const struct exclusion_sample later[] = { SAMPLE(10, "api", true, true) };
-	struct exclusion x = { 0 };
+	const struct exclusion_sample first[] = {SAMPLE(30, "batch", false, true),
+						 SAMPLE(40, "etl", false, true)};
+	const struct exclusion_sample later[] = {SAMPLE(10, "api", true, true)};
+	struct exclusion x = {0};
 	uint64_t ids[4];
 	bool changed;
 
@@ -102,9 +104,9 @@ TEST(exclusion_outlives_quiet_windows_and_ends_when_enabled_again)
 
 TEST(a_cgroup_later_used_by_an_enabled_service_is_sampled_again)
 {
-	const struct exclusion_sample first[] = { SAMPLE(30, "batch", false, true) };
-	const struct exclusion_sample later[] = { SAMPLE(30, "batch-v2", true, true) };
-	struct exclusion x = { 0 };
+	const struct exclusion_sample first[] = {SAMPLE(30, "batch", false, true)};
+	const struct exclusion_sample later[] = {SAMPLE(30, "batch-v2", true, true)};
+	struct exclusion x = {0};
 	uint64_t *ids;
 	size_t n;
 	bool changed;
@@ -123,10 +125,12 @@ TEST(a_cgroup_later_used_by_an_enabled_service_is_sampled_again)
 TEST(ids_come_out_sorted_and_distinct)
 {
 	const struct exclusion_sample window[] = {
-		SAMPLE(50, "c", false, true), SAMPLE(20, "a", false, true),
-		SAMPLE(50, "c", false, true), SAMPLE(35, "b", false, true),
+	    SAMPLE(50, "c", false, true),
+	    SAMPLE(20, "a", false, true),
+	    SAMPLE(50, "c", false, true),
+	    SAMPLE(35, "b", false, true),
 	};
-	struct exclusion x = { 0 };
+	struct exclusion x = {0};
 	uint64_t *ids;
 	size_t n;
 	bool changed;

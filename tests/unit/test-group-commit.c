@@ -27,7 +27,7 @@ struct fake_store {
 static void fake_commit(void *ctx, struct gc_item **items, size_t n)
 {
 	struct fake_store *s = ctx;
-	struct timespec ms = { 0, 1000 * 1000 };
+	struct timespec ms = {0, 1000 * 1000};
 
 	if (atomic_fetch_add(&s->in_commit, 1))
 		s->overlapped = 1;
@@ -74,7 +74,7 @@ TEST(every_submitter_returns_after_its_commit_with_its_rc)
 	s.gc = group_commit__new(SUBMITTERS, 1 << 20, fake_commit, &s);
 	CHECK(s.gc != NULL);
 	for (int t = 0; t < SUBMITTERS; t++) {
-		subs[t] = (struct submitter){ .s = &s, .first = t * PER_SUBMITTER };
+		subs[t] = (struct submitter){.s = &s, .first = t * PER_SUBMITTER};
 		pthread_create(&threads[t], NULL, submit_loop, &subs[t]);
 	}
 	for (int t = 0; t < SUBMITTERS; t++) {
@@ -120,7 +120,7 @@ static void *submit_one(void *arg)
 
 TEST(a_full_queue_refuses_at_once_by_entries_and_bytes)
 {
-	static struct blocking b = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
+	static struct blocking b = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
 	struct gc_stats st;
 	pthread_t t1, t2;
 	void *rc1, *rc2;
@@ -153,10 +153,10 @@ TEST(a_full_queue_refuses_at_once_by_entries_and_bytes)
 
 TEST(stack_cache_hits_only_the_exact_frames)
 {
-	const char *a[] = { "main", "handle", "parse" };
-	const char *b[] = { "main", "handle", "parsE" };
-	const char *c[] = { "main", "handle\nparse" };
-	size_t la[] = { 4, 6, 5 }, lc[] = { 4, 12 };
+	const char *a[] = {"main", "handle", "parse"};
+	const char *b[] = {"main", "handle", "parsE"};
+	const char *c[] = {"main", "handle\nparse"};
+	size_t la[] = {4, 6, 5}, lc[] = {4, 12};
 	struct stack_cache *sc = stack_cache__new(1 << 12, 1 << 20);
 	uint64_t ha = stack_cache__hash(a, la, 3);
 
@@ -177,19 +177,20 @@ TEST(stack_cache_stays_within_its_text_bound)
 {
 	struct stack_cache *sc = stack_cache__new(1 << 16, 4096);
 	char name[64];
-	const char *frames[1] = { name };
+	const char *frames[1] = {name};
 	size_t lens[1];
 	int64_t found = 0;
 
 	CHECK(sc != NULL);
 	for (int i = 1; i <= 1000; i++) {
 		lens[0] = (size_t)snprintf(name, sizeof(name), "function_number_%d", i);
-		CHECK(stack_cache__put(sc, stack_cache__hash(frames, lens, 1), name, lens[0], 1, i) ==
-		      0);
+		CHECK(stack_cache__put(sc, stack_cache__hash(frames, lens, 1), name, lens[0], 1,
+				       i) == 0);
 	}
 	for (int i = 1; i <= 1000; i++) {
 		lens[0] = (size_t)snprintf(name, sizeof(name), "function_number_%d", i);
-		int64_t id = stack_cache__get(sc, stack_cache__hash(frames, lens, 1), frames, lens, 1);
+		int64_t id =
+		    stack_cache__get(sc, stack_cache__hash(frames, lens, 1), frames, lens, 1);
 
 		CHECK(id == 0 || id == i);
 		found += id != 0;
@@ -225,6 +226,6 @@ TEST(stack_cache_forgets_everything_when_its_slots_are_half_full)
 }
 
 TEST_MAIN("group-commit", T(every_submitter_returns_after_its_commit_with_its_rc),
-	  T(a_full_queue_refuses_at_once_by_entries_and_bytes), T(stack_cache_hits_only_the_exact_frames),
-	  T(stack_cache_stays_within_its_text_bound),
+	  T(a_full_queue_refuses_at_once_by_entries_and_bytes),
+	  T(stack_cache_hits_only_the_exact_frames), T(stack_cache_stays_within_its_text_bound),
 	  T(stack_cache_forgets_everything_when_its_slots_are_half_full))

@@ -631,15 +631,14 @@ TEST(samples_of_the_image_before_an_exec_are_named_after_it_until_the_window_end
 	struct symbolizer *s;
 	struct sym_frame f;
 
-	CHECK_EQ_INT(fake_proc(dir, "00400000-00401000 r-xp 00000000 08:01 99999 /old/bin/sh\n",
-			       NULL),
-		     0);
+	CHECK_EQ_INT(
+	    fake_proc(dir, "00400000-00401000 r-xp 00000000 08:01 99999 /old/bin/sh\n", NULL), 0);
 	s = symbolizer__new(&o);
 	CHECK(s);
 	CHECK_EQ_INT(symbolizer__capture_image(s, FAKE_PID, 0), 0);
-	CHECK_EQ_INT(fake_proc_image(dir, "00500000-00501000 r-xp 00000000 08:01 99998 /new/app\n",
-				     "app\n"),
-		     0);
+	CHECK_EQ_INT(
+	    fake_proc_image(dir, "00500000-00501000 r-xp 00000000 08:01 99998 /new/app\n", "app\n"),
+	    0);
 	CHECK_EQ_INT(symbolizer__capture_image(s, FAKE_PID, 1), 0);
 	symbolizer__resolve_user_image(s, FAKE_PID, 0, 0x400123, &f);
 	CHECK_EQ_STR(f.module, "/old/bin/sh");
@@ -665,8 +664,7 @@ TEST(exited_process_read_as_no_mappings_keeps_what_was_captured)
 	struct symbolizer *s;
 	struct sym_frame f;
 
-	CHECK_EQ_INT(fake_proc(dir, "00500000-00501000 r-xp 00000000 08:01 99998 /new/app\n",
-			       NULL),
+	CHECK_EQ_INT(fake_proc(dir, "00500000-00501000 r-xp 00000000 08:01 99998 /new/app\n", NULL),
 		     0);
 	s = symbolizer__new(&o);
 	CHECK(s);

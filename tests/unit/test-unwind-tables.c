@@ -72,13 +72,13 @@ static void sync_runs(void *ctx)
 static struct unwind_tables *new_tables(struct fake_sink *f, struct unwind_row *rows, size_t cap)
 {
 	struct unwind_sink sink = {
-		.capacity = cap,
-		.write_rows = write_rows,
-		.set_table = set_table,
-		.set_process = set_process,
-		.forget_process = forget_process,
-		.sync = sync_runs,
-		.ctx = f,
+	    .capacity = cap,
+	    .write_rows = write_rows,
+	    .set_table = set_table,
+	    .set_process = set_process,
+	    .forget_process = forget_process,
+	    .sync = sync_runs,
+	    .ctx = f,
 	};
 
 	memset(f, 0, sizeof(*f));

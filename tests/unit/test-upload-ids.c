@@ -14,8 +14,8 @@
 
 #define THREADS 8
 
-static const char *const frames[] = { "main", "work" };
-static const struct stack_value one_stack = { frames, 2, 100 };
+static const char *const frames[] = {"main", "work"};
+static const struct stack_value one_stack = {frames, 2, 100};
 
 struct tmp_store {
 	char dir[64];
@@ -25,7 +25,7 @@ struct tmp_store {
 
 static int tmp_store_open(struct tmp_store *t)
 {
-	struct store_sqlite_options opts = { .durability = STORE_SQLITE_DURABILITY_NORMAL };
+	struct store_sqlite_options opts = {.durability = STORE_SQLITE_DURABILITY_NORMAL};
 
 	snprintf(t->dir, sizeof(t->dir), "/tmp/rt-upload-ids-XXXXXX");
 	if (!mkdtemp(t->dir))
@@ -54,15 +54,15 @@ static struct profile_batch batch(const char *environment, const char *upload_id
 	time_t now = time(NULL);
 
 	return (struct profile_batch){
-		.environment = environment,
-		.service = "svc",
-		.deployment = "",
-		.profile_type = "cpu",
-		.bucket_start = now - now % BUCKET_SECONDS,
-		.stacks = &one_stack,
-		.n_stacks = 1,
-		.upload_id = upload_id,
-		.ret_duplicate = ret_duplicate,
+	    .environment = environment,
+	    .service = "svc",
+	    .deployment = "",
+	    .profile_type = "cpu",
+	    .bucket_start = now - now % BUCKET_SECONDS,
+	    .stacks = &one_stack,
+	    .n_stacks = 1,
+	    .upload_id = upload_id,
+	    .ret_duplicate = ret_duplicate,
 	};
 }
 
@@ -70,7 +70,7 @@ static struct profile_batch batch(const char *environment, const char *upload_id
 static int64_t stored_total(struct profile_store *ps, const char *environment)
 {
 	int64_t now = time(NULL), total = 0;
-	struct window_query q = { environment, "svc", "cpu", NULL, now - 3600, now + BUCKET_SECONDS };
+	struct window_query q = {environment, "svc", "cpu", NULL, now - 3600, now + BUCKET_SECONDS};
 	struct merged_window w;
 
 	if (ps->ops->merge_window(ps, &q, &w))
@@ -83,10 +83,10 @@ static int64_t stored_total(struct profile_store *ps, const char *environment)
 
 TEST(same_id_twice_in_one_transaction_counts_once)
 {
-	struct tmp_store t = { 0 };
-	bool dup[2] = { true, false };
-	struct profile_batch b[2] = { batch("prod", "agent-1/1", &dup[0]),
-				      batch("prod", "agent-1/1", &dup[1]) };
+	struct tmp_store t = {0};
+	bool dup[2] = {true, false};
+	struct profile_batch b[2] = {batch("prod", "agent-1/1", &dup[0]),
+				     batch("prod", "agent-1/1", &dup[1])};
 	int rc = tmp_store_open(&t);
 
 	if (!rc)
@@ -103,7 +103,7 @@ TEST(same_id_twice_in_one_transaction_counts_once)
 
 TEST(repeat_is_duplicate_other_environment_and_no_id_are_not)
 {
-	struct tmp_store t = { 0 };
+	struct tmp_store t = {0};
 	bool dup = true;
 	struct profile_batch b;
 	int64_t prod = -1, staging = -1;
@@ -137,7 +137,7 @@ TEST(repeat_is_duplicate_other_environment_and_no_id_are_not)
 
 TEST(retention_forgets_ids_only_past_its_cutoff)
 {
-	struct tmp_store t = { 0 };
+	struct tmp_store t = {0};
 	bool dup = false;
 	struct profile_batch b = batch("prod", "agent-1/9", &dup);
 	int64_t now = time(NULL), deleted = 0, total = -1, before = -1;
@@ -186,7 +186,7 @@ static void *race(void *arg)
 
 TEST(concurrent_retries_of_one_id_merge_once)
 {
-	struct tmp_store t = { 0 };
+	struct tmp_store t = {0};
 	struct racer racers[THREADS];
 	pthread_t threads[THREADS];
 	pthread_barrier_t start;
@@ -195,7 +195,7 @@ TEST(concurrent_retries_of_one_id_merge_once)
 
 	pthread_barrier_init(&start, NULL, THREADS);
 	for (int i = 0; !rc && i < THREADS; i++) {
-		racers[i] = (struct racer){ .ps = t.ps, .start = &start };
+		racers[i] = (struct racer){.ps = t.ps, .start = &start};
 		pthread_create(&threads[i], NULL, race, &racers[i]);
 	}
 	for (int i = 0; !rc && i < THREADS; i++) {

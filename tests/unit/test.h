@@ -14,35 +14,35 @@ struct test_case {
 	void (*fn)(int *ret_failed);
 };
 
-#define CHECK(cond)                                                                        \
-	do {                                                                                 \
-		if (!(cond)) {                                                               \
-			printf("  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);    \
-			*ret_failed = 1;                                                     \
-			return;                                                              \
-		}                                                                            \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			printf("  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);          \
+			*ret_failed = 1;                                                           \
+			return;                                                                    \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_EQ_INT(a, b)                                                                 \
-	do {                                                                                 \
-		long long a_ = (long long)(a), b_ = (long long)(b);                          \
-		if (a_ != b_) {                                                              \
-			printf("  %s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__,  \
-			       #a, a_, #b, b_);                                              \
-			*ret_failed = 1;                                                     \
-			return;                                                              \
-		}                                                                            \
+#define CHECK_EQ_INT(a, b)                                                                         \
+	do {                                                                                       \
+		long long a_ = (long long)(a), b_ = (long long)(b);                                \
+		if (a_ != b_) {                                                                    \
+			printf("  %s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__,   \
+			       #a, a_, #b, b_);                                                    \
+			*ret_failed = 1;                                                           \
+			return;                                                                    \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_EQ_STR(a, b)                                                                 \
-	do {                                                                                 \
-		const char *a_ = (a), *b_ = (b);                                             \
-		if (!a_ || !b_ || strcmp(a_, b_) != 0) {                                     \
+#define CHECK_EQ_STR(a, b)                                                                         \
+	do {                                                                                       \
+		const char *a_ = (a), *b_ = (b);                                                   \
+		if (!a_ || !b_ || strcmp(a_, b_) != 0) {                                           \
 			printf("  %s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #a, \
-			       a_ ? a_ : "(null)", b_ ? b_ : "(null)");                      \
-			*ret_failed = 1;                                                     \
-			return;                                                              \
-		}                                                                            \
+			       a_ ? a_ : "(null)", b_ ? b_ : "(null)");                            \
+			*ret_failed = 1;                                                           \
+			return;                                                                    \
+		}                                                                                  \
 	} while (0)
 
 #define TEST(name) static void name(int *ret_failed)
@@ -57,8 +57,7 @@ static inline int test_is_named(const char *suite, const struct test_case *c, co
 	return !strcmp(arg, c->name);
 }
 
-static inline int test_selected(const char *suite, const struct test_case *c, int argc,
-				char **argv)
+static inline int test_selected(const char *suite, const struct test_case *c, int argc, char **argv)
 {
 	if (argc < 2)
 		return 1;
@@ -105,14 +104,16 @@ static inline int test_main(const char *suite, const struct test_case *cases, si
 }
 
 /* The test binary's main(): `test-foo [--list | CASE...]`, CASE as "case" or "suite.case". */
-#define TEST_MAIN(suite, ...)                                                              \
-	int main(int argc, char **argv)                                                      \
-	{                                                                                    \
-		static const struct test_case cases_[] = {__VA_ARGS__};                      \
-		return test_main(suite, cases_, sizeof(cases_) / sizeof(cases_[0]), argc,    \
-				 argv);                                                      \
+#define TEST_MAIN(suite, ...)                                                                      \
+	int main(int argc, char **argv)                                                            \
+	{                                                                                          \
+		static const struct test_case cases_[] = {__VA_ARGS__};                            \
+		return test_main(suite, cases_, sizeof(cases_) / sizeof(cases_[0]), argc, argv);   \
 	}
 
-#define T(fn) {#fn, fn}
+#define T(fn)                                                                                      \
+	{                                                                                          \
+#fn, fn                                                                            \
+	}
 
 #endif
