@@ -6,7 +6,8 @@
 #   collector/*.c  collector modules (main.c holds main())     -> $(BUILD)/roottrace-collector
 #   bpf/*.bpf.c    BPF programs -> $(BUILD)/bpf/*.bpf.o -> $(BUILD)/bpf/*.skel.h
 #   tests/unit/test-*.c  one test binary each, linked against all three archives
-# agent/ has one subfolder per pipeline stage; agent/*/*.c are found the same way.
+# agent/ has one subfolder per pipeline stage and collector/ one per storage backend:
+# agent/*/*.c and collector/*/*.c are found the same way.
 
 BUILD ?= build
 ARCH ?= x86

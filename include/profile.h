@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Structs and constants shared by bpf/profile.bpf.c and the sampler (agent/sampler.c):
+/* Structs and constants shared by bpf/profile.bpf.c and the sampler (agent/sampling/sampler.c):
  * aggregation key/value, per-CPU loss counters and the first-sight ring-buffer event. */
 #ifndef ROOTTRACE_PROFILE_H
 #define ROOTTRACE_PROFILE_H
