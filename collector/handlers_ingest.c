@@ -3,6 +3,7 @@
  * function stacks of the sample type that fits the profile type, merged into its five-minute
  * rollup, and acknowledged only after the store committed; a repeated upload_id merges once. */
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +98,7 @@ static int parse_double(const char *s, double *ret)
 		return 0;
 	errno = 0;
 	*ret = strtod(s, &end);
-	return errno || end == s || *end || *ret < 0 ? -EINVAL : 0;
+	return errno || end == s || *end || !isfinite(*ret) || *ret < 0 ? -EINVAL : 0;
 }
 
 static int parse_count(const char *s, int64_t *ret)
@@ -119,6 +120,32 @@ static int copy_name(const char *what, const char *value, char *dst, size_t len,
 	if (validate_name(what, value, why, why_len))
 		return -EINVAL;
 	snprintf(dst, len, "%s", value);
+	return 0;
+}
+
+/* The unwind_* query parameters (docs/api.md); one the agent left out stays unsent. */
+static int parse_unwind_figures(const struct request *req, struct agent_report *r, char *why,
+				size_t why_len)
+{
+	for (int f = 0; f < UNWIND_FIGURE__COUNT; f++) {
+		const char *name = unwind_figure_names[f];
+		const char *value = request_query(req, name);
+		bool is_count = unwind_figure_kinds[f] == UNWIND_FIGURE_COUNT;
+		int64_t count = 0;
+		int err;
+
+		if (!value)
+			continue;
+		err = is_count ? parse_count(value, &count) : parse_double(value, &r->unwind[f]);
+		if (err) {
+			snprintf(why, why_len, "%s must be a non-negative %s", name,
+				 is_count ? "integer" : "number of milliseconds");
+			return -EINVAL;
+		}
+		if (is_count)
+			r->unwind[f] = (double)count;
+		r->unwind_sent[f] = true;
+	}
 	return 0;
 }
 
@@ -171,7 +198,7 @@ static int parse_report(const struct request *req, struct upload *u, char *why, 
 			return -EINVAL;
 		}
 	}
-	return 0;
+	return parse_unwind_figures(req, r, why, why_len);
 }
 
 /* ------------------------------------------------------------------- parameters ---- */

@@ -556,24 +556,56 @@ static void add_profile_types(json_t *services, const struct service_summary *ro
 	}
 }
 
+static json_t *unwind_figure_json(const struct agent_report *r, int f)
+{
+	if (!r->unwind_sent[f])
+		return json_null();
+	if (unwind_figure_kinds[f] == UNWIND_FIGURE_COUNT)
+		return json_integer((json_int_t)r->unwind[f]);
+	return json_real(r->unwind[f]);
+}
+
+/* Each unwind_* figure (null when not sent, never 0) and unwind_reason: why some are null. */
+static void add_unwind_figures(json_t *agent, const struct agent_report *r)
+{
+	size_t unsent = 0;
+
+	for (int f = 0; f < UNWIND_FIGURE__COUNT; f++) {
+		json_object_set_new(agent, unwind_figure_names[f], unwind_figure_json(r, f));
+		unsent += !r->unwind_sent[f];
+	}
+	json_object_set_new(agent, "unwind_reason",
+			    !unsent ? json_null()
+			    : unsent == UNWIND_FIGURE__COUNT
+				? json_string("the agent's report carried no unwinder figures "
+					      "(an agent older than them, or a report stored "
+					      "before the collector kept them)")
+				: json_string("the agent's report left out the figures shown "
+					      "as null"));
+}
+
+static json_t *agent_json(const struct agent_report *r)
+{
+	double overhead = r->window_s > 0 ? (r->cpu_s + r->bpf_s) * 100.0 / r->window_s : 0;
+	json_t *agent = json_pack(
+	    "{s:s, s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:I, s:I, s:I}", "agent_id", r->agent_id,
+	    "node", r->node, "version", r->version, "reported_at", (json_int_t)r->reported_at,
+	    "window_s", r->window_s, "cpu_s", r->cpu_s, "bpf_s", r->bpf_s, "overhead_pct", overhead,
+	    "lost_samples", (json_int_t)r->lost_samples, "unknown_frames",
+	    (json_int_t)r->unknown_frames, "processes", (json_int_t)r->processes);
+
+	if (agent)
+		add_unwind_figures(agent, r);
+	return agent;
+}
+
 static void add_agents(json_t *services, const struct agent_report *rows, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		const struct agent_report *r = &rows[i];
-		json_t *s = service_entry(services, r->service);
-		double overhead = r->window_s > 0 ? (r->cpu_s + r->bpf_s) * 100.0 / r->window_s : 0;
+		json_t *s = service_entry(services, rows[i].service);
 
-		if (!s)
-			continue;
-		json_array_append_new(
-		    json_object_get(s, "agents"),
-		    json_pack("{s:s, s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:I, s:I, s:I}", "agent_id",
-			      r->agent_id, "node", r->node, "version", r->version, "reported_at",
-			      (json_int_t)r->reported_at, "window_s", r->window_s, "cpu_s",
-			      r->cpu_s, "bpf_s", r->bpf_s, "overhead_pct", overhead, "lost_samples",
-			      (json_int_t)r->lost_samples, "unknown_frames",
-			      (json_int_t)r->unknown_frames, "processes",
-			      (json_int_t)r->processes));
+		if (s)
+			json_array_append_new(json_object_get(s, "agents"), agent_json(&rows[i]));
 	}
 }
 

@@ -1,9 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Backend-independent helpers of the storage interfaces: releasing what list and merge
- * functions hand out. */
+ * functions hand out, and the names of the agent report's unwinder figures. */
 #include <stdlib.h>
 
 #include "store.h"
+
+#define UNWIND_FIGURE_NAME(id, name, kind) [UNWIND_FIGURE_##id] = name,
+const char *const unwind_figure_names[UNWIND_FIGURE__COUNT] = {UNWIND_FIGURES(UNWIND_FIGURE_NAME)};
+#undef UNWIND_FIGURE_NAME
+
+#define UNWIND_FIGURE_KIND(id, name, kind) [UNWIND_FIGURE_##id] = UNWIND_FIGURE_##kind,
+const enum unwind_figure_kind unwind_figure_kinds[UNWIND_FIGURE__COUNT] = {
+    UNWIND_FIGURES(UNWIND_FIGURE_KIND)};
+#undef UNWIND_FIGURE_KIND
 
 void audit_records_free(struct audit_record *a, size_t n)
 {

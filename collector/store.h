@@ -67,6 +67,37 @@ struct deployment_record {
 	int64_t time; /* unix seconds */
 };
 
+/* The unwinder's figures of an agent's window (docs/api.md), each as X(id, name, kind): name is
+ * the upload's query parameter, the agents table's column and the services answer's key; kind
+ * COUNT is a non-negative integer, MS non-negative milliseconds. */
+#define UNWIND_FIGURES(X)                                                                          \
+	X(TABLES, "unwind_tables", COUNT)                                                          \
+	X(FP, "unwind_fp", COUNT)                                                                  \
+	X(MIXED, "unwind_mixed", COUNT)                                                            \
+	X(NOT_LOADED, "unwind_not_loaded", COUNT)                                                  \
+	X(CLEAN, "unwind_clean", COUNT)                                                            \
+	X(FP_END, "unwind_fp_end", COUNT)                                                          \
+	X(EARLY, "unwind_early", COUNT)                                                            \
+	X(EARLY_NO_MAPPING, "unwind_early_no_mapping", COUNT)                                      \
+	X(EARLY_CANNOT, "unwind_early_cannot", COUNT)                                              \
+	X(EARLY_BAD_CFA, "unwind_early_bad_cfa", COUNT)                                            \
+	X(EARLY_READ, "unwind_early_read", COUNT)                                                  \
+	X(TRUNCATED, "unwind_truncated", COUNT)                                                    \
+	X(ROWS, "unwind_rows", COUNT)                                                              \
+	X(ROW_BYTES, "unwind_row_bytes", COUNT)                                                    \
+	X(TABLES_BUILT, "unwind_tables_built", COUNT)                                              \
+	X(BUILD_MS, "unwind_build_ms", MS)
+
+#define UNWIND_FIGURE_ENUM(id, name, kind) UNWIND_FIGURE_##id,
+enum unwind_figure { UNWIND_FIGURES(UNWIND_FIGURE_ENUM) UNWIND_FIGURE__COUNT };
+#undef UNWIND_FIGURE_ENUM
+
+enum unwind_figure_kind { UNWIND_FIGURE_COUNT, UNWIND_FIGURE_MS };
+
+/* Each figure's name and kind, indexed by enum unwind_figure. */
+extern const char *const unwind_figure_names[UNWIND_FIGURE__COUNT];
+extern const enum unwind_figure_kind unwind_figure_kinds[UNWIND_FIGURE__COUNT];
+
 /* One agent's self-report, sent with an upload; the latest per (agent, service) is kept. */
 struct agent_report {
 	char environment[STORE_NAME_MAX];
@@ -81,6 +112,10 @@ struct agent_report {
 	int64_t lost_samples;
 	int64_t unknown_frames;
 	int64_t processes;
+	/* sent[f] false: the agent did not send figure f (older agent or older report); its
+	 * value is then meaningless and shown as null, never 0. */
+	bool unwind_sent[UNWIND_FIGURE__COUNT];
+	double unwind[UNWIND_FIGURE__COUNT]; /* counts are whole numbers */
 };
 
 struct cp_store;

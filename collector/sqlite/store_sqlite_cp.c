@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Control-plane store on SQLite: environments, tokens, settings with their audit trail,
- * deployments and agent self-reports. One connection guarded by a mutex; small rows. */
+ * deployments and agent self-reports. One connection guarded by a mutex; small rows. Columns
+ * added after a release are added to an older database when it is opened. */
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -62,6 +63,15 @@ enum {
 	ST_COUNT
 };
 
+/* ", unwind_tables, ...": the unwinder's figures, added to agents by add_unwind_columns(). */
+#define UNWIND_COLUMN(id, name, kind) ", " name
+#define UNWIND_COLUMNS UNWIND_FIGURES(UNWIND_COLUMN)
+#define UNWIND_PLACEHOLDER(id, name, kind) ", ?"
+#define UNWIND_PLACEHOLDERS UNWIND_FIGURES(UNWIND_PLACEHOLDER)
+/* ST_AGENT_PUT's parameter and ST_AGENT_LIST's column of the first unwinder figure. */
+#define AGENT_FIRST_UNWIND_PARAM 13
+#define AGENT_FIRST_UNWIND_COLUMN 12
+
 #define TOKEN_COLUMNS                                                                              \
 	"t.id, t.name, t.environment_id, e.name, t.kind, t.role, t.revoked, t.created_at, t.hash"
 #define SETTINGS_COLUMNS                                                                           \
@@ -104,10 +114,12 @@ static const char *const statements[ST_COUNT] = {
 		       " AND time >= ?3 AND time < ?4 ORDER BY time, id",
     [ST_AGENT_PUT] = "INSERT OR REPLACE INTO agents(environment, agent_id, service, node, version,"
 		     " reported_at, window_s, cpu_s, bpf_s, lost_samples, unknown_frames,"
-		     " processes) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-    [ST_AGENT_LIST] = "SELECT environment, agent_id, service, node, version, reported_at,"
-		      " window_s, cpu_s, bpf_s, lost_samples, unknown_frames, processes"
-		      " FROM agents WHERE environment = ?1 ORDER BY agent_id, service",
+		     " processes" UNWIND_COLUMNS ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
+		     " ?10, ?11, ?12" UNWIND_PLACEHOLDERS ")",
+    [ST_AGENT_LIST] =
+	"SELECT environment, agent_id, service, node, version, reported_at,"
+	" window_s, cpu_s, bpf_s, lost_samples, unknown_frames, processes" UNWIND_COLUMNS
+	" FROM agents WHERE environment = ?1 ORDER BY agent_id, service",
 };
 
 struct sqlite_cp {
@@ -575,6 +587,31 @@ static int cp_deployment_list(struct cp_store *s, const char *environment, const
 	return rc;
 }
 
+/* A figure the agent did not send is NULL, so that it reads back as "not sent", not 0. */
+static void bind_unwind_figures(sqlite3_stmt *st, const struct agent_report *r)
+{
+	for (int f = 0; f < UNWIND_FIGURE__COUNT; f++) {
+		int idx = AGENT_FIRST_UNWIND_PARAM + f;
+
+		if (!r->unwind_sent[f])
+			sqlite3_bind_null(st, idx);
+		else if (unwind_figure_kinds[f] == UNWIND_FIGURE_COUNT)
+			sqlite3_bind_int64(st, idx, (int64_t)r->unwind[f]);
+		else
+			sqlite3_bind_double(st, idx, r->unwind[f]);
+	}
+}
+
+static void read_unwind_figures(sqlite3_stmt *st, struct agent_report *r)
+{
+	for (int f = 0; f < UNWIND_FIGURE__COUNT; f++) {
+		int col = AGENT_FIRST_UNWIND_COLUMN + f;
+
+		r->unwind_sent[f] = sqlite3_column_type(st, col) != SQLITE_NULL;
+		r->unwind[f] = r->unwind_sent[f] ? sqlite3_column_double(st, col) : 0;
+	}
+}
+
 static int cp_agent_report_put(struct cp_store *s, const struct agent_report *r)
 {
 	struct sqlite_cp *c = to_sqlite(s);
@@ -583,6 +620,7 @@ static int cp_agent_report_put(struct cp_store *s, const struct agent_report *r)
 
 	pthread_mutex_lock(&c->lock);
 	bind_fields(st, 1, agent_report_fields, ARRAY_LEN(agent_report_fields), r);
+	bind_unwind_figures(st, r);
 	rc = sqlite_db_step_done(st);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -591,6 +629,7 @@ static int cp_agent_report_put(struct cp_store *s, const struct agent_report *r)
 static int read_agent_report(sqlite3_stmt *st, void *record)
 {
 	read_fields(st, 0, agent_report_fields, ARRAY_LEN(agent_report_fields), record);
+	read_unwind_figures(st, record);
 	return 0;
 }
 
@@ -624,6 +663,21 @@ static const struct cp_store_ops sqlite_cp_ops = {
     .agent_report_list = cp_agent_report_list,
 };
 
+/* Databases made before the agent report kept the unwinder's figures get their columns. */
+static int add_unwind_columns(sqlite3 *db, void *arg)
+{
+	(void)arg;
+	for (int f = 0; f < UNWIND_FIGURE__COUNT; f++) {
+		const char *type =
+		    unwind_figure_kinds[f] == UNWIND_FIGURE_COUNT ? "INTEGER" : "REAL";
+		int err = sqlite_db_add_column(db, "agents", unwind_figure_names[f], type);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int cp_store_sqlite_open(const char *path, const struct store_sqlite_options *opts,
 			 struct cp_store **ret)
 {
@@ -638,8 +692,11 @@ int cp_store_sqlite_open(const char *path, const struct store_sqlite_options *op
 		return -ENOMEM;
 	c->base.ops = &sqlite_cp_ops;
 	pthread_mutex_init(&c->lock, NULL);
-	err =
-	    sqlite_db_open_prepared(path, schema, durability, statements, c->st, ST_COUNT, &c->db);
+	err = sqlite_db_open(path, schema, durability, &c->db);
+	if (!err)
+		err = sqlite_db_in_transaction(c->db, add_unwind_columns, NULL);
+	if (!err)
+		err = sqlite_db_prepare_all(c->db, statements, c->st, ST_COUNT);
 	if (err) {
 		cp_close(&c->base);
 		return err;

@@ -2,6 +2,7 @@
 /* Opening the collector's single SQLite file (WAL journal, a busy timeout for the other
  * connections, the synchronous level of the backend's options) and stepping statements. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,50 @@ int sqlite_db_open(const char *path, const char *schema, enum store_sqlite_durab
 	}
 	*ret = db;
 	return 0;
+}
+
+static int table_has_column(sqlite3 *db, const char *table, const char *column, bool *ret_has)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	*ret_has = rc == SQLITE_ROW;
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int sqlite_db_add_column(sqlite3 *db, const char *table, const char *column, const char *type)
+{
+	char sql[256];
+	bool has;
+	int err = table_has_column(db, table, column, &has);
+
+	if (err || has)
+		return err;
+	if (snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s %s", table, column, type) >=
+	    (int)sizeof(sql))
+		return -EIO;
+	return exec_sql(db, sql);
+}
+
+int sqlite_db_in_transaction(sqlite3 *db, int (*fn)(sqlite3 *db, void *arg), void *arg)
+{
+	int err = exec_sql(db, "BEGIN IMMEDIATE");
+
+	if (err)
+		return err;
+	err = fn(db, arg);
+	if (!err)
+		err = exec_sql(db, "COMMIT");
+	if (err)
+		exec_sql(db, "ROLLBACK");
+	return err;
 }
 
 int sqlite_db_prepare_all(sqlite3 *db, const char *const *sql, sqlite3_stmt **ret, int n)

@@ -15,6 +15,13 @@
 int sqlite_db_open(const char *path, const char *schema, enum store_sqlite_durability durability,
 		   sqlite3 **ret);
 
+/* Upgrades a database made by an older collector: adds `column` of SQL `type` to `table` when
+ * the table lacks it (rows already there get NULL). 0 or -EIO. */
+int sqlite_db_add_column(sqlite3 *db, const char *table, const char *column, const char *type);
+
+/* Runs fn(db, arg) inside BEGIN IMMEDIATE ... COMMIT, rolled back when it fails. 0 or -errno. */
+int sqlite_db_in_transaction(sqlite3 *db, int (*fn)(sqlite3 *db, void *arg), void *arg);
+
 /* Prepares every statement of a NULL-terminated list; 0 or -EINVAL. */
 int sqlite_db_prepare_all(sqlite3 *db, const char *const *sql, sqlite3_stmt **ret, int n);
 void sqlite_db_finalize_all(sqlite3_stmt **stmts, int n);

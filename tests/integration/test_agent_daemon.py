@@ -425,6 +425,10 @@ class AgentDaemonTest(CleanupTestCase):
         self.assertGreater(report["processes"], 0)
         self.assertIn("cpu_s", report)
         self.assertIn("bpf_s", report)
+        # the unwinder's figures arrive from a real agent: every one sent, none null
+        self.assertIsNone(report["unwind_reason"], report)
+        self.assertIsInstance(report["unwind_tables"], int, report)
+        self.assertIsInstance(report["unwind_build_ms"], float, report)
         self.assertEqual(agent.stop(), 0)
 
     def test_short_lived_process_lands_under_its_cgroups_service(self):
