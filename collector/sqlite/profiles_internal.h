@@ -12,6 +12,7 @@
 
 #include "../hash.h"
 #include "../store.h"
+#include "hashtab.h"
 #include "store_sqlite.h"
 
 /*
@@ -74,10 +75,10 @@ struct reader {
 	sqlite3_stmt *st[R_COUNT];
 };
 
-/* One slot of the stack id cache: SHA-256 of the joined frames -> dictionary id. */
+/* One entry of the stack id cache: SHA-256 of the joined frames -> dictionary id. */
 struct stack_slot {
 	uint8_t hash[SHA256_LEN];
-	int64_t id; /* 0 = empty */
+	int64_t id;
 };
 
 /* The store: one writer connection (write_lock) with its caches, and the reader pool. */
@@ -87,8 +88,9 @@ struct sqlite_profiles {
 	pthread_mutex_t write_lock;
 	sqlite3 *wdb;
 	sqlite3_stmt *w[W_COUNT];
-	struct stack_slot *cache; /* stack hash -> id of committed stacks */
-	size_t cache_cap, cache_used;
+	struct hashtab stack_ids; /* SHA-256 prefix -> index into stack_hashes */
+	struct stack_slot *stack_hashes; /* stack hash -> id of committed stacks */
+	size_t n_stack_hashes, stack_hashes_cap;
 	char *frames_buf; /* scratch for joining frames */
 	size_t frames_cap;
 	size_t *lens; /* scratch: frame lengths of one stack */

@@ -12,69 +12,80 @@
 
 #define RECENT_STACKS_MAX (1u << 18) /* verified cache slots (at most half used) */
 #define RECENT_TEXT_MAX (32u << 20)  /* verified cache frame text: 32 MiB */
-#define STACK_CACHE_MAX (1u << 21) /* slots; cleared when more than half full */
+#define STACK_CACHE_MAX (1u << 20) /* stack ids cached; all forgotten past this */
 
 /* ------------------------------------------------------------------ stack id cache ---- */
 
-static struct stack_slot *cache_slot(struct sqlite_profiles *p, const uint8_t *hash)
+/* What stack_hash_is() compares a cached entry with. */
+struct stack_hash_key {
+	const struct stack_slot *entries;
+	const uint8_t *hash;
+};
+
+static bool stack_hash_is(uint64_t index, const void *key)
+{
+	const struct stack_hash_key *k = key;
+
+	return memcmp(k->entries[index].hash, k->hash, SHA256_LEN) == 0;
+}
+
+/* The table's hash of a SHA-256: its first 8 bytes, already uniform. */
+static uint64_t stack_hash_prefix(const uint8_t *hash)
 {
 	uint64_t h;
-	size_t mask = p->cache_cap - 1;
 
 	memcpy(&h, hash, sizeof(h));
-	for (size_t i = h & mask;; i = (i + 1) & mask) {
-		struct stack_slot *slot = &p->cache[i];
+	return h;
+}
 
-		if (!slot->id || memcmp(slot->hash, hash, SHA256_LEN) == 0)
-			return slot;
-	}
+/* The cached id of the stack of this SHA-256; 0 when not cached. */
+static int64_t cache_get(const struct sqlite_profiles *p, const uint8_t *hash)
+{
+	struct stack_hash_key key = { .entries = p->stack_hashes, .hash = hash };
+	uint64_t index;
+
+	if (!hashtab__find(&p->stack_ids, stack_hash_prefix(hash), stack_hash_is, &key, &index))
+		return 0;
+	return p->stack_hashes[index].id;
+}
+
+static void cache_clear(struct sqlite_profiles *p)
+{
+	hashtab__clear(&p->stack_ids);
+	p->n_stack_hashes = 0;
 }
 
 /* Also empties the verified cache: both may hold ids a rollback or retention removed. */
 void sqlite_profiles_forget_stack_ids(struct sqlite_profiles *p)
 {
-	memset(p->cache, 0, p->cache_cap * sizeof(*p->cache));
-	p->cache_used = 0;
+	cache_clear(p);
 	stack_cache__clear(p->recent);
 }
 
 static int cache_grow(struct sqlite_profiles *p)
 {
-	struct stack_slot *old = p->cache;
-	size_t old_cap = p->cache_cap;
-	size_t new_cap = old_cap ? old_cap * 2 : 4096;
+	size_t cap = p->stack_hashes_cap ? p->stack_hashes_cap * 2 : 2048;
+	struct stack_slot *grown = realloc(p->stack_hashes, cap * sizeof(*grown));
 
-	if (new_cap > STACK_CACHE_MAX) {
-		memset(p->cache, 0, p->cache_cap * sizeof(*p->cache)); /* bounded memory: forget, */
-		p->cache_used = 0;					/* the dictionary has them */
-		return 0;
-	}
-	p->cache = calloc(new_cap, sizeof(*p->cache));
-	if (!p->cache) {
-		p->cache = old;
+	if (!grown)
 		return -ENOMEM;
-	}
-	p->cache_cap = new_cap;
-	p->cache_used = 0;
-	for (size_t i = 0; i < old_cap; i++) {
-		if (old[i].id) {
-			*cache_slot(p, old[i].hash) = old[i];
-			p->cache_used++;
-		}
-	}
-	free(old);
+	p->stack_hashes = grown;
+	p->stack_hashes_cap = cap;
 	return 0;
 }
 
+/* Caches a stack id not cached yet. */
 static int cache_put(struct sqlite_profiles *p, const uint8_t *hash, int64_t id)
 {
 	struct stack_slot *slot;
 
-	if ((p->cache_used + 1) * 2 > p->cache_cap && cache_grow(p))
+	if (p->n_stack_hashes == STACK_CACHE_MAX)
+		cache_clear(p); /* bounded memory: forget, the dictionary has them */
+	if (p->n_stack_hashes == p->stack_hashes_cap && cache_grow(p))
 		return -ENOMEM;
-	slot = cache_slot(p, hash);
-	if (!slot->id)
-		p->cache_used++;
+	if (hashtab__add(&p->stack_ids, stack_hash_prefix(hash), p->n_stack_hashes))
+		return -ENOMEM;
+	slot = &p->stack_hashes[p->n_stack_hashes++];
 	memcpy(slot->hash, hash, SHA256_LEN);
 	slot->id = id;
 	return 0;
@@ -247,7 +258,6 @@ int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct stack_value
 			     int64_t *ret_id)
 {
 	uint8_t hash[SHA256_LEN];
-	struct stack_slot *slot;
 	uint64_t fast;
 	size_t len;
 	int rc;
@@ -266,11 +276,9 @@ int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct stack_value
 		rc = sha256_with(p->sha, p->frames_buf, len, hash);
 	if (rc)
 		return rc;
-	slot = cache_slot(p, hash);
-	if (slot->id)
-		*ret_id = slot->id;
-	else if ((rc = stack_lookup_or_add(p, sv, hash, len, ret_id)) ||
-		 (rc = cache_put(p, hash, *ret_id)))
+	*ret_id = cache_get(p, hash);
+	if (!*ret_id && ((rc = stack_lookup_or_add(p, sv, hash, len, ret_id)) ||
+		 (rc = cache_put(p, hash, *ret_id))))
 		return rc;
 	/* Cached before commit; a rollback clears both caches. */
 	return stack_cache__put(p->recent, fast, p->frames_buf, len, sv->n_frames, *ret_id);
@@ -444,10 +452,6 @@ int sqlite_profiles_series_touch(struct sqlite_profiles *p, struct series_entry 
 
 int sqlite_profiles_caches_init(struct sqlite_profiles *p)
 {
-	int err = cache_grow(p);
-
-	if (err)
-		return err;
 	p->sha = sha256_ctx__new();
 	p->recent = stack_cache__new(RECENT_STACKS_MAX, RECENT_TEXT_MAX);
 	return p->sha && p->recent ? 0 : -ENOMEM;
@@ -455,7 +459,8 @@ int sqlite_profiles_caches_init(struct sqlite_profiles *p)
 
 void sqlite_profiles_caches_free(struct sqlite_profiles *p)
 {
-	free(p->cache);
+	hashtab__free(&p->stack_ids);
+	free(p->stack_hashes);
 	free(p->frames_buf);
 	free(p->lens);
 	free(p->name_hashes);
