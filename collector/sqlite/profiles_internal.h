@@ -96,9 +96,9 @@ struct sqlite_profiles {
 	size_t *lens; /* scratch: frame lengths of one stack */
 	uint64_t *name_hashes; /* scratch: frame name hashes of one stack */
 	size_t lens_cap;
-	struct name_memo *memo; /* frame name pointer -> length and hash, for one group */
-	size_t memo_cap, memo_used;
-	uint32_t memo_gen;
+	struct hashtab memo; /* frame name pointer -> index into memo_names, for one group */
+	struct name_memo *memo_names; /* length and hash of each name */
+	size_t n_memo, memo_cap;
 	struct sha256_ctx *sha;
 	struct stack_cache *recent; /* frames -> id of committed stacks, verified by text */
 	struct merge_entry *merge; /* one group's rollup values, by (series, bucket, stack) */

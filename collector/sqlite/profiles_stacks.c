@@ -96,79 +96,57 @@ static int cache_put(struct sqlite_profiles *p, const uint8_t *hash, int64_t id)
 /*
  * An upload's stacks share their frame name strings (one pointer per distinct name), so each
  * name is measured and hashed once per group, found again by its pointer. Valid for one group
- * only (the uploads' memory lives until they are acknowledged): a new generation forgets it.
+ * only (the uploads' memory lives until they are acknowledged): a new group forgets it.
  */
 struct name_memo {
-	const char *ptr;
 	uint64_t hash;
-	uint32_t len;
-	uint32_t gen;
+	size_t len;
 };
 
 void sqlite_profiles_names_new_group(struct sqlite_profiles *p)
 {
-	p->memo_used = 0;
-	if (++p->memo_gen == 0) { /* wrapped: old slots could look current */
-		memset(p->memo, 0, p->memo_cap * sizeof(*p->memo));
-		p->memo_gen = 1;
+	hashtab__clear(&p->memo);
+	p->n_memo = 0;
+}
+
+/* Measures and hashes a name not memoised in this group yet. */
+static int memo_add(struct sqlite_profiles *p, const char *name, const struct name_memo **ret)
+{
+	struct name_memo *m;
+
+	if (p->n_memo == p->memo_cap) {
+		size_t cap = p->memo_cap ? p->memo_cap * 2 : 2048;
+		struct name_memo *grown = realloc(p->memo_names, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		p->memo_names = grown;
+		p->memo_cap = cap;
 	}
-}
-
-static size_t memo_index(const char *ptr, size_t mask)
-{
-	uint64_t h = (uint64_t)(uintptr_t)ptr * 0x9e3779b97f4a7c15ull;
-
-	return (h ^ (h >> 32)) & mask;
-}
-
-static int memo_grow(struct sqlite_profiles *p)
-{
-	size_t cap = p->memo_cap ? p->memo_cap * 2 : 4096;
-	struct name_memo *memo = calloc(cap, sizeof(*memo));
-
-	if (!memo)
+	if (hashtab__put(&p->memo, (uintptr_t)name, p->n_memo))
 		return -ENOMEM;
-	for (size_t i = 0; i < p->memo_cap; i++) {
-		const struct name_memo *m = &p->memo[i];
-		size_t s;
-
-		if (m->gen != p->memo_gen)
-			continue;
-		for (s = memo_index(m->ptr, cap - 1); memo[s].gen; s = (s + 1) & (cap - 1))
-			;
-		memo[s] = *m;
-	}
-	free(p->memo);
-	p->memo = memo;
-	p->memo_cap = cap;
+	m = &p->memo_names[p->n_memo++];
+	m->len = strlen(name);
+	m->hash = stack_cache__name_hash(name, m->len);
+	*ret = m;
 	return 0;
 }
 
 static int memo_get(struct sqlite_profiles *p, const char *name, size_t *ret_len,
 		    uint64_t *ret_hash)
 {
-	struct name_memo *m;
-	size_t mask, s, len;
+	const struct name_memo *m;
+	uint64_t index;
 
-	if ((p->memo_used + 1) * 2 > p->memo_cap && memo_grow(p))
-		return -ENOMEM;
-	mask = p->memo_cap - 1;
-	for (s = memo_index(name, mask); p->memo[s].gen == p->memo_gen; s = (s + 1) & mask) {
-		m = &p->memo[s];
-		if (m->ptr == name) {
-			*ret_len = m->len;
-			*ret_hash = m->hash;
-			return 0;
-		}
+	if (hashtab__get(&p->memo, (uintptr_t)name, &index)) {
+		m = &p->memo_names[index];
+	} else {
+		int rc = memo_add(p, name, &m);
+
+		if (rc)
+			return rc;
 	}
-	len = strlen(name);
-	if (len > UINT32_MAX)
-		return -E2BIG;
-	m = &p->memo[s];
-	*m = (struct name_memo){ .ptr = name, .hash = stack_cache__name_hash(name, len),
-				 .len = (uint32_t)len, .gen = p->memo_gen };
-	p->memo_used++;
-	*ret_len = len;
+	*ret_len = m->len;
 	*ret_hash = m->hash;
 	return 0;
 }
@@ -464,7 +442,8 @@ void sqlite_profiles_caches_free(struct sqlite_profiles *p)
 	free(p->frames_buf);
 	free(p->lens);
 	free(p->name_hashes);
-	free(p->memo);
+	hashtab__free(&p->memo);
+	free(p->memo_names);
 	sqlite_profiles_forget_series(p);
 	free(p->series);
 	free(p->touched);
