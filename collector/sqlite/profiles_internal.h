@@ -103,8 +103,7 @@ struct sqlite_profiles {
 	struct stack_cache *recent; /* frames -> id of committed stacks, verified by text */
 	struct merge_entry *merge; /* one group's rollup values, by (series, bucket, stack) */
 	size_t n_merge, merge_cap;
-	uint32_t *merge_slots; /* index + 1 into merge; 0 = empty */
-	size_t merge_slots_cap;
+	struct hashtab merge_index; /* merge_hash() -> index into merge */
 	struct series_entry **series; /* open addressing by key hash */
 	size_t series_cap, n_series;
 	struct series_entry **touched; /* series written by the group being committed */
