@@ -104,8 +104,7 @@ struct sqlite_profiles {
 	struct merge_entry *merge; /* one group's rollup values, by (series, bucket, stack) */
 	size_t n_merge, merge_cap;
 	struct hashtab merge_index; /* merge_hash() -> index into merge */
-	struct series_entry **series; /* open addressing by key hash */
-	size_t series_cap, n_series;
+	struct hashtab series; /* key hash -> struct series_entry * */
 	struct series_entry **touched; /* series written by the group being committed */
 	size_t n_touched, touched_cap;
 	struct group_commit *gc;
@@ -116,7 +115,6 @@ struct sqlite_profiles {
 /* A series' id and tier marks, kept while the writer runs so that an upload costs no series
  * lookup. Emptied after a rollback (the id or the marks may not have been committed). */
 struct series_entry {
-	uint64_t hash;
 	int64_t id;
 	int64_t hour_done, day_done; /* tier marks; -1 until the series has a tier_marks row */
 	int64_t newest;		     /* newest bucket written, -1 when none */

@@ -266,11 +266,12 @@ int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct stack_value
 
 void sqlite_profiles_forget_series(struct sqlite_profiles *p)
 {
-	for (size_t i = 0; i < p->series_cap; i++) {
-		free(p->series[i]);
-		p->series[i] = NULL;
-	}
-	p->n_series = 0;
+	size_t iter = 0;
+	uint64_t e;
+
+	while (hashtab__next(&p->series, &iter, &e))
+		free((struct series_entry *)(uintptr_t)e);
+	hashtab__clear(&p->series);
 	p->n_touched = 0;
 }
 
@@ -296,34 +297,18 @@ static uint64_t key_hash(const char *key, size_t len)
 	return hash_bytes(key, len);
 }
 
-static struct series_entry **series_slot(struct series_entry **table, size_t cap, uint64_t h,
-					 const char *key, size_t len)
+/* What series_is() compares a cached series with. */
+struct series_lookup {
+	const char *key;
+	size_t len;
+};
+
+static bool series_is(uint64_t entry, const void *key)
 {
-	for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
-		struct series_entry *e = table[i];
+	const struct series_entry *e = (const struct series_entry *)(uintptr_t)entry;
+	const struct series_lookup *k = key;
 
-		if (!e || (e->hash == h && e->key_len == len && memcmp(e->key, key, len) == 0))
-			return &table[i];
-	}
-}
-
-static int series_cache_grow(struct sqlite_profiles *p)
-{
-	size_t cap = p->series_cap ? p->series_cap * 2 : 64;
-	struct series_entry **table = calloc(cap, sizeof(*table));
-
-	if (!table)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->series_cap; i++) {
-		struct series_entry *e = p->series[i];
-
-		if (e)
-			*series_slot(table, cap, e->hash, e->key, e->key_len) = e;
-	}
-	free(p->series);
-	p->series = table;
-	p->series_cap = cap;
-	return 0;
+	return e->key_len == k->len && memcmp(e->key, k->key, k->len) == 0;
 }
 
 /* The series' id (created when new), its tier marks and its newest bucket, from the store. */
@@ -372,40 +357,43 @@ static int series_load(struct sqlite_profiles *p, const struct profile_batch *b,
 	return rc == SQLITE_ROW ? 0 : -EIO;
 }
 
-int sqlite_profiles_series_get(struct sqlite_profiles *p, const struct profile_batch *b,
-			       struct series_entry **ret)
+/* A new series entry for the key, loaded from the store and cached. */
+static int series_add(struct sqlite_profiles *p, const struct profile_batch *b,
+		      const struct series_lookup *k, uint64_t h, struct series_entry **ret)
 {
-	char key[4 * STORE_NAME_MAX + 4];
-	size_t len = series_key(b, key, sizeof(key));
-	struct series_entry **slot, *e;
-	uint64_t h;
+	struct series_entry *e = calloc(1, sizeof(*e) + k->len);
 	int rc;
 
-	if (!len)
-		return -EINVAL;
-	h = key_hash(key, len);
-	if ((p->n_series + 1) * 2 > p->series_cap && series_cache_grow(p))
-		return -ENOMEM;
-	slot = series_slot(p->series, p->series_cap, h, key, len);
-	if (*slot) {
-		*ret = *slot;
-		return 0;
-	}
-	e = calloc(1, sizeof(*e) + len);
 	if (!e)
 		return -ENOMEM;
-	e->hash = h;
-	e->key_len = len;
-	memcpy(e->key, key, len);
+	e->key_len = k->len;
+	memcpy(e->key, k->key, k->len);
 	rc = series_load(p, b, e);
+	if (!rc)
+		rc = hashtab__add(&p->series, h, (uintptr_t)e);
 	if (rc) {
 		free(e);
 		return rc;
 	}
-	*slot = e;
-	p->n_series++;
 	*ret = e;
 	return 0;
+}
+
+int sqlite_profiles_series_get(struct sqlite_profiles *p, const struct profile_batch *b,
+			       struct series_entry **ret)
+{
+	char key[4 * STORE_NAME_MAX + 4];
+	struct series_lookup k = { .key = key, .len = series_key(b, key, sizeof(key)) };
+	uint64_t h, found;
+
+	if (!k.len)
+		return -EINVAL;
+	h = key_hash(key, k.len);
+	if (hashtab__find(&p->series, h, series_is, &k, &found)) {
+		*ret = (struct series_entry *)(uintptr_t)found;
+		return 0;
+	}
+	return series_add(p, b, &k, h, ret);
 }
 
 int sqlite_profiles_series_touch(struct sqlite_profiles *p, struct series_entry *e)
@@ -445,7 +433,7 @@ void sqlite_profiles_caches_free(struct sqlite_profiles *p)
 	hashtab__free(&p->memo);
 	free(p->memo_names);
 	sqlite_profiles_forget_series(p);
-	free(p->series);
+	hashtab__free(&p->series);
 	free(p->touched);
 	sha256_ctx__free(p->sha);
 	stack_cache__free(p->recent);

@@ -287,7 +287,7 @@ static int write_group(struct sqlite_profiles *p, struct gc_item **items, size_t
 
 	merge_reset(p);
 	sqlite_profiles_names_new_group(p);
-	if (p->n_series > SERIES_CACHE_MAX)
+	if (hashtab__count(&p->series) > SERIES_CACHE_MAX)
 		sqlite_profiles_forget_series(p); /* bounded; entries are reloaded on use */
 	for (size_t i = 0; i < n; i++) { /* a failed group is retried item by item: start clean */
 		const struct ingest_call *call = items[i]->data;
