@@ -141,15 +141,6 @@ static inline int64_t ceil_to(int64_t t, int64_t unit)
 	return -floor_to(-t, unit);
 }
 
-/* Hash of a rollup key (tier, series, bucket, stack); reads use it for stack ids alone. */
-static inline uint64_t merge_hash(enum tier tier, int64_t series, int64_t bucket, int64_t stack)
-{
-	uint64_t h = ((uint64_t)series * 0x9e3779b97f4a7c15ull ^ (uint64_t)bucket) + tier;
-
-	h = (h ^ (uint64_t)stack) * 0xff51afd7ed558ccdull;
-	return h ^ (h >> 29);
-}
-
 /* profiles_stacks.c: the writer's caches. Called with write_lock held (or while opening). */
 int sqlite_profiles_caches_init(struct sqlite_profiles *p);
 void sqlite_profiles_caches_free(struct sqlite_profiles *p);

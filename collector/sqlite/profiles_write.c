@@ -30,6 +30,15 @@ struct merge_entry {
 	enum tier tier; /* bucket is the hour's or the day's start for the coarser tiers */
 };
 
+/* Hash of a rollup key (tier, series, bucket, stack). */
+static inline uint64_t merge_hash(enum tier tier, int64_t series, int64_t bucket, int64_t stack)
+{
+	uint64_t h = ((uint64_t)series * 0x9e3779b97f4a7c15ull ^ (uint64_t)bucket) + tier;
+
+	h = (h ^ (uint64_t)stack) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 29);
+}
+
 static void merge_reset(struct sqlite_profiles *p)
 {
 	hashtab__clear(&p->merge_index);
