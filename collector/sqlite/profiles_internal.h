@@ -12,6 +12,7 @@
 
 #include "../hash.h"
 #include "../store.h"
+#include "hashtab.h"
 #include "store_sqlite.h"
 
 /*
@@ -74,10 +75,10 @@ struct reader {
 	sqlite3_stmt *st[R_COUNT];
 };
 
-/* One slot of the stack id cache: SHA-256 of the joined frames -> dictionary id. */
+/* One entry of the stack id cache: SHA-256 of the joined frames -> dictionary id. */
 struct stack_slot {
 	uint8_t hash[SHA256_LEN];
-	int64_t id; /* 0 = empty */
+	int64_t id;
 };
 
 /* The store: one writer connection (write_lock) with its caches, and the reader pool. */
@@ -87,24 +88,23 @@ struct sqlite_profiles {
 	pthread_mutex_t write_lock;
 	sqlite3 *wdb;
 	sqlite3_stmt *w[W_COUNT];
-	struct stack_slot *cache; /* stack hash -> id of committed stacks */
-	size_t cache_cap, cache_used;
+	struct hashtab stack_ids;	 /* SHA-256 prefix -> index into stack_hashes */
+	struct stack_slot *stack_hashes; /* stack hash -> id of committed stacks */
+	size_t n_stack_hashes, stack_hashes_cap;
 	char *frames_buf; /* scratch for joining frames */
 	size_t frames_cap;
 	size_t *lens;	       /* scratch: frame lengths of one stack */
 	uint64_t *name_hashes; /* scratch: frame name hashes of one stack */
 	size_t lens_cap;
-	struct name_memo *memo; /* frame name pointer -> length and hash, for one group */
-	size_t memo_cap, memo_used;
-	uint32_t memo_gen;
+	struct hashtab memo; /* frame name pointer -> index into memo_names, for one group */
+	struct name_memo *memo_names; /* length and hash of each name */
+	size_t n_memo, memo_cap;
 	struct sha256_ctx *sha;
 	struct stack_cache *recent; /* frames -> id of committed stacks, verified by text */
 	struct merge_entry *merge;  /* one group's rollup values, by (series, bucket, stack) */
 	size_t n_merge, merge_cap;
-	uint32_t *merge_slots; /* index + 1 into merge; 0 = empty */
-	size_t merge_slots_cap;
-	struct series_entry **series; /* open addressing by key hash */
-	size_t series_cap, n_series;
+	struct hashtab merge_index;    /* merge_hash() -> index into merge */
+	struct hashtab series;	       /* key hash -> struct series_entry * */
 	struct series_entry **touched; /* series written by the group being committed */
 	size_t n_touched, touched_cap;
 	struct group_commit *gc;
@@ -115,7 +115,6 @@ struct sqlite_profiles {
 /* A series' id and tier marks, kept while the writer runs so that an upload costs no series
  * lookup. Emptied after a rollback (the id or the marks may not have been committed). */
 struct series_entry {
-	uint64_t hash;
 	int64_t id;
 	int64_t hour_done, day_done; /* tier marks; -1 until the series has a tier_marks row */
 	int64_t newest;		     /* newest bucket written, -1 when none */
@@ -140,15 +139,6 @@ static inline int64_t floor_to(int64_t t, int64_t unit)
 static inline int64_t ceil_to(int64_t t, int64_t unit)
 {
 	return -floor_to(-t, unit);
-}
-
-/* Hash of a rollup key (tier, series, bucket, stack); reads use it for stack ids alone. */
-static inline uint64_t merge_hash(enum tier tier, int64_t series, int64_t bucket, int64_t stack)
-{
-	uint64_t h = ((uint64_t)series * 0x9e3779b97f4a7c15ull ^ (uint64_t)bucket) + tier;
-
-	h = (h ^ (uint64_t)stack) * 0xff51afd7ed558ccdull;
-	return h ^ (h >> 29);
 }
 
 /* profiles_stacks.c: the writer's caches. Called with write_lock held (or while opening). */

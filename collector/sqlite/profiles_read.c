@@ -118,15 +118,14 @@ static int split_frames(const char *text, int64_t n_frames, struct merged_stack 
 struct window_sum {
 	int64_t *ids, *values;
 	size_t n, cap;
-	uint32_t *slots; /* index + 1; 0 = empty */
-	size_t n_slots;
+	struct hashtab index; /* stack id -> index into ids and values */
 };
 
 static void window_sum_free(struct window_sum *w)
 {
 	free(w->ids);
 	free(w->values);
-	free(w->slots);
+	hashtab__free(&w->index);
 }
 
 static int window_sum_grow(struct window_sum *w)
@@ -134,7 +133,6 @@ static int window_sum_grow(struct window_sum *w)
 	size_t cap = w->cap ? w->cap * 2 : 1024;
 	int64_t *ids = realloc(w->ids, cap * sizeof(*ids));
 	int64_t *values;
-	uint32_t *slots;
 
 	if (!ids)
 		return -ENOMEM;
@@ -143,41 +141,22 @@ static int window_sum_grow(struct window_sum *w)
 	if (!values)
 		return -ENOMEM;
 	w->values = values;
-	slots = calloc(cap * 2, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < w->n; i++) {
-		size_t s = merge_hash(0, 0, 0, w->ids[i]) & (cap * 2 - 1);
-
-		while (slots[s])
-			s = (s + 1) & (cap * 2 - 1);
-		slots[s] = (uint32_t)(i + 1);
-	}
-	free(w->slots);
-	w->slots = slots;
-	w->n_slots = cap * 2;
 	w->cap = cap;
 	return 0;
 }
 
 static int window_sum_add(struct window_sum *w, int64_t id, int64_t value)
 {
-	size_t s, mask;
+	uint64_t i;
 
+	if (hashtab__get(&w->index, (uint64_t)id, &i))
+		return __builtin_add_overflow(w->values[i], value, &w->values[i]) ? -EOVERFLOW : 0;
 	if (w->n == w->cap && window_sum_grow(w))
 		return -ENOMEM;
-	mask = w->n_slots - 1;
-	for (s = merge_hash(0, 0, 0, id) & mask; w->slots[s]; s = (s + 1) & mask) {
-		size_t i = w->slots[s] - 1;
-
-		if (w->ids[i] == id)
-			return __builtin_add_overflow(w->values[i], value, &w->values[i])
-				   ? -EOVERFLOW
-				   : 0;
-	}
+	if (hashtab__put(&w->index, (uint64_t)id, w->n))
+		return -ENOMEM;
 	w->ids[w->n] = id;
-	w->values[w->n] = value;
-	w->slots[s] = (uint32_t)++w->n;
+	w->values[w->n++] = value;
 	return 0;
 }
 

@@ -12,69 +12,80 @@
 
 #define RECENT_STACKS_MAX (1u << 18) /* verified cache slots (at most half used) */
 #define RECENT_TEXT_MAX (32u << 20)  /* verified cache frame text: 32 MiB */
-#define STACK_CACHE_MAX (1u << 21)   /* slots; cleared when more than half full */
+#define STACK_CACHE_MAX (1u << 20)   /* stack ids cached; all forgotten past this */
 
 /* ------------------------------------------------------------------ stack id cache ---- */
 
-static struct stack_slot *cache_slot(struct sqlite_profiles *p, const uint8_t *hash)
+/* What stack_hash_is() compares a cached entry with. */
+struct stack_hash_key {
+	const struct stack_slot *entries;
+	const uint8_t *hash;
+};
+
+static bool stack_hash_is(uint64_t index, const void *key)
+{
+	const struct stack_hash_key *k = key;
+
+	return memcmp(k->entries[index].hash, k->hash, SHA256_LEN) == 0;
+}
+
+/* The table's hash of a SHA-256: its first 8 bytes, already uniform. */
+static uint64_t stack_hash_prefix(const uint8_t *hash)
 {
 	uint64_t h;
-	size_t mask = p->cache_cap - 1;
 
 	memcpy(&h, hash, sizeof(h));
-	for (size_t i = h & mask;; i = (i + 1) & mask) {
-		struct stack_slot *slot = &p->cache[i];
+	return h;
+}
 
-		if (!slot->id || memcmp(slot->hash, hash, SHA256_LEN) == 0)
-			return slot;
-	}
+/* The cached id of the stack of this SHA-256; 0 when not cached. */
+static int64_t cache_get(const struct sqlite_profiles *p, const uint8_t *hash)
+{
+	struct stack_hash_key key = {.entries = p->stack_hashes, .hash = hash};
+	uint64_t index;
+
+	if (!hashtab__find(&p->stack_ids, stack_hash_prefix(hash), stack_hash_is, &key, &index))
+		return 0;
+	return p->stack_hashes[index].id;
+}
+
+static void cache_clear(struct sqlite_profiles *p)
+{
+	hashtab__clear(&p->stack_ids);
+	p->n_stack_hashes = 0;
 }
 
 /* Also empties the verified cache: both may hold ids a rollback or retention removed. */
 void sqlite_profiles_forget_stack_ids(struct sqlite_profiles *p)
 {
-	memset(p->cache, 0, p->cache_cap * sizeof(*p->cache));
-	p->cache_used = 0;
+	cache_clear(p);
 	stack_cache__clear(p->recent);
 }
 
 static int cache_grow(struct sqlite_profiles *p)
 {
-	struct stack_slot *old = p->cache;
-	size_t old_cap = p->cache_cap;
-	size_t new_cap = old_cap ? old_cap * 2 : 4096;
+	size_t cap = p->stack_hashes_cap ? p->stack_hashes_cap * 2 : 2048;
+	struct stack_slot *grown = realloc(p->stack_hashes, cap * sizeof(*grown));
 
-	if (new_cap > STACK_CACHE_MAX) {
-		memset(p->cache, 0, p->cache_cap * sizeof(*p->cache)); /* bounded memory: forget, */
-		p->cache_used = 0;				       /* the dictionary has them */
-		return 0;
-	}
-	p->cache = calloc(new_cap, sizeof(*p->cache));
-	if (!p->cache) {
-		p->cache = old;
+	if (!grown)
 		return -ENOMEM;
-	}
-	p->cache_cap = new_cap;
-	p->cache_used = 0;
-	for (size_t i = 0; i < old_cap; i++) {
-		if (old[i].id) {
-			*cache_slot(p, old[i].hash) = old[i];
-			p->cache_used++;
-		}
-	}
-	free(old);
+	p->stack_hashes = grown;
+	p->stack_hashes_cap = cap;
 	return 0;
 }
 
+/* Caches a stack id not cached yet. */
 static int cache_put(struct sqlite_profiles *p, const uint8_t *hash, int64_t id)
 {
 	struct stack_slot *slot;
 
-	if ((p->cache_used + 1) * 2 > p->cache_cap && cache_grow(p))
+	if (p->n_stack_hashes == STACK_CACHE_MAX)
+		cache_clear(p); /* bounded memory: forget, the dictionary has them */
+	if (p->n_stack_hashes == p->stack_hashes_cap && cache_grow(p))
 		return -ENOMEM;
-	slot = cache_slot(p, hash);
-	if (!slot->id)
-		p->cache_used++;
+	if (hashtab__add(&p->stack_ids, stack_hash_prefix(hash), p->n_stack_hashes))
+		return -ENOMEM;
+	slot = &p->stack_hashes[p->n_stack_hashes++];
 	memcpy(slot->hash, hash, SHA256_LEN);
 	slot->id = id;
 	return 0;
@@ -85,81 +96,57 @@ static int cache_put(struct sqlite_profiles *p, const uint8_t *hash, int64_t id)
 /*
  * An upload's stacks share their frame name strings (one pointer per distinct name), so each
  * name is measured and hashed once per group, found again by its pointer. Valid for one group
- * only (the uploads' memory lives until they are acknowledged): a new generation forgets it.
+ * only (the uploads' memory lives until they are acknowledged): a new group forgets it.
  */
 struct name_memo {
-	const char *ptr;
 	uint64_t hash;
-	uint32_t len;
-	uint32_t gen;
+	size_t len;
 };
 
 void sqlite_profiles_names_new_group(struct sqlite_profiles *p)
 {
-	p->memo_used = 0;
-	if (++p->memo_gen == 0) { /* wrapped: old slots could look current */
-		memset(p->memo, 0, p->memo_cap * sizeof(*p->memo));
-		p->memo_gen = 1;
+	hashtab__clear(&p->memo);
+	p->n_memo = 0;
+}
+
+/* Measures and hashes a name not memoised in this group yet. */
+static int memo_add(struct sqlite_profiles *p, const char *name, const struct name_memo **ret)
+{
+	struct name_memo *m;
+
+	if (p->n_memo == p->memo_cap) {
+		size_t cap = p->memo_cap ? p->memo_cap * 2 : 2048;
+		struct name_memo *grown = realloc(p->memo_names, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		p->memo_names = grown;
+		p->memo_cap = cap;
 	}
-}
-
-static size_t memo_index(const char *ptr, size_t mask)
-{
-	uint64_t h = (uint64_t)(uintptr_t)ptr * 0x9e3779b97f4a7c15ull;
-
-	return (h ^ (h >> 32)) & mask;
-}
-
-static int memo_grow(struct sqlite_profiles *p)
-{
-	size_t cap = p->memo_cap ? p->memo_cap * 2 : 4096;
-	struct name_memo *memo = calloc(cap, sizeof(*memo));
-
-	if (!memo)
+	if (hashtab__put(&p->memo, (uintptr_t)name, p->n_memo))
 		return -ENOMEM;
-	for (size_t i = 0; i < p->memo_cap; i++) {
-		const struct name_memo *m = &p->memo[i];
-		size_t s;
-
-		if (m->gen != p->memo_gen)
-			continue;
-		for (s = memo_index(m->ptr, cap - 1); memo[s].gen; s = (s + 1) & (cap - 1))
-			;
-		memo[s] = *m;
-	}
-	free(p->memo);
-	p->memo = memo;
-	p->memo_cap = cap;
+	m = &p->memo_names[p->n_memo++];
+	m->len = strlen(name);
+	m->hash = stack_cache__name_hash(name, m->len);
+	*ret = m;
 	return 0;
 }
 
 static int memo_get(struct sqlite_profiles *p, const char *name, size_t *ret_len,
 		    uint64_t *ret_hash)
 {
-	struct name_memo *m;
-	size_t mask, s, len;
+	const struct name_memo *m;
+	uint64_t index;
 
-	if ((p->memo_used + 1) * 2 > p->memo_cap && memo_grow(p))
-		return -ENOMEM;
-	mask = p->memo_cap - 1;
-	for (s = memo_index(name, mask); p->memo[s].gen == p->memo_gen; s = (s + 1) & mask) {
-		m = &p->memo[s];
-		if (m->ptr == name) {
-			*ret_len = m->len;
-			*ret_hash = m->hash;
-			return 0;
-		}
+	if (hashtab__get(&p->memo, (uintptr_t)name, &index)) {
+		m = &p->memo_names[index];
+	} else {
+		int rc = memo_add(p, name, &m);
+
+		if (rc)
+			return rc;
 	}
-	len = strlen(name);
-	if (len > UINT32_MAX)
-		return -E2BIG;
-	m = &p->memo[s];
-	*m = (struct name_memo){.ptr = name,
-				.hash = stack_cache__name_hash(name, len),
-				.len = (uint32_t)len,
-				.gen = p->memo_gen};
-	p->memo_used++;
-	*ret_len = len;
+	*ret_len = m->len;
 	*ret_hash = m->hash;
 	return 0;
 }
@@ -249,7 +236,6 @@ int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct stack_value
 			     int64_t *ret_id)
 {
 	uint8_t hash[SHA256_LEN];
-	struct stack_slot *slot;
 	uint64_t fast;
 	size_t len;
 	int rc;
@@ -268,11 +254,9 @@ int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct stack_value
 		rc = sha256_with(p->sha, p->frames_buf, len, hash);
 	if (rc)
 		return rc;
-	slot = cache_slot(p, hash);
-	if (slot->id)
-		*ret_id = slot->id;
-	else if ((rc = stack_lookup_or_add(p, sv, hash, len, ret_id)) ||
-		 (rc = cache_put(p, hash, *ret_id)))
+	*ret_id = cache_get(p, hash);
+	if (!*ret_id && ((rc = stack_lookup_or_add(p, sv, hash, len, ret_id)) ||
+			 (rc = cache_put(p, hash, *ret_id))))
 		return rc;
 	/* Cached before commit; a rollback clears both caches. */
 	return stack_cache__put(p->recent, fast, p->frames_buf, len, sv->n_frames, *ret_id);
@@ -282,11 +266,12 @@ int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct stack_value
 
 void sqlite_profiles_forget_series(struct sqlite_profiles *p)
 {
-	for (size_t i = 0; i < p->series_cap; i++) {
-		free(p->series[i]);
-		p->series[i] = NULL;
-	}
-	p->n_series = 0;
+	size_t iter = 0;
+	uint64_t e;
+
+	while (hashtab__next(&p->series, &iter, &e))
+		free((struct series_entry *)(uintptr_t)e);
+	hashtab__clear(&p->series);
 	p->n_touched = 0;
 }
 
@@ -312,34 +297,18 @@ static uint64_t key_hash(const char *key, size_t len)
 	return hash_bytes(key, len);
 }
 
-static struct series_entry **series_slot(struct series_entry **table, size_t cap, uint64_t h,
-					 const char *key, size_t len)
+/* What series_is() compares a cached series with. */
+struct series_lookup {
+	const char *key;
+	size_t len;
+};
+
+static bool series_is(uint64_t entry, const void *key)
 {
-	for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
-		struct series_entry *e = table[i];
+	const struct series_entry *e = (const struct series_entry *)(uintptr_t)entry;
+	const struct series_lookup *k = key;
 
-		if (!e || (e->hash == h && e->key_len == len && memcmp(e->key, key, len) == 0))
-			return &table[i];
-	}
-}
-
-static int series_cache_grow(struct sqlite_profiles *p)
-{
-	size_t cap = p->series_cap ? p->series_cap * 2 : 64;
-	struct series_entry **table = calloc(cap, sizeof(*table));
-
-	if (!table)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->series_cap; i++) {
-		struct series_entry *e = p->series[i];
-
-		if (e)
-			*series_slot(table, cap, e->hash, e->key, e->key_len) = e;
-	}
-	free(p->series);
-	p->series = table;
-	p->series_cap = cap;
-	return 0;
+	return e->key_len == k->len && memcmp(e->key, k->key, k->len) == 0;
 }
 
 /* The series' id (created when new), its tier marks and its newest bucket, from the store. */
@@ -388,40 +357,43 @@ static int series_load(struct sqlite_profiles *p, const struct profile_batch *b,
 	return rc == SQLITE_ROW ? 0 : -EIO;
 }
 
-int sqlite_profiles_series_get(struct sqlite_profiles *p, const struct profile_batch *b,
-			       struct series_entry **ret)
+/* A new series entry for the key, loaded from the store and cached. */
+static int series_add(struct sqlite_profiles *p, const struct profile_batch *b,
+		      const struct series_lookup *k, uint64_t h, struct series_entry **ret)
 {
-	char key[4 * STORE_NAME_MAX + 4];
-	size_t len = series_key(b, key, sizeof(key));
-	struct series_entry **slot, *e;
-	uint64_t h;
+	struct series_entry *e = calloc(1, sizeof(*e) + k->len);
 	int rc;
 
-	if (!len)
-		return -EINVAL;
-	h = key_hash(key, len);
-	if ((p->n_series + 1) * 2 > p->series_cap && series_cache_grow(p))
-		return -ENOMEM;
-	slot = series_slot(p->series, p->series_cap, h, key, len);
-	if (*slot) {
-		*ret = *slot;
-		return 0;
-	}
-	e = calloc(1, sizeof(*e) + len);
 	if (!e)
 		return -ENOMEM;
-	e->hash = h;
-	e->key_len = len;
-	memcpy(e->key, key, len);
+	e->key_len = k->len;
+	memcpy(e->key, k->key, k->len);
 	rc = series_load(p, b, e);
+	if (!rc)
+		rc = hashtab__add(&p->series, h, (uintptr_t)e);
 	if (rc) {
 		free(e);
 		return rc;
 	}
-	*slot = e;
-	p->n_series++;
 	*ret = e;
 	return 0;
+}
+
+int sqlite_profiles_series_get(struct sqlite_profiles *p, const struct profile_batch *b,
+			       struct series_entry **ret)
+{
+	char key[4 * STORE_NAME_MAX + 4];
+	struct series_lookup k = {.key = key, .len = series_key(b, key, sizeof(key))};
+	uint64_t h, found;
+
+	if (!k.len)
+		return -EINVAL;
+	h = key_hash(key, k.len);
+	if (hashtab__find(&p->series, h, series_is, &k, &found)) {
+		*ret = (struct series_entry *)(uintptr_t)found;
+		return 0;
+	}
+	return series_add(p, b, &k, h, ret);
 }
 
 int sqlite_profiles_series_touch(struct sqlite_profiles *p, struct series_entry *e)
@@ -446,10 +418,6 @@ int sqlite_profiles_series_touch(struct sqlite_profiles *p, struct series_entry 
 
 int sqlite_profiles_caches_init(struct sqlite_profiles *p)
 {
-	int err = cache_grow(p);
-
-	if (err)
-		return err;
 	p->sha = sha256_ctx__new();
 	p->recent = stack_cache__new(RECENT_STACKS_MAX, RECENT_TEXT_MAX);
 	return p->sha && p->recent ? 0 : -ENOMEM;
@@ -457,13 +425,15 @@ int sqlite_profiles_caches_init(struct sqlite_profiles *p)
 
 void sqlite_profiles_caches_free(struct sqlite_profiles *p)
 {
-	free(p->cache);
+	hashtab__free(&p->stack_ids);
+	free(p->stack_hashes);
 	free(p->frames_buf);
 	free(p->lens);
 	free(p->name_hashes);
-	free(p->memo);
+	hashtab__free(&p->memo);
+	free(p->memo_names);
 	sqlite_profiles_forget_series(p);
-	free(p->series);
+	hashtab__free(&p->series);
 	free(p->touched);
 	sha256_ctx__free(p->sha);
 	stack_cache__free(p->recent);

@@ -30,60 +30,66 @@ struct merge_entry {
 	enum tier tier; /* bucket is the hour's or the day's start for the coarser tiers */
 };
 
+/* Hash of a rollup key (tier, series, bucket, stack). */
+static inline uint64_t merge_hash(enum tier tier, int64_t series, int64_t bucket, int64_t stack)
+{
+	uint64_t h = ((uint64_t)series * 0x9e3779b97f4a7c15ull ^ (uint64_t)bucket) + tier;
+
+	h = (h ^ (uint64_t)stack) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 29);
+}
+
 static void merge_reset(struct sqlite_profiles *p)
 {
-	if (p->n_merge)
-		memset(p->merge_slots, 0, p->merge_slots_cap * sizeof(*p->merge_slots));
+	hashtab__clear(&p->merge_index);
 	p->n_merge = 0;
 }
 
-static int merge_grow(struct sqlite_profiles *p)
+/* What same_rollup_key() compares a merged entry with. */
+struct merge_key {
+	const struct merge_entry *entries;
+	struct merge_entry probe;
+};
+
+static bool same_rollup_key(uint64_t index, const void *key)
 {
-	size_t cap = p->merge_cap ? p->merge_cap * 2 : 4096;
-	struct merge_entry *entries = realloc(p->merge, cap * sizeof(*entries));
-	uint32_t *slots;
+	const struct merge_key *k = key;
+	const struct merge_entry *e = &k->entries[index];
 
-	if (!entries)
-		return -ENOMEM;
-	p->merge = entries;
-	slots = calloc(cap * 2, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	free(p->merge_slots);
-	p->merge_slots = slots;
-	p->merge_slots_cap = cap * 2;
-	p->merge_cap = cap;
-	for (size_t i = 0; i < p->n_merge; i++) {
-		const struct merge_entry *e = &p->merge[i];
-		size_t s =
-		    merge_hash(e->tier, e->series_id, e->bucket, e->stack_id) & (cap * 2 - 1);
+	return e->tier == k->probe.tier && e->series_id == k->probe.series_id &&
+	       e->bucket == k->probe.bucket && e->stack_id == k->probe.stack_id;
+}
 
-		while (slots[s])
-			s = (s + 1) & (cap * 2 - 1);
-		slots[s] = (uint32_t)(i + 1);
+/* Appends a value whose rollup key the group has not had yet. */
+static int merge_append(struct sqlite_profiles *p, uint64_t h, const struct merge_entry *e)
+{
+	if (p->n_merge == p->merge_cap) {
+		size_t cap = p->merge_cap ? p->merge_cap * 2 : 4096;
+		struct merge_entry *grown = realloc(p->merge, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		p->merge = grown;
+		p->merge_cap = cap;
 	}
+	if (hashtab__add(&p->merge_index, h, p->n_merge))
+		return -ENOMEM;
+	p->merge[p->n_merge++] = *e;
 	return 0;
 }
 
 static int merge_add(struct sqlite_profiles *p, enum tier tier, int64_t series, int64_t bucket,
 		     int64_t stack, int64_t value)
 {
-	size_t mask, s;
+	struct merge_key key = {p->merge, {series, bucket, stack, value, tier}};
+	uint64_t h = merge_hash(tier, series, bucket, stack), index;
 
-	if (p->n_merge == p->merge_cap && merge_grow(p))
-		return -ENOMEM;
-	mask = p->merge_slots_cap - 1;
-	for (s = merge_hash(tier, series, bucket, stack) & mask; p->merge_slots[s];
-	     s = (s + 1) & mask) {
-		struct merge_entry *e = &p->merge[p->merge_slots[s] - 1];
+	if (hashtab__find(&p->merge_index, h, same_rollup_key, &key, &index)) {
+		struct merge_entry *e = &p->merge[index];
 
-		if (e->tier == tier && e->series_id == series && e->bucket == bucket &&
-		    e->stack_id == stack)
-			return __builtin_add_overflow(e->value, value, &e->value) ? -EOVERFLOW : 0;
+		return __builtin_add_overflow(e->value, value, &e->value) ? -EOVERFLOW : 0;
 	}
-	p->merge[p->n_merge] = (struct merge_entry){series, bucket, stack, value, tier};
-	p->merge_slots[s] = (uint32_t)++p->n_merge;
-	return 0;
+	return merge_append(p, h, &key.probe);
 }
 
 static int merge_cmp(const void *a, const void *b)
@@ -290,7 +296,7 @@ static int write_group(struct sqlite_profiles *p, struct gc_item **items, size_t
 
 	merge_reset(p);
 	sqlite_profiles_names_new_group(p);
-	if (p->n_series > SERIES_CACHE_MAX)
+	if (hashtab__count(&p->series) > SERIES_CACHE_MAX)
 		sqlite_profiles_forget_series(p); /* bounded; entries are reloaded on use */
 	for (size_t i = 0; i < n; i++) { /* a failed group is retried item by item: start clean */
 		const struct ingest_call *call = items[i]->data;
