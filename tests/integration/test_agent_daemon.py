@@ -511,7 +511,9 @@ class AgentDaemonTest(CleanupTestCase):
         self.assertEqual(first.returncode, 0, first.stderr)
         pid = int(first.stdout)
         self.assertTrue(wait_for(lambda: [q for q, _ in stub.accepted()
-                                          if q.get("service") == "rt-test-pid-first"], 15))
+                                          if q.get("service") == "rt-test-pid-first"], 15),
+                        "services %s\n%s" % (sorted({q.get("service") for q, _ in
+                                                      stub.accepted()}), agent.log()[-4000:]))
         for _ in range(5):  # another process may take the pid first: try again
             second = subprocess.run([helper, str(pid), second_dir, "1500", "0"],
                                     capture_output=True, text=True, timeout=60)
