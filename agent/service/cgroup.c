@@ -16,6 +16,7 @@
 /* v1 controllers in preference order after name=systemd; consistent on every host. */
 static const char *const v1_preference[] = {"name=systemd", "cpu", "cpuacct", "memory", "pids"};
 #define N_PREF (sizeof(v1_preference) / sizeof(v1_preference[0]))
+#define CGROUP_SETTLE_MS 500 /* a new process's path is read again once it is this old */
 
 static bool list_has(const char *list, size_t len, const char *name)
 {
@@ -110,6 +111,7 @@ struct pid_cgroup {
 	char *path;
 	uint64_t cgroup_id; /* BPF's cgroup id when the path was read */
 	uint64_t read_ms;
+	bool settled; /* read again at least CGROUP_SETTLE_MS after it was first seen */
 };
 
 struct cgroup_pids {
@@ -207,15 +209,32 @@ int cgroup_pids__capture(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id)
 	return err;
 }
 
+/* A process first read right after it started may still be on its way into its cgroup: a
+ * runtime (or the process itself) forks, then moves it, not always followed by an exec that
+ * would have it read again. Once it is CGROUP_SETTLE_MS old the path is read once more; after
+ * that only max_age_ms applies (on cgroup v1 nothing else tells us of a move). */
+static bool needs_read(const struct pid_cgroup *e, uint64_t cgroup_id, uint64_t max_age_ms)
+{
+	uint64_t age;
+
+	if (!e || (cgroup_id && e->cgroup_id && cgroup_id != e->cgroup_id))
+		return true;
+	age = monotonic_ms() - e->read_ms;
+	return age > max_age_ms || (!e->settled && age >= CGROUP_SETTLE_MS);
+}
+
 const char *cgroup_pids__get(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id,
 			     uint64_t max_age_ms)
 {
 	struct pid_cgroup *e = lru__get(c->pids, &pid, sizeof(pid));
+	bool settles = e && !e->settled && monotonic_ms() - e->read_ms >= CGROUP_SETTLE_MS;
 	int err;
 
-	if (!e || (cgroup_id && e->cgroup_id && cgroup_id != e->cgroup_id) ||
-	    monotonic_ms() - e->read_ms > max_age_ms)
+	if (needs_read(e, cgroup_id, max_age_ms)) {
 		e = read_into(c, pid, e, cgroup_id ? cgroup_id : (e ? e->cgroup_id : 0), &err);
+		if (e && settles)
+			e->settled = true;
+	}
 	return e ? e->path : NULL;
 }
 

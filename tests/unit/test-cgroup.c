@@ -145,6 +145,26 @@ TEST(store_rereads_on_a_new_cgroup_id_or_when_stale_not_otherwise)
 	fake_proc_remove(&fp);
 }
 
+TEST(store_reads_a_new_process_once_more_after_it_settled_into_its_cgroup)
+{
+	struct fake_proc fp;
+	struct cgroup_pids *c = fake_proc_store(&fp, "1:name=systemd:/user.slice\n");
+
+	CHECK(c);
+	/* first seen (cgroup v1: id 0) before it joined its unit, as a forked child can be */
+	CHECK_EQ_STR(cgroup_pids__get(c, 42, 0, 60000), "/user.slice");
+	write_file(fp.file, "1:name=systemd:/system.slice/a.service\n");
+	CHECK_EQ_STR(cgroup_pids__get(c, 42, 0, 60000), "/user.slice"); /* not settled yet */
+	usleep(550 * 1000);
+	CHECK_EQ_STR(cgroup_pids__get(c, 42, 0, 60000), "/system.slice/a.service");
+	/* settled: from now on only the age (or a new v2 id) reads it again */
+	write_file(fp.file, "1:name=systemd:/system.slice/b.service\n");
+	usleep(550 * 1000);
+	CHECK_EQ_STR(cgroup_pids__get(c, 42, 0, 60000), "/system.slice/a.service");
+	cgroup_pids__free(c);
+	fake_proc_remove(&fp);
+}
+
 TEST(store_is_bounded_least_recent_dropped)
 {
 	struct cgroup_pids *c = cgroup_pids__new("/proc", 2);
@@ -165,4 +185,5 @@ TEST_MAIN("cgroup", T(pure_v2_uses_the_unified_line), T(v1_prefers_name_systemd)
 	  T(no_trailing_newline),
 	  T(store_keeps_the_path_captured_at_first_sight_after_the_pid_is_gone),
 	  T(store_rereads_on_a_new_cgroup_id_or_when_stale_not_otherwise),
+	  T(store_reads_a_new_process_once_more_after_it_settled_into_its_cgroup),
 	  T(store_is_bounded_least_recent_dropped))
