@@ -201,11 +201,15 @@ static struct pid_cgroup *read_into(struct cgroup_pids *c, pid_t pid, struct pid
 	return e;
 }
 
+/* An exec or a reused pid: a new image, which may still be moving, so it settles again. */
 int cgroup_pids__capture(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id)
 {
+	struct pid_cgroup *e;
 	int err = 0;
 
-	read_into(c, pid, lru__get(c->pids, &pid, sizeof(pid)), cgroup_id, &err);
+	e = read_into(c, pid, lru__get(c->pids, &pid, sizeof(pid)), cgroup_id, &err);
+	if (e)
+		e->settled = false;
 	return err;
 }
 

@@ -161,6 +161,12 @@ TEST(store_reads_a_new_process_once_more_after_it_settled_into_its_cgroup)
 	write_file(fp.file, "1:name=systemd:/system.slice/b.service\n");
 	usleep(550 * 1000);
 	CHECK_EQ_STR(cgroup_pids__get(c, 42, 0, 60000), "/system.slice/a.service");
+	/* a new process under the same pid (or an exec) is captured again, and settles again */
+	CHECK_EQ_INT(cgroup_pids__capture(c, 42, 0), 0);
+	write_file(fp.file, "1:name=systemd:/system.slice/c.service\n");
+	CHECK_EQ_STR(cgroup_pids__get(c, 42, 0, 60000), "/system.slice/b.service");
+	usleep(550 * 1000);
+	CHECK_EQ_STR(cgroup_pids__get(c, 42, 0, 60000), "/system.slice/c.service");
 	cgroup_pids__free(c);
 	fake_proc_remove(&fp);
 }
