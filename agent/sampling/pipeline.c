@@ -126,7 +126,7 @@ static void on_event(const struct profile_event *e, void *ctx)
 	/* Now, from the same event: the process may be gone by the time its samples are tagged
 	 * (an exec re-reads it: runtimes move a process into its cgroup before exec). */
 	if (p->cgroups && stale)
-		cgroup_pids__capture(p->cgroups, e->pid, e->cgroup_id);
+		cgroup_pids__capture_image(p->cgroups, e->pid, e->cgroup_id, e->image);
 	else if (p->cgroups) /* known and current already (LRU-evicted from seen_pids): no read */
 		cgroup_pids__get(p->cgroups, e->pid, e->cgroup_id, CGROUP_RECHECK_MS);
 }
@@ -508,7 +508,8 @@ static const struct process_names *process_names(struct collect_ctx *c, pid_t pi
 		comm = thread;
 	comm = window__intern(c->w, comm);
 	if (p->cgroups) /* not captured yet (first-sight event lost): read it now */
-		cgroup = cgroup_pids__get(p->cgroups, pid, cgroup_id, CGROUP_RECHECK_MS);
+		cgroup =
+		    cgroup_pids__get_image(p->cgroups, pid, cgroup_id, image, CGROUP_RECHECK_MS);
 	if (cgroup && !(cgroup = window__intern(c->w, cgroup)))
 		return NULL;
 	if (!comm)

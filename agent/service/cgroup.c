@@ -17,6 +17,7 @@
 static const char *const v1_preference[] = {"name=systemd", "cpu", "cpuacct", "memory", "pids"};
 #define N_PREF (sizeof(v1_preference) / sizeof(v1_preference[0]))
 #define CGROUP_SETTLE_MS 500 /* a new process's path is read again once it is this old */
+#define OLD_IMAGES 4
 
 static bool list_has(const char *list, size_t len, const char *name)
 {
@@ -111,7 +112,15 @@ struct pid_cgroup {
 	char *path;
 	uint64_t cgroup_id; /* BPF's cgroup id when the path was read */
 	uint64_t read_ms;
-	bool settled; /* read again at least CGROUP_SETTLE_MS after it was first seen */
+	bool settled;	/* read again at least CGROUP_SETTLE_MS after it was first seen */
+	uint32_t image; /* the pid's image number the path is of (see profile_seen.image) */
+	/* Paths of the images before the last execs, newest last: a fork-exec chain (python ->
+	 * sh -> the program) can go through three images within one window. */
+	struct old_image {
+		uint32_t image;
+		char *path;
+	} olds[OLD_IMAGES];
+	size_t n_olds;
 };
 
 struct cgroup_pids {
@@ -132,6 +141,8 @@ static void pid_cgroup_free(void *value, void *ctx)
 	struct pid_cgroup *e = value;
 
 	free(e->path);
+	for (size_t i = 0; i < e->n_olds; i++)
+		free(e->olds[i].path);
 	free(e);
 }
 
@@ -240,6 +251,47 @@ const char *cgroup_pids__get(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_i
 			e->settled = true;
 	}
 	return e ? e->path : NULL;
+}
+
+/* The path of image `image` stays for the samples it took before an exec (they share a
+ * window with the new image's) until the next exec of the pid. */
+static void keep_old_image(struct pid_cgroup *e, uint32_t image)
+{
+	char *copy;
+
+	if (!e || e->image == image || !(copy = strdup(e->path)))
+		return;
+	if (e->n_olds == OLD_IMAGES) { /* the oldest goes */
+		free(e->olds[0].path);
+		memmove(e->olds, e->olds + 1, (OLD_IMAGES - 1) * sizeof(e->olds[0]));
+		e->n_olds--;
+	}
+	e->olds[e->n_olds].image = e->image;
+	e->olds[e->n_olds++].path = copy;
+}
+
+int cgroup_pids__capture_image(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id, uint32_t image)
+{
+	struct pid_cgroup *e = lru__get(c->pids, &pid, sizeof(pid));
+	int err;
+
+	keep_old_image(e, image);
+	err = cgroup_pids__capture(c, pid, cgroup_id);
+	e = lru__get(c->pids, &pid, sizeof(pid));
+	if (e)
+		e->image = image;
+	return err;
+}
+
+const char *cgroup_pids__get_image(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id,
+				   uint32_t image, uint64_t max_age_ms)
+{
+	struct pid_cgroup *e = lru__get(c->pids, &pid, sizeof(pid));
+
+	for (size_t i = 0; e && image != e->image && i < e->n_olds; i++)
+		if (e->olds[i].image == image)
+			return e->olds[i].path;
+	return cgroup_pids__get(c, pid, cgroup_id, max_age_ms);
 }
 
 void cgroup_pids__forget(struct cgroup_pids *c, pid_t pid)

@@ -34,6 +34,12 @@ int cgroup_pids__capture(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id);
  * moves are invisible to BPF). Valid until the next call on c; NULL when unknown. */
 const char *cgroup_pids__get(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id,
 			     uint64_t max_age_ms);
+/* The same for image number `image` of pid (an exec or a reused pid): the previous image's
+ * path is kept, and cgroup_pids__get_image() gives it to that image's samples. */
+int cgroup_pids__capture_image(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id,
+			       uint32_t image);
+const char *cgroup_pids__get_image(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id,
+				   uint32_t image, uint64_t max_age_ms);
 /* Drops an exited pid (a new process may reuse it). */
 void cgroup_pids__forget(struct cgroup_pids *c, pid_t pid);
 size_t cgroup_pids__size(const struct cgroup_pids *c);

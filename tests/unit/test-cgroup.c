@@ -171,6 +171,28 @@ TEST(store_reads_a_new_process_once_more_after_it_settled_into_its_cgroup)
 	fake_proc_remove(&fp);
 }
 
+TEST(samples_before_an_exec_keep_the_old_images_path)
+{
+	struct fake_proc fp;
+	struct cgroup_pids *c = fake_proc_store(&fp, "1:name=systemd:/user.slice\n");
+
+	CHECK(c);
+	CHECK_EQ_STR(cgroup_pids__get_image(c, 42, 0, 0, 60000), "/user.slice");
+	/* it moved itself into its unit and exec'd: image 1 */
+	write_file(fp.file, "1:name=systemd:/system.slice/a.service\n");
+	CHECK_EQ_INT(cgroup_pids__capture_image(c, 42, 0, 1), 0);
+	CHECK_EQ_STR(cgroup_pids__get_image(c, 42, 0, 1, 60000), "/system.slice/a.service");
+	CHECK_EQ_STR(cgroup_pids__get_image(c, 42, 0, 0, 60000), "/user.slice");
+	/* and exec'd again (sh -> the program) within the same window: both old images kept */
+	write_file(fp.file, "1:name=systemd:/system.slice/b.service\n");
+	CHECK_EQ_INT(cgroup_pids__capture_image(c, 42, 0, 2), 0);
+	CHECK_EQ_STR(cgroup_pids__get_image(c, 42, 0, 0, 60000), "/user.slice");
+	CHECK_EQ_STR(cgroup_pids__get_image(c, 42, 0, 1, 60000), "/system.slice/a.service");
+	CHECK_EQ_STR(cgroup_pids__get_image(c, 42, 0, 2, 60000), "/system.slice/b.service");
+	cgroup_pids__free(c);
+	fake_proc_remove(&fp);
+}
+
 TEST(store_is_bounded_least_recent_dropped)
 {
 	struct cgroup_pids *c = cgroup_pids__new("/proc", 2);
@@ -192,4 +214,5 @@ TEST_MAIN("cgroup", T(pure_v2_uses_the_unified_line), T(v1_prefers_name_systemd)
 	  T(store_keeps_the_path_captured_at_first_sight_after_the_pid_is_gone),
 	  T(store_rereads_on_a_new_cgroup_id_or_when_stale_not_otherwise),
 	  T(store_reads_a_new_process_once_more_after_it_settled_into_its_cgroup),
+	  T(samples_before_an_exec_keep_the_old_images_path),
 	  T(store_is_bounded_least_recent_dropped))
