@@ -90,6 +90,7 @@ void daemon_ship_window(struct daemon *d)
 		log_error("collecting the window failed: %s", strerror(-r));
 		return;
 	}
+	daemon_publish_window(d, w);
 	shipper__report(d->shipper, w, d->sampling_hz, &rep);
 	r = service_tagger__group(d->tagger, w, config_poll__config(d->control), daemon_now_ms(),
 				  &g);

@@ -9,6 +9,7 @@
 
 #include "config_file.h"
 #include "errmsg.h"
+#include "listen_addr.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
@@ -50,6 +51,7 @@ void agent_file_config__clear(struct agent_file_config *c)
 	free(c->kubelet_url);
 	free(c->kubelet_token_file);
 	free(c->kubelet_ca_file);
+	free(c->listen);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -170,6 +172,18 @@ static int parse_unwind(json_t *v, struct agent_file_config *c, char *err, size_
 	return 0;
 }
 
+/* Checked here so a bad address fails at start with the key's name. */
+static int set_listen(json_t *v, struct agent_file_config *c, char *err, size_t err_len)
+{
+	struct sockaddr_in addr;
+	char why[160];
+
+	if (json_is_string(v) &&
+	    listen_addr_parse(json_string_value(v), &addr, why, sizeof(why)) != 0)
+		return err_invalid(err, err_len, "key \"listen\": %s", why);
+	return set_string(v, "listen", &c->listen, err, err_len);
+}
+
 static int parse_key(const char *key, json_t *v, struct agent_file_config *c, char *err,
 		     size_t err_len)
 {
@@ -190,6 +204,8 @@ static int parse_key(const char *key, json_t *v, struct agent_file_config *c, ch
 		return set_string(v, key, &c->kubelet_token_file, err, err_len);
 	if (strcmp(key, "kubelet_ca_file") == 0)
 		return set_string(v, key, &c->kubelet_ca_file, err, err_len);
+	if (strcmp(key, "listen") == 0)
+		return set_listen(v, c, err, err_len);
 	if (strcmp(key, "kubelet_insecure") == 0) {
 		if (!json_is_boolean(v))
 			return err_invalid(err, err_len, "key \"%s\": expected a boolean", key);

@@ -44,6 +44,7 @@ struct agent_file_config {
 	int upload_backoff_max_s;   /* retry delay ceiling (exponential, jittered) */
 	bool unwind_frame_pointers; /* "unwind": "fp"; default "auto" (.eh_frame tables) */
 	size_t unwind_memory_mb;    /* cap of the unwind rows map (kernel memory) */
+	char *listen;		    /* status listener HOST:PORT (/healthz, /metrics); NULL: off */
 };
 
 /* Defaults for every field (no rules, process-name fallback, in-cluster kubelet paths). */

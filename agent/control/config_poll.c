@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config_poll.h"
 #include "http_client.h"
@@ -21,6 +22,8 @@ struct config_poll {
 	bool failing;
 	char error[256];
 	int64_t last_ok_ms;
+	int64_t last_ok_ns; /* CLOCK_REALTIME */
+	uint64_t polls_ok, polls_failed;
 	int64_t next_poll_ms;
 	long long logged_served[3]; /* served values last reported as clamped */
 };
@@ -69,6 +72,14 @@ const struct agent_config *config_poll__config(const struct config_poll *c)
 bool config_poll__have_config(const struct config_poll *c)
 {
 	return c->have_cfg;
+}
+
+void config_poll__stats(const struct config_poll *c, struct config_poll_stats *ret)
+{
+	ret->ok = c->polls_ok;
+	ret->failed = c->polls_failed;
+	ret->last_ok_ns = c->last_ok_ns;
+	snprintf(ret->last_error, sizeof(ret->last_error), "%s", c->error);
 }
 
 int64_t config_poll__next_poll_ms(const struct config_poll *c)
@@ -139,6 +150,7 @@ static enum config_poll_result on_failure(struct config_poll *c, int64_t now_ms,
 			 sampling ? "; sampling continues for the grace period" : "");
 	snprintf(c->error, sizeof(c->error), "%s", err);
 	c->failing = true;
+	c->polls_failed++;
 	if (c->have_cfg && now_ms - c->last_ok_ms >= grace_ms(c)) {
 		agent_config__clear(&c->cfg);
 		c->have_cfg = false;
@@ -159,6 +171,7 @@ enum config_poll_result config_poll__poll(struct config_poll *c, int64_t now_ms,
 {
 	struct agent_config fresh;
 	char err[512] = "";
+	struct timespec ts;
 
 	if (now_ms < c->next_poll_ms)
 		return CONFIG_POLL_NONE;
@@ -173,6 +186,9 @@ enum config_poll_result config_poll__poll(struct config_poll *c, int64_t now_ms,
 	c->cfg = fresh;
 	c->have_cfg = true;
 	c->last_ok_ms = now_ms;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c->last_ok_ns = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	c->polls_ok++;
 	c->next_poll_ms = now_ms + c->cfg.poll_interval_s * 1000LL;
 	return CONFIG_POLL_FRESH;
 }

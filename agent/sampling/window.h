@@ -71,6 +71,10 @@ struct window_stats {
 	struct window_unwind unwind;
 };
 
+/* Adds src's counters to dst's; levels (tables loaded, rows) become src's. processes is
+ * summed: an upper bound of the distinct pids over both. */
+void window_stats__add(struct window_stats *dst, const struct window_stats *src);
+
 struct window {
 	int64_t start_ns, end_ns; /* CLOCK_REALTIME */
 	uint64_t nominal_period_ns;

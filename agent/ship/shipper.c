@@ -199,6 +199,11 @@ void shipper__log_upload_state(struct shipper *s)
 	}
 }
 
+void shipper__upload_stats(struct shipper *s, struct uploader_stats *ret)
+{
+	uploader__stats(s->uploader, ret);
+}
+
 size_t shipper__flush(struct shipper *s, int timeout_ms)
 {
 	return uploader__flush(s->uploader, timeout_ms);
