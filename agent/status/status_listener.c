@@ -163,7 +163,9 @@ int status_listener__start(const char *listen, struct agent_metrics *metrics,
 	    flags, 0, NULL, NULL, on_request, l, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)STATUS_MAX_CONNECTIONS,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)STATUS_TIMEOUT_S,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)STATUS_MAX_REQUEST_BYTES, MHD_OPTION_END);
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)STATUS_MAX_REQUEST_BYTES,
+	    MHD_OPTION_STRICT_FOR_CLIENT, 1, /* HTTP/1.1 without Host, bad headers: 400 */
+	    MHD_OPTION_END);
 	if (!l->daemon) {
 		snprintf(err, err_len, "%s: cannot listen (address in use or not permitted?)",
 			 listen);

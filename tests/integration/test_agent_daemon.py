@@ -179,7 +179,7 @@ class Stub:
 
 class Agent:
     def __init__(self, tmp, collector_url, token, config=None, spool=False, level="debug",
-                 node="rt-test-node"):
+                 node="rt-test-node", extra_args=()):
         self.tmp = tmp
         self.log_path = os.path.join(tmp, "agent-%d.log" % time.monotonic_ns())
         token_file = os.path.join(tmp, "token")
@@ -194,6 +194,7 @@ class Agent:
             args += ["--config", cfg_path]
         if spool:
             args += ["--spool-dir", os.path.join(tmp, "spool")]
+        args += list(extra_args)
         self.log_file = open(self.log_path, "w")
         self.proc = subprocess.Popen(args, stdout=self.log_file, stderr=subprocess.STDOUT)
         self.pid = self.proc.pid
