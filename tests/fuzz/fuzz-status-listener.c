@@ -2,8 +2,8 @@
 /* Fuzz target: the agent's status listener end to end. One listener on 127.0.0.1 (an ephemeral
  * port) serves a metric registry; each input, followed by an empty line (so most inputs end
  * their headers), is sent as the raw bytes of one connection and the answer is read to its end
- * (or for 0.3 s: libmicrohttpd waits for the rest of an unfinished request until its timeout). Whatever arrives must be an HTTP
- * status line; a 200 only for GET /healthz or GET /metrics. */
+ * (or for 0.3 s: libmicrohttpd waits for the rest of an unfinished request until its timeout).
+ * Whatever arrives must be an HTTP status line; a 200 only for GET /healthz or GET /metrics. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -59,7 +59,8 @@ static size_t exchange(const uint8_t *data, size_t size, char *head, size_t head
 	(void)send(fd, "\r\n\r\n", 4, MSG_NOSIGNAL);
 	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) {
 		if (got < head_len - 1) {
-			size_t take = (size_t)n < head_len - 1 - got ? (size_t)n : head_len - 1 - got;
+			size_t take =
+			    (size_t)n < head_len - 1 - got ? (size_t)n : head_len - 1 - got;
 
 			memcpy(head + got, buf, take);
 		}

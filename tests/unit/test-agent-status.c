@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../agent/control/config_file.h"
 #include "../../agent/status/agent_health.h"
 #include "../../agent/status/agent_metrics.h"
 #include "../../agent/status/status_request.h"
@@ -193,10 +194,29 @@ TEST(listen_address_is_ipv4_and_port)
 	CHECK(strstr(err, "localhost:80"));
 }
 
+TEST(config_file_listen_key_is_checked_at_load)
+{
+	static const char good[] = "{\"listen\": \"127.0.0.1:4041\"}";
+	static const char bad[] = "{\"listen\": \"localhost:4041\"}";
+	struct agent_file_config c;
+	char err[256] = "";
+
+	CHECK_EQ_INT(agent_file_config__defaults(&c), 0);
+	CHECK(c.listen == NULL); /* off by default */
+	CHECK_EQ_INT(agent_file_config__parse(good, sizeof(good) - 1, &c, err, sizeof(err)), 0);
+	CHECK_EQ_STR(c.listen, "127.0.0.1:4041");
+	agent_file_config__clear(&c);
+	CHECK_EQ_INT(agent_file_config__defaults(&c), 0);
+	CHECK_EQ_INT(agent_file_config__parse(bad, sizeof(bad) - 1, &c, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "\"listen\"") && strstr(err, "IPv4"));
+	agent_file_config__clear(&c);
+}
+
 TEST_MAIN("agent-status", T(only_get_on_two_paths_is_routed), T(bad_parameters_or_a_body_are_400),
 	  T(sampling_and_off_by_config_are_healthy),
 	  T(no_config_and_failed_attach_are_not_ready_but_live),
 	  T(uploads_fail_the_readiness_after_three_intervals),
 	  T(a_stuck_control_loop_fails_the_liveness),
 	  T(unmeasured_bpf_time_is_absent_with_its_reason),
-	  T(symbolizer_counters_survive_a_closed_pipeline), T(listen_address_is_ipv4_and_port))
+	  T(symbolizer_counters_survive_a_closed_pipeline), T(listen_address_is_ipv4_and_port),
+	  T(config_file_listen_key_is_checked_at_load))
