@@ -18,7 +18,8 @@ import harness
 import prom_exposition
 from cleanup_case import CleanupTestCase
 from collector_fixture import Collector
-from test_agent_daemon import AGENT, Agent, Stub, busy_process, enabled_config, sampling, wait_for
+import test_agent_daemon
+from test_agent_daemon import AGENT, Agent, enabled_config, sampling, wait_for
 
 P = "roottrace_agent_"
 
@@ -107,15 +108,9 @@ class AgentMetricsTest(CleanupTestCase):
         agent.port = port
         return agent
 
-    def start_stub(self, **kw):
-        s = Stub(**kw)
-        self.cleanups.append(s.close)
-        return s
-
-    def start_busy(self):
-        p = busy_process()
-        self.cleanups.append(lambda: (p.kill(), p.wait()))
-        return p
+    # the module, not the class: a TestCase imported by name would run here too
+    start_stub = test_agent_daemon.AgentDaemonTest.start_stub
+    start_busy = test_agent_daemon.AgentDaemonTest.start_busy
 
     def scrape(self, agent):
         status, ctype, body = get(agent.port, "/metrics")
