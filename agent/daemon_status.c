@@ -64,7 +64,7 @@ void daemon_publish_window(struct daemon *d, const struct window *w)
 
 	if (!d->metrics)
 		return;
-	agent_metrics__window(d->metrics, &w->stats);
+	agent_metrics__window(d->metrics, &w->stats, (w->end_ns - w->start_ns) / 1e9);
 	if (d->pipeline) {
 		pipeline__symbolizer_stats(d->pipeline, &sym);
 		agent_metrics__symbolizer(d->metrics, &sym);

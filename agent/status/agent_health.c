@@ -23,6 +23,16 @@ static bool uploads_failing(const struct agent_status *s, int64_t now_ms, int64_
 	return *ret_for_ms >= limit;
 }
 
+/* Attached, yet a window of at least HEALTH_SILENT_WINDOW_S saw no sample and no run of the
+ * program, not even on an idle CPU: the program or its perf events no longer fire. */
+static bool sampling_silent(const struct agent_status *s)
+{
+	const struct window_stats *w = &s->last;
+
+	return s->control.sampling && s->windows && s->last_window_s >= HEALTH_SILENT_WINDOW_S &&
+	       w->samples + w->idle_samples + w->lost_map_full + w->bpf_run_cnt == 0;
+}
+
 static void no_config(const struct agent_status *s, struct agent_health *h)
 {
 	const struct config_poll_stats *p = &s->control.polls;
@@ -61,6 +71,12 @@ static void judge(const struct agent_status *s, int64_t now_ms, struct agent_hea
 		snprintf(h->reason, sizeof(h->reason),
 			 "the config turns profiling on but the BPF program is not attached: %s",
 			 c->sampling_error[0] ? c->sampling_error : "unknown error");
+	} else if (sampling_silent(s)) {
+		h->state = "sampling_failed";
+		snprintf(h->reason, sizeof(h->reason),
+			 "the BPF program is attached but recorded nothing over the last %.0f s "
+			 "window, not even idle CPU time: detached or its perf events stopped",
+			 s->last_window_s);
 	} else if (uploads_failing(s, now_ms, &failing_ms)) {
 		h->state = "uploads_failing";
 		snprintf(h->reason, sizeof(h->reason),

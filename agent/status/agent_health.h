@@ -14,6 +14,7 @@
 #define HEALTH_LOOP_STALL_MS 60000	/* the control loop has not run for this long: stuck */
 #define HEALTH_UPLOAD_FAIL_INTERVALS 3	/* uploads failing this many upload intervals */
 #define HEALTH_UPLOAD_FAIL_MIN_MS 30000 /* ...and at least this long */
+#define HEALTH_SILENT_WINDOW_S 2	/* a window this long with no sample at all: not firing */
 
 enum agent_health_probe {
 	HEALTH_PROBE_READY, /* doing its job: sampling or off by config, uploads going out */

@@ -52,12 +52,13 @@ void agent_metrics__control(struct agent_metrics *m, const struct agent_control_
 	pthread_mutex_unlock(&m->lock);
 }
 
-void agent_metrics__window(struct agent_metrics *m, const struct window_stats *ws)
+void agent_metrics__window(struct agent_metrics *m, const struct window_stats *ws, double window_s)
 {
 	pthread_mutex_lock(&m->lock);
 	m->status.windows++;
 	window_stats__add(&m->status.total, ws);
-	m->status.last_processes = ws->processes;
+	m->status.last = *ws;
+	m->status.last_window_s = window_s;
 	/* run_cnt stays 0 while the kernel's BPF statistics are off: the time is unknown */
 	if (ws->samples + ws->idle_samples > 0 && ws->bpf_run_cnt == 0)
 		m->status.bpf_time_unmeasured = true;
@@ -175,7 +176,7 @@ static void render_samples(struct prom_text *t, const struct agent_status *s)
 			   "Frames that could not be named ([unknown]), as in the self-report.",
 			   w->unknown_frames);
 	prom_text__gauge(t, P "processes", "Distinct processes sampled in the last window.",
-			 (double)s->last_processes);
+			 (double)s->last.processes);
 }
 
 static void render_unwind(struct prom_text *t, const struct window_unwind *u)

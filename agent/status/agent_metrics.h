@@ -33,7 +33,8 @@ struct agent_status {
 	/* windows collected so far, summed (counters) and the last one (levels) */
 	uint64_t windows;
 	struct window_stats total;
-	uint64_t last_processes;
+	struct window_stats last;
+	double last_window_s;
 	bool bpf_time_unmeasured; /* a window with samples had no BPF run-time statistics */
 	/* symboliser: counters summed over pipelines, levels of the open one */
 	struct symbolizer_stats sym_closed, sym_open;
@@ -48,7 +49,7 @@ void agent_metrics__free(struct agent_metrics *m);
 
 /* Main thread. */
 void agent_metrics__control(struct agent_metrics *m, const struct agent_control_status *c);
-void agent_metrics__window(struct agent_metrics *m, const struct window_stats *ws);
+void agent_metrics__window(struct agent_metrics *m, const struct window_stats *ws, double window_s);
 /* The open pipeline's symboliser counters so far. */
 void agent_metrics__symbolizer(struct agent_metrics *m, const struct symbolizer_stats *now);
 /* The pipeline closed: its counters stay in the totals, its caches are gone. */

@@ -145,6 +145,9 @@ class AgentMetricsTest(CleanupTestCase):
             self.scrape(agent), P + "profiles_uploaded_total")
             > prom_exposition.value(first, P + "profiles_uploaded_total"), 10), agent.log())
         second = self.scrape(agent)
+        # windows full of samples: still healthy (not "attached but recording nothing")
+        self.assertEqual(health(agent.port), (200, health(agent.port)[1]))
+        self.assertEqual(health(agent.port)[1]["state"], "sampling")
 
         def moved(name, **labels):
             a = prom_exposition.value(first, name, **labels)

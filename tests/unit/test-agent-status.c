@@ -104,6 +104,25 @@ TEST(no_config_and_failed_attach_are_not_ready_but_live)
 	CHECK(!h.ready && h.live);
 }
 
+TEST(an_attached_program_that_records_nothing_is_not_ready)
+{
+	struct agent_status s = configured(true, true);
+	struct agent_health h;
+
+	s.windows = 1;
+	s.last_window_s = 0.2; /* a window cut short by a rate change: too short to judge */
+	agent_health__judge(&s, 100500, &h);
+	CHECK_EQ_STR(h.state, "sampling");
+	s.last_window_s = 10;
+	agent_health__judge(&s, 100500, &h);
+	CHECK_EQ_STR(h.state, "sampling_failed");
+	CHECK(strstr(h.reason, "recorded nothing"));
+	CHECK(!h.ready && h.live);
+	s.last.idle_samples = 1; /* an idle machine still ticks */
+	agent_health__judge(&s, 100500, &h);
+	CHECK_EQ_STR(h.state, "sampling");
+}
+
 TEST(uploads_fail_the_readiness_after_three_intervals)
 {
 	struct agent_status s = configured(true, true);
@@ -157,7 +176,7 @@ TEST(unmeasured_bpf_time_is_absent_with_its_reason)
 	char *text;
 
 	CHECK(m);
-	agent_metrics__window(m, &ws);
+	agent_metrics__window(m, &ws, 10);
 	text = render_and_free(m);
 	CHECK(text);
 	CHECK(strstr(text, "roottrace_agent_samples_total 10\n"));
@@ -224,6 +243,7 @@ TEST(config_file_listen_key_is_checked_at_load)
 TEST_MAIN("agent-status", T(only_get_on_two_paths_is_routed), T(bad_parameters_or_a_body_are_400),
 	  T(sampling_and_off_by_config_are_healthy),
 	  T(no_config_and_failed_attach_are_not_ready_but_live),
+	  T(an_attached_program_that_records_nothing_is_not_ready),
 	  T(uploads_fail_the_readiness_after_three_intervals),
 	  T(a_stuck_control_loop_fails_the_liveness),
 	  T(unmeasured_bpf_time_is_absent_with_its_reason),
