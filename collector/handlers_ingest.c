@@ -15,6 +15,7 @@
 #include "collector.h"
 #include "gzip.h"
 #include "handlers.h"
+#include "handlers_links.h"
 #include "pprof.h"
 #include "respond.h"
 #include "stack_agg.h"
@@ -259,8 +260,27 @@ static void list_sample_types(const struct pprof_decoded *p, char *buf, size_t l
 		snprintf(buf, len, "none");
 }
 
-static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg, char *why,
-		  size_t why_len)
+static int64_t profile_time(const struct pprof_decoded *p)
+{
+	return p->time_nanos > 0 ? p->time_nanos / 1000000000 : (int64_t)time(NULL);
+}
+
+/* A sample whose labels name a span also becomes a span link (every pprof body, whichever
+ * route it came by). */
+static int link_sample(const struct pprof_decoded *p, const struct pprof_decoded_sample *s,
+		       int64_t value, struct link_batch *links)
+{
+	int count_idx = pprof_decoded__find_type(p, "samples", "count");
+	struct span_context ctx;
+
+	if (!links || !span_context_from_labels(s->labels, s->n_labels, &ctx))
+		return 0;
+	return link_batch__add(links, profile_time(p), s->frames, s->n_frames, value,
+			       count_idx >= 0 ? s->values[count_idx] : 1, &ctx);
+}
+
+static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg,
+		  struct link_batch *links, char *why, size_t why_len)
 {
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const struct pprof_decoded_sample *s = &p->samples[i];
@@ -274,6 +294,8 @@ static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg,
 		if (!v)
 			continue;
 		err = stack_agg__add(agg, s->frames, s->n_frames, v);
+		if (!err)
+			err = link_sample(p, s, v, links);
 		if (err == -EOVERFLOW)
 			snprintf(why, why_len, "sample values overflow a 64-bit sum");
 		if (err)
@@ -284,13 +306,12 @@ static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg,
 
 static int64_t bucket_of(const struct pprof_decoded *p)
 {
-	int64_t t = p->time_nanos > 0 ? p->time_nanos / 1000000000 : (int64_t)time(NULL);
+	int64_t t = profile_time(p);
 
 	return t - t % BUCKET_SECONDS;
 }
 
-/* Inflates when the body is gzip; *ret_owned is what to free. 0 or a status with why. */
-static int body_bytes(const struct request *req, const uint8_t **ret, size_t *ret_len,
+int ingest_body_bytes(const struct request *req, const uint8_t **ret, size_t *ret_len,
 		      uint8_t **ret_owned, char *why, size_t why_len)
 {
 	size_t cap = req->collector->opts.max_inflated;
@@ -318,21 +339,22 @@ static int body_bytes(const struct request *req, const uint8_t **ret, size_t *re
 
 /* duplicate: the upload id was stored before; this copy was not merged again. */
 static json_t *ack_json(const struct upload *u, const struct profile_batch *b, size_t samples,
-			int64_t total, bool duplicate)
+			int64_t total, bool duplicate, json_t *links)
 {
 	char sample_type[64];
 
 	snprintf(sample_type, sizeof(sample_type), "%s/%s", u->fit->sample_type, u->fit->unit);
-	return json_pack("{s:b, s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "stored", 1,
+	return json_pack("{s:b, s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o}", "stored", 1,
 			 "duplicate", duplicate, "environment", u->environment, "service",
 			 u->service, "profile_type", u->fit->profile_type, "sample_type",
 			 sample_type, "bucket", (json_int_t)b->bucket_start, "stacks",
 			 (json_int_t)b->n_stacks, "samples", (json_int_t)samples, "total",
-			 (json_int_t)total);
+			 (json_int_t)total, "links", links);
 }
 
 static int store(const struct request *req, struct response *resp, const struct upload *u,
-		 const struct pprof_decoded *p, struct stack_agg *agg, const struct timespec *start)
+		 const struct pprof_decoded *p, struct stack_agg *agg, struct link_batch *links,
+		 const struct timespec *start)
 {
 	struct collector *c = req->collector;
 	struct profile_batch batch = {
@@ -372,14 +394,17 @@ static int store(const struct request *req, struct response *resp, const struct 
 		metrics__upload_accepted(c->metrics, req->body_len, batch.n_stacks,
 					 seconds_since(start));
 	}
-	return respond_json(resp, 200,
-			    ack_json(u, &batch, p->n_samples, stack_agg__total(agg), duplicate));
+	return respond_json(
+	    resp, 200,
+	    ack_json(u, &batch, p->n_samples, stack_agg__total(agg), duplicate,
+		     duplicate ? json_null() : link_batch_store_json(req, links, u->environment)));
 }
 
 int handle_profiles_ingest(const struct request *req, struct response *resp)
 {
 	struct pprof_decoded *profile = NULL;
 	struct stack_agg *agg = NULL;
+	struct link_batch *links = NULL;
 	struct timespec start;
 	struct upload u;
 	uint8_t *inflated = NULL;
@@ -399,7 +424,7 @@ int handle_profiles_ingest(const struct request *req, struct response *resp)
 			      "by its magic bytes)");
 	if (!req->body_len)
 		return reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", "empty body");
-	status = body_bytes(req, &pb, &pb_len, &inflated, why, sizeof(why));
+	status = ingest_body_bytes(req, &pb, &pb_len, &inflated, why, sizeof(why));
 	if (status) {
 		if (status == 503)
 			resp->retry_after_s = INGEST_RETRY_AFTER_S;
@@ -423,11 +448,12 @@ int handle_profiles_ingest(const struct request *req, struct response *resp)
 		goto out;
 	}
 	agg = stack_agg__new();
-	if (!agg) {
+	links = link_batch__new(u.service, u.fit->profile_type);
+	if (!agg || !links) {
 		respond_error(resp, 500, "internal", "out of memory");
 		goto out;
 	}
-	status = reduce(profile, idx, agg, why, sizeof(why));
+	status = reduce(profile, idx, agg, links, why, sizeof(why));
 	if (status == -ENOMEM) {
 		respond_error(resp, 500, "internal", "out of memory");
 		goto out;
@@ -436,8 +462,9 @@ int handle_profiles_ingest(const struct request *req, struct response *resp)
 		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
 		goto out;
 	}
-	store(req, resp, &u, profile, agg, &start);
+	store(req, resp, &u, profile, agg, links, &start);
 out:
+	link_batch__free(links);
 	stack_agg__free(agg);
 	pprof_decoded__free(profile);
 	free(inflated);

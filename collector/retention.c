@@ -9,11 +9,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "collector.h"
 #include "retention.h"
 
 struct retention_job {
 	struct profile_store *ps;
-	int days, interval_s;
+	struct link_store *ls;
+	int days, link_hours, interval_s;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -33,6 +35,16 @@ static void run_once(struct retention_job *j)
 			"roottrace-collector: retention: deleted %lld rollup rows older than "
 			"%d days\n",
 			(long long)deleted, j->days);
+	cutoff = (int64_t)time(NULL) - (int64_t)j->link_hours * 3600;
+	deleted = 0;
+	err = j->ls ? j->ls->ops->retention(j->ls, cutoff, &deleted) : 0;
+	if (err)
+		fprintf(stderr, "roottrace-collector: link retention: %s\n", strerror(-err));
+	else if (deleted)
+		fprintf(stderr,
+			"roottrace-collector: retention: deleted %lld span links older than "
+			"%d hours\n",
+			(long long)deleted, j->link_hours);
 }
 
 static void *retention_main(void *arg)
@@ -55,16 +67,17 @@ static void *retention_main(void *arg)
 	return NULL;
 }
 
-int retention_job__start(struct profile_store *ps, int days, int interval_s,
-			 struct retention_job **ret)
+int retention_job__start(struct collector *c, int interval_s, struct retention_job **ret)
 {
 	struct retention_job *j = calloc(1, sizeof(*j));
 	int err;
 
 	if (!j)
 		return -ENOMEM;
-	j->ps = ps;
-	j->days = days;
+	j->ps = c->profiles;
+	j->ls = c->links;
+	j->days = c->opts.retention_days;
+	j->link_hours = c->opts.link_retention_hours;
 	j->interval_s = interval_s;
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_cond_init(&j->wake, NULL);

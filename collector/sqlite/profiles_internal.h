@@ -173,6 +173,9 @@ int sqlite_profiles_reader_open(struct reader *r, const char *path,
 				enum store_sqlite_durability durability);
 int sqlite_profiles_merge_window(struct profile_store *s, const struct window_query *q,
 				 struct merged_window *ret);
+/* Fills ms->frames from frames joined by FRAME_SEP (ms->n_frames counts those filled, for
+ * cleanup on -ENOMEM). Also used by the link store (links.c). */
+int sqlite_split_frames(const char *text, int64_t n_frames, struct merged_stack *ms);
 int sqlite_profiles_services(struct profile_store *s, const char *environment,
 			     struct service_summary **ret, size_t *ret_n);
 

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The SQLite link store: samples with a span context, in their own database file next to the
+ * rollups' (a link's write or retention never waits on or delays a rollup commit), each link a
+ * row pointing at a deduplicated stack. One connection, one lock: links are small and rare. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiles_internal.h"
+#include "store_sqlite_db.h"
+
+enum {
+	L_BEGIN,
+	L_COMMIT,
+	L_ROLLBACK,
+	L_STACK_ADD,
+	L_STACK_GET,
+	L_LINK_ADD,
+	L_MERGE_TRACE,
+	L_MERGE_SPAN,
+	L_MERGE_NAME,
+	L_SPANS,
+	L_SPAN,
+	L_RETAIN_LINKS,
+	L_RETAIN_STACKS,
+	L_COUNT
+};
+
+static const char schema[] =
+    "CREATE TABLE IF NOT EXISTS link_stacks (id INTEGER PRIMARY KEY, n_frames INTEGER NOT NULL,"
+    " frames TEXT NOT NULL UNIQUE);"
+    "CREATE TABLE IF NOT EXISTS span_links (time INTEGER NOT NULL, environment TEXT NOT NULL,"
+    " service TEXT NOT NULL, profile_type TEXT NOT NULL, trace_id TEXT NOT NULL,"
+    " span_id TEXT NOT NULL, span_name TEXT NOT NULL, stack_id INTEGER NOT NULL,"
+    " value INTEGER NOT NULL, samples INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS span_links_trace ON span_links(environment, trace_id);"
+    "CREATE INDEX IF NOT EXISTS span_links_span ON span_links(environment, span_id);"
+    "CREATE INDEX IF NOT EXISTS span_links_name ON span_links(environment, span_name, time);"
+    "CREATE INDEX IF NOT EXISTS span_links_time ON span_links(time);";
+
+/* Filters shared by both merges: ?1 environment, ?4 service, ?5 type, ?6 start, ?7 end. */
+#define LINK_FILTER                                                                                \
+	" AND (?4 IS NULL OR l.service = ?4) AND (?5 IS NULL OR l.profile_type = ?5)"             \
+	" AND l.time >= ?6 AND l.time < ?7"
+#define LINK_MERGE                                                                                 \
+	"SELECT s.n_frames, s.frames, sum(l.value) FROM span_links l"                              \
+	" JOIN link_stacks s ON s.id = l.stack_id WHERE l.environment = ?1 AND "
+
+#define SPAN_ROWS                                                                                  \
+	"SELECT l.span_id, max(l.span_name), l.service, l.profile_type, sum(l.samples),"         \
+	" sum(l.value), min(l.time), max(l.time) FROM span_links l WHERE l.environment = ?1 AND "
+#define SPAN_GROUP " GROUP BY l.span_id, l.service, l.profile_type ORDER BY min(l.time), l.span_id"
+
+static const char *const link_sql[L_COUNT] = {
+    [L_BEGIN] = "BEGIN IMMEDIATE",
+    [L_COMMIT] = "COMMIT",
+    [L_ROLLBACK] = "ROLLBACK",
+    [L_STACK_ADD] = "INSERT OR IGNORE INTO link_stacks (n_frames, frames) VALUES (?1, ?2)",
+    [L_STACK_GET] = "SELECT id FROM link_stacks WHERE frames = ?1",
+    [L_LINK_ADD] = "INSERT INTO span_links (time, environment, service, profile_type, trace_id,"
+		   " span_id, span_name, stack_id, value, samples)"
+		   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [L_MERGE_TRACE] = LINK_MERGE "l.trace_id = ?2 AND (?3 IS NULL OR l.span_id = ?3)" LINK_FILTER
+				 " GROUP BY l.stack_id",
+    [L_MERGE_SPAN] = LINK_MERGE "l.span_id = ?3 AND ?2 IS NULL" LINK_FILTER " GROUP BY l.stack_id",
+    [L_MERGE_NAME] = LINK_MERGE "l.span_name = ?8 AND ?2 IS NULL AND ?3 IS NULL" LINK_FILTER
+				" GROUP BY l.stack_id",
+    [L_SPANS] = SPAN_ROWS "l.trace_id = ?2" LINK_FILTER SPAN_GROUP,
+    [L_SPAN] = SPAN_ROWS "l.span_id = ?3 AND ?2 IS NULL" LINK_FILTER SPAN_GROUP,
+    [L_RETAIN_LINKS] = "DELETE FROM span_links WHERE time < ?1",
+    [L_RETAIN_STACKS] = "DELETE FROM link_stacks WHERE id NOT IN"
+			" (SELECT stack_id FROM span_links)",
+};
+
+struct sqlite_links {
+	struct link_store base;
+	pthread_mutex_t lock;
+	sqlite3 *db;
+	sqlite3_stmt *st[L_COUNT];
+	char *frames_buf; /* scratch: one stack's joined frames */
+	size_t frames_cap;
+};
+
+static struct sqlite_links *to_links(struct link_store *s)
+{
+	return (struct sqlite_links *)s;
+}
+
+/* Frames joined by FRAME_SEP; a separator inside a name becomes a space. */
+static int join_frames(struct sqlite_links *l, const struct span_link *k, size_t *ret_len)
+{
+	size_t len = 0, pos = 0;
+
+	for (size_t i = 0; i < k->n_frames; i++)
+		len += strlen(k->frames[i]) + 1;
+	if (len + 1 > l->frames_cap) {
+		char *buf = realloc(l->frames_buf, len + 1);
+
+		if (!buf)
+			return -ENOMEM;
+		l->frames_buf = buf;
+		l->frames_cap = len + 1;
+	}
+	for (size_t i = 0; i < k->n_frames; i++) {
+		size_t n = strlen(k->frames[i]);
+
+		if (i)
+			l->frames_buf[pos++] = FRAME_SEP;
+		for (size_t c = 0; c < n; c++)
+			l->frames_buf[pos + c] = k->frames[i][c] == FRAME_SEP ? ' ' : k->frames[i][c];
+		pos += n;
+	}
+	l->frames_buf[pos] = '\0';
+	*ret_len = pos;
+	return 0;
+}
+
+static int stack_id(struct sqlite_links *l, const struct span_link *k, int64_t *ret_id)
+{
+	sqlite3_stmt *add = l->st[L_STACK_ADD], *get = l->st[L_STACK_GET];
+	size_t len;
+	int rc = join_frames(l, k, &len);
+
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(add, 1, (int64_t)k->n_frames);
+	sqlite3_bind_text(add, 2, l->frames_buf, (int)len, SQLITE_STATIC);
+	rc = sqlite_db_step_done(add);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(get, 1, l->frames_buf, (int)len, SQLITE_STATIC);
+	rc = sqlite3_step(get) == SQLITE_ROW ? 0 : -EIO;
+	if (!rc)
+		*ret_id = sqlite3_column_int64(get, 0);
+	sqlite_db_reset(get);
+	return rc;
+}
+
+static int add_one(struct sqlite_links *l, const char *environment, const struct span_link *k)
+{
+	sqlite3_stmt *st = l->st[L_LINK_ADD];
+	int64_t id;
+	int rc = stack_id(l, k, &id);
+
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, k->time);
+	sqlite3_bind_text(st, 2, environment, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, k->service, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, k->profile_type, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, k->trace_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 6, k->span_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, k->span_name ? k->span_name : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 8, id);
+	sqlite3_bind_int64(st, 9, k->value);
+	sqlite3_bind_int64(st, 10, k->samples);
+	return sqlite_db_step_done(st);
+}
+
+static int links_add(struct link_store *s, const char *environment, const struct span_link *links,
+		     size_t n)
+{
+	struct sqlite_links *l = to_links(s);
+	int rc;
+
+	if (!n)
+		return 0;
+	pthread_mutex_lock(&l->lock);
+	rc = sqlite_db_step_done(l->st[L_BEGIN]);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = add_one(l, environment, &links[i]);
+	if (!rc)
+		rc = sqlite_db_step_done(l->st[L_COMMIT]);
+	if (rc && !sqlite3_get_autocommit(l->db))
+		sqlite_db_step_done(l->st[L_ROLLBACK]);
+	pthread_mutex_unlock(&l->lock);
+	return rc;
+}
+
+static void bind_query(sqlite3_stmt *st, const struct span_link_query *q)
+{
+	sqlite3_bind_text(st, 1, q->environment, -1, SQLITE_STATIC);
+	if (q->trace_id)
+		sqlite3_bind_text(st, 2, q->trace_id, -1, SQLITE_STATIC);
+	if (q->span_id)
+		sqlite3_bind_text(st, 3, q->span_id, -1, SQLITE_STATIC);
+	if (q->service)
+		sqlite3_bind_text(st, 4, q->service, -1, SQLITE_STATIC);
+	if (q->profile_type)
+		sqlite3_bind_text(st, 5, q->profile_type, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 6, q->start);
+	sqlite3_bind_int64(st, 7, q->end);
+	if (q->span_name && sqlite3_bind_parameter_count(st) >= 8)
+		sqlite3_bind_text(st, 8, q->span_name, -1, SQLITE_STATIC);
+}
+
+static int read_merged_stack(sqlite3_stmt *st, void *record)
+{
+	struct merged_stack *ms = record;
+	int rc = sqlite_split_frames((const char *)sqlite3_column_text(st, 1),
+				     sqlite3_column_int64(st, 0), ms);
+
+	ms->value = sqlite3_column_int64(st, 2);
+	return rc;
+}
+
+static void merged_stacks_free(void *records, size_t n)
+{
+	struct merged_window w = {.stacks = records, .n_stacks = n};
+
+	merged_window__release(&w);
+}
+
+static int links_merge(struct link_store *s, const struct span_link_query *q,
+		       struct merged_window *ret)
+{
+	static const struct sqlite_db_row_reader reader = {sizeof(struct merged_stack),
+							   read_merged_stack, merged_stacks_free};
+	struct sqlite_links *l = to_links(s);
+	sqlite3_stmt *st = l->st[q->trace_id  ? L_MERGE_TRACE
+				 : q->span_id ? L_MERGE_SPAN
+					      : L_MERGE_NAME];
+	int rc;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!q->trace_id && !q->span_id && !q->span_name)
+		return -EINVAL;
+	pthread_mutex_lock(&l->lock);
+	bind_query(st, q);
+	rc = sqlite_db_read_rows(st, &reader, &ret->stacks, &ret->n_stacks);
+	pthread_mutex_unlock(&l->lock);
+	return rc;
+}
+
+static int read_span_summary(sqlite3_stmt *st, void *record)
+{
+	struct span_summary *r = record;
+
+	sqlite_db_column_copy(st, 0, r->span_id, sizeof(r->span_id));
+	sqlite_db_column_copy(st, 1, r->span_name, sizeof(r->span_name));
+	sqlite_db_column_copy(st, 2, r->service, sizeof(r->service));
+	sqlite_db_column_copy(st, 3, r->profile_type, sizeof(r->profile_type));
+	r->samples = sqlite3_column_int64(st, 4);
+	r->value = sqlite3_column_int64(st, 5);
+	r->first = sqlite3_column_int64(st, 6);
+	r->last = sqlite3_column_int64(st, 7);
+	return 0;
+}
+
+static int links_spans(struct link_store *s, const struct span_link_query *q,
+		       struct span_summary **ret, size_t *ret_n)
+{
+	static const struct sqlite_db_row_reader reader = {sizeof(struct span_summary),
+							   read_span_summary, NULL};
+	struct sqlite_links *l = to_links(s);
+	sqlite3_stmt *st = l->st[q->trace_id ? L_SPANS : L_SPAN];
+	struct span_link_query one = *q;
+	int rc;
+
+	if (!q->trace_id && !q->span_id)
+		return -EINVAL;
+	if (q->trace_id)
+		one.span_id = NULL;
+	pthread_mutex_lock(&l->lock);
+	bind_query(st, &one);
+	rc = sqlite_db_read_rows(st, &reader, ret, ret_n);
+	pthread_mutex_unlock(&l->lock);
+	return rc;
+}
+
+static int links_retention(struct link_store *s, int64_t cutoff, int64_t *ret_deleted)
+{
+	struct sqlite_links *l = to_links(s);
+	int64_t deleted = 0;
+	int rc;
+
+	pthread_mutex_lock(&l->lock);
+	rc = sqlite_db_step_done(l->st[L_BEGIN]);
+	if (!rc) {
+		sqlite3_bind_int64(l->st[L_RETAIN_LINKS], 1, cutoff);
+		rc = sqlite_db_step_done(l->st[L_RETAIN_LINKS]);
+		deleted = sqlite3_changes64(l->db);
+	}
+	if (!rc && deleted)
+		rc = sqlite_db_step_done(l->st[L_RETAIN_STACKS]);
+	if (!rc)
+		rc = sqlite_db_step_done(l->st[L_COMMIT]);
+	if (rc && !sqlite3_get_autocommit(l->db))
+		sqlite_db_step_done(l->st[L_ROLLBACK]);
+	pthread_mutex_unlock(&l->lock);
+	if (!rc && ret_deleted)
+		*ret_deleted = deleted;
+	return rc;
+}
+
+static void links_close(struct link_store *s)
+{
+	struct sqlite_links *l = to_links(s);
+
+	if (!l)
+		return;
+	sqlite_db_close(l->db, l->st, L_COUNT);
+	pthread_mutex_destroy(&l->lock);
+	free(l->frames_buf);
+	free(l);
+}
+
+static const struct link_store_ops sqlite_link_ops = {
+    .close = links_close,
+    .add = links_add,
+    .merge = links_merge,
+    .spans = links_spans,
+    .retention = links_retention,
+};
+
+int link_store_sqlite_open(const char *path, const struct store_sqlite_options *opts,
+			   struct link_store **ret)
+{
+	struct sqlite_links *l = calloc(1, sizeof(*l));
+	int err;
+
+	*ret = NULL;
+	if (!l)
+		return -ENOMEM;
+	l->base.ops = &sqlite_link_ops;
+	pthread_mutex_init(&l->lock, NULL);
+	err = sqlite_db_open_prepared(path, schema,
+				      opts ? opts->durability : STORE_SQLITE_DURABILITY_FULL,
+				      link_sql, l->st, L_COUNT, &l->db);
+	if (err) {
+		links_close(&l->base);
+		return err;
+	}
+	*ret = &l->base;
+	return 0;
+}
