@@ -58,10 +58,10 @@ static json_t *top_json(const struct merged_window *w, int64_t limit)
 		return NULL;
 	}
 	for (size_t i = 0; i < t.n && i < (size_t)limit; i++)
-		json_array_append_new(arr, json_pack("{s:s, s:I, s:f}", "name", t.funcs[i].name,
-						     "self", (json_int_t)t.funcs[i].self,
-						     "self_share",
-						     query_share(t.funcs[i].self, t.total)));
+		json_array_append_new(arr,
+				      json_pack("{s:s, s:I, s:f}", "name", t.funcs[i].name, "self",
+						(json_int_t)t.funcs[i].self, "self_share",
+						query_share(t.funcs[i].self, t.total)));
 	function_table__release(&t);
 	return arr;
 }

@@ -54,9 +54,8 @@ static int64_t unit_ns(const char *unit)
 		const char *name;
 		int64_t ns;
 	} units[] = {
-	    {"nanoseconds", 1},		  {"ns", 1},	    {"microseconds", 1000},
-	    {"us", 1000},		  {"milliseconds", 1000000}, {"ms", 1000000},
-	    {"seconds", NS_PER_S},	  {"s", NS_PER_S},
+	    {"nanoseconds", 1},	       {"ns", 1},	{"microseconds", 1000}, {"us", 1000},
+	    {"milliseconds", 1000000}, {"ms", 1000000}, {"seconds", NS_PER_S},	{"s", NS_PER_S},
 	};
 
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
@@ -279,8 +278,7 @@ static json_t *store_links(struct otlp_upload *u)
 
 		if (u->items[i].rejected)
 			continue;
-		one = link_batch_store_json(u->req, u->items[i].links,
-					    u->req->token->environment);
+		one = link_batch_store_json(u->req, u->items[i].links, u->req->token->environment);
 		stored += json_integer_value(json_object_get(one, "stored"));
 		dropped += json_integer_value(json_object_get(one, "dropped"));
 		if (!first_error && json_object_get(one, "error"))
@@ -335,8 +333,8 @@ static int decode(const struct request *req, bool json, struct otlp_request **re
 	if (status) {
 		metrics__reject(req->collector->metrics,
 				status == 413 ? REJECT_INFLATED_TOO_LARGE : REJECT_BAD_GZIP);
-		return respond_error(resp, status, status == 413 ? "inflated_too_large" : "bad_gzip",
-				     "%s", why),
+		return respond_error(resp, status,
+				     status == 413 ? "inflated_too_large" : "bad_gzip", "%s", why),
 		       -EINVAL;
 	}
 	err = json ? otlp_json_to_protobuf(body, body_len, &pb, &pb_len, why, sizeof(why)) : 0;

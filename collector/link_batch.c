@@ -48,8 +48,7 @@ static int grow(struct link_batch *b)
 }
 
 int link_batch__add(struct link_batch *b, int64_t time, const char *const *frames_leaf_first,
-		    size_t n_frames, int64_t value, int64_t samples,
-		    const struct span_context *ctx)
+		    size_t n_frames, int64_t value, int64_t samples, const struct span_context *ctx)
 {
 	struct span_link *l;
 	const char **root_first;

@@ -54,8 +54,7 @@ static bool hex_label(const struct pprof_label *l, size_t max, char *out)
 	return span_id_normalise(l->str, max, out);
 }
 
-bool span_context_from_labels(const struct pprof_label *labels, size_t n,
-			      struct span_context *ret)
+bool span_context_from_labels(const struct pprof_label *labels, size_t n, struct span_context *ret)
 {
 	bool span = false, root = false;
 	char root_id[SPAN_ID_HEX];
@@ -69,13 +68,15 @@ bool span_context_from_labels(const struct pprof_label *labels, size_t n,
 			span = hex_label(l, SPAN_ID_HEX - 1, ret->span_id) || span;
 		else if (!strcmp(l->key, "profile_id") && !span)
 			root = hex_label(l, SPAN_ID_HEX - 1, root_id) || root;
-		else if (!strcmp(l->key, "trace_id") && !hex_label(l, TRACE_ID_HEX - 1, ret->trace_id))
+		else if (!strcmp(l->key, "trace_id") &&
+			 !hex_label(l, TRACE_ID_HEX - 1, ret->trace_id))
 			ret->trace_id[0] = '\0';
 		else if (!strcmp(l->key, "span id"))
 			span = decimal_span_id(l, ret->span_id) || span;
 		else if (!strcmp(l->key, "local root span id"))
 			root = decimal_span_id(l, root_id) || root;
-		else if ((!strcmp(l->key, "span_name") || !strcmp(l->key, "trace endpoint")) && l->str)
+		else if ((!strcmp(l->key, "span_name") || !strcmp(l->key, "trace endpoint")) &&
+			 l->str)
 			ret->span_name = l->str;
 	}
 	if (!span && root)

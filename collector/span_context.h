@@ -21,8 +21,7 @@ struct span_context {
 /* true when the labels name a span (a span id that parses; a trace id alone is not enough: the
  * read API answers per span). Ids that do not parse as hex (or, for Datadog, decimal) are
  * ignored rather than stored as text. */
-bool span_context_from_labels(const struct pprof_label *labels, size_t n,
-			      struct span_context *ret);
+bool span_context_from_labels(const struct pprof_label *labels, size_t n, struct span_context *ret);
 
 /* From an OTLP link: 16 and 8 bytes. false for the all-zero (null) span id. */
 bool span_context_from_bytes(const uint8_t *trace_id, const uint8_t *span_id,

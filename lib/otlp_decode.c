@@ -148,10 +148,14 @@ static int check_table_sizes(struct otlp_request *r)
 		const char *name;
 		size_t n;
 	} tables[] = {
-	    {"mapping_table", d->n_mapping_table},     {"location_table", d->n_location_table},
-	    {"function_table", d->n_function_table},   {"link_table", d->n_link_table},
-	    {"string_table", d->n_string_table},       {"attribute_table", d->n_attribute_table},
-	    {"stack_table", d->n_stack_table},	       {"resource_profiles", r->msg->n_resource_profiles},
+	    {"mapping_table", d->n_mapping_table},
+	    {"location_table", d->n_location_table},
+	    {"function_table", d->n_function_table},
+	    {"link_table", d->n_link_table},
+	    {"string_table", d->n_string_table},
+	    {"attribute_table", d->n_attribute_table},
+	    {"stack_table", d->n_stack_table},
+	    {"resource_profiles", r->msg->n_resource_profiles},
 	};
 
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
@@ -176,8 +180,9 @@ static int check_dictionary(struct otlp_request *r)
 	for (size_t i = 0; i < d->n_mapping_table && !err; i++) {
 		err = check_str(r, d->mapping_table[i]->filename_strindex, "mapping_table");
 		if (!err)
-			err = check_attrs(r, d->mapping_table[i]->attribute_indices,
-					  d->mapping_table[i]->n_attribute_indices, "mapping_table");
+			err =
+			    check_attrs(r, d->mapping_table[i]->attribute_indices,
+					d->mapping_table[i]->n_attribute_indices, "mapping_table");
 	}
 	for (size_t i = 0; i < d->n_function_table && !err; i++) {
 		const Otlp__Function *f = d->function_table[i];
@@ -193,8 +198,9 @@ static int check_dictionary(struct otlp_request *r)
 
 		if ((l->trace_id.len && l->trace_id.len != OTLP_TRACE_ID_LEN) ||
 		    (l->span_id.len && l->span_id.len != OTLP_SPAN_ID_LEN))
-			err = fail(r, "link_table[%zu] has a %zu-byte trace id and a %zu-byte span id "
-				      "(16 and 8 expected)",
+			err = fail(r,
+				   "link_table[%zu] has a %zu-byte trace id and a %zu-byte span id "
+				   "(16 and 8 expected)",
 				   i, l->trace_id.len, l->span_id.len);
 	}
 	return err;
@@ -222,10 +228,12 @@ static int check_locations(struct otlp_request *r)
 	for (size_t i = 0; i < d->n_stack_table; i++)
 		for (size_t k = 0; k < d->stack_table[i]->n_location_indices; k++)
 			if (!d->n_location_table)
-				return fail(r, "stack_table[%zu] refers to a location but "
-					       "location_table is empty", i);
+				return fail(r,
+					    "stack_table[%zu] refers to a location but "
+					    "location_table is empty",
+					    i);
 			else if (check_index(r, d->stack_table[i]->location_indices[k],
-					d->n_location_table, "location_table", "stack_table"))
+					     d->n_location_table, "location_table", "stack_table"))
 				return -EINVAL;
 	return 0;
 }
@@ -388,8 +396,10 @@ static int check_sample(struct otlp_request *r, const pb_sample *s, const char *
 			    "numbering is not supported)",
 			    where);
 	if (s->n_values && s->n_timestamps_unix_nano && s->n_values != s->n_timestamps_unix_nano)
-		return fail(r, "%s has %zu values and %zu timestamps", where, s->n_values,
-			    s->n_timestamps_unix_nano);
+		return fail(r,
+			    "%s has %zu values and %zu timestamps (a request in the v1.9.0 Sample "
+			    "numbering is not supported)",
+			    where, s->n_values, s->n_timestamps_unix_nano);
 	for (size_t i = 0, sum = 0; i < s->n_values; i++) {
 		if (s->values[i] < 0)
 			return fail(r, "%s has a negative value", where);

@@ -233,7 +233,8 @@ static int put_integer(struct json_ctx *c, struct wire *w, const ProtobufCFieldD
 	switch (f->type) {
 	case PROTOBUF_C_TYPE_SINT32:
 	case PROTOBUF_C_TYPE_SINT64:
-		return put_tag(w, f->id, 0) ?: put_varint(w, (u << 1) ^ (uint64_t)((int64_t)u >> 63));
+		return put_tag(w, f->id, 0)
+			   ?: put_varint(w, (u << 1) ^ (uint64_t)((int64_t)u >> 63));
 	case PROTOBUF_C_TYPE_FIXED64:
 	case PROTOBUF_C_TYPE_SFIXED64:
 		return put_tag(w, f->id, 1) ?: put_fixed(w, u, 8);

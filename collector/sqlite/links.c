@@ -41,14 +41,14 @@ static const char schema[] =
 
 /* Filters shared by both merges: ?1 environment, ?4 service, ?5 type, ?6 start, ?7 end. */
 #define LINK_FILTER                                                                                \
-	" AND (?4 IS NULL OR l.service = ?4) AND (?5 IS NULL OR l.profile_type = ?5)"             \
+	" AND (?4 IS NULL OR l.service = ?4) AND (?5 IS NULL OR l.profile_type = ?5)"              \
 	" AND l.time >= ?6 AND l.time < ?7"
 #define LINK_MERGE                                                                                 \
 	"SELECT s.n_frames, s.frames, sum(l.value) FROM span_links l"                              \
 	" JOIN link_stacks s ON s.id = l.stack_id WHERE l.environment = ?1 AND "
 
 #define SPAN_ROWS                                                                                  \
-	"SELECT l.span_id, max(l.span_name), l.service, l.profile_type, sum(l.samples),"         \
+	"SELECT l.span_id, max(l.span_name), l.service, l.profile_type, sum(l.samples),"           \
 	" sum(l.value), min(l.time), max(l.time) FROM span_links l WHERE l.environment = ?1 AND "
 #define SPAN_GROUP " GROUP BY l.span_id, l.service, l.profile_type ORDER BY min(l.time), l.span_id"
 
@@ -108,7 +108,8 @@ static int join_frames(struct sqlite_links *l, const struct span_link *k, size_t
 		if (i)
 			l->frames_buf[pos++] = FRAME_SEP;
 		for (size_t c = 0; c < n; c++)
-			l->frames_buf[pos + c] = k->frames[i][c] == FRAME_SEP ? ' ' : k->frames[i][c];
+			l->frames_buf[pos + c] =
+			    k->frames[i][c] == FRAME_SEP ? ' ' : k->frames[i][c];
 		pos += n;
 	}
 	l->frames_buf[pos] = '\0';

@@ -1,0 +1,3 @@
+module roottrace/tests/helpers/gospanprofile
+
+go 1.19
