@@ -64,7 +64,9 @@ def curl_commands(lines):
 
 def calls(cmd, method, path):
     """Whether one curl command line requests `path` with `method`."""
-    if not re.search(r"\$C%s(?![\w/-])" % re.escape(path), cmd):
+    # a {name} segment of the route (GET /api/apm/traces/{trace_id}/profile) is any segment
+    pattern = re.sub(r"\\\{\w+\\\}", r"[^/?\"\\s]+", re.escape(path))
+    if not re.search(r"\$C%s(?![\w/-])" % pattern, cmd):
         return False
     explicit = re.search(r"(?:-X|--request)\s+([A-Z]+)", cmd)
     has_body = re.search(r"\s(?:-d|--data|--data-binary|--data-raw|-F|-T)\s", cmd)
@@ -127,6 +129,9 @@ class ApiDocs(unittest.TestCase):
         self.assertTrue(any(calls(c, "PUT", "/api/apm/config") for c in cmds))
         self.assertFalse(any(calls(c, "GET", "/api/apm/profiles") for c in cmds))
         self.assertTrue(any(calls(c, "GET", "/api/apm/profiles/top") for c in cmds))
+        trace = ["```sh", "curl -s \"$C/api/apm/traces/0af7/profile?service=x\"", "```"]
+        self.assertTrue(calls(curl_commands(trace)[0], "GET", "/api/apm/traces/{id}/profile"))
+        self.assertFalse(calls(curl_commands(trace)[0], "GET", "/api/apm/traces/{id}"))
 
 
 if __name__ == "__main__":
