@@ -10,6 +10,7 @@ import subprocess
 import time
 import unittest
 
+import harness
 import otlp_py
 import pprof_py
 from collector_fixture import Collector, build_dir
@@ -77,8 +78,15 @@ class Base(unittest.TestCase):
         with self.links_db() as db:
             return db.execute("SELECT count(*) FROM span_links").fetchone()[0]
 
+    def window(self):
+        """The last hour and the current bucket: the default window ends at now rounded up to
+        a bucket, which is now itself in the first second of a bucket."""
+        now = int(time.time())
+        return {"start": now - 3600, "end": now + 300}
+
     def flame(self, service, profile_type, **params):
         p = {"service": service, "profile_type": profile_type}
+        p.update(self.window())
         p.update(params)
         status, doc = self.c.get_json("/api/apm/profiles/flamegraph", self.user, params=p)
         self.assertEqual(status, 200, doc)
@@ -288,8 +296,8 @@ class PprofSpanLabels(Base):
         self.assertEqual(self.c.count("series"), before + 1)
         self.assertEqual(self.paths(self.flame("labels-svc", "cpu", span_id="aa")["root"]),
                          {("main", "a"): 10})
-        top = self.c.get_json("/api/apm/profiles/top", self.user, params={
-            "service": "labels-svc", "profile_type": "cpu", "trace_id": TRACE})[1]
+        top = self.c.get_json("/api/apm/profiles/top", self.user, params=dict(
+            self.window(), service="labels-svc", profile_type="cpu", trace_id=TRACE))[1]
         self.assertEqual({f["name"]: f["self"] for f in top["functions"] if f["self"]},
                          {"a": 10, "b": 20})
         self.assertEqual(self.c.get_json("/api/apm/profiles/flamegraph", self.user, params={
@@ -340,4 +348,4 @@ def build_go_helper(name):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    harness.main()
