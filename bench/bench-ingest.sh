@@ -5,7 +5,7 @@
 # both --sync modes. Prints uploads/s, stack values/s, p50/p99 latency and collector RSS.
 #   bench/bench-ingest.sh --build DIR [--seconds N]
 set -eu
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 BUILD=build
 SECONDS_PER_RUN=10
 while [ $# -gt 0 ]; do
@@ -46,13 +46,7 @@ for sync in full normal; do
 	TOKEN=$("$BIN" token create --data "$DATA" --environment production --kind collector 2>/dev/null)
 	"$BIN" serve --data "$DATA" --listen 127.0.0.1:0 --sync "$sync" 2>"$TMP/log-$sync" &
 	PID=$!
-	PORT=""
-	for _ in $(seq 100); do
-		PORT=$(grep -o 'listening on [0-9.]*:[0-9]*' "$TMP/log-$sync" | sed 's/.*://' || true)
-		[ -n "$PORT" ] && break
-		sleep 0.05
-	done
-	[ -n "$PORT" ] || { echo "bench-ingest: collector did not start" >&2; exit 1; }
+	bench_collector_port bench-ingest "$TMP/log-$sync"
 	for clients in 1 4; do
 		t0=$(cpu_ticks "$PID")
 		out=$("$LOAD" "$PORT" "$TOKEN" "service=bench&profile_type=cpu" "$TMP/cpu.pb.gz" \

@@ -9,7 +9,7 @@
 # straight into the link store's SQLite file while the collector is stopped).
 #   bench/bench-otlp.sh --build DIR [--seconds N] [--links N]
 set -eu
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 BUILD=build
 SECONDS_PER_RUN=10
 LINKS=1000000
@@ -21,11 +21,9 @@ while [ $# -gt 0 ]; do
 	*) echo "usage: $0 --build DIR [--seconds N] [--links N]" >&2; exit 2 ;;
 	esac
 done
+bench_need_built bench-otlp roottrace-collector tests/helpers/ingest-load
 BIN="$BUILD/roottrace-collector"
 LOAD="$BUILD/tests/helpers/ingest-load"
-for f in "$BIN" "$LOAD"; do
-	[ -x "$f" ] || { echo "bench-otlp: $f missing (make BUILD=$BUILD all)" >&2; exit 1; }
-done
 
 TMP=$(mktemp -d)
 PID=""
@@ -40,13 +38,7 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 start_collector() { # data dir
 	"$BIN" serve --data "$1" --listen 127.0.0.1:0 --sync normal 2>"$1.log" &
 	PID=$!
-	PORT=""
-	for _ in $(seq 100); do
-		PORT=$(grep -o 'listening on [0-9.]*:[0-9]*' "$1.log" | sed 's/.*://' || true)
-		[ -n "$PORT" ] && break
-		sleep 0.05
-	done
-	[ -n "$PORT" ] || { echo "bench-otlp: collector did not start" >&2; exit 1; }
+	bench_collector_port bench-otlp "$1.log"
 }
 
 stop_collector() {

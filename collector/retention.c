@@ -22,29 +22,27 @@ struct retention_job {
 	bool stopping;
 };
 
+/* The daemon's only periodic work: one line when it did something or failed. */
+static void report(const char *what, int err, int64_t deleted, int age, const char *unit)
+{
+	if (err)
+		fprintf(stderr, "roottrace-collector: retention: %s: %s\n", what, strerror(-err));
+	else if (deleted)
+		fprintf(stderr,
+			"roottrace-collector: retention: deleted %lld %s older than %d %s\n",
+			(long long)deleted, what, age, unit);
+}
+
 static void run_once(struct retention_job *j)
 {
-	int64_t cutoff = (int64_t)time(NULL) - (int64_t)j->days * 86400, deleted = 0;
-	int err = j->ps->ops->retention(j->ps, cutoff, &deleted);
+	int64_t now = (int64_t)time(NULL), deleted = 0;
+	int err = j->ps->ops->retention(j->ps, now - (int64_t)j->days * 86400, &deleted);
 
-	/* The daemon's only periodic work: one line when it did something or failed. */
-	if (err)
-		fprintf(stderr, "roottrace-collector: retention: %s\n", strerror(-err));
-	else if (deleted)
-		fprintf(stderr,
-			"roottrace-collector: retention: deleted %lld rollup rows older than "
-			"%d days\n",
-			(long long)deleted, j->days);
-	cutoff = (int64_t)time(NULL) - (int64_t)j->link_hours * 3600;
+	report("rollup rows", err, deleted, j->days, "days");
 	deleted = 0;
-	err = j->ls ? j->ls->ops->retention(j->ls, cutoff, &deleted) : 0;
-	if (err)
-		fprintf(stderr, "roottrace-collector: link retention: %s\n", strerror(-err));
-	else if (deleted)
-		fprintf(stderr,
-			"roottrace-collector: retention: deleted %lld span links older than "
-			"%d hours\n",
-			(long long)deleted, j->link_hours);
+	err =
+	    j->ls ? j->ls->ops->retention(j->ls, now - (int64_t)j->link_hours * 3600, &deleted) : 0;
+	report("span links", err, deleted, j->link_hours, "hours");
 }
 
 static void *retention_main(void *arg)

@@ -13,7 +13,8 @@ import unittest
 import harness
 import otlp_py
 import pprof_py
-from collector_fixture import Collector, build_dir
+from collector_fixture import Collector
+from test_collector_ingest import build_go_profiler
 
 SRC = os.environ.get("ROOTTRACE_SRC", os.getcwd())
 OTLP = "/v1development/profiles"
@@ -250,10 +251,10 @@ class OtlpIngest(Base):
 
 class PprofSpanLabels(Base):
     def test_go_pprof_do_labels_link_spans(self):
-        prog = build_go_helper("gospanprofile")
+        prog = build_go_profiler()
         path = os.path.join(self.c.tmp, "span.pprof")
         span_a, span_b = "00000000000000a1", "00000000000000b2"
-        subprocess.run([prog, path, TRACE, span_a, span_b, "1"], check=True,
+        subprocess.run([prog, path, "1", TRACE, span_a, span_b], check=True,
                        capture_output=True, timeout=60)
         with open(path, "rb") as f:
             status, doc = self.c.upload(self.tok, f.read(), "go-spans", "cpu")
@@ -263,10 +264,10 @@ class PprofSpanLabels(Base):
         b = self.flame("go-spans", "cpu", span_id=span_b)
         names_a = {f for p in self.paths(a["root"]) for f in p}
         names_b = {f for p in self.paths(b["root"]) for f in p}
-        self.assertIn("main.spanAHashing", names_a)
-        self.assertNotIn("main.spanBFib", names_a)
-        self.assertIn("main.spanBFib", names_b)
-        self.assertNotIn("main.spanAHashing", names_b)
+        self.assertIn("main.hashLoop", names_a)
+        self.assertNotIn("main.fib", names_a)
+        self.assertIn("main.fib", names_b)
+        self.assertNotIn("main.hashLoop", names_b)
         whole = self.flame("go-spans", "cpu")["total"]
         self.assertLessEqual(a["total"] + b["total"], whole)
         status, trace = self.c.get_json("/api/apm/traces/%s/profile" % TRACE, self.user)
@@ -335,16 +336,6 @@ class LinkRetention(Base):
             time.sleep(0.2)
         self.assertEqual(self.link_count(), 0)
         self.assertEqual(self.stored("ret-svc", "cpu"), {("main", "old"): 5})
-
-
-def build_go_helper(name):
-    """Builds tests/helpers/<name> under the build dir (offline, local toolchain)."""
-    out = os.path.join(build_dir(), "tests", name)
-    env = dict(os.environ, GOFLAGS="-mod=mod", GOPROXY="off", GOTOOLCHAIN="local",
-               GOCACHE=os.path.join(build_dir(), "gocache"), CGO_ENABLED="0")
-    subprocess.run(["go", "build", "-o", out, "."], cwd=os.path.join(SRC, "tests", "helpers",
-                   name), env=env, check=True, capture_output=True, timeout=300)
-    return out
 
 
 if __name__ == "__main__":

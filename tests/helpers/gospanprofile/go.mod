@@ -1,3 +1,0 @@
-module roottrace/tests/helpers/gospanprofile
-
-go 1.19
