@@ -265,20 +265,6 @@ static int64_t profile_time(const struct pprof_decoded *p)
 	return p->time_nanos > 0 ? p->time_nanos / 1000000000 : (int64_t)time(NULL);
 }
 
-/* A sample whose labels name a span also becomes a span link (every pprof body, whichever
- * route it came by). */
-static int link_sample(const struct pprof_decoded *p, const struct pprof_decoded_sample *s,
-		       int64_t value, struct link_batch *links)
-{
-	int count_idx = pprof_decoded__find_type(p, "samples", "count");
-	struct span_context ctx;
-
-	if (!links || !span_context_from_labels(s->labels, s->n_labels, &ctx))
-		return 0;
-	return link_batch__add(links, profile_time(p), s->frames, s->n_frames, value,
-			       count_idx >= 0 ? s->values[count_idx] : 1, &ctx);
-}
-
 static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg,
 		  struct link_batch *links, char *why, size_t why_len)
 {
@@ -295,7 +281,7 @@ static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg,
 			continue;
 		err = stack_agg__add(agg, s->frames, s->n_frames, v);
 		if (!err)
-			err = link_sample(p, s, v, links);
+			err = link_batch__add_pprof(links, p, s, v, profile_time(p));
 		if (err == -EOVERFLOW)
 			snprintf(why, why_len, "sample values overflow a 64-bit sum");
 		if (err)

@@ -41,12 +41,21 @@ struct otlp_item {
 
 struct otlp_upload {
 	const struct request *req;
+	struct timespec start;
 	struct otlp_request *otlp;
 	struct otlp_item *items;
 	size_t n_items;
 	int64_t rejected, samples;
 	char message[320]; /* why the first rejected profile was not stored */
 };
+
+static double seconds_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) + (now.tv_nsec - start->tv_nsec) / 1e9;
+}
 
 static int64_t unit_ns(const char *unit)
 {
@@ -383,7 +392,8 @@ static int store_and_answer(struct otlp_upload *u, struct response *resp, bool j
 				     err == -EAGAIN ? "overloaded" : "store_unavailable",
 				     "the profiles could not be stored; retry");
 	}
-	metrics__upload_accepted(u->req->collector->metrics, u->req->body_len, stacks, 0);
+	metrics__upload_accepted(u->req->collector->metrics, u->req->body_len, stacks,
+				 seconds_since(&u->start));
 	return answer(u, resp, json, store_links(u));
 }
 
@@ -403,6 +413,7 @@ int handle_otlp_profiles(const struct request *req, struct response *resp)
 	bool json;
 	int err = 0;
 
+	clock_gettime(CLOCK_MONOTONIC, &u.start);
 	if (content_kind(req, &json)) {
 		metrics__reject(req->collector->metrics, REJECT_CONTENT_TYPE);
 		return respond_error(resp, 415, "unsupported_media_type",

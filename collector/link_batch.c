@@ -79,6 +79,18 @@ int link_batch__add(struct link_batch *b, int64_t time, const char *const *frame
 	return 0;
 }
 
+int link_batch__add_pprof(struct link_batch *b, const struct pprof_decoded *p,
+			  const struct pprof_decoded_sample *s, int64_t value, int64_t time)
+{
+	int count_idx = pprof_decoded__find_type(p, "samples", "count");
+	struct span_context ctx;
+
+	if (!span_context_from_labels(s->labels, s->n_labels, &ctx))
+		return 0;
+	return link_batch__add(b, time, s->frames, s->n_frames, value,
+			       count_idx >= 0 ? s->values[count_idx] : 1, &ctx);
+}
+
 size_t link_batch__count(const struct link_batch *b)
 {
 	return b->n;

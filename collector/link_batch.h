@@ -25,6 +25,13 @@ int link_batch__add(struct link_batch *b, int64_t time, const char *const *frame
 		    size_t n_frames, int64_t value, int64_t samples,
 		    const struct span_context *ctx);
 
+/* A pprof sample whose labels name a span (span_context_from_labels) becomes a link with
+ * `value` (the chosen sample type's) and the profile's samples/count when it has one; any
+ * other sample is skipped. Every route that reduces a pprof calls this, so each pprof body
+ * (agent, SDK, Pyroscope-format) keeps its span context. 0 or -ENOMEM. */
+int link_batch__add_pprof(struct link_batch *b, const struct pprof_decoded *p,
+			  const struct pprof_decoded_sample *s, int64_t value, int64_t time);
+
 size_t link_batch__count(const struct link_batch *b);
 size_t link_batch__dropped(const struct link_batch *b);
 

@@ -28,8 +28,8 @@ enum {
 };
 
 static const char schema[] =
-    "CREATE TABLE IF NOT EXISTS link_stacks (id INTEGER PRIMARY KEY, n_frames INTEGER NOT NULL,"
-    " frames TEXT NOT NULL UNIQUE);"
+    "CREATE TABLE IF NOT EXISTS link_stacks (id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE,"
+    " n_frames INTEGER NOT NULL, frames TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS span_links (time INTEGER NOT NULL, environment TEXT NOT NULL,"
     " service TEXT NOT NULL, profile_type TEXT NOT NULL, trace_id TEXT NOT NULL,"
     " span_id TEXT NOT NULL, span_name TEXT NOT NULL, stack_id INTEGER NOT NULL,"
@@ -56,8 +56,9 @@ static const char *const link_sql[L_COUNT] = {
     [L_BEGIN] = "BEGIN IMMEDIATE",
     [L_COMMIT] = "COMMIT",
     [L_ROLLBACK] = "ROLLBACK",
-    [L_STACK_ADD] = "INSERT OR IGNORE INTO link_stacks (n_frames, frames) VALUES (?1, ?2)",
-    [L_STACK_GET] = "SELECT id FROM link_stacks WHERE frames = ?1",
+    [L_STACK_ADD] =
+	"INSERT OR IGNORE INTO link_stacks (hash, n_frames, frames) VALUES (?1, ?2, ?3)",
+    [L_STACK_GET] = "SELECT id FROM link_stacks WHERE hash = ?1",
     [L_LINK_ADD] = "INSERT INTO span_links (time, environment, service, profile_type, trace_id,"
 		   " span_id, span_name, stack_id, value, samples)"
 		   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -73,6 +74,10 @@ static const char *const link_sql[L_COUNT] = {
 			" (SELECT stack_id FROM span_links)",
 };
 
+/* Stacks are keyed by the SHA-256 of their joined frames, as in the rollups' dictionary
+ * (struct stack_slot: hash and id). */
+#define STACK_CACHE_MAX (1u << 18) /* committed stack ids remembered; emptied when full */
+
 struct sqlite_links {
 	struct link_store base;
 	pthread_mutex_t lock;
@@ -80,6 +85,15 @@ struct sqlite_links {
 	sqlite3_stmt *st[L_COUNT];
 	char *frames_buf; /* scratch: one stack's joined frames */
 	size_t frames_cap;
+	struct sha256_ctx *sha;
+	/* Committed stacks' ids: an upload's links cost no stack statement for a known stack.
+	 * Emptied after a rollback or a retention that deleted stacks. */
+	struct hashtab cache; /* hash prefix -> index into slots */
+	struct stack_slot *slots;
+	size_t n_slots, slots_cap;
+	/* Stacks added by the transaction in progress, moved to the cache once it committed. */
+	struct stack_slot *pending;
+	size_t n_pending, pending_cap;
 };
 
 static struct sqlite_links *to_links(struct link_store *s)
@@ -117,25 +131,92 @@ static int join_frames(struct sqlite_links *l, const struct span_link *k, size_t
 	return 0;
 }
 
+static bool cache_get(struct sqlite_links *l, const uint8_t *hash, int64_t *ret_id)
+{
+	struct stack_hash_key key = {.entries = l->slots, .hash = hash};
+	uint64_t index;
+
+	if (!hashtab__find(&l->cache, sqlite_stack_hash_prefix(hash), sqlite_stack_hash_is, &key,
+			   &index))
+		return false;
+	*ret_id = l->slots[index].id;
+	return true;
+}
+
+static void cache_clear(struct sqlite_links *l)
+{
+	hashtab__clear(&l->cache);
+	l->n_slots = 0;
+}
+
+/* After a commit: the transaction's new stacks become known. A full cache starts over. */
+static void cache_commit(struct sqlite_links *l)
+{
+	if (l->n_slots + l->n_pending > STACK_CACHE_MAX)
+		cache_clear(l);
+	if (l->n_slots + l->n_pending > l->slots_cap) {
+		size_t cap = l->slots_cap ? l->slots_cap : 1024;
+		struct stack_slot *grown;
+
+		while (cap < l->n_slots + l->n_pending)
+			cap *= 2;
+		grown = realloc(l->slots, cap * sizeof(*grown));
+		if (!grown) { /* the stacks are looked up in SQLite next time */
+			l->n_pending = 0;
+			return;
+		}
+		l->slots = grown;
+		l->slots_cap = cap;
+	}
+	for (size_t i = 0; i < l->n_pending; i++) {
+		if (hashtab__add(&l->cache, sqlite_stack_hash_prefix(l->pending[i].hash),
+				 l->n_slots))
+			break; /* out of memory: the stack is looked up in SQLite next time */
+		l->slots[l->n_slots++] = l->pending[i];
+	}
+	l->n_pending = 0;
+}
+
+static int pending_add(struct sqlite_links *l, const uint8_t *hash, int64_t id)
+{
+	if (l->n_pending == l->pending_cap) {
+		size_t cap = l->pending_cap ? l->pending_cap * 2 : 64;
+		struct stack_slot *p = realloc(l->pending, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		l->pending = p;
+		l->pending_cap = cap;
+	}
+	memcpy(l->pending[l->n_pending].hash, hash, SHA256_LEN);
+	l->pending[l->n_pending++].id = id;
+	return 0;
+}
+
+/* The stack's id in link_stacks, inserting it the first time. */
 static int stack_id(struct sqlite_links *l, const struct span_link *k, int64_t *ret_id)
 {
 	sqlite3_stmt *add = l->st[L_STACK_ADD], *get = l->st[L_STACK_GET];
+	uint8_t hash[SHA256_LEN];
 	size_t len;
 	int rc = join_frames(l, k, &len);
 
-	if (rc)
+	if (!rc)
+		rc = sha256_with(l->sha, l->frames_buf, len, hash);
+	if (rc || cache_get(l, hash, ret_id))
 		return rc;
-	sqlite3_bind_int64(add, 1, (int64_t)k->n_frames);
-	sqlite3_bind_text(add, 2, l->frames_buf, (int)len, SQLITE_STATIC);
+	sqlite3_bind_blob(add, 1, hash, SHA256_LEN, SQLITE_STATIC);
+	sqlite3_bind_int64(add, 2, (int64_t)k->n_frames);
+	sqlite3_bind_text(add, 3, l->frames_buf, (int)len, SQLITE_STATIC);
 	rc = sqlite_db_step_done(add);
 	if (rc)
 		return rc;
-	sqlite3_bind_text(get, 1, l->frames_buf, (int)len, SQLITE_STATIC);
+	sqlite3_bind_blob(get, 1, hash, SHA256_LEN, SQLITE_STATIC);
 	rc = sqlite3_step(get) == SQLITE_ROW ? 0 : -EIO;
 	if (!rc)
 		*ret_id = sqlite3_column_int64(get, 0);
 	sqlite_db_reset(get);
-	return rc;
+	return rc ? rc : pending_add(l, hash, *ret_id);
 }
 
 static int add_one(struct sqlite_links *l, const char *environment, const struct span_link *k)
@@ -175,6 +256,10 @@ static int links_add(struct link_store *s, const char *environment, const struct
 		rc = sqlite_db_step_done(l->st[L_COMMIT]);
 	if (rc && !sqlite3_get_autocommit(l->db))
 		sqlite_db_step_done(l->st[L_ROLLBACK]);
+	if (rc)
+		l->n_pending = 0; /* their ids may not exist */
+	else
+		cache_commit(l);
 	pthread_mutex_unlock(&l->lock);
 	return rc;
 }
@@ -283,8 +368,10 @@ static int links_retention(struct link_store *s, int64_t cutoff, int64_t *ret_de
 		rc = sqlite_db_step_done(l->st[L_RETAIN_LINKS]);
 		deleted = sqlite3_changes64(l->db);
 	}
-	if (!rc && deleted)
+	if (!rc && deleted) {
 		rc = sqlite_db_step_done(l->st[L_RETAIN_STACKS]);
+		cache_clear(l); /* some cached ids may be gone */
+	}
 	if (!rc)
 		rc = sqlite_db_step_done(l->st[L_COMMIT]);
 	if (rc && !sqlite3_get_autocommit(l->db))
@@ -303,6 +390,10 @@ static void links_close(struct link_store *s)
 		return;
 	sqlite_db_close(l->db, l->st, L_COUNT);
 	pthread_mutex_destroy(&l->lock);
+	sha256_ctx__free(l->sha);
+	hashtab__free(&l->cache);
+	free(l->slots);
+	free(l->pending);
 	free(l->frames_buf);
 	free(l);
 }
@@ -326,9 +417,12 @@ int link_store_sqlite_open(const char *path, const struct store_sqlite_options *
 		return -ENOMEM;
 	l->base.ops = &sqlite_link_ops;
 	pthread_mutex_init(&l->lock, NULL);
-	err = sqlite_db_open_prepared(path, schema,
-				      opts ? opts->durability : STORE_SQLITE_DURABILITY_FULL,
-				      link_sql, l->st, L_COUNT, &l->db);
+	l->sha = sha256_ctx__new();
+	err = l->sha ? 0 : -ENOMEM;
+	if (!err)
+		err = sqlite_db_open_prepared(
+		    path, schema, opts ? opts->durability : STORE_SQLITE_DURABILITY_FULL, link_sql,
+		    l->st, L_COUNT, &l->db);
 	if (err) {
 		links_close(&l->base);
 		return err;
