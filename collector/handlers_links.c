@@ -34,6 +34,11 @@ json_t *link_batch_store_json(const struct request *req, struct link_batch *link
 
 /* ------------------------------------------------------------------ the trace ---- */
 
+static const char *request_param(const void *req, const char *key)
+{
+	return request_query(req, key);
+}
+
 /* The {trace_id} path segment, normalised to 32 hex digits. */
 static bool path_trace_id(const char *path, char out[TRACE_ID_HEX])
 {
@@ -73,21 +78,29 @@ static json_t *span_json(const struct request *req, const struct span_link_query
 	const struct profile_type_info *type = profile_type_lookup(s->profile_type);
 	struct span_link_query one = *q;
 	struct merged_window w;
-	json_t *top = NULL;
+	json_t *top = NULL, *doc;
+	int64_t with_children = -1;
 
 	one.span_id = s->span_id;
 	one.service = s->service;
 	one.profile_type = s->profile_type;
 	if (req->collector->links->ops->merge(req->collector->links, &one, &w) == 0) {
 		top = top_json(&w, SPAN_TOP_FUNCTIONS);
+		with_children = query_window_total(&w);
 		merged_window__release(&w);
 	}
-	return json_pack("{s:s, s:s?, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o}", "span_id",
-			 s->span_id, "span_name", *s->span_name ? s->span_name : NULL, "service",
-			 s->service, "profile_type", s->profile_type, "unit",
-			 type ? type->unit : "", "samples", (json_int_t)s->samples, "value",
-			 (json_int_t)s->value, "first", (json_int_t)s->first, "last",
-			 (json_int_t)s->last, "top_functions", top ? top : json_array());
+	doc = json_pack("{s:s, s:s?, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o}", "span_id",
+			s->span_id, "span_name", *s->span_name ? s->span_name : NULL, "service",
+			s->service, "profile_type", s->profile_type, "unit", type ? type->unit : "",
+			"samples", (json_int_t)s->samples, "value", (json_int_t)s->value, "first",
+			(json_int_t)s->first, "last", (json_int_t)s->last, "top_functions",
+			top ? top : json_array());
+	/* The span's children are known only where the profiler named each sample's local root
+	 * span; top_functions then covers them too. */
+	if (doc && q->include_children)
+		json_object_set_new(doc, "value_with_children",
+				    with_children >= 0 ? json_integer(with_children) : json_null());
+	return doc;
 }
 
 static bool service_uploaded(const struct request *req, const char *service)
@@ -137,6 +150,7 @@ static int parse_trace_query(const struct request *req, struct response *resp,
 			     char trace_id[TRACE_ID_HEX], struct span_link_query *q)
 {
 	const char *type = request_query(req, "profile_type");
+	char why[QUERY_ERR_MAX];
 
 	if (!path_trace_id(req->path, trace_id))
 		return respond_error(resp, 400, "bad_request",
@@ -148,12 +162,10 @@ static int parse_trace_query(const struct request *req, struct response *resp,
 				     "alloc or lock)",
 				     type),
 		       1;
-	if (request_query(req, "include_children"))
-		return respond_error(resp, 400, "bad_request",
-				     "include_children is not supported yet: the collector does "
-				     "not know which spans are children of which"),
-		       1;
 	memset(q, 0, sizeof(*q));
+	if (query_param_bool(request_param, req, "include_children", &q->include_children, why,
+			     sizeof(why)))
+		return respond_error(resp, 400, "bad_request", "%s", why), 1;
 	q->environment = req->token->environment;
 	q->service = request_query(req, "service");
 	q->profile_type = type;

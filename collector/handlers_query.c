@@ -64,6 +64,8 @@ static json_t *response_head(const struct query_params *p, struct query_window w
 		json_object_set_new(doc, "trace_id", json_string(p->trace_id));
 	if (doc && p->span_id[0])
 		json_object_set_new(doc, "span_id", json_string(p->span_id));
+	if (doc && p->include_children)
+		json_object_set_new(doc, "include_children", json_true());
 	return doc;
 }
 
@@ -91,6 +93,7 @@ static int load_span_window(const struct request *req, const struct query_params
 	    .profile_type = p->type->name,
 	    .trace_id = p->trace_id[0] ? p->trace_id : NULL,
 	    .span_id = p->span_id[0] ? p->span_id : NULL,
+	    .include_children = p->include_children,
 	    .start = w.start,
 	    .end = w.end,
 	};

@@ -267,7 +267,8 @@ static int parse_profile_type(const char *v, const struct profile_type_info **re
 	return 0;
 }
 
-/* trace_id= (1-32 hex digits) and span_id= (1-16): the span links' filters. */
+/* trace_id= (1-32 hex digits), span_id= (1-16) and include_children: the span links'
+ * filters. */
 static int parse_span_ids(param_getter get, const void *ctx, struct query_params *ret, char *err,
 			  size_t err_len)
 {
@@ -281,7 +282,22 @@ static int parse_span_ids(param_getter get, const void *ctx, struct query_params
 			!span_id_normalise(span_id, SPAN_ID_HEX - 1, ret->span_id)))
 		return fail(err, err_len,
 			    "span_id must be given once, as 1 to 16 hex digits (not all zeros)");
+	if (query_param_bool(get, ctx, "include_children", &ret->include_children, err, err_len))
+		return -EINVAL;
+	if (ret->include_children && !span_id)
+		return fail(err, err_len, "include_children needs span_id");
 	return 0;
+}
+
+int query_param_bool(param_getter get, const void *ctx, const char *key, bool *ret, char *err,
+		     size_t err_len)
+{
+	const char *v = get(ctx, key);
+
+	*ret = v && !strcmp(v, "true");
+	if (!v || !strcmp(v, "true") || !strcmp(v, "false"))
+		return 0;
+	return fail(err, err_len, "%s must be true or false", key);
 }
 
 int query_params_parse(param_getter get, const void *ctx, int64_t now, int64_t default_range,

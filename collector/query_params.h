@@ -47,6 +47,7 @@ struct query_params {
 	 * lowercase hex, 32 and 16 digits. */
 	char trace_id[TRACE_ID_HEX];
 	char span_id[SPAN_ID_HEX];
+	bool include_children; /* include_children=true: with span_id, its child spans too */
 };
 
 /* Parses a time: RFC 3339 ("2024-05-01T12:00:00Z", "+02:00" offsets, fractional seconds
@@ -76,6 +77,10 @@ int query_params_parse(param_getter get, const void *ctx, int64_t now, int64_t d
  * 0 or -EINVAL with err filled. */
 int query_param_int(param_getter get, const void *ctx, const char *key, int64_t def, int64_t min,
 		    int64_t max, int64_t *ret, char *err, size_t err_len);
+
+/* Optional true / false parameter (absent = false). 0 or -EINVAL with err filled. */
+int query_param_bool(param_getter get, const void *ctx, const char *key, bool *ret, char *err,
+		     size_t err_len);
 
 /* Fills a window_query for the parsed parameters (strings point into p). */
 void query_params_window_query(const struct query_params *p, const char *environment,

@@ -57,7 +57,6 @@ static bool hex_label(const struct pprof_label *l, size_t max, char *out)
 bool span_context_from_labels(const struct pprof_label *labels, size_t n, struct span_context *ret)
 {
 	bool span = false, root = false;
-	char root_id[SPAN_ID_HEX];
 
 	memset(ret, 0, sizeof(*ret));
 	ret->span_name = "";
@@ -66,21 +65,23 @@ bool span_context_from_labels(const struct pprof_label *labels, size_t n, struct
 
 		if (!strcmp(l->key, "span_id"))
 			span = hex_label(l, SPAN_ID_HEX - 1, ret->span_id) || span;
-		else if (!strcmp(l->key, "profile_id") && !span)
-			root = hex_label(l, SPAN_ID_HEX - 1, root_id) || root;
+		else if (!strcmp(l->key, "profile_id"))
+			root = hex_label(l, SPAN_ID_HEX - 1, ret->root_span_id) || root;
 		else if (!strcmp(l->key, "trace_id") &&
 			 !hex_label(l, TRACE_ID_HEX - 1, ret->trace_id))
 			ret->trace_id[0] = '\0';
 		else if (!strcmp(l->key, "span id"))
 			span = decimal_span_id(l, ret->span_id) || span;
 		else if (!strcmp(l->key, "local root span id"))
-			root = decimal_span_id(l, root_id) || root;
+			root = decimal_span_id(l, ret->root_span_id) || root;
 		else if ((!strcmp(l->key, "span_name") || !strcmp(l->key, "trace endpoint")) &&
 			 l->str)
 			ret->span_name = l->str;
 	}
+	if (!root)
+		ret->root_span_id[0] = '\0';
 	if (!span && root)
-		memcpy(ret->span_id, root_id, sizeof(root_id));
+		memcpy(ret->span_id, ret->root_span_id, sizeof(ret->span_id));
 	return span || root;
 }
 

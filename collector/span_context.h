@@ -15,6 +15,9 @@
 struct span_context {
 	char trace_id[TRACE_ID_HEX]; /* "" when the sample names no trace */
 	char span_id[SPAN_ID_HEX];
+	/* The local root span the sample's span runs under (Datadog's "local root span id",
+	 * Pyroscope's profile_id), "" when unknown: what include_children follows. */
+	char root_span_id[SPAN_ID_HEX];
 	const char *span_name; /* "" when not given; points into the labels */
 };
 

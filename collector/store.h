@@ -259,6 +259,7 @@ struct span_link {
 	int64_t samples; /* samples (timestamps) behind value */
 	char trace_id[TRACE_ID_HEX];
 	char span_id[SPAN_ID_HEX];
+	char root_span_id[SPAN_ID_HEX]; /* the local root span it runs under; "" when unknown */
 	const char *span_name; /* "" when not given (Datadog's trace endpoint, span_name label) */
 };
 
@@ -271,6 +272,9 @@ struct span_link_query {
 	const char *trace_id;
 	const char *span_id;
 	const char *span_name;
+	/* With span_id: also the links whose local root span is span_id (its children, as far as
+	 * the profiler said: Datadog's "local root span id", Pyroscope's profile_id). */
+	bool include_children;
 	int64_t start, end;
 };
 

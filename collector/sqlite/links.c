@@ -33,9 +33,12 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS span_links (time INTEGER NOT NULL, environment TEXT NOT NULL,"
     " service TEXT NOT NULL, profile_type TEXT NOT NULL, trace_id TEXT NOT NULL,"
     " span_id TEXT NOT NULL, span_name TEXT NOT NULL, stack_id INTEGER NOT NULL,"
-    " value INTEGER NOT NULL, samples INTEGER NOT NULL);"
+    " value INTEGER NOT NULL, samples INTEGER NOT NULL, root_span_id TEXT NOT NULL);"
     "CREATE INDEX IF NOT EXISTS span_links_trace ON span_links(environment, trace_id);"
     "CREATE INDEX IF NOT EXISTS span_links_span ON span_links(environment, span_id);"
+    /* only links whose profiler named their local root: most links pay nothing for it */
+    "CREATE INDEX IF NOT EXISTS span_links_root ON span_links(environment, root_span_id)"
+    " WHERE root_span_id != '';"
     "CREATE INDEX IF NOT EXISTS span_links_name ON span_links(environment, span_name, time);"
     "CREATE INDEX IF NOT EXISTS span_links_time ON span_links(time);";
 
@@ -60,11 +63,19 @@ static const char *const link_sql[L_COUNT] = {
 	"INSERT OR IGNORE INTO link_stacks (hash, n_frames, frames) VALUES (?1, ?2, ?3)",
     [L_STACK_GET] = "SELECT id FROM link_stacks WHERE hash = ?1",
     [L_LINK_ADD] = "INSERT INTO span_links (time, environment, service, profile_type, trace_id,"
-		   " span_id, span_name, stack_id, value, samples)"
-		   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-    [L_MERGE_TRACE] = LINK_MERGE "l.trace_id = ?2 AND (?3 IS NULL OR l.span_id = ?3)" LINK_FILTER
-				 " GROUP BY l.stack_id",
-    [L_MERGE_SPAN] = LINK_MERGE "l.span_id = ?3 AND ?2 IS NULL" LINK_FILTER " GROUP BY l.stack_id",
+		   " span_id, span_name, stack_id, value, samples, root_span_id)"
+		   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    [L_MERGE_TRACE] =
+	LINK_MERGE "l.trace_id = ?2 AND (?3 IS NULL OR l.span_id = ?3"
+		   " OR (?9 AND l.root_span_id = ?3))" LINK_FILTER " GROUP BY l.stack_id",
+    /* The span's own links, and with ?9 those under it as their local root: two index
+     * lookups, never (span OR root), which SQLite would plan as a scan. */
+    [L_MERGE_SPAN] =
+	"SELECT s.n_frames, s.frames, sum(l.value) FROM (SELECT * FROM span_links"
+	" WHERE environment = ?1 AND span_id = ?3 UNION ALL SELECT * FROM span_links"
+	" WHERE ?9 AND environment = ?1 AND root_span_id = ?3 AND root_span_id != ''"
+	" AND span_id != ?3) l JOIN link_stacks s ON s.id = l.stack_id WHERE ?2 IS NULL" LINK_FILTER
+	" GROUP BY l.stack_id",
     [L_MERGE_NAME] = LINK_MERGE "l.span_name = ?8 AND ?2 IS NULL AND ?3 IS NULL" LINK_FILTER
 				" GROUP BY l.stack_id",
     [L_SPANS] = SPAN_ROWS "l.trace_id = ?2" LINK_FILTER SPAN_GROUP,
@@ -237,6 +248,7 @@ static int add_one(struct sqlite_links *l, const char *environment, const struct
 	sqlite3_bind_int64(st, 8, id);
 	sqlite3_bind_int64(st, 9, k->value);
 	sqlite3_bind_int64(st, 10, k->samples);
+	sqlite3_bind_text(st, 11, k->root_span_id, -1, SQLITE_STATIC);
 	return sqlite_db_step_done(st);
 }
 
@@ -279,6 +291,8 @@ static void bind_query(sqlite3_stmt *st, const struct span_link_query *q)
 	sqlite3_bind_int64(st, 7, q->end);
 	if (q->span_name && sqlite3_bind_parameter_count(st) >= 8)
 		sqlite3_bind_text(st, 8, q->span_name, -1, SQLITE_STATIC);
+	if (sqlite3_bind_parameter_count(st) >= 9)
+		sqlite3_bind_int(st, 9, q->include_children);
 }
 
 static int read_merged_stack(sqlite3_stmt *st, void *record)

@@ -287,6 +287,33 @@ class PprofSpanLabels(Base):
         self.assertEqual(self.paths(span["root"]), {("main", "checkout"): 30})
         self.assertEqual(self.flame("dd-svc", "cpu")["total"], 100)
 
+    def test_include_children_follows_the_local_root_span(self):
+        root, child = 1000, 1234
+        data = pprof_py.build([
+            (["main", "serve"], 5, {"span id": root, "local root span id": root,
+                                    "trace_id": TRACE}),
+            (["main", "serve", "query"], 30, {"span id": child, "local root span id": root,
+                                              "trace_id": TRACE}),
+            (["main", "other"], 7, {"span id": 99, "local root span id": 98})])
+        self.assertEqual(self.c.upload(self.tok, data, "tree-svc", "cpu")[0], 200)
+        alone = self.flame("tree-svc", "cpu", span_id="%x" % root)
+        self.assertEqual(alone["total"], 5)
+        tree = self.flame("tree-svc", "cpu", span_id="%x" % root, include_children="true")
+        self.assertEqual(self.paths(tree["root"]), {("main", "serve"): 5,
+                                                   ("main", "serve", "query"): 30})
+        self.assertEqual(self.flame("tree-svc", "cpu", span_id="%x" % child,
+                                    include_children="true")["total"], 30)
+        status, trace = self.c.get_json("/api/apm/traces/%s/profile" % TRACE, self.user,
+                                        params={"service": "tree-svc",
+                                                "include_children": "true"})
+        self.assertEqual(status, 200, trace)
+        by_span = {s["span_id"]: s for s in trace["spans"]}
+        self.assertEqual(by_span["%016x" % root]["value"], 5)
+        self.assertEqual(by_span["%016x" % root]["value_with_children"], 35)
+        self.assertEqual(by_span["%016x" % child]["value_with_children"], 30)
+        self.assertEqual(self.c.get_json("/api/apm/profiles/flamegraph", self.user, params={
+            "service": "tree-svc", "profile_type": "cpu", "include_children": "true"})[0], 400)
+
     def test_span_id_query_returns_only_that_span(self):
         data = pprof_py.build([
             (["main", "a"], 10, {"span_id": "00000000000000aa", "trace_id": TRACE}),

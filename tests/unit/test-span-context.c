@@ -29,6 +29,7 @@ TEST(datadog_numeric_span_id_and_endpoint)
 
 	CHECK(span_context_from_labels(l, 3, &c));
 	CHECK_EQ_STR(c.span_id, "0000000000001234");
+	CHECK_EQ_STR(c.root_span_id, "00000000000003e8");
 	CHECK_EQ_STR(c.trace_id, "");
 	CHECK_EQ_STR(c.span_name, "POST /checkout");
 }
@@ -41,6 +42,7 @@ TEST(local_root_or_profile_id_stand_in_for_a_missing_span_id)
 
 	CHECK(span_context_from_labels(dd, 1, &c));
 	CHECK_EQ_STR(c.span_id, "00000000000000ff");
+	CHECK_EQ_STR(c.root_span_id, "00000000000000ff");
 	CHECK(span_context_from_labels(pyro, 1, &c));
 	CHECK_EQ_STR(c.span_id, "00000000000000ff");
 }
