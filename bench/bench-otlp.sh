@@ -25,13 +25,7 @@ bench_need_built bench-otlp roottrace-collector tests/helpers/ingest-load
 BIN="$BUILD/roottrace-collector"
 LOAD="$BUILD/tests/helpers/ingest-load"
 
-TMP=$(mktemp -d)
-PID=""
-cleanup() {
-	[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+bench_collector_tmp
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
@@ -102,9 +96,11 @@ def rows():
     for i in range(links):
         yield (now - rng.randint(0, 3 * 86400 - 1), "production", "bench", "cpu",
                "%032x" % (i // 10 + 1), "%016x" % (i + 1_000_000), "GET /x", rng.choice(stacks),
-               10_000_000, 1)
+               10_000_000, 1, "")
 db.execute("DELETE FROM span_links")
-db.executemany("INSERT INTO span_links VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows())
+db.executemany("INSERT INTO span_links (time, environment, service, profile_type, trace_id,"
+               " span_id, span_name, stack_id, value, samples, root_span_id)"
+               " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows())
 db.commit()
 PY
 "$BIN" token create --data "$DATA" --environment production --kind user --role viewer \

@@ -28,6 +28,14 @@ bench_need_built() {
 	done
 }
 
+# bench_collector_tmp: a scratch dir in TMP, removed at exit with the collector whose pid is in
+# PID (when set)
+bench_collector_tmp() {
+	TMP=$(mktemp -d)
+	PID=""
+	trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+}
+
 # bench_collector_port NAME LOG: waits for `serve --listen 127.0.0.1:0` to log its port, sets PORT
 bench_collector_port() {
 	PORT=""
