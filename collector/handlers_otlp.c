@@ -13,7 +13,7 @@
 
 #include "collector.h"
 #include "handlers.h"
-#include "handlers_links.h"
+#include "link_batch.h"
 #include "otlp.h"
 #include "otlp_json.h"
 #include "respond.h"
@@ -277,34 +277,36 @@ static int store_batches(struct otlp_upload *u, size_t *ret_stacks)
 	return err;
 }
 
-static json_t *store_links(struct otlp_upload *u)
+/* After the rollups committed. A failure is said in the answer's partial_success message
+ * (rejected_profiles stays 0: the profiles are stored, only their span links are not). */
+static void store_links(struct otlp_upload *u)
 {
-	json_int_t stored = 0, dropped = 0;
-	json_t *first_error = NULL;
+	size_t dropped = 0;
+	int err = 0;
 
 	for (size_t i = 0; i < u->n_items; i++) {
-		json_t *one;
-
 		if (u->items[i].rejected)
 			continue;
-		one = link_batch_store_json(u->req, u->items[i].links, u->req->token->environment);
-		stored += json_integer_value(json_object_get(one, "stored"));
-		dropped += json_integer_value(json_object_get(one, "dropped"));
-		if (!first_error && json_object_get(one, "error"))
-			first_error = json_incref(json_object_get(one, "error"));
-		json_decref(one);
+		dropped += link_batch__dropped(u->items[i].links);
+		if (!err)
+			err = link_batch__store(u->items[i].links, u->req->collector->links,
+						u->req->token->environment);
 	}
-	return json_pack("{s:I, s:I, s:o?}", "stored", stored, "dropped", dropped, "error",
-			 first_error);
+	if (err && !u->rejected)
+		snprintf(u->message, sizeof(u->message),
+			 "profiles stored, their span links not: %s", strerror(-err));
+	else if (dropped && !u->rejected)
+		snprintf(u->message, sizeof(u->message),
+			 "profiles stored, %zu span links past %u per profile not", dropped,
+			 LINK_BATCH_MAX);
 }
 
 /* OTLP's answer in the request's encoding, with RootTrace's own figures as headers. */
-static int answer(struct otlp_upload *u, struct response *resp, bool json, json_t *links)
+static int answer(struct otlp_upload *u, struct response *resp, bool json)
 {
 	uint8_t *buf;
 	size_t len;
 
-	json_decref(links); /* what was stored is in the logs' metrics; the answer is OTLP's */
 	if (json)
 		return respond_json(resp, 200, otlp_json_response(u->rejected, u->message));
 	if (otlp_encode_response(u->rejected, u->message, &buf, &len))
@@ -394,7 +396,8 @@ static int store_and_answer(struct otlp_upload *u, struct response *resp, bool j
 	}
 	metrics__upload_accepted(u->req->collector->metrics, u->req->body_len, stacks,
 				 seconds_since(&u->start));
-	return answer(u, resp, json, store_links(u));
+	store_links(u);
+	return answer(u, resp, json);
 }
 
 static void upload_release(struct otlp_upload *u)

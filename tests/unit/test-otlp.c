@@ -45,7 +45,8 @@ enum { S_EMPTY, S_API, S_INLINED, S_OUTER, S_MAIN, S_CPU_SAMPLES, S_COUNT, S_BUI
 static void fixture_init(struct fixture *f)
 {
 	static const char *const strings[] = {
-	    "", "api", "inlined", "outer", "main", "samples", "count", "process.executable.build_id.gnu"};
+	    "",	    "api",     "inlined", "outer",
+	    "main", "samples", "count",	  "process.executable.build_id.gnu"};
 
 	memset(f, 0, sizeof(*f));
 	for (int i = 0; i < 8; i++)
@@ -333,9 +334,9 @@ TEST(json_form_decodes_like_protobuf)
 	size_t len;
 	char err[256];
 
-	CHECK_EQ_INT(otlp_json_to_protobuf((const uint8_t *)json, strlen(json), &pb, &len, err,
-					   sizeof(err)),
-		     0);
+	CHECK_EQ_INT(
+	    otlp_json_to_protobuf((const uint8_t *)json, strlen(json), &pb, &len, err, sizeof(err)),
+	    0);
 	CHECK_EQ_INT(otlp_decode(pb, len, &r, err, sizeof(err)), 0);
 	CHECK_EQ_STR(otlp_request__profile(r, 0)->sample_unit, "nanoseconds");
 	otlp_request__sample(r, 0, 0, &s);
