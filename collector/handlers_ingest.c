@@ -268,6 +268,8 @@ static int64_t profile_time(const struct pprof_decoded *p)
 static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg,
 		  struct link_batch *links, char *why, size_t why_len)
 {
+	int count_idx = pprof_decoded__find_type(p, "samples", "count");
+
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const struct pprof_decoded_sample *s = &p->samples[i];
 		int64_t v = s->values[idx];
@@ -281,7 +283,9 @@ static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg,
 			continue;
 		err = stack_agg__add(agg, s->frames, s->n_frames, v);
 		if (!err)
-			err = link_batch__add_pprof(links, p, s, v, profile_time(p));
+			err = link_batch__add_labelled(links, profile_time(p), s->frames,
+						       s->n_frames, s->labels, s->n_labels, v,
+						       count_idx >= 0 ? s->values[count_idx] : 1);
 		if (err == -EOVERFLOW)
 			snprintf(why, why_len, "sample values overflow a 64-bit sum");
 		if (err)

@@ -80,16 +80,16 @@ int link_batch__add(struct link_batch *b, int64_t time, const char *const *frame
 	return 0;
 }
 
-int link_batch__add_pprof(struct link_batch *b, const struct pprof_decoded *p,
-			  const struct pprof_decoded_sample *s, int64_t value, int64_t time)
+int link_batch__add_labelled(struct link_batch *b, int64_t time,
+			     const char *const *frames_leaf_first, size_t n_frames,
+			     const struct pprof_label *labels, size_t n_labels, int64_t value,
+			     int64_t samples)
 {
-	int count_idx = pprof_decoded__find_type(p, "samples", "count");
 	struct span_context ctx;
 
-	if (!span_context_from_labels(s->labels, s->n_labels, &ctx))
+	if (!span_context_from_labels(labels, n_labels, &ctx))
 		return 0;
-	return link_batch__add(b, time, s->frames, s->n_frames, value,
-			       count_idx >= 0 ? s->values[count_idx] : 1, &ctx);
+	return link_batch__add(b, time, frames_leaf_first, n_frames, value, samples, &ctx);
 }
 
 size_t link_batch__count(const struct link_batch *b)

@@ -26,11 +26,14 @@ int link_batch__add(struct link_batch *b, int64_t time, const char *const *frame
 		    const struct span_context *ctx);
 
 /* A pprof sample whose labels name a span (span_context_from_labels) becomes a link with
- * `value` (the chosen sample type's) and the profile's samples/count when it has one; any
- * other sample is skipped. Every route that reduces a pprof calls this, so each pprof body
- * (agent, SDK, Pyroscope-format) keeps its span context. 0 or -ENOMEM. */
-int link_batch__add_pprof(struct link_batch *b, const struct pprof_decoded *p,
-			  const struct pprof_decoded_sample *s, int64_t value, int64_t time);
+ * `value` (the chosen sample type's) and `samples` (its samples/count value, 1 when the
+ * profile has none); any other sample is skipped. Every route that reduces a pprof calls this
+ * for each sample it keeps, so each pprof body (agent, SDK, Pyroscope-format; whole or
+ * streamed) keeps its span context. 0 or -ENOMEM. */
+int link_batch__add_labelled(struct link_batch *b, int64_t time,
+			     const char *const *frames_leaf_first, size_t n_frames,
+			     const struct pprof_label *labels, size_t n_labels, int64_t value,
+			     int64_t samples);
 
 size_t link_batch__count(const struct link_batch *b);
 size_t link_batch__dropped(const struct link_batch *b);
