@@ -266,6 +266,27 @@ static int ingest_folded(const struct request *req, struct response *resp, const
 	return 0;
 }
 
+/* Answers a refusal decided before the body is read. */
+static void reject_request(const struct request *req, struct response *resp, int status,
+			   const char *why)
+{
+	switch (status) {
+	case 415:
+		ingest_reject(req, resp, REJECT_CONTENT_TYPE, status, "unsupported_media_type",
+			      why);
+		break;
+	case 422:
+		ingest_reject(req, resp, REJECT_NO_SAMPLE_TYPE, status, "unknown_profile_type",
+			      why);
+		break;
+	case 500:
+		respond_error(resp, status, "internal", "%s", why);
+		break;
+	default:
+		ingest_reject(req, resp, REJECT_BAD_REQUEST, status, "bad_request", why);
+	}
+}
+
 int handle_pyroscope_ingest(const struct request *req, struct response *resp)
 {
 	const struct type_fit *candidates[sizeof(inferred_types) / sizeof(inferred_types[0])];
@@ -289,16 +310,8 @@ int handle_pyroscope_ingest(const struct request *req, struct response *resp)
 	if (!status && derive_upload_id(req, name_text, upload_id))
 		status = 500;
 	if (status) {
-		ingest_reject(req, resp,
-			      status == 415   ? REJECT_CONTENT_TYPE
-			      : status == 422 ? REJECT_NO_SAMPLE_TYPE
-					      : REJECT_BAD_REQUEST,
-			      status,
-			      status == 415   ? "unsupported_media_type"
-			      : status == 422 ? "unknown_profile_type"
-			      : status == 500 ? "internal"
-					      : "bad_request",
-			      status == 500 ? "could not hash the upload" : why);
+		reject_request(req, resp, status,
+			       status == 500 ? "could not hash the upload" : why);
 	} else if (!check_content_type(req, resp)) {
 		u.upload_id = upload_id;
 		u.time_s = params.from_s;
