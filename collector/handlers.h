@@ -10,6 +10,8 @@ int handle_config_put(const struct request *req, struct response *resp); /* PUT 
 int handle_audit_list(const struct request *req, struct response *resp); /* GET /api/apm/audit */
 int handle_profiles_ingest(const struct request *req,
 			   struct response *resp); /* POST /api/apm/profiles */
+int handle_pyroscope_ingest(const struct request *req,
+			    struct response *resp); /* POST /ingest (Pyroscope's HTTP ingest) */
 int handle_deployment_add(const struct request *req,
 			  struct response *resp); /* POST /api/apm/deployments */
 int handle_healthz(const struct request *req, struct response *resp); /* GET /healthz */
