@@ -48,8 +48,8 @@ static int resolve(const char *json, const struct process_identity *p, struct se
 TEST(stray_processes_share_the_host_service_rooted_by_process)
 {
 	struct process_identity bash = {.cgroup = USER_SESSION, .comm = "bash", .exe = "/bin/bash"};
-	struct process_identity kworker = {.cgroup = "/", .comm = "kworker/0:1",
-					   .kernel_thread = true};
+	struct process_identity kworker = {
+	    .cgroup = "/", .comm = "kworker/0:1", .kernel_thread = true};
 	struct process_identity unknown = {.comm = "sleep"}; /* exited before its capture */
 	struct service_tags t;
 
@@ -120,11 +120,12 @@ TEST(a_rule_by_executable_path_names_the_service)
 TEST(a_rule_needs_every_pattern_and_the_first_match_wins)
 {
 	struct process_identity pg = {.cgroup = "/system.slice/postgresql@15-main.service",
-				      .comm = "postgres", .exe = "/usr/lib/postgresql/15/bin/postgres"};
-	struct process_identity pg_elsewhere = {.cgroup = USER_SESSION, .comm = "postgres",
-						.exe = "/usr/bin/postgres"};
-	struct process_identity backup = {.cgroup = "/batch/nightly", .comm = "backup-run",
-					  .exe = "/usr/bin/python3.11"};
+				      .comm = "postgres",
+				      .exe = "/usr/lib/postgresql/15/bin/postgres"};
+	struct process_identity pg_elsewhere = {
+	    .cgroup = USER_SESSION, .comm = "postgres", .exe = "/usr/bin/postgres"};
+	struct process_identity backup = {
+	    .cgroup = "/batch/nightly", .comm = "backup-run", .exe = "/usr/bin/python3.11"};
 	struct service_tags t;
 
 	/* comm and cgroup both match: the rule wins over the unit's own name */
@@ -194,7 +195,8 @@ TEST(bad_rules_are_refused_with_the_field_named)
 {
 	CHECK(refused_naming("{\"rules\": [{\"match\": {\"exe\": \"nginx\"}, \"service\": \"x\"}]}",
 			     "rules[0].match.exe"));
-	CHECK(refused_naming("{\"rules\": [{\"match\": {}, \"service\": \"x\"}]}", "rules[0].match"));
+	CHECK(
+	    refused_naming("{\"rules\": [{\"match\": {}, \"service\": \"x\"}]}", "rules[0].match"));
 	CHECK(refused_naming("{\"rules\": [{\"match\": {\"path\": \"/x\"}, \"service\": \"x\"}]}",
 			     "rules[0].match.path"));
 	CHECK(refused_naming("{\"rules\": [{\"match\": {\"comm\": \"a\"}, \"service\": \"x\"}, "
@@ -207,8 +209,9 @@ TEST(bad_rules_are_refused_with_the_field_named)
 			     "\"service\": \"x\"}]}",
 			     "rules[0].match.cgroup"));
 	CHECK(refused_naming("{\"rules\": [{\"match\": {\"comm\": \"a\"}}]}", "rules[0].service"));
-	CHECK(refused_naming("{\"rules\": [{\"match\": {\"comm\": \"a\"}, \"service\": \"a\\tb\"}]}",
-			     "rules[0].service"));
+	CHECK(
+	    refused_naming("{\"rules\": [{\"match\": {\"comm\": \"a\"}, \"service\": \"a\\tb\"}]}",
+			   "rules[0].service"));
 	CHECK(refused_naming("{\"rules\": [{\"match\": {\"comm\": \"a\"}, \"service\": \"x\", "
 			     "\"priority\": 1}]}",
 			     "rules[0].priority"));
@@ -225,10 +228,11 @@ TEST(a_long_literal_comm_pattern_is_refused_a_glob_is_not)
 	struct agent_file_config cfg;
 	char err[256] = "";
 
-	CHECK_EQ_INT(config_with("{\"rules\": [{\"match\": {\"comm\": \"kworker/*events_unbound\"}, "
-				 "\"service\": \"k\"}]}",
-				 &cfg, err, sizeof(err)),
-		     0);
+	CHECK_EQ_INT(
+	    config_with("{\"rules\": [{\"match\": {\"comm\": \"kworker/*events_unbound\"}, "
+			"\"service\": \"k\"}]}",
+			&cfg, err, sizeof(err)),
+	    0);
 	CHECK_EQ_INT(cfg.n_rules, 1);
 	CHECK_EQ_STR(cfg.rules[0].comm_glob, "kworker/*events_unbound");
 	CHECK(!cfg.rules[0].exe_glob && !cfg.rules[0].cgroup_glob);
