@@ -3,13 +3,11 @@
  * (a bounded LRU keyed by pid), captured at first sight and re-read when the process moves,
  * with the executable path and kernel-thread flag of each image for the service rules. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cgroup.h"
 #include "lru.h"
@@ -93,21 +91,10 @@ int cgroup_pick_path(const char *content, char *ret_path, size_t path_len)
 
 int cgroup_read_pid(const char *proc_root, pid_t pid, char *ret_path, size_t path_len)
 {
-	char file[256], buf[8192];
-	ssize_t n;
-	int fd, ret;
+	char buf[8192];
+	int ret = proc_read_pid_file(proc_root, pid, "cgroup", buf, sizeof(buf));
 
-	snprintf(file, sizeof(file), "%s/%d/cgroup", proc_root, (int)pid);
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	ret = n < 0 ? -errno : 0;
-	close(fd);
-	if (ret)
-		return ret;
-	buf[n] = '\0';
-	return cgroup_pick_path(buf, ret_path, path_len);
+	return ret ? ret : cgroup_pick_path(buf, ret_path, path_len);
 }
 
 /* The executable of one image (read once per image). */

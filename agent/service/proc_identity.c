@@ -52,23 +52,32 @@ int proc_stat_flags(const char *stat, unsigned long *ret)
 	return errno || end == p + 1 ? -EINVAL : 0;
 }
 
-int proc_read_kernel_thread(const char *proc_root, pid_t pid, bool *ret)
+int proc_read_pid_file(const char *proc_root, pid_t pid, const char *name, char *buf, size_t len)
 {
-	char path[256], buf[1024];
-	unsigned long flags;
+	char path[256];
 	ssize_t n;
 	int fd, err;
 
-	snprintf(path, sizeof(path), "%s/%d/stat", proc_root, (int)pid);
+	snprintf(path, sizeof(path), "%s/%d/%s", proc_root, (int)pid, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, len - 1);
 	err = n < 0 ? -errno : 0;
 	close(fd);
+	if (!err)
+		buf[n] = '\0';
+	return err;
+}
+
+int proc_read_kernel_thread(const char *proc_root, pid_t pid, bool *ret)
+{
+	char buf[1024];
+	unsigned long flags;
+	int err = proc_read_pid_file(proc_root, pid, "stat", buf, sizeof(buf));
+
 	if (err)
 		return err;
-	buf[n] = '\0';
 	err = proc_stat_flags(buf, &flags);
 	if (!err)
 		*ret = (flags & PF_KTHREAD) != 0;

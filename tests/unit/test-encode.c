@@ -54,16 +54,15 @@ static struct window *sample_window(void)
 	return w;
 }
 
-static int encode_decode(const struct window *w, window_sample_filter keep,
-			 const struct pprof_label *extra, size_t n_extra,
-			 struct pprof_decoded **ret)
+static int encode_decode_with(const struct window *w, const struct window_encode_options *opts,
+			      struct pprof_decoded **ret)
 {
 	uint8_t *gz = NULL, *raw = NULL;
 	size_t gz_len, raw_len;
 	char err[256] = "";
 	int r;
 
-	r = window_encode_pprof(w, keep, NULL, extra, n_extra, &gz, &gz_len);
+	r = window_encode_pprof_with(w, opts, &gz, &gz_len);
 	if (r)
 		return r;
 	if (!gzip_is_compressed(gz, gz_len)) {
@@ -79,6 +78,15 @@ static int encode_decode(const struct window *w, window_sample_filter keep,
 		printf("  decode: %s\n", err);
 	free(raw);
 	return r;
+}
+
+static int encode_decode(const struct window *w, window_sample_filter keep,
+			 const struct pprof_label *extra, size_t n_extra,
+			 struct pprof_decoded **ret)
+{
+	struct window_encode_options opts = {.keep = keep, .labels = extra, .n_labels = n_extra};
+
+	return encode_decode_with(w, &opts, ret);
 }
 
 static const struct pprof_label *find_label(const struct pprof_decoded_sample *s, const char *key)
@@ -176,30 +184,18 @@ TEST(process_roots_split_the_stacks_by_process_and_group_kernel_threads)
 {
 	struct window_frame kstack[] = {{"worker_thread", "[kernel]", ""},
 					{"kthread", "[kernel]", ""}};
-	struct window_sample k = {.pid = 9,
-				  .tid = 9,
-				  .comm = "kworker/0:1",
-				  .thread = "kworker/0:1",
-				  .frames = kstack,
-				  .n_frames = 2,
-				  .count = 1,
-				  .cpu_ns = 1,
-				  .kernel_thread = true};
+	struct window_sample k = {.pid = 9, .tid = 9, .frames = kstack, .n_frames = 2};
 	struct window_encode_options opts = {.process_roots = true};
 	struct window *w = sample_window();
 	struct pprof_decoded *d = NULL;
-	uint8_t *gz = NULL, *raw = NULL;
-	size_t gz_len, raw_len;
-	char err[256] = "";
 
+	k.comm = k.thread = "kworker/0:1";
+	k.count = k.cpu_ns = 1;
+	k.kernel_thread = true;
 	CHECK(w);
 	CHECK_EQ_INT(window__add_sample(w, &k), 0);
-	CHECK_EQ_INT(window_encode_pprof_with(w, &opts, &gz, &gz_len), 0);
+	CHECK_EQ_INT(encode_decode_with(w, &opts, &d), 0);
 	window__free(w);
-	CHECK_EQ_INT(gzip_inflate_capped(gz, gz_len, 1 << 24, &raw, &raw_len), 0);
-	free(gz);
-	CHECK_EQ_INT(pprof_decode(raw, raw_len, &d, err, sizeof(err)), 0);
-	free(raw);
 	CHECK_EQ_INT(d->n_samples, 3);
 	CHECK_EQ_INT(d->samples[0].n_frames, 4);
 	CHECK_EQ_STR(d->samples[0].frames[2], "main");
