@@ -13,6 +13,7 @@
 #include "../../agent/service/cgroup.h"
 #include "../../agent/service/proc_identity.h"
 #include "../../agent/service/service_resolver.h"
+#include "../../agent/service/tagger.h"
 #include "test.h"
 
 #define UNIT "/system.slice/checkout-api.service"
@@ -176,6 +177,53 @@ TEST(the_agents_own_process_is_the_fallback_even_in_its_unit_or_a_rule)
 	CHECK_EQ_STR(t.service, "host");
 	CHECK_EQ_INT(resolve("{\"fallback\": \"process\"}", &agent, &t), 0);
 	CHECK_EQ_STR(t.service, "roottrace-agent");
+}
+
+/* One window's stray processes (a shell, sleep, a kernel thread, the agent) and a unit's:
+ * two groups, so two uploads, whatever the number of stray process names. */
+TEST(a_window_of_stray_processes_is_one_group_one_upload)
+{
+	static const struct {
+		const char *comm, *cgroup, *exe;
+		bool kernel_thread;
+	} procs[] = {
+	    {"bash", USER_SESSION, "/bin/bash", false},
+	    {"sleep", "/", "/bin/sleep", false},
+	    {"kworker/1:0", "/", NULL, true},
+	    {"java", UNIT, "/usr/bin/java", false},
+	    {"grep", NULL, NULL, false},
+	};
+	struct agent_config served = {.enabled = true};
+	struct service_groups g = {0};
+	struct agent_file_config cfg;
+	struct service_tagger *t;
+	struct window *w = window__new();
+	char err[128];
+
+	CHECK(w);
+	CHECK_EQ_INT(agent_file_config__defaults(&cfg), 0);
+	t = service_tagger__new(&cfg, err, sizeof(err));
+	CHECK(t);
+	for (size_t i = 0; i < sizeof(procs) / sizeof(procs[0]); i++) {
+		struct window_sample s = {.pid = 100 + (pid_t)i, .tid = 100 + (pid_t)i, .count = 1};
+
+		s.comm = s.thread = procs[i].comm;
+		s.cgroup = procs[i].cgroup;
+		s.exe = procs[i].exe;
+		s.kernel_thread = procs[i].kernel_thread;
+		CHECK_EQ_INT(window__add_sample(w, &s), 0);
+	}
+	CHECK_EQ_INT(service_tagger__group(t, w, &served, 0, &g), 0);
+	CHECK_EQ_INT(g.n_groups, 2);
+	CHECK_EQ_STR(g.groups[0].tags.service, "host");
+	CHECK(g.groups[0].tags.process_roots);
+	CHECK_EQ_INT(g.groups[0].samples, 4);
+	CHECK_EQ_STR(g.groups[1].tags.service, "checkout-api");
+	CHECK_EQ_INT(g.group_of[3], 1);
+	service_groups__clear(&g);
+	service_tagger__free(t);
+	agent_file_config__clear(&cfg);
+	window__free(w);
 }
 
 static bool refused_naming(const char *json, const char *field)
@@ -361,6 +409,7 @@ TEST_MAIN("service_rules", T(stray_processes_share_the_host_service_rooted_by_pr
 	  T(a_rule_on_the_executable_never_matches_a_process_without_one),
 	  T(the_older_cgroup_rule_form_reads_and_is_cgroup_named),
 	  T(the_agents_own_process_is_the_fallback_even_in_its_unit_or_a_rule),
+	  T(a_window_of_stray_processes_is_one_group_one_upload),
 	  T(bad_rules_are_refused_with_the_field_named),
 	  T(a_long_literal_comm_pattern_is_refused_a_glob_is_not),
 	  T(stat_flags_tell_a_kernel_thread_whatever_its_name),
