@@ -77,6 +77,8 @@ export class DiffView {
     }
     if (p.base_deployment) { $("base-dep").value = p.base_deployment; $("new-dep").value = p.deployment; }
     if (p.anchor) $("anchor").value = fmt.toInput(+p.anchor);
+    for (const [id, k] of [["b-start", "bs"], ["b-end", "be"], ["a-start", "as"], ["a-end", "ae"]])
+      if (st[k]) $(id).value = fmt.toInput(+st[k]);
     if (p.window) $("diff-window").value = p.window;
   }
 
