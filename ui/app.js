@@ -10,6 +10,7 @@ import { exportProfile } from "./exports.js";
 import { DiffView } from "./diff.js";
 import { SettingsView } from "./settings.js";
 import { DeploymentsView } from "./deployments.js";
+import { sandwich } from "./sandwich.js";
 
 const $ = (id) => document.getElementById(id);
 const DEFAULT_MAX_NODES = 8192;
@@ -108,7 +109,8 @@ async function fillDeployments() {
 }
 
 // ---- flame graph view ----------------------------------------------------------------------
-let flame, table, lastFlame, maxNodes = DEFAULT_MAX_NODES;
+let flame, table, lastFlame, callers, callees;
+const maxNodes = () => Number(state.nodes) || DEFAULT_MAX_NODES;
 
 function matcherFor(q) {
   if (!q) return null;
@@ -154,7 +156,7 @@ function crumbs() {
 async function loadFlame() {
   const p = queryParams();
   const [tree, top, cost] = await Promise.all([
-    api.get("/api/apm/profiles/flamegraph", { ...p, max_nodes: maxNodes }),
+    api.get("/api/apm/profiles/flamegraph", { ...p, max_nodes: maxNodes() }),
     api.get("/api/apm/profiles/top", { ...p, limit: 1000 }),
     state.type === "cpu" ? api.get("/api/apm/profiles/cost", { ...p, limit: 1000 }) : null,
   ]);
@@ -168,7 +170,10 @@ async function loadFlame() {
   flame.zoomTo(flame.find(state.zoom ? JSON.parse(state.zoom) : []), false);
   crumbs();
   table.setData(top, cost);
+  if (state.sw) table.selected = state.sw;
+  table.draw();
   applySearch();
+  showSandwich();
   window.__rt.flameData = tree;
   window.__rt.topData = top;
 }
@@ -191,6 +196,23 @@ function tooltip(node, ev, graph) {
   tip.hidden = false;
   tip.style.left = Math.min(ev.clientX + 14, innerWidth - 490) + "px";
   tip.style.top = ev.clientY + 14 + "px";
+}
+
+// Sandwich of the function in the URL (sw=): callers above, callees below, every occurrence.
+function showSandwich() {
+  const name = state.sw;
+  $("sandwich").hidden = !name;
+  $("graph-pane").hidden = !!name;
+  $("crumbs").hidden = !!name;
+  $("sandwich-toggle").disabled = !name && !table.selected;
+  $("sandwich-toggle").textContent = name ? "Back to the flame graph" : "Sandwich";
+  if (!name) return flame.draw();
+  const { callers: up, callees: down } = sandwich(flame.nodes, name);
+  const info = flame.info;
+  $("sandwich-title").textContent = name + ": callers above (" + fmt.value(up.total, info.unit) +
+    ", " + fmt.pct(100 * up.total / flame.nodes[0].total) + " of total), callees below";
+  callers.setTree(up, info); callers.icicle = false; callers.draw();
+  callees.setTree(down, info); callees.draw();
 }
 
 // ---- views ---------------------------------------------------------------------------------
@@ -225,10 +247,23 @@ function wire() {
   flame = new FlameGraph($("flame"), {
     onZoom: (path) => { setState({ zoom: path.length ? JSON.stringify(path) : "" }, true); crumbs(); },
     onHover: tooltip,
-    onOther: (parentPath) => { maxNodes *= 4; setState({ zoom: JSON.stringify(parentPath) }, true); render(); },
+    onOther: (parentPath) => { setState({ nodes: maxNodes() * 4, zoom: JSON.stringify(parentPath) }, true); render(); },
   });
   window.__rt.flame = flame;
-  table = new TopTable($("top"), (name) => { applySearch(); if (name) $("matched").textContent += " · selected " + name; });
+  table = new TopTable($("top"), (name) => {
+    applySearch();
+    if (name) $("matched").textContent += " · selected " + name;
+    $("sandwich-toggle").disabled = !name && !state.sw;
+    if (state.sw && name) { setState({ sw: name }, true); showSandwich(); }
+  });
+  const sideGraph = () => ({ onZoom: () => {}, onHover: tooltip });
+  callers = new FlameGraph($("callers"), sideGraph());
+  callees = new FlameGraph($("callees"), sideGraph());
+  window.__rt.sandwich = { callers, callees };
+  $("sandwich-toggle").addEventListener("click", () => {
+    setState({ sw: state.sw ? "" : table.selected }, true);
+    showSandwich();
+  });
   diff = new DiffView({ queryParams, currentState, setState, showError, tooltip });
   window.__rt.diff = diff;
   settings = new SettingsView({ showError, services: () => services });
@@ -238,7 +273,7 @@ function wire() {
   $("logout").addEventListener("click", () => signOut());
   for (const a of document.querySelectorAll("#tabs a"))
     a.addEventListener("click", (e) => { e.preventDefault(); setState({ view: a.dataset.view }, true); render(); });
-  $("service").addEventListener("change", (e) => { setState({ service: e.target.value, zoom: "", deployment: "" }, true); maxNodes = DEFAULT_MAX_NODES; fillTypes(); setState({ type: state.type }); render(); });
+  $("service").addEventListener("change", (e) => { setState({ service: e.target.value, zoom: "", deployment: "", nodes: "", sw: "" }, true); fillTypes(); setState({ type: state.type }); render(); });
   $("ptype").addEventListener("change", (e) => { setState({ type: e.target.value, zoom: "" }, true); render(); });
   $("deployment").addEventListener("change", (e) => { setState({ deployment: e.target.value }, true); render(); });
   $("range").addEventListener("change", (e) => {

@@ -228,6 +228,78 @@ class WebUi(unittest.TestCase):
         self.assertIn("matched: 12.00% of total",
                       page.eval("document.getElementById('matched').textContent"))
 
+    def test_keyboard_moves_between_bars_and_enter_zooms(self):
+        page = self.open(self.viewer, self.docs_after())
+        page.wait_for("window.__rt.flame.lastDraw.bars > 0")
+        page.eval("window.__rt.flame.canvas.focus()")
+        focus = "window.__rt.flame.nodes[window.__rt.flame.focus].name"
+        for key, want in (("ArrowDown", "main"), ("ArrowDown", "serve"),
+                          ("ArrowDown", "api/serialize.renderPayload"),
+                          ("ArrowRight", "handleOther"), ("ArrowLeft", "api/serialize.renderPayload"),
+                          ("ArrowUp", "serve")):
+            page.key(key)
+            self.assertEqual(page.eval(focus), want, key)
+        page.key("ArrowDown")
+        page.key("Enter")
+        page.wait_for("document.querySelectorAll('#crumbs button').length === 4")
+        self.assertEqual(self.crumbs(page)[-1], "api/serialize.renderPayload")
+
+    def test_folded_other_bar_is_labelled_and_clicking_it_fetches_more_detail(self):
+        page = self.open(self.viewer, self.docs_after() + "&nodes=4")
+        page.wait_for("window.__rt.flame.lastDraw.bars > 0")
+        self.assertTrue(page.eval("window.__rt.flameData.folded"))
+        self.assertIn("other", page.eval("window.__rt.flame.lastDraw.names"))
+        self.assertIn("“other”", page.eval("document.getElementById('folded-note').textContent"))
+        before = page.eval("window.__rt.rendered")
+        rect = page.eval("(() => { const f = window.__rt.flame; const r = f.lastDraw.rects.find("
+                         "b => f.nodes[b.i].folded); const c = f.canvas.getBoundingClientRect();"
+                         " return [c.x + r.x + Math.min(r.w / 2, 40), c.y + r.y + 9]; })()")
+        page.click(*rect)
+        self.rerendered(page, before)
+        self.assertEqual(page.eval("new URLSearchParams(location.hash.slice(1)).get('nodes')"),
+                         "16")
+        self.assertFalse(page.eval("window.__rt.flameData.folded"))
+        self.assertEqual(page.eval("window.__rt.flame.nodes.length"), 7)
+
+    def test_sandwich_merges_callers_and_callees_of_a_function(self):
+        page = self.open(self.viewer, self.docs_after())
+        page.wait_for("document.querySelectorAll('#top tbody tr').length > 0")
+        page.click_selector("#top tbody tr[data-name='encoding/json.Decode']")
+        page.click_selector("#sandwich-toggle")
+        page.wait_for("window.__rt.sandwich.callees.lastDraw.bars > 0")
+        self.assertIn("sw=encoding%2Fjson.Decode", page.eval("location.hash"))
+        callers = page.eval("window.__rt.sandwich.callers.nodes.map(n => [n.name, n.total])")
+        self.assertEqual([n for n, _ in callers], ["encoding/json.Decode",
+                                                   "api/serialize.renderPayload", "serve",
+                                                   "main", "root"])
+        self.assertEqual({t for _, t in callers}, {2988900000})
+        callees = page.eval("window.__rt.sandwich.callees.nodes.map(n => [n.name, n.total])")
+        self.assertEqual(callees, [["encoding/json.Decode", 2988900000],
+                                   ["runtime.mallocgc", 885600000]])
+        self.assertFalse(page.eval("window.__rt.sandwich.callers.icicle"))  # callers above
+        page.screenshot(os.path.join(SHOTS, "sandwich.png"))
+
+    def test_speedscope_export_follows_the_file_format(self):
+        page = self.open(self.viewer, self.docs_after())
+        page.wait_for("window.__rt.flame.lastDraw.bars > 0")
+        doc = page.eval("(async () => { const m = await import('/ui/exports.js');"
+                        " const api = await import('/ui/api.js');"
+                        " const p = new URLSearchParams({service: 'docs', profile_type: 'cpu',"
+                        " start: '%d', end: '%d'});"
+                        " const folded = await api.get('/api/apm/profiles/collapsed',"
+                        " Object.fromEntries(p), 'text');"
+                        " return m.speedscope(folded, 'docs.cpu', 'nanoseconds'); })()"
+                        % (BASE + HOUR, BASE + 2 * HOUR))
+        self.assertEqual(doc["$schema"], "https://www.speedscope.app/file-format-schema.json")
+        prof = doc["profiles"][0]
+        self.assertEqual((prof["type"], prof["unit"]), ("sampled", "nanoseconds"))
+        self.assertEqual(sum(prof["weights"]), 7380000000)
+        self.assertEqual(prof["endValue"], 7380000000)
+        names = [f["name"] for f in doc["shared"]["frames"]]
+        decode = [w for s, w in zip(prof["samples"], prof["weights"])
+                  if names[s[-1]] == "encoding/json.Decode"]
+        self.assertEqual(decode, [2103300000])
+
     def test_hostile_function_names_are_shown_as_text(self):
         page = self.open(self.viewer, "service=xss&type=cpu&range=1h")
         page.wait_for("document.querySelectorAll('#top tbody tr').length === 3")
