@@ -3,7 +3,9 @@
 // stable hash of the name (or of its package), icicle (root on top) or flame (root at the
 // bottom). Clicking zooms; the zoomed node's ancestors stay drawn, muted. Only bars in view
 // and at least half a pixel wide are drawn, so 100k-node trees stay smooth. In diff mode the
-// colour is the change of the bar's share: red grew, blue shrank (ColorBrewer RdBu).
+// colour is the change of the bar's share: red grew, blue shrank (ColorBrewer RdBu). The canvas
+// is the size of the visible pane (it stays put while a spacer gives the pane its scroll
+// height), so a deep tree costs no more to draw than a shallow one.
 const ROW = 18;
 const MIN_PX = 0.5;
 const HIGHLIGHT = "#c026d3";
@@ -21,15 +23,17 @@ export function packageOf(name) {
 
 const dark = () => matchMedia("(prefers-color-scheme: dark)").matches;
 
-function warmColour(key) {
+// A palette of 11 hues x 4 saturations x 4 lightnesses: bars of one colour are filled as one
+// path, so a draw sets at most 176 fill styles however many bars it draws.
+function warmColour(key, isDark) {
   const h = hashName(key);
-  const light = dark() ? 38 + (h >>> 16) % 12 : 58 + (h >>> 16) % 14;
-  return "hsl(" + (8 + h % 44) + "," + (62 + (h >>> 8) % 28) + "%," + light + "%)";
+  const light = isDark ? 36 + ((h >>> 16) % 4) * 4 : 56 + ((h >>> 16) % 4) * 5;
+  return "hsl(" + (8 + (h % 11) * 4) + "," + (62 + ((h >>> 8) % 4) * 9) + "%," + light + "%)";
 }
 
-function diffColour(delta, maxAbs) {
+function diffColour(delta, maxAbs, isDark) {
   const t = maxAbs > 0 ? Math.min(1, Math.abs(delta) / maxAbs) : 0;
-  const base = dark() ? [72, 74, 80] : [222, 222, 222];
+  const base = isDark ? [72, 74, 80] : [222, 222, 222];
   const to = delta > 0 ? [178, 24, 43] : [33, 102, 172];
   const c = base.map((b, i) => Math.round(b + (to[i] - b) * (0.25 + 0.75 * t) * (t > 0 ? 1 : 0)));
   return "rgb(" + c.join(",") + ")";
@@ -68,6 +72,10 @@ export class FlameGraph {
     this.byPackage = false;
     this.matcher = null;
     this.lastDraw = { bars: 0, names: [], rects: [] };
+    this.colours = new Map(); // name (or package) -> CSS colour, per theme
+    this.spacer = document.createElement("div");
+    canvas.classList.add("viewport");
+    canvas.after(this.spacer);
     canvas.tabIndex = 0;
     canvas.addEventListener("click", (e) => this.click(e));
     canvas.addEventListener("mousemove", (e) => this.hover(e));
@@ -121,45 +129,64 @@ export class FlameGraph {
     return sum;
   }
 
-  rowY(depth) { return (this.icicle ? depth : this.maxDepth - depth) * ROW; }
+  rowY(depth) { return (this.icicle ? depth : this.maxDepth - depth) * ROW - this.scrollTop; }
 
   colour(n, muted) {
-    if (muted) return dark() ? "#3a3d44" : "#d4d6da";
+    if (muted) return this.isDark ? "#3a3d44" : "#d4d6da";
     if (this.matcher && this.matcher(n.name)) return HIGHLIGHT;
-    if (this.info.diff) return diffColour(n.delta || 0, this.maxDelta);
-    return warmColour(this.byPackage ? packageOf(n.name) : n.name);
+    if (this.info.diff) return diffColour(n.delta || 0, this.maxDelta, this.isDark);
+    const key = this.byPackage ? packageOf(n.name) : n.name;
+    let c = this.colours.get(key);
+    if (c === undefined) { c = warmColour(key, this.isDark); this.colours.set(key, c); }
+    return c;
   }
 
   label(n) { return n.folded ? n.name + " (" + n.folded + " small nodes folded)" : n.name; }
 
-  bar(ctx, n, i, x, w, muted) {
+  // Queues one bar: its rectangle into the path of its colour, its label if it fits.
+  bar(frame, n, i, x, w, muted) {
     const y = this.rowY(n.depth);
-    ctx.fillStyle = this.colour(n, muted);
-    ctx.fillRect(x, y, Math.max(w - 1, MIN_PX), ROW - 1);
-    if (i === this.focus && document.activeElement === this.canvas) {
-      ctx.strokeStyle = dark() ? "#fff" : "#000";
-      ctx.strokeRect(x + 0.5, y + 0.5, Math.max(w - 2, 1), ROW - 2);
-    }
-    if (w > 24) {
-      const chars = Math.floor((w - 6) / this.charW);
-      const text = this.label(n);
-      ctx.fillStyle = muted ? (dark() ? "#aaa" : "#555") : (dark() && !this.info.diff ? "#111" : "#111");
-      ctx.fillText(text.length > chars ? text.slice(0, Math.max(chars - 1, 0)) + "…" : text, x + 3, y + 13);
-    }
+    const colour = this.colour(n, muted);
+    let path = frame.paths.get(colour);
+    if (!path) { path = new Path2D(); frame.paths.set(colour, path); }
+    path.rect(x, y, Math.max(w - 1, MIN_PX), ROW - 1);
+    if (w > 24) frame.labels.push([this.label(n), x, y, w, muted]);
+    if (i === this.focus && this.focused) frame.focus = [x, y, w];
     this.lastDraw.rects.push({ i, x, y, w });
     this.lastDraw.names.push(n.name);
   }
 
+  paint(ctx, frame) {
+    for (const [colour, path] of frame.paths) { ctx.fillStyle = colour; ctx.fill(path); }
+    for (const [text, x, y, w, muted] of frame.labels) {
+      const chars = Math.floor((w - 6) / this.charW);
+      ctx.fillStyle = muted ? (this.isDark ? "#aaa" : "#555") : "#111";
+      ctx.fillText(text.length > chars ? text.slice(0, Math.max(chars - 1, 0)) + "…" : text, x + 3, y + 13);
+    }
+    if (frame.focus) {
+      const [x, y, w] = frame.focus;
+      ctx.strokeStyle = this.isDark ? "#fff" : "#000";
+      ctx.strokeRect(x + 0.5, y + 0.5, Math.max(w - 2, 1), ROW - 2);
+    }
+  }
+
   draw() {
     if (!this.nodes.length) return;
+    const full = (this.maxDepth + 1) * ROW;
     const width = this.pane.clientWidth;
-    const height = (this.maxDepth + 1) * ROW;
+    const height = Math.min(full, this.pane.clientHeight);
     const dpr = window.devicePixelRatio || 1;
     const c = this.canvas;
     if (c.width !== Math.round(width * dpr) || c.height !== Math.round(height * dpr)) {
       c.width = Math.round(width * dpr); c.height = Math.round(height * dpr);
       c.style.width = width + "px"; c.style.height = height + "px";
     }
+    this.spacer.style.height = full - height + "px";
+    const isDark = dark();
+    if (isDark !== this.isDark) this.colours.clear();
+    this.isDark = isDark;
+    this.focused = document.activeElement === c;
+    this.scrollTop = this.pane.scrollTop;
     const ctx = c.getContext("2d");
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, width, height);
@@ -168,9 +195,10 @@ export class FlameGraph {
     this.lastDraw = { bars: 0, names: [], rects: [] };
     const z = this.nodes[this.zoom];
     const scale = width / (z.total || 1);
-    const top = this.pane.scrollTop, bottom = top + this.pane.clientHeight;
+    const top = 0, bottom = height;
+    const frame = { paths: new Map(), labels: [], focus: null };
     for (let a = z.parent; a >= 0; a = this.nodes[a].parent) // ancestors, muted, full width
-      this.bar(ctx, this.nodes[a], a, 0, width, true);
+      this.bar(frame, this.nodes[a], a, 0, width, true);
     for (let i = this.zoom; i < z.end; i++) {
       const n = this.nodes[i];
       const w = n.total * scale;
@@ -178,8 +206,9 @@ export class FlameGraph {
       const below = this.icicle ? y > bottom : y + ROW < top; // its callees are further out
       if (w < MIN_PX || below) { i = n.end - 1; continue; }
       if (y + ROW < top || y > bottom) continue;
-      this.bar(ctx, n, i, (n.x - z.x) * scale, w, false);
+      this.bar(frame, n, i, (n.x - z.x) * scale, w, false);
     }
+    this.paint(ctx, frame);
     this.lastDraw.bars = this.lastDraw.rects.length;
   }
 
