@@ -11,8 +11,8 @@
 #include "handlers.h"
 #include "ui_assets.h"
 
-#define UI_CSP                                                                                  \
-	"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "         \
+#define UI_CSP                                                                                     \
+	"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "            \
 	"img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 static const struct ui_asset *ui_asset_find(const char *path)
