@@ -39,25 +39,31 @@ function diffColour(delta, maxAbs, isDark) {
   return "rgb(" + c.join(",") + ")";
 }
 
-// Depth-first, root first: each node knows its depth, its offset x within the root's total,
-// its parent and `end`, the index just past its subtree (skipping a subtree is one jump).
+// Depth-first, root first: each node (the API's own object, so nothing is copied) gets its
+// depth, its offset x within the root's total, its parent's index and `end`, the index just
+// past its subtree: skipping a subtree is one jump, and a node's children are i + 1, then
+// each one's `end` in turn (kids()).
 export function flatten(root) {
   const nodes = [];
   const walk = (n, depth, x, parent) => {
     const i = nodes.length;
-    const node = { name: n.name, self: n.self, total: n.total, depth, x, parent, end: 0,
-      children: [], folded: n.folded || 0, before: n.before, delta: n.delta };
-    nodes.push(node);
+    n.depth = depth; n.x = x; n.parent = parent;
+    nodes.push(n);
     let cx = x;
     for (const c of n.children || []) {
-      node.children.push(nodes.length);
       walk(c, depth + 1, cx, i);
       cx += c.total;
     }
-    node.end = nodes.length;
+    n.end = nodes.length;
   };
   walk(root, 0, 0, -1);
   return nodes;
+}
+
+export function kids(nodes, i) {
+  const out = [];
+  for (let c = i + 1; c < nodes[i].end; c = nodes[c].end) out.push(c);
+  return out;
 }
 
 export class FlameGraph {
@@ -101,7 +107,7 @@ export class FlameGraph {
   find(path) { // the node at this name path, or the deepest one found
     let i = 0;
     for (const name of path) {
-      const next = this.nodes[i].children.find((c) => this.nodes[c].name === name);
+      const next = kids(this.nodes, i).find((c) => this.nodes[c].name === name);
       if (next === undefined) break;
       i = next;
     }
@@ -239,9 +245,9 @@ export class FlameGraph {
     const down = this.icicle ? "ArrowDown" : "ArrowUp";
     let next = this.focus;
     if (k === up && n.parent >= 0) next = n.parent;
-    else if (k === down && n.children.length) next = n.children[0];
+    else if (k === down && n.end > this.focus + 1) next = this.focus + 1;
     else if ((k === "ArrowLeft" || k === "ArrowRight") && n.parent >= 0) {
-      const sib = this.nodes[n.parent].children;
+      const sib = kids(this.nodes, n.parent);
       const j = sib.indexOf(this.focus) + (k === "ArrowLeft" ? -1 : 1);
       if (j >= 0 && j < sib.length) next = sib[j];
     } else if (k === "Enter") { this.zoomTo(this.focus); return true; }

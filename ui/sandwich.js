@@ -12,7 +12,7 @@ function addSubtree(dst, nodes, i) {
   const n = nodes[i];
   dst.total += n.total;
   dst.self += n.self;
-  for (const c of n.children) addSubtree(child(dst, nodes[c].name), nodes, c);
+  for (let c = i + 1; c < n.end; c = nodes[c].end) addSubtree(child(dst, nodes[c].name), nodes, c);
 }
 
 function finish(node) { // Map children to the {name, self, total, children} of flame.js
