@@ -93,6 +93,19 @@ class WebUi(unittest.TestCase):
         return "service=docs&type=cpu&range=custom&start=%d&end=%d" % (BASE + HOUR,
                                                                         BASE + 2 * HOUR)
 
+    def open_flame(self, extra=""):
+        """The docs service's after window, signed in as the viewer, its bars drawn."""
+        page = self.open(self.viewer, self.docs_after() + extra)
+        page.wait_for("window.__rt.flame.lastDraw.bars > 0", what="bars drawn")
+        return page
+
+    def bar_center(self, page, predicate):
+        """Page coordinates of the first drawn bar whose node passes the JS predicate `n => ...`."""
+        return page.eval("(() => { const f = window.__rt.flame; const r = f.lastDraw.rects.find("
+                         "b => (%s)(f.nodes[b.i])); const c = f.canvas.getBoundingClientRect();"
+                         " return [c.x + r.x + Math.min(r.w / 2, 40), c.y + r.y + 9]; })()"
+                         % predicate)
+
     def crumbs(self, page):
         return page.eval("[...document.querySelectorAll('#crumbs button')]"
                          ".map(b => b.textContent)")
@@ -139,8 +152,7 @@ class WebUi(unittest.TestCase):
 
     # ---- flame graph --------------------------------------------------------------------------
     def test_sign_in_keeps_the_token_out_of_the_url_and_draws_the_flame_graph(self):
-        page = self.open(self.viewer, self.docs_after())
-        page.wait_for("window.__rt.flame.lastDraw.bars > 0", what="bars drawn")
+        page = self.open_flame()
         drawn = page.eval("window.__rt.flame.lastDraw.names")
         for name in ("root", "main", "serve", "api/serialize.renderPayload",
                      "encoding/json.Decode", "runtime.mallocgc", "handleOther"):
@@ -156,13 +168,8 @@ class WebUi(unittest.TestCase):
         self.assertEqual(page.console_errors(), [])
 
     def test_click_zooms_with_breadcrumb_and_url_and_esc_goes_back(self):
-        page = self.open(self.viewer, self.docs_after())
-        page.wait_for("window.__rt.flame.lastDraw.bars > 0")
-        rect = page.eval("(() => { const f = window.__rt.flame; const r = f.lastDraw.rects.find("
-                         "b => f.nodes[b.i].name === 'encoding/json.Decode');"
-                         " const c = f.canvas.getBoundingClientRect();"
-                         " return [c.x + r.x + r.w / 2, c.y + r.y + 9]; })()")
-        page.click(*rect)
+        page = self.open_flame()
+        page.click(*self.bar_center(page, "n => n.name === 'encoding/json.Decode'"))
         page.wait_for("document.querySelectorAll('#crumbs button').length === 5")
         self.assertEqual(self.crumbs(page), ["root", "main", "serve",
                                              "api/serialize.renderPayload",
@@ -188,8 +195,7 @@ class WebUi(unittest.TestCase):
         again.wait_for("document.querySelectorAll('#crumbs button').length === 4")
 
     def test_search_reports_the_matched_share_of_the_total(self):
-        page = self.open(self.viewer, self.docs_after())
-        page.wait_for("window.__rt.flame.lastDraw.bars > 0")
+        page = self.open_flame()
         page.type("#search", "json.Decode")
         page.wait_for("document.getElementById('matched').textContent.includes('matched')")
         # Decode's total share in the after window: (2103.3 + 885.6) / 7380 ms = 40.50%.
@@ -229,8 +235,7 @@ class WebUi(unittest.TestCase):
                       page.eval("document.getElementById('matched').textContent"))
 
     def test_keyboard_moves_between_bars_and_enter_zooms(self):
-        page = self.open(self.viewer, self.docs_after())
-        page.wait_for("window.__rt.flame.lastDraw.bars > 0")
+        page = self.open_flame()
         page.eval("window.__rt.flame.canvas.focus()")
         focus = "window.__rt.flame.nodes[window.__rt.flame.focus].name"
         for key, want in (("ArrowDown", "main"), ("ArrowDown", "serve"),
@@ -245,16 +250,12 @@ class WebUi(unittest.TestCase):
         self.assertEqual(self.crumbs(page)[-1], "api/serialize.renderPayload")
 
     def test_folded_other_bar_is_labelled_and_clicking_it_fetches_more_detail(self):
-        page = self.open(self.viewer, self.docs_after() + "&nodes=4")
-        page.wait_for("window.__rt.flame.lastDraw.bars > 0")
+        page = self.open_flame("&nodes=4")
         self.assertTrue(page.eval("window.__rt.flameData.folded"))
         self.assertIn("other", page.eval("window.__rt.flame.lastDraw.names"))
         self.assertIn("“other”", page.eval("document.getElementById('folded-note').textContent"))
         before = page.eval("window.__rt.rendered")
-        rect = page.eval("(() => { const f = window.__rt.flame; const r = f.lastDraw.rects.find("
-                         "b => f.nodes[b.i].folded); const c = f.canvas.getBoundingClientRect();"
-                         " return [c.x + r.x + Math.min(r.w / 2, 40), c.y + r.y + 9]; })()")
-        page.click(*rect)
+        page.click(*self.bar_center(page, "n => n.folded"))
         self.rerendered(page, before)
         self.assertEqual(page.eval("new URLSearchParams(location.hash.slice(1)).get('nodes')"),
                          "16")
@@ -280,8 +281,7 @@ class WebUi(unittest.TestCase):
         page.screenshot(os.path.join(SHOTS, "sandwich.png"))
 
     def test_speedscope_export_follows_the_file_format(self):
-        page = self.open(self.viewer, self.docs_after())
-        page.wait_for("window.__rt.flame.lastDraw.bars > 0")
+        page = self.open_flame()
         doc = page.eval("(async () => { const m = await import('/ui/exports.js');"
                         " const api = await import('/ui/api.js');"
                         " const p = new URLSearchParams({service: 'docs', profile_type: 'cpu',"
