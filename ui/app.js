@@ -11,6 +11,7 @@ import { DiffView } from "./diff.js";
 import { SettingsView } from "./settings.js";
 import { DeploymentsView } from "./deployments.js";
 import { sandwich } from "./sandwich.js";
+import { Timeline } from "./timeline.js";
 
 const $ = (id) => document.getElementById(id);
 const DEFAULT_MAX_NODES = 8192;
@@ -109,7 +110,7 @@ async function fillDeployments() {
 }
 
 // ---- flame graph view ----------------------------------------------------------------------
-let flame, table, lastFlame, callers, callees;
+let flame, table, lastFlame, callers, callees, timeline;
 const maxNodes = () => Number(state.nodes) || DEFAULT_MAX_NODES;
 
 function matcherFor(q) {
@@ -176,6 +177,7 @@ async function loadFlame() {
   showSandwich();
   window.__rt.flameData = tree;
   window.__rt.topData = top;
+  await timeline.load({ ...p, unit: tree.unit }, tree.window);
 }
 
 function tooltip(node, ev, graph) {
@@ -215,6 +217,12 @@ function showSandwich() {
   callees.setTree(down, info); callees.draw();
 }
 
+// The diff around a deploy marker: 15 minutes before it against 15 minutes after.
+function diffAround(marker) {
+  setState({ view: "diff", dmode: "anchor", anchor: marker.time, dwin: "15m" }, true);
+  render();
+}
+
 // ---- views ---------------------------------------------------------------------------------
 let diff, settings, deployments;
 async function render() {
@@ -222,6 +230,7 @@ async function render() {
   for (const a of document.querySelectorAll("#tabs a")) a.classList.toggle("active", a.dataset.view === state.view);
   for (const v of ["flame", "diff", "deployments", "settings"]) $("view-" + v).hidden = v !== state.view;
   $("pickers").hidden = state.view === "settings";
+  $("timeline-pane").hidden = state.view !== "flame";
   $("service").value = state.service || "";
   $("range").value = state.range;
   $("custom-range").hidden = state.range !== "custom";
@@ -260,6 +269,8 @@ function wire() {
   callers = new FlameGraph($("callers"), sideGraph());
   callees = new FlameGraph($("callees"), sideGraph());
   window.__rt.sandwich = { callers, callees };
+  timeline = new Timeline($("timeline"), diffAround);
+  window.__rt.timeline = timeline;
   $("sandwich-toggle").addEventListener("click", () => {
     setState({ sw: state.sw ? "" : table.selected }, true);
     showSandwich();
@@ -267,7 +278,7 @@ function wire() {
   diff = new DiffView({ queryParams, currentState, setState, showError, tooltip });
   window.__rt.diff = diff;
   settings = new SettingsView({ showError, services: () => services });
-  deployments = new DeploymentsView({ currentState, setState, render });
+  deployments = new DeploymentsView({ currentState, diffAround });
 
   $("login-form").addEventListener("submit", (e) => { e.preventDefault(); signIn($("login-token").value.trim()); $("login-token").value = ""; });
   $("logout").addEventListener("click", () => signOut());

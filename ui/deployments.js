@@ -18,10 +18,7 @@ export class DeploymentsView {
       const tr = document.createElement("tr");
       const go = fmt.el("button", "diff around it");
       go.type = "button";
-      go.addEventListener("click", () => {
-        this.app.setState({ view: "diff", dmode: "anchor", anchor: m.time, dwin: "15m" }, true);
-        this.app.render();
-      });
+      go.addEventListener("click", () => this.app.diffAround(m));
       const act = document.createElement("td");
       act.append(go);
       tr.append(fmt.el("td", fmt.utc(m.time)), fmt.el("td", m.service), fmt.el("td", m.version), act);

@@ -234,6 +234,23 @@ class WebUi(unittest.TestCase):
         self.assertIn("matched: 12.00% of total",
                       page.eval("document.getElementById('matched').textContent"))
 
+    def test_timeline_adds_up_to_the_window_and_marks_the_deploy(self):
+        page = self.open_flame()
+        page.wait_for("window.__rt.timeline.points.length > 0", what="the timeline")
+        points = page.eval("window.__rt.timeline.points")
+        self.assertEqual(len(points), 12)  # one hour: 12 whole five-minute slices
+        self.assertEqual(points[0]["start"], BASE + HOUR)
+        self.assertEqual(points[-1]["end"], BASE + 2 * HOUR)
+        self.assertEqual(sum(p["total"] for p in points), 7380000000)
+        self.assertEqual(points[0]["total"], 7380000000)  # the upload's bucket
+        self.assertEqual(page.eval("window.__rt.timeline.markers.map(m => m.version)"),
+                         ["v2.4.1"])
+        x, y = page.center("#timeline")
+        left = page.eval("document.getElementById('timeline').getBoundingClientRect().x")
+        page.click(left + 1, y)  # the marker sits at the window's start
+        page.wait_for("document.querySelectorAll('#movers tbody tr').length > 0")
+        self.assertIn("anchor=%d" % (BASE + HOUR), page.eval("location.hash"))
+
     def test_keyboard_moves_between_bars_and_enter_zooms(self):
         page = self.open_flame()
         page.eval("window.__rt.flame.canvas.focus()")
