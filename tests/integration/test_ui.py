@@ -166,6 +166,17 @@ class WebUi(unittest.TestCase):
         self.assertIn("deployment all", caption)
         page.screenshot(os.path.join(SHOTS, "flame.png"))
         self.assertEqual(page.console_errors(), [])
+        # Dark theme (prefers-color-scheme): page and bars follow it; a name keeps its hue.
+        light = page.eval("window.__rt.flame.colour(window.__rt.flame.nodes[1], false)")
+        page.send("Emulation.setEmulatedMedia",
+                  {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        page.eval("window.__rt.flame.draw()")
+        self.assertEqual(page.eval("getComputedStyle(document.body).backgroundColor"),
+                         "rgb(21, 23, 27)")
+        dark = page.eval("window.__rt.flame.colour(window.__rt.flame.nodes[1], false)")
+        self.assertNotEqual(light, dark)
+        self.assertEqual(light.split(",")[0], dark.split(",")[0])  # same hue
+        page.screenshot(os.path.join(SHOTS, "flame-dark.png"))
 
     def test_click_zooms_with_breadcrumb_and_url_and_esc_goes_back(self):
         page = self.open_flame()
