@@ -328,6 +328,27 @@ class WebUi(unittest.TestCase):
                   if names[s[-1]] == "encoding/json.Decode"]
         self.assertEqual(decode, [2103300000])
 
+    def test_pprof_and_folded_downloads_hold_the_window_on_screen(self):
+        downloads = os.path.join(self.fx.tmp, "downloads")
+        os.makedirs(downloads)
+        self.browser.send("Browser.setDownloadBehavior", {"behavior": "allow",
+                                                          "downloadPath": downloads})
+        page = self.open_flame()
+        for kind, name in (("pprof", "docs.cpu.pb.gz"), ("folded", "docs.cpu.folded.txt")):
+            page.click_selector("[data-export=%s]" % kind)
+            path = os.path.join(downloads, name)
+            deadline = time.time() + 30
+            while not os.path.exists(path) and time.time() < deadline:
+                time.sleep(0.1)
+            self.assertTrue(os.path.exists(path), os.listdir(downloads))
+        prof = pprof_py.parse(open(os.path.join(downloads, "docs.cpu.pb.gz"), "rb").read())
+        self.assertEqual(prof.sample_types, [("cpu", "nanoseconds")])
+        self.assertEqual(sum(s.values[0] for s in prof.samples), 7380000000)
+        with open(os.path.join(downloads, "docs.cpu.folded.txt")) as f:
+            lines = f.read().splitlines()
+        self.assertIn("main;serve;api/serialize.renderPayload;encoding/json.Decode 2103300000",
+                      lines)
+
     def test_hostile_function_names_are_shown_as_text(self):
         page = self.open(self.viewer, "service=xss&type=cpu&range=1h")
         page.wait_for("document.querySelectorAll('#top tbody tr').length === 3")
