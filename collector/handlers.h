@@ -16,5 +16,7 @@ int handle_deployment_add(const struct request *req,
 			  struct response *resp); /* POST /api/apm/deployments */
 int handle_healthz(const struct request *req, struct response *resp); /* GET /healthz */
 int handle_metrics(const struct request *req, struct response *resp); /* GET /metrics */
+/* GET / and GET /ui/<file>: the web UI (collector/handlers_ui.c) */
+int handle_ui(const struct request *req, struct response *resp);
 
 #endif
