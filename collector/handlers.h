@@ -13,18 +13,17 @@ int handle_config_put(const struct request *req, struct response *resp); /* PUT 
 int handle_audit_list(const struct request *req, struct response *resp); /* GET /api/apm/audit */
 int handle_profiles_ingest(const struct request *req,
 			   struct response *resp); /* POST /api/apm/profiles */
-/* The request body, inflated when it is gzip (sniffed by its magic bytes, capped at
- * --max-inflated); *ret_owned is what to free. 0, or a status (400, 413, 503) with why. */
-int ingest_body_bytes(const struct request *req, const uint8_t **ret, size_t *ret_len,
-		      uint8_t **ret_owned, char *why, size_t why_len);
-
 int handle_otlp_profiles(const struct request *req,
 			 struct response *resp); /* POST /v1development/profiles */
 int handle_trace_profile(const struct request *req,
 			 struct response *resp); /* GET /api/apm/traces/{trace_id}/profile */
+int handle_pyroscope_ingest(const struct request *req,
+			    struct response *resp); /* POST /ingest (Pyroscope's HTTP ingest) */
 int handle_deployment_add(const struct request *req,
 			  struct response *resp); /* POST /api/apm/deployments */
 int handle_healthz(const struct request *req, struct response *resp); /* GET /healthz */
 int handle_metrics(const struct request *req, struct response *resp); /* GET /metrics */
+/* GET / and GET /ui/<file>: the web UI (collector/handlers_ui.c) */
+int handle_ui(const struct request *req, struct response *resp);
 
 #endif

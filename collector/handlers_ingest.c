@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* POST /api/apm/profiles (collector token): one pprof, gzipped or not, reduced to root-first
  * function stacks of the sample type that fits the profile type, merged into its five-minute
- * rollup, and acknowledged only after the store committed; a repeated upload_id merges once. */
+ * rollup, and acknowledged only after the store committed; a repeated upload_id merges once.
+ * ingest_pprof() is that path for every upload route (ingest.h). */
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -16,18 +17,13 @@
 #include "gzip.h"
 #include "handlers.h"
 #include "handlers_links.h"
+#include "ingest.h"
 #include "pprof.h"
 #include "respond.h"
 #include "stack_agg.h"
 #include "validate.h"
 
 #define INGEST_RETRY_AFTER_S 1
-
-struct type_fit {
-	const char *profile_type;
-	const char *sample_type;
-	const char *unit;
-};
 
 static const struct type_fit fits[] = {
     {"cpu", "cpu", "nanoseconds"},    {"wall", "wall", "nanoseconds"},
@@ -38,17 +34,6 @@ static const struct type_fit fits[] = {
 static const char *const accepted_content_types[] = {
     "application/octet-stream",	       "application/x-protobuf", "application/protobuf",
     "application/vnd.google.protobuf", "application/gzip",	 "application/x-gzip",
-};
-
-/* Everything one upload carries besides its body. */
-struct upload {
-	const char *environment;
-	const char *service;
-	const char *deployment;
-	const struct type_fit *fit;
-	const char *upload_id; /* NULL when the sender gave none */
-	struct agent_report report;
-	bool has_report;
 };
 
 static double seconds_since(const struct timespec *start)
@@ -66,7 +51,13 @@ static int reject(const struct request *req, struct response *resp, enum reject_
 	return respond_error(resp, status, error, "%s", detail);
 }
 
-static bool content_type_ok(const char *ct)
+int ingest_reject(const struct request *req, struct response *resp, enum reject_reason reason,
+		  int status, const char *error, const char *detail)
+{
+	return reject(req, resp, reason, status, error, detail);
+}
+
+bool ingest_pprof_content_type_ok(const char *ct)
 {
 	size_t len;
 
@@ -204,7 +195,7 @@ static int parse_report(const struct request *req, struct upload *u, char *why, 
 
 /* ------------------------------------------------------------------- parameters ---- */
 
-static const struct type_fit *find_fit(const char *profile_type)
+const struct type_fit *ingest_type_fit(const char *profile_type)
 {
 	for (size_t i = 0; profile_type && i < sizeof(fits) / sizeof(fits[0]); i++)
 		if (strcmp(fits[i].profile_type, profile_type) == 0)
@@ -226,7 +217,7 @@ static int parse_upload(const struct request *req, struct upload *u, char *why, 
 	u->service = request_query(req, "service");
 	if (validate_name("service", u->service, why, why_len))
 		return 400;
-	u->fit = find_fit(type);
+	u->fit = ingest_type_fit(type);
 	if (!u->fit) {
 		snprintf(why, why_len,
 			 "profile_type %s%.32s%s: expected cpu, wall, heap, alloc or lock",
@@ -260,12 +251,17 @@ static void list_sample_types(const struct pprof_decoded *p, char *buf, size_t l
 		snprintf(buf, len, "none");
 }
 
-static int64_t profile_time(const struct pprof_decoded *p)
+/* The upload's time (Pyroscope's from=), else the pprof's time_nanos, else now: its bucket
+ * and its span links' time. */
+static int64_t upload_time(const struct upload *u, const struct pprof_decoded *p)
 {
-	return p->time_nanos > 0 ? p->time_nanos / 1000000000 : (int64_t)time(NULL);
+	return u->time_s > 0	   ? u->time_s
+	       : p->time_nanos > 0 ? p->time_nanos / 1000000000
+				   : (int64_t)time(NULL);
 }
 
-static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg,
+/* A sample whose labels name a span also becomes a span link (every pprof route). */
+static int reduce(const struct pprof_decoded *p, int idx, int64_t time_s, struct stack_agg *agg,
 		  struct link_batch *links, char *why, size_t why_len)
 {
 	int count_idx = pprof_decoded__find_type(p, "samples", "count");
@@ -283,8 +279,8 @@ static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg,
 			continue;
 		err = stack_agg__add(agg, s->frames, s->n_frames, v);
 		if (!err)
-			err = link_batch__add_labelled(links, profile_time(p), s->frames,
-						       s->n_frames, s->labels, s->n_labels, v,
+			err = link_batch__add_labelled(links, time_s, s->frames, s->n_frames,
+						       s->labels, s->n_labels, v,
 						       count_idx >= 0 ? s->values[count_idx] : 1);
 		if (err == -EOVERFLOW)
 			snprintf(why, why_len, "sample values overflow a 64-bit sum");
@@ -294,26 +290,28 @@ static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg,
 	return 0;
 }
 
-static int64_t bucket_of(const struct pprof_decoded *p)
+static int64_t bucket_of(const struct upload *u, const struct pprof_decoded *p)
 {
-	int64_t t = profile_time(p);
+	int64_t t = upload_time(u, p);
 
 	return t - t % BUCKET_SECONDS;
 }
 
-int ingest_body_bytes(const struct request *req, const uint8_t **ret, size_t *ret_len,
-		      uint8_t **ret_owned, char *why, size_t why_len)
+/* Inflates when the body is gzip; *ret_owned is what to free. 0 or a status with why. */
+static int body_bytes(const struct request *req, const uint8_t *body, size_t body_len,
+		      const uint8_t **ret, size_t *ret_len, uint8_t **ret_owned, char *why,
+		      size_t why_len)
 {
 	size_t cap = req->collector->opts.max_inflated;
 	int err;
 
 	*ret_owned = NULL;
-	if (!gzip_is_compressed(req->body, req->body_len)) {
-		*ret = req->body;
-		*ret_len = req->body_len;
+	if (!gzip_is_compressed(body, body_len)) {
+		*ret = body;
+		*ret_len = body_len;
 		return 0;
 	}
-	err = gzip_inflate_capped(req->body, req->body_len, cap, ret_owned, ret_len);
+	err = gzip_inflate_capped(body, body_len, cap, ret_owned, ret_len);
 	if (err == -EFBIG) {
 		snprintf(why, why_len, "gzip body inflates past the %zu-byte limit", cap);
 		return 413;
@@ -325,6 +323,12 @@ int ingest_body_bytes(const struct request *req, const uint8_t **ret, size_t *re
 	}
 	*ret = *ret_owned;
 	return 0;
+}
+
+int ingest_body_bytes(const struct request *req, const uint8_t **ret, size_t *ret_len,
+		      uint8_t **ret_owned, char *why, size_t why_len)
+{
+	return body_bytes(req, req->body, req->body_len, ret, ret_len, ret_owned, why, why_len);
 }
 
 /* duplicate: the upload id was stored before; this copy was not merged again. */
@@ -352,7 +356,7 @@ static int store(const struct request *req, struct response *resp, const struct 
 	    .service = u->service,
 	    .deployment = u->deployment,
 	    .profile_type = u->fit->profile_type,
-	    .bucket_start = bucket_of(p),
+	    .bucket_start = bucket_of(u, p),
 	    .period = p->period,
 	    .upload_id = u->upload_id,
 	};
@@ -390,31 +394,58 @@ static int store(const struct request *req, struct response *resp, const struct 
 		     duplicate ? json_null() : link_batch_store_json(req, links, u->environment)));
 }
 
-int handle_profiles_ingest(const struct request *req, struct response *resp)
+/* The fit u names, or the first candidate the pprof has; -1 with a reason when none fits. */
+static int choose_fit(const struct upload *u, const struct pprof_decoded *p,
+		      const struct type_fit **ret, char *why, size_t why_len)
+{
+	char types[192], wanted[192];
+	size_t used = 0;
+	int idx;
+
+	for (size_t i = 0; !u->fit && i < u->n_candidates; i++) {
+		const struct type_fit *f = u->candidates[i];
+
+		idx = pprof_decoded__find_type(p, f->sample_type, f->unit);
+		if (idx >= 0) {
+			*ret = f;
+			return idx;
+		}
+		used += snprintf(wanted + used, sizeof(wanted) - used, "%s%s/%s (%s)",
+				 i ? ", " : "", f->sample_type, f->unit, f->profile_type);
+		if (used >= sizeof(wanted))
+			break;
+	}
+	list_sample_types(p, types, sizeof(types));
+	if (!u->fit) {
+		snprintf(why, why_len,
+			 "no sample type to store: expected one of %s; this one has %s",
+			 u->n_candidates ? wanted : "none", types);
+		return -1;
+	}
+	idx = pprof_decoded__find_type(p, u->fit->sample_type, u->fit->unit);
+	if (idx < 0)
+		snprintf(why, why_len, "a %s profile needs sample type %s/%s; this one has %s",
+			 u->fit->profile_type, u->fit->sample_type, u->fit->unit, types);
+	*ret = u->fit;
+	return idx;
+}
+
+int ingest_pprof(const struct request *req, struct response *resp, const struct upload *upload,
+		 const uint8_t *body, size_t body_len, const struct timespec *start)
 {
 	struct pprof_decoded *profile = NULL;
 	struct stack_agg *agg = NULL;
 	struct link_batch *links = NULL;
-	struct timespec start;
-	struct upload u;
+	struct upload u = *upload;
 	uint8_t *inflated = NULL;
 	const uint8_t *pb;
 	size_t pb_len;
-	char why[320], types[192];
+	char why[320];
 	int status, idx;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	status = parse_upload(req, &u, why, sizeof(why));
-	if (status)
-		return reject(req, resp, status == 403 ? REJECT_FORBIDDEN : REJECT_BAD_REQUEST,
-			      status, status == 403 ? "forbidden" : "bad_request", why);
-	if (!content_type_ok(req->content_type))
-		return reject(req, resp, REJECT_CONTENT_TYPE, 415, "unsupported_media_type",
-			      "send the pprof as application/octet-stream (gzip is detected "
-			      "by its magic bytes)");
-	if (!req->body_len)
+	if (!body_len)
 		return reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", "empty body");
-	status = ingest_body_bytes(req, &pb, &pb_len, &inflated, why, sizeof(why));
+	status = body_bytes(req, body, body_len, &pb, &pb_len, &inflated, why, sizeof(why));
 	if (status) {
 		if (status == 503)
 			resp->retry_after_s = INGEST_RETRY_AFTER_S;
@@ -429,11 +460,8 @@ int handle_profiles_ingest(const struct request *req, struct response *resp)
 		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
 		goto out;
 	}
-	idx = pprof_decoded__find_type(profile, u.fit->sample_type, u.fit->unit);
+	idx = choose_fit(&u, profile, &u.fit, why, sizeof(why));
 	if (idx < 0) {
-		list_sample_types(profile, types, sizeof(types));
-		snprintf(why, sizeof(why), "a %s profile needs sample type %s/%s; this one has %s",
-			 u.fit->profile_type, u.fit->sample_type, u.fit->unit, types);
 		reject(req, resp, REJECT_NO_SAMPLE_TYPE, 422, "no_fitting_sample_type", why);
 		goto out;
 	}
@@ -443,7 +471,7 @@ int handle_profiles_ingest(const struct request *req, struct response *resp)
 		respond_error(resp, 500, "internal", "out of memory");
 		goto out;
 	}
-	status = reduce(profile, idx, agg, links, why, sizeof(why));
+	status = reduce(profile, idx, upload_time(&u, profile), agg, links, why, sizeof(why));
 	if (status == -ENOMEM) {
 		respond_error(resp, 500, "internal", "out of memory");
 		goto out;
@@ -452,11 +480,30 @@ int handle_profiles_ingest(const struct request *req, struct response *resp)
 		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
 		goto out;
 	}
-	store(req, resp, &u, profile, agg, links, &start);
+	store(req, resp, &u, profile, agg, links, start);
 out:
 	link_batch__free(links);
 	stack_agg__free(agg);
 	pprof_decoded__free(profile);
 	free(inflated);
 	return 0;
+}
+
+int handle_profiles_ingest(const struct request *req, struct response *resp)
+{
+	struct timespec start;
+	struct upload u;
+	char why[320];
+	int status;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	status = parse_upload(req, &u, why, sizeof(why));
+	if (status)
+		return reject(req, resp, status == 403 ? REJECT_FORBIDDEN : REJECT_BAD_REQUEST,
+			      status, status == 403 ? "forbidden" : "bad_request", why);
+	if (!ingest_pprof_content_type_ok(req->content_type))
+		return reject(req, resp, REJECT_CONTENT_TYPE, 415, "unsupported_media_type",
+			      "send the pprof as application/octet-stream (gzip is detected "
+			      "by its magic bytes)");
+	return ingest_pprof(req, resp, &u, req->body, req->body_len, &start);
 }

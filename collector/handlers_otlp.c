@@ -13,6 +13,7 @@
 
 #include "collector.h"
 #include "handlers.h"
+#include "ingest.h"
 #include "link_batch.h"
 #include "otlp.h"
 #include "otlp_json.h"

@@ -15,11 +15,12 @@
 static const struct route table[] = {
     {"GET", "/healthz", handle_healthz, 0, TOKEN_ROLE_NONE},
     {"GET", "/metrics", handle_metrics, 0, TOKEN_ROLE_NONE},
-    {"GET", "/api/apm/config", handle_config_get, COLLECTOR, TOKEN_ROLE_NONE},
+    {"GET", "/api/apm/config", handle_config_get, COLLECTOR | USER, TOKEN_ROLE_VIEWER},
     {"PUT", "/api/apm/config", handle_config_put, USER, TOKEN_ROLE_ENGINEER},
     {"GET", "/api/apm/audit", handle_audit_list, USER, TOKEN_ROLE_ENGINEER},
     {"POST", "/api/apm/profiles", handle_profiles_ingest, COLLECTOR, TOKEN_ROLE_NONE},
     {"POST", "/v1development/profiles", handle_otlp_profiles, COLLECTOR, TOKEN_ROLE_NONE},
+    {"POST", "/ingest", handle_pyroscope_ingest, COLLECTOR, TOKEN_ROLE_NONE},
     {"POST", "/api/apm/deployments", handle_deployment_add, COLLECTOR | USER, TOKEN_ROLE_ENGINEER},
     {"GET", "/api/apm/deployments", handle_deployments_list, USER, TOKEN_ROLE_VIEWER},
     {"GET", "/api/apm/services", handle_services, USER, TOKEN_ROLE_VIEWER},
@@ -30,6 +31,8 @@ static const struct route table[] = {
     {"GET", "/api/apm/profiles/export", handle_export, USER, TOKEN_ROLE_VIEWER},
     {"GET", "/api/apm/profiles/collapsed", handle_collapsed, USER, TOKEN_ROLE_VIEWER},
     {"GET", "/api/apm/traces/{trace_id}/profile", handle_trace_profile, USER, TOKEN_ROLE_VIEWER},
+    {"GET", "/", handle_ui, 0, TOKEN_ROLE_NONE},
+    {"GET", "/ui/*", handle_ui, 0, TOKEN_ROLE_NONE},
 };
 
 const struct route *routes_table(size_t *ret_n)
@@ -38,24 +41,27 @@ const struct route *routes_table(size_t *ret_n)
 	return table;
 }
 
-/* A "{name}" segment of the pattern matches one non-empty segment of the path. */
-static bool path_matches(const char *pattern, const char *path)
+/* A route path ending in '*' matches any path it prefixes (the UI's files under /ui/); a
+ * "{name}" segment matches one non-empty segment of the path (/api/apm/traces/{trace_id}/...). */
+static bool path_matches(const char *route_path, const char *path)
 {
-	while (*pattern && *path) {
-		if (*pattern == '{') {
+	while (*route_path) {
+		if (route_path[0] == '*' && !route_path[1])
+			return true;
+		if (*route_path == '{') {
 			size_t len = strcspn(path, "/");
 
 			if (!len)
 				return false;
-			pattern += strcspn(pattern, "}");
-			pattern += *pattern == '}';
+			route_path += strcspn(route_path, "}");
+			route_path += *route_path == '}';
 			path += len;
 			continue;
 		}
-		if (*pattern++ != *path++)
+		if (*route_path++ != *path++)
 			return false;
 	}
-	return !*pattern && !*path;
+	return !*path;
 }
 
 int routes_find(const char *method, const char *path, const struct route **ret)

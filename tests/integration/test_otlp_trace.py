@@ -287,6 +287,18 @@ class PprofSpanLabels(Base):
         self.assertEqual(self.paths(span["root"]), {("main", "checkout"): 30})
         self.assertEqual(self.flame("dd-svc", "cpu")["total"], 100)
 
+    def test_pyroscope_ingest_keeps_span_labels(self):
+        data = pprof_py.build([(["main", "handle"], 10_000_000, {"span_id": "00000000000000cc",
+                                                               "trace_id": TRACE}),
+                               (["main", "idle"], 30_000_000, {})])
+        status, _, body = self.c.request("POST", "/ingest", self.tok, body=data, params={
+            "name": "pyro-spans.cpu", "format": "pprof"},
+            content_type="application/octet-stream")
+        self.assertEqual(status, 200, body)
+        span = self.flame("pyro-spans", "cpu", span_id="cc")
+        self.assertEqual(self.paths(span["root"]), {("main", "handle"): 10_000_000})
+        self.assertEqual(self.flame("pyro-spans", "cpu")["total"], 40_000_000)
+
     def test_include_children_follows_the_local_root_span(self):
         root, child = 1000, 1234
         data = pprof_py.build([
