@@ -3,7 +3,9 @@
 #ifndef ROOTTRACE_HANDLERS_H
 #define ROOTTRACE_HANDLERS_H
 
+#include "config.h"
 #include "request.h"
+#include "respond.h"
 
 int handle_config_get(const struct request *req, struct response *resp); /* GET /api/apm/config */
 int handle_config_put(const struct request *req, struct response *resp); /* PUT /api/apm/config */
@@ -12,6 +14,10 @@ int handle_profiles_ingest(const struct request *req,
 			   struct response *resp); /* POST /api/apm/profiles */
 int handle_deployment_add(const struct request *req,
 			  struct response *resp); /* POST /api/apm/deployments */
+/* {"sample_rate_hz": reason, "upload_interval_s": reason} of what the node agent does not apply
+ * of a service's settings (keys absent when applied), or null when it applies everything. */
+json_t *config_not_applied_json(const struct effective_config *env,
+				const struct effective_config *service);
 int handle_healthz(const struct request *req, struct response *resp); /* GET /healthz */
 int handle_metrics(const struct request *req, struct response *resp); /* GET /metrics */
 

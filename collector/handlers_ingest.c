@@ -17,22 +17,16 @@
 #include "handlers.h"
 #include "pprof.h"
 #include "respond.h"
+#include "sample_type.h"
 #include "stack_agg.h"
 #include "validate.h"
 
 #define INGEST_RETRY_AFTER_S 1
 
-struct type_fit {
-	const char *profile_type;
-	const char *sample_type;
-	const char *unit;
-};
-
-static const struct type_fit fits[] = {
-    {"cpu", "cpu", "nanoseconds"},    {"wall", "wall", "nanoseconds"},
-    {"heap", "inuse_space", "bytes"}, {"alloc", "alloc_space", "bytes"},
-    {"lock", "delay", "nanoseconds"},
-};
+/* What may be uploaded; alloc_objects is kept from alloc uploads that carry the counts. */
+static const char *const upload_types[] = {"cpu", "wall", "heap", "alloc", "lock"};
+/* The second upload id of an alloc upload's object counts: "<upload_id>/objects". */
+#define OBJECTS_ID_SUFFIX "/objects"
 
 static const char *const accepted_content_types[] = {
     "application/octet-stream",	       "application/x-protobuf", "application/protobuf",
@@ -44,8 +38,9 @@ struct upload {
 	const char *environment;
 	const char *service;
 	const char *deployment;
-	const struct type_fit *fit;
+	const char *profile_type;
 	const char *upload_id; /* NULL when the sender gave none */
+	char objects_upload_id[UPLOAD_ID_MAX + sizeof(OBJECTS_ID_SUFFIX)];
 	struct agent_report report;
 	bool has_report;
 };
@@ -155,12 +150,15 @@ static int parse_report(const struct request *req, struct upload *u, char *why, 
 	const char *agent_id = report_field(req, "X-RootTrace-Agent-Id", "agent_id");
 	static const struct {
 		const char *header, *query;
-		size_t offset;
+		size_t offset, sent;
 	} reals[] =
 	    {
-		{"X-RootTrace-Window-Seconds", "window_s", offsetof(struct agent_report, window_s)},
-		{"X-RootTrace-Cpu-Seconds", "cpu_s", offsetof(struct agent_report, cpu_s)},
-		{"X-RootTrace-Bpf-Seconds", "bpf_s", offsetof(struct agent_report, bpf_s)},
+		{"X-RootTrace-Window-Seconds", "window_s", offsetof(struct agent_report, window_s),
+		 offsetof(struct agent_report, window_sent)},
+		{"X-RootTrace-Cpu-Seconds", "cpu_s", offsetof(struct agent_report, cpu_s),
+		 offsetof(struct agent_report, cpu_sent)},
+		{"X-RootTrace-Bpf-Seconds", "bpf_s", offsetof(struct agent_report, bpf_s),
+		 offsetof(struct agent_report, bpf_sent)},
 	    },
 	  counts[] = {
 	      {"X-RootTrace-Lost-Samples", "lost_samples",
@@ -184,11 +182,13 @@ static int parse_report(const struct request *req, struct upload *u, char *why, 
 		      sizeof(r->version), why, why_len))
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
-		if (parse_double(report_field(req, reals[i].header, reals[i].query),
-				 (double *)((char *)r + reals[i].offset))) {
+		const char *v = report_field(req, reals[i].header, reals[i].query);
+
+		if (parse_double(v, (double *)((char *)r + reals[i].offset))) {
 			snprintf(why, why_len, "%s must be a non-negative number", reals[i].header);
 			return -EINVAL;
 		}
+		*(bool *)((char *)r + reals[i].sent) = v != NULL; /* absent: not measured */
 	}
 	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
 		if (parse_count(report_field(req, counts[i].header, counts[i].query),
@@ -203,11 +203,11 @@ static int parse_report(const struct request *req, struct upload *u, char *why, 
 
 /* ------------------------------------------------------------------- parameters ---- */
 
-static const struct type_fit *find_fit(const char *profile_type)
+static const char *find_upload_type(const char *profile_type)
 {
-	for (size_t i = 0; profile_type && i < sizeof(fits) / sizeof(fits[0]); i++)
-		if (strcmp(fits[i].profile_type, profile_type) == 0)
-			return &fits[i];
+	for (size_t i = 0; profile_type && i < sizeof(upload_types) / sizeof(upload_types[0]); i++)
+		if (strcmp(upload_types[i], profile_type) == 0)
+			return upload_types[i];
 	return NULL;
 }
 
@@ -225,8 +225,8 @@ static int parse_upload(const struct request *req, struct upload *u, char *why, 
 	u->service = request_query(req, "service");
 	if (validate_name("service", u->service, why, why_len))
 		return 400;
-	u->fit = find_fit(type);
-	if (!u->fit) {
+	u->profile_type = find_upload_type(type);
+	if (!u->profile_type) {
 		snprintf(why, why_len,
 			 "profile_type %s%.32s%s: expected cpu, wall, heap, alloc or lock",
 			 type ? "'" : "", type ? type : "is missing", type ? "' is unknown" : "");
@@ -241,6 +241,9 @@ static int parse_upload(const struct request *req, struct upload *u, char *why, 
 	u->upload_id = report_field(req, "X-RootTrace-Upload-Id", "upload_id");
 	if (u->upload_id && validate_text("upload_id", u->upload_id, UPLOAD_ID_MAX, why, why_len))
 		return 400;
+	if (u->upload_id)
+		snprintf(u->objects_upload_id, sizeof(u->objects_upload_id), "%s" OBJECTS_ID_SUFFIX,
+			 u->upload_id);
 	return parse_report(req, u, why, why_len) ? 400 : 0;
 }
 
@@ -259,12 +262,13 @@ static void list_sample_types(const struct pprof_decoded *p, char *buf, size_t l
 		snprintf(buf, len, "none");
 }
 
-static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg, char *why,
-		  size_t why_len)
+/* The chosen sample type's values, in the stored unit, merged per stack. */
+static int reduce(const struct pprof_decoded *p, const struct sample_type_choice *c,
+		  struct stack_agg *agg, char *why, size_t why_len)
 {
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const struct pprof_decoded_sample *s = &p->samples[i];
-		int64_t v = s->values[idx];
+		int64_t v = s->values[c->index];
 		int err;
 
 		if (v < 0) {
@@ -273,7 +277,9 @@ static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg,
 		}
 		if (!v)
 			continue;
-		err = stack_agg__add(agg, s->frames, s->n_frames, v);
+		err = sample_type_scale(v, c->scale, &v);
+		if (!err)
+			err = stack_agg__add(agg, s->frames, s->n_frames, v);
 		if (err == -EOVERFLOW)
 			snprintf(why, why_len, "sample values overflow a 64-bit sum");
 		if (err)
@@ -316,40 +322,61 @@ static int body_bytes(const struct request *req, const uint8_t **ret, size_t *re
 	return 0;
 }
 
+/* What one upload becomes: the chosen measurement and, for alloc, the object counts. */
+struct reduced {
+	struct sample_type_choice choice;
+	struct stack_agg *agg;
+	struct sample_type_choice objects_choice;
+	struct stack_agg *objects; /* NULL when the profile has no alloc_objects/count */
+};
+
 /* duplicate: the upload id was stored before; this copy was not merged again. */
 static json_t *ack_json(const struct upload *u, const struct profile_batch *b, size_t samples,
-			int64_t total, bool duplicate)
+			const struct reduced *r, bool duplicate)
 {
 	char sample_type[64];
+	json_t *ack;
 
-	snprintf(sample_type, sizeof(sample_type), "%s/%s", u->fit->sample_type, u->fit->unit);
-	return json_pack("{s:b, s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "stored", 1,
-			 "duplicate", duplicate, "environment", u->environment, "service",
-			 u->service, "profile_type", u->fit->profile_type, "sample_type",
-			 sample_type, "bucket", (json_int_t)b->bucket_start, "stacks",
-			 (json_int_t)b->n_stacks, "samples", (json_int_t)samples, "total",
-			 (json_int_t)total);
+	snprintf(sample_type, sizeof(sample_type), "%s/%s", r->choice.type, r->choice.unit);
+	ack = json_pack("{s:b, s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "stored", 1,
+			"duplicate", duplicate, "environment", u->environment, "service",
+			u->service, "profile_type", u->profile_type, "sample_type", sample_type,
+			"scale", (json_int_t)r->choice.scale, "bucket", (json_int_t)b->bucket_start,
+			"stacks", (json_int_t)b->n_stacks, "samples", (json_int_t)samples, "total",
+			(json_int_t)stack_agg__total(r->agg));
+	if (ack && r->objects)
+		json_object_set_new(ack, "alloc_objects",
+				    json_integer(stack_agg__total(r->objects)));
+	return ack;
 }
 
 static int store(const struct request *req, struct response *resp, const struct upload *u,
-		 const struct pprof_decoded *p, struct stack_agg *agg, const struct timespec *start)
+		 const struct pprof_decoded *p, const struct reduced *r,
+		 const struct timespec *start)
 {
 	struct collector *c = req->collector;
-	struct profile_batch batch = {
+	struct profile_batch batches[2] = {{
 	    .environment = u->environment,
 	    .service = u->service,
 	    .deployment = u->deployment,
-	    .profile_type = u->fit->profile_type,
+	    .profile_type = u->profile_type,
 	    .bucket_start = bucket_of(p),
 	    .period = p->period,
 	    .upload_id = u->upload_id,
-	};
+	}};
 	bool duplicate = false;
 	int err;
 
-	batch.ret_duplicate = &duplicate;
-	batch.stacks = stack_agg__stacks(agg, &batch.n_stacks);
-	err = c->profiles->ops->ingest(c->profiles, &batch, 1);
+	batches[0].ret_duplicate = &duplicate;
+	batches[0].stacks = stack_agg__stacks(r->agg, &batches[0].n_stacks);
+	if (r->objects) { /* its own series, merged in the same transaction */
+		batches[1] = batches[0];
+		batches[1].profile_type = "alloc_objects";
+		batches[1].upload_id = u->upload_id ? u->objects_upload_id : NULL;
+		batches[1].ret_duplicate = NULL;
+		batches[1].stacks = stack_agg__stacks(r->objects, &batches[1].n_stacks);
+	}
+	err = c->profiles->ops->ingest(c->profiles, batches, r->objects ? 2 : 1);
 	if (err == -EAGAIN) {
 		/* Backpressure: nothing was written; the sender keeps the profile and retries. */
 		resp->retry_after_s = INGEST_RETRY_AFTER_S;
@@ -369,24 +396,53 @@ static int store(const struct request *req, struct response *resp, const struct 
 		/* The profile is committed; a failed self-report does not undo that. */
 		if (u->has_report)
 			c->cp->ops->agent_report_put(c->cp, &u->report);
-		metrics__upload_accepted(c->metrics, req->body_len, batch.n_stacks,
+		metrics__upload_accepted(c->metrics, req->body_len, batches[0].n_stacks,
 					 seconds_since(start));
 	}
-	return respond_json(resp, 200,
-			    ack_json(u, &batch, p->n_samples, stack_agg__total(agg), duplicate));
+	return respond_json(resp, 200, ack_json(u, &batches[0], p->n_samples, r, duplicate));
+}
+
+/* Chooses the sample type (422 when none fits) and reduces the samples; 0, or 1 answered. */
+static int reduce_profile(const struct request *req, struct response *resp, const struct upload *u,
+			  const struct pprof_decoded *p, struct reduced *r)
+{
+	char why[320], types[192];
+	int err;
+
+	if (sample_type_choose(u->profile_type, p->sample_types, p->n_sample_types, &r->choice)) {
+		list_sample_types(p, types, sizeof(types));
+		snprintf(why, sizeof(why), "a %s profile needs sample type %s; this one has %s",
+			 u->profile_type, r->choice.expected, types);
+		reject(req, resp, REJECT_NO_SAMPLE_TYPE, 422, "no_fitting_sample_type", why);
+		return 1;
+	}
+	r->agg = stack_agg__new();
+	err = r->agg ? reduce(p, &r->choice, r->agg, why, sizeof(why)) : -ENOMEM;
+	if (!err && strcmp(u->profile_type, "alloc") == 0 &&
+	    sample_type_choose("alloc_objects", p->sample_types, p->n_sample_types,
+			       &r->objects_choice) == 0) {
+		r->objects = stack_agg__new();
+		err = r->objects ? reduce(p, &r->objects_choice, r->objects, why, sizeof(why))
+				 : -ENOMEM;
+	}
+	if (err == -ENOMEM)
+		respond_error(resp, 500, "internal", "out of memory");
+	else if (err)
+		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
+	return err ? 1 : 0;
 }
 
 int handle_profiles_ingest(const struct request *req, struct response *resp)
 {
 	struct pprof_decoded *profile = NULL;
-	struct stack_agg *agg = NULL;
+	struct reduced reduced = {0};
 	struct timespec start;
 	struct upload u;
 	uint8_t *inflated = NULL;
 	const uint8_t *pb;
 	size_t pb_len;
-	char why[320], types[192];
-	int status, idx;
+	char why[320];
+	int status;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	status = parse_upload(req, &u, why, sizeof(why));
@@ -414,31 +470,11 @@ int handle_profiles_ingest(const struct request *req, struct response *resp)
 		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
 		goto out;
 	}
-	idx = pprof_decoded__find_type(profile, u.fit->sample_type, u.fit->unit);
-	if (idx < 0) {
-		list_sample_types(profile, types, sizeof(types));
-		snprintf(why, sizeof(why), "a %s profile needs sample type %s/%s; this one has %s",
-			 u.fit->profile_type, u.fit->sample_type, u.fit->unit, types);
-		reject(req, resp, REJECT_NO_SAMPLE_TYPE, 422, "no_fitting_sample_type", why);
-		goto out;
-	}
-	agg = stack_agg__new();
-	if (!agg) {
-		respond_error(resp, 500, "internal", "out of memory");
-		goto out;
-	}
-	status = reduce(profile, idx, agg, why, sizeof(why));
-	if (status == -ENOMEM) {
-		respond_error(resp, 500, "internal", "out of memory");
-		goto out;
-	}
-	if (status) {
-		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
-		goto out;
-	}
-	store(req, resp, &u, profile, agg, &start);
+	if (!reduce_profile(req, resp, &u, profile, &reduced))
+		store(req, resp, &u, profile, &reduced, &start);
 out:
-	stack_agg__free(agg);
+	stack_agg__free(reduced.agg);
+	stack_agg__free(reduced.objects);
 	pprof_decoded__free(profile);
 	free(inflated);
 	return 0;

@@ -10,6 +10,7 @@
 #include "calltree.h"
 #include "collector.h"
 #include "config.h"
+#include "handlers.h"
 #include "handlers_query.h"
 #include "query.h"
 #include "query_params.h"
@@ -46,10 +47,20 @@ static int respond_store_error(struct response *resp, int err, const char *what)
 	return respond_error(resp, 500, "store_error", "%s failed: %s", what, strerror(-err));
 }
 
+/* The seconds of w that have happened: a window reaching into the current bucket covers
+ * only up to now (what cost divides by). */
+static int64_t covered_seconds(struct query_window w, int64_t now)
+{
+	int64_t end = w.end < now ? w.end : now;
+
+	return end > w.start ? end - w.start : 0;
+}
+
 static json_t *window_json(struct query_window w)
 {
-	return json_pack("{s:I, s:I, s:I}", "start", (json_int_t)w.start, "end", (json_int_t)w.end,
-			 "seconds", (json_int_t)(w.end - w.start));
+	return json_pack("{s:I, s:I, s:I, s:I}", "start", (json_int_t)w.start, "end",
+			 (json_int_t)w.end, "seconds", (json_int_t)(w.end - w.start),
+			 "covered_seconds", (json_int_t)covered_seconds(w, now_s()));
 }
 
 /* measurement, unit, service, deployment, window, total: every read response starts here. */
@@ -429,7 +440,7 @@ int handle_cost(const struct request *req, struct response *resp)
 		return 0;
 	if (prepare(req, resp, &p, &w))
 		return 0;
-	seconds = p.window.end - p.window.start;
+	seconds = covered_seconds(p.window, now_s());
 	err = query_cost(&w, p.type, seconds, &c, &reason);
 	if (err == -EOPNOTSUPP) {
 		doc = response_head(&p, p.window, query_window_total(&w));
@@ -584,15 +595,39 @@ static void add_unwind_figures(json_t *agent, const struct agent_report *r)
 					      "as null"));
 }
 
+static json_t *measured_json(bool sent, double value)
+{
+	return sent ? json_real(value) : json_null();
+}
+
+/* Why overhead_pct is null (NULL when it is a number): never 0 for "not measured". */
+static const char *overhead_reason(const struct agent_report *r)
+{
+	if (!r->cpu_sent && !r->bpf_sent)
+		return "the report carried neither cpu_s nor bpf_s: the agent's overhead was not "
+		       "measured";
+	if (!r->cpu_sent)
+		return "the report carried no cpu_s: the agent's own CPU was not measured";
+	if (!r->bpf_sent)
+		return "the report carried no bpf_s: BPF run-time statistics were off "
+		       "(kernel.bpf_stats_enabled), so the BPF program's time was not measured";
+	if (!r->window_sent || r->window_s <= 0)
+		return "the report carried no window_s: there is no window to divide by";
+	return NULL;
+}
+
 static json_t *agent_json(const struct agent_report *r)
 {
-	double overhead = r->window_s > 0 ? (r->cpu_s + r->bpf_s) * 100.0 / r->window_s : 0;
+	const char *why_null = overhead_reason(r);
 	json_t *agent = json_pack(
-	    "{s:s, s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:I, s:I, s:I}", "agent_id", r->agent_id,
-	    "node", r->node, "version", r->version, "reported_at", (json_int_t)r->reported_at,
-	    "window_s", r->window_s, "cpu_s", r->cpu_s, "bpf_s", r->bpf_s, "overhead_pct", overhead,
-	    "lost_samples", (json_int_t)r->lost_samples, "unknown_frames",
-	    (json_int_t)r->unknown_frames, "processes", (json_int_t)r->processes);
+	    "{s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:s?, s:I, s:I, s:I}", "agent_id",
+	    r->agent_id, "node", r->node, "version", r->version, "reported_at",
+	    (json_int_t)r->reported_at, "window_s", measured_json(r->window_sent, r->window_s),
+	    "cpu_s", measured_json(r->cpu_sent, r->cpu_s), "bpf_s",
+	    measured_json(r->bpf_sent, r->bpf_s), "overhead_pct",
+	    why_null ? json_null() : json_real((r->cpu_s + r->bpf_s) * 100.0 / r->window_s),
+	    "overhead_reason", why_null, "lost_samples", (json_int_t)r->lost_samples,
+	    "unknown_frames", (json_int_t)r->unknown_frames, "processes", (json_int_t)r->processes);
 
 	if (agent)
 		add_unwind_figures(agent, r);
@@ -609,52 +644,135 @@ static void add_agents(json_t *services, const struct agent_report *rows, size_t
 	}
 }
 
-/* Marks each service enabled/reporting and returns the coverage object. */
+/* The interval a service's uploads arrive at: its own, never shorter than the environment's,
+ * which the node agent uses for every service (config_not_applied_reason). */
+static int64_t arrival_interval_s(const struct settings_record *settings, size_t n,
+				  const char *service)
+{
+	struct effective_config env = effective_settings(settings, n, "");
+	struct effective_config svc = effective_settings(settings, n, service);
+
+	return svc.upload_interval_s > env.upload_interval_s ? svc.upload_interval_s
+							     : env.upload_interval_s;
+}
+
+static bool agent_reported_since(json_t *service, int64_t since)
+{
+	json_t *agent;
+	size_t i;
+
+	json_array_foreach(json_object_get(service, "agents"), i, agent)
+	{
+		if (json_integer_value(json_object_get(agent, "reported_at")) >= since)
+			return true;
+	}
+	return false;
+}
+
+/* Marks each service enabled/covered/reporting and returns the coverage object: a service is
+ * covered when any upload (agent or SDK) arrived within two of its upload intervals. */
 static json_t *coverage(json_t *services, const struct settings_record *settings, size_t n_settings,
 			int64_t now)
 {
-	size_t enabled = 0, reporting = 0;
+	struct effective_config env = effective_settings(settings, n_settings, "");
+	size_t enabled = 0, covered = 0, reporting = 0;
 	const char *name;
 	json_t *s;
 
 	json_object_foreach(services, name, s)
 	{
 		struct effective_config e = effective_settings(settings, n_settings, name);
-		json_t *agent;
-		size_t i;
-		bool fresh = false;
+		int64_t since = now - 2 * arrival_interval_s(settings, n_settings, name);
+		json_t *last = json_object_get(s, "last_upload");
+		bool is_covered = !json_is_null(last) && json_integer_value(last) >= since;
+		bool agent = agent_reported_since(s, since);
 
-		json_array_foreach(json_object_get(s, "agents"), i, agent)
-		{
-			int64_t at = json_integer_value(json_object_get(agent, "reported_at"));
-
-			fresh |= now - at <= 2 * (int64_t)e.upload_interval_s;
-		}
 		json_object_set_new(s, "enabled", json_boolean(e.enabled));
 		json_object_set_new(s, "upload_interval_s", json_integer(e.upload_interval_s));
-		json_object_set_new(s, "reporting", json_boolean(fresh));
+		json_object_set_new(s, "not_applied", config_not_applied_json(&env, &e));
+		json_object_set_new(s, "covered", json_boolean(is_covered));
+		json_object_set_new(s, "reporting", json_boolean(agent));
 		enabled += e.enabled;
-		reporting += e.enabled && fresh;
+		covered += e.enabled && is_covered;
+		reporting += e.enabled && agent;
 	}
-	return json_pack("{s:I, s:I, s:o}", "enabled_services", (json_int_t)enabled, "reporting",
-			 (json_int_t)reporting, "share_pct",
-			 enabled ? json_real(reporting * 100.0 / enabled) : json_null());
+	return json_pack("{s:I, s:I, s:I, s:o}", "enabled_services", (json_int_t)enabled, "covered",
+			 (json_int_t)covered, "reporting", (json_int_t)reporting, "share_pct",
+			 enabled ? json_real(covered * 100.0 / enabled) : json_null());
 }
 
-static json_t *services_doc(const struct request *req, const struct service_summary *sum,
-			    size_t n_sum, const struct agent_report *agents, size_t n_agents,
-			    const struct settings_record *settings, size_t n_settings)
+/* Did service upload within two of its intervals (at least one bucket) before `at`? */
+static bool covered_at(const struct service_bucket *rows, size_t n, const char *service,
+		       int64_t interval_s, int64_t at)
 {
-	json_t *by_name = json_object(), *list = json_array(), *doc, *s;
+	int64_t reach = 2 * interval_s > BUCKET_SECONDS ? 2 * interval_s : BUCKET_SECONDS;
+
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].last_upload < at && rows[i].last_upload >= at - reach &&
+		    strcmp(rows[i].service, service) == 0)
+			return true;
+	return false;
+}
+
+/* Coverage per bucket of the window, for today's enabled services. */
+static json_t *coverage_history(json_t *services, const struct settings_record *settings,
+				size_t n_settings, const struct service_bucket *rows, size_t n,
+				struct query_window w)
+{
+	json_t *arr = json_array();
+
+	for (int64_t b = w.start; arr && b < w.end && b <= now_s(); b += BUCKET_SECONDS) {
+		size_t enabled = 0, covered = 0;
+		const char *name;
+		json_t *s;
+
+		json_object_foreach(services, name, s)
+		{
+			if (!json_is_true(json_object_get(s, "enabled")))
+				continue;
+			enabled++;
+			covered += covered_at(rows, n, name,
+					      arrival_interval_s(settings, n_settings, name),
+					      b + BUCKET_SECONDS);
+		}
+		json_array_append_new(
+		    arr,
+		    json_pack("{s:I, s:I, s:I, s:o}", "bucket", (json_int_t)b, "enabled_services",
+			      (json_int_t)enabled, "covered", (json_int_t)covered, "share_pct",
+			      enabled ? json_real(covered * 100.0 / enabled) : json_null()));
+	}
+	return arr;
+}
+
+struct services_input {
+	const struct service_summary *sum;
+	size_t n_sum;
+	const struct agent_report *agents;
+	size_t n_agents;
+	const struct settings_record *settings;
+	size_t n_settings;
+	const struct service_bucket *buckets;
+	size_t n_buckets;
+	struct query_window window;
+};
+
+static json_t *services_doc(const struct request *req, const struct services_input *in)
+{
+	json_t *by_name = json_object(), *list = json_array(), *doc, *s, *cov;
 	const char *name;
 
-	for (size_t i = 0; by_name && i < n_settings; i++) /* configured but silent services */
-		if (settings[i].service[0])
-			service_entry(by_name, settings[i].service);
-	add_profile_types(by_name, sum, n_sum);
-	add_agents(by_name, agents, n_agents);
-	doc = json_pack("{s:s, s:o}", "environment", env_of(req), "coverage",
-			coverage(by_name, settings, n_settings, now_s()));
+	for (size_t i = 0; by_name && i < in->n_settings; i++) /* configured but silent */
+		if (in->settings[i].service[0])
+			service_entry(by_name, in->settings[i].service);
+	add_profile_types(by_name, in->sum, in->n_sum);
+	add_agents(by_name, in->agents, in->n_agents);
+	cov = coverage(by_name, in->settings, in->n_settings, now_s());
+	if (cov)
+		json_object_set_new(cov, "history",
+				    coverage_history(by_name, in->settings, in->n_settings,
+						     in->buckets, in->n_buckets, in->window));
+	doc = json_pack("{s:s, s:o, s:o}", "environment", env_of(req), "window",
+			window_json(in->window), "coverage", cov);
 	json_object_foreach(by_name, name, s) json_array_append(list, s);
 	json_decref(by_name);
 	if (doc)
@@ -671,20 +789,36 @@ int handle_services(const struct request *req, struct response *resp)
 	struct service_summary *sum = NULL;
 	struct agent_report *agents = NULL;
 	struct settings_record *settings = NULL;
-	size_t n_sum = 0, n_agents = 0, n_settings = 0;
+	struct service_bucket *buckets = NULL;
+	struct services_input in = {0};
+	char why[QUERY_ERR_MAX];
 	json_t *doc = NULL;
 	int err;
 
-	err = ps->ops->services(ps, env_of(req), &sum, &n_sum);
+	if (query_window_parse(query_get, req, "", now_s(), DEFAULT_RANGE_S, &in.window, why,
+			       sizeof(why)))
+		return respond_error(resp, 400, "bad_request", "%s", why);
+	err = ps->ops->services(ps, env_of(req), &sum, &in.n_sum);
 	if (!err)
-		err = cp->ops->agent_report_list(cp, env_of(req), &agents, &n_agents);
+		err = cp->ops->agent_report_list(cp, env_of(req), &agents, &in.n_agents);
 	if (!err)
-		err = cp->ops->settings_list(cp, env_of(req), &settings, &n_settings);
+		err = cp->ops->settings_list(cp, env_of(req), &settings, &in.n_settings);
+	/* Uploads up to two upload intervals before the window decide its first buckets. */
 	if (!err)
-		doc = services_doc(req, sum, n_sum, agents, n_agents, settings, n_settings);
+		err = ps->ops->service_buckets(ps, env_of(req),
+					       in.window.start - 2 * UPLOAD_INTERVAL_MAX_S,
+					       in.window.end, &buckets, &in.n_buckets);
+	if (!err) {
+		in.sum = sum;
+		in.agents = agents;
+		in.settings = settings;
+		in.buckets = buckets;
+		doc = services_doc(req, &in);
+	}
 	free(sum);
 	free(agents);
 	free(settings);
+	free(buckets);
 	if (err)
 		return respond_store_error(resp, err, "listing services");
 	return respond_json_flags(resp, 200, doc, JSON_FLAGS);

@@ -19,6 +19,8 @@ static const struct profile_type_info profile_types[] = {
     {"wall", "nanoseconds", false, "wall", "wall", "nanoseconds"},
     {"heap", "bytes", true, "inuse_space", "space", "bytes"},
     {"alloc", "bytes", false, "alloc_space", "space", "bytes"},
+    /* The object counts of alloc uploads that carry alloc_objects/count: "how often". */
+    {"alloc_objects", "count", false, "alloc_objects", "space", "bytes"},
     {"lock", "nanoseconds", false, "delay", "contentions", "count"},
 };
 
@@ -249,9 +251,10 @@ static int parse_profile_type(const char *v, const struct profile_type_info **re
 			    "profile_type is given more than once: one measurement per query, "
 			    "never merged");
 	if (!v || !*v)
-		return fail(err, err_len,
-			    "profile_type is required (cpu, wall, heap, alloc or lock): "
-			    "measurements are never merged");
+		return fail(
+		    err, err_len,
+		    "profile_type is required (cpu, wall, heap, alloc, alloc_objects or lock): "
+		    "measurements are never merged");
 	if (strpbrk(v, ", +;|"))
 		return fail(err, err_len,
 			    "one profile_type per query, got \"%.40s\": measurements are never "
@@ -260,7 +263,9 @@ static int parse_profile_type(const char *v, const struct profile_type_info **re
 	*ret = profile_type_lookup(v);
 	if (!*ret)
 		return fail(err, err_len,
-			    "unknown profile_type \"%.40s\" (cpu, wall, heap, alloc or lock)", v);
+			    "unknown profile_type \"%.40s\" (cpu, wall, heap, alloc, alloc_objects "
+			    "or lock)",
+			    v);
 	return 0;
 }
 

@@ -14,7 +14,7 @@
 static const struct route table[] = {
     {"GET", "/healthz", handle_healthz, 0, TOKEN_ROLE_NONE},
     {"GET", "/metrics", handle_metrics, 0, TOKEN_ROLE_NONE},
-    {"GET", "/api/apm/config", handle_config_get, COLLECTOR, TOKEN_ROLE_NONE},
+    {"GET", "/api/apm/config", handle_config_get, COLLECTOR | USER, TOKEN_ROLE_VIEWER},
     {"PUT", "/api/apm/config", handle_config_put, USER, TOKEN_ROLE_ENGINEER},
     {"GET", "/api/apm/audit", handle_audit_list, USER, TOKEN_ROLE_ENGINEER},
     {"POST", "/api/apm/profiles", handle_profiles_ingest, COLLECTOR, TOKEN_ROLE_NONE},

@@ -116,6 +116,9 @@ struct agent_report {
 	 * value is then meaningless and shown as null, never 0. */
 	bool unwind_sent[UNWIND_FIGURE__COUNT];
 	double unwind[UNWIND_FIGURE__COUNT]; /* counts are whole numbers */
+	/* false: the sender did not measure window_s / cpu_s / bpf_s (left it out); the value is
+	 * then meaningless, stored as NULL and shown as null with a reason, never 0. */
+	bool window_sent, cpu_sent, bpf_sent;
 };
 
 struct cp_store;
@@ -215,6 +218,13 @@ struct service_summary {
 	int64_t uploads;
 };
 
+/* A service's uploads in one five-minute bucket (coverage history). */
+struct service_bucket {
+	char service[STORE_NAME_MAX];
+	int64_t bucket;	     /* unix seconds */
+	int64_t last_upload; /* the bucket's newest upload, unix seconds */
+};
+
 struct profile_store;
 
 struct profile_store_ops {
@@ -227,6 +237,9 @@ struct profile_store_ops {
 			    struct merged_window *ret);
 	int (*services)(struct profile_store *s, const char *environment,
 			struct service_summary **ret, size_t *ret_n);
+	/* (service, bucket) pairs with uploads in buckets [start, end), by bucket then service. */
+	int (*service_buckets)(struct profile_store *s, const char *environment, int64_t start,
+			       int64_t end, struct service_bucket **ret, size_t *ret_n);
 	/* Deletes rollups whose bucket ends before cutoff, and upload ids accepted before cutoff
 	 * or more than UPLOAD_ID_TTL_S ago; settings and audit are untouched. ret_deleted counts
 	 * rollup rows. */

@@ -62,7 +62,17 @@ enum {
 };
 
 /* Each reader connection's statements (r->st); their SQL is in profiles_read.c. */
-enum { R_BEGIN, R_END, R_SERIES, R_TIERS, R_STACK, R_UPLOADS, R_SERVICES, R_COUNT };
+enum {
+	R_BEGIN,
+	R_END,
+	R_SERIES,
+	R_TIERS,
+	R_STACK,
+	R_UPLOADS,
+	R_SERVICES,
+	R_SERVICE_BUCKETS,
+	R_COUNT
+};
 
 #define READERS 4 /* reader connections */
 #define HOUR 3600
@@ -175,5 +185,7 @@ int sqlite_profiles_merge_window(struct profile_store *s, const struct window_qu
 				 struct merged_window *ret);
 int sqlite_profiles_services(struct profile_store *s, const char *environment,
 			     struct service_summary **ret, size_t *ret_n);
+int sqlite_profiles_service_buckets(struct profile_store *s, const char *environment, int64_t start,
+				    int64_t end, struct service_bucket **ret, size_t *ret_n);
 
 #endif

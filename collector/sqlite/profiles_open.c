@@ -243,6 +243,7 @@ static const struct profile_store_ops sqlite_profile_ops = {
     .ingest = sqlite_profiles_ingest,
     .merge_window = sqlite_profiles_merge_window,
     .services = sqlite_profiles_services,
+    .service_buckets = sqlite_profiles_service_buckets,
     .retention = prof_retention,
     .size_bytes = prof_size_bytes,
 };

@@ -48,6 +48,10 @@ static const char *const reader_sql[R_COUNT] = {
 		   " FROM series s JOIN buckets b ON b.series_id = s.id"
 		   " WHERE s.environment = ?1 GROUP BY s.service, s.profile_type"
 		   " ORDER BY s.service, s.profile_type",
+    [R_SERVICE_BUCKETS] = "SELECT s.service, b.bucket, max(b.last_upload)"
+			  " FROM series s JOIN buckets b ON b.series_id = s.id"
+			  " WHERE s.environment = ?1 AND b.bucket >= ?2 AND b.bucket < ?3"
+			  " GROUP BY s.service, b.bucket ORDER BY b.bucket, s.service",
 };
 
 int sqlite_profiles_reader_open(struct reader *r, const char *path,
@@ -322,6 +326,35 @@ int sqlite_profiles_services(struct profile_store *s, const char *environment,
 
 	sqlite3_bind_text(r->st[R_SERVICES], 1, environment, -1, SQLITE_STATIC);
 	rc = sqlite_db_read_rows(r->st[R_SERVICES], &service_rows, ret, ret_n);
+	reader_release(r);
+	return rc;
+}
+
+static int read_service_bucket(sqlite3_stmt *st, void *record)
+{
+	struct service_bucket *b = record;
+
+	sqlite_db_column_copy(st, 0, b->service, sizeof(b->service));
+	b->bucket = sqlite3_column_int64(st, 1);
+	b->last_upload = sqlite3_column_int64(st, 2);
+	return 0;
+}
+
+int sqlite_profiles_service_buckets(struct profile_store *s, const char *environment, int64_t start,
+				    int64_t end, struct service_bucket **ret, size_t *ret_n)
+{
+	static const struct sqlite_db_row_reader bucket_rows = {
+	    .size = sizeof(struct service_bucket),
+	    .read = read_service_bucket,
+	};
+	struct reader *r = reader_acquire(to_sqlite(s));
+	sqlite3_stmt *st = r->st[R_SERVICE_BUCKETS];
+	int rc;
+
+	sqlite3_bind_text(st, 1, environment, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, start);
+	sqlite3_bind_int64(st, 3, end);
+	rc = sqlite_db_read_rows(st, &bucket_rows, ret, ret_n);
 	reader_release(r);
 	return rc;
 }

@@ -612,6 +612,29 @@ static void read_unwind_figures(sqlite3_stmt *st, struct agent_report *r)
 	}
 }
 
+/* ST_AGENT_PUT's parameters (and, one less, ST_AGENT_LIST's columns) of the measured times. */
+#define AGENT_WINDOW_PARAM 7
+#define AGENT_CPU_PARAM 8
+#define AGENT_BPF_PARAM 9
+
+/* A time the sender did not measure is NULL, read back as "not measured", not 0. */
+static void bind_unmeasured(sqlite3_stmt *st, const struct agent_report *r)
+{
+	if (!r->window_sent)
+		sqlite3_bind_null(st, AGENT_WINDOW_PARAM);
+	if (!r->cpu_sent)
+		sqlite3_bind_null(st, AGENT_CPU_PARAM);
+	if (!r->bpf_sent)
+		sqlite3_bind_null(st, AGENT_BPF_PARAM);
+}
+
+static void read_measured(sqlite3_stmt *st, struct agent_report *r)
+{
+	r->window_sent = sqlite3_column_type(st, AGENT_WINDOW_PARAM - 1) != SQLITE_NULL;
+	r->cpu_sent = sqlite3_column_type(st, AGENT_CPU_PARAM - 1) != SQLITE_NULL;
+	r->bpf_sent = sqlite3_column_type(st, AGENT_BPF_PARAM - 1) != SQLITE_NULL;
+}
+
 static int cp_agent_report_put(struct cp_store *s, const struct agent_report *r)
 {
 	struct sqlite_cp *c = to_sqlite(s);
@@ -620,6 +643,7 @@ static int cp_agent_report_put(struct cp_store *s, const struct agent_report *r)
 
 	pthread_mutex_lock(&c->lock);
 	bind_fields(st, 1, agent_report_fields, ARRAY_LEN(agent_report_fields), r);
+	bind_unmeasured(st, r);
 	bind_unwind_figures(st, r);
 	rc = sqlite_db_step_done(st);
 	pthread_mutex_unlock(&c->lock);
@@ -629,6 +653,7 @@ static int cp_agent_report_put(struct cp_store *s, const struct agent_report *r)
 static int read_agent_report(sqlite3_stmt *st, void *record)
 {
 	read_fields(st, 0, agent_report_fields, ARRAY_LEN(agent_report_fields), record);
+	read_measured(st, record);
 	read_unwind_figures(st, record);
 	return 0;
 }
