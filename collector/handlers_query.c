@@ -245,9 +245,38 @@ struct diff_side {
 	struct merged_window data;
 };
 
-/* The two windows from one of the three modes. 0 or 400 written (returns 1). */
+/* The time of the service's newest deploy marker; 0, or 1 with a 404 written. */
+static int last_deploy(const struct request *req, struct response *resp, const char *service,
+		       int64_t now, int64_t *ret_at)
+{
+	struct cp_store *cp = req->collector->cp;
+	struct deployment_record *d = NULL;
+	size_t n = 0;
+	int err;
+
+	err = cp->ops->deployment_list(cp, env_of(req), service, 0, now + 1, &d, &n);
+	if (err) {
+		respond_store_error(resp, err, "listing deployments");
+		return 1;
+	}
+	if (n)
+		*ret_at = d[n - 1].time;
+	free(d);
+	if (!n) {
+		respond_error(resp, 404, "not_found",
+			      "anchor=last_deploy: service %s has no deploy marker "
+			      "(POST /api/apm/deployments records one)",
+			      service);
+		return 1;
+	}
+	return 0;
+}
+
+/* The two windows from one of the three modes, and for an anchor inside a bucket that bucket
+ * as `mixed`. 0 or an error written (returns 1). */
 static int diff_windows(const struct request *req, struct response *resp, struct query_params *p,
-			struct diff_side *before, struct diff_side *after, const char **ret_mode)
+			struct diff_side *before, struct diff_side *after, struct diff_side *mixed,
+			bool *ret_has_mixed, const char **ret_mode)
 {
 	const char *base = request_query(req, "base_deployment");
 	const char *anchor = request_query(req, "anchor");
@@ -285,21 +314,31 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 		struct query_window t;
 		int64_t at, len = 900;
 
-		if (query_parse_time(anchor, &at) || (len_s && query_parse_duration(len_s, &len))) {
-			respond_error(
-			    resp, 400, "bad_request",
-			    "anchor must be RFC 3339 or unix seconds and window a duration "
-			    "like 15m, 1h, 7d");
+		if (strcmp(anchor, "last_deploy") == 0) {
+			if (last_deploy(req, resp, p->service, now, &at))
+				return 1;
+			len = now - at > 0 ? now - at : BUCKET_SECONDS; /* since the deploy */
+		} else if (query_parse_time(anchor, &at) ||
+			   (len_s && query_parse_duration(len_s, &len))) {
+			respond_error(resp, 400, "bad_request",
+				      "anchor must be RFC 3339, unix seconds or last_deploy and "
+				      "window a duration like 15m, 1h, 7d");
 			return 1;
 		}
-		/* Buckets straddling the anchor belong to neither side. */
+		/* The bucket straddling the anchor holds data of both sides: it belongs to
+		 * neither and is answered as its own third column (`mixed`). */
 		t = query_window_align((struct query_window){at, at});
 		len = query_window_align((struct query_window){0, len}).end;
 		after->window =
 		    (struct query_window){at == t.start ? at : t.start + BUCKET_SECONDS, 0};
 		after->window.end = after->window.start + len;
 		before->window = (struct query_window){t.start - len, t.start};
-		*ret_mode = "anchor";
+		if (at != t.start) {
+			mixed->window = (struct query_window){t.start, t.start + BUCKET_SECONDS};
+			mixed->deployment = before->deployment;
+			*ret_has_mixed = true;
+		}
+		*ret_mode = strcmp(anchor, "last_deploy") == 0 ? "last_deploy" : "anchor";
 		return 0;
 	}
 	if (query_window_parse(query_get, req, "before_", now, 0, &before->window, err,
@@ -319,19 +358,32 @@ static json_t *side_json(const struct diff_side *s, int64_t total)
 			 (json_int_t)total, "deployment", s->deployment);
 }
 
-static json_t *movers_json(const struct diff_result *d, int64_t limit)
+/* The function's self share of the mixed bucket, or null when there is no mixed bucket. */
+static json_t *mixed_share_json(const struct function_table *mixed, const char *name)
+{
+	if (!mixed)
+		return json_null();
+	for (size_t i = 0; i < mixed->n; i++)
+		if (strcmp(mixed->funcs[i].name, name) == 0)
+			return json_real(query_share(mixed->funcs[i].self, mixed->total));
+	return json_real(0);
+}
+
+static json_t *movers_json(const struct diff_result *d, const struct function_table *mixed,
+			   int64_t limit)
 {
 	json_t *arr = json_array();
 
 	for (size_t i = 0; arr && i < d->n && i < (size_t)limit; i++) {
 		const struct diff_mover *m = &d->movers[i];
 
-		json_array_append_new(arr, json_pack("{s:s, s:f, s:f, s:f, s:f, s:f}", "name",
-						     m->name, "before_self_share",
-						     m->before_self_share, "after_self_share",
-						     m->after_self_share, "delta_pts", m->delta_pts,
-						     "before_total_share", m->before_total_share,
-						     "after_total_share", m->after_total_share));
+		json_array_append_new(
+		    arr,
+		    json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:o}", "name", m->name,
+			      "before_self_share", m->before_self_share, "after_self_share",
+			      m->after_self_share, "delta_pts", m->delta_pts, "before_total_share",
+			      m->before_total_share, "after_total_share", m->after_total_share,
+			      "mixed_self_share", mixed_share_json(mixed, m->name)));
 	}
 	return arr;
 }
@@ -375,40 +427,64 @@ static json_t *markers_json(const struct request *req, const char *service,
 	return arr;
 }
 
+/* Loads the two sides, and the mixed bucket with its function table when there is one. */
+static int load_diff(const struct request *req, const struct query_params *p,
+		     struct diff_side *sides, bool has_mixed, struct function_table *ret_mixed)
+{
+	int err = 0;
+
+	for (int i = 0; i < 2 + has_mixed && !err; i++)
+		err = load_window(req, p, sides[i].window, sides[i].deployment, &sides[i].data);
+	if (!err && has_mixed)
+		err = query_functions(&sides[2].data, ret_mixed);
+	return err;
+}
+
+/* The mixed bucket: its window and total, or null when the anchor is on a bucket edge. */
+static json_t *mixed_json(const struct diff_side *mixed, const struct function_table *t)
+{
+	if (!t)
+		return json_null();
+	return side_json(mixed, t->total);
+}
+
 int handle_diff(const struct request *req, struct response *resp)
 {
-	struct diff_side sides[2] = {0};
+	struct diff_side sides[3] = {0};
+	struct function_table mixed = {0};
 	struct query_params p;
-	struct diff_result d;
+	struct diff_result d = {0};
 	const char *mode = NULL;
+	bool has_mixed = false;
 	int64_t limit;
 	json_t *doc;
-	int err = 0;
+	int err;
 
 	if (int_param(req, resp, "limit", DEFAULT_DIFF_LIMIT, 1, MAX_LIMIT, &limit))
 		return 0;
-	if (diff_windows(req, resp, &p, &sides[0], &sides[1], &mode))
+	if (diff_windows(req, resp, &p, &sides[0], &sides[1], &sides[2], &has_mixed, &mode))
 		return 0;
-	for (int i = 0; i < 2 && !err; i++)
-		err = load_window(req, &p, sides[i].window, sides[i].deployment, &sides[i].data);
+	err = load_diff(req, &p, sides, has_mixed, &mixed);
 	if (!err)
 		err = query_diff(&sides[0].data, &sides[1].data, &d);
-	if (err) {
-		merged_window__release(&sides[0].data);
-		merged_window__release(&sides[1].data);
-		return respond_store_error(resp, err, "diffing the windows");
-	}
-	doc = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:I}", "measurement",
+	doc = err ? NULL
+		  : json_pack(
+			"{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:I}", "measurement",
 			p.type->name, "unit", p.type->unit, "service", p.service, "mode", mode,
 			"before", side_json(&sides[0], d.before_total), "after",
-			side_json(&sides[1], d.after_total), "total_change_pct",
+			side_json(&sides[1], d.after_total), "mixed",
+			mixed_json(&sides[2], has_mixed ? &mixed : NULL), "total_change_pct",
 			d.has_total_change ? json_real(d.total_change_pct) : json_null(), "movers",
-			movers_json(&d, limit), "deployments",
-			markers_json(req, p.service, sides, strcmp(mode, "anchor") == 0), "limit",
-			(json_int_t)limit);
+			movers_json(&d, has_mixed ? &mixed : NULL, limit), "deployments",
+			markers_json(req, p.service, sides,
+				     strcmp(mode, "explicit") && strcmp(mode, "deployment")),
+			"limit", (json_int_t)limit);
 	diff_result__release(&d);
-	merged_window__release(&sides[0].data);
-	merged_window__release(&sides[1].data);
+	function_table__release(&mixed);
+	for (int i = 0; i < 3; i++)
+		merged_window__release(&sides[i].data);
+	if (err)
+		return respond_store_error(resp, err, "diffing the windows");
 	return respond_json_flags(resp, 200, doc, JSON_FLAGS);
 }
 
@@ -461,10 +537,11 @@ int handle_cost(const struct request *req, struct response *resp)
 		json_array_append_new(funcs, cost_line_json(&c.lines[i]));
 	if (doc)
 		json_object_set_new(doc, "cost",
-				    json_pack("{s:o, s:o, s:f, s:I}", "service",
+				    json_pack("{s:o, s:o, s:f, s:I, s:I}", "service",
 					      cost_line_json(&c.service), "functions",
 					      funcs ? funcs : json_null(), "hours_per_month",
-					      HOURS_PER_MONTH, "limit", (json_int_t)limit));
+					      HOURS_PER_MONTH, "seconds", (json_int_t)seconds,
+					      "limit", (json_int_t)limit));
 	else
 		json_decref(funcs);
 	cost_result__release(&c);

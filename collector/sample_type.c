@@ -30,9 +30,11 @@ static const struct {
 	const char *name;
 	int64_t ns;
 } time_units[] = {
-    {"nanoseconds", 1},		{"ns", 1},	  {"microseconds", 1000},
-    {"us", 1000},		{"µs", 1000},	  {"milliseconds", 1000000},
-    {"ms", 1000000},		{"seconds", 1000000000}, {"s", 1000000000},
+    {"nanoseconds", 1},	    {"ns", 1},
+    {"microseconds", 1000}, {"us", 1000},
+    {"µs", 1000},	    {"milliseconds", 1000000},
+    {"ms", 1000000},	    {"seconds", 1000000000},
+    {"s", 1000000000},
 };
 
 /* The factor to the stored unit, or 0 when unit is not of this kind. */

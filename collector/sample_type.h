@@ -11,9 +11,9 @@
 #include "pprof.h"
 
 struct sample_type_choice {
-	int index;	      /* into the profile's sample types */
-	int64_t scale;	      /* stored value = sent value x scale */
-	const char *type;     /* the chosen type and unit as sent (borrowed) */
+	int index;	  /* into the profile's sample types */
+	int64_t scale;	  /* stored value = sent value x scale */
+	const char *type; /* the chosen type and unit as sent (borrowed) */
 	const char *unit;
 	const char *expected; /* what fits, for a 422's detail: "cpu/<time unit>, ..." */
 };
