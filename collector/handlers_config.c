@@ -64,9 +64,16 @@ json_t *config_not_applied_json(const struct effective_config *env,
 	const char *rate = config_not_applied_reason(CONFIG_SAMPLE_RATE, env, service);
 	const char *upload = config_not_applied_reason(CONFIG_UPLOAD_INTERVAL, env, service);
 
+	json_t *o;
+
 	if (!rate && !upload)
 		return json_null();
-	return json_pack("{s:s?, s:s?}", "sample_rate_hz", rate, "upload_interval_s", upload);
+	o = json_object();
+	if (o && rate)
+		json_object_set_new(o, "sample_rate_hz", json_string(rate));
+	if (o && upload)
+		json_object_set_new(o, "upload_interval_s", json_string(upload));
+	return o;
 }
 
 /* The clamp ranges every value is held to, so a reader knows what a PUT will store. */

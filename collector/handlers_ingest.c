@@ -40,6 +40,7 @@ struct upload {
 	const char *deployment;
 	const char *profile_type;
 	const char *upload_id; /* NULL when the sender gave none */
+	const char *node;      /* "" when the sender named none */
 	char objects_upload_id[UPLOAD_ID_MAX + sizeof(OBJECTS_ID_SUFFIX)];
 	struct agent_report report;
 	bool has_report;
@@ -241,6 +242,11 @@ static int parse_upload(const struct request *req, struct upload *u, char *why, 
 	u->upload_id = report_field(req, "X-RootTrace-Upload-Id", "upload_id");
 	if (u->upload_id && validate_text("upload_id", u->upload_id, UPLOAD_ID_MAX, why, why_len))
 		return 400;
+	u->node = report_field(req, "X-RootTrace-Node", "node");
+	if (u->node && validate_name("node", u->node, why, why_len))
+		return 400;
+	if (!u->node)
+		u->node = "";
 	if (u->upload_id)
 		snprintf(u->objects_upload_id, sizeof(u->objects_upload_id), "%s" OBJECTS_ID_SUFFIX,
 			 u->upload_id);
@@ -338,12 +344,13 @@ static json_t *ack_json(const struct upload *u, const struct profile_batch *b, s
 	json_t *ack;
 
 	snprintf(sample_type, sizeof(sample_type), "%s/%s", r->choice.type, r->choice.unit);
-	ack = json_pack("{s:b, s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "stored", 1,
-			"duplicate", duplicate, "environment", u->environment, "service",
-			u->service, "profile_type", u->profile_type, "sample_type", sample_type,
-			"scale", (json_int_t)r->choice.scale, "bucket", (json_int_t)b->bucket_start,
-			"stacks", (json_int_t)b->n_stacks, "samples", (json_int_t)samples, "total",
-			(json_int_t)stack_agg__total(r->agg));
+	ack =
+	    json_pack("{s:b, s:b, s:s, s:s, s:s?, s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "stored", 1,
+		      "duplicate", duplicate, "environment", u->environment, "service", u->service,
+		      "node", *u->node ? u->node : NULL, "profile_type", u->profile_type,
+		      "sample_type", sample_type, "scale", (json_int_t)r->choice.scale, "bucket",
+		      (json_int_t)b->bucket_start, "stacks", (json_int_t)b->n_stacks, "samples",
+		      (json_int_t)samples, "total", (json_int_t)stack_agg__total(r->agg));
 	if (ack && r->objects)
 		json_object_set_new(ack, "alloc_objects",
 				    json_integer(stack_agg__total(r->objects)));
@@ -363,6 +370,7 @@ static int store(const struct request *req, struct response *resp, const struct 
 	    .bucket_start = bucket_of(p),
 	    .period = p->period,
 	    .upload_id = u->upload_id,
+	    .node = u->node,
 	}};
 	bool duplicate = false;
 	int err;

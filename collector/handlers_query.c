@@ -63,13 +63,19 @@ static json_t *window_json(struct query_window w)
 			 "covered_seconds", (json_int_t)covered_seconds(w, now_s()));
 }
 
-/* measurement, unit, service, deployment, window, total: every read response starts here. */
+static const char *node_of(const struct query_params *p)
+{
+	return p->has_node ? p->node : NULL;
+}
+
+/* measurement, unit, service, deployment, node, window, total: every read response starts
+ * here. */
 static json_t *response_head(const struct query_params *p, struct query_window w, int64_t total)
 {
-	return json_pack("{s:s, s:s, s:s, s:s?, s:o, s:I}", "measurement", p->type->name, "unit",
-			 p->type->unit, "service", p->service, "deployment",
-			 p->has_deployment ? p->deployment : NULL, "window", window_json(w),
-			 "total", (json_int_t)total);
+	return json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:o, s:I}", "measurement", p->type->name,
+			 "unit", p->type->unit, "service", p->service, "deployment",
+			 p->has_deployment ? p->deployment : NULL, "node", node_of(p), "window",
+			 window_json(w), "total", (json_int_t)total);
 }
 
 /* 0, or 1 with a 400 written. */
@@ -87,13 +93,14 @@ static int parse_common(const struct request *req, struct response *resp, int64_
 
 /* Merges one window and applies the gauge rule (heap). */
 static int load_window(const struct request *req, const struct query_params *p,
-		       struct query_window w, const char *deployment, struct merged_window *ret)
+		       struct query_window w, const char *deployment, const char *node,
+		       struct merged_window *ret)
 {
 	struct profile_store *store = req->collector->profiles;
 	struct window_query q;
 	int err;
 
-	query_params_window_query(p, env_of(req), w, deployment, &q);
+	query_params_window_query(p, env_of(req), w, deployment, node, &q);
 	err = store->ops->merge_window(store, &q, ret);
 	if (err)
 		return err;
@@ -109,7 +116,8 @@ static int prepare(const struct request *req, struct response *resp, struct quer
 
 	if (parse_common(req, resp, DEFAULT_RANGE_S, p))
 		return 1;
-	err = load_window(req, p, p->window, p->has_deployment ? p->deployment : NULL, w);
+	err =
+	    load_window(req, p, p->window, p->has_deployment ? p->deployment : NULL, node_of(p), w);
 	if (err) {
 		respond_store_error(resp, err, "merging the window");
 		return 1;
@@ -242,6 +250,7 @@ int handle_top(const struct request *req, struct response *resp)
 struct diff_side {
 	struct query_window window;
 	const char *deployment; /* NULL = every deployment */
+	const char *node;	/* NULL = every node */
 	struct merged_window data;
 };
 
@@ -279,6 +288,7 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 			bool *ret_has_mixed, const char **ret_mode)
 {
 	const char *base = request_query(req, "base_deployment");
+	const char *base_node = request_query(req, "base_node");
 	const char *anchor = request_query(req, "anchor");
 	bool explicit_ = request_query(req, "before_start") || request_query(req, "after_start") ||
 			 request_query(req, "before_end") || request_query(req, "after_end");
@@ -287,12 +297,25 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 
 	if (parse_common(req, resp, DEFAULT_RANGE_S, p)) /* service and profile_type first */
 		return 1;
-	if ((base != NULL) + (anchor != NULL) + explicit_ != 1) {
-		respond_error(
-		    resp, 400, "bad_request",
-		    "choose two windows one way: before_start/before_end/after_start/"
-		    "after_end, anchor=T&window=15m, or base_deployment=V1&deployment=V2");
+	if ((base != NULL) + (anchor != NULL) + explicit_ + (base_node != NULL) != 1) {
+		respond_error(resp, 400, "bad_request",
+			      "choose two windows one way: before_start/before_end/after_start/"
+			      "after_end, anchor=T&window=15m, base_deployment=V1&deployment=V2, "
+			      "or base_node=HEALTHY&node=SUSPECT");
 		return 1;
+	}
+	before->node = after->node = node_of(p);
+	if (base_node) { /* two nodes (hosts) over the same window */
+		if (!p->has_node || !*base_node || strlen(base_node) >= STORE_NAME_MAX) {
+			respond_error(resp, 400, "bad_request",
+				      "base_node needs node (the host to compare with it)");
+			return 1;
+		}
+		before->window = after->window = p->window;
+		before->deployment = after->deployment = p->has_deployment ? p->deployment : NULL;
+		before->node = base_node;
+		*ret_mode = "node";
+		return 0;
 	}
 	if (base) { /* two deployments over the same window (default: the last 30 days) */
 		if (parse_common(req, resp, 30 * 86400, p))
@@ -336,6 +359,7 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 		if (at != t.start) {
 			mixed->window = (struct query_window){t.start, t.start + BUCKET_SECONDS};
 			mixed->deployment = before->deployment;
+			mixed->node = before->node;
 			*ret_has_mixed = true;
 		}
 		*ret_mode = strcmp(anchor, "last_deploy") == 0 ? "last_deploy" : "anchor";
@@ -354,8 +378,8 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 
 static json_t *side_json(const struct diff_side *s, int64_t total)
 {
-	return json_pack("{s:o, s:I, s:s?}", "window", window_json(s->window), "total",
-			 (json_int_t)total, "deployment", s->deployment);
+	return json_pack("{s:o, s:I, s:s?, s:s?}", "window", window_json(s->window), "total",
+			 (json_int_t)total, "deployment", s->deployment, "node", s->node);
 }
 
 /* The function's self share of the mixed bucket, or null when there is no mixed bucket. */
@@ -434,7 +458,8 @@ static int load_diff(const struct request *req, const struct query_params *p,
 	int err = 0;
 
 	for (int i = 0; i < 2 + has_mixed && !err; i++)
-		err = load_window(req, p, sides[i].window, sides[i].deployment, &sides[i].data);
+		err = load_window(req, p, sides[i].window, sides[i].deployment, sides[i].node,
+				  &sides[i].data);
 	if (!err && has_mixed)
 		err = query_functions(&sides[2].data, ret_mixed);
 	return err;
@@ -477,7 +502,7 @@ int handle_diff(const struct request *req, struct response *resp)
 			d.has_total_change ? json_real(d.total_change_pct) : json_null(), "movers",
 			movers_json(&d, has_mixed ? &mixed : NULL, limit), "deployments",
 			markers_json(req, p.service, sides,
-				     strcmp(mode, "explicit") && strcmp(mode, "deployment")),
+				     !strcmp(mode, "anchor") || !strcmp(mode, "last_deploy")),
 			"limit", (json_int_t)limit);
 	diff_result__release(&d);
 	function_table__release(&mixed);
@@ -618,8 +643,8 @@ static json_t *service_entry(json_t *services, const char *name)
 
 	if (s)
 		return s;
-	s = json_pack("{s:s, s:[], s:n, s:[]}", "name", name, "profile_types", "last_upload",
-		      "agents");
+	s = json_pack("{s:s, s:[], s:n, s:[], s:[]}", "name", name, "profile_types", "last_upload",
+		      "nodes", "agents");
 	if (s && json_object_set_new(services, name, s))
 		return NULL;
 	return s;
@@ -641,6 +666,22 @@ static void add_profile_types(json_t *services, const struct service_summary *ro
 		last = json_object_get(s, "last_upload");
 		if (json_is_null(last) || json_integer_value(last) < rows[i].last_upload)
 			json_object_set_new(s, "last_upload", json_integer(rows[i].last_upload));
+	}
+}
+
+/* The nodes (hosts) each service's uploads came from: what node= and base_node= can compare. */
+static void add_nodes(json_t *services, const struct service_node *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		json_t *s = service_entry(services, rows[i].service);
+
+		if (s)
+			json_array_append_new(json_object_get(s, "nodes"),
+					      json_pack("{s:s?, s:I, s:I}", "node",
+							rows[i].node[0] ? rows[i].node : NULL,
+							"last_upload",
+							(json_int_t)rows[i].last_upload, "uploads",
+							(json_int_t)rows[i].uploads));
 	}
 }
 
@@ -830,6 +871,8 @@ struct services_input {
 	size_t n_settings;
 	const struct service_bucket *buckets;
 	size_t n_buckets;
+	const struct service_node *nodes;
+	size_t n_nodes;
 	struct query_window window;
 };
 
@@ -842,6 +885,7 @@ static json_t *services_doc(const struct request *req, const struct services_inp
 		if (in->settings[i].service[0])
 			service_entry(by_name, in->settings[i].service);
 	add_profile_types(by_name, in->sum, in->n_sum);
+	add_nodes(by_name, in->nodes, in->n_nodes);
 	add_agents(by_name, in->agents, in->n_agents);
 	cov = coverage(by_name, in->settings, in->n_settings, now_s());
 	if (cov)
@@ -867,6 +911,7 @@ int handle_services(const struct request *req, struct response *resp)
 	struct agent_report *agents = NULL;
 	struct settings_record *settings = NULL;
 	struct service_bucket *buckets = NULL;
+	struct service_node *nodes = NULL;
 	struct services_input in = {0};
 	char why[QUERY_ERR_MAX];
 	json_t *doc = NULL;
@@ -885,17 +930,21 @@ int handle_services(const struct request *req, struct response *resp)
 		err = ps->ops->service_buckets(ps, env_of(req),
 					       in.window.start - 2 * UPLOAD_INTERVAL_MAX_S,
 					       in.window.end, &buckets, &in.n_buckets);
+	if (!err)
+		err = ps->ops->service_nodes(ps, env_of(req), &nodes, &in.n_nodes);
 	if (!err) {
 		in.sum = sum;
 		in.agents = agents;
 		in.settings = settings;
 		in.buckets = buckets;
+		in.nodes = nodes;
 		doc = services_doc(req, &in);
 	}
 	free(sum);
 	free(agents);
 	free(settings);
 	free(buckets);
+	free(nodes);
 	if (err)
 		return respond_store_error(resp, err, "listing services");
 	return respond_json_flags(resp, 200, doc, JSON_FLAGS);

@@ -291,6 +291,12 @@ int query_params_parse(param_getter get, const void *ctx, int64_t now, int64_t d
 			return err_;
 		ret->has_deployment = true;
 	}
+	if (get(ctx, "node")) {
+		err_ = copy_name("node", get(ctx, "node"), ret->node, err, err_len);
+		if (err_)
+			return err_;
+		ret->has_node = true;
+	}
 	return query_window_parse(get, ctx, "", now, default_range, &ret->window, err, err_len);
 }
 
@@ -315,9 +321,10 @@ int query_param_int(param_getter get, const void *ctx, const char *key, int64_t 
 }
 
 void query_params_window_query(const struct query_params *p, const char *environment,
-			       struct query_window w, const char *deployment,
+			       struct query_window w, const char *deployment, const char *node,
 			       struct window_query *ret)
 {
+	ret->node = node;
 	ret->environment = environment;
 	ret->service = p->service;
 	ret->profile_type = p->type->name;

@@ -43,6 +43,8 @@ struct query_params {
 	bool has_deployment;
 	char deployment[STORE_NAME_MAX];
 	struct query_window window; /* aligned to BUCKET_SECONDS */
+	bool has_node;		    /* node=: only uploads from this node (host) */
+	char node[STORE_NAME_MAX];
 };
 
 /* Parses a time: RFC 3339 ("2024-05-01T12:00:00Z", "+02:00" offsets, fractional seconds
@@ -63,7 +65,7 @@ int query_window_parse(param_getter get, const void *ctx, const char *prefix, in
 		       int64_t default_range, struct query_window *ret, char *err, size_t err_len);
 
 /* service (required), profile_type (required, exactly one known type), window (default:
- * default_range seconds ending now), deployment. 0 or -EINVAL with err filled. */
+ * default_range seconds ending now), deployment, node. 0 or -EINVAL with err filled. */
 int query_params_parse(param_getter get, const void *ctx, int64_t now, int64_t default_range,
 		       struct query_params *ret, char *err, size_t err_len);
 
@@ -72,9 +74,10 @@ int query_params_parse(param_getter get, const void *ctx, int64_t now, int64_t d
 int query_param_int(param_getter get, const void *ctx, const char *key, int64_t def, int64_t min,
 		    int64_t max, int64_t *ret, char *err, size_t err_len);
 
-/* Fills a window_query for the parsed parameters (strings point into p). */
+/* Fills a window_query for the parsed parameters (strings point into p); deployment and node
+ * NULL mean every one. */
 void query_params_window_query(const struct query_params *p, const char *environment,
-			       struct query_window w, const char *deployment,
+			       struct query_window w, const char *deployment, const char *node,
 			       struct window_query *ret);
 
 #endif

@@ -18,12 +18,12 @@ struct fit_rule {
 
 /* "time" is what some CPU profilers call their CPU-time sample type. */
 static const struct fit_rule rules[] = {
-    {"cpu", {"cpu", "time"}, UNIT_TIME, "cpu/<time unit> or time/<time unit>"},
-    {"wall", {"wall"}, UNIT_TIME, "wall/<time unit>"},
+    {"cpu", {"cpu", "time"}, UNIT_TIME, "cpu/nanoseconds (cpu or time, in ns, us, ms or s)"},
+    {"wall", {"wall"}, UNIT_TIME, "wall/nanoseconds (in ns, us, ms or s)"},
     {"heap", {"inuse_space"}, UNIT_BYTES, "inuse_space/bytes"},
     {"alloc", {"alloc_space"}, UNIT_BYTES, "alloc_space/bytes"},
     {"alloc_objects", {"alloc_objects"}, UNIT_COUNT, "alloc_objects/count"},
-    {"lock", {"delay"}, UNIT_TIME, "delay/<time unit>"},
+    {"lock", {"delay"}, UNIT_TIME, "delay/nanoseconds (in ns, us, ms or s)"},
 };
 
 static const struct {

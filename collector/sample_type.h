@@ -15,7 +15,7 @@ struct sample_type_choice {
 	int64_t scale;	  /* stored value = sent value x scale */
 	const char *type; /* the chosen type and unit as sent (borrowed) */
 	const char *unit;
-	const char *expected; /* what fits, for a 422's detail: "cpu/<time unit>, ..." */
+	const char *expected; /* what fits, for a 422's detail: "cpu/nanoseconds (cpu or ...)" */
 };
 
 /* The sample type of `types` that fits profile_type (cpu, wall, heap, alloc, lock, and

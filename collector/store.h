@@ -187,6 +187,9 @@ struct profile_batch {
 	 * (a retry whose answer was lost) is not merged again. */
 	const char *upload_id;
 	bool *ret_duplicate; /* NULL, or set by ingest: true when upload_id was already stored */
+	/* The node (host) the upload came from, "" or NULL when unknown. Part of the series key:
+	 * a service on one node keeps one series (no extra rollup rows); one on N nodes has N. */
+	const char *node;
 };
 
 struct window_query {
@@ -195,6 +198,7 @@ struct window_query {
 	const char *profile_type;
 	const char *deployment; /* NULL = every deployment */
 	int64_t start, end;	/* unix seconds, [start, end) */
+	const char *node;	/* NULL = every node ("" = uploads that named none) */
 };
 
 /* A window merged across buckets: distinct stacks with summed values. */
@@ -225,6 +229,14 @@ struct service_bucket {
 	int64_t last_upload; /* the bucket's newest upload, unix seconds */
 };
 
+/* Uploads of one service from one node (host comparison). */
+struct service_node {
+	char service[STORE_NAME_MAX];
+	char node[STORE_NAME_MAX]; /* "" for uploads that named no node */
+	int64_t last_upload;	   /* unix seconds */
+	int64_t uploads;
+};
+
 struct profile_store;
 
 struct profile_store_ops {
@@ -240,6 +252,9 @@ struct profile_store_ops {
 	/* (service, bucket) pairs with uploads in buckets [start, end), by bucket then service. */
 	int (*service_buckets)(struct profile_store *s, const char *environment, int64_t start,
 			       int64_t end, struct service_bucket **ret, size_t *ret_n);
+	/* The nodes each service's uploads came from, by service then node. */
+	int (*service_nodes)(struct profile_store *s, const char *environment,
+			     struct service_node **ret, size_t *ret_n);
 	/* Deletes rollups whose bucket ends before cutoff, and upload ids accepted before cutoff
 	 * or more than UPLOAD_ID_TTL_S ago; settings and audit are untouched. ret_deleted counts
 	 * rollup rows. */

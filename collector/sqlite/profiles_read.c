@@ -11,7 +11,7 @@
 
 #define SERIES_MATCH                                                                               \
 	"SELECT id FROM series WHERE environment = ?1 AND service = ?2 AND profile_type = ?3"      \
-	" AND (?4 IS NULL OR deployment = ?4)"
+	" AND (?4 IS NULL OR deployment = ?4) AND (?20 IS NULL OR node = ?20)"
 
 /* One [from, to) range of one tier of one series: each its own index range scan. */
 #define TIER_RANGE(table, from, to)                                                                \
@@ -24,7 +24,7 @@ static const char *const reader_sql[R_COUNT] = {
     [R_SERIES] = "SELECT s.id, coalesce(m.hour_done, 0), coalesce(m.day_done, 0) FROM series s"
 		 " LEFT JOIN tier_marks m ON m.series_id = s.id WHERE s.environment = ?1"
 		 " AND s.service = ?2 AND s.profile_type = ?3"
-		 " AND (?4 IS NULL OR s.deployment = ?4)",
+		 " AND (?4 IS NULL OR s.deployment = ?4) AND (?20 IS NULL OR s.node = ?20)",
     /* Five-minute edges, whole hours, whole days: UNION ALL of simple ranges, never
      * (range OR range), which SQLite plans as a scan of the whole series. */
     [R_TIERS] = TIER_RANGE("rollups", "?2", "?3") " UNION ALL " TIER_RANGE(
@@ -52,6 +52,10 @@ static const char *const reader_sql[R_COUNT] = {
 			  " FROM series s JOIN buckets b ON b.series_id = s.id"
 			  " WHERE s.environment = ?1 AND b.bucket >= ?2 AND b.bucket < ?3"
 			  " GROUP BY s.service, b.bucket ORDER BY b.bucket, s.service",
+    [R_SERVICE_NODES] = "SELECT s.service, s.node, max(b.last_upload), sum(b.uploads)"
+			" FROM series s JOIN buckets b ON b.series_id = s.id"
+			" WHERE s.environment = ?1 GROUP BY s.service, s.node"
+			" ORDER BY s.service, s.node",
 };
 
 int sqlite_profiles_reader_open(struct reader *r, const char *path,
@@ -79,7 +83,8 @@ static void reader_release(struct reader *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
-/* ?1 to ?4: the series a window query matches (every deployment when it names none). */
+/* ?1 to ?4 and ?20: the series a window query matches (every deployment when it names none,
+ * every node when it names none). */
 static void bind_series_match(sqlite3_stmt *st, const struct window_query *q)
 {
 	sqlite3_bind_text(st, 1, q->environment, -1, SQLITE_STATIC);
@@ -87,6 +92,8 @@ static void bind_series_match(sqlite3_stmt *st, const struct window_query *q)
 	sqlite3_bind_text(st, 3, q->profile_type, -1, SQLITE_STATIC);
 	if (q->deployment)
 		sqlite3_bind_text(st, 4, q->deployment, -1, SQLITE_STATIC);
+	if (q->node)
+		sqlite3_bind_text(st, 20, q->node, -1, SQLITE_STATIC);
 }
 
 static void bind_window(sqlite3_stmt *st, const struct window_query *q)
@@ -355,6 +362,33 @@ int sqlite_profiles_service_buckets(struct profile_store *s, const char *environ
 	sqlite3_bind_int64(st, 2, start);
 	sqlite3_bind_int64(st, 3, end);
 	rc = sqlite_db_read_rows(st, &bucket_rows, ret, ret_n);
+	reader_release(r);
+	return rc;
+}
+
+static int read_service_node(sqlite3_stmt *st, void *record)
+{
+	struct service_node *n = record;
+
+	sqlite_db_column_copy(st, 0, n->service, sizeof(n->service));
+	sqlite_db_column_copy(st, 1, n->node, sizeof(n->node));
+	n->last_upload = sqlite3_column_int64(st, 2);
+	n->uploads = sqlite3_column_int64(st, 3);
+	return 0;
+}
+
+int sqlite_profiles_service_nodes(struct profile_store *s, const char *environment,
+				  struct service_node **ret, size_t *ret_n)
+{
+	static const struct sqlite_db_row_reader node_rows = {
+	    .size = sizeof(struct service_node),
+	    .read = read_service_node,
+	};
+	struct reader *r = reader_acquire(to_sqlite(s));
+	int rc;
+
+	sqlite3_bind_text(r->st[R_SERVICE_NODES], 1, environment, -1, SQLITE_STATIC);
+	rc = sqlite_db_read_rows(r->st[R_SERVICE_NODES], &node_rows, ret, ret_n);
 	reader_release(r);
 	return rc;
 }

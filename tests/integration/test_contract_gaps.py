@@ -5,6 +5,7 @@
 # types in any unit, cost over the seconds that happened, the anchored diff's mixed bucket and
 # anchor=last_deploy, settings readable with user tokens, and window/deployment/total where
 # docs/api.md says they are.
+import gzip
 import json
 import os
 import re
@@ -226,6 +227,84 @@ class ContractGapsTest(unittest.TestCase):
         self.assertEqual([d["version"] for d in last["deployments"]], ["v2"])
         self.get("/api/apm/profiles/diff", expect=404, service="no-deploys", profile_type="cpu",
                  anchor="last_deploy")
+
+    # ---- 7. host comparison -------------------------------------------------------------------
+    def test_one_host_compared_with_a_healthy_one(self):
+        now = int(time.time())
+        self.upload("hosts", "cpu", cpu({"main;serve": 8 * SEC, "main;gc": 2 * SEC}, now),
+                    node="node-a", agent_id="node-a/1", window_s=60, cpu_s="0.1", bpf_s="0.1")
+        self.upload("hosts", "cpu", cpu({"main;serve": 5 * SEC, "main;gc": 5 * SEC}, now),
+                    node="node-b")  # an SDK upload that names its node
+        _, svcs = self.services()
+        self.assertEqual([n["node"] for n in svcs["hosts"]["nodes"]], ["node-a", "node-b"])
+        common = {"service": "hosts", "profile_type": "cpu", "time_range": "15m"}
+        for route in ("flamegraph", "top", "cost"):
+            doc = self.get("/api/apm/profiles/" + route, node="node-b", **common)
+            self.assertEqual(doc["node"], "node-b", route)
+            self.assertEqual(doc["total"], 10 * SEC, route)
+        top = self.get("/api/apm/profiles/top", **common)
+        self.assertIsNone(top["node"])
+        self.assertEqual(top["total"], 20 * SEC)  # every node without node=
+        status, _, body = self.fx.request("GET", "/api/apm/profiles/collapsed", self.viewer,
+                                          params=dict(common, node="node-a"))
+        self.assertEqual(status, 200)
+        self.assertEqual(sorted(body.decode().splitlines()),
+                         ["main;gc 2000000000", "main;serve 8000000000"])
+        status, _, body = self.fx.request("GET", "/api/apm/profiles/export", self.viewer,
+                                          params=dict(common, node="node-zzz"))
+        self.assertEqual(status, 200)
+        self.assertEqual(pprof_py.parse(gzip.decompress(body)).samples, [])
+        diff = self.get("/api/apm/profiles/diff", base_node="node-a", node="node-b", **common)
+        self.assertEqual(diff["mode"], "node")
+        self.assertEqual((diff["before"]["node"], diff["after"]["node"]), ("node-a", "node-b"))
+        movers = {m["name"]: m for m in diff["movers"]}
+        self.assertAlmostEqual(movers["gc"]["delta_pts"], 30.0)
+        self.get("/api/apm/profiles/diff", expect=400, base_node="node-a", **common)
+
+    def test_node_adds_no_rollup_rows_for_a_service_on_one_node(self):
+        now = int(time.time())
+        for i in range(3):
+            self.upload("one-node", "cpu", cpu({"main;a": SEC, "main;b": SEC}, now), node="n1")
+        self.upload("no-node", "cpu", cpu({"main;a": SEC, "main;b": SEC}, now))
+        self.assertEqual(len(self.fx.stored_rows(service="one-node")),
+                         len(self.fx.stored_rows(service="no-node")))
+        with self.fx.db() as db:
+            n = db.execute("SELECT count(*) FROM series WHERE service = 'one-node'").fetchone()
+        self.assertEqual(n[0], 1)
+
+    def test_a_database_from_before_nodes_is_migrated(self):
+        fx = Collector()
+        try:
+            tok = fx.create_token("collector")
+            viewer = fx.create_token("user", role="viewer")
+            status, _ = fx.upload(tok, cpu({"main;old": SEC}), "legacy", "cpu")
+            self.assertEqual(status, 200)
+            fx.stop()
+            import sqlite3
+            db = sqlite3.connect(os.path.join(fx.data, "roottrace.db"))
+            db.executescript(
+                "CREATE TABLE old_series(id INTEGER PRIMARY KEY, environment TEXT NOT NULL,"
+                " service TEXT NOT NULL, profile_type TEXT NOT NULL, deployment TEXT NOT NULL,"
+                " UNIQUE(environment, service, profile_type, deployment));"
+                "INSERT INTO old_series SELECT id, environment, service, profile_type,"
+                " deployment FROM series; DROP TABLE series;"
+                "ALTER TABLE old_series RENAME TO series;")
+            db.close()
+            fx.start()
+            status, _ = fx.upload(tok, cpu({"main;new": SEC}), "legacy", "cpu",
+                                  params={"node": "n2"})
+            self.assertEqual(status, 200)
+            status, doc = fx.get_json("/api/apm/profiles/top", viewer,
+                                      params={"service": "legacy", "profile_type": "cpu",
+                                              "time_range": "15m"})
+            self.assertEqual(status, 200, doc)
+            self.assertEqual(doc["total"], 2 * SEC)
+            status, doc = fx.get_json("/api/apm/profiles/top", viewer,
+                                      params={"service": "legacy", "profile_type": "cpu",
+                                              "time_range": "15m", "node": "n2"})
+            self.assertEqual(doc["total"], SEC)
+        finally:
+            fx.close()
 
     # ---- 8. settings readable with user tokens -------------------------------------------------
     def test_settings_are_readable_with_every_user_role(self):
