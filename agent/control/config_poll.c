@@ -141,27 +141,29 @@ static const struct agent_service_config *held_service(const struct config_poll 
  * every service in one cycle, so a per-service rate or interval cannot apply. Said once per
  * service and value (when it first differs from the environment's, or changes), not per poll;
  * the collector says the same in its config answer and in /api/apm/services. */
+static void log_unapplied(const char *service, const char *name, int value, int env_value,
+			  int held_value, int held_env_value)
+{
+	if (!value || value == env_value)
+		return;
+	if (value == held_value && env_value == held_env_value)
+		return; /* said when the agent first saw it */
+	log_warn("service %s: %s=%d is not applied by the node agent (one perf event per CPU, one "
+		 "upload cycle for every service); it uses the environment's %s=%d",
+		 service, name, value, name, env_value);
+}
+
 static void log_unapplied_services(const struct config_poll *c, const struct agent_config *fresh)
 {
 	for (size_t i = 0; i < fresh->n_services; i++) {
 		const struct agent_service_config *s = &fresh->services[i];
 		const struct agent_service_config *held = held_service(c, s->name);
-		bool rate = s->sample_rate_hz && s->sample_rate_hz != fresh->sample_rate_hz;
-		bool upload =
-		    s->upload_interval_s && s->upload_interval_s != fresh->upload_interval_s;
 
-		if (rate && (!held || held->sample_rate_hz != s->sample_rate_hz ||
-			     c->cfg.sample_rate_hz != fresh->sample_rate_hz))
-			log_warn(
-			    "service %s: sample_rate_hz=%d is not applied by the node agent; it "
-			    "samples every CPU at the environment's %d Hz",
-			    s->name, s->sample_rate_hz, fresh->sample_rate_hz);
-		if (upload && (!held || held->upload_interval_s != s->upload_interval_s ||
-			       c->cfg.upload_interval_s != fresh->upload_interval_s))
-			log_warn(
-			    "service %s: upload_interval_s=%d is not applied by the node agent; "
-			    "it uploads every service each %d s",
-			    s->name, s->upload_interval_s, fresh->upload_interval_s);
+		log_unapplied(s->name, "sample_rate_hz", s->sample_rate_hz, fresh->sample_rate_hz,
+			      held ? held->sample_rate_hz : 0, c->cfg.sample_rate_hz);
+		log_unapplied(s->name, "upload_interval_s", s->upload_interval_s,
+			      fresh->upload_interval_s, held ? held->upload_interval_s : 0,
+			      c->cfg.upload_interval_s);
 	}
 }
 

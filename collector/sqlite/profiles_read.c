@@ -321,22 +321,6 @@ static int read_service_summary(sqlite3_stmt *st, void *record)
 	return 0;
 }
 
-int sqlite_profiles_services(struct profile_store *s, const char *environment,
-			     struct service_summary **ret, size_t *ret_n)
-{
-	static const struct sqlite_db_row_reader service_rows = {
-	    .size = sizeof(struct service_summary),
-	    .read = read_service_summary,
-	};
-	struct reader *r = reader_acquire(to_sqlite(s));
-	int rc;
-
-	sqlite3_bind_text(r->st[R_SERVICES], 1, environment, -1, SQLITE_STATIC);
-	rc = sqlite_db_read_rows(r->st[R_SERVICES], &service_rows, ret, ret_n);
-	reader_release(r);
-	return rc;
-}
-
 static int read_service_bucket(sqlite3_stmt *st, void *record)
 {
 	struct service_bucket *b = record;
@@ -345,25 +329,6 @@ static int read_service_bucket(sqlite3_stmt *st, void *record)
 	b->bucket = sqlite3_column_int64(st, 1);
 	b->last_upload = sqlite3_column_int64(st, 2);
 	return 0;
-}
-
-int sqlite_profiles_service_buckets(struct profile_store *s, const char *environment, int64_t start,
-				    int64_t end, struct service_bucket **ret, size_t *ret_n)
-{
-	static const struct sqlite_db_row_reader bucket_rows = {
-	    .size = sizeof(struct service_bucket),
-	    .read = read_service_bucket,
-	};
-	struct reader *r = reader_acquire(to_sqlite(s));
-	sqlite3_stmt *st = r->st[R_SERVICE_BUCKETS];
-	int rc;
-
-	sqlite3_bind_text(st, 1, environment, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, start);
-	sqlite3_bind_int64(st, 3, end);
-	rc = sqlite_db_read_rows(st, &bucket_rows, ret, ret_n);
-	reader_release(r);
-	return rc;
 }
 
 static int read_service_node(sqlite3_stmt *st, void *record)
@@ -377,18 +342,50 @@ static int read_service_node(sqlite3_stmt *st, void *record)
 	return 0;
 }
 
+/* Rows of one reader statement about an environment (?1), within [start, end) as ?2 and ?3
+ * when the statement takes them (has_range). */
+static int environment_rows(struct profile_store *s, int stmt, const char *environment,
+			    bool has_range, int64_t start, int64_t end,
+			    const struct sqlite_db_row_reader *rows, void *ret, size_t *ret_n)
+{
+	struct reader *r = reader_acquire(to_sqlite(s));
+	sqlite3_stmt *st = r->st[stmt];
+	int rc;
+
+	sqlite3_bind_text(st, 1, environment, -1, SQLITE_STATIC);
+	if (has_range) {
+		sqlite3_bind_int64(st, 2, start);
+		sqlite3_bind_int64(st, 3, end);
+	}
+	rc = sqlite_db_read_rows(st, rows, ret, ret_n);
+	reader_release(r);
+	return rc;
+}
+
+int sqlite_profiles_services(struct profile_store *s, const char *environment,
+			     struct service_summary **ret, size_t *ret_n)
+{
+	static const struct sqlite_db_row_reader rows = {.size = sizeof(**ret),
+							 .read = read_service_summary};
+
+	return environment_rows(s, R_SERVICES, environment, false, 0, 0, &rows, ret, ret_n);
+}
+
+int sqlite_profiles_service_buckets(struct profile_store *s, const char *environment, int64_t start,
+				    int64_t end, struct service_bucket **ret, size_t *ret_n)
+{
+	static const struct sqlite_db_row_reader rows = {.size = sizeof(**ret),
+							 .read = read_service_bucket};
+
+	return environment_rows(s, R_SERVICE_BUCKETS, environment, true, start, end, &rows, ret,
+				ret_n);
+}
+
 int sqlite_profiles_service_nodes(struct profile_store *s, const char *environment,
 				  struct service_node **ret, size_t *ret_n)
 {
-	static const struct sqlite_db_row_reader node_rows = {
-	    .size = sizeof(struct service_node),
-	    .read = read_service_node,
-	};
-	struct reader *r = reader_acquire(to_sqlite(s));
-	int rc;
+	static const struct sqlite_db_row_reader rows = {.size = sizeof(**ret),
+							 .read = read_service_node};
 
-	sqlite3_bind_text(r->st[R_SERVICE_NODES], 1, environment, -1, SQLITE_STATIC);
-	rc = sqlite_db_read_rows(r->st[R_SERVICE_NODES], &node_rows, ret, ret_n);
-	reader_release(r);
-	return rc;
+	return environment_rows(s, R_SERVICE_NODES, environment, false, 0, 0, &rows, ret, ret_n);
 }

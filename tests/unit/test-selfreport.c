@@ -6,26 +6,31 @@
 #include "../../agent/ship/selfreport.h"
 #include "test.h"
 
-TEST(bpf_time_unmeasured_is_left_out_not_zero)
+/* The query of a report whose BPF time was measured or not. */
+static int report_query(bool bpf_measured, char *buf, size_t len)
 {
-	struct selfreport r = {.window_s = 60, .agent_cpu_s = 0.25};
-	char buf[4096] = "";
+	struct selfreport r = {.window_s = 60, .agent_cpu_s = 0.25, .bpf_run_ns = 30000000};
 
 	snprintf(r.agent_id, sizeof(r.agent_id), "node-1/abc");
-	r.bpf_measured = false;
-	CHECK_EQ_INT(selfreport_append_query(&r, buf, sizeof(buf)), 0);
+	r.bpf_measured = bpf_measured;
+	buf[0] = '\0';
+	return selfreport_append_query(&r, buf, len);
+}
+
+TEST(bpf_time_unmeasured_is_left_out_not_zero)
+{
+	char buf[4096];
+
+	CHECK_EQ_INT(report_query(false, buf, sizeof(buf)), 0);
 	CHECK(strstr(buf, "&cpu_s=0.250000"));
 	CHECK(!strstr(buf, "bpf_s="));
 }
 
 TEST(bpf_time_measured_is_sent)
 {
-	struct selfreport r = {.window_s = 60, .bpf_run_ns = 30000000};
-	char buf[4096] = "";
+	char buf[4096];
 
-	snprintf(r.agent_id, sizeof(r.agent_id), "node-1/abc");
-	r.bpf_measured = true;
-	CHECK_EQ_INT(selfreport_append_query(&r, buf, sizeof(buf)), 0);
+	CHECK_EQ_INT(report_query(true, buf, sizeof(buf)), 0);
 	CHECK(strstr(buf, "&bpf_s=0.030000000"));
 }
 
