@@ -149,25 +149,25 @@ static int parse_report(const struct request *req, struct upload *u, char *why, 
 {
 	struct agent_report *r = &u->report;
 	const char *agent_id = report_field(req, "X-RootTrace-Agent-Id", "agent_id");
-	static const struct {
+	static const struct report_figure {
 		const char *header, *query;
-		size_t offset, sent;
-	} reals[] =
-	    {
-		{"X-RootTrace-Window-Seconds", "window_s", offsetof(struct agent_report, window_s),
-		 offsetof(struct agent_report, window_sent)},
-		{"X-RootTrace-Cpu-Seconds", "cpu_s", offsetof(struct agent_report, cpu_s),
-		 offsetof(struct agent_report, cpu_sent)},
-		{"X-RootTrace-Bpf-Seconds", "bpf_s", offsetof(struct agent_report, bpf_s),
-		 offsetof(struct agent_report, bpf_sent)},
-	    },
-	  counts[] = {
-	      {"X-RootTrace-Lost-Samples", "lost_samples",
-	       offsetof(struct agent_report, lost_samples)},
-	      {"X-RootTrace-Unknown-Frames", "unknown_frames",
-	       offsetof(struct agent_report, unknown_frames)},
-	      {"X-RootTrace-Processes", "processes", offsetof(struct agent_report, processes)},
-	  };
+		size_t offset;
+		unsigned int bit;
+		bool is_count;
+	} figures[] = {
+	    {"X-RootTrace-Window-Seconds", "window_s", offsetof(struct agent_report, window_s),
+	     AGENT_FIGURE_WINDOW_S, false},
+	    {"X-RootTrace-Cpu-Seconds", "cpu_s", offsetof(struct agent_report, cpu_s),
+	     AGENT_FIGURE_CPU_S, false},
+	    {"X-RootTrace-Bpf-Seconds", "bpf_s", offsetof(struct agent_report, bpf_s),
+	     AGENT_FIGURE_BPF_S, false},
+	    {"X-RootTrace-Lost-Samples", "lost_samples",
+	     offsetof(struct agent_report, lost_samples), AGENT_FIGURE_LOST_SAMPLES, true},
+	    {"X-RootTrace-Unknown-Frames", "unknown_frames",
+	     offsetof(struct agent_report, unknown_frames), AGENT_FIGURE_UNKNOWN_FRAMES, true},
+	    {"X-RootTrace-Processes", "processes", offsetof(struct agent_report, processes),
+	     AGENT_FIGURE_PROCESSES, true},
+	};
 
 	if (!agent_id)
 		return 0;
@@ -182,22 +182,18 @@ static int parse_report(const struct request *req, struct upload *u, char *why, 
 		      report_field(req, "X-RootTrace-Agent-Version", "agent_version"), r->version,
 		      sizeof(r->version), why, why_len))
 		return -EINVAL;
-	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
-		const char *v = report_field(req, reals[i].header, reals[i].query);
+	for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++) {
+		const struct report_figure *f = &figures[i];
+		const char *v = report_field(req, f->header, f->query);
+		void *dst = (char *)r + f->offset;
 
-		if (parse_double(v, (double *)((char *)r + reals[i].offset))) {
-			snprintf(why, why_len, "%s must be a non-negative number", reals[i].header);
+		if (f->is_count ? parse_count(v, dst) : parse_double(v, dst)) {
+			snprintf(why, why_len, "%s must be a non-negative %s", f->header,
+				 f->is_count ? "integer" : "number");
 			return -EINVAL;
 		}
-		*(bool *)((char *)r + reals[i].sent) = v != NULL; /* absent: not measured */
-	}
-	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-		if (parse_count(report_field(req, counts[i].header, counts[i].query),
-				(int64_t *)((char *)r + counts[i].offset))) {
-			snprintf(why, why_len, "%s must be a non-negative integer",
-				 counts[i].header);
-			return -EINVAL;
-		}
+		if (v) /* absent: not measured */
+			r->sent |= f->bit;
 	}
 	return parse_unwind_figures(req, r, why, why_len);
 }

@@ -713,23 +713,31 @@ static void add_unwind_figures(json_t *agent, const struct agent_report *r)
 					      "as null"));
 }
 
-static json_t *measured_json(bool sent, double value)
+/* A self-report figure, or null when the report did not carry it (not measured). */
+static json_t *real_figure(const struct agent_report *r, unsigned int bit, double value)
 {
-	return sent ? json_real(value) : json_null();
+	return r->sent & bit ? json_real(value) : json_null();
+}
+
+static json_t *count_figure(const struct agent_report *r, unsigned int bit, int64_t value)
+{
+	return r->sent & bit ? json_integer((json_int_t)value) : json_null();
 }
 
 /* Why overhead_pct is null (NULL when it is a number): never 0 for "not measured". */
 static const char *overhead_reason(const struct agent_report *r)
 {
-	if (!r->cpu_sent && !r->bpf_sent)
+	bool cpu = r->sent & AGENT_FIGURE_CPU_S, bpf = r->sent & AGENT_FIGURE_BPF_S;
+
+	if (!cpu && !bpf)
 		return "the report carried neither cpu_s nor bpf_s: the agent's overhead was not "
 		       "measured";
-	if (!r->cpu_sent)
+	if (!cpu)
 		return "the report carried no cpu_s: the agent's own CPU was not measured";
-	if (!r->bpf_sent)
+	if (!bpf)
 		return "the report carried no bpf_s: BPF run-time statistics were off "
 		       "(kernel.bpf_stats_enabled), so the BPF program's time was not measured";
-	if (!r->window_sent || r->window_s <= 0)
+	if (!(r->sent & AGENT_FIGURE_WINDOW_S) || r->window_s <= 0)
 		return "the report carried no window_s: there is no window to divide by";
 	return NULL;
 }
@@ -738,14 +746,17 @@ static json_t *agent_json(const struct agent_report *r)
 {
 	const char *why_null = overhead_reason(r);
 	json_t *agent = json_pack(
-	    "{s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:s?, s:I, s:I, s:I}", "agent_id",
+	    "{s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:s?, s:o, s:o, s:o}", "agent_id",
 	    r->agent_id, "node", r->node, "version", r->version, "reported_at",
-	    (json_int_t)r->reported_at, "window_s", measured_json(r->window_sent, r->window_s),
-	    "cpu_s", measured_json(r->cpu_sent, r->cpu_s), "bpf_s",
-	    measured_json(r->bpf_sent, r->bpf_s), "overhead_pct",
+	    (json_int_t)r->reported_at, "window_s",
+	    real_figure(r, AGENT_FIGURE_WINDOW_S, r->window_s), "cpu_s",
+	    real_figure(r, AGENT_FIGURE_CPU_S, r->cpu_s), "bpf_s",
+	    real_figure(r, AGENT_FIGURE_BPF_S, r->bpf_s), "overhead_pct",
 	    why_null ? json_null() : json_real((r->cpu_s + r->bpf_s) * 100.0 / r->window_s),
-	    "overhead_reason", why_null, "lost_samples", (json_int_t)r->lost_samples,
-	    "unknown_frames", (json_int_t)r->unknown_frames, "processes", (json_int_t)r->processes);
+	    "overhead_reason", why_null, "lost_samples",
+	    count_figure(r, AGENT_FIGURE_LOST_SAMPLES, r->lost_samples), "unknown_frames",
+	    count_figure(r, AGENT_FIGURE_UNKNOWN_FRAMES, r->unknown_frames), "processes",
+	    count_figure(r, AGENT_FIGURE_PROCESSES, r->processes));
 
 	if (agent)
 		add_unwind_figures(agent, r);

@@ -116,9 +116,21 @@ struct agent_report {
 	 * value is then meaningless and shown as null, never 0. */
 	bool unwind_sent[UNWIND_FIGURE__COUNT];
 	double unwind[UNWIND_FIGURE__COUNT]; /* counts are whole numbers */
-	/* false: the sender did not measure window_s / cpu_s / bpf_s (left it out); the value is
-	 * then meaningless, stored as NULL and shown as null with a reason, never 0. */
-	bool window_sent, cpu_sent, bpf_sent;
+	/* enum agent_figure bits of the figures above that the report carried. One left out was
+	 * not measured: its value is meaningless, stored as NULL and shown as null, never 0. */
+	unsigned int sent;
+};
+
+/* The self-report's own figures (the unwinder's have unwind_sent), as agent_report.sent bits,
+ * in the order of their columns. */
+enum agent_figure {
+	AGENT_FIGURE_WINDOW_S = 1u << 0,
+	AGENT_FIGURE_CPU_S = 1u << 1,
+	AGENT_FIGURE_BPF_S = 1u << 2,
+	AGENT_FIGURE_LOST_SAMPLES = 1u << 3,
+	AGENT_FIGURE_UNKNOWN_FRAMES = 1u << 4,
+	AGENT_FIGURE_PROCESSES = 1u << 5,
+	AGENT_FIGURES__COUNT = 6
 };
 
 struct cp_store;

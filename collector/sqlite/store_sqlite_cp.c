@@ -612,27 +612,24 @@ static void read_unwind_figures(sqlite3_stmt *st, struct agent_report *r)
 	}
 }
 
-/* ST_AGENT_PUT's parameters (and, one less, ST_AGENT_LIST's columns) of the measured times. */
-#define AGENT_WINDOW_PARAM 7
-#define AGENT_CPU_PARAM 8
-#define AGENT_BPF_PARAM 9
+/* ST_AGENT_PUT's parameter (and, one less, ST_AGENT_LIST's column) of window_s; the other
+ * enum agent_figure figures follow it in bit order. */
+#define AGENT_FIRST_FIGURE_PARAM 7
 
-/* A time the sender did not measure is NULL, read back as "not measured", not 0. */
+/* A figure the sender did not measure is NULL, read back as "not measured", not 0. */
 static void bind_unmeasured(sqlite3_stmt *st, const struct agent_report *r)
 {
-	if (!r->window_sent)
-		sqlite3_bind_null(st, AGENT_WINDOW_PARAM);
-	if (!r->cpu_sent)
-		sqlite3_bind_null(st, AGENT_CPU_PARAM);
-	if (!r->bpf_sent)
-		sqlite3_bind_null(st, AGENT_BPF_PARAM);
+	for (int f = 0; f < AGENT_FIGURES__COUNT; f++)
+		if (!(r->sent & (1u << f)))
+			sqlite3_bind_null(st, AGENT_FIRST_FIGURE_PARAM + f);
 }
 
 static void read_measured(sqlite3_stmt *st, struct agent_report *r)
 {
-	r->window_sent = sqlite3_column_type(st, AGENT_WINDOW_PARAM - 1) != SQLITE_NULL;
-	r->cpu_sent = sqlite3_column_type(st, AGENT_CPU_PARAM - 1) != SQLITE_NULL;
-	r->bpf_sent = sqlite3_column_type(st, AGENT_BPF_PARAM - 1) != SQLITE_NULL;
+	r->sent = 0;
+	for (int f = 0; f < AGENT_FIGURES__COUNT; f++)
+		if (sqlite3_column_type(st, AGENT_FIRST_FIGURE_PARAM - 1 + f) != SQLITE_NULL)
+			r->sent |= 1u << f;
 }
 
 static int cp_agent_report_put(struct cp_store *s, const struct agent_report *r)

@@ -111,6 +111,8 @@ class ContractGapsTest(unittest.TestCase):
         self.assertIsNone(a["bpf_s"], a)
         self.assertIsNone(a["overhead_pct"], a)
         self.assertIn("not measured", a["overhead_reason"])
+        for key in ("lost_samples", "unknown_frames", "processes"):  # not sent either
+            self.assertIsNone(a[key], (key, a))
         b = svcs["bpf-off"]["agents"][0]
         self.assertEqual(b["cpu_s"], 0.3)
         self.assertIsNone(b["bpf_s"], b)
@@ -118,14 +120,16 @@ class ContractGapsTest(unittest.TestCase):
         self.assertIn("bpf_stats_enabled", b["overhead_reason"])
         # stored as NULL, not 0
         with self.fx.db() as db:
-            row = db.execute("SELECT cpu_s, bpf_s FROM agents WHERE agent_id = 'node-2/u'")
-            self.assertEqual(row.fetchone(), (None, None))
+            row = db.execute("SELECT cpu_s, bpf_s, processes FROM agents"
+                             " WHERE agent_id = 'node-2/u'")
+            self.assertEqual(row.fetchone(), (None, None, None))
         self.upload("measured", "cpu", cpu({"main": SEC}), agent_id="node-2/m", window_s=60,
-                    cpu_s="0.3", bpf_s="0.3")
+                    cpu_s="0.3", bpf_s="0.3", lost_samples=0, processes=4)
         _, svcs = self.services()
         m = svcs["measured"]["agents"][0]
         self.assertAlmostEqual(m["overhead_pct"], 1.0)
         self.assertIsNone(m["overhead_reason"])
+        self.assertEqual((m["lost_samples"], m["processes"]), (0, 4))  # real zeros stay 0
 
     # ---- 3. per-service settings the node agent does not apply --------------------------------
     def test_per_service_rate_and_interval_are_reported_as_not_applied(self):
