@@ -10,6 +10,7 @@
 #include "calltree.h"
 #include "collector.h"
 #include "config.h"
+#include "coverage.h"
 #include "handlers.h"
 #include "handlers_query.h"
 #include "query.h"
@@ -830,47 +831,52 @@ static json_t *coverage(json_t *services, const struct settings_record *settings
 			 enabled ? json_real(covered * 100.0 / enabled) : json_null());
 }
 
-/* Did service upload within two of its intervals (at least one bucket) before `at`? */
-static bool covered_at(const struct service_bucket *rows, size_t n, const char *service,
-		       int64_t interval_s, int64_t at)
+/* The enabled services with the interval their uploads arrive at (names borrowed). */
+static struct coverage_service *enabled_services(json_t *services,
+						 const struct settings_record *settings,
+						 size_t n_settings, size_t *ret_n)
 {
-	int64_t reach = 2 * interval_s > BUCKET_SECONDS ? 2 * interval_s : BUCKET_SECONDS;
+	struct coverage_service *out = calloc(json_object_size(services) + 1, sizeof(*out));
+	const char *name;
+	json_t *s;
 
-	for (size_t i = 0; i < n; i++)
-		if (rows[i].last_upload < at && rows[i].last_upload >= at - reach &&
-		    strcmp(rows[i].service, service) == 0)
-			return true;
-	return false;
+	*ret_n = 0;
+	json_object_foreach(services, name, s)
+	{
+		if (out && json_is_true(json_object_get(s, "enabled")))
+			out[(*ret_n)++] = (struct coverage_service){
+			    name, arrival_interval_s(settings, n_settings, name)};
+	}
+	return out;
 }
 
-/* Coverage per bucket of the window, for today's enabled services. */
-static json_t *coverage_history(json_t *services, const struct settings_record *settings,
-				size_t n_settings, const struct service_bucket *rows, size_t n,
-				struct query_window w)
+/* Coverage per bucket of the window (up to now), for today's enabled services. */
+static json_t *coverage_history_json(json_t *services, const struct settings_record *settings,
+				     size_t n_settings, const struct service_bucket *rows, size_t n,
+				     struct query_window w)
 {
-	json_t *arr = json_array();
+	size_t n_enabled, n_buckets = coverage_buckets(w);
+	struct coverage_service *enabled =
+	    enabled_services(services, settings, n_settings, &n_enabled);
+	size_t *covered = calloc(n_buckets + 1, sizeof(*covered));
+	json_t *arr = NULL;
 
-	for (int64_t b = w.start; arr && b < w.end && b <= now_s(); b += BUCKET_SECONDS) {
-		size_t enabled = 0, covered = 0;
-		const char *name;
-		json_t *s;
+	if (enabled && covered && !coverage_history(enabled, n_enabled, rows, n, w, covered))
+		arr = json_array();
+	for (size_t i = 0; arr && i < n_buckets; i++) {
+		int64_t b = w.start + (int64_t)i * BUCKET_SECONDS;
 
-		json_object_foreach(services, name, s)
-		{
-			if (!json_is_true(json_object_get(s, "enabled")))
-				continue;
-			enabled++;
-			covered += covered_at(rows, n, name,
-					      arrival_interval_s(settings, n_settings, name),
-					      b + BUCKET_SECONDS);
-		}
+		if (b > now_s())
+			break;
 		json_array_append_new(
 		    arr,
 		    json_pack("{s:I, s:I, s:I, s:o}", "bucket", (json_int_t)b, "enabled_services",
-			      (json_int_t)enabled, "covered", (json_int_t)covered, "share_pct",
-			      enabled ? json_real(covered * 100.0 / enabled) : json_null()));
+			      (json_int_t)n_enabled, "covered", (json_int_t)covered[i], "share_pct",
+			      n_enabled ? json_real(covered[i] * 100.0 / n_enabled) : json_null()));
 	}
-	return arr;
+	free(enabled);
+	free(covered);
+	return arr ? arr : json_null();
 }
 
 struct services_input {
@@ -901,8 +907,8 @@ static json_t *services_doc(const struct request *req, const struct services_inp
 	cov = coverage(by_name, in->settings, in->n_settings, now_s());
 	if (cov)
 		json_object_set_new(cov, "history",
-				    coverage_history(by_name, in->settings, in->n_settings,
-						     in->buckets, in->n_buckets, in->window));
+				    coverage_history_json(by_name, in->settings, in->n_settings,
+							  in->buckets, in->n_buckets, in->window));
 	doc = json_pack("{s:s, s:o, s:o}", "environment", env_of(req), "window",
 			window_json(in->window), "coverage", cov);
 	json_object_foreach(by_name, name, s) json_array_append(list, s);
