@@ -12,6 +12,8 @@ int handle_config_put(const struct request *req, struct response *resp); /* PUT 
 int handle_audit_list(const struct request *req, struct response *resp); /* GET /api/apm/audit */
 int handle_profiles_ingest(const struct request *req,
 			   struct response *resp); /* POST /api/apm/profiles */
+int handle_pyroscope_ingest(const struct request *req,
+			    struct response *resp); /* POST /ingest (Pyroscope's HTTP ingest) */
 int handle_deployment_add(const struct request *req,
 			  struct response *resp); /* POST /api/apm/deployments */
 /* {"sample_rate_hz": reason, "upload_interval_s": reason} of what the node agent does not apply

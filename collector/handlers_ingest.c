@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* POST /api/apm/profiles (collector token): one pprof, gzipped or not, reduced to root-first
  * function stacks of the sample type that fits the profile type, merged into its five-minute
- * rollup, and acknowledged only after the store committed; a repeated upload_id merges once. */
+ * rollup, and acknowledged only after the store committed; a repeated upload_id merges once.
+ * ingest_pprof() is that path for every upload route (ingest.h). */
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include "collector.h"
 #include "gzip.h"
 #include "handlers.h"
+#include "ingest.h"
 #include "pprof.h"
 #include "respond.h"
 #include "sample_type.h"
@@ -23,27 +25,15 @@
 
 #define INGEST_RETRY_AFTER_S 1
 
-/* What may be uploaded; alloc_objects is kept from alloc uploads that carry the counts. */
-static const char *const upload_types[] = {"cpu", "wall", "heap", "alloc", "lock"};
-/* The second upload id of an alloc upload's object counts: "<upload_id>/objects". */
-#define OBJECTS_ID_SUFFIX "/objects"
+static const struct type_fit fits[] = {
+    {"cpu", "cpu", "nanoseconds"},    {"wall", "wall", "nanoseconds"},
+    {"heap", "inuse_space", "bytes"}, {"alloc", "alloc_space", "bytes"},
+    {"lock", "delay", "nanoseconds"},
+};
 
 static const char *const accepted_content_types[] = {
     "application/octet-stream",	       "application/x-protobuf", "application/protobuf",
     "application/vnd.google.protobuf", "application/gzip",	 "application/x-gzip",
-};
-
-/* Everything one upload carries besides its body. */
-struct upload {
-	const char *environment;
-	const char *service;
-	const char *deployment;
-	const char *profile_type;
-	const char *upload_id; /* NULL when the sender gave none */
-	const char *node;      /* "" when the sender named none */
-	char objects_upload_id[UPLOAD_ID_MAX + sizeof(OBJECTS_ID_SUFFIX)];
-	struct agent_report report;
-	bool has_report;
 };
 
 static double seconds_since(const struct timespec *start)
@@ -61,7 +51,13 @@ static int reject(const struct request *req, struct response *resp, enum reject_
 	return respond_error(resp, status, error, "%s", detail);
 }
 
-static bool content_type_ok(const char *ct)
+int ingest_reject(const struct request *req, struct response *resp, enum reject_reason reason,
+		  int status, const char *error, const char *detail)
+{
+	return reject(req, resp, reason, status, error, detail);
+}
+
+bool ingest_pprof_content_type_ok(const char *ct)
 {
 	size_t len;
 
@@ -200,11 +196,11 @@ static int parse_report(const struct request *req, struct upload *u, char *why, 
 
 /* ------------------------------------------------------------------- parameters ---- */
 
-static const char *find_upload_type(const char *profile_type)
+const struct type_fit *ingest_type_fit(const char *profile_type)
 {
-	for (size_t i = 0; profile_type && i < sizeof(upload_types) / sizeof(upload_types[0]); i++)
-		if (strcmp(upload_types[i], profile_type) == 0)
-			return upload_types[i];
+	for (size_t i = 0; profile_type && i < sizeof(fits) / sizeof(fits[0]); i++)
+		if (strcmp(fits[i].profile_type, profile_type) == 0)
+			return &fits[i];
 	return NULL;
 }
 
@@ -222,8 +218,8 @@ static int parse_upload(const struct request *req, struct upload *u, char *why, 
 	u->service = request_query(req, "service");
 	if (validate_name("service", u->service, why, why_len))
 		return 400;
-	u->profile_type = find_upload_type(type);
-	if (!u->profile_type) {
+	u->fit = ingest_type_fit(type);
+	if (!u->fit) {
 		snprintf(why, why_len,
 			 "profile_type %s%.32s%s: expected cpu, wall, heap, alloc or lock",
 			 type ? "'" : "", type ? type : "is missing", type ? "' is unknown" : "");
@@ -241,11 +237,9 @@ static int parse_upload(const struct request *req, struct upload *u, char *why, 
 	u->node = report_field(req, "X-RootTrace-Node", "node");
 	if (u->node && validate_name("node", u->node, why, why_len))
 		return 400;
-	if (!u->node)
-		u->node = "";
 	if (u->upload_id)
-		snprintf(u->objects_upload_id, sizeof(u->objects_upload_id), "%s" OBJECTS_ID_SUFFIX,
-			 u->upload_id);
+		snprintf(u->objects_upload_id, sizeof(u->objects_upload_id),
+			 "%s" INGEST_OBJECTS_ID_SUFFIX, u->upload_id);
 	return parse_report(req, u, why, why_len) ? 400 : 0;
 }
 
@@ -290,27 +284,30 @@ static int reduce(const struct pprof_decoded *p, const struct sample_type_choice
 	return 0;
 }
 
-static int64_t bucket_of(const struct pprof_decoded *p)
+static int64_t bucket_of(const struct upload *u, const struct pprof_decoded *p)
 {
-	int64_t t = p->time_nanos > 0 ? p->time_nanos / 1000000000 : (int64_t)time(NULL);
+	int64_t t = u->time_s > 0	? u->time_s
+		    : p->time_nanos > 0 ? p->time_nanos / 1000000000
+					: (int64_t)time(NULL);
 
 	return t - t % BUCKET_SECONDS;
 }
 
 /* Inflates when the body is gzip; *ret_owned is what to free. 0 or a status with why. */
-static int body_bytes(const struct request *req, const uint8_t **ret, size_t *ret_len,
-		      uint8_t **ret_owned, char *why, size_t why_len)
+static int body_bytes(const struct request *req, const uint8_t *body, size_t body_len,
+		      const uint8_t **ret, size_t *ret_len, uint8_t **ret_owned, char *why,
+		      size_t why_len)
 {
 	size_t cap = req->collector->opts.max_inflated;
 	int err;
 
 	*ret_owned = NULL;
-	if (!gzip_is_compressed(req->body, req->body_len)) {
-		*ret = req->body;
-		*ret_len = req->body_len;
+	if (!gzip_is_compressed(body, body_len)) {
+		*ret = body;
+		*ret_len = body_len;
 		return 0;
 	}
-	err = gzip_inflate_capped(req->body, req->body_len, cap, ret_owned, ret_len);
+	err = gzip_inflate_capped(body, body_len, cap, ret_owned, ret_len);
 	if (err == -EFBIG) {
 		snprintf(why, why_len, "gzip body inflates past the %zu-byte limit", cap);
 		return 413;
@@ -340,13 +337,13 @@ static json_t *ack_json(const struct upload *u, const struct profile_batch *b, s
 	json_t *ack;
 
 	snprintf(sample_type, sizeof(sample_type), "%s/%s", r->choice.type, r->choice.unit);
-	ack =
-	    json_pack("{s:b, s:b, s:s, s:s, s:s?, s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "stored", 1,
-		      "duplicate", duplicate, "environment", u->environment, "service", u->service,
-		      "node", *u->node ? u->node : NULL, "profile_type", u->profile_type,
-		      "sample_type", sample_type, "scale", (json_int_t)r->choice.scale, "bucket",
-		      (json_int_t)b->bucket_start, "stacks", (json_int_t)b->n_stacks, "samples",
-		      (json_int_t)samples, "total", (json_int_t)stack_agg__total(r->agg));
+	ack = json_pack("{s:b, s:b, s:s, s:s, s:s?, s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "stored",
+			1, "duplicate", duplicate, "environment", u->environment, "service",
+			u->service, "node", u->node && *u->node ? u->node : NULL, "profile_type",
+			u->fit->profile_type, "sample_type", sample_type, "scale",
+			(json_int_t)r->choice.scale, "bucket", (json_int_t)b->bucket_start,
+			"stacks", (json_int_t)b->n_stacks, "samples", (json_int_t)samples, "total",
+			(json_int_t)stack_agg__total(r->agg));
 	if (ack && r->objects)
 		json_object_set_new(ack, "alloc_objects",
 				    json_integer(stack_agg__total(r->objects)));
@@ -362,8 +359,8 @@ static int store(const struct request *req, struct response *resp, const struct 
 	    .environment = u->environment,
 	    .service = u->service,
 	    .deployment = u->deployment,
-	    .profile_type = u->profile_type,
-	    .bucket_start = bucket_of(p),
+	    .profile_type = u->fit->profile_type,
+	    .bucket_start = bucket_of(u, p),
 	    .period = p->period,
 	    .upload_id = u->upload_id,
 	    .node = u->node,
@@ -406,23 +403,56 @@ static int store(const struct request *req, struct response *resp, const struct 
 	return respond_json(resp, 200, ack_json(u, &batches[0], p->n_samples, r, duplicate));
 }
 
-/* Chooses the sample type (422 when none fits) and reduces the samples; 0, or 1 answered. */
+/* The fit u names, or the first candidate the pprof has, with the sample type chosen for it
+ * (sample_type.h: any time unit); -1 with a reason when none fits. */
+static int choose_fit(const struct upload *u, const struct pprof_decoded *p,
+		      const struct type_fit **ret, struct sample_type_choice *ret_choice, char *why,
+		      size_t why_len)
+{
+	char types[192], wanted[192];
+	size_t used = 0;
+
+	for (size_t i = 0; !u->fit && i < u->n_candidates; i++) {
+		const struct type_fit *f = u->candidates[i];
+
+		if (!sample_type_choose(f->profile_type, p->sample_types, p->n_sample_types,
+					ret_choice)) {
+			*ret = f;
+			return 0;
+		}
+		used += snprintf(wanted + used, sizeof(wanted) - used, "%s%s/%s (%s)",
+				 i ? ", " : "", f->sample_type, f->unit, f->profile_type);
+		if (used >= sizeof(wanted))
+			break;
+	}
+	list_sample_types(p, types, sizeof(types));
+	if (!u->fit) {
+		snprintf(why, why_len,
+			 "no sample type to store: expected one of %s (time in s, ms, us or ns); "
+			 "this one has %s",
+			 u->n_candidates ? wanted : "none", types);
+		return -1;
+	}
+	*ret = u->fit;
+	if (!sample_type_choose(u->fit->profile_type, p->sample_types, p->n_sample_types,
+				ret_choice))
+		return 0;
+	snprintf(why, why_len, "a %s profile needs sample type %s; this one has %s",
+		 u->fit->profile_type, ret_choice->expected, types);
+	return -1;
+}
+
+/* Reduces the samples to the chosen sample type and, for alloc, the object counts too.
+ * 0, or 1 answered. */
 static int reduce_profile(const struct request *req, struct response *resp, const struct upload *u,
 			  const struct pprof_decoded *p, struct reduced *r)
 {
-	char why[320], types[192];
+	char why[320];
 	int err;
 
-	if (sample_type_choose(u->profile_type, p->sample_types, p->n_sample_types, &r->choice)) {
-		list_sample_types(p, types, sizeof(types));
-		snprintf(why, sizeof(why), "a %s profile needs sample type %s; this one has %s",
-			 u->profile_type, r->choice.expected, types);
-		reject(req, resp, REJECT_NO_SAMPLE_TYPE, 422, "no_fitting_sample_type", why);
-		return 1;
-	}
 	r->agg = stack_agg__new();
 	err = r->agg ? reduce(p, &r->choice, r->agg, why, sizeof(why)) : -ENOMEM;
-	if (!err && strcmp(u->profile_type, "alloc") == 0 &&
+	if (!err && strcmp(u->fit->profile_type, "alloc") == 0 &&
 	    sample_type_choose("alloc_objects", p->sample_types, p->n_sample_types,
 			       &r->objects_choice) == 0) {
 		r->objects = stack_agg__new();
@@ -436,30 +466,21 @@ static int reduce_profile(const struct request *req, struct response *resp, cons
 	return err ? 1 : 0;
 }
 
-int handle_profiles_ingest(const struct request *req, struct response *resp)
+int ingest_pprof(const struct request *req, struct response *resp, const struct upload *upload,
+		 const uint8_t *body, size_t body_len, const struct timespec *start)
 {
 	struct pprof_decoded *profile = NULL;
 	struct reduced reduced = {0};
-	struct timespec start;
-	struct upload u;
+	struct upload u = *upload;
 	uint8_t *inflated = NULL;
 	const uint8_t *pb;
 	size_t pb_len;
 	char why[320];
 	int status;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	status = parse_upload(req, &u, why, sizeof(why));
-	if (status)
-		return reject(req, resp, status == 403 ? REJECT_FORBIDDEN : REJECT_BAD_REQUEST,
-			      status, status == 403 ? "forbidden" : "bad_request", why);
-	if (!content_type_ok(req->content_type))
-		return reject(req, resp, REJECT_CONTENT_TYPE, 415, "unsupported_media_type",
-			      "send the pprof as application/octet-stream (gzip is detected "
-			      "by its magic bytes)");
-	if (!req->body_len)
+	if (!body_len)
 		return reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", "empty body");
-	status = body_bytes(req, &pb, &pb_len, &inflated, why, sizeof(why));
+	status = body_bytes(req, body, body_len, &pb, &pb_len, &inflated, why, sizeof(why));
 	if (status) {
 		if (status == 503)
 			resp->retry_after_s = INGEST_RETRY_AFTER_S;
@@ -474,12 +495,35 @@ int handle_profiles_ingest(const struct request *req, struct response *resp)
 		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
 		goto out;
 	}
+	if (choose_fit(&u, profile, &u.fit, &reduced.choice, why, sizeof(why))) {
+		reject(req, resp, REJECT_NO_SAMPLE_TYPE, 422, "no_fitting_sample_type", why);
+		goto out;
+	}
 	if (!reduce_profile(req, resp, &u, profile, &reduced))
-		store(req, resp, &u, profile, &reduced, &start);
+		store(req, resp, &u, profile, &reduced, start);
 out:
 	stack_agg__free(reduced.agg);
 	stack_agg__free(reduced.objects);
 	pprof_decoded__free(profile);
 	free(inflated);
 	return 0;
+}
+
+int handle_profiles_ingest(const struct request *req, struct response *resp)
+{
+	struct timespec start;
+	struct upload u;
+	char why[320];
+	int status;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	status = parse_upload(req, &u, why, sizeof(why));
+	if (status)
+		return reject(req, resp, status == 403 ? REJECT_FORBIDDEN : REJECT_BAD_REQUEST,
+			      status, status == 403 ? "forbidden" : "bad_request", why);
+	if (!ingest_pprof_content_type_ok(req->content_type))
+		return reject(req, resp, REJECT_CONTENT_TYPE, 415, "unsupported_media_type",
+			      "send the pprof as application/octet-stream (gzip is detected "
+			      "by its magic bytes)");
+	return ingest_pprof(req, resp, &u, req->body, req->body_len, &start);
 }

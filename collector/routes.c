@@ -18,6 +18,7 @@ static const struct route table[] = {
     {"PUT", "/api/apm/config", handle_config_put, USER, TOKEN_ROLE_ENGINEER},
     {"GET", "/api/apm/audit", handle_audit_list, USER, TOKEN_ROLE_ENGINEER},
     {"POST", "/api/apm/profiles", handle_profiles_ingest, COLLECTOR, TOKEN_ROLE_NONE},
+    {"POST", "/ingest", handle_pyroscope_ingest, COLLECTOR, TOKEN_ROLE_NONE},
     {"POST", "/api/apm/deployments", handle_deployment_add, COLLECTOR | USER, TOKEN_ROLE_ENGINEER},
     {"GET", "/api/apm/deployments", handle_deployments_list, USER, TOKEN_ROLE_VIEWER},
     {"GET", "/api/apm/services", handle_services, USER, TOKEN_ROLE_VIEWER},
