@@ -29,7 +29,10 @@ static const struct service_bucket *rows_of(const struct service_bucket *rows, s
 {
 	size_t lo = 0, hi = n, end;
 
-	while (lo < hi) { /* first row whose service is not below `service` */
+	*ret_n = 0;
+	if (!n)
+		return rows; /* NULL when the environment has no uploads at all */
+	while (lo < hi) {    /* first row whose service is not below `service` */
 		size_t mid = lo + (hi - lo) / 2;
 
 		if (strcmp(rows[mid].service, service) < 0)
