@@ -544,6 +544,12 @@ int handle_cost(const struct request *req, struct response *resp)
 		return 0;
 	seconds = covered_seconds(p.window, now_s());
 	err = query_cost(&w, p.type, seconds, &c, &reason);
+	if (!err && seconds <= 0) { /* nothing to divide by: no average, not an average of 0 */
+		cost_result__release(&c);
+		reason = "the window has not started yet (covered_seconds is 0): there is no time "
+			 "to average the CPU over";
+		err = -EOPNOTSUPP;
+	}
 	if (err == -EOPNOTSUPP) {
 		doc = response_head(&p, p.window, query_window_total(&w));
 		if (doc) {

@@ -196,6 +196,13 @@ class ContractGapsTest(unittest.TestCase):
         self.assertGreater(svc["avg_vcpus"], 600.0 / (covered + 2))
         self.assertLessEqual(svc["avg_vcpus"], 600.0 / (covered - 2))
         self.assertEqual(doc["cost"]["seconds"], covered)
+        # a window that has not begun has nothing to divide by: null with a reason, not 0
+        future = (int(time.time()) // 300 + 2) * 300
+        doc = self.get("/api/apm/profiles/cost", service="costly", profile_type="cpu",
+                       start=future, end=future + 900)
+        self.assertEqual(doc["window"]["covered_seconds"], 0)
+        self.assertIsNone(doc["cost"])
+        self.assertIn("not started", doc["reason"])
 
     # ---- 6. anchored diff ---------------------------------------------------------------------
     def test_anchored_diff_returns_the_mixed_bucket_and_last_deploy(self):
