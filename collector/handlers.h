@@ -22,5 +22,7 @@ json_t *config_not_applied_json(const struct effective_config *env,
 				const struct effective_config *service);
 int handle_healthz(const struct request *req, struct response *resp); /* GET /healthz */
 int handle_metrics(const struct request *req, struct response *resp); /* GET /metrics */
+/* GET / and GET /ui/<file>: the web UI (collector/handlers_ui.c) */
+int handle_ui(const struct request *req, struct response *resp);
 
 #endif

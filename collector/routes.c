@@ -2,6 +2,7 @@
 /* The collector's route table and the auth decision of each route. Adding an endpoint means
  * adding one line here; tests enumerate this table (`roottrace-collector routes`). */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "handlers.h"
@@ -28,7 +29,19 @@ static const struct route table[] = {
     {"GET", "/api/apm/profiles/cost", handle_cost, USER, TOKEN_ROLE_VIEWER},
     {"GET", "/api/apm/profiles/export", handle_export, USER, TOKEN_ROLE_VIEWER},
     {"GET", "/api/apm/profiles/collapsed", handle_collapsed, USER, TOKEN_ROLE_VIEWER},
+    {"GET", "/", handle_ui, 0, TOKEN_ROLE_NONE},
+    {"GET", "/ui/*", handle_ui, 0, TOKEN_ROLE_NONE},
 };
+
+/* A route path ending in '*' matches any path it prefixes (the UI's files under /ui/). */
+static bool path_matches(const char *route_path, const char *path)
+{
+	size_t n = strlen(route_path);
+
+	if (n && route_path[n - 1] == '*')
+		return strncmp(route_path, path, n - 1) == 0;
+	return strcmp(route_path, path) == 0;
+}
 
 const struct route *routes_table(size_t *ret_n)
 {
@@ -41,7 +54,7 @@ int routes_find(const char *method, const char *path, const struct route **ret)
 	int err = -ENOENT;
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-		if (strcmp(table[i].path, path) != 0)
+		if (!path_matches(table[i].path, path))
 			continue;
 		if (strcmp(table[i].method, method) == 0) {
 			*ret = &table[i];
