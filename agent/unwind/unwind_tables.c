@@ -169,29 +169,54 @@ static bool evict_one(struct unwind_tables *ut, uint64_t keep_tick)
 	return true;
 }
 
-static int load(struct unwind_tables *ut, struct table_entry *e, const struct cfi_table *t)
+/* Streams a table being compiled into its range of the rows map. */
+struct table_load {
+	struct unwind_tables *ut;
+	struct table_entry *e;
+	uint32_t start, span;
+	bool reserved;
+};
+
+/* The compiled size is known: reserve a range, evicting the least recently sampled tables.
+ * A table over half the map would evict everything else: frame pointers for it (-E2BIG). */
+static int load_begin(void *ctx, const struct cfi_table *t)
 {
-	struct unwind_table_info info = {.id = e->id};
-	uint32_t start;
-	int ret;
+	struct table_load *l = ctx;
+	struct unwind_tables *ut = l->ut;
 
-	uint32_t span = (t->n_rows + 1) & ~1u; /* ranges start on a row pair */
-
-	if (span > ut->sink.capacity)
+	if (t->n_rows > ut->sink.capacity / 2)
 		return -E2BIG;
-	while (extent_alloc(ut, span, &start))
+	l->span = (t->n_rows + 1) & ~1u; /* ranges start on a row pair */
+	while (extent_alloc(ut, l->span, &l->start))
 		if (!evict_one(ut, ut->tick))
 			return -ENOSPC;
-	info.first_row = start;
-	info.n_rows = t->n_rows;
-	ret = ut->sink.write_rows(ut->sink.ctx, start, t->rows, t->n_rows);
-	if (!ret) /* published once its rows are in */
+	l->reserved = true;
+	return 0;
+}
+
+static int load_write(void *ctx, size_t first, const struct unwind_row *rows, size_t n)
+{
+	struct table_load *l = ctx;
+
+	return l->ut->sink.write_rows(l->ut->sink.ctx, l->start + (uint32_t)first, rows, n);
+}
+
+/* Publishes a table whose rows are all in (or gives its range back after a failure). */
+static int load_end(struct table_load *l, const struct cfi_table *t, int ret)
+{
+	struct unwind_tables *ut = l->ut;
+	struct table_entry *e = l->e;
+	struct unwind_table_info info = {.id = e->id, .first_row = l->start, .n_rows = t->n_rows};
+
+	if (!l->reserved)
+		return ret;
+	if (!ret)
 		ret = ut->sink.set_table(ut->sink.ctx, &info);
 	if (ret) {
-		extent_free(ut, start, span);
+		extent_free(ut, l->start, l->span);
 		return ret;
 	}
-	e->first_row = start;
+	e->first_row = l->start;
 	e->n_rows = t->n_rows;
 	e->loaded = true;
 	ut->stats.tables_loaded++;
@@ -278,42 +303,49 @@ static void count_no_table(struct unwind_tables_stats *stats, int err)
 	}
 }
 
-/* Compiles (fd >= 0: a file; else the vDSO) and loads into e. */
-static void build(struct unwind_tables *ut, struct table_entry *e, int fd)
+static void build_counted(struct unwind_tables *ut, const struct cfi_table *t, uint64_t ns)
 {
-	uint64_t t0 = now_ns(), ns;
-	struct cfi_table *t = fd >= 0 ? cfi_compile_fd(fd) : cfi_compile_own_vdso();
-	int err = errno;
-
-	ns = now_ns() - t0;
-	if (!t) {
-		e->no_table = true;
-		count_no_table(&ut->stats, err);
-		return;
-	}
 	ut->stats.tables_built++;
 	ut->stats.build_ns += ns;
 	if (ns > ut->stats.build_max_ns)
 		ut->stats.build_max_ns = ns;
 	for (int i = 0; i < UNWIND_CANNOT__COUNT; i++)
 		ut->stats.cannot_rows[i] += t->cannot[i];
-	e->vaddr_base = t->vaddr_base;
-	memcpy(e->segs, t->segs, sizeof(e->segs));
-	e->n_segs = t->n_segs;
-	/* A table over half the map would evict everything else: frame pointers for it. */
-	if (t->n_rows > ut->sink.capacity / 2) {
+}
+
+/* The map had no room for it (every loaded table in use now): back off before retrying. */
+static void retry_later(struct unwind_tables *ut, struct table_entry *e)
+{
+	e->retry_wait_ns = e->retry_wait_ns ? 2 * e->retry_wait_ns : RETRY_MIN_NS;
+	if (e->retry_wait_ns > RETRY_MAX_NS)
+		e->retry_wait_ns = RETRY_MAX_NS;
+	e->retry_ns = now_ns() + e->retry_wait_ns;
+	ut->stats.load_failed++;
+}
+
+/* Compiles (fd >= 0: a file; else the vDSO) straight into the rows map, as e's table. */
+static void build(struct unwind_tables *ut, struct table_entry *e, int fd)
+{
+	struct table_load l = {.ut = ut, .e = e};
+	struct cfi_row_sink sink = {.ctx = &l, .begin = load_begin, .write = load_write};
+	struct cfi_table t = {0};
+	uint64_t t0 = now_ns();
+	int ret = fd >= 0 ? cfi_compile_fd_to(fd, &t, &sink) : cfi_compile_own_vdso_to(&t, &sink);
+
+	ret = load_end(&l, &t, ret);
+	if (!l.reserved && ret && ret != -ENOSPC) { /* no table: frame pointers for it */
 		e->no_table = true;
-		ut->stats.build_too_big++;
-	} else if (load(ut, e, t)) { /* every loaded table is in use now: back off */
-		e->retry_wait_ns = e->retry_wait_ns ? 2 * e->retry_wait_ns : RETRY_MIN_NS;
-		if (e->retry_wait_ns > RETRY_MAX_NS)
-			e->retry_wait_ns = RETRY_MAX_NS;
-		e->retry_ns = now_ns() + e->retry_wait_ns;
-		ut->stats.load_failed++;
+		count_no_table(&ut->stats, -ret);
 	} else {
-		e->retry_wait_ns = 0;
+		build_counted(ut, &t, now_ns() - t0);
+		e->vaddr_base = t.vaddr_base;
+		memcpy(e->segs, t.segs, sizeof(e->segs));
+		e->n_segs = t.n_segs;
+		if (ret)
+			retry_later(ut, e);
+		else
+			e->retry_wait_ns = 0;
 	}
-	cfi_table__free(t);
 	malloc_trim(0); /* a big table's compile memory goes back to the system now */
 	if (ut->sink.between_builds)
 		ut->sink.between_builds(ut->sink.ctx);
