@@ -312,6 +312,8 @@ int pipeline__poll(struct pipeline *p, int timeout_ms)
 
 	if (p->unwind)
 		capture_unwind_pending(p, UNWIND_CAPTURE_BUDGET_MS);
+	if (p->unwind && !p->n_unwind_pending) /* one big table at a time, nobody waiting */
+		unwind_tables__build_deferred(p->unwind);
 	return ret;
 }
 

@@ -805,6 +805,21 @@ void cfi_table__free(struct cfi_table *t)
 	free(t);
 }
 
+uint64_t cfi_bytes_fd(int fd)
+{
+	Elf *elf = open_fd(fd);
+	GElf_Shdr sh;
+	uint64_t bytes = 0;
+
+	if (!elf)
+		return 0;
+	if (elf_kind(elf) == ELF_K_ELF &&
+	    (find_section(elf, ".eh_frame", &sh) || find_section(elf, ".debug_frame", &sh)))
+		bytes = sh.sh_size;
+	elf_end(elf);
+	return bytes;
+}
+
 int cfi_build_id_fd(int fd, char *ret_hex, size_t len)
 {
 	Elf *elf;

@@ -63,6 +63,10 @@ struct cfi_table *cfi_compile_memory(const void *image, size_t size);
 struct cfi_table *cfi_compile_own_vdso(void);
 void cfi_table__free(struct cfi_table *t);
 
+/* Size of the CFI section a compile of fd would read (.eh_frame, else .debug_frame); 0 when
+ * there is none or fd is not ELF. Cheap: section headers only. */
+uint64_t cfi_bytes_fd(int fd);
+
 /* The GNU build-id of the ELF open at fd, as hex: cheaper than compiling (cache key).
  * 0, -ENOENT (none), -ENOEXEC. */
 int cfi_build_id_fd(int fd, char *ret_hex, size_t len);

@@ -12,7 +12,7 @@
 
 #include "unwind.h"
 
-#define CFI_ROWS_FDE_END 1 /* cfa_off of the GAP row that closes an FDE */
+#define CFI_ROWS_FDE_END 1  /* cfa_off of the GAP row that closes an FDE */
 #define CFI_ROWS_BATCH 4096 /* rows per write when streaming (48 KiB) */
 
 enum cfi_rows_mode {
@@ -23,7 +23,7 @@ enum cfi_rows_mode {
 
 struct cfi_rows {
 	enum cfi_rows_mode mode;
-	size_t limit;	  /* COLLECT: rows kept in memory at most; COUNT/STREAM: rows at most */
+	size_t limit; /* COLLECT: rows kept in memory at most; COUNT/STREAM: rows at most */
 	struct unwind_row *rows; /* COLLECT: the rows; STREAM: the batch being filled */
 	size_t n, cap;
 	size_t emitted; /* rows out of the compactor so far */

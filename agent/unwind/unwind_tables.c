@@ -25,6 +25,14 @@
 #define REFRESH_NS (10 * 1000000000ULL)	   /* a sampled process's maps, re-read after */
 #define RETRY_MIN_NS (10 * 1000000000ULL)  /* a table that did not fit, tried again after */
 #define RETRY_MAX_NS (600 * 1000000000ULL) /* ... doubling up to this */
+/* A table from more CFI than this (python3 has 411 KB, node 2.7 MB) is not compiled while
+ * processes wait to be captured: it takes 100 ms to seconds, and a short-lived process queued
+ * behind it would be walked with frame pointers for all of its life. It is built when the
+ * capture queue is empty (unwind_tables__build_deferred), its code walked by frame pointers
+ * until then. */
+#define DEFER_CFI_BYTES (512u << 10)
+#define UNWIND_MAX_DEFERRED 32	   /* waiting at once; past it, built at once */
+#define BIG_TABLE_ROWS (64u << 10) /* loads only into free rows (load_begin) */
 
 _Static_assert(UNWIND_MAX_TABLES == 1u << SLOT_BITS, "table id layout");
 
@@ -34,9 +42,12 @@ struct table_entry {
 	uint32_t id;
 	uint32_t generation;
 	bool loaded;
-	bool no_table; /* no CFI or unreadable: remembered so it is not retried per process */
+	bool no_table;	 /* no CFI or unreadable: remembered so it is not retried per process */
+	bool deferred;	 /* a big table waiting for unwind_tables__build_deferred() ... */
+	int deferred_fd; /* ... compiled from this file then */
 	uint64_t retry_ns, retry_wait_ns; /* did not fit the rows map: not before retry_ns */
 	uint32_t first_row, n_rows;
+	uint64_t loaded_ns; /* processes captured before this get its mapping published again */
 	uint64_t last_used;
 	uint64_t vaddr_base;
 	struct cfi_segment segs[CFI_MAX_SEGMENTS];
@@ -66,6 +77,8 @@ struct unwind_tables {
 	struct extent *free_rows; /* sorted by start, merged */
 	size_t n_free, free_cap;
 	uint64_t tick;
+	uint32_t deferred[UNWIND_MAX_DEFERRED]; /* ids of big tables waiting, oldest first */
+	size_t n_deferred;
 	struct unwind_tables_stats stats;
 };
 
@@ -187,8 +200,11 @@ static int load_begin(void *ctx, const struct cfi_table *t)
 	if (t->n_rows > ut->sink.capacity / 2)
 		return -E2BIG;
 	l->span = (t->n_rows + 1) & ~1u; /* ranges start on a row pair */
+	/* A big table takes free rows only: it never evicts others (their processes would
+	 * rebuild them, and a host running several big binaries would rebuild tables without
+	 * end); a small table evicts the least recently sampled, big ones included. */
 	while (extent_alloc(ut, l->span, &l->start))
-		if (!evict_one(ut, ut->tick))
+		if (t->n_rows > BIG_TABLE_ROWS || !evict_one(ut, ut->tick))
 			return -ENOSPC;
 	l->reserved = true;
 	return 0;
@@ -219,6 +235,7 @@ static int load_end(struct table_load *l, const struct cfi_table *t, int ret)
 	e->first_row = l->start;
 	e->n_rows = t->n_rows;
 	e->loaded = true;
+	e->loaded_ns = now_ns();
 	ut->stats.tables_loaded++;
 	ut->stats.rows_loaded += t->n_rows;
 	return 0;
@@ -230,6 +247,9 @@ static void drop_entry(struct unwind_tables *ut, size_t slot)
 	struct table_entry *e = ut->entries[slot];
 
 	unload(ut, e);
+	if (e->deferred) /* its id in the deferred list is stale now */
+		close(e->deferred_fd);
+	e->deferred = false;
 	hashtab__put(&ut->by_key, hash_string(e->key), 0);
 	e->key[0] = '\0';
 	e->generation++;
@@ -351,6 +371,42 @@ static void build(struct unwind_tables *ut, struct table_entry *e, int fd)
 		ut->sink.between_builds(ut->sink.ctx);
 }
 
+/* A big table waits for the capture queue to empty (see DEFER_CFI_BYTES). */
+static bool defer_build(struct unwind_tables *ut, struct table_entry *e, int fd)
+{
+	int dup_fd;
+
+	if (ut->n_deferred == UNWIND_MAX_DEFERRED || cfi_bytes_fd(fd) <= DEFER_CFI_BYTES)
+		return false;
+	dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dup_fd < 0)
+		return false;
+	e->deferred = true;
+	e->deferred_fd = dup_fd;
+	ut->deferred[ut->n_deferred++] = e->id;
+	return true;
+}
+
+int unwind_tables__build_deferred(struct unwind_tables *ut)
+{
+	while (ut->n_deferred) {
+		uint32_t id = ut->deferred[0];
+		struct table_entry *e = ut->entries[id % UNWIND_MAX_TABLES];
+		int fd;
+
+		memmove(ut->deferred, ut->deferred + 1, --ut->n_deferred * sizeof(*ut->deferred));
+		if (!e || e->id != id || !e->deferred)
+			continue; /* its slot went to another binary meanwhile */
+		fd = e->deferred_fd;
+		e->deferred = false;
+		if (!e->loaded && !e->no_table)
+			build(ut, e, fd);
+		close(fd);
+		return (int)ut->n_deferred + 1;
+	}
+	return 0;
+}
+
 /* The table of a file mapping, built when new, loaded again when it was evicted. */
 static struct table_entry *file_table(struct unwind_tables *ut, int fd)
 {
@@ -380,7 +436,8 @@ static struct table_entry *file_table(struct unwind_tables *ut, int fd)
 		hashtab__put(&ut->by_inode, hash_string(ikey), e->id);
 	}
 	e->last_used = ut->tick;
-	if (!e->loaded && !e->no_table && now_ns() >= e->retry_ns)
+	if (!e->loaded && !e->no_table && !e->deferred && now_ns() >= e->retry_ns &&
+	    !defer_build(ut, e, fd))
 		build(ut, e, fd);
 	return e;
 }
@@ -546,7 +603,9 @@ void unwind_tables__touch_process(struct unwind_tables *ut, pid_t pid)
 		if (!e)
 			continue;
 		e->last_used = ut->tick;
-		reload |= !e->loaded && !e->no_table;
+		reload |= !e->loaded && !e->no_table && !e->deferred;
+		reload |=
+		    e->loaded && e->loaded_ns > rec->captured_ns; /* built after its capture */
 	}
 	/* Some of its tables were evicted: load them again (same ids). Or it may have mapped
 	 * new code since (dlopen): its pcs there would end its stacks ("no_mapping"). */
@@ -558,6 +617,12 @@ void unwind_tables__stats(const struct unwind_tables *ut, struct unwind_tables_s
 {
 	*ret = ut->stats;
 	ret->rows_capacity = ut->sink.capacity;
+	ret->tables_deferred = 0;
+	for (size_t i = 0; i < ut->n_deferred; i++) {
+		const struct table_entry *e = ut->entries[ut->deferred[i] % UNWIND_MAX_TABLES];
+
+		ret->tables_deferred += e && e->id == ut->deferred[i] && e->deferred;
+	}
 }
 
 struct unwind_tables *unwind_tables__new(const struct unwind_sink *sink, const char *proc_root)
@@ -586,8 +651,11 @@ void unwind_tables__free(struct unwind_tables *ut)
 	hashtab__free(&ut->by_key);
 	hashtab__free(&ut->by_inode);
 	hashtab__free(&ut->proc_of_pid);
-	for (size_t i = 0; ut->entries && i < UNWIND_MAX_TABLES; i++)
+	for (size_t i = 0; ut->entries && i < UNWIND_MAX_TABLES; i++) {
+		if (ut->entries[i] && ut->entries[i]->deferred)
+			close(ut->entries[i]->deferred_fd);
 		free(ut->entries[i]);
+	}
 	free(ut->entries);
 	free(ut->procs);
 	free(ut->free_rows);
