@@ -662,6 +662,7 @@ static void add_unwind_stats(struct pipeline *p, struct window_unwind *u)
 	u->tables_unreadable = ts.build_unreadable - p->last_tables.build_unreadable;
 	p->last_tables = ts;
 	u->tables_loaded = ts.tables_loaded;
+	u->tables_waiting = ts.tables_deferred;
 	u->rows_loaded = ts.rows_loaded;
 	u->rows_bytes = ts.rows_loaded * sizeof(struct unwind_row);
 	u->rows_capacity = ts.rows_capacity;
