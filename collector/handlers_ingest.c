@@ -259,13 +259,55 @@ static void list_sample_types(const struct pprof_decoded *p, char *buf, size_t l
 		snprintf(buf, len, "none");
 }
 
-static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg, char *why,
-		  size_t why_len)
+/* The per-upload limits, a 0 option meaning the default. */
+struct upload_limits {
+	size_t samples, stacks, stack_frames;
+};
+
+static struct upload_limits limits_of(const struct collector_options *o)
 {
-	for (size_t i = 0; i < p->n_samples; i++) {
-		const struct pprof_decoded_sample *s = &p->samples[i];
-		int64_t v = s->values[idx];
-		int err;
+	return (struct upload_limits){
+	    .samples = o->max_samples ? o->max_samples : DEFAULT_MAX_SAMPLES,
+	    .stacks = o->max_stacks ? o->max_stacks : DEFAULT_MAX_STACKS,
+	    .stack_frames = o->max_stack_frames ? o->max_stack_frames : DEFAULT_MAX_STACK_FRAMES,
+	};
+}
+
+/* -E2BIG with the reason when the aggregate passed a limit after sample i of n. */
+static int check_agg(struct stack_agg *agg, const struct upload_limits *lim, size_t i, size_t n,
+		     char *why, size_t why_len)
+{
+	size_t n_stacks;
+
+	stack_agg__stacks(agg, &n_stacks);
+	if (n_stacks > lim->stacks) {
+		snprintf(why, why_len,
+			 "more than %zu distinct stacks (--max-stacks %zu): %zu seen in the first "
+			 "%zu of %zu samples",
+			 lim->stacks, lim->stacks, n_stacks, i + 1, n);
+		return -E2BIG;
+	}
+	if (stack_agg__n_frames(agg) > lim->stack_frames) {
+		snprintf(why, why_len,
+			 "more than %zu frames in its distinct stacks (--max-stack-frames %zu): "
+			 "%zu seen in the first %zu of %zu samples",
+			 lim->stack_frames, lim->stack_frames, stack_agg__n_frames(agg), i + 1, n);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+/* Merges each sample into agg as it is read: the upload's memory is its aggregate, not its
+ * samples. 0, -EINVAL (a bad profile), -E2BIG (a limit passed), -ENOMEM; the reason in why. */
+static int reduce(struct pprof_stream *stream, int idx, const struct upload_limits *lim,
+		  struct stack_agg *agg, char *why, size_t why_len)
+{
+	size_t n = pprof_stream__header(stream)->n_samples;
+	struct pprof_decoded_sample s;
+	int more, err = 0;
+
+	for (size_t i = 0; !err && (more = pprof_stream__next(stream, &s, why, why_len)) > 0; i++) {
+		int64_t v = s.values[idx];
 
 		if (v < 0) {
 			snprintf(why, why_len, "sample %zu has a negative value", i);
@@ -273,13 +315,13 @@ static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg,
 		}
 		if (!v)
 			continue;
-		err = stack_agg__add(agg, s->frames, s->n_frames, v);
+		err = stack_agg__add(agg, (const char *const *)s.frames, s.n_frames, v);
 		if (err == -EOVERFLOW)
 			snprintf(why, why_len, "sample values overflow a 64-bit sum");
-		if (err)
-			return err;
+		if (!err)
+			err = check_agg(agg, lim, i, n, why, why_len);
 	}
-	return 0;
+	return err ? err : more;
 }
 
 static int64_t bucket_of(const struct pprof_decoded *p)
@@ -376,17 +418,66 @@ static int store(const struct request *req, struct response *resp, const struct 
 			    ack_json(u, &batch, p->n_samples, stack_agg__total(agg), duplicate));
 }
 
+/* The stream of the body's pprof and the index of the fitting sample type; 0, or non-zero
+ * with the answer already given. */
+static int open_profile(const struct request *req, struct response *resp, const struct upload *u,
+			const uint8_t *pb, size_t pb_len, struct pprof_stream **ret, int *ret_idx)
+{
+	struct upload_limits lim = limits_of(&req->collector->opts);
+	const struct pprof_decoded *header;
+	char why[320], types[192];
+
+	if (pprof_stream__open(pb, pb_len, ret, why, sizeof(why))) {
+		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
+		return -1;
+	}
+	header = pprof_stream__header(*ret);
+	if (header->n_samples > lim.samples) {
+		snprintf(why, sizeof(why),
+			 "the profile has %zu samples, more than --max-samples %zu",
+			 header->n_samples, lim.samples);
+		reject(req, resp, REJECT_TOO_MANY_SAMPLES, 413, "too_many_samples", why);
+		return -1;
+	}
+	*ret_idx = pprof_decoded__find_type(header, u->fit->sample_type, u->fit->unit);
+	if (*ret_idx < 0) {
+		list_sample_types(header, types, sizeof(types));
+		snprintf(why, sizeof(why), "a %s profile needs sample type %s/%s; this one has %s",
+			 u->fit->profile_type, u->fit->sample_type, u->fit->unit, types);
+		reject(req, resp, REJECT_NO_SAMPLE_TYPE, 422, "no_fitting_sample_type", why);
+		return -1;
+	}
+	return 0;
+}
+
+/* Streams the samples into agg; 0, or non-zero with the answer already given. */
+static int aggregate(const struct request *req, struct response *resp, struct pprof_stream *s,
+		     int idx, struct stack_agg *agg)
+{
+	struct upload_limits lim = limits_of(&req->collector->opts);
+	char why[320];
+	int err = reduce(s, idx, &lim, agg, why, sizeof(why));
+
+	if (err == -ENOMEM)
+		respond_error(resp, 500, "internal", "out of memory");
+	else if (err == -E2BIG)
+		reject(req, resp, REJECT_TOO_MANY_STACKS, 413, "too_many_stacks", why);
+	else if (err)
+		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
+	return err ? -1 : 0;
+}
+
 int handle_profiles_ingest(const struct request *req, struct response *resp)
 {
-	struct pprof_decoded *profile = NULL;
+	struct pprof_stream *profile = NULL;
 	struct stack_agg *agg = NULL;
 	struct timespec start;
 	struct upload u;
 	uint8_t *inflated = NULL;
 	const uint8_t *pb;
 	size_t pb_len;
-	char why[320], types[192];
-	int status, idx;
+	char why[320];
+	int status, idx = -1;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	status = parse_upload(req, &u, why, sizeof(why));
@@ -410,36 +501,23 @@ int handle_profiles_ingest(const struct request *req, struct response *resp)
 		       status, status == 413 ? "inflated_too_large" : "bad_gzip", why);
 		goto out;
 	}
-	if (pprof_decode(pb, pb_len, &profile, why, sizeof(why))) {
-		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
+	if (open_profile(req, resp, &u, pb, pb_len, &profile, &idx))
 		goto out;
-	}
-	idx = pprof_decoded__find_type(profile, u.fit->sample_type, u.fit->unit);
-	if (idx < 0) {
-		list_sample_types(profile, types, sizeof(types));
-		snprintf(why, sizeof(why), "a %s profile needs sample type %s/%s; this one has %s",
-			 u.fit->profile_type, u.fit->sample_type, u.fit->unit, types);
-		reject(req, resp, REJECT_NO_SAMPLE_TYPE, 422, "no_fitting_sample_type", why);
-		goto out;
-	}
 	agg = stack_agg__new();
 	if (!agg) {
 		respond_error(resp, 500, "internal", "out of memory");
 		goto out;
 	}
-	status = reduce(profile, idx, agg, why, sizeof(why));
-	if (status == -ENOMEM) {
-		respond_error(resp, 500, "internal", "out of memory");
+	if (aggregate(req, resp, profile, idx, agg))
 		goto out;
-	}
-	if (status) {
-		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
-		goto out;
-	}
-	store(req, resp, &u, profile, agg, &start);
+	/* The names the aggregate points to live in the stream's string table, not in the
+	 * body: the inflated copy can go before the store holds the upload. */
+	free(inflated);
+	inflated = NULL;
+	store(req, resp, &u, pprof_stream__header(profile), agg, &start);
 out:
 	stack_agg__free(agg);
-	pprof_decoded__free(profile);
+	pprof_stream__free(profile);
 	free(inflated);
 	return 0;
 }

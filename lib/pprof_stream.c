@@ -192,8 +192,8 @@ static int grow(void *arr, size_t *cap, size_t need, size_t size)
 }
 
 /* Calls field_fn for every top-level field of the profile; stops at its first error. */
-static int walk(struct pprof_stream *s, int (*field_fn)(struct pprof_stream *s,
-							 const struct protowire_field *f))
+static int walk(struct pprof_stream *s,
+		int (*field_fn)(struct pprof_stream *s, const struct protowire_field *f))
 {
 	struct protowire r = s->top;
 	struct protowire_field f;
@@ -264,8 +264,7 @@ static int strings_and_counts(struct pprof_stream *s, const struct protowire_fie
 /* ---------------------------------------------------------------------- header ---- */
 
 /* A ValueType's fields over *v (a repeated occurrence merges, as protobuf does). */
-static int read_value_type(struct pprof_stream *s, const struct protowire_field *f,
-			   int64_t idx[2])
+static int read_value_type(struct pprof_stream *s, const struct protowire_field *f, int64_t idx[2])
 {
 	struct protowire r = protowire_of(f->data, f->len);
 	struct protowire_field sub;
