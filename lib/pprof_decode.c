@@ -24,7 +24,7 @@ static int reserve(void *arr, size_t *cap, size_t need, size_t size)
 	size_t n = *cap ? *cap : 256;
 	void *grown;
 
-	if (need <= *cap)
+	if (need <= *cap && *p)
 		return 0;
 	while (n < need)
 		n *= 2;
@@ -53,7 +53,8 @@ static int keep_sample(struct decoded_priv *d, size_t i, const struct pprof_deco
 		return -ENOMEM;
 	memcpy(d->frames + d->n_frames, s->frames, s->n_frames * sizeof(*d->frames));
 	memcpy(d->labels + d->n_labels, s->labels, s->n_labels * sizeof(*d->labels));
-	memcpy(d->values + i * n_types, s->values, n_types * sizeof(*d->values));
+	if (n_types) /* protobuf-c leaves an empty array NULL */
+		memcpy(d->values + i * n_types, s->values, n_types * sizeof(*d->values));
 	d->pub.samples[i] = (struct pprof_decoded_sample){
 	    .frames = (const char **)(uintptr_t)d->n_frames,
 	    .n_frames = s->n_frames,

@@ -179,8 +179,8 @@ static int grow(void *arr, size_t *cap, size_t need, size_t size)
 	size_t n = *cap ? *cap : 64;
 	void *grown;
 
-	if (need <= *cap)
-		return 0;
+	if (need <= *cap && *p)
+		return 0; /* allocated even for 0 elements: callers offset and copy from it */
 	while (n < need)
 		n *= 2;
 	grown = realloc(*p, n * size);
@@ -317,7 +317,7 @@ static int add_sample_type(struct pprof_stream *s, const struct protowire_field 
 /* Comments: packed or not; each a string index. */
 static int check_comments(struct pprof_stream *s, const struct protowire_field *f)
 {
-	const uint8_t *pos = f->data, *end = f->data + f->len;
+	const uint8_t *pos, *end;
 	uint64_t idx;
 	int err = 0;
 
@@ -325,6 +325,8 @@ static int check_comments(struct pprof_stream *s, const struct protowire_field *
 		return check_str(s, (int64_t)f->value, "comment");
 	if (f->type != PROTOWIRE_LEN)
 		return malformed(s);
+	pos = f->data;
+	end = f->data + f->len;
 	while (!err && pos < end) {
 		if (protowire__varint(&pos, end, &idx))
 			return malformed(s);

@@ -7,6 +7,8 @@
 #include "protowire.h"
 
 #define VARINT_MAX_BYTES 10
+#define FIELD_NUMBER_MAX ((1u << 29) - 1) /* the protobuf spec's largest */
+#define KEY_MAX_BYTES 5 /* keys and lengths are 32-bit varints, as protobuf-c reads them */
 
 int protowire__varint(const uint8_t **pos, const uint8_t *end, uint64_t *ret)
 {
@@ -39,11 +41,13 @@ static int fixed(struct protowire *r, size_t size, struct protowire_field *f)
 
 int protowire__next(struct protowire *r, struct protowire_field *f)
 {
+	const uint8_t *start = r->pos;
 	uint64_t key;
 
 	if (r->pos >= r->end)
 		return 0;
-	if (protowire__varint(&r->pos, r->end, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX)
+	if (protowire__varint(&r->pos, r->end, &key) || r->pos - start > KEY_MAX_BYTES ||
+	    key >> 3 == 0 || key >> 3 > FIELD_NUMBER_MAX)
 		return -EINVAL;
 	f->number = (uint32_t)(key >> 3);
 	f->type = (enum protowire_type)(key & 7);
@@ -57,8 +61,9 @@ int protowire__next(struct protowire *r, struct protowire_field *f)
 	case PROTOWIRE_FIXED32:
 		return fixed(r, 4, f);
 	case PROTOWIRE_LEN:
+		start = r->pos;
 		if (protowire__varint(&r->pos, r->end, &f->value) ||
-		    f->value > (uint64_t)(r->end - r->pos))
+		    r->pos - start > KEY_MAX_BYTES || f->value > (uint64_t)(r->end - r->pos))
 			return -EINVAL;
 		f->data = r->pos;
 		f->len = (size_t)f->value;

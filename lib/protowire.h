@@ -30,11 +30,14 @@ struct protowire_field {
 
 static inline struct protowire protowire_of(const uint8_t *buf, size_t len)
 {
-	return (struct protowire){buf, buf + len};
+	static const uint8_t empty[1];
+
+	return buf ? (struct protowire){buf, buf + len} : (struct protowire){empty, empty};
 }
 
 /* 1 and the next field, 0 at the end of the message, -EINVAL when the bytes are not a valid
- * message (truncated, a varint over 10 bytes, field number 0, groups or unknown wire types). */
+ * message (truncated, a varint over 10 bytes, field number 0 or over 2^29 - 1, groups or
+ * unknown wire types). */
 int protowire__next(struct protowire *r, struct protowire_field *ret);
 
 /* A varint at *pos (before end), *pos moved past it. 0 or -EINVAL. */
