@@ -717,14 +717,29 @@ static int flatten_labels(struct pprof_stream *s, const pb_sample *m)
 	return 0;
 }
 
+/* Labels (field 3) of a Sample on the wire, for the reason a too large one is refused. */
+static size_t count_labels(const struct protowire_field *f)
+{
+	struct protowire r = protowire_of(f->data, f->len);
+	struct protowire_field sub;
+	size_t n = 0;
+
+	while (protowire__next(&r, &sub) > 0)
+		n += sub.number == 3;
+	return n;
+}
+
 static int read_sample(struct pprof_stream *s, const struct protowire_field *f,
 		       struct pprof_decoded_sample *out)
 {
-	size_t i = s->sample_index;
+	size_t i = s->sample_index, n_labels;
 	const pb_sample *m;
 	int err;
 
 	m = unpack(s, &perftools__profiles__sample__descriptor, f, "sample", &err);
+	if (err && s->scratch.over_cap && (n_labels = count_labels(f)) > PPROF_MAX_LABELS)
+		return fail(s, "sample %zu has %zu labels, limit %u", i, n_labels,
+			    PPROF_MAX_LABELS);
 	if (err)
 		return err;
 	if (m->n_value != s->pub.n_sample_types)
