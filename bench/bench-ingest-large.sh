@@ -5,23 +5,14 @@
 # collector CPU and peak RSS growth (VmHWM); the same four at once on --threads 4; the
 # 500-stack profile's per-stack CPU in the same run; and `go tool pprof -top` reading the same
 # file (time and peak RSS) as the peer.
-#   bench/bench-ingest-large.sh --build DIR [--stacks N]
+#   bench/bench-ingest-large.sh --build DIR        (BENCH_STACKS=N for another size)
 set -eu
-cd "$(dirname "$0")/.."
-BUILD=build
-STACKS=200000
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--build) BUILD="$2"; shift 2 ;;
-	--stacks) STACKS="$2"; shift 2 ;;
-	*) echo "usage: $0 --build DIR [--stacks N]" >&2; exit 2 ;;
-	esac
-done
+. "$(dirname "$0")/lib.sh"
+bench_args "$@"
+bench_need_built bench-ingest-large roottrace-collector tests/helpers/ingest-load
 BIN="$BUILD/roottrace-collector"
 LOAD="$BUILD/tests/helpers/ingest-load"
-for f in "$BIN" "$LOAD"; do
-	[ -x "$f" ] || { echo "bench-ingest-large: $f missing (make BUILD=$BUILD all)" >&2; exit 1; }
-done
+STACKS="${BENCH_STACKS:-200000}"
 
 TMP=$(mktemp -d)
 PID=""

@@ -19,14 +19,6 @@ NAMES = ["github.com/acme/api/pkg%d.(*T).Method%d" % (k % 13, k) for k in range(
 LARGE_UPLOAD_HWM_GROWTH_MAX = 192 * MiB
 
 
-def vm_kib(pid, field):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise AssertionError("%s missing from /proc/%d/status" % (field, pid))
-
-
 def distinct_stack(i):
     """Stack i, root first, depth 20-39; distinct for every i < 400**3."""
     head = [NAMES[(i // 400 ** j + 7 * j) % 400] for j in range(3)]
@@ -54,9 +46,9 @@ class LargeUpload(unittest.TestCase):
     def test_200k_stacks_stored_exactly_with_bounded_peak_rss(self):
         with Collector() as c:
             tok = c.create_token("collector")
-            before = vm_kib(c.proc.pid, "VmHWM") * 1024
+            before = c.vm_kib("VmHWM") * 1024
             status, body = c.upload(tok, self.body, "big", "cpu")
-            growth = vm_kib(c.proc.pid, "VmHWM") * 1024 - before
+            growth = c.vm_kib("VmHWM") * 1024 - before
             self.assertEqual(status, 200, body)
             self.assertEqual((body["stacks"], body["samples"], body["total"]),
                              (200_000, 200_000, self.total))
@@ -100,7 +92,7 @@ class UploadLimits(unittest.TestCase):
                          "the first 1001 of 1500 samples")
         self.assertEqual(len(self.c.stored_rows(service="svc")), 10)
         self.assertEqual(self.rejects("too_many_stacks"), 1)
-        self.assertLess(vm_kib(self.c.proc.pid, "VmHWM"), 64 * 1024)
+        self.assertLess(self.c.vm_kib("VmHWM"), 64 * 1024)
 
     def test_over_max_samples_is_413_with_the_count_seen_and_stores_nothing(self):
         samples = [(["main", "same"], 1)] * 6000
