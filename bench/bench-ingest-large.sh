@@ -32,21 +32,12 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hwm_kib() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 ms_of_ticks() { awk -v t="$1" -v n="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.1f", t * 1000 / hz / n}'; }
 
-# start_collector NAME ARGS...: a fresh data dir; sets PID, PORT, TOKEN
+# start_collector NAME ARGS...: a fresh collector (--sync normal); sets PID, PORT, TOKEN
 start_collector() {
-	local name="$1" data="$TMP/data-$1"
+	local name="$1"
 	shift
-	"$BIN" init --data "$data" >/dev/null 2>&1
-	TOKEN=$("$BIN" token create --data "$data" --environment production --kind collector 2>/dev/null)
-	"$BIN" serve --data "$data" --listen 127.0.0.1:0 --sync normal "$@" 2>"$TMP/log-$name" &
-	PID=$!
-	PORT=""
-	for _ in $(seq 100); do
-		PORT=$(grep -o 'listening on [0-9.]*:[0-9]*' "$TMP/log-$name" | sed 's/.*://' || true)
-		[ -n "$PORT" ] && break
-		sleep 0.05
-	done
-	[ -n "$PORT" ] || { echo "bench-ingest-large: collector did not start" >&2; exit 1; }
+	bench_start_collector bench-ingest-large "$BIN" "$TMP/data-$name" "$TMP/log-$name" \
+		--sync normal "$@"
 }
 
 stop_collector() {

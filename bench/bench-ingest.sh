@@ -5,7 +5,7 @@
 # both --sync modes. Prints uploads/s, stack values/s, p50/p99 latency and collector RSS.
 #   bench/bench-ingest.sh --build DIR [--seconds N]
 set -eu
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 BUILD=build
 SECONDS_PER_RUN=10
 while [ $# -gt 0 ]; do
@@ -41,18 +41,7 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 echo "| sync | clients | uploads/s | stack values/s | p50 ms | p99 ms | collector CPU ms/upload | collector RSS MiB (peak) |"
 echo "|---|---|---|---|---|---|---|---|"
 for sync in full normal; do
-	DATA="$TMP/data-$sync"
-	"$BIN" init --data "$DATA" >/dev/null 2>&1
-	TOKEN=$("$BIN" token create --data "$DATA" --environment production --kind collector 2>/dev/null)
-	"$BIN" serve --data "$DATA" --listen 127.0.0.1:0 --sync "$sync" 2>"$TMP/log-$sync" &
-	PID=$!
-	PORT=""
-	for _ in $(seq 100); do
-		PORT=$(grep -o 'listening on [0-9.]*:[0-9]*' "$TMP/log-$sync" | sed 's/.*://' || true)
-		[ -n "$PORT" ] && break
-		sleep 0.05
-	done
-	[ -n "$PORT" ] || { echo "bench-ingest: collector did not start" >&2; exit 1; }
+	bench_start_collector bench-ingest "$BIN" "$TMP/data-$sync" "$TMP/log-$sync" --sync "$sync"
 	for clients in 1 4; do
 		t0=$(cpu_ticks "$PID")
 		out=$("$LOAD" "$PORT" "$TOKEN" "service=bench&profile_type=cpu" "$TMP/cpu.pb.gz" \

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Shared preamble of bench/bench-*.sh, sourced after `set -eu`: moves to the repository root;
 # bench_args parses --build DIR into BUILD; the checks stop a benchmark with one line naming
-# what is missing; bench_python_env sets what tests/lib's Python modules expect.
+# what is missing; bench_start_collector runs a fresh collector; bench_python_env sets what
+# tests/lib's Python modules expect.
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bench_args() {
@@ -26,6 +27,24 @@ bench_need_built() {
 	for prog in "$@"; do
 		[ -x "$BUILD/$prog" ] || { echo "$name: $BUILD/$prog not built" >&2; exit 1; }
 	done
+}
+
+# bench_start_collector NAME BIN DATA LOG SERVE_ARGS...: a fresh data dir DATA with a collector
+# token, `serve` on a free loopback port in the background; sets PID, PORT and TOKEN.
+bench_start_collector() {
+	local name="$1" bin="$2" data="$3" log="$4"
+	shift 4
+	"$bin" init --data "$data" >/dev/null 2>&1
+	TOKEN=$("$bin" token create --data "$data" --environment production --kind collector 2>/dev/null)
+	"$bin" serve --data "$data" --listen 127.0.0.1:0 "$@" 2>"$log" &
+	PID=$!
+	PORT=""
+	for _ in $(seq 100); do
+		PORT=$(grep -o 'listening on [0-9.]*:[0-9]*' "$log" | sed 's/.*://' || true)
+		[ -n "$PORT" ] && break
+		sleep 0.05
+	done
+	[ -n "$PORT" ] || { echo "$name: collector did not start" >&2; exit 1; }
 }
 
 bench_python_env() {
