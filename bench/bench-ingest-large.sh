@@ -14,13 +14,7 @@ BIN="$BUILD/roottrace-collector"
 LOAD="$BUILD/tests/helpers/ingest-load"
 STACKS="${BENCH_STACKS:-200000}"
 
-TMP=$(mktemp -d)
-PID=""
-cleanup() {
-	[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+bench_temp_dir
 
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 bench/gen-cpu-profile.py "$TMP/big.pb.gz" --stacks "$STACKS" --gzip 2>/dev/null

@@ -21,13 +21,7 @@ for f in "$BIN" "$LOAD"; do
 	[ -x "$f" ] || { echo "bench-ingest: $f missing (make BUILD=$BUILD all)" >&2; exit 1; }
 done
 
-TMP=$(mktemp -d)
-PID=""
-cleanup() {
-	[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+bench_temp_dir
 
 STACKS=500
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)

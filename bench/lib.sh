@@ -29,6 +29,13 @@ bench_need_built() {
 	done
 }
 
+# bench_temp_dir: TMP, removed at exit after stopping the collector in PID (if any)
+bench_temp_dir() {
+	TMP=$(mktemp -d)
+	PID=""
+	trap 'if [ -n "$PID" ]; then kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null; fi; rm -rf "$TMP"' EXIT
+}
+
 # bench_start_collector NAME BIN DATA LOG SERVE_ARGS...: a fresh data dir DATA with a collector
 # token, `serve` on a free loopback port in the background; sets PID, PORT and TOKEN.
 bench_start_collector() {
