@@ -115,8 +115,8 @@ static int read_all(const uint8_t *bytes, size_t len, size_t *ret_fields)
 
 TEST(wire_reader_reads_fields_and_rejects_malformed_bytes)
 {
-	static const uint8_t ok[] = {0x08, 0x96, 0x01, 0x12, 0x02, 'h', 'i', 0x19, 1, 2, 3, 4, 5,
-				     6,	   7,	 8,    0x25, 1,	   2,	3,   4};
+	static const uint8_t ok[] = {0x08, 0x96, 0x01, 0x12, 0x02, 'h',	 'i', 0x19, 1, 2, 3,
+				     4,	   5,	 6,    7,    8,	   0x25, 1,   2,    3, 4};
 	static const uint8_t truncated_len[] = {0x12, 0x05, 'h', 'i'};
 	static const uint8_t long_varint[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff,
 					      0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
