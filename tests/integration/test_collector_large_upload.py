@@ -5,6 +5,7 @@
 # per-upload limits get 413 naming the limit and the count seen, nothing of them is stored,
 # earlier uploads stay; a bad sample deep in a large profile still gets its specific 400.
 import gzip
+import threading
 import unittest
 
 import harness
@@ -17,6 +18,8 @@ NAMES = ["github.com/acme/api/pkg%d.(*T).Method%d" % (k % 13, k) for k in range(
 # docs/operations.md, "Limits: collector": this upload's decompressed size, plus 8 bytes a
 # frame and ~100 bytes a stack of its distinct stacks, plus the SQLite writer's caches.
 LARGE_UPLOAD_HWM_GROWTH_MAX = 192 * MiB
+# Four of them at once on --threads 4 stay within what a 512 MiB collector can give ingest.
+FOUR_AT_ONCE_HWM_GROWTH_MAX = 512 * MiB
 
 
 def distinct_stack(i):
@@ -59,6 +62,35 @@ class LargeUpload(unittest.TestCase):
             self.assertLess(growth, LARGE_UPLOAD_HWM_GROWTH_MAX,
                             "VmHWM grew %.1f MiB for %.1f MiB decompressed"
                             % (growth / MiB, len(self.raw) / MiB))
+
+    def test_four_at_once_on_4_threads_stay_under_512_mib_and_store_or_say_retry(self):
+        with Collector(serve_args=["--threads", "4"]) as c:
+            tok = c.create_token("collector")
+            before = c.vm_kib("VmHWM") * 1024
+            results = {}
+
+            def send(i):
+                results[i] = c.upload(tok, self.body, "big%d" % i, "cpu")
+
+            threads = [threading.Thread(target=send, args=(i,)) for i in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            growth = c.vm_kib("VmHWM") * 1024 - before
+            self.assertLess(growth, FOUR_AT_ONCE_HWM_GROWTH_MAX,
+                            "VmHWM grew %.1f MiB" % (growth / MiB))
+            stored = 0
+            for i, (status, body) in sorted(results.items()):
+                self.assertIn(status, (200, 429), body)
+                rows = c.stored_rows(service="big%d" % i)
+                if status == 200:
+                    stored += 1
+                    self.assertEqual(body["total"], self.total)
+                    self.assertEqual(len(rows), 200_000)
+                else:  # the write queue was full: nothing written, send it again
+                    self.assertEqual(rows, [])
+            self.assertGreaterEqual(stored, 1)
 
     def test_bad_sample_deep_in_a_large_profile_is_400_and_stores_nothing(self):
         bad = self.raw + pprof_py.field_bytes(
