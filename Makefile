@@ -143,7 +143,7 @@ unit: $(UNIT_BINS)
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory format-check
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all node-sdk
 	$(Q)./tests/run-tests.sh --build $(BUILD)
 
 bench: deps all

@@ -14,7 +14,7 @@ BIN="$BUILD/roottrace-collector"
 LOAD="$BUILD/tests/helpers/ingest-load"
 STACKS="${BENCH_STACKS:-200000}"
 
-bench_temp_dir
+bench_collector_tmp
 
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 bench/gen-cpu-profile.py "$TMP/big.pb.gz" --stacks "$STACKS" --gzip 2>/dev/null
@@ -28,10 +28,13 @@ ms_of_ticks() { awk -v t="$1" -v n="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN {print
 
 # start_collector NAME ARGS...: a fresh collector (--sync normal); sets PID, PORT, TOKEN
 start_collector() {
-	local name="$1"
+	local name="$1" data="$TMP/data-$1"
 	shift
-	bench_start_collector bench-ingest-large "$BIN" "$TMP/data-$name" "$TMP/log-$name" \
-		--sync normal "$@"
+	"$BIN" init --data "$data" >/dev/null 2>&1
+	TOKEN=$("$BIN" token create --data "$data" --environment production --kind collector 2>/dev/null)
+	"$BIN" serve --data "$data" --listen 127.0.0.1:0 --sync normal "$@" 2>"$TMP/log-$name" &
+	PID=$!
+	bench_collector_port bench-ingest-large "$TMP/log-$name"
 }
 
 stop_collector() {

@@ -21,7 +21,7 @@ for f in "$BIN" "$LOAD"; do
 	[ -x "$f" ] || { echo "bench-ingest: $f missing (make BUILD=$BUILD all)" >&2; exit 1; }
 done
 
-bench_temp_dir
+bench_collector_tmp
 
 STACKS=500
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -35,7 +35,12 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 echo "| sync | clients | uploads/s | stack values/s | p50 ms | p99 ms | collector CPU ms/upload | collector RSS MiB (peak) |"
 echo "|---|---|---|---|---|---|---|---|"
 for sync in full normal; do
-	bench_start_collector bench-ingest "$BIN" "$TMP/data-$sync" "$TMP/log-$sync" --sync "$sync"
+	DATA="$TMP/data-$sync"
+	"$BIN" init --data "$DATA" >/dev/null 2>&1
+	TOKEN=$("$BIN" token create --data "$DATA" --environment production --kind collector 2>/dev/null)
+	"$BIN" serve --data "$DATA" --listen 127.0.0.1:0 --sync "$sync" 2>"$TMP/log-$sync" &
+	PID=$!
+	bench_collector_port bench-ingest "$TMP/log-$sync"
 	for clients in 1 4; do
 		t0=$(cpu_ticks "$PID")
 		out=$("$LOAD" "$PORT" "$TOKEN" "service=bench&profile_type=cpu" "$TMP/cpu.pb.gz" \

@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Shared preamble of bench/bench-*.sh, sourced after `set -eu`: moves to the repository root;
 # bench_args parses --build DIR into BUILD; the checks stop a benchmark with one line naming
-# what is missing; bench_start_collector runs a fresh collector; bench_python_env sets what
-# tests/lib's Python modules expect.
+# what is missing; bench_collector_port waits for a collector's port; bench_python_env sets what tests/lib's Python modules expect.
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bench_args() {
@@ -29,29 +28,24 @@ bench_need_built() {
 	done
 }
 
-# bench_temp_dir: TMP, removed at exit after stopping the collector in PID (if any)
-bench_temp_dir() {
+# bench_collector_tmp: a scratch dir in TMP, removed at exit with the collector whose pid is in
+# PID (when set)
+bench_collector_tmp() {
 	TMP=$(mktemp -d)
 	PID=""
-	trap 'if [ -n "$PID" ]; then kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null; fi; rm -rf "$TMP"' EXIT
+	trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null; rm -rf "$TMP"' EXIT
 }
 
-# bench_start_collector NAME BIN DATA LOG SERVE_ARGS...: a fresh data dir DATA with a collector
-# token, `serve` on a free loopback port in the background; sets PID, PORT and TOKEN.
-bench_start_collector() {
-	local name="$1" bin="$2" data="$3" log="$4"
-	shift 4
-	"$bin" init --data "$data" >/dev/null 2>&1
-	TOKEN=$("$bin" token create --data "$data" --environment production --kind collector 2>/dev/null)
-	"$bin" serve --data "$data" --listen 127.0.0.1:0 "$@" 2>"$log" &
-	PID=$!
+# bench_collector_port NAME LOG: waits for `serve --listen 127.0.0.1:0` to log its port, sets PORT
+bench_collector_port() {
 	PORT=""
 	for _ in $(seq 100); do
-		PORT=$(grep -o 'listening on [0-9.]*:[0-9]*' "$log" | sed 's/.*://' || true)
-		[ -n "$PORT" ] && break
+		PORT=$(grep -o 'listening on [0-9.]*:[0-9]*' "$2" | sed 's/.*://' || true)
+		[ -n "$PORT" ] && return 0
 		sleep 0.05
 	done
-	[ -n "$PORT" ] || { echo "$name: collector did not start" >&2; exit 1; }
+	echo "$1: collector did not start" >&2
+	exit 1
 }
 
 bench_python_env() {

@@ -15,6 +15,13 @@ int collector_db_path(const char *data_dir, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+static int links_path(const char *data_dir, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s", data_dir, LINKS_FILE);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 /* The SQLite backend's options from the command line's. */
 static struct store_sqlite_options sqlite_options(const struct collector_options *opts)
 {
@@ -48,6 +55,10 @@ int collector__open(const struct collector_options *opts, struct collector **ret
 		err = cp_store_sqlite_open(path, &sqlite, &c->cp);
 	if (!err)
 		err = profile_store_sqlite_open(path, &sqlite, &c->profiles);
+	if (!err)
+		err = links_path(opts->data_dir, path, sizeof(path));
+	if (!err)
+		err = link_store_sqlite_open(path, &sqlite, &c->links);
 	if (err) {
 		collector__close(c);
 		return err;
@@ -60,6 +71,8 @@ void collector__close(struct collector *c)
 {
 	if (!c)
 		return;
+	if (c->links)
+		c->links->ops->close(c->links);
 	if (c->profiles)
 		c->profiles->ops->close(c->profiles);
 	if (c->cp)

@@ -21,6 +21,7 @@
 #define DEFAULT_RETENTION_DAYS 30
 #define DEFAULT_LISTEN "127.0.0.1:4040"
 #define DATABASE_FILE "roottrace.db"
+#define LINKS_FILE "roottrace-links.db" /* span links, apart from the rollups */
 
 struct collector_options {
 	const char *data_dir;
@@ -35,6 +36,7 @@ struct collector_options {
 	size_t max_stacks;	   /* distinct stacks per upload */
 	size_t max_stack_frames;   /* frames of those distinct stacks */
 	int retention_days;
+	int link_retention_hours; /* span links older than this are deleted */
 	int threads;
 	bool sync_normal; /* synchronous=NORMAL instead of FULL */
 };
@@ -43,6 +45,7 @@ struct collector {
 	struct collector_options opts;
 	struct cp_store *cp;
 	struct profile_store *profiles;
+	struct link_store *links;
 	struct metrics *metrics;
 };
 

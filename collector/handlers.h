@@ -3,6 +3,9 @@
 #ifndef ROOTTRACE_HANDLERS_H
 #define ROOTTRACE_HANDLERS_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "request.h"
 
 int handle_config_get(const struct request *req, struct response *resp); /* GET /api/apm/config */
@@ -10,9 +13,17 @@ int handle_config_put(const struct request *req, struct response *resp); /* PUT 
 int handle_audit_list(const struct request *req, struct response *resp); /* GET /api/apm/audit */
 int handle_profiles_ingest(const struct request *req,
 			   struct response *resp); /* POST /api/apm/profiles */
+int handle_otlp_profiles(const struct request *req,
+			 struct response *resp); /* POST /v1development/profiles */
+int handle_trace_profile(const struct request *req,
+			 struct response *resp); /* GET /api/apm/traces/{trace_id}/profile */
+int handle_pyroscope_ingest(const struct request *req,
+			    struct response *resp); /* POST /ingest (Pyroscope's HTTP ingest) */
 int handle_deployment_add(const struct request *req,
 			  struct response *resp); /* POST /api/apm/deployments */
 int handle_healthz(const struct request *req, struct response *resp); /* GET /healthz */
 int handle_metrics(const struct request *req, struct response *resp); /* GET /metrics */
+/* GET / and GET /ui/<file>: the web UI (collector/handlers_ui.c) */
+int handle_ui(const struct request *req, struct response *resp);
 
 #endif

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* POST /api/apm/profiles (collector token): one pprof, gzipped or not, reduced to root-first
  * function stacks of the sample type that fits the profile type, merged into its five-minute
- * rollup, and acknowledged only after the store committed; a repeated upload_id merges once. */
+ * rollup, and acknowledged only after the store committed; a repeated upload_id merges once.
+ * ingest_pprof() is that path for every upload route (ingest.h). */
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -15,18 +16,14 @@
 #include "collector.h"
 #include "gzip.h"
 #include "handlers.h"
+#include "handlers_links.h"
+#include "ingest.h"
 #include "pprof.h"
 #include "respond.h"
 #include "stack_agg.h"
 #include "validate.h"
 
 #define INGEST_RETRY_AFTER_S 1
-
-struct type_fit {
-	const char *profile_type;
-	const char *sample_type;
-	const char *unit;
-};
 
 static const struct type_fit fits[] = {
     {"cpu", "cpu", "nanoseconds"},    {"wall", "wall", "nanoseconds"},
@@ -37,17 +34,6 @@ static const struct type_fit fits[] = {
 static const char *const accepted_content_types[] = {
     "application/octet-stream",	       "application/x-protobuf", "application/protobuf",
     "application/vnd.google.protobuf", "application/gzip",	 "application/x-gzip",
-};
-
-/* Everything one upload carries besides its body. */
-struct upload {
-	const char *environment;
-	const char *service;
-	const char *deployment;
-	const struct type_fit *fit;
-	const char *upload_id; /* NULL when the sender gave none */
-	struct agent_report report;
-	bool has_report;
 };
 
 static double seconds_since(const struct timespec *start)
@@ -65,7 +51,13 @@ static int reject(const struct request *req, struct response *resp, enum reject_
 	return respond_error(resp, status, error, "%s", detail);
 }
 
-static bool content_type_ok(const char *ct)
+int ingest_reject(const struct request *req, struct response *resp, enum reject_reason reason,
+		  int status, const char *error, const char *detail)
+{
+	return reject(req, resp, reason, status, error, detail);
+}
+
+bool ingest_pprof_content_type_ok(const char *ct)
 {
 	size_t len;
 
@@ -203,7 +195,7 @@ static int parse_report(const struct request *req, struct upload *u, char *why, 
 
 /* ------------------------------------------------------------------- parameters ---- */
 
-static const struct type_fit *find_fit(const char *profile_type)
+const struct type_fit *ingest_type_fit(const char *profile_type)
 {
 	for (size_t i = 0; profile_type && i < sizeof(fits) / sizeof(fits[0]); i++)
 		if (strcmp(fits[i].profile_type, profile_type) == 0)
@@ -225,7 +217,7 @@ static int parse_upload(const struct request *req, struct upload *u, char *why, 
 	u->service = request_query(req, "service");
 	if (validate_name("service", u->service, why, why_len))
 		return 400;
-	u->fit = find_fit(type);
+	u->fit = ingest_type_fit(type);
 	if (!u->fit) {
 		snprintf(why, why_len,
 			 "profile_type %s%.32s%s: expected cpu, wall, heap, alloc or lock",
@@ -257,6 +249,15 @@ static void list_sample_types(const struct pprof_decoded *p, char *buf, size_t l
 				 p->sample_types[i].type, p->sample_types[i].unit);
 	if (!p->n_sample_types)
 		snprintf(buf, len, "none");
+}
+
+/* The upload's time (Pyroscope's from=), else the pprof's time_nanos, else now: its bucket
+ * and its span links' time. */
+static int64_t upload_time(const struct upload *u, const struct pprof_decoded *p)
+{
+	return u->time_s > 0	   ? u->time_s
+	       : p->time_nanos > 0 ? p->time_nanos / 1000000000
+				   : (int64_t)time(NULL);
 }
 
 /* The per-upload limits, a 0 option meaning the default. */
@@ -297,54 +298,71 @@ static int check_agg(struct stack_agg *agg, const struct upload_limits *lim, siz
 	return 0;
 }
 
-/* Merges each sample into agg as it is read: the upload's memory is its aggregate, not its
- * samples. 0, -EINVAL (a bad profile), -E2BIG (a limit passed), -ENOMEM; the reason in why. */
-static int reduce(struct pprof_stream *stream, int idx, const struct upload_limits *lim,
-		  struct stack_agg *agg, char *why, size_t why_len)
+/* One sample into the aggregate and, when its labels name a span, the span links (every
+ * pprof route). */
+static int reduce_sample(const struct pprof_decoded_sample *s, int idx, int count_idx,
+			 int64_t time_s, struct stack_agg *agg, struct link_batch *links)
 {
-	size_t n = pprof_stream__header(stream)->n_samples;
+	int64_t v = s->values[idx];
+	int err;
+
+	if (!v)
+		return 0;
+	err = stack_agg__add(agg, (const char *const *)s->frames, s->n_frames, v);
+	if (!err)
+		err = link_batch__add_labelled(links, time_s, (const char *const *)s->frames,
+					       s->n_frames, s->labels, s->n_labels, v,
+					       count_idx >= 0 ? s->values[count_idx] : 1);
+	return err;
+}
+
+/* Merges each sample as it is read: the upload's memory is its aggregate, not its samples.
+ * 0, -EINVAL (a bad profile), -E2BIG (a limit passed), -ENOMEM; the reason in why. */
+static int reduce(struct pprof_stream *stream, int idx, int64_t time_s,
+		  const struct upload_limits *lim, struct stack_agg *agg, struct link_batch *links,
+		  char *why, size_t why_len)
+{
+	const struct pprof_decoded *header = pprof_stream__header(stream);
+	int count_idx = pprof_decoded__find_type(header, "samples", "count");
 	struct pprof_decoded_sample s;
 	int more, err = 0;
 
 	for (size_t i = 0; !err && (more = pprof_stream__next(stream, &s, why, why_len)) > 0; i++) {
-		int64_t v = s.values[idx];
-
-		if (v < 0) {
+		if (s.values[idx] < 0) {
 			snprintf(why, why_len, "sample %zu has a negative value", i);
 			return -EINVAL;
 		}
-		if (!v)
-			continue;
-		err = stack_agg__add(agg, (const char *const *)s.frames, s.n_frames, v);
+		err = reduce_sample(&s, idx, count_idx, time_s, agg, links);
 		if (err == -EOVERFLOW)
 			snprintf(why, why_len, "sample values overflow a 64-bit sum");
 		if (!err)
-			err = check_agg(agg, lim, i, n, why, why_len);
+			err = check_agg(agg, lim, i, header->n_samples, why, why_len);
 	}
 	return err ? err : more;
 }
 
-static int64_t bucket_of(const struct pprof_decoded *p)
+static int64_t bucket_of(const struct upload *u, const struct pprof_decoded *p)
 {
-	int64_t t = p->time_nanos > 0 ? p->time_nanos / 1000000000 : (int64_t)time(NULL);
+	int64_t t = upload_time(u, p);
 
 	return t - t % BUCKET_SECONDS;
 }
 
 /* Inflates when the body is gzip; *ret_owned is what to free. 0 or a status with why. */
-static int body_bytes(const struct request *req, const uint8_t **ret, size_t *ret_len,
-		      uint8_t **ret_owned, char *why, size_t why_len)
+static int body_bytes(const struct request *req, const uint8_t *body, size_t body_len,
+		      const uint8_t **ret, size_t *ret_len, uint8_t **ret_owned, char *why,
+		      size_t why_len)
 {
 	size_t cap = req->collector->opts.max_inflated;
 	int err;
 
 	*ret_owned = NULL;
-	if (!gzip_is_compressed(req->body, req->body_len)) {
-		*ret = req->body;
-		*ret_len = req->body_len;
+	if (!gzip_is_compressed(body, body_len)) {
+		*ret = body;
+		*ret_len = body_len;
 		return 0;
 	}
-	err = gzip_inflate_capped(req->body, req->body_len, cap, ret_owned, ret_len);
+	err = gzip_inflate_capped(body, body_len, cap, ret_owned, ret_len);
 	if (err == -EFBIG) {
 		snprintf(why, why_len, "gzip body inflates past the %zu-byte limit", cap);
 		return 413;
@@ -358,23 +376,30 @@ static int body_bytes(const struct request *req, const uint8_t **ret, size_t *re
 	return 0;
 }
 
+int ingest_body_bytes(const struct request *req, const uint8_t **ret, size_t *ret_len,
+		      uint8_t **ret_owned, char *why, size_t why_len)
+{
+	return body_bytes(req, req->body, req->body_len, ret, ret_len, ret_owned, why, why_len);
+}
+
 /* duplicate: the upload id was stored before; this copy was not merged again. */
 static json_t *ack_json(const struct upload *u, const struct profile_batch *b, size_t samples,
-			int64_t total, bool duplicate)
+			int64_t total, bool duplicate, json_t *links)
 {
 	char sample_type[64];
 
 	snprintf(sample_type, sizeof(sample_type), "%s/%s", u->fit->sample_type, u->fit->unit);
-	return json_pack("{s:b, s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "stored", 1,
+	return json_pack("{s:b, s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o}", "stored", 1,
 			 "duplicate", duplicate, "environment", u->environment, "service",
 			 u->service, "profile_type", u->fit->profile_type, "sample_type",
 			 sample_type, "bucket", (json_int_t)b->bucket_start, "stacks",
 			 (json_int_t)b->n_stacks, "samples", (json_int_t)samples, "total",
-			 (json_int_t)total);
+			 (json_int_t)total, "links", links);
 }
 
 static int store(const struct request *req, struct response *resp, const struct upload *u,
-		 const struct pprof_decoded *p, struct stack_agg *agg, const struct timespec *start)
+		 const struct pprof_decoded *p, struct stack_agg *agg, struct link_batch *links,
+		 const struct timespec *start)
 {
 	struct collector *c = req->collector;
 	struct profile_batch batch = {
@@ -382,7 +407,7 @@ static int store(const struct request *req, struct response *resp, const struct 
 	    .service = u->service,
 	    .deployment = u->deployment,
 	    .profile_type = u->fit->profile_type,
-	    .bucket_start = bucket_of(p),
+	    .bucket_start = bucket_of(u, p),
 	    .period = p->period,
 	    .upload_id = u->upload_id,
 	};
@@ -414,18 +439,56 @@ static int store(const struct request *req, struct response *resp, const struct 
 		metrics__upload_accepted(c->metrics, req->body_len, batch.n_stacks,
 					 seconds_since(start));
 	}
-	return respond_json(resp, 200,
-			    ack_json(u, &batch, p->n_samples, stack_agg__total(agg), duplicate));
+	return respond_json(
+	    resp, 200,
+	    ack_json(u, &batch, p->n_samples, stack_agg__total(agg), duplicate,
+		     duplicate ? json_null() : link_batch_store_json(req, links, u->environment)));
 }
 
-/* The stream of the body's pprof and the index of the fitting sample type; 0, or non-zero
- * with the answer already given. */
-static int open_profile(const struct request *req, struct response *resp, const struct upload *u,
+/* The fit u names, or the first candidate the pprof has; -1 with a reason when none fits. */
+static int choose_fit(const struct upload *u, const struct pprof_decoded *p,
+		      const struct type_fit **ret, char *why, size_t why_len)
+{
+	char types[192], wanted[192];
+	size_t used = 0;
+	int idx;
+
+	for (size_t i = 0; !u->fit && i < u->n_candidates; i++) {
+		const struct type_fit *f = u->candidates[i];
+
+		idx = pprof_decoded__find_type(p, f->sample_type, f->unit);
+		if (idx >= 0) {
+			*ret = f;
+			return idx;
+		}
+		used += snprintf(wanted + used, sizeof(wanted) - used, "%s%s/%s (%s)",
+				 i ? ", " : "", f->sample_type, f->unit, f->profile_type);
+		if (used >= sizeof(wanted))
+			break;
+	}
+	list_sample_types(p, types, sizeof(types));
+	if (!u->fit) {
+		snprintf(why, why_len,
+			 "no sample type to store: expected one of %s; this one has %s",
+			 u->n_candidates ? wanted : "none", types);
+		return -1;
+	}
+	idx = pprof_decoded__find_type(p, u->fit->sample_type, u->fit->unit);
+	if (idx < 0)
+		snprintf(why, why_len, "a %s profile needs sample type %s/%s; this one has %s",
+			 u->fit->profile_type, u->fit->sample_type, u->fit->unit, types);
+	*ret = u->fit;
+	return idx;
+}
+
+/* The stream of the body's pprof and the index of its fitting sample type (u->fit set); 0,
+ * or -1 with the answer already given. */
+static int open_profile(const struct request *req, struct response *resp, struct upload *u,
 			const uint8_t *pb, size_t pb_len, struct pprof_stream **ret, int *ret_idx)
 {
 	struct upload_limits lim = limits_of(&req->collector->opts);
 	const struct pprof_decoded *header;
-	char why[320], types[192];
+	char why[320];
 
 	if (pprof_stream__open(pb, pb_len, ret, why, sizeof(why))) {
 		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
@@ -439,24 +502,23 @@ static int open_profile(const struct request *req, struct response *resp, const 
 		reject(req, resp, REJECT_TOO_MANY_SAMPLES, 413, "too_many_samples", why);
 		return -1;
 	}
-	*ret_idx = pprof_decoded__find_type(header, u->fit->sample_type, u->fit->unit);
+	*ret_idx = choose_fit(u, header, &u->fit, why, sizeof(why));
 	if (*ret_idx < 0) {
-		list_sample_types(header, types, sizeof(types));
-		snprintf(why, sizeof(why), "a %s profile needs sample type %s/%s; this one has %s",
-			 u->fit->profile_type, u->fit->sample_type, u->fit->unit, types);
 		reject(req, resp, REJECT_NO_SAMPLE_TYPE, 422, "no_fitting_sample_type", why);
 		return -1;
 	}
 	return 0;
 }
 
-/* Streams the samples into agg; 0, or non-zero with the answer already given. */
-static int aggregate(const struct request *req, struct response *resp, struct pprof_stream *s,
-		     int idx, struct stack_agg *agg)
+/* Streams the samples into agg and links; 0, or -1 with the answer already given. */
+static int aggregate(const struct request *req, struct response *resp, const struct upload *u,
+		     struct pprof_stream *s, int idx, struct stack_agg *agg,
+		     struct link_batch *links)
 {
 	struct upload_limits lim = limits_of(&req->collector->opts);
+	int64_t time_s = upload_time(u, pprof_stream__header(s));
 	char why[320];
-	int err = reduce(s, idx, &lim, agg, why, sizeof(why));
+	int err = reduce(s, idx, time_s, &lim, agg, links, why, sizeof(why));
 
 	if (err == -ENOMEM)
 		respond_error(resp, 500, "internal", "out of memory");
@@ -467,30 +529,22 @@ static int aggregate(const struct request *req, struct response *resp, struct pp
 	return err ? -1 : 0;
 }
 
-int handle_profiles_ingest(const struct request *req, struct response *resp)
+int ingest_pprof(const struct request *req, struct response *resp, const struct upload *upload,
+		 const uint8_t *body, size_t body_len, const struct timespec *start)
 {
 	struct pprof_stream *profile = NULL;
 	struct stack_agg *agg = NULL;
-	struct timespec start;
-	struct upload u;
+	struct link_batch *links = NULL;
+	struct upload u = *upload;
 	uint8_t *inflated = NULL;
 	const uint8_t *pb;
 	size_t pb_len;
 	char why[320];
 	int status, idx = -1;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	status = parse_upload(req, &u, why, sizeof(why));
-	if (status)
-		return reject(req, resp, status == 403 ? REJECT_FORBIDDEN : REJECT_BAD_REQUEST,
-			      status, status == 403 ? "forbidden" : "bad_request", why);
-	if (!content_type_ok(req->content_type))
-		return reject(req, resp, REJECT_CONTENT_TYPE, 415, "unsupported_media_type",
-			      "send the pprof as application/octet-stream (gzip is detected "
-			      "by its magic bytes)");
-	if (!req->body_len)
+	if (!body_len)
 		return reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", "empty body");
-	status = body_bytes(req, &pb, &pb_len, &inflated, why, sizeof(why));
+	status = body_bytes(req, body, body_len, &pb, &pb_len, &inflated, why, sizeof(why));
 	if (status) {
 		if (status == 503)
 			resp->retry_after_s = INGEST_RETRY_AFTER_S;
@@ -504,20 +558,41 @@ int handle_profiles_ingest(const struct request *req, struct response *resp)
 	if (open_profile(req, resp, &u, pb, pb_len, &profile, &idx))
 		goto out;
 	agg = stack_agg__new();
-	if (!agg) {
+	links = link_batch__new(u.service, u.fit->profile_type);
+	if (!agg || !links) {
 		respond_error(resp, 500, "internal", "out of memory");
 		goto out;
 	}
-	if (aggregate(req, resp, profile, idx, agg))
+	if (aggregate(req, resp, &u, profile, idx, agg, links))
 		goto out;
-	/* The names the aggregate points to live in the stream's string table, not in the
-	 * body: the inflated copy can go before the store holds the upload. */
+	/* The names the aggregate and the links point to live in the stream's string table,
+	 * not in the body: the inflated copy can go before the store holds the upload. */
 	free(inflated);
 	inflated = NULL;
-	store(req, resp, &u, pprof_stream__header(profile), agg, &start);
+	store(req, resp, &u, pprof_stream__header(profile), agg, links, start);
 out:
+	link_batch__free(links);
 	stack_agg__free(agg);
 	pprof_stream__free(profile);
 	free(inflated);
 	return 0;
+}
+
+int handle_profiles_ingest(const struct request *req, struct response *resp)
+{
+	struct timespec start;
+	struct upload u;
+	char why[320];
+	int status;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	status = parse_upload(req, &u, why, sizeof(why));
+	if (status)
+		return reject(req, resp, status == 403 ? REJECT_FORBIDDEN : REJECT_BAD_REQUEST,
+			      status, status == 403 ? "forbidden" : "bad_request", why);
+	if (!ingest_pprof_content_type_ok(req->content_type))
+		return reject(req, resp, REJECT_CONTENT_TYPE, 415, "unsupported_media_type",
+			      "send the pprof as application/octet-stream (gzip is detected "
+			      "by its magic bytes)");
+	return ingest_pprof(req, resp, &u, req->body, req->body_len, &start);
 }

@@ -55,10 +55,18 @@ static json_t *window_json(struct query_window w)
 /* measurement, unit, service, deployment, window, total: every read response starts here. */
 static json_t *response_head(const struct query_params *p, struct query_window w, int64_t total)
 {
-	return json_pack("{s:s, s:s, s:s, s:s?, s:o, s:I}", "measurement", p->type->name, "unit",
-			 p->type->unit, "service", p->service, "deployment",
-			 p->has_deployment ? p->deployment : NULL, "window", window_json(w),
-			 "total", (json_int_t)total);
+	json_t *doc = json_pack("{s:s, s:s, s:s, s:s?, s:o, s:I}", "measurement", p->type->name,
+				"unit", p->type->unit, "service", p->service, "deployment",
+				p->has_deployment ? p->deployment : NULL, "window", window_json(w),
+				"total", (json_int_t)total);
+
+	if (doc && p->trace_id[0])
+		json_object_set_new(doc, "trace_id", json_string(p->trace_id));
+	if (doc && p->span_id[0])
+		json_object_set_new(doc, "span_id", json_string(p->span_id));
+	if (doc && p->include_children)
+		json_object_set_new(doc, "include_children", json_true());
+	return doc;
 }
 
 /* 0, or 1 with a 400 written. */
@@ -74,6 +82,25 @@ static int parse_common(const struct request *req, struct response *resp, int64_
 	return 0;
 }
 
+/* The samples of a trace or span (trace_id= / span_id=), from the span links. */
+static int load_span_window(const struct request *req, const struct query_params *p,
+			    struct query_window w, struct merged_window *ret)
+{
+	struct link_store *links = req->collector->links;
+	struct span_link_query q = {
+	    .environment = env_of(req),
+	    .service = p->service,
+	    .profile_type = p->type->name,
+	    .trace_id = p->trace_id[0] ? p->trace_id : NULL,
+	    .span_id = p->span_id[0] ? p->span_id : NULL,
+	    .include_children = p->include_children,
+	    .start = w.start,
+	    .end = w.end,
+	};
+
+	return links->ops->merge(links, &q, ret);
+}
+
 /* Merges one window and applies the gauge rule (heap). */
 static int load_window(const struct request *req, const struct query_params *p,
 		       struct query_window w, const char *deployment, struct merged_window *ret)
@@ -82,6 +109,8 @@ static int load_window(const struct request *req, const struct query_params *p,
 	struct window_query q;
 	int err;
 
+	if (p->trace_id[0] || p->span_id[0])
+		return load_span_window(req, p, w, ret);
 	query_params_window_query(p, env_of(req), w, deployment, &q);
 	err = store->ops->merge_window(store, &q, ret);
 	if (err)
@@ -231,8 +260,50 @@ int handle_top(const struct request *req, struct response *resp)
 struct diff_side {
 	struct query_window window;
 	const char *deployment; /* NULL = every deployment */
+	/* A span's baseline: the links of spans of this name (its endpoint), or, for a span
+	 * without a name, the service's rollups; NULL / false: what p asks. */
+	char span_name[STORE_NAME_MAX];
+	bool rollups;
 	struct merged_window data;
 };
+
+#define SPAN_BASELINE_S 3600
+
+/* span_id= on a diff: the span's frames against its endpoint over the hour before it. */
+static int span_diff_windows(const struct request *req, struct response *resp,
+			     struct query_params *p, struct diff_side *before,
+			     struct diff_side *after)
+{
+	struct link_store *links = req->collector->links;
+	struct span_link_query q = {
+	    .environment = env_of(req),
+	    .service = p->service,
+	    .profile_type = p->type->name,
+	    .span_id = p->span_id,
+	    .start = 0,
+	    .end = INT64_MAX,
+	};
+	struct span_summary *spans = NULL;
+	size_t n = 0;
+	int err = links->ops->spans(links, &q, &spans, &n);
+
+	if (err)
+		return respond_store_error(resp, err, "reading the span"), 1;
+	if (!n) {
+		respond_error(resp, 404, "not_found",
+			      "no %s samples of service %s are linked to span %s", p->type->name,
+			      p->service, p->span_id);
+		return 1;
+	}
+	after->window = (struct query_window){spans[0].first, spans[0].last + 1};
+	before->window = (struct query_window){spans[0].first - SPAN_BASELINE_S, spans[0].first};
+	snprintf(before->span_name, sizeof(before->span_name), "%s", spans[0].span_name);
+	before->rollups = !*spans[0].span_name;
+	if (before->rollups) /* whole buckets, as every rollup read */
+		before->window = query_window_align(before->window);
+	free(spans);
+	return 0;
+}
 
 /* The two windows from one of the three modes. 0 or 400 written (returns 1). */
 static int diff_windows(const struct request *req, struct response *resp, struct query_params *p,
@@ -247,6 +318,10 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 
 	if (parse_common(req, resp, DEFAULT_RANGE_S, p)) /* service and profile_type first */
 		return 1;
+	if (p->span_id[0] && !base && !anchor && !explicit_) {
+		*ret_mode = "span";
+		return span_diff_windows(req, resp, p, before, after);
+	}
 	if ((base != NULL) + (anchor != NULL) + explicit_ != 1) {
 		respond_error(
 		    resp, 400, "bad_request",
@@ -302,10 +377,31 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 	return 0;
 }
 
+static int load_side(const struct request *req, const struct query_params *p,
+		     struct diff_side *side)
+{
+	struct query_params rollups = *p;
+	struct span_link_query q = {
+	    .environment = env_of(req),
+	    .service = p->service,
+	    .profile_type = p->type->name,
+	    .span_name = side->span_name,
+	    .start = side->window.start,
+	    .end = side->window.end,
+	};
+
+	if (side->span_name[0])
+		return req->collector->links->ops->merge(req->collector->links, &q, &side->data);
+	if (side->rollups)
+		rollups.trace_id[0] = rollups.span_id[0] = '\0';
+	return load_window(req, &rollups, side->window, side->deployment, &side->data);
+}
+
 static json_t *side_json(const struct diff_side *s, int64_t total)
 {
-	return json_pack("{s:o, s:I, s:s?}", "window", window_json(s->window), "total",
-			 (json_int_t)total, "deployment", s->deployment);
+	return json_pack("{s:o, s:I, s:s?, s:s?}", "window", window_json(s->window), "total",
+			 (json_int_t)total, "deployment", s->deployment, "span_name",
+			 s->span_name[0] ? s->span_name : NULL);
 }
 
 static json_t *movers_json(const struct diff_result *d, int64_t limit)
@@ -379,7 +475,7 @@ int handle_diff(const struct request *req, struct response *resp)
 	if (diff_windows(req, resp, &p, &sides[0], &sides[1], &mode))
 		return 0;
 	for (int i = 0; i < 2 && !err; i++)
-		err = load_window(req, &p, sides[i].window, sides[i].deployment, &sides[i].data);
+		err = load_side(req, &p, &sides[i]);
 	if (!err)
 		err = query_diff(&sides[0].data, &sides[1].data, &d);
 	if (err) {

@@ -24,6 +24,7 @@
 #define CONNECTION_LIMIT 1000 /* over all pool threads; more wait in the listen backlog */
 #define OVERLOADED_RETRY_AFTER_S 1
 #define HANDLER_HEADER_PREFIX "X-RootTrace-" /* the headers handlers read (request.h) */
+#define HANDLER_HEADER_ETAG "If-None-Match"  /* ... and this one, for the web UI's files */
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -60,15 +61,17 @@ static enum MHD_Result copy_field(void *cls, enum MHD_ValueKind kind, const char
 	struct field_copy *c = cls;
 
 	(void)kind;
-	if (c->prefix && (!key || strncasecmp(key, c->prefix, strlen(c->prefix)) != 0))
+	if (c->prefix && (!key || (strncasecmp(key, c->prefix, strlen(c->prefix)) != 0 &&
+				   strcasecmp(key, HANDLER_HEADER_ETAG) != 0)))
 		return MHD_YES;
 	if (c->n < c->cap)
 		c->fields[c->n++] = (struct request_field){key, value};
 	return MHD_YES;
 }
 
-/* The connection's query arguments or headers (named prefix..., when not NULL), in order, as
- * a malloc'd array; the strings stay libmicrohttpd's, valid until the request completes. */
+/* The connection's query arguments or headers (named prefix... or If-None-Match, when prefix
+ * is not NULL), in order, as a malloc'd array; the strings stay libmicrohttpd's, valid until the
+ * request completes. */
 static int copy_fields(struct MHD_Connection *conn, enum MHD_ValueKind kind, const char *prefix,
 		       struct request_field **ret, size_t *ret_n)
 {

@@ -240,4 +240,74 @@ struct profile_store {
 
 void merged_window__release(struct merged_window *w);
 
+/* ====================================== span links ======================================= */
+
+/* Samples that carried a span context (pprof labels span_id / trace_id, Datadog's "span id",
+ * OTLP links), kept apart from the rollups so that span ids never become series keys, and with
+ * their own, shorter retention. */
+#define DEFAULT_LINK_RETENTION_HOURS 72
+#define TRACE_ID_HEX 33 /* 32 hex digits and the NUL; "" when the sender gave none */
+#define SPAN_ID_HEX 17	/* 16 hex digits and the NUL */
+
+struct span_link {
+	int64_t time; /* unix seconds */
+	const char *service;
+	const char *profile_type;
+	const char *const *frames; /* root first */
+	size_t n_frames;
+	int64_t value;	 /* in the profile type's unit */
+	int64_t samples; /* samples (timestamps) behind value */
+	char trace_id[TRACE_ID_HEX];
+	char span_id[SPAN_ID_HEX];
+	char root_span_id[SPAN_ID_HEX]; /* the local root span it runs under; "" when unknown */
+	const char *span_name; /* "" when not given (Datadog's trace endpoint, span_name label) */
+};
+
+/* Links of a trace_id (and span_id), or of a span_id, or else of a span_name (an endpoint's
+ * spans, for a baseline); NULL = not a filter. [start, end) unix seconds. */
+struct span_link_query {
+	const char *environment;
+	const char *service;	  /* NULL = every service */
+	const char *profile_type; /* NULL = every type */
+	const char *trace_id;
+	const char *span_id;
+	const char *span_name;
+	/* With span_id: also the links whose local root span is span_id (its children, as far as
+	 * the profiler said: Datadog's "local root span id", Pyroscope's profile_id). */
+	bool include_children;
+	int64_t start, end;
+};
+
+/* One span of a trace, summed over its links of one service and profile type. */
+struct span_summary {
+	char span_id[SPAN_ID_HEX];
+	char span_name[STORE_NAME_MAX];
+	char service[STORE_NAME_MAX];
+	char profile_type[16];
+	int64_t samples, value;
+	int64_t first, last; /* unix seconds */
+};
+
+struct link_store;
+
+struct link_store_ops {
+	void (*close)(struct link_store *s);
+	/* Stores the links of one upload in one transaction. */
+	int (*add)(struct link_store *s, const char *environment, const struct span_link *links,
+		   size_t n);
+	/* The matching links' stacks, summed (ret->uploads and ->period are 0). */
+	int (*merge)(struct link_store *s, const struct span_link_query *q,
+		     struct merged_window *ret);
+	/* The spans of q->trace_id, or else the span q->span_id: one row per (span, service,
+	 * type). */
+	int (*spans)(struct link_store *s, const struct span_link_query *q,
+		     struct span_summary **ret, size_t *ret_n);
+	/* Deletes links older than cutoff; ret_deleted counts them. */
+	int (*retention)(struct link_store *s, int64_t cutoff, int64_t *ret_deleted);
+};
+
+struct link_store {
+	const struct link_store_ops *ops;
+};
+
 #endif

@@ -199,6 +199,10 @@ EOF
 
 cat <<EOF
 
+Open the web UI: $URL/
+  sign in with the engineer token (settings too) from $DATA/engineer.token,
+  or the viewer token (read-only) from $DATA/viewer.token; service $SERVICE, profile cpu.
+
 Query further (the viewer token reads, the engineer token changes settings):
   V=\$(cat $DATA/viewer.token); E=\$(cat $DATA/engineer.token)
   curl -s -H "Authorization: Bearer \$V" "$URL/api/apm/services"

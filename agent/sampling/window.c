@@ -114,6 +114,11 @@ int window__add_sample(struct window *w, const struct window_sample *s)
 		if (!copy.cgroup)
 			return -ENOMEM;
 	}
+	if (s->exe) {
+		copy.exe = window__intern(w, s->exe);
+		if (!copy.exe)
+			return -ENOMEM;
+	}
 	copy.frames = calloc(s->n_frames ? s->n_frames : 1, sizeof(*copy.frames));
 	if (!copy.comm || !copy.thread || !copy.frames || intern_frames(w, s, copy.frames)) {
 		free(copy.frames);

@@ -92,7 +92,7 @@ static void bind_window(sqlite3_stmt *st, const struct window_query *q)
 	sqlite3_bind_int64(st, 6, q->end);
 }
 
-static int split_frames(const char *text, int64_t n_frames, struct merged_stack *ms)
+int sqlite_split_frames(const char *text, int64_t n_frames, struct merged_stack *ms)
 {
 	const char *cur = text;
 
@@ -254,8 +254,8 @@ static int window_stacks(struct reader *r, const struct window_sum *w, struct me
 		if (rc == SQLITE_ROW) {
 			ret->n_stacks++;
 			ms->value = w->values[i];
-			rc = split_frames((const char *)sqlite3_column_text(st, 1),
-					  sqlite3_column_int64(st, 0), ms);
+			rc = sqlite_split_frames((const char *)sqlite3_column_text(st, 1),
+						 sqlite3_column_int64(st, 0), ms);
 		} else {
 			rc = -EIO; /* every rollup's stack is in the dictionary */
 		}

@@ -325,7 +325,8 @@ class AgentDaemonTest(CleanupTestCase):
     def test_served_10000_hz_is_sampled_at_200(self):
         stub = self.start_stub(config=enabled_config(sample_rate_hz=10000))
         self.start_busy()
-        agent = self.start_agent(stub.url(), "rtc_stub")
+        # one service per process name (the earlier default), so "sh" is a service of its own
+        agent = self.start_agent(stub.url(), "rtc_stub", config={"fallback": "process"})
         got = wait_for(lambda: [q for q, _ in stub.accepted() if q.get("service") == "sh"], 25)
         self.assertTrue(got, agent.log())
         self.assertEqual(got[0]["sample_rate_hz"], "200")
