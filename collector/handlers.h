@@ -6,7 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "request.h"
+#include "respond.h"
 
 int handle_config_get(const struct request *req, struct response *resp); /* GET /api/apm/config */
 int handle_config_put(const struct request *req, struct response *resp); /* PUT /api/apm/config */
@@ -21,6 +23,10 @@ int handle_pyroscope_ingest(const struct request *req,
 			    struct response *resp); /* POST /ingest (Pyroscope's HTTP ingest) */
 int handle_deployment_add(const struct request *req,
 			  struct response *resp); /* POST /api/apm/deployments */
+/* {"sample_rate_hz": reason, "upload_interval_s": reason} of what the node agent does not apply
+ * of a service's settings (keys absent when applied), or null when it applies everything. */
+json_t *config_not_applied_json(const struct effective_config *env,
+				const struct effective_config *service);
 int handle_healthz(const struct request *req, struct response *resp); /* GET /healthz */
 int handle_metrics(const struct request *req, struct response *resp); /* GET /metrics */
 /* GET / and GET /ui/<file>: the web UI (collector/handlers_ui.c) */

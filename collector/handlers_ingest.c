@@ -20,6 +20,7 @@
 #include "ingest.h"
 #include "pprof.h"
 #include "respond.h"
+#include "sample_type.h"
 #include "stack_agg.h"
 #include "validate.h"
 
@@ -145,22 +146,25 @@ static int parse_report(const struct request *req, struct upload *u, char *why, 
 {
 	struct agent_report *r = &u->report;
 	const char *agent_id = report_field(req, "X-RootTrace-Agent-Id", "agent_id");
-	static const struct {
+	static const struct report_figure {
 		const char *header, *query;
 		size_t offset;
-	} reals[] =
-	    {
-		{"X-RootTrace-Window-Seconds", "window_s", offsetof(struct agent_report, window_s)},
-		{"X-RootTrace-Cpu-Seconds", "cpu_s", offsetof(struct agent_report, cpu_s)},
-		{"X-RootTrace-Bpf-Seconds", "bpf_s", offsetof(struct agent_report, bpf_s)},
-	    },
-	  counts[] = {
-	      {"X-RootTrace-Lost-Samples", "lost_samples",
-	       offsetof(struct agent_report, lost_samples)},
-	      {"X-RootTrace-Unknown-Frames", "unknown_frames",
-	       offsetof(struct agent_report, unknown_frames)},
-	      {"X-RootTrace-Processes", "processes", offsetof(struct agent_report, processes)},
-	  };
+		unsigned int bit;
+		bool is_count;
+	} figures[] = {
+	    {"X-RootTrace-Window-Seconds", "window_s", offsetof(struct agent_report, window_s),
+	     AGENT_FIGURE_WINDOW_S, false},
+	    {"X-RootTrace-Cpu-Seconds", "cpu_s", offsetof(struct agent_report, cpu_s),
+	     AGENT_FIGURE_CPU_S, false},
+	    {"X-RootTrace-Bpf-Seconds", "bpf_s", offsetof(struct agent_report, bpf_s),
+	     AGENT_FIGURE_BPF_S, false},
+	    {"X-RootTrace-Lost-Samples", "lost_samples",
+	     offsetof(struct agent_report, lost_samples), AGENT_FIGURE_LOST_SAMPLES, true},
+	    {"X-RootTrace-Unknown-Frames", "unknown_frames",
+	     offsetof(struct agent_report, unknown_frames), AGENT_FIGURE_UNKNOWN_FRAMES, true},
+	    {"X-RootTrace-Processes", "processes", offsetof(struct agent_report, processes),
+	     AGENT_FIGURE_PROCESSES, true},
+	};
 
 	if (!agent_id)
 		return 0;
@@ -175,20 +179,18 @@ static int parse_report(const struct request *req, struct upload *u, char *why, 
 		      report_field(req, "X-RootTrace-Agent-Version", "agent_version"), r->version,
 		      sizeof(r->version), why, why_len))
 		return -EINVAL;
-	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
-		if (parse_double(report_field(req, reals[i].header, reals[i].query),
-				 (double *)((char *)r + reals[i].offset))) {
-			snprintf(why, why_len, "%s must be a non-negative number", reals[i].header);
+	for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++) {
+		const struct report_figure *f = &figures[i];
+		const char *v = report_field(req, f->header, f->query);
+		void *dst = (char *)r + f->offset;
+
+		if (f->is_count ? parse_count(v, dst) : parse_double(v, dst)) {
+			snprintf(why, why_len, "%s must be a non-negative %s", f->header,
+				 f->is_count ? "integer" : "number");
 			return -EINVAL;
 		}
-	}
-	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-		if (parse_count(report_field(req, counts[i].header, counts[i].query),
-				(int64_t *)((char *)r + counts[i].offset))) {
-			snprintf(why, why_len, "%s must be a non-negative integer",
-				 counts[i].header);
-			return -EINVAL;
-		}
+		if (v) /* absent: not measured */
+			r->sent |= f->bit;
 	}
 	return parse_unwind_figures(req, r, why, why_len);
 }
@@ -233,6 +235,12 @@ static int parse_upload(const struct request *req, struct upload *u, char *why, 
 	u->upload_id = report_field(req, "X-RootTrace-Upload-Id", "upload_id");
 	if (u->upload_id && validate_text("upload_id", u->upload_id, UPLOAD_ID_MAX, why, why_len))
 		return 400;
+	u->node = report_field(req, "X-RootTrace-Node", "node");
+	if (u->node && validate_name("node", u->node, why, why_len))
+		return 400;
+	if (u->upload_id)
+		snprintf(u->objects_upload_id, sizeof(u->objects_upload_id),
+			 "%s" INGEST_OBJECTS_ID_SUFFIX, u->upload_id);
 	return parse_report(req, u, why, why_len) ? 400 : 0;
 }
 
@@ -258,87 +266,6 @@ static int64_t upload_time(const struct upload *u, const struct pprof_decoded *p
 	return u->time_s > 0	   ? u->time_s
 	       : p->time_nanos > 0 ? p->time_nanos / 1000000000
 				   : (int64_t)time(NULL);
-}
-
-/* The per-upload limits, a 0 option meaning the default. */
-struct upload_limits {
-	size_t samples, stacks, stack_frames;
-};
-
-static struct upload_limits limits_of(const struct collector_options *o)
-{
-	return (struct upload_limits){
-	    .samples = o->max_samples ? o->max_samples : DEFAULT_MAX_SAMPLES,
-	    .stacks = o->max_stacks ? o->max_stacks : DEFAULT_MAX_STACKS,
-	    .stack_frames = o->max_stack_frames ? o->max_stack_frames : DEFAULT_MAX_STACK_FRAMES,
-	};
-}
-
-/* -E2BIG with the reason when the aggregate passed a limit after sample i of n. */
-static int check_agg(struct stack_agg *agg, const struct upload_limits *lim, size_t i, size_t n,
-		     char *why, size_t why_len)
-{
-	size_t n_stacks;
-
-	stack_agg__stacks(agg, &n_stacks);
-	if (n_stacks > lim->stacks) {
-		snprintf(why, why_len,
-			 "more than %zu distinct stacks (--max-stacks %zu): %zu seen in the first "
-			 "%zu of %zu samples",
-			 lim->stacks, lim->stacks, n_stacks, i + 1, n);
-		return -E2BIG;
-	}
-	if (stack_agg__n_frames(agg) > lim->stack_frames) {
-		snprintf(why, why_len,
-			 "more than %zu frames in its distinct stacks (--max-stack-frames %zu): "
-			 "%zu seen in the first %zu of %zu samples",
-			 lim->stack_frames, lim->stack_frames, stack_agg__n_frames(agg), i + 1, n);
-		return -E2BIG;
-	}
-	return 0;
-}
-
-/* One sample into the aggregate and, when its labels name a span, the span links (every
- * pprof route). */
-static int reduce_sample(const struct pprof_decoded_sample *s, int idx, int count_idx,
-			 int64_t time_s, struct stack_agg *agg, struct link_batch *links)
-{
-	int64_t v = s->values[idx];
-	int err;
-
-	if (!v)
-		return 0;
-	err = stack_agg__add(agg, (const char *const *)s->frames, s->n_frames, v);
-	if (!err)
-		err = link_batch__add_labelled(links, time_s, (const char *const *)s->frames,
-					       s->n_frames, s->labels, s->n_labels, v,
-					       count_idx >= 0 ? s->values[count_idx] : 1);
-	return err;
-}
-
-/* Merges each sample as it is read: the upload's memory is its aggregate, not its samples.
- * 0, -EINVAL (a bad profile), -E2BIG (a limit passed), -ENOMEM; the reason in why. */
-static int reduce(struct pprof_stream *stream, int idx, int64_t time_s,
-		  const struct upload_limits *lim, struct stack_agg *agg, struct link_batch *links,
-		  char *why, size_t why_len)
-{
-	const struct pprof_decoded *header = pprof_stream__header(stream);
-	int count_idx = pprof_decoded__find_type(header, "samples", "count");
-	struct pprof_decoded_sample s;
-	int more, err = 0;
-
-	for (size_t i = 0; !err && (more = pprof_stream__next(stream, &s, why, why_len)) > 0; i++) {
-		if (s.values[idx] < 0) {
-			snprintf(why, why_len, "sample %zu has a negative value", i);
-			return -EINVAL;
-		}
-		err = reduce_sample(&s, idx, count_idx, time_s, agg, links);
-		if (err == -EOVERFLOW)
-			snprintf(why, why_len, "sample values overflow a 64-bit sum");
-		if (!err)
-			err = check_agg(agg, lim, i, header->n_samples, why, why_len);
-	}
-	return err ? err : more;
 }
 
 static int64_t bucket_of(const struct upload *u, const struct pprof_decoded *p)
@@ -382,27 +309,145 @@ int ingest_body_bytes(const struct request *req, const uint8_t **ret, size_t *re
 	return body_bytes(req, req->body, req->body_len, ret, ret_len, ret_owned, why, why_len);
 }
 
+/* What one upload becomes: the chosen measurement and, for alloc, the object counts. */
+struct reduced {
+	struct sample_type_choice choice;
+	struct stack_agg *agg;
+	struct sample_type_choice objects_choice;
+	struct stack_agg *objects; /* NULL when the profile has no alloc_objects/count */
+	struct link_batch *links;  /* the samples that name a span */
+};
+
+/* The per-upload limits, a 0 option meaning the default. */
+struct upload_limits {
+	size_t samples, stacks, stack_frames;
+};
+
+static struct upload_limits limits_of(const struct collector_options *o)
+{
+	return (struct upload_limits){
+	    .samples = o->max_samples ? o->max_samples : DEFAULT_MAX_SAMPLES,
+	    .stacks = o->max_stacks ? o->max_stacks : DEFAULT_MAX_STACKS,
+	    .stack_frames = o->max_stack_frames ? o->max_stack_frames : DEFAULT_MAX_STACK_FRAMES,
+	};
+}
+
+/* -E2BIG with the reason when the aggregate passed a limit after sample i of n. */
+static int check_agg(struct stack_agg *agg, const struct upload_limits *lim, size_t i, size_t n,
+		     char *why, size_t why_len)
+{
+	size_t n_stacks;
+
+	stack_agg__stacks(agg, &n_stacks);
+	if (n_stacks > lim->stacks) {
+		snprintf(why, why_len,
+			 "more than %zu distinct stacks (--max-stacks %zu): %zu seen in the first "
+			 "%zu of %zu samples",
+			 lim->stacks, lim->stacks, n_stacks, i + 1, n);
+		return -E2BIG;
+	}
+	if (stack_agg__n_frames(agg) > lim->stack_frames) {
+		snprintf(why, why_len,
+			 "more than %zu frames in its distinct stacks (--max-stack-frames %zu): "
+			 "%zu seen in the first %zu of %zu samples",
+			 lim->stack_frames, lim->stack_frames, stack_agg__n_frames(agg), i + 1, n);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+/* One sample's value of the chosen type, in the stored unit, into agg; its value in *ret_v
+ * (0: nothing added). */
+static int add_value(const struct pprof_decoded_sample *s, const struct sample_type_choice *c,
+		     struct stack_agg *agg, int64_t *ret_v)
+{
+	int err;
+
+	*ret_v = s->values[c->index];
+	if (!*ret_v)
+		return 0;
+	err = sample_type_scale(*ret_v, c->scale, ret_v);
+	return err ? err : stack_agg__add(agg, (const char *const *)s->frames, s->n_frames, *ret_v);
+}
+
+/* One sample into the aggregates and, when its labels name a span, the span links (every
+ * pprof route). */
+static int reduce_sample(const struct pprof_decoded_sample *s, int count_idx, int64_t time_s,
+			 struct reduced *r)
+{
+	int64_t v, objects;
+	int err = add_value(s, &r->choice, r->agg, &v);
+
+	if (!err && v)
+		err = link_batch__add_labelled(r->links, time_s, (const char *const *)s->frames,
+					       s->n_frames, s->labels, s->n_labels, v,
+					       count_idx >= 0 ? s->values[count_idx] : 1);
+	if (!err && r->objects)
+		err = add_value(s, &r->objects_choice, r->objects, &objects);
+	return err;
+}
+
+static bool has_negative_value(const struct pprof_decoded_sample *s, const struct reduced *r)
+{
+	return s->values[r->choice.index] < 0 ||
+	       (r->objects && s->values[r->objects_choice.index] < 0);
+}
+
+/* Merges each sample as it is read: the upload's memory is its aggregates, not its samples.
+ * 0, -EINVAL (a bad profile), -E2BIG (a limit passed), -ENOMEM; the reason in why. */
+static int reduce(struct pprof_stream *stream, int64_t time_s, const struct upload_limits *lim,
+		  struct reduced *r, char *why, size_t why_len)
+{
+	const struct pprof_decoded *header = pprof_stream__header(stream);
+	int count_idx = pprof_decoded__find_type(header, "samples", "count");
+	struct pprof_decoded_sample s;
+	int more, err = 0;
+
+	for (size_t i = 0; !err && (more = pprof_stream__next(stream, &s, why, why_len)) > 0; i++) {
+		if (has_negative_value(&s, r)) {
+			snprintf(why, why_len, "sample %zu has a negative value", i);
+			return -EINVAL;
+		}
+		err = reduce_sample(&s, count_idx, time_s, r);
+		if (err == -EOVERFLOW)
+			snprintf(why, why_len, "sample values overflow a 64-bit sum");
+		if (!err)
+			err = check_agg(r->agg, lim, i, header->n_samples, why, why_len);
+	}
+	return err ? err : more;
+}
+
 /* duplicate: the upload id was stored before; this copy was not merged again. */
 static json_t *ack_json(const struct upload *u, const struct profile_batch *b, size_t samples,
-			int64_t total, bool duplicate, json_t *links)
+			const struct reduced *r, bool duplicate, json_t *links)
 {
 	char sample_type[64];
+	json_t *ack;
 
-	snprintf(sample_type, sizeof(sample_type), "%s/%s", u->fit->sample_type, u->fit->unit);
-	return json_pack("{s:b, s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o}", "stored", 1,
-			 "duplicate", duplicate, "environment", u->environment, "service",
-			 u->service, "profile_type", u->fit->profile_type, "sample_type",
-			 sample_type, "bucket", (json_int_t)b->bucket_start, "stacks",
-			 (json_int_t)b->n_stacks, "samples", (json_int_t)samples, "total",
-			 (json_int_t)total, "links", links);
+	snprintf(sample_type, sizeof(sample_type), "%s/%s", r->choice.type, r->choice.unit);
+	ack = json_pack("{s:b, s:b, s:s, s:s, s:s?, s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "stored",
+			1, "duplicate", duplicate, "environment", u->environment, "service",
+			u->service, "node", u->node && *u->node ? u->node : NULL, "profile_type",
+			u->fit->profile_type, "sample_type", sample_type, "scale",
+			(json_int_t)r->choice.scale, "bucket", (json_int_t)b->bucket_start,
+			"stacks", (json_int_t)b->n_stacks, "samples", (json_int_t)samples, "total",
+			(json_int_t)stack_agg__total(r->agg));
+	if (ack && r->objects)
+		json_object_set_new(ack, "alloc_objects",
+				    json_integer(stack_agg__total(r->objects)));
+	if (ack)
+		json_object_set_new(ack, "links", links);
+	else
+		json_decref(links);
+	return ack;
 }
 
 static int store(const struct request *req, struct response *resp, const struct upload *u,
-		 const struct pprof_decoded *p, struct stack_agg *agg, struct link_batch *links,
+		 const struct pprof_decoded *p, const struct reduced *r,
 		 const struct timespec *start)
 {
 	struct collector *c = req->collector;
-	struct profile_batch batch = {
+	struct profile_batch batches[2] = {{
 	    .environment = u->environment,
 	    .service = u->service,
 	    .deployment = u->deployment,
@@ -410,13 +455,21 @@ static int store(const struct request *req, struct response *resp, const struct 
 	    .bucket_start = bucket_of(u, p),
 	    .period = p->period,
 	    .upload_id = u->upload_id,
-	};
+	    .node = u->node,
+	}};
 	bool duplicate = false;
 	int err;
 
-	batch.ret_duplicate = &duplicate;
-	batch.stacks = stack_agg__stacks(agg, &batch.n_stacks);
-	err = c->profiles->ops->ingest(c->profiles, &batch, 1);
+	batches[0].ret_duplicate = &duplicate;
+	batches[0].stacks = stack_agg__stacks(r->agg, &batches[0].n_stacks);
+	if (r->objects) { /* its own series, merged in the same transaction */
+		batches[1] = batches[0];
+		batches[1].profile_type = "alloc_objects";
+		batches[1].upload_id = u->upload_id ? u->objects_upload_id : NULL;
+		batches[1].ret_duplicate = NULL;
+		batches[1].stacks = stack_agg__stacks(r->objects, &batches[1].n_stacks);
+	}
+	err = c->profiles->ops->ingest(c->profiles, batches, r->objects ? 2 : 1);
 	if (err == -EAGAIN) {
 		/* Backpressure: nothing was written; the sender keeps the profile and retries. */
 		resp->retry_after_s = INGEST_RETRY_AFTER_S;
@@ -436,30 +489,32 @@ static int store(const struct request *req, struct response *resp, const struct 
 		/* The profile is committed; a failed self-report does not undo that. */
 		if (u->has_report)
 			c->cp->ops->agent_report_put(c->cp, &u->report);
-		metrics__upload_accepted(c->metrics, req->body_len, batch.n_stacks,
+		metrics__upload_accepted(c->metrics, req->body_len, batches[0].n_stacks,
 					 seconds_since(start));
 	}
-	return respond_json(
-	    resp, 200,
-	    ack_json(u, &batch, p->n_samples, stack_agg__total(agg), duplicate,
-		     duplicate ? json_null() : link_batch_store_json(req, links, u->environment)));
+	return respond_json(resp, 200,
+			    ack_json(u, &batches[0], p->n_samples, r, duplicate,
+				     duplicate
+					 ? json_null()
+					 : link_batch_store_json(req, r->links, u->environment)));
 }
 
-/* The fit u names, or the first candidate the pprof has; -1 with a reason when none fits. */
+/* The fit u names, or the first candidate the pprof has, with the sample type chosen for it
+ * (sample_type.h: any time unit); -1 with a reason when none fits. */
 static int choose_fit(const struct upload *u, const struct pprof_decoded *p,
-		      const struct type_fit **ret, char *why, size_t why_len)
+		      const struct type_fit **ret, struct sample_type_choice *ret_choice, char *why,
+		      size_t why_len)
 {
 	char types[192], wanted[192];
 	size_t used = 0;
-	int idx;
 
 	for (size_t i = 0; !u->fit && i < u->n_candidates; i++) {
 		const struct type_fit *f = u->candidates[i];
 
-		idx = pprof_decoded__find_type(p, f->sample_type, f->unit);
-		if (idx >= 0) {
+		if (!sample_type_choose(f->profile_type, p->sample_types, p->n_sample_types,
+					ret_choice)) {
 			*ret = f;
-			return idx;
+			return 0;
 		}
 		used += snprintf(wanted + used, sizeof(wanted) - used, "%s%s/%s (%s)",
 				 i ? ", " : "", f->sample_type, f->unit, f->profile_type);
@@ -469,22 +524,25 @@ static int choose_fit(const struct upload *u, const struct pprof_decoded *p,
 	list_sample_types(p, types, sizeof(types));
 	if (!u->fit) {
 		snprintf(why, why_len,
-			 "no sample type to store: expected one of %s; this one has %s",
+			 "no sample type to store: expected one of %s (time in s, ms, us or ns); "
+			 "this one has %s",
 			 u->n_candidates ? wanted : "none", types);
 		return -1;
 	}
-	idx = pprof_decoded__find_type(p, u->fit->sample_type, u->fit->unit);
-	if (idx < 0)
-		snprintf(why, why_len, "a %s profile needs sample type %s/%s; this one has %s",
-			 u->fit->profile_type, u->fit->sample_type, u->fit->unit, types);
 	*ret = u->fit;
-	return idx;
+	if (!sample_type_choose(u->fit->profile_type, p->sample_types, p->n_sample_types,
+				ret_choice))
+		return 0;
+	snprintf(why, why_len, "a %s profile needs sample type %s; this one has %s",
+		 u->fit->profile_type, ret_choice->expected, types);
+	return -1;
 }
 
-/* The stream of the body's pprof and the index of its fitting sample type (u->fit set); 0,
- * or -1 with the answer already given. */
+/* The stream of the body's pprof and its fitting sample type (u->fit, r->choice set); 0, or
+ * -1 with the answer already given. */
 static int open_profile(const struct request *req, struct response *resp, struct upload *u,
-			const uint8_t *pb, size_t pb_len, struct pprof_stream **ret, int *ret_idx)
+			const uint8_t *pb, size_t pb_len, struct pprof_stream **ret,
+			struct reduced *r)
 {
 	struct upload_limits lim = limits_of(&req->collector->opts);
 	const struct pprof_decoded *header;
@@ -502,45 +560,52 @@ static int open_profile(const struct request *req, struct response *resp, struct
 		reject(req, resp, REJECT_TOO_MANY_SAMPLES, 413, "too_many_samples", why);
 		return -1;
 	}
-	*ret_idx = choose_fit(u, header, &u->fit, why, sizeof(why));
-	if (*ret_idx < 0) {
+	if (choose_fit(u, header, &u->fit, &r->choice, why, sizeof(why))) {
 		reject(req, resp, REJECT_NO_SAMPLE_TYPE, 422, "no_fitting_sample_type", why);
 		return -1;
 	}
 	return 0;
 }
 
-/* Streams the samples into agg and links; 0, or -1 with the answer already given. */
-static int aggregate(const struct request *req, struct response *resp, const struct upload *u,
-		     struct pprof_stream *s, int idx, struct stack_agg *agg,
-		     struct link_batch *links)
+/* Streams the samples into the chosen sample type's aggregate, the span links and, for alloc,
+ * the object counts too, in one pass. 0, or 1 answered. */
+static int reduce_profile(const struct request *req, struct response *resp, const struct upload *u,
+			  struct pprof_stream *s, struct reduced *r)
 {
+	const struct pprof_decoded *p = pprof_stream__header(s);
 	struct upload_limits lim = limits_of(&req->collector->opts);
-	int64_t time_s = upload_time(u, pprof_stream__header(s));
 	char why[320];
-	int err = reduce(s, idx, time_s, &lim, agg, links, why, sizeof(why));
+	int err = 0;
 
+	r->agg = stack_agg__new();
+	r->links = link_batch__new(u->service, u->fit->profile_type);
+	if (strcmp(u->fit->profile_type, "alloc") == 0 &&
+	    sample_type_choose("alloc_objects", p->sample_types, p->n_sample_types,
+			       &r->objects_choice) == 0)
+		err = (r->objects = stack_agg__new()) ? 0 : -ENOMEM;
+	if (!err)
+		err = r->agg && r->links ? reduce(s, upload_time(u, p), &lim, r, why, sizeof(why))
+					 : -ENOMEM;
 	if (err == -ENOMEM)
 		respond_error(resp, 500, "internal", "out of memory");
 	else if (err == -E2BIG)
 		reject(req, resp, REJECT_TOO_MANY_STACKS, 413, "too_many_stacks", why);
 	else if (err)
 		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
-	return err ? -1 : 0;
+	return err ? 1 : 0;
 }
 
 int ingest_pprof(const struct request *req, struct response *resp, const struct upload *upload,
 		 const uint8_t *body, size_t body_len, const struct timespec *start)
 {
 	struct pprof_stream *profile = NULL;
-	struct stack_agg *agg = NULL;
-	struct link_batch *links = NULL;
+	struct reduced reduced = {0};
 	struct upload u = *upload;
 	uint8_t *inflated = NULL;
 	const uint8_t *pb;
 	size_t pb_len;
 	char why[320];
-	int status, idx = -1;
+	int status;
 
 	if (!body_len)
 		return reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", "empty body");
@@ -555,24 +620,18 @@ int ingest_pprof(const struct request *req, struct response *resp, const struct 
 		       status, status == 413 ? "inflated_too_large" : "bad_gzip", why);
 		goto out;
 	}
-	if (open_profile(req, resp, &u, pb, pb_len, &profile, &idx))
+	if (open_profile(req, resp, &u, pb, pb_len, &profile, &reduced) ||
+	    reduce_profile(req, resp, &u, profile, &reduced))
 		goto out;
-	agg = stack_agg__new();
-	links = link_batch__new(u.service, u.fit->profile_type);
-	if (!agg || !links) {
-		respond_error(resp, 500, "internal", "out of memory");
-		goto out;
-	}
-	if (aggregate(req, resp, &u, profile, idx, agg, links))
-		goto out;
-	/* The names the aggregate and the links point to live in the stream's string table,
+	/* The names the aggregates and the links point to live in the stream's string table,
 	 * not in the body: the inflated copy can go before the store holds the upload. */
 	free(inflated);
 	inflated = NULL;
-	store(req, resp, &u, pprof_stream__header(profile), agg, links, start);
+	store(req, resp, &u, pprof_stream__header(profile), &reduced, start);
 out:
-	link_batch__free(links);
-	stack_agg__free(agg);
+	link_batch__free(reduced.links);
+	stack_agg__free(reduced.agg);
+	stack_agg__free(reduced.objects);
 	pprof_stream__free(profile);
 	free(inflated);
 	return 0;

@@ -13,7 +13,11 @@
 #include "request.h"
 #include "store.h"
 
-/* A stored profile type and the pprof sample type its values come from. */
+/* "<upload_id>/objects": the id of an alloc upload's object counts, merged with it. */
+#define INGEST_OBJECTS_ID_SUFFIX "/objects"
+
+/* A stored profile type and the pprof sample type its values come from (the unit named here
+ * is the stored one; sample_type.h accepts any unit of its kind). */
 struct type_fit {
 	const char *profile_type;
 	const char *sample_type;
@@ -32,6 +36,9 @@ struct upload {
 	size_t n_candidates;
 	int64_t time_s;	       /* > 0: the upload's time; else the pprof's time_nanos, else now */
 	const char *upload_id; /* NULL when the sender gave none */
+	const char *node;      /* the node (host) it came from; NULL or "" when unnamed */
+	/* An alloc upload's object counts (alloc_objects) are remembered under this id. */
+	char objects_upload_id[UPLOAD_ID_MAX + sizeof(INGEST_OBJECTS_ID_SUFFIX)];
 	struct agent_report report;
 	bool has_report;
 };

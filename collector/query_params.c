@@ -21,6 +21,8 @@ static const struct profile_type_info profile_types[] = {
     {"offcpu", "nanoseconds", false, "off_cpu", "off_cpu", "nanoseconds"},
     {"heap", "bytes", true, "inuse_space", "space", "bytes"},
     {"alloc", "bytes", false, "alloc_space", "space", "bytes"},
+    /* The object counts of alloc uploads that carry alloc_objects/count: "how often". */
+    {"alloc_objects", "count", false, "alloc_objects", "space", "bytes"},
     {"lock", "nanoseconds", false, "delay", "contentions", "count"},
 };
 
@@ -251,9 +253,10 @@ static int parse_profile_type(const char *v, const struct profile_type_info **re
 			    "profile_type is given more than once: one measurement per query, "
 			    "never merged");
 	if (!v || !*v)
-		return fail(err, err_len,
-			    "profile_type is required (cpu, wall, offcpu, heap, alloc or lock): "
-			    "measurements are never merged");
+		return fail(
+		    err, err_len,
+		    "profile_type is required (cpu, wall, offcpu, heap, alloc, alloc_objects "
+		    "or lock): measurements are never merged");
 	if (strpbrk(v, ", +;|"))
 		return fail(err, err_len,
 			    "one profile_type per query, got \"%.40s\": measurements are never "
@@ -261,9 +264,10 @@ static int parse_profile_type(const char *v, const struct profile_type_info **re
 			    v);
 	*ret = profile_type_lookup(v);
 	if (!*ret)
-		return fail(
-		    err, err_len,
-		    "unknown profile_type \"%.40s\" (cpu, wall, offcpu, heap, alloc or lock)", v);
+		return fail(err, err_len,
+			    "unknown profile_type \"%.40s\" (cpu, wall, offcpu, heap, alloc, "
+			    "alloc_objects or lock)",
+			    v);
 	return 0;
 }
 
@@ -322,6 +326,12 @@ int query_params_parse(param_getter get, const void *ctx, int64_t now, int64_t d
 			return err_;
 		ret->has_deployment = true;
 	}
+	if (get(ctx, "node")) {
+		err_ = copy_name("node", get(ctx, "node"), ret->node, err, err_len);
+		if (err_)
+			return err_;
+		ret->has_node = true;
+	}
 	err_ = parse_span_ids(get, ctx, ret, err, err_len);
 	if (err_)
 		return err_;
@@ -349,9 +359,10 @@ int query_param_int(param_getter get, const void *ctx, const char *key, int64_t 
 }
 
 void query_params_window_query(const struct query_params *p, const char *environment,
-			       struct query_window w, const char *deployment,
+			       struct query_window w, const char *deployment, const char *node,
 			       struct window_query *ret)
 {
+	ret->node = node;
 	ret->environment = environment;
 	ret->service = p->service;
 	ret->profile_type = p->type->name;

@@ -48,6 +48,8 @@ struct query_params {
 	char trace_id[TRACE_ID_HEX];
 	char span_id[SPAN_ID_HEX];
 	bool include_children; /* include_children=true: with span_id, its child spans too */
+	bool has_node;	       /* node=: only uploads from this node (host) */
+	char node[STORE_NAME_MAX];
 };
 
 /* Parses a time: RFC 3339 ("2024-05-01T12:00:00Z", "+02:00" offsets, fractional seconds
@@ -68,7 +70,7 @@ int query_window_parse(param_getter get, const void *ctx, const char *prefix, in
 		       int64_t default_range, struct query_window *ret, char *err, size_t err_len);
 
 /* service (required), profile_type (required, exactly one known type), window (default:
- * default_range seconds ending now), deployment, trace_id, span_id. 0 or -EINVAL with err
+ * default_range seconds ending now), deployment, node, trace_id, span_id. 0 or -EINVAL with err
  * filled. */
 int query_params_parse(param_getter get, const void *ctx, int64_t now, int64_t default_range,
 		       struct query_params *ret, char *err, size_t err_len);
@@ -82,9 +84,10 @@ int query_param_int(param_getter get, const void *ctx, const char *key, int64_t 
 int query_param_bool(param_getter get, const void *ctx, const char *key, bool *ret, char *err,
 		     size_t err_len);
 
-/* Fills a window_query for the parsed parameters (strings point into p). */
+/* Fills a window_query for the parsed parameters (strings point into p); deployment and node
+ * NULL mean every one. */
 void query_params_window_query(const struct query_params *p, const char *environment,
-			       struct query_window w, const char *deployment,
+			       struct query_window w, const char *deployment, const char *node,
 			       struct window_query *ret);
 
 #endif

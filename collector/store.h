@@ -116,6 +116,21 @@ struct agent_report {
 	 * value is then meaningless and shown as null, never 0. */
 	bool unwind_sent[UNWIND_FIGURE__COUNT];
 	double unwind[UNWIND_FIGURE__COUNT]; /* counts are whole numbers */
+	/* enum agent_figure bits of the figures above that the report carried. One left out was
+	 * not measured: its value is meaningless, stored as NULL and shown as null, never 0. */
+	unsigned int sent;
+};
+
+/* The self-report's own figures (the unwinder's have unwind_sent), as agent_report.sent bits,
+ * in the order of their columns. */
+enum agent_figure {
+	AGENT_FIGURE_WINDOW_S = 1u << 0,
+	AGENT_FIGURE_CPU_S = 1u << 1,
+	AGENT_FIGURE_BPF_S = 1u << 2,
+	AGENT_FIGURE_LOST_SAMPLES = 1u << 3,
+	AGENT_FIGURE_UNKNOWN_FRAMES = 1u << 4,
+	AGENT_FIGURE_PROCESSES = 1u << 5,
+	AGENT_FIGURES__COUNT = 6
 };
 
 struct cp_store;
@@ -184,6 +199,9 @@ struct profile_batch {
 	 * (a retry whose answer was lost) is not merged again. */
 	const char *upload_id;
 	bool *ret_duplicate; /* NULL, or set by ingest: true when upload_id was already stored */
+	/* The node (host) the upload came from, "" or NULL when unknown. Part of the series key:
+	 * a service on one node keeps one series (no extra rollup rows); one on N nodes has N. */
+	const char *node;
 };
 
 struct window_query {
@@ -192,6 +210,7 @@ struct window_query {
 	const char *profile_type;
 	const char *deployment; /* NULL = every deployment */
 	int64_t start, end;	/* unix seconds, [start, end) */
+	const char *node;	/* NULL = every node ("" = uploads that named none) */
 };
 
 /* A window merged across buckets: distinct stacks with summed values. */
@@ -215,6 +234,21 @@ struct service_summary {
 	int64_t uploads;
 };
 
+/* A service's uploads in one five-minute bucket (coverage history). */
+struct service_bucket {
+	char service[STORE_NAME_MAX];
+	int64_t bucket;	     /* unix seconds */
+	int64_t last_upload; /* the bucket's newest upload, unix seconds */
+};
+
+/* Uploads of one service from one node (host comparison). */
+struct service_node {
+	char service[STORE_NAME_MAX];
+	char node[STORE_NAME_MAX]; /* "" for uploads that named no node */
+	int64_t last_upload;	   /* unix seconds */
+	int64_t uploads;
+};
+
 struct profile_store;
 
 struct profile_store_ops {
@@ -227,6 +261,12 @@ struct profile_store_ops {
 			    struct merged_window *ret);
 	int (*services)(struct profile_store *s, const char *environment,
 			struct service_summary **ret, size_t *ret_n);
+	/* (service, bucket) pairs with uploads in buckets [start, end), by bucket then service. */
+	int (*service_buckets)(struct profile_store *s, const char *environment, int64_t start,
+			       int64_t end, struct service_bucket **ret, size_t *ret_n);
+	/* The nodes each service's uploads came from, by service then node. */
+	int (*service_nodes)(struct profile_store *s, const char *environment,
+			     struct service_node **ret, size_t *ret_n);
 	/* Deletes rollups whose bucket ends before cutoff, and upload ids accepted before cutoff
 	 * or more than UPLOAD_ID_TTL_S ago; settings and audit are untouched. ret_deleted counts
 	 * rollup rows. */

@@ -94,7 +94,7 @@ function fillTypes() {
     " · " + agents.length + " agent(s)" +
     (overhead.length ? " · agent overhead ≤ " + Math.max(...overhead).toFixed(2) + "%" : "") +
     " · coverage " + (cov.share_pct == null ? "–" : cov.share_pct.toFixed(0) + "%") +
-    " of enabled services reporting";
+    " of enabled services receiving profiles";
 }
 
 async function fillDeployments() {
@@ -166,7 +166,9 @@ async function loadFlame() {
   $("folded-note").textContent = tree.folded ?
     "The server folded the smallest nodes into bars named “other” (max_nodes " + tree.max_nodes +
     "): click one to fetch that part in more detail." : "";
-  flame.setTree(tree.root, { unit: tree.unit, seconds: tree.window.seconds, measurement: tree.measurement });
+  // vCPU-hours divide by the seconds that happened, as /profiles/cost does
+  flame.setTree(tree.root, { unit: tree.unit, seconds: tree.window.covered_seconds ?? tree.window.seconds,
+    measurement: tree.measurement });
   flame.icicle = state.mode !== "flame";
   flame.zoomTo(flame.find(state.zoom ? JSON.parse(state.zoom) : []), false);
   crumbs();

@@ -94,7 +94,7 @@ export class DiffView {
     const side = (s, dep) => api.get("/api/apm/profiles/flamegraph", { service: st.service,
       profile_type: st.type, start: s.window.start, end: s.window.end, deployment: dep, max_nodes: 8192 });
     const [before, after] = await Promise.all([side(d.before, p.base_deployment), side(d.after, p.deployment)]);
-    this.graph.setTree(mergeTrees(before.root, after.root), { unit: d.unit, seconds: d.after.window.seconds,
+    this.graph.setTree(mergeTrees(before.root, after.root), { unit: d.unit, seconds: d.after.window.covered_seconds ?? d.after.window.seconds,
       measurement: d.measurement, diff: true });
     this.graph.draw();
   }

@@ -128,6 +128,45 @@ static void log_clamps(struct config_poll *c, const struct agent_config *fresh)
 	}
 }
 
+static const struct agent_service_config *held_service(const struct config_poll *c,
+						       const char *name)
+{
+	for (size_t i = 0; c->have_cfg && i < c->cfg.n_services; i++)
+		if (strcmp(c->cfg.services[i].name, name) == 0)
+			return &c->cfg.services[i];
+	return NULL;
+}
+
+/* The node agent samples every CPU with one perf event at the environment's rate and uploads
+ * every service in one cycle, so a per-service rate or interval cannot apply. Said once per
+ * service and value (when it first differs from the environment's, or changes), not per poll;
+ * the collector says the same in its config answer and in /api/apm/services. */
+static void log_unapplied(const char *service, const char *name, int value, int env_value,
+			  int held_value, int held_env_value)
+{
+	if (!value || value == env_value)
+		return;
+	if (value == held_value && env_value == held_env_value)
+		return; /* said when the agent first saw it */
+	log_warn("service %s: %s=%d is not applied by the node agent (one perf event per CPU, one "
+		 "upload cycle for every service); it uses the environment's %s=%d",
+		 service, name, value, name, env_value);
+}
+
+static void log_unapplied_services(const struct config_poll *c, const struct agent_config *fresh)
+{
+	for (size_t i = 0; i < fresh->n_services; i++) {
+		const struct agent_service_config *s = &fresh->services[i];
+		const struct agent_service_config *held = held_service(c, s->name);
+
+		log_unapplied(s->name, "sample_rate_hz", s->sample_rate_hz, fresh->sample_rate_hz,
+			      held ? held->sample_rate_hz : 0, c->cfg.sample_rate_hz);
+		log_unapplied(s->name, "upload_interval_s", s->upload_interval_s,
+			      fresh->upload_interval_s, held ? held->upload_interval_s : 0,
+			      c->cfg.upload_interval_s);
+	}
+}
+
 static enum config_poll_result on_failure(struct config_poll *c, int64_t now_ms, bool sampling,
 					  const char *err, char *why, size_t why_len)
 {
@@ -169,6 +208,7 @@ enum config_poll_result config_poll__poll(struct config_poll *c, int64_t now_ms,
 	c->failing = false;
 	c->error[0] = '\0';
 	log_clamps(c, &fresh);
+	log_unapplied_services(c, &fresh);
 	agent_config__clear(&c->cfg);
 	c->cfg = fresh;
 	c->have_cfg = true;

@@ -62,7 +62,18 @@ enum {
 };
 
 /* Each reader connection's statements (r->st); their SQL is in profiles_read.c. */
-enum { R_BEGIN, R_END, R_SERIES, R_TIERS, R_STACK, R_UPLOADS, R_SERVICES, R_COUNT };
+enum {
+	R_BEGIN,
+	R_END,
+	R_SERIES,
+	R_TIERS,
+	R_STACK,
+	R_UPLOADS,
+	R_SERVICES,
+	R_SERVICE_BUCKETS,
+	R_SERVICE_NODES,
+	R_COUNT
+};
 
 #define READERS 4 /* reader connections */
 #define HOUR 3600
@@ -120,7 +131,7 @@ struct series_entry {
 	int64_t newest;		     /* newest bucket written, -1 when none */
 	bool touched;
 	size_t key_len;
-	char key[]; /* environment, service, profile type, deployment; each NUL-terminated */
+	char key[]; /* environment, service, profile type, deployment, node; each NUL-terminated */
 };
 
 /* The rollup tiers, in the order of their writer statements (W_ROLLUP_UPSERT + tier, ...). */
@@ -190,5 +201,9 @@ int sqlite_profiles_merge_window(struct profile_store *s, const struct window_qu
 int sqlite_split_frames(const char *text, int64_t n_frames, struct merged_stack *ms);
 int sqlite_profiles_services(struct profile_store *s, const char *environment,
 			     struct service_summary **ret, size_t *ret_n);
+int sqlite_profiles_service_nodes(struct profile_store *s, const char *environment,
+				  struct service_node **ret, size_t *ret_n);
+int sqlite_profiles_service_buckets(struct profile_store *s, const char *environment, int64_t start,
+				    int64_t end, struct service_bucket **ret, size_t *ret_n);
 
 #endif

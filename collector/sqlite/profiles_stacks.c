@@ -271,11 +271,11 @@ void sqlite_profiles_forget_series(struct sqlite_profiles *p)
 
 static size_t series_key(const struct profile_batch *b, char *buf, size_t len)
 {
-	const char *parts[4] = {b->environment, b->service, b->profile_type,
-				b->deployment ? b->deployment : ""};
+	const char *parts[5] = {b->environment, b->service, b->profile_type,
+				b->deployment ? b->deployment : "", b->node ? b->node : ""};
 	size_t at = 0;
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		size_t n = strlen(parts[i]) + 1;
 
 		if (n > len - at)
@@ -317,6 +317,7 @@ static int series_load(struct sqlite_profiles *p, const struct profile_batch *b,
 		sqlite3_bind_text(st, 2, b->service, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, b->profile_type, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 4, b->deployment ? b->deployment : "", -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 5, b->node ? b->node : "", -1, SQLITE_STATIC);
 		rc = sqlite3_step(st);
 		if (pass == 0 && rc == SQLITE_ROW)
 			e->id = sqlite3_column_int64(st, 0);
@@ -376,7 +377,7 @@ static int series_add(struct sqlite_profiles *p, const struct profile_batch *b,
 int sqlite_profiles_series_get(struct sqlite_profiles *p, const struct profile_batch *b,
 			       struct series_entry **ret)
 {
-	char key[4 * STORE_NAME_MAX + 4];
+	char key[5 * STORE_NAME_MAX + 5];
 	struct series_lookup k = {.key = key, .len = series_key(b, key, sizeof(key))};
 	uint64_t h, found;
 

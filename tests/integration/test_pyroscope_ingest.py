@@ -95,9 +95,12 @@ class PyroscopeIngest(unittest.TestCase):
             status, doc = self.ingest(data, service + "{process.runtime.name=nodejs}")
             self.assertEqual(status, 200, doc)
             self.assertEqual(doc["profile_type"], expected, service)
-            rows = self.c.stored_rows(service=service)
+            rows = self.c.stored_rows(service=service, profile_type=expected)
             self.assertEqual([(r[3], r[5], r[6]) for r in rows],
                              [(expected, ("main", "work"), value)], service)
+        # an allocation profile keeps its object counts beside the bytes (issue 15)
+        rows = self.c.stored_rows(service="infer-alloc", profile_type="alloc_objects")
+        self.assertEqual([(r[5], r[6]) for r in rows], [(("main", "work"), 3)])
 
     def test_a_pprof_with_no_storable_sample_type_is_422_naming_them(self):
         data = pprof_py.build([(["main"], [5])], sample_types=(("goroutine", "count"),))
