@@ -27,6 +27,7 @@ static void usage(FILE *f)
 	    "          [--link-retention-hours N]\n"
 	    "          [--threads N] [--sync full|normal] [--max-inflight BYTES]\n"
 	    "          [--ingest-queue N] [--ingest-queue-bytes BYTES]\n"
+	    "          [--max-samples N] [--max-stacks N] [--max-stack-frames N]\n"
 	    "  --listen          address to serve (default %s; port 0 picks a free one)\n"
 	    "  --max-body        request body cap, larger bodies get 413 (default %u)\n"
 	    "  --max-inflated    decompressed pprof cap, gzip bombs get 413 (default %u)\n"
@@ -41,13 +42,17 @@ static void usage(FILE *f)
 	    "  --ingest-queue    uploads waiting for or in one group commit; when full, uploads\n"
 	    "                    get 429 with Retry-After (default %u)\n"
 	    "  --ingest-queue-bytes  estimated decoded bytes of those uploads (default %u)\n"
+	    "  --max-samples     samples in one upload; more get 413 (default %u)\n"
+	    "  --max-stacks      distinct stacks in one upload; more get 413 (default %u)\n"
+	    "  --max-stack-frames  frames summed over those stacks; more get 413 (default %u)\n"
 	    "examples:\n"
 	    "  %s serve --data /var/lib/roottrace\n"
 	    "  %s serve --data /var/lib/roottrace --listen 0.0.0.0:4443 \\\n"
 	    "      --tls-cert /etc/roottrace/cert.pem --tls-key /etc/roottrace/key.pem\n",
 	    PROG, DEFAULT_LISTEN, DEFAULT_MAX_BODY, DEFAULT_MAX_INFLATED, DEFAULT_RETENTION_DAYS,
 	    DEFAULT_LINK_RETENTION_HOURS, DEFAULT_THREADS, DEFAULT_MAX_INFLIGHT,
-	    STORE_SQLITE_INGEST_QUEUE_ENTRIES, STORE_SQLITE_INGEST_QUEUE_BYTES, PROG, PROG);
+	    STORE_SQLITE_INGEST_QUEUE_ENTRIES, STORE_SQLITE_INGEST_QUEUE_BYTES, DEFAULT_MAX_SAMPLES,
+	    DEFAULT_MAX_STACKS, DEFAULT_MAX_STACK_FRAMES, PROG, PROG);
 }
 
 static int parse_option(struct collector_options *o, int opt, const char *arg, long long *n)
@@ -89,6 +94,21 @@ static int parse_option(struct collector_options *o, int opt, const char *arg, l
 		if (cli_parse_long("--ingest-queue-bytes", arg, 1, 1ll << 40, n))
 			return -EINVAL;
 		o->ingest_queue_bytes = (size_t)*n;
+		return 0;
+	case 'S':
+		if (cli_parse_long("--max-samples", arg, 1, 1ll << 32, n))
+			return -EINVAL;
+		o->max_samples = (size_t)*n;
+		return 0;
+	case 'K':
+		if (cli_parse_long("--max-stacks", arg, 1, 1ll << 32, n))
+			return -EINVAL;
+		o->max_stacks = (size_t)*n;
+		return 0;
+	case 'F':
+		if (cli_parse_long("--max-stack-frames", arg, 1, 1ll << 34, n))
+			return -EINVAL;
+		o->max_stack_frames = (size_t)*n;
 		return 0;
 	case 'r':
 		if (cli_parse_long("--retention-days", arg, 1, 36500, n))
@@ -134,6 +154,9 @@ static int parse_args(int argc, char **argv, struct collector_options *o, int *r
 	    {"max-inflight", required_argument, NULL, 'f'},
 	    {"ingest-queue", required_argument, NULL, 'q'},
 	    {"ingest-queue-bytes", required_argument, NULL, 'Q'},
+	    {"max-samples", required_argument, NULL, 'S'},
+	    {"max-stacks", required_argument, NULL, 'K'},
+	    {"max-stack-frames", required_argument, NULL, 'F'},
 	    CLI_HELP_OPTION,
 	    {0},
 	};
@@ -178,6 +201,9 @@ int cmd_serve(int argc, char **argv)
 	    .max_body = DEFAULT_MAX_BODY,
 	    .max_inflated = DEFAULT_MAX_INFLATED,
 	    .max_inflight = DEFAULT_MAX_INFLIGHT,
+	    .max_samples = DEFAULT_MAX_SAMPLES,
+	    .max_stacks = DEFAULT_MAX_STACKS,
+	    .max_stack_frames = DEFAULT_MAX_STACK_FRAMES,
 	    .retention_days = DEFAULT_RETENTION_DAYS,
 	    .link_retention_hours = DEFAULT_LINK_RETENTION_HOURS,
 	    .threads = DEFAULT_THREADS,

@@ -13,6 +13,11 @@
 #define DEFAULT_MAX_BODY (8u << 20)	  /* request body cap: 8 MiB */
 #define DEFAULT_MAX_INFLATED (64u << 20)  /* decompressed pprof cap: 64 MiB */
 #define DEFAULT_MAX_INFLIGHT (256u << 20) /* request bodies held at once: 256 MiB */
+/* Per upload: samples read, distinct stacks kept, and frames summed over those stacks (each
+ * costs a pointer, 8 bytes, in the upload's aggregate until it is stored). */
+#define DEFAULT_MAX_SAMPLES (1u << 20)
+#define DEFAULT_MAX_STACKS (256u << 10)
+#define DEFAULT_MAX_STACK_FRAMES (8u << 20)
 #define DEFAULT_RETENTION_DAYS 30
 #define DEFAULT_LISTEN "127.0.0.1:4040"
 #define DATABASE_FILE "roottrace.db"
@@ -27,6 +32,9 @@ struct collector_options {
 	size_t max_inflight;	   /* bytes of request bodies held at once, all connections */
 	size_t ingest_queue;	   /* uploads waiting for or in a commit (0 = store default) */
 	size_t ingest_queue_bytes; /* their estimated decoded bytes (0 = store default) */
+	size_t max_samples;	   /* per upload */
+	size_t max_stacks;	   /* distinct stacks per upload */
+	size_t max_stack_frames;   /* frames of those distinct stacks */
 	int retention_days;
 	int link_retention_hours; /* span links older than this are deleted */
 	int threads;

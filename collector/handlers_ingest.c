@@ -259,39 +259,6 @@ static void list_sample_types(const struct pprof_decoded *p, char *buf, size_t l
 		snprintf(buf, len, "none");
 }
 
-/* The chosen sample type's values, in the stored unit, merged per stack; a sample whose
- * labels name a span also becomes a span link (links: every pprof route; NULL: none). */
-static int reduce(const struct pprof_decoded *p, const struct sample_type_choice *c, int64_t time_s,
-		  struct stack_agg *agg, struct link_batch *links, char *why, size_t why_len)
-{
-	int count_idx = pprof_decoded__find_type(p, "samples", "count");
-
-	for (size_t i = 0; i < p->n_samples; i++) {
-		const struct pprof_decoded_sample *s = &p->samples[i];
-		int64_t v = s->values[c->index];
-		int err;
-
-		if (v < 0) {
-			snprintf(why, why_len, "sample %zu has a negative value", i);
-			return -EINVAL;
-		}
-		if (!v)
-			continue;
-		err = sample_type_scale(v, c->scale, &v);
-		if (!err)
-			err = stack_agg__add(agg, s->frames, s->n_frames, v);
-		if (!err && links)
-			err = link_batch__add_labelled(links, time_s, s->frames, s->n_frames,
-						       s->labels, s->n_labels, v,
-						       count_idx >= 0 ? s->values[count_idx] : 1);
-		if (err == -EOVERFLOW)
-			snprintf(why, why_len, "sample values overflow a 64-bit sum");
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 /* The upload's time (Pyroscope's from=), else the pprof's time_nanos, else now: its bucket
  * and its span links' time. */
 static int64_t upload_time(const struct upload *u, const struct pprof_decoded *p)
@@ -350,6 +317,105 @@ struct reduced {
 	struct stack_agg *objects; /* NULL when the profile has no alloc_objects/count */
 	struct link_batch *links;  /* the samples that name a span */
 };
+
+/* The per-upload limits, a 0 option meaning the default. */
+struct upload_limits {
+	size_t samples, stacks, stack_frames;
+};
+
+static struct upload_limits limits_of(const struct collector_options *o)
+{
+	return (struct upload_limits){
+	    .samples = o->max_samples ? o->max_samples : DEFAULT_MAX_SAMPLES,
+	    .stacks = o->max_stacks ? o->max_stacks : DEFAULT_MAX_STACKS,
+	    .stack_frames = o->max_stack_frames ? o->max_stack_frames : DEFAULT_MAX_STACK_FRAMES,
+	};
+}
+
+/* -E2BIG with the reason when the aggregate passed a limit after sample i of n. */
+static int check_agg(struct stack_agg *agg, const struct upload_limits *lim, size_t i, size_t n,
+		     char *why, size_t why_len)
+{
+	size_t n_stacks;
+
+	stack_agg__stacks(agg, &n_stacks);
+	if (n_stacks > lim->stacks) {
+		snprintf(why, why_len,
+			 "more than %zu distinct stacks (--max-stacks %zu): %zu seen in the first "
+			 "%zu of %zu samples",
+			 lim->stacks, lim->stacks, n_stacks, i + 1, n);
+		return -E2BIG;
+	}
+	if (stack_agg__n_frames(agg) > lim->stack_frames) {
+		snprintf(why, why_len,
+			 "more than %zu frames in its distinct stacks (--max-stack-frames %zu): "
+			 "%zu seen in the first %zu of %zu samples",
+			 lim->stack_frames, lim->stack_frames, stack_agg__n_frames(agg), i + 1, n);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+/* One sample's value of the chosen type, in the stored unit, into agg; its value in *ret_v
+ * (0: nothing added). */
+static int add_value(const struct pprof_decoded_sample *s, const struct sample_type_choice *c,
+		     struct stack_agg *agg, int64_t *ret_v)
+{
+	int err;
+
+	*ret_v = s->values[c->index];
+	if (!*ret_v)
+		return 0;
+	err = sample_type_scale(*ret_v, c->scale, ret_v);
+	return err ? err : stack_agg__add(agg, (const char *const *)s->frames, s->n_frames, *ret_v);
+}
+
+/* One sample into the aggregates and, when its labels name a span, the span links (every
+ * pprof route). */
+static int reduce_sample(const struct pprof_decoded_sample *s, int count_idx, int64_t time_s,
+			 struct reduced *r)
+{
+	int64_t v, objects;
+	int err = add_value(s, &r->choice, r->agg, &v);
+
+	if (!err && v)
+		err = link_batch__add_labelled(r->links, time_s, (const char *const *)s->frames,
+					       s->n_frames, s->labels, s->n_labels, v,
+					       count_idx >= 0 ? s->values[count_idx] : 1);
+	if (!err && r->objects)
+		err = add_value(s, &r->objects_choice, r->objects, &objects);
+	return err;
+}
+
+static bool has_negative_value(const struct pprof_decoded_sample *s, const struct reduced *r)
+{
+	return s->values[r->choice.index] < 0 ||
+	       (r->objects && s->values[r->objects_choice.index] < 0);
+}
+
+/* Merges each sample as it is read: the upload's memory is its aggregates, not its samples.
+ * 0, -EINVAL (a bad profile), -E2BIG (a limit passed), -ENOMEM; the reason in why. */
+static int reduce(struct pprof_stream *stream, int64_t time_s, const struct upload_limits *lim,
+		  struct reduced *r, char *why, size_t why_len)
+{
+	const struct pprof_decoded *header = pprof_stream__header(stream);
+	int count_idx = pprof_decoded__find_type(header, "samples", "count");
+	struct pprof_decoded_sample s;
+	int more, err = 0;
+
+	for (size_t i = 0; !err && (more = pprof_stream__next(stream, &s, why, why_len)) > 0; i++) {
+		if (has_negative_value(&s, r)) {
+			snprintf(why, why_len, "sample %zu has a negative value", i);
+			return -EINVAL;
+		}
+		err = reduce_sample(&s, count_idx, time_s, r);
+		if (err == -EOVERFLOW)
+			snprintf(why, why_len, "sample values overflow a 64-bit sum");
+		if (!err)
+			err = check_agg(r->agg, lim, i, header->n_samples, why, why_len);
+	}
+	return err ? err : more;
+}
 
 /* duplicate: the upload id was stored before; this copy was not merged again. */
 static json_t *ack_json(const struct upload *u, const struct profile_batch *b, size_t samples,
@@ -472,29 +538,58 @@ static int choose_fit(const struct upload *u, const struct pprof_decoded *p,
 	return -1;
 }
 
-/* Reduces the samples to the chosen sample type and, for alloc, the object counts too.
- * 0, or 1 answered. */
-static int reduce_profile(const struct request *req, struct response *resp, const struct upload *u,
-			  const struct pprof_decoded *p, struct reduced *r)
+/* The stream of the body's pprof and its fitting sample type (u->fit, r->choice set); 0, or
+ * -1 with the answer already given. */
+static int open_profile(const struct request *req, struct response *resp, struct upload *u,
+			const uint8_t *pb, size_t pb_len, struct pprof_stream **ret,
+			struct reduced *r)
 {
+	struct upload_limits lim = limits_of(&req->collector->opts);
+	const struct pprof_decoded *header;
 	char why[320];
-	int err;
+
+	if (pprof_stream__open(pb, pb_len, ret, why, sizeof(why))) {
+		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
+		return -1;
+	}
+	header = pprof_stream__header(*ret);
+	if (header->n_samples > lim.samples) {
+		snprintf(why, sizeof(why),
+			 "the profile has %zu samples, more than --max-samples %zu",
+			 header->n_samples, lim.samples);
+		reject(req, resp, REJECT_TOO_MANY_SAMPLES, 413, "too_many_samples", why);
+		return -1;
+	}
+	if (choose_fit(u, header, &u->fit, &r->choice, why, sizeof(why))) {
+		reject(req, resp, REJECT_NO_SAMPLE_TYPE, 422, "no_fitting_sample_type", why);
+		return -1;
+	}
+	return 0;
+}
+
+/* Streams the samples into the chosen sample type's aggregate, the span links and, for alloc,
+ * the object counts too, in one pass. 0, or 1 answered. */
+static int reduce_profile(const struct request *req, struct response *resp, const struct upload *u,
+			  struct pprof_stream *s, struct reduced *r)
+{
+	const struct pprof_decoded *p = pprof_stream__header(s);
+	struct upload_limits lim = limits_of(&req->collector->opts);
+	char why[320];
+	int err = 0;
 
 	r->agg = stack_agg__new();
 	r->links = link_batch__new(u->service, u->fit->profile_type);
-	err = r->agg && r->links
-		  ? reduce(p, &r->choice, upload_time(u, p), r->agg, r->links, why, sizeof(why))
-		  : -ENOMEM;
-	if (!err && strcmp(u->fit->profile_type, "alloc") == 0 &&
+	if (strcmp(u->fit->profile_type, "alloc") == 0 &&
 	    sample_type_choose("alloc_objects", p->sample_types, p->n_sample_types,
-			       &r->objects_choice) == 0) {
-		r->objects = stack_agg__new();
-		err = r->objects
-			  ? reduce(p, &r->objects_choice, 0, r->objects, NULL, why, sizeof(why))
-			  : -ENOMEM;
-	}
+			       &r->objects_choice) == 0)
+		err = (r->objects = stack_agg__new()) ? 0 : -ENOMEM;
+	if (!err)
+		err = r->agg && r->links ? reduce(s, upload_time(u, p), &lim, r, why, sizeof(why))
+					 : -ENOMEM;
 	if (err == -ENOMEM)
 		respond_error(resp, 500, "internal", "out of memory");
+	else if (err == -E2BIG)
+		reject(req, resp, REJECT_TOO_MANY_STACKS, 413, "too_many_stacks", why);
 	else if (err)
 		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
 	return err ? 1 : 0;
@@ -503,7 +598,7 @@ static int reduce_profile(const struct request *req, struct response *resp, cons
 int ingest_pprof(const struct request *req, struct response *resp, const struct upload *upload,
 		 const uint8_t *body, size_t body_len, const struct timespec *start)
 {
-	struct pprof_decoded *profile = NULL;
+	struct pprof_stream *profile = NULL;
 	struct reduced reduced = {0};
 	struct upload u = *upload;
 	uint8_t *inflated = NULL;
@@ -525,21 +620,19 @@ int ingest_pprof(const struct request *req, struct response *resp, const struct 
 		       status, status == 413 ? "inflated_too_large" : "bad_gzip", why);
 		goto out;
 	}
-	if (pprof_decode(pb, pb_len, &profile, why, sizeof(why))) {
-		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
+	if (open_profile(req, resp, &u, pb, pb_len, &profile, &reduced) ||
+	    reduce_profile(req, resp, &u, profile, &reduced))
 		goto out;
-	}
-	if (choose_fit(&u, profile, &u.fit, &reduced.choice, why, sizeof(why))) {
-		reject(req, resp, REJECT_NO_SAMPLE_TYPE, 422, "no_fitting_sample_type", why);
-		goto out;
-	}
-	if (!reduce_profile(req, resp, &u, profile, &reduced))
-		store(req, resp, &u, profile, &reduced, start);
+	/* The names the aggregates and the links point to live in the stream's string table,
+	 * not in the body: the inflated copy can go before the store holds the upload. */
+	free(inflated);
+	inflated = NULL;
+	store(req, resp, &u, pprof_stream__header(profile), &reduced, start);
 out:
 	link_batch__free(reduced.links);
 	stack_agg__free(reduced.agg);
 	stack_agg__free(reduced.objects);
-	pprof_decoded__free(profile);
+	pprof_stream__free(profile);
 	free(inflated);
 	return 0;
 }

@@ -23,6 +23,8 @@ static const char *const reason_names[REJECT_REASON_COUNT] = {
     [REJECT_NO_SAMPLE_TYPE] = "no_fitting_sample_type",
     [REJECT_STORE_ERROR] = "store_error",
     [REJECT_OVERLOADED] = "overloaded",
+    [REJECT_TOO_MANY_SAMPLES] = "too_many_samples",
+    [REJECT_TOO_MANY_STACKS] = "too_many_stacks",
 };
 
 struct metrics {

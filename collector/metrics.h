@@ -18,7 +18,9 @@ enum reject_reason {
 	REJECT_CONTENT_TYPE,	   /* 415 */
 	REJECT_NO_SAMPLE_TYPE,	   /* 422 */
 	REJECT_STORE_ERROR,	   /* 500/503 */
-	REJECT_OVERLOADED, /* 429/503 with Retry-After: write queue or in-flight bytes full */
+	REJECT_OVERLOADED,	 /* 429/503 with Retry-After: write queue or in-flight bytes full */
+	REJECT_TOO_MANY_SAMPLES, /* 413: samples over --max-samples */
+	REJECT_TOO_MANY_STACKS,	 /* 413: distinct stacks (or their frames) over --max-stacks */
 	REJECT_REASON_COUNT
 };
 

@@ -20,6 +20,7 @@ struct stack_agg {
 	struct hashtab stack_by_frames;	     /* hash_frames() -> index into stacks */
 	struct stack_value *stacks;
 	size_t n, cap;
+	size_t n_frames;    /* summed over stacks */
 	struct arena arena; /* frame arrays and sanitised names */
 	int64_t total;
 	const char **scratch; /* root-first frames of the sample being added */
@@ -179,6 +180,7 @@ static int append(struct stack_agg *a, size_t n, int64_t value)
 		return -ENOMEM;
 	memcpy(frames, a->scratch, n * sizeof(*frames));
 	a->stacks[a->n++] = (struct stack_value){.frames = frames, .n_frames = n, .value = value};
+	a->n_frames += n;
 	return 0;
 }
 
@@ -219,6 +221,11 @@ const struct stack_value *stack_agg__stacks(struct stack_agg *a, size_t *ret_n)
 {
 	*ret_n = a->n;
 	return a->stacks;
+}
+
+size_t stack_agg__n_frames(const struct stack_agg *a)
+{
+	return a->n_frames;
 }
 
 int64_t stack_agg__total(const struct stack_agg *a)

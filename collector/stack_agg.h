@@ -24,6 +24,9 @@ int stack_agg__add(struct stack_agg *a, const char *const *frames_leaf_first, si
 /* The distinct stacks, root first, in first-seen order; valid until the next add or free. */
 const struct stack_value *stack_agg__stacks(struct stack_agg *a, size_t *ret_n);
 
+/* Frames summed over the distinct stacks (what their frame arrays hold). */
+size_t stack_agg__n_frames(const struct stack_agg *a);
+
 /* Sum of all values added. */
 int64_t stack_agg__total(const struct stack_agg *a);
 

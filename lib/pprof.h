@@ -65,23 +65,28 @@ int pprof_builder__encode(struct pprof_builder *b, uint8_t **ret_buf, size_t *re
  *                           stack is rejected)
  *   PPROF_MAX_LINES         lines (inlined frames) per location
  *   PPROF_MAX_LABELS        labels per sample
- *   PPROF_MAX_TOTAL_FRAMES  frames summed over all samples (bounds the decoded size: one
- *                           location id of 1 byte can expand to PPROF_MAX_LINES frames)
+ *   PPROF_MAX_TABLE         entries in each of the string, mapping, function and location
+ *                           tables (bounds what the stream keeps: at most ~100 bytes an entry)
+ *   PPROF_MAX_LOCATION_FRAMES  lines summed over all locations (their frame layout)
+ *   PPROF_MAX_TOTAL_FRAMES  frames summed over all samples, for pprof_decode() only (it keeps
+ *                           every sample; the stream keeps one at a time)
  *   PPROF_MAX_STRING        bytes in any string-table entry (function names, label values)
- *   PPROF_MAX_DECODE_MEMORY bytes protobuf-c may allocate while unpacking (its structs are
- *                           far larger than their wire form: a 2-byte label costs ~60 bytes)
- * Strings: a NUL inside a string-table entry ends the string there (protobuf-c returns C
- * strings); each byte that is not part of valid UTF-8 is replaced with '?' (so JSON output
- * downstream never fails on a name; a process name is never a reason to drop a profile).
- * A location without lines, or whose function
- * has an empty name, yields the frame "[unknown]" (its mapping's file name is not used:
- * the product's "[unknown] module" form is the agent's, which always names functions). */
+ *   PPROF_MAX_MESSAGE_MEMORY bytes protobuf-c may allocate to unpack one Sample, Location,
+ *                           Function or Mapping (its structs are far larger than their wire
+ *                           form: a 2-byte label costs ~60 bytes)
+ * Strings: a NUL inside a string-table entry ends the string there; each byte that is not
+ * part of valid UTF-8 is replaced with '?' (so JSON output downstream never fails on a name;
+ * a process name is never a reason to drop a profile). A location without lines, or whose
+ * function has an empty name, yields the frame "[unknown]" (its mapping's file name is not
+ * used: the product's "[unknown] module" form is the agent's, which always names functions). */
 #define PPROF_MAX_FRAMES 4096
 #define PPROF_MAX_LINES 256
 #define PPROF_MAX_LABELS 1024
+#define PPROF_MAX_TABLE (512u << 10)
+#define PPROF_MAX_LOCATION_FRAMES (2u << 20)
 #define PPROF_MAX_TOTAL_FRAMES (8u << 20)
 #define PPROF_MAX_STRING (64u << 10)
-#define PPROF_MAX_DECODE_MEMORY (512ul << 20)
+#define PPROF_MAX_MESSAGE_MEMORY (16u << 20)
 #define PPROF_UNKNOWN_FRAME "[unknown]"
 
 struct pprof_decoded_sample {
@@ -99,19 +104,47 @@ struct pprof_decoded {
 	int64_t period;
 	int64_t time_nanos;
 	int64_t duration_nanos;
-	struct pprof_decoded_sample *samples;
+	struct pprof_decoded_sample *samples; /* NULL in a stream's header */
 	size_t n_samples;
 	void *priv_; /* owns everything above */
 };
 
-/* Parses and validates an uncompressed pprof. On failure returns -EINVAL (or -ENOMEM) and
- * writes a one-line reason to err ("string index 7 out of range (table has 5)", "duplicate
- * location id 3", "sample 2 has 1 values, profile declares 2 sample types", ...). */
+/* ---- streaming decode (collector ingest): one sample at a time ------------------------- */
+
+/*
+ * The memory of a stream is its tables (strings, mappings, functions, locations: at most
+ * ~100 bytes an entry, see PPROF_MAX_TABLE) and one unpacked Sample, not the samples: the
+ * collector merges each sample into its aggregate as it is read, so decoding costs a bounded
+ * multiple of the tables, whatever the number of samples. buf must outlive the stream.
+ */
+struct pprof_stream;
+
+/* Reads and validates everything but the samples (string table, header, mappings, functions,
+ * locations) and counts the samples. 0, or -EINVAL (or -ENOMEM) with a one-line reason in err
+ * ("string index 7 out of range (table has 5)", "duplicate location id 3", ...). */
+int pprof_stream__open(const uint8_t *buf, size_t len, struct pprof_stream **ret, char *err,
+		       size_t err_len);
+void pprof_stream__free(struct pprof_stream *s);
+
+/* The header: sample types, period, times; samples is NULL and n_samples the number of
+ * samples the profile holds. Valid until pprof_stream__free(). */
+const struct pprof_decoded *pprof_stream__header(const struct pprof_stream *s);
+
+/* The next sample, validated and flattened: 1 and *ret (frames, values and labels valid until
+ * the next call; names until pprof_stream__free()), 0 after the last one, or -EINVAL /
+ * -ENOMEM with the reason in err ("sample 2 has 1 values, profile declares 2 sample types"). */
+int pprof_stream__next(struct pprof_stream *s, struct pprof_decoded_sample *ret, char *err,
+		       size_t err_len);
+
+/* ---- whole-profile decode (tests, tools): every sample kept --------------------------- */
+
+/* Parses and validates an uncompressed pprof through the stream, keeping every sample. On
+ * failure returns -EINVAL (or -ENOMEM) and writes a one-line reason to err. */
 int pprof_decode(const uint8_t *buf, size_t len, struct pprof_decoded **ret, char *err,
 		 size_t err_len);
 void pprof_decoded__free(struct pprof_decoded *p);
 
-/* Index of the sample type (type, unit), or -1. */
+/* Index of the sample type (type, unit), or -1 (a decoded profile or a stream's header). */
 int pprof_decoded__find_type(const struct pprof_decoded *p, const char *type, const char *unit);
 
 #endif

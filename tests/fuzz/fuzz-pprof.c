@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Fuzz target: the ingest path's parsing, gzip sniff -> capped inflate -> pprof_decode().
- * Whatever decodes is re-encoded with the builder and decoded again: frames, values and
- * labels must survive unchanged (the collector's export relies on this). */
+/* Fuzz target: the ingest path's parsing, gzip sniff -> capped inflate -> pprof_decode() (the
+ * streaming decoder, lib/pprof_stream.c, one Sample at a time). Whatever decodes is also
+ * unpacked whole by protobuf-c (what the decoder did before it streamed): it must be a valid
+ * message with the same samples and values. Then it is re-encoded with the builder and
+ * decoded again: frames, values and labels must survive unchanged (the export relies on it). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 
 #include "gzip.h"
 #include "pprof.h"
+#include "profile.pb-c.h"
 
 #define INFLATE_CAP (4u << 20)
 
@@ -87,6 +90,25 @@ static void compare(const struct pprof_decoded *a, const struct pprof_decoded *b
 	}
 }
 
+/* The stream read the same samples as protobuf-c's unpack of the whole message. */
+static void compare_with_whole_unpack(const struct pprof_decoded *d, const uint8_t *data,
+				      size_t size)
+{
+	Perftools__Profiles__Profile *m = perftools__profiles__profile__unpack(NULL, size, data);
+
+	check(m != NULL);
+	check(m->n_sample == d->n_samples && m->n_sample_type == d->n_sample_types);
+	for (size_t i = 0; i < m->n_sample; i++) {
+		check(m->sample[i]->n_value == d->n_sample_types);
+		check(m->sample[i]->n_label == d->samples[i].n_labels);
+		check(!m->sample[i]->n_value ||
+		      memcmp(m->sample[i]->value, d->samples[i].values,
+			     m->sample[i]->n_value * sizeof(int64_t)) == 0);
+	}
+	check(m->time_nanos == d->time_nanos && m->period == d->period);
+	perftools__profiles__profile__free_unpacked(m, NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pprof_decoded *d = NULL, *again = NULL;
@@ -108,6 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(raw);
 		return 0;
 	}
+	compare_with_whole_unpack(d, data, size);
 	if (reencode(d, &buf, &len) == 0) {
 		ret = pprof_decode(buf, len, &again, err, sizeof(err));
 		check(ret == 0);

@@ -100,6 +100,14 @@ class Collector:
         self.stop()
         return self.start(extra_args)
 
+    def vm_kib(self, field="VmHWM"):
+        """A /proc/PID/status size of the running collector in KiB (VmHWM: peak RSS)."""
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+        raise AssertionError("%s missing from /proc/%d/status" % (field, self.proc.pid))
+
     def log(self):
         try:
             with open(self.log_path) as f:

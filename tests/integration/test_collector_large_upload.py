@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: Apache-2.0
+# Ingest memory proportional to what was sent (issue 17), through the real collector over HTTP:
+# one valid CPU pprof with 200,000 distinct stacks is stored with exact totals while the
+# collector's peak RSS (VmHWM) grows by less than the documented bound; uploads over the
+# per-upload limits get 413 naming the limit and the count seen, nothing of them is stored,
+# earlier uploads stay; a bad sample deep in a large profile still gets its specific 400.
+import gzip
+import threading
+import unittest
+
+import harness
+import pprof_py
+from collector_fixture import Collector
+
+CPU = [("cpu", "nanoseconds")]
+MiB = 1 << 20
+NAMES = ["github.com/acme/api/pkg%d.(*T).Method%d" % (k % 13, k) for k in range(400)]
+# docs/operations.md, "Limits: collector": this upload's decompressed size, plus 8 bytes a
+# frame and ~100 bytes a stack of its distinct stacks, plus the SQLite writer's caches.
+LARGE_UPLOAD_HWM_GROWTH_MAX = 192 * MiB
+# Four of them at once on --threads 4 stay within what a 512 MiB collector can give ingest.
+FOUR_AT_ONCE_HWM_GROWTH_MAX = 512 * MiB
+
+
+def distinct_stack(i):
+    """Stack i, root first, depth 20-39; distinct for every i < 400**3."""
+    head = [NAMES[(i // 400 ** j + 7 * j) % 400] for j in range(3)]
+    tail = [NAMES[(i * 31 + 17 * j) % 400] for j in range(15 + i % 20)]
+    return ["runtime.goexit", "main.main"] + head + tail
+
+
+def large_profile(n):
+    samples = [(distinct_stack(i), (i % 30 + 1) * 10_000_000) for i in range(n)]
+    total = sum(v for _, v in samples)
+    return pprof_py.build(samples, sample_types=CPU, period=10_000_000), total
+
+
+def small_profile(n, first=0):
+    samples = [(["main", "work", "f%d" % i], 1000) for i in range(first, first + n)]
+    return pprof_py.build(samples, sample_types=CPU)
+
+
+class LargeUpload(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.raw, cls.total = large_profile(200_000)
+        cls.body = gzip.compress(cls.raw)
+
+    def test_200k_stacks_stored_exactly_with_bounded_peak_rss(self):
+        with Collector() as c:
+            tok = c.create_token("collector")
+            before = c.vm_kib("VmHWM") * 1024
+            status, body = c.upload(tok, self.body, "big", "cpu")
+            growth = c.vm_kib("VmHWM") * 1024 - before
+            self.assertEqual(status, 200, body)
+            self.assertEqual((body["stacks"], body["samples"], body["total"]),
+                             (200_000, 200_000, self.total))
+            rows = c.stored_rows(service="big")
+            self.assertEqual(len(rows), 200_000)
+            self.assertEqual(sum(r[-1] for r in rows), self.total)
+            self.assertEqual(rows[0][5][:2], ("runtime.goexit", "main.main"))
+            self.assertLess(growth, LARGE_UPLOAD_HWM_GROWTH_MAX,
+                            "VmHWM grew %.1f MiB for %.1f MiB decompressed"
+                            % (growth / MiB, len(self.raw) / MiB))
+
+    def test_four_at_once_on_4_threads_stay_under_512_mib_and_store_or_say_retry(self):
+        with Collector(serve_args=["--threads", "4"]) as c:
+            tok = c.create_token("collector")
+            before = c.vm_kib("VmHWM") * 1024
+            results = {}
+
+            def send(i):
+                results[i] = c.upload(tok, self.body, "big%d" % i, "cpu")
+
+            threads = [threading.Thread(target=send, args=(i,)) for i in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            growth = c.vm_kib("VmHWM") * 1024 - before
+            self.assertLess(growth, FOUR_AT_ONCE_HWM_GROWTH_MAX,
+                            "VmHWM grew %.1f MiB" % (growth / MiB))
+            stored = 0
+            for i, (status, body) in sorted(results.items()):
+                self.assertIn(status, (200, 429), body)
+                rows = c.stored_rows(service="big%d" % i)
+                if status == 200:
+                    stored += 1
+                    self.assertEqual(body["total"], self.total)
+                    self.assertEqual(len(rows), 200_000)
+                else:  # the write queue was full: nothing written, send it again
+                    self.assertEqual(rows, [])
+            self.assertGreaterEqual(stored, 1)
+
+    def test_bad_sample_deep_in_a_large_profile_is_400_and_stores_nothing(self):
+        bad = self.raw + pprof_py.field_bytes(
+            2, pprof_py.field_packed(1, [999_999]) + pprof_py.field_packed(2, [5]))
+        with Collector() as c:
+            tok = c.create_token("collector")
+            self.assertEqual(c.upload(tok, small_profile(3), "svc", "cpu")[0], 200)
+            status, body = c.upload(tok, gzip.compress(bad), "svc", "cpu")
+            self.assertEqual(status, 400, body)
+            self.assertEqual(body["detail"],
+                             "sample 200000 refers to unknown location id 999999")
+            self.assertEqual(len(c.stored_rows(service="svc")), 3)
+
+
+class UploadLimits(unittest.TestCase):
+    def setUp(self):
+        self.c = Collector(serve_args=["--max-stacks", "1000", "--max-samples", "5000"])
+        self.tok = self.c.create_token("collector")
+        self.addCleanup(self.c.close)
+        self.assertEqual(self.c.upload(self.tok, small_profile(10), "svc", "cpu")[0], 200)
+
+    def rejects(self, reason):
+        return self.c.metrics().get('roottrace_rejects_total{reason="%s"}' % reason, 0)
+
+    def test_over_max_stacks_is_413_naming_the_limit_and_stores_nothing(self):
+        status, body = self.c.upload(self.tok, small_profile(1500, first=100), "svc", "cpu")
+        self.assertEqual(status, 413, body)
+        self.assertEqual(body["error"], "too_many_stacks")
+        self.assertEqual(body["detail"],
+                         "more than 1000 distinct stacks (--max-stacks 1000): 1001 seen in "
+                         "the first 1001 of 1500 samples")
+        self.assertEqual(len(self.c.stored_rows(service="svc")), 10)
+        self.assertEqual(self.rejects("too_many_stacks"), 1)
+        self.assertLess(self.c.vm_kib("VmHWM"), 64 * 1024)
+
+    def test_over_max_samples_is_413_with_the_count_seen_and_stores_nothing(self):
+        samples = [(["main", "same"], 1)] * 6000
+        status, body = self.c.upload(self.tok, pprof_py.build(samples, sample_types=CPU),
+                                     "svc", "cpu")
+        self.assertEqual(status, 413, body)
+        self.assertEqual(body["error"], "too_many_samples")
+        self.assertEqual(body["detail"],
+                         "the profile has 6000 samples, more than --max-samples 5000")
+        self.assertEqual(len(self.c.stored_rows(service="svc")), 10)
+        self.assertEqual(self.rejects("too_many_samples"), 1)
+
+    def test_at_the_limits_is_stored(self):
+        status, body = self.c.upload(self.tok, small_profile(1000, first=100), "svc", "cpu")
+        self.assertEqual(status, 200, body)
+        self.assertEqual(len(self.c.stored_rows(service="svc")), 1010)
+
+
+if __name__ == "__main__":
+    harness.main()
