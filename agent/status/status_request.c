@@ -12,7 +12,7 @@ static void refuse(struct status_verdict *v, int status, const char *what, const
 	snprintf(v->error, sizeof(v->error), "%s%.100s", what, arg ? arg : "");
 }
 
-/* /healthz takes probe=live or probe=ready (the default), once. */
+/* /healthz takes probe=live (the default) or probe=ready, once. */
 static void check_healthz_args(const struct status_request *req, struct status_verdict *v)
 {
 	bool seen = false;
@@ -42,7 +42,7 @@ static void check_healthz_args(const struct status_request *req, struct status_v
 
 void status_request_check(const struct status_request *req, struct status_verdict *v)
 {
-	*v = (struct status_verdict){.probe = HEALTH_PROBE_READY};
+	*v = (struct status_verdict){.probe = HEALTH_PROBE_LIVE};
 	if (!req->path || (strcmp(req->path, "/healthz") && strcmp(req->path, "/metrics"))) {
 		refuse(v, 404, "no such path (GET /healthz or /metrics)", NULL);
 		return;

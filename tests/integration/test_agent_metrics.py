@@ -188,13 +188,16 @@ class AgentMetricsTest(CleanupTestCase):
         agent.port = listen
         self.assertTrue(wait_for(lambda: health(listen)[1].get("state") == "failing_closed",
                                  15), agent.log())
-        status, doc = health(listen)
+        status, doc = health(listen, "ready")
         self.assertEqual(status, 503, doc)
         self.assertEqual(doc["status"], "failing")
         self.assertIn("Couldn't connect", doc["reason"])
-        # the control loop itself is alive: the liveness probe passes, no restart loop
-        status, doc = health(listen, "live")
+        # the control loop itself is alive: plain /healthz (liveness) is 200 and says why it
+        # is not sampling, so a collector outage causes no restart loop
+        status, doc = health(listen)
         self.assertEqual(status, 200, doc)
+        self.assertEqual(doc["state"], "failing_closed")
+        self.assertIn("Couldn't connect", doc["reason"])
         samples = self.scrape(agent)
         self.assertEqual(prom_exposition.value(samples, P + "config_held"), 0)
         self.assertGreater(prom_exposition.value(samples, P + "config_polls_total",
@@ -215,7 +218,7 @@ class AgentMetricsTest(CleanupTestCase):
         ok = wait_for(lambda: health(agent.port)[1].get("state") == "uploads_failing", 60,
                       step=1)
         self.assertTrue(ok, "%s\n%s" % (health(agent.port), agent.log()[-3000:]))
-        status, doc = health(agent.port)
+        status, doc = health(agent.port, "ready")
         self.assertEqual(status, 503, doc)
         self.assertIn("HTTP 502", doc["reason"])
         samples = self.scrape(agent)
@@ -223,7 +226,7 @@ class AgentMetricsTest(CleanupTestCase):
                                                  reason="server_error"), 0)
         self.assertGreater(prom_exposition.value(samples, P + "upload_queue_profiles"), 0)
         self.assertEqual(prom_exposition.value(samples, P + "profiles_uploaded_total"), 0)
-        self.assertEqual(health(agent.port, "live")[0], 200)
+        self.assertEqual(health(agent.port)[0], 200)
         self.assertEqual(agent.stop(timeout=60), 0)
 
     def test_malformed_or_other_requests_are_refused(self):

@@ -126,8 +126,8 @@ class KubernetesManifests(unittest.TestCase):
         port = int(listen[0].rsplit(":", 1)[1])
         ports = {p["name"]: p["containerPort"] for p in self.agent["ports"]}
         live, ready = self.agent["livenessProbe"], self.agent["readinessProbe"]
-        self.assertEqual(live["httpGet"]["path"], "/healthz?probe=live")
-        self.assertEqual(ready["httpGet"]["path"], "/healthz")
+        self.assertEqual(live["httpGet"]["path"], "/healthz")
+        self.assertEqual(ready["httpGet"]["path"], "/healthz?probe=ready")
         for probe in (live, ready):
             self.assertEqual(ports[probe["httpGet"]["port"]], port)
         notes = self.ds["spec"]["template"]["metadata"]["annotations"]

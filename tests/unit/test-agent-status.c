@@ -29,7 +29,7 @@ TEST(only_get_on_two_paths_is_routed)
 
 	CHECK_EQ_INT(check("GET", "/metrics", NULL, 0, 0).route, STATUS_ROUTE_METRICS);
 	CHECK_EQ_INT(check("GET", "/healthz", NULL, 0, 0).route, STATUS_ROUTE_HEALTHZ);
-	CHECK_EQ_INT(check("GET", "/healthz", NULL, 0, 0).probe, HEALTH_PROBE_READY);
+	CHECK_EQ_INT(check("GET", "/healthz", NULL, 0, 0).probe, HEALTH_PROBE_LIVE);
 	CHECK_EQ_INT(check("GET", "/healthz", live, 1, 0).probe, HEALTH_PROBE_LIVE);
 	CHECK_EQ_INT(check("POST", "/metrics", NULL, 0, 0).status, 405);
 	CHECK_EQ_INT(check("HEAD", "/healthz", NULL, 0, 0).status, 405);
