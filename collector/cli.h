@@ -22,8 +22,8 @@
 /* Long-only options (no short letter) shared by the subcommands that open the stores. */
 enum { CLI_OPT_CONTROL_STORE = 0x100, CLI_OPT_PROFILE_STORE, CLI_OPT_CONFIG, CLI_OPT_MIGRATE };
 #define CLI_STORE_OPTIONS                                                                          \
-	{"control-store", required_argument, NULL, CLI_OPT_CONTROL_STORE},                        \
-	    {"profile-store", required_argument, NULL, CLI_OPT_PROFILE_STORE},                    \
+	{"control-store", required_argument, NULL, CLI_OPT_CONTROL_STORE},                         \
+	    {"profile-store", required_argument, NULL, CLI_OPT_PROFILE_STORE},                     \
 	{                                                                                          \
 		"config", required_argument, NULL, CLI_OPT_CONFIG                                  \
 	}

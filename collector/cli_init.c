@@ -18,15 +18,16 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: %s init --data DIR [--environment NAME]\n"
-		"       %s init --control-store postgresql://... --profile-store \\\n"
-		"          clickhouse+http://HOST:PORT/DB [--data DIR] [--environment NAME]\n"
-		"  Creates DIR/%s, environment NAME (default: production) and an admin token,\n"
-		"  printed once and saved to DIR/bootstrap-token (mode 0600). In fleet mode it\n"
-		"  migrates the server schemas first, and refuses a control store that has tokens.\n"
-		"example:\n  %s init --data /var/lib/roottrace --environment production\n",
-		PROG, PROG, DATABASE_FILE, PROG);
+	fprintf(
+	    f,
+	    "usage: %s init --data DIR [--environment NAME]\n"
+	    "       %s init --control-store postgresql://... --profile-store \\\n"
+	    "          clickhouse+http://HOST:PORT/DB [--data DIR] [--environment NAME]\n"
+	    "  Creates DIR/%s, environment NAME (default: production) and an admin token,\n"
+	    "  printed once and saved to DIR/bootstrap-token (mode 0600). In fleet mode it\n"
+	    "  migrates the server schemas first, and refuses a control store that has tokens.\n"
+	    "example:\n  %s init --data /var/lib/roottrace --environment production\n",
+	    PROG, PROG, DATABASE_FILE, PROG);
 }
 
 static int write_token_file(const char *dir, const char *secret)
@@ -84,8 +85,9 @@ static int bootstrap(struct cp_store *cp, const char *env, const char *dir)
 			"to %s/bootstrap-token\n",
 			PROG, dir, env, dir);
 	else
-		fprintf(stderr, "%s: initialised the fleet stores: environment %s, admin token "
-				"printed above (not saved anywhere)\n",
+		fprintf(stderr,
+			"%s: initialised the fleet stores: environment %s, admin token "
+			"printed above (not saved anywhere)\n",
 			PROG, env);
 	return 0;
 }

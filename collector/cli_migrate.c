@@ -39,8 +39,8 @@ int cli_migrate_stores(const struct store_location *loc)
 			from, to);
 	}
 	if (loc->profile_store) {
-		err = store_ch_migrate(loc->profile_store, loc->clickhouse_password, &from, &to, why,
-				       sizeof(why));
+		err = store_ch_migrate(loc->profile_store, loc->clickhouse_password, &from, &to,
+				       why, sizeof(why));
 		if (err) {
 			fprintf(stderr, "%s: migrate profile store (ClickHouse): %s\n", PROG,
 				why[0] ? why : strerror(-err));

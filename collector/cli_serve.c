@@ -52,9 +52,9 @@ static void usage(FILE *f)
 	    "  %s serve --data /var/lib/roottrace --listen 0.0.0.0:4443 \\\n"
 	    "      --tls-cert /etc/roottrace/cert.pem --tls-key /etc/roottrace/key.pem\n"
 	    "  %s serve --config /etc/roottrace/fleet.conf --listen 0.0.0.0:4040\n",
-	    PROG, PROG, DEFAULT_LISTEN, DEFAULT_MAX_BODY, DEFAULT_MAX_INFLATED, DEFAULT_RETENTION_DAYS,
-	    DEFAULT_THREADS, DEFAULT_MAX_INFLIGHT, STORE_SQLITE_INGEST_QUEUE_ENTRIES,
-	    STORE_SQLITE_INGEST_QUEUE_BYTES, PROG, PROG, PROG);
+	    PROG, PROG, DEFAULT_LISTEN, DEFAULT_MAX_BODY, DEFAULT_MAX_INFLATED,
+	    DEFAULT_RETENTION_DAYS, DEFAULT_THREADS, DEFAULT_MAX_INFLIGHT,
+	    STORE_SQLITE_INGEST_QUEUE_ENTRIES, STORE_SQLITE_INGEST_QUEUE_BYTES, PROG, PROG, PROG);
 }
 
 static int parse_option(struct collector_options *o, int opt, const char *arg, long long *n)
@@ -228,8 +228,8 @@ int cmd_serve(int argc, char **argv)
 				strerror(-err));
 		return 1;
 	}
-	err = retention_job__start(c->profiles, o.retention_days, a.retention_interval_s,
-				   &retention);
+	err =
+	    retention_job__start(c->profiles, o.retention_days, a.retention_interval_s, &retention);
 	if (err) {
 		fprintf(stderr, "%s: retention job: %s\n", PROG, strerror(-err));
 		goto out;

@@ -156,8 +156,9 @@ int cli_store_resolve(struct store_location *loc, bool need_data)
 	if (rc)
 		return rc;
 	if (loc->profile_store && !loc->control_store) {
-		fprintf(stderr, "%s: --profile-store (ClickHouse) needs --control-store "
-				"(PostgreSQL): upload ids are claimed there\n",
+		fprintf(stderr,
+			"%s: --profile-store (ClickHouse) needs --control-store "
+			"(PostgreSQL): upload ids are claimed there\n",
 			PROG);
 		return -EINVAL;
 	}

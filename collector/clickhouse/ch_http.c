@@ -191,16 +191,18 @@ int ch_client_init(struct ch_client *c, const char *url, const char *password, c
 	host = url + sizeof(scheme) - 1;
 	slash = strchr(host, '/');
 	if (!slash || !valid_database(slash + 1, strlen(slash + 1))) {
-		snprintf(why, why_len, "%s: expected a database name of letters, digits and _ "
-				       "after the host",
+		snprintf(why, why_len,
+			 "%s: expected a database name of letters, digits and _ "
+			 "after the host",
 			 url);
 		return -EINVAL;
 	}
 	at = memchr(host, '@', (size_t)(slash - host));
 	if (at) {
 		if (memchr(host, ':', (size_t)(at - host))) {
-			snprintf(why, why_len, "%s: a password in the URL is refused; use the "
-					       "password file or the environment",
+			snprintf(why, why_len,
+				 "%s: a password in the URL is refused; use the "
+				 "password file or the environment",
 				 url);
 			return -EINVAL;
 		}

@@ -11,17 +11,16 @@
 
 #include "ch_internal.h"
 
-#define SERIES_COLUMNS                                                                             \
-	"environment String, service String, profile_type String, deployment String"
+#define SERIES_COLUMNS "environment String, service String, profile_type String, deployment String"
 #define SERIES_KEY "environment, service, profile_type, deployment"
 #define BY_DAY " PARTITION BY intDiv(bucket, 86400)"
 #define TIER_TABLE(name)                                                                           \
-	"CREATE TABLE {db}." name "(" SERIES_COLUMNS ", bucket UInt32, stack_hash UInt64,"        \
-	" value Int64) ENGINE = SummingMergeTree(value)" BY_DAY " ORDER BY (" SERIES_KEY          \
+	"CREATE TABLE {db}." name "(" SERIES_COLUMNS ", bucket UInt32, stack_hash UInt64,"         \
+	" value Int64) ENGINE = SummingMergeTree(value)" BY_DAY " ORDER BY (" SERIES_KEY           \
 	", bucket, stack_hash)"
 #define TIER_VIEW(name, unit)                                                                      \
-	"CREATE MATERIALIZED VIEW {db}." name "_mv TO {db}." name " AS SELECT " SERIES_KEY        \
-	", toUInt32(intDiv(bucket, " unit ") * " unit ") AS bucket, stack_hash, value"           \
+	"CREATE MATERIALIZED VIEW {db}." name "_mv TO {db}." name " AS SELECT " SERIES_KEY         \
+	", toUInt32(intDiv(bucket, " unit ") * " unit ") AS bucket, stack_hash, value"             \
 	" FROM {db}.rollups WHERE stack_hash != 0"
 
 /* Each migration is a list of statements (one per HTTP request), NULL-terminated. */
@@ -92,8 +91,9 @@ static int schema_version(struct ch_client *c, int *ret, char *why, size_t len)
 		rc = ch_get_u32(&out, &exists);
 	ch_buf_reset(&out);
 	if (!rc && exists)
-		rc = run(c, "SELECT toUInt32(max(version)) FROM {db}.schema_migrations FORMAT RowBinary",
-			 &out, why, len);
+		rc = run(
+		    c, "SELECT toUInt32(max(version)) FROM {db}.schema_migrations FORMAT RowBinary",
+		    &out, why, len);
 	if (!rc && exists)
 		rc = ch_get_u32(&out, &version);
 	ch_buf_free(&out);

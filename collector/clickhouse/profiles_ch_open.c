@@ -133,7 +133,8 @@ int profile_store_ch_open(const char *url, const struct store_ch_options *opts,
 
 	*ret = NULL;
 	if (!opts->ledger) {
-		snprintf(why, why_len, "the ClickHouse profile store needs a PostgreSQL control store");
+		snprintf(why, why_len,
+			 "the ClickHouse profile store needs a PostgreSQL control store");
 		return -EINVAL;
 	}
 	p = ch_new(opts);
@@ -150,8 +151,8 @@ int profile_store_ch_open(const char *url, const struct store_ch_options *opts,
 	return 0;
 }
 
-int store_ch_migrate(const char *url, const char *password, int *ret_from, int *ret_to,
-		     char *why, size_t why_len)
+int store_ch_migrate(const char *url, const char *password, int *ret_from, int *ret_to, char *why,
+		     size_t why_len)
 {
 	struct ch_client c;
 	int err = ch_client_init(&c, url, password, why, why_len);

@@ -69,8 +69,9 @@ static void put_window_query(struct ch_buf *b, const char *db, const struct wind
 {
 	ch_printf(b, "SELECT frames, v FROM (SELECT stack_hash, sum(value) AS v FROM (");
 	put_tiers(b, db, q);
-	ch_printf(b, ") GROUP BY stack_hash) ANY LEFT JOIN (SELECT stack_hash, any(frames) AS frames"
-		     " FROM %s.stacks WHERE stack_hash IN (SELECT stack_hash FROM (",
+	ch_printf(b,
+		  ") GROUP BY stack_hash) ANY LEFT JOIN (SELECT stack_hash, any(frames) AS frames"
+		  " FROM %s.stacks WHERE stack_hash IN (SELECT stack_hash FROM (",
 		  db);
 	put_tiers(b, db, q);
 	ch_printf(b, ")) GROUP BY stack_hash) USING stack_hash FORMAT RowBinary");
@@ -134,8 +135,9 @@ static int read_uploads(struct ch_profiles *p, const struct window_query *q,
 	uint64_t uploads = 0, period = 0;
 	int rc;
 
-	ch_printf(&sql, "SELECT toInt64(sumMerge(uploads)), toInt64(argMaxMerge(period)) FROM %s.uploads"
-			" WHERE",
+	ch_printf(&sql,
+		  "SELECT toInt64(sumMerge(uploads)), toInt64(argMaxMerge(period)) FROM %s.uploads"
+		  " WHERE",
 		  p->client.database);
 	put_series_filter(&sql, q);
 	ch_printf(&sql, " AND bucket > %lld AND bucket < %lld FORMAT RowBinary",

@@ -15,7 +15,7 @@
 #define STORE_CH_INGEST_QUEUE_BYTES (256u << 20)
 
 struct store_ch_options {
-	const char *password;	   /* NULL = none */
+	const char *password;	      /* NULL = none */
 	struct upload_ledger *ledger; /* borrowed; required */
 	size_t ingest_queue_entries;  /* 0 = the defaults above */
 	size_t ingest_queue_bytes;
@@ -27,7 +27,7 @@ int profile_store_ch_open(const char *url, const struct store_ch_options *opts,
 			  struct profile_store **ret, char *why, size_t why_len);
 
 /* Creates the database and applies every pending migration; versions before and after. */
-int store_ch_migrate(const char *url, const char *password, int *ret_from, int *ret_to,
-		     char *why, size_t why_len);
+int store_ch_migrate(const char *url, const char *password, int *ret_from, int *ret_to, char *why,
+		     size_t why_len);
 
 #endif

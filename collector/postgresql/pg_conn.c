@@ -176,16 +176,13 @@ int pg_exec(struct pg_link *l, const char *sql, const struct pg_params *params, 
 		PQclear(r);
 		return -EEXIST;
 	}
-	if (getenv("ROOTTRACE_DEBUG_SQL"))
-		fprintf(stderr, "pg: %s: %s\n", sql, PQresultErrorMessage(r));
 	PQclear(r);
 	if (PQstatus(l->conn) != CONNECTION_OK)
 		link_failed(l);
 	return -EIO;
 }
 
-int pg_pool_exec(struct pg_pool *p, const char *sql, const struct pg_params *params,
-		 PGresult **ret)
+int pg_pool_exec(struct pg_pool *p, const char *sql, const struct pg_params *params, PGresult **ret)
 {
 	struct pg_link *l;
 	int rc = pg_pool_acquire(p, &l);

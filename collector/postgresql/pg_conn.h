@@ -18,9 +18,9 @@
 
 struct pg_link {
 	pthread_mutex_t lock;
-	PGconn *conn;		 /* NULL until connected, again after a lost connection */
-	int64_t retry_after_ms;	 /* monotonic: no reconnect attempt before this */
-	int backoff_ms;		 /* doubles after each failed attempt up to PG_BACKOFF_MAX_MS */
+	PGconn *conn;		/* NULL until connected, again after a lost connection */
+	int64_t retry_after_ms; /* monotonic: no reconnect attempt before this */
+	int backoff_ms;		/* doubles after each failed attempt up to PG_BACKOFF_MAX_MS */
 };
 
 struct pg_pool {
@@ -70,7 +70,7 @@ bool pg_null(const PGresult *r, int row, int col);
 struct pg_row_reader {
 	size_t size;
 	int (*read)(const PGresult *r, int row, void *record); /* 0 or -ENOMEM */
-	void (*free)(void *records, size_t n); /* on failure; NULL: plain free() */
+	void (*free)(void *records, size_t n);		       /* on failure; NULL: plain free() */
 };
 
 /* Reads every row of r into a calloc'd array of records; ret points to the caller's typed

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pg_conn.h"
 #include "store_pg.h"
@@ -43,11 +44,13 @@ static const char *const migrations[] = {
     " window_s DOUBLE PRECISION, cpu_s DOUBLE PRECISION, bpf_s DOUBLE PRECISION,"
     " lost_samples BIGINT, unknown_frames BIGINT, processes BIGINT" UNWIND_FIGURES(
 	UNWIND_COLUMN_DEF) ", PRIMARY KEY(environment, agent_id, service));"
-    /* Upload ids claimed for the ClickHouse profile store (upload_ledger.h). */
-    "CREATE TABLE uploads("
-    " environment TEXT NOT NULL, upload_id TEXT NOT NULL, received_at BIGINT NOT NULL,"
-    " PRIMARY KEY(environment, upload_id));"
-    "CREATE INDEX uploads_received ON uploads(received_at);",
+			   /* Upload ids claimed for the ClickHouse profile store (upload_ledger.h).
+			    */
+			   "CREATE TABLE uploads("
+			   " environment TEXT NOT NULL, upload_id TEXT NOT NULL, received_at "
+			   "BIGINT NOT NULL,"
+			   " PRIMARY KEY(environment, upload_id));"
+			   "CREATE INDEX uploads_received ON uploads(received_at);",
 };
 
 #define LATEST_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -60,11 +63,17 @@ static const char create_versions[] = "CREATE TABLE IF NOT EXISTS schema_migrati
 int pg_schema_version(struct pg_link *l, int *ret)
 {
 	PGresult *r;
-	int rc = pg_exec(l,
-			 "SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0"
-			 " ELSE (SELECT coalesce(max(version), 0) FROM schema_migrations) END",
-			 NULL, &r);
+	int rc = pg_exec(l, "SELECT to_regclass('schema_migrations') IS NOT NULL", NULL, &r);
+	bool exists;
 
+	if (rc)
+		return rc;
+	exists = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	PQclear(r);
+	*ret = 0;
+	if (!exists) /* a database no migrate has run on */
+		return 0;
+	rc = pg_exec(l, "SELECT coalesce(max(version), 0) FROM schema_migrations", NULL, &r);
 	if (rc)
 		return rc;
 	*ret = (int)pg_int(r, 0, 0);
@@ -78,10 +87,10 @@ static int apply(struct pg_link *l, int version)
 
 	pg_param_int(&p, version);
 	return pg_exec(l, migrations[version - 1], NULL, NULL)
-	       ?: pg_exec(l,
-			  "INSERT INTO schema_migrations(version, applied_at)"
-			  " VALUES($1, extract(epoch from now())::bigint)",
-			  &p, NULL);
+		   ?: pg_exec(l,
+			      "INSERT INTO schema_migrations(version, applied_at)"
+			      " VALUES($1, extract(epoch from now())::bigint)",
+			      &p, NULL);
 }
 
 /* Inside one transaction holding the migration lock: every pending migration. */

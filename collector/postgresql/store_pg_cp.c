@@ -110,7 +110,7 @@ static int cp_environment_get(struct cp_store *s, const char *name, int64_t *ret
 /* ---------------------------------------------------------------------- tokens ---- */
 
 #define TOKEN_SELECT                                                                               \
-	"SELECT t.id, t.name, t.environment_id, e.name, t.kind, t.role, t.revoked::int,"          \
+	"SELECT t.id, t.name, t.environment_id, e.name, t.kind, t.role, t.revoked::int,"           \
 	" t.created_at, encode(t.hash, 'hex') FROM tokens t JOIN environments e"                   \
 	" ON e.id = t.environment_id"
 
@@ -135,8 +135,8 @@ static int read_token(const PGresult *r, int row, void *record)
 	t->created_at = pg_int(r, row, 7);
 	if (strlen(hex) == 2 * sizeof(t->hash))
 		for (size_t i = 0; i < sizeof(t->hash); i++)
-			t->hash[i] = (uint8_t)(hex_nibble(hex[2 * i]) << 4 |
-					       hex_nibble(hex[2 * i + 1]));
+			t->hash[i] =
+			    (uint8_t)(hex_nibble(hex[2 * i]) << 4 | hex_nibble(hex[2 * i + 1]));
 	return 0;
 }
 
@@ -170,8 +170,7 @@ static int cp_token_find_by_hash(struct cp_store *s, const uint8_t hash[32],
 
 static int cp_token_list(struct cp_store *s, struct token_record **ret, size_t *ret_n)
 {
-	return exec_rows(pool_of(s), TOKEN_SELECT " ORDER BY t.id", NULL, &token_rows, ret,
-			 ret_n);
+	return exec_rows(pool_of(s), TOKEN_SELECT " ORDER BY t.id", NULL, &token_rows, ret, ret_n);
 }
 
 static int cp_token_revoke(struct cp_store *s, int64_t id)
@@ -185,7 +184,7 @@ static int cp_token_revoke(struct cp_store *s, int64_t id)
 /* -------------------------------------------------------------------- settings ---- */
 
 #define SETTINGS_SELECT                                                                            \
-	"SELECT e.name, s.service, s.enabled::int, s.sample_rate_hz, s.upload_interval_s,"        \
+	"SELECT e.name, s.service, s.enabled::int, s.sample_rate_hz, s.upload_interval_s,"         \
 	" s.poll_interval_s FROM settings s JOIN environments e ON e.id = s.environment_id"
 
 static int read_settings(const PGresult *r, int row, void *record)
@@ -246,15 +245,16 @@ static int settings_write(struct pg_link *l, const struct settings_record *r)
 	pg_param_optional_int(&p, r->has_upload_interval_s, r->upload_interval_s);
 	pg_param_optional_int(&p, r->has_poll_interval_s, r->poll_interval_s);
 	pg_param_int(&p, time(NULL));
-	rc = pg_exec(l,
-		     "INSERT INTO settings(environment_id, service, enabled, sample_rate_hz,"
-		     " upload_interval_s, poll_interval_s, updated_at)"
-		     " SELECT id, $2, $3, $4, $5, $6, $7 FROM environments WHERE name = $1"
-		     " ON CONFLICT(environment_id, service) DO UPDATE SET enabled = excluded.enabled,"
-		     " sample_rate_hz = excluded.sample_rate_hz,"
-		     " upload_interval_s = excluded.upload_interval_s,"
-		     " poll_interval_s = excluded.poll_interval_s, updated_at = excluded.updated_at",
-		     &p, &res);
+	rc = pg_exec(
+	    l,
+	    "INSERT INTO settings(environment_id, service, enabled, sample_rate_hz,"
+	    " upload_interval_s, poll_interval_s, updated_at)"
+	    " SELECT id, $2, $3, $4, $5, $6, $7 FROM environments WHERE name = $1"
+	    " ON CONFLICT(environment_id, service) DO UPDATE SET enabled = excluded.enabled,"
+	    " sample_rate_hz = excluded.sample_rate_hz,"
+	    " upload_interval_s = excluded.upload_interval_s,"
+	    " poll_interval_s = excluded.poll_interval_s, updated_at = excluded.updated_at",
+	    &p, &res);
 	if (rc)
 		return rc;
 	rc = strcmp(PQcmdTuples(res), "0") == 0 ? -ENOENT : 0;
@@ -404,7 +404,7 @@ static int cp_deployment_list(struct cp_store *s, const char *environment, const
 #define UNWIND_COLUMN(id, name, kind) ", " name
 #define UNWIND_EXCLUDED(id, name, kind) ", " name " = excluded." name
 #define AGENT_COLUMNS                                                                              \
-	"environment, agent_id, service, node, version, reported_at, window_s, cpu_s, bpf_s,"     \
+	"environment, agent_id, service, node, version, reported_at, window_s, cpu_s, bpf_s,"      \
 	" lost_samples, unknown_frames, processes" UNWIND_FIGURES(UNWIND_COLUMN)
 #define AGENT_FIXED_COLUMNS 12
 

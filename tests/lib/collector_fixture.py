@@ -304,6 +304,23 @@ class Collector:
                   " service, profile_type, deployment)",
     }
 
+    def control_sql(self, sql):
+        """Runs sql on the control-plane store around the API (an older version's rows, a
+        manual edit): the SQLite file, or the PostgreSQL database in fleet mode."""
+        if self.backend == "fleet":
+            import fleet_servers
+            fleet_servers.servers().pg.psql(sql, db=self.pg_url.rsplit("/", 1)[1])
+            return
+        db = sqlite3.connect(os.path.join(self.data, "roottrace.db"), timeout=10)
+        db.execute(sql)
+        db.commit()
+        db.close()
+
+    def clickhouse(self, sql):
+        """Fleet mode: the answer of sql on the profile store, {db} its database."""
+        import fleet_servers
+        return fleet_servers.servers().ch.query(sql.format(db=self.ch_url.rsplit("/", 1)[1]))
+
     def count(self, table):
         if self.backend == "fleet":
             import fleet_servers
