@@ -19,6 +19,9 @@ def main():
     ap.add_argument("--stacks", type=int, default=500)
     ap.add_argument("--gzip", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--time", type=int, default=0,
+                    help="the profile's start, unix seconds (default now); it also varies the"
+                         " values, not the stacks")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     pkgs = ["net/http", "encoding/json", "runtime", "database/sql", "github.com/acme/api/handlers",
@@ -35,11 +38,13 @@ def main():
         stack += [rng.choice(funcs) for _ in range(depth - len(stack))]
         stacks.add(tuple(stack))
     samples = []
+    if a.time:
+        rng = random.Random(a.time)
     for s in sorted(stacks):
         n = rng.randint(1, 30)
         samples.append((list(s), [n, n * 10_000_000]))
     data = pprof_py.build(samples, sample_types=[("samples", "count"), ("cpu", "nanoseconds")],
-                          time_nanos=time.time_ns(), duration_nanos=10_000_000_000,
+                          time_nanos=a.time * 10**9 if a.time else time.time_ns(), duration_nanos=10_000_000_000,
                           period_type=("cpu", "nanoseconds"), period=10_000_000)
     if a.gzip:
         data = pprof_py.gzipped(data)

@@ -261,6 +261,7 @@ int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, str
 	    char *why, size_t why_len)
 {
 	struct ch_buf answer = {0};
+	struct curl_slist *headers = NULL;
 	CURL *curl = curl_easy_init();
 	long status = 0;
 	char *url;
@@ -280,6 +281,10 @@ int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, str
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_TIMEOUT_MS);
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT, (long)REQUEST_TIMEOUT_S);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	/* No "Expect: 100-continue": ClickHouse 18.16 does not answer it, and libcurl would wait
+	 * a second before sending each body over 1 KiB. */
+	headers = curl_slist_append(headers, "Expect:");
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer);
 	if (c->user)
@@ -297,6 +302,7 @@ int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, str
 	if (res == CURLE_OK && status == 200 && out)
 		ch_put_bytes(out, answer.data ? answer.data : "", answer.len);
 	curl_easy_cleanup(curl);
+	curl_slist_free_all(headers);
 	free(url);
 	ch_buf_free(&answer);
 	return res == CURLE_OK && status == 200 && !(out && out->oom) ? 0 : -EIO;
