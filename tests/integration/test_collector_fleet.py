@@ -234,8 +234,31 @@ class FleetTiers(sqlite_tiers.Tiers):
         self.assertEqual(self.tier_sum("rollups_hour", 0, day), 0)
 
 
-class ClickHouseDown(unittest.TestCase):
-    """Last in the file: it stops and restarts the shared ClickHouse server."""
+class ServersDown(unittest.TestCase):
+    """Last in the file: it stops and restarts the shared servers."""
+
+    def test_postgresql_down_is_503_and_recovers_without_a_restart(self):
+        skip_without_servers()
+        with Collector(backend="fleet") as c:
+            tok = c.create_token("collector")
+            self.assertEqual(c.get_json("/api/apm/config", tok)[0], 200)
+            pg = fleet_servers.servers().pg
+            pg.stop()
+            try:
+                status, doc = c.get_json("/api/apm/config", tok)
+                self.assertEqual(status, 503, doc)  # agents keep their last config: fail closed
+                status, doc = c.upload(tok, wall(5), "pgdown", "wall")
+                self.assertEqual(status, 503, doc)
+            finally:
+                pg.start_again()
+            deadline = time.time() + 30  # each pooled connection retries after its backoff
+            status = None
+            while status != 200 and time.time() < deadline:
+                status = c.get_json("/api/apm/config", tok)[0]
+                time.sleep(0.2)
+            self.assertEqual(status, 200)
+            self.assertEqual(c.upload(tok, wall(5), "pgdown", "wall")[0], 200)
+            self.assertEqual(c.stored_total("pgdown", "wall"), 5)
 
     def test_ingest_is_503_while_down_and_nothing_is_acknowledged(self):
         skip_without_servers()
