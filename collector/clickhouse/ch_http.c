@@ -307,3 +307,8 @@ int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, str
 	ch_buf_free(&answer);
 	return res == CURLE_OK && status == 200 && !(out && out->oom) ? 0 : -EIO;
 }
+
+int ch_run(struct ch_client *c, const struct ch_buf *sql, struct ch_buf *out)
+{
+	return sql->oom || !sql->data ? -ENOMEM : ch_exec(c, sql->data, NULL, out, NULL, 0);
+}

@@ -51,4 +51,7 @@ void ch_client_free(struct ch_client *c);
 int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, struct ch_buf *out,
 	    char *why, size_t why_len);
 
+/* ch_exec() of the SQL text built in sql: -ENOMEM when building it failed. */
+int ch_run(struct ch_client *c, const struct ch_buf *sql, struct ch_buf *out);
+
 #endif

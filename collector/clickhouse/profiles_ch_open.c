@@ -41,7 +41,7 @@ static int drop_days(struct ch_profiles *p, const char *table, int64_t cutoff, i
 		  " WHERE database = '%s' AND table = '%s' AND active"
 		  " AND toUInt32(partition) < %lld GROUP BY partition FORMAT RowBinary",
 		  p->client.database, table, (long long)(cutoff / DAY));
-	rc = sql.oom ? -ENOMEM : ch_exec(&p->client, sql.data, NULL, &out, NULL, 0);
+	rc = ch_run(&p->client, &sql, &out);
 	while (!rc && out.pos < out.len) {
 		rc = ch_get_u32(&out, &day) ?: ch_get_u32(&out, &rows);
 		if (rc)
@@ -49,7 +49,7 @@ static int drop_days(struct ch_profiles *p, const char *table, int64_t cutoff, i
 		ch_buf_reset(&sql);
 		ch_printf(&sql, "ALTER TABLE %s.%s DROP PARTITION %u", p->client.database, table,
 			  day);
-		rc = sql.oom ? -ENOMEM : ch_exec(&p->client, sql.data, NULL, NULL, NULL, 0);
+		rc = ch_run(&p->client, &sql, NULL);
 		if (!rc && strcmp(table, "rollups") == 0)
 			*dropped += rows;
 	}
@@ -86,7 +86,7 @@ static int ch_size_bytes(struct profile_store *s, int64_t *ret_bytes)
 		  "SELECT toUInt64(sum(bytes_on_disk)) FROM system.parts WHERE database = '%s'"
 		  " AND active FORMAT RowBinary",
 		  p->client.database);
-	rc = sql.oom ? -ENOMEM : ch_exec(&p->client, sql.data, NULL, &out, NULL, 0);
+	rc = ch_run(&p->client, &sql, &out);
 	if (!rc)
 		rc = ch_get_u64(&out, &bytes);
 	*ret_bytes = (int64_t)bytes;

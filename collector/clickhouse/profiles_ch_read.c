@@ -142,7 +142,7 @@ static int read_uploads(struct ch_profiles *p, const struct window_query *q,
 	put_series_filter(&sql, q);
 	ch_printf(&sql, " AND bucket > %lld AND bucket < %lld FORMAT RowBinary",
 		  (long long)(q->start - BUCKET_SECONDS), (long long)q->end);
-	rc = sql.oom ? -ENOMEM : ch_exec(&p->client, sql.data, NULL, &out, NULL, 0);
+	rc = ch_run(&p->client, &sql, &out);
 	if (!rc)
 		rc = ch_get_u64(&out, &uploads) ?: ch_get_u64(&out, &period);
 	ret->uploads = (int64_t)uploads;
@@ -161,7 +161,7 @@ int ch_profiles_merge_window(struct profile_store *s, const struct window_query 
 
 	memset(ret, 0, sizeof(*ret));
 	put_window_query(&sql, p->client.database, q);
-	rc = sql.oom ? -ENOMEM : ch_exec(&p->client, sql.data, NULL, &out, NULL, 0);
+	rc = ch_run(&p->client, &sql, &out);
 	if (!rc)
 		rc = read_stacks(&out, ret);
 	if (!rc)
@@ -233,7 +233,7 @@ int ch_profiles_services(struct profile_store *s, const char *environment,
 	ch_put_literal(&sql, environment);
 	ch_printf(&sql, " GROUP BY service, profile_type ORDER BY service, profile_type"
 			" FORMAT RowBinary");
-	rc = sql.oom ? -ENOMEM : ch_exec(&p->client, sql.data, NULL, &out, NULL, 0);
+	rc = ch_run(&p->client, &sql, &out);
 	if (!rc)
 		rc = read_services(&out, ret, ret_n);
 	ch_buf_free(&sql);

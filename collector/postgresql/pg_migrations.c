@@ -143,3 +143,10 @@ int pg_schema_check(struct pg_pool *pool)
 		return rc;
 	return version == LATEST_VERSION ? 0 : version < LATEST_VERSION ? -ENOTSUP : -EPROTO;
 }
+
+int pg_pool_open_checked(struct pg_pool *pool, const char *conninfo)
+{
+	int err = pg_pool_init(pool, conninfo);
+
+	return err ? err : pg_schema_check(pool);
+}

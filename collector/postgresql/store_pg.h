@@ -23,5 +23,7 @@ int store_pg_migrate(const char *conninfo, int *ret_from, int *ret_to);
 /* pg_migrations.c, for the backend's files: the applied version, and whether it is current. */
 int pg_schema_version(struct pg_link *l, int *ret);
 int pg_schema_check(struct pg_pool *pool);
+/* pg_pool_init() then pg_schema_check(): what every store of the backend does when opened. */
+int pg_pool_open_checked(struct pg_pool *pool, const char *conninfo);
 
 #endif

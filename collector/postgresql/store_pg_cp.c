@@ -518,9 +518,7 @@ int cp_store_pg_open(const char *conninfo, struct cp_store **ret)
 	if (!c)
 		return -ENOMEM;
 	c->base.ops = &pg_cp_ops;
-	err = pg_pool_init(&c->pool, conninfo);
-	if (!err)
-		err = pg_schema_check(&c->pool);
+	err = pg_pool_open_checked(&c->pool, conninfo);
 	if (err) {
 		cp_close(&c->base);
 		return err;

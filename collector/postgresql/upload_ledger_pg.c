@@ -126,9 +126,7 @@ int upload_ledger_pg_open(const char *conninfo, struct upload_ledger **ret)
 	if (!l)
 		return -ENOMEM;
 	l->base.ops = &pg_ledger_ops;
-	err = pg_pool_init(&l->pool, conninfo);
-	if (!err)
-		err = pg_schema_check(&l->pool);
+	err = pg_pool_open_checked(&l->pool, conninfo);
 	if (err) {
 		ledger_close(&l->base);
 		return err;
