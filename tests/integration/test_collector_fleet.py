@@ -5,6 +5,7 @@
 # same from either (and the same as a SQLite collector given the same uploads), an upload id is
 # exactly-once across collectors, migrate is versioned, and ClickHouse down answers 503
 # without acknowledging, then recovers without a restart.
+import os
 import threading
 import time
 import unittest
@@ -12,6 +13,7 @@ import unittest
 import fleet_servers
 import harness
 import pprof_py
+import test_collector_hardening as sqlite_hardening
 import test_collector_tiers as sqlite_tiers
 from collector_fixture import Collector
 
@@ -226,6 +228,24 @@ class FleetTiers(sqlite_tiers.Tiers):
         self.check_windows(((day - DAY, cutoff + 3 * DAY), (day, day + DAY)))
         self.assertEqual(self.tier_sum("rollups_day", 0, day), 0)
         self.assertEqual(self.tier_sum("rollups_hour", 0, day), 0)
+
+
+class FleetKillLoop(sqlite_hardening.KillLoop):
+    """kill -9 of a collector during concurrent ingest, on the fleet stores: every
+    acknowledged upload is in ClickHouse after the restart (fewer rounds than on SQLite)."""
+
+    ROUNDS = 6
+
+    def setUp(self):
+        skip_without_servers()
+        self.saved = os.environ.get("ROOTTRACE_TEST_BACKEND")
+        os.environ["ROOTTRACE_TEST_BACKEND"] = "fleet"
+
+    def tearDown(self):
+        if self.saved is None:
+            os.environ.pop("ROOTTRACE_TEST_BACKEND", None)
+        else:
+            os.environ["ROOTTRACE_TEST_BACKEND"] = self.saved
 
 
 class ServersDown(unittest.TestCase):

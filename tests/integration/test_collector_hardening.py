@@ -218,8 +218,9 @@ class KillLoop(unittest.TestCase):
                 lost = [m for m, v in acked.items() if stored.get(m) != v]
                 self.assertFalse(lost, "round %d: acknowledged uploads lost: %s" % (rnd, lost[:5]))
             self.assertGreater(len(acked), self.ROUNDS, "too few uploads were acknowledged")
-            with c.db() as db:
-                self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+            if c.backend == "sqlite":
+                with c.db() as db:
+                    self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
 
 
 class HostileInput(unittest.TestCase):
