@@ -7,6 +7,7 @@
 
 #include "clickhouse/store_ch.h"
 #include "collector.h"
+#include "cp_cache.h"
 #include "postgresql/store_pg.h"
 #include "sqlite/store_sqlite.h"
 
@@ -32,8 +33,16 @@ static int open_cp(struct collector *c, const char *db_path)
 {
 	struct store_sqlite_options sqlite = sqlite_options(&c->opts);
 
-	if (c->opts.control_store)
-		return cp_store_pg_open(c->opts.control_store, &c->cp);
+	struct cp_store *pg;
+	int err;
+
+	if (c->opts.control_store) {
+		/* Fleet mode: config reads survive a short PostgreSQL outage (cp_cache.h). */
+		err = cp_store_pg_open(c->opts.control_store, &pg);
+		if (!err && (err = cp_cache_wrap(pg, &c->cp)))
+			pg->ops->close(pg);
+		return err;
+	}
 	return cp_store_sqlite_open(db_path, &sqlite, &c->cp);
 }
 

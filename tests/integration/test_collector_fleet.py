@@ -251,27 +251,39 @@ class FleetKillLoop(sqlite_hardening.KillLoop):
 class ServersDown(unittest.TestCase):
     """Last in the file: it stops and restarts the shared servers."""
 
-    def test_postgresql_down_is_503_and_recovers_without_a_restart(self):
+    def test_postgresql_down_config_from_cache_writes_503_then_recovers(self):
         skip_without_servers()
         with Collector(backend="fleet") as c:
             tok = c.create_token("collector")
-            self.assertEqual(c.get_json("/api/apm/config", tok)[0], 200)
+            eng = c.create_token("user", role="engineer", name="eng")
+            self.assertEqual(c.put_json("/api/apm/config", eng, {"enabled": True})[0], 200)
+            status, before = c.get_json("/api/apm/config", tok)
+            self.assertEqual(status, 200, before)
             pg = fleet_servers.servers().pg
             pg.stop()
             try:
+                # Config reads: the answer of under a minute ago (cp_cache.h), unchanged.
                 status, doc = c.get_json("/api/apm/config", tok)
-                self.assertEqual(status, 503, doc)  # agents keep their last config: fail closed
-                status, doc = c.upload(tok, wall(5), "pgdown", "wall")
+                self.assertEqual((status, doc), (200, before))
+                # Writes are refused, nothing acknowledged: a setting, an upload whose id
+                # cannot be claimed.
+                status, doc = c.put_json("/api/apm/config", eng, {"sample_rate_hz": 50})
+                self.assertEqual(status, 503, doc)
+                status, doc = c.upload(tok, wall(5), "pgdown", "wall",
+                                       params={"upload_id": "pgdown-1"})
                 self.assertEqual(status, 503, doc)
             finally:
                 pg.start_again()
             deadline = time.time() + 30  # each pooled connection retries after its backoff
             status = None
             while status != 200 and time.time() < deadline:
-                status = c.get_json("/api/apm/config", tok)[0]
+                status = c.put_json("/api/apm/config", eng, {"sample_rate_hz": 50})[0]
                 time.sleep(0.2)
             self.assertEqual(status, 200)
-            self.assertEqual(c.upload(tok, wall(5), "pgdown", "wall")[0], 200)
+            self.assertEqual(c.get_json("/api/apm/config", tok)[1]["sample_rate_hz"], 50)
+            status, doc = c.upload(tok, wall(5), "pgdown", "wall",
+                                   params={"upload_id": "pgdown-1"})
+            self.assertEqual((status, doc["duplicate"]), (200, False), doc)
             self.assertEqual(c.stored_total("pgdown", "wall"), 5)
 
     def test_ingest_is_503_while_down_and_nothing_is_acknowledged(self):
