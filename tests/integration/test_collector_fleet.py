@@ -262,6 +262,10 @@ class ServersDown(unittest.TestCase):
             pg = fleet_servers.servers().pg
             pg.stop()
             try:
+                status, health = c.get_json("/healthz")
+                self.assertEqual((status, health["status"], health["stores"]),
+                                 (200, "degraded", {"control": "unreachable",
+                                                    "profiles": "ok"}))
                 # Config reads: the answer of under a minute ago (cp_cache.h), unchanged.
                 status, doc = c.get_json("/api/apm/config", tok)
                 self.assertEqual((status, doc), (200, before))
@@ -280,6 +284,7 @@ class ServersDown(unittest.TestCase):
                 status = c.put_json("/api/apm/config", eng, {"sample_rate_hz": 50})[0]
                 time.sleep(0.2)
             self.assertEqual(status, 200)
+            self.assertEqual(c.get_json("/healthz")[1]["status"], "ok")
             self.assertEqual(c.get_json("/api/apm/config", tok)[1]["sample_rate_hz"], 50)
             status, doc = c.upload(tok, wall(5), "pgdown", "wall",
                                    params={"upload_id": "pgdown-1"})
@@ -297,6 +302,8 @@ class ServersDown(unittest.TestCase):
                 status, doc = c.upload(tok, wall(40), "down", "wall",
                                        params={"upload_id": "retried-1"})
                 self.assertEqual(status, 503, doc)
+                self.assertEqual(c.get_json("/healthz")[1]["stores"],
+                                 {"control": "ok", "profiles": "unreachable"})
             finally:
                 ch.start_again()
             status, doc = c.upload(tok, wall(40), "down", "wall",
