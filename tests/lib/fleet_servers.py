@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 
@@ -177,12 +178,23 @@ class _ClickHouse:
         self.proc = None
 
 
+def _reachable_by(path, user):
+    """Whether user may enter path (every parent must let it through)."""
+    prefix = _as_user(user)
+    return not prefix or subprocess.run(prefix + ["test", "-x", path]).returncode == 0
+
+
 class _Servers:
     def __init__(self):
         self.root = os.path.join(build_dir(), "fleet-servers", str(os.getpid()))
         shutil.rmtree(self.root, ignore_errors=True)
         os.makedirs(self.root)
         os.chmod(self.root, 0o755)
+        if not all(_reachable_by(self.root, u) for u in ("postgres", "clickhouse")):
+            # A build dir under a private home: the servers' users cannot reach it.
+            shutil.rmtree(self.root, ignore_errors=True)
+            self.root = tempfile.mkdtemp(prefix="rt-fleet-servers-")
+            os.chmod(self.root, 0o755)
         self.pg = self.ch = None
         try:
             self.pg = _Postgres(self.root)
