@@ -18,6 +18,8 @@
 
 #define HOUR 3600
 #define DAY 86400
+/* Frames are stored joined by this, as on SQLite (ingest replaces control characters). */
+#define FRAME_SEP '\n'
 /* stack_hash 0 marks a row that counts one upload (value 1) instead of a stack's value. */
 #define UPLOAD_MARK 0
 

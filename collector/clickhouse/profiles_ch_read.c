@@ -82,12 +82,12 @@ static int split_frames(const char *text, size_t len, struct merged_stack *ms)
 	size_t n = 1;
 
 	for (size_t i = 0; i < len; i++)
-		n += text[i] == '\n';
+		n += text[i] == FRAME_SEP;
 	ms->frames = calloc(n, sizeof(char *));
 	if (!ms->frames)
 		return -ENOMEM;
 	for (size_t at = 0; ms->n_frames < n;) {
-		const char *end = memchr(text + at, '\n', len - at);
+		const char *end = memchr(text + at, FRAME_SEP, len - at);
 		size_t flen = end ? (size_t)(end - (text + at)) : len - at;
 
 		ms->frames[ms->n_frames] = strndup(text + at, flen);

@@ -14,7 +14,9 @@
 #include "../hash.h"
 #include "ch_internal.h"
 
-#define FRAME_SEP '\n'
+/* Stack hashes this collector remembers having sent (16 bytes a slot, at most half full: about
+ * 128 MiB); past it the set starts over and stacks are sent again, which costs only bytes. */
+#define KNOWN_STACKS_MAX (4u << 20)
 
 /* One ingest call, queued in the group commit. */
 struct ch_ingest {
@@ -80,13 +82,14 @@ static int group_claims_collect(struct gc_item **items, size_t n, struct group_c
  * UPLOAD_MARK. The joined frames are left in p->frames. */
 static int stack_hash(struct ch_profiles *p, const struct stack_value *sv, uint64_t *ret)
 {
+	const char frame_sep = FRAME_SEP;
 	uint8_t digest[SHA256_LEN];
 	int rc;
 
 	ch_buf_reset(&p->frames);
 	for (size_t f = 0; f < sv->n_frames; f++) {
 		if (f)
-			ch_put_bytes(&p->frames, "\n", 1);
+			ch_put_bytes(&p->frames, &frame_sep, 1);
 		ch_put_bytes(&p->frames, sv->frames[f], strlen(sv->frames[f]));
 	}
 	if (p->frames.oom)
@@ -190,6 +193,8 @@ static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 	rc = encode_group(p, items, n, g, &rollups, &stacks, &new_hashes);
 	if (!rc)
 		rc = insert(p, "stacks", &stacks);
+	if (!rc && hashtab__count(&p->known_stacks) > KNOWN_STACKS_MAX)
+		hashtab__clear(&p->known_stacks);
 	if (!rc) {
 		/* Only now, after ClickHouse stored them, are the new stacks known. */
 		for (stacks.pos = 0; !rc && stacks.pos < stacks.len;) {

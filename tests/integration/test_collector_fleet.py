@@ -235,6 +235,7 @@ class FleetKillLoop(sqlite_hardening.KillLoop):
     acknowledged upload is in ClickHouse after the restart (fewer rounds than on SQLite)."""
 
     ROUNDS = 6
+    KILL_AFTER_S = (0.5, 1.5)  # a ClickHouse INSERT takes tens of ms: longer rounds
 
     def setUp(self):
         skip_without_servers()

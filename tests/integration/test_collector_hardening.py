@@ -179,6 +179,7 @@ class KillLoop(unittest.TestCase):
     """SIGKILL in a loop during ingest: the store opens and every acknowledgement holds."""
 
     ROUNDS = 20
+    KILL_AFTER_S = (0.05, 0.3)  # each round's ingest time before the kill, drawn uniformly
 
     def test_sigkill_during_ingest_loses_nothing_acknowledged(self):
         rng = random.Random(7)
@@ -207,7 +208,7 @@ class KillLoop(unittest.TestCase):
                 threads = [threading.Thread(target=client, args=(k,)) for k in range(3)]
                 for t in threads:
                     t.start()
-                time.sleep(rng.uniform(0.05, 0.3))
+                time.sleep(rng.uniform(*self.KILL_AFTER_S))
                 c.kill()
                 stop.set()
                 for t in threads:
