@@ -78,7 +78,8 @@ for suite in bpf integration e2e sanitize fuzz; do
 done
 
 # The store-level suites whose expected answers are the same on both backends.
-FLEET_SUITES="test_collector_config test_collector_auth test_collector_idempotent test_queries"
+FLEET_SUITES="test_collector_config test_collector_auth test_collector_idempotent test_queries
+test_collector_ingest"
 if want fleet; then
 	for s in $FLEET_SUITES; do
 		t="tests/integration/$s.py"

@@ -26,9 +26,11 @@ class Config(unittest.TestCase):
         return self.c.put_json("/api/apm/config", token or self.eng, doc)
 
     def stored(self, service=""):
-        with self.c.db() as db:
-            return db.execute("SELECT enabled, sample_rate_hz, upload_interval_s, poll_interval_s"
-                              " FROM settings WHERE service = ?", (service,)).fetchone()
+        assert "'" not in service
+        rows = self.c.control_rows("SELECT CAST(enabled AS INTEGER), sample_rate_hz,"
+                                   " upload_interval_s, poll_interval_s FROM settings"
+                                   " WHERE service = '%s'" % service)
+        return rows[0] if rows else None
 
     def test_new_environment_is_off(self):
         doc = self.served()

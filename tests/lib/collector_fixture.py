@@ -34,6 +34,18 @@ def collector_binary():
     return os.path.join(build_dir(), "roottrace-collector")
 
 
+def _pg_value(text):
+    """psql -A text -> the Python value sqlite3 would give for the same column."""
+    if text == "":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
 def default_backend():
     return os.environ.get("ROOTTRACE_TEST_BACKEND", "sqlite")
 
@@ -315,6 +327,28 @@ class Collector:
         db.execute(sql)
         db.commit()
         db.close()
+
+    def control_rows(self, sql):
+        """The rows of a SELECT on the control-plane store (SQLite file or PostgreSQL), as
+        tuples of int, float or str (NULL: None)."""
+        if self.backend != "fleet":
+            with self.db() as db:
+                return db.execute(sql).fetchall()
+        import fleet_servers
+        out = fleet_servers.servers().pg.psql(sql, db=self.pg_url.rsplit("/", 1)[1])
+        return [tuple(_pg_value(v) for v in line.split("|")) for line in out.splitlines()]
+
+    def bucket_uploads(self, service=None):
+        """Uploads merged into each (series, bucket), as [(n,)]: heap averages divide by it."""
+        if self.backend != "fleet":
+            with self.db() as db:
+                return db.execute("SELECT b.uploads FROM buckets b JOIN series s ON"
+                                  " s.id = b.series_id WHERE ?1 IS NULL OR s.service = ?1",
+                                  (service,)).fetchall()
+        where = " WHERE service = '%s'" % service if service else ""
+        out = self.clickhouse("SELECT toInt64(sumMerge(uploads)) FROM {db}.uploads%s GROUP BY"
+                              " environment, service, profile_type, deployment, bucket" % where)
+        return [(int(v),) for v in out.split()]
 
     def clickhouse(self, sql):
         """Fleet mode: the answer of sql on the profile store, {db} its database."""
