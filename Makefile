@@ -33,7 +33,7 @@ CFLAGS += -std=gnu11 $(WARN) -fno-omit-frame-pointer -D_GNU_SOURCE \
 LDFLAGS ?=
 
 LIB_LIBS := -lprotobuf-c -lz -lcrypto
-AGENT_LIBS := -lbpf -ldw -lelf -lcurl -ljansson -lstdc++ -lpthread $(LIB_LIBS)
+AGENT_LIBS := -lbpf -ldw -lelf -lcurl -ljansson -lmicrohttpd -lstdc++ -lpthread $(LIB_LIBS)
 COLLECTOR_LIBS := -lmicrohttpd -ljansson -lsqlite3 -lpq -lcurl -lpthread -lm $(LIB_LIBS)
 TEST_LIBS := $(sort $(AGENT_LIBS) $(COLLECTOR_LIBS)) -lm
 
@@ -143,7 +143,7 @@ unit: $(UNIT_BINS)
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory format-check
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all node-sdk
 	$(Q)./tests/run-tests.sh --build $(BUILD)
 
 bench: deps all

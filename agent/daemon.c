@@ -33,17 +33,20 @@ static void sampling_on(struct daemon *d, int hz)
 		d->pipeline = pipeline__open(&popts, err, sizeof(err));
 		if (!d->pipeline) {
 			log_error("cannot enable profiling: %s", err);
+			snprintf(d->sampling_error, sizeof(d->sampling_error), "%s", err);
 			return;
 		}
 	}
 	r = pipeline__start(d->pipeline, hz, err, sizeof(err));
 	if (r) {
 		log_error("cannot enable profiling at %d Hz: %s", hz, err);
+		snprintf(d->sampling_error, sizeof(d->sampling_error), "%s", err);
 		pipeline__close(d->pipeline);
 		d->pipeline = NULL;
 		return;
 	}
 	d->sampling_hz = pipeline__frequency(d->pipeline);
+	d->sampling_error[0] = '\0';
 	exclusion__clear(&d->excluded); /* a new BPF object starts with none */
 	shipper__mark_cpu(d->shipper);
 	upload_s = config_poll__config(d->control)->upload_interval_s;
@@ -64,6 +67,7 @@ static void sampling_off(struct daemon *d, const char *why)
 	if (!d->pipeline)
 		return;
 	daemon_ship_window(d); /* what was sampled while enabled is still shipped */
+	daemon_publish_pipeline_closed(d);
 	pipeline__stop(d->pipeline);
 	pipeline__close(d->pipeline); /* unload: no BPF program of ours remains */
 	d->pipeline = NULL;
@@ -79,6 +83,7 @@ static void change_rate(struct daemon *d, int hz)
 	daemon_ship_window(d); /* one window, one nominal period */
 	if (pipeline__start(d->pipeline, hz, err, sizeof(err))) {
 		log_error("cannot change the sample rate to %d Hz: %s", hz, err);
+		snprintf(d->sampling_error, sizeof(d->sampling_error), "%s", err);
 		sampling_off(d, "sample rate change failed");
 		return;
 	}

@@ -9,11 +9,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent_metrics.h"
 #include "config_file.h"
 #include "config_poll.h"
 #include "exclusion.h"
 #include "pipeline.h"
 #include "shipper.h"
+#include "status_listener.h"
 #include "tagger.h"
 
 struct daemon_options {
@@ -25,6 +27,7 @@ struct daemon_options {
 	const char *ca_file;
 	bool insecure;
 	const char *proc_root; /* "/proc" */
+	const char *listen;    /* status listener HOST:PORT; NULL: the config file's, or off */
 };
 
 struct daemon {
@@ -45,6 +48,11 @@ struct daemon {
 	int64_t next_upload_ms;
 	bool logged_off;
 
+	/* status: /healthz and /metrics (both NULL unless --listen or "listen" is set) */
+	struct agent_metrics *metrics;
+	struct status_listener *listener;
+	char sampling_error[256]; /* why enabling sampling failed last; "" */
+
 	/* the in-kernel filter of disabled services: fed back from tagging into the pipeline */
 	bool cgroup_v2;
 	struct exclusion excluded; /* cgroup v2: cgroups BPF drops (disabled services) */
@@ -64,5 +72,16 @@ void daemon_poll_config(struct daemon *d, int64_t now_ms);
 void daemon_ship_window(struct daemon *d);
 /* After a config change: cgroups of services enabled again are sampled again at once. */
 void daemon_recheck_excluded(struct daemon *d);
+
+/* daemon_status.c */
+/* Starts the status listener when one is configured. 0 or -errno with a reason in err. */
+int daemon_status_start(struct daemon *d, char *err, size_t err_len);
+void daemon_status_stop(struct daemon *d);
+/* Publishes the control state and upload counters (every loop iteration). */
+void daemon_publish_control(struct daemon *d, int64_t now_ms);
+/* Publishes a collected window's figures and the symboliser's counters. */
+void daemon_publish_window(struct daemon *d, const struct window *w);
+/* The pipeline is about to close: its symboliser's counters stay in the totals. */
+void daemon_publish_pipeline_closed(struct daemon *d);
 
 #endif

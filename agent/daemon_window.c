@@ -61,8 +61,7 @@ static void update_excluded(struct daemon *d, const struct window *w,
 		    .cgroup_id = w->samples[i].cgroup_id,
 		    .service = grp->tags.service,
 		    .enabled = grp->enabled,
-		    .cgroup_named =
-			grp->tags.source != SERVICE_FROM_FALLBACK && !grp->tags.pod_unknown,
+		    .cgroup_named = grp->tags.cgroup_named && !grp->tags.pod_unknown,
 		};
 	}
 	if (exclusion__update(&d->excluded, votes, w->n_samples, service_enabled, d, &changed) ==
@@ -90,6 +89,7 @@ void daemon_ship_window(struct daemon *d)
 		log_error("collecting the window failed: %s", strerror(-r));
 		return;
 	}
+	daemon_publish_window(d, w);
 	shipper__report(d->shipper, w, d->sampling_hz, &rep);
 	r = service_tagger__group(d->tagger, w, config_poll__config(d->control), daemon_now_ms(),
 				  &g);

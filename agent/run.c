@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "daemon.h"
 #include "http_client.h"
+#include "listen_addr.h"
 #include "logging.h"
 
 static volatile sig_atomic_t exiting;
@@ -42,6 +43,8 @@ static void usage(FILE *out)
 	    "  --config FILE        local JSON config: service rules, fallback, kubelet, caps\n"
 	    "                       (docs/agent.md)\n"
 	    "  --spool-dir DIR      keep unsent profiles on disk (capped) across restarts\n"
+	    "  --listen HOST:PORT   serve GET /healthz and /metrics (Prometheus) there; off by\n"
+	    "                       default (docs/operations.md, \"Agent health and metrics\")\n"
 	    "  --log-level LEVEL    debug, info (default), warn, error\n"
 	    "  --ca-file FILE       CA bundle to verify the collector's TLS certificate\n"
 	    "  --insecure           do not verify the collector's TLS certificate (testing only)\n"
@@ -53,7 +56,7 @@ static void usage(FILE *out)
 	    "  roottrace-agent run --collector https://collector.internal:4040 \\\n"
 	    "      --token-file /var/run/secrets/roottrace/token --node-name \"$NODE_NAME\" \\\n"
 	    "      --config /etc/roottrace/agent.json --spool-dir /var/cache/roottrace-agent \\\n"
-	    "      --ca-file /etc/roottrace/ca.pem\n");
+	    "      --ca-file /etc/roottrace/ca.pem --listen 127.0.0.1:4041\n");
 }
 
 /* Reads and trims the token. 0 or -errno with a reason in err. */
@@ -114,6 +117,9 @@ static int run_option(int opt, const char *arg, void *ctx)
 	case 'k':
 		o->insecure = true;
 		return 0;
+	case 'L':
+		o->listen = arg;
+		return 0;
 	case 'l':
 		level = log_level_parse(arg);
 		if (level < 0) {
@@ -140,11 +146,14 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
 	    {"log-level", required_argument, NULL, 'l'},
 	    {"ca-file", required_argument, NULL, 'a'},
 	    {"insecure", no_argument, NULL, 'k'},
+	    {"listen", required_argument, NULL, 'L'},
 	    {"help", no_argument, NULL, 'h'},
 	    {},
 	};
 	static const struct cli_command cmd = {"roottrace-agent run", "h", longopts, usage,
 					       run_option};
+	struct sockaddr_in addr;
+	char why[160];
 	int ret;
 
 	ret = cli_parse(&cmd, argc, argv, o);
@@ -153,6 +162,10 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
 	if (!o->collector_url || !o->token_file) {
 		fprintf(stderr, "roottrace-agent run: --collector and --token-file are required "
 				"(see --help)\n");
+		return -EINVAL;
+	}
+	if (o->listen && listen_addr_parse(o->listen, &addr, why, sizeof(why))) {
+		fprintf(stderr, "roottrace-agent run: --listen %s\n", why);
 		return -EINVAL;
 	}
 	if (strncmp(o->collector_url, "http://", 7) && strncmp(o->collector_url, "https://", 8)) {
@@ -220,7 +233,7 @@ static int setup(struct daemon *d, char *err, size_t err_len)
 	if (!d->shipper)
 		return -errno;
 	d->cgroup_v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
-	return 0;
+	return daemon_status_start(d, err, err_len);
 }
 
 /* node/pid-start-random: upload ids are this plus a counter, and the collector drops a
@@ -266,6 +279,7 @@ static int init_identity(struct daemon *d, char *err, size_t err_len)
 
 static void teardown(struct daemon *d)
 {
+	daemon_status_stop(d); /* first: the listener reads the stages' figures */
 	if (d->pipeline) {
 		pipeline__stop(d->pipeline);
 		pipeline__close(d->pipeline);
@@ -315,6 +329,7 @@ static void main_loop(struct daemon *d)
 		if (d->pipeline && now >= d->next_upload_ms)
 			daemon_ship_window(d);
 		shipper__log_upload_state(d->shipper);
+		daemon_publish_control(d, daemon_now_ms());
 	}
 }
 

@@ -3,7 +3,9 @@
 # processes in 20 cgroups (20 services), uploading every 10 s to a real collector on
 # 127.0.0.1. Measures over BENCH_SECONDS: agent CPU (user+sys, /proc/PID/stat), BPF run time
 # (fdinfo run_time_ns of the agent's programs), RSS (VmRSS, VmHWM) and bytes uploaded/minute
-# (collector /metrics). Prints a Markdown table row set on stdout.
+# (collector /metrics), uploads and services per upload interval. Prints a Markdown table row set
+# on stdout. Env: BENCH_PER_CGROUP (10 processes per cgroup), BENCH_NICE (5), BENCH_FALLBACK
+# (the agent's "fallback" key; unset: its default, one "host" service for stray processes).
 import json
 import os
 import re
@@ -17,7 +19,10 @@ from collector_fixture import Collector
 
 BUILD = os.environ["ROOTTRACE_BUILD"]
 SECONDS = int(os.environ.get("BENCH_SECONDS", "60"))
-N_CGROUPS, PER_CGROUP = 20, 10
+N_CGROUPS, PER_CGROUP = 20, int(os.environ.get("BENCH_PER_CGROUP", "10"))
+NICE = os.environ.get("BENCH_NICE", "5")
+FALLBACK = os.environ.get("BENCH_FALLBACK")
+INTERVAL_S = 10
 CG_ROOT = "/sys/fs/cgroup/cpu/rt-bench-daemon"
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -47,6 +52,14 @@ def bpf_run_ns(pid):
     return total
 
 
+def services_uploaded(c, viewer):
+    """Services the collector lists (all from this agent: a private collector)."""
+    status, doc = c.get_json("/api/apm/services", viewer, params={"time_range": "1h"})
+    assert status == 200, doc
+    services = doc["services"]
+    return len(services.values() if isinstance(services, dict) else services)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="rt-bench-daemon-")
     procs, dirs, agent = [], [], None
@@ -54,9 +67,10 @@ def main():
     try:
         tok = c.create_token("collector")
         eng = c.create_token("user", role="engineer")
+        viewer = c.create_token("user", role="viewer")
         st, body = c.put_json("/api/apm/config", eng, {
             "environment": "production", "service": None, "enabled": True,
-            "sample_rate_hz": 99, "upload_interval_s": 10, "poll_interval_s": 10})
+            "sample_rate_hz": 99, "upload_interval_s": INTERVAL_S, "poll_interval_s": 10})
         assert st == 200, body
         os.makedirs(CG_ROOT, exist_ok=True)
         for i in range(N_CGROUPS):
@@ -64,7 +78,7 @@ def main():
             os.makedirs(d, exist_ok=True)
             dirs.append(d)
             for _ in range(PER_CGROUP):
-                p = subprocess.Popen(["nice", "-n", "5", "sh", "-c", "while :; do :; done"])
+                p = subprocess.Popen(["nice", "-n", NICE, "sh", "-c", "while :; do :; done"])
                 with open(os.path.join(d, "cgroup.procs"), "w") as f:
                     f.write(str(p.pid))
                 procs.append(p)
@@ -72,9 +86,14 @@ def main():
         with open(token_file, "w") as f:
             f.write(tok)
         log = open(os.path.join(tmp, "agent.log"), "w")
-        agent = subprocess.Popen([os.path.join(BUILD, "roottrace-agent"), "run", "--collector",
-                                  c.url(""), "--token-file", token_file, "--node-name", "bench"],
-                                 stdout=log, stderr=log)
+        args = [os.path.join(BUILD, "roottrace-agent"), "run", "--collector", c.url(""),
+                "--token-file", token_file, "--node-name", "bench"]
+        if FALLBACK:
+            cfg = os.path.join(tmp, "agent.json")
+            with open(cfg, "w") as f:
+                json.dump({"fallback": FALLBACK}, f)
+            args += ["--config", cfg]
+        agent = subprocess.Popen(args, stdout=log, stderr=log)
         # warm up: first window uploaded, caches filled
         deadline = time.time() + 60
         while time.time() < deadline and c.metrics().get("roottrace_uploads_accepted_total", 0) < 20:
@@ -97,7 +116,10 @@ def main():
               % ((bpf1 - bpf0) / 1e9, bpf_pct))
         print("| agent CPU + BPF | **%.3f%% of one core** (target <= 0.5%%) |" % (agent_pct + bpf_pct))
         print("| RSS now / peak | %.1f MB / **%.1f MB** (target <= 40 MB) |" % (rss / 1024, hwm / 1024))
-        print("| uploads | %d in the window (%.1f/min) |" % (uploads, uploads / wall * 60))
+        print("| uploads | %d in the window (%.1f/min, %.1f per %d s interval) |"
+              % (uploads, uploads / wall * 60, uploads / wall * INTERVAL_S, INTERVAL_S))
+        print("| services | %d uploaded since the agent started (fallback %s) |"
+              % (services_uploaded(c, viewer), FALLBACK or "default"))
         print("| bytes uploaded | %.1f KB/min (gzipped pprof bodies) |" % (up_bytes / wall * 60 / 1024))
         sys.stdout.flush()
     finally:

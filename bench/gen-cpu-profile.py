@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Writes a realistic CPU pprof for the ingest benchmark: about 500 distinct stacks of depth
 # 20-40 drawn from a shared tree of Go-like function names, cpu/nanoseconds at 10 ms a sample.
-#   bench/gen-cpu-profile.py OUT [--stacks 500] [--gzip]
+# --otlp writes the same samples as an OTLP ExportProfilesServiceRequest ((samples, count)
+# every 10 ms of cpu), --links gives every OTLP sample its own span (one trace).
+#   bench/gen-cpu-profile.py OUT [--stacks 500] [--gzip] [--otlp [--links]]
 import argparse
 import os
 import random
@@ -10,7 +12,29 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
+import otlp_py  # noqa: E402
 import pprof_py  # noqa: E402
+
+
+def otlp_request(stacks_values, links):
+    """The same samples as one OTLP profile: (samples, count) with a 10 ms cpu period."""
+    r = otlp_py.Request()
+    locations = {}
+    samples = []
+    for i, (frames, n) in enumerate(stacks_values):
+        ids = []
+        for name in reversed(frames):  # leaf first
+            if name not in locations:
+                locations[name] = r.location([name])
+            ids.append(locations[name])
+        s = {"stack": r.stack(ids), "values": [n]}
+        if links:
+            s["link"] = r.link("0af7651916cd43dd8448eb211c80319c", "%016x" % (i + 1))
+        samples.append(s)
+    r.resource({"service.name": "bench"}).profile(
+        ("samples", "count"), samples, period_type=("cpu", "nanoseconds"), period=10_000_000,
+        time_nanos=time.time_ns())
+    return r.protobuf()
 
 
 def main():
@@ -22,6 +46,8 @@ def main():
     ap.add_argument("--time", type=int, default=0,
                     help="the profile's start, unix seconds (default now); it also varies the"
                          " values, not the stacks")
+    ap.add_argument("--otlp", action="store_true")
+    ap.add_argument("--links", action="store_true")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     pkgs = ["net/http", "encoding/json", "runtime", "database/sql", "github.com/acme/api/handlers",
@@ -43,9 +69,13 @@ def main():
     for s in sorted(stacks):
         n = rng.randint(1, 30)
         samples.append((list(s), [n, n * 10_000_000]))
-    data = pprof_py.build(samples, sample_types=[("samples", "count"), ("cpu", "nanoseconds")],
-                          time_nanos=a.time * 10**9 if a.time else time.time_ns(), duration_nanos=10_000_000_000,
-                          period_type=("cpu", "nanoseconds"), period=10_000_000)
+    if a.otlp:
+        data = otlp_request([(f, v[0]) for f, v in samples], a.links)
+    else:
+        data = pprof_py.build(samples, sample_types=[("samples", "count"), ("cpu", "nanoseconds")],
+                              time_nanos=a.time * 10**9 if a.time else time.time_ns(),
+                              duration_nanos=10_000_000_000,
+                              period_type=("cpu", "nanoseconds"), period=10_000_000)
     if a.gzip:
         data = pprof_py.gzipped(data)
     with open(a.out, "wb") as f:

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Shared preamble of bench/bench-*.sh, sourced after `set -eu`: moves to the repository root;
 # bench_args parses --build DIR into BUILD; the checks stop a benchmark with one line naming
-# what is missing; bench_python_env sets what tests/lib's Python modules expect.
+# what is missing; bench_collector_port waits for a collector's port; bench_python_env sets what tests/lib's Python modules expect.
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bench_args() {
@@ -26,6 +26,26 @@ bench_need_built() {
 	for prog in "$@"; do
 		[ -x "$BUILD/$prog" ] || { echo "$name: $BUILD/$prog not built" >&2; exit 1; }
 	done
+}
+
+# bench_collector_tmp: a scratch dir in TMP, removed at exit with the collector whose pid is in
+# PID (when set)
+bench_collector_tmp() {
+	TMP=$(mktemp -d)
+	PID=""
+	trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+}
+
+# bench_collector_port NAME LOG: waits for `serve --listen 127.0.0.1:0` to log its port, sets PORT
+bench_collector_port() {
+	PORT=""
+	for _ in $(seq 100); do
+		PORT=$(grep -o 'listening on [0-9.]*:[0-9]*' "$2" | sed 's/.*://' || true)
+		[ -n "$PORT" ] && return 0
+		sleep 0.05
+	done
+	echo "$1: collector did not start" >&2
+	exit 1
 }
 
 bench_python_env() {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Token authentication and route authorisation (secrets are never stored: a request's token is
- * hashed with SHA-256, found by hash, re-compared in constant time); token kind and role names. */
+/* Token authentication (Collector, Bearer, Basic with the token as password) and route
+ * authorisation (secrets are never stored: a request's token is hashed with SHA-256, found by hash,
+ * re-compared in constant time); token kind and role names. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -10,13 +12,41 @@
 #include "hash.h"
 #include "routes.h"
 
-/* "Collector <token>" or "Bearer <token>" (scheme case-insensitive). */
-static int parse_authorization(const char *value, enum token_kind *ret_kind, const char **ret_token)
+#define BASIC_TEXT_MAX 1024 /* base64 of "user:token": far more than any token needs */
+
+/* "Basic base64(user:token)" (Pyroscope's SDKs): the password is a collector token, the user
+ * part is ignored. 0 and the token copied, or -EINVAL. */
+static int parse_basic(const char *b64, char token[TOKEN_TEXT_MAX])
+{
+	uint8_t decoded[BASIC_TEXT_MAX / 4 * 3 + 1];
+	const char *colon;
+	size_t len;
+
+	if (strlen(b64) >= BASIC_TEXT_MAX || base64_decode(b64, decoded, sizeof(decoded) - 1, &len))
+		return -EINVAL;
+	decoded[len] = '\0';
+	colon = memchr(decoded, ':', len);
+	if (!colon || strlen(colon + 1) != len - (size_t)(colon + 1 - (const char *)decoded) ||
+	    !colon[1] || strlen(colon + 1) >= TOKEN_TEXT_MAX)
+		return -EINVAL;
+	strcpy(token, colon + 1);
+	return 0;
+}
+
+/* "Collector <token>", "Bearer <token>" or "Basic base64(user:<token>)" (scheme
+ * case-insensitive; Basic carries collector tokens only). */
+static int parse_authorization(const char *value, enum token_kind *ret_kind,
+			       char token[TOKEN_TEXT_MAX])
 {
 	static const struct {
 		const char *scheme;
 		enum token_kind kind;
-	} schemes[] = {{"Collector", TOKEN_KIND_COLLECTOR}, {"Bearer", TOKEN_KIND_USER}};
+		bool basic;
+	} schemes[] = {
+	    {"Collector", TOKEN_KIND_COLLECTOR, false},
+	    {"Bearer", TOKEN_KIND_USER, false},
+	    {"Basic", TOKEN_KIND_COLLECTOR, true},
+	};
 
 	if (!value)
 		return -EINVAL;
@@ -28,10 +58,12 @@ static int parse_authorization(const char *value, enum token_kind *ret_kind, con
 		value += n;
 		while (*value == ' ')
 			value++;
+		*ret_kind = schemes[i].kind;
+		if (schemes[i].basic)
+			return parse_basic(value, token);
 		if (!*value || strlen(value) >= TOKEN_TEXT_MAX)
 			return -EINVAL;
-		*ret_kind = schemes[i].kind;
-		*ret_token = value;
+		strcpy(token, value);
 		return 0;
 	}
 	return -EINVAL;
@@ -41,11 +73,11 @@ enum auth_result auth_check(struct cp_store *cp, const struct route *route,
 			    const char *authorization, struct token_record *ret)
 {
 	enum token_kind scheme_kind;
-	const char *secret;
+	char secret[TOKEN_TEXT_MAX];
 	uint8_t hash[32];
 	int err;
 
-	if (parse_authorization(authorization, &scheme_kind, &secret))
+	if (parse_authorization(authorization, &scheme_kind, secret))
 		return AUTH_MISSING;
 	if (sha256(secret, strlen(secret), hash))
 		return AUTH_STORE_ERROR;
@@ -88,11 +120,15 @@ const char *auth_result_detail(enum auth_result r)
 	case AUTH_OK:
 		return "ok";
 	case AUTH_MISSING:
-		return "send 'Authorization: Collector <token>' or 'Authorization: Bearer <token>'";
+		return "send 'Authorization: Collector <token>', 'Authorization: Bearer <token>' "
+		       "or "
+		       "Basic auth with a collector token as the password";
 	case AUTH_UNKNOWN:
 		return "unknown or revoked token";
 	case AUTH_WRONG_SCHEME:
-		return "collector tokens use the Collector scheme, user tokens the Bearer scheme";
+		return "collector tokens use the Collector scheme (or Basic, as the password), "
+		       "user "
+		       "tokens the Bearer scheme";
 	case AUTH_WRONG_KIND:
 		return "this route does not accept this kind of token";
 	case AUTH_ROLE_TOO_LOW:

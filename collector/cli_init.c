@@ -154,7 +154,7 @@ int cmd_init(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || cli_store_resolve(&loc, true)) {
+	if (optind != argc || cli_store_resolve(&loc, !loc.control_store)) {
 		usage(stderr);
 		return 2;
 	}

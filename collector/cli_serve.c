@@ -26,6 +26,7 @@ static void usage(FILE *f)
 	    "       %s serve --control-store postgresql://... --profile-store \\\n"
 	    "          clickhouse+http://HOST:PORT/DB [--migrate] [OPTIONS]   (fleet mode)\n"
 	    "          [--max-body BYTES] [--max-inflated BYTES] [--retention-days N]\n"
+	    "          [--link-retention-hours N]\n"
 	    "          [--threads N] [--sync full|normal] [--max-inflight BYTES]\n"
 	    "          [--ingest-queue N] [--ingest-queue-bytes BYTES]\n"
 	    "  --control-store   PostgreSQL control plane (tokens, settings, audit, upload ids);\n"
@@ -39,6 +40,8 @@ static void usage(FILE *f)
 	    "  --max-body        request body cap, larger bodies get 413 (default %u)\n"
 	    "  --max-inflated    decompressed pprof cap, gzip bombs get 413 (default %u)\n"
 	    "  --retention-days  profile data older than this is deleted (default %d)\n"
+	    "  --link-retention-hours  span links (samples with a trace context) older than\n"
+	    "                    this are deleted, rollups are not (default %d)\n"
 	    "  --threads         HTTP worker threads (default %d)\n"
 	    "  --sync            full: an acknowledged upload survives power loss (default);\n"
 	    "                    normal: it survives a crash of the collector process\n"
@@ -53,8 +56,9 @@ static void usage(FILE *f)
 	    "      --tls-cert /etc/roottrace/cert.pem --tls-key /etc/roottrace/key.pem\n"
 	    "  %s serve --config /etc/roottrace/fleet.conf --listen 0.0.0.0:4040\n",
 	    PROG, PROG, DEFAULT_LISTEN, DEFAULT_MAX_BODY, DEFAULT_MAX_INFLATED,
-	    DEFAULT_RETENTION_DAYS, DEFAULT_THREADS, DEFAULT_MAX_INFLIGHT,
-	    STORE_SQLITE_INGEST_QUEUE_ENTRIES, STORE_SQLITE_INGEST_QUEUE_BYTES, PROG, PROG, PROG);
+	    DEFAULT_RETENTION_DAYS, DEFAULT_LINK_RETENTION_HOURS, DEFAULT_THREADS,
+	    DEFAULT_MAX_INFLIGHT, STORE_SQLITE_INGEST_QUEUE_ENTRIES,
+	    STORE_SQLITE_INGEST_QUEUE_BYTES, PROG, PROG, PROG);
 }
 
 static int parse_option(struct collector_options *o, int opt, const char *arg, long long *n)
@@ -99,6 +103,11 @@ static int parse_option(struct collector_options *o, int opt, const char *arg, l
 			return -EINVAL;
 		o->retention_days = (int)*n;
 		return 0;
+	case 'L':
+		if (cli_parse_long("--link-retention-hours", arg, 1, 36500 * 24, n))
+			return -EINVAL;
+		o->link_retention_hours = (int)*n;
+		return 0;
 	case 't':
 		if (cli_parse_long("--threads", arg, 1, 256, n))
 			return -EINVAL;
@@ -134,6 +143,7 @@ static int parse_args(int argc, char **argv, struct collector_options *o, struct
 	    {"max-body", required_argument, NULL, 'b'},
 	    {"max-inflated", required_argument, NULL, 'i'},
 	    {"retention-days", required_argument, NULL, 'r'},
+	    {"link-retention-hours", required_argument, NULL, 'L'},
 	    {"retention-interval", required_argument, NULL, 'R'}, /* seconds; for tests */
 	    {"threads", required_argument, NULL, 't'},
 	    {"sync", required_argument, NULL, 's'},
@@ -194,6 +204,7 @@ int cmd_serve(int argc, char **argv)
 	    .max_inflated = DEFAULT_MAX_INFLATED,
 	    .max_inflight = DEFAULT_MAX_INFLIGHT,
 	    .retention_days = DEFAULT_RETENTION_DAYS,
+	    .link_retention_hours = DEFAULT_LINK_RETENTION_HOURS,
 	    .threads = DEFAULT_THREADS,
 	};
 	struct serve_args a = {.retention_interval_s = DEFAULT_RETENTION_INTERVAL_S};
@@ -228,8 +239,7 @@ int cmd_serve(int argc, char **argv)
 				strerror(-err));
 		return 1;
 	}
-	err =
-	    retention_job__start(c->profiles, o.retention_days, a.retention_interval_s, &retention);
+	err = retention_job__start(c, a.retention_interval_s, &retention);
 	if (err) {
 		fprintf(stderr, "%s: retention job: %s\n", PROG, strerror(-err));
 		goto out;

@@ -18,6 +18,13 @@ int collector_db_path(const char *data_dir, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+static int links_path(const char *data_dir, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s", data_dir, LINKS_FILE);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 /* The SQLite backend's options from the command line's. */
 static struct store_sqlite_options sqlite_options(const struct collector_options *opts)
 {
@@ -32,7 +39,6 @@ static struct store_sqlite_options sqlite_options(const struct collector_options
 static int open_cp(struct collector *c, const char *db_path)
 {
 	struct store_sqlite_options sqlite = sqlite_options(&c->opts);
-
 	struct cp_store *pg;
 	int err;
 
@@ -92,6 +98,14 @@ int collector__open(const struct collector_options *opts, struct collector **ret
 		err = open_cp(c, path);
 	if (!err)
 		err = open_profiles(c, path);
+	/* Span links stay in a SQLite file under --data, in fleet mode too (per collector). */
+	if (!err && opts->data_dir)
+		err = links_path(opts->data_dir, path, sizeof(path));
+	if (!err && opts->data_dir) {
+		struct store_sqlite_options sqlite = sqlite_options(opts);
+
+		err = link_store_sqlite_open(path, &sqlite, &c->links);
+	}
 	if (err) {
 		collector__close(c);
 		return err;
@@ -104,6 +118,8 @@ void collector__close(struct collector *c)
 {
 	if (!c)
 		return;
+	if (c->links)
+		c->links->ops->close(c->links);
 	if (c->profiles)
 		c->profiles->ops->close(c->profiles);
 	if (c->ledger)

@@ -17,6 +17,7 @@
 #define DEFAULT_RETENTION_DAYS 30
 #define DEFAULT_LISTEN "127.0.0.1:4040"
 #define DATABASE_FILE "roottrace.db"
+#define LINKS_FILE "roottrace-links.db" /* span links, apart from the rollups */
 
 struct collector_options {
 	const char *data_dir;	   /* SQLite, for each store not given by URL */
@@ -31,6 +32,7 @@ struct collector_options {
 	size_t ingest_queue;	   /* uploads waiting for or in a commit (0 = store default) */
 	size_t ingest_queue_bytes; /* their estimated decoded bytes (0 = store default) */
 	int retention_days;
+	int link_retention_hours; /* span links older than this are deleted */
 	int threads;
 	bool sync_normal; /* synchronous=NORMAL instead of FULL */
 };
@@ -39,6 +41,7 @@ struct collector {
 	struct collector_options opts;
 	struct cp_store *cp;
 	struct profile_store *profiles;
+	struct link_store *links;
 	struct upload_ledger *ledger; /* fleet mode: upload ids claimed in PostgreSQL */
 	struct metrics *metrics;
 };

@@ -65,3 +65,17 @@ struct effective_config config_effective(const struct settings_record *env,
 	c.poll_interval_s = clamp_poll_interval_s(c.poll_interval_s);
 	return c;
 }
+
+const char *config_not_applied_reason(enum config_setting what, const struct effective_config *env,
+				      const struct effective_config *service)
+{
+	if (what == CONFIG_SAMPLE_RATE && service->sample_rate_hz != env->sample_rate_hz)
+		return "not applied by the node agent: it samples every CPU with one perf event "
+		       "at the environment's sample_rate_hz (SDKs that read this answer may "
+		       "apply it)";
+	if (what == CONFIG_UPLOAD_INTERVAL && service->upload_interval_s != env->upload_interval_s)
+		return "not applied by the node agent: it uploads every service in one cycle at "
+		       "the environment's upload_interval_s (SDKs that read this answer may "
+		       "apply it)";
+	return NULL;
+}

@@ -40,4 +40,11 @@ void config_clamp(struct settings_record *r);
 struct effective_config config_effective(const struct settings_record *env,
 					 const struct settings_record *service);
 
+/* A service's own value that the node agent cannot apply (one perf event per CPU at the
+ * environment's rate; one upload cycle for every service): a static reason, or NULL when the
+ * service's effective value is the environment's anyway. */
+enum config_setting { CONFIG_SAMPLE_RATE, CONFIG_UPLOAD_INTERVAL };
+const char *config_not_applied_reason(enum config_setting what, const struct effective_config *env,
+				      const struct effective_config *service);
+
 #endif

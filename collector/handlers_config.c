@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* GET /api/apm/config (collector token: the effective, clamped config of its environment) and
+/* GET /api/apm/config (collector token, or any user token: the effective, clamped config of its
+ * environment with the clamp ranges) and
  * PUT /api/apm/config (engineer: change environment or service settings; clamped; audited). */
 #include <errno.h>
 #include <stdlib.h>
@@ -57,11 +58,38 @@ static int store_failure(struct response *resp, int err)
 	return respond_error(resp, 503, "store_unavailable", "settings store: %s", strerror(-err));
 }
 
+json_t *config_not_applied_json(const struct effective_config *env,
+				const struct effective_config *service)
+{
+	const char *rate = config_not_applied_reason(CONFIG_SAMPLE_RATE, env, service);
+	const char *upload = config_not_applied_reason(CONFIG_UPLOAD_INTERVAL, env, service);
+
+	json_t *o;
+
+	if (!rate && !upload)
+		return json_null();
+	o = json_object();
+	if (o && rate)
+		json_object_set_new(o, "sample_rate_hz", json_string(rate));
+	if (o && upload)
+		json_object_set_new(o, "upload_interval_s", json_string(upload));
+	return o;
+}
+
+/* The clamp ranges every value is held to, so a reader knows what a PUT will store. */
+static json_t *limits_json(void)
+{
+	return json_pack("{s:{s:i, s:i}, s:{s:i, s:i}, s:{s:i, s:i}}", "sample_rate_hz", "min",
+			 SAMPLE_RATE_MIN_HZ, "max", SAMPLE_RATE_MAX_HZ, "upload_interval_s", "min",
+			 UPLOAD_INTERVAL_MIN_S, "max", UPLOAD_INTERVAL_MAX_S, "poll_interval_s",
+			 "min", POLL_INTERVAL_MIN_S, "max", POLL_INTERVAL_MAX_S);
+}
+
 /* {"environment", "enabled", ..., "services": {name: {...}}}, with a service's values on top. */
 static int config_document(struct cp_store *cp, const char *env, const char *service, json_t **ret)
 {
 	struct settings_record *rows = NULL, *env_row = NULL, *svc_row = NULL;
-	struct effective_config top;
+	struct effective_config top, env_eff;
 	json_t *doc, *services;
 	size_t n = 0;
 	int err;
@@ -75,6 +103,7 @@ static int config_document(struct cp_store *cp, const char *env, const char *ser
 		else if (service && strcmp(rows[i].service, service) == 0)
 			svc_row = &rows[i];
 	}
+	env_eff = config_effective(env_row, NULL);
 	services = json_object();
 	for (size_t i = 0; services && i < n; i++) {
 		struct effective_config c;
@@ -83,12 +112,15 @@ static int config_document(struct cp_store *cp, const char *env, const char *ser
 		if (!rows[i].service[0])
 			continue;
 		c = config_effective(env_row, &rows[i]);
-		entry = json_pack("{s:b, s:i, s:i}", "enabled", c.enabled, "sample_rate_hz",
-				  c.sample_rate_hz, "upload_interval_s", c.upload_interval_s);
+		entry = json_pack("{s:b, s:i, s:i, s:o}", "enabled", c.enabled, "sample_rate_hz",
+				  c.sample_rate_hz, "upload_interval_s", c.upload_interval_s,
+				  "not_applied", config_not_applied_json(&env_eff, &c));
 		json_object_set_new(services, rows[i].service, entry);
 	}
 	top = config_effective(env_row, svc_row);
 	doc = effective_json(&top);
+	if (doc && service)
+		json_object_set_new(doc, "not_applied", config_not_applied_json(&env_eff, &top));
 	free(rows);
 	if (!doc || !services) {
 		json_decref(doc);
@@ -99,6 +131,7 @@ static int config_document(struct cp_store *cp, const char *env, const char *ser
 	if (service)
 		json_object_set_new(doc, "service", json_string(service));
 	json_object_set_new(doc, "services", services);
+	json_object_set_new(doc, "limits", limits_json());
 	*ret = doc;
 	return 0;
 }

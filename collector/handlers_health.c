@@ -7,6 +7,7 @@
 
 #include "collector.h"
 #include "handlers.h"
+#include "prom_text.h"
 #include "respond.h"
 
 /* "ok" or "unreachable": one cheap read of each store (fleet mode: a server behind it). */
@@ -53,5 +54,5 @@ int handle_metrics(const struct request *req, struct response *resp)
 	err = metrics__render(c->metrics, store_bytes, &text, &len);
 	if (err)
 		return respond_error(resp, 500, "internal", "metrics: %s", strerror(-err));
-	return respond_body(resp, 200, "text/plain; version=0.0.4", text, len);
+	return respond_body(resp, 200, PROM_TEXT_CONTENT_TYPE, text, len);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* POST /api/apm/profiles (collector token): one pprof, gzipped or not, reduced to root-first
  * function stacks of the sample type that fits the profile type, merged into its five-minute
- * rollup, and acknowledged only after the store committed; a repeated upload_id merges once. */
+ * rollup, and acknowledged only after the store committed; a repeated upload_id merges once.
+ * ingest_pprof() is that path for every upload route (ingest.h). */
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -15,18 +16,15 @@
 #include "collector.h"
 #include "gzip.h"
 #include "handlers.h"
+#include "handlers_links.h"
+#include "ingest.h"
 #include "pprof.h"
 #include "respond.h"
+#include "sample_type.h"
 #include "stack_agg.h"
 #include "validate.h"
 
 #define INGEST_RETRY_AFTER_S 1
-
-struct type_fit {
-	const char *profile_type;
-	const char *sample_type;
-	const char *unit;
-};
 
 static const struct type_fit fits[] = {
     {"cpu", "cpu", "nanoseconds"},    {"wall", "wall", "nanoseconds"},
@@ -37,17 +35,6 @@ static const struct type_fit fits[] = {
 static const char *const accepted_content_types[] = {
     "application/octet-stream",	       "application/x-protobuf", "application/protobuf",
     "application/vnd.google.protobuf", "application/gzip",	 "application/x-gzip",
-};
-
-/* Everything one upload carries besides its body. */
-struct upload {
-	const char *environment;
-	const char *service;
-	const char *deployment;
-	const struct type_fit *fit;
-	const char *upload_id; /* NULL when the sender gave none */
-	struct agent_report report;
-	bool has_report;
 };
 
 static double seconds_since(const struct timespec *start)
@@ -65,7 +52,13 @@ static int reject(const struct request *req, struct response *resp, enum reject_
 	return respond_error(resp, status, error, "%s", detail);
 }
 
-static bool content_type_ok(const char *ct)
+int ingest_reject(const struct request *req, struct response *resp, enum reject_reason reason,
+		  int status, const char *error, const char *detail)
+{
+	return reject(req, resp, reason, status, error, detail);
+}
+
+bool ingest_pprof_content_type_ok(const char *ct)
 {
 	size_t len;
 
@@ -153,22 +146,25 @@ static int parse_report(const struct request *req, struct upload *u, char *why, 
 {
 	struct agent_report *r = &u->report;
 	const char *agent_id = report_field(req, "X-RootTrace-Agent-Id", "agent_id");
-	static const struct {
+	static const struct report_figure {
 		const char *header, *query;
 		size_t offset;
-	} reals[] =
-	    {
-		{"X-RootTrace-Window-Seconds", "window_s", offsetof(struct agent_report, window_s)},
-		{"X-RootTrace-Cpu-Seconds", "cpu_s", offsetof(struct agent_report, cpu_s)},
-		{"X-RootTrace-Bpf-Seconds", "bpf_s", offsetof(struct agent_report, bpf_s)},
-	    },
-	  counts[] = {
-	      {"X-RootTrace-Lost-Samples", "lost_samples",
-	       offsetof(struct agent_report, lost_samples)},
-	      {"X-RootTrace-Unknown-Frames", "unknown_frames",
-	       offsetof(struct agent_report, unknown_frames)},
-	      {"X-RootTrace-Processes", "processes", offsetof(struct agent_report, processes)},
-	  };
+		unsigned int bit;
+		bool is_count;
+	} figures[] = {
+	    {"X-RootTrace-Window-Seconds", "window_s", offsetof(struct agent_report, window_s),
+	     AGENT_FIGURE_WINDOW_S, false},
+	    {"X-RootTrace-Cpu-Seconds", "cpu_s", offsetof(struct agent_report, cpu_s),
+	     AGENT_FIGURE_CPU_S, false},
+	    {"X-RootTrace-Bpf-Seconds", "bpf_s", offsetof(struct agent_report, bpf_s),
+	     AGENT_FIGURE_BPF_S, false},
+	    {"X-RootTrace-Lost-Samples", "lost_samples",
+	     offsetof(struct agent_report, lost_samples), AGENT_FIGURE_LOST_SAMPLES, true},
+	    {"X-RootTrace-Unknown-Frames", "unknown_frames",
+	     offsetof(struct agent_report, unknown_frames), AGENT_FIGURE_UNKNOWN_FRAMES, true},
+	    {"X-RootTrace-Processes", "processes", offsetof(struct agent_report, processes),
+	     AGENT_FIGURE_PROCESSES, true},
+	};
 
 	if (!agent_id)
 		return 0;
@@ -183,27 +179,25 @@ static int parse_report(const struct request *req, struct upload *u, char *why, 
 		      report_field(req, "X-RootTrace-Agent-Version", "agent_version"), r->version,
 		      sizeof(r->version), why, why_len))
 		return -EINVAL;
-	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
-		if (parse_double(report_field(req, reals[i].header, reals[i].query),
-				 (double *)((char *)r + reals[i].offset))) {
-			snprintf(why, why_len, "%s must be a non-negative number", reals[i].header);
+	for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++) {
+		const struct report_figure *f = &figures[i];
+		const char *v = report_field(req, f->header, f->query);
+		void *dst = (char *)r + f->offset;
+
+		if (f->is_count ? parse_count(v, dst) : parse_double(v, dst)) {
+			snprintf(why, why_len, "%s must be a non-negative %s", f->header,
+				 f->is_count ? "integer" : "number");
 			return -EINVAL;
 		}
-	}
-	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-		if (parse_count(report_field(req, counts[i].header, counts[i].query),
-				(int64_t *)((char *)r + counts[i].offset))) {
-			snprintf(why, why_len, "%s must be a non-negative integer",
-				 counts[i].header);
-			return -EINVAL;
-		}
+		if (v) /* absent: not measured */
+			r->sent |= f->bit;
 	}
 	return parse_unwind_figures(req, r, why, why_len);
 }
 
 /* ------------------------------------------------------------------- parameters ---- */
 
-static const struct type_fit *find_fit(const char *profile_type)
+const struct type_fit *ingest_type_fit(const char *profile_type)
 {
 	for (size_t i = 0; profile_type && i < sizeof(fits) / sizeof(fits[0]); i++)
 		if (strcmp(fits[i].profile_type, profile_type) == 0)
@@ -225,7 +219,7 @@ static int parse_upload(const struct request *req, struct upload *u, char *why, 
 	u->service = request_query(req, "service");
 	if (validate_name("service", u->service, why, why_len))
 		return 400;
-	u->fit = find_fit(type);
+	u->fit = ingest_type_fit(type);
 	if (!u->fit) {
 		snprintf(why, why_len,
 			 "profile_type %s%.32s%s: expected cpu, wall, heap, alloc or lock",
@@ -241,6 +235,12 @@ static int parse_upload(const struct request *req, struct upload *u, char *why, 
 	u->upload_id = report_field(req, "X-RootTrace-Upload-Id", "upload_id");
 	if (u->upload_id && validate_text("upload_id", u->upload_id, UPLOAD_ID_MAX, why, why_len))
 		return 400;
+	u->node = report_field(req, "X-RootTrace-Node", "node");
+	if (u->node && validate_name("node", u->node, why, why_len))
+		return 400;
+	if (u->upload_id)
+		snprintf(u->objects_upload_id, sizeof(u->objects_upload_id),
+			 "%s" INGEST_OBJECTS_ID_SUFFIX, u->upload_id);
 	return parse_report(req, u, why, why_len) ? 400 : 0;
 }
 
@@ -259,12 +259,16 @@ static void list_sample_types(const struct pprof_decoded *p, char *buf, size_t l
 		snprintf(buf, len, "none");
 }
 
-static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg, char *why,
-		  size_t why_len)
+/* The chosen sample type's values, in the stored unit, merged per stack; a sample whose
+ * labels name a span also becomes a span link (links: every pprof route; NULL: none). */
+static int reduce(const struct pprof_decoded *p, const struct sample_type_choice *c, int64_t time_s,
+		  struct stack_agg *agg, struct link_batch *links, char *why, size_t why_len)
 {
+	int count_idx = pprof_decoded__find_type(p, "samples", "count");
+
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const struct pprof_decoded_sample *s = &p->samples[i];
-		int64_t v = s->values[idx];
+		int64_t v = s->values[c->index];
 		int err;
 
 		if (v < 0) {
@@ -273,7 +277,13 @@ static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg,
 		}
 		if (!v)
 			continue;
-		err = stack_agg__add(agg, s->frames, s->n_frames, v);
+		err = sample_type_scale(v, c->scale, &v);
+		if (!err)
+			err = stack_agg__add(agg, s->frames, s->n_frames, v);
+		if (!err && links)
+			err = link_batch__add_labelled(links, time_s, s->frames, s->n_frames,
+						       s->labels, s->n_labels, v,
+						       count_idx >= 0 ? s->values[count_idx] : 1);
 		if (err == -EOVERFLOW)
 			snprintf(why, why_len, "sample values overflow a 64-bit sum");
 		if (err)
@@ -282,27 +292,37 @@ static int reduce(const struct pprof_decoded *p, int idx, struct stack_agg *agg,
 	return 0;
 }
 
-static int64_t bucket_of(const struct pprof_decoded *p)
+/* The upload's time (Pyroscope's from=), else the pprof's time_nanos, else now: its bucket
+ * and its span links' time. */
+static int64_t upload_time(const struct upload *u, const struct pprof_decoded *p)
 {
-	int64_t t = p->time_nanos > 0 ? p->time_nanos / 1000000000 : (int64_t)time(NULL);
+	return u->time_s > 0	   ? u->time_s
+	       : p->time_nanos > 0 ? p->time_nanos / 1000000000
+				   : (int64_t)time(NULL);
+}
+
+static int64_t bucket_of(const struct upload *u, const struct pprof_decoded *p)
+{
+	int64_t t = upload_time(u, p);
 
 	return t - t % BUCKET_SECONDS;
 }
 
 /* Inflates when the body is gzip; *ret_owned is what to free. 0 or a status with why. */
-static int body_bytes(const struct request *req, const uint8_t **ret, size_t *ret_len,
-		      uint8_t **ret_owned, char *why, size_t why_len)
+static int body_bytes(const struct request *req, const uint8_t *body, size_t body_len,
+		      const uint8_t **ret, size_t *ret_len, uint8_t **ret_owned, char *why,
+		      size_t why_len)
 {
 	size_t cap = req->collector->opts.max_inflated;
 	int err;
 
 	*ret_owned = NULL;
-	if (!gzip_is_compressed(req->body, req->body_len)) {
-		*ret = req->body;
-		*ret_len = req->body_len;
+	if (!gzip_is_compressed(body, body_len)) {
+		*ret = body;
+		*ret_len = body_len;
 		return 0;
 	}
-	err = gzip_inflate_capped(req->body, req->body_len, cap, ret_owned, ret_len);
+	err = gzip_inflate_capped(body, body_len, cap, ret_owned, ret_len);
 	if (err == -EFBIG) {
 		snprintf(why, why_len, "gzip body inflates past the %zu-byte limit", cap);
 		return 413;
@@ -316,40 +336,74 @@ static int body_bytes(const struct request *req, const uint8_t **ret, size_t *re
 	return 0;
 }
 
+int ingest_body_bytes(const struct request *req, const uint8_t **ret, size_t *ret_len,
+		      uint8_t **ret_owned, char *why, size_t why_len)
+{
+	return body_bytes(req, req->body, req->body_len, ret, ret_len, ret_owned, why, why_len);
+}
+
+/* What one upload becomes: the chosen measurement and, for alloc, the object counts. */
+struct reduced {
+	struct sample_type_choice choice;
+	struct stack_agg *agg;
+	struct sample_type_choice objects_choice;
+	struct stack_agg *objects; /* NULL when the profile has no alloc_objects/count */
+	struct link_batch *links;  /* the samples that name a span */
+};
+
 /* duplicate: the upload id was stored before; this copy was not merged again. */
 static json_t *ack_json(const struct upload *u, const struct profile_batch *b, size_t samples,
-			int64_t total, bool duplicate)
+			const struct reduced *r, bool duplicate, json_t *links)
 {
 	char sample_type[64];
+	json_t *ack;
 
-	snprintf(sample_type, sizeof(sample_type), "%s/%s", u->fit->sample_type, u->fit->unit);
-	return json_pack("{s:b, s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "stored", 1,
-			 "duplicate", duplicate, "environment", u->environment, "service",
-			 u->service, "profile_type", u->fit->profile_type, "sample_type",
-			 sample_type, "bucket", (json_int_t)b->bucket_start, "stacks",
-			 (json_int_t)b->n_stacks, "samples", (json_int_t)samples, "total",
-			 (json_int_t)total);
+	snprintf(sample_type, sizeof(sample_type), "%s/%s", r->choice.type, r->choice.unit);
+	ack = json_pack("{s:b, s:b, s:s, s:s, s:s?, s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "stored",
+			1, "duplicate", duplicate, "environment", u->environment, "service",
+			u->service, "node", u->node && *u->node ? u->node : NULL, "profile_type",
+			u->fit->profile_type, "sample_type", sample_type, "scale",
+			(json_int_t)r->choice.scale, "bucket", (json_int_t)b->bucket_start,
+			"stacks", (json_int_t)b->n_stacks, "samples", (json_int_t)samples, "total",
+			(json_int_t)stack_agg__total(r->agg));
+	if (ack && r->objects)
+		json_object_set_new(ack, "alloc_objects",
+				    json_integer(stack_agg__total(r->objects)));
+	if (ack)
+		json_object_set_new(ack, "links", links);
+	else
+		json_decref(links);
+	return ack;
 }
 
 static int store(const struct request *req, struct response *resp, const struct upload *u,
-		 const struct pprof_decoded *p, struct stack_agg *agg, const struct timespec *start)
+		 const struct pprof_decoded *p, const struct reduced *r,
+		 const struct timespec *start)
 {
 	struct collector *c = req->collector;
-	struct profile_batch batch = {
+	struct profile_batch batches[2] = {{
 	    .environment = u->environment,
 	    .service = u->service,
 	    .deployment = u->deployment,
 	    .profile_type = u->fit->profile_type,
-	    .bucket_start = bucket_of(p),
+	    .bucket_start = bucket_of(u, p),
 	    .period = p->period,
 	    .upload_id = u->upload_id,
-	};
+	    .node = u->node,
+	}};
 	bool duplicate = false;
 	int err;
 
-	batch.ret_duplicate = &duplicate;
-	batch.stacks = stack_agg__stacks(agg, &batch.n_stacks);
-	err = c->profiles->ops->ingest(c->profiles, &batch, 1);
+	batches[0].ret_duplicate = &duplicate;
+	batches[0].stacks = stack_agg__stacks(r->agg, &batches[0].n_stacks);
+	if (r->objects) { /* its own series, merged in the same transaction */
+		batches[1] = batches[0];
+		batches[1].profile_type = "alloc_objects";
+		batches[1].upload_id = u->upload_id ? u->objects_upload_id : NULL;
+		batches[1].ret_duplicate = NULL;
+		batches[1].stacks = stack_agg__stacks(r->objects, &batches[1].n_stacks);
+	}
+	err = c->profiles->ops->ingest(c->profiles, batches, r->objects ? 2 : 1);
 	if (err == -EAGAIN) {
 		/* Backpressure: nothing was written; the sender keeps the profile and retries. */
 		resp->retry_after_s = INGEST_RETRY_AFTER_S;
@@ -369,37 +423,98 @@ static int store(const struct request *req, struct response *resp, const struct 
 		/* The profile is committed; a failed self-report does not undo that. */
 		if (u->has_report)
 			c->cp->ops->agent_report_put(c->cp, &u->report);
-		metrics__upload_accepted(c->metrics, req->body_len, batch.n_stacks,
+		metrics__upload_accepted(c->metrics, req->body_len, batches[0].n_stacks,
 					 seconds_since(start));
 	}
 	return respond_json(resp, 200,
-			    ack_json(u, &batch, p->n_samples, stack_agg__total(agg), duplicate));
+			    ack_json(u, &batches[0], p->n_samples, r, duplicate,
+				     duplicate
+					 ? json_null()
+					 : link_batch_store_json(req, r->links, u->environment)));
 }
 
-int handle_profiles_ingest(const struct request *req, struct response *resp)
+/* The fit u names, or the first candidate the pprof has, with the sample type chosen for it
+ * (sample_type.h: any time unit); -1 with a reason when none fits. */
+static int choose_fit(const struct upload *u, const struct pprof_decoded *p,
+		      const struct type_fit **ret, struct sample_type_choice *ret_choice, char *why,
+		      size_t why_len)
+{
+	char types[192], wanted[192];
+	size_t used = 0;
+
+	for (size_t i = 0; !u->fit && i < u->n_candidates; i++) {
+		const struct type_fit *f = u->candidates[i];
+
+		if (!sample_type_choose(f->profile_type, p->sample_types, p->n_sample_types,
+					ret_choice)) {
+			*ret = f;
+			return 0;
+		}
+		used += snprintf(wanted + used, sizeof(wanted) - used, "%s%s/%s (%s)",
+				 i ? ", " : "", f->sample_type, f->unit, f->profile_type);
+		if (used >= sizeof(wanted))
+			break;
+	}
+	list_sample_types(p, types, sizeof(types));
+	if (!u->fit) {
+		snprintf(why, why_len,
+			 "no sample type to store: expected one of %s (time in s, ms, us or ns); "
+			 "this one has %s",
+			 u->n_candidates ? wanted : "none", types);
+		return -1;
+	}
+	*ret = u->fit;
+	if (!sample_type_choose(u->fit->profile_type, p->sample_types, p->n_sample_types,
+				ret_choice))
+		return 0;
+	snprintf(why, why_len, "a %s profile needs sample type %s; this one has %s",
+		 u->fit->profile_type, ret_choice->expected, types);
+	return -1;
+}
+
+/* Reduces the samples to the chosen sample type and, for alloc, the object counts too.
+ * 0, or 1 answered. */
+static int reduce_profile(const struct request *req, struct response *resp, const struct upload *u,
+			  const struct pprof_decoded *p, struct reduced *r)
+{
+	char why[320];
+	int err;
+
+	r->agg = stack_agg__new();
+	r->links = link_batch__new(u->service, u->fit->profile_type);
+	err = r->agg && r->links
+		  ? reduce(p, &r->choice, upload_time(u, p), r->agg, r->links, why, sizeof(why))
+		  : -ENOMEM;
+	if (!err && strcmp(u->fit->profile_type, "alloc") == 0 &&
+	    sample_type_choose("alloc_objects", p->sample_types, p->n_sample_types,
+			       &r->objects_choice) == 0) {
+		r->objects = stack_agg__new();
+		err = r->objects
+			  ? reduce(p, &r->objects_choice, 0, r->objects, NULL, why, sizeof(why))
+			  : -ENOMEM;
+	}
+	if (err == -ENOMEM)
+		respond_error(resp, 500, "internal", "out of memory");
+	else if (err)
+		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
+	return err ? 1 : 0;
+}
+
+int ingest_pprof(const struct request *req, struct response *resp, const struct upload *upload,
+		 const uint8_t *body, size_t body_len, const struct timespec *start)
 {
 	struct pprof_decoded *profile = NULL;
-	struct stack_agg *agg = NULL;
-	struct timespec start;
-	struct upload u;
+	struct reduced reduced = {0};
+	struct upload u = *upload;
 	uint8_t *inflated = NULL;
 	const uint8_t *pb;
 	size_t pb_len;
-	char why[320], types[192];
-	int status, idx;
+	char why[320];
+	int status;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	status = parse_upload(req, &u, why, sizeof(why));
-	if (status)
-		return reject(req, resp, status == 403 ? REJECT_FORBIDDEN : REJECT_BAD_REQUEST,
-			      status, status == 403 ? "forbidden" : "bad_request", why);
-	if (!content_type_ok(req->content_type))
-		return reject(req, resp, REJECT_CONTENT_TYPE, 415, "unsupported_media_type",
-			      "send the pprof as application/octet-stream (gzip is detected "
-			      "by its magic bytes)");
-	if (!req->body_len)
+	if (!body_len)
 		return reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", "empty body");
-	status = body_bytes(req, &pb, &pb_len, &inflated, why, sizeof(why));
+	status = body_bytes(req, body, body_len, &pb, &pb_len, &inflated, why, sizeof(why));
 	if (status) {
 		if (status == 503)
 			resp->retry_after_s = INGEST_RETRY_AFTER_S;
@@ -414,32 +529,36 @@ int handle_profiles_ingest(const struct request *req, struct response *resp)
 		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
 		goto out;
 	}
-	idx = pprof_decoded__find_type(profile, u.fit->sample_type, u.fit->unit);
-	if (idx < 0) {
-		list_sample_types(profile, types, sizeof(types));
-		snprintf(why, sizeof(why), "a %s profile needs sample type %s/%s; this one has %s",
-			 u.fit->profile_type, u.fit->sample_type, u.fit->unit, types);
+	if (choose_fit(&u, profile, &u.fit, &reduced.choice, why, sizeof(why))) {
 		reject(req, resp, REJECT_NO_SAMPLE_TYPE, 422, "no_fitting_sample_type", why);
 		goto out;
 	}
-	agg = stack_agg__new();
-	if (!agg) {
-		respond_error(resp, 500, "internal", "out of memory");
-		goto out;
-	}
-	status = reduce(profile, idx, agg, why, sizeof(why));
-	if (status == -ENOMEM) {
-		respond_error(resp, 500, "internal", "out of memory");
-		goto out;
-	}
-	if (status) {
-		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
-		goto out;
-	}
-	store(req, resp, &u, profile, agg, &start);
+	if (!reduce_profile(req, resp, &u, profile, &reduced))
+		store(req, resp, &u, profile, &reduced, start);
 out:
-	stack_agg__free(agg);
+	link_batch__free(reduced.links);
+	stack_agg__free(reduced.agg);
+	stack_agg__free(reduced.objects);
 	pprof_decoded__free(profile);
 	free(inflated);
 	return 0;
+}
+
+int handle_profiles_ingest(const struct request *req, struct response *resp)
+{
+	struct timespec start;
+	struct upload u;
+	char why[320];
+	int status;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	status = parse_upload(req, &u, why, sizeof(why));
+	if (status)
+		return reject(req, resp, status == 403 ? REJECT_FORBIDDEN : REJECT_BAD_REQUEST,
+			      status, status == 403 ? "forbidden" : "bad_request", why);
+	if (!ingest_pprof_content_type_ok(req->content_type))
+		return reject(req, resp, REJECT_CONTENT_TYPE, 415, "unsupported_media_type",
+			      "send the pprof as application/octet-stream (gzip is detected "
+			      "by its magic bytes)");
+	return ingest_pprof(req, resp, &u, req->body, req->body_len, &start);
 }

@@ -17,6 +17,7 @@
 #include "auth.h"
 #include "collector.h"
 #include "http.h"
+#include "listen_addr.h"
 #include "request.h"
 #include "routes.h"
 
@@ -24,6 +25,7 @@
 #define CONNECTION_LIMIT 1000 /* over all pool threads; more wait in the listen backlog */
 #define OVERLOADED_RETRY_AFTER_S 1
 #define HANDLER_HEADER_PREFIX "X-RootTrace-" /* the headers handlers read (request.h) */
+#define HANDLER_HEADER_ETAG "If-None-Match"  /* ... and this one, for the web UI's files */
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -60,15 +62,17 @@ static enum MHD_Result copy_field(void *cls, enum MHD_ValueKind kind, const char
 	struct field_copy *c = cls;
 
 	(void)kind;
-	if (c->prefix && (!key || strncasecmp(key, c->prefix, strlen(c->prefix)) != 0))
+	if (c->prefix && (!key || (strncasecmp(key, c->prefix, strlen(c->prefix)) != 0 &&
+				   strcasecmp(key, HANDLER_HEADER_ETAG) != 0)))
 		return MHD_YES;
 	if (c->n < c->cap)
 		c->fields[c->n++] = (struct request_field){key, value};
 	return MHD_YES;
 }
 
-/* The connection's query arguments or headers (named prefix..., when not NULL), in order, as
- * a malloc'd array; the strings stay libmicrohttpd's, valid until the request completes. */
+/* The connection's query arguments or headers (named prefix... or If-None-Match, when prefix
+ * is not NULL), in order, as a malloc'd array; the strings stay libmicrohttpd's, valid until the
+ * request completes. */
 static int copy_fields(struct MHD_Connection *conn, enum MHD_ValueKind kind, const char *prefix,
 		       struct request_field **ret, size_t *ret_n)
 {
@@ -337,35 +341,6 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	atomic_fetch_sub(&s->in_flight, 1);
 }
 
-static int parse_listen(const char *listen, struct sockaddr_in *ret, char *err, size_t err_len)
-{
-	const char *colon = strrchr(listen, ':');
-	char host[64];
-	char *end;
-	long port;
-
-	if (!colon || (size_t)(colon - listen) >= sizeof(host)) {
-		snprintf(err, err_len, "--listen %s: expected HOST:PORT", listen);
-		return -EINVAL;
-	}
-	memcpy(host, listen, (size_t)(colon - listen));
-	host[colon - listen] = '\0';
-	errno = 0;
-	port = strtol(colon + 1, &end, 10);
-	if (errno || *end || end == colon + 1 || port < 0 || port > 65535) {
-		snprintf(err, err_len, "--listen %s: port must be 0-65535", listen);
-		return -EINVAL;
-	}
-	memset(ret, 0, sizeof(*ret));
-	ret->sin_family = AF_INET;
-	ret->sin_port = htons((uint16_t)port);
-	if (inet_pton(AF_INET, *host ? host : "0.0.0.0", &ret->sin_addr) != 1) {
-		snprintf(err, err_len, "--listen %s: host must be an IPv4 address", listen);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static char *read_file(const char *path, char *err, size_t err_len)
 {
 	FILE *f = fopen(path, "r");
@@ -424,12 +399,15 @@ int http_server__start(struct collector *c, struct http_server **ret, char *err,
 	unsigned int flags =
 	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
 	const union MHD_DaemonInfo *info;
+	char why[160];
 	int rc;
 
 	*ret = NULL;
-	rc = parse_listen(c->opts.listen, &addr, err, err_len);
-	if (rc)
+	rc = listen_addr_parse(c->opts.listen, &addr, why, sizeof(why));
+	if (rc) {
+		snprintf(err, err_len, "--listen %s", why);
 		return rc;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;

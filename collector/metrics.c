@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Collector counters kept with relaxed atomics (any pool thread may bump them) and rendered
  * in the Prometheus text format. */
-#include <errno.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "metrics.h"
+#include "prom_text.h"
 
 static const double latency_bounds_s[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
 					  0.05,	  0.1,	 0.25,	 0.5,	1,    2.5};
@@ -80,121 +77,59 @@ void metrics__request(struct metrics *m)
 	atomic_fetch_add_explicit(&m->requests, 1, memory_order_relaxed);
 }
 
-struct text {
-	char *buf;
-	size_t len, cap;
-	int err;
-};
-
-static void appendf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void appendf(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (t->err)
-		return;
-	if (!t->buf) { /* vsnprintf(NULL + 0, ...) is undefined: start with a buffer */
-		t->buf = malloc(4096);
-		if (!t->buf) {
-			t->err = -ENOMEM;
-			return;
-		}
-		t->cap = 4096;
-	}
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			t->err = -EINVAL;
-			return;
-		}
-		if ((size_t)n < t->cap - t->len)
-			break;
-		size_t new_cap = (t->cap + (size_t)n + 1) * 2;
-		char *grown = realloc(t->buf, new_cap);
-
-		if (!grown) {
-			t->err = -ENOMEM;
-			return;
-		}
-		t->buf = grown;
-		t->cap = new_cap;
-	}
-	t->len += (size_t)n;
-}
-
 static uint64_t load(atomic_uint_fast64_t *v)
 {
 	return atomic_load_explicit(v, memory_order_relaxed);
 }
 
-/* The HELP and TYPE lines of a metric. */
-static void render_header(struct text *t, const char *name, const char *type, const char *help)
-{
-	appendf(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-static void render_counter(struct text *t, const char *name, const char *help, uint64_t value)
-{
-	render_header(t, name, "counter", help);
-	appendf(t, "%s %llu\n", name, (unsigned long long)value);
-}
-
-static void render_latency(struct metrics *m, struct text *t)
+static void render_latency(struct metrics *m, struct prom_text *t)
 {
 	uint64_t cumulative = 0;
 
-	render_header(t, "roottrace_ingest_latency_seconds", "histogram",
-		      "Time from a complete upload body to its acknowledgement (decode, merge, "
-		      "commit).");
+	prom_text__header(t, "roottrace_ingest_latency_seconds", "histogram",
+			  "Time from a complete upload body to its acknowledgement (decode, merge, "
+			  "commit).");
 	for (size_t b = 0; b < N_BOUNDS; b++) {
 		cumulative += load(&m->latency_buckets[b]);
-		appendf(t, "roottrace_ingest_latency_seconds_bucket{le=\"%g\"} %llu\n",
-			latency_bounds_s[b], (unsigned long long)cumulative);
+		prom_text__appendf(t, "roottrace_ingest_latency_seconds_bucket{le=\"%g\"} %llu\n",
+				   latency_bounds_s[b], (unsigned long long)cumulative);
 	}
 	cumulative += load(&m->latency_buckets[N_BOUNDS]);
-	appendf(t, "roottrace_ingest_latency_seconds_bucket{le=\"+Inf\"} %llu\n",
-		(unsigned long long)cumulative);
-	appendf(t, "roottrace_ingest_latency_seconds_sum %.6f\n", load(&m->latency_sum_us) / 1e6);
-	appendf(t, "roottrace_ingest_latency_seconds_count %llu\n", (unsigned long long)cumulative);
+	prom_text__appendf(t, "roottrace_ingest_latency_seconds_bucket{le=\"+Inf\"} %llu\n",
+			   (unsigned long long)cumulative);
+	prom_text__appendf(t, "roottrace_ingest_latency_seconds_sum %.6f\n",
+			   load(&m->latency_sum_us) / 1e6);
+	prom_text__appendf(t, "roottrace_ingest_latency_seconds_count %llu\n",
+			   (unsigned long long)cumulative);
 }
 
 int metrics__render(struct metrics *m, int64_t store_bytes, char **ret, size_t *ret_len)
 {
-	struct text t = {0};
+	struct prom_text t = {0};
 
-	render_counter(&t, "roottrace_http_requests_total", "HTTP requests received.",
-		       load(&m->requests));
-	render_counter(&t, "roottrace_uploads_accepted_total", "Profiles stored and acknowledged.",
-		       load(&m->uploads));
-	render_counter(&t, "roottrace_uploads_duplicate_total",
-		       "Uploads whose upload_id was already stored: answered 200, not merged "
-		       "again.",
-		       load(&m->duplicates));
-	render_counter(&t, "roottrace_upload_bytes_accepted_total",
-		       "Request body bytes of accepted uploads (as sent, before inflating).",
-		       load(&m->bytes));
-	render_counter(&t, "roottrace_stack_values_accepted_total",
-		       "Distinct stacks merged into rollups, summed over uploads.",
-		       load(&m->stack_values));
-	render_header(&t, "roottrace_rejects_total", "counter", "Requests refused, by reason.");
+	prom_text__counter(&t, "roottrace_http_requests_total", "HTTP requests received.",
+			   load(&m->requests));
+	prom_text__counter(&t, "roottrace_uploads_accepted_total",
+			   "Profiles stored and acknowledged.", load(&m->uploads));
+	prom_text__counter(&t, "roottrace_uploads_duplicate_total",
+			   "Uploads whose upload_id was already stored: answered 200, not merged "
+			   "again.",
+			   load(&m->duplicates));
+	prom_text__counter(&t, "roottrace_upload_bytes_accepted_total",
+			   "Request body bytes of accepted uploads (as sent, before inflating).",
+			   load(&m->bytes));
+	prom_text__counter(&t, "roottrace_stack_values_accepted_total",
+			   "Distinct stacks merged into rollups, summed over uploads.",
+			   load(&m->stack_values));
+	prom_text__header(&t, "roottrace_rejects_total", "counter", "Requests refused, by reason.");
 	for (int r = 0; r < REJECT_REASON_COUNT; r++)
-		appendf(&t, "roottrace_rejects_total{reason=\"%s\"} %llu\n", reason_names[r],
-			(unsigned long long)load(&m->rejects[r]));
+		prom_text__appendf(&t, "roottrace_rejects_total{reason=\"%s\"} %llu\n",
+				   reason_names[r], (unsigned long long)load(&m->rejects[r]));
 	render_latency(m, &t);
 	if (store_bytes >= 0) {
-		render_header(&t, "roottrace_store_size_bytes", "gauge",
-			      "Database file plus its WAL.");
-		appendf(&t, "roottrace_store_size_bytes %lld\n", (long long)store_bytes);
+		prom_text__header(&t, "roottrace_store_size_bytes", "gauge",
+				  "Database file plus its WAL.");
+		prom_text__appendf(&t, "roottrace_store_size_bytes %lld\n", (long long)store_bytes);
 	}
-	if (t.err) {
-		free(t.buf);
-		return t.err;
-	}
-	*ret = t.buf;
-	*ret_len = t.len;
-	return 0;
+	return prom_text__finish(&t, ret, ret_len);
 }

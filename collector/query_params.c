@@ -11,14 +11,18 @@
 #include <time.h>
 
 #include "query_params.h"
+#include "span_context.h"
 
 #define MAX_WINDOW_SECONDS (400LL * 86400)
 
 static const struct profile_type_info profile_types[] = {
     {"cpu", "nanoseconds", false, "cpu", "cpu", "nanoseconds"},
     {"wall", "nanoseconds", false, "wall", "wall", "nanoseconds"},
+    {"offcpu", "nanoseconds", false, "off_cpu", "off_cpu", "nanoseconds"},
     {"heap", "bytes", true, "inuse_space", "space", "bytes"},
     {"alloc", "bytes", false, "alloc_space", "space", "bytes"},
+    /* The object counts of alloc uploads that carry alloc_objects/count: "how often". */
+    {"alloc_objects", "count", false, "alloc_objects", "space", "bytes"},
     {"lock", "nanoseconds", false, "delay", "contentions", "count"},
 };
 
@@ -249,9 +253,10 @@ static int parse_profile_type(const char *v, const struct profile_type_info **re
 			    "profile_type is given more than once: one measurement per query, "
 			    "never merged");
 	if (!v || !*v)
-		return fail(err, err_len,
-			    "profile_type is required (cpu, wall, heap, alloc or lock): "
-			    "measurements are never merged");
+		return fail(
+		    err, err_len,
+		    "profile_type is required (cpu, wall, offcpu, heap, alloc, alloc_objects "
+		    "or lock): measurements are never merged");
 	if (strpbrk(v, ", +;|"))
 		return fail(err, err_len,
 			    "one profile_type per query, got \"%.40s\": measurements are never "
@@ -260,8 +265,43 @@ static int parse_profile_type(const char *v, const struct profile_type_info **re
 	*ret = profile_type_lookup(v);
 	if (!*ret)
 		return fail(err, err_len,
-			    "unknown profile_type \"%.40s\" (cpu, wall, heap, alloc or lock)", v);
+			    "unknown profile_type \"%.40s\" (cpu, wall, offcpu, heap, alloc, "
+			    "alloc_objects or lock)",
+			    v);
 	return 0;
+}
+
+/* trace_id= (1-32 hex digits), span_id= (1-16) and include_children: the span links'
+ * filters. */
+static int parse_span_ids(param_getter get, const void *ctx, struct query_params *ret, char *err,
+			  size_t err_len)
+{
+	const char *trace_id = get(ctx, "trace_id"), *span_id = get(ctx, "span_id");
+
+	if (trace_id && (trace_id == query_param_repeated ||
+			 !span_id_normalise(trace_id, TRACE_ID_HEX - 1, ret->trace_id)))
+		return fail(err, err_len,
+			    "trace_id must be given once, as 1 to 32 hex digits (not all zeros)");
+	if (span_id && (span_id == query_param_repeated ||
+			!span_id_normalise(span_id, SPAN_ID_HEX - 1, ret->span_id)))
+		return fail(err, err_len,
+			    "span_id must be given once, as 1 to 16 hex digits (not all zeros)");
+	if (query_param_bool(get, ctx, "include_children", &ret->include_children, err, err_len))
+		return -EINVAL;
+	if (ret->include_children && !span_id)
+		return fail(err, err_len, "include_children needs span_id");
+	return 0;
+}
+
+int query_param_bool(param_getter get, const void *ctx, const char *key, bool *ret, char *err,
+		     size_t err_len)
+{
+	const char *v = get(ctx, key);
+
+	*ret = v && !strcmp(v, "true");
+	if (!v || !strcmp(v, "true") || !strcmp(v, "false"))
+		return 0;
+	return fail(err, err_len, "%s must be true or false", key);
 }
 
 int query_params_parse(param_getter get, const void *ctx, int64_t now, int64_t default_range,
@@ -286,6 +326,15 @@ int query_params_parse(param_getter get, const void *ctx, int64_t now, int64_t d
 			return err_;
 		ret->has_deployment = true;
 	}
+	if (get(ctx, "node")) {
+		err_ = copy_name("node", get(ctx, "node"), ret->node, err, err_len);
+		if (err_)
+			return err_;
+		ret->has_node = true;
+	}
+	err_ = parse_span_ids(get, ctx, ret, err, err_len);
+	if (err_)
+		return err_;
 	return query_window_parse(get, ctx, "", now, default_range, &ret->window, err, err_len);
 }
 
@@ -310,9 +359,10 @@ int query_param_int(param_getter get, const void *ctx, const char *key, int64_t 
 }
 
 void query_params_window_query(const struct query_params *p, const char *environment,
-			       struct query_window w, const char *deployment,
+			       struct query_window w, const char *deployment, const char *node,
 			       struct window_query *ret)
 {
+	ret->node = node;
 	ret->environment = environment;
 	ret->service = p->service;
 	ret->profile_type = p->type->name;

@@ -43,6 +43,13 @@ struct query_params {
 	bool has_deployment;
 	char deployment[STORE_NAME_MAX];
 	struct query_window window; /* aligned to BUCKET_SECONDS */
+	/* trace_id= / span_id=: read the span links instead of the rollups ("" = not given);
+	 * lowercase hex, 32 and 16 digits. */
+	char trace_id[TRACE_ID_HEX];
+	char span_id[SPAN_ID_HEX];
+	bool include_children; /* include_children=true: with span_id, its child spans too */
+	bool has_node;	       /* node=: only uploads from this node (host) */
+	char node[STORE_NAME_MAX];
 };
 
 /* Parses a time: RFC 3339 ("2024-05-01T12:00:00Z", "+02:00" offsets, fractional seconds
@@ -63,7 +70,8 @@ int query_window_parse(param_getter get, const void *ctx, const char *prefix, in
 		       int64_t default_range, struct query_window *ret, char *err, size_t err_len);
 
 /* service (required), profile_type (required, exactly one known type), window (default:
- * default_range seconds ending now), deployment. 0 or -EINVAL with err filled. */
+ * default_range seconds ending now), deployment, node, trace_id, span_id. 0 or -EINVAL with err
+ * filled. */
 int query_params_parse(param_getter get, const void *ctx, int64_t now, int64_t default_range,
 		       struct query_params *ret, char *err, size_t err_len);
 
@@ -72,9 +80,14 @@ int query_params_parse(param_getter get, const void *ctx, int64_t now, int64_t d
 int query_param_int(param_getter get, const void *ctx, const char *key, int64_t def, int64_t min,
 		    int64_t max, int64_t *ret, char *err, size_t err_len);
 
-/* Fills a window_query for the parsed parameters (strings point into p). */
+/* Optional true / false parameter (absent = false). 0 or -EINVAL with err filled. */
+int query_param_bool(param_getter get, const void *ctx, const char *key, bool *ret, char *err,
+		     size_t err_len);
+
+/* Fills a window_query for the parsed parameters (strings point into p); deployment and node
+ * NULL mean every one. */
 void query_params_window_query(const struct query_params *p, const char *environment,
-			       struct query_window w, const char *deployment,
+			       struct query_window w, const char *deployment, const char *node,
 			       struct window_query *ret);
 
 #endif

@@ -11,7 +11,7 @@
 
 struct collector; /* server-wide context: stores, limits, metrics (collector/collector.h) */
 
-#define RESPONSE_HEADERS_MAX 4
+#define RESPONSE_HEADERS_MAX 8
 
 /* A query-string argument or a header; value is NULL for an argument without '='. */
 struct request_field {
@@ -27,8 +27,9 @@ struct request {
 	size_t body_len;
 	const struct request_field *query; /* every query-string argument (decoded), in order */
 	size_t n_query;
-	/* The X-RootTrace-* headers, the only ones handlers read besides Content-Type (the
-	 * Authorization header was checked before the handler runs and is not passed on). */
+	/* The X-RootTrace-* headers and If-None-Match, the only ones handlers read besides
+	 * Content-Type (the Authorization header was checked before the handler runs and is
+	 * not passed on). */
 	const struct request_field *headers;
 	size_t n_headers;
 	const struct token_record *token; /* the authenticated caller; never NULL in handlers */

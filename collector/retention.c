@@ -9,30 +9,40 @@
 #include <string.h>
 #include <time.h>
 
+#include "collector.h"
 #include "retention.h"
 
 struct retention_job {
 	struct profile_store *ps;
-	int days, interval_s;
+	struct link_store *ls;
+	int days, link_hours, interval_s;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	bool stopping;
 };
 
-static void run_once(struct retention_job *j)
+/* The daemon's only periodic work: one line when it did something or failed. */
+static void report(const char *what, int err, int64_t deleted, int age, const char *unit)
 {
-	int64_t cutoff = (int64_t)time(NULL) - (int64_t)j->days * 86400, deleted = 0;
-	int err = j->ps->ops->retention(j->ps, cutoff, &deleted);
-
-	/* The daemon's only periodic work: one line when it did something or failed. */
 	if (err)
-		fprintf(stderr, "roottrace-collector: retention: %s\n", strerror(-err));
+		fprintf(stderr, "roottrace-collector: retention: %s: %s\n", what, strerror(-err));
 	else if (deleted)
 		fprintf(stderr,
-			"roottrace-collector: retention: deleted %lld rollup rows older than "
-			"%d days\n",
-			(long long)deleted, j->days);
+			"roottrace-collector: retention: deleted %lld %s older than %d %s\n",
+			(long long)deleted, what, age, unit);
+}
+
+static void run_once(struct retention_job *j)
+{
+	int64_t now = (int64_t)time(NULL), deleted = 0;
+	int err = j->ps->ops->retention(j->ps, now - (int64_t)j->days * 86400, &deleted);
+
+	report("rollup rows", err, deleted, j->days, "days");
+	deleted = 0;
+	err =
+	    j->ls ? j->ls->ops->retention(j->ls, now - (int64_t)j->link_hours * 3600, &deleted) : 0;
+	report("span links", err, deleted, j->link_hours, "hours");
 }
 
 static void *retention_main(void *arg)
@@ -55,16 +65,17 @@ static void *retention_main(void *arg)
 	return NULL;
 }
 
-int retention_job__start(struct profile_store *ps, int days, int interval_s,
-			 struct retention_job **ret)
+int retention_job__start(struct collector *c, int interval_s, struct retention_job **ret)
 {
 	struct retention_job *j = calloc(1, sizeof(*j));
 	int err;
 
 	if (!j)
 		return -ENOMEM;
-	j->ps = ps;
-	j->days = days;
+	j->ps = c->profiles;
+	j->ls = c->links;
+	j->days = c->opts.retention_days;
+	j->link_hours = c->opts.link_retention_hours;
 	j->interval_s = interval_s;
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_cond_init(&j->wake, NULL);

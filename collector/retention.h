@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The retention job: a thread that deletes rollups older than --retention-days, at start and
+/* The retention job: a thread that deletes rollups older than --retention-days and
+ * span links older than --link-retention-hours, at start and
  * then periodically. Settings, audit and deployments are never deleted. */
 #ifndef ROOTTRACE_RETENTION_H
 #define ROOTTRACE_RETENTION_H
@@ -8,9 +9,11 @@
 
 struct retention_job;
 
-/* 0 or -errno. */
-int retention_job__start(struct profile_store *ps, int days, int interval_s,
-			 struct retention_job **ret);
+struct collector;
+
+/* Deletes rollups older than c->opts.retention_days and span links older than
+ * c->opts.link_retention_hours. 0 or -errno. */
+int retention_job__start(struct collector *c, int interval_s, struct retention_job **ret);
 /* Wakes the thread, joins it. NULL ok. */
 void retention_job__stop(struct retention_job *j);
 

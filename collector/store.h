@@ -116,6 +116,21 @@ struct agent_report {
 	 * value is then meaningless and shown as null, never 0. */
 	bool unwind_sent[UNWIND_FIGURE__COUNT];
 	double unwind[UNWIND_FIGURE__COUNT]; /* counts are whole numbers */
+	/* enum agent_figure bits of the figures above that the report carried. One left out was
+	 * not measured: its value is meaningless, stored as NULL and shown as null, never 0. */
+	unsigned int sent;
+};
+
+/* The self-report's own figures (the unwinder's have unwind_sent), as agent_report.sent bits,
+ * in the order of their columns. */
+enum agent_figure {
+	AGENT_FIGURE_WINDOW_S = 1u << 0,
+	AGENT_FIGURE_CPU_S = 1u << 1,
+	AGENT_FIGURE_BPF_S = 1u << 2,
+	AGENT_FIGURE_LOST_SAMPLES = 1u << 3,
+	AGENT_FIGURE_UNKNOWN_FRAMES = 1u << 4,
+	AGENT_FIGURE_PROCESSES = 1u << 5,
+	AGENT_FIGURES__COUNT = 6
 };
 
 struct cp_store;
@@ -184,6 +199,9 @@ struct profile_batch {
 	 * (a retry whose answer was lost) is not merged again. */
 	const char *upload_id;
 	bool *ret_duplicate; /* NULL, or set by ingest: true when upload_id was already stored */
+	/* The node (host) the upload came from, "" or NULL when unknown. Part of the series key:
+	 * a service on one node keeps one series (no extra rollup rows); one on N nodes has N. */
+	const char *node;
 };
 
 struct window_query {
@@ -192,6 +210,7 @@ struct window_query {
 	const char *profile_type;
 	const char *deployment; /* NULL = every deployment */
 	int64_t start, end;	/* unix seconds, [start, end) */
+	const char *node;	/* NULL = every node ("" = uploads that named none) */
 };
 
 /* A window merged across buckets: distinct stacks with summed values. */
@@ -215,6 +234,21 @@ struct service_summary {
 	int64_t uploads;
 };
 
+/* A service's uploads in one five-minute bucket (coverage history). */
+struct service_bucket {
+	char service[STORE_NAME_MAX];
+	int64_t bucket;	     /* unix seconds */
+	int64_t last_upload; /* the bucket's newest upload, unix seconds */
+};
+
+/* Uploads of one service from one node (host comparison). */
+struct service_node {
+	char service[STORE_NAME_MAX];
+	char node[STORE_NAME_MAX]; /* "" for uploads that named no node */
+	int64_t last_upload;	   /* unix seconds */
+	int64_t uploads;
+};
+
 struct profile_store;
 
 struct profile_store_ops {
@@ -227,6 +261,12 @@ struct profile_store_ops {
 			    struct merged_window *ret);
 	int (*services)(struct profile_store *s, const char *environment,
 			struct service_summary **ret, size_t *ret_n);
+	/* (service, bucket) pairs with uploads in buckets [start, end), by bucket then service. */
+	int (*service_buckets)(struct profile_store *s, const char *environment, int64_t start,
+			       int64_t end, struct service_bucket **ret, size_t *ret_n);
+	/* The nodes each service's uploads came from, by service then node. */
+	int (*service_nodes)(struct profile_store *s, const char *environment,
+			     struct service_node **ret, size_t *ret_n);
 	/* Deletes rollups whose bucket ends before cutoff, and upload ids accepted before cutoff
 	 * or more than UPLOAD_ID_TTL_S ago; settings and audit are untouched. ret_deleted counts
 	 * rollup rows. */
@@ -239,5 +279,75 @@ struct profile_store {
 };
 
 void merged_window__release(struct merged_window *w);
+
+/* ====================================== span links ======================================= */
+
+/* Samples that carried a span context (pprof labels span_id / trace_id, Datadog's "span id",
+ * OTLP links), kept apart from the rollups so that span ids never become series keys, and with
+ * their own, shorter retention. */
+#define DEFAULT_LINK_RETENTION_HOURS 72
+#define TRACE_ID_HEX 33 /* 32 hex digits and the NUL; "" when the sender gave none */
+#define SPAN_ID_HEX 17	/* 16 hex digits and the NUL */
+
+struct span_link {
+	int64_t time; /* unix seconds */
+	const char *service;
+	const char *profile_type;
+	const char *const *frames; /* root first */
+	size_t n_frames;
+	int64_t value;	 /* in the profile type's unit */
+	int64_t samples; /* samples (timestamps) behind value */
+	char trace_id[TRACE_ID_HEX];
+	char span_id[SPAN_ID_HEX];
+	char root_span_id[SPAN_ID_HEX]; /* the local root span it runs under; "" when unknown */
+	const char *span_name; /* "" when not given (Datadog's trace endpoint, span_name label) */
+};
+
+/* Links of a trace_id (and span_id), or of a span_id, or else of a span_name (an endpoint's
+ * spans, for a baseline); NULL = not a filter. [start, end) unix seconds. */
+struct span_link_query {
+	const char *environment;
+	const char *service;	  /* NULL = every service */
+	const char *profile_type; /* NULL = every type */
+	const char *trace_id;
+	const char *span_id;
+	const char *span_name;
+	/* With span_id: also the links whose local root span is span_id (its children, as far as
+	 * the profiler said: Datadog's "local root span id", Pyroscope's profile_id). */
+	bool include_children;
+	int64_t start, end;
+};
+
+/* One span of a trace, summed over its links of one service and profile type. */
+struct span_summary {
+	char span_id[SPAN_ID_HEX];
+	char span_name[STORE_NAME_MAX];
+	char service[STORE_NAME_MAX];
+	char profile_type[16];
+	int64_t samples, value;
+	int64_t first, last; /* unix seconds */
+};
+
+struct link_store;
+
+struct link_store_ops {
+	void (*close)(struct link_store *s);
+	/* Stores the links of one upload in one transaction. */
+	int (*add)(struct link_store *s, const char *environment, const struct span_link *links,
+		   size_t n);
+	/* The matching links' stacks, summed (ret->uploads and ->period are 0). */
+	int (*merge)(struct link_store *s, const struct span_link_query *q,
+		     struct merged_window *ret);
+	/* The spans of q->trace_id, or else the span q->span_id: one row per (span, service,
+	 * type). */
+	int (*spans)(struct link_store *s, const struct span_link_query *q,
+		     struct span_summary **ret, size_t *ret_n);
+	/* Deletes links older than cutoff; ret_deleted counts them. */
+	int (*retention)(struct link_store *s, int64_t cutoff, int64_t *ret_deleted);
+};
+
+struct link_store {
+	const struct link_store_ops *ops;
+};
 
 #endif

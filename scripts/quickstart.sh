@@ -182,8 +182,9 @@ if not funcs:
     raise SystemExit("quickstart: no profile data arrived; see quickstart-data/agent.log")
 per_fn = {c["name"]: c for c in (cost.get("cost") or {}).get("functions") or []}
 w = top["window"]
-print("service %s, measurement %s (%s), window %d s of whole five-minute buckets"
-      % (top["service"], top["measurement"], top["unit"], w["seconds"]))
+print("service %s, measurement %s (%s), window %d s of whole five-minute buckets, %d s of it "
+      "elapsed" % (top["service"], top["measurement"], top["unit"], w["seconds"],
+                   w.get("covered_seconds", w["seconds"])))
 print("%-28s %8s %8s %12s" % ("function", "self %", "total %", "vCPU-h/month"))
 for f in funcs:
     c = per_fn.get(f["name"], {})
@@ -193,11 +194,15 @@ svc = (cost.get("cost") or {}).get("service") or {}
 print("service total: %.1f CPU-seconds = %.3f vCPUs on average over the window = %.1f "
       "vCPU-hours/month" % (svc.get("cpu_seconds", 0), svc.get("avg_vcpus", 0),
                             svc.get("vcpu_hours_per_month", 0)))
-print("(vCPU-hours/month = CPU-seconds / window seconds x 730; the demo ran for part of the "
-      "window, so this is its rate averaged over the whole window.)")
+print("(vCPU-hours/month = CPU-seconds / elapsed window seconds x 730; the demo ran for part of "
+      "the window, so this is its rate averaged over the elapsed window.)")
 EOF
 
 cat <<EOF
+
+Open the web UI: $URL/
+  sign in with the engineer token (settings too) from $DATA/engineer.token,
+  or the viewer token (read-only) from $DATA/viewer.token; service $SERVICE, profile cpu.
 
 Query further (the viewer token reads, the engineer token changes settings):
   V=\$(cat $DATA/viewer.token); E=\$(cat $DATA/engineer.token)

@@ -3,19 +3,22 @@
  * Unknown keys are rejected so a typo does not silently change nothing. */
 #include <errno.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config_file.h"
 #include "errmsg.h"
+#include "listen_addr.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 int agent_file_config__defaults(struct agent_file_config *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->fallback = FALLBACK_PROCESS;
+	c->fallback = FALLBACK_FIXED;
+	c->fallback_service = strdup(FALLBACK_DEFAULT_SERVICE);
 	c->kubelet_token_file = strdup(SA_DIR "/token");
 	c->kubelet_ca_file = strdup(SA_DIR "/ca.crt");
 	c->kubelet_refresh_s = 60;
@@ -25,7 +28,7 @@ int agent_file_config__defaults(struct agent_file_config *c)
 	c->shutdown_timeout_s = 10;
 	c->upload_backoff_max_s = 60;
 	c->unwind_memory_mb = 24;
-	if (!c->kubelet_token_file || !c->kubelet_ca_file) {
+	if (!c->fallback_service || !c->kubelet_token_file || !c->kubelet_ca_file) {
 		agent_file_config__clear(c);
 		return -ENOMEM;
 	}
@@ -37,6 +40,8 @@ void agent_file_config__clear(struct agent_file_config *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->n_rules; i++) {
+		free(c->rules[i].comm_glob);
+		free(c->rules[i].exe_glob);
 		free(c->rules[i].cgroup_glob);
 		free(c->rules[i].service);
 	}
@@ -50,6 +55,7 @@ void agent_file_config__clear(struct agent_file_config *c)
 	free(c->kubelet_url);
 	free(c->kubelet_token_file);
 	free(c->kubelet_ca_file);
+	free(c->listen);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -77,10 +83,132 @@ static int set_size(json_t *v, const char *key, long long min, long long max, lo
 	return 0;
 }
 
+/* ---- rules: {"match": {"comm"|"exe"|"cgroup": glob, ...}, "service": name} ------------- */
+
+/* A process name is at most 15 bytes (the kernel's comm): a longer literal never matches. */
+#define COMM_MAX 15
+
+static bool has_glob_chars(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+static bool has_control_chars(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+/* One pattern of rule i ("match.KEY", or the older form's "cgroup": in = ""), checked for
+ * what it can match. */
+static int parse_pattern(json_t *v, size_t i, const char *in, const char *key, char **dst,
+			 char *err, size_t err_len)
+{
+	const char *s = json_string_value(v);
+
+	if (!s || !*s)
+		return err_invalid(err, err_len,
+				   "key \"rules[%zu].%s%s\": expected a non-empty "
+				   "glob",
+				   i, in, key);
+	if (strcmp(key, "comm") == 0 && !has_glob_chars(s) && strlen(s) > COMM_MAX)
+		return err_invalid(err, err_len,
+				   "key \"rules[%zu].match.comm\": \"%s\" is longer "
+				   "than a process name can be (%d bytes)",
+				   i, s, COMM_MAX);
+	if (strcmp(key, "comm") != 0 && s[0] != '/' && s[0] != '*')
+		return err_invalid(err, err_len,
+				   "key \"rules[%zu].%s%s\": expected an absolute "
+				   "path or a glob starting with \"*\"",
+				   i, in, key);
+	*dst = strdup(s);
+	return *dst ? 0 : -ENOMEM;
+}
+
+static int parse_match(json_t *match, size_t i, struct service_rule *r, char *err, size_t err_len)
+{
+	const char *key;
+	json_t *v;
+	int ret;
+
+	if (!json_is_object(match) || !json_object_size(match))
+		return err_invalid(err, err_len,
+				   "key \"rules[%zu].match\": expected an object with "
+				   "\"comm\", \"exe\" and/or \"cgroup\"",
+				   i);
+	json_object_foreach(match, key, v)
+	{
+		if (strcmp(key, "comm") == 0)
+			ret = parse_pattern(v, i, "match.", key, &r->comm_glob, err, err_len);
+		else if (strcmp(key, "exe") == 0)
+			ret = parse_pattern(v, i, "match.", key, &r->exe_glob, err, err_len);
+		else if (strcmp(key, "cgroup") == 0)
+			ret = parse_pattern(v, i, "match.", key, &r->cgroup_glob, err, err_len);
+		else
+			ret = err_invalid(err, err_len,
+					  "key \"rules[%zu].match.%s\": unknown (expected "
+					  "\"comm\", \"exe\" or \"cgroup\")",
+					  i, key);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int parse_rule_service(json_t *svc, size_t i, struct service_rule *r, char *err,
+			      size_t err_len)
+{
+	const char *s = json_string_value(svc);
+
+	if (!s || !*s || strlen(s) > SERVICE_NAME_MAX || has_control_chars(s))
+		return err_invalid(err, err_len,
+				   "key \"rules[%zu].service\": expected a service name "
+				   "(1-%d bytes, no control characters)",
+				   i, SERVICE_NAME_MAX);
+	r->service = strdup(s);
+	return r->service ? 0 : -ENOMEM;
+}
+
+/* {"match": {...}, "service": name}; the older {"cgroup": glob, "service": name} still reads. */
+static int parse_rule(json_t *rule, size_t i, struct service_rule *r, char *err, size_t err_len)
+{
+	json_t *match = json_object_get(rule, "match"), *cgroup = json_object_get(rule, "cgroup");
+	const char *key;
+	json_t *v;
+	int ret;
+
+	if (!json_is_object(rule))
+		return err_invalid(err, err_len,
+				   "key \"rules[%zu]\": expected {\"match\": {...}, "
+				   "\"service\": name}",
+				   i);
+	json_object_foreach(rule, key, v)
+	{
+		if (strcmp(key, "match") && strcmp(key, "cgroup") && strcmp(key, "service"))
+			return err_invalid(err, err_len,
+					   "key \"rules[%zu].%s\": unknown (expected "
+					   "\"match\" and \"service\")",
+					   i, key);
+	}
+	if (!match == !cgroup)
+		return err_invalid(err, err_len,
+				   "key \"rules[%zu]\": expected one \"match\" "
+				   "object (or the older \"cgroup\" glob)",
+				   i);
+	ret = match ? parse_match(match, i, r, err, err_len)
+		    : parse_pattern(cgroup, i, "", "cgroup", &r->cgroup_glob, err, err_len);
+	if (!ret)
+		ret = parse_rule_service(json_object_get(rule, "service"), i, r, err, err_len);
+	return ret;
+}
+
 static int parse_rules(json_t *v, struct agent_file_config *c, char *err, size_t err_len)
 {
 	size_t i;
 	json_t *rule;
+	int ret;
 
 	if (!json_is_array(v))
 		return err_invalid(err, err_len, "key \"rules\": expected an array");
@@ -89,21 +217,9 @@ static int parse_rules(json_t *v, struct agent_file_config *c, char *err, size_t
 		return -ENOMEM;
 	json_array_foreach(v, i, rule)
 	{
-		struct service_rule *r = &c->rules[c->n_rules];
-		json_t *glob = json_object_get(rule, "cgroup");
-		json_t *svc = json_object_get(rule, "service");
-
-		if (!json_is_object(rule) || !json_is_string(glob) || !json_is_string(svc) ||
-		    !json_string_length(svc))
-			return err_invalid(
-			    err, err_len,
-			    "key \"rules[%zu]\": expected {\"cgroup\": glob, \"service\": name}",
-			    i);
-		r->cgroup_glob = strdup(json_string_value(glob));
-		r->service = strdup(json_string_value(svc));
-		c->n_rules++;
-		if (!r->cgroup_glob || !r->service)
-			return -ENOMEM;
+		ret = parse_rule(rule, i, &c->rules[c->n_rules++], err, err_len);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -143,7 +259,8 @@ static int parse_fallback(json_t *v, struct agent_file_config *c, char *err, siz
 		c->fallback = FALLBACK_PROCESS;
 	else if (s && strcmp(s, "cgroup") == 0)
 		c->fallback = FALLBACK_CGROUP;
-	else if (s && strncmp(s, "name:", 5) == 0 && s[5]) {
+	else if (s && strncmp(s, "name:", 5) == 0 && s[5] && strlen(s + 5) <= SERVICE_NAME_MAX &&
+		 !has_control_chars(s + 5)) {
 		c->fallback = FALLBACK_FIXED;
 		free(c->fallback_service);
 		c->fallback_service = strdup(s + 5);
@@ -152,7 +269,8 @@ static int parse_fallback(json_t *v, struct agent_file_config *c, char *err, siz
 	} else {
 		return err_invalid(
 		    err, err_len,
-		    "key \"fallback\": expected \"process\", \"cgroup\" or \"name:SERVICE\"");
+		    "key \"fallback\": expected \"name:SERVICE\" (one service for every process no "
+		    "rule places, e.g. \"name:host\"), \"process\" or \"cgroup\"");
 	}
 	return 0;
 }
@@ -168,6 +286,18 @@ static int parse_unwind(json_t *v, struct agent_file_config *c, char *err, size_
 	else
 		return err_invalid(err, err_len, "key \"unwind\": expected \"auto\" or \"fp\"");
 	return 0;
+}
+
+/* Checked here so a bad address fails at start with the key's name. */
+static int set_listen(json_t *v, struct agent_file_config *c, char *err, size_t err_len)
+{
+	struct sockaddr_in addr;
+	char why[160];
+
+	if (json_is_string(v) &&
+	    listen_addr_parse(json_string_value(v), &addr, why, sizeof(why)) != 0)
+		return err_invalid(err, err_len, "key \"listen\": %s", why);
+	return set_string(v, "listen", &c->listen, err, err_len);
 }
 
 static int parse_key(const char *key, json_t *v, struct agent_file_config *c, char *err,
@@ -190,6 +320,8 @@ static int parse_key(const char *key, json_t *v, struct agent_file_config *c, ch
 		return set_string(v, key, &c->kubelet_token_file, err, err_len);
 	if (strcmp(key, "kubelet_ca_file") == 0)
 		return set_string(v, key, &c->kubelet_ca_file, err, err_len);
+	if (strcmp(key, "listen") == 0)
+		return set_listen(v, c, err, err_len);
 	if (strcmp(key, "kubelet_insecure") == 0) {
 		if (!json_is_boolean(v))
 			return err_invalid(err, err_len, "key \"%s\": expected a boolean", key);

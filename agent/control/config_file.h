@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The agent's local config file (--config FILE, JSON): service rules by cgroup path glob,
- * the fallback, the kubelet endpoint, deployment overrides and queue/spool caps.
- * Every key is optional; docs/agent.md lists them with an example. */
+/* The agent's local config file (--config FILE, JSON): service rules (process name, executable
+ * path and cgroup path globs), the fallback, the kubelet endpoint, deployment overrides and
+ * queue/spool caps. Every key is optional; docs/agent.md lists them with an example. */
 #ifndef ROOTTRACE_CONFIG_FILE_H
 #define ROOTTRACE_CONFIG_FILE_H
 
@@ -9,13 +9,19 @@
 #include <stddef.h>
 
 enum fallback_mode {
-	FALLBACK_PROCESS = 0, /* the process name (comm) */
-	FALLBACK_CGROUP,      /* the last component of the cgroup path */
-	FALLBACK_FIXED,	      /* one fixed service name (fallback_service) */
+	FALLBACK_FIXED = 0, /* one service (fallback_service, "host"), the process as root frame */
+	FALLBACK_PROCESS,   /* the process name (comm): one service per process name */
+	FALLBACK_CGROUP,    /* the last component of the cgroup path */
 };
 
+#define FALLBACK_DEFAULT_SERVICE "host"
+#define SERVICE_NAME_MAX 127 /* bytes of a service name (service_tags.service) */
+
+/* fnmatch(3) patterns, NULL = any; a rule matches when every pattern it has matches. */
 struct service_rule {
-	char *cgroup_glob; /* fnmatch(3) pattern on the cgroup path, e.g. "/system.slice/db-*" */
+	char *comm_glob;   /* the process name, e.g. "nginx" */
+	char *exe_glob;	   /* the executable's path, e.g. "/usr/sbin/nginx" */
+	char *cgroup_glob; /* the cgroup path, e.g. "/system.slice/db-*" */
 	char *service;
 };
 
@@ -28,7 +34,7 @@ struct agent_file_config {
 	struct service_rule *rules; /* first match wins; rules win over everything */
 	size_t n_rules;
 	enum fallback_mode fallback;
-	char *fallback_service; /* FALLBACK_FIXED */
+	char *fallback_service; /* FALLBACK_FIXED: "host" unless configured */
 	char *kubelet_url;	/* NULL: derived in-cluster, otherwise no kubelet */
 	char *kubelet_token_file;
 	char *kubelet_ca_file;
@@ -44,9 +50,10 @@ struct agent_file_config {
 	int upload_backoff_max_s;   /* retry delay ceiling (exponential, jittered) */
 	bool unwind_frame_pointers; /* "unwind": "fp"; default "auto" (.eh_frame tables) */
 	size_t unwind_memory_mb;    /* cap of the unwind rows map (kernel memory) */
+	char *listen;		    /* status listener HOST:PORT (/healthz, /metrics); NULL: off */
 };
 
-/* Defaults for every field (no rules, process-name fallback, in-cluster kubelet paths). */
+/* Defaults for every field (no rules, the "host" fallback, in-cluster kubelet paths). */
 int agent_file_config__defaults(struct agent_file_config *c);
 /* Loads path over the defaults. -EINVAL with a reason naming the key in err, -errno for I/O. */
 int agent_file_config__load(const char *path, struct agent_file_config *c, char *err,

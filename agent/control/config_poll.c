@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config_poll.h"
 #include "http_client.h"
@@ -21,6 +22,8 @@ struct config_poll {
 	bool failing;
 	char error[256];
 	int64_t last_ok_ms;
+	int64_t last_ok_ns; /* CLOCK_REALTIME */
+	uint64_t polls_ok, polls_failed;
 	int64_t next_poll_ms;
 	long long logged_served[3]; /* served values last reported as clamped */
 };
@@ -69,6 +72,14 @@ const struct agent_config *config_poll__config(const struct config_poll *c)
 bool config_poll__have_config(const struct config_poll *c)
 {
 	return c->have_cfg;
+}
+
+void config_poll__stats(const struct config_poll *c, struct config_poll_stats *ret)
+{
+	ret->ok = c->polls_ok;
+	ret->failed = c->polls_failed;
+	ret->last_ok_ns = c->last_ok_ns;
+	snprintf(ret->last_error, sizeof(ret->last_error), "%s", c->error);
 }
 
 int64_t config_poll__next_poll_ms(const struct config_poll *c)
@@ -128,6 +139,45 @@ static void log_clamps(struct config_poll *c, const struct agent_config *fresh)
 	}
 }
 
+static const struct agent_service_config *held_service(const struct config_poll *c,
+						       const char *name)
+{
+	for (size_t i = 0; c->have_cfg && i < c->cfg.n_services; i++)
+		if (strcmp(c->cfg.services[i].name, name) == 0)
+			return &c->cfg.services[i];
+	return NULL;
+}
+
+/* The node agent samples every CPU with one perf event at the environment's rate and uploads
+ * every service in one cycle, so a per-service rate or interval cannot apply. Said once per
+ * service and value (when it first differs from the environment's, or changes), not per poll;
+ * the collector says the same in its config answer and in /api/apm/services. */
+static void log_unapplied(const char *service, const char *name, int value, int env_value,
+			  int held_value, int held_env_value)
+{
+	if (!value || value == env_value)
+		return;
+	if (value == held_value && env_value == held_env_value)
+		return; /* said when the agent first saw it */
+	log_warn("service %s: %s=%d is not applied by the node agent (one perf event per CPU, one "
+		 "upload cycle for every service); it uses the environment's %s=%d",
+		 service, name, value, name, env_value);
+}
+
+static void log_unapplied_services(const struct config_poll *c, const struct agent_config *fresh)
+{
+	for (size_t i = 0; i < fresh->n_services; i++) {
+		const struct agent_service_config *s = &fresh->services[i];
+		const struct agent_service_config *held = held_service(c, s->name);
+
+		log_unapplied(s->name, "sample_rate_hz", s->sample_rate_hz, fresh->sample_rate_hz,
+			      held ? held->sample_rate_hz : 0, c->cfg.sample_rate_hz);
+		log_unapplied(s->name, "upload_interval_s", s->upload_interval_s,
+			      fresh->upload_interval_s, held ? held->upload_interval_s : 0,
+			      c->cfg.upload_interval_s);
+	}
+}
+
 static enum config_poll_result on_failure(struct config_poll *c, int64_t now_ms, bool sampling,
 					  const char *err, char *why, size_t why_len)
 {
@@ -139,6 +189,7 @@ static enum config_poll_result on_failure(struct config_poll *c, int64_t now_ms,
 			 sampling ? "; sampling continues for the grace period" : "");
 	snprintf(c->error, sizeof(c->error), "%s", err);
 	c->failing = true;
+	c->polls_failed++;
 	if (c->have_cfg && now_ms - c->last_ok_ms >= grace_ms(c)) {
 		agent_config__clear(&c->cfg);
 		c->have_cfg = false;
@@ -159,6 +210,7 @@ enum config_poll_result config_poll__poll(struct config_poll *c, int64_t now_ms,
 {
 	struct agent_config fresh;
 	char err[512] = "";
+	struct timespec ts;
 
 	if (now_ms < c->next_poll_ms)
 		return CONFIG_POLL_NONE;
@@ -169,10 +221,14 @@ enum config_poll_result config_poll__poll(struct config_poll *c, int64_t now_ms,
 	c->failing = false;
 	c->error[0] = '\0';
 	log_clamps(c, &fresh);
+	log_unapplied_services(c, &fresh);
 	agent_config__clear(&c->cfg);
 	c->cfg = fresh;
 	c->have_cfg = true;
 	c->last_ok_ms = now_ms;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c->last_ok_ns = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	c->polls_ok++;
 	c->next_poll_ms = now_ms + c->cfg.poll_interval_s * 1000LL;
 	return CONFIG_POLL_FRESH;
 }

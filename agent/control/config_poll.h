@@ -43,6 +43,14 @@ enum config_poll_result config_poll__poll(struct config_poll *c, int64_t now_ms,
  * poll. */
 const struct agent_config *config_poll__config(const struct config_poll *c);
 bool config_poll__have_config(const struct config_poll *c);
+
+/* What the poller did so far, for the agent's /metrics and /healthz. */
+struct config_poll_stats {
+	uint64_t ok, failed;  /* polls that brought a valid config / did not */
+	int64_t last_ok_ns;   /* CLOCK_REALTIME of the last valid config; 0 = never */
+	char last_error[256]; /* why the last poll failed; "" when it worked */
+};
+void config_poll__stats(const struct config_poll *c, struct config_poll_stats *ret);
 /* When the next poll is due (monotonic ms, daemon_now_ms()). */
 int64_t config_poll__next_poll_ms(const struct config_poll *c);
 

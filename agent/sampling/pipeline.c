@@ -54,7 +54,8 @@ struct pipeline {
 };
 
 struct process_names {
-	const char *comm, *cgroup;
+	const char *comm, *cgroup, *exe;
+	bool kernel_thread;
 };
 
 /* State of one collect while the sampler hands over entries. */
@@ -481,13 +482,14 @@ static const char *thread_name(struct collect_ctx *c, pid_t tid)
 }
 
 /* Process name (captured at first sight, else the main thread's name as BPF saw it, else
- * thread) and cgroup path, interned; memoised per pid for the window. */
+ * thread), cgroup path and executable, interned; memoised per pid for the window. */
 static const struct process_names *process_names(struct collect_ctx *c, pid_t pid, uint32_t image,
 						 uint64_t cgroup_id, const char *thread)
 {
 	struct pipeline *p = c->p;
 	struct process_names *pn;
-	const char *comm, *cgroup = NULL;
+	struct pid_image id = {0};
+	const char *comm;
 	uint64_t v;
 
 	if (hashtab__get(&p->processes, image_key(pid, image), &v))
@@ -508,15 +510,17 @@ static const struct process_names *process_names(struct collect_ctx *c, pid_t pi
 		comm = thread;
 	comm = window__intern(c->w, comm);
 	if (p->cgroups) /* not captured yet (first-sight event lost): read it now */
-		cgroup =
-		    cgroup_pids__get_image(p->cgroups, pid, cgroup_id, image, CGROUP_RECHECK_MS);
-	if (cgroup && !(cgroup = window__intern(c->w, cgroup)))
+		cgroup_pids__image(p->cgroups, pid, cgroup_id, image, CGROUP_RECHECK_MS, &id);
+	if ((id.cgroup && !(id.cgroup = window__intern(c->w, id.cgroup))) ||
+	    (id.exe && !(id.exe = window__intern(c->w, id.exe))))
 		return NULL;
 	if (!comm)
 		return NULL;
 	pn = &p->names[p->n_names];
 	pn->comm = comm;
-	pn->cgroup = cgroup;
+	pn->cgroup = id.cgroup;
+	pn->exe = id.exe;
+	pn->kernel_thread = id.kernel_thread;
 	if (hashtab__put(&p->processes, image_key(pid, image), p->n_names))
 		return NULL;
 	p->n_names++;
@@ -551,6 +555,8 @@ static int add_entry(const struct sampler_entry *e, void *ctx)
 	}
 	s.comm = pn->comm;
 	s.cgroup = pn->cgroup;
+	s.exe = pn->exe;
+	s.kernel_thread = pn->kernel_thread;
 	if (!*s.thread)
 		s.thread = s.comm;
 	ret = window__add_interned_sample(c->w, &s);

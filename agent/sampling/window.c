@@ -114,6 +114,11 @@ int window__add_sample(struct window *w, const struct window_sample *s)
 		if (!copy.cgroup)
 			return -ENOMEM;
 	}
+	if (s->exe) {
+		copy.exe = window__intern(w, s->exe);
+		if (!copy.exe)
+			return -ENOMEM;
+	}
 	copy.frames = calloc(s->n_frames ? s->n_frames : 1, sizeof(*copy.frames));
 	if (!copy.comm || !copy.thread || !copy.frames || intern_frames(w, s, copy.frames)) {
 		free(copy.frames);
@@ -148,7 +153,7 @@ static void add_unwind_stats(struct window_unwind *dst, const struct window_unwi
 	dst->load_ms = src->load_ms;
 }
 
-static void add_stats(struct window_stats *dst, const struct window_stats *src)
+void window_stats__add(struct window_stats *dst, const struct window_stats *src)
 {
 	dst->samples += src->samples;
 	dst->idle_samples += src->idle_samples;
@@ -172,7 +177,7 @@ int window__append(struct window *dst, const struct window *src)
 		if (ret)
 			return ret;
 	}
-	add_stats(&dst->stats, &src->stats);
+	window_stats__add(&dst->stats, &src->stats);
 	if (!dst->start_ns || (src->start_ns && src->start_ns < dst->start_ns))
 		dst->start_ns = src->start_ns;
 	if (src->end_ns > dst->end_ns)

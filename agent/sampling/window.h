@@ -4,6 +4,7 @@
 #ifndef ROOTTRACE_WINDOW_H
 #define ROOTTRACE_WINDOW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -23,6 +24,9 @@ struct window_sample {
 	uint64_t cgroup_id; /* cgroup v2 id from BPF (0 when unavailable) */
 	const char *cgroup; /* interned cgroup path (cgroup.h picks it) captured when the process
 			     * was first seen; NULL when not captured (record mode, unknown) */
+	const char *exe;    /* interned executable path, captured with the cgroup; NULL when
+			     * unknown or none (kernel threads) */
+	bool kernel_thread; /* captured with the cgroup (false when not captured) */
 	struct window_frame *frames; /* leaf first: kernel frames, then user frames */
 	size_t n_frames;
 	uint64_t count;	 /* samples */
@@ -71,6 +75,10 @@ struct window_stats {
 	struct window_unwind unwind;
 };
 
+/* Adds src's counters to dst's; levels (tables loaded, rows) become src's. processes is
+ * summed: an upper bound of the distinct pids over both. */
+void window_stats__add(struct window_stats *dst, const struct window_stats *src);
+
 struct window {
 	int64_t start_ns, end_ns; /* CLOCK_REALTIME */
 	uint64_t nominal_period_ns;
@@ -94,7 +102,7 @@ const char *window__intern(struct window *w, const char *s);
  * Updates nothing in w->stats. 0 or -ENOMEM. */
 int window__add_sample(struct window *w, const struct window_sample *s);
 
-/* Same, for a sample whose strings (comm, thread, cgroup, frames) all come from
+/* Same, for a sample whose strings (comm, thread, cgroup, exe, frames) all come from
  * window__intern(w, ...): only the frames array is copied. 0 or -ENOMEM. */
 int window__add_interned_sample(struct window *w, const struct window_sample *s);
 

@@ -2,7 +2,6 @@
 /* cgroup path classification (systemd unit, Kubernetes pod container, Docker container) and
  * the service decision, with a per-path cache. No I/O: the kubelet table is passed in. */
 #include <ctype.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,22 +248,32 @@ static void resolve_pod(const struct cgroup_identity *id, const struct kubelet_p
 		    kubelet_pod__container(pod, id->container_id));
 }
 
-/* Everything except the process-name fallback; returns whether comm is needed. */
+/* The configured fallback; returns whether the service is the process name (filled later). */
+static bool resolve_fallback(const struct agent_file_config *cfg, const struct cgroup_identity *id,
+			     struct service_tags *t)
+{
+	t->source = SERVICE_FROM_FALLBACK;
+	t->cgroup_named = false;
+	if (cfg->fallback == FALLBACK_FIXED) {
+		set(t->service, sizeof(t->service), cfg->fallback_service);
+		t->process_roots = true;
+	} else if (cfg->fallback == FALLBACK_CGROUP && id && id->last[0]) {
+		set(t->service, sizeof(t->service), id->last);
+	} else {
+		return true;
+	}
+	return false;
+}
+
+/* What the cgroup path says (rules aside); returns whether comm is needed. */
 static bool resolve_path(const struct service_resolver *r, const char *path,
 			 const struct kubelet_pods *pods, struct service_tags *t)
 {
-	const struct agent_file_config *cfg = r->cfg;
 	struct cgroup_identity id;
 
 	memset(t, 0, sizeof(*t));
-	for (size_t i = 0; path && i < cfg->n_rules; i++) {
-		if (fnmatch(cfg->rules[i].cgroup_glob, path, 0) == 0) {
-			t->source = SERVICE_FROM_RULE;
-			set(t->service, sizeof(t->service), cfg->rules[i].service);
-			return false;
-		}
-	}
 	cgroup_identity_parse(path, &id);
+	t->cgroup_named = true;
 	if (id.kind == CGROUP_KIND_K8S_POD)
 		resolve_pod(&id, pods, t);
 	if (t->source == SERVICE_FROM_POD)
@@ -280,14 +289,7 @@ static bool resolve_path(const struct service_resolver *r, const char *path,
 		set(t->service, sizeof(t->service), id.unit);
 		return false;
 	}
-	t->source = SERVICE_FROM_FALLBACK;
-	if (cfg->fallback == FALLBACK_FIXED)
-		set(t->service, sizeof(t->service), cfg->fallback_service);
-	else if (cfg->fallback == FALLBACK_CGROUP && id.last[0])
-		set(t->service, sizeof(t->service), id.last);
-	else
-		return true;
-	return false;
+	return resolve_fallback(r->cfg, &id, t);
 }
 
 static bool is_path(uint64_t entry, const void *path)
@@ -326,28 +328,73 @@ static void finish(struct service_tags *t, bool needs_comm, const char *comm,
 		set(t->deployment, sizeof(t->deployment), version);
 }
 
+/* The first matching rule, decided per process (never cached per path). */
+static bool resolve_rule(const struct service_resolver *r, const struct process_identity *p,
+			 struct service_tags *t)
+{
+	const struct service_rule *rule = service_rules__match(r->cfg->rules, r->cfg->n_rules, p);
+
+	if (!rule)
+		return false;
+	memset(t, 0, sizeof(*t));
+	t->source = SERVICE_FROM_RULE;
+	t->cgroup_named = service_rule__cgroup_only(rule);
+	set(t->service, sizeof(t->service), rule->service);
+	return true;
+}
+
+/* The agent's own process: its overhead is reported on its own, so it is never a service of
+ * its own (its unit's or pod's), always the fallback. */
+static bool resolve_agent(const struct service_resolver *r, const char *path,
+			  struct service_tags *t)
+{
+	struct cgroup_identity id;
+
+	memset(t, 0, sizeof(*t));
+	cgroup_identity_parse(path, &id);
+	return resolve_fallback(r->cfg, &id, t);
+}
+
+/* What the cgroup path says, from the cache or resolved (and cached) now. */
+static bool resolve_cached_path(struct service_resolver *r, const char *path,
+				const struct kubelet_pods *pods, struct service_tags *t)
+{
+	uint64_t hash = hash_string(path), entry;
+	bool needs_comm;
+
+	if (hashtab__find(&r->by_path, hash, is_path, path, &entry)) {
+		const struct cached_tags *e = (const struct cached_tags *)(uintptr_t)entry;
+
+		*t = e->tags;
+		return e->needs_comm;
+	}
+	needs_comm = resolve_path(r, path, pods, t);
+	if (!t->pod_unknown)
+		remember(r, hash, path, t, needs_comm);
+	return needs_comm;
+}
+
+int service_resolver__resolve_process(struct service_resolver *r, const struct process_identity *p,
+				      const struct kubelet_pods *pods, struct service_tags *ret)
+{
+	bool needs_comm = false;
+
+	if (p->agent)
+		needs_comm = resolve_agent(r, p->cgroup, ret);
+	else if (resolve_rule(r, p, ret))
+		needs_comm = false;
+	else if (p->cgroup)
+		needs_comm = resolve_cached_path(r, p->cgroup, pods, ret);
+	else
+		needs_comm = resolve_path(r, NULL, pods, ret);
+	finish(ret, needs_comm, p->comm, r->cfg);
+	return 0;
+}
+
 int service_resolver__resolve(struct service_resolver *r, const char *cgroup_path, const char *comm,
 			      const struct kubelet_pods *pods, struct service_tags *ret)
 {
-	uint64_t hash, entry;
-	bool needs_comm;
+	struct process_identity p = {.cgroup = cgroup_path, .comm = comm};
 
-	if (!cgroup_path) {
-		needs_comm = resolve_path(r, NULL, pods, ret);
-		finish(ret, needs_comm, comm, r->cfg);
-		return 0;
-	}
-	hash = hash_string(cgroup_path);
-	if (hashtab__find(&r->by_path, hash, is_path, cgroup_path, &entry)) {
-		const struct cached_tags *e = (const struct cached_tags *)(uintptr_t)entry;
-
-		*ret = e->tags;
-		finish(ret, e->needs_comm, comm, r->cfg);
-		return 0;
-	}
-	needs_comm = resolve_path(r, cgroup_path, pods, ret);
-	if (!ret->pod_unknown)
-		remember(r, hash, cgroup_path, ret, needs_comm);
-	finish(ret, needs_comm, comm, r->cfg);
-	return 0;
+	return service_resolver__resolve_process(r, &p, pods, ret);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cgroup path -> service and its labels: explicit rules (globs) win, then Kubernetes pods
- * (cgroupfs and systemd drivers; containerd, CRI-O, Docker ids) via the kubelet table,
- * Docker containers, systemd units, and finally the configured fallback. */
+/* process -> service and its labels: explicit rules (globs on process name, executable and
+ * cgroup path) win, then from the cgroup path Kubernetes pods (cgroupfs and systemd drivers;
+ * containerd, CRI-O, Docker ids) via the kubelet table, Docker containers, systemd units, and
+ * finally the configured fallback (by default one "host" service). */
 #ifndef ROOTTRACE_SERVICE_RESOLVER_H
 #define ROOTTRACE_SERVICE_RESOLVER_H
 
@@ -10,6 +11,7 @@
 
 #include "config_file.h"
 #include "kubelet.h"
+#include "service_rules.h"
 
 enum cgroup_kind {
 	CGROUP_KIND_OTHER = 0,
@@ -45,7 +47,9 @@ struct service_tags {
 	char container[128];
 	char deployment[128]; /* "" when unknown */
 	enum service_source source;
-	bool pod_unknown; /* a pod cgroup whose uid the kubelet table lacks: refresh it */
+	bool pod_unknown;   /* a pod cgroup whose uid the kubelet table lacks: refresh it */
+	bool cgroup_named;  /* the service follows from the cgroup path alone */
+	bool process_roots; /* the shared fallback service: stacks are rooted at their process */
 };
 
 struct service_resolver;
@@ -54,8 +58,11 @@ struct service_resolver;
 struct service_resolver *service_resolver__new(const struct agent_file_config *cfg);
 void service_resolver__free(struct service_resolver *r);
 
-/* Resolves one process: its cgroup path (NULL when unknown) and its process name. pods may
- * be NULL (no kubelet). Results per path are cached until service_resolver__invalidate(). */
+/* Resolves one process. pods may be NULL (no kubelet). What a cgroup path says is cached per
+ * path until service_resolver__invalidate(); rules are applied to every call. */
+int service_resolver__resolve_process(struct service_resolver *r, const struct process_identity *p,
+				      const struct kubelet_pods *pods, struct service_tags *ret);
+/* The same for a process known by its cgroup path (NULL when unknown) and name only. */
 int service_resolver__resolve(struct service_resolver *r, const char *cgroup_path, const char *comm,
 			      const struct kubelet_pods *pods, struct service_tags *ret);
 /* Drops the per-path cache (after a kubelet refresh). */

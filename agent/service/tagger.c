@@ -18,6 +18,7 @@ struct service_tagger {
 	struct http_client *kubelet_http;
 	char *kubelet_url;
 	struct kubelet_source *kubelet; /* NULL: no kubelet configured */
+	pid_t self;			/* the agent's own process: always the fallback */
 };
 
 void service_groups__clear(struct service_groups *g)
@@ -105,6 +106,7 @@ struct service_tagger *service_tagger__new(const struct agent_file_config *file_
 
 	if (t) {
 		t->file_cfg = file_cfg;
+		t->self = getpid(); /* hostPID in the DaemonSet: the pid BPF reports */
 		t->resolver = service_resolver__new(file_cfg);
 	}
 	if (!t || !t->resolver) {
@@ -145,6 +147,10 @@ static int group_index(const struct agent_config *cfg, struct service_groups *g,
 {
 	for (size_t i = 0; i < g->n_groups; i++) {
 		if (same_tags(&g->groups[i].tags, t)) {
+			/* one service from several sources (a rule naming the fallback's service):
+			 * the group is cgroup-named only if all are, rooted by process if any is */
+			g->groups[i].tags.cgroup_named &= t->cgroup_named;
+			g->groups[i].tags.process_roots |= t->process_roots;
 			*ret = i;
 			return 0;
 		}
@@ -166,14 +172,33 @@ static int group_index(const struct agent_config *cfg, struct service_groups *g,
 	return 0;
 }
 
-/* Tags every sample by the cgroup path the pipeline captured when its process was first seen
- * (so a process that already exited keeps its service). Samples of one process carry the
- * same interned strings: resolve once per distinct (cgroup, comm) run. */
+static struct process_identity identity_of(const struct service_tagger *t,
+					   const struct window_sample *s)
+{
+	return (struct process_identity){
+	    .cgroup = s->cgroup,
+	    .comm = s->comm,
+	    .exe = s->exe,
+	    .kernel_thread = s->kernel_thread,
+	    .agent = s->pid == t->self,
+	};
+}
+
+/* Samples of one process carry the same interned strings: compared by pointer. */
+static bool same_process(const struct process_identity *a, const struct process_identity *b)
+{
+	return a->cgroup == b->cgroup && a->comm == b->comm && a->exe == b->exe &&
+	       a->kernel_thread == b->kernel_thread && a->agent == b->agent;
+}
+
+/* Tags every sample by what the pipeline captured when its process was first seen (cgroup
+ * path, executable), so a process that already exited keeps its service. Resolves once per
+ * run of samples of one process identity. */
 static int group_samples(struct service_tagger *t, const struct window *w,
 			 const struct agent_config *cfg, struct service_groups *g)
 {
 	const struct kubelet_pods *pods = t->kubelet ? kubelet_source__pods(t->kubelet) : NULL;
-	const char *last_cgroup = NULL, *last_comm = NULL;
+	struct process_identity last = {0};
 	size_t last_group = 0;
 	bool have_last = false;
 
@@ -181,17 +206,17 @@ static int group_samples(struct service_tagger *t, const struct window *w,
 	g->pod_unknown = false;
 	for (size_t i = 0; i < w->n_samples; i++) {
 		const struct window_sample *s = &w->samples[i];
+		struct process_identity id = identity_of(t, s);
 		struct service_tags tags;
 		int r;
 
-		if (!have_last || s->cgroup != last_cgroup || s->comm != last_comm) {
-			service_resolver__resolve(t->resolver, s->cgroup, s->comm, pods, &tags);
+		if (!have_last || !same_process(&id, &last)) {
+			service_resolver__resolve_process(t->resolver, &id, pods, &tags);
 			g->pod_unknown |= tags.pod_unknown;
 			r = group_index(cfg, g, &tags, &last_group);
 			if (r)
 				return r;
-			last_cgroup = s->cgroup;
-			last_comm = s->comm;
+			last = id;
 			have_last = true;
 		}
 		g->group_of[i] = last_group;

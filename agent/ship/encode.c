@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Window -> gzipped pprof (cpu profile): samples/count and cpu/nanoseconds per sample, one
  * location per function (names, and a JIT function's source file, no lines), mappings with
- * path and build-id, pid/comm/thread labels. */
+ * path and build-id, pid/comm/thread labels; optionally the process name as root frame. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -50,23 +50,47 @@ static int frame_locations(struct pprof_builder *b, const struct window_sample *
 	return 0;
 }
 
+/* Appends a pseudo-frame (no mapping) above the stack's root. */
+static int add_root(struct pprof_builder *b, const char *name, uint64_t *ids, size_t *n)
+{
+	ids[*n] = pprof_builder__file_location(b, name, NULL, 0);
+	if (!ids[*n])
+		return errno ? -errno : -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+/* The process, and for a kernel thread the group of all kernel threads, as root frames. */
+static int process_root_locations(struct pprof_builder *b, const struct window_sample *s,
+				  uint64_t *ids, size_t *n)
+{
+	int ret = add_root(b, s->comm && *s->comm ? s->comm : "[unknown]", ids, n);
+
+	if (!ret && s->kernel_thread)
+		ret = add_root(b, ENCODE_KERNEL_THREADS_ROOT, ids, n);
+	return ret;
+}
+
 static int add_sample(struct pprof_builder *b, const struct window_sample *s,
-		      struct pprof_label *labels, size_t n_labels)
+		      struct pprof_label *labels, size_t n_labels, bool process_roots)
 {
 	int64_t values[2] = {(int64_t)s->count, (int64_t)s->cpu_ns};
+	size_t n_ids = s->n_frames;
 	uint64_t *ids;
 	int ret;
 
-	ids = calloc(s->n_frames ? s->n_frames : 1, sizeof(*ids));
+	ids = calloc(s->n_frames + 2, sizeof(*ids));
 	if (!ids)
 		return -ENOMEM;
 	ret = frame_locations(b, s, ids);
+	if (!ret && process_roots)
+		ret = process_root_locations(b, s, ids, &n_ids);
 	if (!ret) {
 		labels[0] = (struct pprof_label){.key = "pid", .num = s->pid};
 		labels[1] = (struct pprof_label){.key = "comm", .str = s->comm ? s->comm : ""};
 		labels[2] =
 		    (struct pprof_label){.key = "thread", .str = s->thread ? s->thread : ""};
-		ret = pprof_builder__add_sample(b, ids, s->n_frames, values, labels, n_labels);
+		ret = pprof_builder__add_sample(b, ids, n_ids, values, labels, n_labels);
 	}
 	free(ids);
 	return ret;
@@ -76,6 +100,16 @@ int window_encode_pprof(const struct window *w, window_sample_filter keep, void 
 			const struct pprof_label *extra_labels, size_t n_extra, uint8_t **ret_gz,
 			size_t *ret_len)
 {
+	struct window_encode_options opts = {
+	    .keep = keep, .ctx = ctx, .labels = extra_labels, .n_labels = n_extra};
+
+	return window_encode_pprof_with(w, &opts, ret_gz, ret_len);
+}
+
+int window_encode_pprof_with(const struct window *w, const struct window_encode_options *opts,
+			     uint8_t **ret_gz, size_t *ret_len)
+{
+	size_t n_extra = opts->n_labels;
 	struct pprof_label *labels;
 	struct pprof_builder *b;
 	uint8_t *raw = NULL;
@@ -86,16 +120,17 @@ int window_encode_pprof(const struct window *w, window_sample_filter keep, void 
 	if (!labels)
 		return -ENOMEM;
 	for (size_t i = 0; i < n_extra; i++)
-		labels[BASE_LABELS + i] = extra_labels[i];
+		labels[BASE_LABELS + i] = opts->labels[i];
 	b = new_builder(w);
 	if (!b) {
 		ret = errno ? -errno : -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < w->n_samples && !ret; i++) {
-		if (keep && !keep(&w->samples[i], ctx))
+		if (opts->keep && !opts->keep(&w->samples[i], opts->ctx))
 			continue;
-		ret = add_sample(b, &w->samples[i], labels, BASE_LABELS + n_extra);
+		ret = add_sample(b, &w->samples[i], labels, BASE_LABELS + n_extra,
+				 opts->process_roots);
 	}
 	if (!ret)
 		ret = pprof_builder__encode(b, &raw, &raw_len);

@@ -29,6 +29,9 @@ void selfreport_from_window(struct selfreport *r, const struct window *w, double
 	r->window_s = (w->end_ns - w->start_ns) / 1e9;
 	r->agent_cpu_s = cpu_s;
 	r->bpf_run_ns = st->bpf_run_ns;
+	/* With statistics off the kernel counts no runs at all; a sampling window always has
+	 * runs when they are on. Unmeasured is left out (the collector shows null), not 0. */
+	r->bpf_measured = st->bpf_run_cnt > 0;
 	r->lost_samples = st->lost_stack_user + st->lost_stack_kernel + st->lost_map_full;
 	r->unknown_frames = st->unknown_frames;
 	r->processes = st->processes;
@@ -90,13 +93,18 @@ int selfreport_append_query(const struct selfreport *r, char *buf, size_t len)
 	 * sample_rate_hz and dropped_profiles are extra context the collector may ignore (the
 	 * samples of dropped profiles are counted in lost_samples, which it stores). */
 	n = snprintf(buf + used, len - used,
-		     "&window_start=%" PRId64 "&window_s=%.3f&cpu_s=%.6f&bpf_s=%.9f"
+		     "&window_start=%" PRId64 "&window_s=%.3f&cpu_s=%.6f"
 		     "&lost_samples=%" PRIu64 "&unknown_frames=%" PRIu64 "&processes=%" PRIu64
 		     "&sample_rate_hz=%d&dropped_profiles=%" PRIu64,
-		     r->window_start_ns, r->window_s, r->agent_cpu_s, r->bpf_run_ns / 1e9,
-		     r->lost_samples, r->unknown_frames, r->processes, r->sample_rate_hz,
-		     r->dropped_profiles);
+		     r->window_start_ns, r->window_s, r->agent_cpu_s, r->lost_samples,
+		     r->unknown_frames, r->processes, r->sample_rate_hz, r->dropped_profiles);
 	if (n < 0 || (size_t)n >= len - used)
 		return -ENOSPC;
+	used += (size_t)n;
+	if (r->bpf_measured) {
+		n = snprintf(buf + used, len - used, "&bpf_s=%.9f", r->bpf_run_ns / 1e9);
+		if (n < 0 || (size_t)n >= len - used)
+			return -ENOSPC;
+	}
 	return append_unwind(&r->unwind, buf, len);
 }

@@ -5,6 +5,7 @@
 #ifndef ROOTTRACE_SELFREPORT_H
 #define ROOTTRACE_SELFREPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,7 @@ struct selfreport {
 	double window_s;
 	double agent_cpu_s; /* user + system, every thread of the agent */
 	uint64_t bpf_run_ns;
+	bool bpf_measured; /* false: BPF run-time statistics were off; bpf_s is not sent */
 	uint64_t lost_samples;
 	uint64_t unknown_frames;
 	uint64_t processes;

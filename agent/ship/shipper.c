@@ -147,12 +147,19 @@ static void ship_group(struct shipper *s, const struct window *w, const struct s
 	struct group_filter f = {.w = w, .group_of = g->group_of, .group = i};
 	const struct service_group *grp = &g->groups[i];
 	struct pprof_label labels[5];
+	struct window_encode_options opts = {
+	    .keep = keep_group,
+	    .ctx = &f,
+	    .labels = labels,
+	    .n_labels = group_labels(s, grp, labels),
+	    .process_roots = grp->tags.process_roots,
+	};
 	uint8_t *gz = NULL;
 	size_t len = 0;
 	char *query = NULL;
 	int r;
 
-	r = window_encode_pprof(w, keep_group, &f, labels, group_labels(s, grp, labels), &gz, &len);
+	r = window_encode_pprof_with(w, &opts, &gz, &len);
 	if (!r)
 		r = build_query(s, grp, rep, &query);
 	if (r) {
@@ -197,6 +204,11 @@ void shipper__log_upload_state(struct shipper *s)
 				 (unsigned long long)st.dropped);
 		s->logged_dropped = st.dropped;
 	}
+}
+
+void shipper__upload_stats(struct shipper *s, struct uploader_stats *ret)
+{
+	uploader__stats(s->uploader, ret);
 }
 
 size_t shipper__flush(struct shipper *s, int timeout_ms)

@@ -39,6 +39,8 @@ void shipper__ship(struct shipper *s, const struct window *w, const struct servi
 
 /* Logs uploader state changes (failing, recovered, queue dropping). */
 void shipper__log_upload_state(struct shipper *s);
+/* The uploader's counters (thread-safe). */
+void shipper__upload_stats(struct shipper *s, struct uploader_stats *ret);
 /* Waits until everything is uploaded or timeout_ms passed; returns the jobs still queued. */
 size_t shipper__flush(struct shipper *s, int timeout_ms);
 

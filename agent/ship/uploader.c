@@ -101,6 +101,29 @@ static int64_t backoff_ms(struct uploader *u, unsigned int failures)
 	return delay / 2 + rand_r(&u->rand_state) % (delay / 2 + 1);
 }
 
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* A failed attempt that will be retried, counted by reason (lock held). */
+static void count_failure(struct uploader_stats *st, long status)
+{
+	st->failed_attempts++;
+	if (status == 0)
+		st->failed_network++;
+	else if (status == 429)
+		st->failed_throttled++;
+	else
+		st->failed_server++;
+	if (!st->failing)
+		st->failing_since_ms = now_ms();
+	st->failing = true;
+}
+
 /* One attempt on the oldest job; lock held on entry and exit. Returns true on success. */
 static bool attempt(struct uploader *u, struct upload_job *job)
 {
@@ -126,16 +149,17 @@ static bool attempt(struct uploader *u, struct upload_job *job)
 		if (ok) {
 			u->stats.uploaded++;
 			u->stats.uploaded_bytes += job->len;
+			u->stats.last_upload_ns = realtime_ns();
 		} else {
 			u->stats.rejected++;
 			snprintf(u->stats.last_error, sizeof(u->stats.last_error), "%s", err);
 		}
 		upload_job__free(job);
 		u->stats.failing = false;
+		u->stats.failing_since_ms = 0;
 		return true;
 	}
-	u->stats.failed_attempts++;
-	u->stats.failing = true;
+	count_failure(&u->stats, status);
 	snprintf(u->stats.last_error, sizeof(u->stats.last_error), "%s", err);
 	upload_queue__push_front(u->queue, job);
 	return false;

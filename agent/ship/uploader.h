@@ -26,15 +26,20 @@ struct uploader_options {
 struct uploader_stats {
 	uint64_t uploaded; /* 2xx */
 	uint64_t uploaded_bytes;
-	uint64_t failed_attempts; /* network errors and retryable statuses */
-	uint64_t rejected;	  /* non-retryable 4xx: dropped */
-	uint64_t dropped;	  /* queue or spool full: oldest dropped */
-	uint64_t dropped_samples; /* profile samples in the dropped jobs */
-	uint64_t replayed;	  /* loaded from the spool at start */
+	uint64_t failed_attempts;  /* network errors and retryable statuses, the sum of: */
+	uint64_t failed_network;   /*   no HTTP answer (refused, timeout, TLS) */
+	uint64_t failed_server;	   /*   5xx and 408 */
+	uint64_t failed_throttled; /*   429 */
+	uint64_t rejected;	   /* non-retryable 4xx: dropped */
+	uint64_t dropped;	   /* queue or spool full: oldest dropped */
+	uint64_t dropped_samples;  /* profile samples in the dropped jobs */
+	uint64_t replayed;	   /* loaded from the spool at start */
 	size_t queued;
 	size_t queued_bytes;
-	bool failing;	  /* the last attempt failed */
-	long last_status; /* of the last attempt (0: no response) */
+	bool failing;		  /* the last attempt failed */
+	int64_t failing_since_ms; /* monotonic ms of the first failure in a row; 0 when not */
+	int64_t last_upload_ns;	  /* CLOCK_REALTIME of the last 2xx; 0 = none yet */
+	long last_status;	  /* of the last attempt (0: no response) */
 	char last_error[256];
 };
 

@@ -53,5 +53,9 @@ int ch_profiles_merge_window(struct profile_store *s, const struct window_query 
 			     struct merged_window *ret);
 int ch_profiles_services(struct profile_store *s, const char *environment,
 			 struct service_summary **ret, size_t *ret_n);
+int ch_profiles_service_buckets(struct profile_store *s, const char *environment, int64_t start,
+				int64_t end, struct service_bucket **ret, size_t *ret_n);
+int ch_profiles_service_nodes(struct profile_store *s, const char *environment,
+			      struct service_node **ret, size_t *ret_n);
 
 #endif

@@ -100,6 +100,8 @@ static const struct profile_store_ops ch_ops = {
     .ingest = ch_profiles_ingest,
     .merge_window = ch_profiles_merge_window,
     .services = ch_profiles_services,
+    .service_buckets = ch_profiles_service_buckets,
+    .service_nodes = ch_profiles_service_nodes,
     .retention = ch_retention,
     .size_bytes = ch_size_bytes,
 };

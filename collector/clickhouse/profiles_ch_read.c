@@ -4,6 +4,7 @@
  * on every insert, so every closed period is complete) and joined with the stacks dictionary
  * in one query; the upload count and period come from the uploads table. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,10 @@ static void put_series_filter(struct ch_buf *b, const struct window_query *q)
 	if (q->deployment) {
 		ch_printf(b, " AND deployment = ");
 		ch_put_literal(b, q->deployment);
+	}
+	if (q->node) {
+		ch_printf(b, " AND node = ");
+		ch_put_literal(b, q->node);
 	}
 }
 
@@ -181,20 +186,27 @@ static void copy_field(char *dst, size_t dst_len, const char *src, size_t len)
 	dst[len] = '\0';
 }
 
-static int read_services(struct ch_buf *out, struct service_summary **ret, size_t *ret_n)
+/* One row of the uploads summed by service and a second column (profile type or node). */
+struct grouped_row {
+	char service[STORE_NAME_MAX];
+	char second[STORE_NAME_MAX];
+	int64_t last_upload, uploads;
+};
+
+static int read_grouped(struct ch_buf *out, struct grouped_row **ret, size_t *ret_n)
 {
-	struct service_summary *rows = NULL, *grown;
+	struct grouped_row *rows = NULL, *grown;
 	size_t n = 0;
 	int rc = 0;
 
 	while (!rc && out->pos < out->len) {
-		const char *service, *type;
-		size_t service_len, type_len;
+		const char *service, *second;
+		size_t service_len, second_len;
 		uint32_t last;
 		uint64_t uploads;
 
 		rc = ch_get_string(out, &service, &service_len) ?:
-		    ch_get_string(out, &type, &type_len) ?: ch_get_u32(out, &last)
+		    ch_get_string(out, &second, &second_len) ?: ch_get_u32(out, &last)
 		    ?: ch_get_u64(out, &uploads);
 		if (rc)
 			break;
@@ -204,9 +216,8 @@ static int read_services(struct ch_buf *out, struct service_summary **ret, size_
 			break;
 		}
 		rows = grown;
-		memset(&rows[n], 0, sizeof(rows[n]));
 		copy_field(rows[n].service, sizeof(rows[n].service), service, service_len);
-		copy_field(rows[n].profile_type, sizeof(rows[n].profile_type), type, type_len);
+		copy_field(rows[n].second, sizeof(rows[n].second), second, second_len);
 		rows[n].last_upload = last;
 		rows[n++].uploads = (int64_t)uploads;
 	}
@@ -219,24 +230,137 @@ static int read_services(struct ch_buf *out, struct service_summary **ret, size_
 	return 0;
 }
 
+/* The environment's uploads summed by (service, column), ordered by both. */
+static int services_grouped_by(struct ch_profiles *p, const char *environment, const char *column,
+			       struct grouped_row **ret, size_t *ret_n)
+{
+	struct ch_buf sql = {0}, out = {0};
+	int rc;
+
+	ch_printf(&sql,
+		  "SELECT service, %s, toUInt32(maxMerge(last_upload)),"
+		  " toInt64(sumMerge(uploads)) FROM %s.uploads WHERE environment = ",
+		  column, p->client.database);
+	ch_put_literal(&sql, environment);
+	ch_printf(&sql, " GROUP BY service, %s ORDER BY service, %s FORMAT RowBinary", column,
+		  column);
+	rc = ch_run(&p->client, &sql, &out);
+	if (!rc)
+		rc = read_grouped(&out, ret, ret_n);
+	ch_buf_free(&sql);
+	ch_buf_free(&out);
+	return rc;
+}
+
 int ch_profiles_services(struct profile_store *s, const char *environment,
 			 struct service_summary **ret, size_t *ret_n)
+{
+	struct grouped_row *rows = NULL;
+	struct service_summary *out = NULL;
+	size_t n = 0;
+	int rc = services_grouped_by(to_ch(s), environment, "profile_type", &rows, &n);
+
+	if (!rc && n) {
+		out = calloc(n, sizeof(*out));
+		rc = out ? 0 : -ENOMEM;
+	}
+	for (size_t i = 0; !rc && i < n; i++) {
+		memcpy(out[i].service, rows[i].service, sizeof(out[i].service));
+		snprintf(out[i].profile_type, sizeof(out[i].profile_type), "%s", rows[i].second);
+		out[i].last_upload = rows[i].last_upload;
+		out[i].uploads = rows[i].uploads;
+	}
+	free(rows);
+	if (rc)
+		return rc;
+	*ret = out;
+	*ret_n = n;
+	return 0;
+}
+
+/* ------------------------------------------------ coverage history and host comparison ---- */
+
+static int read_service_buckets(struct ch_buf *out, struct service_bucket **ret, size_t *ret_n)
+{
+	struct service_bucket *rows = NULL, *grown;
+	size_t n = 0;
+	int rc = 0;
+
+	while (!rc && out->pos < out->len) {
+		const char *service;
+		size_t len;
+		uint32_t bucket, last;
+
+		rc = ch_get_string(out, &service, &len) ?: ch_get_u32(out, &bucket)
+		    ?: ch_get_u32(out, &last);
+		if (rc)
+			break;
+		grown = realloc(rows, (n + 1) * sizeof(*rows));
+		if (!grown) {
+			rc = -ENOMEM;
+			break;
+		}
+		rows = grown;
+		memset(&rows[n], 0, sizeof(rows[n]));
+		copy_field(rows[n].service, sizeof(rows[n].service), service, len);
+		rows[n].bucket = bucket;
+		rows[n++].last_upload = last;
+	}
+	if (rc) {
+		free(rows);
+		return rc;
+	}
+	*ret = rows;
+	*ret_n = n;
+	return 0;
+}
+
+int ch_profiles_service_buckets(struct profile_store *s, const char *environment, int64_t start,
+				int64_t end, struct service_bucket **ret, size_t *ret_n)
 {
 	struct ch_profiles *p = to_ch(s);
 	struct ch_buf sql = {0}, out = {0};
 	int rc;
 
 	ch_printf(&sql,
-		  "SELECT service, profile_type, toUInt32(maxMerge(last_upload)),"
-		  " toInt64(sumMerge(uploads)) FROM %s.uploads WHERE environment = ",
+		  "SELECT service, bucket, toUInt32(maxMerge(last_upload)) FROM %s.uploads"
+		  " WHERE environment = ",
 		  p->client.database);
 	ch_put_literal(&sql, environment);
-	ch_printf(&sql, " GROUP BY service, profile_type ORDER BY service, profile_type"
-			" FORMAT RowBinary");
+	ch_printf(&sql,
+		  " AND bucket >= %lld AND bucket < %lld GROUP BY service, bucket"
+		  " ORDER BY bucket, service FORMAT RowBinary",
+		  (long long)(start < 0 ? 0 : start), (long long)(end < 0 ? 0 : end));
 	rc = ch_run(&p->client, &sql, &out);
 	if (!rc)
-		rc = read_services(&out, ret, ret_n);
+		rc = read_service_buckets(&out, ret, ret_n);
 	ch_buf_free(&sql);
 	ch_buf_free(&out);
 	return rc;
+}
+
+int ch_profiles_service_nodes(struct profile_store *s, const char *environment,
+			      struct service_node **ret, size_t *ret_n)
+{
+	struct grouped_row *rows = NULL;
+	struct service_node *nodes = NULL;
+	size_t n = 0;
+	int rc = services_grouped_by(to_ch(s), environment, "node", &rows, &n);
+
+	if (!rc && n) {
+		nodes = calloc(n, sizeof(*nodes));
+		rc = nodes ? 0 : -ENOMEM;
+	}
+	for (size_t i = 0; !rc && i < n; i++) {
+		memcpy(nodes[i].service, rows[i].service, sizeof(nodes[i].service));
+		snprintf(nodes[i].node, sizeof(nodes[i].node), "%s", rows[i].second);
+		nodes[i].last_upload = rows[i].last_upload;
+		nodes[i].uploads = rows[i].uploads;
+	}
+	free(rows);
+	if (rc)
+		return rc;
+	*ret = nodes;
+	*ret_n = n;
+	return 0;
 }

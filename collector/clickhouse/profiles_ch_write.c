@@ -109,6 +109,7 @@ static void put_series(struct ch_buf *b, const struct profile_batch *batch)
 	ch_put_string(b, batch->service);
 	ch_put_string(b, batch->profile_type);
 	ch_put_string(b, batch->deployment ? batch->deployment : "");
+	ch_put_string(b, batch->node ? batch->node : "");
 	ch_put_u32(b, (uint32_t)batch->bucket_start);
 }
 

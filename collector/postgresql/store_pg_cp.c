@@ -407,6 +407,7 @@ static int cp_deployment_list(struct cp_store *s, const char *environment, const
 	"environment, agent_id, service, node, version, reported_at, window_s, cpu_s, bpf_s,"      \
 	" lost_samples, unknown_frames, processes" UNWIND_FIGURES(UNWIND_COLUMN)
 #define AGENT_FIXED_COLUMNS 12
+#define AGENT_FIRST_FIGURE 6 /* window_s: the enum agent_figure figures follow in bit order */
 
 static void agent_report_params(struct pg_params *p, const struct agent_report *r)
 {
@@ -416,12 +417,16 @@ static void agent_report_params(struct pg_params *p, const struct agent_report *
 	pg_param_text(p, r->node);
 	pg_param_text(p, r->version);
 	pg_param_int(p, r->reported_at);
+	/* The self-report's own figures in enum agent_figure order; one not measured is NULL. */
 	pg_param_double(p, r->window_s);
 	pg_param_double(p, r->cpu_s);
 	pg_param_double(p, r->bpf_s);
 	pg_param_int(p, r->lost_samples);
 	pg_param_int(p, r->unknown_frames);
 	pg_param_int(p, r->processes);
+	for (int f = 0; f < AGENT_FIGURES__COUNT; f++)
+		if (!(r->sent & (1u << f)))
+			p->values[AGENT_FIRST_FIGURE + f] = NULL;
 	/* A figure the agent did not send is NULL, so that it reads back as "not sent". */
 	for (int f = 0; f < UNWIND_FIGURE__COUNT; f++) {
 		if (!r->unwind_sent[f])
@@ -467,6 +472,10 @@ static int read_agent_report(const PGresult *r, int row, void *record)
 	a->lost_samples = pg_int(r, row, 9);
 	a->unknown_frames = pg_int(r, row, 10);
 	a->processes = pg_int(r, row, 11);
+	a->sent = 0;
+	for (int f = 0; f < AGENT_FIGURES__COUNT; f++)
+		if (!pg_null(r, row, AGENT_FIRST_FIGURE + f))
+			a->sent |= 1u << f;
 	for (int f = 0; f < UNWIND_FIGURE__COUNT; f++) {
 		int col = AGENT_FIXED_COLUMNS + f;
 

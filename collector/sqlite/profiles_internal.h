@@ -62,7 +62,18 @@ enum {
 };
 
 /* Each reader connection's statements (r->st); their SQL is in profiles_read.c. */
-enum { R_BEGIN, R_END, R_SERIES, R_TIERS, R_STACK, R_UPLOADS, R_SERVICES, R_COUNT };
+enum {
+	R_BEGIN,
+	R_END,
+	R_SERIES,
+	R_TIERS,
+	R_STACK,
+	R_UPLOADS,
+	R_SERVICES,
+	R_SERVICE_BUCKETS,
+	R_SERVICE_NODES,
+	R_COUNT
+};
 
 #define READERS 4 /* reader connections */
 #define HOUR 3600
@@ -120,7 +131,7 @@ struct series_entry {
 	int64_t newest;		     /* newest bucket written, -1 when none */
 	bool touched;
 	size_t key_len;
-	char key[]; /* environment, service, profile type, deployment; each NUL-terminated */
+	char key[]; /* environment, service, profile type, deployment, node; each NUL-terminated */
 };
 
 /* The rollup tiers, in the order of their writer statements (W_ROLLUP_UPSERT + tier, ...). */
@@ -140,6 +151,18 @@ static inline int64_t ceil_to(int64_t t, int64_t unit)
 {
 	return -floor_to(-t, unit);
 }
+
+/* What sqlite_stack_hash_is() compares a cached entry with (hashtab__find's key). */
+struct stack_hash_key {
+	const struct stack_slot *entries;
+	const uint8_t *hash;
+};
+
+/* Stack caches keyed by SHA-256 (the rollups' and the span links'): whether entry `index` of
+ * key->entries has key->hash, and the hash table's hash of a SHA-256 (its first 8 bytes,
+ * already uniform). profiles_stacks.c */
+bool sqlite_stack_hash_is(uint64_t index, const void *key);
+uint64_t sqlite_stack_hash_prefix(const uint8_t *hash);
 
 /* profiles_stacks.c: the writer's caches. Called with write_lock held (or while opening). */
 int sqlite_profiles_caches_init(struct sqlite_profiles *p);
@@ -173,7 +196,14 @@ int sqlite_profiles_reader_open(struct reader *r, const char *path,
 				enum store_sqlite_durability durability);
 int sqlite_profiles_merge_window(struct profile_store *s, const struct window_query *q,
 				 struct merged_window *ret);
+/* Fills ms->frames from frames joined by FRAME_SEP (ms->n_frames counts those filled, for
+ * cleanup on -ENOMEM). Also used by the link store (links.c). */
+int sqlite_split_frames(const char *text, int64_t n_frames, struct merged_stack *ms);
 int sqlite_profiles_services(struct profile_store *s, const char *environment,
 			     struct service_summary **ret, size_t *ret_n);
+int sqlite_profiles_service_nodes(struct profile_store *s, const char *environment,
+				  struct service_node **ret, size_t *ret_n);
+int sqlite_profiles_service_buckets(struct profile_store *s, const char *environment, int64_t start,
+				    int64_t end, struct service_bucket **ret, size_t *ret_n);
 
 #endif

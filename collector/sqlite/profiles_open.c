@@ -25,8 +25,8 @@ static const char schema[] =
     " frames TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS series("
     " id INTEGER PRIMARY KEY, environment TEXT NOT NULL, service TEXT NOT NULL,"
-    " profile_type TEXT NOT NULL, deployment TEXT NOT NULL,"
-    " UNIQUE(environment, service, profile_type, deployment));"
+    " profile_type TEXT NOT NULL, deployment TEXT NOT NULL, node TEXT NOT NULL DEFAULT '',"
+    " UNIQUE(environment, service, profile_type, deployment, node));"
     "CREATE TABLE IF NOT EXISTS buckets("
     " series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, uploads INTEGER NOT NULL,"
     " period INTEGER NOT NULL, last_upload INTEGER NOT NULL,"
@@ -57,9 +57,9 @@ static const char *const writer_sql[W_COUNT] = {
     [W_COMMIT] = "COMMIT",
     [W_ROLLBACK] = "ROLLBACK",
     [W_SERIES_GET] = "SELECT id FROM series WHERE environment = ?1 AND service = ?2"
-		     " AND profile_type = ?3 AND deployment = ?4",
-    [W_SERIES_ADD] = "INSERT INTO series(environment, service, profile_type, deployment)"
-		     " VALUES(?1, ?2, ?3, ?4)",
+		     " AND profile_type = ?3 AND deployment = ?4 AND node = ?5",
+    [W_SERIES_ADD] = "INSERT INTO series(environment, service, profile_type, deployment, node)"
+		     " VALUES(?1, ?2, ?3, ?4, ?5)",
     [W_STACK_GET] = "SELECT id FROM stacks WHERE hash = ?1",
     [W_STACK_ADD] = "INSERT INTO stacks(hash, n_frames, frames) VALUES(?1, ?2, ?3)",
     [W_UPLOAD_CLAIM] = "INSERT INTO uploads(environment, upload_id, received_at)"
@@ -243,9 +243,38 @@ static const struct profile_store_ops sqlite_profile_ops = {
     .ingest = sqlite_profiles_ingest,
     .merge_window = sqlite_profiles_merge_window,
     .services = sqlite_profiles_services,
+    .service_buckets = sqlite_profiles_service_buckets,
+    .service_nodes = sqlite_profiles_service_nodes,
     .retention = prof_retention,
     .size_bytes = prof_size_bytes,
 };
+
+/* A series table made before series had a node: rebuilt with the node in its key (every
+ * existing series keeps its id, with node ""). Its UNIQUE constraint cannot be altered. */
+static int series_node_migrate(sqlite3 *db, void *arg)
+{
+	(void)arg;
+	return sqlite_db_exec(
+	    db, "CREATE TABLE series_with_node("
+		" id INTEGER PRIMARY KEY, environment TEXT NOT NULL, service TEXT NOT NULL,"
+		" profile_type TEXT NOT NULL, deployment TEXT NOT NULL,"
+		" node TEXT NOT NULL DEFAULT '',"
+		" UNIQUE(environment, service, profile_type, deployment, node));"
+		"INSERT INTO series_with_node(id, environment, service, profile_type, deployment)"
+		" SELECT id, environment, service, profile_type, deployment FROM series;"
+		"DROP TABLE series;"
+		"ALTER TABLE series_with_node RENAME TO series;");
+}
+
+static int series_add_node(sqlite3 *db)
+{
+	bool has;
+	int err = sqlite_db_has_column(db, "series", "node", &has);
+
+	if (err || has)
+		return err;
+	return sqlite_db_in_transaction(db, series_node_migrate, NULL);
+}
 
 int profile_store_sqlite_open(const char *path, const struct store_sqlite_options *opts,
 			      struct profile_store **ret)
@@ -265,8 +294,11 @@ int profile_store_sqlite_open(const char *path, const struct store_sqlite_option
 	p->path = strdup(path);
 	err = p->path ? 0 : -ENOMEM;
 	if (!err)
-		err = sqlite_db_open_prepared(path, schema, o.durability, writer_sql, p->w, W_COUNT,
-					      &p->wdb);
+		err = sqlite_db_open(path, schema, o.durability, &p->wdb);
+	if (!err)
+		err = series_add_node(p->wdb);
+	if (!err)
+		err = sqlite_db_prepare_all(p->wdb, writer_sql, p->w, W_COUNT);
 	if (!err)
 		err = sqlite_profiles_backfill_tiers(p);
 	if (!err)

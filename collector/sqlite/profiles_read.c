@@ -11,7 +11,7 @@
 
 #define SERIES_MATCH                                                                               \
 	"SELECT id FROM series WHERE environment = ?1 AND service = ?2 AND profile_type = ?3"      \
-	" AND (?4 IS NULL OR deployment = ?4)"
+	" AND (?4 IS NULL OR deployment = ?4) AND (?20 IS NULL OR node = ?20)"
 
 /* One [from, to) range of one tier of one series: each its own index range scan. */
 #define TIER_RANGE(table, from, to)                                                                \
@@ -24,7 +24,7 @@ static const char *const reader_sql[R_COUNT] = {
     [R_SERIES] = "SELECT s.id, coalesce(m.hour_done, 0), coalesce(m.day_done, 0) FROM series s"
 		 " LEFT JOIN tier_marks m ON m.series_id = s.id WHERE s.environment = ?1"
 		 " AND s.service = ?2 AND s.profile_type = ?3"
-		 " AND (?4 IS NULL OR s.deployment = ?4)",
+		 " AND (?4 IS NULL OR s.deployment = ?4) AND (?20 IS NULL OR s.node = ?20)",
     /* Five-minute edges, whole hours, whole days: UNION ALL of simple ranges, never
      * (range OR range), which SQLite plans as a scan of the whole series. */
     [R_TIERS] = TIER_RANGE("rollups", "?2", "?3") " UNION ALL " TIER_RANGE(
@@ -48,6 +48,14 @@ static const char *const reader_sql[R_COUNT] = {
 		   " FROM series s JOIN buckets b ON b.series_id = s.id"
 		   " WHERE s.environment = ?1 GROUP BY s.service, s.profile_type"
 		   " ORDER BY s.service, s.profile_type",
+    [R_SERVICE_BUCKETS] = "SELECT s.service, b.bucket, max(b.last_upload)"
+			  " FROM series s JOIN buckets b ON b.series_id = s.id"
+			  " WHERE s.environment = ?1 AND b.bucket >= ?2 AND b.bucket < ?3"
+			  " GROUP BY s.service, b.bucket ORDER BY b.bucket, s.service",
+    [R_SERVICE_NODES] = "SELECT s.service, s.node, max(b.last_upload), sum(b.uploads)"
+			" FROM series s JOIN buckets b ON b.series_id = s.id"
+			" WHERE s.environment = ?1 GROUP BY s.service, s.node"
+			" ORDER BY s.service, s.node",
 };
 
 int sqlite_profiles_reader_open(struct reader *r, const char *path,
@@ -75,7 +83,8 @@ static void reader_release(struct reader *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
-/* ?1 to ?4: the series a window query matches (every deployment when it names none). */
+/* ?1 to ?4 and ?20: the series a window query matches (every deployment when it names none,
+ * every node when it names none). */
 static void bind_series_match(sqlite3_stmt *st, const struct window_query *q)
 {
 	sqlite3_bind_text(st, 1, q->environment, -1, SQLITE_STATIC);
@@ -83,6 +92,8 @@ static void bind_series_match(sqlite3_stmt *st, const struct window_query *q)
 	sqlite3_bind_text(st, 3, q->profile_type, -1, SQLITE_STATIC);
 	if (q->deployment)
 		sqlite3_bind_text(st, 4, q->deployment, -1, SQLITE_STATIC);
+	if (q->node)
+		sqlite3_bind_text(st, 20, q->node, -1, SQLITE_STATIC);
 }
 
 static void bind_window(sqlite3_stmt *st, const struct window_query *q)
@@ -92,7 +103,7 @@ static void bind_window(sqlite3_stmt *st, const struct window_query *q)
 	sqlite3_bind_int64(st, 6, q->end);
 }
 
-static int split_frames(const char *text, int64_t n_frames, struct merged_stack *ms)
+int sqlite_split_frames(const char *text, int64_t n_frames, struct merged_stack *ms)
 {
 	const char *cur = text;
 
@@ -254,8 +265,8 @@ static int window_stacks(struct reader *r, const struct window_sum *w, struct me
 		if (rc == SQLITE_ROW) {
 			ret->n_stacks++;
 			ms->value = w->values[i];
-			rc = split_frames((const char *)sqlite3_column_text(st, 1),
-					  sqlite3_column_int64(st, 0), ms);
+			rc = sqlite_split_frames((const char *)sqlite3_column_text(st, 1),
+						 sqlite3_column_int64(st, 0), ms);
 		} else {
 			rc = -EIO; /* every rollup's stack is in the dictionary */
 		}
@@ -310,18 +321,71 @@ static int read_service_summary(sqlite3_stmt *st, void *record)
 	return 0;
 }
 
+static int read_service_bucket(sqlite3_stmt *st, void *record)
+{
+	struct service_bucket *b = record;
+
+	sqlite_db_column_copy(st, 0, b->service, sizeof(b->service));
+	b->bucket = sqlite3_column_int64(st, 1);
+	b->last_upload = sqlite3_column_int64(st, 2);
+	return 0;
+}
+
+static int read_service_node(sqlite3_stmt *st, void *record)
+{
+	struct service_node *n = record;
+
+	sqlite_db_column_copy(st, 0, n->service, sizeof(n->service));
+	sqlite_db_column_copy(st, 1, n->node, sizeof(n->node));
+	n->last_upload = sqlite3_column_int64(st, 2);
+	n->uploads = sqlite3_column_int64(st, 3);
+	return 0;
+}
+
+/* Rows of one reader statement about an environment (?1), within [start, end) as ?2 and ?3
+ * when the statement takes them (has_range). */
+static int environment_rows(struct profile_store *s, int stmt, const char *environment,
+			    bool has_range, int64_t start, int64_t end,
+			    const struct sqlite_db_row_reader *rows, void *ret, size_t *ret_n)
+{
+	struct reader *r = reader_acquire(to_sqlite(s));
+	sqlite3_stmt *st = r->st[stmt];
+	int rc;
+
+	sqlite3_bind_text(st, 1, environment, -1, SQLITE_STATIC);
+	if (has_range) {
+		sqlite3_bind_int64(st, 2, start);
+		sqlite3_bind_int64(st, 3, end);
+	}
+	rc = sqlite_db_read_rows(st, rows, ret, ret_n);
+	reader_release(r);
+	return rc;
+}
+
 int sqlite_profiles_services(struct profile_store *s, const char *environment,
 			     struct service_summary **ret, size_t *ret_n)
 {
-	static const struct sqlite_db_row_reader service_rows = {
-	    .size = sizeof(struct service_summary),
-	    .read = read_service_summary,
-	};
-	struct reader *r = reader_acquire(to_sqlite(s));
-	int rc;
+	static const struct sqlite_db_row_reader rows = {.size = sizeof(**ret),
+							 .read = read_service_summary};
 
-	sqlite3_bind_text(r->st[R_SERVICES], 1, environment, -1, SQLITE_STATIC);
-	rc = sqlite_db_read_rows(r->st[R_SERVICES], &service_rows, ret, ret_n);
-	reader_release(r);
-	return rc;
+	return environment_rows(s, R_SERVICES, environment, false, 0, 0, &rows, ret, ret_n);
+}
+
+int sqlite_profiles_service_buckets(struct profile_store *s, const char *environment, int64_t start,
+				    int64_t end, struct service_bucket **ret, size_t *ret_n)
+{
+	static const struct sqlite_db_row_reader rows = {.size = sizeof(**ret),
+							 .read = read_service_bucket};
+
+	return environment_rows(s, R_SERVICE_BUCKETS, environment, true, start, end, &rows, ret,
+				ret_n);
+}
+
+int sqlite_profiles_service_nodes(struct profile_store *s, const char *environment,
+				  struct service_node **ret, size_t *ret_n)
+{
+	static const struct sqlite_db_row_reader rows = {.size = sizeof(**ret),
+							 .read = read_service_node};
+
+	return environment_rows(s, R_SERVICE_NODES, environment, false, 0, 0, &rows, ret, ret_n);
 }

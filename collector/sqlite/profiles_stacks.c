@@ -16,21 +16,14 @@
 
 /* ------------------------------------------------------------------ stack id cache ---- */
 
-/* What stack_hash_is() compares a cached entry with. */
-struct stack_hash_key {
-	const struct stack_slot *entries;
-	const uint8_t *hash;
-};
-
-static bool stack_hash_is(uint64_t index, const void *key)
+bool sqlite_stack_hash_is(uint64_t index, const void *key)
 {
 	const struct stack_hash_key *k = key;
 
 	return memcmp(k->entries[index].hash, k->hash, SHA256_LEN) == 0;
 }
 
-/* The table's hash of a SHA-256: its first 8 bytes, already uniform. */
-static uint64_t stack_hash_prefix(const uint8_t *hash)
+uint64_t sqlite_stack_hash_prefix(const uint8_t *hash)
 {
 	uint64_t h;
 
@@ -44,7 +37,8 @@ static int64_t cache_get(const struct sqlite_profiles *p, const uint8_t *hash)
 	struct stack_hash_key key = {.entries = p->stack_hashes, .hash = hash};
 	uint64_t index;
 
-	if (!hashtab__find(&p->stack_ids, stack_hash_prefix(hash), stack_hash_is, &key, &index))
+	if (!hashtab__find(&p->stack_ids, sqlite_stack_hash_prefix(hash), sqlite_stack_hash_is,
+			   &key, &index))
 		return 0;
 	return p->stack_hashes[index].id;
 }
@@ -83,7 +77,7 @@ static int cache_put(struct sqlite_profiles *p, const uint8_t *hash, int64_t id)
 		cache_clear(p); /* bounded memory: forget, the dictionary has them */
 	if (p->n_stack_hashes == p->stack_hashes_cap && cache_grow(p))
 		return -ENOMEM;
-	if (hashtab__add(&p->stack_ids, stack_hash_prefix(hash), p->n_stack_hashes))
+	if (hashtab__add(&p->stack_ids, sqlite_stack_hash_prefix(hash), p->n_stack_hashes))
 		return -ENOMEM;
 	slot = &p->stack_hashes[p->n_stack_hashes++];
 	memcpy(slot->hash, hash, SHA256_LEN);
@@ -277,11 +271,11 @@ void sqlite_profiles_forget_series(struct sqlite_profiles *p)
 
 static size_t series_key(const struct profile_batch *b, char *buf, size_t len)
 {
-	const char *parts[4] = {b->environment, b->service, b->profile_type,
-				b->deployment ? b->deployment : ""};
+	const char *parts[5] = {b->environment, b->service, b->profile_type,
+				b->deployment ? b->deployment : "", b->node ? b->node : ""};
 	size_t at = 0;
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		size_t n = strlen(parts[i]) + 1;
 
 		if (n > len - at)
@@ -323,6 +317,7 @@ static int series_load(struct sqlite_profiles *p, const struct profile_batch *b,
 		sqlite3_bind_text(st, 2, b->service, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, b->profile_type, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 4, b->deployment ? b->deployment : "", -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 5, b->node ? b->node : "", -1, SQLITE_STATIC);
 		rc = sqlite3_step(st);
 		if (pass == 0 && rc == SQLITE_ROW)
 			e->id = sqlite3_column_int64(st, 0);
@@ -382,7 +377,7 @@ static int series_add(struct sqlite_profiles *p, const struct profile_batch *b,
 int sqlite_profiles_series_get(struct sqlite_profiles *p, const struct profile_batch *b,
 			       struct series_entry **ret)
 {
-	char key[4 * STORE_NAME_MAX + 4];
+	char key[5 * STORE_NAME_MAX + 5];
 	struct series_lookup k = {.key = key, .len = series_key(b, key, sizeof(key))};
 	uint64_t h, found;
 

@@ -34,5 +34,8 @@ int cp_store_sqlite_open(const char *path, const struct store_sqlite_options *op
 			 struct cp_store **ret);
 int profile_store_sqlite_open(const char *path, const struct store_sqlite_options *opts,
 			      struct profile_store **ret);
+/* The link store lives in a database file of its own (collector/sqlite/links.c). */
+int link_store_sqlite_open(const char *path, const struct store_sqlite_options *opts,
+			   struct link_store **ret);
 
 #endif

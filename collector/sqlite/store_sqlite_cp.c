@@ -612,6 +612,26 @@ static void read_unwind_figures(sqlite3_stmt *st, struct agent_report *r)
 	}
 }
 
+/* ST_AGENT_PUT's parameter (and, one less, ST_AGENT_LIST's column) of window_s; the other
+ * enum agent_figure figures follow it in bit order. */
+#define AGENT_FIRST_FIGURE_PARAM 7
+
+/* A figure the sender did not measure is NULL, read back as "not measured", not 0. */
+static void bind_unmeasured(sqlite3_stmt *st, const struct agent_report *r)
+{
+	for (int f = 0; f < AGENT_FIGURES__COUNT; f++)
+		if (!(r->sent & (1u << f)))
+			sqlite3_bind_null(st, AGENT_FIRST_FIGURE_PARAM + f);
+}
+
+static void read_measured(sqlite3_stmt *st, struct agent_report *r)
+{
+	r->sent = 0;
+	for (int f = 0; f < AGENT_FIGURES__COUNT; f++)
+		if (sqlite3_column_type(st, AGENT_FIRST_FIGURE_PARAM - 1 + f) != SQLITE_NULL)
+			r->sent |= 1u << f;
+}
+
 static int cp_agent_report_put(struct cp_store *s, const struct agent_report *r)
 {
 	struct sqlite_cp *c = to_sqlite(s);
@@ -620,6 +640,7 @@ static int cp_agent_report_put(struct cp_store *s, const struct agent_report *r)
 
 	pthread_mutex_lock(&c->lock);
 	bind_fields(st, 1, agent_report_fields, ARRAY_LEN(agent_report_fields), r);
+	bind_unmeasured(st, r);
 	bind_unwind_figures(st, r);
 	rc = sqlite_db_step_done(st);
 	pthread_mutex_unlock(&c->lock);
@@ -629,6 +650,7 @@ static int cp_agent_report_put(struct cp_store *s, const struct agent_report *r)
 static int read_agent_report(sqlite3_stmt *st, void *record)
 {
 	read_fields(st, 0, agent_report_fields, ARRAY_LEN(agent_report_fields), record);
+	read_measured(st, record);
 	read_unwind_figures(st, record);
 	return 0;
 }

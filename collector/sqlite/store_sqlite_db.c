@@ -9,7 +9,7 @@
 
 #include "store_sqlite_db.h"
 
-static int exec_sql(sqlite3 *db, const char *sql)
+int sqlite_db_exec(sqlite3 *db, const char *sql)
 {
 	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
@@ -31,9 +31,10 @@ int sqlite_db_open(const char *path, const char *schema, enum store_sqlite_durab
 	}
 	sqlite3_busy_timeout(db, 10000);
 	/* WAL: readers never block the writer; the schema is created under a write lock. */
-	if (exec_sql(db, "PRAGMA journal_mode=WAL") || exec_sql(db, sync) ||
-	    exec_sql(db, "PRAGMA foreign_keys=ON") || exec_sql(db, "PRAGMA temp_store=MEMORY") ||
-	    (schema && exec_sql(db, schema))) {
+	if (sqlite_db_exec(db, "PRAGMA journal_mode=WAL") || sqlite_db_exec(db, sync) ||
+	    sqlite_db_exec(db, "PRAGMA foreign_keys=ON") ||
+	    sqlite_db_exec(db, "PRAGMA temp_store=MEMORY") ||
+	    (schema && sqlite_db_exec(db, schema))) {
 		sqlite3_close(db);
 		return -EIO;
 	}
@@ -41,7 +42,7 @@ int sqlite_db_open(const char *path, const char *schema, enum store_sqlite_durab
 	return 0;
 }
 
-static int table_has_column(sqlite3 *db, const char *table, const char *column, bool *ret_has)
+int sqlite_db_has_column(sqlite3 *db, const char *table, const char *column, bool *ret_has)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -61,27 +62,27 @@ int sqlite_db_add_column(sqlite3 *db, const char *table, const char *column, con
 {
 	char sql[256];
 	bool has;
-	int err = table_has_column(db, table, column, &has);
+	int err = sqlite_db_has_column(db, table, column, &has);
 
 	if (err || has)
 		return err;
 	if (snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s %s", table, column, type) >=
 	    (int)sizeof(sql))
 		return -EIO;
-	return exec_sql(db, sql);
+	return sqlite_db_exec(db, sql);
 }
 
 int sqlite_db_in_transaction(sqlite3 *db, int (*fn)(sqlite3 *db, void *arg), void *arg)
 {
-	int err = exec_sql(db, "BEGIN IMMEDIATE");
+	int err = sqlite_db_exec(db, "BEGIN IMMEDIATE");
 
 	if (err)
 		return err;
 	err = fn(db, arg);
 	if (!err)
-		err = exec_sql(db, "COMMIT");
+		err = sqlite_db_exec(db, "COMMIT");
 	if (err)
-		exec_sql(db, "ROLLBACK");
+		sqlite_db_exec(db, "ROLLBACK");
 	return err;
 }
 

@@ -6,6 +6,7 @@
 #define ROOTTRACE_STORE_SQLITE_DB_H
 
 #include <sqlite3.h>
+#include <stdbool.h>
 
 #include "store_sqlite.h"
 
@@ -18,6 +19,10 @@ int sqlite_db_open(const char *path, const char *schema, enum store_sqlite_durab
 /* Upgrades a database made by an older collector: adds `column` of SQL `type` to `table` when
  * the table lacks it (rows already there get NULL). 0 or -EIO. */
 int sqlite_db_add_column(sqlite3 *db, const char *table, const char *column, const char *type);
+/* Whether table has the column; 0 or -EIO. */
+int sqlite_db_has_column(sqlite3 *db, const char *table, const char *column, bool *ret_has);
+/* Runs SQL statements (no results); 0 or -EIO. */
+int sqlite_db_exec(sqlite3 *db, const char *sql);
 
 /* Runs fn(db, arg) inside BEGIN IMMEDIATE ... COMMIT, rolled back when it fails. 0 or -errno. */
 int sqlite_db_in_transaction(sqlite3 *db, int (*fn)(sqlite3 *db, void *arg), void *arg);

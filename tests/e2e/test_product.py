@@ -249,7 +249,9 @@ class ProductPromise(unittest.TestCase):
         self.assertEqual(cost["measurement"], "cpu")
         self.assertEqual(cost["unit"], "nanoseconds")
         svc = cost["cost"]["service"]
-        window = cost["window"]["seconds"]
+        # the divisor: the seconds of the window that have happened (window.covered_seconds)
+        window = cost["cost"]["seconds"]
+        self.assertEqual(window, cost["window"]["covered_seconds"])
         # what the kernel accounted to the unit vs what the profile says it cost
         self.assertAlmostEqual(svc["cpu_seconds"], used, delta=0.10 * used,
                                msg="profile %.2f CPU-s vs cgroup %.2f CPU-s"

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Fuzz target: the config JSON the agent polls from the collector (agent_config_parse); a
  * hostile collector must not get values past the agent's own clamps. Also the agent's
- * local config file (agent_file_config__parse) and durations, the other JSON/text it reads. */
+ * local config file (agent_file_config__parse, its service rules applied to a few processes)
+ * and durations, the other JSON/text it reads. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "../../agent/control/config_file.h"
 #include "../../agent/duration.h"
 #include "../../agent/sampling/pipeline.h"
+#include "../../agent/service/service_rules.h"
 
 static void check_served(const char *json, size_t len)
 {
@@ -39,6 +41,29 @@ static void check_served(const char *json, size_t len)
 	agent_config__clear(&c);
 }
 
+/* Parsed rules hold what was validated: a service name, and at least one pattern. */
+static void check_rules(const struct agent_file_config *c)
+{
+	static const struct process_identity processes[] = {
+	    {.cgroup = "/system.slice/nginx.service", .comm = "nginx", .exe = "/usr/sbin/nginx"},
+	    {.cgroup = "/", .comm = "kworker/0:1", .kernel_thread = true},
+	    {.comm = "sleep"},
+	};
+	const struct service_rule *r;
+
+	for (size_t i = 0; i < c->n_rules; i++)
+		if (!c->rules[i].service || !*c->rules[i].service ||
+		    (!c->rules[i].comm_glob && !c->rules[i].exe_glob && !c->rules[i].cgroup_glob))
+			abort();
+	for (size_t i = 0; i < sizeof(processes) / sizeof(processes[0]); i++) {
+		r = service_rules__match(c->rules, c->n_rules, &processes[i]);
+		if (r && (!r->service || (r->exe_glob && !processes[i].exe)))
+			abort();
+	}
+	if (c->fallback == FALLBACK_FIXED && (!c->fallback_service || !*c->fallback_service))
+		abort();
+}
+
 static void check_file(const char *json, size_t len)
 {
 	struct agent_file_config c;
@@ -49,6 +74,7 @@ static void check_file(const char *json, size_t len)
 	if (agent_file_config__parse(json, len, &c, err, sizeof(err)) == 0) {
 		for (size_t i = 0; i < c.n_deployments; i++)
 			(void)agent_file_config__deployment(&c, c.deployments[i].service);
+		check_rules(&c);
 	}
 	agent_file_config__clear(&c);
 }

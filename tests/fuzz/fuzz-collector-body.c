@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Fuzz target: request bodies through the real collector handlers on a real SQLite store (in
  * /dev/shm): the first byte picks PUT /api/apm/config (JSON body) or POST /api/apm/profiles
- * with one of the five profile types (pprof body, gzip sniffed). Bad bodies must get a 4xx,
- * never a crash or a 500. The query arguments are set in struct request as the HTTP layer
+ * with one of the five profile types (pprof body, gzip sniffed); a first byte from 0xf0 picks
+ * POST /ingest (Pyroscope's) with a folded (even) or pprof (odd) body; from 0xe0, POST
+ * /v1development/profiles (OTLP) with a protobuf (even) or JSON (odd) body. Bad bodies must get a
+ * 4xx, never a crash or a 500. The query arguments are set in struct request as the HTTP layer
  * would (collector/http.o, libmicrohttpd, is not linked). */
 #include <dirent.h>
 #include <stdint.h>
@@ -78,7 +80,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	req.collector = collector;
 	req.body = data + 1;
 	req.body_len = size - 1;
-	if (data[0] % 2 == 0) {
+	if (data[0] >= 0xf0) {
+		req.method = "POST";
+		req.path = "/ingest";
+		req.token = &agent;
+		query[0] = (struct request_field){"name", "fuzz-svc{pod=a}"};
+		query[1] = (struct request_field){"format", data[0] % 2 ? "pprof" : "folded"};
+		req.n_query = 2;
+		handle_pyroscope_ingest(&req, &resp);
+	} else if (data[0] >= 0xe0) {
+		req.method = "POST";
+		req.path = "/v1development/profiles";
+		req.content_type = data[0] % 2 ? "application/json" : "application/x-protobuf";
+		req.token = &agent;
+		req.n_query = 0;
+		handle_otlp_profiles(&req, &resp);
+	} else if (data[0] % 2 == 0) {
 		req.method = "PUT";
 		req.path = "/api/apm/config";
 		req.content_type = "application/json";

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Ingest load generator for bench/bench-ingest.sh: N keep-alive HTTP/1.1 clients POST one
- * pprof file to the collector for a fixed time; prints uploads/s and latency percentiles. */
+/* Ingest load generator for bench/bench-ingest.sh and bench-otlp.sh: N keep-alive HTTP/1.1
+ * clients POST one file (a pprof, or an OTLP request with its path and content type) to the
+ * collector for a fixed time; prints uploads/s and latency percentiles. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,6 +26,7 @@ struct client {
 
 static int port;
 static const char *token, *query;
+static const char *path = "/api/apm/profiles", *content_type = "application/octet-stream";
 static char *payload;
 static size_t payload_len;
 static double deadline;
@@ -104,10 +106,10 @@ static void *client_main(void *arg)
 	int fd = -1, hlen;
 
 	hlen = snprintf(header, sizeof(header),
-			"POST /api/apm/profiles?%s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-			"Authorization: Collector %s\r\nContent-Type: application/octet-stream\r\n"
+			"POST %s?%s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+			"Authorization: Collector %s\r\nContent-Type: %s\r\n"
 			"Content-Length: %zu\r\n\r\n",
-			query, token, payload_len);
+			path, query, token, content_type, payload_len);
 	while (now_s() < deadline) {
 		double start = now_s();
 		int status;
@@ -177,12 +179,18 @@ int main(int argc, char **argv)
 	long failures = 0;
 	int n_clients;
 
-	if (argc != 7) {
+	if (argc != 7 && argc != 9) {
 		fprintf(stderr,
-			"usage: %s PORT TOKEN QUERY FILE CLIENTS SECONDS\n"
-			"example: %s 4040 rtc_... 'service=api&profile_type=cpu' p.pb.gz 4 10\n",
-			argv[0], argv[0]);
+			"usage: %s PORT TOKEN QUERY FILE CLIENTS SECONDS [PATH CONTENT-TYPE]\n"
+			"example: %s 4040 rtc_... 'service=api&profile_type=cpu' p.pb.gz 4 10\n"
+			"         %s 4040 rtc_... '' otlp.pb 1 10 /v1development/profiles "
+			"application/x-protobuf\n",
+			argv[0], argv[0], argv[0]);
 		return 2;
+	}
+	if (argc == 9) {
+		path = argv[7];
+		content_type = argv[8];
 	}
 	port = atoi(argv[1]);
 	token = argv[2];

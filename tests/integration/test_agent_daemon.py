@@ -104,6 +104,7 @@ class Stub:
         self.pods_file = pods_file
         self.upstream = None  # port of a real collector to forward to
         self.posts = []       # (query dict, body bytes, status)
+        self.config_gets = 0  # config answers served
         self.lock = threading.Lock()
         stub = self
 
@@ -143,6 +144,8 @@ class Stub:
                 if stub.config is None:  # proxy mode: 503 while the collector is down
                     return self.reply(*self.forward(None))
                 if path == "/api/apm/config":
+                    with stub.lock:
+                        stub.config_gets += 1
                     cfg = stub.config
                     body = cfg if isinstance(cfg, bytes) else json.dumps(cfg).encode()
                     return self.reply(200, body, {"Content-Type": "application/json"})
@@ -179,7 +182,7 @@ class Stub:
 
 class Agent:
     def __init__(self, tmp, collector_url, token, config=None, spool=False, level="debug",
-                 node="rt-test-node"):
+                 node="rt-test-node", extra_args=()):
         self.tmp = tmp
         self.log_path = os.path.join(tmp, "agent-%d.log" % time.monotonic_ns())
         token_file = os.path.join(tmp, "token")
@@ -194,6 +197,7 @@ class Agent:
             args += ["--config", cfg_path]
         if spool:
             args += ["--spool-dir", os.path.join(tmp, "spool")]
+        args += list(extra_args)
         self.log_file = open(self.log_path, "w")
         self.proc = subprocess.Popen(args, stdout=self.log_file, stderr=subprocess.STDOUT)
         self.pid = self.proc.pid
@@ -322,10 +326,34 @@ class AgentDaemonTest(CleanupTestCase):
         self.assertIn("profiling disabled", agent.log())
         self.assertEqual(agent.stop(), 0)
 
+    def test_per_service_rate_it_cannot_apply_is_logged_once_per_value(self):
+        """The node agent samples every CPU at the environment's rate: a service's own rate or
+        upload interval is not applied, and it says so once per service and value, not per
+        poll (the collector's answers say the same, test_contract_gaps)."""
+        services = {"checkout": {"enabled": True, "sample_rate_hz": 20, "upload_interval_s": 10},
+                    "cart": {"enabled": True, "sample_rate_hz": 99, "upload_interval_s": 10}}
+        stub = self.start_stub(config=enabled_config(services=services))
+        agent = self.start_agent(stub.url(), "rtc_stub")
+        polls = lambda n: lambda: stub.config_gets >= n  # noqa: E731
+        self.assertTrue(wait_for(polls(4), 30), agent.log())
+        log = agent.log()
+        self.assertEqual(log.count("service checkout: sample_rate_hz=20 is not applied"), 1,
+                         log)
+        self.assertNotIn("service cart:", log)  # the environment's values: nothing to say
+        self.assertNotIn("upload_interval_s=10 is not applied", log)
+        services["checkout"]["sample_rate_hz"] = 30
+        stub.config = enabled_config(services=services)
+        self.assertTrue(wait_for(polls(stub.config_gets + 3), 30), agent.log())
+        log = agent.log()
+        self.assertEqual(log.count("service checkout: sample_rate_hz=30 is not applied"), 1,
+                         log)
+        self.assertEqual(agent.stop(), 0)
+
     def test_served_10000_hz_is_sampled_at_200(self):
         stub = self.start_stub(config=enabled_config(sample_rate_hz=10000))
         self.start_busy()
-        agent = self.start_agent(stub.url(), "rtc_stub")
+        # one service per process name (the earlier default), so "sh" is a service of its own
+        agent = self.start_agent(stub.url(), "rtc_stub", config={"fallback": "process"})
         got = wait_for(lambda: [q for q, _ in stub.accepted() if q.get("service") == "sh"], 25)
         self.assertTrue(got, agent.log())
         self.assertEqual(got[0]["sample_rate_hz"], "200")

@@ -63,8 +63,15 @@ def curl_commands(lines):
 
 
 def calls(cmd, method, path):
-    """Whether one curl command line requests `path` with `method`."""
-    if not re.search(r"\$C%s(?![\w/-])" % re.escape(path), cmd):
+    """Whether one curl command line requests `path` with `method`; a path ending in `*` (a
+    prefix route, "/ui/*") is called by any path it prefixes, a {name} segment (GET
+    /api/apm/traces/{trace_id}/profile) by any segment."""
+    if path.endswith("*"):
+        pattern = r"\$C%s[\w.-]+(?![\w/-])" % re.escape(path[:-1])
+    else:
+        segments = re.sub(r"\\\{\w+\\\}", r"[^/?\"\\s]+", re.escape(path))
+        pattern = r"\$C%s(?![\w/-])" % segments
+    if not re.search(pattern, cmd):
         return False
     explicit = re.search(r"(?:-X|--request)\s+([A-Z]+)", cmd)
     has_body = re.search(r"\s(?:-d|--data|--data-binary|--data-raw|-F|-T)\s", cmd)
@@ -127,6 +134,12 @@ class ApiDocs(unittest.TestCase):
         self.assertTrue(any(calls(c, "PUT", "/api/apm/config") for c in cmds))
         self.assertFalse(any(calls(c, "GET", "/api/apm/profiles") for c in cmds))
         self.assertTrue(any(calls(c, "GET", "/api/apm/profiles/top") for c in cmds))
+        trace = ["```sh", "curl -s \"$C/api/apm/traces/0af7/profile?service=x\"", "```"]
+        self.assertTrue(calls(curl_commands(trace)[0], "GET", "/api/apm/traces/{id}/profile"))
+        self.assertFalse(calls(curl_commands(trace)[0], "GET", "/api/apm/traces/{id}"))
+        self.assertTrue(calls("curl -s $C/ui/app.js", "GET", "/ui/*"))
+        self.assertFalse(calls("curl -s $C/ui/", "GET", "/ui/*"))
+        self.assertFalse(calls("curl -s $C/", "GET", "/ui/*"))
 
 
 if __name__ == "__main__":

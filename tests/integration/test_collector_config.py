@@ -78,7 +78,10 @@ class Config(unittest.TestCase):
         self.assertEqual((doc["enabled"], doc["sample_rate_hz"], doc["upload_interval_s"]),
                          (True, 50, 30))
         self.assertEqual(doc["services"]["api"],
-                         {"enabled": True, "sample_rate_hz": 50, "upload_interval_s": 30})
+                         {"enabled": True, "sample_rate_hz": 50, "upload_interval_s": 30,
+                          "not_applied": doc["services"]["api"]["not_applied"]})
+        # its own upload interval is one the node agent cannot apply; the rate is inherited
+        self.assertEqual(list(doc["not_applied"]), ["upload_interval_s"])
         self.assertIs(self.served()["enabled"], False)
         self.assertIs(self.served("other")["enabled"], False)
 

@@ -130,6 +130,21 @@ class KubernetesManifests(unittest.TestCase):
         self.assertNotIn("CAP_SYS_ADMIN", added)
         self.assertIs(sc.get("allowPrivilegeEscalation"), False)
 
+    def test_agent_is_probed_and_scraped_on_its_status_listener(self):
+        listen = [a for a in self.agent["args"] if a.startswith("--listen=")]
+        self.assertEqual(len(listen), 1, self.agent["args"])
+        port = int(listen[0].rsplit(":", 1)[1])
+        ports = {p["name"]: p["containerPort"] for p in self.agent["ports"]}
+        live, ready = self.agent["livenessProbe"], self.agent["readinessProbe"]
+        self.assertEqual(live["httpGet"]["path"], "/healthz?probe=live")
+        self.assertEqual(ready["httpGet"]["path"], "/healthz")
+        for probe in (live, ready):
+            self.assertEqual(ports[probe["httpGet"]["port"]], port)
+        notes = self.ds["spec"]["template"]["metadata"]["annotations"]
+        self.assertEqual(notes["prometheus.io/scrape"], "true")
+        self.assertEqual(int(notes["prometheus.io/port"]), port)
+        self.assertEqual(notes["prometheus.io/path"], "/metrics")
+
     def test_agent_tolerates_every_taint(self):
         everything = [t for t in self.pod.get("tolerations", [])
                       if t.get("operator") == "Exists" and "key" not in t and "effect" not in t]

@@ -99,7 +99,8 @@ class QueryTests(unittest.TestCase):
                          **self.window(BASE, BASE + HOUR))
             self.assertEqual(r["measurement"], "cpu", path)
             self.assertEqual(r["unit"], "nanoseconds", path)
-            self.assertEqual(r["window"], {"start": BASE, "end": BASE + HOUR, "seconds": HOUR})
+            self.assertEqual(r["window"], {"start": BASE, "end": BASE + HOUR, "seconds": HOUR,
+                                           "covered_seconds": HOUR})
             self.assertEqual(r["total"], 5 * SEC, path)
 
     def test_top_shares_and_recursion_by_hand(self):

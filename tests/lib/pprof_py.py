@@ -121,14 +121,17 @@ class _Strings:
 
 def build(samples, sample_types=(("cpu", "nanoseconds"),), period_type=None, period=0,
           time_nanos=0, duration_nanos=0, labels=None):
-    """samples: iterable of (frames root first, value or [values]); frames are str or bytes
-    (bytes go into the string table as they are). Returns the raw serialized Profile."""
+    """samples: iterable of (frames root first, value or [values][, labels]); frames are str or
+    bytes (bytes go into the string table as they are); a sample's own labels dict replaces
+    `labels`. Returns the raw serialized Profile."""
     strings = _Strings()
     funcs = {}
     out = bytearray()
     for t, u in sample_types:
         out += field_bytes(1, _int(1, strings(t)) + _int(2, strings(u)))
-    for frames, values in samples:
+    for item in samples:
+        frames, values = item[0], item[1]
+        sample_labels = item[2] if len(item) > 2 else labels
         if isinstance(values, int):
             values = [values]
         ids = []
@@ -138,8 +141,9 @@ def build(samples, sample_types=(("cpu", "nanoseconds"),), period_type=None, per
             ids.append(funcs[name])
         body = field_packed(1, ids) if ids else b""
         body += field_packed(2, values) if values else b""
-        for k, v in (labels or {}).items():
-            body += field_bytes(3, _int(1, strings(k)) + _int(2, strings(v)))
+        for k, v in (sample_labels or {}).items():  # an int is a numeric label (num)
+            value = _int(3, v) if isinstance(v, int) else _int(2, strings(v))
+            body += field_bytes(3, _int(1, strings(k)) + value)
         out += field_bytes(2, body)
     out += field_bytes(3, _int(1, 1) + _int(2, 0x1000) + _int(3, 0x100000) +
                        _int(5, strings("app")) + _int(7, 1))

@@ -121,6 +121,25 @@ TEST(route_table_auth_decisions)
 	CHECK_EQ_INT(r->kinds, 0);
 	CHECK_EQ_INT(routes_find("DELETE", "/api/apm/config", &r), -EOPNOTSUPP);
 	CHECK_EQ_INT(routes_find("GET", "/nope", &r), -ENOENT);
+	CHECK_EQ_INT(routes_find("GET", "/api/apm/config", &r), 0);
+	CHECK_EQ_INT(r->kinds, ROUTE_KIND_COLLECTOR | ROUTE_KIND_USER);
+	CHECK_EQ_INT(r->min_role, TOKEN_ROLE_VIEWER);
+}
+
+/* The prefix route matches the files under /ui/ only; "/" is the page alone, not a prefix. */
+TEST(prefix_route_serves_the_ui_files_only)
+{
+	const struct route *r, *page;
+
+	CHECK_EQ_INT(routes_find("GET", "/", &page), 0);
+	CHECK_EQ_INT(page->kinds, 0);
+	CHECK_EQ_INT(routes_find("GET", "/ui/app.js", &r), 0);
+	CHECK(r->handler == page->handler);
+	CHECK_EQ_INT(r->kinds, 0);
+	CHECK_EQ_INT(routes_find("GET", "/ui", &r), -ENOENT);
+	CHECK_EQ_INT(routes_find("GET", "/uix/app.js", &r), -ENOENT);
+	CHECK_EQ_INT(routes_find("GET", "/index.html", &r), -ENOENT);
+	CHECK_EQ_INT(routes_find("POST", "/ui/app.js", &r), -EOPNOTSUPP);
 }
 
 TEST_MAIN("collector-core", T(clamps_sample_rate_upload_and_poll_intervals),
@@ -128,4 +147,4 @@ TEST_MAIN("collector-core", T(clamps_sample_rate_upload_and_poll_intervals),
 	  T(names_reject_empty_long_and_control_characters),
 	  T(stacks_become_root_first_and_identical_ones_merge),
 	  T(control_characters_in_frames_are_replaced), T(merged_values_refuse_to_overflow),
-	  T(route_table_auth_decisions))
+	  T(route_table_auth_decisions), T(prefix_route_serves_the_ui_files_only))

@@ -54,16 +54,15 @@ static struct window *sample_window(void)
 	return w;
 }
 
-static int encode_decode(const struct window *w, window_sample_filter keep,
-			 const struct pprof_label *extra, size_t n_extra,
-			 struct pprof_decoded **ret)
+static int encode_decode_with(const struct window *w, const struct window_encode_options *opts,
+			      struct pprof_decoded **ret)
 {
 	uint8_t *gz = NULL, *raw = NULL;
 	size_t gz_len, raw_len;
 	char err[256] = "";
 	int r;
 
-	r = window_encode_pprof(w, keep, NULL, extra, n_extra, &gz, &gz_len);
+	r = window_encode_pprof_with(w, opts, &gz, &gz_len);
 	if (r)
 		return r;
 	if (!gzip_is_compressed(gz, gz_len)) {
@@ -79,6 +78,15 @@ static int encode_decode(const struct window *w, window_sample_filter keep,
 		printf("  decode: %s\n", err);
 	free(raw);
 	return r;
+}
+
+static int encode_decode(const struct window *w, window_sample_filter keep,
+			 const struct pprof_label *extra, size_t n_extra,
+			 struct pprof_decoded **ret)
+{
+	struct window_encode_options opts = {.keep = keep, .labels = extra, .n_labels = n_extra};
+
+	return encode_decode_with(w, &opts, ret);
 }
 
 static const struct pprof_label *find_label(const struct pprof_decoded_sample *s, const char *key)
@@ -170,6 +178,36 @@ TEST(window_interns_strings_once)
 	window__free(w);
 }
 
+/* The shared fallback service: each stack is rooted at its process, kernel threads one level
+ * further under one "[kernel threads]" root; the comm label stays. */
+TEST(process_roots_split_the_stacks_by_process_and_group_kernel_threads)
+{
+	struct window_frame kstack[] = {{"worker_thread", "[kernel]", ""},
+					{"kthread", "[kernel]", ""}};
+	struct window_sample k = {.pid = 9, .tid = 9, .frames = kstack, .n_frames = 2};
+	struct window_encode_options opts = {.process_roots = true};
+	struct window *w = sample_window();
+	struct pprof_decoded *d = NULL;
+
+	k.comm = k.thread = "kworker/0:1";
+	k.count = k.cpu_ns = 1;
+	k.kernel_thread = true;
+	CHECK(w);
+	CHECK_EQ_INT(window__add_sample(w, &k), 0);
+	CHECK_EQ_INT(encode_decode_with(w, &opts, &d), 0);
+	window__free(w);
+	CHECK_EQ_INT(d->n_samples, 3);
+	CHECK_EQ_INT(d->samples[0].n_frames, 4);
+	CHECK_EQ_STR(d->samples[0].frames[2], "main");
+	CHECK_EQ_STR(d->samples[0].frames[3], "work"); /* root: the process */
+	CHECK_EQ_STR(find_label(&d->samples[0], "comm")->str, "work");
+	CHECK_EQ_INT(d->samples[2].n_frames, 4);
+	CHECK_EQ_STR(d->samples[2].frames[1], "kthread");
+	CHECK_EQ_STR(d->samples[2].frames[2], "kworker/0:1");
+	CHECK_EQ_STR(d->samples[2].frames[3], "[kernel threads]");
+	pprof_decoded__free(d);
+}
+
 /* A JIT frame's source file reaches its Function's filename; native frames have none. */
 TEST(jit_frame_file_is_the_function_filename)
 {
@@ -220,4 +258,5 @@ TEST(empty_window_encodes)
 
 TEST_MAIN("encode", T(header_declares_cpu_profile), T(samples_keep_frames_values_and_labels),
 	  T(filter_and_extra_labels), T(window_interns_strings_once),
-	  T(jit_frame_file_is_the_function_filename), T(empty_window_encodes))
+	  T(jit_frame_file_is_the_function_filename), T(empty_window_encodes),
+	  T(process_roots_split_the_stacks_by_process_and_group_kernel_threads))

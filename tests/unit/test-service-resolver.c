@@ -149,7 +149,7 @@ TEST(unknown_pod_falls_back_and_asks_for_a_refresh)
 	CHECK(resolver_with(NULL, &cfg, &r) == 0);
 	service_resolver__resolve(r, "/kubepods/burstable/pod" UID "/" CID, "java", NULL, &t);
 	CHECK(t.pod_unknown);
-	CHECK_EQ_STR(t.service, "java");
+	CHECK_EQ_STR(t.service, "host"); /* the default fallback */
 	/* not cached: once the kubelet knows the pod, the same path resolves to it */
 	{
 		struct kubelet_pods *p = pods();
@@ -206,7 +206,7 @@ TEST(fallbacks_process_cgroup_fixed_and_deployment_override)
 	struct service_resolver *r;
 	struct service_tags t;
 
-	CHECK(resolver_with(NULL, &cfg, &r) == 0);
+	CHECK(resolver_with("{\"fallback\": \"process\"}", &cfg, &r) == 0);
 	service_resolver__resolve(r, "/user.slice/user-0.slice/session-1.scope", "vim", NULL, &t);
 	CHECK_EQ_STR(t.service, "vim");
 	CHECK_EQ_INT(t.source, SERVICE_FROM_FALLBACK);

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Fuzz target: the agent's status listener end to end. One listener on 127.0.0.1 (an ephemeral
+ * port) serves a metric registry; each input, followed by an empty line (so most inputs end
+ * their headers), is sent as the raw bytes of one connection and the answer is read to its end
+ * (or for 0.3 s: libmicrohttpd waits for the rest of an unfinished request until its timeout).
+ * Whatever arrives must be an HTTP status line; a 200 only for GET /healthz or GET /metrics. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "../../agent/status/agent_metrics.h"
+#include "../../agent/status/status_listener.h"
+
+static struct status_listener *listener;
+
+static void start(void)
+{
+	static struct agent_metrics *metrics;
+	struct agent_control_status c = {.have_config = true, .upload_interval_s = 10};
+	char err[256];
+
+	metrics = agent_metrics__new();
+	if (!metrics || status_listener__start("127.0.0.1:0", metrics, &listener, err, sizeof(err)))
+		abort();
+	agent_metrics__control(metrics, &c);
+}
+
+static int connect_listener(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	struct timeval tv = {.tv_usec = 300000};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_port = htons((uint16_t)status_listener__port(listener));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		abort();
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* The answer's first bytes (the rest is read and dropped); its length. */
+static size_t exchange(const uint8_t *data, size_t size, char *head, size_t head_len)
+{
+	int fd = connect_listener();
+	size_t got = 0;
+	char buf[4096];
+	ssize_t n;
+
+	/* the listener may close before reading everything (an early 400): not an error */
+	if (size)
+		(void)send(fd, data, size, MSG_NOSIGNAL);
+	(void)send(fd, "\r\n\r\n", 4, MSG_NOSIGNAL);
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) {
+		if (got < head_len - 1) {
+			size_t take =
+			    (size_t)n < head_len - 1 - got ? (size_t)n : head_len - 1 - got;
+
+			memcpy(head + got, buf, take);
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	head[got < head_len - 1 ? got : head_len - 1] = '\0';
+	return got;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char head[64];
+	int status;
+
+	if (!listener)
+		start();
+	if (!exchange(data, size, head, sizeof(head)))
+		return 0; /* closed unanswered: an unparsable request line, or nothing sent */
+	if (sscanf(head, "HTTP/1.%*1[01] %3d ", &status) != 1 || status < 100 || status > 599)
+		abort();
+	if (status == 200 && (size < 12 || (memcmp(data, "GET /healthz", 12) != 0 &&
+					    memcmp(data, "GET /metrics", 12) != 0)))
+		abort();
+	return 0;
+}
