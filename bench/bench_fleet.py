@@ -66,10 +66,12 @@ def setup_sqlite(binary, tmp):
     return ["--data", data, "--sync", "full"], token, data
 
 
-def setup_fleet(binary, fleet_servers):
+def setup_fleet(binary, fleet_servers, tmp):
     pg, ch = fleet_servers.fresh_databases()
     stores = ["--control-store", pg, "--profile-store", ch]
     subprocess.run([binary, "init"] + stores, check=True, capture_output=True)
+    data = tempfile.mkdtemp(dir=tmp)  # span links stay under --data, in fleet mode too
+    stores += ["--data", data]
     token = subprocess.run([binary, "token", "create", "--control-store", pg, "--environment",
                             "production", "--kind", "collector"], check=True,
                            capture_output=True, text=True).stdout.strip()
@@ -81,7 +83,7 @@ def throughput(args, binary, load, profile, tmp, fleet_servers):
           " | failed uploads |")
     print("|---|---|---|---|---|---|---|")
     configs = [("SQLite (--sync full)", 1, setup_sqlite(binary, tmp)[:2])]
-    fleet = setup_fleet(binary, fleet_servers)[:2]
+    fleet = setup_fleet(binary, fleet_servers, tmp)[:2]
     configs += [("PostgreSQL + ClickHouse", 1, fleet), ("PostgreSQL + ClickHouse", 2, fleet)]
     for name, n, (store_args, token) in configs:
         procs = [start_collector(binary, store_args, os.path.join(tmp, "log-%s-%d" % (n, i)))
@@ -126,7 +128,7 @@ def bytes_per_value(args, binary, tmp, fleet_servers):
     spread_uploads(binary, store_args, token, tmp, buckets)
     sqlite_bytes = sum(os.path.getsize(os.path.join(data, f)) for f in os.listdir(data)
                        if f.startswith("roottrace.db"))
-    store_args, token, db = setup_fleet(binary, fleet_servers)
+    store_args, token, db = setup_fleet(binary, fleet_servers, tmp)
     spread_uploads(binary, store_args, token, tmp, buckets)
     ch = fleet_servers.servers().ch
     for table in ("rollups", "rollups_hour", "rollups_day", "uploads", "stacks"):

@@ -23,12 +23,12 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: %s serve --data DIR [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE]\n"
-	    "       %s serve --control-store postgresql://... --profile-store \\\n"
-	    "          clickhouse+http://HOST:PORT/DB [--migrate] [OPTIONS]   (fleet mode)\n"
 	    "          [--max-body BYTES] [--max-inflated BYTES] [--retention-days N]\n"
 	    "          [--link-retention-hours N]\n"
 	    "          [--threads N] [--sync full|normal] [--max-inflight BYTES]\n"
 	    "          [--ingest-queue N] [--ingest-queue-bytes BYTES]\n"
+	    "       %s serve --control-store postgresql://... --profile-store \\\n"
+	    "          clickhouse+http://HOST:PORT/DB --data DIR [--migrate] [OPTIONS]\n"
 	    "  --control-store   PostgreSQL control plane (tokens, settings, audit, upload ids);\n"
 	    "                    password from PGPASSWORD / PGPASSFILE or the config file\n"
 	    "  --profile-store   ClickHouse profile store; password from\n"
@@ -54,7 +54,7 @@ static void usage(FILE *f)
 	    "  %s serve --data /var/lib/roottrace\n"
 	    "  %s serve --data /var/lib/roottrace --listen 0.0.0.0:4443 \\\n"
 	    "      --tls-cert /etc/roottrace/cert.pem --tls-key /etc/roottrace/key.pem\n"
-	    "  %s serve --config /etc/roottrace/fleet.conf --listen 0.0.0.0:4040\n",
+	    "  %s serve --config /etc/roottrace/fleet.conf --data /var/lib/roottrace\n",
 	    PROG, PROG, DEFAULT_LISTEN, DEFAULT_MAX_BODY, DEFAULT_MAX_INFLATED,
 	    DEFAULT_RETENTION_DAYS, DEFAULT_LINK_RETENTION_HOURS, DEFAULT_THREADS,
 	    DEFAULT_MAX_INFLIGHT, STORE_SQLITE_INGEST_QUEUE_ENTRIES,

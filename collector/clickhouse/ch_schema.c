@@ -11,8 +11,9 @@
 
 #include "ch_internal.h"
 
-#define SERIES_COLUMNS "environment String, service String, profile_type String, deployment String"
-#define SERIES_KEY "environment, service, profile_type, deployment"
+#define SERIES_COLUMNS                                                                             \
+	"environment String, service String, profile_type String, deployment String, node String"
+#define SERIES_KEY "environment, service, profile_type, deployment, node"
 #define BY_DAY " PARTITION BY intDiv(bucket, 86400)"
 #define TIER_TABLE(name)                                                                           \
 	"CREATE TABLE {db}." name "(" SERIES_COLUMNS ", bucket UInt32, stack_hash UInt64,"         \

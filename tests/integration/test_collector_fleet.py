@@ -145,7 +145,7 @@ class Migrations(unittest.TestCase):
     def test_serve_refuses_an_unmigrated_store_and_names_migrate(self):
         with self.assertRaises(RuntimeError) as e:
             self.c.cli("serve", "--control-store", self.pg, "--profile-store", self.ch,
-                       "--listen", "127.0.0.1:0")
+                       "--data", self.c.data, "--listen", "127.0.0.1:0")
         self.assertIn("migrate", str(e.exception))
 
     def test_migrate_applies_each_version_once(self):
@@ -170,7 +170,8 @@ class Migrations(unittest.TestCase):
 
     def test_clickhouse_without_postgresql_is_refused(self):
         import subprocess
-        r = subprocess.run([self.c.binary, "serve", "--profile-store", self.ch],
+        r = subprocess.run([self.c.binary, "serve", "--profile-store", self.ch, "--data",
+                            self.c.data],
                            capture_output=True, text=True)
         self.assertEqual(r.returncode, 2)
         self.assertIn("needs --control-store", r.stderr)
