@@ -240,7 +240,10 @@ class KubernetesManifests(unittest.TestCase):
         self.assertIn("--config=/etc/roottrace/fleet.conf", args)
         self.assertFalse([a for a in args if "password" in a.lower() or "://" in a],
                          "endpoints and passwords belong in the Secret, not in args")
-        secret = find(docs, "Secret", pod["spec"]["volumes"][0]["secret"]["secretName"])
+        secret_volumes = [v["secret"]["secretName"] for v in pod["spec"]["volumes"]
+                          if "secret" in v]
+        self.assertEqual(len(secret_volumes), 1, pod["spec"]["volumes"])
+        secret = find(docs, "Secret", secret_volumes[0])
         conf = secret["stringData"]["fleet.conf"]
         for key in ("control_store", "profile_store", "control_store_password_file",
                     "clickhouse_password_file"):
