@@ -252,30 +252,46 @@ static int services_grouped_by(struct ch_profiles *p, const char *environment, c
 	return rc;
 }
 
+/* rows as n records of `size` bytes, each filled by fill; frees rows. */
+static int convert_grouped(struct grouped_row *rows, size_t n, size_t size,
+			   void (*fill)(void *record, const struct grouped_row *row), void *ret,
+			   size_t *ret_n)
+{
+	char *records = NULL;
+
+	if (n) {
+		records = calloc(n, size);
+		if (!records) {
+			free(rows);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		fill(records + i * size, &rows[i]);
+	free(rows);
+	*(void **)ret = records;
+	*ret_n = n;
+	return 0;
+}
+
+static void fill_summary(void *record, const struct grouped_row *row)
+{
+	struct service_summary *summary = record;
+
+	memcpy(summary->service, row->service, sizeof(summary->service));
+	snprintf(summary->profile_type, sizeof(summary->profile_type), "%s", row->second);
+	summary->last_upload = row->last_upload;
+	summary->uploads = row->uploads;
+}
+
 int ch_profiles_services(struct profile_store *s, const char *environment,
 			 struct service_summary **ret, size_t *ret_n)
 {
 	struct grouped_row *rows = NULL;
-	struct service_summary *out = NULL;
 	size_t n = 0;
 	int rc = services_grouped_by(to_ch(s), environment, "profile_type", &rows, &n);
 
-	if (!rc && n) {
-		out = calloc(n, sizeof(*out));
-		rc = out ? 0 : -ENOMEM;
-	}
-	for (size_t i = 0; !rc && i < n; i++) {
-		memcpy(out[i].service, rows[i].service, sizeof(out[i].service));
-		snprintf(out[i].profile_type, sizeof(out[i].profile_type), "%s", rows[i].second);
-		out[i].last_upload = rows[i].last_upload;
-		out[i].uploads = rows[i].uploads;
-	}
-	free(rows);
-	if (rc)
-		return rc;
-	*ret = out;
-	*ret_n = n;
-	return 0;
+	return rc ? rc : convert_grouped(rows, n, sizeof(**ret), fill_summary, ret, ret_n);
 }
 
 /* ------------------------------------------------ coverage history and host comparison ---- */
@@ -339,28 +355,22 @@ int ch_profiles_service_buckets(struct profile_store *s, const char *environment
 	return rc;
 }
 
+static void fill_node(void *record, const struct grouped_row *row)
+{
+	struct service_node *node = record;
+
+	memcpy(node->service, row->service, sizeof(node->service));
+	memcpy(node->node, row->second, sizeof(node->node));
+	node->last_upload = row->last_upload;
+	node->uploads = row->uploads;
+}
+
 int ch_profiles_service_nodes(struct profile_store *s, const char *environment,
 			      struct service_node **ret, size_t *ret_n)
 {
 	struct grouped_row *rows = NULL;
-	struct service_node *nodes = NULL;
 	size_t n = 0;
 	int rc = services_grouped_by(to_ch(s), environment, "node", &rows, &n);
 
-	if (!rc && n) {
-		nodes = calloc(n, sizeof(*nodes));
-		rc = nodes ? 0 : -ENOMEM;
-	}
-	for (size_t i = 0; !rc && i < n; i++) {
-		memcpy(nodes[i].service, rows[i].service, sizeof(nodes[i].service));
-		snprintf(nodes[i].node, sizeof(nodes[i].node), "%s", rows[i].second);
-		nodes[i].last_upload = rows[i].last_upload;
-		nodes[i].uploads = rows[i].uploads;
-	}
-	free(rows);
-	if (rc)
-		return rc;
-	*ret = nodes;
-	*ret_n = n;
-	return 0;
+	return rc ? rc : convert_grouped(rows, n, sizeof(**ret), fill_node, ret, ret_n);
 }
