@@ -29,12 +29,12 @@ WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializ
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 $(WARN) -fno-omit-frame-pointer -D_GNU_SOURCE \
 	-DROOTTRACE_VERSION=\"$(VERSION)\" \
-	-Iinclude -Ilib -I$(BUILD) -I$(BUILD)/bpf -I$(BUILD)/proto
+	-Iinclude -Ilib -I$(BUILD) -I$(BUILD)/bpf -I$(BUILD)/proto -I/usr/include/postgresql
 LDFLAGS ?=
 
 LIB_LIBS := -lprotobuf-c -lz -lcrypto
 AGENT_LIBS := -lbpf -ldw -lelf -lcurl -ljansson -lmicrohttpd -lstdc++ -lpthread $(LIB_LIBS)
-COLLECTOR_LIBS := -lmicrohttpd -ljansson -lsqlite3 -lpthread -lm $(LIB_LIBS)
+COLLECTOR_LIBS := -lmicrohttpd -ljansson -lsqlite3 -lpq -lcurl -lpthread -lm $(LIB_LIBS)
 TEST_LIBS := $(sort $(AGENT_LIBS) $(COLLECTOR_LIBS)) -lm
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

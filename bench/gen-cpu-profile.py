@@ -43,6 +43,9 @@ def main():
     ap.add_argument("--stacks", type=int, default=500)
     ap.add_argument("--gzip", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--time", type=int, default=0,
+                    help="the profile's start, unix seconds (default now); it also varies the"
+                         " values, not the stacks")
     ap.add_argument("--otlp", action="store_true")
     ap.add_argument("--links", action="store_true")
     a = ap.parse_args()
@@ -61,6 +64,8 @@ def main():
         stack += [rng.choice(funcs) for _ in range(depth - len(stack))]
         stacks.add(tuple(stack))
     samples = []
+    if a.time:
+        rng = random.Random(a.time)
     for s in sorted(stacks):
         n = rng.randint(1, 30)
         samples.append((list(s), [n, n * 10_000_000]))
@@ -68,7 +73,8 @@ def main():
         data = otlp_request([(f, v[0]) for f, v in samples], a.links)
     else:
         data = pprof_py.build(samples, sample_types=[("samples", "count"), ("cpu", "nanoseconds")],
-                              time_nanos=time.time_ns(), duration_nanos=10_000_000_000,
+                              time_nanos=a.time * 10**9 if a.time else time.time_ns(),
+                              duration_nanos=10_000_000_000,
                               period_type=("cpu", "nanoseconds"), period=10_000_000)
     if a.gzip:
         data = pprof_py.gzipped(data)

@@ -28,6 +28,15 @@ static void usage(FILE *f)
 	    "          [--threads N] [--sync full|normal] [--max-inflight BYTES]\n"
 	    "          [--ingest-queue N] [--ingest-queue-bytes BYTES]\n"
 	    "          [--max-samples N] [--max-stacks N] [--max-stack-frames N]\n"
+	    "       %s serve --control-store postgresql://... --profile-store \\\n"
+	    "          clickhouse+http://HOST:PORT/DB --data DIR [--migrate] [OPTIONS]\n"
+	    "  --control-store   PostgreSQL control plane (tokens, settings, audit, upload ids);\n"
+	    "                    password from PGPASSWORD / PGPASSFILE or the config file\n"
+	    "  --profile-store   ClickHouse profile store; password from\n"
+	    "                    ROOTTRACE_CLICKHOUSE_PASSWORD or the config file\n"
+	    "  --config          file of `key = value` lines: data, control_store, profile_store,\n"
+	    "                    control_store_password_file, clickhouse_password_file\n"
+	    "  --migrate         apply pending server schema migrations before serving\n"
 	    "  --listen          address to serve (default %s; port 0 picks a free one)\n"
 	    "  --max-body        request body cap, larger bodies get 413 (default %u)\n"
 	    "  --max-inflated    decompressed pprof cap, gzip bombs get 413 (default %u)\n"
@@ -48,19 +57,18 @@ static void usage(FILE *f)
 	    "examples:\n"
 	    "  %s serve --data /var/lib/roottrace\n"
 	    "  %s serve --data /var/lib/roottrace --listen 0.0.0.0:4443 \\\n"
-	    "      --tls-cert /etc/roottrace/cert.pem --tls-key /etc/roottrace/key.pem\n",
-	    PROG, DEFAULT_LISTEN, DEFAULT_MAX_BODY, DEFAULT_MAX_INFLATED, DEFAULT_RETENTION_DAYS,
-	    DEFAULT_LINK_RETENTION_HOURS, DEFAULT_THREADS, DEFAULT_MAX_INFLIGHT,
-	    STORE_SQLITE_INGEST_QUEUE_ENTRIES, STORE_SQLITE_INGEST_QUEUE_BYTES, DEFAULT_MAX_SAMPLES,
-	    DEFAULT_MAX_STACKS, DEFAULT_MAX_STACK_FRAMES, PROG, PROG);
+	    "      --tls-cert /etc/roottrace/cert.pem --tls-key /etc/roottrace/key.pem\n"
+	    "  %s serve --config /etc/roottrace/fleet.conf --data /var/lib/roottrace\n",
+	    PROG, PROG, DEFAULT_LISTEN, DEFAULT_MAX_BODY, DEFAULT_MAX_INFLATED,
+	    DEFAULT_RETENTION_DAYS, DEFAULT_LINK_RETENTION_HOURS, DEFAULT_THREADS,
+	    DEFAULT_MAX_INFLIGHT, STORE_SQLITE_INGEST_QUEUE_ENTRIES,
+	    STORE_SQLITE_INGEST_QUEUE_BYTES, DEFAULT_MAX_SAMPLES, DEFAULT_MAX_STACKS,
+	    DEFAULT_MAX_STACK_FRAMES, PROG, PROG, PROG);
 }
 
 static int parse_option(struct collector_options *o, int opt, const char *arg, long long *n)
 {
 	switch (opt) {
-	case 'd':
-		o->data_dir = arg;
-		return 0;
 	case 'l':
 		o->listen = arg;
 		return 0;
@@ -137,10 +145,18 @@ static int parse_option(struct collector_options *o, int opt, const char *arg, l
 	}
 }
 
-static int parse_args(int argc, char **argv, struct collector_options *o, int *ret_interval)
+struct serve_args {
+	struct store_location loc;
+	bool migrate;
+	int retention_interval_s;
+};
+
+static int parse_args(int argc, char **argv, struct collector_options *o, struct serve_args *a)
 {
 	static const struct option options[] = {
 	    CLI_DATA_OPTION,
+	    CLI_STORE_OPTIONS,
+	    {"migrate", no_argument, NULL, CLI_OPT_MIGRATE},
 	    {"listen", required_argument, NULL, 'l'},
 	    {"tls-cert", required_argument, NULL, 'c'},
 	    {"tls-key", required_argument, NULL, 'k'},
@@ -171,16 +187,25 @@ static int parse_args(int argc, char **argv, struct collector_options *o, int *r
 		if (opt == 'R') {
 			if (cli_parse_long("--retention-interval", optarg, 1, 86400, &n))
 				return -EINVAL;
-			*ret_interval = (int)n;
+			a->retention_interval_s = (int)n;
 			continue;
 		}
+		if (opt == CLI_OPT_MIGRATE) {
+			a->migrate = true;
+			continue;
+		}
+		if (cli_store_option(&a->loc, opt, optarg))
+			continue;
 		if (opt == '?' || parse_option(o, opt, optarg, &n))
 			return -EINVAL;
 	}
-	if (!o->data_dir || optind != argc) {
+	if (optind != argc) {
 		usage(stderr);
 		return -EINVAL;
 	}
+	if (cli_store_resolve(&a->loc, true))
+		return -EINVAL;
+	collector_options_set_stores(o, &a->loc);
 	return 0;
 }
 
@@ -208,7 +233,8 @@ int cmd_serve(int argc, char **argv)
 	    .link_retention_hours = DEFAULT_LINK_RETENTION_HOURS,
 	    .threads = DEFAULT_THREADS,
 	};
-	int interval = DEFAULT_RETENTION_INTERVAL_S, rc, sig, err;
+	struct serve_args a = {.retention_interval_s = DEFAULT_RETENTION_INTERVAL_S};
+	int rc, sig, err;
 	struct retention_job *retention = NULL;
 	struct http_server *server = NULL;
 	struct collector *c = NULL;
@@ -216,10 +242,12 @@ int cmd_serve(int argc, char **argv)
 	sigset_t set;
 	char why[256];
 
-	rc = parse_args(argc, argv, &o, &interval);
+	rc = parse_args(argc, argv, &o, &a);
 	if (rc)
 		return rc > 0 ? 0 : 2;
-	if (cli_open_cp(o.data_dir, &probe)) /* refuses an uninitialised dir */
+	if (a.migrate && cli_migrate_stores(&a.loc))
+		return 1;
+	if (cli_open_store_cp(&a.loc, &probe)) /* refuses an uninitialised store */
 		return 1;
 	probe->ops->close(probe);
 	sigemptyset(&set);
@@ -230,11 +258,14 @@ int cmd_serve(int argc, char **argv)
 
 	err = collector__open(&o, &c);
 	if (err) {
-		fprintf(stderr, "%s: cannot open the store in %s: %s\n", PROG, o.data_dir,
-			strerror(-err));
+		if (o.profile_store || o.control_store)
+			cli_store_error("cannot open the", "stores", err);
+		else
+			fprintf(stderr, "%s: cannot open the store in %s: %s\n", PROG, o.data_dir,
+				strerror(-err));
 		return 1;
 	}
-	err = retention_job__start(c, interval, &retention);
+	err = retention_job__start(c, a.retention_interval_s, &retention);
 	if (err) {
 		fprintf(stderr, "%s: retention job: %s\n", PROG, strerror(-err));
 		goto out;
@@ -244,9 +275,10 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", PROG, why);
 		goto out;
 	}
-	fprintf(stderr, "%s: listening on %.*s:%d (%s, data %s, sync %s)\n", PROG,
+	fprintf(stderr, "%s: listening on %.*s:%d (%s, %s %s, sync %s)\n", PROG,
 		(int)(strrchr(o.listen, ':') - o.listen), o.listen, http_server__port(server),
-		o.tls_cert ? "https" : "http", o.data_dir, o.sync_normal ? "normal" : "full");
+		o.tls_cert ? "https" : "http", o.profile_store ? "fleet mode, profiles" : "data",
+		o.profile_store ? o.profile_store : o.data_dir, o.sync_normal ? "normal" : "full");
 	sig = wait_for_signal(&set);
 	fprintf(stderr, "%s: %s: finishing in-flight requests\n", PROG, strsignal(sig));
 out:

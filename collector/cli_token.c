@@ -21,6 +21,7 @@ static void usage(FILE *f)
 	    "                          --role viewer|engineer|admin [--name NAME]\n"
 	    "       %s token list --data DIR\n"
 	    "       %s token revoke --data DIR ID\n"
+	    "  fleet mode: --control-store postgresql://... (or --config FILE) instead of --data\n"
 	    "  create prints the secret once; only its SHA-256 is stored. A new environment\n"
 	    "  is created on first use.\n"
 	    "examples:\n"
@@ -33,13 +34,15 @@ static void usage(FILE *f)
 }
 
 struct token_args {
-	const char *dir, *env, *kind, *role, *name;
+	struct store_location loc;
+	const char *env, *kind, *role, *name;
 };
 
 static int parse_args(int argc, char **argv, struct token_args *a)
 {
 	static const struct option options[] = {
 	    CLI_DATA_OPTION,
+	    CLI_STORE_OPTIONS,
 	    {"environment", required_argument, NULL, 'e'},
 	    {"kind", required_argument, NULL, 'k'},
 	    {"role", required_argument, NULL, 'r'},
@@ -51,10 +54,9 @@ static int parse_args(int argc, char **argv, struct token_args *a)
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "d:e:k:r:n:h", options, NULL)) != -1) {
+		if (cli_store_option(&a->loc, opt, optarg))
+			continue;
 		switch (opt) {
-		case 'd':
-			a->dir = optarg;
-			break;
 		case 'e':
 			a->env = optarg;
 			break;
@@ -74,7 +76,7 @@ static int parse_args(int argc, char **argv, struct token_args *a)
 			return -EINVAL;
 		}
 	}
-	return a->dir ? 0 : -EINVAL;
+	return a->loc.data_dir || a->loc.control_store || a->loc.config_file ? 0 : -EINVAL;
 }
 
 static int fill_token(const struct token_args *a, struct token_record *t)
@@ -210,7 +212,9 @@ int cmd_token(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (cli_open_cp(a.dir, &cp))
+	if (cli_store_resolve(&a.loc, false))
+		return 2;
+	if (cli_open_store_cp(&a.loc, &cp))
 		return 1;
 	if (strcmp(verb, "create") == 0)
 		rc = token_create(cp, &a);

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The collector's server context: opens the SQLite-backed stores under --data and the
- * metrics, and closes them in reverse order. */
+/* The collector's server context: opens the stores (SQLite under --data by default; PostgreSQL
+ * and ClickHouse in fleet mode) and the metrics, and closes them in reverse order. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "clickhouse/store_ch.h"
 #include "collector.h"
+#include "cp_cache.h"
+#include "postgresql/store_pg.h"
 #include "sqlite/store_sqlite.h"
 
 int collector_db_path(const char *data_dir, char *buf, size_t len)
@@ -33,32 +36,76 @@ static struct store_sqlite_options sqlite_options(const struct collector_options
 	};
 }
 
-int collector__open(const struct collector_options *opts, struct collector **ret)
+static int open_cp(struct collector *c, const char *db_path)
 {
-	struct store_sqlite_options sqlite;
-	struct collector *c;
-	char path[4096];
+	struct store_sqlite_options sqlite = sqlite_options(&c->opts);
+	struct cp_store *pg;
 	int err;
 
+	if (c->opts.control_store) {
+		/* Fleet mode: config reads survive a short PostgreSQL outage (cp_cache.h). */
+		err = cp_store_pg_open(c->opts.control_store, &pg);
+		if (!err && (err = cp_cache_wrap(pg, &c->cp)))
+			pg->ops->close(pg);
+		return err;
+	}
+	return cp_store_sqlite_open(db_path, &sqlite, &c->cp);
+}
+
+static int open_profiles(struct collector *c, const char *db_path)
+{
+	struct store_sqlite_options sqlite = sqlite_options(&c->opts);
+	struct store_ch_options ch = {
+	    .password = c->opts.clickhouse_password,
+	    .ingest_queue_entries = c->opts.ingest_queue,
+	    .ingest_queue_bytes = c->opts.ingest_queue_bytes,
+	};
+	char why[256];
+	int err;
+
+	if (!c->opts.profile_store)
+		return profile_store_sqlite_open(db_path, &sqlite, &c->profiles);
+	if (!c->opts.control_store)
+		return -EINVAL;
+	err = upload_ledger_pg_open(c->opts.control_store, &c->ledger);
+	if (err)
+		return err;
+	ch.ledger = c->ledger;
+	err = profile_store_ch_open(c->opts.profile_store, &ch, &c->profiles, why, sizeof(why));
+	if (err == -EINVAL)
+		fprintf(stderr, "roottrace-collector: --profile-store %s\n", why);
+	return err;
+}
+
+int collector__open(const struct collector_options *opts, struct collector **ret)
+{
+	struct collector *c;
+	char path[4096] = "";
+	int err = 0;
+
 	*ret = NULL;
-	err = collector_db_path(opts->data_dir, path, sizeof(path));
+	if (opts->data_dir)
+		err = collector_db_path(opts->data_dir, path, sizeof(path));
 	if (err)
 		return err;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	c->opts = *opts;
-	sqlite = sqlite_options(opts);
 	c->metrics = metrics__new();
 	err = c->metrics ? 0 : -ENOMEM;
 	if (!err)
-		err = cp_store_sqlite_open(path, &sqlite, &c->cp);
+		err = open_cp(c, path);
 	if (!err)
-		err = profile_store_sqlite_open(path, &sqlite, &c->profiles);
-	if (!err)
+		err = open_profiles(c, path);
+	/* Span links stay in a SQLite file under --data, in fleet mode too (per collector). */
+	if (!err && opts->data_dir)
 		err = links_path(opts->data_dir, path, sizeof(path));
-	if (!err)
+	if (!err && opts->data_dir) {
+		struct store_sqlite_options sqlite = sqlite_options(opts);
+
 		err = link_store_sqlite_open(path, &sqlite, &c->links);
+	}
 	if (err) {
 		collector__close(c);
 		return err;
@@ -75,6 +122,8 @@ void collector__close(struct collector *c)
 		c->links->ops->close(c->links);
 	if (c->profiles)
 		c->profiles->ops->close(c->profiles);
+	if (c->ledger)
+		c->ledger->ops->close(c->ledger);
 	if (c->cp)
 		c->cp->ops->close(c->cp);
 	metrics__free(c->metrics);

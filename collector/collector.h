@@ -9,6 +9,7 @@
 
 #include "metrics.h"
 #include "store.h"
+#include "upload_ledger.h"
 
 #define DEFAULT_MAX_BODY (8u << 20)	  /* request body cap: 8 MiB */
 #define DEFAULT_MAX_INFLATED (64u << 20)  /* decompressed pprof cap: 64 MiB */
@@ -24,7 +25,10 @@
 #define LINKS_FILE "roottrace-links.db" /* span links, apart from the rollups */
 
 struct collector_options {
-	const char *data_dir;
+	const char *data_dir;	   /* SQLite, for each store not given by URL */
+	const char *control_store; /* postgresql://... (fleet mode) or NULL */
+	const char *profile_store; /* clickhouse+http://... (fleet mode) or NULL */
+	const char *clickhouse_password;
 	const char *listen; /* host:port */
 	const char *tls_cert, *tls_key;
 	size_t max_body;
@@ -46,6 +50,7 @@ struct collector {
 	struct cp_store *cp;
 	struct profile_store *profiles;
 	struct link_store *links;
+	struct upload_ledger *ledger; /* fleet mode: upload ids claimed in PostgreSQL */
 	struct metrics *metrics;
 };
 
@@ -55,5 +60,9 @@ int collector_db_path(const char *data_dir, char *buf, size_t len);
 /* Opens both stores and the metrics. 0 or -errno; *ret NULL on failure. */
 int collector__open(const struct collector_options *opts, struct collector **ret);
 void collector__close(struct collector *c);
+
+struct store_location;
+/* Copies the stores' location into the options. */
+void collector_options_set_stores(struct collector_options *o, const struct store_location *loc);
 
 #endif

@@ -10,10 +10,35 @@
 #include "prom_text.h"
 #include "respond.h"
 
+/* "ok" or "unreachable": one cheap read of each store (fleet mode: a server behind it). */
+static const char *control_store_health(struct cp_store *cp)
+{
+	int64_t id;
+	int err = cp->ops->environment_get(cp, "", &id);
+
+	return err == 0 || err == -ENOENT ? "ok" : "unreachable";
+}
+
+static const char *profile_store_health(struct profile_store *profiles)
+{
+	int64_t bytes;
+
+	return profiles->ops->size_bytes(profiles, &bytes) == 0 ? "ok" : "unreachable";
+}
+
+/* Always 200 while the process serves (a liveness probe must not restart collectors because a
+ * database is down); "status" is "degraded" and "stores" names the store that is not. */
 int handle_healthz(const struct request *req, struct response *resp)
 {
+	struct collector *c = req->collector;
+	const char *control = control_store_health(c->cp);
+	const char *profiles = profile_store_health(c->profiles);
+	bool ok = strcmp(control, "ok") == 0 && strcmp(profiles, "ok") == 0;
+
 	return respond_json(resp, 200,
-			    json_pack("{s:s, s:s}", "status", "ok", "version", ROOTTRACE_VERSION));
+			    json_pack("{s:s, s:s, s:{s:s, s:s}}", "status", ok ? "ok" : "degraded",
+				      "version", ROOTTRACE_VERSION, "stores", "control", control,
+				      "profiles", profiles));
 }
 
 int handle_metrics(const struct request *req, struct response *resp)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* roottrace-collector: the server node agents and language SDKs talk to. main() dispatches
- * to one subcommand: serve, init, token, routes. */
+ * to one subcommand: serve, init, token, routes, migrate. */
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +15,7 @@ static const struct command {
     {"init", cmd_init, "create the store, an environment and the bootstrap admin token"},
     {"token", cmd_token, "create, list or revoke collector and user tokens"},
     {"routes", cmd_routes, "list every HTTP route with its auth decision"},
+    {"migrate", cmd_migrate, "create or upgrade the PostgreSQL and ClickHouse schemas"},
 };
 
 static void usage(FILE *f)

@@ -3,7 +3,9 @@
 # Runs every test program and prints one closing line: "N passed, N failed, N skipped".
 # Each program prints "PASS name" / "FAIL name: why" / "SKIP name: why" per case; a program
 # that exits non-zero without printing a FAIL line counts as one failure of its own.
-#   tests/run-tests.sh [--build DIR] [--only unit|bpf|integration|e2e|sanitize|fuzz] [PATTERN]
+#   tests/run-tests.sh [--build DIR] [--only unit|bpf|integration|fleet|e2e|sanitize|fuzz] [PATTERN]
+# "fleet" runs the store-level integration suites again with ROOTTRACE_TEST_BACKEND=fleet: the
+# same cases against PostgreSQL + ClickHouse (throwaway servers each program starts and stops).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=build
@@ -74,6 +76,17 @@ for suite in bpf integration e2e sanitize fuzz; do
 		esac
 	done
 done
+
+# The store-level suites whose expected answers are the same on both backends.
+FLEET_SUITES="test_collector_config test_collector_auth test_collector_idempotent test_queries
+test_collector_ingest"
+if want fleet; then
+	for s in $FLEET_SUITES; do
+		t="tests/integration/$s.py"
+		matches "$t" || continue
+		ROOTTRACE_TEST_BACKEND=fleet run_one fleet "$t" python3 "$t"
+	done
+fi
 
 if [ ${#failed_names[@]} -gt 0 ]; then
 	echo "failed programs: ${failed_names[*]}" >&2

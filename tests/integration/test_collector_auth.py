@@ -57,10 +57,8 @@ class TokenScoping(unittest.TestCase):
                                       {"environment": "B", "enabled": True})
         self.assertEqual(status, 403, doc)
         self.assertEqual(self.config_of(self.col_b), before)
-        with self.c.db() as db:
-            self.assertEqual(db.execute("SELECT count(*) FROM audit WHERE environment='B'"
-                                        " AND token_name='engineer-a'")
-                             .fetchone()[0], 0)
+        self.assertEqual(self.c.control_rows("SELECT count(*) FROM audit WHERE environment='B'"
+                                             " AND token_name='engineer-a'"), [(0,)])
 
     def test_collector_token_cannot_write_another_environments_profiles(self):
         status, doc = self.c.upload(self.col_a, wall_profile(), "svc-scope", "wall",

@@ -1,8 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Collector configuration: off by default, clamped on write and again on read, service
 # overrides inherit, and every change writes exactly one audit event with before and after.
-import os
-import sqlite3
 import unittest
 
 import harness
@@ -28,9 +26,11 @@ class Config(unittest.TestCase):
         return self.c.put_json("/api/apm/config", token or self.eng, doc)
 
     def stored(self, service=""):
-        with self.c.db() as db:
-            return db.execute("SELECT enabled, sample_rate_hz, upload_interval_s, poll_interval_s"
-                              " FROM settings WHERE service = ?", (service,)).fetchone()
+        assert "'" not in service
+        rows = self.c.control_rows("SELECT CAST(enabled AS INTEGER), sample_rate_hz,"
+                                   " upload_interval_s, poll_interval_s FROM settings"
+                                   " WHERE service = '%s'" % service)
+        return rows[0] if rows else None
 
     def test_new_environment_is_off(self):
         doc = self.served()
@@ -65,10 +65,7 @@ class Config(unittest.TestCase):
     def test_clamped_again_on_read(self):
         self.put({"enabled": True})
         # a row written around the API (older version, manual edit) is clamped when served
-        db = sqlite3.connect(os.path.join(self.c.data, "roottrace.db"), timeout=10)
-        db.execute("UPDATE settings SET sample_rate_hz = 5000, upload_interval_s = 2")
-        db.commit()
-        db.close()
+        self.c.control_sql("UPDATE settings SET sample_rate_hz = 5000, upload_interval_s = 2")
         doc = self.served()
         self.assertEqual(doc["sample_rate_hz"], 200)
         self.assertEqual(doc["upload_interval_s"], 10)

@@ -179,6 +179,7 @@ class KillLoop(unittest.TestCase):
     """SIGKILL in a loop during ingest: the store opens and every acknowledgement holds."""
 
     ROUNDS = 20
+    KILL_AFTER_S = (0.05, 0.3)  # each round's ingest time before the kill, drawn uniformly
 
     def test_sigkill_during_ingest_loses_nothing_acknowledged(self):
         rng = random.Random(7)
@@ -207,7 +208,7 @@ class KillLoop(unittest.TestCase):
                 threads = [threading.Thread(target=client, args=(k,)) for k in range(3)]
                 for t in threads:
                     t.start()
-                time.sleep(rng.uniform(0.05, 0.3))
+                time.sleep(rng.uniform(*self.KILL_AFTER_S))
                 c.kill()
                 stop.set()
                 for t in threads:
@@ -218,8 +219,9 @@ class KillLoop(unittest.TestCase):
                 lost = [m for m, v in acked.items() if stored.get(m) != v]
                 self.assertFalse(lost, "round %d: acknowledged uploads lost: %s" % (rnd, lost[:5]))
             self.assertGreater(len(acked), self.ROUNDS, "too few uploads were acknowledged")
-            with c.db() as db:
-                self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+            if c.backend == "sqlite":
+                with c.db() as db:
+                    self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
 
 
 class HostileInput(unittest.TestCase):

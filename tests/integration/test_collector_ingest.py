@@ -100,8 +100,7 @@ class ManySmallUploads(unittest.TestCase):
             rows = c.stored_rows("php-app", "wall")
             self.assertEqual(len({(r[0], r[1], r[2], r[3], r[4]) for r in rows}), 1)
             self.assertEqual({r[5]: r[6] for r in rows}, expect)
-            with c.db() as db:
-                self.assertEqual(db.execute("SELECT uploads FROM buckets").fetchall(), [(1000,)])
+            self.assertEqual(c.bucket_uploads(), [(1000,)])
             self.assertEqual(c.metrics()["roottrace_uploads_accepted_total"], 1000)
 
 
@@ -254,19 +253,17 @@ class SelfReportAndDeployments(unittest.TestCase):
                    "X-RootTrace-Processes": "42"}
         status, doc = self.c.upload(self.tok, GOOD, "api", "wall", headers=headers)
         self.assertEqual(status, 200, doc)
-        with self.c.db() as db:
-            row = db.execute("SELECT environment, node, version, window_s, cpu_s, bpf_s,"
-                             " lost_samples, unknown_frames, processes FROM agents"
-                             " WHERE agent_id = 'agent-1'").fetchone()
+        row = self.c.control_rows("SELECT environment, node, version, window_s, cpu_s, bpf_s,"
+                                  " lost_samples, unknown_frames, processes FROM agents"
+                                  " WHERE agent_id = 'agent-1'")[0]
         self.assertEqual(row, ("prod", "node-a", "0.1.0", 60.0, 0.25, 0.125, 3, 17, 42))
 
     def test_agent_self_report_from_query(self):
         status, doc = self.c.upload(self.tok, GOOD, "api", "wall",
                                     params={"agent_id": "agent-q", "node": "n", "cpu_s": "1.5"})
         self.assertEqual(status, 200, doc)
-        with self.c.db() as db:
-            self.assertEqual(db.execute("SELECT cpu_s FROM agents WHERE agent_id='agent-q'")
-                             .fetchone(), (1.5,))
+        self.assertEqual(self.c.control_rows("SELECT cpu_s FROM agents"
+                                             " WHERE agent_id='agent-q'"), [(1.5,)])
 
     def test_bad_self_report_is_400_and_nothing_stored(self):
         status, doc = self.c.upload(self.tok, GOOD, "api-bad-report", "wall",
@@ -294,9 +291,8 @@ class SelfReportAndDeployments(unittest.TestCase):
                                           {"service": "api", "version": "v6",
                                            "time": "yesterday"})[0], 400)
         self.assertEqual(self.c.post_json("/api/apm/deployments", self.tok, b"{")[0], 400)
-        with self.c.db() as db:
-            got = db.execute("SELECT environment, service, version FROM deployments"
-                             " ORDER BY id").fetchall()
+        got = self.c.control_rows("SELECT environment, service, version FROM deployments"
+                                  " ORDER BY id")
         self.assertEqual(got, [("prod", "api", "v2"), ("prod", "api", "v3")])
 
 

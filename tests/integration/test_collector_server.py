@@ -95,6 +95,7 @@ class HealthAndMetrics(unittest.TestCase):
             tok = c.create_token("collector")
             status, doc = c.get_json("/healthz")
             self.assertEqual((status, doc["status"]), (200, "ok"))
+            self.assertEqual(doc["stores"], {"control": "ok", "profiles": "ok"})
             data = wall(9)
             c.upload(tok, data, "m", "wall")
             c.upload(tok, data, "m", "cpu")  # 422

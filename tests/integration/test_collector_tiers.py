@@ -85,13 +85,19 @@ class Tiers(unittest.TestCase):
         self.load_days(start, 3)
         hour_done, day_done = self.marks()
         self.assertGreaterEqual(day_done, start + 2 * DAY)  # the tiers are in use
-        # Late arrivals into folded periods: on and off hour and day edges, new stacks too.
+        self.send_late(start)
+        self.assertEqual(self.marks()[1], day_done)
+        self.check_windows(self.windows(start))
+        self.check_tier_sums(start)
+
+    def send_late(self, start):
+        """Late arrivals into folded periods: on and off hour and day edges, new stacks too."""
         for at, v in ((start + DAY + 5, 7), (start + DAY + 1800, 11), (start + 3599, 13),
                       (start + 2 * DAY - 1, 17), (start + 10 * 60 + 7, 19)):
             self.send(at, v, "main;late")
-        self.assertEqual(self.marks()[1], day_done)
-        self.check_windows(self.windows(start))
-        # The tier rows themselves equal the five-minute rows of their periods.
+
+    def check_tier_sums(self, start):
+        """The tier rows themselves equal the five-minute rows of their periods."""
         for lo, hi in ((start, start + DAY), (start + DAY, start + 2 * DAY)):
             self.assertEqual(self.tier_sum("rollups_day", lo, hi),
                              self.tier_sum("rollups", lo, hi))

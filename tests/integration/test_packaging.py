@@ -53,6 +53,16 @@ def load_manifests():
     return docs
 
 
+def load_fleet_manifests():
+    """packaging/k8s/fleet/*.yaml: applied instead of collector.yaml, never with it."""
+    fleet = os.path.join(K8S, "fleet")
+    docs = []
+    for name in sorted(os.listdir(fleet)):
+        with open(os.path.join(fleet, name)) as f:
+            docs.extend((name, d) for d in yaml.load_all(f, Loader=StrictLoader) if d)
+    return docs
+
+
 def find(docs, kind, name=None):
     hits = [d for _, d in docs if d.get("kind") == kind and
             (name is None or d["metadata"]["name"] == name)]
@@ -213,6 +223,33 @@ class KubernetesManifests(unittest.TestCase):
         self.assertIs(pod.get("automountServiceAccountToken"), False)
         self.assertIs(pod["securityContext"].get("runAsNonRoot"), True)
         self.assertEqual(dep["spec"]["replicas"], 1)  # one SQLite writer
+
+    def test_fleet_collector_replicas_budget_and_stores_from_a_secret(self):
+        docs = load_fleet_manifests()
+        dep = find(docs, "Deployment", "roottrace-collector-fleet")
+        pod = dep["spec"]["template"]
+        self.assertGreater(dep["spec"]["replicas"], 1)
+        pdb = find(docs, "PodDisruptionBudget")
+        self.assertEqual(pdb["spec"]["selector"]["matchLabels"],
+                         dep["spec"]["selector"]["matchLabels"])
+        self.assertGreaterEqual(pdb["spec"]["minAvailable"], 1)
+        svc = find(docs, "Service", "roottrace-collector")  # agents need no change
+        for k, v in svc["spec"]["selector"].items():
+            self.assertEqual(pod["metadata"]["labels"].get(k), v)
+        args = pod["spec"]["containers"][0]["args"]
+        self.assertIn("--config=/etc/roottrace/fleet.conf", args)
+        self.assertFalse([a for a in args if "password" in a.lower() or "://" in a],
+                         "endpoints and passwords belong in the Secret, not in args")
+        secret_volumes = [v["secret"]["secretName"] for v in pod["spec"]["volumes"]
+                          if "secret" in v]
+        self.assertEqual(len(secret_volumes), 1, pod["spec"]["volumes"])
+        secret = find(docs, "Secret", secret_volumes[0])
+        conf = secret["stringData"]["fleet.conf"]
+        for key in ("control_store", "profile_store", "control_store_password_file",
+                    "clickhouse_password_file"):
+            self.assertIn(key + " =", conf)
+        for _, d in docs:
+            self.assertEqual(d["metadata"]["namespace"], "roottrace")
 
 
 def parse_unit(path):

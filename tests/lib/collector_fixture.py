@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # A real roottrace-collector for tests: started on 127.0.0.1 (port 0, the bound port read from
 # its log) with a temporary data dir, initialised, with helpers to mint tokens, make HTTP
-# calls with urllib, upload pprof, and read the SQLite file directly. Stops and cleans up.
+# calls with urllib, upload pprof, and read the stored rows directly. Stops and cleans up.
+# backend "sqlite" (default) keeps both stores in the data dir; "fleet" puts the control plane
+# in a fresh PostgreSQL database and the profiles in a fresh ClickHouse database of the
+# throwaway servers of fleet_servers.py. ROOTTRACE_TEST_BACKEND=fleet changes the default, so
+# that a whole suite runs against the fleet backends.
 #
 #   with Collector() as c:
 #       tok = c.create_token("collector")
@@ -17,6 +21,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.parse
+import unittest
 import urllib.request
 
 
@@ -29,8 +34,28 @@ def collector_binary():
     return os.path.join(build_dir(), "roottrace-collector")
 
 
+def _pg_value(text):
+    """psql -A text -> the Python value sqlite3 would give for the same column."""
+    if text == "":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def default_backend():
+    return os.environ.get("ROOTTRACE_TEST_BACKEND", "sqlite")
+
+
 class Collector:
-    def __init__(self, environment="production", serve_args=(), start=True):
+    def __init__(self, environment="production", serve_args=(), start=True, backend=None,
+                 stores=None):
+        """stores: (postgresql URL, clickhouse URL) to share with another Collector; the
+        stores are then not initialised again."""
+        self.backend = backend or default_backend()
         self.binary = collector_binary()
         self.tmp = tempfile.mkdtemp(prefix="rt-collector-")
         self.data = os.path.join(self.tmp, "data")
@@ -40,9 +65,21 @@ class Collector:
         self.proc = None
         self.port = None
         self.tokens = {}  # secret -> (kind, environment, role)
-        out = self.cli("init", "--data", self.data, "--environment", environment)
-        self.admin_token = out.strip()
-        self.tokens[self.admin_token] = ("user", environment, "admin")
+        self.pg_url = self.ch_url = None
+        if self.backend == "fleet":
+            import fleet_servers
+            why = fleet_servers.available()
+            if why:
+                raise unittest.SkipTest(why)
+            self.pg_url, self.ch_url = stores or fleet_servers.fresh_databases()
+        if stores:
+            self.admin_token = None
+            os.makedirs(self.data, mode=0o700)  # span links stay in the data dir
+        else:
+            out = self.cli("init", "--data", self.data, "--environment", environment,
+                           *self.server_args())
+            self.admin_token = out.strip()
+            self.tokens[self.admin_token] = ("user", environment, "admin")
         if start:
             self.start()
 
@@ -60,6 +97,7 @@ class Collector:
         offset = self._log.tell()
         self.proc = subprocess.Popen(
             [self.binary, "serve", "--data", self.data, "--listen", "127.0.0.1:0"]
+            + self.server_args()
             + self.serve_args + list(extra_args),
             stdout=self._log, stderr=self._log)
         deadline = time.time() + 15
@@ -91,6 +129,18 @@ class Collector:
             self.proc = None
             self._log.close()
         return rc
+
+    def server_args(self):
+        """The fleet stores' options for every subcommand (none for SQLite)."""
+        if self.backend != "fleet":
+            return []
+        return ["--control-store", self.pg_url, "--profile-store", self.ch_url]
+
+    def store_args(self):
+        """Options naming the control store for token subcommands."""
+        if self.backend != "fleet":
+            return ["--data", self.data]
+        return ["--control-store", self.pg_url]
 
     def kill(self):
         """kill -9: no chance to flush or close anything."""
@@ -128,7 +178,7 @@ class Collector:
     # ------------------------------------------------------------------- tokens ----
     def create_token(self, kind="collector", environment=None, role=None, name=None):
         env = environment or self.environment
-        args = ["token", "create", "--data", self.data, "--environment", env, "--kind", kind]
+        args = ["token", "create"] + self.store_args() + ["--environment", env, "--kind", kind]
         if role:
             args += ["--role", role]
         if name:
@@ -138,7 +188,7 @@ class Collector:
         return secret
 
     def list_tokens(self):
-        lines = self.cli("token", "list", "--data", self.data).splitlines()[1:]
+        lines = self.cli("token", "list", *self.store_args()).splitlines()[1:]
         out = []
         for line in lines:
             f = line.split()
@@ -147,7 +197,7 @@ class Collector:
         return out
 
     def revoke_token(self, token_id):
-        self.cli("token", "revoke", "--data", self.data, str(token_id))
+        self.cli("token", "revoke", *self.store_args(), str(token_id))
 
     def token_id(self, name):
         return [t["id"] for t in self.list_tokens() if t["name"] == name][-1]
@@ -221,11 +271,15 @@ class Collector:
     # ----------------------------------------------------------- stored data ----
     def db(self):
         """A read-only connection to the collector's SQLite file (WAL readers are safe)."""
+        if self.backend == "fleet":
+            raise unittest.SkipTest("reads the SQLite file directly (no SQLite in fleet mode)")
         path = os.path.join(self.data, "roottrace.db")
         return sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=10)
 
     def stored_rows(self, service=None, profile_type=None, environment=None):
         """[(environment, service, deployment, profile_type, bucket, frames tuple, value)]."""
+        if self.backend == "fleet":
+            return self._clickhouse_rows(service, profile_type, environment)
         sql = ("SELECT s.environment, s.service, s.deployment, s.profile_type, r.bucket,"
                " st.frames, r.value FROM rollups r JOIN series s ON s.id = r.series_id"
                " JOIN stacks st ON st.id = r.stack_id WHERE 1=1")
@@ -242,6 +296,82 @@ class Collector:
     def stored_total(self, service=None, profile_type=None, environment=None):
         return sum(r[-1] for r in self.stored_rows(service, profile_type, environment))
 
+    def _clickhouse_rows(self, service, profile_type, environment):
+        import fleet_servers
+        db = self.ch_url.rsplit("/", 1)[1]
+        where = "".join(" AND %s = '%s'" % (col, val) for col, val in (
+            ("service", service), ("profile_type", profile_type),
+            ("environment", environment)) if val is not None)
+        out = fleet_servers.servers().ch.query(
+            "SELECT environment, service, deployment, profile_type, bucket, frames, sum(value)"
+            " AS value FROM %s.rollups ANY LEFT JOIN (SELECT stack_hash, any(frames) AS frames"
+            " FROM %s.stacks GROUP BY stack_hash) USING stack_hash WHERE stack_hash != 0%s"
+            " GROUP BY environment, service, deployment, profile_type, bucket, frames"
+            " FORMAT JSONEachRow" % (db, db, where))
+        rows = [json.loads(line) for line in out.splitlines() if line]
+        return [(r["environment"], r["service"], r["deployment"], r["profile_type"],
+                 int(r["bucket"]), tuple(r["frames"].split("\n")), int(r["value"]))
+                for r in rows]
+
+    # Tables of the SQLite schema -> how fleet mode counts the same rows.
+    _FLEET_COUNTS = {
+        "rollups": "SELECT count() FROM (SELECT 1 FROM {ch}.rollups WHERE stack_hash != 0"
+                   " GROUP BY environment, service, profile_type, deployment, bucket,"
+                   " stack_hash)",
+        "stacks": "SELECT uniqExact(stack_hash) FROM {ch}.stacks",
+        "buckets": "SELECT count() FROM (SELECT 1 FROM {ch}.uploads GROUP BY environment,"
+                   " service, profile_type, deployment, bucket)",
+        "series": "SELECT count() FROM (SELECT 1 FROM {ch}.uploads GROUP BY environment,"
+                  " service, profile_type, deployment)",
+    }
+
+    def control_sql(self, sql):
+        """Runs sql on the control-plane store around the API (an older version's rows, a
+        manual edit): the SQLite file, or the PostgreSQL database in fleet mode."""
+        if self.backend == "fleet":
+            import fleet_servers
+            fleet_servers.servers().pg.psql(sql, db=self.pg_url.rsplit("/", 1)[1])
+            return
+        db = sqlite3.connect(os.path.join(self.data, "roottrace.db"), timeout=10)
+        db.execute(sql)
+        db.commit()
+        db.close()
+
+    def control_rows(self, sql):
+        """The rows of a SELECT on the control-plane store (SQLite file or PostgreSQL), as
+        tuples of int, float or str (NULL: None)."""
+        if self.backend != "fleet":
+            with self.db() as db:
+                return db.execute(sql).fetchall()
+        import fleet_servers
+        out = fleet_servers.servers().pg.psql(sql, db=self.pg_url.rsplit("/", 1)[1])
+        return [tuple(_pg_value(v) for v in line.split("|")) for line in out.splitlines()]
+
+    def bucket_uploads(self, service=None):
+        """Uploads merged into each (series, bucket), as [(n,)]: heap averages divide by it."""
+        if self.backend != "fleet":
+            with self.db() as db:
+                return db.execute("SELECT b.uploads FROM buckets b JOIN series s ON"
+                                  " s.id = b.series_id WHERE ?1 IS NULL OR s.service = ?1",
+                                  (service,)).fetchall()
+        where = " WHERE service = '%s'" % service if service else ""
+        out = self.clickhouse("SELECT toInt64(sumMerge(uploads)) FROM {db}.uploads%s GROUP BY"
+                              " environment, service, profile_type, deployment, bucket" % where)
+        return [(int(v),) for v in out.split()]
+
+    def clickhouse(self, sql):
+        """Fleet mode: the answer of sql on the profile store, {db} its database."""
+        import fleet_servers
+        return fleet_servers.servers().ch.query(sql.format(db=self.ch_url.rsplit("/", 1)[1]))
+
     def count(self, table):
+        if self.backend == "fleet":
+            import fleet_servers
+            s = fleet_servers.servers()
+            if table in self._FLEET_COUNTS:
+                db = self.ch_url.rsplit("/", 1)[1]
+                return int(s.ch.query(self._FLEET_COUNTS[table].format(ch=db)))
+            return int(s.pg.psql("SELECT count(*) FROM %s" % table,
+                                 db=self.pg_url.rsplit("/", 1)[1]))
         with self.db() as db:
             return db.execute("SELECT count(*) FROM %s" % table).fetchone()[0]

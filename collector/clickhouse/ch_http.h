@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ClickHouse's HTTP interface through libcurl, and the RowBinary encoding of the rows sent and
+ * read: what the ClickHouse profile store's files share. Only collector/clickhouse/ includes it. */
+#ifndef ROOTTRACE_CH_HTTP_H
+#define ROOTTRACE_CH_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CH_NAME_MAX 64
+
+/* A growing byte buffer: a RowBinary body being built, or an answer being read. */
+struct ch_buf {
+	char *data;
+	size_t len, cap, pos; /* pos: the reader's offset */
+	bool oom;	      /* an append failed; the buffer is unusable */
+};
+
+void ch_buf_free(struct ch_buf *b);
+void ch_buf_reset(struct ch_buf *b);
+void ch_put_bytes(struct ch_buf *b, const void *data, size_t len);
+void ch_put_string(struct ch_buf *b, const char *s);
+void ch_put_u32(struct ch_buf *b, uint32_t v);
+void ch_put_u64(struct ch_buf *b, uint64_t v);
+/* A SQL string literal of s, quoted and escaped. */
+void ch_put_literal(struct ch_buf *b, const char *s);
+/* printf into the buffer (SQL text). */
+void ch_printf(struct ch_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Readers of RowBinary answers: 0, or -EPROTO when the answer ends early. */
+int ch_get_string(struct ch_buf *b, const char **ret, size_t *ret_len);
+int ch_get_u64(struct ch_buf *b, uint64_t *ret);
+int ch_get_u32(struct ch_buf *b, uint32_t *ret);
+
+struct ch_client {
+	char *url; /* http://host:port/ */
+	char *user, *password;
+	char database[CH_NAME_MAX];
+};
+
+/* Parses clickhouse+http://[user@]host:port/database; password NULL = none. 0, -EINVAL (with
+ * why), -ENOMEM. */
+int ch_client_init(struct ch_client *c, const char *url, const char *password, char *why,
+		   size_t why_len);
+void ch_client_free(struct ch_client *c);
+
+/* Runs sql; with data, sql is an INSERT ... FORMAT RowBinary and data its rows. The answer's
+ * body is appended to out (NULL: discarded). 0, or -EIO when the server could not be reached
+ * or refused (its message in why when not NULL). */
+int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, struct ch_buf *out,
+	    char *why, size_t why_len);
+
+/* ch_exec() of the SQL text built in sql: -ENOMEM when building it failed. */
+int ch_run(struct ch_client *c, const struct ch_buf *sql, struct ch_buf *out);
+
+#endif

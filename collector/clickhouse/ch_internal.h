@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The ClickHouse profile store's private header: its struct and what its files call of each
+ * other.
+ *   ch_schema.c          numbered migrations
+ *   profiles_ch_open.c   open, close, retention by partition drop, size on disk
+ *   profiles_ch_write.c  ingest: group commit, upload-id claims, one INSERT per group
+ *   profiles_ch_read.c   a window summed across the tiers, services */
+#ifndef ROOTTRACE_CH_INTERNAL_H
+#define ROOTTRACE_CH_INTERNAL_H
+
+#include <pthread.h>
+
+#include "../store.h"
+#include "../upload_ledger.h"
+#include "ch_http.h"
+#include "hashtab.h"
+#include "store_ch.h"
+
+#define HOUR 3600
+#define DAY 86400
+/* Frames are stored joined by this, as on SQLite (ingest replaces control characters). */
+#define FRAME_SEP '\n'
+/* stack_hash 0 marks a row that counts one upload (value 1) instead of a stack's value. */
+#define UPLOAD_MARK 0
+
+struct ch_profiles {
+	struct profile_store base;
+	struct ch_client client;
+	struct upload_ledger *ledger;
+	struct group_commit *gc;
+	pthread_mutex_t stacks_lock; /* the writer's state below */
+	struct hashtab known_stacks; /* stack hash -> 1: already in the dictionary */
+	struct sha256_ctx *sha;
+	struct ch_buf frames; /* scratch: one stack's joined frames */
+};
+
+static inline struct ch_profiles *to_ch(struct profile_store *s)
+{
+	return (struct ch_profiles *)s;
+}
+
+/* ch_schema.c: the applied schema version; whether it is current (0, -ENOTSUP, -EPROTO). */
+int ch_schema_check(struct ch_client *c);
+int ch_schema_migrate(struct ch_client *c, int *ret_from, int *ret_to, char *why, size_t len);
+
+/* profiles_ch_write.c */
+int ch_profiles_ingest(struct profile_store *s, const struct profile_batch *batches, size_t n);
+struct gc_item;
+void ch_profiles_commit_group(void *ctx, struct gc_item **items, size_t n);
+
+/* profiles_ch_read.c */
+int ch_profiles_merge_window(struct profile_store *s, const struct window_query *q,
+			     struct merged_window *ret);
+int ch_profiles_services(struct profile_store *s, const char *environment,
+			 struct service_summary **ret, size_t *ret_n);
+int ch_profiles_service_buckets(struct profile_store *s, const char *environment, int64_t start,
+				int64_t end, struct service_bucket **ret, size_t *ret_n);
+int ch_profiles_service_nodes(struct profile_store *s, const char *environment,
+			      struct service_node **ret, size_t *ret_n);
+
+#endif

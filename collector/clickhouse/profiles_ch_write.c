@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The ClickHouse profile store's write path: uploads queue in a group commit; the leader claims
+ * the group's upload ids in PostgreSQL (transaction left open), inserts the stacks this
+ * collector has not sent before, then every value and upload mark in ONE INSERT into rollups
+ * (the tiers and upload counts follow by materialized views), and commits the claim only after
+ * ClickHouse answered 200. A failed insert aborts the claim, so the retry is not a duplicate. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../group_commit.h"
+#include "../hash.h"
+#include "ch_internal.h"
+
+/* Stack hashes this collector remembers having sent (16 bytes a slot, at most half full: about
+ * 128 MiB); past it the set starts over and stacks are sent again, which costs only bytes. */
+#define KNOWN_STACKS_MAX (4u << 20)
+
+/* One ingest call, queued in the group commit. */
+struct ch_ingest {
+	const struct profile_batch *batches;
+	size_t n;
+};
+
+int ch_profiles_ingest(struct profile_store *s, const struct profile_batch *batches, size_t n)
+{
+	struct ch_ingest in = {batches, n};
+	size_t bytes = 0;
+
+	for (size_t i = 0; i < n; i++)
+		bytes += batches[i].n_stacks * 64;
+	return group_commit__submit(to_ch(s)->gc, &in, bytes);
+}
+
+/* The group's batches that carry an upload id, claimed in one ledger transaction. */
+struct group_claims {
+	const struct profile_batch **batches;
+	const char **environments, **ids;
+	bool *duplicate;
+	size_t n;
+};
+
+static void group_claims_free(struct group_claims *g)
+{
+	free(g->batches);
+	free(g->environments);
+	free(g->ids);
+	free(g->duplicate);
+}
+
+static int group_claims_collect(struct gc_item **items, size_t n, struct group_claims *g)
+{
+	size_t total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += ((const struct ch_ingest *)items[i]->data)->n;
+	g->batches = calloc(total + 1, sizeof(*g->batches));
+	g->environments = calloc(total + 1, sizeof(*g->environments));
+	g->ids = calloc(total + 1, sizeof(*g->ids));
+	g->duplicate = calloc(total + 1, sizeof(*g->duplicate));
+	if (!g->batches || !g->environments || !g->ids || !g->duplicate)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct ch_ingest *in = items[i]->data;
+
+		for (size_t b = 0; b < in->n; b++) {
+			if (in->batches[b].ret_duplicate)
+				*in->batches[b].ret_duplicate = false;
+			if (!in->batches[b].upload_id)
+				continue;
+			g->batches[g->n] = &in->batches[b];
+			g->environments[g->n] = in->batches[b].environment;
+			g->ids[g->n++] = in->batches[b].upload_id;
+		}
+	}
+	return 0;
+}
+
+/* A stack's dictionary key: the first 8 bytes of the SHA-256 of its joined frames, never
+ * UPLOAD_MARK. The joined frames are left in p->frames. */
+static int stack_hash(struct ch_profiles *p, const struct stack_value *sv, uint64_t *ret)
+{
+	const char frame_sep = FRAME_SEP;
+	uint8_t digest[SHA256_LEN];
+	int rc;
+
+	ch_buf_reset(&p->frames);
+	for (size_t f = 0; f < sv->n_frames; f++) {
+		if (f)
+			ch_put_bytes(&p->frames, &frame_sep, 1);
+		ch_put_bytes(&p->frames, sv->frames[f], strlen(sv->frames[f]));
+	}
+	if (p->frames.oom)
+		return -ENOMEM;
+	rc = sha256_with(p->sha, p->frames.data ? p->frames.data : "", p->frames.len, digest);
+	if (rc)
+		return rc;
+	memcpy(ret, digest, sizeof(*ret));
+	if (*ret == UPLOAD_MARK)
+		*ret = 1;
+	return 0;
+}
+
+static void put_series(struct ch_buf *b, const struct profile_batch *batch)
+{
+	ch_put_string(b, batch->environment);
+	ch_put_string(b, batch->service);
+	ch_put_string(b, batch->profile_type);
+	ch_put_string(b, batch->deployment ? batch->deployment : "");
+	ch_put_string(b, batch->node ? batch->node : "");
+	ch_put_u32(b, (uint32_t)batch->bucket_start);
+}
+
+/* One rollups row: a stack's value, or (stack_hash UPLOAD_MARK, value 1) the upload itself. */
+static void put_rollup(struct ch_buf *b, const struct profile_batch *batch, uint64_t hash,
+		       int64_t value, int64_t period, uint32_t received_at)
+{
+	put_series(b, batch);
+	ch_put_u64(b, hash);
+	ch_put_u64(b, (uint64_t)value);
+	ch_put_u64(b, (uint64_t)period);
+	ch_put_u32(b, received_at);
+}
+
+/* The rows of one batch; stacks the dictionary lacks are added to `stacks` and `new_hashes`. */
+static int encode_batch(struct ch_profiles *p, const struct profile_batch *batch,
+			struct ch_buf *rollups, struct ch_buf *stacks, struct hashtab *new_hashes)
+{
+	uint32_t now = (uint32_t)time(NULL);
+	uint64_t hash, seen;
+	int rc;
+
+	put_rollup(rollups, batch, UPLOAD_MARK, 1, batch->period, now);
+	for (size_t i = 0; i < batch->n_stacks; i++) {
+		rc = stack_hash(p, &batch->stacks[i], &hash);
+		if (rc)
+			return rc;
+		put_rollup(rollups, batch, hash, batch->stacks[i].value, 0, 0);
+		if (hashtab__get(&p->known_stacks, hash, &seen) ||
+		    hashtab__get(new_hashes, hash, &seen))
+			continue;
+		if (hashtab__put(new_hashes, hash, 1))
+			return -ENOMEM;
+		ch_put_u64(stacks, hash);
+		ch_put_string(stacks, p->frames.data ? p->frames.data : "");
+	}
+	return rollups->oom || stacks->oom ? -ENOMEM : 0;
+}
+
+static bool is_duplicate(const struct group_claims *g, const struct profile_batch *b)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->batches[i] == b)
+			return g->duplicate[i];
+	return false;
+}
+
+static int encode_group(struct ch_profiles *p, struct gc_item **items, size_t n,
+			const struct group_claims *g, struct ch_buf *rollups, struct ch_buf *stacks,
+			struct hashtab *new_hashes)
+{
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < n; i++) {
+		const struct ch_ingest *in = items[i]->data;
+
+		for (size_t b = 0; !rc && b < in->n; b++)
+			if (!is_duplicate(g, &in->batches[b]))
+				rc = encode_batch(p, &in->batches[b], rollups, stacks, new_hashes);
+	}
+	return rc;
+}
+
+static int insert(struct ch_profiles *p, const char *table, const struct ch_buf *rows)
+{
+	char sql[CH_NAME_MAX + 64];
+
+	if (rows->len == 0)
+		return 0;
+	snprintf(sql, sizeof(sql), "INSERT INTO %s.%s FORMAT RowBinary", p->client.database, table);
+	return ch_exec(&p->client, sql, rows, NULL, NULL, 0);
+}
+
+/* Stacks first: a rollup row never names a stack the dictionary lacks. */
+static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
+		       const struct group_claims *g)
+{
+	struct ch_buf rollups = {0}, stacks = {0};
+	struct hashtab new_hashes = {0};
+	int rc;
+
+	rc = encode_group(p, items, n, g, &rollups, &stacks, &new_hashes);
+	if (!rc)
+		rc = insert(p, "stacks", &stacks);
+	if (!rc && hashtab__count(&p->known_stacks) > KNOWN_STACKS_MAX)
+		hashtab__clear(&p->known_stacks);
+	if (!rc) {
+		/* Only now, after ClickHouse stored them, are the new stacks known. */
+		for (stacks.pos = 0; !rc && stacks.pos < stacks.len;) {
+			const char *frames;
+			size_t len;
+			uint64_t hash;
+
+			rc = ch_get_u64(&stacks, &hash) ?: ch_get_string(&stacks, &frames, &len);
+			if (!rc)
+				rc = hashtab__put(&p->known_stacks, hash, 1);
+		}
+	}
+	if (!rc)
+		rc = insert(p, "rollups", &rollups);
+	ch_buf_free(&rollups);
+	ch_buf_free(&stacks);
+	hashtab__free(&new_hashes);
+	return rc;
+}
+
+static void mark_duplicates(const struct group_claims *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->duplicate[i] && g->batches[i]->ret_duplicate)
+			*g->batches[i]->ret_duplicate = true;
+}
+
+void ch_profiles_commit_group(void *ctx, struct gc_item **items, size_t n)
+{
+	struct ch_profiles *p = ctx;
+	struct group_claims g = {0};
+	struct upload_claim *claim = NULL;
+	int rc;
+
+	pthread_mutex_lock(&p->stacks_lock);
+	rc = group_claims_collect(items, n, &g);
+	if (!rc && g.n)
+		rc = p->ledger->ops->claim(p->ledger, g.environments, g.ids, g.n, g.duplicate,
+					   &claim);
+	if (!rc)
+		rc = write_group(p, items, n, &g);
+	if (claim && !rc)
+		rc = p->ledger->ops->commit(claim);
+	else if (claim)
+		p->ledger->ops->abort(claim);
+	if (!rc)
+		mark_duplicates(&g);
+	pthread_mutex_unlock(&p->stacks_lock);
+	for (size_t i = 0; i < n; i++)
+		items[i]->rc = rc;
+	group_claims_free(&g);
+}

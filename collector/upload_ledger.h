@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Upload ids claimed in a shared control-plane database, for a profile store that cannot
+ * remember them in the transaction of its own write (ClickHouse has none): the claim's
+ * transaction stays open while the profile store writes and commits only after it succeeded,
+ * so that a failed write frees the ids for the retry and a concurrent claim of the same id by
+ * another collector waits for the outcome. Implemented by collector/postgresql/. */
+#ifndef ROOTTRACE_UPLOAD_LEDGER_H
+#define ROOTTRACE_UPLOAD_LEDGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct upload_ledger;
+struct upload_claim; /* one open claim transaction */
+
+struct upload_ledger_ops {
+	void (*close)(struct upload_ledger *l);
+	/* Claims the n (environment, upload id) pairs in one transaction left open: on 0,
+	 * ret_duplicate[i] is true when ids[i] was already stored (or repeats an earlier pair of
+	 * this claim). -EIO when the database cannot be reached. */
+	int (*claim)(struct upload_ledger *l, const char *const *environments,
+		     const char *const *ids, size_t n, bool *ret_duplicate,
+		     struct upload_claim **ret);
+	/* Ends the claim: commit makes the ids permanent (0 or -EIO), abort forgets them. */
+	int (*commit)(struct upload_claim *c);
+	void (*abort)(struct upload_claim *c);
+	/* Forgets ids accepted before cutoff; 0 or -EIO. */
+	int (*expire)(struct upload_ledger *l, int64_t cutoff);
+};
+
+struct upload_ledger {
+	const struct upload_ledger_ops *ops;
+};
+
+#endif

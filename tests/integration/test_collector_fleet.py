@@ -1,0 +1,318 @@
+# SPDX-License-Identifier: Apache-2.0
+# Fleet mode on real servers: two collector processes sharing one PostgreSQL control plane and
+# one ClickHouse profile store (throwaway servers of fleet_servers.py). Settings written through
+# one are served by the other, uploads through both merge into the same rollups and read the
+# same from either (and the same as a SQLite collector given the same uploads), an upload id is
+# exactly-once across collectors, migrate is versioned, and ClickHouse down answers 503
+# without acknowledging, then recovers without a restart.
+import os
+import threading
+import time
+import unittest
+
+import fleet_servers
+import harness
+import pprof_py
+import test_collector_hardening as sqlite_hardening
+import test_collector_tiers as sqlite_tiers
+from collector_fixture import Collector
+
+DAY = 86400
+
+
+def skip_without_servers():
+    why = fleet_servers.available()
+    if why:
+        raise unittest.SkipTest(why)
+
+
+def cpu(stacks, at):
+    return pprof_py.build(stacks, sample_types=[("samples", "count"), ("cpu", "nanoseconds")],
+                          period_type=("cpu", "nanoseconds"), period=10000000, time_nanos=at)
+
+
+def wall(value, at=None):
+    return pprof_py.build([(["main", "serve"], value)], sample_types=[("wall", "nanoseconds")],
+                          time_nanos=at or time.time_ns())
+
+
+def stacks_for(i):
+    """Upload i's stacks: overlapping across uploads so that values merge."""
+    return [(["main", "handle", "parse"], [1, 1000 * (i + 1)]),
+            (["main", "handle", "render%d" % (i % 3)], [1, 700]),
+            (["main", "gc"], [1, 50 + i])]
+
+
+class TwoCollectors(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        skip_without_servers()
+        cls.a = Collector(backend="fleet")
+        cls.b = Collector(backend="fleet", stores=(cls.a.pg_url, cls.a.ch_url))
+        cls.col = cls.a.create_token("collector")
+        cls.eng = cls.a.create_token("user", role="engineer", name="eng")
+        cls.viewer = cls.a.create_token("user", role="viewer", name="viewer")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.b.close()
+        cls.a.close()
+
+    def test_a_setting_written_through_one_is_served_by_the_other(self):
+        status, doc = self.a.put_json("/api/apm/config", self.eng,
+                                      {"enabled": True, "sample_rate_hz": 77})
+        self.assertEqual(status, 200, doc)
+        status, served = self.b.get_json("/api/apm/config", self.col)
+        self.assertEqual(status, 200, served)
+        self.assertEqual((served["enabled"], served["sample_rate_hz"]), (True, 77), served)
+        status, audit = self.b.get_json("/api/apm/audit", self.eng)
+        self.assertEqual(status, 200, audit)
+        self.assertTrue(any(e.get("after", {}).get("sample_rate_hz") == 77
+                            for e in audit["events"]), audit)
+
+    def test_uploads_through_both_merge_and_read_the_same_from_either(self):
+        at = (time.time_ns() // 300_000_000_000) * 300_000_000_000 - 600_000_000_000
+        with Collector(backend="sqlite") as single:
+            stok = single.create_token("collector")
+            for i in range(8):
+                fx = (self.a, self.b)[i % 2]
+                pb = cpu(stacks_for(i), at + i * 1_000_000_000)
+                self.assertEqual(fx.upload(self.col, pb, "merged", "cpu")[0], 200)
+                self.assertEqual(single.upload(stok, pb, "merged", "cpu")[0], 200)
+            params = {"service": "merged", "profile_type": "cpu", "start": at // 10**9 - 3600,
+                      "end": at // 10**9 + 3600}
+            answers = []
+            for fx, tok in ((self.a, self.viewer), (self.b, self.viewer),
+                            (single, single.admin_token)):
+                status, top = fx.get_json("/api/apm/profiles/top", tok, params=params)
+                self.assertEqual(status, 200, top)
+                status, fg = fx.get_json("/api/apm/profiles/flamegraph", tok, params=params)
+                self.assertEqual(status, 200, fg)
+                answers.append((top, fg))
+        self.assertEqual(answers[0], answers[1])
+        self.assertEqual(answers[0], answers[2])  # fleet and SQLite give the same answer
+        expected = sum(sum(v[1] for _, v in stacks_for(i)) for i in range(8))
+        self.assertEqual(self.a.stored_total("merged", "cpu"), expected)
+
+    def test_an_upload_id_is_stored_once_across_collectors(self):
+        params = {"upload_id": "node-7/1-1"}
+        status, first = self.a.upload(self.col, wall(500), "once", "wall", params=params)
+        self.assertEqual((status, first["duplicate"]), (200, False), first)
+        status, again = self.b.upload(self.col, wall(500), "once", "wall", params=params)
+        self.assertEqual((status, again["duplicate"]), (200, True), again)
+        self.assertEqual(self.a.stored_total("once", "wall"), 500)
+
+    def test_racing_copies_through_both_collectors_merge_once(self):
+        results = []
+
+        def send(fx):
+            results.append(fx.upload(self.col, wall(13), "race", "wall",
+                                     params={"upload_id": "race-across-1"}))
+
+        threads = [threading.Thread(target=send, args=((self.a, self.b)[i % 2],))
+                   for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual([s for s, _ in results], [200] * 8, results)
+        self.assertEqual(sorted(d["duplicate"] for _, d in results), [False] + [True] * 7)
+        self.assertEqual(self.b.stored_total("race", "wall"), 13)
+
+    def test_a_token_made_through_one_collector_authenticates_on_the_other(self):
+        tok = self.b.create_token("collector", name="made-on-b")
+        self.assertEqual(self.a.get_json("/api/apm/config", tok)[0], 200)
+
+
+class Migrations(unittest.TestCase):
+    def setUp(self):
+        skip_without_servers()
+        self.pg, self.ch = fleet_servers.fresh_databases()
+        self.c = Collector(backend="sqlite", start=False)  # for cli() and the binary
+
+    def tearDown(self):
+        self.c.close()
+
+    def migrate(self, *stores):
+        args = ["migrate"]
+        if "pg" in stores:
+            args += ["--control-store", self.pg]
+        if "ch" in stores:
+            args += ["--profile-store", self.ch]
+        r = self.c.cli(*args, check=False)
+        return r
+
+    def test_serve_refuses_an_unmigrated_store_and_names_migrate(self):
+        with self.assertRaises(RuntimeError) as e:
+            self.c.cli("serve", "--control-store", self.pg, "--profile-store", self.ch,
+                       "--data", self.c.data, "--listen", "127.0.0.1:0")
+        self.assertIn("migrate", str(e.exception))
+
+    def test_migrate_applies_each_version_once(self):
+        import subprocess
+        first = subprocess.run([self.c.binary, "migrate", "--control-store", self.pg,
+                                "--profile-store", self.ch], capture_output=True, text=True)
+        self.assertEqual(first.returncode, 0, first.stderr)
+        self.assertIn("PostgreSQL): schema version 0 -> 1", first.stderr)
+        self.assertIn("ClickHouse): schema version 0 -> 1", first.stderr)
+        again = subprocess.run([self.c.binary, "migrate", "--control-store", self.pg,
+                                "--profile-store", self.ch], capture_output=True, text=True)
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertIn("schema version 1 -> 1", again.stderr)
+
+    def test_a_password_in_the_clickhouse_url_is_refused(self):
+        import subprocess
+        url = self.ch.replace("http://", "http://default:secret@")
+        r = subprocess.run([self.c.binary, "migrate", "--profile-store", url,
+                            "--control-store", self.pg], capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("password in the URL is refused", r.stderr)
+
+    def test_clickhouse_without_postgresql_is_refused(self):
+        import subprocess
+        r = subprocess.run([self.c.binary, "serve", "--profile-store", self.ch, "--data",
+                            self.c.data],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("needs --control-store", r.stderr)
+
+    def test_config_file_names_the_stores(self):
+        import os
+        import subprocess
+        path = os.path.join(self.c.tmp, "fleet.conf")
+        with open(path, "w") as f:
+            f.write("# fleet\ncontrol_store = %s\nprofile_store = %s\n" % (self.pg, self.ch))
+        r = subprocess.run([self.c.binary, "migrate", "--config", path], capture_output=True,
+                           text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("ClickHouse): schema version 0 -> 1", r.stderr)
+
+
+class FleetTiers(sqlite_tiers.Tiers):
+    """The SQLite tier cases on ClickHouse, whose hour and day tiers are materialized views
+    filled on every insert (no fold marks), and whose retention drops whole days."""
+
+    def setUp(self):
+        skip_without_servers()
+        self.c = Collector(backend="fleet")
+        self.tok = self.c.create_token("collector")
+        self.viewer = self.c.create_token("user", role="viewer")
+        self.sent = []
+
+    def tier_sum(self, table, lo, hi):
+        return int(self.c.clickhouse(
+            "SELECT sum(value) FROM {db}.%s WHERE stack_hash != 0 AND bucket >= %d"
+            " AND bucket < %d" % (table, lo, hi)))
+
+    def test_backdated_uploads_into_folded_hours_and_days_are_counted(self):
+        start = (int(time.time()) // DAY - 5) * DAY
+        self.load_days(start, 3)
+        self.send_late(start)
+        self.check_windows(self.windows(start))
+        self.check_tier_sums(start)
+
+    def test_database_without_tiers_is_backfilled_on_open(self):
+        self.skipTest("SQLite only: the ClickHouse tiers exist from the first migration")
+
+    def test_retention_cuts_tiers_where_it_cuts_five_minute_rows(self):
+        cutoff = int(time.time()) - 30 * DAY
+        day = cutoff - cutoff % DAY  # days before this one are dropped whole
+        for at, v in ((day - DAY + 3600, 1), (day - 600, 2), (day + 600, 4),
+                      (cutoff + 2 * 3600, 8), (cutoff + DAY, 16), (cutoff + 2 * DAY, 32)):
+            self.send(at, v)
+        self.c.restart(["--retention-days", "30"])  # the job runs at start
+        deadline = time.time() + 20
+        while self.c.stored_total("t") != 60 and time.time() < deadline:
+            time.sleep(0.2)
+        self.assertEqual(self.c.stored_total("t"), 60)
+        self.sent = [(at, v) for at, v in self.sent if at >= day]
+        self.check_windows(((day - DAY, cutoff + 3 * DAY), (day, day + DAY)))
+        self.assertEqual(self.tier_sum("rollups_day", 0, day), 0)
+        self.assertEqual(self.tier_sum("rollups_hour", 0, day), 0)
+
+
+class FleetKillLoop(sqlite_hardening.KillLoop):
+    """kill -9 of a collector during concurrent ingest, on the fleet stores: every
+    acknowledged upload is in ClickHouse after the restart (fewer rounds than on SQLite)."""
+
+    ROUNDS = 6
+    KILL_AFTER_S = (0.5, 1.5)  # a ClickHouse INSERT takes tens of ms: longer rounds
+
+    def setUp(self):
+        skip_without_servers()
+        self.saved = os.environ.get("ROOTTRACE_TEST_BACKEND")
+        os.environ["ROOTTRACE_TEST_BACKEND"] = "fleet"
+
+    def tearDown(self):
+        if self.saved is None:
+            os.environ.pop("ROOTTRACE_TEST_BACKEND", None)
+        else:
+            os.environ["ROOTTRACE_TEST_BACKEND"] = self.saved
+
+
+class ServersDown(unittest.TestCase):
+    """Last in the file: it stops and restarts the shared servers."""
+
+    def test_postgresql_down_config_from_cache_writes_503_then_recovers(self):
+        skip_without_servers()
+        with Collector(backend="fleet") as c:
+            tok = c.create_token("collector")
+            eng = c.create_token("user", role="engineer", name="eng")
+            self.assertEqual(c.put_json("/api/apm/config", eng, {"enabled": True})[0], 200)
+            status, before = c.get_json("/api/apm/config", tok)
+            self.assertEqual(status, 200, before)
+            pg = fleet_servers.servers().pg
+            pg.stop()
+            try:
+                status, health = c.get_json("/healthz")
+                self.assertEqual((status, health["status"], health["stores"]),
+                                 (200, "degraded", {"control": "unreachable",
+                                                    "profiles": "ok"}))
+                # Config reads: the answer of under a minute ago (cp_cache.h), unchanged.
+                status, doc = c.get_json("/api/apm/config", tok)
+                self.assertEqual((status, doc), (200, before))
+                # Writes are refused, nothing acknowledged: a setting, an upload whose id
+                # cannot be claimed.
+                status, doc = c.put_json("/api/apm/config", eng, {"sample_rate_hz": 50})
+                self.assertEqual(status, 503, doc)
+                status, doc = c.upload(tok, wall(5), "pgdown", "wall",
+                                       params={"upload_id": "pgdown-1"})
+                self.assertEqual(status, 503, doc)
+            finally:
+                pg.start_again()
+            deadline = time.time() + 30  # each pooled connection retries after its backoff
+            status = None
+            while status != 200 and time.time() < deadline:
+                status = c.put_json("/api/apm/config", eng, {"sample_rate_hz": 50})[0]
+                time.sleep(0.2)
+            self.assertEqual(status, 200)
+            self.assertEqual(c.get_json("/healthz")[1]["status"], "ok")
+            self.assertEqual(c.get_json("/api/apm/config", tok)[1]["sample_rate_hz"], 50)
+            status, doc = c.upload(tok, wall(5), "pgdown", "wall",
+                                   params={"upload_id": "pgdown-1"})
+            self.assertEqual((status, doc["duplicate"]), (200, False), doc)
+            self.assertEqual(c.stored_total("pgdown", "wall"), 5)
+
+    def test_ingest_is_503_while_down_and_nothing_is_acknowledged(self):
+        skip_without_servers()
+        with Collector(backend="fleet") as c:
+            tok = c.create_token("collector")
+            self.assertEqual(c.upload(tok, wall(100), "down", "wall")[0], 200)
+            ch = fleet_servers.servers().ch
+            ch.stop()
+            try:
+                status, doc = c.upload(tok, wall(40), "down", "wall",
+                                       params={"upload_id": "retried-1"})
+                self.assertEqual(status, 503, doc)
+                self.assertEqual(c.get_json("/healthz")[1]["stores"],
+                                 {"control": "ok", "profiles": "unreachable"})
+            finally:
+                ch.start_again()
+            status, doc = c.upload(tok, wall(40), "down", "wall",
+                                   params={"upload_id": "retried-1"})
+            self.assertEqual((status, doc["duplicate"]), (200, False), doc)
+            self.assertEqual(c.stored_total("down", "wall"), 140)
+
+
+if __name__ == "__main__":
+    harness.main()
