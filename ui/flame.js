@@ -9,7 +9,6 @@
 const ROW = 18;
 const MIN_PX = 0.5;
 const HIGHLIGHT = "#c026d3";
-const LAZY_WIDTH = 8192; // px: the first paint lays out the bars at least MIN_PX wide at this width
 
 function hashName(s) { // FNV-1a, 32 bits: the same name gets the same colour on every page
   let h = 0x811c9dc5;
@@ -96,12 +95,14 @@ export class FlameGraph {
     new ResizeObserver(() => this.draw()).observe(this.pane);
   }
 
-  // Lays out only the bars the root view can draw (not in diff mode, whose colours need every
-  // node's delta); the rest when the browser is next idle, or as soon as anything needs it.
+  // Lays out only the bars the root view can draw, at up to twice the pane's width (not in diff
+  // mode, whose colours need every node's delta); the rest when the browser is next idle, or as
+  // soon as anything needs it.
   setTree(root, info) {
     this.info = info; // {unit, seconds, measurement, diff}
     this.root = root;
-    this.layout(flatten(root, info.diff ? 0 : (root.total * MIN_PX) / LAZY_WIDTH));
+    this.laidWidth = Math.max(2 * this.pane.clientWidth, 1024); // room to widen the window
+    this.layout(flatten(root, info.diff ? 0 : (root.total * MIN_PX) / this.laidWidth));
     this.zoom = this.focus = 0;
     if (this.partial) requestIdleCallback(() => { if (this.root === root) this.complete(); }, { timeout: 500 });
   }
@@ -206,7 +207,7 @@ export class FlameGraph {
 
   draw() {
     if (!this.nodes.length) return;
-    if (this.partial && (!this.icicle || this.pane.clientWidth > LAZY_WIDTH)) return void this.complete();
+    if (this.partial && (!this.icicle || this.pane.clientWidth > this.laidWidth)) return void this.complete();
     const full = (this.maxDepth + 1) * ROW;
     const width = this.pane.clientWidth;
     const height = Math.min(full, this.pane.clientHeight);
