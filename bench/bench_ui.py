@@ -2,8 +2,8 @@
 # The web UI's flame graph in Debian's headless Chromium (tests/lib/chromium.py), on profiles
 # ingested by the real collector: a tree of 100,000 distinct nodes, and 1,000,000 samples
 # (100 Hz) spread over another 120,000-node tree, both read back with max_nodes=1000000 (nothing
-# folded). Per profile: data received -> first paint (JSON.parse, then flatten, draw and the
-# next frame),
+# folded). Per profile: data received -> first paint (JSON.parse, then layout, draw and the
+# next frame), the rest of the layout after the paint,
 # redraw after a zoom (median over zooms in and back out), and the page's JS heap. Then the
 # same pprof (the collector's export) in `go tool pprof -http`'s flame graph in the same
 # browser: its page's response end -> load and next frame, and its JS heap.
@@ -178,7 +178,7 @@ def main():
                      r["first_draw_ms"] - r["flatten_ms"], r["frame_ms"],
                      "none" if r["rest_ms"] is None else "%.0f ms" % r["rest_ms"]))
     print("first paint = JSON.parse + flatten + draw + next frame, from the response body "
-          "received; 1st draw = flatten + draw; zoom = FlameGraph.zoomTo (a full redraw), "
+          "received; 1st draw = layout + draw; zoom = FlameGraph.zoomTo (a full redraw), "
           "median and max of 20")
 
 
