@@ -2,8 +2,8 @@
 # The web UI's flame graph in Debian's headless Chromium (tests/lib/chromium.py), on profiles
 # ingested by the real collector: a tree of 100,000 distinct nodes, and 1,000,000 samples
 # (100 Hz) spread over another 120,000-node tree, both read back with max_nodes=1000000 (nothing
-# folded). Per profile: data received -> first paint (JSON.parse, then flatten, draw and the
-# next frame),
+# folded). Per profile: data received -> first paint (JSON.parse, then layout, draw and the
+# next frame), the rest of the layout after the paint,
 # redraw after a zoom (median over zooms in and back out), and the page's JS heap. Then the
 # same pprof (the collector's export) in `go tool pprof -http`'s flame graph in the same
 # browser: its page's response end -> load and next frame, and its JS heap.
@@ -64,21 +64,26 @@ MEASURE = r"""
   const t0 = performance.now();
   const f = window.__rt.flame;
   f.setTree(doc.root, {unit: doc.unit, seconds: doc.window.seconds, measurement: doc.measurement});
+  const tf = performance.now();
   f.zoomTo(0, false);
   const t1 = performance.now();
   await new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 0)));
   const t2 = performance.now();
   const bars = f.lastDraw.bars;
+  const lazy = f.partial, tc = performance.now();
+  f.complete();                                      // the rest of the layout, after the paint
+  const rest_ms = lazy ? performance.now() - tc : null;
   const zooms = [];
-  const targets = f.nodes.filter((n) => n.depth >= 2 && n.depth <= 4)
-    .sort((a, b) => b.total - a.total).slice(0, 10).map((n) => f.nodes.indexOf(n));
+  const targets = f.nodes.map((n, i) => i).filter((i) => f.depth[i] >= 2 && f.depth[i] <= 4)
+    .sort((a, b) => f.nodes[b].total - f.nodes[a].total).slice(0, 10);
   for (const i of targets) {
     for (const target of [i, 0]) {                   // zoom in, then back out to the root
       const a = performance.now(); f.zoomTo(target, false); zooms.push(performance.now() - a);
     }
   }
   zooms.sort((a, b) => a - b);
-  return {nodes: doc.nodes, bytes: text.length, parse_ms: t0 - tp, first_draw_ms: t1 - t0,
+  return {nodes: doc.nodes, bytes: text.length, parse_ms: t0 - tp, first_draw_ms: t1 - t0, flatten_ms: tf - t0,
+          frame_ms: t2 - t1, rest_ms,
           first_paint_ms: t2 - tp, zoom_median_ms: zooms[zooms.length >> 1],
           zoom_max_ms: zooms[zooms.length - 1], bars, width: f.pane.clientWidth};
 })()
@@ -166,10 +171,14 @@ def main():
                 label, r["nodes"], r["bytes"] / 1e6, r["parse_ms"], r["first_draw_ms"],
                 r["first_paint_ms"],
                 r["zoom_median_ms"], r["zoom_max_ms"], heap, peer_text), flush=True)
-            print("  (%s: %d samples, %d bars drawn at the root on a %d px wide canvas)"
-                  % (label, n_samples, r["bars"], r["width"]))
+            print("  (%s: %d samples, %d bars drawn at the root on a %d px wide canvas; "
+                  "1st draw = layout %.0f ms + draw %.0f ms; next frame %.0f ms; rest of the "
+                  "layout after the paint %s)"
+                  % (label, n_samples, r["bars"], r["width"], r["flatten_ms"],
+                     r["first_draw_ms"] - r["flatten_ms"], r["frame_ms"],
+                     "none" if r["rest_ms"] is None else "%.0f ms" % r["rest_ms"]))
     print("first paint = JSON.parse + flatten + draw + next frame, from the response body "
-          "received; 1st draw = flatten + draw; zoom = FlameGraph.zoomTo (a full redraw), "
+          "received; 1st draw = layout + draw; zoom = FlameGraph.zoomTo (a full redraw), "
           "median and max of 20")
 
 

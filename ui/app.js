@@ -144,7 +144,7 @@ function crumbs() {
   const nav = $("crumbs");
   nav.replaceChildren();
   const chain = [];
-  for (let i = flame.zoom; i >= 0; i = flame.nodes[i].parent) chain.unshift(i);
+  for (let i = flame.zoom; i >= 0; i = flame.parent[i]) chain.unshift(i);
   chain.forEach((i, k) => {
     if (k) nav.append(fmt.el("span", " › "));
     const b = fmt.el("button", flame.nodes[i].name);
@@ -174,8 +174,7 @@ async function loadFlame() {
   crumbs();
   table.setData(top, cost);
   if (state.sw) table.selected = state.sw;
-  table.draw();
-  applySearch();
+  applySearch(); // draws the table, once
   showSandwich();
   window.__rt.flameData = tree;
   window.__rt.topData = top;
@@ -211,7 +210,8 @@ function showSandwich() {
   $("sandwich-toggle").disabled = !name && !table.selected;
   $("sandwich-toggle").textContent = name ? "Back to the flame graph" : "Sandwich";
   if (!name) return flame.draw();
-  const { callers: up, callees: down } = sandwich(flame.nodes, name);
+  flame.complete();
+  const { callers: up, callees: down } = sandwich(flame, name);
   const info = flame.info;
   $("sandwich-title").textContent = name + ": callers above (" + fmt.value(up.total, info.unit) +
     ", " + fmt.pct(100 * up.total / flame.nodes[0].total) + " of total), callees below";

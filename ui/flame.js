@@ -39,30 +39,35 @@ function diffColour(delta, maxAbs, isDark) {
   return "rgb(" + c.join(",") + ")";
 }
 
-// Depth-first, root first: each node (the API's own object, so nothing is copied) gets its
-// depth, its offset x within the root's total, its parent's index and `end`, the index just
-// past its subtree: skipping a subtree is one jump, and a node's children are i + 1, then
-// each one's `end` in turn (kids()).
-export function flatten(root) {
-  const nodes = [];
-  const walk = (n, depth, x, parent) => {
-    const i = nodes.length;
-    n.depth = depth; n.x = x; n.parent = parent;
-    nodes.push(n);
-    let cx = x;
-    for (const c of n.children || []) {
-      walk(c, depth + 1, cx, i);
-      cx += c.total;
-    }
-    n.end = nodes.length;
-  };
-  walk(root, 0, 0, -1);
-  return nodes;
+// Depth-first, root first, into flat arrays beside the API's own objects (which are neither
+// copied nor changed): node i's depth, its offset x within the root's total, its parent's
+// index and `end`, the index just past its subtree: skipping a subtree is one jump, and a
+// node's children are i + 1, then each one's `end` in turn (kids()). A loop over an explicit
+// stack rather than recursion, so the first (cold) call is compiled while it runs. Callees of
+// a node whose total is under minTotal are left out (`partial`): the first paint lays out only
+// what it can draw, and the rest follows after it (FlameGraph.complete()).
+export function flatten(root, minTotal = 0) {
+  const nodes = [root], depth = [0], x = [0], parent = [-1], end = [0];
+  let maxDepth = 0, maxDelta = Math.abs(root.delta || 0), partial = false;
+  const open = [0], nextChild = [0], nextX = [0]; // the path from the root to the node at hand
+  while (open.length) {
+    const top = open.length - 1, i = open[top], ch = nodes[i].children, k = nextChild[top];
+    if (!ch || k >= ch.length) { end[i] = nodes.length; open.pop(); nextChild.pop(); nextX.pop(); continue; }
+    const c = ch[k], d = depth[i] + 1, cx = nextX[top];
+    nextChild[top] = k + 1;
+    nextX[top] = cx + c.total;
+    if (c.total < minTotal) { partial = true; continue; }
+    open.push(nodes.length); nextChild.push(0); nextX.push(cx);
+    nodes.push(c); depth.push(d); x.push(cx); parent.push(i); end.push(0);
+    if (d > maxDepth) maxDepth = d;
+    if (c.delta && Math.abs(c.delta) > maxDelta) maxDelta = Math.abs(c.delta);
+  }
+  return { nodes, depth, x, parent, end, maxDepth, maxDelta, partial };
 }
 
-export function kids(nodes, i) {
+export function kids(end, i) {
   const out = [];
-  for (let c = i + 1; c < nodes[i].end; c = nodes[c].end) out.push(c);
+  for (let c = i + 1; c < end[i]; c = end[c]) out.push(c);
   return out;
 }
 
@@ -90,24 +95,46 @@ export class FlameGraph {
     new ResizeObserver(() => this.draw()).observe(this.pane);
   }
 
+  // Lays out only the bars the root view can draw, at up to twice the pane's width (not in diff
+  // mode, whose colours need every node's delta); the rest when the browser is next idle, or as
+  // soon as anything needs it.
   setTree(root, info) {
     this.info = info; // {unit, seconds, measurement, diff}
-    this.nodes = flatten(root);
-    this.maxDepth = this.nodes.reduce((m, n) => Math.max(m, n.depth), 0);
-    this.maxDelta = this.nodes.reduce((m, n) => Math.max(m, Math.abs(n.delta || 0)), 0);
+    this.root = root;
+    this.laidWidth = Math.max(2 * this.pane.clientWidth, 1024); // room to widen the window
+    this.layout(flatten(root, info.diff ? 0 : (root.total * MIN_PX) / this.laidWidth));
     this.zoom = this.focus = 0;
+    if (this.partial) requestIdleCallback(() => { if (this.root === root) this.complete(); }, { timeout: 500 });
+  }
+
+  layout(t) {
+    ({ nodes: this.nodes, depth: this.depth, x: this.x, parent: this.parent, end: this.end,
+      maxDepth: this.maxDepth, maxDelta: this.maxDelta, partial: this.partial } = t);
+  }
+
+  // The whole tree, keeping the zoomed and focused nodes; returns node i's new index.
+  complete(i = 0) {
+    if (!this.partial) return i;
+    const [node, zoomed, focused] = [i, this.zoom, this.focus].map((j) => this.nodes[j]);
+    this.layout(flatten(this.root));
+    const index = new Map([[node, 0], [zoomed, 0], [focused, 0]]);
+    for (let j = 0; j < this.nodes.length; j++) if (index.has(this.nodes[j])) index.set(this.nodes[j], j);
+    this.zoom = index.get(zoomed); this.focus = index.get(focused);
+    this.draw();
+    return index.get(node);
   }
 
   path(i) { // names from the root's child down to node i
     const out = [];
-    for (; i > 0; i = this.nodes[i].parent) out.unshift(this.nodes[i].name);
+    for (; i > 0; i = this.parent[i]) out.unshift(this.nodes[i].name);
     return out;
   }
 
   find(path) { // the node at this name path, or the deepest one found
+    if (path.length) this.complete();
     let i = 0;
     for (const name of path) {
-      const next = kids(this.nodes, i).find((c) => this.nodes[c].name === name);
+      const next = kids(this.end, i).find((c) => this.nodes[c].name === name);
       if (next === undefined) break;
       i = next;
     }
@@ -116,21 +143,23 @@ export class FlameGraph {
 
   zoomTo(i, notify = true) {
     if (!this.nodes.length) return;
+    if (i !== 0) i = this.complete(i);
     this.zoom = this.focus = i;
     this.draw();
     if (notify) this.opts.onZoom(this.path(i));
   }
 
-  zoomOut() { if (this.zoom > 0) this.zoomTo(this.nodes[this.zoom].parent); }
+  zoomOut() { if (this.zoom > 0) this.zoomTo(this.parent[this.zoom]); }
 
   setMatcher(fn) { this.matcher = fn; this.draw(); return this.matchedTotal(); }
 
   matchedTotal() { // topmost matching nodes only, so nested matches are not counted twice
     if (!this.matcher || !this.nodes.length) return null;
+    this.complete();
     let sum = 0;
     for (let i = 0; i < this.nodes.length; i++) {
       const n = this.nodes[i];
-      if (this.matcher(n.name)) { sum += n.total; i = n.end - 1; }
+      if (this.matcher(n.name)) { sum += n.total; i = this.end[i] - 1; }
     }
     return sum;
   }
@@ -151,7 +180,7 @@ export class FlameGraph {
 
   // Queues one bar: its rectangle into the path of its colour, its label if it fits.
   bar(frame, n, i, x, w, muted) {
-    const y = this.rowY(n.depth);
+    const y = this.rowY(this.depth[i]);
     const colour = this.colour(n, muted);
     let path = frame.paths.get(colour);
     if (!path) { path = new Path2D(); frame.paths.set(colour, path); }
@@ -178,6 +207,7 @@ export class FlameGraph {
 
   draw() {
     if (!this.nodes.length) return;
+    if (this.partial && (!this.icicle || this.pane.clientWidth > this.laidWidth)) return void this.complete();
     const full = (this.maxDepth + 1) * ROW;
     const width = this.pane.clientWidth;
     const height = Math.min(full, this.pane.clientHeight);
@@ -203,16 +233,17 @@ export class FlameGraph {
     const scale = width / (z.total || 1);
     const top = 0, bottom = height;
     const frame = { paths: new Map(), labels: [], focus: null };
-    for (let a = z.parent; a >= 0; a = this.nodes[a].parent) // ancestors, muted, full width
+    for (let a = this.parent[this.zoom]; a >= 0; a = this.parent[a]) // ancestors, muted, full width
       this.bar(frame, this.nodes[a], a, 0, width, true);
-    for (let i = this.zoom; i < z.end; i++) {
+    const zx = this.x[this.zoom], end = this.end[this.zoom];
+    for (let i = this.zoom; i < end; i++) {
       const n = this.nodes[i];
       const w = n.total * scale;
-      const y = this.rowY(n.depth);
+      const y = this.rowY(this.depth[i]);
       const below = this.icicle ? y > bottom : y + ROW < top; // its callees are further out
-      if (w < MIN_PX || below) { i = n.end - 1; continue; }
+      if (w < MIN_PX || below) { i = this.end[i] - 1; continue; }
       if (y + ROW < top || y > bottom) continue;
-      this.bar(frame, n, i, (n.x - z.x) * scale, w, false);
+      this.bar(frame, n, i, (this.x[i] - zx) * scale, w, false);
     }
     this.paint(ctx, frame);
     this.lastDraw.bars = this.lastDraw.rects.length;
@@ -228,7 +259,7 @@ export class FlameGraph {
   click(ev) {
     const i = this.at(ev);
     if (i < 0) return;
-    if (this.nodes[i].folded && this.opts.onOther) return this.opts.onOther(this.path(this.nodes[i].parent));
+    if (this.nodes[i].folded && this.opts.onOther) return this.opts.onOther(this.path(this.parent[i]));
     this.zoomTo(i);
   }
 
@@ -239,16 +270,17 @@ export class FlameGraph {
 
   // Keyboard: up/down parent/child (swapped in flame mode), left/right siblings, Enter zooms.
   key(k) {
-    const n = this.nodes[this.focus];
-    if (!n) return false;
+    if (!this.nodes.length) return false;
+    this.complete();
+    const f = this.focus, parent = this.parent[f];
     const up = this.icicle ? "ArrowUp" : "ArrowDown";
     const down = this.icicle ? "ArrowDown" : "ArrowUp";
     let next = this.focus;
-    if (k === up && n.parent >= 0) next = n.parent;
-    else if (k === down && n.end > this.focus + 1) next = this.focus + 1;
-    else if ((k === "ArrowLeft" || k === "ArrowRight") && n.parent >= 0) {
-      const sib = kids(this.nodes, n.parent);
-      const j = sib.indexOf(this.focus) + (k === "ArrowLeft" ? -1 : 1);
+    if (k === up && parent >= 0) next = parent;
+    else if (k === down && this.end[f] > f + 1) next = f + 1;
+    else if ((k === "ArrowLeft" || k === "ArrowRight") && parent >= 0) {
+      const sib = kids(this.end, parent);
+      const j = sib.indexOf(f) + (k === "ArrowLeft" ? -1 : 1);
       if (j >= 0 && j < sib.length) next = sib[j];
     } else if (k === "Enter") { this.zoomTo(this.focus); return true; }
     else if (k === "Escape") { this.zoomOut(); return true; }

@@ -8,11 +8,11 @@ function child(node, name) {
   return c;
 }
 
-function addSubtree(dst, nodes, i) {
-  const n = nodes[i];
+function addSubtree(dst, tree, i) {
+  const n = tree.nodes[i];
   dst.total += n.total;
   dst.self += n.self;
-  for (let c = i + 1; c < n.end; c = nodes[c].end) addSubtree(child(dst, nodes[c].name), nodes, c);
+  for (let c = i + 1; c < tree.end[i]; c = tree.end[c]) addSubtree(child(dst, tree.nodes[c].name), tree, c);
 }
 
 function finish(node) { // Map children to the {name, self, total, children} of flame.js
@@ -20,8 +20,10 @@ function finish(node) { // Map children to the {name, self, total, children} of 
   return { name: node.name, self: node.self, total: node.total, children };
 }
 
-// nodes: flame.js's flattened tree. Returns {callers, callees} trees, both rooted at `name`.
-export function sandwich(nodes, name) {
+// tree: flame.js's flattened tree ({nodes, parent, end}, as a FlameGraph holds it). Returns
+// {callers, callees} trees, both rooted at `name`.
+export function sandwich(tree, name) {
+  const { nodes, parent } = tree;
   const callers = { name, self: 0, total: 0, kids: new Map() };
   const callees = { name, self: 0, total: 0, kids: new Map() };
   for (let i = 0; i < nodes.length; i++) {
@@ -29,13 +31,13 @@ export function sandwich(nodes, name) {
     if (n.name !== name) continue;
     let up = callers;
     up.total += n.total;
-    for (let p = n.parent; p >= 0; p = nodes[p].parent) {
+    for (let p = parent[i]; p >= 0; p = parent[p]) {
       up = child(up, nodes[p].name);
       up.total += n.total;
-      if (nodes[p].parent < 0) up.self += n.total; // the path ends at the root
+      if (parent[p] < 0) up.self += n.total; // the path ends at the root
     }
-    addSubtree(callees, nodes, i);
-    i = n.end - 1; // inner occurrences are callees of this one
+    addSubtree(callees, tree, i);
+    i = tree.end[i] - 1; // inner occurrences are callees of this one
   }
   return { callers: finish(callers), callees: finish(callees) };
 }

@@ -21,8 +21,7 @@ export class TopTable {
     this.unit = top.unit;
     this.hasCost = !!(cost && cost.cost);
     this.rows = top.functions.map((f) => ({ ...f, cost: hours.has(f.name) ? hours.get(f.name) : null }));
-    this.selected = null;
-    this.draw();
+    this.selected = null; // drawn by the caller's filter(), once
   }
 
   filter(match) { this.match = match; this.draw(); }

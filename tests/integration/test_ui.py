@@ -277,6 +277,26 @@ class WebUi(unittest.TestCase):
         page.wait_for("document.querySelectorAll('#crumbs button').length === 4")
         self.assertEqual(self.crumbs(page)[-1], "api/serialize.renderPayload")
 
+    def test_first_paint_lays_out_only_drawable_bars_and_the_rest_on_demand(self):
+        page = self.open_flame()
+        r = page.eval("""(() => {
+          const f = window.__rt.flame, tiny = [];
+          for (let i = 0; i < 3000; i++)
+            tiny.push({name: 'tiny' + i, self: 0, total: 1, children: [{name: 'leaf', self: 1, total: 1}]});
+          const big = {name: 'big', self: 0, total: 1e6, children: [{name: 'bigkid', self: 1e6, total: 1e6}]};
+          f.setTree({name: 'root', self: 0, total: 1e6 + 3000, children: [big, ...tiny]}, {unit: 'count'});
+          f.zoomTo(0, false);
+          const first = {partial: f.partial, laid: f.nodes.length, bars: f.lastDraw.bars};
+          const i = f.find(['tiny7', 'leaf']);
+          f.zoomTo(0, false);
+          return {first, partial: f.partial, laid: f.nodes.length, name: f.nodes[i].name,
+                  path: f.path(i), bars: f.lastDraw.bars};
+        })()""")
+        self.assertEqual(r["first"], {"partial": True, "laid": 3, "bars": 3})
+        self.assertEqual([r["partial"], r["laid"], r["name"], r["path"]],
+                         [False, 1 + 2 + 6000, "leaf", ["tiny7", "leaf"]])
+        self.assertEqual(r["bars"], 3)  # the tiny bars stay under half a pixel: the same picture
+
     def test_folded_other_bar_is_labelled_and_clicking_it_fetches_more_detail(self):
         page = self.open_flame("&nodes=4")
         self.assertTrue(page.eval("window.__rt.flameData.folded"))
