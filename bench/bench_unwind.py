@@ -57,7 +57,8 @@ def run_once(build, exe, unwind, seconds, freq, early_ns=0.0):
     to_main = sum(s.values[0] for s in work if "main" in s.stack)
     total = sum(s.values[0] for s in work)
     load = re.search(r"BPF load \(verifier\): (\d+) ms", err)
-    tables = re.search(r"unwind tables: (\d+) built in ([\d.]+) ms; (\d+) loaded, (\d+) rows "
+    tables = re.search(r"unwind tables: (\d+) built in ([\d.]+) ms, \d+ big ones waiting; "
+                       r"(\d+) loaded, (\d+) rows "
                        r"\(([\d.]+) MiB\) of (\d+) \(([\d.]+) MiB", err)
     return {
         # the record's whole life (BPF load, tables, drain, encode) plus its BPF run time

@@ -313,6 +313,8 @@ int pipeline__poll(struct pipeline *p, int timeout_ms)
 
 	if (p->unwind)
 		capture_unwind_pending(p, UNWIND_CAPTURE_BUDGET_MS);
+	if (p->unwind && !p->n_unwind_pending) /* one big table at a time, nobody waiting */
+		unwind_tables__build_deferred(p->unwind);
 	return ret;
 }
 
@@ -666,6 +668,7 @@ static void add_unwind_stats(struct pipeline *p, struct window_unwind *u)
 	u->tables_unreadable = ts.build_unreadable - p->last_tables.build_unreadable;
 	p->last_tables = ts;
 	u->tables_loaded = ts.tables_loaded;
+	u->tables_waiting = ts.tables_deferred;
 	u->rows_loaded = ts.rows_loaded;
 	u->rows_bytes = ts.rows_loaded * sizeof(struct unwind_row);
 	u->rows_capacity = ts.rows_capacity;

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-/* libdw CFI -> unwind rows: every FDE's rows ([start, end) from dwarf_frame_info), compiled to
- * the 12-byte rows the BPF unwinder reads, sorted, gaps marked, identical neighbours merged. */
+/* libdw CFI -> unwind rows: every FDE's rows ([start, end) from dwarf_frame_info), compiled in
+ * address order to the 12-byte rows the BPF unwinder reads and handed to a sink (cfi_rows.c
+ * compacts them on the way). A small table is compiled once in memory; a big one (node, cc1)
+ * is counted in a first pass and streamed in batches in a second, so a compile holds 8 bytes
+ * an FDE, one batch and a bounded libdw cache whatever the size of the binary. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
@@ -16,12 +19,12 @@
 #include <unistd.h>
 
 #include "cfi_compile.h"
+#include "cfi_rows.h"
 
 #define DWARF_REG_RBP 6
 #define DWARF_REG_RSP 7
 #define DWARF_REG_RA 16
 #define MAX_CIES 4096	     /* distinct CIEs remembered per file (libc has 1, big C++ a few) */
-#define GAP_MIN_BYTES 16     /* smaller holes between FDEs are padding */
 #define SIGFRAME_CFA_OFF 160 /* x86-64 rt_sigframe: saved rsp at sp + 160 */
 
 struct cie_enc {
@@ -29,18 +32,37 @@ struct cie_enc {
 	uint8_t fde_enc; /* DW_EH_PE_* encoding of the FDEs' initial location */
 };
 
-/* Growing row vector plus what one compile needs to remember. Rows hold ELF virtual
- * addresses (below 4 GiB: checked) until finish_rows(); each FDE ends with a weak GAP row
- * (cfa_off FDE_END) that a row starting at the same pc replaces. 12 bytes a row, no copy. */
-struct compile_ctx {
-	struct cfi_table *t;
-	struct unwind_row *rows;
-	size_t n, cap;
-	struct cie_enc *cies;
-	size_t n_cies;
+/* One FDE's code range, table-relative (the row format is 32-bit). */
+struct fde_span {
+	uint32_t lo, hi;
 };
 
-#define FDE_END 1 /* cfa_off of a GAP row closing an FDE */
+/* What one compile needs: the CIE encodings and FDE ranges of the section (8 bytes an FDE),
+ * and the rows stage. */
+struct compile_ctx {
+	struct cfi_table *t;
+	struct cfi_rows rows;
+	struct cie_enc *cies;
+	size_t n_cies;
+	struct fde_span *spans;
+	size_t n_spans, cap_spans;
+	size_t walk_bad_entries; /* counted once by the section walk, before the passes */
+};
+
+/* libdw keeps every FDE it has parsed until its Dwarf_CFI ends (~200 bytes an FDE, 15 MB for
+ * node's 76k): the reader ends and reopens it every CFI_FDES_PER_READER FDEs. */
+#define CFI_FDES_PER_READER 1024
+/* A table up to this many rows is compiled once, in memory; a bigger one is counted in a
+ * first pass and streamed to the sink in a second, so memory stays at one batch. */
+#define CFI_ROWS_IN_MEMORY (64u << 10)
+
+struct cfi_reader {
+	Elf *elf;
+	bool eh_frame; /* .eh_frame through dwarf_getcfi_elf, else .debug_frame */
+	Dwarf *dw;     /* .debug_frame only: owns cfi */
+	Dwarf_CFI *cfi;
+	size_t fdes; /* compiled through this cfi */
+};
 
 /* --- ELF helpers ------------------------------------------------------------------------ */
 
@@ -348,22 +370,7 @@ static int push_row(struct compile_ctx *c, uint64_t pc, const struct unwind_row 
 {
 	if (pc > UINT32_MAX)
 		return -E2BIG; /* code above 4 GiB: not in the 32-bit row format */
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 4096;
-		void *tmp;
-
-		if (cap > CFI_MAX_ROWS + 1)
-			return -E2BIG;
-		tmp = realloc(c->rows, cap * sizeof(*c->rows));
-		if (!tmp)
-			return -ENOMEM;
-		c->rows = tmp;
-		c->cap = cap;
-	}
-	c->rows[c->n] = *row;
-	c->rows[c->n].pc = (uint32_t)pc;
-	c->n++;
-	return 0;
+	return cfi_rows__push(&c->rows, (uint32_t)pc, row);
 }
 
 /* Every row of the FDE covering [lo, hi). */
@@ -403,8 +410,8 @@ static int compile_fde(struct compile_ctx *c, Dwarf_CFI *cfi, uint64_t lo, uint6
 			break;
 		pc = end;
 	}
-	return push_row(c, hi,
-			&(struct unwind_row){.cfa_type = UNWIND_ROW_GAP, .cfa_off = FDE_END});
+	return push_row(
+	    c, hi, &(struct unwind_row){.cfa_type = UNWIND_ROW_GAP, .cfa_off = CFI_ROWS_FDE_END});
 }
 
 static int remember_cie(struct compile_ctx *c, Dwarf_Off offset, uint8_t enc)
@@ -427,17 +434,53 @@ static int find_cie(const struct compile_ctx *c, Dwarf_Off offset)
 	return -1;
 }
 
-/* Walks the section's CIEs and FDEs; each FDE's range is compiled row by row through cfi. */
-static int compile_section(struct compile_ctx *c, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
-			   bool eh_frame, Dwarf_CFI *cfi)
+static int remember_span(struct compile_ctx *c, uint64_t lo, uint64_t hi)
+{
+	if (hi > UINT32_MAX)
+		return -E2BIG; /* code above 4 GiB: not in the 32-bit row format */
+	if (c->n_spans == c->cap_spans) {
+		size_t cap = c->cap_spans ? 2 * c->cap_spans : 1024;
+		void *tmp = realloc(c->spans, cap * sizeof(*c->spans));
+
+		if (!tmp)
+			return -ENOMEM;
+		c->spans = tmp;
+		c->cap_spans = cap;
+	}
+	c->spans[c->n_spans++] = (struct fde_span){(uint32_t)lo, (uint32_t)hi};
+	return 0;
+}
+
+/* An FDE of the section walk: its range is remembered (field_addr: where its initial
+ * location is, for pc-relative encodings). */
+static int walk_fde(struct compile_ctx *c, const Dwarf_CFI_Entry *e, uint64_t field_addr)
+{
+	const uint8_t *p = e->fde.start, *end = e->fde.end;
+	uint64_t lo, range;
+	int enc = find_cie(c, e->fde.CIE_pointer);
+	if (enc < 0 || enc == DW_EH_PE_omit || read_encoded(&p, end, enc, field_addr, &lo) ||
+	    read_encoded(&p, end, enc & 0x0f, 0, &range)) {
+		c->walk_bad_entries++;
+		return 0;
+	}
+	if (!range)
+		return 0;
+	c->t->n_fdes++;
+	return remember_span(c, lo, lo + range);
+}
+
+/* Walks the section's CIEs and FDEs, remembering each FDE's range. */
+static int walk_section(struct compile_ctx *c, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
+			bool eh_frame)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
 	Dwarf_Off off = 0, next;
 	Elf_Data *data;
 	int ret;
 
+	c->n_spans = c->n_cies = 0;
 	if (sh->sh_size > CFI_MAX_SECTION_BYTES)
-		return -E2BIG; /* bounded compile time and memory for huge binaries */
+		return -E2BIG; /* bounded compile time for huge binaries */
 	if ((sh->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
 		return -EINVAL; /* Go compresses .debug_frame */
 	data = elf_getdata(scn, NULL);
@@ -445,117 +488,149 @@ static int compile_section(struct compile_ctx *c, Elf *elf, Elf_Scn *scn, const 
 		return -EINVAL;
 	for (;;) {
 		Dwarf_CFI_Entry e;
-		int r = dwarf_next_cfi(ident, data, eh_frame, off, &next, &e);
+		int status = dwarf_next_cfi(ident, data, eh_frame, off, &next, &e);
 
-		if (r > 0)
+		if (status > 0)
 			break;
-		if (r < 0) {
-			c->t->bad_entries++;
+		if (status < 0) {
+			c->walk_bad_entries++;
 			if (next <= off || next == (Dwarf_Off)-1)
 				break; /* cannot skip it safely */
 			off = next;
 			continue;
 		}
-		if (dwarf_cfi_cie_p(&e)) {
+		if (dwarf_cfi_cie_p(&e))
 			ret = remember_cie(c, off, cie_fde_encoding(&e.cie, eh_frame));
-			if (ret)
-				return ret;
-		} else {
-			const uint8_t *p = e.fde.start, *end = e.fde.end;
-			uint64_t field = sh->sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf);
-			uint64_t lo, range;
-			int enc = find_cie(c, e.fde.CIE_pointer);
-
-			if (enc < 0 || enc == DW_EH_PE_omit ||
-			    read_encoded(&p, end, enc, field, &lo) ||
-			    read_encoded(&p, end, enc & 0x0f, 0, &range)) {
-				c->t->bad_entries++;
-			} else if (range) {
-				c->t->n_fdes++;
-				ret = compile_fde(c, cfi, lo, lo + range);
-				if (ret)
-					return ret;
-			}
-		}
+		else
+			ret = walk_fde(c, &e,
+				       sh->sh_addr +
+					   (uint64_t)(e.fde.start - (const uint8_t *)data->d_buf));
+		if (ret)
+			return ret;
 		off = next;
 	}
 	return 0;
 }
 
-static bool is_fde_end(const struct unwind_row *r)
+static int by_lo(const void *a, const void *b)
 {
-	return r->cfa_type == UNWIND_ROW_GAP && r->cfa_off == FDE_END;
+	const struct fde_span *x = a, *y = b;
+
+	return x->lo != y->lo ? (x->lo < y->lo ? -1 : 1) : 0;
 }
 
-/* By pc; at one pc an FDE's end marker first, so the row starting there replaces it. */
-static int by_pc(const void *a, const void *b)
+static void cfi_reader_close(struct cfi_reader *r)
 {
-	const struct unwind_row *x = a, *y = b;
-
-	if (x->pc != y->pc)
-		return x->pc < y->pc ? -1 : 1;
-	return is_fde_end(y) - is_fde_end(x);
+	if (r->dw)
+		dwarf_end(r->dw); /* also releases cfi */
+	else if (r->cfi)
+		dwarf_cfi_end(r->cfi);
+	r->dw = NULL;
+	r->cfi = NULL;
 }
 
-static bool same_rule(const struct unwind_row *a, const struct unwind_row *b)
+static int cfi_reader_open(struct cfi_reader *r)
 {
-	return a->cfa_type == b->cfa_type && a->cfa_off == b->cfa_off &&
-	       a->rbp_type == b->rbp_type && a->rbp_off == b->rbp_off;
-}
-
-/* Sorts, then compacts in place: an end marker stays only before a hole of GAP_MIN_BYTES or
- * more (smaller ones are alignment padding after a function, never executed, and the previous
- * row, usually "after ret", is right for it anyway), identical neighbours merge. */
-static int finish_rows(struct compile_ctx *c)
-{
-	struct cfi_table *t = c->t;
-	size_t n = 0;
-
-	if (!c->n)
-		return -ENOENT;
-	qsort(c->rows, c->n, sizeof(*c->rows), by_pc);
-	for (size_t i = 0; i < c->n; i++) {
-		struct unwind_row row = c->rows[i];
-
-		if (is_fde_end(&row)) {
-			if (i + 1 < c->n && c->rows[i + 1].pc < row.pc + GAP_MIN_BYTES)
-				continue;
-			row.cfa_off = 0;
-		}
-		if (n && c->rows[n - 1].pc == row.pc)
-			n--; /* overlapping FDEs: the later one wins */
-		if (!n || !same_rule(&c->rows[n - 1], &row))
-			c->rows[n++] = row;
+	r->fdes = 0;
+	if (r->eh_frame) {
+		r->cfi = dwarf_getcfi_elf(r->elf);
+		return r->cfi ? 0 : -EINVAL;
 	}
-	t->vaddr_base = 0;
-	t->rows = realloc(c->rows, n * sizeof(*c->rows)) ?: c->rows;
-	c->rows = NULL;
-	t->n_rows = n;
+	r->dw = dwarf_begin_elf(r->elf, DWARF_C_READ, NULL);
+	r->cfi = r->dw ? dwarf_getcfi(r->dw) : NULL;
+	if (!r->cfi) {
+		cfi_reader_close(r);
+		return -EINVAL;
+	}
 	return 0;
 }
 
-/* .debug_frame of elf (or of a separate debug file), through dwarf_getcfi. */
-static int compile_debug_frame(struct compile_ctx *c, Elf *elf)
+/* The reader's cfi for one more FDE, reopened when its cache has grown. */
+static Dwarf_CFI *cfi_reader_next_fde(struct cfi_reader *r)
 {
-	GElf_Shdr sh;
-	Elf_Scn *scn = find_section(elf, ".debug_frame", &sh);
-	Dwarf *dw;
-	Dwarf_CFI *cfi;
+	if (r->fdes++ < CFI_FDES_PER_READER)
+		return r->cfi;
+	cfi_reader_close(r);
+	return cfi_reader_open(r) ? NULL : (r->fdes = 1, r->cfi);
+}
+
+/* Compiles every FDE in address order into the rows stage. An FDE that starts inside the one
+ * before it (overlapping CFI: never emitted by GCC or LLVM) is skipped and counted as bad. */
+static int compile_pass(struct compile_ctx *c, struct cfi_reader *r, enum cfi_rows_mode mode,
+			size_t limit)
+{
+	uint32_t floor = 0;
 	int ret;
 
-	if (!scn)
-		return -ENOENT;
-	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	if (!dw)
-		return -EINVAL;
-	cfi = dwarf_getcfi(dw);
-	ret = cfi ? compile_section(c, elf, scn, &sh, false, cfi) : -EINVAL;
-	dwarf_end(dw); /* also releases cfi */
-	c->t->source = CFI_SOURCE_DEBUG_FRAME;
+	cfi_rows__reset(&c->rows, mode, limit);
+	c->t->bad_entries = c->walk_bad_entries;
+	memset(c->t->cannot, 0, sizeof(c->t->cannot));
+	cfi_reader_close(r);
+	ret = cfi_reader_open(r);
+	for (size_t i = 0; !ret && i < c->n_spans; i++) {
+		const struct fde_span *sp = &c->spans[i];
+		Dwarf_CFI *cfi;
+
+		if (sp->lo < floor) {
+			c->t->bad_entries++;
+			continue;
+		}
+		cfi = cfi_reader_next_fde(r);
+		ret = cfi ? compile_fde(c, cfi, sp->lo, sp->hi) : -EINVAL;
+		floor = sp->hi;
+	}
+	return ret ? ret : cfi_rows__finish(&c->rows);
+}
+
+/* The rows of one section: in memory when they are few, else counted, then streamed. */
+static int compile_section(struct compile_ctx *c, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
+			   bool eh_frame, const struct cfi_row_sink *sink)
+{
+	struct cfi_reader r = {.elf = elf, .eh_frame = eh_frame};
+	size_t in_memory = sink->in_memory_max ? sink->in_memory_max : CFI_ROWS_IN_MEMORY;
+	int ret = walk_section(c, elf, scn, sh, eh_frame);
+
+	if (ret)
+		return ret;
+	c->t->bad_entries = c->walk_bad_entries;
+	if (!c->n_spans)
+		return 0;
+	qsort(c->spans, c->n_spans, sizeof(*c->spans), by_lo);
+	ret = compile_pass(c, &r, CFI_ROWS_COLLECT, in_memory);
+	if (!ret) {
+		c->t->n_rows = c->rows.emitted;
+		ret = sink->begin(sink->ctx, c->t);
+		if (!ret)
+			ret = sink->write(sink->ctx, 0, c->rows.rows, c->rows.n);
+	} else if (ret == -EOVERFLOW) {
+		ret = compile_pass(c, &r, CFI_ROWS_COUNT, CFI_MAX_ROWS);
+		c->t->n_rows = c->rows.emitted;
+		if (!ret)
+			ret = sink->begin(sink->ctx, c->t);
+		c->rows.ctx = sink->ctx;
+		c->rows.write = sink->write;
+		if (!ret)
+			ret = compile_pass(c, &r, CFI_ROWS_STREAM, c->t->n_rows);
+		if (!ret && c->rows.emitted != c->t->n_rows)
+			ret = -EIO; /* the second pass must see what the first counted */
+	}
+	cfi_reader_close(&r);
 	return ret;
 }
 
-static int compile_debug_file(struct compile_ctx *c)
+/* .debug_frame of elf (or of a separate debug file), through dwarf_getcfi. */
+static int compile_debug_frame(struct compile_ctx *c, Elf *elf, const struct cfi_row_sink *sink)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_section(elf, ".debug_frame", &sh);
+
+	if (!scn)
+		return -ENOENT;
+	c->t->source = CFI_SOURCE_DEBUG_FRAME;
+	return compile_section(c, elf, scn, &sh, false, sink);
+}
+
+static int compile_debug_file(struct compile_ctx *c, const struct cfi_row_sink *sink)
 {
 	const char *id = c->t->build_id;
 	char path[320];
@@ -569,14 +644,15 @@ static int compile_debug_file(struct compile_ctx *c)
 	if (fd < 0)
 		return -ENOENT;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	ret = elf ? compile_debug_frame(c, elf) : -EINVAL;
+	ret = elf ? compile_debug_frame(c, elf, sink) : -EINVAL;
 	if (elf)
 		elf_end(elf);
 	close(fd);
 	return ret;
 }
 
-static int compile_elf(Elf *elf, struct cfi_table *t)
+/* .eh_frame, else .debug_frame here or in the build-id debug file: the first with an FDE. */
+static int compile_elf(Elf *elf, struct cfi_table *t, const struct cfi_row_sink *sink)
 {
 	struct compile_ctx c = {.t = t};
 	GElf_Shdr sh;
@@ -591,83 +667,134 @@ static int compile_elf(Elf *elf, struct cfi_table *t)
 		return ret;
 	scn = find_section(elf, ".eh_frame", &sh);
 	if (scn) {
-		Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
-
 		t->source = CFI_SOURCE_EH_FRAME;
-		ret = cfi ? compile_section(&c, elf, scn, &sh, true, cfi) : -EINVAL;
-		if (cfi)
-			dwarf_cfi_end(cfi);
+		ret = compile_section(&c, elf, scn, &sh, true, sink);
 	}
-	if (!scn || (!ret && !c.n)) {
-		ret = compile_debug_frame(&c, elf);
+	if (!scn || (!ret && !c.n_spans)) {
+		ret = compile_debug_frame(&c, elf, sink);
 		if (ret == -ENOENT)
-			ret = compile_debug_file(&c);
+			ret = compile_debug_file(&c, sink);
 	}
-	if (!ret)
-		ret = finish_rows(&c);
+	if (!ret && !c.n_spans)
+		ret = -ENOENT;
 	if (ret == -ENOENT && t->bad_entries)
 		ret = -EINVAL; /* there was CFI, none of it readable */
-	free(c.rows);
+	cfi_rows__release(&c.rows);
+	free(c.spans);
 	free(c.cies);
 	return ret;
 }
 
-static struct cfi_table *compile_and_end(Elf *elf)
+static int compile_and_end(Elf *elf, struct cfi_table *t, const struct cfi_row_sink *sink)
+{
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	ret = compile_elf(elf, t, sink);
+	elf_end(elf);
+	return ret;
+}
+
+static Elf *open_fd(int fd)
+{
+	return elf_version(EV_CURRENT) == EV_NONE ? NULL : elf_begin(fd, ELF_C_READ_MMAP, NULL);
+}
+
+/* The vDSO image of this process (the same the kernel maps into every process). */
+static Elf *open_own_vdso(int *ret_err)
+{
+	const GElf_Ehdr *eh = (const GElf_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+
+	*ret_err = -ENOENT;
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return NULL;
+	*ret_err = -ENOEXEC;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	/* The image ends with its section headers; libelf does not write to it. */
+	return elf_memory((char *)eh, eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize);
+}
+
+int cfi_compile_fd_to(int fd, struct cfi_table *t, const struct cfi_row_sink *sink)
+{
+	Elf *elf = open_fd(fd);
+
+	return elf ? compile_and_end(elf, t, sink) : -ENOEXEC;
+}
+
+int cfi_compile_own_vdso_to(struct cfi_table *t, const struct cfi_row_sink *sink)
+{
+	int err;
+	Elf *elf = open_own_vdso(&err);
+
+	return elf ? compile_and_end(elf, t, sink) : err;
+}
+
+/* --- in-memory tables: a sink that keeps the rows --------------------------------------- */
+
+struct row_vector {
+	struct unwind_row *rows;
+};
+
+static int vector_begin(void *ctx, const struct cfi_table *header)
+{
+	struct row_vector *v = ctx;
+
+	v->rows = malloc((header->n_rows ? header->n_rows : 1) * sizeof(*v->rows));
+	return v->rows ? 0 : -ENOMEM;
+}
+
+static int vector_write(void *ctx, size_t first, const struct unwind_row *rows, size_t n)
+{
+	struct row_vector *v = ctx;
+
+	memcpy(v->rows + first, rows, n * sizeof(*rows));
+	return 0;
+}
+
+/* Runs compile into a new table that keeps its rows; NULL + errno. */
+static struct cfi_table *compile_to_memory(Elf *elf, int err)
 {
 	struct cfi_table *t = calloc(1, sizeof(*t));
-	int ret = t ? compile_elf(elf, t) : -ENOMEM;
+	struct row_vector v = {0};
+	struct cfi_row_sink sink = {
+	    .ctx = &v, .begin = vector_begin, .write = vector_write, .in_memory_max = CFI_MAX_ROWS};
+	int ret = err;
 
-	elf_end(elf);
+	if (elf && t)
+		ret = compile_and_end(elf, t, &sink); /* ends elf */
+	else if (elf)
+		elf_end(elf);
+	if (!t)
+		ret = -ENOMEM;
 	if (ret) {
-		cfi_table__free(t);
+		free(v.rows);
+		free(t);
 		errno = -ret;
 		return NULL;
 	}
+	t->rows = v.rows;
 	return t;
 }
 
 struct cfi_table *cfi_compile_fd(int fd)
 {
-	Elf *elf;
-
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf) {
-		errno = ENOEXEC;
-		return NULL;
-	}
-	return compile_and_end(elf);
+	return compile_to_memory(open_fd(fd), -ENOEXEC);
 }
 
 struct cfi_table *cfi_compile_memory(const void *image, size_t size)
 {
-	Elf *elf;
+	Elf *elf = elf_version(EV_CURRENT) == EV_NONE ? NULL : elf_memory((char *)image, size);
 
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	elf = elf_memory((char *)image, size); /* read-only: libelf does not write to it */
-	if (!elf) {
-		errno = ENOEXEC;
-		return NULL;
-	}
-	return compile_and_end(elf);
+	return compile_to_memory(elf, -ENOEXEC);
 }
 
 struct cfi_table *cfi_compile_own_vdso(void)
 {
-	const GElf_Ehdr *eh = (const GElf_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	int err;
+	Elf *elf = open_own_vdso(&err);
 
-	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64) {
-		errno = ENOENT;
-		return NULL;
-	}
-	/* The image ends with its section headers. */
-	return cfi_compile_memory(eh, eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize);
+	return compile_to_memory(elf, err);
 }
 
 void cfi_table__free(struct cfi_table *t)
@@ -676,6 +803,21 @@ void cfi_table__free(struct cfi_table *t)
 		return;
 	free(t->rows);
 	free(t);
+}
+
+uint64_t cfi_bytes_fd(int fd)
+{
+	Elf *elf = open_fd(fd);
+	GElf_Shdr sh;
+	uint64_t bytes = 0;
+
+	if (!elf)
+		return 0;
+	if (elf_kind(elf) == ELF_K_ELF &&
+	    (find_section(elf, ".eh_frame", &sh) || find_section(elf, ".debug_frame", &sh)))
+		bytes = sh.sh_size;
+	elf_end(elf);
+	return bytes;
 }
 
 int cfi_build_id_fd(int fd, char *ret_hex, size_t len)

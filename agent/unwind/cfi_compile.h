@@ -13,11 +13,13 @@
 
 #define CFI_BUILD_ID_MAX 41 /* hex, NUL-terminated */
 #define CFI_MAX_SEGMENTS 16
-/* Bounds of one compile (memory ~12 bytes a row while it runs): a bigger binary's table is
- * refused (-E2BIG) and its code is walked with frame pointers: the agent stays within its RSS
- * budget. libc has 150 KB of .eh_frame (23k rows), python3 411 KB, GCC's cc1 2.4 MB (refused). */
+/* Bounds of one compile. Its memory is 8 bytes an FDE plus at most 64k rows (12 bytes each);
+ * a bigger table is compiled twice (counted, then streamed to the sink in batches). The
+ * section bound keeps compile time bounded: libc has 150 KB of .eh_frame (23k rows, ~7 ms),
+ * node 2.7 MB (277k rows), GCC's cc1 2.4 MB (430k rows). A bigger one is refused (-E2BIG)
+ * and its code is walked with frame pointers. */
 #define CFI_MAX_ROWS (1u << 20)
-#define CFI_MAX_SECTION_BYTES (1u << 20)
+#define CFI_MAX_SECTION_BYTES (8u << 20)
 
 enum cfi_source { CFI_SOURCE_EH_FRAME = 1, CFI_SOURCE_DEBUG_FRAME = 2 };
 
@@ -38,6 +40,20 @@ struct cfi_table {
 	size_t n_segs;
 };
 
+/* Where compiled rows go: begin() once with the table's header (n_rows and counts known),
+ * then write() in pc order, in batches; an error from either ends the compile with it. */
+struct cfi_row_sink {
+	void *ctx;
+	size_t in_memory_max; /* rows compiled in one pass in memory; 0: the default (64k) */
+	int (*begin)(void *ctx, const struct cfi_table *t);
+	int (*write)(void *ctx, size_t first, const struct unwind_row *rows, size_t n);
+};
+
+/* Compiles the ELF open at fd into sink; *t gets the header (t->rows stays NULL).
+ * 0 or -errno as below. */
+int cfi_compile_fd_to(int fd, struct cfi_table *t, const struct cfi_row_sink *sink);
+int cfi_compile_own_vdso_to(struct cfi_table *t, const struct cfi_row_sink *sink);
+
 /* Compiles the ELF open at fd (the fd is not kept). NULL + errno: ENOENT (no CFI at all),
  * ENOEXEC (not ELF), EINVAL (CFI unreadable), E2BIG (more than CFI_MAX_ROWS rows). */
 struct cfi_table *cfi_compile_fd(int fd);
@@ -46,6 +62,10 @@ struct cfi_table *cfi_compile_memory(const void *image, size_t size);
 /* This process's vDSO (the same image the kernel maps into every process). */
 struct cfi_table *cfi_compile_own_vdso(void);
 void cfi_table__free(struct cfi_table *t);
+
+/* Size of the CFI section a compile of fd would read (.eh_frame, else .debug_frame); 0 when
+ * there is none or fd is not ELF. Cheap: section headers only. */
+uint64_t cfi_bytes_fd(int fd);
 
 /* The GNU build-id of the ELF open at fd, as hex: cheaper than compiling (cache key).
  * 0, -ENOENT (none), -ENOEXEC. */

@@ -25,6 +25,14 @@
 #define REFRESH_NS (10 * 1000000000ULL)	   /* a sampled process's maps, re-read after */
 #define RETRY_MIN_NS (10 * 1000000000ULL)  /* a table that did not fit, tried again after */
 #define RETRY_MAX_NS (600 * 1000000000ULL) /* ... doubling up to this */
+/* A table from more CFI than this (python3 has 411 KB, node 2.7 MB) is not compiled while
+ * processes wait to be captured: it takes 100 ms to seconds, and a short-lived process queued
+ * behind it would be walked with frame pointers for all of its life. It is built when the
+ * capture queue is empty (unwind_tables__build_deferred), its code walked by frame pointers
+ * until then. */
+#define DEFER_CFI_BYTES (512u << 10)
+#define UNWIND_MAX_DEFERRED 32	   /* waiting at once; past it, built at once */
+#define BIG_TABLE_ROWS (64u << 10) /* loads only into free rows (load_begin) */
 
 _Static_assert(UNWIND_MAX_TABLES == 1u << SLOT_BITS, "table id layout");
 
@@ -34,9 +42,12 @@ struct table_entry {
 	uint32_t id;
 	uint32_t generation;
 	bool loaded;
-	bool no_table; /* no CFI or unreadable: remembered so it is not retried per process */
+	bool no_table;	 /* no CFI or unreadable: remembered so it is not retried per process */
+	bool deferred;	 /* a big table waiting for unwind_tables__build_deferred() ... */
+	int deferred_fd; /* ... compiled from this file then */
 	uint64_t retry_ns, retry_wait_ns; /* did not fit the rows map: not before retry_ns */
 	uint32_t first_row, n_rows;
+	uint64_t loaded_ns; /* processes captured before this get its mapping published again */
 	uint64_t last_used;
 	uint64_t vaddr_base;
 	struct cfi_segment segs[CFI_MAX_SEGMENTS];
@@ -66,6 +77,8 @@ struct unwind_tables {
 	struct extent *free_rows; /* sorted by start, merged */
 	size_t n_free, free_cap;
 	uint64_t tick;
+	uint32_t deferred[UNWIND_MAX_DEFERRED]; /* ids of big tables waiting, oldest first */
+	size_t n_deferred;
 	struct unwind_tables_stats stats;
 };
 
@@ -169,31 +182,60 @@ static bool evict_one(struct unwind_tables *ut, uint64_t keep_tick)
 	return true;
 }
 
-static int load(struct unwind_tables *ut, struct table_entry *e, const struct cfi_table *t)
+/* Streams a table being compiled into its range of the rows map. */
+struct table_load {
+	struct unwind_tables *ut;
+	struct table_entry *e;
+	uint32_t start, span;
+	bool reserved;
+};
+
+/* The compiled size is known: reserve a range, evicting the least recently sampled tables.
+ * A table over half the map would evict everything else: frame pointers for it (-E2BIG). */
+static int load_begin(void *ctx, const struct cfi_table *t)
 {
-	struct unwind_table_info info = {.id = e->id};
-	uint32_t start;
-	int ret;
+	struct table_load *l = ctx;
+	struct unwind_tables *ut = l->ut;
 
-	uint32_t span = (t->n_rows + 1) & ~1u; /* ranges start on a row pair */
-
-	if (span > ut->sink.capacity)
+	if (t->n_rows > ut->sink.capacity / 2)
 		return -E2BIG;
-	while (extent_alloc(ut, span, &start))
-		if (!evict_one(ut, ut->tick))
+	l->span = (t->n_rows + 1) & ~1u; /* ranges start on a row pair */
+	/* A big table takes free rows only: it never evicts others (their processes would
+	 * rebuild them, and a host running several big binaries would rebuild tables without
+	 * end); a small table evicts the least recently sampled, big ones included. */
+	while (extent_alloc(ut, l->span, &l->start))
+		if (t->n_rows > BIG_TABLE_ROWS || !evict_one(ut, ut->tick))
 			return -ENOSPC;
-	info.first_row = start;
-	info.n_rows = t->n_rows;
-	ret = ut->sink.write_rows(ut->sink.ctx, start, t->rows, t->n_rows);
-	if (!ret) /* published once its rows are in */
+	l->reserved = true;
+	return 0;
+}
+
+static int load_write(void *ctx, size_t first, const struct unwind_row *rows, size_t n)
+{
+	struct table_load *l = ctx;
+
+	return l->ut->sink.write_rows(l->ut->sink.ctx, l->start + (uint32_t)first, rows, n);
+}
+
+/* Publishes a table whose rows are all in (or gives its range back after a failure). */
+static int load_end(struct table_load *l, const struct cfi_table *t, int ret)
+{
+	struct unwind_tables *ut = l->ut;
+	struct table_entry *e = l->e;
+	struct unwind_table_info info = {.id = e->id, .first_row = l->start, .n_rows = t->n_rows};
+
+	if (!l->reserved)
+		return ret;
+	if (!ret)
 		ret = ut->sink.set_table(ut->sink.ctx, &info);
 	if (ret) {
-		extent_free(ut, start, span);
+		extent_free(ut, l->start, l->span);
 		return ret;
 	}
-	e->first_row = start;
+	e->first_row = l->start;
 	e->n_rows = t->n_rows;
 	e->loaded = true;
+	e->loaded_ns = now_ns();
 	ut->stats.tables_loaded++;
 	ut->stats.rows_loaded += t->n_rows;
 	return 0;
@@ -205,6 +247,9 @@ static void drop_entry(struct unwind_tables *ut, size_t slot)
 	struct table_entry *e = ut->entries[slot];
 
 	unload(ut, e);
+	if (e->deferred) /* its id in the deferred list is stale now */
+		close(e->deferred_fd);
+	e->deferred = false;
 	hashtab__put(&ut->by_key, hash_string(e->key), 0);
 	e->key[0] = '\0';
 	e->generation++;
@@ -278,45 +323,88 @@ static void count_no_table(struct unwind_tables_stats *stats, int err)
 	}
 }
 
-/* Compiles (fd >= 0: a file; else the vDSO) and loads into e. */
-static void build(struct unwind_tables *ut, struct table_entry *e, int fd)
+static void build_counted(struct unwind_tables *ut, const struct cfi_table *t, uint64_t ns)
 {
-	uint64_t t0 = now_ns(), ns;
-	struct cfi_table *t = fd >= 0 ? cfi_compile_fd(fd) : cfi_compile_own_vdso();
-	int err = errno;
-
-	ns = now_ns() - t0;
-	if (!t) {
-		e->no_table = true;
-		count_no_table(&ut->stats, err);
-		return;
-	}
 	ut->stats.tables_built++;
 	ut->stats.build_ns += ns;
 	if (ns > ut->stats.build_max_ns)
 		ut->stats.build_max_ns = ns;
 	for (int i = 0; i < UNWIND_CANNOT__COUNT; i++)
 		ut->stats.cannot_rows[i] += t->cannot[i];
-	e->vaddr_base = t->vaddr_base;
-	memcpy(e->segs, t->segs, sizeof(e->segs));
-	e->n_segs = t->n_segs;
-	/* A table over half the map would evict everything else: frame pointers for it. */
-	if (t->n_rows > ut->sink.capacity / 2) {
+}
+
+/* The map had no room for it (every loaded table in use now): back off before retrying. */
+static void retry_later(struct unwind_tables *ut, struct table_entry *e)
+{
+	e->retry_wait_ns = e->retry_wait_ns ? 2 * e->retry_wait_ns : RETRY_MIN_NS;
+	if (e->retry_wait_ns > RETRY_MAX_NS)
+		e->retry_wait_ns = RETRY_MAX_NS;
+	e->retry_ns = now_ns() + e->retry_wait_ns;
+	ut->stats.load_failed++;
+}
+
+/* Compiles (fd >= 0: a file; else the vDSO) straight into the rows map, as e's table. */
+static void build(struct unwind_tables *ut, struct table_entry *e, int fd)
+{
+	struct table_load l = {.ut = ut, .e = e};
+	struct cfi_row_sink sink = {.ctx = &l, .begin = load_begin, .write = load_write};
+	struct cfi_table t = {0};
+	uint64_t t0 = now_ns();
+	int ret = fd >= 0 ? cfi_compile_fd_to(fd, &t, &sink) : cfi_compile_own_vdso_to(&t, &sink);
+
+	ret = load_end(&l, &t, ret);
+	if (!l.reserved && ret && ret != -ENOSPC) { /* no table: frame pointers for it */
 		e->no_table = true;
-		ut->stats.build_too_big++;
-	} else if (load(ut, e, t)) { /* every loaded table is in use now: back off */
-		e->retry_wait_ns = e->retry_wait_ns ? 2 * e->retry_wait_ns : RETRY_MIN_NS;
-		if (e->retry_wait_ns > RETRY_MAX_NS)
-			e->retry_wait_ns = RETRY_MAX_NS;
-		e->retry_ns = now_ns() + e->retry_wait_ns;
-		ut->stats.load_failed++;
+		count_no_table(&ut->stats, -ret);
 	} else {
-		e->retry_wait_ns = 0;
+		build_counted(ut, &t, now_ns() - t0);
+		e->vaddr_base = t.vaddr_base;
+		memcpy(e->segs, t.segs, sizeof(e->segs));
+		e->n_segs = t.n_segs;
+		if (ret)
+			retry_later(ut, e);
+		else
+			e->retry_wait_ns = 0;
 	}
-	cfi_table__free(t);
 	malloc_trim(0); /* a big table's compile memory goes back to the system now */
 	if (ut->sink.between_builds)
 		ut->sink.between_builds(ut->sink.ctx);
+}
+
+/* A big table waits for the capture queue to empty (see DEFER_CFI_BYTES). */
+static bool defer_build(struct unwind_tables *ut, struct table_entry *e, int fd)
+{
+	int dup_fd;
+
+	if (ut->n_deferred == UNWIND_MAX_DEFERRED || cfi_bytes_fd(fd) <= DEFER_CFI_BYTES)
+		return false;
+	dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dup_fd < 0)
+		return false;
+	e->deferred = true;
+	e->deferred_fd = dup_fd;
+	ut->deferred[ut->n_deferred++] = e->id;
+	return true;
+}
+
+int unwind_tables__build_deferred(struct unwind_tables *ut)
+{
+	while (ut->n_deferred) {
+		uint32_t id = ut->deferred[0];
+		struct table_entry *e = ut->entries[id % UNWIND_MAX_TABLES];
+		int fd;
+
+		memmove(ut->deferred, ut->deferred + 1, --ut->n_deferred * sizeof(*ut->deferred));
+		if (!e || e->id != id || !e->deferred)
+			continue; /* its slot went to another binary meanwhile */
+		fd = e->deferred_fd;
+		e->deferred = false;
+		if (!e->loaded && !e->no_table)
+			build(ut, e, fd);
+		close(fd);
+		return (int)ut->n_deferred + 1;
+	}
+	return 0;
 }
 
 /* The table of a file mapping, built when new, loaded again when it was evicted. */
@@ -348,7 +436,8 @@ static struct table_entry *file_table(struct unwind_tables *ut, int fd)
 		hashtab__put(&ut->by_inode, hash_string(ikey), e->id);
 	}
 	e->last_used = ut->tick;
-	if (!e->loaded && !e->no_table && now_ns() >= e->retry_ns)
+	if (!e->loaded && !e->no_table && !e->deferred && now_ns() >= e->retry_ns &&
+	    !defer_build(ut, e, fd))
 		build(ut, e, fd);
 	return e;
 }
@@ -514,7 +603,9 @@ void unwind_tables__touch_process(struct unwind_tables *ut, pid_t pid)
 		if (!e)
 			continue;
 		e->last_used = ut->tick;
-		reload |= !e->loaded && !e->no_table;
+		reload |= !e->loaded && !e->no_table && !e->deferred;
+		reload |=
+		    e->loaded && e->loaded_ns > rec->captured_ns; /* built after its capture */
 	}
 	/* Some of its tables were evicted: load them again (same ids). Or it may have mapped
 	 * new code since (dlopen): its pcs there would end its stacks ("no_mapping"). */
@@ -526,6 +617,12 @@ void unwind_tables__stats(const struct unwind_tables *ut, struct unwind_tables_s
 {
 	*ret = ut->stats;
 	ret->rows_capacity = ut->sink.capacity;
+	ret->tables_deferred = 0;
+	for (size_t i = 0; i < ut->n_deferred; i++) {
+		const struct table_entry *e = ut->entries[ut->deferred[i] % UNWIND_MAX_TABLES];
+
+		ret->tables_deferred += e && e->id == ut->deferred[i] && e->deferred;
+	}
 }
 
 struct unwind_tables *unwind_tables__new(const struct unwind_sink *sink, const char *proc_root)
@@ -554,8 +651,11 @@ void unwind_tables__free(struct unwind_tables *ut)
 	hashtab__free(&ut->by_key);
 	hashtab__free(&ut->by_inode);
 	hashtab__free(&ut->proc_of_pid);
-	for (size_t i = 0; ut->entries && i < UNWIND_MAX_TABLES; i++)
+	for (size_t i = 0; ut->entries && i < UNWIND_MAX_TABLES; i++) {
+		if (ut->entries[i] && ut->entries[i]->deferred)
+			close(ut->entries[i]->deferred_fd);
 		free(ut->entries[i]);
+	}
 	free(ut->entries);
 	free(ut->procs);
 	free(ut->free_rows);

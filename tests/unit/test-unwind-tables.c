@@ -4,6 +4,7 @@
  * processes, a full rows map evicts the least recently sampled table, and pcs map to rows. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/types.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -11,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../agent/unwind/cfi_compile.h"
 #include "../../agent/unwind/unwind_tables.h"
 #include "test.h"
 
@@ -226,7 +228,77 @@ TEST(gone_process_is_esrch)
 	unwind_tables__free(ut);
 }
 
+static pid_t spawn_node(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl("/usr/bin/node", "node", "-e", "setTimeout(() => {}, 30000)", (char *)NULL);
+		_exit(127);
+	}
+	usleep(500 * 1000); /* mapped by now */
+	return pid;
+}
+
+/* The loaded table with the most rows among pid's published mappings, or NULL. */
+static const struct unwind_table_info *biggest_table(const struct fake_sink *f, pid_t pid)
+{
+	const struct unwind_process *p = proc_of(f, pid);
+	const struct unwind_table_info *big = NULL;
+
+	for (uint32_t i = 0; p && i < p->n_mappings; i++) {
+		const struct unwind_table_info *t =
+		    &f->tables[p->mappings[i].table_id % UNWIND_MAX_TABLES];
+
+		if (p->mappings[i].table_id && t->id == p->mappings[i].table_id &&
+		    (!big || t->n_rows > big->n_rows))
+			big = t;
+	}
+	return big;
+}
+
+/* node has 2.7 MB of CFI (277k rows): the capture publishes its other tables at once and
+ * defers node's; built when nothing waits, it is counted, then streamed in batches into the
+ * rows map, which holds exactly the rows of a compile in memory; the next touch publishes it. */
+TEST(binary_with_megabytes_of_cfi_is_deferred_then_streamed_into_the_map)
+{
+	static struct unwind_row rows[1 << 20];
+	struct fake_sink f;
+	struct unwind_tables *ut = new_tables(&f, rows, 1 << 20);
+	struct unwind_tables_stats st;
+	const struct unwind_table_info *big;
+	struct cfi_table *whole;
+	pid_t pid = spawn_node();
+	int fd;
+
+	CHECK(ut);
+	CHECK_EQ_INT(unwind_tables__capture_process(ut, pid), 0);
+	unwind_tables__stats(ut, &st);
+	CHECK_EQ_INT((int)st.tables_deferred, 1);
+	big = biggest_table(&f, pid);
+	CHECK(big && big->n_rows < 100000); /* libc and the like are there already */
+	CHECK_EQ_INT(unwind_tables__build_deferred(ut), 1);
+	CHECK_EQ_INT(unwind_tables__build_deferred(ut), 0);
+	unwind_tables__touch_process(ut, pid);
+	big = biggest_table(&f, pid);
+	reap(pid);
+	unwind_tables__stats(ut, &st);
+	CHECK_EQ_INT((int)st.build_too_big, 0);
+	CHECK_EQ_INT((int)st.tables_deferred, 0);
+	CHECK(big && big->n_rows > 200000);
+	fd = open("/usr/bin/node", O_RDONLY | O_CLOEXEC);
+	whole = fd >= 0 ? cfi_compile_fd(fd) : NULL;
+	if (fd >= 0)
+		close(fd);
+	CHECK(whole && big && whole->n_rows == big->n_rows);
+	if (whole && big && whole->n_rows == big->n_rows)
+		CHECK(!memcmp(rows + big->first_row, whole->rows, whole->n_rows * sizeof(*rows)));
+	cfi_table__free(whole);
+	unwind_tables__free(ut);
+}
+
 TEST_MAIN("unwind_tables", T(own_process_mappings_get_tables_and_rows_cover_functions),
 	  T(libc_is_built_once_for_two_processes),
 	  T(full_rows_map_evicts_least_recently_sampled_and_touch_reloads),
-	  T(gone_process_is_esrch))
+	  T(gone_process_is_esrch),
+	  T(binary_with_megabytes_of_cfi_is_deferred_then_streamed_into_the_map))
