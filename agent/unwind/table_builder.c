@@ -73,8 +73,7 @@ static int build_write(void *ctx, size_t first, const struct unwind_row *rows, s
 	return ops->write_rows(ops->ctx, c->b->first_row + (uint32_t)first, rows, n);
 }
 
-static void build_one(struct table_builder *tb, const struct queued_file *f,
-		      struct table_build *b)
+static void build_one(struct table_builder *tb, const struct queued_file *f, struct table_build *b)
 {
 	struct build_ctx c = {.tb = tb, .b = b};
 	struct cfi_row_sink sink = {.ctx = &c, .begin = build_begin, .write = build_write};
