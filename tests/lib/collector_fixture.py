@@ -26,8 +26,9 @@ import urllib.request
 
 
 def build_dir():
-    return os.environ.get("ROOTTRACE_BUILD") or os.path.join(
-        os.environ.get("ROOTTRACE_SRC", os.getcwd()), "build")
+    """Absolute: tests pass it to programs that run in other directories (go build)."""
+    return os.path.abspath(os.environ.get("ROOTTRACE_BUILD") or os.path.join(
+        os.environ.get("ROOTTRACE_SRC", os.getcwd()), "build"))
 
 
 def collector_binary():
