@@ -76,6 +76,7 @@ int link_batch__add(struct link_batch *b, int64_t time, const char *const *frame
 	memcpy(l->trace_id, ctx->trace_id, sizeof(l->trace_id));
 	memcpy(l->span_id, ctx->span_id, sizeof(l->span_id));
 	memcpy(l->root_span_id, ctx->root_span_id, sizeof(l->root_span_id));
+	memcpy(l->parent_span_id, ctx->parent_span_id, sizeof(l->parent_span_id));
 	l->span_name = ctx->span_name;
 	return 0;
 }

@@ -55,15 +55,24 @@ def example_request(services=("otlp-a", "otlp-b"), environment=None):
 
 class Base(unittest.TestCase):
     serve_args = ()
+    backend = "sqlite"
 
     @classmethod
     def setUpClass(cls):
-        cls.c = Collector(serve_args=cls.serve_args)
+        cls.c = Collector(serve_args=cls.serve_args, backend=cls.backend)
         cls.tok = cls.c.create_token("collector")
         cls.user = cls.c.create_token("user", role="viewer")
+        # Reads go to `reader`: in fleet mode a second collector on the same servers, so that
+        # every span query answered there shows the links are shared, not per collector.
+        cls.reader = cls.c
+        if cls.backend == "fleet":
+            cls.reader = Collector(backend="fleet", stores=(cls.c.pg_url, cls.c.ch_url),
+                                   serve_args=cls.serve_args)
 
     @classmethod
     def tearDownClass(cls):
+        if cls.reader is not cls.c:
+            cls.reader.close()
         cls.c.close()
 
     def post(self, body, content_type=PROTOBUF, token=None):
@@ -76,8 +85,14 @@ class Base(unittest.TestCase):
         return sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=10)
 
     def link_count(self):
+        if self.backend == "fleet":
+            return int(self.c.clickhouse("SELECT count() FROM {db}.span_links"))
         with self.links_db() as db:
             return db.execute("SELECT count(*) FROM span_links").fetchone()[0]
+
+    def get(self, path, params=None):
+        status, doc = self.reader.get_json(path, self.user, params=params)
+        return status, doc
 
     def window(self):
         """The last hour and the current bucket: the default window ends at now rounded up to
@@ -89,7 +104,7 @@ class Base(unittest.TestCase):
         p = {"service": service, "profile_type": profile_type}
         p.update(self.window())
         p.update(params)
-        status, doc = self.c.get_json("/api/apm/profiles/flamegraph", self.user, params=p)
+        status, doc = self.get("/api/apm/profiles/flamegraph", p)
         self.assertEqual(status, 200, doc)
         return doc
 
@@ -141,8 +156,7 @@ class OtlpIngest(Base):
 
     def test_trace_endpoint_answers_per_span(self):
         self.assertEqual(self.post(example_request(("tr-a", "tr-b")).protobuf())[0], 200)
-        status, doc = self.c.get_json("/api/apm/traces/%s/profile" % TRACE, self.user,
-                                      params={"service": "tr-a"})
+        status, doc = self.get("/api/apm/traces/%s/profile" % TRACE, {"service": "tr-a"})
         self.assertEqual(status, 200, doc)
         self.assertIsNone(doc["reason"])
         self.assertEqual(len(doc["spans"]), 1)
@@ -152,8 +166,8 @@ class OtlpIngest(Base):
         self.assertEqual(s["top_functions"][0]["name"], "inlinedHelper")
 
     def test_trace_without_links_says_why(self):
-        status, doc = self.c.get_json("/api/apm/traces/%s/profile" % ("1" * 32), self.user,
-                                      params={"service": "never-uploaded"})
+        status, doc = self.get("/api/apm/traces/%s/profile" % ("1" * 32),
+                               {"service": "never-uploaded"})
         self.assertEqual(status, 200, doc)
         self.assertEqual(doc["spans"], [])
         self.assertEqual(doc["reason"]["code"], "no_upload")
@@ -270,7 +284,7 @@ class PprofSpanLabels(Base):
         self.assertNotIn("main.hashLoop", names_b)
         whole = self.flame("go-spans", "cpu")["total"]
         self.assertLessEqual(a["total"] + b["total"], whole)
-        status, trace = self.c.get_json("/api/apm/traces/%s/profile" % TRACE, self.user)
+        status, trace = self.get("/api/apm/traces/%s/profile" % TRACE)
         self.assertEqual(status, 200, trace)
         self.assertEqual({s["span_id"]: s["span_name"] for s in trace["spans"]},
                          {span_a: "GET /hash", span_b: "GET /fib"})
@@ -315,16 +329,64 @@ class PprofSpanLabels(Base):
                                                    ("main", "serve", "query"): 30})
         self.assertEqual(self.flame("tree-svc", "cpu", span_id="%x" % child,
                                     include_children="true")["total"], 30)
-        status, trace = self.c.get_json("/api/apm/traces/%s/profile" % TRACE, self.user,
-                                        params={"service": "tree-svc",
-                                                "include_children": "true"})
+        self.assertEqual(tree["children"], {"resolved": True, "spans": 2})
+        status, trace = self.get("/api/apm/traces/%s/profile" % TRACE,
+                                 {"service": "tree-svc", "include_children": "true"})
         self.assertEqual(status, 200, trace)
         by_span = {s["span_id"]: s for s in trace["spans"]}
         self.assertEqual(by_span["%016x" % root]["value"], 5)
         self.assertEqual(by_span["%016x" % root]["value_with_children"], 35)
-        self.assertEqual(by_span["%016x" % child]["value_with_children"], 30)
-        self.assertEqual(self.c.get_json("/api/apm/profiles/flamegraph", self.user, params={
+        # A local root id tells the root's children, not the child's: a child's own children
+        # would name the root too, so they cannot be told apart. Said, never guessed.
+        child_row = by_span["%016x" % child]
+        self.assertIsNone(child_row["value_with_children"])
+        self.assertEqual(child_row["children"]["reason"]["code"], "children_unresolved")
+        self.assertEqual(self.get("/api/apm/profiles/flamegraph", {
             "service": "tree-svc", "profile_type": "cpu", "include_children": "true"})[0], 400)
+
+    def test_include_children_walks_parent_span_ids_within_the_trace(self):
+        # root -> mid -> leaf, and root -> side in another service; "other" is a span of
+        # another trace whose parent id happens to be root's.
+        other_trace = "1" * 32
+        data = pprof_py.build([
+            (["main", "serve"], 1, {"span_id": "0a", "trace_id": TRACE}),
+            (["main", "serve", "mid"], 10, {"span_id": "0b", "parent_span_id": "0a",
+                                            "trace_id": TRACE}),
+            (["main", "serve", "mid", "leaf"], 100, {"span_id": "0c", "parent_span_id": "0b",
+                                                     "trace_id": TRACE}),
+            (["main", "stray"], 1000, {"span_id": "0e", "parent_span_id": "0a",
+                                       "trace_id": other_trace})])
+        side = pprof_py.build([(["main", "side"], 10000, {"span_id": "0d", "parent_span_id": "0a",
+                                                        "trace_id": TRACE})])
+        self.assertEqual(self.c.upload(self.tok, data, "parent-svc", "cpu")[0], 200)
+        self.assertEqual(self.c.upload(self.tok, side, "parent-side", "cpu")[0], 200)
+        root = self.flame("parent-svc", "cpu", span_id="0a", include_children="true")
+        self.assertEqual(root["total"], 111)  # the other service's child is not this service's
+        self.assertEqual(root["children"], {"resolved": True, "spans": 4})
+        mid = self.flame("parent-svc", "cpu", span_id="0b", include_children="true")
+        self.assertEqual(self.paths(mid["root"]), {("main", "serve", "mid"): 10,
+                                                  ("main", "serve", "mid", "leaf"): 100})
+        leaf = self.flame("parent-svc", "cpu", span_id="0c", include_children="true")
+        self.assertEqual((leaf["total"], leaf["children"]), (100, {"resolved": True, "spans": 1}))
+        self.assertEqual(self.flame("parent-svc", "cpu", span_id="0a")["total"], 1)
+        status, trace = self.get("/api/apm/traces/%s/profile" % TRACE,
+                                 {"include_children": "true"})
+        self.assertEqual(status, 200, trace)
+        by_span = {s["span_id"]: s for s in trace["spans"]}
+        self.assertEqual(by_span["%016x" % 0x0a]["value_with_children"], 111)
+        self.assertEqual(by_span["%016x" % 0x0d]["value_with_children"], 10000)
+
+    def test_include_children_without_parents_says_children_unresolved(self):
+        flat = "2" * 32  # a trace of its own: no link of it names a parent
+        data = pprof_py.build([
+            (["main", "a"], 3, {"span_id": "00000000000000f1", "trace_id": flat}),
+            (["main", "a", "b"], 4, {"span_id": "00000000000000f2", "trace_id": flat})])
+        self.assertEqual(self.c.upload(self.tok, data, "flat-svc", "cpu")[0], 200)
+        doc = self.flame("flat-svc", "cpu", span_id="f1", include_children="true")
+        self.assertEqual(doc["total"], 3)  # the span alone, and said to be so
+        self.assertFalse(doc["children"]["resolved"])
+        self.assertEqual(doc["children"]["spans"], 1)
+        self.assertEqual(doc["children"]["reason"]["code"], "children_unresolved")
 
     def test_span_id_query_returns_only_that_span(self):
         data = pprof_py.build([
@@ -336,11 +398,11 @@ class PprofSpanLabels(Base):
         self.assertEqual(self.c.count("series"), before + 1)
         self.assertEqual(self.paths(self.flame("labels-svc", "cpu", span_id="aa")["root"]),
                          {("main", "a"): 10})
-        top = self.c.get_json("/api/apm/profiles/top", self.user, params=dict(
+        top = self.get("/api/apm/profiles/top", dict(
             self.window(), service="labels-svc", profile_type="cpu", trace_id=TRACE))[1]
         self.assertEqual({f["name"]: f["self"] for f in top["functions"] if f["self"]},
                          {"a": 10, "b": 20})
-        self.assertEqual(self.c.get_json("/api/apm/profiles/flamegraph", self.user, params={
+        self.assertEqual(self.get("/api/apm/profiles/flamegraph", {
             "service": "labels-svc", "profile_type": "cpu", "span_id": "xyz"})[0], 400)
 
     def test_span_diff_against_its_endpoint_baseline(self):
@@ -353,7 +415,7 @@ class PprofSpanLabels(Base):
                               time_nanos=t * 1_000_000_000)
         for data in (base, slow):
             self.assertEqual(self.c.upload(self.tok, data, "diff-svc", "cpu")[0], 200)
-        status, doc = self.c.get_json("/api/apm/profiles/diff", self.user, params={
+        status, doc = self.get("/api/apm/profiles/diff", {
             "service": "diff-svc", "profile_type": "cpu", "span_id": "2"})
         self.assertEqual(status, 200, doc)
         self.assertEqual(doc["mode"], "span")
