@@ -48,6 +48,16 @@ int ch_profiles_ingest(struct profile_store *s, const struct profile_batch *batc
 struct gc_item;
 void ch_profiles_commit_group(void *ctx, struct gc_item **items, size_t n);
 
+/* profiles_ch_open.c: drops the day partitions of table whose every row is before cutoff;
+ * their rows are added to *rows_dropped when not NULL. */
+int ch_drop_days(struct ch_client *c, const char *table, int64_t cutoff, int64_t *rows_dropped);
+
+/* links_ch.c: the link store's migration (NULL-terminated statements), after v1. */
+extern const char *const ch_links_migration[];
+
+/* profiles_ch_read.c: (frames, value) RowBinary rows into ret's stacks. */
+int ch_read_stacks(struct ch_buf *out, struct merged_window *ret);
+
 /* profiles_ch_read.c */
 int ch_profiles_merge_window(struct profile_store *s, const struct window_query *q,
 			     struct merged_window *ret);

@@ -429,7 +429,8 @@ class LinkRetention(Base):
     serve_args = ("--link-retention-hours", "1", "--retention-interval", "1")
 
     def test_retention_drops_links_without_touching_rollups(self):
-        old = (int(time.time()) - 3 * 3600) * 1_000_000_000
+        # two days old: past the hour on SQLite, and in a whole day ClickHouse drops
+        old = (int(time.time()) - 2 * 86400) * 1_000_000_000
         data = pprof_py.build([(["main", "old"], 5, {"span_id": "0f"})], time_nanos=old)
         self.assertEqual(self.c.upload(self.tok, data, "ret-svc", "cpu")[0], 200)
         deadline = time.time() + 60
@@ -437,6 +438,17 @@ class LinkRetention(Base):
             time.sleep(0.2)
         self.assertEqual(self.link_count(), 0)
         self.assertEqual(self.stored("ret-svc", "cpu"), {("main", "old"): 5})
+
+
+class FleetPprofSpanLabels(PprofSpanLabels):
+    """The span cases on the fleet stores: uploads through collector A, every read through
+    collector B, which answers from the same ClickHouse links."""
+    backend = "fleet"
+
+
+class FleetLinkRetention(LinkRetention):
+    """Link retention on ClickHouse drops whole days of links, never the rollups."""
+    backend = "fleet"
 
 
 if __name__ == "__main__":

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The ClickHouse link store's reads. Every query selects its span ids first (given, or from
+ * the trace / local root / span name lookup table) and then reads those spans' rows of
+ * span_links by its primary key (environment, span_id, time). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ch_internal.h"
+#include "links_ch.h"
+
+#define TIME_MAX 4294967295LL /* time is a UInt32 column */
+
+static long long clamp_time(int64_t t)
+{
+	return t < 0 ? 0 : t > TIME_MAX ? TIME_MAX : (long long)t;
+}
+
+/* " span_id IN (SELECT span_id FROM <table> WHERE environment = .. AND <key> = ..)" */
+static void put_lookup(struct ch_buf *b, const char *db, const char *table, const char *key,
+		       const char *value, const struct span_link_query *q)
+{
+	ch_printf(b, " span_id IN (SELECT span_id FROM %s.%s WHERE environment = ", db, table);
+	ch_put_literal(b, q->environment);
+	ch_printf(b, " AND %s = ", key);
+	ch_put_literal(b, value);
+	ch_printf(b, ")");
+}
+
+/* The spans a merge reads: q->span_ids, else q->span_id. */
+static void put_span_list(struct ch_buf *b, const struct span_link_query *q)
+{
+	size_t n = q->span_ids ? q->n_span_ids : 1;
+
+	ch_printf(b, " span_id IN (");
+	for (size_t i = 0; i < n; i++) {
+		ch_printf(b, "%s", i ? ", " : "");
+		ch_put_literal(b, q->span_ids ? q->span_ids[i] : q->span_id);
+	}
+	ch_printf(b, ")");
+}
+
+/* Which spans: a trace's (with a merge's span list, those of them), a merge's span list, a
+ * span (spans() with include_children: and those under it as their local root), a name's. */
+static void put_spans(struct ch_buf *b, const char *db, const struct span_link_query *q,
+		      bool merge)
+{
+	if (q->trace_id) {
+		put_lookup(b, db, "span_traces", "trace_id", q->trace_id, q);
+		ch_printf(b, " AND trace_id = ");
+		ch_put_literal(b, q->trace_id);
+		if (merge && q->span_id) {
+			ch_printf(b, " AND");
+			put_span_list(b, q);
+		}
+	} else if (q->span_id && merge) {
+		put_span_list(b, q);
+	} else if (q->span_id) {
+		ch_printf(b, " (span_id = ");
+		ch_put_literal(b, q->span_id);
+		if (q->include_children) {
+			ch_printf(b, " OR");
+			put_lookup(b, db, "span_roots", "root_span_id", q->span_id, q);
+		}
+		ch_printf(b, ")");
+	} else {
+		put_lookup(b, db, "span_names", "span_name", q->span_name, q);
+		ch_printf(b, " AND span_name = ");
+		ch_put_literal(b, q->span_name);
+	}
+}
+
+/* The WHERE clause of q's links (environment, spans, service, type, window). */
+static void put_link_filter(struct ch_buf *b, const char *db, const struct span_link_query *q,
+			    bool merge)
+{
+	ch_printf(b, " WHERE environment = ");
+	ch_put_literal(b, q->environment);
+	ch_printf(b, " AND");
+	put_spans(b, db, q, merge);
+	if (q->service) {
+		ch_printf(b, " AND service = ");
+		ch_put_literal(b, q->service);
+	}
+	if (q->profile_type) {
+		ch_printf(b, " AND profile_type = ");
+		ch_put_literal(b, q->profile_type);
+	}
+	ch_printf(b, " AND time >= %lld AND time < %lld", clamp_time(q->start), clamp_time(q->end));
+}
+
+int ch_links_merge(struct link_store *s, const struct span_link_query *q,
+		   struct merged_window *ret)
+{
+	struct ch_links *l = to_ch_links(s);
+	const char *db = l->client.database;
+	struct ch_buf sql = {0}, out = {0};
+	int rc;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!q->trace_id && !q->span_id && !q->span_name)
+		return -EINVAL;
+	ch_printf(&sql, "SELECT frames, v FROM (SELECT stack_hash, sum(value) AS v FROM %s.span_links",
+		  db);
+	put_link_filter(&sql, db, q, true);
+	ch_printf(&sql,
+		  " GROUP BY stack_hash) ANY LEFT JOIN (SELECT stack_hash, any(frames) AS frames"
+		  " FROM %s.stacks WHERE stack_hash IN (SELECT stack_hash FROM %s.span_links",
+		  db, db);
+	put_link_filter(&sql, db, q, true);
+	ch_printf(&sql, ") GROUP BY stack_hash) USING stack_hash FORMAT RowBinary");
+	rc = ch_run(&l->client, &sql, &out);
+	if (!rc)
+		rc = ch_read_stacks(&out, ret);
+	ch_buf_free(&sql);
+	ch_buf_free(&out);
+	if (rc)
+		merged_window__release(ret);
+	return rc;
+}
+
+static int get_field(struct ch_buf *out, char *dst, size_t dst_len)
+{
+	const char *s;
+	size_t len;
+	int rc = ch_get_string(out, &s, &len);
+
+	if (rc)
+		return rc;
+	if (len >= dst_len)
+		len = dst_len - 1;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+	return 0;
+}
+
+static int read_summary(struct ch_buf *out, struct span_summary *r)
+{
+	uint64_t samples, value;
+	uint32_t first, last;
+	int rc = get_field(out, r->span_id, sizeof(r->span_id))
+		     ?: get_field(out, r->span_name, sizeof(r->span_name))
+		     ?: get_field(out, r->service, sizeof(r->service))
+		     ?: get_field(out, r->profile_type, sizeof(r->profile_type))
+		     ?: ch_get_u64(out, &samples) ?: ch_get_u64(out, &value)
+		     ?: ch_get_u32(out, &first) ?: ch_get_u32(out, &last)
+		     ?: get_field(out, r->trace_id, sizeof(r->trace_id))
+		     ?: get_field(out, r->parent_span_id, sizeof(r->parent_span_id))
+		     ?: get_field(out, r->root_span_id, sizeof(r->root_span_id));
+
+	r->samples = (int64_t)samples;
+	r->value = (int64_t)value;
+	r->first = first;
+	r->last = last;
+	return rc;
+}
+
+int ch_links_spans(struct link_store *s, const struct span_link_query *q,
+		   struct span_summary **ret, size_t *ret_n)
+{
+	struct ch_links *l = to_ch_links(s);
+	const char *db = l->client.database;
+	struct ch_buf sql = {0}, out = {0};
+	struct span_summary *rows = NULL, *grown;
+	size_t n = 0;
+	int rc;
+
+	if (!q->trace_id && !q->span_id)
+		return -EINVAL;
+	ch_printf(&sql,
+		  "SELECT span_id, max(span_name), service, profile_type, toInt64(sum(samples)),"
+		  " toInt64(sum(value)), min(time), max(time), max(trace_id), max(parent_span_id),"
+		  " max(root_span_id) FROM %s.span_links",
+		  db);
+	put_link_filter(&sql, db, q, false);
+	ch_printf(&sql, " GROUP BY span_id, service, profile_type ORDER BY min(time), span_id"
+			" FORMAT RowBinary");
+	rc = ch_run(&l->client, &sql, &out);
+	while (!rc && out.pos < out.len) {
+		grown = realloc(rows, (n + 1) * sizeof(*rows));
+		if (!grown) {
+			rc = -ENOMEM;
+			break;
+		}
+		rows = grown;
+		memset(&rows[n], 0, sizeof(rows[n]));
+		rc = read_summary(&out, &rows[n++]);
+	}
+	ch_buf_free(&sql);
+	ch_buf_free(&out);
+	if (rc) {
+		free(rows);
+		return rc;
+	}
+	*ret = rows;
+	*ret_n = n;
+	return 0;
+}
