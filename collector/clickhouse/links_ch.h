@@ -16,7 +16,7 @@
 struct ch_links {
 	struct link_store base;
 	struct ch_client client;
-	pthread_mutex_t lock; /* the writer's state below */
+	pthread_mutex_t lock;	     /* the writer's state below */
 	struct hashtab known_stacks; /* stack hash -> 1: already sent to the dictionary */
 	struct sha256_ctx *sha;
 	struct ch_buf frames; /* scratch: one stack's joined frames */
@@ -30,7 +30,7 @@ static inline struct ch_links *to_ch_links(struct link_store *s)
 /* links_ch_read.c */
 int ch_links_merge(struct link_store *s, const struct span_link_query *q,
 		   struct merged_window *ret);
-int ch_links_spans(struct link_store *s, const struct span_link_query *q,
-		   struct span_summary **ret, size_t *ret_n);
+int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct span_summary **ret,
+		   size_t *ret_n);
 
 #endif

@@ -43,8 +43,7 @@ static void put_span_list(struct ch_buf *b, const struct span_link_query *q)
 
 /* Which spans: a trace's (with a merge's span list, those of them), a merge's span list, a
  * span (spans() with include_children: and those under it as their local root), a name's. */
-static void put_spans(struct ch_buf *b, const char *db, const struct span_link_query *q,
-		      bool merge)
+static void put_spans(struct ch_buf *b, const char *db, const struct span_link_query *q, bool merge)
 {
 	if (q->trace_id) {
 		put_lookup(b, db, "span_traces", "trace_id", q->trace_id, q);
@@ -90,8 +89,7 @@ static void put_link_filter(struct ch_buf *b, const char *db, const struct span_
 	ch_printf(b, " AND time >= %lld AND time < %lld", clamp_time(q->start), clamp_time(q->end));
 }
 
-int ch_links_merge(struct link_store *s, const struct span_link_query *q,
-		   struct merged_window *ret)
+int ch_links_merge(struct link_store *s, const struct span_link_query *q, struct merged_window *ret)
 {
 	struct ch_links *l = to_ch_links(s);
 	const char *db = l->client.database;
@@ -101,7 +99,8 @@ int ch_links_merge(struct link_store *s, const struct span_link_query *q,
 	memset(ret, 0, sizeof(*ret));
 	if (!q->trace_id && !q->span_id && !q->span_name)
 		return -EINVAL;
-	ch_printf(&sql, "SELECT frames, v FROM (SELECT stack_hash, sum(value) AS v FROM %s.span_links",
+	ch_printf(&sql,
+		  "SELECT frames, v FROM (SELECT stack_hash, sum(value) AS v FROM %s.span_links",
 		  db);
 	put_link_filter(&sql, db, q, true);
 	ch_printf(&sql,
@@ -156,8 +155,8 @@ static int read_summary(struct ch_buf *out, struct span_summary *r)
 	return rc;
 }
 
-int ch_links_spans(struct link_store *s, const struct span_link_query *q,
-		   struct span_summary **ret, size_t *ret_n)
+int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct span_summary **ret,
+		   size_t *ret_n)
 {
 	struct ch_links *l = to_ch_links(s);
 	const char *db = l->client.database;

@@ -440,6 +440,32 @@ class LinkRetention(Base):
         self.assertEqual(self.stored("ret-svc", "cpu"), {("main", "old"): 5})
 
 
+class OlderLinksFile(unittest.TestCase):
+    def test_a_links_file_without_parent_ids_is_upgraded_and_read(self):
+        with Collector(start=False) as c:
+            with sqlite3.connect(os.path.join(c.data, "roottrace-links.db")) as db:
+                db.executescript(  # the file as a collector before parent ids left it
+                    "DROP TABLE IF EXISTS span_links; DROP TABLE IF EXISTS link_stacks;"
+                    "CREATE TABLE link_stacks (id INTEGER PRIMARY KEY, hash BLOB NOT NULL"
+                    " UNIQUE, n_frames INTEGER NOT NULL, frames TEXT NOT NULL);"
+                    "CREATE TABLE span_links (time INTEGER NOT NULL, environment TEXT NOT NULL,"
+                    " service TEXT NOT NULL, profile_type TEXT NOT NULL, trace_id TEXT NOT NULL,"
+                    " span_id TEXT NOT NULL, span_name TEXT NOT NULL, stack_id INTEGER NOT NULL,"
+                    " value INTEGER NOT NULL, samples INTEGER NOT NULL,"
+                    " root_span_id TEXT NOT NULL);"
+                    "INSERT INTO link_stacks VALUES (1, x'00', 2, 'main' || char(10) || 'old');"
+                    "INSERT INTO span_links VALUES (%d, 'production', 'old-svc', 'cpu', '',"
+                    " '00000000000000ab', '', 1, 7, 1, '');" % int(time.time()))
+            c.start()
+            user = c.create_token("user", role="viewer")
+            status, doc = c.get_json("/api/apm/profiles/flamegraph", user, params={
+                "service": "old-svc", "profile_type": "cpu", "span_id": "ab",
+                "include_children": "true"})
+            self.assertEqual(status, 200, doc)
+            self.assertEqual(doc["total"], 7)
+            self.assertEqual(doc["children"]["reason"]["code"], "children_unresolved")
+
+
 class FleetPprofSpanLabels(PprofSpanLabels):
     """The span cases on the fleet stores: uploads through collector A, every read through
     collector B, which answers from the same ClickHouse links."""
