@@ -6,7 +6,10 @@
 # itself, not through 10M HTTP uploads: one INSERT ... SELECT over a generated sequence in each
 # (SQLite: a recursive CTE, with the collector stopped; ClickHouse: numbers()). 10 spans per
 # trace, the first the parent of the other nine, over 500 stacks of 20-40 frames, times spread
-# evenly over 3 days, span and trace ids in increasing order. Then QUERIES random spans are
+# evenly over 3 days; ids look random (their first 8 hex digits a multiplicative hash of the
+# number, the rest the number itself: unique, and scattered over the index as real ids are,
+# so neither the SQLite B-trees nor ClickHouse's compression get sequential keys). Then
+# QUERIES random spans are
 # read through the collector's HTTP API: flamegraph?span_id= (the span's links), and with
 # include_children=true (the tree walk: the span's and its trace's rows, then the family's
 # links). Latency includes the HTTP round trip (urllib, one connection per request).
@@ -28,7 +31,18 @@ sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
 STACKS = 500
 SPANS_PER_TRACE = 10
 SPREAD_S = 3 * 86400
-FIRST_SPAN = 1_000_000  # span i is FIRST_SPAN + i, in hex
+MIX = 2654435761  # Knuth's multiplicative hash: (n * MIX) mod 2^32 scatters n
+
+
+def span_hex(i):
+    """Span i's id (16 hex digits): its hash, then i (unique)."""
+    return "%08x%08x" % ((i * MIX) % 2**32, i)
+
+
+def trace_hex(i):
+    """The trace of span i (10 spans a trace), 32 hex digits."""
+    t = i // SPANS_PER_TRACE + 1
+    return "%016x%08x%08x" % (0, (t * MIX) % 2**32, t)
 
 
 def start_collector(binary, args, log):
@@ -63,7 +77,7 @@ def latencies(port, token, links, queries, start, end, children):
     rng = random.Random(2)
     lat = []
     for _ in range(queries):
-        span = "%016x" % (rng.randrange(links) + FIRST_SPAN)
+        span = span_hex(rng.randrange(links))
         url = ("http://127.0.0.1:%d/api/apm/profiles/flamegraph?service=bench&profile_type=cpu"
                "&span_id=%s&start=%d&end=%d%s" % (port, span, start, end,
                                                   "&include_children=true" if children else ""))
@@ -94,9 +108,11 @@ WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < :li
 INSERT INTO span_links (time, environment, service, profile_type, trace_id, span_id, span_name,
   stack_id, value, samples, root_span_id, parent_span_id)
 SELECT :t0 + i * :spread / :links, 'production', 'bench', 'cpu',
-  printf('%032x', i / 10 + 1), printf('%016x', i + :first), 'GET /x',
+  printf('%016x%08x%08x', 0, ((i / 10 + 1) * :mix) % 4294967296, i / 10 + 1),
+  printf('%08x%08x', (i * :mix) % 4294967296, i), 'GET /x',
   1 + (i * 7919) % :stacks, 10000000, 1, '',
-  CASE WHEN i % 10 THEN printf('%016x', i - i % 10 + :first) ELSE '' END
+  CASE WHEN i % 10 THEN printf('%08x%08x', ((i - i % 10) * :mix) % 4294967296, i - i % 10)
+  ELSE '' END
 FROM n
 """
 
@@ -113,7 +129,7 @@ def fill_sqlite(path, links, t0):
     db.execute("BEGIN")
     db.executemany("INSERT INTO link_stacks (id, hash, n_frames, frames) VALUES (?, ?, ?, ?)",
                    [(i + 1, os.urandom(32), 20 + i % 21, stack_frames(i)) for i in range(STACKS)])
-    db.execute(SQLITE_FILL, {"links": links, "t0": t0, "spread": SPREAD_S, "first": FIRST_SPAN,
+    db.execute(SQLITE_FILL, {"links": links, "t0": t0, "spread": SPREAD_S, "mix": MIX,
                              "stacks": STACKS})
     db.commit()
     db.execute("PRAGMA journal_mode=WAL")
@@ -150,6 +166,12 @@ def hex_digits(expr, digits):
     return "substring(concat('%s', %s), length(%s) + 1, %d)" % ("0" * digits, h, h, digits)
 
 
+def id_sql(n):
+    """ClickHouse SQL of span_hex / the last 16 digits of trace_hex, n its number."""
+    return "concat(%s, %s)" % (hex_digits("((%s) * %d) %% 4294967296" % (n, MIX), 8),
+                               hex_digits(n, 8))
+
+
 def fill_clickhouse(ch, db, links, t0):
     frames = ("arrayStringConcat(arrayMap(x -> concat('bench.fn', toString((number * 31 + x)"
               " %% 997)), range(toUInt64(20 + number %% 21))), '\\n')")
@@ -161,9 +183,8 @@ def fill_clickhouse(ch, db, links, t0):
         " if(number % 10 = 0, '', {parent}), '', 'GET /x', 2 + (number * 7919) % {stacks},"
         " toInt64(10000000), toInt64(1) FROM numbers({links})".format(
             db=db, t0=t0, spread=SPREAD_S, links=links, stacks=STACKS,
-            trace=hex_digits("intDiv(number, 10) + 1", 16),
-            span=hex_digits("number + %d" % FIRST_SPAN, 16),
-            parent=hex_digits("number - number %% 10 + %d" % FIRST_SPAN, 16)))
+            trace=id_sql("intDiv(number, 10) + 1"), span=id_sql("number"),
+            parent=id_sql("number - number % 10")))
     return int(ch.query(
         "SELECT sum(bytes_on_disk) FROM system.parts WHERE database = '%s' AND active AND table"
         " IN ('span_links', 'span_traces', 'span_roots', 'span_names')" % db))
