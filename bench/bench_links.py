@@ -180,7 +180,7 @@ def fill_clickhouse(ch, db, links, t0):
     ch.query(
         "INSERT INTO {db}.span_links SELECT 'production', toUInt32({t0} + intDiv(number * {spread},"
         " {links})), 'bench', 'cpu', concat('0000000000000000', {trace}), {span},"
-        " if(number % 10 = 0, '', {parent}), '', 'GET /x', 2 + (number * 7919) % {stacks},"
+        " if(number % 10 = 0, '', {parent}), '', 'GET /x', '', 2 + (number * 7919) % {stacks},"
         " toInt64(10000000), toInt64(1) FROM numbers({links})".format(
             db=db, t0=t0, spread=SPREAD_S, links=links, stacks=STACKS,
             trace=id_sql("intDiv(number, 10) + 1"), span=id_sql("number"),

@@ -108,7 +108,7 @@ static int parse_common(const struct request *req, struct response *resp, int64_
 /* The samples of a trace or span (trace_id= / span_id=), from the span links; with
  * include_children, the span's family (resolved into *family when not NULL). */
 static int load_span_window(const struct request *req, const struct query_params *p,
-			    struct query_window w, struct merged_window *ret,
+			    struct query_window w, const char *node, struct merged_window *ret,
 			    struct span_family *family)
 {
 	struct link_store *links = req->collector->links;
@@ -118,6 +118,7 @@ static int load_span_window(const struct request *req, const struct query_params
 	    .profile_type = p->type->name,
 	    .trace_id = p->trace_id[0] ? p->trace_id : NULL,
 	    .span_id = p->span_id[0] ? p->span_id : NULL,
+	    .node = node,
 	    .start = w.start,
 	    .end = w.end,
 	};
@@ -135,7 +136,7 @@ static int load_window(const struct request *req, const struct query_params *p,
 	int err;
 
 	if (p->trace_id[0] || p->span_id[0])
-		return load_span_window(req, p, w, ret, NULL);
+		return load_span_window(req, p, w, node, ret, NULL);
 	query_params_window_query(p, env_of(req), w, deployment, node, &q);
 	err = store->ops->merge_window(store, &q, ret);
 	if (err)
@@ -154,7 +155,7 @@ static int prepare(const struct request *req, struct response *resp, struct quer
 	if (parse_common(req, resp, DEFAULT_RANGE_S, p))
 		return 1;
 	if (p->include_children) {
-		err = load_span_window(req, p, p->window, w, &family);
+		err = load_span_window(req, p, p->window, node_of(p), w, &family);
 		p->family_spans = family.n;
 		p->family_resolved = family.resolved;
 		span_family_free(&family);
@@ -555,6 +556,7 @@ static int load_side(const struct request *req, const struct query_params *p,
 	    .service = p->service,
 	    .profile_type = p->type->name,
 	    .span_name = side->span_name,
+	    .node = side->node,
 	    .start = side->window.start,
 	    .end = side->window.end,
 	};

@@ -304,6 +304,7 @@ struct span_link {
 	 * profiler known today: include_children then cannot walk below a span (span_tree.h). */
 	char parent_span_id[SPAN_ID_HEX];
 	const char *span_name; /* "" when not given (Datadog's trace endpoint, span_name label) */
+	const char *node; /* the uploading node (host); "" or NULL when the upload named none */
 };
 
 /* Links of a trace_id (and span_id), or of a span_id, or else of a span_name (an endpoint's
@@ -322,6 +323,7 @@ struct span_link_query {
 	 * span and its descendants, as span_tree.c resolved them) instead. */
 	const char (*span_ids)[SPAN_ID_HEX];
 	size_t n_span_ids;
+	const char *node; /* NULL = every node ("" = links of uploads that named none) */
 	int64_t start, end;
 };
 

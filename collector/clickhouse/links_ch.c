@@ -30,7 +30,8 @@
 const char *const ch_links_migration[] = {
     "CREATE TABLE {db}.span_links(environment String, time UInt32, service String,"
     " profile_type String, trace_id String, span_id String, parent_span_id String,"
-    " root_span_id String, span_name String, stack_hash UInt64, value Int64, samples Int64)"
+    " root_span_id String, span_name String, node String, stack_hash UInt64, value Int64,"
+    " samples Int64)"
     " ENGINE = MergeTree PARTITION BY intDiv(time, 86400) ORDER BY (environment, span_id, time)",
     LINK_LOOKUP("span_traces", "trace_id"),
     LINK_LOOKUP("span_roots", "root_span_id"),
@@ -76,6 +77,7 @@ static void put_link(struct ch_buf *b, const char *environment, const struct spa
 	ch_put_string(b, k->parent_span_id);
 	ch_put_string(b, k->root_span_id);
 	ch_put_string(b, k->span_name ? k->span_name : "");
+	ch_put_string(b, k->node ? k->node : "");
 	ch_put_u64(b, hash);
 	ch_put_u64(b, (uint64_t)k->value);
 	ch_put_u64(b, (uint64_t)k->samples);

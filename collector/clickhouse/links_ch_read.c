@@ -86,6 +86,10 @@ static void put_link_filter(struct ch_buf *b, const char *db, const struct span_
 		ch_printf(b, " AND profile_type = ");
 		ch_put_literal(b, q->profile_type);
 	}
+	if (q->node) {
+		ch_printf(b, " AND node = ");
+		ch_put_literal(b, q->node);
+	}
 	ch_printf(b, " AND time >= %lld AND time < %lld", clamp_time(q->start), clamp_time(q->end));
 }
 

@@ -35,7 +35,7 @@ static const char schema[] =
     " service TEXT NOT NULL, profile_type TEXT NOT NULL, trace_id TEXT NOT NULL,"
     " span_id TEXT NOT NULL, span_name TEXT NOT NULL, stack_id INTEGER NOT NULL,"
     " value INTEGER NOT NULL, samples INTEGER NOT NULL, root_span_id TEXT NOT NULL,"
-    " parent_span_id TEXT);"
+    " parent_span_id TEXT, node TEXT);"
     "CREATE INDEX IF NOT EXISTS span_links_trace ON span_links(environment, trace_id);"
     "CREATE INDEX IF NOT EXISTS span_links_span ON span_links(environment, span_id);"
     /* only links whose profiler named their local root: most links pay nothing for it */
@@ -44,10 +44,11 @@ static const char schema[] =
     "CREATE INDEX IF NOT EXISTS span_links_name ON span_links(environment, span_name, time);"
     "CREATE INDEX IF NOT EXISTS span_links_time ON span_links(time);";
 
-/* Filters shared by both merges: ?1 environment, ?4 service, ?5 type, ?6 start, ?7 end. */
+/* Filters shared by every read: ?1 environment, ?4 service, ?5 type, ?6 start, ?7 end, ?10
+ * node (NULL, as in a file from before nodes, reads as ""). */
 #define LINK_FILTER                                                                                \
 	" AND (?4 IS NULL OR l.service = ?4) AND (?5 IS NULL OR l.profile_type = ?5)"              \
-	" AND l.time >= ?6 AND l.time < ?7"
+	" AND l.time >= ?6 AND l.time < ?7 AND (?10 IS NULL OR coalesce(l.node, '') = ?10)"
 #define LINK_MERGE                                                                                 \
 	"SELECT s.n_frames, s.frames, sum(l.value) FROM span_links l"                              \
 	" JOIN link_stacks s ON s.id = l.stack_id WHERE l.environment = ?1 AND "
@@ -66,8 +67,8 @@ static const char *const link_sql[L_COUNT] = {
 	"INSERT OR IGNORE INTO link_stacks (hash, n_frames, frames) VALUES (?1, ?2, ?3)",
     [L_STACK_GET] = "SELECT id FROM link_stacks WHERE hash = ?1",
     [L_LINK_ADD] = "INSERT INTO span_links (time, environment, service, profile_type, trace_id,"
-		   " span_id, span_name, stack_id, value, samples, root_span_id, parent_span_id)"
-		   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+		   " span_id, span_name, stack_id, value, samples, root_span_id, parent_span_id,"
+		   " node) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     /* ?3: the spans as a JSON array of ids (one index lookup each), NULL = every span. */
     [L_MERGE_TRACE] =
 	LINK_MERGE "l.trace_id = ?2 AND (?3 IS NULL OR l.span_id IN"
@@ -256,6 +257,7 @@ static int add_one(struct sqlite_links *l, const char *environment, const struct
 	sqlite3_bind_int64(st, 10, k->samples);
 	sqlite3_bind_text(st, 11, k->root_span_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 12, k->parent_span_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 13, k->node ? k->node : "", -1, SQLITE_STATIC);
 	return sqlite_db_step_done(st);
 }
 
@@ -297,10 +299,11 @@ static void bind_query(sqlite3_stmt *st, const struct span_link_query *q, const 
 		sqlite3_bind_text(st, 5, q->profile_type, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 6, q->start);
 	sqlite3_bind_int64(st, 7, q->end);
-	if (q->span_name && sqlite3_bind_parameter_count(st) >= 8)
+	if (q->span_name)
 		sqlite3_bind_text(st, 8, q->span_name, -1, SQLITE_STATIC);
-	if (sqlite3_bind_parameter_count(st) >= 9)
-		sqlite3_bind_int(st, 9, q->include_children);
+	sqlite3_bind_int(st, 9, q->include_children);
+	if (q->node)
+		sqlite3_bind_text(st, 10, q->node, -1, SQLITE_STATIC);
 }
 
 /* q's spans as a JSON array (["id", ...]) for json_each(?3); NULL when q names no span. */
@@ -473,9 +476,11 @@ int link_store_sqlite_open(const char *path, const struct store_sqlite_options *
 	if (!err)
 		err = sqlite_db_open(
 		    path, schema, opts ? opts->durability : STORE_SQLITE_DURABILITY_FULL, &l->db);
-	/* a file of a collector before parent ids: its links have none (NULL, read as "") */
+	/* a file of a collector before parent ids and nodes: its links have none (NULL, "") */
 	if (!err)
 		err = sqlite_db_add_column(l->db, "span_links", "parent_span_id", "TEXT");
+	if (!err)
+		err = sqlite_db_add_column(l->db, "span_links", "node", "TEXT");
 	if (!err)
 		err = sqlite_db_prepare_all(l->db, link_sql, l->st, L_COUNT);
 	if (err) {

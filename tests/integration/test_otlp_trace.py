@@ -424,6 +424,32 @@ class PprofSpanLabels(Base):
         movers = {m["name"]: m["delta_pts"] for m in doc["movers"]}
         self.assertAlmostEqual(movers["json"], 80.0)
 
+    def test_span_reads_and_the_diff_baseline_honour_node(self):
+        t = int(time.time()) - 600
+
+        def spans(span, db, js, at):
+            return pprof_py.build([
+                (["main", "handler", "db"], db, {"span_id": span, "span_name": "GET /n"}),
+                (["main", "handler", "json"], js, {"span_id": span, "span_name": "GET /n"})],
+                time_nanos=at * 1_000_000_000)
+        for span, db, js, at, node in (("1a", 90, 10, t - 1200, "node-a"),
+                                       ("1b", 10, 90, t - 1200, "node-b"),
+                                       ("2a", 50, 50, t, "node-a")):
+            self.assertEqual(self.c.upload(self.tok, spans(span, db, js, at), "node-svc", "cpu",
+                                           params={"node": node})[0], 200)
+        status, doc = self.get("/api/apm/profiles/diff", {
+            "service": "node-svc", "profile_type": "cpu", "span_id": "2a", "node": "node-a"})
+        self.assertEqual(status, 200, doc)
+        self.assertEqual((doc["before"]["total"], doc["after"]["total"]), (100, 100))
+        movers = {m["name"]: m["delta_pts"] for m in doc["movers"]}
+        self.assertAlmostEqual(movers["db"], -40.0)  # against node-a's endpoint only
+        status, every = self.get("/api/apm/profiles/diff", {
+            "service": "node-svc", "profile_type": "cpu", "span_id": "2a"})
+        self.assertEqual(status, 200, every)
+        self.assertEqual(every["before"]["total"], 200)  # every node's
+        self.assertEqual(self.flame("node-svc", "cpu", span_id="2a", node="node-b")["total"], 0)
+        self.assertEqual(self.flame("node-svc", "cpu", span_id="2a", node="node-a")["total"], 100)
+
 
 class LinkRetention(Base):
     serve_args = ("--link-retention-hours", "1", "--retention-interval", "1")
