@@ -17,7 +17,6 @@
 import argparse
 import os
 import random
-import re
 import sqlite3
 import subprocess
 import sys
@@ -27,6 +26,7 @@ import urllib.request
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
+from bench_fleet import start_collector  # noqa: E402 -- after the path is set
 
 STACKS = 500
 SPANS_PER_TRACE = 10
@@ -43,20 +43,6 @@ def trace_hex(i):
     """The trace of span i (10 spans a trace), 32 hex digits."""
     t = i // SPANS_PER_TRACE + 1
     return "%016x%08x%08x" % (0, (t * MIX) % 2**32, t)
-
-
-def start_collector(binary, args, log):
-    proc = subprocess.Popen([binary, "serve", "--listen", "127.0.0.1:0"] + args,
-                            stdout=subprocess.DEVNULL, stderr=open(log, "w"))
-    for _ in range(600):
-        with open(log) as f:
-            m = re.search(r"listening on [0-9.]+:(\d+)", f.read())
-        if m:
-            return proc, int(m.group(1))
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    raise RuntimeError("collector did not start: " + open(log).read())
 
 
 def stop(proc):

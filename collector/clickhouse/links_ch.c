@@ -42,29 +42,6 @@ const char *const ch_links_migration[] = {
 /* Every table of the migration, all partitioned by day. */
 static const char *const link_tables[] = {"span_links", "span_traces", "span_roots", "span_names"};
 
-/* The dictionary key of the link's stack, as the rollups' (the first 8 bytes of the SHA-256
- * of the frames joined by FRAME_SEP, never UPLOAD_MARK); the joined frames stay in l->frames. */
-static int link_stack_hash(struct ch_links *l, const struct span_link *k, uint64_t *ret)
-{
-	const char sep = FRAME_SEP;
-	uint8_t digest[SHA256_LEN];
-	int rc;
-
-	ch_buf_reset(&l->frames);
-	for (size_t f = 0; f < k->n_frames; f++) {
-		if (f)
-			ch_put_bytes(&l->frames, &sep, 1);
-		ch_put_bytes(&l->frames, k->frames[f], strlen(k->frames[f]));
-	}
-	if (l->frames.oom)
-		return -ENOMEM;
-	rc = sha256_with(l->sha, l->frames.data ? l->frames.data : "", l->frames.len, digest);
-	memcpy(ret, digest, sizeof(*ret));
-	if (*ret == UPLOAD_MARK)
-		*ret = 1;
-	return rc;
-}
-
 static void put_link(struct ch_buf *b, const char *environment, const struct span_link *k,
 		     uint64_t hash)
 {
@@ -90,7 +67,8 @@ static int encode(struct ch_links *l, const char *environment, const struct span
 	int rc = 0;
 
 	for (size_t i = 0; !rc && i < n; i++) {
-		rc = link_stack_hash(l, &links[i], &hash);
+		/* the rollups' key: a stack they stored costs the link nothing more */
+		rc = ch_stack_hash(l->sha, &l->frames, links[i].frames, links[i].n_frames, &hash);
 		if (rc)
 			break;
 		put_link(rows, environment, &links[i], hash);
@@ -101,16 +79,6 @@ static int encode(struct ch_links *l, const char *environment, const struct span
 		ch_put_string(stacks, l->frames.data ? l->frames.data : "");
 	}
 	return rc ? rc : rows->oom || stacks->oom ? -ENOMEM : 0;
-}
-
-static int insert_rows(struct ch_links *l, const char *table, const struct ch_buf *rows)
-{
-	char sql[CH_NAME_MAX + 64];
-
-	if (!rows->len)
-		return 0;
-	snprintf(sql, sizeof(sql), "INSERT INTO %s.%s FORMAT RowBinary", l->client.database, table);
-	return ch_exec(&l->client, sql, rows, NULL, NULL, 0);
 }
 
 /* Stacks first, so that a link never names a stack the dictionary lacks; the stacks become
@@ -128,21 +96,12 @@ static int links_add(struct link_store *s, const char *environment, const struct
 	pthread_mutex_lock(&l->lock);
 	rc = encode(l, environment, links, n, &rows, &stacks, &fresh);
 	if (!rc)
-		rc = insert_rows(l, "stacks", &stacks);
-	if (!rc && hashtab__count(&l->known_stacks) > LINK_KNOWN_STACKS_MAX)
-		hashtab__clear(&l->known_stacks);
-	for (stacks.pos = 0; !rc && stacks.pos < stacks.len;) {
-		const char *frames;
-		size_t len;
-		uint64_t hash;
-
-		rc = ch_get_u64(&stacks, &hash) ?: ch_get_string(&stacks, &frames, &len);
-		if (!rc)
-			rc = hashtab__put(&l->known_stacks, hash, 1);
-	}
+		rc = ch_insert(&l->client, "stacks", &stacks);
+	if (!rc)
+		rc = ch_stacks_remember(&l->known_stacks, &stacks, LINK_KNOWN_STACKS_MAX);
 	pthread_mutex_unlock(&l->lock);
 	if (!rc)
-		rc = insert_rows(l, "span_links", &rows);
+		rc = ch_insert(&l->client, "span_links", &rows);
 	ch_buf_free(&rows);
 	ch_buf_free(&stacks);
 	hashtab__free(&fresh);

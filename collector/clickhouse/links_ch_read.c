@@ -17,6 +17,15 @@ static long long clamp_time(int64_t t)
 	return t < 0 ? 0 : t > TIME_MAX ? TIME_MAX : (long long)t;
 }
 
+/* " AND column = 'value'" when value is not NULL. */
+static void put_and_eq(struct ch_buf *b, const char *column, const char *value)
+{
+	if (!value)
+		return;
+	ch_printf(b, " AND %s = ", column);
+	ch_put_literal(b, value);
+}
+
 /* " span_id IN (SELECT span_id FROM <table> WHERE environment = .. AND <key> = ..)" */
 static void put_lookup(struct ch_buf *b, const char *db, const char *table, const char *key,
 		       const char *value, const struct span_link_query *q)
@@ -47,8 +56,7 @@ static void put_spans(struct ch_buf *b, const char *db, const struct span_link_q
 {
 	if (q->trace_id) {
 		put_lookup(b, db, "span_traces", "trace_id", q->trace_id, q);
-		ch_printf(b, " AND trace_id = ");
-		ch_put_literal(b, q->trace_id);
+		put_and_eq(b, "trace_id", q->trace_id);
 		if (merge && q->span_id) {
 			ch_printf(b, " AND");
 			put_span_list(b, q);
@@ -65,8 +73,7 @@ static void put_spans(struct ch_buf *b, const char *db, const struct span_link_q
 		ch_printf(b, ")");
 	} else {
 		put_lookup(b, db, "span_names", "span_name", q->span_name, q);
-		ch_printf(b, " AND span_name = ");
-		ch_put_literal(b, q->span_name);
+		put_and_eq(b, "span_name", q->span_name);
 	}
 }
 
@@ -78,18 +85,9 @@ static void put_link_filter(struct ch_buf *b, const char *db, const struct span_
 	ch_put_literal(b, q->environment);
 	ch_printf(b, " AND");
 	put_spans(b, db, q, merge);
-	if (q->service) {
-		ch_printf(b, " AND service = ");
-		ch_put_literal(b, q->service);
-	}
-	if (q->profile_type) {
-		ch_printf(b, " AND profile_type = ");
-		ch_put_literal(b, q->profile_type);
-	}
-	if (q->node) {
-		ch_printf(b, " AND node = ");
-		ch_put_literal(b, q->node);
-	}
+	put_and_eq(b, "service", q->service);
+	put_and_eq(b, "profile_type", q->profile_type);
+	put_and_eq(b, "node", q->node);
 	ch_printf(b, " AND time >= %lld AND time < %lld", clamp_time(q->start), clamp_time(q->end));
 }
 
