@@ -91,31 +91,77 @@ static void put_link_filter(struct ch_buf *b, const char *db, const struct span_
 	ch_printf(b, " AND time >= %lld AND time < %lld", clamp_time(q->start), clamp_time(q->end));
 }
 
+/* The frames of the stacks in values (hash -> summed value), as (frames, value) rows. */
+static int stack_frames(struct ch_links *l, const struct ch_buf *sums, const struct hashtab *values,
+			struct ch_buf *rows)
+{
+	struct ch_buf sql = {0}, out = {0}, in = *sums;
+	uint64_t hash, value;
+	const char *sep = "";
+	int rc = 0;
+
+	ch_printf(&sql, "SELECT stack_hash, any(frames) FROM %s.stacks WHERE stack_hash IN (",
+		  l->client.database);
+	for (in.pos = 0; !rc && in.pos < in.len; sep = ", ") {
+		rc = ch_get_u64(&in, &hash) ?: ch_get_u64(&in, &value);
+		ch_printf(&sql, "%s%llu", sep, (unsigned long long)hash);
+	}
+	ch_printf(&sql, ") GROUP BY stack_hash FORMAT RowBinary");
+	if (!rc)
+		rc = ch_run(&l->client, &sql, &out);
+	while (!rc && out.pos < out.len) {
+		const char *frames;
+		char *text;
+		size_t len;
+
+		rc = ch_get_u64(&out, &hash) ?: ch_get_string(&out, &frames, &len);
+		if (rc || !hashtab__get(values, hash, &value))
+			continue;
+		text = strndup(frames, len); /* the answer's strings are not terminated */
+		if (!text) {
+			rc = -ENOMEM;
+			break;
+		}
+		ch_put_string(rows, text);
+		ch_put_u64(rows, value);
+		free(text);
+	}
+	ch_buf_free(&sql);
+	ch_buf_free(&out);
+	return rc ? rc : rows->oom ? -ENOMEM : 0;
+}
+
+/* Two round trips rather than one join: the links' stacks summed, then those stacks' frames by
+ * key (a join would read the links twice, once for its stack_hash IN subquery). */
 int ch_links_merge(struct link_store *s, const struct span_link_query *q, struct merged_window *ret)
 {
 	struct ch_links *l = to_ch_links(s);
 	const char *db = l->client.database;
-	struct ch_buf sql = {0}, out = {0};
+	struct ch_buf sql = {0}, sums = {0}, rows = {0};
+	struct hashtab values = {0};
+	uint64_t hash, value;
 	int rc;
 
 	memset(ret, 0, sizeof(*ret));
 	if (!q->trace_id && !q->span_id && !q->span_name)
 		return -EINVAL;
-	ch_printf(&sql,
-		  "SELECT frames, v FROM (SELECT stack_hash, sum(value) AS v FROM %s.span_links",
-		  db);
+	ch_printf(&sql, "SELECT stack_hash, toInt64(sum(value)) FROM %s.span_links", db);
 	put_link_filter(&sql, db, q, true);
-	ch_printf(&sql,
-		  " GROUP BY stack_hash) ANY LEFT JOIN (SELECT stack_hash, any(frames) AS frames"
-		  " FROM %s.stacks WHERE stack_hash IN (SELECT stack_hash FROM %s.span_links",
-		  db, db);
-	put_link_filter(&sql, db, q, true);
-	ch_printf(&sql, ") GROUP BY stack_hash) USING stack_hash FORMAT RowBinary");
-	rc = ch_run(&l->client, &sql, &out);
+	ch_printf(&sql, " GROUP BY stack_hash FORMAT RowBinary");
+	rc = ch_run(&l->client, &sql, &sums);
+	while (!rc && sums.pos < sums.len) {
+		rc = ch_get_u64(&sums, &hash) ?: ch_get_u64(&sums, &value);
+		if (!rc)
+			rc = hashtab__put(&values, hash, value);
+	}
+	if (!rc && sums.len)
+		rc = stack_frames(l, &sums, &values, &rows);
 	if (!rc)
-		rc = ch_read_stacks(&out, ret);
+		rc = ch_read_stacks(&rows, ret);
 	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf_free(&sums);
+	ch_buf_free(&rows);
+	hashtab__free(&values);
 	if (rc)
 		merged_window__release(ret);
 	return rc;
