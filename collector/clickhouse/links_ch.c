@@ -18,10 +18,15 @@
  * twice merges away in the dictionary). */
 #define LINK_KNOWN_STACKS_MAX (1u << 20)
 
+/* A span's rows are a few, found by key: granules of 1,024 rows (not 8,192) make each lookup
+ * read and decompress an eighth as much, for a primary index 8 times larger (still ~10,000
+ * marks for 10M links). */
+#define SMALL_GRANULES " SETTINGS index_granularity = 1024"
+
 #define LINK_LOOKUP(name, key)                                                                     \
 	"CREATE TABLE {db}." name "(environment String, " key " String, time UInt32,"              \
 	" span_id String) ENGINE = ReplacingMergeTree PARTITION BY intDiv(time, 86400)"            \
-	" ORDER BY (environment, " key ", span_id)",                                               \
+	" ORDER BY (environment, " key ", span_id)" SMALL_GRANULES,                                \
 	    "CREATE MATERIALIZED VIEW {db}." name "_mv TO {db}." name                              \
 	    " AS SELECT environment, " key ", time, span_id FROM {db}.span_links"                  \
 	    " WHERE " key " != ''"
@@ -32,7 +37,8 @@ const char *const ch_links_migration[] = {
     " profile_type String, trace_id String, span_id String, parent_span_id String,"
     " root_span_id String, span_name String, node String, stack_hash UInt64, value Int64,"
     " samples Int64)"
-    " ENGINE = MergeTree PARTITION BY intDiv(time, 86400) ORDER BY (environment, span_id, time)",
+    " ENGINE = MergeTree PARTITION BY intDiv(time, 86400) ORDER BY (environment, span_id, "
+    "time)" SMALL_GRANULES,
     LINK_LOOKUP("span_traces", "trace_id"),
     LINK_LOOKUP("span_roots", "root_span_id"),
     LINK_LOOKUP("span_names", "span_name"),

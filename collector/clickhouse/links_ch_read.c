@@ -26,14 +26,20 @@ static void put_and_eq(struct ch_buf *b, const char *column, const char *value)
 	ch_put_literal(b, value);
 }
 
-/* " span_id IN (SELECT span_id FROM <table> WHERE environment = .. AND <key> = ..)" */
+/* " span_id IN (SELECT span_id FROM <table> WHERE environment = .. AND <key> = ..
+ * [UNION ALL SELECT 'also']): one set for the primary key (an OR of two conditions on span_id
+ * would read twice as much). */
 static void put_lookup(struct ch_buf *b, const char *db, const char *table, const char *key,
-		       const char *value, const struct span_link_query *q)
+		       const char *value, const struct span_link_query *q, const char *also)
 {
 	ch_printf(b, " span_id IN (SELECT span_id FROM %s.%s WHERE environment = ", db, table);
 	ch_put_literal(b, q->environment);
 	ch_printf(b, " AND %s = ", key);
 	ch_put_literal(b, value);
+	if (also) {
+		ch_printf(b, " UNION ALL SELECT ");
+		ch_put_literal(b, also);
+	}
 	ch_printf(b, ")");
 }
 
@@ -55,7 +61,7 @@ static void put_span_list(struct ch_buf *b, const struct span_link_query *q)
 static void put_spans(struct ch_buf *b, const char *db, const struct span_link_query *q, bool merge)
 {
 	if (q->trace_id) {
-		put_lookup(b, db, "span_traces", "trace_id", q->trace_id, q);
+		put_lookup(b, db, "span_traces", "trace_id", q->trace_id, q, NULL);
 		put_and_eq(b, "trace_id", q->trace_id);
 		if (merge && q->span_id) {
 			ch_printf(b, " AND");
@@ -63,16 +69,13 @@ static void put_spans(struct ch_buf *b, const char *db, const struct span_link_q
 		}
 	} else if (q->span_id && merge) {
 		put_span_list(b, q);
+	} else if (q->span_id && q->include_children) {
+		put_lookup(b, db, "span_roots", "root_span_id", q->span_id, q, q->span_id);
 	} else if (q->span_id) {
-		ch_printf(b, " (span_id = ");
+		ch_printf(b, " span_id = ");
 		ch_put_literal(b, q->span_id);
-		if (q->include_children) {
-			ch_printf(b, " OR");
-			put_lookup(b, db, "span_roots", "root_span_id", q->span_id, q);
-		}
-		ch_printf(b, ")");
 	} else {
-		put_lookup(b, db, "span_names", "span_name", q->span_name, q);
+		put_lookup(b, db, "span_names", "span_name", q->span_name, q, NULL);
 		put_and_eq(b, "span_name", q->span_name);
 	}
 }
