@@ -55,7 +55,7 @@ def example_request(services=("otlp-a", "otlp-b"), environment=None):
 
 class Base(unittest.TestCase):
     serve_args = ()
-    backend = "sqlite"
+    backend = None  # the Fleet* classes say "fleet"; None: ROOTTRACE_TEST_BACKEND's choice
 
     @classmethod
     def setUpClass(cls):
@@ -65,7 +65,7 @@ class Base(unittest.TestCase):
         # Reads go to `reader`: in fleet mode a second collector on the same servers, so that
         # every span query answered there shows the links are shared, not per collector.
         cls.reader = cls.c
-        if cls.backend == "fleet":
+        if cls.c.backend == "fleet":
             cls.reader = Collector(backend="fleet", stores=(cls.c.pg_url, cls.c.ch_url),
                                    serve_args=cls.serve_args)
 
@@ -85,7 +85,7 @@ class Base(unittest.TestCase):
         return sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=10)
 
     def link_count(self):
-        if self.backend == "fleet":
+        if self.c.backend == "fleet":
             return int(self.c.clickhouse("SELECT count() FROM {db}.span_links"))
         with self.links_db() as db:
             return db.execute("SELECT count(*) FROM span_links").fetchone()[0]
@@ -468,7 +468,7 @@ class LinkRetention(Base):
 
 class OlderLinksFile(unittest.TestCase):
     def test_a_links_file_without_parent_ids_is_upgraded_and_read(self):
-        with Collector(start=False) as c:
+        with Collector(start=False, backend="sqlite") as c:  # a SQLite links file
             with sqlite3.connect(os.path.join(c.data, "roottrace-links.db")) as db:
                 db.executescript(  # the file as a collector before parent ids left it
                     "DROP TABLE IF EXISTS span_links; DROP TABLE IF EXISTS link_stacks;"
@@ -496,6 +496,30 @@ class FleetPprofSpanLabels(PprofSpanLabels):
     """The span cases on the fleet stores: uploads through collector A, every read through
     collector B, which answers from the same ClickHouse links."""
     backend = "fleet"
+
+
+class FleetOtlpIngest(OtlpIngest):
+    """OTLP ingest and its links on the fleet stores, read through a second collector."""
+    backend = "fleet"
+
+
+class FleetServeWithoutData(unittest.TestCase):
+    def test_serve_needs_no_data_dir_in_fleet_mode(self):
+        """The links are in ClickHouse: nothing of a fleet collector is on its disk."""
+        with Collector(backend="fleet", start=False) as c:
+            log = os.path.join(c.tmp, "nodata.log")
+            with open(log, "w") as out:
+                proc = subprocess.Popen([c.binary, "serve", "--listen", "127.0.0.1:0"]
+                                        + c.server_args(), stdout=out, stderr=out)
+            try:
+                deadline = time.time() + 15
+                while time.time() < deadline and "listening on" not in open(log).read():
+                    self.assertIsNone(proc.poll(), open(log).read())
+                    time.sleep(0.05)
+                self.assertIn("listening on", open(log).read())
+            finally:
+                proc.terminate()
+                proc.wait(timeout=30)
 
 
 class FleetLinkRetention(LinkRetention):
