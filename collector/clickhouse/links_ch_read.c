@@ -206,14 +206,28 @@ static int read_summary(struct ch_buf *out, struct span_summary *r)
 	return rc;
 }
 
+/* Room for more rows (twice as many, zeroed). 0 or -ENOMEM. */
+static int grow_summaries(struct span_summary **rows, size_t *cap)
+{
+	size_t more = *cap ? *cap : 16;
+	struct span_summary *grown = realloc(*rows, (*cap + more) * sizeof(**rows));
+
+	if (!grown)
+		return -ENOMEM;
+	memset(grown + *cap, 0, more * sizeof(*grown));
+	*rows = grown;
+	*cap += more;
+	return 0;
+}
+
 int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct span_summary **ret,
 		   size_t *ret_n)
 {
 	struct ch_links *l = to_ch_links(s);
 	const char *db = l->client.database;
 	struct ch_buf sql = {0}, out = {0};
-	struct span_summary *rows = NULL, *grown;
-	size_t n = 0;
+	struct span_summary *rows = NULL;
+	size_t n = 0, cap = 0;
 	int rc;
 
 	if (!q->trace_id && !q->span_id)
@@ -228,14 +242,9 @@ int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct
 			" FORMAT RowBinary");
 	rc = ch_run(&l->client, &sql, &out);
 	while (!rc && out.pos < out.len) {
-		grown = realloc(rows, (n + 1) * sizeof(*rows));
-		if (!grown) {
-			rc = -ENOMEM;
-			break;
-		}
-		rows = grown;
-		memset(&rows[n], 0, sizeof(rows[n]));
-		rc = read_summary(&out, &rows[n++]);
+		rc = n < cap ? 0 : grow_summaries(&rows, &cap);
+		if (!rc)
+			rc = read_summary(&out, &rows[n++]);
 	}
 	ch_buf_free(&sql);
 	ch_buf_free(&out);
