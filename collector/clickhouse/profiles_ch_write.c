@@ -82,25 +82,7 @@ static int group_claims_collect(struct gc_item **items, size_t n, struct group_c
  * UPLOAD_MARK. The joined frames are left in p->frames. */
 static int stack_hash(struct ch_profiles *p, const struct stack_value *sv, uint64_t *ret)
 {
-	const char frame_sep = FRAME_SEP;
-	uint8_t digest[SHA256_LEN];
-	int rc;
-
-	ch_buf_reset(&p->frames);
-	for (size_t f = 0; f < sv->n_frames; f++) {
-		if (f)
-			ch_put_bytes(&p->frames, &frame_sep, 1);
-		ch_put_bytes(&p->frames, sv->frames[f], strlen(sv->frames[f]));
-	}
-	if (p->frames.oom)
-		return -ENOMEM;
-	rc = sha256_with(p->sha, p->frames.data ? p->frames.data : "", p->frames.len, digest);
-	if (rc)
-		return rc;
-	memcpy(ret, digest, sizeof(*ret));
-	if (*ret == UPLOAD_MARK)
-		*ret = 1;
-	return 0;
+	return ch_stack_hash(p->sha, &p->frames, sv->frames, sv->n_frames, ret);
 }
 
 static void put_series(struct ch_buf *b, const struct profile_batch *batch)
@@ -175,12 +157,7 @@ static int encode_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 
 static int insert(struct ch_profiles *p, const char *table, const struct ch_buf *rows)
 {
-	char sql[CH_NAME_MAX + 64];
-
-	if (rows->len == 0)
-		return 0;
-	snprintf(sql, sizeof(sql), "INSERT INTO %s.%s FORMAT RowBinary", p->client.database, table);
-	return ch_exec(&p->client, sql, rows, NULL, NULL, 0);
+	return ch_insert(&p->client, table, rows);
 }
 
 /* Stacks first: a rollup row never names a stack the dictionary lacks. */
@@ -194,20 +171,9 @@ static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 	rc = encode_group(p, items, n, g, &rollups, &stacks, &new_hashes);
 	if (!rc)
 		rc = insert(p, "stacks", &stacks);
-	if (!rc && hashtab__count(&p->known_stacks) > KNOWN_STACKS_MAX)
-		hashtab__clear(&p->known_stacks);
-	if (!rc) {
-		/* Only now, after ClickHouse stored them, are the new stacks known. */
-		for (stacks.pos = 0; !rc && stacks.pos < stacks.len;) {
-			const char *frames;
-			size_t len;
-			uint64_t hash;
-
-			rc = ch_get_u64(&stacks, &hash) ?: ch_get_string(&stacks, &frames, &len);
-			if (!rc)
-				rc = hashtab__put(&p->known_stacks, hash, 1);
-		}
-	}
+	/* Only now, after ClickHouse stored them, are the new stacks known. */
+	if (!rc)
+		rc = ch_stacks_remember(&p->known_stacks, &stacks, KNOWN_STACKS_MAX);
 	if (!rc)
 		rc = insert(p, "rollups", &rollups);
 	ch_buf_free(&rollups);

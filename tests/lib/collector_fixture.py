@@ -75,7 +75,7 @@ class Collector:
             self.pg_url, self.ch_url = stores or fleet_servers.fresh_databases()
         if stores:
             self.admin_token = None
-            os.makedirs(self.data, mode=0o700)  # span links stay in the data dir
+            os.makedirs(self.data, mode=0o700)  # serve is given --data (fleet: not used)
         else:
             out = self.cli("init", "--data", self.data, "--environment", environment,
                            *self.server_args())
