@@ -38,7 +38,8 @@ static int fake_spans(struct link_store *s, const struct span_link_query *q,
 			continue;
 		snprintf(out[n].trace_id, sizeof(out[n].trace_id), "%s", rows[i].trace);
 		snprintf(out[n].span_id, sizeof(out[n].span_id), "%s", rows[i].span);
-		snprintf(out[n].parent_span_id, sizeof(out[n].parent_span_id), "%s", rows[i].parent);
+		snprintf(out[n].parent_span_id, sizeof(out[n].parent_span_id), "%s",
+			 rows[i].parent);
 		snprintf(out[n++].root_span_id, sizeof(out[0].root_span_id), "%s", rows[i].root);
 	}
 	*ret = out;
@@ -67,7 +68,7 @@ static int resolve(const char *span, struct span_family *ret)
 TEST(parents_are_walked_within_the_trace_only)
 {
 	static const struct fake_row tree[] = {
-	    {"t1", "a", "", ""}, {"t1", "b", "a", ""}, {"t1", "c", "b", ""},
+	    {"t1", "a", "", ""},  {"t1", "b", "a", ""}, {"t1", "c", "b", ""},
 	    {"t1", "d", "a", ""}, {"t2", "e", "a", ""}, /* another trace reusing a's id */
 	};
 	struct span_family f;
@@ -118,5 +119,4 @@ TEST(no_parent_or_root_named_is_unresolved)
 }
 
 TEST_MAIN("span-tree", T(parents_are_walked_within_the_trace_only),
-	  T(a_local_root_includes_the_spans_that_name_it),
-	  T(no_parent_or_root_named_is_unresolved))
+	  T(a_local_root_includes_the_spans_that_name_it), T(no_parent_or_root_named_is_unresolved))
