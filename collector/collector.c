@@ -59,6 +59,7 @@ static int open_profiles(struct collector *c, const char *db_path)
 	    .password = c->opts.clickhouse_password,
 	    .ingest_queue_entries = c->opts.ingest_queue,
 	    .ingest_queue_bytes = c->opts.ingest_queue_bytes,
+	    .ingest_in_flight = c->opts.ingest_in_flight,
 	};
 	char why[256];
 	int err;

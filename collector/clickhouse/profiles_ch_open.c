@@ -116,9 +116,10 @@ static struct ch_profiles *ch_new(const struct store_ch_options *opts)
 	p->ledger = opts->ledger;
 	pthread_mutex_init(&p->stacks_lock, NULL);
 	p->sha = sha256_ctx__new();
-	p->gc = group_commit__new(
+	p->gc = group_commit__new_pipelined(
 	    opts->ingest_queue_entries ? opts->ingest_queue_entries : STORE_CH_INGEST_QUEUE_ENTRIES,
 	    opts->ingest_queue_bytes ? opts->ingest_queue_bytes : STORE_CH_INGEST_QUEUE_BYTES,
+	    opts->ingest_in_flight ? opts->ingest_in_flight : STORE_CH_INGEST_IN_FLIGHT,
 	    ch_profiles_commit_group, p);
 	if (!p->sha || !p->gc) {
 		ch_close(&p->base);

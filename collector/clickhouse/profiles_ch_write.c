@@ -183,7 +183,28 @@ static int insert(struct ch_profiles *p, const char *table, const struct ch_buf 
 	return ch_exec(&p->client, sql, rows, NULL, NULL, 0);
 }
 
-/* Stacks first: a rollup row never names a stack the dictionary lacks. */
+/* Now that ClickHouse stored them, the group's new stacks are known. */
+static int remember_stacks(struct ch_profiles *p, struct ch_buf *stacks)
+{
+	int rc = 0;
+
+	if (hashtab__count(&p->known_stacks) > KNOWN_STACKS_MAX)
+		hashtab__clear(&p->known_stacks);
+	for (stacks->pos = 0; !rc && stacks->pos < stacks->len;) {
+		const char *frames;
+		size_t len;
+		uint64_t hash;
+
+		rc = ch_get_u64(stacks, &hash) ?: ch_get_string(stacks, &frames, &len);
+		if (!rc)
+			rc = hashtab__put(&p->known_stacks, hash, 1);
+	}
+	return rc;
+}
+
+/* Stacks first: a rollup row never names a stack the dictionary lacks. Another group may be
+ * inserting at the same time: stacks_lock covers the writer's state, not the round trips, and
+ * a stack both groups lack is sent by both (the dictionary replaces duplicates). */
 static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 		       const struct group_claims *g)
 {
@@ -191,22 +212,15 @@ static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 	struct hashtab new_hashes = {0};
 	int rc;
 
+	pthread_mutex_lock(&p->stacks_lock);
 	rc = encode_group(p, items, n, g, &rollups, &stacks, &new_hashes);
+	pthread_mutex_unlock(&p->stacks_lock);
 	if (!rc)
 		rc = insert(p, "stacks", &stacks);
-	if (!rc && hashtab__count(&p->known_stacks) > KNOWN_STACKS_MAX)
-		hashtab__clear(&p->known_stacks);
 	if (!rc) {
-		/* Only now, after ClickHouse stored them, are the new stacks known. */
-		for (stacks.pos = 0; !rc && stacks.pos < stacks.len;) {
-			const char *frames;
-			size_t len;
-			uint64_t hash;
-
-			rc = ch_get_u64(&stacks, &hash) ?: ch_get_string(&stacks, &frames, &len);
-			if (!rc)
-				rc = hashtab__put(&p->known_stacks, hash, 1);
-		}
+		pthread_mutex_lock(&p->stacks_lock);
+		rc = remember_stacks(p, &stacks);
+		pthread_mutex_unlock(&p->stacks_lock);
 	}
 	if (!rc)
 		rc = insert(p, "rollups", &rollups);
@@ -230,7 +244,6 @@ void ch_profiles_commit_group(void *ctx, struct gc_item **items, size_t n)
 	struct upload_claim *claim = NULL;
 	int rc;
 
-	pthread_mutex_lock(&p->stacks_lock);
 	rc = group_claims_collect(items, n, &g);
 	if (!rc && g.n)
 		rc = p->ledger->ops->claim(p->ledger, g.environments, g.ids, g.n, g.duplicate,
@@ -243,7 +256,6 @@ void ch_profiles_commit_group(void *ctx, struct gc_item **items, size_t n)
 		p->ledger->ops->abort(claim);
 	if (!rc)
 		mark_duplicates(&g);
-	pthread_mutex_unlock(&p->stacks_lock);
 	for (size_t i = 0; i < n; i++)
 		items[i]->rc = rc;
 	group_claims_free(&g);

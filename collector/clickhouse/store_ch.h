@@ -13,12 +13,16 @@
 
 #define STORE_CH_INGEST_QUEUE_ENTRIES 256
 #define STORE_CH_INGEST_QUEUE_BYTES (256u << 20)
+/* Groups inserting at once: while ClickHouse writes one group's parts, the next one's round
+ * trip is already under way (docs/performance.md, fleet mode ingest). */
+#define STORE_CH_INGEST_IN_FLIGHT 2
 
 struct store_ch_options {
 	const char *password;	      /* NULL = none */
 	struct upload_ledger *ledger; /* borrowed; required */
 	size_t ingest_queue_entries;  /* 0 = the defaults above */
 	size_t ingest_queue_bytes;
+	size_t ingest_in_flight; /* 0 = STORE_CH_INGEST_IN_FLIGHT */
 };
 
 /* -ENOTSUP when the schema is older than this collector's (run migrate), -EPROTO when newer,
