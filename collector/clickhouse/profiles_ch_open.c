@@ -95,6 +95,12 @@ static int ch_size_bytes(struct profile_store *s, int64_t *ret_bytes)
 	return rc;
 }
 
+static void ch_ingest_stats(struct profile_store *s, struct gc_stats *ret, const char **ret_backend)
+{
+	group_commit__stats(to_ch(s)->gc, ret);
+	*ret_backend = "clickhouse";
+}
+
 static const struct profile_store_ops ch_ops = {
     .close = ch_close,
     .ingest = ch_profiles_ingest,
@@ -104,6 +110,7 @@ static const struct profile_store_ops ch_ops = {
     .service_nodes = ch_profiles_service_nodes,
     .retention = ch_retention,
     .size_bytes = ch_size_bytes,
+    .ingest_stats = ch_ingest_stats,
 };
 
 static struct ch_profiles *ch_new(const struct store_ch_options *opts)

@@ -300,16 +300,25 @@ class ServersDown(unittest.TestCase):
         with Collector(backend="fleet") as c:
             tok = c.create_token("collector")
             self.assertEqual(c.upload(tok, wall(100), "down", "wall")[0], 200)
+            before = c.metrics()
             ch = fleet_servers.servers().ch
             ch.stop()
             try:
                 status, doc = c.upload(tok, wall(40), "down", "wall",
                                        params={"upload_id": "retried-1"})
                 self.assertEqual(status, 503, doc)
-                self.assertEqual(c.get_json("/healthz")[1]["stores"],
-                                 {"control": "ok", "profiles": "unreachable"})
+                health = c.get_json("/healthz")[1]
+                self.assertEqual((health["stores"], health["backends"]),
+                                 ({"control": "ok", "profiles": "unreachable"},
+                                  {"control": "postgresql", "profiles": "clickhouse"}))
+                after = c.metrics()
             finally:
                 ch.start_again()
+            errors = 'roottrace_backend_errors_total{backend="%s"}'
+            failures = 'roottrace_ingest_commit_failures_total{backend="clickhouse"}'
+            self.assertGreater(after[errors % "clickhouse"], before[errors % "clickhouse"])
+            self.assertEqual(after[errors % "postgresql"], before[errors % "postgresql"])
+            self.assertEqual(after[failures], before[failures] + 1)
             status, doc = c.upload(tok, wall(40), "down", "wall",
                                    params={"upload_id": "retried-1"})
             self.assertEqual((status, doc["duplicate"]), (200, False), doc)
