@@ -20,5 +20,7 @@ uint64_t backend_errors__get(enum backend_server b)
 
 const char *backend_server_name(enum backend_server b)
 {
-	return b == BACKEND_POSTGRESQL ? "postgresql" : b == BACKEND_CLICKHOUSE ? "clickhouse" : "?";
+	return b == BACKEND_POSTGRESQL	 ? "postgresql"
+	       : b == BACKEND_CLICKHOUSE ? "clickhouse"
+					 : "?";
 }

@@ -58,6 +58,8 @@ static void usage(FILE *f)
 	    "  --ingest-queue-bytes  estimated decoded bytes of those uploads (default %u)\n"
 	    "  --ingest-in-flight  fleet mode: groups of uploads inserting into ClickHouse at\n"
 	    "                    once (default %d)\n"
+	    "  --ingest-linger-ms  fleet mode: how long a group waits for more uploads before\n"
+	    "                    its INSERT (default %d; 0: none)\n"
 	    "  --max-samples     samples in one upload; more get 413 (default %u)\n"
 	    "  --max-stacks      distinct stacks in one upload; more get 413 (default %u)\n"
 	    "  --max-stack-frames  frames summed over those stacks; more get 413 (default %u)\n"
@@ -69,8 +71,9 @@ static void usage(FILE *f)
 	    PROG, PROG, DEFAULT_LISTEN, DEFAULT_MAX_BODY, DEFAULT_MAX_INFLATED,
 	    DEFAULT_RETENTION_DAYS, DEFAULT_LINK_RETENTION_HOURS, DEFAULT_THREADS,
 	    DEFAULT_FLEET_THREADS, DEFAULT_MAX_INFLIGHT, STORE_SQLITE_INGEST_QUEUE_ENTRIES,
-	    STORE_SQLITE_INGEST_QUEUE_BYTES, STORE_CH_INGEST_IN_FLIGHT, DEFAULT_MAX_SAMPLES,
-	    DEFAULT_MAX_STACKS, DEFAULT_MAX_STACK_FRAMES, PROG, PROG, PROG);
+	    STORE_SQLITE_INGEST_QUEUE_BYTES, STORE_CH_INGEST_IN_FLIGHT,
+	    STORE_CH_INGEST_LINGER_US / 1000, DEFAULT_MAX_SAMPLES, DEFAULT_MAX_STACKS,
+	    DEFAULT_MAX_STACK_FRAMES, PROG, PROG, PROG);
 }
 
 static int parse_option(struct collector_options *o, int opt, const char *arg, long long *n)
@@ -114,6 +117,11 @@ static int parse_option(struct collector_options *o, int opt, const char *arg, l
 		if (cli_parse_long("--ingest-in-flight", arg, 1, 16, n))
 			return -EINVAL;
 		o->ingest_in_flight = (size_t)*n;
+		return 0;
+	case 'G':
+		if (cli_parse_long("--ingest-linger-ms", arg, 0, 1000, n))
+			return -EINVAL;
+		o->ingest_linger_us = *n ? (long)*n * 1000 : -1;
 		return 0;
 	case 'S':
 		if (cli_parse_long("--max-samples", arg, 1, 1ll << 32, n))
@@ -183,6 +191,7 @@ static int parse_args(int argc, char **argv, struct collector_options *o, struct
 	    {"ingest-queue", required_argument, NULL, 'q'},
 	    {"ingest-queue-bytes", required_argument, NULL, 'Q'},
 	    {"ingest-in-flight", required_argument, NULL, 'I'},
+	    {"ingest-linger-ms", required_argument, NULL, 'G'},
 	    {"max-samples", required_argument, NULL, 'S'},
 	    {"max-stacks", required_argument, NULL, 'K'},
 	    {"max-stack-frames", required_argument, NULL, 'F'},

@@ -5,13 +5,18 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "group_commit.h"
 
 struct group_commit {
 	pthread_mutex_t lock;
 	pthread_cond_t committed;
+	pthread_cond_t arrived;	      /* an item was queued (a lingering leader waits on it) */
 	struct gc_item *head, **tail; /* queued, not yet taken by a leader */
+	size_t queued;		      /* items in that list */
+	long linger_ns;		      /* how long a leader waits for more items, 0 = not */
+	size_t last_group;	      /* items the last leader took: what the next waits for */
 	size_t committing;	      /* leaders committing now, <= max_in_flight */
 	size_t max_entries, max_bytes, max_in_flight;
 	struct gc_stats stats;
@@ -24,6 +29,7 @@ struct group_commit {
 struct group_commit *group_commit__new_pipelined(size_t max_entries, size_t max_bytes,
 						 size_t max_in_flight, gc_commit_fn fn, void *ctx)
 {
+	pthread_condattr_t attr;
 	struct group_commit *g;
 
 	if (!max_entries || !max_bytes || !max_in_flight || !fn) {
@@ -44,6 +50,10 @@ struct group_commit *group_commit__new_pipelined(size_t max_entries, size_t max_
 	}
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->committed, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&g->arrived, &attr);
+	pthread_condattr_destroy(&attr);
 	g->tail = &g->head;
 	g->max_entries = max_entries;
 	g->max_bytes = max_bytes;
@@ -59,11 +69,19 @@ struct group_commit *group_commit__new(size_t max_entries, size_t max_bytes, gc_
 	return group_commit__new_pipelined(max_entries, max_bytes, 1, fn, ctx);
 }
 
+void group_commit__set_linger(struct group_commit *g, long linger_us)
+{
+	pthread_mutex_lock(&g->lock);
+	g->linger_ns = linger_us > 0 ? linger_us * 1000 : 0;
+	pthread_mutex_unlock(&g->lock);
+}
+
 void group_commit__free(struct group_commit *g)
 {
 	if (!g)
 		return;
 	pthread_cond_destroy(&g->committed);
+	pthread_cond_destroy(&g->arrived);
 	pthread_mutex_destroy(&g->lock);
 	free(g->taken);
 	free(g->slot_busy);
@@ -96,6 +114,24 @@ static void count_group(struct gc_stats *s, struct gc_item **items, size_t n)
 	s->items += n;
 }
 
+/* With a linger set, the leader lets more items join its group: until the group is as large
+ * as the last one (steady load: the same senders are back), or the linger has passed (load
+ * fell; the next group waits for fewer). Called and returns with the lock held. */
+static void linger(struct group_commit *g)
+{
+	size_t want = g->last_group < g->max_entries ? g->last_group : g->max_entries;
+	struct timespec deadline;
+
+	if (!g->linger_ns || g->queued >= want)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_nsec += g->linger_ns;
+	deadline.tv_sec += deadline.tv_nsec / 1000000000;
+	deadline.tv_nsec %= 1000000000;
+	while (g->queued < want && pthread_cond_timedwait(&g->arrived, &g->lock, &deadline) == 0)
+		;
+}
+
 /* Called with the lock held and a leader slot free; returns with the lock held. */
 static void lead(struct group_commit *g)
 {
@@ -105,6 +141,8 @@ static void lead(struct group_commit *g)
 	while (g->slot_busy[slot])
 		slot++; /* < max_in_flight: committing < max_in_flight */
 	g->slot_busy[slot] = true;
+	g->committing++;
+	linger(g);
 	taken = g->taken + slot * g->max_entries;
 	for (struct gc_item *it = g->head; it; it = it->next) {
 		it->taken = true;
@@ -112,13 +150,15 @@ static void lead(struct group_commit *g)
 	}
 	g->head = NULL;
 	g->tail = &g->head;
-	g->committing++;
-	pthread_mutex_unlock(&g->lock);
-
-	g->fn(g->ctx, taken, n);
-
-	pthread_mutex_lock(&g->lock);
-	count_group(&g->stats, taken, n);
+	g->queued = 0;
+	if (n)
+		g->last_group = n;
+	if (n) { /* none when another leader took the queue while this one lingered */
+		pthread_mutex_unlock(&g->lock);
+		g->fn(g->ctx, taken, n);
+		pthread_mutex_lock(&g->lock);
+		count_group(&g->stats, taken, n);
+	}
 	g->slot_busy[slot] = false;
 	g->committing--;
 	pthread_cond_broadcast(&g->committed);
@@ -136,6 +176,9 @@ int group_commit__submit(struct group_commit *g, const void *data, size_t bytes)
 	}
 	*g->tail = &item;
 	g->tail = &item.next;
+	g->queued++;
+	if (g->linger_ns)
+		pthread_cond_signal(&g->arrived);
 	g->stats.pending++;
 	g->stats.pending_bytes += bytes;
 	/* Still queued with a leader slot free: lead. Otherwise a running commit either carries

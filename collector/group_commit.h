@@ -48,6 +48,10 @@ struct group_commit *group_commit__new_pipelined(size_t max_entries, size_t max_
 						 size_t max_in_flight, gc_commit_fn fn, void *ctx);
 void group_commit__free(struct group_commit *g);
 
+/* A leader waits up to linger_us for more items before it takes the queue (0, the default:
+ * not at all): fewer, larger commits when each commit has a large fixed cost. */
+void group_commit__set_linger(struct group_commit *g, long linger_us);
+
 /* Queues data and returns once it was committed: the commit function's rc for it, or
  * -EAGAIN at once (nothing queued) when the queue is full. */
 int group_commit__submit(struct group_commit *g, const void *data, size_t bytes);

@@ -128,6 +128,9 @@ static struct ch_profiles *ch_new(const struct store_ch_options *opts)
 	    opts->ingest_queue_bytes ? opts->ingest_queue_bytes : STORE_CH_INGEST_QUEUE_BYTES,
 	    opts->ingest_in_flight ? opts->ingest_in_flight : STORE_CH_INGEST_IN_FLIGHT,
 	    ch_profiles_commit_group, p);
+	if (p->gc)
+		group_commit__set_linger(p->gc, opts->ingest_linger_us ? opts->ingest_linger_us
+								       : STORE_CH_INGEST_LINGER_US);
 	if (!p->sha || !p->gc) {
 		ch_close(&p->base);
 		return NULL;

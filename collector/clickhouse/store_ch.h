@@ -16,6 +16,9 @@
 /* Groups inserting at once: while ClickHouse writes one group's parts, the next one's round
  * trip is already under way (docs/performance.md, fleet mode ingest). */
 #define STORE_CH_INGEST_IN_FLIGHT 2
+/* How long the group's leader waits for more uploads before its INSERT: an INSERT costs the
+ * server milliseconds of CPU whatever its size (a part per table), so fewer larger ones. */
+#define STORE_CH_INGEST_LINGER_US 10000
 
 struct store_ch_options {
 	const char *password;	      /* NULL = none */
@@ -23,6 +26,7 @@ struct store_ch_options {
 	size_t ingest_queue_entries;  /* 0 = the defaults above */
 	size_t ingest_queue_bytes;
 	size_t ingest_in_flight; /* 0 = STORE_CH_INGEST_IN_FLIGHT */
+	long ingest_linger_us;	 /* 0 = STORE_CH_INGEST_LINGER_US, < 0 = none */
 };
 
 /* -ENOTSUP when the schema is older than this collector's (run migrate), -EPROTO when newer,

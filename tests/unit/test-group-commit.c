@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Unit tests of the collector's group commit queue (every submitter woken after the commit
  * that carried it, groups form under concurrency, a full queue refuses at once, a pipelined
- * queue commits up to its bound of groups at once and counts group sizes) and of the
+ * queue commits up to its bound of groups at once and counts group sizes, a lingering leader
+ * waits for as many items as the last group had) and of the
  * verified stack id cache (a hit needs the exact frames). */
 #include <errno.h>
 #include <pthread.h>
@@ -193,6 +194,61 @@ TEST(a_full_queue_refuses_at_once_by_entries_and_bytes)
 	group_commit__free(blocking_gc);
 }
 
+static void *submit_small(void *arg)
+{
+	return (void *)(long)group_commit__submit(arg, "w", 10);
+}
+
+static void wait_pending(struct group_commit *g, size_t n)
+{
+	struct timespec ms = {0, 1000 * 1000};
+	struct gc_stats st;
+
+	for (group_commit__stats(g, &st); st.pending < n; group_commit__stats(g, &st))
+		nanosleep(&ms, NULL);
+}
+
+/* The second group forms behind a blocked commit (4 items); a lone item then leads and waits,
+ * within its linger (far longer than the test needs), until as many as that group have come. */
+TEST(a_lingering_leader_waits_for_as_many_as_its_last_group)
+{
+	static struct blocking b = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+	struct group_commit *g = group_commit__new(8, 1 << 20, blocking_commit, &b);
+	pthread_t t[8];
+	struct gc_stats st;
+
+	CHECK(g != NULL);
+	group_commit__set_linger(g, 60L * 1000 * 1000);
+	pthread_create(&t[0], NULL, submit_small, g); /* no group before it: no linger */
+	pthread_mutex_lock(&b.lock);
+	while (!b.entered)
+		pthread_cond_wait(&b.cond, &b.lock);
+	pthread_mutex_unlock(&b.lock);
+	for (int i = 1; i < 5; i++)
+		pthread_create(&t[i], NULL, submit_small, g);
+	wait_pending(g, 5);
+	pthread_mutex_lock(&b.lock);
+	b.release = 1;
+	pthread_cond_broadcast(&b.cond);
+	pthread_mutex_unlock(&b.lock);
+	for (int i = 0; i < 5; i++)
+		pthread_join(t[i], NULL);
+	pthread_create(&t[5], NULL, submit_small, g); /* leads, lingers for three more */
+	wait_pending(g, 1);
+	for (int i = 6; i < 8; i++)
+		pthread_create(&t[i], NULL, submit_small, g);
+	wait_pending(g, 3);
+	group_commit__stats(g, &st);
+	CHECK(st.commits == 2); /* still lingering with three of four */
+	CHECK(group_commit__submit(g, "v", 10) == 0);
+	for (int i = 5; i < 8; i++)
+		pthread_join(t[i], NULL);
+	group_commit__stats(g, &st);
+	CHECK(st.commits == 3 && st.items == 9);
+	CHECK(st.sizes[0] == 1 && st.sizes[2] == 2); /* 1, then 4 and 4 */
+	group_commit__free(g);
+}
+
 TEST(stack_cache_hits_only_the_exact_frames)
 {
 	const char *a[] = {"main", "handle", "parse"};
@@ -270,5 +326,6 @@ TEST(stack_cache_forgets_everything_when_its_slots_are_half_full)
 TEST_MAIN("group-commit", T(every_submitter_returns_after_its_commit_with_its_rc),
 	  T(a_pipelined_queue_commits_two_groups_at_once_never_three),
 	  T(a_full_queue_refuses_at_once_by_entries_and_bytes),
+	  T(a_lingering_leader_waits_for_as_many_as_its_last_group),
 	  T(stack_cache_hits_only_the_exact_frames), T(stack_cache_stays_within_its_text_bound),
 	  T(stack_cache_forgets_everything_when_its_slots_are_half_full))
