@@ -3,7 +3,7 @@
 # Fleet-mode ingest benchmark: uploads/s, collector and database-server CPU ms/upload and
 # uploads per store commit of one collector on SQLite (--sync full), one collector on
 # PostgreSQL + ClickHouse (with the defaults before issue 13's batching work too: 4 threads, one
-# INSERT in flight) and two collectors sharing them, with 4 and 16 keep-alive clients POSTing a
+# INSERT in flight, no linger) and two collectors sharing them, with 4 and 16 keep-alive clients POSTing a
 # 500-stack gzipped CPU pprof (tests/helpers/ingest-load, acknowledgements after the store
 # committed); then bytes on disk per (bucket, stack) value in each store for the same uploads
 # spread over many buckets. Servers: tests/lib/fleet_servers.py.
@@ -127,10 +127,11 @@ def throughput(args, binary, load, profile, tmp, fleet_servers):
     print("|---|---|---|---|---|---|---|---|---|")
     sqlite = setup_sqlite(binary, tmp)[:2]
     fleet = setup_fleet(binary, fleet_servers, tmp)[:2]
-    before = (fleet[0] + ["--threads", "4", "--ingest-in-flight", "1"], fleet[1])
+    before = (fleet[0] + ["--threads", "4", "--ingest-in-flight", "1",
+                          "--ingest-linger-ms", "0"], fleet[1])
     configs = [("SQLite (--sync full)", 1, sqlite, []),
-               ("PostgreSQL + ClickHouse, --threads 4 --ingest-in-flight 1", 1, before,
-                server_pids(fleet_servers)),
+               ("PostgreSQL + ClickHouse, before (--threads 4, one INSERT in flight, no linger)",
+                1, before, server_pids(fleet_servers)),
                ("PostgreSQL + ClickHouse", 1, fleet, server_pids(fleet_servers)),
                ("PostgreSQL + ClickHouse", 2, fleet, server_pids(fleet_servers))]
     for name, n, (store_args, token), servers in configs:

@@ -83,8 +83,6 @@ static int group_claims_collect(struct gc_item **items, size_t n, struct group_c
 static int stack_hash(struct ch_profiles *p, const struct stack_value *sv, uint64_t *ret)
 {
 	const char frame_sep = FRAME_SEP;
-	uint8_t digest[SHA256_LEN];
-	int rc;
 
 	ch_buf_reset(&p->frames);
 	for (size_t f = 0; f < sv->n_frames; f++) {
@@ -94,7 +92,14 @@ static int stack_hash(struct ch_profiles *p, const struct stack_value *sv, uint6
 	}
 	if (p->frames.oom)
 		return -ENOMEM;
-	rc = sha256_with(p->sha, p->frames.data ? p->frames.data : "", p->frames.len, digest);
+	return ch_stack_hash(p->sha, p->frames.data ? p->frames.data : "", p->frames.len, ret);
+}
+
+int ch_stack_hash(struct sha256_ctx *sha, const char *frames, size_t len, uint64_t *ret)
+{
+	uint8_t digest[SHA256_LEN];
+	int rc = sha256_with(sha, frames, len, digest);
+
 	if (rc)
 		return rc;
 	memcpy(ret, digest, sizeof(*ret));
@@ -103,25 +108,36 @@ static int stack_hash(struct ch_profiles *p, const struct stack_value *sv, uint6
 	return 0;
 }
 
-static void put_series(struct ch_buf *b, const struct profile_batch *batch)
+void ch_put_rollup(struct ch_buf *b, const struct ch_rollup *r)
 {
-	ch_put_string(b, batch->environment);
-	ch_put_string(b, batch->service);
-	ch_put_string(b, batch->profile_type);
-	ch_put_string(b, batch->deployment ? batch->deployment : "");
-	ch_put_string(b, batch->node ? batch->node : "");
-	ch_put_u32(b, (uint32_t)batch->bucket_start);
+	ch_put_string(b, r->environment);
+	ch_put_string(b, r->service);
+	ch_put_string(b, r->profile_type);
+	ch_put_string(b, r->deployment ? r->deployment : "");
+	ch_put_string(b, r->node ? r->node : "");
+	ch_put_u32(b, (uint32_t)r->bucket);
+	ch_put_u64(b, r->stack_hash);
+	ch_put_u64(b, (uint64_t)r->value);
+	ch_put_u64(b, (uint64_t)r->period);
+	ch_put_u32(b, r->received_at);
 }
 
 /* One rollups row: a stack's value, or (stack_hash UPLOAD_MARK, value 1) the upload itself. */
 static void put_rollup(struct ch_buf *b, const struct profile_batch *batch, uint64_t hash,
 		       int64_t value, int64_t period, uint32_t received_at)
 {
-	put_series(b, batch);
-	ch_put_u64(b, hash);
-	ch_put_u64(b, (uint64_t)value);
-	ch_put_u64(b, (uint64_t)period);
-	ch_put_u32(b, received_at);
+	struct ch_rollup r = {batch->environment,
+			      batch->service,
+			      batch->profile_type,
+			      batch->deployment,
+			      batch->node,
+			      batch->bucket_start,
+			      hash,
+			      value,
+			      period,
+			      received_at};
+
+	ch_put_rollup(b, &r);
 }
 
 /* The rows of one batch; stacks the dictionary lacks are added to `stacks` and `new_hashes`. */

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "../store.h"
+#include "../store_copy.h"
 #include "../upload_ledger.h"
 
 #define STORE_CH_INGEST_QUEUE_ENTRIES 256
@@ -37,5 +38,17 @@ int profile_store_ch_open(const char *url, const struct store_ch_options *opts,
 /* Creates the database and applies every pending migration; versions before and after. */
 int store_ch_migrate(const char *url, const char *password, int *ret_from, int *ret_to, char *why,
 		     size_t why_len);
+
+/* ch_import.c: `migrate --from DIR` into an empty, migrated store (store_copy.h). open:
+ * -EEXIST (why set) when it holds profiles already. bucket and value are the copy's callbacks
+ * (ctx: the import); flush sends what they queued. totals: per series, ordered by key. */
+struct ch_import;
+int ch_import_open(const char *url, const char *password, struct ch_import **ret, char *why,
+		   size_t why_len);
+int ch_import_bucket(void *ctx, const struct copy_bucket *b);
+int ch_import_value(void *ctx, const struct copy_stack_value *v);
+int ch_import_flush(struct ch_import *imp);
+int ch_import_totals(struct ch_import *imp, struct copy_total **ret, size_t *ret_n);
+void ch_import_free(struct ch_import *imp);
 
 #endif
