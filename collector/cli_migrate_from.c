@@ -68,7 +68,8 @@ static bool check_series(const struct copy_total *a, size_t na, const struct cop
 	bool equal = na == nb;
 
 	for (size_t i = 0; i < na; i++) {
-		const struct copy_total *after = i < nb && !strcmp(a[i].key, b[i].key) ? &b[i] : NULL;
+		const struct copy_total *after =
+		    i < nb && !strcmp(a[i].key, b[i].key) ? &b[i] : NULL;
 		bool same = after && after->values == a[i].values && after->uploads == a[i].uploads;
 
 		printf("series %s: values %lld -> %lld, uploads %lld -> %lld: %s\n", a[i].key,
@@ -86,7 +87,8 @@ static bool check_tables(struct control_copy *cc)
 
 	for (size_t t = 0; t < cc->n; t++) {
 		int64_t rows = -1;
-		bool same = pg_import_count(cc->pg, cc->tables[t], &rows) == 0 && rows == cc->rows[t];
+		bool same =
+		    pg_import_count(cc->pg, cc->tables[t], &rows) == 0 && rows == cc->rows[t];
 
 		printf("table %s: rows %lld -> %lld: %s\n", cc->tables[t], (long long)cc->rows[t],
 		       (long long)rows, same ? "equal" : "DIFFERENT");
@@ -99,8 +101,8 @@ static int check(const char *path, struct ch_import *ch, struct control_copy *cc
 {
 	struct copy_total *before = NULL, *after = NULL;
 	size_t nb = 0, na = 0;
-	int err = store_sqlite_series_totals(path, &before, &nb)
-		      ?: ch_import_totals(ch, &after, &na);
+	int err =
+	    store_sqlite_series_totals(path, &before, &nb) ?: ch_import_totals(ch, &after, &na);
 	bool equal;
 
 	if (err)
@@ -168,8 +170,10 @@ int cli_migrate_from(const struct store_location *loc, const char *from_dir)
 	}
 	err = pg_import_open(loc->control_store, &pg);
 	if (err == -EEXIST)
-		fprintf(stderr, "%s: migrate --from: the control store already has environments:"
-			" copy into an empty database\n", PROG);
+		fprintf(stderr,
+			"%s: migrate --from: the control store already has environments:"
+			" copy into an empty database\n",
+			PROG);
 	else if (err)
 		cli_store_error("migrate --from: open the control store", "(PostgreSQL)", err);
 	if (!err)

@@ -63,7 +63,8 @@ int ch_import_open(const char *url, const char *password, struct ch_import **ret
 	if (!rc)
 		rc = count_rows(&imp->client, "rollups", &rows);
 	if (!rc && rows) {
-		snprintf(why, why_len, "%s already holds profiles: copy into an empty database", url);
+		snprintf(why, why_len, "%s already holds profiles: copy into an empty database",
+			 url);
 		rc = -EEXIST;
 	}
 	if (rc) {

@@ -47,8 +47,9 @@ static int export_table(sqlite3 *db, const char *table, copy_row_fn fn, void *ct
 				values[c] = (struct copy_value){
 				    .null = type == SQLITE_NULL,
 				    .blob = type == SQLITE_BLOB,
-				    .data = type == SQLITE_BLOB ? sqlite3_column_blob(st, c)
-								: (const char *)sqlite3_column_text(st, c),
+				    .data = type == SQLITE_BLOB
+						? sqlite3_column_blob(st, c)
+						: (const char *)sqlite3_column_text(st, c),
 				    .len = (size_t)sqlite3_column_bytes(st, c),
 				};
 			}
@@ -86,102 +87,104 @@ static struct copy_series series_of(sqlite3_stmt *st)
 	    (const char *)sqlite3_column_text(st, 4)};
 }
 
-static int export_buckets(sqlite3 *db, const struct copy_profile_fns *fns)
+/* Steps sql's rows through row(st, ctx) until one fails. */
+static int each_row(sqlite3 *db, const char *sql, int (*row)(sqlite3_stmt *st, void *ctx),
+		    void *ctx)
 {
 	sqlite3_stmt *st;
 	int rc = 0, step;
 
-	if (sqlite3_prepare_v2(db,
-			       "SELECT " SERIES_COLUMNS ", b.bucket, b.uploads, b.period,"
-			       " b.last_upload FROM buckets b JOIN series s ON s.id = b.series_id",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
-	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		struct copy_bucket b = {series_of(st), sqlite3_column_int64(st, 5),
-					sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7),
-					sqlite3_column_int64(st, 8)};
-
-		rc = fns->bucket(fns->ctx, &b);
-	}
+	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW)
+		rc = row(st, ctx);
 	if (!rc && step != SQLITE_DONE)
 		rc = -EIO;
 	sqlite3_finalize(st);
 	return rc;
 }
 
-static int export_values(sqlite3 *db, const struct copy_profile_fns *fns)
-{
-	sqlite3_stmt *st;
-	int rc = 0, step;
-
-	if (sqlite3_prepare_v2(db,
-			       "SELECT " SERIES_COLUMNS ", r.bucket, k.frames, r.value FROM rollups r"
-			       " JOIN series s ON s.id = r.series_id JOIN stacks k ON k.id = r.stack_id",
-			       -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		struct copy_stack_value v = {series_of(st), sqlite3_column_int64(st, 5),
-					     (const char *)sqlite3_column_text(st, 6),
-					     (size_t)sqlite3_column_bytes(st, 6),
-					     sqlite3_column_int64(st, 7)};
-
-		rc = fns->value(fns->ctx, &v);
-	}
-	if (!rc && step != SQLITE_DONE)
-		rc = -EIO;
-	sqlite3_finalize(st);
-	return rc;
-}
-
-int store_sqlite_export_profiles(const char *path, const struct copy_profile_fns *fns)
+static int each_row_in(const char *path, const char *sql, int (*row)(sqlite3_stmt *st, void *ctx),
+		       void *ctx)
 {
 	sqlite3 *db;
 	int rc = open_ro(path, &db);
 
 	if (!rc)
-		rc = export_buckets(db, fns) ?: export_values(db, fns);
+		rc = each_row(db, sql, row, ctx);
 	sqlite3_close(db);
 	return rc;
 }
 
+static int bucket_row(sqlite3_stmt *st, void *ctx)
+{
+	const struct copy_profile_fns *fns = ctx;
+	struct copy_bucket b = {series_of(st), sqlite3_column_int64(st, 5),
+				sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7),
+				sqlite3_column_int64(st, 8)};
+
+	return fns->bucket(fns->ctx, &b);
+}
+
+static int value_row(sqlite3_stmt *st, void *ctx)
+{
+	const struct copy_profile_fns *fns = ctx;
+	struct copy_stack_value v = {
+	    series_of(st), sqlite3_column_int64(st, 5), (const char *)sqlite3_column_text(st, 6),
+	    (size_t)sqlite3_column_bytes(st, 6), sqlite3_column_int64(st, 7)};
+
+	return fns->value(fns->ctx, &v);
+}
+
+int store_sqlite_export_profiles(const char *path, const struct copy_profile_fns *fns)
+{
+	return each_row_in(path,
+			   "SELECT " SERIES_COLUMNS ", b.bucket, b.uploads, b.period, b.last_upload"
+			   " FROM buckets b JOIN series s ON s.id = b.series_id",
+			   bucket_row, (void *)fns)
+		   ?: each_row_in(path,
+				  "SELECT " SERIES_COLUMNS ", r.bucket, k.frames, r.value"
+				  " FROM rollups r JOIN series s ON s.id = r.series_id"
+				  " JOIN stacks k ON k.id = r.stack_id",
+				  value_row, (void *)fns);
+}
+
+struct totals {
+	struct copy_total *t;
+	size_t n;
+};
+
+static int total_row(sqlite3_stmt *st, void *ctx)
+{
+	struct totals *tt = ctx;
+	struct copy_series s = series_of(st);
+	struct copy_total *grown = realloc(tt->t, (tt->n + 1) * sizeof(*tt->t));
+
+	if (!grown)
+		return -ENOMEM;
+	tt->t = grown;
+	snprintf(grown[tt->n].key, sizeof(grown[tt->n].key), "%s/%s/%s/%s/%s", s.environment,
+		 s.service, s.profile_type, s.deployment, s.node);
+	grown[tt->n].values = sqlite3_column_int64(st, 5);
+	grown[tt->n++].uploads = sqlite3_column_int64(st, 6);
+	return 0;
+}
+
 int store_sqlite_series_totals(const char *path, struct copy_total **ret, size_t *ret_n)
 {
-	struct copy_total *t = NULL, *grown;
-	size_t n = 0;
-	sqlite3_stmt *st = NULL;
-	sqlite3 *db;
-	int rc = open_ro(path, &db), step = SQLITE_DONE;
-
-	if (!rc && sqlite3_prepare_v2(
-		       db,
-		       "SELECT " SERIES_COLUMNS ", (SELECT coalesce(sum(value), 0) FROM rollups r"
-		       " WHERE r.series_id = s.id), (SELECT coalesce(sum(uploads), 0) FROM buckets b"
-		       " WHERE b.series_id = s.id) FROM series s ORDER BY 1, 2, 3, 4, 5",
-		       -1, &st, NULL) != SQLITE_OK)
-		rc = -EIO;
-	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		struct copy_series s = series_of(st);
-
-		grown = realloc(t, (n + 1) * sizeof(*t));
-		if (!grown) {
-			rc = -ENOMEM;
-			break;
-		}
-		t = grown;
-		snprintf(t[n].key, sizeof(t[n].key), "%s/%s/%s/%s/%s", s.environment, s.service,
-			 s.profile_type, s.deployment, s.node);
-		t[n].values = sqlite3_column_int64(st, 5);
-		t[n++].uploads = sqlite3_column_int64(st, 6);
-	}
-	if (!rc && step != SQLITE_DONE)
-		rc = -EIO;
-	sqlite3_finalize(st);
-	sqlite3_close(db);
+	struct totals tt = {0};
+	int rc =
+	    each_row_in(path,
+			"SELECT " SERIES_COLUMNS ", (SELECT coalesce(sum(value), 0) FROM rollups r"
+			" WHERE r.series_id = s.id), (SELECT coalesce(sum(uploads), 0)"
+			" FROM buckets b WHERE b.series_id = s.id) FROM series s"
+			" ORDER BY 1, 2, 3, 4, 5",
+			total_row, &tt);
 	if (rc) {
-		free(t);
+		free(tt.t);
 		return rc;
 	}
-	*ret = t;
-	*ret_n = n;
+	*ret = tt.t;
+	*ret_n = tt.n;
 	return 0;
 }
