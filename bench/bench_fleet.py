@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Fleet-mode ingest benchmark: uploads/s, collector and database-server CPU ms/upload and
 # uploads per store commit of one collector on SQLite (--sync full), one collector on
-# PostgreSQL + ClickHouse (with the defaults before issue 13's batching work too: 4 threads, one
-# INSERT in flight, no linger) and two collectors sharing them, with 4 and 16 keep-alive clients POSTing a
-# 500-stack gzipped CPU pprof (tests/helpers/ingest-load, acknowledgements after the store
+# PostgreSQL + ClickHouse (with the defaults before issue 13's batching work too: 4 threads,
+# one INSERT in flight, no linger) and two collectors sharing them, with 4 and 16 keep-alive
+# clients POSTing a 500-stack gzipped CPU pprof (tests/helpers/ingest-load, acknowledgements after the store
 # committed); then bytes on disk per (bucket, stack) value in each store for the same uploads
 # spread over many buckets. Servers: tests/lib/fleet_servers.py.
 #   bench/bench_fleet.py --build DIR [--seconds N]

@@ -381,6 +381,8 @@ class ServersDown(unittest.TestCase):
             tok = c.create_token("collector")
             self.assertEqual(c.upload(tok, wall(100), "down", "wall")[0], 200)
             before = c.metrics()
+            batch = 'roottrace_ingest_batch_uploads_%s{backend="clickhouse"}'
+            self.assertEqual((before[batch % "sum"], before[batch % "count"]), (1, 1))
             ch = fleet_servers.servers().ch
             ch.stop()
             try:
