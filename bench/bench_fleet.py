@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # Fleet-mode ingest benchmark: uploads/s, collector and database-server CPU ms/upload and
 # uploads per store commit of one collector on SQLite (--sync full), one collector on
-# PostgreSQL + ClickHouse (with the defaults before issue 13's batching work too: 4 threads,
-# one INSERT in flight, no linger) and two collectors sharing them, with 4 and 16 keep-alive
-# clients POSTing a 500-stack gzipped CPU pprof (tests/helpers/ingest-load, acknowledgements after the store
-# committed); then bytes on disk per (bucket, stack) value in each store for the same uploads
-# spread over many buckets. Servers: tests/lib/fleet_servers.py.
+# PostgreSQL + ClickHouse (also with the settings before issue 13's batching work: 4 threads,
+# no linger; and with two INSERTs in flight) and two collectors sharing the servers, with 4
+# and 16 keep-alive clients POSTing a 500-stack gzipped CPU pprof (tests/helpers/ingest-load,
+# acknowledgements after the store committed); then bytes on disk per (bucket, stack) value in
+# each store for the same uploads spread over many buckets. Servers: tests/lib/fleet_servers.py.
 #   bench/bench_fleet.py --build DIR [--seconds N]
 import argparse
 import os
@@ -129,10 +129,13 @@ def throughput(args, binary, load, profile, tmp, fleet_servers):
     fleet = setup_fleet(binary, fleet_servers, tmp)[:2]
     before = (fleet[0] + ["--threads", "4", "--ingest-in-flight", "1",
                           "--ingest-linger-ms", "0"], fleet[1])
+    pipelined = (fleet[0] + ["--ingest-in-flight", "2"], fleet[1])
     configs = [("SQLite (--sync full)", 1, sqlite, []),
                ("PostgreSQL + ClickHouse, before (--threads 4, one INSERT in flight, no linger)",
                 1, before, server_pids(fleet_servers)),
                ("PostgreSQL + ClickHouse", 1, fleet, server_pids(fleet_servers)),
+               ("PostgreSQL + ClickHouse, --ingest-in-flight 2", 1, pipelined,
+                server_pids(fleet_servers)),
                ("PostgreSQL + ClickHouse", 2, fleet, server_pids(fleet_servers))]
     for name, n, (store_args, token), servers in configs:
         procs = [start_collector(binary, store_args, os.path.join(tmp, "log-%s-%d" % (n, i)))

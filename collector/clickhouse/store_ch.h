@@ -14,9 +14,10 @@
 
 #define STORE_CH_INGEST_QUEUE_ENTRIES 256
 #define STORE_CH_INGEST_QUEUE_BYTES (256u << 20)
-/* Groups inserting at once: while ClickHouse writes one group's parts, the next one's round
- * trip is already under way (docs/performance.md, fleet mode ingest). */
-#define STORE_CH_INGEST_IN_FLIGHT 2
+/* Groups inserting at once. More than one overlaps a group's round trip with the next one's,
+ * which helps only when ClickHouse has idle cores: every INSERT costs it the same CPU however
+ * few uploads it carries, and one at a time makes the groups larger (docs/performance.md). */
+#define STORE_CH_INGEST_IN_FLIGHT 1
 /* How long the group's leader waits for more uploads before its INSERT: an INSERT costs the
  * server milliseconds of CPU whatever its size (a part per table), so fewer larger ones. */
 #define STORE_CH_INGEST_LINGER_US 10000
