@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-# Fleet-mode ingest benchmark: uploads/s and collector CPU ms/upload of one collector on SQLite
-# (--sync full), one collector on PostgreSQL + ClickHouse and two collectors sharing them, with
-# 4 and 16 keep-alive clients POSTing a 500-stack gzipped CPU pprof (tests/helpers/ingest-load,
+# Fleet-mode ingest benchmark: uploads/s, collector and database-server CPU ms/upload and
+# uploads per store commit of one collector on SQLite (--sync full), one collector on
+# PostgreSQL + ClickHouse (also with the settings before issue 13's batching work: 4 threads,
+# no linger; and with two INSERTs in flight) and two collectors sharing the servers, with 4
+# and 16 keep-alive clients POSTing a 500-stack gzipped CPU pprof (tests/helpers/ingest-load,
 # acknowledgements after the store committed); then bytes on disk per (bucket, stack) value in
 # each store for the same uploads spread over many buckets. Servers: tests/lib/fleet_servers.py.
 #   bench/bench_fleet.py --build DIR [--seconds N]
@@ -26,6 +28,38 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])
 
 
+def tree_ticks(pid):
+    """CPU ticks of pid and its live descendants (a server and its worker processes)."""
+    total = 0
+    try:
+        total = cpu_ticks(pid)
+        for task in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, task)) as f:
+                total += sum(tree_ticks(int(c)) for c in f.read().split())
+    except OSError:
+        pass  # exited meanwhile
+    return total
+
+
+def server_pids(fleet_servers):
+    """The throwaway PostgreSQL postmaster and ClickHouse server (their process trees)."""
+    s = fleet_servers.servers()
+    with open(os.path.join(s.pg.data, "postmaster.pid")) as f:
+        return [int(f.readline()), s.ch.proc.pid]
+
+
+def commits(port):
+    """(commits, uploads) of the collector's ingest group commit, from /metrics."""
+    import urllib.request
+    text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=30).read()
+    found = {}
+    for line in text.decode().splitlines():
+        m = re.match(r'roottrace_ingest_batch_uploads_(count|sum)\{[^}]*\} (\d+)', line)
+        if m:
+            found[m.group(1)] = int(m.group(2))
+    return found.get("count", 0), found.get("sum", 0)
+
+
 def start_collector(binary, args, log):
     proc = subprocess.Popen([binary, "serve", "--listen", "127.0.0.1:0"] + args,
                             stdout=subprocess.DEVNULL, stderr=open(log, "w"))
@@ -40,20 +74,29 @@ def start_collector(binary, args, log):
     raise RuntimeError("collector did not start: " + open(log).read())
 
 
-def run_load(load, collectors, token, profile, clients, seconds):
-    """ingest-load against each (proc, port), clients split evenly; (uploads/s, CPU ms/upload)."""
+def run_load(load, collectors, token, profile, clients, seconds, servers):
+    """ingest-load against each (proc, port), clients split evenly; (uploads/s, collector CPU
+    ms/upload, server CPU ms/upload or None, uploads per commit, failures)."""
+    c0 = [commits(port) for _, port in collectors]
+    s0 = sum(tree_ticks(pid) for pid in servers)
     t0 = [cpu_ticks(p.pid) for p, _ in collectors]
     loads = [subprocess.Popen([load, str(port), token, "service=bench&profile_type=cpu", profile,
                                str(clients // len(collectors)), str(seconds)],
                               stdout=subprocess.PIPE, text=True) for _, port in collectors]
     outs = [p.communicate()[0] for p in loads]
     t1 = [cpu_ticks(p.pid) for p, _ in collectors]
+    s1 = sum(tree_ticks(pid) for pid in servers)
+    c1 = [commits(port) for _, port in collectors]
+    groups = sum(b[0] - a[0] for a, b in zip(c0, c1))
+    per_commit = sum(b[1] - a[1] for a, b in zip(c0, c1)) / groups if groups else float("nan")
     uploads = sum(int(re.search(r"uploads=(\d+)", o).group(1)) for o in outs)
     ups = sum(float(re.search(r"uploads_per_s=([0-9.]+)", o).group(1)) for o in outs)
     failures = sum(int(re.search(r"failures=(\d+)", o).group(1)) for o in outs)
     ticks = sum(b - a for a, b in zip(t0, t1))
-    cpu_ms = ticks * 1000 / os.sysconf("SC_CLK_TCK") / uploads if uploads else float("nan")
-    return ups, cpu_ms, failures
+    hz = os.sysconf("SC_CLK_TCK")
+    cpu_ms = ticks * 1000 / hz / uploads if uploads else float("nan")
+    server_ms = (s1 - s0) * 1000 / hz / uploads if uploads and servers else None
+    return ups, cpu_ms, server_ms, per_commit, failures
 
 
 def setup_sqlite(binary, tmp):
@@ -80,20 +123,31 @@ def setup_fleet(binary, fleet_servers, tmp):
 
 def throughput(args, binary, load, profile, tmp, fleet_servers):
     print("| store | collectors | clients | uploads/s | stack values/s | collector CPU ms/upload"
-          " | failed uploads |")
-    print("|---|---|---|---|---|---|---|")
-    configs = [("SQLite (--sync full)", 1, setup_sqlite(binary, tmp)[:2])]
+          " | server CPU ms/upload | uploads per commit | failed uploads |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    sqlite = setup_sqlite(binary, tmp)[:2]
     fleet = setup_fleet(binary, fleet_servers, tmp)[:2]
-    configs += [("PostgreSQL + ClickHouse", 1, fleet), ("PostgreSQL + ClickHouse", 2, fleet)]
-    for name, n, (store_args, token) in configs:
+    before = (fleet[0] + ["--threads", "4", "--ingest-in-flight", "1",
+                          "--ingest-linger-ms", "0"], fleet[1])
+    pipelined = (fleet[0] + ["--ingest-in-flight", "2"], fleet[1])
+    configs = [("SQLite (--sync full)", 1, sqlite, []),
+               ("PostgreSQL + ClickHouse, before (--threads 4, one INSERT in flight, no linger)",
+                1, before, server_pids(fleet_servers)),
+               ("PostgreSQL + ClickHouse", 1, fleet, server_pids(fleet_servers)),
+               ("PostgreSQL + ClickHouse, --ingest-in-flight 2", 1, pipelined,
+                server_pids(fleet_servers)),
+               ("PostgreSQL + ClickHouse", 2, fleet, server_pids(fleet_servers))]
+    for name, n, (store_args, token), servers in configs:
         procs = [start_collector(binary, store_args, os.path.join(tmp, "log-%s-%d" % (n, i)))
                  for i in range(n)]
         try:
             for clients in (4, 16):
-                ups, cpu_ms, failures = run_load(load, procs, token, profile, clients,
-                                                 args.seconds)
-                print("| %s | %d | %d | %.1f | %.0f | %.2f | %d |" % (
-                    name, n, clients, ups, ups * STACKS, cpu_ms, failures))
+                ups, cpu_ms, server_ms, per_commit, failures = run_load(
+                    load, procs, token, profile, clients, args.seconds, servers)
+                print("| %s | %d | %d | %.1f | %.0f | %.2f | %s | %.1f | %d |" % (
+                    name, n, clients, ups, ups * STACKS, cpu_ms,
+                    "%.2f" % server_ms if server_ms is not None else "– (in the collector)",
+                    per_commit, failures))
         finally:
             for p, _ in procs:
                 p.terminate()

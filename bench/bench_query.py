@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Query latency over 30 days of 5-minute buckets for one service (8,640 buckets, ~2,000
 # distinct stacks, a few hundred per bucket), loaded through the real ingest with backdated
-# time_nanos; then `go tool pprof -top` merging the same data as one pprof per bucket.
+# time_nanos, on SQLite and on PostgreSQL + ClickHouse (fleet mode, when both servers are
+# installed); then `go tool pprof -top` merging the same data as one pprof per bucket.
 import os
 import random
 import shutil
@@ -57,9 +58,9 @@ def load(c, token, files_dir, now_bucket):
     t0 = time.time()
     for b in range(N_BUCKETS):
         pb = bucket_profile(rnd, stacks, weights, first + b * BUCKET + 1)
-        path = os.path.join(files_dir, "b%05d.pb.gz" % b)
-        with open(path, "wb") as f:
-            f.write(pb)
+        if files_dir:
+            with open(os.path.join(files_dir, "b%05d.pb.gz" % b), "wb") as f:
+                f.write(pb)
         profiles.append(pb)
     gen_s = time.time() - t0
 
@@ -104,46 +105,77 @@ def go_pprof(files_dir):
     return dt
 
 
+def measure(backend, tmp, write_files):
+    """Loads the 30 days into a fresh collector on backend and times the reads; the files of
+    the per-bucket pprofs are written the first time only. [(query, seconds)]."""
+    serve_args = ["--sync", "normal"] if backend == "sqlite" else []
+    with Collector(backend=backend, serve_args=serve_args) as c:
+        token = c.create_token("collector")
+        viewer = c.create_token("user", role="viewer")
+        now = int(time.time())
+        now_bucket = now - now % BUCKET
+        gen_s, load_s = load(c, token, tmp if write_files else None, now_bucket)
+        print("%s: loaded %d buckets x %d stacks (%d distinct) in %.1f s (+%.1f s generating)"
+              % (backend, N_BUCKETS, PER_BUCKET, N_STACKS, load_s, gen_s))
+        if backend == "sqlite":
+            print("database: %.1f MB" % (os.path.getsize(os.path.join(c.data, "roottrace.db"))
+                                         / 1e6))
+        rng = "%dd" % DAYS
+        base = {"service": "bench", "profile_type": "cpu"}
+        whole = {"time_range": "30d"} if DAYS == 30 else {
+            "start": now - DAYS * 86400, "end": now}
+        results = []
+        results.append(("flamegraph %s" % rng, timed(c, viewer, "/api/apm/profiles/flamegraph",
+                                                     dict(base, **whole))[0]))
+        results.append(("top %s" % rng, timed(c, viewer, "/api/apm/profiles/top",
+                                              dict(base, **whole))[0]))
+        week = 7 * 86400
+        end = now_bucket + BUCKET
+        results.append(("diff 7d vs 7d", timed(c, viewer, "/api/apm/profiles/diff", dict(
+            base, before_start=end - 2 * week, before_end=end - week,
+            after_start=end - week, after_end=end))[0]))
+        results.append(("cost %s" % rng, timed(c, viewer, "/api/apm/profiles/cost",
+                                               dict(base, **whole))[0]))
+        return results
+
+
+def backends():
+    """sqlite, and fleet (PostgreSQL + ClickHouse) when both servers are installed; the
+    BENCH_BACKENDS variable (space-separated) chooses."""
+    chosen = os.environ.get("BENCH_BACKENDS")
+    if chosen:
+        return chosen.split()
+    import fleet_servers
+    why = fleet_servers.available()
+    if why:
+        print("fleet backend skipped: " + why)
+        return ["sqlite"]
+    return ["sqlite", "fleet"]
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="rt-bench-query-")
     try:
-        with Collector(serve_args=["--sync", "normal"]) as c:
-            token = c.create_token("collector")
-            viewer = c.create_token("user", role="viewer")
-            now = int(time.time())
-            now_bucket = now - now % BUCKET
-            gen_s, load_s = load(c, token, tmp, now_bucket)
-            print("loaded %d buckets x %d stacks (%d distinct) in %.1f s (+%.1f s generating)"
-                  % (N_BUCKETS, PER_BUCKET, N_STACKS, load_s, gen_s))
-            print("database: %.1f MB" % (os.path.getsize(os.path.join(c.data, "roottrace.db"))
-                                         / 1e6))
-            rng = "%dd" % DAYS
-            base = {"service": "bench", "profile_type": "cpu"}
-            whole = {"time_range": "30d"} if DAYS == 30 else {
-                "start": now - DAYS * 86400, "end": now}
-            results = []
-            fg, body = timed(c, viewer, "/api/apm/profiles/flamegraph",
-                             dict(base, **whole))
-            results.append(("flamegraph %s" % rng, fg))
-            results.append(("top %s" % rng, timed(c, viewer, "/api/apm/profiles/top",
-                                                  dict(base, **whole))[0]))
-            week = 7 * 86400
-            end = now_bucket + BUCKET
-            results.append(("diff 7d vs 7d", timed(c, viewer, "/api/apm/profiles/diff", dict(
-                base, before_start=end - 2 * week, before_end=end - week,
-                after_start=end - week, after_end=end))[0]))
-            results.append(("cost %s" % rng, timed(c, viewer, "/api/apm/profiles/cost",
-                                                   dict(base, **whole))[0]))
-            for name, dt in results:
-                print("%-18s %8.1f ms (median of 5)" % (name, dt * 1000))
+        names = backends()
+        by_backend = {b: measure(b, tmp, i == 0) for i, b in enumerate(names)}
+        print("\n| query | " + " | ".join(names) + " |")
+        print("|---|" + "---|" * len(names))
+        for q in range(len(by_backend[names[0]])):
+            print("| %s | %s |" % (by_backend[names[0]][q][0], " | ".join(
+                "%.1f ms" % (by_backend[b][q][1] * 1000) for b in names)))
+        print("(median of 5 after one warm-up run each)")
         pp = go_pprof(tmp)
-        if pp is None:
-            print("go tool pprof: go not installed, no ratio")
-        else:
-            print("go tool pprof -top over %d files: %.2f s; flamegraph is %.0fx faster"
-                  % (N_BUCKETS, pp, pp / fg))
-        ok = fg < 0.5 and (pp is None or pp / fg >= 20)
-        print("targets (flamegraph < 500 ms, >= 20x pprof): %s" % ("met" if ok else "NOT met"))
+        ok = True
+        for b in names:
+            fg = by_backend[b][0][1]
+            if pp is None:
+                print("%s: go tool pprof: go not installed, no ratio" % b)
+            else:
+                print("%s: go tool pprof -top over %d files: %.2f s; flamegraph is %.0fx faster"
+                      % (b, N_BUCKETS, pp, pp / fg))
+            ok = ok and fg < 0.5 and (pp is None or pp / fg >= 20)
+        print("targets (flamegraph < 500 ms, >= 20x pprof, every backend): %s"
+              % ("met" if ok else "NOT met"))
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

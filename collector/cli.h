@@ -48,6 +48,9 @@ int cli_store_resolve(struct store_location *loc, bool need_data);
 int cli_open_store_cp(const struct store_location *loc, struct cp_store **ret);
 /* Applies the pending migrations of the server stores loc names (prints each). 0 or -errno. */
 int cli_migrate_stores(const struct store_location *loc);
+/* cli_migrate_from.c: copies the embedded store of from_dir into loc's (migrated, empty)
+ * server stores and prints the check. 0 or -errno (printed). */
+int cli_migrate_from(const struct store_location *loc, const char *from_dir);
 /* One line: why a server store could not be opened or migrated. */
 void cli_store_error(const char *what, const char *where, int err);
 

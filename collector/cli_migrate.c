@@ -12,16 +12,24 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: %s migrate [--control-store postgresql://...]\n"
-		"          [--profile-store clickhouse+http://HOST:PORT/DATABASE] [--config FILE]\n"
-		"  Applies every pending schema migration of the server stores given; running it\n"
-		"  again is a no-op. Passwords: PGPASSWORD or PGPASSFILE, and\n"
-		"  ROOTTRACE_CLICKHOUSE_PASSWORD, or the config file's *_password_file keys.\n"
-		"example:\n"
-		"  %s migrate --control-store postgresql://roottrace@db1/roottrace \\\n"
-		"      --profile-store clickhouse+http://roottrace@ch1:8123/roottrace\n",
-		PROG, PROG);
+	fprintf(
+	    f,
+	    "usage: %s migrate [--control-store postgresql://...]\n"
+	    "          [--profile-store clickhouse+http://HOST:PORT/DATABASE] [--config FILE]\n"
+	    "          [--from DIR]\n"
+	    "  Applies every pending schema migration of the server stores given; running it\n"
+	    "  again is a no-op. Passwords: PGPASSWORD or PGPASSFILE, and\n"
+	    "  ROOTTRACE_CLICKHOUSE_PASSWORD, or the config file's *_password_file keys.\n"
+	    "  --from DIR  then copies the embedded store of DIR (a collector's --data: tokens,\n"
+	    "              settings, audit, deployments, agent reports, upload ids, profiles)\n"
+	    "              into both server stores, which must be empty, and prints the check\n"
+	    "              (rows per table, values and uploads per series, before -> after).\n"
+	    "              Stop the collector serving DIR first.\n"
+	    "example:\n"
+	    "  %s migrate --control-store postgresql://roottrace@db1/roottrace \\\n"
+	    "      --profile-store clickhouse+http://roottrace@ch1:8123/roottrace\n"
+	    "  %s migrate --config /etc/roottrace/fleet.conf --from /var/lib/roottrace\n",
+	    PROG, PROG, PROG);
 }
 
 int cli_migrate_stores(const struct store_location *loc)
@@ -54,8 +62,10 @@ int cli_migrate_stores(const struct store_location *loc)
 
 int cmd_migrate(int argc, char **argv)
 {
-	static const struct option options[] = {CLI_STORE_OPTIONS, CLI_HELP_OPTION, {0}};
+	static const struct option options[] = {
+	    CLI_STORE_OPTIONS, {"from", required_argument, NULL, 'F'}, CLI_HELP_OPTION, {0}};
 	struct store_location loc = {0};
+	const char *from = NULL;
 	int opt;
 
 	optind = 1;
@@ -63,6 +73,10 @@ int cmd_migrate(int argc, char **argv)
 		if (opt == 'h') {
 			usage(stdout);
 			return 0;
+		}
+		if (opt == 'F') {
+			from = optarg;
+			continue;
 		}
 		if (!cli_store_option(&loc, opt, optarg)) {
 			usage(stderr);
@@ -75,5 +89,7 @@ int cmd_migrate(int argc, char **argv)
 		fprintf(stderr, "%s: migrate needs --control-store and/or --profile-store\n", PROG);
 		return 2;
 	}
-	return cli_migrate_stores(&loc) ? 1 : 0;
+	if (cli_migrate_stores(&loc))
+		return 1;
+	return from && cli_migrate_from(&loc, from) ? 1 : 0;
 }

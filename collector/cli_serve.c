@@ -12,9 +12,14 @@
 #include "collector.h"
 #include "http.h"
 #include "retention.h"
+#include "clickhouse/store_ch.h"
 #include "sqlite/store_sqlite.h"
 
 #define DEFAULT_THREADS 4
+/* Fleet mode: a thread waits on a server round trip most of the time, and a libmicrohttpd pool
+ * thread serves its connections one at a time, so uploads from more connections share one
+ * ClickHouse INSERT only when more threads wait in the group commit (docs/performance.md). */
+#define DEFAULT_FLEET_THREADS 64
 #define DEFAULT_RETENTION_INTERVAL_S 3600
 #define SHUTDOWN_GRACE_S 30
 
@@ -43,7 +48,7 @@ static void usage(FILE *f)
 	    "  --retention-days  profile data older than this is deleted (default %d)\n"
 	    "  --link-retention-hours  span links (samples with a trace context) older than\n"
 	    "                    this are deleted, rollups are not (default %d)\n"
-	    "  --threads         HTTP worker threads (default %d)\n"
+	    "  --threads         HTTP worker threads (default %d; %d in fleet mode)\n"
 	    "  --sync            full: an acknowledged upload survives power loss (default);\n"
 	    "                    normal: it survives a crash of the collector process\n"
 	    "  --max-inflight    request bodies held at once over all connections; a request\n"
@@ -51,6 +56,10 @@ static void usage(FILE *f)
 	    "  --ingest-queue    uploads waiting for or in one group commit; when full, uploads\n"
 	    "                    get 429 with Retry-After (default %u)\n"
 	    "  --ingest-queue-bytes  estimated decoded bytes of those uploads (default %u)\n"
+	    "  --ingest-in-flight  fleet mode: groups of uploads inserting into ClickHouse at\n"
+	    "                    once (default %d)\n"
+	    "  --ingest-linger-ms  fleet mode: how long a group waits for more uploads before\n"
+	    "                    its INSERT (default %d; 0: none)\n"
 	    "  --max-samples     samples in one upload; more get 413 (default %u)\n"
 	    "  --max-stacks      distinct stacks in one upload; more get 413 (default %u)\n"
 	    "  --max-stack-frames  frames summed over those stacks; more get 413 (default %u)\n"
@@ -61,8 +70,9 @@ static void usage(FILE *f)
 	    "  %s serve --config /etc/roottrace/fleet.conf --data /var/lib/roottrace\n",
 	    PROG, PROG, DEFAULT_LISTEN, DEFAULT_MAX_BODY, DEFAULT_MAX_INFLATED,
 	    DEFAULT_RETENTION_DAYS, DEFAULT_LINK_RETENTION_HOURS, DEFAULT_THREADS,
-	    DEFAULT_MAX_INFLIGHT, STORE_SQLITE_INGEST_QUEUE_ENTRIES,
-	    STORE_SQLITE_INGEST_QUEUE_BYTES, DEFAULT_MAX_SAMPLES, DEFAULT_MAX_STACKS,
+	    DEFAULT_FLEET_THREADS, DEFAULT_MAX_INFLIGHT, STORE_SQLITE_INGEST_QUEUE_ENTRIES,
+	    STORE_SQLITE_INGEST_QUEUE_BYTES, STORE_CH_INGEST_IN_FLIGHT,
+	    STORE_CH_INGEST_LINGER_US / 1000, DEFAULT_MAX_SAMPLES, DEFAULT_MAX_STACKS,
 	    DEFAULT_MAX_STACK_FRAMES, PROG, PROG, PROG);
 }
 
@@ -102,6 +112,16 @@ static int parse_option(struct collector_options *o, int opt, const char *arg, l
 		if (cli_parse_long("--ingest-queue-bytes", arg, 1, 1ll << 40, n))
 			return -EINVAL;
 		o->ingest_queue_bytes = (size_t)*n;
+		return 0;
+	case 'I':
+		if (cli_parse_long("--ingest-in-flight", arg, 1, 16, n))
+			return -EINVAL;
+		o->ingest_in_flight = (size_t)*n;
+		return 0;
+	case 'G':
+		if (cli_parse_long("--ingest-linger-ms", arg, 0, 1000, n))
+			return -EINVAL;
+		o->ingest_linger_us = *n ? (long)*n * 1000 : -1;
 		return 0;
 	case 'S':
 		if (cli_parse_long("--max-samples", arg, 1, 1ll << 32, n))
@@ -170,6 +190,8 @@ static int parse_args(int argc, char **argv, struct collector_options *o, struct
 	    {"max-inflight", required_argument, NULL, 'f'},
 	    {"ingest-queue", required_argument, NULL, 'q'},
 	    {"ingest-queue-bytes", required_argument, NULL, 'Q'},
+	    {"ingest-in-flight", required_argument, NULL, 'I'},
+	    {"ingest-linger-ms", required_argument, NULL, 'G'},
 	    {"max-samples", required_argument, NULL, 'S'},
 	    {"max-stacks", required_argument, NULL, 'K'},
 	    {"max-stack-frames", required_argument, NULL, 'F'},
@@ -206,6 +228,8 @@ static int parse_args(int argc, char **argv, struct collector_options *o, struct
 	if (cli_store_resolve(&a->loc, true))
 		return -EINVAL;
 	collector_options_set_stores(o, &a->loc);
+	if (!o->threads)
+		o->threads = o->profile_store ? DEFAULT_FLEET_THREADS : DEFAULT_THREADS;
 	return 0;
 }
 
@@ -231,7 +255,7 @@ int cmd_serve(int argc, char **argv)
 	    .max_stack_frames = DEFAULT_MAX_STACK_FRAMES,
 	    .retention_days = DEFAULT_RETENTION_DAYS,
 	    .link_retention_hours = DEFAULT_LINK_RETENTION_HOURS,
-	    .threads = DEFAULT_THREADS,
+	    .threads = 0, /* DEFAULT_THREADS, or DEFAULT_FLEET_THREADS in fleet mode */
 	};
 	struct serve_args a = {.retention_interval_s = DEFAULT_RETENTION_INTERVAL_S};
 	int rc, sig, err;

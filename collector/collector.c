@@ -59,6 +59,8 @@ static int open_profiles(struct collector *c, const char *db_path)
 	    .password = c->opts.clickhouse_password,
 	    .ingest_queue_entries = c->opts.ingest_queue,
 	    .ingest_queue_bytes = c->opts.ingest_queue_bytes,
+	    .ingest_in_flight = c->opts.ingest_in_flight,
+	    .ingest_linger_us = c->opts.ingest_linger_us,
 	};
 	char why[256];
 	int err;

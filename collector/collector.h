@@ -36,6 +36,8 @@ struct collector_options {
 	size_t max_inflight;	   /* bytes of request bodies held at once, all connections */
 	size_t ingest_queue;	   /* uploads waiting for or in a commit (0 = store default) */
 	size_t ingest_queue_bytes; /* their estimated decoded bytes (0 = store default) */
+	size_t ingest_in_flight;   /* ClickHouse: groups inserting at once (0 = store default) */
+	long ingest_linger_us;	   /* ClickHouse: a group waits for more (0 = default, < 0 none) */
 	size_t max_samples;	   /* per upload */
 	size_t max_stacks;	   /* distinct stacks per upload */
 	size_t max_stack_frames;   /* frames of those distinct stacks */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "collector.h"
+#include "group_commit.h"
 #include "handlers.h"
 #include "prom_text.h"
 #include "respond.h"
@@ -27,7 +28,8 @@ static const char *profile_store_health(struct profile_store *profiles)
 }
 
 /* Always 200 while the process serves (a liveness probe must not restart collectors because a
- * database is down); "status" is "degraded" and "stores" names the store that is not. */
+ * database is down); "status" is "degraded", "stores" names the store that is not and
+ * "backends" the server behind each store. */
 int handle_healthz(const struct request *req, struct response *resp)
 {
 	struct collector *c = req->collector;
@@ -36,22 +38,31 @@ int handle_healthz(const struct request *req, struct response *resp)
 	bool ok = strcmp(control, "ok") == 0 && strcmp(profiles, "ok") == 0;
 
 	return respond_json(resp, 200,
-			    json_pack("{s:s, s:s, s:{s:s, s:s}}", "status", ok ? "ok" : "degraded",
-				      "version", ROOTTRACE_VERSION, "stores", "control", control,
-				      "profiles", profiles));
+			    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s}}", "status",
+				      ok ? "ok" : "degraded", "version", ROOTTRACE_VERSION,
+				      "stores", "control", control, "profiles", profiles,
+				      "backends", "control",
+				      c->opts.control_store ? "postgresql" : "sqlite", "profiles",
+				      c->opts.profile_store ? "clickhouse" : "sqlite"));
 }
 
 int handle_metrics(const struct request *req, struct response *resp)
 {
 	struct collector *c = req->collector;
-	int64_t store_bytes = -1;
+	struct gc_stats ingest;
+	struct store_metrics stores = {
+	    .ingest = &ingest,
+	    .postgresql = c->opts.control_store != NULL,
+	    .clickhouse = c->opts.profile_store != NULL,
+	};
 	size_t len;
 	char *text;
 	int err;
 
-	if (c->profiles->ops->size_bytes(c->profiles, &store_bytes))
-		store_bytes = -1;
-	err = metrics__render(c->metrics, store_bytes, &text, &len);
+	if (c->profiles->ops->size_bytes(c->profiles, &stores.store_bytes))
+		stores.store_bytes = -1;
+	c->profiles->ops->ingest_stats(c->profiles, &ingest, &stores.ingest_backend);
+	err = metrics__render(c->metrics, &stores, &text, &len);
 	if (err)
 		return respond_error(resp, 500, "internal", "metrics: %s", strerror(-err));
 	return respond_body(resp, 200, PROM_TEXT_CONTENT_TYPE, text, len);

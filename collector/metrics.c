@@ -4,6 +4,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "backend_errors.h"
+#include "group_commit.h"
 #include "metrics.h"
 #include "prom_text.h"
 
@@ -105,7 +107,51 @@ static void render_latency(struct metrics *m, struct prom_text *t)
 			   (unsigned long long)cumulative);
 }
 
-int metrics__render(struct metrics *m, int64_t store_bytes, char **ret, size_t *ret_len)
+/* Uploads per group commit (one transaction, or one ClickHouse INSERT), as a histogram. */
+static void render_batches(const struct store_metrics *stores, struct prom_text *t)
+{
+	const struct gc_stats *s = stores->ingest;
+	uint64_t cumulative = 0;
+
+	prom_text__header(t, "roottrace_ingest_batch_uploads", "histogram",
+			  "Uploads written by one store commit (group commit), by backend.");
+	for (int b = 0; b < GC_SIZE_BUCKETS - 1; b++) {
+		cumulative += s->sizes[b];
+		prom_text__appendf(
+		    t,
+		    "roottrace_ingest_batch_uploads_bucket{backend=\"%s\",le=\"%d\"} "
+		    "%llu\n",
+		    stores->ingest_backend, 1 << b, (unsigned long long)cumulative);
+	}
+	prom_text__appendf(
+	    t, "roottrace_ingest_batch_uploads_bucket{backend=\"%s\",le=\"+Inf\"} %llu\n",
+	    stores->ingest_backend, (unsigned long long)s->commits);
+	prom_text__appendf(t, "roottrace_ingest_batch_uploads_sum{backend=\"%s\"} %llu\n",
+			   stores->ingest_backend, (unsigned long long)s->items);
+	prom_text__appendf(t, "roottrace_ingest_batch_uploads_count{backend=\"%s\"} %llu\n",
+			   stores->ingest_backend, (unsigned long long)s->commits);
+	prom_text__header(t, "roottrace_ingest_commit_failures_total", "counter",
+			  "Uploads whose store commit failed (answered 500 or 503), by backend.");
+	prom_text__appendf(t, "roottrace_ingest_commit_failures_total{backend=\"%s\"} %llu\n",
+			   stores->ingest_backend, (unsigned long long)s->failed);
+}
+
+static void render_backend_errors(const struct store_metrics *stores, struct prom_text *t)
+{
+	if (!stores->postgresql && !stores->clickhouse)
+		return; /* SQLite: no server to fail */
+	prom_text__header(t, "roottrace_backend_errors_total", "counter",
+			  "Requests to a database server that failed (no connection, timeout, "
+			  "error answer), by server.");
+	for (int b = 0; b < BACKEND_SERVER_COUNT; b++)
+		if (b == BACKEND_POSTGRESQL ? stores->postgresql : stores->clickhouse)
+			prom_text__appendf(
+			    t, "roottrace_backend_errors_total{backend=\"%s\"} %llu\n",
+			    backend_server_name(b), (unsigned long long)backend_errors__get(b));
+}
+
+int metrics__render(struct metrics *m, const struct store_metrics *stores, char **ret,
+		    size_t *ret_len)
 {
 	struct prom_text t = {0};
 
@@ -128,10 +174,13 @@ int metrics__render(struct metrics *m, int64_t store_bytes, char **ret, size_t *
 		prom_text__appendf(&t, "roottrace_rejects_total{reason=\"%s\"} %llu\n",
 				   reason_names[r], (unsigned long long)load(&m->rejects[r]));
 	render_latency(m, &t);
-	if (store_bytes >= 0) {
+	render_batches(stores, &t);
+	render_backend_errors(stores, &t);
+	if (stores->store_bytes >= 0) {
 		prom_text__header(&t, "roottrace_store_size_bytes", "gauge",
-				  "Database file plus its WAL.");
-		prom_text__appendf(&t, "roottrace_store_size_bytes %lld\n", (long long)store_bytes);
+				  "Profile store bytes on disk (SQLite: the file plus its WAL).");
+		prom_text__appendf(&t, "roottrace_store_size_bytes %lld\n",
+				   (long long)stores->store_bytes);
 	}
 	return prom_text__finish(&t, ret, ret_len);
 }

@@ -4,6 +4,7 @@
 #ifndef ROOTTRACE_METRICS_H
 #define ROOTTRACE_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,7 @@ enum reject_reason {
 };
 
 struct metrics;
+struct gc_stats;
 
 /* NULL with errno set on failure. */
 struct metrics *metrics__new(void);
@@ -37,7 +39,16 @@ void metrics__upload_duplicate(struct metrics *m);
 void metrics__reject(struct metrics *m, enum reject_reason reason);
 void metrics__request(struct metrics *m);
 
-/* Prometheus text exposition; *ret is malloc'd. store_bytes < 0 omits the gauge. */
-int metrics__render(struct metrics *m, int64_t store_bytes, char **ret, size_t *ret_len);
+/* What the stores report at render time. */
+struct store_metrics {
+	int64_t store_bytes;	       /* < 0 omits the gauge */
+	const char *ingest_backend;    /* "sqlite", "clickhouse" */
+	const struct gc_stats *ingest; /* its group commit */
+	bool postgresql, clickhouse;   /* fleet mode: count those servers' failed requests */
+};
+
+/* Prometheus text exposition; *ret is malloc'd. */
+int metrics__render(struct metrics *m, const struct store_metrics *stores, char **ret,
+		    size_t *ret_len);
 
 #endif

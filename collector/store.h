@@ -250,6 +250,7 @@ struct service_node {
 };
 
 struct profile_store;
+struct gc_stats;
 
 struct profile_store_ops {
 	void (*close)(struct profile_store *s);
@@ -272,6 +273,10 @@ struct profile_store_ops {
 	 * rollup rows. */
 	int (*retention)(struct profile_store *s, int64_t cutoff, int64_t *ret_deleted);
 	int (*size_bytes)(struct profile_store *s, int64_t *ret_bytes);
+	/* The ingest group commit's counters (group sizes, failed uploads) and the backend's
+	 * name ("sqlite", "clickhouse"). */
+	void (*ingest_stats)(struct profile_store *s, struct gc_stats *ret,
+			     const char **ret_backend);
 };
 
 struct profile_store {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../backend_errors.h"
 #include "ch_http.h"
 
 #define CONNECT_TIMEOUT_MS 2000
@@ -305,6 +306,8 @@ int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, str
 	curl_slist_free_all(headers);
 	free(url);
 	ch_buf_free(&answer);
+	if (res != CURLE_OK || status != 200)
+		backend_errors__count(BACKEND_CLICKHOUSE);
 	return res == CURLE_OK && status == 200 && !(out && out->oom) ? 0 : -EIO;
 }
 

@@ -43,7 +43,17 @@ static inline struct ch_profiles *to_ch(struct profile_store *s)
 int ch_schema_check(struct ch_client *c);
 int ch_schema_migrate(struct ch_client *c, int *ret_from, int *ret_to, char *why, size_t len);
 
+/* One row of the rollups table (RowBinary, in its column order). */
+struct ch_rollup {
+	const char *environment, *service, *profile_type, *deployment, *node; /* NULL = "" */
+	int64_t bucket;
+	uint64_t stack_hash; /* UPLOAD_MARK: value counts uploads */
+	int64_t value, period;
+	uint32_t received_at;
+};
+
 /* profiles_ch_write.c */
+void ch_put_rollup(struct ch_buf *b, const struct ch_rollup *r);
 int ch_profiles_ingest(struct profile_store *s, const struct profile_batch *batches, size_t n);
 struct gc_item;
 void ch_profiles_commit_group(void *ctx, struct gc_item **items, size_t n);
@@ -52,6 +62,8 @@ void ch_profiles_commit_group(void *ctx, struct gc_item **items, size_t n);
  * of the SHA-256 of its frames joined by FRAME_SEP (left in joined), never UPLOAD_MARK. */
 int ch_stack_hash(struct sha256_ctx *sha, struct ch_buf *joined, const char *const *frames,
 		  size_t n_frames, uint64_t *ret);
+/* The same key from frames already joined (the importer reads them joined). */
+int ch_stack_key(struct sha256_ctx *sha, const char *joined, size_t len, uint64_t *ret);
 /* INSERT INTO database.table FORMAT RowBinary of rows (nothing when empty). */
 int ch_insert(struct ch_client *c, const char *table, const struct ch_buf *rows);
 /* After ClickHouse stored stacks (hash, frames rows): their hashes into known, which starts

@@ -8,12 +8,23 @@
 #include "../hash.h"
 #include "ch_internal.h"
 
+int ch_stack_key(struct sha256_ctx *sha, const char *joined, size_t len, uint64_t *ret)
+{
+	uint8_t digest[SHA256_LEN];
+	int rc = sha256_with(sha, joined, len, digest);
+
+	if (rc)
+		return rc;
+	memcpy(ret, digest, sizeof(*ret));
+	if (*ret == UPLOAD_MARK)
+		*ret = 1;
+	return 0;
+}
+
 int ch_stack_hash(struct sha256_ctx *sha, struct ch_buf *joined, const char *const *frames,
 		  size_t n_frames, uint64_t *ret)
 {
 	const char frame_sep = FRAME_SEP;
-	uint8_t digest[SHA256_LEN];
-	int rc;
 
 	ch_buf_reset(joined);
 	for (size_t f = 0; f < n_frames; f++) {
@@ -23,13 +34,7 @@ int ch_stack_hash(struct sha256_ctx *sha, struct ch_buf *joined, const char *con
 	}
 	if (joined->oom)
 		return -ENOMEM;
-	rc = sha256_with(sha, joined->data ? joined->data : "", joined->len, digest);
-	if (rc)
-		return rc;
-	memcpy(ret, digest, sizeof(*ret));
-	if (*ret == UPLOAD_MARK)
-		*ret = 1;
-	return 0;
+	return ch_stack_key(sha, joined->data ? joined->data : "", joined->len, ret);
 }
 
 int ch_insert(struct ch_client *c, const char *table, const struct ch_buf *rows)

@@ -94,6 +94,12 @@ static int ch_size_bytes(struct profile_store *s, int64_t *ret_bytes)
 	return rc;
 }
 
+static void ch_ingest_stats(struct profile_store *s, struct gc_stats *ret, const char **ret_backend)
+{
+	group_commit__stats(to_ch(s)->gc, ret);
+	*ret_backend = "clickhouse";
+}
+
 static const struct profile_store_ops ch_ops = {
     .close = ch_close,
     .ingest = ch_profiles_ingest,
@@ -103,6 +109,7 @@ static const struct profile_store_ops ch_ops = {
     .service_nodes = ch_profiles_service_nodes,
     .retention = ch_retention,
     .size_bytes = ch_size_bytes,
+    .ingest_stats = ch_ingest_stats,
 };
 
 static struct ch_profiles *ch_new(const struct store_ch_options *opts)
@@ -115,10 +122,14 @@ static struct ch_profiles *ch_new(const struct store_ch_options *opts)
 	p->ledger = opts->ledger;
 	pthread_mutex_init(&p->stacks_lock, NULL);
 	p->sha = sha256_ctx__new();
-	p->gc = group_commit__new(
+	p->gc = group_commit__new_pipelined(
 	    opts->ingest_queue_entries ? opts->ingest_queue_entries : STORE_CH_INGEST_QUEUE_ENTRIES,
 	    opts->ingest_queue_bytes ? opts->ingest_queue_bytes : STORE_CH_INGEST_QUEUE_BYTES,
+	    opts->ingest_in_flight ? opts->ingest_in_flight : STORE_CH_INGEST_IN_FLIGHT,
 	    ch_profiles_commit_group, p);
+	if (p->gc)
+		group_commit__set_linger(p->gc, opts->ingest_linger_us ? opts->ingest_linger_us
+								       : STORE_CH_INGEST_LINGER_US);
 	if (!p->sha || !p->gc) {
 		ch_close(&p->base);
 		return NULL;

@@ -85,25 +85,36 @@ static int stack_hash(struct ch_profiles *p, const struct stack_value *sv, uint6
 	return ch_stack_hash(p->sha, &p->frames, sv->frames, sv->n_frames, ret);
 }
 
-static void put_series(struct ch_buf *b, const struct profile_batch *batch)
+void ch_put_rollup(struct ch_buf *b, const struct ch_rollup *r)
 {
-	ch_put_string(b, batch->environment);
-	ch_put_string(b, batch->service);
-	ch_put_string(b, batch->profile_type);
-	ch_put_string(b, batch->deployment ? batch->deployment : "");
-	ch_put_string(b, batch->node ? batch->node : "");
-	ch_put_u32(b, (uint32_t)batch->bucket_start);
+	ch_put_string(b, r->environment);
+	ch_put_string(b, r->service);
+	ch_put_string(b, r->profile_type);
+	ch_put_string(b, r->deployment ? r->deployment : "");
+	ch_put_string(b, r->node ? r->node : "");
+	ch_put_u32(b, (uint32_t)r->bucket);
+	ch_put_u64(b, r->stack_hash);
+	ch_put_u64(b, (uint64_t)r->value);
+	ch_put_u64(b, (uint64_t)r->period);
+	ch_put_u32(b, r->received_at);
 }
 
 /* One rollups row: a stack's value, or (stack_hash UPLOAD_MARK, value 1) the upload itself. */
 static void put_rollup(struct ch_buf *b, const struct profile_batch *batch, uint64_t hash,
 		       int64_t value, int64_t period, uint32_t received_at)
 {
-	put_series(b, batch);
-	ch_put_u64(b, hash);
-	ch_put_u64(b, (uint64_t)value);
-	ch_put_u64(b, (uint64_t)period);
-	ch_put_u32(b, received_at);
+	struct ch_rollup r = {batch->environment,
+			      batch->service,
+			      batch->profile_type,
+			      batch->deployment,
+			      batch->node,
+			      batch->bucket_start,
+			      hash,
+			      value,
+			      period,
+			      received_at};
+
+	ch_put_rollup(b, &r);
 }
 
 /* The rows of one batch; stacks the dictionary lacks are added to `stacks` and `new_hashes`. */
@@ -160,7 +171,9 @@ static int insert(struct ch_profiles *p, const char *table, const struct ch_buf 
 	return ch_insert(&p->client, table, rows);
 }
 
-/* Stacks first: a rollup row never names a stack the dictionary lacks. */
+/* Stacks first: a rollup row never names a stack the dictionary lacks. Another group may be
+ * inserting at the same time: stacks_lock covers the writer's state, not the round trips, and
+ * a stack both groups lack is sent by both (the dictionary replaces duplicates). */
 static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 		       const struct group_claims *g)
 {
@@ -168,12 +181,16 @@ static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 	struct hashtab new_hashes = {0};
 	int rc;
 
+	pthread_mutex_lock(&p->stacks_lock);
 	rc = encode_group(p, items, n, g, &rollups, &stacks, &new_hashes);
+	pthread_mutex_unlock(&p->stacks_lock);
 	if (!rc)
 		rc = insert(p, "stacks", &stacks);
-	/* Only now, after ClickHouse stored them, are the new stacks known. */
-	if (!rc)
+	if (!rc) { /* only now, after ClickHouse stored them, are the new stacks known */
+		pthread_mutex_lock(&p->stacks_lock);
 		rc = ch_stacks_remember(&p->known_stacks, &stacks, KNOWN_STACKS_MAX);
+		pthread_mutex_unlock(&p->stacks_lock);
+	}
 	if (!rc)
 		rc = insert(p, "rollups", &rollups);
 	ch_buf_free(&rollups);
@@ -196,7 +213,6 @@ void ch_profiles_commit_group(void *ctx, struct gc_item **items, size_t n)
 	struct upload_claim *claim = NULL;
 	int rc;
 
-	pthread_mutex_lock(&p->stacks_lock);
 	rc = group_claims_collect(items, n, &g);
 	if (!rc && g.n)
 		rc = p->ledger->ops->claim(p->ledger, g.environments, g.ids, g.n, g.duplicate,
@@ -209,7 +225,6 @@ void ch_profiles_commit_group(void *ctx, struct gc_item **items, size_t n)
 		p->ledger->ops->abort(claim);
 	if (!rc)
 		mark_duplicates(&g);
-	pthread_mutex_unlock(&p->stacks_lock);
 	for (size_t i = 0; i < n; i++)
 		items[i]->rc = rc;
 	group_claims_free(&g);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../backend_errors.h"
 #include "pg_conn.h"
 
 static int64_t now_ms(void)
@@ -94,6 +95,7 @@ int pg_pool_acquire(struct pg_pool *p, struct pg_link **ret)
 		pthread_mutex_lock(&l->lock);
 	}
 	if (!l->conn && link_connect(p, l)) {
+		backend_errors__count(BACKEND_POSTGRESQL);
 		pthread_mutex_unlock(&l->lock);
 		return -EIO;
 	}
@@ -177,6 +179,7 @@ int pg_exec(struct pg_link *l, const char *sql, const struct pg_params *params, 
 		return -EEXIST;
 	}
 	PQclear(r);
+	backend_errors__count(BACKEND_POSTGRESQL);
 	if (PQstatus(l->conn) != CONNECTION_OK)
 		link_failed(l);
 	return -EIO;

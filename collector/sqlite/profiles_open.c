@@ -238,6 +238,13 @@ static struct store_sqlite_options options_or_defaults(const struct store_sqlite
 	return o;
 }
 
+static void prof_ingest_stats(struct profile_store *s, struct gc_stats *ret,
+			      const char **ret_backend)
+{
+	group_commit__stats(to_sqlite(s)->gc, ret);
+	*ret_backend = "sqlite";
+}
+
 static const struct profile_store_ops sqlite_profile_ops = {
     .close = prof_close,
     .ingest = sqlite_profiles_ingest,
@@ -247,6 +254,7 @@ static const struct profile_store_ops sqlite_profile_ops = {
     .service_nodes = sqlite_profiles_service_nodes,
     .retention = prof_retention,
     .size_bytes = prof_size_bytes,
+    .ingest_stats = prof_ingest_stats,
 };
 
 /* A series table made before series had a node: rebuilt with the node in its key (every

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "../store.h"
+#include "../store_copy.h"
 
 enum store_sqlite_durability {
 	STORE_SQLITE_DURABILITY_FULL,	/* synchronous=FULL: a commit survives power loss */
@@ -37,5 +38,13 @@ int profile_store_sqlite_open(const char *path, const struct store_sqlite_option
 /* The link store lives in a database file of its own (collector/sqlite/links.c). */
 int link_store_sqlite_open(const char *path, const struct store_sqlite_options *opts,
 			   struct link_store **ret);
+
+/* store_sqlite_export.c, for `migrate --from DIR` (store_copy.h): the control-plane tables a
+ * server control plane has too, row by row (parents first); the five-minute buckets, then every
+ * stack value; per-series totals (malloc'd, ordered by key). Read only; 0 or -errno. */
+int store_sqlite_export_control(const char *path, copy_row_fn fn, void *ctx);
+const char *const *store_sqlite_control_tables(size_t *ret_n);
+int store_sqlite_export_profiles(const char *path, const struct copy_profile_fns *fns);
+int store_sqlite_series_totals(const char *path, struct copy_total **ret, size_t *ret_n);
 
 #endif

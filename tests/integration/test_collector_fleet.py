@@ -3,9 +3,11 @@
 # one ClickHouse profile store (throwaway servers of fleet_servers.py). Settings written through
 # one are served by the other, uploads through both merge into the same rollups and read the
 # same from either (and the same as a SQLite collector given the same uploads), an upload id is
-# exactly-once across collectors, migrate is versioned, and ClickHouse down answers 503
-# without acknowledging, then recovers without a restart.
+# exactly-once across collectors, migrate is versioned, migrate --from copies an embedded store
+# into the servers with the same answers, and ClickHouse down answers 503 without
+# acknowledging, then recovers without a restart.
 import os
+import subprocess
 import threading
 import time
 import unittest
@@ -81,8 +83,9 @@ class TwoCollectors(unittest.TestCase):
                 pb = cpu(stacks_for(i), at + i * 1_000_000_000)
                 self.assertEqual(fx.upload(self.col, pb, "merged", "cpu")[0], 200)
                 self.assertEqual(single.upload(stok, pb, "merged", "cpu")[0], 200)
+            # A window that ended before now: its covered_seconds does not move between reads.
             params = {"service": "merged", "profile_type": "cpu", "start": at // 10**9 - 3600,
-                      "end": at // 10**9 + 3600}
+                      "end": at // 10**9 + 300}
             answers = []
             for fx, tok in ((self.a, self.viewer), (self.b, self.viewer),
                             (single, single.admin_token)):
@@ -252,6 +255,83 @@ class FleetKillLoop(sqlite_hardening.KillLoop):
             os.environ["ROOTTRACE_TEST_BACKEND"] = self.saved
 
 
+def heap(value, at):
+    return pprof_py.build([(["main", "alloc_buf"], [1, value])],
+                          sample_types=[("inuse_objects", "count"), ("inuse_space", "bytes")],
+                          time_nanos=at)
+
+
+class MigrateFrom(unittest.TestCase):
+    """migrate --from DIR: a day of an embedded store, copied into empty servers, answers the
+    same reads and keeps its tokens, settings, audit, deployments and upload ids."""
+
+    def reads(self, c, tok, start, end, deploy):
+        window = {"service": "api", "start": start, "end": end}
+        answers = []
+        for path, params in (("/api/apm/profiles/top", dict(window, profile_type="cpu")),
+                             ("/api/apm/profiles/top", dict(window, profile_type="heap")),
+                             ("/api/apm/profiles/cost", dict(window, profile_type="cpu")),
+                             ("/api/apm/profiles/diff", {"service": "api", "profile_type": "cpu",
+                                                         "anchor": deploy, "window": "6h"}),
+                             ("/api/apm/deployments", {"service": "api", "start": start,
+                                                       "end": end}),
+                             ("/api/apm/config", {"service": "api"}),
+                             ("/api/apm/audit", {})):
+            status, doc = c.get_json(path, tok, params=params)
+            self.assertEqual(status, 200, (path, doc))
+            answers.append(doc)
+        return answers
+
+    def test_a_day_of_an_embedded_store_reads_the_same_from_the_servers(self):
+        skip_without_servers()
+        now = int(time.time()) // 300 * 300
+        start, end = now - DAY - 3600, now - 300  # ended: covered_seconds stays put
+        deploy = now - DAY // 2 // 300 * 300
+        with Collector(backend="sqlite") as single:
+            col = single.create_token("collector")
+            eng = single.create_token("user", role="engineer", name="eng")
+            self.assertEqual(single.put_json("/api/apm/config", eng, {"sample_rate_hz": 49},
+                                             params={"service": "api"})[0], 200)
+            self.assertEqual(single.post_json("/api/apm/deployments", eng,
+                                              {"service": "api", "version": "v2",
+                                               "time": deploy})[0], 201)
+            for i in range(48):  # every half hour of the last day, two uploads in some
+                at = (now - DAY + i * 1800 + 7) * 10**9
+                self.assertEqual(single.upload(col, cpu(stacks_for(i), at), "api", "cpu",
+                                               params={"upload_id": "n1/%d" % i})[0], 200)
+                self.assertEqual(single.upload(col, heap(1000 + i, at), "api", "heap")[0], 200)
+                if i % 5 == 0:
+                    self.assertEqual(single.upload(col, cpu(stacks_for(i + 1), at + 10**9),
+                                                   "api", "cpu")[0], 200)
+            before = self.reads(single, eng, start, end, deploy)
+            single.stop()
+            pg, ch = fleet_servers.fresh_databases()
+            out = subprocess.run([single.binary, "migrate", "--control-store", pg,
+                                  "--profile-store", ch, "--from", single.data],
+                                 capture_output=True, text=True, timeout=120)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertIn("series production/api/cpu//: values", out.stdout)
+            self.assertIn("table tokens: rows 3 -> 3: equal", out.stdout)
+            self.assertTrue(out.stdout.rstrip().endswith("every total equal"), out.stdout)
+            self.assertNotIn("DIFFERENT", out.stdout)
+            again = subprocess.run([single.binary, "migrate", "--control-store", pg,
+                                    "--profile-store", ch, "--from", single.data],
+                                   capture_output=True, text=True, timeout=120)
+            self.assertEqual(again.returncode, 1)
+            self.assertIn("empty", again.stderr)
+        with Collector(backend="fleet", stores=(pg, ch)) as fleet:
+            self.assertEqual(self.reads(fleet, eng, start, end, deploy), before)
+            # the same upload id is still known: the agent's retry is not stored twice
+            status, doc = fleet.upload(col, cpu(stacks_for(3), (now - DAY + 3 * 1800 + 7)
+                                                * 10**9), "api", "cpu",
+                                       params={"upload_id": "n1/3"})
+            self.assertEqual((status, doc["duplicate"]), (200, True), doc)
+            # new rows get new ids after the copied ones
+            self.assertEqual(fleet.post_json("/api/apm/deployments", eng,
+                                             {"service": "api", "version": "v3"})[0], 201)
+            self.assertTrue(fleet.create_token("collector"))
+
+
 class ServersDown(unittest.TestCase):
     """Last in the file: it stops and restarts the shared servers."""
 
@@ -300,16 +380,27 @@ class ServersDown(unittest.TestCase):
         with Collector(backend="fleet") as c:
             tok = c.create_token("collector")
             self.assertEqual(c.upload(tok, wall(100), "down", "wall")[0], 200)
+            before = c.metrics()
+            batch = 'roottrace_ingest_batch_uploads_%s{backend="clickhouse"}'
+            self.assertEqual((before[batch % "sum"], before[batch % "count"]), (1, 1))
             ch = fleet_servers.servers().ch
             ch.stop()
             try:
                 status, doc = c.upload(tok, wall(40), "down", "wall",
                                        params={"upload_id": "retried-1"})
                 self.assertEqual(status, 503, doc)
-                self.assertEqual(c.get_json("/healthz")[1]["stores"],
-                                 {"control": "ok", "profiles": "unreachable"})
+                health = c.get_json("/healthz")[1]
+                self.assertEqual((health["stores"], health["backends"]),
+                                 ({"control": "ok", "profiles": "unreachable"},
+                                  {"control": "postgresql", "profiles": "clickhouse"}))
+                after = c.metrics()
             finally:
                 ch.start_again()
+            errors = 'roottrace_backend_errors_total{backend="%s"}'
+            failures = 'roottrace_ingest_commit_failures_total{backend="clickhouse"}'
+            self.assertGreater(after[errors % "clickhouse"], before[errors % "clickhouse"])
+            self.assertEqual(after[errors % "postgresql"], before[errors % "postgresql"])
+            self.assertEqual(after[failures], before[failures] + 1)
             status, doc = c.upload(tok, wall(40), "down", "wall",
                                    params={"upload_id": "retried-1"})
             self.assertEqual((status, doc["duplicate"]), (200, False), doc)

@@ -96,6 +96,9 @@ class HealthAndMetrics(unittest.TestCase):
             status, doc = c.get_json("/healthz")
             self.assertEqual((status, doc["status"]), (200, "ok"))
             self.assertEqual(doc["stores"], {"control": "ok", "profiles": "ok"})
+            fleet = c.backend == "fleet"
+            self.assertEqual(doc["backends"], {"control": "postgresql", "profiles": "clickhouse"}
+                             if fleet else {"control": "sqlite", "profiles": "sqlite"})
             data = wall(9)
             c.upload(tok, data, "m", "wall")
             c.upload(tok, data, "m", "cpu")  # 422
@@ -108,6 +111,18 @@ class HealthAndMetrics(unittest.TestCase):
             self.assertEqual(m["roottrace_ingest_latency_seconds_count"], 1)
             self.assertEqual(m['roottrace_ingest_latency_seconds_bucket{le="+Inf"}'], 1)
             self.assertGreater(m["roottrace_store_size_bytes"], 0)
+            # one upload, one commit of one upload; the 422 never reached the store
+            b = "clickhouse" if fleet else "sqlite"
+            self.assertEqual(m['roottrace_ingest_batch_uploads_count{backend="%s"}' % b], 1)
+            self.assertEqual(m['roottrace_ingest_batch_uploads_sum{backend="%s"}' % b], 1)
+            self.assertEqual(m['roottrace_ingest_batch_uploads_bucket{backend="%s",le="1"}' % b],
+                             1)
+            self.assertEqual(m['roottrace_ingest_commit_failures_total{backend="%s"}' % b], 0)
+            # server errors are counted in fleet mode only (SQLite has no server to fail)
+            errors = sorted(k for k in m if k.startswith("roottrace_backend_errors_total"))
+            self.assertEqual(errors, ['roottrace_backend_errors_total{backend="clickhouse"}',
+                                      'roottrace_backend_errors_total{backend="postgresql"}']
+                             if fleet else [])
 
     def test_version_and_help(self):
         from collector_fixture import collector_binary

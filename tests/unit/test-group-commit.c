@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Unit tests of the collector's group commit queue (every submitter woken after the commit
- * that carried it, groups form under concurrency, a full queue refuses at once) and of the
+ * that carried it, groups form under concurrency, a full queue refuses at once, a pipelined
+ * queue commits up to its bound of groups at once and counts group sizes, a lingering leader
+ * waits for as many items as the last group had) and of the
  * verified stack id cache (a hit needs the exact frames). */
 #include <errno.h>
 #include <pthread.h>
@@ -19,6 +21,7 @@
 struct fake_store {
 	atomic_int committed[SUBMITTERS * PER_SUBMITTER]; /* 1 once its commit finished */
 	atomic_int in_commit;
+	atomic_int most_in_commit;
 	int overlapped;
 	size_t largest_group;
 	struct group_commit *gc;
@@ -29,8 +32,12 @@ static void fake_commit(void *ctx, struct gc_item **items, size_t n)
 	struct fake_store *s = ctx;
 	struct timespec ms = {0, 1000 * 1000};
 
-	if (atomic_fetch_add(&s->in_commit, 1))
+	int now = atomic_fetch_add(&s->in_commit, 1) + 1;
+
+	if (now > 1)
 		s->overlapped = 1;
+	if (now > atomic_load(&s->most_in_commit))
+		atomic_store(&s->most_in_commit, now);
 	nanosleep(&ms, NULL); /* an fsync */
 	for (size_t i = 0; i < n; i++) {
 		int id = *(const int *)items[i]->data;
@@ -64,28 +71,64 @@ static void *submit_loop(void *arg)
 	return NULL;
 }
 
-TEST(every_submitter_returns_after_its_commit_with_its_rc)
+/* Whether every submitter saw its own commit's rc. */
+static bool run_submitters(struct fake_store *s)
 {
-	static struct fake_store s;
+	bool ok = true;
 	pthread_t threads[SUBMITTERS];
 	struct submitter subs[SUBMITTERS];
-	struct gc_stats st;
 
-	s.gc = group_commit__new(SUBMITTERS, 1 << 20, fake_commit, &s);
-	CHECK(s.gc != NULL);
 	for (int t = 0; t < SUBMITTERS; t++) {
-		subs[t] = (struct submitter){.s = &s, .first = t * PER_SUBMITTER};
+		subs[t] = (struct submitter){.s = s, .first = t * PER_SUBMITTER};
 		pthread_create(&threads[t], NULL, submit_loop, &subs[t]);
 	}
 	for (int t = 0; t < SUBMITTERS; t++) {
 		pthread_join(threads[t], NULL);
-		CHECK(!subs[t].failed);
+		ok = ok && !subs[t].failed;
 	}
+	return ok;
+}
+
+/* The items whose fake commit failed (id % 7 == 0), and the groups counted by size. */
+static bool counts_add_up(const struct gc_stats *st)
+{
+	uint64_t groups = 0;
+
+	for (int b = 0; b < GC_SIZE_BUCKETS; b++)
+		groups += st->sizes[b];
+	return st->failed == (SUBMITTERS * PER_SUBMITTER + 6) / 7 && groups == st->commits;
+}
+
+TEST(every_submitter_returns_after_its_commit_with_its_rc)
+{
+	static struct fake_store s;
+	struct gc_stats st;
+
+	s.gc = group_commit__new(SUBMITTERS, 1 << 20, fake_commit, &s);
+	CHECK(s.gc != NULL);
+	CHECK(run_submitters(&s));
 	group_commit__stats(s.gc, &st);
+	CHECK(counts_add_up(&st));
 	CHECK(!s.overlapped);
 	CHECK(st.items == SUBMITTERS * PER_SUBMITTER);
 	CHECK(st.commits < st.items); /* groups formed: fewer transactions than uploads */
 	CHECK(s.largest_group > 1);
+	CHECK(st.pending == 0 && st.pending_bytes == 0);
+	group_commit__free(s.gc);
+}
+
+TEST(a_pipelined_queue_commits_two_groups_at_once_never_three)
+{
+	static struct fake_store s;
+	struct gc_stats st;
+
+	s.gc = group_commit__new_pipelined(SUBMITTERS, 1 << 20, 2, fake_commit, &s);
+	CHECK(s.gc != NULL);
+	CHECK(run_submitters(&s));
+	group_commit__stats(s.gc, &st);
+	CHECK(counts_add_up(&st));
+	CHECK(atomic_load(&s.most_in_commit) == 2);
+	CHECK(st.items == SUBMITTERS * PER_SUBMITTER);
 	CHECK(st.pending == 0 && st.pending_bytes == 0);
 	group_commit__free(s.gc);
 }
@@ -149,6 +192,61 @@ TEST(a_full_queue_refuses_at_once_by_entries_and_bytes)
 	group_commit__stats(blocking_gc, &st);
 	CHECK(st.rejected == 2);
 	group_commit__free(blocking_gc);
+}
+
+static void *submit_small(void *arg)
+{
+	return (void *)(long)group_commit__submit(arg, "w", 10);
+}
+
+static void wait_pending(struct group_commit *g, size_t n)
+{
+	struct timespec ms = {0, 1000 * 1000};
+	struct gc_stats st;
+
+	for (group_commit__stats(g, &st); st.pending < n; group_commit__stats(g, &st))
+		nanosleep(&ms, NULL);
+}
+
+/* The second group forms behind a blocked commit (4 items); a lone item then leads and waits,
+ * within its linger (far longer than the test needs), until as many as that group have come. */
+TEST(a_lingering_leader_waits_for_as_many_as_its_last_group)
+{
+	static struct blocking b = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+	struct group_commit *g = group_commit__new(8, 1 << 20, blocking_commit, &b);
+	pthread_t t[8];
+	struct gc_stats st;
+
+	CHECK(g != NULL);
+	group_commit__set_linger(g, 60L * 1000 * 1000);
+	pthread_create(&t[0], NULL, submit_small, g); /* no group before it: no linger */
+	pthread_mutex_lock(&b.lock);
+	while (!b.entered)
+		pthread_cond_wait(&b.cond, &b.lock);
+	pthread_mutex_unlock(&b.lock);
+	for (int i = 1; i < 5; i++)
+		pthread_create(&t[i], NULL, submit_small, g);
+	wait_pending(g, 5);
+	pthread_mutex_lock(&b.lock);
+	b.release = 1;
+	pthread_cond_broadcast(&b.cond);
+	pthread_mutex_unlock(&b.lock);
+	for (int i = 0; i < 5; i++)
+		pthread_join(t[i], NULL);
+	pthread_create(&t[5], NULL, submit_small, g); /* leads, lingers for three more */
+	wait_pending(g, 1);
+	for (int i = 6; i < 8; i++)
+		pthread_create(&t[i], NULL, submit_small, g);
+	wait_pending(g, 3);
+	group_commit__stats(g, &st);
+	CHECK(st.commits == 2); /* still lingering with three of four */
+	CHECK(group_commit__submit(g, "v", 10) == 0);
+	for (int i = 5; i < 8; i++)
+		pthread_join(t[i], NULL);
+	group_commit__stats(g, &st);
+	CHECK(st.commits == 3 && st.items == 9);
+	CHECK(st.sizes[0] == 1 && st.sizes[2] == 2); /* 1, then 4 and 4 */
+	group_commit__free(g);
 }
 
 TEST(stack_cache_hits_only_the_exact_frames)
@@ -226,6 +324,8 @@ TEST(stack_cache_forgets_everything_when_its_slots_are_half_full)
 }
 
 TEST_MAIN("group-commit", T(every_submitter_returns_after_its_commit_with_its_rc),
+	  T(a_pipelined_queue_commits_two_groups_at_once_never_three),
 	  T(a_full_queue_refuses_at_once_by_entries_and_bytes),
+	  T(a_lingering_leader_waits_for_as_many_as_its_last_group),
 	  T(stack_cache_hits_only_the_exact_frames), T(stack_cache_stays_within_its_text_bound),
 	  T(stack_cache_forgets_everything_when_its_slots_are_half_full))
