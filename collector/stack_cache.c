@@ -123,6 +123,31 @@ int64_t stack_cache__get(const struct stack_cache *c, uint64_t hash, const char 
 	return ((const struct cached_stack *)(uintptr_t)entry)->id;
 }
 
+/* The bytes being looked up. */
+struct text_key {
+	const void *text;
+	size_t len;
+};
+
+static bool same_text(uint64_t entry, const void *key)
+{
+	const struct cached_stack *s = (const struct cached_stack *)(uintptr_t)entry;
+	const struct text_key *k = key;
+
+	return s->len == k->len && memcmp(s->text, k->text, k->len) == 0;
+}
+
+int64_t stack_cache__get_text(const struct stack_cache *c, uint64_t hash, const void *text,
+			      size_t len)
+{
+	struct text_key key = {.text = text, .len = len};
+	uint64_t entry;
+
+	if (!hashtab__find(&c->by_hash, hash, same_text, &key, &entry))
+		return 0;
+	return ((const struct cached_stack *)(uintptr_t)entry)->id;
+}
+
 int stack_cache__put(struct stack_cache *c, uint64_t hash, const char *text, size_t len,
 		     size_t n_frames, int64_t id)
 {

@@ -25,6 +25,10 @@ uint64_t stack_cache__hash_names(const uint64_t *name_hashes, size_t n);
 int64_t stack_cache__get(const struct stack_cache *c, uint64_t hash, const char *const *frames,
 			 const size_t *lens, size_t n);
 
+/* The id stored for exactly the bytes text[0..len) (as given to stack_cache__put()), or 0:
+ * for stacks keyed by another encoding than joined names. */
+int64_t stack_cache__get_text(const struct stack_cache *c, uint64_t hash, const void *text,
+			      size_t len);
 /* Remembers id (> 0) for the frames whose joined text ('\n' between frames) is text[0..len).
  * 0 or -ENOMEM (the cache is then unchanged or empty, never wrong). */
 int stack_cache__put(struct stack_cache *c, uint64_t hash, const char *text, size_t len,

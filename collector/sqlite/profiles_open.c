@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Profile store on SQLite: a stacks dictionary (one row per distinct stack, keyed by the
- * SHA-256 of its frames) and rollups merged in place, in three tiers. Here: the schema, opening
- * and closing, retention. The write and read paths are profiles_write.c and profiles_read.c. */
+/* Profile store on SQLite: a stacks dictionary (one row per distinct stack, keyed by its
+ * frames' function ids, each function name stored once) and rollups merged in place, in three
+ * tiers. Here: the schema, opening and closing, retention. The write and read paths are
+ * profiles_write.c and profiles_read.c. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 
 #include "../group_commit.h"
+#include "function_dict.h"
 #include "profiles_internal.h"
 #include "store_sqlite_db.h"
 
@@ -20,9 +22,7 @@
  * one stack -> value. `buckets` counts the uploads merged into each record (heap averages).
  */
 static const char schema[] =
-    "CREATE TABLE IF NOT EXISTS stacks("
-    " id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE, n_frames INTEGER NOT NULL,"
-    " frames TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS " STACKS_TABLE ";" FUNCTIONS_SCHEMA
     "CREATE TABLE IF NOT EXISTS series("
     " id INTEGER PRIMARY KEY, environment TEXT NOT NULL, service TEXT NOT NULL,"
     " profile_type TEXT NOT NULL, deployment TEXT NOT NULL, node TEXT NOT NULL DEFAULT '',"
@@ -60,8 +60,8 @@ static const char *const writer_sql[W_COUNT] = {
 		     " AND profile_type = ?3 AND deployment = ?4 AND node = ?5",
     [W_SERIES_ADD] = "INSERT INTO series(environment, service, profile_type, deployment, node)"
 		     " VALUES(?1, ?2, ?3, ?4, ?5)",
-    [W_STACK_GET] = "SELECT id FROM stacks WHERE hash = ?1",
-    [W_STACK_ADD] = "INSERT INTO stacks(hash, n_frames, frames) VALUES(?1, ?2, ?3)",
+    [W_STACK_GET] = "SELECT id FROM stacks WHERE ids = ?1",
+    [W_STACK_ADD] = "INSERT INTO stacks(n_frames, ids) VALUES(?1, ?2)",
     [W_UPLOAD_CLAIM] = "INSERT INTO uploads(environment, upload_id, received_at)"
 		       " VALUES(?1, ?2, ?3) ON CONFLICT(environment, upload_id) DO NOTHING",
     [W_BUCKET_UPSERT] = "INSERT INTO buckets(series_id, bucket, uploads, period, last_upload)"
@@ -297,6 +297,8 @@ int profile_store_sqlite_open(const char *path, const struct store_sqlite_option
 		err = sqlite_db_open(path, schema, o.durability, &p->wdb);
 	if (!err)
 		err = series_add_node(p->wdb);
+	if (!err)
+		err = sqlite_profiles_stacks_migrate(p->wdb);
 	if (!err)
 		err = sqlite_db_prepare_all(p->wdb, writer_sql, p->w, W_COUNT);
 	if (!err)

@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The SQLite profile store's writer caches: stack hash -> dictionary id (SHA-256 of the joined
- * frames, and a verified cache by frames), frame names measured once per group, series ids. */
+/* The SQLite profile store's stacks dictionary and writer caches: a stack is the varint
+ * function ids of its frames (function_dict.h), cached -> dictionary id; frame names' ids once
+ * per group; series ids. Databases with the older text dictionary are converted on open. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../stack_cache.h"
+#include "function_dict.h"
 #include "hashtab.h"
 #include "profiles_internal.h"
 #include "store_sqlite_db.h"
 
-#define RECENT_STACKS_MAX (1u << 18) /* verified cache slots (at most half used) */
-#define RECENT_TEXT_MAX (32u << 20)  /* verified cache frame text: 32 MiB */
-#define STACK_CACHE_MAX (1u << 20)   /* stack ids cached; all forgotten past this */
+#define RECENT_STACKS_MAX (1u << 19) /* verified cache slots (at most half used) */
+#define RECENT_BYTES_MAX (16u << 20) /* verified cache encoded stacks: 16 MiB */
 
-/* ------------------------------------------------------------------ stack id cache ---- */
+/* ------------------------------------------------------ SHA-256 keyed caches ---- */
 
 bool sqlite_stack_hash_is(uint64_t index, const void *key)
 {
@@ -31,191 +32,88 @@ uint64_t sqlite_stack_hash_prefix(const uint8_t *hash)
 	return h;
 }
 
-/* The cached id of the stack of this SHA-256; 0 when not cached. */
-static int64_t cache_get(const struct sqlite_profiles *p, const uint8_t *hash)
-{
-	struct stack_hash_key key = {.entries = p->stack_hashes, .hash = hash};
-	uint64_t index;
-
-	if (!hashtab__find(&p->stack_ids, sqlite_stack_hash_prefix(hash), sqlite_stack_hash_is,
-			   &key, &index))
-		return 0;
-	return p->stack_hashes[index].id;
-}
-
-static void cache_clear(struct sqlite_profiles *p)
-{
-	hashtab__clear(&p->stack_ids);
-	p->n_stack_hashes = 0;
-}
-
-/* Also empties the verified cache: both may hold ids a rollback or retention removed. */
+/* Also empties the function name ids: a rollback may have removed them. */
 void sqlite_profiles_forget_stack_ids(struct sqlite_profiles *p)
 {
-	cache_clear(p);
 	stack_cache__clear(p->recent);
-}
-
-static int cache_grow(struct sqlite_profiles *p)
-{
-	size_t cap = p->stack_hashes_cap ? p->stack_hashes_cap * 2 : 2048;
-	struct stack_slot *grown = realloc(p->stack_hashes, cap * sizeof(*grown));
-
-	if (!grown)
-		return -ENOMEM;
-	p->stack_hashes = grown;
-	p->stack_hashes_cap = cap;
-	return 0;
-}
-
-/* Caches a stack id not cached yet. */
-static int cache_put(struct sqlite_profiles *p, const uint8_t *hash, int64_t id)
-{
-	struct stack_slot *slot;
-
-	if (p->n_stack_hashes == STACK_CACHE_MAX)
-		cache_clear(p); /* bounded memory: forget, the dictionary has them */
-	if (p->n_stack_hashes == p->stack_hashes_cap && cache_grow(p))
-		return -ENOMEM;
-	if (hashtab__add(&p->stack_ids, sqlite_stack_hash_prefix(hash), p->n_stack_hashes))
-		return -ENOMEM;
-	slot = &p->stack_hashes[p->n_stack_hashes++];
-	memcpy(slot->hash, hash, SHA256_LEN);
-	slot->id = id;
-	return 0;
+	function_dict__forget(p->functions);
 }
 
 /* --------------------------------------------------------- frame names, stack ids ---- */
 
 /*
  * An upload's stacks share their frame name strings (one pointer per distinct name), so each
- * name is measured and hashed once per group, found again by its pointer. Valid for one group
- * only (the uploads' memory lives until they are acknowledged): a new group forgets it.
+ * name's function id is looked up once per group, found again by its pointer. Valid for one
+ * group only (the uploads' memory lives until they are acknowledged): a new group forgets it.
  */
-struct name_memo {
-	uint64_t hash;
-	size_t len;
-};
-
 void sqlite_profiles_names_new_group(struct sqlite_profiles *p)
 {
 	hashtab__clear(&p->memo);
-	p->n_memo = 0;
 }
 
-/* Measures and hashes a name not memoised in this group yet. */
-static int memo_add(struct sqlite_profiles *p, const char *name, const struct name_memo **ret)
+static int frame_function_id(struct sqlite_profiles *p, const char *name, int64_t *ret_id)
 {
-	struct name_memo *m;
+	uint64_t id;
+	int rc;
 
-	if (p->n_memo == p->memo_cap) {
-		size_t cap = p->memo_cap ? p->memo_cap * 2 : 2048;
-		struct name_memo *grown = realloc(p->memo_names, cap * sizeof(*grown));
+	if (hashtab__get(&p->memo, (uintptr_t)name, &id)) {
+		*ret_id = (int64_t)id;
+		return 0;
+	}
+	rc = function_dict__id(p->functions, name, ret_id);
+	if (!rc)
+		rc = hashtab__put(&p->memo, (uintptr_t)name, (uint64_t)*ret_id);
+	return rc;
+}
 
-		if (!grown)
+/* The stack's frames as function ids, encoded into p->stack_buf; *ret_len its length. */
+static int stack_encode(struct sqlite_profiles *p, const struct stack_value *sv, size_t *ret_len)
+{
+	size_t need = function_ids_max_bytes(sv->n_frames);
+
+	if (sv->n_frames > p->fids_cap) {
+		int64_t *fids = realloc(p->fids, sv->n_frames * sizeof(*fids));
+
+		if (!fids)
 			return -ENOMEM;
-		p->memo_names = grown;
-		p->memo_cap = cap;
+		p->fids = fids;
+		p->fids_cap = sv->n_frames;
 	}
-	if (hashtab__put(&p->memo, (uintptr_t)name, p->n_memo))
-		return -ENOMEM;
-	m = &p->memo_names[p->n_memo++];
-	m->len = strlen(name);
-	m->hash = stack_cache__name_hash(name, m->len);
-	*ret = m;
-	return 0;
-}
-
-static int memo_get(struct sqlite_profiles *p, const char *name, size_t *ret_len,
-		    uint64_t *ret_hash)
-{
-	const struct name_memo *m;
-	uint64_t index;
-
-	if (hashtab__get(&p->memo, (uintptr_t)name, &index)) {
-		m = &p->memo_names[index];
-	} else {
-		int rc = memo_add(p, name, &m);
-
-		if (rc)
-			return rc;
-	}
-	*ret_len = m->len;
-	*ret_hash = m->hash;
-	return 0;
-}
-
-/* Frame lengths and name hashes of one stack into p->lens and p->name_hashes; returns the
- * joined length. */
-static int frame_lengths(struct sqlite_profiles *p, const struct stack_value *sv, size_t *ret_len)
-{
-	size_t len = sv->n_frames ? sv->n_frames - 1 : 0;
-
-	if (sv->n_frames > p->lens_cap) {
-		size_t *lens = realloc(p->lens, sv->n_frames * sizeof(*lens));
-		uint64_t *hashes;
-
-		if (!lens)
-			return -ENOMEM;
-		p->lens = lens;
-		hashes = realloc(p->name_hashes, sv->n_frames * sizeof(*hashes));
-		if (!hashes)
-			return -ENOMEM;
-		p->name_hashes = hashes;
-		p->lens_cap = sv->n_frames;
-	}
-	for (size_t i = 0; i < sv->n_frames; i++) {
-		int rc = memo_get(p, sv->frames[i], &p->lens[i], &p->name_hashes[i]);
-
-		if (rc)
-			return rc;
-		len += p->lens[i];
-	}
-	*ret_len = len;
-	return 0;
-}
-
-/* Joins the frames with FRAME_SEP into p->frames_buf. */
-static int join_frames(struct sqlite_profiles *p, const struct stack_value *sv, size_t len)
-{
-	size_t at = 0;
-
-	if (len + 1 > p->frames_cap) {
-		char *buf = realloc(p->frames_buf, len + 1);
+	if (need > p->stack_buf_cap) {
+		uint8_t *buf = realloc(p->stack_buf, need);
 
 		if (!buf)
 			return -ENOMEM;
-		p->frames_buf = buf;
-		p->frames_cap = len + 1;
+		p->stack_buf = buf;
+		p->stack_buf_cap = need;
 	}
 	for (size_t i = 0; i < sv->n_frames; i++) {
-		if (i)
-			p->frames_buf[at++] = FRAME_SEP;
-		memcpy(p->frames_buf + at, sv->frames[i], p->lens[i]);
-		at += p->lens[i];
+		int rc = frame_function_id(p, sv->frames[i], &p->fids[i]);
+
+		if (rc)
+			return rc;
 	}
-	p->frames_buf[at] = '\0';
+	*ret_len = function_ids_encode(p->fids, sv->n_frames, p->stack_buf);
 	return 0;
 }
 
-/* Looks the stack (joined in p->frames_buf) up in the dictionary, inserting it the first time
- * it is seen. */
-static int stack_lookup_or_add(struct sqlite_profiles *p, const struct stack_value *sv,
-			       const uint8_t *hash, size_t len, int64_t *ret_id)
+/* Looks the encoded stack (p->stack_buf) up in the dictionary, inserting it the first time it
+ * is seen. */
+static int stack_lookup_or_add(struct sqlite_profiles *p, size_t n_frames, size_t len,
+			       int64_t *ret_id)
 {
 	sqlite3_stmt *st = p->w[W_STACK_GET];
 	int rc;
 
-	sqlite3_bind_blob(st, 1, hash, SHA256_LEN, SQLITE_STATIC);
+	sqlite3_bind_blob(st, 1, p->stack_buf, (int)len, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*ret_id = sqlite3_column_int64(st, 0);
 	sqlite_db_reset(st);
 	if (rc == SQLITE_DONE) {
 		st = p->w[W_STACK_ADD];
-		sqlite3_bind_blob(st, 1, hash, SHA256_LEN, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 2, (int64_t)sv->n_frames);
-		sqlite3_bind_text(st, 3, p->frames_buf, (int)len, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 1, (int64_t)n_frames);
+		sqlite3_bind_blob(st, 2, p->stack_buf, (int)len, SQLITE_STATIC);
 		rc = sqlite3_step(st);
 		if (rc == SQLITE_DONE)
 			*ret_id = sqlite3_last_insert_rowid(p->wdb);
@@ -224,36 +122,115 @@ static int stack_lookup_or_add(struct sqlite_profiles *p, const struct stack_val
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-/* The stack's dictionary id. A stack seen recently is found by its frames in the verified
- * cache; otherwise its frames are joined and hashed with SHA-256 (the dictionary's key). */
+/* The stack's dictionary id: its frames' function ids, encoded, are its key. A stack seen
+ * recently is found in the verified cache, without a statement. */
 int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct stack_value *sv,
 			     int64_t *ret_id)
 {
-	uint8_t hash[SHA256_LEN];
 	uint64_t fast;
 	size_t len;
 	int rc;
 
-	rc = frame_lengths(p, sv, &len);
+	rc = stack_encode(p, sv, &len);
 	if (rc)
 		return rc;
 	if (len > INT32_MAX)
 		return -E2BIG;
-	fast = stack_cache__hash_names(p->name_hashes, sv->n_frames);
-	*ret_id = stack_cache__get(p->recent, fast, sv->frames, p->lens, sv->n_frames);
+	fast = hash_bytes(p->stack_buf, len);
+	*ret_id = stack_cache__get_text(p->recent, fast, p->stack_buf, len);
 	if (*ret_id)
 		return 0;
-	rc = join_frames(p, sv, len);
-	if (!rc)
-		rc = sha256_with(p->sha, p->frames_buf, len, hash);
+	rc = stack_lookup_or_add(p, sv->n_frames, len, ret_id);
 	if (rc)
 		return rc;
-	*ret_id = cache_get(p, hash);
-	if (!*ret_id && ((rc = stack_lookup_or_add(p, sv, hash, len, ret_id)) ||
-			 (rc = cache_put(p, hash, *ret_id))))
+	/* Cached before commit; a rollback clears the cache. */
+	return stack_cache__put(p->recent, fast, (const char *)p->stack_buf, len, sv->n_frames,
+				*ret_id);
+}
+
+/* ------------------------------------------------- text dictionary conversion ---- */
+
+/* One text row as function ids, encoded into p->stack_buf (p->functions on the migrating
+ * connection); *ret_len its length. */
+static int text_row_encode(struct sqlite_profiles *p, const char *text, int64_t n_frames,
+			   size_t *ret_len)
+{
+	struct merged_stack ms = {0};
+	struct stack_value sv;
+	int rc = sqlite_split_frames(text, n_frames, &ms);
+
+	sv =
+	    (struct stack_value){.frames = (const char *const *)ms.frames, .n_frames = ms.n_frames};
+	if (!rc)
+		rc = stack_encode(p, &sv, ret_len);
+	hashtab__clear(&p->memo); /* keyed by pointers about to be freed */
+	for (size_t i = 0; i < ms.n_frames; i++)
+		free(ms.frames[i]);
+	free(ms.frames);
+	return rc;
+}
+
+/* Copies every row of stacks_text into the new stacks table, under the same id. */
+static int copy_text_rows(sqlite3 *db, struct sqlite_profiles *p)
+{
+	sqlite3_stmt *sel = NULL, *ins = NULL;
+	int rc = -EIO, step = SQLITE_DONE;
+
+	if (sqlite3_prepare_v2(db, "SELECT id, n_frames, frames FROM stacks_text", -1, &sel,
+			       NULL) ||
+	    sqlite3_prepare_v2(db, "INSERT INTO stacks(id, n_frames, ids) VALUES(?1, ?2, ?3)", -1,
+			       &ins, NULL))
+		goto out;
+	rc = 0;
+	while (!rc && (step = sqlite3_step(sel)) == SQLITE_ROW) {
+		size_t len = 0;
+
+		rc = text_row_encode(p, (const char *)sqlite3_column_text(sel, 2),
+				     sqlite3_column_int64(sel, 1), &len);
+		if (rc)
+			break;
+		sqlite3_bind_int64(ins, 1, sqlite3_column_int64(sel, 0));
+		sqlite3_bind_int64(ins, 2, sqlite3_column_int64(sel, 1));
+		sqlite3_bind_blob(ins, 3, p->stack_buf, (int)len, SQLITE_STATIC);
+		rc = sqlite_db_step_done(ins);
+	}
+	if (!rc && step != SQLITE_DONE)
+		rc = -EIO;
+out:
+	sqlite3_finalize(sel);
+	sqlite3_finalize(ins);
+	return rc;
+}
+
+static int text_dictionary_convert(sqlite3 *db, void *arg)
+{
+	struct sqlite_profiles p = {0}; /* only its encoding scratch and function ids */
+	int rc;
+
+	(void)arg;
+	rc = sqlite_db_exec(db, "ALTER TABLE stacks RENAME TO stacks_text;"
+				"CREATE TABLE " STACKS_TABLE ";");
+	if (!rc) {
+		p.functions = function_dict__new(db);
+		rc = p.functions ? copy_text_rows(db, &p) : -ENOMEM;
+	}
+	if (!rc)
+		rc = sqlite_db_exec(db, "DROP TABLE stacks_text;");
+	function_dict__free(p.functions);
+	hashtab__free(&p.memo);
+	free(p.stack_buf);
+	free(p.fids);
+	return rc;
+}
+
+int sqlite_profiles_stacks_migrate(sqlite3 *db)
+{
+	bool has_text;
+	int rc = sqlite_db_has_column(db, "stacks", "frames", &has_text);
+
+	if (rc || !has_text)
 		return rc;
-	/* Cached before commit; a rollback clears both caches. */
-	return stack_cache__put(p->recent, fast, p->frames_buf, len, sv->n_frames, *ret_id);
+	return sqlite_db_in_transaction(db, text_dictionary_convert, NULL);
 }
 
 /* ------------------------------------------------------------------- series cache ---- */
@@ -413,23 +390,19 @@ int sqlite_profiles_series_touch(struct sqlite_profiles *p, struct series_entry 
 
 int sqlite_profiles_caches_init(struct sqlite_profiles *p)
 {
-	p->sha = sha256_ctx__new();
-	p->recent = stack_cache__new(RECENT_STACKS_MAX, RECENT_TEXT_MAX);
-	return p->sha && p->recent ? 0 : -ENOMEM;
+	p->functions = function_dict__new(p->wdb);
+	p->recent = stack_cache__new(RECENT_STACKS_MAX, RECENT_BYTES_MAX);
+	return p->functions && p->recent ? 0 : -ENOMEM;
 }
 
 void sqlite_profiles_caches_free(struct sqlite_profiles *p)
 {
-	hashtab__free(&p->stack_ids);
-	free(p->stack_hashes);
-	free(p->frames_buf);
-	free(p->lens);
-	free(p->name_hashes);
+	free(p->stack_buf);
+	free(p->fids);
 	hashtab__free(&p->memo);
-	free(p->memo_names);
 	sqlite_profiles_forget_series(p);
 	hashtab__free(&p->series);
 	free(p->touched);
-	sha256_ctx__free(p->sha);
+	function_dict__free(p->functions);
 	stack_cache__free(p->recent);
 }
