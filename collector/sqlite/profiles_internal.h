@@ -111,6 +111,7 @@ struct sqlite_profiles {
 	size_t fids_cap;
 	struct hashtab memo; /* frame name pointer -> function id, for one group */
 	struct function_dict *functions;
+	int64_t first_new_stack;    /* the first stack id the group inserted; 0 while none */
 	struct stack_cache *recent; /* encoded stack -> id of committed stacks, verified */
 	struct merge_entry *merge;  /* one group's rollup values, by (series, bucket, stack) */
 	size_t n_merge, merge_cap;

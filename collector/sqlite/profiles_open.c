@@ -61,7 +61,7 @@ static const char *const writer_sql[W_COUNT] = {
     [W_SERIES_ADD] = "INSERT INTO series(environment, service, profile_type, deployment, node)"
 		     " VALUES(?1, ?2, ?3, ?4, ?5)",
     [W_STACK_GET] = "SELECT id FROM stacks WHERE ids = ?1",
-    [W_STACK_ADD] = "INSERT INTO stacks(n_frames, ids) VALUES(?1, ?2)",
+    [W_STACK_ADD] = "INSERT INTO stacks(n_frames, ids) VALUES(?1, ?2) ON CONFLICT(ids) DO NOTHING",
     [W_UPLOAD_CLAIM] = "INSERT INTO uploads(environment, upload_id, received_at)"
 		       " VALUES(?1, ?2, ?3) ON CONFLICT(environment, upload_id) DO NOTHING",
     [W_BUCKET_UPSERT] = "INSERT INTO buckets(series_id, bucket, uploads, period, last_upload)"

@@ -49,6 +49,7 @@ void sqlite_profiles_forget_stack_ids(struct sqlite_profiles *p)
 void sqlite_profiles_names_new_group(struct sqlite_profiles *p)
 {
 	hashtab__clear(&p->memo);
+	p->first_new_stack = 0;
 }
 
 static int frame_function_id(struct sqlite_profiles *p, const char *name, int64_t *ret_id)
@@ -97,29 +98,35 @@ static int stack_encode(struct sqlite_profiles *p, const struct stack_value *sv,
 	return 0;
 }
 
-/* Looks the encoded stack (p->stack_buf) up in the dictionary, inserting it the first time it
- * is seen. */
-static int stack_lookup_or_add(struct sqlite_profiles *p, size_t n_frames, size_t len,
+/* The encoded stack's (p->stack_buf) dictionary id: inserted, or, when it is there already,
+ * looked up (a stack missing from the cache is more often new than known). */
+static int stack_add_or_lookup(struct sqlite_profiles *p, size_t n_frames, size_t len,
 			       int64_t *ret_id)
 {
-	sqlite3_stmt *st = p->w[W_STACK_GET];
+	sqlite3_stmt *st = p->w[W_STACK_ADD];
 	int rc;
 
+	*ret_id = 0;
+	sqlite3_bind_int64(st, 1, (int64_t)n_frames);
+	sqlite3_bind_blob(st, 2, p->stack_buf, (int)len, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE && sqlite3_changes(p->wdb) > 0) {
+		*ret_id = sqlite3_last_insert_rowid(p->wdb);
+		if (!p->first_new_stack)
+			p->first_new_stack = *ret_id;
+	}
+	sqlite_db_reset(st);
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	if (*ret_id)
+		return 0;
+	st = p->w[W_STACK_GET];
 	sqlite3_bind_blob(st, 1, p->stack_buf, (int)len, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*ret_id = sqlite3_column_int64(st, 0);
 	sqlite_db_reset(st);
-	if (rc == SQLITE_DONE) {
-		st = p->w[W_STACK_ADD];
-		sqlite3_bind_int64(st, 1, (int64_t)n_frames);
-		sqlite3_bind_blob(st, 2, p->stack_buf, (int)len, SQLITE_STATIC);
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_DONE)
-			*ret_id = sqlite3_last_insert_rowid(p->wdb);
-		sqlite_db_reset(st);
-	}
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -EIO;
+	return rc == SQLITE_ROW ? 0 : -EIO;
 }
 
 /* The stack's dictionary id: its frames' function ids, encoded, are its key. A stack seen
@@ -140,7 +147,7 @@ int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct stack_value
 	*ret_id = stack_cache__get_text(p->recent, fast, p->stack_buf, len);
 	if (*ret_id)
 		return 0;
-	rc = stack_lookup_or_add(p, sv->n_frames, len, ret_id);
+	rc = stack_add_or_lookup(p, sv->n_frames, len, ret_id);
 	if (rc)
 		return rc;
 	/* Cached before commit; a rollback clears the cache. */

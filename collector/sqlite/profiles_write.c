@@ -114,7 +114,8 @@ static void bind_entry(sqlite3_stmt *st, const struct merge_entry *e)
 }
 
 /* Most values add to a row that exists (uploads keep hitting the current bucket), so each is
- * an UPDATE first (one index seek), and an UPSERT only when no row was there. */
+ * an UPDATE first (one index seek), and an UPSERT only when no row was there; a stack the
+ * group inserted into the dictionary has no row yet: straight to the UPSERT. */
 static int merge_flush(struct sqlite_profiles *p)
 {
 	int rc = 0;
@@ -125,11 +126,14 @@ static int merge_flush(struct sqlite_profiles *p)
 		const struct merge_entry *e = &p->merge[i];
 		sqlite3_stmt *st = p->w[W_ROLLUP_ADD + e->tier];
 
+		if (p->first_new_stack && e->stack_id >= p->first_new_stack)
+			goto upsert;
 		bind_entry(st, e);
 		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
 		sqlite3_reset(st);
 		if (rc || sqlite3_changes(p->wdb) > 0)
 			continue;
+	upsert:
 		st = p->w[W_ROLLUP_UPSERT + e->tier];
 		bind_entry(st, e);
 		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
