@@ -62,6 +62,9 @@ enum {
 	W_REFOLD_DAY,
 	W_RETAIN_BUCKETS,
 	W_RETAIN_STACKS,
+	W_STACKS_ALL,
+	W_FUNCTIONS_ALL,
+	W_FUNCTION_DELETE,
 	W_RETAIN_UPLOADS,
 	W_COUNT
 };
@@ -171,6 +174,9 @@ void sqlite_profiles_caches_free(struct sqlite_profiles *p);
 /* Converts a database whose stacks dictionary holds joined frame text (before function ids):
  * same stack ids, in one transaction. Before the writer's statements are prepared. */
 int sqlite_profiles_stacks_migrate(sqlite3 *db);
+/* Deletes the function names no stack uses any more (after retention deleted stacks); in the
+ * caller's transaction. */
+int sqlite_profiles_retain_functions(struct sqlite_profiles *p);
 /* Forgets every cached stack id: a rollback or retention may have removed them. */
 void sqlite_profiles_forget_stack_ids(struct sqlite_profiles *p);
 /* Starts a group: frame names measured and hashed for the previous one are forgotten. */

@@ -118,6 +118,9 @@ static const char *const writer_sql[W_COUNT] = {
 		     " GROUP BY r.series_id, r.stack_id",
     [W_RETAIN_BUCKETS] = "DELETE FROM buckets WHERE bucket + 300 <= ?1",
     [W_RETAIN_STACKS] = "DELETE FROM stacks WHERE id NOT IN (SELECT stack_id FROM rollups)",
+    [W_STACKS_ALL] = "SELECT n_frames, ids FROM stacks",
+    [W_FUNCTIONS_ALL] = "SELECT id FROM functions",
+    [W_FUNCTION_DELETE] = "DELETE FROM functions WHERE id = ?1",
     [W_RETAIN_UPLOADS] = "DELETE FROM uploads WHERE received_at < ?1",
 };
 
@@ -171,9 +174,12 @@ static int prof_retention(struct profile_store *s, int64_t cutoff, int64_t *ret_
 		sqlite3_bind_int64(p->w[W_RETAIN_BUCKETS], 1, cutoff);
 		rc = sqlite_db_step_done(p->w[W_RETAIN_BUCKETS]);
 	}
-	/* Stacks no rollup refers to any more leave the dictionary (and the cache). */
+	/* Stacks no rollup refers to any more leave the dictionary (and the cache), and so do
+	 * the function names none of the remaining stacks has. */
 	if (!rc && deleted > 0)
 		rc = sqlite_db_step_done(p->w[W_RETAIN_STACKS]);
+	if (!rc && deleted > 0)
+		rc = sqlite_profiles_retain_functions(p);
 	if (!rc)
 		rc = retain_upload_ids(p, cutoff);
 	if (!rc)

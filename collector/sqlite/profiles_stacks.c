@@ -67,19 +67,24 @@ static int frame_function_id(struct sqlite_profiles *p, const char *name, int64_
 	return rc;
 }
 
+static int grow_fids(struct sqlite_profiles *p, size_t n)
+{
+	int64_t *fids = realloc(p->fids, n * sizeof(*fids));
+
+	if (!fids)
+		return -ENOMEM;
+	p->fids = fids;
+	p->fids_cap = n;
+	return 0;
+}
+
 /* The stack's frames as function ids, encoded into p->stack_buf; *ret_len its length. */
 static int stack_encode(struct sqlite_profiles *p, const struct stack_value *sv, size_t *ret_len)
 {
 	size_t need = function_ids_max_bytes(sv->n_frames);
 
-	if (sv->n_frames > p->fids_cap) {
-		int64_t *fids = realloc(p->fids, sv->n_frames * sizeof(*fids));
-
-		if (!fids)
-			return -ENOMEM;
-		p->fids = fids;
-		p->fids_cap = sv->n_frames;
-	}
+	if (sv->n_frames > p->fids_cap && grow_fids(p, sv->n_frames))
+		return -ENOMEM;
 	if (need > p->stack_buf_cap) {
 		uint8_t *buf = realloc(p->stack_buf, need);
 
@@ -153,6 +158,83 @@ int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct stack_value
 	/* Cached before commit; a rollback clears the cache. */
 	return stack_cache__put(p->recent, fast, (const char *)p->stack_buf, len, sv->n_frames,
 				*ret_id);
+}
+
+/* ------------------------------------------------------ function name retention ---- */
+
+/* Every function id the dictionary's stacks use, into the set `used` (id -> 1). */
+static int used_functions(struct sqlite_profiles *p, struct hashtab *used)
+{
+	sqlite3_stmt *st = p->w[W_STACKS_ALL];
+	int rc = 0, step;
+
+	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t n = sqlite3_column_int64(st, 0);
+		size_t len = (size_t)sqlite3_column_bytes(st, 1);
+
+		if (n < 0 || (uint64_t)n > len)
+			rc = -EIO;
+		else if ((size_t)n > p->fids_cap)
+			rc = grow_fids(p, (size_t)n);
+		if (!rc && function_ids_decode(sqlite3_column_blob(st, 1), len, p->fids, (size_t)n))
+			rc = -EIO;
+		for (int64_t i = 0; !rc && i < n; i++)
+			rc = hashtab__put(used, (uint64_t)p->fids[i], 1);
+	}
+	if (!rc && step != SQLITE_DONE)
+		rc = -EIO;
+	sqlite_db_reset(st);
+	return rc;
+}
+
+/* The function ids not in `used`, into *ret (realloc'd) and *ret_n. */
+static int unused_functions(struct sqlite_profiles *p, const struct hashtab *used, int64_t **ret,
+			    size_t *ret_n)
+{
+	sqlite3_stmt *st = p->w[W_FUNCTIONS_ALL];
+	size_t cap = 0;
+	uint64_t one;
+	int rc = 0, step;
+
+	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+
+		if (hashtab__get(used, (uint64_t)id, &one))
+			continue;
+		if (*ret_n == cap) {
+			int64_t *grown =
+			    realloc(*ret, (cap = cap ? cap * 2 : 256) * sizeof(*grown));
+
+			if (!grown) {
+				rc = -ENOMEM;
+				break;
+			}
+			*ret = grown;
+		}
+		(*ret)[(*ret_n)++] = id;
+	}
+	if (!rc && step != SQLITE_DONE)
+		rc = -EIO;
+	sqlite_db_reset(st);
+	return rc;
+}
+
+int sqlite_profiles_retain_functions(struct sqlite_profiles *p)
+{
+	struct hashtab used = {0};
+	int64_t *unused = NULL;
+	size_t n = 0;
+	int rc = used_functions(p, &used);
+
+	if (!rc)
+		rc = unused_functions(p, &used, &unused, &n);
+	for (size_t i = 0; !rc && i < n; i++) {
+		sqlite3_bind_int64(p->w[W_FUNCTION_DELETE], 1, unused[i]);
+		rc = sqlite_db_step_done(p->w[W_FUNCTION_DELETE]);
+	}
+	hashtab__free(&used);
+	free(unused);
+	return rc;
 }
 
 /* ------------------------------------------------- text dictionary conversion ---- */
