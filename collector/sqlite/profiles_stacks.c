@@ -149,15 +149,14 @@ int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct stack_value
 	if (len > INT32_MAX)
 		return -E2BIG;
 	fast = hash_bytes(p->stack_buf, len);
-	*ret_id = stack_cache__get_text(p->recent, fast, p->stack_buf, len);
+	*ret_id = stack_cache__get(p->recent, fast, p->stack_buf, len);
 	if (*ret_id)
 		return 0;
 	rc = stack_add_or_lookup(p, sv->n_frames, len, ret_id);
 	if (rc)
 		return rc;
 	/* Cached before commit; a rollback clears the cache. */
-	return stack_cache__put(p->recent, fast, (const char *)p->stack_buf, len, sv->n_frames,
-				*ret_id);
+	return stack_cache__put(p->recent, fast, p->stack_buf, len, *ret_id);
 }
 
 /* ------------------------------------------------------ function name retention ---- */
