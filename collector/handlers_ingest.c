@@ -318,18 +318,42 @@ struct reduced {
 	struct link_batch *links;  /* the samples that name a span */
 };
 
-/* The per-upload limits, a 0 option meaning the default. */
-struct upload_limits {
-	size_t samples, stacks, stack_frames;
-};
-
-static struct upload_limits limits_of(const struct collector_options *o)
+struct upload_limits ingest_limits(const struct collector_options *o)
 {
 	return (struct upload_limits){
 	    .samples = o->max_samples ? o->max_samples : DEFAULT_MAX_SAMPLES,
 	    .stacks = o->max_stacks ? o->max_stacks : DEFAULT_MAX_STACKS,
 	    .stack_frames = o->max_stack_frames ? o->max_stack_frames : DEFAULT_MAX_STACK_FRAMES,
 	};
+}
+
+int ingest_check_samples(const struct upload_limits *lim, size_t n, char *why, size_t why_len)
+{
+	if (n <= lim->samples)
+		return 0;
+	snprintf(why, why_len, "the profile has %zu samples, more than --max-samples %zu", n,
+		 lim->samples);
+	return -E2BIG;
+}
+
+int ingest_check_stacks(const struct upload_limits *lim, size_t n_stacks, size_t n_frames, size_t i,
+			size_t n, char *why, size_t why_len)
+{
+	if (n_stacks > lim->stacks) {
+		snprintf(why, why_len,
+			 "more than %zu distinct stacks (--max-stacks %zu): %zu seen in the first "
+			 "%zu of %zu samples",
+			 lim->stacks, lim->stacks, n_stacks, i + 1, n);
+		return -E2BIG;
+	}
+	if (n_frames > lim->stack_frames) {
+		snprintf(why, why_len,
+			 "more than %zu frames in its distinct stacks (--max-stack-frames %zu): "
+			 "%zu seen in the first %zu of %zu samples",
+			 lim->stack_frames, lim->stack_frames, n_frames, i + 1, n);
+		return -E2BIG;
+	}
+	return 0;
 }
 
 /* -E2BIG with the reason when the aggregate passed a limit after sample i of n. */
@@ -339,21 +363,7 @@ static int check_agg(struct stack_agg *agg, const struct upload_limits *lim, siz
 	size_t n_stacks;
 
 	stack_agg__stacks(agg, &n_stacks);
-	if (n_stacks > lim->stacks) {
-		snprintf(why, why_len,
-			 "more than %zu distinct stacks (--max-stacks %zu): %zu seen in the first "
-			 "%zu of %zu samples",
-			 lim->stacks, lim->stacks, n_stacks, i + 1, n);
-		return -E2BIG;
-	}
-	if (stack_agg__n_frames(agg) > lim->stack_frames) {
-		snprintf(why, why_len,
-			 "more than %zu frames in its distinct stacks (--max-stack-frames %zu): "
-			 "%zu seen in the first %zu of %zu samples",
-			 lim->stack_frames, lim->stack_frames, stack_agg__n_frames(agg), i + 1, n);
-		return -E2BIG;
-	}
-	return 0;
+	return ingest_check_stacks(lim, n_stacks, stack_agg__n_frames(agg), i, n, why, why_len);
 }
 
 /* One sample's value of the chosen type, in the stored unit, into agg; its value in *ret_v
@@ -544,7 +554,7 @@ static int open_profile(const struct request *req, struct response *resp, struct
 			const uint8_t *pb, size_t pb_len, struct pprof_stream **ret,
 			struct reduced *r)
 {
-	struct upload_limits lim = limits_of(&req->collector->opts);
+	struct upload_limits lim = ingest_limits(&req->collector->opts);
 	const struct pprof_decoded *header;
 	char why[320];
 
@@ -553,10 +563,7 @@ static int open_profile(const struct request *req, struct response *resp, struct
 		return -1;
 	}
 	header = pprof_stream__header(*ret);
-	if (header->n_samples > lim.samples) {
-		snprintf(why, sizeof(why),
-			 "the profile has %zu samples, more than --max-samples %zu",
-			 header->n_samples, lim.samples);
+	if (ingest_check_samples(&lim, header->n_samples, why, sizeof(why))) {
 		reject(req, resp, REJECT_TOO_MANY_SAMPLES, 413, "too_many_samples", why);
 		return -1;
 	}
@@ -573,7 +580,7 @@ static int reduce_profile(const struct request *req, struct response *resp, cons
 			  struct pprof_stream *s, struct reduced *r)
 {
 	const struct pprof_decoded *p = pprof_stream__header(s);
-	struct upload_limits lim = limits_of(&req->collector->opts);
+	struct upload_limits lim = ingest_limits(&req->collector->opts);
 	char why[320];
 	int err = 0;
 

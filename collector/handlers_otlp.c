@@ -3,7 +3,8 @@
  * protobuf or JSON, gzipped or not. Every profile is checked first (service.name, environment,
  * version); then each is reduced to root-first stacks of its RootTrace profile type and all are
  * merged in one store call; samples with a link become span links. Profiles whose sample type
- * RootTrace does not keep are counted in the answer's partial_success. */
+ * RootTrace does not keep are counted in the answer's partial_success. The per-upload limits
+ * (ingest.h) hold for the whole request: past one, 413 and nothing stored. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,12 @@ struct otlp_upload {
 	size_t n_items;
 	int64_t rejected, samples;
 	char message[320]; /* why the first rejected profile was not stored */
+	/* The per-upload limits hold for the whole request: samples, and the distinct stacks
+	 * and their frames summed over its profiles' aggregates. */
+	struct upload_limits lim;
+	size_t n_samples;				     /* in the request */
+	size_t samples_before, stacks_before, frames_before; /* of the profiles reduced */
+	char why[320];					     /* the limit passed */
 };
 
 static double seconds_since(const struct timespec *start)
@@ -220,6 +227,17 @@ static int reduce_sample(struct otlp_upload *u, struct otlp_item *it, size_t i, 
 			       s.frames, s.n_frames, v, s.timestamps_only ? s.value : 1, &ctx);
 }
 
+/* -E2BIG with u->why when the request's stacks so far pass a limit after its sample j. */
+static int check_limits(struct otlp_upload *u, const struct otlp_item *it, size_t j)
+{
+	size_t n_stacks;
+
+	stack_agg__stacks(it->agg, &n_stacks);
+	return ingest_check_stacks(&u->lim, u->stacks_before + n_stacks,
+				   u->frames_before + stack_agg__n_frames(it->agg),
+				   u->samples_before + j, u->n_samples, u->why, sizeof(u->why));
+}
+
 static int reduce_profile(struct otlp_upload *u, size_t i)
 {
 	const struct otlp_profile *p = otlp_request__profile(u->otlp, i);
@@ -231,8 +249,12 @@ static int reduce_profile(struct otlp_upload *u, size_t i)
 	it->links = link_batch__new(p->service, it->fit.profile_type);
 	if (!it->agg || !it->links)
 		return -ENOMEM;
-	for (size_t j = 0; j < p->n_samples && !err; j++)
+	for (size_t j = 0; j < p->n_samples && !err; j++) {
 		err = reduce_sample(u, it, i, j);
+		if (!err)
+			err = check_limits(u, it, j);
+	}
+	u->samples_before += p->n_samples;
 	if (err == -ERANGE || err == -EOVERFLOW) {
 		reject_profile(u, it, i,
 			       err == -ERANGE ? "a sample's value overflows or has no meaning "
@@ -252,6 +274,8 @@ static int reduce_profile(struct otlp_upload *u, size_t i)
 	    .period = p->period,
 	};
 	it->batch.stacks = stack_agg__stacks(it->agg, &it->batch.n_stacks);
+	u->stacks_before += it->batch.n_stacks;
+	u->frames_before += stack_agg__n_frames(it->agg);
 	return 0;
 }
 
@@ -382,6 +406,19 @@ static int checks(struct otlp_upload *u, struct response *resp)
 	return 0;
 }
 
+/* 0, or 413 answered when the request's profiles hold more than --max-samples samples. */
+static int within_sample_limit(struct otlp_upload *u, struct response *resp)
+{
+	u->lim = ingest_limits(&u->req->collector->opts);
+	for (size_t i = 0; i < u->n_items; i++)
+		if (!u->items[i].rejected)
+			u->n_samples += otlp_request__profile(u->otlp, i)->n_samples;
+	if (!ingest_check_samples(&u->lim, u->n_samples, u->why, sizeof(u->why)))
+		return 0;
+	ingest_reject(u->req, resp, REJECT_TOO_MANY_SAMPLES, 413, "too_many_samples", u->why);
+	return 413;
+}
+
 static int store_and_answer(struct otlp_upload *u, struct response *resp, bool json)
 {
 	size_t stacks;
@@ -435,10 +472,14 @@ int handle_otlp_profiles(const struct request *req, struct response *resp)
 			respond_error(resp, 500, "internal", "out of memory");
 		goto out;
 	}
+	if (within_sample_limit(&u, resp))
+		goto out;
 	for (size_t i = 0; i < u.n_items && !err; i++)
 		if (!u.items[i].rejected)
 			err = reduce_profile(&u, i);
-	if (err)
+	if (err == -E2BIG)
+		ingest_reject(req, resp, REJECT_TOO_MANY_STACKS, 413, "too_many_stacks", u.why);
+	else if (err)
 		respond_error(resp, 500, "internal", "out of memory");
 	else
 		store_and_answer(&u, resp, json);

@@ -3,12 +3,15 @@
 # one valid CPU pprof with 200,000 distinct stacks is stored with exact totals while the
 # collector's peak RSS (VmHWM) grows by less than the documented bound; uploads over the
 # per-upload limits get 413 naming the limit and the count seen, nothing of them is stored,
-# earlier uploads stay; a bad sample deep in a large profile still gets its specific 400.
+# earlier uploads stay, and the same holds for OTLP (summed over a request's profiles) and
+# Pyroscope uploads; a bad sample deep in a large profile still gets its specific 400.
+import base64
 import gzip
 import threading
 import unittest
 
 import harness
+import otlp_py
 import pprof_py
 from collector_fixture import Collector
 
@@ -136,6 +139,54 @@ class UploadLimits(unittest.TestCase):
                          "the profile has 6000 samples, more than --max-samples 5000")
         self.assertEqual(len(self.c.stored_rows(service="svc")), 10)
         self.assertEqual(self.rejects("too_many_samples"), 1)
+
+    def otlp(self, n_stacks, n_profiles=1):
+        """An OTLP request of n_profiles profiles of n_stacks distinct stacks each."""
+        r = otlp_py.Request()
+        for p in range(n_profiles):
+            samples = [{"stack": r.stack([r.location(["f%d_%d" % (p, i)]),
+                                          r.location(["main"])]), "values": [1000]}
+                       for i in range(n_stacks)]
+            r.resource({"service.name": "svc"}).profile(("cpu", "nanoseconds"), samples)
+        status, _, body = self.c.request("POST", "/v1development/profiles", self.tok,
+                                         body=r.protobuf(),
+                                         content_type="application/x-protobuf")
+        return status, self.c._json(status, body)[1]
+
+    def test_otlp_over_max_stacks_summed_over_its_profiles_is_413_and_stores_nothing(self):
+        self.assertEqual(self.otlp(600)[0], 200)
+        status, body = self.otlp(600, n_profiles=2)
+        self.assertEqual(status, 413, body)
+        self.assertEqual(body["error"], "too_many_stacks")
+        self.assertEqual(body["detail"],
+                         "more than 1000 distinct stacks (--max-stacks 1000): 1001 seen in "
+                         "the first 1001 of 1200 samples")
+        self.assertEqual(len(self.c.stored_rows(service="svc")), 10 + 600)
+        self.assertEqual(self.rejects("too_many_stacks"), 1)
+
+    def test_otlp_over_max_samples_is_413_and_stores_nothing(self):
+        status, body = self.otlp(2600, n_profiles=2)
+        self.assertEqual(status, 413, body)
+        self.assertEqual(body["error"], "too_many_samples")
+        self.assertEqual(body["detail"],
+                         "the profile has 5200 samples, more than --max-samples 5000")
+        self.assertEqual(len(self.c.stored_rows(service="svc")), 10)
+        self.assertEqual(self.rejects("too_many_samples"), 1)
+
+    def test_pyroscope_folded_over_max_stacks_is_413_and_stores_nothing(self):
+        body = "".join("main;f%d 3\n" % i for i in range(1001)).encode()
+        auth = "Basic " + base64.b64encode(("pyroscope:%s" % self.tok).encode()).decode()
+        status, _, out = self.c.request(
+            "POST", "/ingest", body=body, headers={"Authorization": auth},
+            params={"name": "svc.cpu", "format": "folded", "from": "1714564810"},
+            content_type="text/plain")
+        status, doc = self.c._json(status, out)
+        self.assertEqual(status, 413, doc)
+        self.assertEqual(doc["error"], "too_many_stacks")
+        self.assertEqual(doc["detail"],
+                         "more than 1000 distinct stacks (--max-stacks 1000): 1001 seen in "
+                         "the first 1001 of 1001 samples")
+        self.assertEqual(len(self.c.stored_rows(service="svc")), 10)
 
     def test_at_the_limits_is_stored(self):
         status, body = self.c.upload(self.tok, small_profile(1000, first=100), "svc", "cpu")
