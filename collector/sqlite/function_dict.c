@@ -10,7 +10,8 @@
 #include "protowire.h"
 #include "store_sqlite_db.h"
 
-#define NAMES_CACHED_MAX (1u << 18) /* names cached; all forgotten past this */
+#define NAMES_CACHED_MAX (1u << 18)	  /* names cached; all forgotten past this */
+#define NAME_BYTES_CACHED_MAX (16u << 20) /* or past this many bytes of them */
 
 struct function_dict {
 	sqlite3 *db;
@@ -18,6 +19,7 @@ struct function_dict {
 	struct intern *names; /* name -> dense index into ids */
 	int64_t *ids;	      /* the name's id in `functions`; 0 while not known */
 	size_t ids_cap;
+	size_t name_bytes; /* held by names */
 };
 
 struct function_dict *function_dict__new(sqlite3 *db)
@@ -61,6 +63,7 @@ void function_dict__forget(struct function_dict *d)
 	if (fresh) { /* else the names stay, their ids looked up again */
 		intern__free(d->names);
 		d->names = fresh;
+		d->name_bytes = 0;
 	}
 }
 
@@ -107,14 +110,19 @@ static int ids_reserve(struct function_dict *d, size_t index)
 
 int function_dict__id(struct function_dict *d, const char *name, int64_t *ret_id)
 {
+	size_t count = intern__count(d->names);
 	int64_t index;
 	int rc;
 
-	if (intern__count(d->names) >= NAMES_CACHED_MAX)
+	if (count >= NAMES_CACHED_MAX || d->name_bytes >= NAME_BYTES_CACHED_MAX) {
 		function_dict__forget(d); /* bounded memory: the table has them */
+		count = intern__count(d->names);
+	}
 	index = intern__add(d->names, name);
 	if (index < 0)
 		return (int)index;
+	if ((size_t)index == count) /* new: copied in */
+		d->name_bytes += strlen(name) + 1;
 	rc = ids_reserve(d, (size_t)index);
 	if (rc)
 		return rc;
