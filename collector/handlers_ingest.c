@@ -472,12 +472,14 @@ static int store(const struct request *req, struct response *resp, const struct 
 
 	batches[0].ret_duplicate = &duplicate;
 	batches[0].stacks = stack_agg__stacks(r->agg, &batches[0].n_stacks);
+	batches[0].names = stack_agg__names(r->agg, &batches[0].n_names);
 	if (r->objects) { /* its own series, merged in the same transaction */
 		batches[1] = batches[0];
 		batches[1].profile_type = "alloc_objects";
 		batches[1].upload_id = u->upload_id ? u->objects_upload_id : NULL;
 		batches[1].ret_duplicate = NULL;
 		batches[1].stacks = stack_agg__stacks(r->objects, &batches[1].n_stacks);
+		batches[1].names = stack_agg__names(r->objects, &batches[1].n_names);
 	}
 	err = c->profiles->ops->ingest(c->profiles, batches, r->objects ? 2 : 1);
 	if (err == -EAGAIN) {

@@ -274,6 +274,7 @@ static int reduce_profile(struct otlp_upload *u, size_t i)
 	    .period = p->period,
 	};
 	it->batch.stacks = stack_agg__stacks(it->agg, &it->batch.n_stacks);
+	it->batch.names = stack_agg__names(it->agg, &it->batch.n_names);
 	u->stacks_before += it->batch.n_stacks;
 	u->frames_before += stack_agg__n_frames(it->agg);
 	return 0;

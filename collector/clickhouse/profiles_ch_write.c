@@ -80,17 +80,21 @@ static int group_claims_collect(struct gc_item **items, size_t n, struct group_c
 
 /* A stack's dictionary key: the first 8 bytes of the SHA-256 of its joined frames, never
  * UPLOAD_MARK. The joined frames are left in p->frames. */
-static int stack_hash(struct ch_profiles *p, const struct stack_value *sv, uint64_t *ret)
+static int stack_hash(struct ch_profiles *p, const struct profile_batch *batch,
+		      const struct stack_value *sv, uint64_t *ret)
 {
 	const char frame_sep = FRAME_SEP;
+	const uint8_t *pos = sv->frames;
 	uint8_t digest[SHA256_LEN];
 	int rc;
 
 	ch_buf_reset(&p->frames);
 	for (size_t f = 0; f < sv->n_frames; f++) {
+		const char *name = batch->names[stack_frame_next(&pos)];
+
 		if (f)
 			ch_put_bytes(&p->frames, &frame_sep, 1);
-		ch_put_bytes(&p->frames, sv->frames[f], strlen(sv->frames[f]));
+		ch_put_bytes(&p->frames, name, strlen(name));
 	}
 	if (p->frames.oom)
 		return -ENOMEM;
@@ -134,7 +138,7 @@ static int encode_batch(struct ch_profiles *p, const struct profile_batch *batch
 
 	put_rollup(rollups, batch, UPLOAD_MARK, 1, batch->period, now);
 	for (size_t i = 0; i < batch->n_stacks; i++) {
-		rc = stack_hash(p, &batch->stacks[i], &hash);
+		rc = stack_hash(p, batch, &batch->stacks[i], &hash);
 		if (rc)
 			return rc;
 		put_rollup(rollups, batch, hash, batch->stacks[i].value, 0, 0);

@@ -112,7 +112,8 @@ struct sqlite_profiles {
 	size_t stack_buf_cap;
 	int64_t *fids; /* scratch: one stack's function ids */
 	size_t fids_cap;
-	struct hashtab memo; /* frame name pointer -> function id, for one group */
+	int64_t *name_fids; /* the batch being written: function id of each of its names, or 0 */
+	size_t name_fids_cap;
 	struct function_dict *functions;
 	int64_t first_new_stack;    /* the first stack id the group inserted; 0 while none */
 	struct stack_cache *recent; /* encoded stack -> id of committed stacks, verified */
@@ -179,11 +180,13 @@ int sqlite_profiles_stacks_migrate(sqlite3 *db);
 int sqlite_profiles_retain_functions(struct sqlite_profiles *p);
 /* Forgets every cached stack id: a rollback or retention may have removed them. */
 void sqlite_profiles_forget_stack_ids(struct sqlite_profiles *p);
-/* Starts a group: frame names measured and hashed for the previous one are forgotten. */
-void sqlite_profiles_names_new_group(struct sqlite_profiles *p);
-/* The stack's dictionary id, inserting the stack the first time it is seen. */
-int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct stack_value *sv,
-			     int64_t *ret_id);
+/* Starts a group (no stack inserted by it yet). */
+void sqlite_profiles_stacks_new_group(struct sqlite_profiles *p);
+/* Starts a batch: its names' function ids are looked up as its stacks need them. */
+int sqlite_profiles_names_new_batch(struct sqlite_profiles *p, const struct profile_batch *b);
+/* The dictionary id of a stack of batch b, inserting the stack the first time it is seen. */
+int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct profile_batch *b,
+			     const struct stack_value *sv, int64_t *ret_id);
 /* Empties the series cache (entries are reloaded on use). */
 void sqlite_profiles_forget_series(struct sqlite_profiles *p);
 /* The batch's series (created when new) with its tier marks and newest bucket. */

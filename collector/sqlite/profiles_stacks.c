@@ -41,30 +41,40 @@ void sqlite_profiles_forget_stack_ids(struct sqlite_profiles *p)
 
 /* --------------------------------------------------------- frame names, stack ids ---- */
 
-/*
- * An upload's stacks share their frame name strings (one pointer per distinct name), so each
- * name's function id is looked up once per group, found again by its pointer. Valid for one
- * group only (the uploads' memory lives until they are acknowledged): a new group forgets it.
- */
-void sqlite_profiles_names_new_group(struct sqlite_profiles *p)
+void sqlite_profiles_stacks_new_group(struct sqlite_profiles *p)
 {
-	hashtab__clear(&p->memo);
 	p->first_new_stack = 0;
 }
 
-static int frame_function_id(struct sqlite_profiles *p, const char *name, int64_t *ret_id)
+int sqlite_profiles_names_new_batch(struct sqlite_profiles *p, const struct profile_batch *b)
 {
-	uint64_t id;
-	int rc;
+	if (b->n_names > p->name_fids_cap) {
+		int64_t *grown = realloc(p->name_fids, b->n_names * sizeof(*grown));
 
-	if (hashtab__get(&p->memo, (uintptr_t)name, &id)) {
-		*ret_id = (int64_t)id;
-		return 0;
+		if (!grown)
+			return -ENOMEM;
+		p->name_fids = grown;
+		p->name_fids_cap = b->n_names;
 	}
-	rc = function_dict__id(p->functions, name, ret_id);
-	if (!rc)
-		rc = hashtab__put(&p->memo, (uintptr_t)name, (uint64_t)*ret_id);
-	return rc;
+	if (b->n_names)
+		memset(p->name_fids, 0, b->n_names * sizeof(*p->name_fids));
+	return 0;
+}
+
+/* The function id of the batch's name `index`, looked up once per batch. */
+static int name_function_id(struct sqlite_profiles *p, const struct profile_batch *b,
+			    uint32_t index, int64_t *ret_id)
+{
+	if (index >= b->n_names)
+		return -EINVAL;
+	if (!p->name_fids[index]) {
+		int rc = function_dict__id(p->functions, b->names[index], &p->name_fids[index]);
+
+		if (rc)
+			return rc;
+	}
+	*ret_id = p->name_fids[index];
+	return 0;
 }
 
 static int grow_fids(struct sqlite_profiles *p, size_t n)
@@ -78,13 +88,11 @@ static int grow_fids(struct sqlite_profiles *p, size_t n)
 	return 0;
 }
 
-/* The stack's frames as function ids, encoded into p->stack_buf; *ret_len its length. */
-static int stack_encode(struct sqlite_profiles *p, const struct stack_value *sv, size_t *ret_len)
+/* p->fids[0..n) encoded into p->stack_buf; *ret_len its length. */
+static int fids_encode(struct sqlite_profiles *p, size_t n, size_t *ret_len)
 {
-	size_t need = function_ids_max_bytes(sv->n_frames);
+	size_t need = function_ids_max_bytes(n);
 
-	if (sv->n_frames > p->fids_cap && grow_fids(p, sv->n_frames))
-		return -ENOMEM;
 	if (need > p->stack_buf_cap) {
 		uint8_t *buf = realloc(p->stack_buf, need);
 
@@ -93,14 +101,25 @@ static int stack_encode(struct sqlite_profiles *p, const struct stack_value *sv,
 		p->stack_buf = buf;
 		p->stack_buf_cap = need;
 	}
+	*ret_len = function_ids_encode(p->fids, n, p->stack_buf);
+	return 0;
+}
+
+/* The stack's frames as function ids, encoded into p->stack_buf; *ret_len its length. */
+static int stack_encode(struct sqlite_profiles *p, const struct profile_batch *b,
+			const struct stack_value *sv, size_t *ret_len)
+{
+	const uint8_t *pos = sv->frames;
+
+	if (sv->n_frames > p->fids_cap && grow_fids(p, sv->n_frames))
+		return -ENOMEM;
 	for (size_t i = 0; i < sv->n_frames; i++) {
-		int rc = frame_function_id(p, sv->frames[i], &p->fids[i]);
+		int rc = name_function_id(p, b, stack_frame_next(&pos), &p->fids[i]);
 
 		if (rc)
 			return rc;
 	}
-	*ret_len = function_ids_encode(p->fids, sv->n_frames, p->stack_buf);
-	return 0;
+	return fids_encode(p, sv->n_frames, ret_len);
 }
 
 /* The encoded stack's (p->stack_buf) dictionary id: inserted, or, when it is there already,
@@ -136,14 +155,14 @@ static int stack_add_or_lookup(struct sqlite_profiles *p, size_t n_frames, size_
 
 /* The stack's dictionary id: its frames' function ids, encoded, are its key. A stack seen
  * recently is found in the verified cache, without a statement. */
-int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct stack_value *sv,
-			     int64_t *ret_id)
+int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct profile_batch *b,
+			     const struct stack_value *sv, int64_t *ret_id)
 {
 	uint64_t fast;
 	size_t len;
 	int rc;
 
-	rc = stack_encode(p, sv, &len);
+	rc = stack_encode(p, b, sv, &len);
 	if (rc)
 		return rc;
 	if (len > INT32_MAX)
@@ -244,14 +263,14 @@ static int text_row_encode(struct sqlite_profiles *p, const char *text, int64_t 
 			   size_t *ret_len)
 {
 	struct merged_stack ms = {0};
-	struct stack_value sv;
 	int rc = sqlite_split_frames(text, n_frames, &ms);
 
-	sv =
-	    (struct stack_value){.frames = (const char *const *)ms.frames, .n_frames = ms.n_frames};
+	if (!rc && ms.n_frames > p->fids_cap)
+		rc = grow_fids(p, ms.n_frames);
+	for (size_t i = 0; !rc && i < ms.n_frames; i++)
+		rc = function_dict__id(p->functions, ms.frames[i], &p->fids[i]);
 	if (!rc)
-		rc = stack_encode(p, &sv, ret_len);
-	hashtab__clear(&p->memo); /* keyed by pointers about to be freed */
+		rc = fids_encode(p, ms.n_frames, ret_len);
 	for (size_t i = 0; i < ms.n_frames; i++)
 		free(ms.frames[i]);
 	free(ms.frames);
@@ -305,7 +324,6 @@ static int text_dictionary_convert(sqlite3 *db, void *arg)
 	if (!rc)
 		rc = sqlite_db_exec(db, "DROP TABLE stacks_text;");
 	function_dict__free(p.functions);
-	hashtab__free(&p.memo);
 	free(p.stack_buf);
 	free(p.fids);
 	return rc;
@@ -487,7 +505,7 @@ void sqlite_profiles_caches_free(struct sqlite_profiles *p)
 {
 	free(p->stack_buf);
 	free(p->fids);
-	hashtab__free(&p->memo);
+	free(p->name_fids);
 	sqlite_profiles_forget_series(p);
 	hashtab__free(&p->series);
 	free(p->touched);

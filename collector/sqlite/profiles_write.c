@@ -11,7 +11,7 @@
 #include "profiles_internal.h"
 #include "store_sqlite_db.h"
 
-#define FRAME_BYTES_EST 32    /* average frame name bytes, for the queue's byte bound */
+#define NAME_BYTES_EST 32     /* average function name bytes, for the queue's byte bound */
 #define SERIES_CACHE_MAX 4096 /* series entries; cleared between groups past this */
 /* A period is folded into its tier this long after its end (and after the series' newest
  * bucket has passed it), so that ordinary late uploads still land before the fold; a later
@@ -201,10 +201,12 @@ static int ingest_batch(struct sqlite_profiles *p, const struct profile_batch *b
 	sqlite3_bind_int64(st, 3, b->period);
 	sqlite3_bind_int64(st, 4, now);
 	rc = sqlite_db_step_done(st);
+	if (!rc)
+		rc = sqlite_profiles_names_new_batch(p, b);
 	for (size_t i = 0; !rc && i < b->n_stacks; i++) {
 		int64_t stack = 0;
 
-		rc = sqlite_profiles_stack_id(p, &b->stacks[i], &stack);
+		rc = sqlite_profiles_stack_id(p, b, &b->stacks[i], &stack);
 		if (!rc)
 			rc = merge_value(p, e, b->bucket_start, stack, b->stacks[i].value);
 	}
@@ -299,7 +301,7 @@ static int write_group(struct sqlite_profiles *p, struct gc_item **items, size_t
 	int rc;
 
 	merge_reset(p);
-	sqlite_profiles_names_new_group(p);
+	sqlite_profiles_stacks_new_group(p);
 	if (hashtab__count(&p->series) > SERIES_CACHE_MAX)
 		sqlite_profiles_forget_series(p); /* bounded; entries are reloaded on use */
 	for (size_t i = 0; i < n; i++) { /* a failed group is retried item by item: start clean */
@@ -352,9 +354,10 @@ static size_t call_bytes(const struct profile_batch *batches, size_t n)
 	size_t bytes = sizeof(struct ingest_call);
 
 	for (size_t b = 0; b < n; b++) {
-		bytes += sizeof(batches[b]) + batches[b].n_stacks * sizeof(struct stack_value);
+		bytes += sizeof(batches[b]) + batches[b].n_stacks * sizeof(struct stack_value) +
+			 batches[b].n_names * (sizeof(char *) + NAME_BYTES_EST);
 		for (size_t i = 0; i < batches[b].n_stacks; i++)
-			bytes += batches[b].stacks[i].n_frames * (sizeof(char *) + FRAME_BYTES_EST);
+			bytes += batches[b].stacks[i].frames_len;
 	}
 	return bytes;
 }
