@@ -117,9 +117,8 @@ struct sqlite_profiles {
 	struct function_dict *functions;
 	int64_t first_new_stack;    /* the first stack id the group inserted; 0 while none */
 	struct stack_cache *recent; /* encoded stack -> id of committed stacks, verified */
-	struct merge_entry *merge;  /* one group's rollup values, by (series, bucket, stack) */
+	struct merge_entry *merge;  /* one group's rollup values, summed by key at the end */
 	size_t n_merge, merge_cap;
-	struct hashtab merge_index;    /* merge_hash() -> index into merge */
 	struct hashtab series;	       /* key hash -> struct series_entry * */
 	struct series_entry **touched; /* series written by the group being committed */
 	size_t n_touched, touched_cap;

@@ -227,7 +227,6 @@ static void prof_close(struct profile_store *s)
 	pthread_mutex_destroy(&p->write_lock);
 	sqlite_profiles_caches_free(p);
 	free(p->merge);
-	hashtab__free(&p->merge_index);
 	free(p->path);
 	free(p);
 }

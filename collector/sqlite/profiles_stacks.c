@@ -154,7 +154,8 @@ static int stack_add_or_lookup(struct sqlite_profiles *p, size_t n_frames, size_
 }
 
 /* The stack's dictionary id: its frames' function ids, encoded, are its key. A stack seen
- * recently is found in the verified cache, without a statement. */
+ * recently is found in the verified cache, without a statement; a stack enters the cache the
+ * second time it is seen (an upload of stacks never seen before, however large, fills none). */
 int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct profile_batch *b,
 			     const struct stack_value *sv, int64_t *ret_id)
 {
@@ -172,8 +173,8 @@ int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct profile_bat
 	if (*ret_id)
 		return 0;
 	rc = stack_add_or_lookup(p, sv->n_frames, len, ret_id);
-	if (rc)
-		return rc;
+	if (rc || (p->first_new_stack && *ret_id >= p->first_new_stack))
+		return rc; /* new: cached when seen again, so one-off stacks fill no cache */
 	/* Cached before commit; a rollback clears the cache. */
 	return stack_cache__put(p->recent, fast, p->stack_buf, len, *ret_id);
 }
