@@ -280,9 +280,12 @@ static int body_bytes(const struct request *req, const uint8_t *body, size_t bod
 		      const uint8_t **ret, size_t *ret_len, uint8_t **ret_owned, char *why,
 		      size_t why_len)
 {
+	struct upload_limits lim = ingest_limits(&req->collector->opts);
 	size_t cap = req->collector->opts.max_inflated;
 	int err;
 
+	if (cap > lim.memory) /* the decompressed body is part of the upload's memory */
+		cap = lim.memory;
 	*ret_owned = NULL;
 	if (!gzip_is_compressed(body, body_len)) {
 		*ret = body;
@@ -316,6 +319,7 @@ struct reduced {
 	struct sample_type_choice objects_choice;
 	struct stack_agg *objects; /* NULL when the profile has no alloc_objects/count */
 	struct link_batch *links;  /* the samples that name a span */
+	size_t inflated_len;	   /* the decompressed copy of the body, 0 when none */
 };
 
 struct upload_limits ingest_limits(const struct collector_options *o)
@@ -324,7 +328,20 @@ struct upload_limits ingest_limits(const struct collector_options *o)
 	    .samples = o->max_samples ? o->max_samples : DEFAULT_MAX_SAMPLES,
 	    .stacks = o->max_stacks ? o->max_stacks : DEFAULT_MAX_STACKS,
 	    .stack_frames = o->max_stack_frames ? o->max_stack_frames : DEFAULT_MAX_STACK_FRAMES,
+	    .memory = o->max_upload_memory ? o->max_upload_memory : DEFAULT_MAX_UPLOAD_MEMORY,
 	};
+}
+
+int ingest_check_memory(const struct upload_limits *lim, size_t bytes, size_t i, size_t n,
+			char *why, size_t why_len)
+{
+	if (bytes <= lim->memory)
+		return 0;
+	snprintf(why, why_len,
+		 "decoding it needs more than %zu bytes (--max-upload-memory %zu): %zu after %zu "
+		 "of %zu samples",
+		 lim->memory, lim->memory, bytes, i, n);
+	return -ENOSPC;
 }
 
 int ingest_check_samples(const struct upload_limits *lim, size_t n, char *why, size_t why_len)
@@ -405,14 +422,31 @@ static bool has_negative_value(const struct pprof_decoded_sample *s, const struc
 
 /* Merges each sample as it is read: the upload's memory is its aggregates, not its samples.
  * 0, -EINVAL (a bad profile), -E2BIG (a limit passed), -ENOMEM; the reason in why. */
+/* The most decoding the upload holds: the stream's tables, the aggregates and span links, and
+ * either the decompressed body (freed before the store takes the stacks) or the store's write
+ * of those stacks. */
+static size_t held_bytes(const struct pprof_stream *stream, const struct reduced *r)
+{
+	size_t n_stacks, n_objects = 0, write;
+
+	stack_agg__stacks(r->agg, &n_stacks);
+	if (r->objects)
+		stack_agg__stacks(r->objects, &n_objects);
+	write = (n_stacks + n_objects) * INGEST_WRITE_BYTES_PER_STACK;
+	return (r->inflated_len > write ? r->inflated_len : write) + pprof_stream__bytes(stream) +
+	       stack_agg__bytes(r->agg) + (r->objects ? stack_agg__bytes(r->objects) : 0) +
+	       link_batch__bytes(r->links);
+}
+
 static int reduce(struct pprof_stream *stream, int64_t time_s, const struct upload_limits *lim,
 		  struct reduced *r, char *why, size_t why_len)
 {
 	const struct pprof_decoded *header = pprof_stream__header(stream);
 	int count_idx = pprof_decoded__find_type(header, "samples", "count");
 	struct pprof_decoded_sample s;
-	int more, err = 0;
+	int more, err;
 
+	err = ingest_check_memory(lim, held_bytes(stream, r), 0, header->n_samples, why, why_len);
 	for (size_t i = 0; !err && (more = pprof_stream__next(stream, &s, why, why_len)) > 0; i++) {
 		if (has_negative_value(&s, r)) {
 			snprintf(why, why_len, "sample %zu has a negative value", i);
@@ -423,6 +457,9 @@ static int reduce(struct pprof_stream *stream, int64_t time_s, const struct uplo
 			snprintf(why, why_len, "sample values overflow a 64-bit sum");
 		if (!err)
 			err = check_agg(r->agg, lim, i, header->n_samples, why, why_len);
+		if (!err)
+			err = ingest_check_memory(lim, held_bytes(stream, r), i + 1,
+						  header->n_samples, why, why_len);
 	}
 	return err ? err : more;
 }
@@ -599,6 +636,8 @@ static int reduce_profile(const struct request *req, struct response *resp, cons
 		respond_error(resp, 500, "internal", "out of memory");
 	else if (err == -E2BIG)
 		reject(req, resp, REJECT_TOO_MANY_STACKS, 413, "too_many_stacks", why);
+	else if (err == -ENOSPC)
+		reject(req, resp, REJECT_TOO_MUCH_MEMORY, 413, "too_much_memory", why);
 	else if (err)
 		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
 	return err ? 1 : 0;
@@ -629,6 +668,7 @@ int ingest_pprof(const struct request *req, struct response *resp, const struct 
 		       status, status == 413 ? "inflated_too_large" : "bad_gzip", why);
 		goto out;
 	}
+	reduced.inflated_len = inflated ? pb_len : 0;
 	if (open_profile(req, resp, &u, pb, pb_len, &profile, &reduced) ||
 	    reduce_profile(req, resp, &u, profile, &reduced))
 		goto out;

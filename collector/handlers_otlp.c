@@ -227,15 +227,35 @@ static int reduce_sample(struct otlp_upload *u, struct otlp_item *it, size_t i, 
 			       s.frames, s.n_frames, v, s.timestamps_only ? s.value : 1, &ctx);
 }
 
-/* -E2BIG with u->why when the request's stacks so far pass a limit after its sample j. */
+/* What decoding the request holds now: its decoded structures, the aggregates and span links
+ * of the profiles reduced so far, and the store's write of their stacks to come. */
+static size_t held_bytes(const struct otlp_upload *u, size_t n_stacks)
+{
+	size_t bytes = otlp_request__bytes(u->otlp) + n_stacks * INGEST_WRITE_BYTES_PER_STACK;
+
+	for (size_t i = 0; i < u->n_items; i++)
+		bytes += (u->items[i].agg ? stack_agg__bytes(u->items[i].agg) : 0) +
+			 link_batch__bytes(u->items[i].links);
+	return bytes;
+}
+
+/* -E2BIG (a count) or -ENOSPC (memory) with u->why when the request passes a limit after its
+ * sample j. */
 static int check_limits(struct otlp_upload *u, const struct otlp_item *it, size_t j)
 {
 	size_t n_stacks;
+	int err;
 
 	stack_agg__stacks(it->agg, &n_stacks);
-	return ingest_check_stacks(&u->lim, u->stacks_before + n_stacks,
-				   u->frames_before + stack_agg__n_frames(it->agg),
-				   u->samples_before + j, u->n_samples, u->why, sizeof(u->why));
+	n_stacks += u->stacks_before;
+	err =
+	    ingest_check_stacks(&u->lim, n_stacks, u->frames_before + stack_agg__n_frames(it->agg),
+				u->samples_before + j, u->n_samples, u->why, sizeof(u->why));
+	if (!err && (j & 255) == 0) /* every item is walked: not at every sample */
+		err =
+		    ingest_check_memory(&u->lim, held_bytes(u, n_stacks), u->samples_before + j + 1,
+					u->n_samples, u->why, sizeof(u->why));
+	return err;
 }
 
 static int reduce_profile(struct otlp_upload *u, size_t i)
@@ -360,9 +380,10 @@ static int content_kind(const struct request *req, bool *ret_json)
 static int decode(const struct request *req, bool json, struct otlp_request **ret,
 		  struct response *resp)
 {
+	size_t memory = ingest_limits(&req->collector->opts).memory, held;
 	uint8_t *inflated = NULL, *pb = NULL;
 	const uint8_t *body;
-	size_t body_len, pb_len;
+	size_t body_len, pb_len = 0;
 	char why[320];
 	int status, err;
 
@@ -375,10 +396,17 @@ static int decode(const struct request *req, bool json, struct otlp_request **re
 		       -EINVAL;
 	}
 	err = json ? otlp_json_to_protobuf(body, body_len, &pb, &pb_len, why, sizeof(why)) : 0;
+	held = (inflated ? body_len : 0) + (pb ? pb_len : 0); /* beside the decoded request */
 	if (!err)
-		err = otlp_decode(pb ? pb : body, pb ? pb_len : body_len, ret, why, sizeof(why));
+		err = otlp_decode_capped(pb ? pb : body, pb ? pb_len : body_len,
+					 memory > held ? memory - held : 1, ret, why, sizeof(why));
 	free(pb);
 	free(inflated);
+	if (err == -E2BIG) {
+		metrics__reject(req->collector->metrics, REJECT_TOO_MUCH_MEMORY);
+		return respond_error(resp, 413, "too_much_memory", "%s (--max-upload-memory)", why),
+		       err;
+	}
 	if (err == -ENOMEM)
 		return respond_error(resp, 503, "overloaded", "out of memory decoding the request"),
 		       err;
@@ -478,8 +506,13 @@ int handle_otlp_profiles(const struct request *req, struct response *resp)
 	for (size_t i = 0; i < u.n_items && !err; i++)
 		if (!u.items[i].rejected)
 			err = reduce_profile(&u, i);
+	if (!err) /* the last samples' growth too */
+		err = ingest_check_memory(&u.lim, held_bytes(&u, u.stacks_before), u.n_samples,
+					  u.n_samples, u.why, sizeof(u.why));
 	if (err == -E2BIG)
 		ingest_reject(req, resp, REJECT_TOO_MANY_STACKS, 413, "too_many_stacks", u.why);
+	else if (err == -ENOSPC)
+		ingest_reject(req, resp, REJECT_TOO_MUCH_MEMORY, 413, "too_much_memory", u.why);
 	else if (err)
 		respond_error(resp, 500, "internal", "out of memory");
 	else

@@ -48,7 +48,12 @@ struct upload {
  * upload's memory, docs/operations.md "Limits: collector"). */
 struct upload_limits {
 	size_t samples, stacks, stack_frames;
+	size_t memory; /* --max-upload-memory */
 };
+
+/* What the store's write of one stack of an upload costs at most (SQLite's group merge: 40
+ * bytes a value, its array doubling), counted in the upload's memory before it is written. */
+#define INGEST_WRITE_BYTES_PER_STACK 80
 
 struct collector_options;
 /* The limits of the options, a 0 option meaning the default. */
@@ -60,6 +65,11 @@ int ingest_check_samples(const struct upload_limits *lim, size_t n, char *why, s
  * first i + 1 of n samples, pass --max-stacks or --max-stack-frames. */
 int ingest_check_stacks(const struct upload_limits *lim, size_t n_stacks, size_t n_frames, size_t i,
 			size_t n, char *why, size_t why_len);
+
+/* -ENOSPC with the reason (naming the limit and the bytes) when decoding an upload holds more
+ * than --max-upload-memory bytes after i of its n samples. */
+int ingest_check_memory(const struct upload_limits *lim, size_t bytes, size_t i, size_t n,
+			char *why, size_t why_len);
 
 /* The fit of a profile type name (cpu, wall, heap, alloc, lock), or NULL. */
 const struct type_fit *ingest_type_fit(const char *profile_type);

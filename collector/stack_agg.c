@@ -25,6 +25,7 @@ struct stack_agg {
 	size_t n, cap;
 	size_t n_frames;    /* summed over stacks */
 	struct arena arena; /* encoded frames and sanitised names */
+	size_t arena_bytes; /* asked of it, each rounded up to its 8-byte alignment */
 	int64_t total;
 	uint8_t *scratch; /* the encoded root-first frames of the sample being added */
 	size_t scratch_cap;
@@ -138,6 +139,7 @@ static int name_index(struct stack_agg *a, const char *name, uint64_t *ret)
 
 		if (!copy)
 			return -ENOMEM;
+		a->arena_bytes += (len + 7) & ~(size_t)7;
 		sanitize_frame(name, copy, len);
 		clean = copy;
 	}
@@ -191,6 +193,7 @@ static int append(struct stack_agg *a, size_t n, size_t len, int64_t value)
 	frames = arena__alloc(&a->arena, len ? len : 1);
 	if (!frames)
 		return -ENOMEM;
+	a->arena_bytes += (len + 7) & ~(size_t)7;
 	memcpy(frames, a->scratch, len);
 	a->stacks[a->n++] = (struct stack_value){
 	    .frames = frames, .frames_len = (uint32_t)len, .n_frames = (uint32_t)n, .value = value};
@@ -242,6 +245,14 @@ const char *const *stack_agg__names(const struct stack_agg *a, size_t *ret_n)
 {
 	*ret_n = a->n_names;
 	return a->names;
+}
+
+size_t stack_agg__bytes(const struct stack_agg *a)
+{
+	return sizeof(*a) + hashtab__bytes(&a->index_by_pointer) +
+	       hashtab__bytes(&a->index_by_content) + hashtab__bytes(&a->stack_by_frames) +
+	       a->names_cap * sizeof(*a->names) + a->cap * sizeof(*a->stacks) + a->arena_bytes +
+	       a->scratch_cap;
 }
 
 size_t stack_agg__n_frames(const struct stack_agg *a)

@@ -31,6 +31,9 @@ const char *const *stack_agg__names(const struct stack_agg *a, size_t *ret_n);
 /* Frames summed over the distinct stacks (what their frame arrays hold). */
 size_t stack_agg__n_frames(const struct stack_agg *a);
 
+/* The bytes the aggregate holds (tables, stacks, encoded frames, names' copies): what an
+ * upload's memory limit counts. */
+size_t stack_agg__bytes(const struct stack_agg *a);
 /* Sum of all values added. */
 int64_t stack_agg__total(const struct stack_agg *a);
 
