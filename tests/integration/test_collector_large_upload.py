@@ -25,6 +25,9 @@ NAMES = ["github.com/acme/api/pkg%d.(*T).Method%d" % (k % 13, k) for k in range(
 LARGE_UPLOAD_GROWTH_PER_BYTE = 4
 # Four of them at once on --threads 4: each within its own bound (they share one commit).
 FOUR_AT_ONCE_GROWTH_PER_BYTE = 4 * LARGE_UPLOAD_GROWTH_PER_BYTE
+# docs/operations.md, "Limits: collector": the collector's worst case with the defaults and
+# --threads 4, 16 + 60 + --max-inflight 64 + 4 x (--max-upload-memory 64 + 16) MiB.
+WORST_CASE_DEFAULTS = 460 * MiB
 
 
 def distinct_stack(i):
@@ -43,6 +46,21 @@ def large_profile(n):
 def small_profile(n, first=0):
     samples = [(["main", "work", "f%d" % i], 1000) for i in range(first, first + n)]
     return pprof_py.build(samples, sample_types=CPU)
+
+
+def otlp_many_stacks(n):
+    """One OTLP profile of n distinct stacks (depth 20-39, as distinct_stack)."""
+    r = otlp_py.Request()
+    locations = {}
+
+    def loc(name):
+        if name not in locations:
+            locations[name] = r.location([name])
+        return locations[name]
+    samples = [{"stack": r.stack([loc(f) for f in reversed(distinct_stack(i))]), "values": [1]}
+               for i in range(n)]
+    r.resource({"service.name": "otlp"}).profile(("cpu", "nanoseconds"), samples)
+    return r.protobuf()
 
 
 class LargeUpload(unittest.TestCase):
@@ -82,7 +100,9 @@ class LargeUpload(unittest.TestCase):
                 t.start()
             for t in threads:
                 t.join()
-            growth = c.vm_kib("VmHWM") * 1024 - before
+            hwm = c.vm_kib("VmHWM") * 1024
+            growth = hwm - before
+            self.assertLess(hwm, WORST_CASE_DEFAULTS)
             self.assertLess(growth, FOUR_AT_ONCE_GROWTH_PER_BYTE * len(self.raw),
                             "VmHWM grew %.1f MiB for 4 x %.1f MiB decompressed"
                             % (growth / MiB, len(self.raw) / MiB))
@@ -190,6 +210,29 @@ class UploadLimits(unittest.TestCase):
                          "more than 1000 distinct stacks (--max-stacks 1000): 1001 seen in "
                          "the first 1001 of 1001 samples")
         self.assertEqual(len(self.c.stored_rows(service="svc")), 10)
+
+    def test_over_max_upload_memory_is_413_naming_it_and_stores_nothing(self):
+        c = Collector(serve_args=["--max-upload-memory", str(4 * MiB)])
+        self.addCleanup(c.close)
+        tok = c.create_token("collector")
+        raw, _ = large_profile(40_000)
+        status, body = c.upload(tok, gzip.compress(raw), "svc", "cpu")
+        self.assertEqual(status, 413, body)
+        self.assertEqual(body["error"], "too_much_memory")
+        self.assertRegex(body["detail"], r"^decoding it needs more than 4194304 bytes "
+                         r"\(--max-upload-memory 4194304\): \d+ after \d+ of 40000 samples$")
+        self.assertEqual(c.stored_rows(service="svc"), [])
+        self.assertEqual(c.metrics().get('roottrace_rejects_total{reason="too_much_memory"}'), 1)
+        self.assertLess(c.vm_kib("VmHWM"), 64 * 1024)
+        # an OTLP request too: its decoded request and aggregates count the same way
+        status, _, out = c.request("POST", "/v1development/profiles", tok,
+                                   body=otlp_many_stacks(40_000),
+                                   content_type="application/x-protobuf")
+        status, doc = c._json(status, out)
+        self.assertEqual(status, 413, doc)
+        self.assertEqual(doc["error"], "too_much_memory")
+        self.assertIn("--max-upload-memory", doc["detail"])
+        self.assertEqual(c.stored_rows(service="otlp"), [])
 
     def test_at_the_limits_is_stored(self):
         status, body = self.c.upload(self.tok, small_profile(1000, first=100), "svc", "cpu")
