@@ -294,7 +294,8 @@ static int body_bytes(const struct request *req, const uint8_t *body, size_t bod
 	}
 	err = gzip_inflate_capped(body, body_len, cap, ret_owned, ret_len);
 	if (err == -EFBIG) {
-		snprintf(why, why_len, "gzip body inflates past the %zu-byte limit", cap);
+		snprintf(why, why_len, "gzip body inflates past the %zu-byte limit (%s)", cap,
+			 cap == lim.memory ? "--max-upload-memory" : "--max-inflated");
 		return 413;
 	}
 	if (err) {

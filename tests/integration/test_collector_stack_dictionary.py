@@ -111,7 +111,10 @@ class StackDictionary(unittest.TestCase):
         old = int(time.time()) - 40 * 86400
         self.upload("old", cpu({"main;only_in_old;leaf": SEC}, old))
         self.upload("svc", cpu({"main;kept": SEC}, BASE + 60))
-        self.c.restart(["--retention-days", "30"])  # the job runs at start
+        self.c.restart(["--retention-days", "30"])  # the job runs at start, in the background
+        deadline = time.time() + 10
+        while self.c.stored_rows(service="old") and time.time() < deadline:
+            time.sleep(0.1)
         self.assertEqual(sorted(n for (n,) in self.sql("SELECT name FROM functions")),
                          ["kept", "main"])
         self.assertEqual(self.c.stored_rows(service="old"), [])
