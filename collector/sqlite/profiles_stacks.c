@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The SQLite profile store's stacks dictionary and writer caches: a stack is the varint
- * function ids of its frames (function_dict.h), cached -> dictionary id; frame names' ids once
- * per group; series ids. Databases with the older text dictionary are converted on open. */
+ * function ids of its frames (function_dict.h), cached -> dictionary id; a batch's names'
+ * function ids, each looked up once; series ids. Retention of function names, and the
+ * conversion of databases with the older text dictionary when they are opened. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
