@@ -131,6 +131,49 @@ class LargeUpload(unittest.TestCase):
             self.assertEqual(len(c.stored_rows(service="svc")), 3)
 
 
+def worst_case(threads, inflight, upload_memory):
+    """docs/operations.md: 16 MiB + 70 MiB + --max-inflight + --threads x
+    (--max-upload-memory + 16 MiB)."""
+    return 16 * MiB + 70 * MiB + inflight + threads * (upload_memory + 16 * MiB)
+
+
+class MemoryBound(unittest.TestCase):
+    def test_four_uploads_heavy_in_names_at_the_memory_limit_stay_under_the_formula(self):
+        """Four at once whose tables (a 200-byte name per stack) and stacks reach a lowered
+        --max-upload-memory (two just under it, two over): those under are stored exactly,
+        those over refused with 413 while read, nothing of them stored, and the collector's
+        peak RSS stays under the documented worst case for those flags."""
+        limit, inflight = 30 * MiB, 32 * MiB
+        bodies = {n: gzip.compress(pprof_py.build(
+            [(["main", "handler_%06d_" % i + "x" * 190, "leaf%d" % (i % 50)], 1000)
+             for i in range(n)], sample_types=CPU)) for n in (40_000, 60_000)}
+        sizes = [40_000, 60_000, 40_000, 60_000]
+        with Collector(serve_args=["--threads", "4", "--max-upload-memory", str(limit),
+                                   "--max-inflight", str(inflight)]) as c:
+            tok = c.create_token("collector")
+            results = {}
+
+            def send(i):
+                results[i] = c.upload(tok, bodies[sizes[i]], "heavy%d" % i, "cpu")
+
+            threads = [threading.Thread(target=send, args=(i,)) for i in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            self.assertLess(c.vm_kib("VmHWM") * 1024, worst_case(4, inflight, limit))
+            for i, (status, doc) in sorted(results.items()):
+                rows = c.stored_rows(service="heavy%d" % i)
+                if status in (429, 503):  # backpressure: nothing written, sent again later
+                    self.assertEqual(rows, [])
+                elif sizes[i] == 40_000:
+                    self.assertEqual(status, 200, doc)
+                    self.assertEqual((len(rows), doc["total"]), (40_000, 40_000 * 1000))
+                else:
+                    self.assertEqual((status, doc["error"]), (413, "too_much_memory"), doc)
+                    self.assertEqual(rows, [])
+
+
 class UploadLimits(unittest.TestCase):
     def setUp(self):
         self.c = Collector(serve_args=["--max-stacks", "1000", "--max-samples", "5000"])
