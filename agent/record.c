@@ -311,10 +311,10 @@ static void print_unwind_tables(const struct window_unwind *u)
 
 	fprintf(
 	    stderr,
-	    "unwind tables: %llu built in %.1f ms, %llu big ones waiting; %llu loaded, %llu rows "
+	    "unwind tables: %llu built in %.1f ms, %llu big ones building; %llu loaded, %llu rows "
 	    "(%.1f MiB) of %llu (%.1f MiB of kernel memory); ",
 	    (unsigned long long)u->tables_built, u->build_ns / 1e6,
-	    (unsigned long long)u->tables_waiting, (unsigned long long)u->tables_loaded,
+	    (unsigned long long)u->tables_building, (unsigned long long)u->tables_loaded,
 	    (unsigned long long)u->rows_loaded, u->rows_bytes / 1048576.0,
 	    (unsigned long long)u->rows_capacity, u->map_bytes / 1048576.0);
 	fprintf(stderr, "%llu failed to build (corrupt %llu, too_big %llu, unreadable %llu)\n",

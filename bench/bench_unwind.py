@@ -57,7 +57,7 @@ def run_once(build, exe, unwind, seconds, freq, early_ns=0.0):
     to_main = sum(s.values[0] for s in work if "main" in s.stack)
     total = sum(s.values[0] for s in work)
     load = re.search(r"BPF load \(verifier\): (\d+) ms", err)
-    tables = re.search(r"unwind tables: (\d+) built in ([\d.]+) ms, \d+ big ones waiting; "
+    tables = re.search(r"unwind tables: (\d+) built in ([\d.]+) ms, \d+ big ones building; "
                        r"(\d+) loaded, (\d+) rows "
                        r"\(([\d.]+) MiB\) of (\d+) \(([\d.]+) MiB", err)
     return {

@@ -168,9 +168,8 @@ int cli_store_resolve(struct store_location *loc, bool need_data)
 			loc->control_store);
 		return -EINVAL;
 	}
-	if (need_data && !loc->data_dir) {
-		fprintf(stderr, "%s: needs --data DIR (in fleet mode too: span links stay there)\n",
-			PROG);
+	if (need_data && !loc->data_dir && !loc->profile_store) {
+		fprintf(stderr, "%s: needs --data DIR, or --profile-store in fleet mode\n", PROG);
 		return -EINVAL;
 	}
 	return resolve_passwords(loc);

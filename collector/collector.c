@@ -77,6 +77,17 @@ static int open_profiles(struct collector *c, const char *db_path)
 	return err;
 }
 
+static int open_ch_links(struct collector *c)
+{
+	char why[256];
+	int err = link_store_ch_open(c->opts.profile_store, c->opts.clickhouse_password, &c->links,
+				     why, sizeof(why));
+
+	if (err == -EINVAL)
+		fprintf(stderr, "roottrace-collector: --profile-store %s\n", why);
+	return err;
+}
+
 int collector__open(const struct collector_options *opts, struct collector **ret)
 {
 	struct collector *c;
@@ -98,10 +109,13 @@ int collector__open(const struct collector_options *opts, struct collector **ret
 		err = open_cp(c, path);
 	if (!err)
 		err = open_profiles(c, path);
-	/* Span links stay in a SQLite file under --data, in fleet mode too (per collector). */
-	if (!err && opts->data_dir)
+	/* Span links: in ClickHouse in fleet mode (every collector answers every span query),
+	 * else in a SQLite file of their own under --data. */
+	if (!err && opts->profile_store)
+		err = open_ch_links(c);
+	else if (!err && opts->data_dir)
 		err = links_path(opts->data_dir, path, sizeof(path));
-	if (!err && opts->data_dir) {
+	if (!err && !opts->profile_store && opts->data_dir) {
 		struct store_sqlite_options sqlite = sqlite_options(opts);
 
 		err = link_store_sqlite_open(path, &sqlite, &c->links);

@@ -625,7 +625,7 @@ static int reduce_profile(const struct request *req, struct response *resp, cons
 	int err = 0;
 
 	r->agg = stack_agg__new();
-	r->links = link_batch__new(u->service, u->fit->profile_type);
+	r->links = link_batch__new(u->service, u->fit->profile_type, u->node);
 	if (strcmp(u->fit->profile_type, "alloc") == 0 &&
 	    sample_type_choose("alloc_objects", p->sample_types, p->n_sample_types,
 			       &r->objects_choice) == 0)

@@ -16,6 +16,7 @@
 #include "query_params.h"
 #include "respond.h"
 #include "span_context.h"
+#include "span_tree.h"
 
 #define TRACES_PREFIX "/api/apm/traces/"
 #define SPAN_TOP_FUNCTIONS 5
@@ -30,6 +31,17 @@ json_t *link_batch_store_json(const struct request *req, struct link_batch *link
 				 (json_int_t)link_batch__dropped(links), "error", strerror(-err));
 	return json_pack("{s:I, s:I}", "stored", (json_int_t)link_batch__count(links), "dropped",
 			 (json_int_t)link_batch__dropped(links));
+}
+
+json_t *span_children_json(bool resolved, size_t spans)
+{
+	if (resolved)
+		return json_pack("{s:b, s:I}", "resolved", 1, "spans", (json_int_t)spans);
+	return json_pack("{s:b, s:I, s:{s:s, s:s}}", "resolved", 0, "spans", (json_int_t)spans,
+			 "reason", "code", "children_unresolved", "detail",
+			 "the span's links name no parent span (pprof label parent_span_id) "
+			 "and no local root span, so its child spans cannot be found: only the "
+			 "span's own samples are counted");
 }
 
 /* ------------------------------------------------------------------ the trace ---- */
@@ -77,6 +89,7 @@ static json_t *span_json(const struct request *req, const struct span_link_query
 {
 	const struct profile_type_info *type = profile_type_lookup(s->profile_type);
 	struct span_link_query one = *q;
+	struct span_family family = {0};
 	struct merged_window w;
 	json_t *top = NULL, *doc;
 	int64_t with_children = -1;
@@ -84,7 +97,7 @@ static json_t *span_json(const struct request *req, const struct span_link_query
 	one.span_id = s->span_id;
 	one.service = s->service;
 	one.profile_type = s->profile_type;
-	if (req->collector->links->ops->merge(req->collector->links, &one, &w) == 0) {
+	if (span_links_merge(req->collector->links, &one, q->include_children, &w, &family) == 0) {
 		top = top_json(&w, SPAN_TOP_FUNCTIONS);
 		with_children = query_window_total(&w);
 		merged_window__release(&w);
@@ -95,11 +108,16 @@ static json_t *span_json(const struct request *req, const struct span_link_query
 			"samples", (json_int_t)s->samples, "value", (json_int_t)s->value, "first",
 			(json_int_t)s->first, "last", (json_int_t)s->last, "top_functions",
 			top ? top : json_array());
-	/* The span's children are known only where the profiler named each sample's local root
-	 * span; top_functions then covers them too. */
-	if (doc && q->include_children)
+	/* The span's children are known only where the links name parents or local roots
+	 * (span_tree.h); top_functions then covers them too. Unresolved: null, with the reason. */
+	if (doc && q->include_children) {
 		json_object_set_new(doc, "value_with_children",
-				    with_children >= 0 ? json_integer(with_children) : json_null());
+				    with_children >= 0 && family.resolved
+					? json_integer(with_children)
+					: json_null());
+		json_object_set_new(doc, "children", span_children_json(family.resolved, family.n));
+	}
+	span_family_free(&family);
 	return doc;
 }
 

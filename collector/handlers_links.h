@@ -14,4 +14,9 @@
 json_t *link_batch_store_json(const struct request *req, struct link_batch *links,
 			      const char *environment);
 
+/* A span's "children" member with include_children: {"resolved": true, "spans": n} (the span
+ * and its descendants merged), or {"resolved": false, "spans": 1, "reason": {...}} when its
+ * children could not be resolved and only the span itself is counted. */
+json_t *span_children_json(bool resolved, size_t spans);
+
 #endif

@@ -266,7 +266,7 @@ static int reduce_profile(struct otlp_upload *u, size_t i)
 	int err = 0;
 
 	it->agg = stack_agg__new();
-	it->links = link_batch__new(p->service, it->fit.profile_type);
+	it->links = link_batch__new(p->service, it->fit.profile_type, NULL); /* no node */
 	if (!it->agg || !it->links)
 		return -ENOMEM;
 	for (size_t j = 0; j < p->n_samples && !err; j++) {

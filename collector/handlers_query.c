@@ -12,10 +12,12 @@
 #include "config.h"
 #include "coverage.h"
 #include "handlers.h"
+#include "handlers_links.h"
 #include "handlers_query.h"
 #include "query.h"
 #include "query_params.h"
 #include "respond.h"
+#include "span_tree.h"
 
 #define DEFAULT_RANGE_S 3600
 #define DEFAULT_MAX_NODES 8192
@@ -82,8 +84,11 @@ static json_t *response_head(const struct query_params *p, struct query_window w
 		json_object_set_new(doc, "trace_id", json_string(p->trace_id));
 	if (doc && p->span_id[0])
 		json_object_set_new(doc, "span_id", json_string(p->span_id));
-	if (doc && p->include_children)
+	if (doc && p->include_children) {
 		json_object_set_new(doc, "include_children", json_true());
+		json_object_set_new(doc, "children",
+				    span_children_json(p->family_resolved, p->family_spans));
+	}
 	return doc;
 }
 
@@ -100,9 +105,11 @@ static int parse_common(const struct request *req, struct response *resp, int64_
 	return 0;
 }
 
-/* The samples of a trace or span (trace_id= / span_id=), from the span links. */
+/* The samples of a trace or span (trace_id= / span_id=), from the span links; with
+ * include_children, the span's family (resolved into *family when not NULL). */
 static int load_span_window(const struct request *req, const struct query_params *p,
-			    struct query_window w, struct merged_window *ret)
+			    struct query_window w, const char *node, struct merged_window *ret,
+			    struct span_family *family)
 {
 	struct link_store *links = req->collector->links;
 	struct span_link_query q = {
@@ -111,12 +118,12 @@ static int load_span_window(const struct request *req, const struct query_params
 	    .profile_type = p->type->name,
 	    .trace_id = p->trace_id[0] ? p->trace_id : NULL,
 	    .span_id = p->span_id[0] ? p->span_id : NULL,
-	    .include_children = p->include_children,
+	    .node = node,
 	    .start = w.start,
 	    .end = w.end,
 	};
 
-	return links->ops->merge(links, &q, ret);
+	return span_links_merge(links, &q, p->include_children, ret, family);
 }
 
 /* Merges one window and applies the gauge rule (heap). */
@@ -129,7 +136,7 @@ static int load_window(const struct request *req, const struct query_params *p,
 	int err;
 
 	if (p->trace_id[0] || p->span_id[0])
-		return load_span_window(req, p, w, ret);
+		return load_span_window(req, p, w, node, ret, NULL);
 	query_params_window_query(p, env_of(req), w, deployment, node, &q);
 	err = store->ops->merge_window(store, &q, ret);
 	if (err)
@@ -142,12 +149,20 @@ static int load_window(const struct request *req, const struct query_params *p,
 static int prepare(const struct request *req, struct response *resp, struct query_params *p,
 		   struct merged_window *w)
 {
+	struct span_family family = {0};
 	int err;
 
 	if (parse_common(req, resp, DEFAULT_RANGE_S, p))
 		return 1;
-	err =
-	    load_window(req, p, p->window, p->has_deployment ? p->deployment : NULL, node_of(p), w);
+	if (p->include_children) {
+		err = load_span_window(req, p, p->window, node_of(p), w, &family);
+		p->family_spans = family.n;
+		p->family_resolved = family.resolved;
+		span_family_free(&family);
+	} else {
+		err = load_window(req, p, p->window, p->has_deployment ? p->deployment : NULL,
+				  node_of(p), w);
+	}
 	if (err) {
 		respond_store_error(resp, err, "merging the window");
 		return 1;
@@ -541,6 +556,7 @@ static int load_side(const struct request *req, const struct query_params *p,
 	    .service = p->service,
 	    .profile_type = p->type->name,
 	    .span_name = side->span_name,
+	    .node = side->node,
 	    .start = side->window.start,
 	    .end = side->window.end,
 	};

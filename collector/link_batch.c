@@ -9,14 +9,14 @@
 #include "link_batch.h"
 
 struct link_batch {
-	const char *service, *profile_type;
+	const char *service, *profile_type, *node;
 	struct span_link *links;
 	size_t n, cap, dropped;
 	struct arena frames; /* root-first copies of the frame pointer arrays */
 	size_t frames_bytes; /* asked of it */
 };
 
-struct link_batch *link_batch__new(const char *service, const char *profile_type)
+struct link_batch *link_batch__new(const char *service, const char *profile_type, const char *node)
 {
 	struct link_batch *b = calloc(1, sizeof(*b));
 
@@ -24,6 +24,7 @@ struct link_batch *link_batch__new(const char *service, const char *profile_type
 		return NULL;
 	b->service = service;
 	b->profile_type = profile_type;
+	b->node = node ? node : "";
 	return b;
 }
 
@@ -78,7 +79,9 @@ int link_batch__add(struct link_batch *b, int64_t time, const char *const *frame
 	memcpy(l->trace_id, ctx->trace_id, sizeof(l->trace_id));
 	memcpy(l->span_id, ctx->span_id, sizeof(l->span_id));
 	memcpy(l->root_span_id, ctx->root_span_id, sizeof(l->root_span_id));
+	memcpy(l->parent_span_id, ctx->parent_span_id, sizeof(l->parent_span_id));
 	l->span_name = ctx->span_name;
+	l->node = b->node;
 	return 0;
 }
 

@@ -15,8 +15,8 @@
 
 struct link_batch;
 
-/* NULL with errno set. Strings must outlive the batch. */
-struct link_batch *link_batch__new(const char *service, const char *profile_type);
+/* NULL with errno set. Strings must outlive the batch; node NULL or "" when unknown. */
+struct link_batch *link_batch__new(const char *service, const char *profile_type, const char *node);
 void link_batch__free(struct link_batch *b);
 
 /* Adds one sample with its context; frames leaf first, kept by pointer (they must outlive the

@@ -48,7 +48,11 @@ struct query_params {
 	char trace_id[TRACE_ID_HEX];
 	char span_id[SPAN_ID_HEX];
 	bool include_children; /* include_children=true: with span_id, its child spans too */
-	bool has_node;	       /* node=: only uploads from this node (host) */
+	/* Set by the read with include_children: the spans merged (the span and its
+	 * descendants), and whether its children could be resolved (span_tree.h). */
+	size_t family_spans;
+	bool family_resolved;
+	bool has_node; /* node=: only uploads from this node (host) */
 	char node[STORE_NAME_MAX];
 };
 

@@ -65,6 +65,9 @@ bool span_context_from_labels(const struct pprof_label *labels, size_t n, struct
 
 		if (!strcmp(l->key, "span_id"))
 			span = hex_label(l, SPAN_ID_HEX - 1, ret->span_id) || span;
+		else if (!strcmp(l->key, "parent_span_id") &&
+			 !hex_label(l, SPAN_ID_HEX - 1, ret->parent_span_id))
+			ret->parent_span_id[0] = '\0';
 		else if (!strcmp(l->key, "profile_id"))
 			root = hex_label(l, SPAN_ID_HEX - 1, ret->root_span_id) || root;
 		else if (!strcmp(l->key, "trace_id") &&

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A sample's span context: read from pprof labels (span_id / trace_id / profile_id as Go's
- * pprof.Do and Pyroscope's OpenTelemetry integration write them, Datadog's "span id",
+ * pprof.Do and Pyroscope's OpenTelemetry integration write them, parent_span_id where a
+ * producer sends it, Datadog's "span id",
  * "local root span id" and "trace endpoint") or from an OTLP link's bytes, as lowercase hex. */
 #ifndef ROOTTRACE_SPAN_CONTEXT_H
 #define ROOTTRACE_SPAN_CONTEXT_H
@@ -18,6 +19,9 @@ struct span_context {
 	/* The local root span the sample's span runs under (Datadog's "local root span id",
 	 * Pyroscope's profile_id), "" when unknown: what include_children follows. */
 	char root_span_id[SPAN_ID_HEX];
+	/* The span's parent (pprof label parent_span_id, hex), "" when not given. No profiler
+	 * writes one today; OTLP's Link has only trace and span id. */
+	char parent_span_id[SPAN_ID_HEX];
 	const char *span_name; /* "" when not given; points into the labels */
 };
 

@@ -321,7 +321,11 @@ struct span_link {
 	char trace_id[TRACE_ID_HEX];
 	char span_id[SPAN_ID_HEX];
 	char root_span_id[SPAN_ID_HEX]; /* the local root span it runs under; "" when unknown */
+	/* The span's parent (pprof label parent_span_id); "" when unknown, as from every
+	 * profiler known today: include_children then cannot walk below a span (span_tree.h). */
+	char parent_span_id[SPAN_ID_HEX];
 	const char *span_name; /* "" when not given (Datadog's trace endpoint, span_name label) */
+	const char *node; /* the uploading node (host); "" or NULL when the upload named none */
 };
 
 /* Links of a trace_id (and span_id), or of a span_id, or else of a span_name (an endpoint's
@@ -333,15 +337,24 @@ struct span_link_query {
 	const char *trace_id;
 	const char *span_id;
 	const char *span_name;
-	/* With span_id: also the links whose local root span is span_id (its children, as far as
-	 * the profiler said: Datadog's "local root span id", Pyroscope's profile_id). */
+	/* spans() with span_id: also the spans whose local root span is span_id (Datadog's "local
+	 * root span id", Pyroscope's profile_id), for span_tree.c's walk. */
 	bool include_children;
+	/* merge() with span_id: NULL = that span's links; else the links of these n spans (the
+	 * span and its descendants, as span_tree.c resolved them) instead. */
+	const char (*span_ids)[SPAN_ID_HEX];
+	size_t n_span_ids;
+	const char *node; /* NULL = every node ("" = links of uploads that named none) */
 	int64_t start, end;
 };
 
 /* One span of a trace, summed over its links of one service and profile type. */
 struct span_summary {
 	char span_id[SPAN_ID_HEX];
+	/* Any of the span's links' trace, parent and local root ids, "" when none named one. */
+	char trace_id[TRACE_ID_HEX];
+	char parent_span_id[SPAN_ID_HEX];
+	char root_span_id[SPAN_ID_HEX];
 	char span_name[STORE_NAME_MAX];
 	char service[STORE_NAME_MAX];
 	char profile_type[16];
@@ -359,8 +372,8 @@ struct link_store_ops {
 	/* The matching links' stacks, summed (ret->uploads and ->period are 0). */
 	int (*merge)(struct link_store *s, const struct span_link_query *q,
 		     struct merged_window *ret);
-	/* The spans of q->trace_id, or else the span q->span_id: one row per (span, service,
-	 * type). */
+	/* The spans of q->trace_id, or else the span q->span_id (with q->include_children, and
+	 * the spans under it as their local root): one row per (span, service, type). */
 	int (*spans)(struct link_store *s, const struct span_link_query *q,
 		     struct span_summary **ret, size_t *ret_n);
 	/* Deletes links older than cutoff; ret_deleted counts them. */

@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # Symboliser fixtures: small ELF files with known functions, built into $(BUILD)/fixtures:
 # PIE, non-PIE, stripped (.dynsym only), static and stripped (no symbol table at all), a
-# shared library and its user, C++, a tiny JIT.
+# shared library and its user, C++, a tiny JIT, and a PIE linked by gold (its .eh_frame comes
+# before .eh_frame_hdr in the section table: agent/unwind/eh_frame_image.h).
 FIXTURE_SRC := tests/fixtures/elf
 FIXTURE_DIR := $(BUILD)/fixtures
 FIXTURE_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 FIXTURES := $(addprefix $(FIXTURE_DIR)/,fixture-pie fixture-nopie fixture-stripped \
-	fixture-static-stripped libfixture.so fixture-uses-lib fixture-cpp fixture-jit)
+	fixture-static-stripped libfixture.so fixture-uses-lib fixture-cpp fixture-jit fixture-gold)
 
 .PHONY: fixtures
 fixtures: $(FIXTURES)
@@ -19,6 +20,11 @@ $(FIXTURE_DIR)/fixture-pie: $(FIXTURE_SRC)/fixture_main.c $(FIXTURE_SRC)/fixture
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -fPIE -pie $< -o $@
+
+$(FIXTURE_DIR)/fixture-gold: $(FIXTURE_SRC)/fixture_main.c $(FIXTURE_SRC)/fixture_common.h
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -fPIE -pie -fuse-ld=gold $< -o $@
 
 $(FIXTURE_DIR)/fixture-nopie: $(FIXTURE_SRC)/fixture_main.c $(FIXTURE_SRC)/fixture_common.h
 	@mkdir -p $(@D)

@@ -23,6 +23,7 @@
 #define CGROUP_RECHECK_MS 60000
 #define MAX_CGROUP_PIDS 16384
 #define UNWIND_CAPTURE_BUDGET_MS 50 /* table building per poll, the rest on the next */
+#define PID_TABLES_WAIT_MS 5000	    /* record --pid: its big tables before the first sample */
 
 struct pipeline {
 	struct sampler *sampler;
@@ -275,8 +276,11 @@ int pipeline__start(struct pipeline *p, int frequency_hz, char *err, size_t err_
 		symbolizer__preload_kernel(p->sym);
 	/* One process: its tables before the first sample, so none is walked by frame pointers
 	 * while they build. (Every process: each at its first sample, counted meanwhile.) */
-	if (!p->frequency_hz && p->unwind && p->opts.pid)
+	if (!p->frequency_hz && p->unwind && p->opts.pid) {
 		unwind_tables__capture_process(p->unwind, p->opts.pid);
+		if (unwind_tables__wait_built(p->unwind, PID_TABLES_WAIT_MS)) /* its big ones */
+			unwind_tables__capture_process(p->unwind, p->opts.pid);
+	}
 	ret = sampler__attach(p->sampler, frequency_hz, err, err_len);
 	if (ret)
 		return ret;
@@ -313,8 +317,8 @@ int pipeline__poll(struct pipeline *p, int timeout_ms)
 
 	if (p->unwind)
 		capture_unwind_pending(p, UNWIND_CAPTURE_BUDGET_MS);
-	if (p->unwind && !p->n_unwind_pending) /* one big table at a time, nobody waiting */
-		unwind_tables__build_deferred(p->unwind);
+	if (p->unwind) /* big tables the builder thread finished */
+		unwind_tables__publish_built(p->unwind);
 	return ret;
 }
 
@@ -668,7 +672,7 @@ static void add_unwind_stats(struct pipeline *p, struct window_unwind *u)
 	u->tables_unreadable = ts.build_unreadable - p->last_tables.build_unreadable;
 	p->last_tables = ts;
 	u->tables_loaded = ts.tables_loaded;
-	u->tables_waiting = ts.tables_deferred;
+	u->tables_building = ts.tables_building;
 	u->rows_loaded = ts.rows_loaded;
 	u->rows_bytes = ts.rows_loaded * sizeof(struct unwind_row);
 	u->rows_capacity = ts.rows_capacity;

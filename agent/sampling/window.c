@@ -146,7 +146,7 @@ static void add_unwind_stats(struct window_unwind *dst, const struct window_unwi
 	dst->tables_unreadable += src->tables_unreadable;
 	/* levels: the later window's */
 	dst->tables_loaded = src->tables_loaded;
-	dst->tables_waiting = src->tables_waiting;
+	dst->tables_building = src->tables_building;
 	dst->rows_loaded = src->rows_loaded;
 	dst->rows_bytes = src->rows_bytes;
 	dst->rows_capacity = src->rows_capacity;

@@ -57,8 +57,8 @@ struct window_unwind {
 	uint64_t tables_corrupt, tables_too_big, tables_unreadable;
 	/* at the end of the window */
 	uint64_t tables_loaded, rows_loaded, rows_bytes, rows_capacity, map_bytes;
-	uint64_t tables_waiting; /* big tables deferred until no capture waits */
-	uint64_t load_ms;	 /* BPF object load (verifier) time */
+	uint64_t tables_building; /* big tables in the builder thread (frame pointers meanwhile) */
+	uint64_t load_ms;	  /* BPF object load (verifier) time */
 };
 
 /* What the window could not see, and what it cost to look. */

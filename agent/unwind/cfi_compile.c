@@ -20,6 +20,7 @@
 
 #include "cfi_compile.h"
 #include "cfi_rows.h"
+#include "eh_frame_image.h"
 
 #define DWARF_REG_RBP 6
 #define DWARF_REG_RSP 7
@@ -651,8 +652,27 @@ static int compile_debug_file(struct compile_ctx *c, const struct cfi_row_sink *
 	return ret;
 }
 
-/* .eh_frame, else .debug_frame here or in the build-id debug file: the first with an FDE. */
-static int compile_elf(Elf *elf, struct cfi_table *t, const struct cfi_row_sink *sink)
+/* .eh_frame; from the header-first image when libdw would not see the search table. */
+static int compile_eh_frame(struct compile_ctx *c, Elf *elf, int fd,
+			    const struct cfi_row_sink *sink)
+{
+	struct eh_frame_image img = {0};
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	int ret;
+
+	if (fd >= 0 && eh_frame_image__needed(elf) &&
+	    !eh_frame_image__open(elf, fd, CFI_MAX_SECTION_BYTES, &img))
+		elf = img.elf;
+	scn = find_section(elf, ".eh_frame", &sh);
+	ret = scn ? compile_section(c, elf, scn, &sh, true, sink) : -EINVAL;
+	eh_frame_image__close(&img);
+	return ret;
+}
+
+/* .eh_frame, else .debug_frame here or in the build-id debug file: the first with an FDE.
+ * fd: the file elf reads (-1 for an image in memory). */
+static int compile_elf(Elf *elf, int fd, struct cfi_table *t, const struct cfi_row_sink *sink)
 {
 	struct compile_ctx c = {.t = t};
 	GElf_Shdr sh;
@@ -668,7 +688,7 @@ static int compile_elf(Elf *elf, struct cfi_table *t, const struct cfi_row_sink 
 	scn = find_section(elf, ".eh_frame", &sh);
 	if (scn) {
 		t->source = CFI_SOURCE_EH_FRAME;
-		ret = compile_section(&c, elf, scn, &sh, true, sink);
+		ret = compile_eh_frame(&c, elf, fd, sink);
 	}
 	if (!scn || (!ret && !c.n_spans)) {
 		ret = compile_debug_frame(&c, elf, sink);
@@ -685,12 +705,12 @@ static int compile_elf(Elf *elf, struct cfi_table *t, const struct cfi_row_sink 
 	return ret;
 }
 
-static int compile_and_end(Elf *elf, struct cfi_table *t, const struct cfi_row_sink *sink)
+static int compile_and_end(Elf *elf, int fd, struct cfi_table *t, const struct cfi_row_sink *sink)
 {
 	int ret;
 
 	memset(t, 0, sizeof(*t));
-	ret = compile_elf(elf, t, sink);
+	ret = compile_elf(elf, fd, t, sink);
 	elf_end(elf);
 	return ret;
 }
@@ -719,7 +739,7 @@ int cfi_compile_fd_to(int fd, struct cfi_table *t, const struct cfi_row_sink *si
 {
 	Elf *elf = open_fd(fd);
 
-	return elf ? compile_and_end(elf, t, sink) : -ENOEXEC;
+	return elf ? compile_and_end(elf, fd, t, sink) : -ENOEXEC;
 }
 
 int cfi_compile_own_vdso_to(struct cfi_table *t, const struct cfi_row_sink *sink)
@@ -727,7 +747,7 @@ int cfi_compile_own_vdso_to(struct cfi_table *t, const struct cfi_row_sink *sink
 	int err;
 	Elf *elf = open_own_vdso(&err);
 
-	return elf ? compile_and_end(elf, t, sink) : err;
+	return elf ? compile_and_end(elf, -1, t, sink) : err;
 }
 
 /* --- in-memory tables: a sink that keeps the rows --------------------------------------- */
@@ -752,8 +772,8 @@ static int vector_write(void *ctx, size_t first, const struct unwind_row *rows, 
 	return 0;
 }
 
-/* Runs compile into a new table that keeps its rows; NULL + errno. */
-static struct cfi_table *compile_to_memory(Elf *elf, int err)
+/* Runs compile into a new table that keeps its rows (fd: elf's file, or -1); NULL + errno. */
+static struct cfi_table *compile_to_memory(Elf *elf, int fd, int err)
 {
 	struct cfi_table *t = calloc(1, sizeof(*t));
 	struct row_vector v = {0};
@@ -762,7 +782,7 @@ static struct cfi_table *compile_to_memory(Elf *elf, int err)
 	int ret = err;
 
 	if (elf && t)
-		ret = compile_and_end(elf, t, &sink); /* ends elf */
+		ret = compile_and_end(elf, fd, t, &sink); /* ends elf */
 	else if (elf)
 		elf_end(elf);
 	if (!t)
@@ -779,14 +799,14 @@ static struct cfi_table *compile_to_memory(Elf *elf, int err)
 
 struct cfi_table *cfi_compile_fd(int fd)
 {
-	return compile_to_memory(open_fd(fd), -ENOEXEC);
+	return compile_to_memory(open_fd(fd), fd, -ENOEXEC);
 }
 
 struct cfi_table *cfi_compile_memory(const void *image, size_t size)
 {
 	Elf *elf = elf_version(EV_CURRENT) == EV_NONE ? NULL : elf_memory((char *)image, size);
 
-	return compile_to_memory(elf, -ENOEXEC);
+	return compile_to_memory(elf, -1, -ENOEXEC);
 }
 
 struct cfi_table *cfi_compile_own_vdso(void)
@@ -794,7 +814,7 @@ struct cfi_table *cfi_compile_own_vdso(void)
 	int err;
 	Elf *elf = open_own_vdso(&err);
 
-	return compile_to_memory(elf, err);
+	return compile_to_memory(elf, -1, err);
 }
 
 void cfi_table__free(struct cfi_table *t)

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "../procmaps.h"
 #include "hashtab.h"
 #include "cfi_compile.h"
+#include "table_builder.h"
 #include "unwind_tables.h"
 
 #define KEY_MAX 96
@@ -25,14 +27,14 @@
 #define REFRESH_NS (10 * 1000000000ULL)	   /* a sampled process's maps, re-read after */
 #define RETRY_MIN_NS (10 * 1000000000ULL)  /* a table that did not fit, tried again after */
 #define RETRY_MAX_NS (600 * 1000000000ULL) /* ... doubling up to this */
-/* A table from more CFI than this (python3 has 411 KB, node 2.7 MB) is not compiled while
- * processes wait to be captured: it takes 100 ms to seconds, and a short-lived process queued
- * behind it would be walked with frame pointers for all of its life. It is built when the
- * capture queue is empty (unwind_tables__build_deferred), its code walked by frame pointers
- * until then. */
-#define DEFER_CFI_BYTES (512u << 10)
-#define UNWIND_MAX_DEFERRED 32	   /* waiting at once; past it, built at once */
-#define BIG_TABLE_ROWS (64u << 10) /* loads only into free rows (load_begin) */
+/* A table from more CFI than this (python3 has 411 KB, node 2.7 MB) is not compiled on the
+ * caller's thread: it takes 100 ms to seconds, and the agent's poll loop (announcements,
+ * captures of short-lived processes, windows) must not wait for it. The builder thread
+ * compiles it into free rows (table_builder.c); its code is walked by frame pointers until
+ * unwind_tables__publish_built() publishes it. */
+#define BACKGROUND_CFI_BYTES (512u << 10)
+#define BIG_TABLE_ROWS (64u << 10)	    /* loads only into free rows (load_begin) */
+#define BUILDER_BUSY_RETRY_NS 1000000000ULL /* builder queue full: submitted again after */
 
 _Static_assert(UNWIND_MAX_TABLES == 1u << SLOT_BITS, "table id layout");
 
@@ -42,9 +44,8 @@ struct table_entry {
 	uint32_t id;
 	uint32_t generation;
 	bool loaded;
-	bool no_table;	 /* no CFI or unreadable: remembered so it is not retried per process */
-	bool deferred;	 /* a big table waiting for unwind_tables__build_deferred() ... */
-	int deferred_fd; /* ... compiled from this file then */
+	bool no_table; /* no CFI or unreadable: remembered so it is not retried per process */
+	bool building; /* a big table queued for, or compiling in, the builder thread */
 	uint64_t retry_ns, retry_wait_ns; /* did not fit the rows map: not before retry_ns */
 	uint32_t first_row, n_rows;
 	uint64_t loaded_ns; /* processes captured before this get its mapping published again */
@@ -74,11 +75,11 @@ struct unwind_tables {
 	struct proc_rec *procs;	      /* UNWIND_MAX_PROCESSES */
 	struct hashtab proc_of_pid;   /* pid -> index + 1 (0: none) */
 	size_t n_procs;
-	struct extent *free_rows; /* sorted by start, merged */
+	pthread_mutex_t rows_lock; /* free_rows: the builder thread reserves rows too */
+	struct extent *free_rows;  /* sorted by start, merged */
 	size_t n_free, free_cap;
+	struct table_builder *builder; /* NULL: big tables are built inline */
 	uint64_t tick;
-	uint32_t deferred[UNWIND_MAX_DEFERRED]; /* ids of big tables waiting, oldest first */
-	size_t n_deferred;
 	struct unwind_tables_stats stats;
 };
 
@@ -147,6 +148,23 @@ static int extent_free(struct unwind_tables *ut, uint32_t start, uint32_t len)
 	return 0;
 }
 
+static int rows_alloc(struct unwind_tables *ut, uint32_t n, uint32_t *ret_start)
+{
+	int ret;
+
+	pthread_mutex_lock(&ut->rows_lock);
+	ret = extent_alloc(ut, n, ret_start);
+	pthread_mutex_unlock(&ut->rows_lock);
+	return ret;
+}
+
+static void rows_free(struct unwind_tables *ut, uint32_t start, uint32_t len)
+{
+	pthread_mutex_lock(&ut->rows_lock);
+	extent_free(ut, start, len);
+	pthread_mutex_unlock(&ut->rows_lock);
+}
+
 /* --- tables ------------------------------------------------------------------------------ */
 
 static void unload(struct unwind_tables *ut, struct table_entry *e)
@@ -157,7 +175,7 @@ static void unload(struct unwind_tables *ut, struct table_entry *e)
 		return;
 	ut->sink.set_table(ut->sink.ctx, &info); /* unpublished first ... */
 	ut->sink.sync(ut->sink.ctx);		 /* ... then no walk reads the rows any more */
-	extent_free(ut, e->first_row, (e->n_rows + 1) & ~1u);
+	rows_free(ut, e->first_row, (e->n_rows + 1) & ~1u);
 	e->loaded = false;
 	ut->stats.tables_loaded--;
 	ut->stats.rows_loaded -= e->n_rows;
@@ -203,7 +221,7 @@ static int load_begin(void *ctx, const struct cfi_table *t)
 	/* A big table takes free rows only: it never evicts others (their processes would
 	 * rebuild them, and a host running several big binaries would rebuild tables without
 	 * end); a small table evicts the least recently sampled, big ones included. */
-	while (extent_alloc(ut, l->span, &l->start))
+	while (rows_alloc(ut, l->span, &l->start))
 		if (t->n_rows > BIG_TABLE_ROWS || !evict_one(ut, ut->tick))
 			return -ENOSPC;
 	l->reserved = true;
@@ -217,22 +235,20 @@ static int load_write(void *ctx, size_t first, const struct unwind_row *rows, si
 	return l->ut->sink.write_rows(l->ut->sink.ctx, l->start + (uint32_t)first, rows, n);
 }
 
-/* Publishes a table whose rows are all in (or gives its range back after a failure). */
-static int load_end(struct table_load *l, const struct cfi_table *t, int ret)
+/* Publishes a table whose rows are all in [first, first + span) (or gives the range back
+ * after a failure). */
+static int publish(struct unwind_tables *ut, struct table_entry *e, uint32_t first, uint32_t span,
+		   const struct cfi_table *t, int ret)
 {
-	struct unwind_tables *ut = l->ut;
-	struct table_entry *e = l->e;
-	struct unwind_table_info info = {.id = e->id, .first_row = l->start, .n_rows = t->n_rows};
+	struct unwind_table_info info = {.id = e->id, .first_row = first, .n_rows = t->n_rows};
 
-	if (!l->reserved)
-		return ret;
 	if (!ret)
 		ret = ut->sink.set_table(ut->sink.ctx, &info);
 	if (ret) {
-		extent_free(ut, l->start, l->span);
+		rows_free(ut, first, span);
 		return ret;
 	}
-	e->first_row = l->start;
+	e->first_row = first;
 	e->n_rows = t->n_rows;
 	e->loaded = true;
 	e->loaded_ns = now_ns();
@@ -247,9 +263,7 @@ static void drop_entry(struct unwind_tables *ut, size_t slot)
 	struct table_entry *e = ut->entries[slot];
 
 	unload(ut, e);
-	if (e->deferred) /* its id in the deferred list is stale now */
-		close(e->deferred_fd);
-	e->deferred = false;
+	e->building = false; /* a build in flight finds another id and gives its rows back */
 	hashtab__put(&ut->by_key, hash_string(e->key), 0);
 	e->key[0] = '\0';
 	e->generation++;
@@ -287,7 +301,7 @@ static struct table_entry *new_entry(struct unwind_tables *ut, const char *key)
 	e->id = (e->generation << SLOT_BITS | slot) & 0x7fffffff;
 	if (!e->id || e->id % UNWIND_MAX_TABLES != slot)
 		e->id = slot;
-	e->loaded = e->no_table = false;
+	e->loaded = e->no_table = e->building = false;
 	e->retry_ns = e->retry_wait_ns = 0;
 	e->n_rows = 0;
 	e->n_segs = 0;
@@ -343,6 +357,28 @@ static void retry_later(struct unwind_tables *ut, struct table_entry *e)
 	ut->stats.load_failed++;
 }
 
+/* What a compile left (rows reserved or not, its result): e's table loaded, or e remembered
+ * as a binary without a table, or tried again later. */
+static void build_done(struct unwind_tables *ut, struct table_entry *e, const struct table_load *l,
+		       const struct cfi_table *t, int ret, uint64_t ns)
+{
+	if (l->reserved)
+		ret = publish(ut, e, l->start, l->span, t, ret);
+	if (!l->reserved && ret && ret != -ENOSPC) { /* no table: frame pointers for it */
+		e->no_table = true;
+		count_no_table(&ut->stats, -ret);
+		return;
+	}
+	build_counted(ut, t, ns);
+	e->vaddr_base = t->vaddr_base;
+	memcpy(e->segs, t->segs, sizeof(e->segs));
+	e->n_segs = t->n_segs;
+	if (ret)
+		retry_later(ut, e);
+	else
+		e->retry_wait_ns = 0;
+}
+
 /* Compiles (fd >= 0: a file; else the vDSO) straight into the rows map, as e's table. */
 static void build(struct unwind_tables *ut, struct table_entry *e, int fd)
 {
@@ -352,59 +388,83 @@ static void build(struct unwind_tables *ut, struct table_entry *e, int fd)
 	uint64_t t0 = now_ns();
 	int ret = fd >= 0 ? cfi_compile_fd_to(fd, &t, &sink) : cfi_compile_own_vdso_to(&t, &sink);
 
-	ret = load_end(&l, &t, ret);
-	if (!l.reserved && ret && ret != -ENOSPC) { /* no table: frame pointers for it */
-		e->no_table = true;
-		count_no_table(&ut->stats, -ret);
-	} else {
-		build_counted(ut, &t, now_ns() - t0);
-		e->vaddr_base = t.vaddr_base;
-		memcpy(e->segs, t.segs, sizeof(e->segs));
-		e->n_segs = t.n_segs;
-		if (ret)
-			retry_later(ut, e);
-		else
-			e->retry_wait_ns = 0;
-	}
+	build_done(ut, e, &l, &t, ret, now_ns() - t0);
 	malloc_trim(0); /* a big table's compile memory goes back to the system now */
 	if (ut->sink.between_builds)
 		ut->sink.between_builds(ut->sink.ctx);
 }
 
-/* A big table waits for the capture queue to empty (see DEFER_CFI_BYTES). */
-static bool defer_build(struct unwind_tables *ut, struct table_entry *e, int fd)
+/* --- big tables: the builder thread -------------------------------------------------------- */
+
+static int builder_reserve(void *ctx, uint32_t n, uint32_t *ret_first)
+{
+	return rows_alloc(ctx, n, ret_first); /* free rows only: big tables never evict */
+}
+
+static int builder_write_rows(void *ctx, uint32_t first, const struct unwind_row *rows, size_t n)
+{
+	struct unwind_tables *ut = ctx;
+
+	return ut->sink.write_rows(ut->sink.ctx, first, rows, n);
+}
+
+/* A big table goes to the builder thread (see BACKGROUND_CFI_BYTES). false: build it here. */
+static bool build_in_background(struct unwind_tables *ut, struct table_entry *e, int fd)
 {
 	int dup_fd;
 
-	if (ut->n_deferred == UNWIND_MAX_DEFERRED || cfi_bytes_fd(fd) <= DEFER_CFI_BYTES)
+	if (!ut->builder || cfi_bytes_fd(fd) <= BACKGROUND_CFI_BYTES)
 		return false;
 	dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (dup_fd < 0)
 		return false;
-	e->deferred = true;
-	e->deferred_fd = dup_fd;
-	ut->deferred[ut->n_deferred++] = e->id;
+	if (table_builder__submit(ut->builder, e->id, dup_fd)) { /* full: a later touch */
+		close(dup_fd);
+		e->retry_ns = now_ns() + BUILDER_BUSY_RETRY_NS;
+		return true;
+	}
+	e->building = true;
 	return true;
 }
 
-int unwind_tables__build_deferred(struct unwind_tables *ut)
+/* One finished background build: published as its entry's table, unless the entry went to
+ * another binary meanwhile (its rows go back then). true: a table was published. */
+static bool finish_background_build(struct unwind_tables *ut, const struct table_build *b)
 {
-	while (ut->n_deferred) {
-		uint32_t id = ut->deferred[0];
-		struct table_entry *e = ut->entries[id % UNWIND_MAX_TABLES];
-		int fd;
+	struct table_entry *e = ut->entries[b->id % UNWIND_MAX_TABLES];
+	struct table_load l = {
+	    .ut = ut, .e = e, .start = b->first_row, .span = b->span, .reserved = b->reserved};
 
-		memmove(ut->deferred, ut->deferred + 1, --ut->n_deferred * sizeof(*ut->deferred));
-		if (!e || e->id != id || !e->deferred)
-			continue; /* its slot went to another binary meanwhile */
-		fd = e->deferred_fd;
-		e->deferred = false;
-		if (!e->loaded && !e->no_table)
-			build(ut, e, fd);
-		close(fd);
-		return (int)ut->n_deferred + 1;
+	if (!e || e->id != b->id || !e->building) {
+		if (b->reserved)
+			rows_free(ut, b->first_row, b->span);
+		return false;
 	}
-	return 0;
+	e->building = false;
+	build_done(ut, e, &l, &b->info, b->ret, b->build_ns);
+	return e->loaded;
+}
+
+int unwind_tables__publish_built(struct unwind_tables *ut)
+{
+	struct table_build done[4];
+	int published = 0;
+	size_t n;
+
+	if (!ut->builder)
+		return 0;
+	while ((n = table_builder__take_done(ut->builder, done, 4)))
+		for (size_t i = 0; i < n; i++)
+			published += finish_background_build(ut, &done[i]);
+	return published;
+}
+
+bool unwind_tables__wait_built(struct unwind_tables *ut, int timeout_ms)
+{
+	bool idle = !ut->builder || table_builder__wait_idle(ut->builder, timeout_ms);
+
+	unwind_tables__publish_built(ut);
+	return idle;
 }
 
 /* The table of a file mapping, built when new, loaded again when it was evicted. */
@@ -436,8 +496,8 @@ static struct table_entry *file_table(struct unwind_tables *ut, int fd)
 		hashtab__put(&ut->by_inode, hash_string(ikey), e->id);
 	}
 	e->last_used = ut->tick;
-	if (!e->loaded && !e->no_table && !e->deferred && now_ns() >= e->retry_ns &&
-	    !defer_build(ut, e, fd))
+	if (!e->loaded && !e->no_table && !e->building && now_ns() >= e->retry_ns &&
+	    !build_in_background(ut, e, fd))
 		build(ut, e, fd);
 	return e;
 }
@@ -603,7 +663,7 @@ void unwind_tables__touch_process(struct unwind_tables *ut, pid_t pid)
 		if (!e)
 			continue;
 		e->last_used = ut->tick;
-		reload |= !e->loaded && !e->no_table && !e->deferred;
+		reload |= !e->loaded && !e->no_table && !e->building;
 		reload |=
 		    e->loaded && e->loaded_ns > rec->captured_ns; /* built after its capture */
 	}
@@ -617,12 +677,23 @@ void unwind_tables__stats(const struct unwind_tables *ut, struct unwind_tables_s
 {
 	*ret = ut->stats;
 	ret->rows_capacity = ut->sink.capacity;
-	ret->tables_deferred = 0;
-	for (size_t i = 0; i < ut->n_deferred; i++) {
-		const struct table_entry *e = ut->entries[ut->deferred[i] % UNWIND_MAX_TABLES];
+	ret->tables_building = 0;
+	for (size_t i = 1; i < UNWIND_MAX_TABLES; i++)
+		ret->tables_building += ut->entries[i] && ut->entries[i]->building;
+}
 
-		ret->tables_deferred += e && e->id == ut->deferred[i] && e->deferred;
-	}
+/* The builder thread: big tables off the caller's thread. Without it (no thread could be
+ * started), they are built inline, as small ones are. */
+static void start_builder(struct unwind_tables *ut)
+{
+	struct table_builder_ops ops = {
+	    .ctx = ut,
+	    .reserve = builder_reserve,
+	    .write_rows = builder_write_rows,
+	    .capacity = ut->sink.capacity,
+	};
+
+	ut->builder = table_builder__new(&ops);
 }
 
 struct unwind_tables *unwind_tables__new(const struct unwind_sink *sink, const char *proc_root)
@@ -632,6 +703,7 @@ struct unwind_tables *unwind_tables__new(const struct unwind_sink *sink, const c
 	if (!ut)
 		return NULL;
 	ut->sink = *sink;
+	pthread_mutex_init(&ut->rows_lock, NULL);
 	snprintf(ut->proc_root, sizeof(ut->proc_root), "%s", proc_root ? proc_root : "/proc");
 	ut->entries = calloc(UNWIND_MAX_TABLES, sizeof(*ut->entries));
 	ut->procs = calloc(UNWIND_MAX_PROCESSES, sizeof(*ut->procs));
@@ -641,6 +713,7 @@ struct unwind_tables *unwind_tables__new(const struct unwind_sink *sink, const c
 		errno = ENOMEM;
 		return NULL;
 	}
+	start_builder(ut);
 	return ut;
 }
 
@@ -648,16 +721,15 @@ void unwind_tables__free(struct unwind_tables *ut)
 {
 	if (!ut)
 		return;
+	table_builder__free(ut->builder); /* first: its thread reserves rows through ut */
 	hashtab__free(&ut->by_key);
 	hashtab__free(&ut->by_inode);
 	hashtab__free(&ut->proc_of_pid);
-	for (size_t i = 0; ut->entries && i < UNWIND_MAX_TABLES; i++) {
-		if (ut->entries[i] && ut->entries[i]->deferred)
-			close(ut->entries[i]->deferred_fd);
+	for (size_t i = 0; ut->entries && i < UNWIND_MAX_TABLES; i++)
 		free(ut->entries[i]);
-	}
 	free(ut->entries);
 	free(ut->procs);
 	free(ut->free_rows);
+	pthread_mutex_destroy(&ut->rows_lock);
 	free(ut);
 }

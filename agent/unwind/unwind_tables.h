@@ -6,6 +6,7 @@
 #define ROOTTRACE_UNWIND_TABLES_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -37,7 +38,7 @@ struct unwind_tables_stats {
 	uint64_t build_too_big;	   /* over the compile bounds or over half the rows map */
 	uint64_t build_unreadable; /* not ELF, or the file could not be read */
 	uint64_t load_failed;	   /* did not fit the rows map (retried with a backoff) */
-	uint64_t tables_deferred;  /* big tables waiting for the capture queue to empty now */
+	uint64_t tables_building;  /* big tables queued for or compiling in the builder thread */
 	uint64_t tables_evicted;   /* unloaded to make room (rows map full) */
 	uint64_t tables_loaded;	   /* in the rows map now */
 	uint64_t rows_loaded;	   /* rows in the rows map now */
@@ -56,9 +57,12 @@ void unwind_tables__free(struct unwind_tables *ut);
 /* Reads pid's executable mappings, builds (or finds) each binary's table, loads what is not
  * loaded, and publishes the process's mapping table. 0 or -errno (-ESRCH: it is gone). */
 int unwind_tables__capture_process(struct unwind_tables *ut, pid_t pid);
-/* Builds the oldest big table that a capture deferred (its processes' mappings get it at
- * their next touch). Call when no capture is waiting. The number that was waiting, 0: none. */
-int unwind_tables__build_deferred(struct unwind_tables *ut);
+/* Publishes the big tables the builder thread finished (their processes' mappings get them
+ * at their next touch). Call from the poll loop; never blocks on a build. How many. */
+int unwind_tables__publish_built(struct unwind_tables *ut);
+/* Waits up to timeout_ms for the builder thread to finish what is queued, then publishes it
+ * (a single-process recording before its first sample; tests). true: nothing is left. */
+bool unwind_tables__wait_built(struct unwind_tables *ut, int timeout_ms);
 /* The process exited (or exec'd): its mapping table goes. */
 void unwind_tables__forget_process(struct unwind_tables *ut, pid_t pid);
 /* pid was sampled: its tables are the most recently used; evicted ones are loaded again. */

@@ -48,6 +48,26 @@ int ch_profiles_ingest(struct profile_store *s, const struct profile_batch *batc
 struct gc_item;
 void ch_profiles_commit_group(void *ctx, struct gc_item **items, size_t n);
 
+/* ch_stacks.c: the stacks dictionary's writers share these. A stack's key: the first 8 bytes
+ * of the SHA-256 of its frames joined by FRAME_SEP (left in joined), never UPLOAD_MARK. */
+int ch_stack_hash(struct sha256_ctx *sha, struct ch_buf *joined, const char *const *frames,
+		  size_t n_frames, uint64_t *ret);
+/* INSERT INTO database.table FORMAT RowBinary of rows (nothing when empty). */
+int ch_insert(struct ch_client *c, const char *table, const struct ch_buf *rows);
+/* After ClickHouse stored stacks (hash, frames rows): their hashes into known, which starts
+ * over first when it holds more than max. */
+int ch_stacks_remember(struct hashtab *known, struct ch_buf *stacks, size_t max);
+
+/* profiles_ch_open.c: drops the day partitions of table whose every row is before cutoff;
+ * their rows are added to *rows_dropped when not NULL. */
+int ch_drop_days(struct ch_client *c, const char *table, int64_t cutoff, int64_t *rows_dropped);
+
+/* links_ch.c: the link store's migration (NULL-terminated statements), after v1. */
+extern const char *const ch_links_migration[];
+
+/* profiles_ch_read.c: (frames, value) RowBinary rows into ret's stacks. */
+int ch_read_stacks(struct ch_buf *out, struct merged_window *ret);
+
 /* profiles_ch_read.c */
 int ch_profiles_merge_window(struct profile_store *s, const struct window_query *q,
 			     struct merged_window *ret);

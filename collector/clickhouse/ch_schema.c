@@ -51,7 +51,7 @@ static const char *const v1[] = {
     NULL,
 };
 
-static const char *const *const migrations[] = {v1};
+static const char *const *const migrations[] = {v1, ch_links_migration};
 #define LATEST_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
 /* sql with every {db} replaced by the database name. */

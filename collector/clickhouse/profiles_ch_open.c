@@ -30,7 +30,7 @@ static void ch_close(struct profile_store *s)
 }
 
 /* The partitions (days) of one table whose every bucket ends at or before cutoff. */
-static int drop_days(struct ch_profiles *p, const char *table, int64_t cutoff, int64_t *dropped)
+int ch_drop_days(struct ch_client *c, const char *table, int64_t cutoff, int64_t *rows_dropped)
 {
 	struct ch_buf sql = {0}, out = {0};
 	uint32_t day, rows;
@@ -40,18 +40,17 @@ static int drop_days(struct ch_profiles *p, const char *table, int64_t cutoff, i
 		  "SELECT toUInt32(partition), toUInt32(sum(rows)) FROM system.parts"
 		  " WHERE database = '%s' AND table = '%s' AND active"
 		  " AND toUInt32(partition) < %lld GROUP BY partition FORMAT RowBinary",
-		  p->client.database, table, (long long)(cutoff / DAY));
-	rc = ch_run(&p->client, &sql, &out);
+		  c->database, table, (long long)(cutoff / DAY));
+	rc = ch_run(c, &sql, &out);
 	while (!rc && out.pos < out.len) {
 		rc = ch_get_u32(&out, &day) ?: ch_get_u32(&out, &rows);
 		if (rc)
 			break;
 		ch_buf_reset(&sql);
-		ch_printf(&sql, "ALTER TABLE %s.%s DROP PARTITION %u", p->client.database, table,
-			  day);
-		rc = ch_run(&p->client, &sql, NULL);
-		if (!rc && strcmp(table, "rollups") == 0)
-			*dropped += rows;
+		ch_printf(&sql, "ALTER TABLE %s.%s DROP PARTITION %u", c->database, table, day);
+		rc = ch_run(c, &sql, NULL);
+		if (!rc && rows_dropped)
+			*rows_dropped += rows;
 	}
 	ch_buf_free(&sql);
 	ch_buf_free(&out);
@@ -67,7 +66,7 @@ static int ch_retention(struct profile_store *s, int64_t cutoff, int64_t *ret_de
 	int rc = 0;
 
 	for (size_t i = 0; !rc && i < sizeof(day_tables) / sizeof(day_tables[0]); i++)
-		rc = drop_days(p, day_tables[i], cutoff, &dropped);
+		rc = ch_drop_days(&p->client, day_tables[i], cutoff, i ? NULL : &dropped);
 	if (!rc)
 		rc = p->ledger->ops->expire(p->ledger, cutoff > oldest_id ? cutoff : oldest_id);
 	if (ret_deleted)

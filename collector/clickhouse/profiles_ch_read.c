@@ -104,7 +104,7 @@ static int split_frames(const char *text, size_t len, struct merged_stack *ms)
 	return 0;
 }
 
-static int read_stacks(struct ch_buf *out, struct merged_window *ret)
+int ch_read_stacks(struct ch_buf *out, struct merged_window *ret)
 {
 	size_t cap = 0;
 	int rc = 0;
@@ -168,7 +168,7 @@ int ch_profiles_merge_window(struct profile_store *s, const struct window_query 
 	put_window_query(&sql, p->client.database, q);
 	rc = ch_run(&p->client, &sql, &out);
 	if (!rc)
-		rc = read_stacks(&out, ret);
+		rc = ch_read_stacks(&out, ret);
 	if (!rc)
 		rc = read_uploads(p, q, ret);
 	ch_buf_free(&sql);

@@ -78,33 +78,26 @@ static int group_claims_collect(struct gc_item **items, size_t n, struct group_c
 	return 0;
 }
 
+/* Frame names of one stack looked up without an allocation up to this depth. */
+#define STACK_NAMES_LOCAL 64
+
 /* A stack's dictionary key: the first 8 bytes of the SHA-256 of its joined frames, never
  * UPLOAD_MARK. The joined frames are left in p->frames. */
 static int stack_hash(struct ch_profiles *p, const struct profile_batch *batch,
 		      const struct stack_value *sv, uint64_t *ret)
 {
-	const char frame_sep = FRAME_SEP;
+	const char *local[STACK_NAMES_LOCAL] = {0}, **names = local;
 	const uint8_t *pos = sv->frames;
-	uint8_t digest[SHA256_LEN];
 	int rc;
 
-	ch_buf_reset(&p->frames);
-	for (size_t f = 0; f < sv->n_frames; f++) {
-		const char *name = batch->names[stack_frame_next(&pos)];
-
-		if (f)
-			ch_put_bytes(&p->frames, &frame_sep, 1);
-		ch_put_bytes(&p->frames, name, strlen(name));
-	}
-	if (p->frames.oom)
+	if (sv->n_frames > STACK_NAMES_LOCAL && !(names = malloc(sv->n_frames * sizeof(*names))))
 		return -ENOMEM;
-	rc = sha256_with(p->sha, p->frames.data ? p->frames.data : "", p->frames.len, digest);
-	if (rc)
-		return rc;
-	memcpy(ret, digest, sizeof(*ret));
-	if (*ret == UPLOAD_MARK)
-		*ret = 1;
-	return 0;
+	for (size_t f = 0; f < sv->n_frames; f++) /* the batch's names the frames index */
+		names[f] = batch->names[stack_frame_next(&pos)];
+	rc = ch_stack_hash(p->sha, &p->frames, names, sv->n_frames, ret);
+	if (names != local)
+		free(names);
+	return rc;
 }
 
 static void put_series(struct ch_buf *b, const struct profile_batch *batch)
@@ -179,12 +172,7 @@ static int encode_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 
 static int insert(struct ch_profiles *p, const char *table, const struct ch_buf *rows)
 {
-	char sql[CH_NAME_MAX + 64];
-
-	if (rows->len == 0)
-		return 0;
-	snprintf(sql, sizeof(sql), "INSERT INTO %s.%s FORMAT RowBinary", p->client.database, table);
-	return ch_exec(&p->client, sql, rows, NULL, NULL, 0);
+	return ch_insert(&p->client, table, rows);
 }
 
 /* Stacks first: a rollup row never names a stack the dictionary lacks. */
@@ -198,20 +186,9 @@ static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 	rc = encode_group(p, items, n, g, &rollups, &stacks, &new_hashes);
 	if (!rc)
 		rc = insert(p, "stacks", &stacks);
-	if (!rc && hashtab__count(&p->known_stacks) > KNOWN_STACKS_MAX)
-		hashtab__clear(&p->known_stacks);
-	if (!rc) {
-		/* Only now, after ClickHouse stored them, are the new stacks known. */
-		for (stacks.pos = 0; !rc && stacks.pos < stacks.len;) {
-			const char *frames;
-			size_t len;
-			uint64_t hash;
-
-			rc = ch_get_u64(&stacks, &hash) ?: ch_get_string(&stacks, &frames, &len);
-			if (!rc)
-				rc = hashtab__put(&p->known_stacks, hash, 1);
-		}
-	}
+	/* Only now, after ClickHouse stored them, are the new stacks known. */
+	if (!rc)
+		rc = ch_stacks_remember(&p->known_stacks, &stacks, KNOWN_STACKS_MAX);
 	if (!rc)
 		rc = insert(p, "rollups", &rollups);
 	ch_buf_free(&rollups);

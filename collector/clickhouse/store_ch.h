@@ -26,6 +26,11 @@ struct store_ch_options {
 int profile_store_ch_open(const char *url, const struct store_ch_options *opts,
 			  struct profile_store **ret, char *why, size_t why_len);
 
+/* The span links in the same ClickHouse database (fleet mode: shared by every collector);
+ * the same errors as profile_store_ch_open(). */
+int link_store_ch_open(const char *url, const char *password, struct link_store **ret, char *why,
+		       size_t why_len);
+
 /* Creates the database and applies every pending migration; versions before and after. */
 int store_ch_migrate(const char *url, const char *password, int *ret_from, int *ret_to, char *why,
 		     size_t why_len);

@@ -4,6 +4,7 @@
  * row pointing at a deduplicated stack. One connection, one lock: links are small and rare. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,7 +34,8 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS span_links (time INTEGER NOT NULL, environment TEXT NOT NULL,"
     " service TEXT NOT NULL, profile_type TEXT NOT NULL, trace_id TEXT NOT NULL,"
     " span_id TEXT NOT NULL, span_name TEXT NOT NULL, stack_id INTEGER NOT NULL,"
-    " value INTEGER NOT NULL, samples INTEGER NOT NULL, root_span_id TEXT NOT NULL);"
+    " value INTEGER NOT NULL, samples INTEGER NOT NULL, root_span_id TEXT NOT NULL,"
+    " parent_span_id TEXT, node TEXT);"
     "CREATE INDEX IF NOT EXISTS span_links_trace ON span_links(environment, trace_id);"
     "CREATE INDEX IF NOT EXISTS span_links_span ON span_links(environment, span_id);"
     /* only links whose profiler named their local root: most links pay nothing for it */
@@ -42,17 +44,19 @@ static const char schema[] =
     "CREATE INDEX IF NOT EXISTS span_links_name ON span_links(environment, span_name, time);"
     "CREATE INDEX IF NOT EXISTS span_links_time ON span_links(time);";
 
-/* Filters shared by both merges: ?1 environment, ?4 service, ?5 type, ?6 start, ?7 end. */
+/* Filters shared by every read: ?1 environment, ?4 service, ?5 type, ?6 start, ?7 end, ?10
+ * node (NULL, as in a file from before nodes, reads as ""). */
 #define LINK_FILTER                                                                                \
 	" AND (?4 IS NULL OR l.service = ?4) AND (?5 IS NULL OR l.profile_type = ?5)"              \
-	" AND l.time >= ?6 AND l.time < ?7"
+	" AND l.time >= ?6 AND l.time < ?7 AND (?10 IS NULL OR coalesce(l.node, '') = ?10)"
 #define LINK_MERGE                                                                                 \
 	"SELECT s.n_frames, s.frames, sum(l.value) FROM span_links l"                              \
 	" JOIN link_stacks s ON s.id = l.stack_id WHERE l.environment = ?1 AND "
 
 #define SPAN_ROWS                                                                                  \
 	"SELECT l.span_id, max(l.span_name), l.service, l.profile_type, sum(l.samples),"           \
-	" sum(l.value), min(l.time), max(l.time) FROM span_links l WHERE l.environment = ?1 AND "
+	" sum(l.value), min(l.time), max(l.time), max(l.trace_id), max(l.parent_span_id),"         \
+	" max(l.root_span_id) FROM "
 #define SPAN_GROUP " GROUP BY l.span_id, l.service, l.profile_type ORDER BY min(l.time), l.span_id"
 
 static const char *const link_sql[L_COUNT] = {
@@ -63,23 +67,26 @@ static const char *const link_sql[L_COUNT] = {
 	"INSERT OR IGNORE INTO link_stacks (hash, n_frames, frames) VALUES (?1, ?2, ?3)",
     [L_STACK_GET] = "SELECT id FROM link_stacks WHERE hash = ?1",
     [L_LINK_ADD] = "INSERT INTO span_links (time, environment, service, profile_type, trace_id,"
-		   " span_id, span_name, stack_id, value, samples, root_span_id)"
-		   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+		   " span_id, span_name, stack_id, value, samples, root_span_id, parent_span_id,"
+		   " node) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    /* ?3: the spans as a JSON array of ids (one index lookup each), NULL = every span. */
     [L_MERGE_TRACE] =
-	LINK_MERGE "l.trace_id = ?2 AND (?3 IS NULL OR l.span_id = ?3"
-		   " OR (?9 AND l.root_span_id = ?3))" LINK_FILTER " GROUP BY l.stack_id",
-    /* The span's own links, and with ?9 those under it as their local root: two index
-     * lookups, never (span OR root), which SQLite would plan as a scan. */
-    [L_MERGE_SPAN] =
-	"SELECT s.n_frames, s.frames, sum(l.value) FROM (SELECT * FROM span_links"
-	" WHERE environment = ?1 AND span_id = ?3 UNION ALL SELECT * FROM span_links"
-	" WHERE ?9 AND environment = ?1 AND root_span_id = ?3 AND root_span_id != ''"
-	" AND span_id != ?3) l JOIN link_stacks s ON s.id = l.stack_id WHERE ?2 IS NULL" LINK_FILTER
-	" GROUP BY l.stack_id",
+	LINK_MERGE "l.trace_id = ?2 AND (?3 IS NULL OR l.span_id IN"
+		   " (SELECT value FROM json_each(?3)))" LINK_FILTER " GROUP BY l.stack_id",
+    [L_MERGE_SPAN] = LINK_MERGE "l.span_id IN (SELECT value FROM json_each(?3))"
+				" AND ?2 IS NULL" LINK_FILTER " GROUP BY l.stack_id",
     [L_MERGE_NAME] = LINK_MERGE "l.span_name = ?8 AND ?2 IS NULL AND ?3 IS NULL" LINK_FILTER
 				" GROUP BY l.stack_id",
-    [L_SPANS] = SPAN_ROWS "l.trace_id = ?2" LINK_FILTER SPAN_GROUP,
-    [L_SPAN] = SPAN_ROWS "l.span_id = ?3 AND ?2 IS NULL" LINK_FILTER SPAN_GROUP,
+    /* INDEXED BY: for the GROUP BY span_id the planner otherwise walks the span index over
+     * the whole environment (a scan of every link) instead of looking the trace up. */
+    [L_SPANS] = SPAN_ROWS "span_links l INDEXED BY span_links_trace WHERE l.environment = ?1"
+			  " AND l.trace_id = ?2" LINK_FILTER SPAN_GROUP,
+    /* The span, and with ?9 the spans under it as their local root: two index lookups,
+     * never (span OR root), which SQLite would plan as a scan. */
+    [L_SPAN] = SPAN_ROWS "(SELECT * FROM span_links WHERE environment = ?1 AND span_id = ?3"
+			 " UNION ALL SELECT * FROM span_links WHERE ?9 AND environment = ?1"
+			 " AND root_span_id = ?3 AND root_span_id != '' AND span_id != ?3) l"
+			 " WHERE ?2 IS NULL" LINK_FILTER SPAN_GROUP,
     [L_RETAIN_LINKS] = "DELETE FROM span_links WHERE time < ?1",
     [L_RETAIN_STACKS] = "DELETE FROM link_stacks WHERE id NOT IN"
 			" (SELECT stack_id FROM span_links)",
@@ -249,6 +256,8 @@ static int add_one(struct sqlite_links *l, const char *environment, const struct
 	sqlite3_bind_int64(st, 9, k->value);
 	sqlite3_bind_int64(st, 10, k->samples);
 	sqlite3_bind_text(st, 11, k->root_span_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 12, k->parent_span_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 13, k->node ? k->node : "", -1, SQLITE_STATIC);
 	return sqlite_db_step_done(st);
 }
 
@@ -276,23 +285,46 @@ static int links_add(struct link_store *s, const char *environment, const struct
 	return rc;
 }
 
-static void bind_query(sqlite3_stmt *st, const struct span_link_query *q)
+/* ?3 is span (an id, or a merge's JSON array of ids), NULL when not a filter. */
+static void bind_query(sqlite3_stmt *st, const struct span_link_query *q, const char *span)
 {
 	sqlite3_bind_text(st, 1, q->environment, -1, SQLITE_STATIC);
 	if (q->trace_id)
 		sqlite3_bind_text(st, 2, q->trace_id, -1, SQLITE_STATIC);
-	if (q->span_id)
-		sqlite3_bind_text(st, 3, q->span_id, -1, SQLITE_STATIC);
+	if (span)
+		sqlite3_bind_text(st, 3, span, -1, SQLITE_STATIC);
 	if (q->service)
 		sqlite3_bind_text(st, 4, q->service, -1, SQLITE_STATIC);
 	if (q->profile_type)
 		sqlite3_bind_text(st, 5, q->profile_type, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 6, q->start);
 	sqlite3_bind_int64(st, 7, q->end);
-	if (q->span_name && sqlite3_bind_parameter_count(st) >= 8)
+	if (q->span_name)
 		sqlite3_bind_text(st, 8, q->span_name, -1, SQLITE_STATIC);
-	if (sqlite3_bind_parameter_count(st) >= 9)
-		sqlite3_bind_int(st, 9, q->include_children);
+	sqlite3_bind_int(st, 9, q->include_children);
+	if (q->node)
+		sqlite3_bind_text(st, 10, q->node, -1, SQLITE_STATIC);
+}
+
+/* q's spans as a JSON array (["id", ...]) for json_each(?3); NULL when q names no span. */
+static int span_list_json(const struct span_link_query *q, char **ret)
+{
+	size_t n = q->span_ids ? q->n_span_ids : 1, pos = 0;
+	char *json;
+
+	*ret = NULL;
+	if (!q->span_id)
+		return 0;
+	json = malloc(n * (SPAN_ID_HEX + 2) + 3);
+	if (!json)
+		return -ENOMEM;
+	json[pos++] = '[';
+	for (size_t i = 0; i < n; i++)
+		pos += (size_t)sprintf(json + pos, "%s\"%s\"", i ? "," : "",
+				       q->span_ids ? q->span_ids[i] : q->span_id);
+	memcpy(json + pos, "]", 2);
+	*ret = json;
+	return 0;
 }
 
 static int read_merged_stack(sqlite3_stmt *st, void *record)
@@ -321,15 +353,20 @@ static int links_merge(struct link_store *s, const struct span_link_query *q,
 	sqlite3_stmt *st = l->st[q->trace_id  ? L_MERGE_TRACE
 				 : q->span_id ? L_MERGE_SPAN
 					      : L_MERGE_NAME];
+	char *spans = NULL;
 	int rc;
 
 	memset(ret, 0, sizeof(*ret));
 	if (!q->trace_id && !q->span_id && !q->span_name)
 		return -EINVAL;
+	rc = span_list_json(q, &spans);
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&l->lock);
-	bind_query(st, q);
+	bind_query(st, q, spans);
 	rc = sqlite_db_read_rows(st, &reader, &ret->stacks, &ret->n_stacks);
 	pthread_mutex_unlock(&l->lock);
+	free(spans);
 	return rc;
 }
 
@@ -345,6 +382,9 @@ static int read_span_summary(sqlite3_stmt *st, void *record)
 	r->value = sqlite3_column_int64(st, 5);
 	r->first = sqlite3_column_int64(st, 6);
 	r->last = sqlite3_column_int64(st, 7);
+	sqlite_db_column_copy(st, 8, r->trace_id, sizeof(r->trace_id));
+	sqlite_db_column_copy(st, 9, r->parent_span_id, sizeof(r->parent_span_id));
+	sqlite_db_column_copy(st, 10, r->root_span_id, sizeof(r->root_span_id));
 	return 0;
 }
 
@@ -363,7 +403,7 @@ static int links_spans(struct link_store *s, const struct span_link_query *q,
 	if (q->trace_id)
 		one.span_id = NULL;
 	pthread_mutex_lock(&l->lock);
-	bind_query(st, &one);
+	bind_query(st, &one, one.span_id);
 	rc = sqlite_db_read_rows(st, &reader, ret, ret_n);
 	pthread_mutex_unlock(&l->lock);
 	return rc;
@@ -434,9 +474,15 @@ int link_store_sqlite_open(const char *path, const struct store_sqlite_options *
 	l->sha = sha256_ctx__new();
 	err = l->sha ? 0 : -ENOMEM;
 	if (!err)
-		err = sqlite_db_open_prepared(
-		    path, schema, opts ? opts->durability : STORE_SQLITE_DURABILITY_FULL, link_sql,
-		    l->st, L_COUNT, &l->db);
+		err = sqlite_db_open(
+		    path, schema, opts ? opts->durability : STORE_SQLITE_DURABILITY_FULL, &l->db);
+	/* a file of a collector before parent ids and nodes: its links have none (NULL, "") */
+	if (!err)
+		err = sqlite_db_add_column(l->db, "span_links", "parent_span_id", "TEXT");
+	if (!err)
+		err = sqlite_db_add_column(l->db, "span_links", "node", "TEXT");
+	if (!err)
+		err = sqlite_db_prepare_all(l->db, link_sql, l->st, L_COUNT);
 	if (err) {
 		links_close(&l->base);
 		return err;

@@ -14,7 +14,7 @@ import harness
 import pprof_py
 from stacks import base_name, ordered, share, user_frames, weight
 
-BUILD = os.environ.get("ROOTTRACE_BUILD", "build")
+BUILD = os.path.abspath(os.environ.get("ROOTTRACE_BUILD", "build"))  # go build runs elsewhere
 AGENT = os.path.join(BUILD, "roottrace-agent")
 UNWIND = os.path.join(BUILD, "unwind")
 FREQ = 199

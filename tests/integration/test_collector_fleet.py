@@ -156,11 +156,11 @@ class Migrations(unittest.TestCase):
                                 "--profile-store", self.ch], capture_output=True, text=True)
         self.assertEqual(first.returncode, 0, first.stderr)
         self.assertIn("PostgreSQL): schema version 0 -> 1", first.stderr)
-        self.assertIn("ClickHouse): schema version 0 -> 1", first.stderr)
+        self.assertIn("ClickHouse): schema version 0 -> 2", first.stderr)  # 2: span links
         again = subprocess.run([self.c.binary, "migrate", "--control-store", self.pg,
                                 "--profile-store", self.ch], capture_output=True, text=True)
         self.assertEqual(again.returncode, 0, again.stderr)
-        self.assertIn("schema version 1 -> 1", again.stderr)
+        self.assertIn("schema version 2 -> 2", again.stderr)
 
     def test_a_password_in_the_clickhouse_url_is_refused(self):
         import subprocess
@@ -187,7 +187,7 @@ class Migrations(unittest.TestCase):
         r = subprocess.run([self.c.binary, "migrate", "--config", path], capture_output=True,
                            text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("ClickHouse): schema version 0 -> 1", r.stderr)
+        self.assertIn("ClickHouse): schema version 0 -> 2", r.stderr)
 
 
 class FleetTiers(sqlite_tiers.Tiers):

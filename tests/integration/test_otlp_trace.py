@@ -55,15 +55,24 @@ def example_request(services=("otlp-a", "otlp-b"), environment=None):
 
 class Base(unittest.TestCase):
     serve_args = ()
+    backend = None  # the Fleet* classes say "fleet"; None: ROOTTRACE_TEST_BACKEND's choice
 
     @classmethod
     def setUpClass(cls):
-        cls.c = Collector(serve_args=cls.serve_args)
+        cls.c = Collector(serve_args=cls.serve_args, backend=cls.backend)
         cls.tok = cls.c.create_token("collector")
         cls.user = cls.c.create_token("user", role="viewer")
+        # Reads go to `reader`: in fleet mode a second collector on the same servers, so that
+        # every span query answered there shows the links are shared, not per collector.
+        cls.reader = cls.c
+        if cls.c.backend == "fleet":
+            cls.reader = Collector(backend="fleet", stores=(cls.c.pg_url, cls.c.ch_url),
+                                   serve_args=cls.serve_args)
 
     @classmethod
     def tearDownClass(cls):
+        if cls.reader is not cls.c:
+            cls.reader.close()
         cls.c.close()
 
     def post(self, body, content_type=PROTOBUF, token=None):
@@ -76,8 +85,14 @@ class Base(unittest.TestCase):
         return sqlite3.connect("file:%s?mode=ro" % path, uri=True, timeout=10)
 
     def link_count(self):
+        if self.c.backend == "fleet":
+            return int(self.c.clickhouse("SELECT count() FROM {db}.span_links"))
         with self.links_db() as db:
             return db.execute("SELECT count(*) FROM span_links").fetchone()[0]
+
+    def get(self, path, params=None):
+        status, doc = self.reader.get_json(path, self.user, params=params)
+        return status, doc
 
     def window(self):
         """The last hour and the current bucket: the default window ends at now rounded up to
@@ -89,7 +104,7 @@ class Base(unittest.TestCase):
         p = {"service": service, "profile_type": profile_type}
         p.update(self.window())
         p.update(params)
-        status, doc = self.c.get_json("/api/apm/profiles/flamegraph", self.user, params=p)
+        status, doc = self.get("/api/apm/profiles/flamegraph", p)
         self.assertEqual(status, 200, doc)
         return doc
 
@@ -141,8 +156,7 @@ class OtlpIngest(Base):
 
     def test_trace_endpoint_answers_per_span(self):
         self.assertEqual(self.post(example_request(("tr-a", "tr-b")).protobuf())[0], 200)
-        status, doc = self.c.get_json("/api/apm/traces/%s/profile" % TRACE, self.user,
-                                      params={"service": "tr-a"})
+        status, doc = self.get("/api/apm/traces/%s/profile" % TRACE, {"service": "tr-a"})
         self.assertEqual(status, 200, doc)
         self.assertIsNone(doc["reason"])
         self.assertEqual(len(doc["spans"]), 1)
@@ -152,8 +166,8 @@ class OtlpIngest(Base):
         self.assertEqual(s["top_functions"][0]["name"], "inlinedHelper")
 
     def test_trace_without_links_says_why(self):
-        status, doc = self.c.get_json("/api/apm/traces/%s/profile" % ("1" * 32), self.user,
-                                      params={"service": "never-uploaded"})
+        status, doc = self.get("/api/apm/traces/%s/profile" % ("1" * 32),
+                               {"service": "never-uploaded"})
         self.assertEqual(status, 200, doc)
         self.assertEqual(doc["spans"], [])
         self.assertEqual(doc["reason"]["code"], "no_upload")
@@ -270,7 +284,7 @@ class PprofSpanLabels(Base):
         self.assertNotIn("main.hashLoop", names_b)
         whole = self.flame("go-spans", "cpu")["total"]
         self.assertLessEqual(a["total"] + b["total"], whole)
-        status, trace = self.c.get_json("/api/apm/traces/%s/profile" % TRACE, self.user)
+        status, trace = self.get("/api/apm/traces/%s/profile" % TRACE)
         self.assertEqual(status, 200, trace)
         self.assertEqual({s["span_id"]: s["span_name"] for s in trace["spans"]},
                          {span_a: "GET /hash", span_b: "GET /fib"})
@@ -315,16 +329,64 @@ class PprofSpanLabels(Base):
                                                    ("main", "serve", "query"): 30})
         self.assertEqual(self.flame("tree-svc", "cpu", span_id="%x" % child,
                                     include_children="true")["total"], 30)
-        status, trace = self.c.get_json("/api/apm/traces/%s/profile" % TRACE, self.user,
-                                        params={"service": "tree-svc",
-                                                "include_children": "true"})
+        self.assertEqual(tree["children"], {"resolved": True, "spans": 2})
+        status, trace = self.get("/api/apm/traces/%s/profile" % TRACE,
+                                 {"service": "tree-svc", "include_children": "true"})
         self.assertEqual(status, 200, trace)
         by_span = {s["span_id"]: s for s in trace["spans"]}
         self.assertEqual(by_span["%016x" % root]["value"], 5)
         self.assertEqual(by_span["%016x" % root]["value_with_children"], 35)
-        self.assertEqual(by_span["%016x" % child]["value_with_children"], 30)
-        self.assertEqual(self.c.get_json("/api/apm/profiles/flamegraph", self.user, params={
+        # A local root id tells the root's children, not the child's: a child's own children
+        # would name the root too, so they cannot be told apart. Said, never guessed.
+        child_row = by_span["%016x" % child]
+        self.assertIsNone(child_row["value_with_children"])
+        self.assertEqual(child_row["children"]["reason"]["code"], "children_unresolved")
+        self.assertEqual(self.get("/api/apm/profiles/flamegraph", {
             "service": "tree-svc", "profile_type": "cpu", "include_children": "true"})[0], 400)
+
+    def test_include_children_walks_parent_span_ids_within_the_trace(self):
+        # root -> mid -> leaf, and root -> side in another service; "other" is a span of
+        # another trace whose parent id happens to be root's.
+        other_trace = "1" * 32
+        data = pprof_py.build([
+            (["main", "serve"], 1, {"span_id": "0a", "trace_id": TRACE}),
+            (["main", "serve", "mid"], 10, {"span_id": "0b", "parent_span_id": "0a",
+                                            "trace_id": TRACE}),
+            (["main", "serve", "mid", "leaf"], 100, {"span_id": "0c", "parent_span_id": "0b",
+                                                     "trace_id": TRACE}),
+            (["main", "stray"], 1000, {"span_id": "0e", "parent_span_id": "0a",
+                                       "trace_id": other_trace})])
+        side = pprof_py.build([(["main", "side"], 10000, {"span_id": "0d", "parent_span_id": "0a",
+                                                        "trace_id": TRACE})])
+        self.assertEqual(self.c.upload(self.tok, data, "parent-svc", "cpu")[0], 200)
+        self.assertEqual(self.c.upload(self.tok, side, "parent-side", "cpu")[0], 200)
+        root = self.flame("parent-svc", "cpu", span_id="0a", include_children="true")
+        self.assertEqual(root["total"], 111)  # the other service's child is not this service's
+        self.assertEqual(root["children"], {"resolved": True, "spans": 4})
+        mid = self.flame("parent-svc", "cpu", span_id="0b", include_children="true")
+        self.assertEqual(self.paths(mid["root"]), {("main", "serve", "mid"): 10,
+                                                  ("main", "serve", "mid", "leaf"): 100})
+        leaf = self.flame("parent-svc", "cpu", span_id="0c", include_children="true")
+        self.assertEqual((leaf["total"], leaf["children"]), (100, {"resolved": True, "spans": 1}))
+        self.assertEqual(self.flame("parent-svc", "cpu", span_id="0a")["total"], 1)
+        status, trace = self.get("/api/apm/traces/%s/profile" % TRACE,
+                                 {"include_children": "true"})
+        self.assertEqual(status, 200, trace)
+        by_span = {s["span_id"]: s for s in trace["spans"]}
+        self.assertEqual(by_span["%016x" % 0x0a]["value_with_children"], 111)
+        self.assertEqual(by_span["%016x" % 0x0d]["value_with_children"], 10000)
+
+    def test_include_children_without_parents_says_children_unresolved(self):
+        flat = "2" * 32  # a trace of its own: no link of it names a parent
+        data = pprof_py.build([
+            (["main", "a"], 3, {"span_id": "00000000000000f1", "trace_id": flat}),
+            (["main", "a", "b"], 4, {"span_id": "00000000000000f2", "trace_id": flat})])
+        self.assertEqual(self.c.upload(self.tok, data, "flat-svc", "cpu")[0], 200)
+        doc = self.flame("flat-svc", "cpu", span_id="f1", include_children="true")
+        self.assertEqual(doc["total"], 3)  # the span alone, and said to be so
+        self.assertFalse(doc["children"]["resolved"])
+        self.assertEqual(doc["children"]["spans"], 1)
+        self.assertEqual(doc["children"]["reason"]["code"], "children_unresolved")
 
     def test_span_id_query_returns_only_that_span(self):
         data = pprof_py.build([
@@ -336,11 +398,11 @@ class PprofSpanLabels(Base):
         self.assertEqual(self.c.count("series"), before + 1)
         self.assertEqual(self.paths(self.flame("labels-svc", "cpu", span_id="aa")["root"]),
                          {("main", "a"): 10})
-        top = self.c.get_json("/api/apm/profiles/top", self.user, params=dict(
+        top = self.get("/api/apm/profiles/top", dict(
             self.window(), service="labels-svc", profile_type="cpu", trace_id=TRACE))[1]
         self.assertEqual({f["name"]: f["self"] for f in top["functions"] if f["self"]},
                          {"a": 10, "b": 20})
-        self.assertEqual(self.c.get_json("/api/apm/profiles/flamegraph", self.user, params={
+        self.assertEqual(self.get("/api/apm/profiles/flamegraph", {
             "service": "labels-svc", "profile_type": "cpu", "span_id": "xyz"})[0], 400)
 
     def test_span_diff_against_its_endpoint_baseline(self):
@@ -353,7 +415,7 @@ class PprofSpanLabels(Base):
                               time_nanos=t * 1_000_000_000)
         for data in (base, slow):
             self.assertEqual(self.c.upload(self.tok, data, "diff-svc", "cpu")[0], 200)
-        status, doc = self.c.get_json("/api/apm/profiles/diff", self.user, params={
+        status, doc = self.get("/api/apm/profiles/diff", {
             "service": "diff-svc", "profile_type": "cpu", "span_id": "2"})
         self.assertEqual(status, 200, doc)
         self.assertEqual(doc["mode"], "span")
@@ -362,12 +424,39 @@ class PprofSpanLabels(Base):
         movers = {m["name"]: m["delta_pts"] for m in doc["movers"]}
         self.assertAlmostEqual(movers["json"], 80.0)
 
+    def test_span_reads_and_the_diff_baseline_honour_node(self):
+        t = int(time.time()) - 600
+
+        def spans(span, db, js, at):
+            return pprof_py.build([
+                (["main", "handler", "db"], db, {"span_id": span, "span_name": "GET /n"}),
+                (["main", "handler", "json"], js, {"span_id": span, "span_name": "GET /n"})],
+                time_nanos=at * 1_000_000_000)
+        for span, db, js, at, node in (("1a", 90, 10, t - 1200, "node-a"),
+                                       ("1b", 10, 90, t - 1200, "node-b"),
+                                       ("2a", 50, 50, t, "node-a")):
+            self.assertEqual(self.c.upload(self.tok, spans(span, db, js, at), "node-svc", "cpu",
+                                           params={"node": node})[0], 200)
+        status, doc = self.get("/api/apm/profiles/diff", {
+            "service": "node-svc", "profile_type": "cpu", "span_id": "2a", "node": "node-a"})
+        self.assertEqual(status, 200, doc)
+        self.assertEqual((doc["before"]["total"], doc["after"]["total"]), (100, 100))
+        movers = {m["name"]: m["delta_pts"] for m in doc["movers"]}
+        self.assertAlmostEqual(movers["db"], -40.0)  # against node-a's endpoint only
+        status, every = self.get("/api/apm/profiles/diff", {
+            "service": "node-svc", "profile_type": "cpu", "span_id": "2a"})
+        self.assertEqual(status, 200, every)
+        self.assertEqual(every["before"]["total"], 200)  # every node's
+        self.assertEqual(self.flame("node-svc", "cpu", span_id="2a", node="node-b")["total"], 0)
+        self.assertEqual(self.flame("node-svc", "cpu", span_id="2a", node="node-a")["total"], 100)
+
 
 class LinkRetention(Base):
     serve_args = ("--link-retention-hours", "1", "--retention-interval", "1")
 
     def test_retention_drops_links_without_touching_rollups(self):
-        old = (int(time.time()) - 3 * 3600) * 1_000_000_000
+        # two days old: past the hour on SQLite, and in a whole day ClickHouse drops
+        old = (int(time.time()) - 2 * 86400) * 1_000_000_000
         data = pprof_py.build([(["main", "old"], 5, {"span_id": "0f"})], time_nanos=old)
         self.assertEqual(self.c.upload(self.tok, data, "ret-svc", "cpu")[0], 200)
         deadline = time.time() + 60
@@ -375,6 +464,67 @@ class LinkRetention(Base):
             time.sleep(0.2)
         self.assertEqual(self.link_count(), 0)
         self.assertEqual(self.stored("ret-svc", "cpu"), {("main", "old"): 5})
+
+
+class OlderLinksFile(unittest.TestCase):
+    def test_a_links_file_without_parent_ids_is_upgraded_and_read(self):
+        with Collector(start=False, backend="sqlite") as c:  # a SQLite links file
+            with sqlite3.connect(os.path.join(c.data, "roottrace-links.db")) as db:
+                db.executescript(  # the file as a collector before parent ids left it
+                    "DROP TABLE IF EXISTS span_links; DROP TABLE IF EXISTS link_stacks;"
+                    "CREATE TABLE link_stacks (id INTEGER PRIMARY KEY, hash BLOB NOT NULL"
+                    " UNIQUE, n_frames INTEGER NOT NULL, frames TEXT NOT NULL);"
+                    "CREATE TABLE span_links (time INTEGER NOT NULL, environment TEXT NOT NULL,"
+                    " service TEXT NOT NULL, profile_type TEXT NOT NULL, trace_id TEXT NOT NULL,"
+                    " span_id TEXT NOT NULL, span_name TEXT NOT NULL, stack_id INTEGER NOT NULL,"
+                    " value INTEGER NOT NULL, samples INTEGER NOT NULL,"
+                    " root_span_id TEXT NOT NULL);"
+                    "INSERT INTO link_stacks VALUES (1, x'00', 2, 'main' || char(10) || 'old');"
+                    "INSERT INTO span_links VALUES (%d, 'production', 'old-svc', 'cpu', '',"
+                    " '00000000000000ab', '', 1, 7, 1, '');" % int(time.time()))
+            c.start()
+            user = c.create_token("user", role="viewer")
+            status, doc = c.get_json("/api/apm/profiles/flamegraph", user, params={
+                "service": "old-svc", "profile_type": "cpu", "span_id": "ab",
+                "include_children": "true"})
+            self.assertEqual(status, 200, doc)
+            self.assertEqual(doc["total"], 7)
+            self.assertEqual(doc["children"]["reason"]["code"], "children_unresolved")
+
+
+class FleetPprofSpanLabels(PprofSpanLabels):
+    """The span cases on the fleet stores: uploads through collector A, every read through
+    collector B, which answers from the same ClickHouse links."""
+    backend = "fleet"
+
+
+class FleetOtlpIngest(OtlpIngest):
+    """OTLP ingest and its links on the fleet stores, read through a second collector."""
+    backend = "fleet"
+
+
+class FleetServeWithoutData(unittest.TestCase):
+    def test_serve_needs_no_data_dir_in_fleet_mode(self):
+        """The links are in ClickHouse: nothing of a fleet collector is on its disk."""
+        with Collector(backend="fleet", start=False) as c:
+            log = os.path.join(c.tmp, "nodata.log")
+            with open(log, "w") as out:
+                proc = subprocess.Popen([c.binary, "serve", "--listen", "127.0.0.1:0"]
+                                        + c.server_args(), stdout=out, stderr=out)
+            try:
+                deadline = time.time() + 15
+                while time.time() < deadline and "listening on" not in open(log).read():
+                    self.assertIsNone(proc.poll(), open(log).read())
+                    time.sleep(0.05)
+                self.assertIn("listening on", open(log).read())
+            finally:
+                proc.terminate()
+                proc.wait(timeout=30)
+
+
+class FleetLinkRetention(LinkRetention):
+    """Link retention on ClickHouse drops whole days of links, never the rollups."""
+    backend = "fleet"
 
 
 if __name__ == "__main__":

@@ -26,8 +26,9 @@ import urllib.request
 
 
 def build_dir():
-    return os.environ.get("ROOTTRACE_BUILD") or os.path.join(
-        os.environ.get("ROOTTRACE_SRC", os.getcwd()), "build")
+    """Absolute: tests pass it to programs that run in other directories (go build)."""
+    return os.path.abspath(os.environ.get("ROOTTRACE_BUILD") or os.path.join(
+        os.environ.get("ROOTTRACE_SRC", os.getcwd()), "build"))
 
 
 def collector_binary():
@@ -86,7 +87,7 @@ class Collector:
             self.pg_url, self.ch_url = stores or fleet_servers.fresh_databases()
         if stores:
             self.admin_token = None
-            os.makedirs(self.data, mode=0o700)  # span links stay in the data dir
+            os.makedirs(self.data, mode=0o700)  # serve is given --data (fleet: not used)
         else:
             out = self.cli("init", "--data", self.data, "--environment", environment,
                            *self.server_args())

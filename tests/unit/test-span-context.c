@@ -20,6 +20,20 @@ TEST(go_labels_give_hex_span_trace_and_name)
 	CHECK_EQ_STR(c.span_name, "GET /users");
 }
 
+TEST(parent_span_id_label_is_kept_and_a_bad_one_ignored)
+{
+	struct pprof_label l[] = {{"span_id", "0b", 0}, {"parent_span_id", "0A", 0}};
+	struct pprof_label bad[] = {{"span_id", "0b", 0}, {"parent_span_id", "nope", 0}};
+	struct pprof_label alone[] = {{"parent_span_id", "0a", 0}};
+	struct span_context c;
+
+	CHECK(span_context_from_labels(l, 2, &c));
+	CHECK_EQ_STR(c.parent_span_id, "000000000000000a");
+	CHECK(span_context_from_labels(bad, 2, &c));
+	CHECK_EQ_STR(c.parent_span_id, "");
+	CHECK(!span_context_from_labels(alone, 1, &c)); /* a parent names no span of its own */
+}
+
 TEST(datadog_numeric_span_id_and_endpoint)
 {
 	struct pprof_label l[] = {{"local root span id", NULL, 1000},
@@ -88,6 +102,7 @@ TEST(query_ids_are_normalised)
 }
 
 TEST_MAIN("span-context", T(go_labels_give_hex_span_trace_and_name),
+	  T(parent_span_id_label_is_kept_and_a_bad_one_ignored),
 	  T(datadog_numeric_span_id_and_endpoint),
 	  T(local_root_or_profile_id_stand_in_for_a_missing_span_id),
 	  T(no_span_or_bad_ids_are_no_link), T(otlp_link_bytes_become_hex),

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The span tree walk of include_children: the span's rows (with those under it as their local
+ * root) and its trace's rows, then every span whose parent is already in the family or whose
+ * local root is the span, until nothing is added. Traces are small (a few thousand spans at
+ * most), so the walk is a plain fixed point over the rows. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "span_tree.h"
+
+struct tree_rows {
+	struct span_summary *rows;
+	size_t n;
+};
+
+static int rows_append(struct tree_rows *t, struct span_summary *more, size_t n)
+{
+	struct span_summary *grown;
+
+	if (!n)
+		return 0;
+	grown = realloc(t->rows, (t->n + n) * sizeof(*grown));
+	if (!grown) {
+		free(more);
+		return -ENOMEM;
+	}
+	memcpy(grown + t->n, more, n * sizeof(*more));
+	free(more);
+	t->rows = grown;
+	t->n += n;
+	return 0;
+}
+
+static int rows_of(struct link_store *s, const struct span_link_query *q, struct tree_rows *t)
+{
+	struct span_summary *rows = NULL;
+	size_t n = 0;
+	int rc = s->ops->spans(s, q, &rows, &n);
+
+	return rc ? rc : rows_append(t, rows, n);
+}
+
+/* The span's rows, and those of each trace the span is in (usually one). */
+static int load_rows(struct link_store *s, const struct span_link_query *q, struct tree_rows *t)
+{
+	struct span_link_query span = {
+	    .environment = q->environment,
+	    .span_id = q->span_id,
+	    .include_children = true,
+	    .start = 0,
+	    .end = INT64_MAX,
+	};
+	size_t own;
+	int rc = rows_of(s, &span, t);
+
+	own = t->n;
+	for (size_t i = 0; !rc && i < own; i++) {
+		struct span_link_query trace = span;
+		bool seen = false;
+
+		if (!t->rows[i].trace_id[0] || strcmp(t->rows[i].span_id, q->span_id))
+			continue;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(t->rows[j].trace_id, t->rows[i].trace_id) &&
+			       !strcmp(t->rows[j].span_id, q->span_id);
+		if (seen)
+			continue;
+		trace.trace_id = t->rows[i].trace_id;
+		trace.span_id = NULL;
+		trace.include_children = false;
+		rc = rows_of(s, &trace, t);
+	}
+	return rc;
+}
+
+static bool has_id(const struct span_family *f, const char *id)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcmp(f->ids[i], id))
+			return true;
+	return false;
+}
+
+/* Whether the rows tell the span's children: a parent named anywhere in the trace, or the
+ * span named as a local root (by itself or by others). */
+static bool children_known(const struct tree_rows *t, const char *span)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->rows[i].parent_span_id[0] || !strcmp(t->rows[i].root_span_id, span))
+			return true;
+	return false;
+}
+
+static void walk(const struct tree_rows *t, const char *span, struct span_family *f)
+{
+	bool grew = true;
+
+	while (grew) {
+		grew = false;
+		for (size_t i = 0; i < t->n; i++) {
+			const struct span_summary *r = &t->rows[i];
+
+			if (has_id(f, r->span_id))
+				continue;
+			if ((r->parent_span_id[0] && has_id(f, r->parent_span_id)) ||
+			    !strcmp(r->root_span_id, span)) {
+				memcpy(f->ids[f->n++], r->span_id, SPAN_ID_HEX);
+				grew = true;
+			}
+		}
+	}
+}
+
+int span_family_resolve(struct link_store *s, const struct span_link_query *q,
+			struct span_family *ret)
+{
+	struct tree_rows t = {0};
+	int rc = q->span_id ? load_rows(s, q, &t) : -EINVAL;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!rc) {
+		ret->ids = calloc(t.n + 1, sizeof(*ret->ids));
+		rc = ret->ids ? 0 : -ENOMEM;
+	}
+	if (!rc) {
+		memcpy(ret->ids[ret->n++], q->span_id, SPAN_ID_HEX);
+		walk(&t, q->span_id, ret);
+		ret->resolved = children_known(&t, q->span_id);
+	}
+	free(t.rows);
+	return rc;
+}
+
+void span_family_free(struct span_family *f)
+{
+	free(f->ids);
+	memset(f, 0, sizeof(*f));
+}
+
+int span_links_merge(struct link_store *s, const struct span_link_query *q, bool include_children,
+		     struct merged_window *ret, struct span_family *ret_family)
+{
+	struct span_link_query family_q = *q;
+	struct span_family f = {0};
+	int rc = 0;
+
+	if (include_children && q->span_id) {
+		rc = span_family_resolve(s, q, &f);
+		family_q.span_ids = (const char(*)[SPAN_ID_HEX])f.ids;
+		family_q.n_span_ids = f.n;
+	}
+	if (!rc)
+		rc = s->ops->merge(s, &family_q, ret);
+	if (ret_family && !rc)
+		*ret_family = f;
+	else
+		span_family_free(&f);
+	return rc;
+}
