@@ -33,6 +33,7 @@ static void usage(FILE *f)
 	    "          [--threads N] [--sync full|normal] [--max-inflight BYTES]\n"
 	    "          [--ingest-queue N] [--ingest-queue-bytes BYTES]\n"
 	    "          [--max-samples N] [--max-stacks N] [--max-stack-frames N]\n"
+	    "          [--max-upload-memory BYTES]\n"
 	    "       %s serve --control-store postgresql://... --profile-store \\\n"
 	    "          clickhouse+http://HOST:PORT/DB --data DIR [--migrate] [OPTIONS]\n"
 	    "  --control-store   PostgreSQL control plane (tokens, settings, audit, upload ids);\n"
@@ -63,6 +64,8 @@ static void usage(FILE *f)
 	    "  --max-samples     samples in one upload; more get 413 (default %u)\n"
 	    "  --max-stacks      distinct stacks in one upload; more get 413 (default %u)\n"
 	    "  --max-stack-frames  frames summed over those stacks; more get 413 (default %u)\n"
+	    "  --max-upload-memory  what decoding one upload may hold (its decompressed body,\n"
+	    "                    tables, stacks and their write); more gets 413 (default %u)\n"
 	    "examples:\n"
 	    "  %s serve --data /var/lib/roottrace\n"
 	    "  %s serve --data /var/lib/roottrace --listen 0.0.0.0:4443 \\\n"
@@ -73,7 +76,7 @@ static void usage(FILE *f)
 	    DEFAULT_FLEET_THREADS, DEFAULT_MAX_INFLIGHT, STORE_SQLITE_INGEST_QUEUE_ENTRIES,
 	    STORE_SQLITE_INGEST_QUEUE_BYTES, STORE_CH_INGEST_IN_FLIGHT,
 	    STORE_CH_INGEST_LINGER_US / 1000, DEFAULT_MAX_SAMPLES, DEFAULT_MAX_STACKS,
-	    DEFAULT_MAX_STACK_FRAMES, PROG, PROG, PROG);
+	    DEFAULT_MAX_STACK_FRAMES, DEFAULT_MAX_UPLOAD_MEMORY, PROG, PROG, PROG);
 }
 
 static int parse_option(struct collector_options *o, int opt, const char *arg, long long *n)
@@ -138,6 +141,11 @@ static int parse_option(struct collector_options *o, int opt, const char *arg, l
 			return -EINVAL;
 		o->max_stack_frames = (size_t)*n;
 		return 0;
+	case 'M':
+		if (cli_parse_long("--max-upload-memory", arg, 1 << 20, 1ll << 40, n))
+			return -EINVAL;
+		o->max_upload_memory = (size_t)*n;
+		return 0;
 	case 'r':
 		if (cli_parse_long("--retention-days", arg, 1, 36500, n))
 			return -EINVAL;
@@ -195,6 +203,7 @@ static int parse_args(int argc, char **argv, struct collector_options *o, struct
 	    {"max-samples", required_argument, NULL, 'S'},
 	    {"max-stacks", required_argument, NULL, 'K'},
 	    {"max-stack-frames", required_argument, NULL, 'F'},
+	    {"max-upload-memory", required_argument, NULL, 'M'},
 	    CLI_HELP_OPTION,
 	    {0},
 	};
@@ -253,6 +262,7 @@ int cmd_serve(int argc, char **argv)
 	    .max_samples = DEFAULT_MAX_SAMPLES,
 	    .max_stacks = DEFAULT_MAX_STACKS,
 	    .max_stack_frames = DEFAULT_MAX_STACK_FRAMES,
+	    .max_upload_memory = DEFAULT_MAX_UPLOAD_MEMORY,
 	    .retention_days = DEFAULT_RETENTION_DAYS,
 	    .link_retention_hours = DEFAULT_LINK_RETENTION_HOURS,
 	    .threads = 0, /* DEFAULT_THREADS, or DEFAULT_FLEET_THREADS in fleet mode */

@@ -11,14 +11,16 @@
 #include "store.h"
 #include "upload_ledger.h"
 
-#define DEFAULT_MAX_BODY (8u << 20)	  /* request body cap: 8 MiB */
-#define DEFAULT_MAX_INFLATED (64u << 20)  /* decompressed pprof cap: 64 MiB */
-#define DEFAULT_MAX_INFLIGHT (256u << 20) /* request bodies held at once: 256 MiB */
+#define DEFAULT_MAX_BODY (8u << 20)	 /* request body cap: 8 MiB */
+#define DEFAULT_MAX_INFLATED (64u << 20) /* decompressed pprof cap: 64 MiB */
+#define DEFAULT_MAX_INFLIGHT (64u << 20) /* request bodies held at once: 64 MiB */
 /* Per upload: samples read, distinct stacks kept, and frames summed over those stacks (each
- * costs a pointer, 8 bytes, in the upload's aggregate until it is stored). */
+ * costs one to three bytes in the upload's aggregate until it is stored). */
 #define DEFAULT_MAX_SAMPLES (1u << 20)
 #define DEFAULT_MAX_STACKS (256u << 10)
 #define DEFAULT_MAX_STACK_FRAMES (8u << 20)
+/* What decoding one upload may hold (docs/operations.md, "Limits: collector"): 64 MiB. */
+#define DEFAULT_MAX_UPLOAD_MEMORY (64u << 20)
 #define DEFAULT_RETENTION_DAYS 30
 #define DEFAULT_LISTEN "127.0.0.1:4040"
 #define DATABASE_FILE "roottrace.db"
@@ -40,6 +42,7 @@ struct collector_options {
 	long ingest_linger_us;	   /* ClickHouse: a group waits for more (0 = default, < 0 none) */
 	size_t max_samples;	   /* per upload */
 	size_t max_stacks;	   /* distinct stacks per upload */
+	size_t max_upload_memory;  /* bytes decoding one upload may hold */
 	size_t max_stack_frames;   /* frames of those distinct stacks */
 	int retention_days;
 	int link_retention_hours; /* span links older than this are deleted */

@@ -280,9 +280,12 @@ static int body_bytes(const struct request *req, const uint8_t *body, size_t bod
 		      const uint8_t **ret, size_t *ret_len, uint8_t **ret_owned, char *why,
 		      size_t why_len)
 {
+	struct upload_limits lim = ingest_limits(&req->collector->opts);
 	size_t cap = req->collector->opts.max_inflated;
 	int err;
 
+	if (cap > lim.memory) /* the decompressed body is part of the upload's memory */
+		cap = lim.memory;
 	*ret_owned = NULL;
 	if (!gzip_is_compressed(body, body_len)) {
 		*ret = body;
@@ -291,7 +294,8 @@ static int body_bytes(const struct request *req, const uint8_t *body, size_t bod
 	}
 	err = gzip_inflate_capped(body, body_len, cap, ret_owned, ret_len);
 	if (err == -EFBIG) {
-		snprintf(why, why_len, "gzip body inflates past the %zu-byte limit", cap);
+		snprintf(why, why_len, "gzip body inflates past the %zu-byte limit (%s)", cap,
+			 cap == lim.memory ? "--max-upload-memory" : "--max-inflated");
 		return 413;
 	}
 	if (err) {
@@ -316,20 +320,58 @@ struct reduced {
 	struct sample_type_choice objects_choice;
 	struct stack_agg *objects; /* NULL when the profile has no alloc_objects/count */
 	struct link_batch *links;  /* the samples that name a span */
+	size_t inflated_len;	   /* the decompressed copy of the body, 0 when none */
 };
 
-/* The per-upload limits, a 0 option meaning the default. */
-struct upload_limits {
-	size_t samples, stacks, stack_frames;
-};
-
-static struct upload_limits limits_of(const struct collector_options *o)
+struct upload_limits ingest_limits(const struct collector_options *o)
 {
 	return (struct upload_limits){
 	    .samples = o->max_samples ? o->max_samples : DEFAULT_MAX_SAMPLES,
 	    .stacks = o->max_stacks ? o->max_stacks : DEFAULT_MAX_STACKS,
 	    .stack_frames = o->max_stack_frames ? o->max_stack_frames : DEFAULT_MAX_STACK_FRAMES,
+	    .memory = o->max_upload_memory ? o->max_upload_memory : DEFAULT_MAX_UPLOAD_MEMORY,
 	};
+}
+
+int ingest_check_memory(const struct upload_limits *lim, size_t bytes, size_t i, size_t n,
+			char *why, size_t why_len)
+{
+	if (bytes <= lim->memory)
+		return 0;
+	snprintf(why, why_len,
+		 "decoding it needs more than %zu bytes (--max-upload-memory %zu): %zu after %zu "
+		 "of %zu samples",
+		 lim->memory, lim->memory, bytes, i, n);
+	return -ENOSPC;
+}
+
+int ingest_check_samples(const struct upload_limits *lim, size_t n, char *why, size_t why_len)
+{
+	if (n <= lim->samples)
+		return 0;
+	snprintf(why, why_len, "the profile has %zu samples, more than --max-samples %zu", n,
+		 lim->samples);
+	return -E2BIG;
+}
+
+int ingest_check_stacks(const struct upload_limits *lim, size_t n_stacks, size_t n_frames, size_t i,
+			size_t n, char *why, size_t why_len)
+{
+	if (n_stacks > lim->stacks) {
+		snprintf(why, why_len,
+			 "more than %zu distinct stacks (--max-stacks %zu): %zu seen in the first "
+			 "%zu of %zu samples",
+			 lim->stacks, lim->stacks, n_stacks, i + 1, n);
+		return -E2BIG;
+	}
+	if (n_frames > lim->stack_frames) {
+		snprintf(why, why_len,
+			 "more than %zu frames in its distinct stacks (--max-stack-frames %zu): "
+			 "%zu seen in the first %zu of %zu samples",
+			 lim->stack_frames, lim->stack_frames, n_frames, i + 1, n);
+		return -E2BIG;
+	}
+	return 0;
 }
 
 /* -E2BIG with the reason when the aggregate passed a limit after sample i of n. */
@@ -339,21 +381,7 @@ static int check_agg(struct stack_agg *agg, const struct upload_limits *lim, siz
 	size_t n_stacks;
 
 	stack_agg__stacks(agg, &n_stacks);
-	if (n_stacks > lim->stacks) {
-		snprintf(why, why_len,
-			 "more than %zu distinct stacks (--max-stacks %zu): %zu seen in the first "
-			 "%zu of %zu samples",
-			 lim->stacks, lim->stacks, n_stacks, i + 1, n);
-		return -E2BIG;
-	}
-	if (stack_agg__n_frames(agg) > lim->stack_frames) {
-		snprintf(why, why_len,
-			 "more than %zu frames in its distinct stacks (--max-stack-frames %zu): "
-			 "%zu seen in the first %zu of %zu samples",
-			 lim->stack_frames, lim->stack_frames, stack_agg__n_frames(agg), i + 1, n);
-		return -E2BIG;
-	}
-	return 0;
+	return ingest_check_stacks(lim, n_stacks, stack_agg__n_frames(agg), i, n, why, why_len);
 }
 
 /* One sample's value of the chosen type, in the stored unit, into agg; its value in *ret_v
@@ -395,14 +423,31 @@ static bool has_negative_value(const struct pprof_decoded_sample *s, const struc
 
 /* Merges each sample as it is read: the upload's memory is its aggregates, not its samples.
  * 0, -EINVAL (a bad profile), -E2BIG (a limit passed), -ENOMEM; the reason in why. */
+/* The most decoding the upload holds: the stream's tables, the aggregates and span links, and
+ * either the decompressed body (freed before the store takes the stacks) or the store's write
+ * of those stacks. */
+static size_t held_bytes(const struct pprof_stream *stream, const struct reduced *r)
+{
+	size_t n_stacks, n_objects = 0, write;
+
+	stack_agg__stacks(r->agg, &n_stacks);
+	if (r->objects)
+		stack_agg__stacks(r->objects, &n_objects);
+	write = (n_stacks + n_objects) * INGEST_WRITE_BYTES_PER_STACK;
+	return (r->inflated_len > write ? r->inflated_len : write) + pprof_stream__bytes(stream) +
+	       stack_agg__bytes(r->agg) + (r->objects ? stack_agg__bytes(r->objects) : 0) +
+	       link_batch__bytes(r->links);
+}
+
 static int reduce(struct pprof_stream *stream, int64_t time_s, const struct upload_limits *lim,
 		  struct reduced *r, char *why, size_t why_len)
 {
 	const struct pprof_decoded *header = pprof_stream__header(stream);
 	int count_idx = pprof_decoded__find_type(header, "samples", "count");
 	struct pprof_decoded_sample s;
-	int more, err = 0;
+	int more, err;
 
+	err = ingest_check_memory(lim, held_bytes(stream, r), 0, header->n_samples, why, why_len);
 	for (size_t i = 0; !err && (more = pprof_stream__next(stream, &s, why, why_len)) > 0; i++) {
 		if (has_negative_value(&s, r)) {
 			snprintf(why, why_len, "sample %zu has a negative value", i);
@@ -413,6 +458,9 @@ static int reduce(struct pprof_stream *stream, int64_t time_s, const struct uplo
 			snprintf(why, why_len, "sample values overflow a 64-bit sum");
 		if (!err)
 			err = check_agg(r->agg, lim, i, header->n_samples, why, why_len);
+		if (!err)
+			err = ingest_check_memory(lim, held_bytes(stream, r), i + 1,
+						  header->n_samples, why, why_len);
 	}
 	return err ? err : more;
 }
@@ -462,12 +510,14 @@ static int store(const struct request *req, struct response *resp, const struct 
 
 	batches[0].ret_duplicate = &duplicate;
 	batches[0].stacks = stack_agg__stacks(r->agg, &batches[0].n_stacks);
+	batches[0].names = stack_agg__names(r->agg, &batches[0].n_names);
 	if (r->objects) { /* its own series, merged in the same transaction */
 		batches[1] = batches[0];
 		batches[1].profile_type = "alloc_objects";
 		batches[1].upload_id = u->upload_id ? u->objects_upload_id : NULL;
 		batches[1].ret_duplicate = NULL;
 		batches[1].stacks = stack_agg__stacks(r->objects, &batches[1].n_stacks);
+		batches[1].names = stack_agg__names(r->objects, &batches[1].n_names);
 	}
 	err = c->profiles->ops->ingest(c->profiles, batches, r->objects ? 2 : 1);
 	if (err == -EAGAIN) {
@@ -544,7 +594,7 @@ static int open_profile(const struct request *req, struct response *resp, struct
 			const uint8_t *pb, size_t pb_len, struct pprof_stream **ret,
 			struct reduced *r)
 {
-	struct upload_limits lim = limits_of(&req->collector->opts);
+	struct upload_limits lim = ingest_limits(&req->collector->opts);
 	const struct pprof_decoded *header;
 	char why[320];
 
@@ -553,10 +603,7 @@ static int open_profile(const struct request *req, struct response *resp, struct
 		return -1;
 	}
 	header = pprof_stream__header(*ret);
-	if (header->n_samples > lim.samples) {
-		snprintf(why, sizeof(why),
-			 "the profile has %zu samples, more than --max-samples %zu",
-			 header->n_samples, lim.samples);
+	if (ingest_check_samples(&lim, header->n_samples, why, sizeof(why))) {
 		reject(req, resp, REJECT_TOO_MANY_SAMPLES, 413, "too_many_samples", why);
 		return -1;
 	}
@@ -573,7 +620,7 @@ static int reduce_profile(const struct request *req, struct response *resp, cons
 			  struct pprof_stream *s, struct reduced *r)
 {
 	const struct pprof_decoded *p = pprof_stream__header(s);
-	struct upload_limits lim = limits_of(&req->collector->opts);
+	struct upload_limits lim = ingest_limits(&req->collector->opts);
 	char why[320];
 	int err = 0;
 
@@ -590,6 +637,8 @@ static int reduce_profile(const struct request *req, struct response *resp, cons
 		respond_error(resp, 500, "internal", "out of memory");
 	else if (err == -E2BIG)
 		reject(req, resp, REJECT_TOO_MANY_STACKS, 413, "too_many_stacks", why);
+	else if (err == -ENOSPC)
+		reject(req, resp, REJECT_TOO_MUCH_MEMORY, 413, "too_much_memory", why);
 	else if (err)
 		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
 	return err ? 1 : 0;
@@ -620,6 +669,7 @@ int ingest_pprof(const struct request *req, struct response *resp, const struct 
 		       status, status == 413 ? "inflated_too_large" : "bad_gzip", why);
 		goto out;
 	}
+	reduced.inflated_len = inflated ? pb_len : 0;
 	if (open_profile(req, resp, &u, pb, pb_len, &profile, &reduced) ||
 	    reduce_profile(req, resp, &u, profile, &reduced))
 		goto out;

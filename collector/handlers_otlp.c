@@ -3,7 +3,8 @@
  * protobuf or JSON, gzipped or not. Every profile is checked first (service.name, environment,
  * version); then each is reduced to root-first stacks of its RootTrace profile type and all are
  * merged in one store call; samples with a link become span links. Profiles whose sample type
- * RootTrace does not keep are counted in the answer's partial_success. */
+ * RootTrace does not keep are counted in the answer's partial_success. The per-upload limits
+ * (ingest.h) hold for the whole request: past one, 413 and nothing stored. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,12 @@ struct otlp_upload {
 	size_t n_items;
 	int64_t rejected, samples;
 	char message[320]; /* why the first rejected profile was not stored */
+	/* The per-upload limits hold for the whole request: samples, and the distinct stacks
+	 * and their frames summed over its profiles' aggregates. */
+	struct upload_limits lim;
+	size_t n_samples;				     /* in the request */
+	size_t samples_before, stacks_before, frames_before; /* of the profiles reduced */
+	char why[320];					     /* the limit passed */
 };
 
 static double seconds_since(const struct timespec *start)
@@ -220,6 +227,37 @@ static int reduce_sample(struct otlp_upload *u, struct otlp_item *it, size_t i, 
 			       s.frames, s.n_frames, v, s.timestamps_only ? s.value : 1, &ctx);
 }
 
+/* What decoding the request holds now: its decoded structures, the aggregates and span links
+ * of the profiles reduced so far, and the store's write of their stacks to come. */
+static size_t held_bytes(const struct otlp_upload *u, size_t n_stacks)
+{
+	size_t bytes = otlp_request__bytes(u->otlp) + n_stacks * INGEST_WRITE_BYTES_PER_STACK;
+
+	for (size_t i = 0; i < u->n_items; i++)
+		bytes += (u->items[i].agg ? stack_agg__bytes(u->items[i].agg) : 0) +
+			 link_batch__bytes(u->items[i].links);
+	return bytes;
+}
+
+/* -E2BIG (a count) or -ENOSPC (memory) with u->why when the request passes a limit after its
+ * sample j. */
+static int check_limits(struct otlp_upload *u, const struct otlp_item *it, size_t j)
+{
+	size_t n_stacks;
+	int err;
+
+	stack_agg__stacks(it->agg, &n_stacks);
+	n_stacks += u->stacks_before;
+	err =
+	    ingest_check_stacks(&u->lim, n_stacks, u->frames_before + stack_agg__n_frames(it->agg),
+				u->samples_before + j, u->n_samples, u->why, sizeof(u->why));
+	if (!err && (j & 255) == 0) /* every item is walked: not at every sample */
+		err =
+		    ingest_check_memory(&u->lim, held_bytes(u, n_stacks), u->samples_before + j + 1,
+					u->n_samples, u->why, sizeof(u->why));
+	return err;
+}
+
 static int reduce_profile(struct otlp_upload *u, size_t i)
 {
 	const struct otlp_profile *p = otlp_request__profile(u->otlp, i);
@@ -231,8 +269,12 @@ static int reduce_profile(struct otlp_upload *u, size_t i)
 	it->links = link_batch__new(p->service, it->fit.profile_type, NULL); /* no node */
 	if (!it->agg || !it->links)
 		return -ENOMEM;
-	for (size_t j = 0; j < p->n_samples && !err; j++)
+	for (size_t j = 0; j < p->n_samples && !err; j++) {
 		err = reduce_sample(u, it, i, j);
+		if (!err)
+			err = check_limits(u, it, j);
+	}
+	u->samples_before += p->n_samples;
 	if (err == -ERANGE || err == -EOVERFLOW) {
 		reject_profile(u, it, i,
 			       err == -ERANGE ? "a sample's value overflows or has no meaning "
@@ -252,6 +294,9 @@ static int reduce_profile(struct otlp_upload *u, size_t i)
 	    .period = p->period,
 	};
 	it->batch.stacks = stack_agg__stacks(it->agg, &it->batch.n_stacks);
+	it->batch.names = stack_agg__names(it->agg, &it->batch.n_names);
+	u->stacks_before += it->batch.n_stacks;
+	u->frames_before += stack_agg__n_frames(it->agg);
 	return 0;
 }
 
@@ -335,9 +380,10 @@ static int content_kind(const struct request *req, bool *ret_json)
 static int decode(const struct request *req, bool json, struct otlp_request **ret,
 		  struct response *resp)
 {
+	size_t memory = ingest_limits(&req->collector->opts).memory, held;
 	uint8_t *inflated = NULL, *pb = NULL;
 	const uint8_t *body;
-	size_t body_len, pb_len;
+	size_t body_len, pb_len = 0;
 	char why[320];
 	int status, err;
 
@@ -350,10 +396,17 @@ static int decode(const struct request *req, bool json, struct otlp_request **re
 		       -EINVAL;
 	}
 	err = json ? otlp_json_to_protobuf(body, body_len, &pb, &pb_len, why, sizeof(why)) : 0;
+	held = (inflated ? body_len : 0) + (pb ? pb_len : 0); /* beside the decoded request */
 	if (!err)
-		err = otlp_decode(pb ? pb : body, pb ? pb_len : body_len, ret, why, sizeof(why));
+		err = otlp_decode_capped(pb ? pb : body, pb ? pb_len : body_len,
+					 memory > held ? memory - held : 1, ret, why, sizeof(why));
 	free(pb);
 	free(inflated);
+	if (err == -E2BIG) {
+		metrics__reject(req->collector->metrics, REJECT_TOO_MUCH_MEMORY);
+		return respond_error(resp, 413, "too_much_memory", "%s (--max-upload-memory)", why),
+		       err;
+	}
 	if (err == -ENOMEM)
 		return respond_error(resp, 503, "overloaded", "out of memory decoding the request"),
 		       err;
@@ -380,6 +433,19 @@ static int checks(struct otlp_upload *u, struct response *resp)
 		}
 	}
 	return 0;
+}
+
+/* 0, or 413 answered when the request's profiles hold more than --max-samples samples. */
+static int within_sample_limit(struct otlp_upload *u, struct response *resp)
+{
+	u->lim = ingest_limits(&u->req->collector->opts);
+	for (size_t i = 0; i < u->n_items; i++)
+		if (!u->items[i].rejected)
+			u->n_samples += otlp_request__profile(u->otlp, i)->n_samples;
+	if (!ingest_check_samples(&u->lim, u->n_samples, u->why, sizeof(u->why)))
+		return 0;
+	ingest_reject(u->req, resp, REJECT_TOO_MANY_SAMPLES, 413, "too_many_samples", u->why);
+	return 413;
 }
 
 static int store_and_answer(struct otlp_upload *u, struct response *resp, bool json)
@@ -435,10 +501,19 @@ int handle_otlp_profiles(const struct request *req, struct response *resp)
 			respond_error(resp, 500, "internal", "out of memory");
 		goto out;
 	}
+	if (within_sample_limit(&u, resp))
+		goto out;
 	for (size_t i = 0; i < u.n_items && !err; i++)
 		if (!u.items[i].rejected)
 			err = reduce_profile(&u, i);
-	if (err)
+	if (!err) /* the last samples' growth too */
+		err = ingest_check_memory(&u.lim, held_bytes(&u, u.stacks_before), u.n_samples,
+					  u.n_samples, u.why, sizeof(u.why));
+	if (err == -E2BIG)
+		ingest_reject(req, resp, REJECT_TOO_MANY_STACKS, 413, "too_many_stacks", u.why);
+	else if (err == -ENOSPC)
+		ingest_reject(req, resp, REJECT_TOO_MUCH_MEMORY, 413, "too_much_memory", u.why);
+	else if (err)
 		respond_error(resp, 500, "internal", "out of memory");
 	else
 		store_and_answer(&u, resp, json);

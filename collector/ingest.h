@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The pprof ingest path every upload route shares (/api/apm/profiles, Pyroscope's /ingest):
- * a body (gzip sniffed) decoded, reduced to the stacks of one sample type, merged, answered. */
+ * a body (gzip sniffed) decoded, reduced to the stacks of one sample type, merged, answered;
+ * and the per-upload limits, which the OTLP route applies too. */
 #ifndef ROOTTRACE_INGEST_H
 #define ROOTTRACE_INGEST_H
 
@@ -42,6 +43,33 @@ struct upload {
 	struct agent_report report;
 	bool has_report;
 };
+
+/* The per-upload limits: --max-samples, --max-stacks, --max-stack-frames (what bounds an
+ * upload's memory, docs/operations.md "Limits: collector"). */
+struct upload_limits {
+	size_t samples, stacks, stack_frames;
+	size_t memory; /* --max-upload-memory */
+};
+
+/* What the store's write of one stack of an upload costs at most (SQLite's group merge: 40
+ * bytes a value, its array doubling), counted in the upload's memory before it is written. */
+#define INGEST_WRITE_BYTES_PER_STACK 80
+
+struct collector_options;
+/* The limits of the options, a 0 option meaning the default. */
+struct upload_limits ingest_limits(const struct collector_options *o);
+/* -E2BIG with the reason (naming the limit and the count) when an upload has more than
+ * --max-samples samples. */
+int ingest_check_samples(const struct upload_limits *lim, size_t n, char *why, size_t why_len);
+/* -E2BIG with the reason when n_stacks distinct stacks holding n_frames frames, seen in the
+ * first i + 1 of n samples, pass --max-stacks or --max-stack-frames. */
+int ingest_check_stacks(const struct upload_limits *lim, size_t n_stacks, size_t n_frames, size_t i,
+			size_t n, char *why, size_t why_len);
+
+/* -ENOSPC with the reason (naming the limit and the bytes) when decoding an upload holds more
+ * than --max-upload-memory bytes after i of its n samples. */
+int ingest_check_memory(const struct upload_limits *lim, size_t bytes, size_t i, size_t n,
+			char *why, size_t why_len);
 
 /* The fit of a profile type name (cpu, wall, heap, alloc, lock), or NULL. */
 const struct type_fit *ingest_type_fit(const char *profile_type);

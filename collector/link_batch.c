@@ -13,6 +13,7 @@ struct link_batch {
 	struct span_link *links;
 	size_t n, cap, dropped;
 	struct arena frames; /* root-first copies of the frame pointer arrays */
+	size_t frames_bytes; /* asked of it */
 };
 
 struct link_batch *link_batch__new(const char *service, const char *profile_type, const char *node)
@@ -63,6 +64,7 @@ int link_batch__add(struct link_batch *b, int64_t time, const char *const *frame
 	root_first = arena__alloc(&b->frames, (n_frames ? n_frames : 1) * sizeof(*root_first));
 	if (!root_first)
 		return -ENOMEM;
+	b->frames_bytes += (n_frames ? n_frames : 1) * sizeof(*root_first);
 	for (size_t i = 0; i < n_frames; i++)
 		root_first[i] = frames_leaf_first[n_frames - 1 - i];
 	l = &b->links[b->n++];
@@ -93,6 +95,11 @@ int link_batch__add_labelled(struct link_batch *b, int64_t time,
 	if (!span_context_from_labels(labels, n_labels, &ctx))
 		return 0;
 	return link_batch__add(b, time, frames_leaf_first, n_frames, value, samples, &ctx);
+}
+
+size_t link_batch__bytes(const struct link_batch *b)
+{
+	return b ? sizeof(*b) + b->cap * sizeof(*b->links) + b->frames_bytes : 0;
 }
 
 size_t link_batch__count(const struct link_batch *b)

@@ -36,6 +36,9 @@ int link_batch__add_labelled(struct link_batch *b, int64_t time,
 			     int64_t samples);
 
 size_t link_batch__count(const struct link_batch *b);
+/* The bytes the batch holds (links and their frame arrays): what an upload's memory limit
+ * counts. */
+size_t link_batch__bytes(const struct link_batch *b);
 size_t link_batch__dropped(const struct link_batch *b);
 
 /* Writes the links to the store (nothing when empty). 0 or -errno. */

@@ -27,6 +27,7 @@ static const char *const reason_names[REJECT_REASON_COUNT] = {
     [REJECT_OVERLOADED] = "overloaded",
     [REJECT_TOO_MANY_SAMPLES] = "too_many_samples",
     [REJECT_TOO_MANY_STACKS] = "too_many_stacks",
+    [REJECT_TOO_MUCH_MEMORY] = "too_much_memory",
 };
 
 struct metrics {

@@ -22,6 +22,7 @@ enum reject_reason {
 	REJECT_OVERLOADED,	 /* 429/503 with Retry-After: write queue or in-flight bytes full */
 	REJECT_TOO_MANY_SAMPLES, /* 413: samples over --max-samples */
 	REJECT_TOO_MANY_STACKS,	 /* 413: distinct stacks (or their frames) over --max-stacks */
+	REJECT_TOO_MUCH_MEMORY,	 /* 413: decoding would hold more than --max-upload-memory */
 	REJECT_REASON_COUNT
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Stack aggregation for ingest: reverses pprof's leaf-first locations to root first, replaces
- * control characters in names, and merges identical stacks through lib/hashtab tables. */
+ * control characters in names, numbers each distinct name, and merges identical stacks (their
+ * encoded name indexes) through lib/hashtab tables. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -8,30 +9,33 @@
 
 #include "arena.h"
 #include "hashtab.h"
+#include "protowire.h"
 #include "stack_agg.h"
 #include "validate.h"
 
-/* Frame names are canonical: one pointer per distinct content. The decoder hands out one
- * pointer per function, so a name is compared and sanitised once per function, and stacks
- * hash and compare by pointer. */
+/* Frame names are numbered by content: the decoder hands out one pointer per function, so a
+ * name is compared and sanitised once per function, found again by its pointer. */
 struct stack_agg {
-	struct hashtab canonical_by_pointer; /* name pointer -> canonical name */
-	struct hashtab canonical_by_content; /* hash_string(canonical) -> canonical name */
-	struct hashtab stack_by_frames;	     /* hash_frames() -> index into stacks */
+	struct hashtab index_by_pointer; /* name pointer -> index into names */
+	struct hashtab index_by_content; /* hash_string(name) -> index into names */
+	const char **names;
+	size_t n_names, names_cap;
+	struct hashtab stack_by_frames; /* hash_bytes(encoded frames) -> index into stacks */
 	struct stack_value *stacks;
 	size_t n, cap;
 	size_t n_frames;    /* summed over stacks */
-	struct arena arena; /* frame arrays and sanitised names */
+	struct arena arena; /* encoded frames and sanitised names */
+	size_t arena_bytes; /* asked of it, each rounded up to its 8-byte alignment */
 	int64_t total;
-	const char **scratch; /* root-first frames of the sample being added */
+	uint8_t *scratch; /* the encoded root-first frames of the sample being added */
 	size_t scratch_cap;
 };
 
 /* A stack being looked up. */
 struct frames_key {
 	const struct stack_agg *a;
-	const char *const *frames;
-	size_t n;
+	const uint8_t *frames;
+	size_t len;
 };
 
 static const char *const unknown_stack[] = {"[unknown]"};
@@ -45,8 +49,8 @@ struct stack_agg *stack_agg__new(void)
 
 	if (!a)
 		return NULL;
-	if (hashtab__reserve(&a->canonical_by_pointer, INITIAL_ENTRIES) ||
-	    hashtab__reserve(&a->canonical_by_content, INITIAL_ENTRIES) ||
+	if (hashtab__reserve(&a->index_by_pointer, INITIAL_ENTRIES) ||
+	    hashtab__reserve(&a->index_by_content, INITIAL_ENTRIES) ||
 	    hashtab__reserve(&a->stack_by_frames, INITIAL_ENTRIES)) {
 		stack_agg__free(a);
 		errno = ENOMEM;
@@ -60,21 +64,13 @@ void stack_agg__free(struct stack_agg *a)
 	if (!a)
 		return;
 	arena__free(&a->arena);
-	hashtab__free(&a->canonical_by_pointer);
-	hashtab__free(&a->canonical_by_content);
+	hashtab__free(&a->index_by_pointer);
+	hashtab__free(&a->index_by_content);
 	hashtab__free(&a->stack_by_frames);
+	free(a->names);
 	free(a->stacks);
 	free(a->scratch);
 	free(a);
-}
-
-static uint64_t hash_frames(const char *const *frames, size_t n)
-{
-	uint64_t h = n;
-
-	for (size_t i = 0; i < n; i++)
-		h = hash_combine(h, (uintptr_t)frames[i]);
-	return h;
 }
 
 static bool same_frames(uint64_t index, const void *key)
@@ -82,12 +78,7 @@ static bool same_frames(uint64_t index, const void *key)
 	const struct frames_key *k = key;
 	const struct stack_value *sv = &k->a->stacks[index];
 
-	if (sv->n_frames != k->n)
-		return false;
-	for (size_t i = 0; i < k->n; i++)
-		if (sv->frames[i] != k->frames[i])
-			return false;
-	return true;
+	return sv->frames_len == k->len && memcmp(sv->frames, k->frames, k->len) == 0;
 }
 
 static int has_control(const char *s)
@@ -98,73 +89,95 @@ static int has_control(const char *s)
 	return 0;
 }
 
-static bool same_name(uint64_t canonical, const void *name)
+/* What same_name() compares a numbered name with. */
+struct name_key {
+	const struct stack_agg *a;
+	const char *name;
+};
+
+static bool same_name(uint64_t index, const void *key)
 {
-	return strcmp((const char *)(uintptr_t)canonical, name) == 0;
+	const struct name_key *k = key;
+
+	return strcmp(k->a->names[index], k->name) == 0;
 }
 
-/* The canonical pointer of name's content: name itself when the content is new. */
-static int canonical_for(struct stack_agg *a, const char *name, const char **ret)
+/* The index of name's content, numbering it when the content is new. */
+static int index_for(struct stack_agg *a, const char *name, uint64_t *ret)
 {
-	uint64_t h = hash_string(name), found;
+	struct name_key key = {a, name};
+	uint64_t h = hash_string(name);
 
-	if (hashtab__find(&a->canonical_by_content, h, same_name, name, &found)) {
-		*ret = (const char *)(uintptr_t)found;
+	if (hashtab__find(&a->index_by_content, h, same_name, &key, ret))
 		return 0;
+	if (a->n_names == a->names_cap) {
+		size_t cap = a->names_cap ? a->names_cap * 2 : INITIAL_ENTRIES;
+		const char **grown = realloc(a->names, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		a->names = grown;
+		a->names_cap = cap;
 	}
-	*ret = name;
-	return hashtab__add(&a->canonical_by_content, h, (uintptr_t)name);
+	if (a->n_names > UINT32_MAX || hashtab__add(&a->index_by_content, h, a->n_names))
+		return -ENOMEM;
+	a->names[a->n_names] = name;
+	*ret = a->n_names++;
+	return 0;
 }
 
-static int canonical_name(struct stack_agg *a, const char *name, const char **ret)
+static int name_index(struct stack_agg *a, const char *name, uint64_t *ret)
 {
 	const char *clean = name;
-	uint64_t found;
 	int err;
 
-	if (hashtab__get(&a->canonical_by_pointer, (uintptr_t)name, &found)) {
-		*ret = (const char *)(uintptr_t)found;
+	if (hashtab__get(&a->index_by_pointer, (uintptr_t)name, ret))
 		return 0;
-	}
 	if (has_control(name)) {
 		size_t len = strlen(name) + 1;
 		char *copy = arena__alloc(&a->arena, len);
 
 		if (!copy)
 			return -ENOMEM;
+		a->arena_bytes += (len + 7) & ~(size_t)7;
 		sanitize_frame(name, copy, len);
 		clean = copy;
 	}
-	err = canonical_for(a, clean, ret);
+	err = index_for(a, clean, ret);
 	if (!err)
-		err = hashtab__put(&a->canonical_by_pointer, (uintptr_t)name, (uintptr_t)*ret);
+		err = hashtab__put(&a->index_by_pointer, (uintptr_t)name, *ret);
 	return err;
 }
 
-/* Root-first canonical names of one sample into scratch. */
-static int prepare(struct stack_agg *a, const char *const *leaf_first, size_t n)
+/* The root-first name indexes of one sample, encoded into scratch; *ret_len their bytes. */
+static int prepare(struct stack_agg *a, const char *const *leaf_first, size_t n, size_t *ret_len)
 {
-	if (n > a->scratch_cap) {
-		const char **grown = realloc(a->scratch, n * sizeof(*grown));
+	size_t len = 0;
+
+	if (n * PROTOWIRE_VARINT_MAX > a->scratch_cap) {
+		uint8_t *grown = realloc(a->scratch, n * PROTOWIRE_VARINT_MAX);
 
 		if (!grown)
 			return -ENOMEM;
 		a->scratch = grown;
-		a->scratch_cap = n;
+		a->scratch_cap = n * PROTOWIRE_VARINT_MAX;
 	}
 	for (size_t i = 0; i < n; i++) {
 		const char *name = leaf_first[n - 1 - i] ? leaf_first[n - 1 - i] : "[unknown]";
-		int err = canonical_name(a, name, &a->scratch[i]);
+		uint64_t index;
+		int err = name_index(a, name, &index);
 
 		if (err)
 			return err;
+		len += protowire__put_varint(a->scratch + len, index);
 	}
+	*ret_len = len;
 	return 0;
 }
 
-static int append(struct stack_agg *a, size_t n, int64_t value)
+static int append(struct stack_agg *a, size_t n, size_t len, int64_t value)
 {
-	const char **frames;
+	uint8_t *frames;
 
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? a->cap * 2 : 256;
@@ -175,11 +188,15 @@ static int append(struct stack_agg *a, size_t n, int64_t value)
 		a->stacks = stacks;
 		a->cap = cap;
 	}
-	frames = arena__alloc(&a->arena, n * sizeof(*frames));
+	if (n > UINT32_MAX || len > UINT32_MAX)
+		return -E2BIG;
+	frames = arena__alloc(&a->arena, len ? len : 1);
 	if (!frames)
 		return -ENOMEM;
-	memcpy(frames, a->scratch, n * sizeof(*frames));
-	a->stacks[a->n++] = (struct stack_value){.frames = frames, .n_frames = n, .value = value};
+	a->arena_bytes += (len + 7) & ~(size_t)7;
+	memcpy(frames, a->scratch, len);
+	a->stacks[a->n++] = (struct stack_value){
+	    .frames = frames, .frames_len = (uint32_t)len, .n_frames = (uint32_t)n, .value = value};
 	a->n_frames += n;
 	return 0;
 }
@@ -189,6 +206,7 @@ int stack_agg__add(struct stack_agg *a, const char *const *frames_leaf_first, si
 {
 	struct frames_key key = {.a = a};
 	uint64_t h, index;
+	size_t len;
 	int err;
 
 	if (!n_frames) {
@@ -197,12 +215,12 @@ int stack_agg__add(struct stack_agg *a, const char *const *frames_leaf_first, si
 	}
 	if (__builtin_add_overflow(a->total, value, &a->total))
 		return -EOVERFLOW;
-	err = prepare(a, frames_leaf_first, n_frames);
+	err = prepare(a, frames_leaf_first, n_frames, &len);
 	if (err)
 		return err;
 	key.frames = a->scratch;
-	key.n = n_frames;
-	h = hash_frames(a->scratch, n_frames);
+	key.len = len;
+	h = hash_bytes(a->scratch, len);
 	if (hashtab__find(&a->stack_by_frames, h, same_frames, &key, &index)) {
 		struct stack_value *sv = &a->stacks[index];
 
@@ -211,7 +229,7 @@ int stack_agg__add(struct stack_agg *a, const char *const *frames_leaf_first, si
 	/* room in the table first: a stack appended but not findable would be added twice */
 	if (hashtab__reserve(&a->stack_by_frames, a->n + 1))
 		return -ENOMEM;
-	err = append(a, n_frames, value);
+	err = append(a, n_frames, len, value);
 	if (!err)
 		hashtab__add(&a->stack_by_frames, h, a->n - 1); /* cannot fail: reserved */
 	return err;
@@ -221,6 +239,20 @@ const struct stack_value *stack_agg__stacks(struct stack_agg *a, size_t *ret_n)
 {
 	*ret_n = a->n;
 	return a->stacks;
+}
+
+const char *const *stack_agg__names(const struct stack_agg *a, size_t *ret_n)
+{
+	*ret_n = a->n_names;
+	return a->names;
+}
+
+size_t stack_agg__bytes(const struct stack_agg *a)
+{
+	return sizeof(*a) + hashtab__bytes(&a->index_by_pointer) +
+	       hashtab__bytes(&a->index_by_content) + hashtab__bytes(&a->stack_by_frames) +
+	       a->names_cap * sizeof(*a->names) + a->cap * sizeof(*a->stacks) + a->arena_bytes +
+	       a->scratch_cap;
 }
 
 size_t stack_agg__n_frames(const struct stack_agg *a)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Merges the samples of one upload into distinct root-first stacks of function names with
- * summed values: what the profile store ingests. No HTTP, no pprof, no storage. */
+ * summed values: what the profile store ingests (store.h: each stack's frames are the
+ * varint-encoded indexes of its names). No HTTP, no pprof, no storage. */
 #ifndef ROOTTRACE_STACK_AGG_H
 #define ROOTTRACE_STACK_AGG_H
 
@@ -21,12 +22,18 @@ void stack_agg__free(struct stack_agg *a);
 int stack_agg__add(struct stack_agg *a, const char *const *frames_leaf_first, size_t n_frames,
 		   int64_t value);
 
-/* The distinct stacks, root first, in first-seen order; valid until the next add or free. */
+/* The distinct stacks, root first, in first-seen order; valid until the next add or free.
+ * Their frames index stack_agg__names(). */
 const struct stack_value *stack_agg__stacks(struct stack_agg *a, size_t *ret_n);
+/* The distinct function names (one per content, sanitised); valid until the next add. */
+const char *const *stack_agg__names(const struct stack_agg *a, size_t *ret_n);
 
 /* Frames summed over the distinct stacks (what their frame arrays hold). */
 size_t stack_agg__n_frames(const struct stack_agg *a);
 
+/* The bytes the aggregate holds (tables, stacks, encoded frames, names' copies): what an
+ * upload's memory limit counts. */
+size_t stack_agg__bytes(const struct stack_agg *a);
 /* Sum of all values added. */
 int64_t stack_agg__total(const struct stack_agg *a);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The verified stack id cache: a lib/hashtab table on a hash combining each frame name's
- * hash_bytes(), each entry holding the joined frame text that a hit is compared against. */
+/* The verified stack id cache: a lib/hashtab table on the caller's hash of a stack's encoding,
+ * each entry holding the bytes that a hit is compared against. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -9,54 +9,28 @@
 #include "hashtab.h"
 #include "stack_cache.h"
 
-#define SEP '\n'
 #define MIN_SLOTS 1024
 
-/* One allocation per entry: the id, then the joined frame text. */
+/* One allocation per entry: the id, then the encoding. */
 struct cached_stack {
 	int64_t id;
 	uint32_t len;
-	uint32_t n_frames;
-	char text[];
+	unsigned char bytes[];
 };
 
 struct stack_cache {
 	struct hashtab by_hash; /* stack hash -> struct cached_stack * */
 	size_t max_entries;	/* emptied rather than grown past this */
-	size_t text_bytes, max_text_bytes;
+	size_t bytes, max_bytes;
 };
 
-/* The frames being looked up. */
-struct frames_key {
-	const char *const *frames;
-	const size_t *lens;
-	size_t n;
+/* The bytes being looked up. */
+struct bytes_key {
+	const void *bytes;
+	size_t len;
 };
 
-uint64_t stack_cache__name_hash(const char *s, size_t len)
-{
-	return hash_bytes(s, len);
-}
-
-uint64_t stack_cache__hash_names(const uint64_t *name_hashes, size_t n)
-{
-	uint64_t h = n;
-
-	for (size_t i = 0; i < n; i++)
-		h = hash_combine(h, name_hashes[i]);
-	return h;
-}
-
-uint64_t stack_cache__hash(const char *const *frames, const size_t *lens, size_t n)
-{
-	uint64_t h = n;
-
-	for (size_t i = 0; i < n; i++)
-		h = hash_combine(h, hash_bytes(frames[i], lens[i]));
-	return h;
-}
-
-struct stack_cache *stack_cache__new(size_t max_slots, size_t max_text_bytes)
+struct stack_cache *stack_cache__new(size_t max_slots, size_t max_bytes)
 {
 	struct stack_cache *c = calloc(1, sizeof(*c));
 	size_t slots = MIN_SLOTS;
@@ -66,7 +40,7 @@ struct stack_cache *stack_cache__new(size_t max_slots, size_t max_text_bytes)
 	while (slots < max_slots)
 		slots *= 2;
 	c->max_entries = slots / 2; /* the table is at most half full */
-	c->max_text_bytes = max_text_bytes;
+	c->max_bytes = max_bytes;
 	return c;
 }
 
@@ -80,7 +54,7 @@ void stack_cache__clear(struct stack_cache *c)
 	while (hashtab__next(&c->by_hash, &iter, &entry))
 		free((struct cached_stack *)(uintptr_t)entry);
 	hashtab__clear(&c->by_hash);
-	c->text_bytes = 0;
+	c->bytes = 0;
 }
 
 void stack_cache__free(struct stack_cache *c)
@@ -92,57 +66,42 @@ void stack_cache__free(struct stack_cache *c)
 	free(c);
 }
 
-static bool same_frames(uint64_t entry, const void *key)
+static bool same_bytes(uint64_t entry, const void *key)
 {
 	const struct cached_stack *s = (const struct cached_stack *)(uintptr_t)entry;
-	const struct frames_key *k = key;
-	const char *const *frames = k->frames; /* locals: memcmp() must not force reloads */
-	const size_t *lens = k->lens;
-	size_t n = k->n, at = 0;
+	const struct bytes_key *k = key;
 
-	if (s->n_frames != n)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (i && (at >= s->len || s->text[at++] != SEP))
-			return false;
-		if (lens[i] > s->len - at || memcmp(s->text + at, frames[i], lens[i]) != 0)
-			return false;
-		at += lens[i];
-	}
-	return at == s->len;
+	return s->len == k->len && memcmp(s->bytes, k->bytes, k->len) == 0;
 }
 
-int64_t stack_cache__get(const struct stack_cache *c, uint64_t hash, const char *const *frames,
-			 const size_t *lens, size_t n)
+int64_t stack_cache__get(const struct stack_cache *c, uint64_t hash, const void *bytes, size_t len)
 {
-	struct frames_key key = {.frames = frames, .lens = lens, .n = n};
+	struct bytes_key key = {.bytes = bytes, .len = len};
 	uint64_t entry;
 
-	if (!hashtab__find(&c->by_hash, hash, same_frames, &key, &entry))
+	if (!hashtab__find(&c->by_hash, hash, same_bytes, &key, &entry))
 		return 0;
 	return ((const struct cached_stack *)(uintptr_t)entry)->id;
 }
 
-int stack_cache__put(struct stack_cache *c, uint64_t hash, const char *text, size_t len,
-		     size_t n_frames, int64_t id)
+int stack_cache__put(struct stack_cache *c, uint64_t hash, const void *bytes, size_t len,
+		     int64_t id)
 {
 	struct cached_stack *s;
 
-	if (id <= 0 || len > UINT32_MAX || n_frames > UINT32_MAX || len + 1 > c->max_text_bytes)
+	if (id <= 0 || len > UINT32_MAX || len > c->max_bytes)
 		return 0; /* not cached; still correct */
-	if (c->text_bytes + len + 1 > c->max_text_bytes ||
-	    hashtab__count(&c->by_hash) + 1 > c->max_entries)
+	if (c->bytes + len > c->max_bytes || hashtab__count(&c->by_hash) + 1 > c->max_entries)
 		stack_cache__clear(c); /* bounded: forget; the caller's slower path still works */
-	s = malloc(sizeof(*s) + len + 1);
+	s = malloc(sizeof(*s) + len);
 	if (!s)
 		return -ENOMEM;
-	*s = (struct cached_stack){.id = id, .len = (uint32_t)len, .n_frames = (uint32_t)n_frames};
-	memcpy(s->text, text, len);
-	s->text[len] = '\0';
+	*s = (struct cached_stack){.id = id, .len = (uint32_t)len};
+	memcpy(s->bytes, bytes, len);
 	if (hashtab__add(&c->by_hash, hash, (uintptr_t)s)) {
 		free(s);
 		return -ENOMEM;
 	}
-	c->text_bytes += len + 1;
+	c->bytes += len;
 	return 0;
 }

@@ -177,12 +177,31 @@ void audit_records_free(struct audit_record *a, size_t n);
 
 /* ===================================== profile store ===================================== */
 
-/* One stack with its value for one bucket. Frames are function names, root first. */
+/* One stack with its value for one bucket. Its frames, root first, are the indexes of their
+ * function names in the batch's `names`, varint-encoded (about a byte and a half a frame
+ * where a pointer would take eight: a large upload's stacks hold millions of frames);
+ * stack_frame_next() reads them. */
 struct stack_value {
-	const char *const *frames;
-	size_t n_frames;
+	const uint8_t *frames;
+	uint32_t frames_len; /* bytes */
+	uint32_t n_frames;
 	int64_t value;
 };
+
+/* The names index of the frame at *pos in a stack_value's frames; *pos moves past it. */
+static inline uint32_t stack_frame_next(const uint8_t **pos)
+{
+	const uint8_t *p = *pos;
+	uint32_t v = 0;
+
+	for (int shift = 0;; shift += 7) {
+		v |= (uint32_t)(*p & 0x7f) << shift;
+		if (!(*p++ & 0x80))
+			break;
+	}
+	*pos = p;
+	return v;
+}
 
 /* One upload, already decoded and reduced to the chosen sample type. */
 struct profile_batch {
@@ -194,6 +213,8 @@ struct profile_batch {
 	int64_t period;		  /* the profile's nominal period, for export */
 	const struct stack_value *stacks;
 	size_t n_stacks;
+	const char *const *names; /* the function names the stacks' frames index */
+	size_t n_names;
 	/* NULL, or the sender's id of this upload: the first batch with an (environment,
 	 * upload_id) is merged and the id remembered in the same transaction; a later one
 	 * (a retry whose answer was lost) is not merged again. */

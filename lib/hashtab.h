@@ -134,6 +134,12 @@ static inline size_t hashtab__count(const struct hashtab *t)
 	return t->used + t->has_zero;
 }
 
+/* The bytes the table's slots take. */
+static inline size_t hashtab__bytes(const struct hashtab *t)
+{
+	return t->cap * sizeof(struct hashtab_slot);
+}
+
 /* Fibonacci hashing: the multiply carries every key bit into the top bits it keeps. */
 static inline size_t hashtab_first_slot_(const struct hashtab *t, uint64_t key)
 {

@@ -55,10 +55,17 @@ struct otlp_sample {
 struct otlp_request;
 
 /* Parses and validates an uncompressed protobuf request. On failure returns -EINVAL (or
- * -ENOMEM) and writes a one-line reason to err ("stack_table index 9 out of range (table has
- * 4) in sample 2 of profile 0"). */
+ * -ENOMEM, or -E2BIG past OTLP_MAX_DECODE_MEMORY) and writes a one-line reason to err ("stack_table
+ * index 9 out of range (table has 4) in sample 2 of profile 0"). */
 int otlp_decode(const uint8_t *buf, size_t len, struct otlp_request **ret, char *err,
 		size_t err_len);
+/* The same, protobuf-c's allocations capped at cap bytes (at most OTLP_MAX_DECODE_MEMORY):
+ * -E2BIG with the reason when the request needs more. */
+int otlp_decode_capped(const uint8_t *buf, size_t len, size_t cap, struct otlp_request **ret,
+		       char *err, size_t err_len);
+/* The bytes the decoded request holds (protobuf-c's structures): what an upload's memory
+ * limit counts. */
+size_t otlp_request__bytes(const struct otlp_request *r);
 void otlp_request__free(struct otlp_request *r);
 
 size_t otlp_request__n_profiles(const struct otlp_request *r);

@@ -25,11 +25,12 @@ typedef Otlp__AnyValue pb_anyvalue;
 #define UNKNOWN_FRAME "[unknown]"
 #define BUILD_ID_PREFIX "process.executable.build_id"
 
-/* protobuf-c's allocations come from an arena, counted against OTLP_MAX_DECODE_MEMORY. */
+/* protobuf-c's allocations come from an arena, counted against a cap (at most
+ * OTLP_MAX_DECODE_MEMORY). */
 struct capped_alloc {
 	ProtobufCAllocator base;
 	struct arena arena;
-	size_t used;
+	size_t used, cap;
 	bool over_cap;
 };
 
@@ -37,7 +38,7 @@ static void *capped_alloc(void *data, size_t size)
 {
 	struct capped_alloc *a = data;
 
-	if (size > OTLP_MAX_DECODE_MEMORY - a->used) {
+	if (size > a->cap - a->used) {
 		a->over_cap = true;
 		return NULL;
 	}
@@ -490,6 +491,17 @@ static int collect_profiles(struct otlp_request *r)
 int otlp_decode(const uint8_t *buf, size_t len, struct otlp_request **ret, char *err,
 		size_t err_len)
 {
+	return otlp_decode_capped(buf, len, OTLP_MAX_DECODE_MEMORY, ret, err, err_len);
+}
+
+size_t otlp_request__bytes(const struct otlp_request *r)
+{
+	return r ? sizeof(*r) + r->alloc.used : 0;
+}
+
+int otlp_decode_capped(const uint8_t *buf, size_t len, size_t cap, struct otlp_request **ret,
+		       char *err, size_t err_len)
+{
 	static const pb_dict empty_dict = OTLP__PROFILES_DICTIONARY__INIT;
 	struct otlp_request *r = calloc(1, sizeof(*r));
 	int ret_err;
@@ -502,12 +514,15 @@ int otlp_decode(const uint8_t *buf, size_t len, struct otlp_request **ret, char 
 	r->err = err;
 	r->err_len = err_len;
 	r->alloc.base = (ProtobufCAllocator){capped_alloc, capped_free, &r->alloc};
+	r->alloc.cap = cap < OTLP_MAX_DECODE_MEMORY ? cap : OTLP_MAX_DECODE_MEMORY;
 	r->msg = otlp__export_profiles_service_request__unpack(&r->alloc.base, len, buf);
 	if (!r->msg) {
-		ret_err = r->alloc.over_cap ? fail(r, "request needs more than %lu MiB to decode",
-						   OTLP_MAX_DECODE_MEMORY >> 20)
-					    : fail(r, "not a valid ExportProfilesServiceRequest "
-						      "protobuf message (or truncated)");
+		ret_err = r->alloc.over_cap
+			      ? fail(r, "request needs more than %zu bytes to decode", r->alloc.cap)
+			      : fail(r, "not a valid ExportProfilesServiceRequest "
+					"protobuf message (or truncated)");
+		if (r->alloc.over_cap)
+			ret_err = -E2BIG;
 		goto out;
 	}
 	r->dict = r->msg->dictionary ? r->msg->dictionary : &empty_dict;

@@ -126,6 +126,11 @@ int pprof_stream__open(const uint8_t *buf, size_t len, struct pprof_stream **ret
 		       size_t err_len);
 void pprof_stream__free(struct pprof_stream *s);
 
+/* The bytes the stream's tables hold (strings and their text, mappings, functions, locations,
+ * the current sample's frames and labels), without the one unpacked message (at most
+ * PPROF_MAX_MESSAGE_MEMORY): what an upload's memory limit counts. */
+size_t pprof_stream__bytes(const struct pprof_stream *s);
+
 /* The header: sample types, period, times; samples is NULL and n_samples the number of
  * samples the profile holds. Valid until pprof_stream__free(). */
 const struct pprof_decoded *pprof_stream__header(const struct pprof_stream *s);

@@ -138,6 +138,7 @@ struct pprof_stream {
 	const char **strings;
 	size_t n_strings, strings_cap;
 	struct arena text;
+	size_t text_bytes; /* asked of text */
 	size_t n_sample_types_cap;
 	struct id_index mappings, functions, locations;
 	const char **function_names; /* function index -> name, "[unknown]" for "" */
@@ -238,6 +239,7 @@ static int add_string(struct pprof_stream *s, const struct protowire_field *f)
 	if (len > PPROF_MAX_STRING)
 		return fail(s, "string %zu is %zu bytes long, limit %u", i, len, PPROF_MAX_STRING);
 	copy = arena__alloc(&s->text, len + 1);
+	s->text_bytes += len + 1;
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, f->data, len);
@@ -652,6 +654,22 @@ void pprof_stream__free(struct pprof_stream *s)
 const struct pprof_decoded *pprof_stream__header(const struct pprof_stream *s)
 {
 	return &s->pub;
+}
+
+static size_t id_index_bytes(const struct id_index *x)
+{
+	return x->cap * sizeof(*x->ids) + hashtab__bytes(&x->map);
+}
+
+size_t pprof_stream__bytes(const struct pprof_stream *s)
+{
+	return sizeof(*s) + s->strings_cap * sizeof(*s->strings) + s->text_bytes +
+	       s->n_sample_types_cap * sizeof(*s->pub.sample_types) + id_index_bytes(&s->mappings) +
+	       id_index_bytes(&s->functions) + id_index_bytes(&s->locations) +
+	       s->function_names_cap * sizeof(*s->function_names) +
+	       s->location_frames_cap * sizeof(*s->location_frames) +
+	       s->location_start_cap * sizeof(*s->location_start) +
+	       s->frames_cap * sizeof(*s->frames) + s->labels_cap * sizeof(*s->labels);
 }
 
 /* --------------------------------------------------------------------- samples ---- */

@@ -6,7 +6,7 @@
 
 #include "protowire.h"
 
-#define VARINT_MAX_BYTES 10
+#define VARINT_MAX_BYTES PROTOWIRE_VARINT_MAX
 #define FIELD_NUMBER_MAX ((1u << 29) - 1) /* the protobuf spec's largest */
 #define KEY_MAX_BYTES 5 /* keys and lengths are 32-bit varints, as protobuf-c reads them */
 
@@ -24,6 +24,16 @@ int protowire__varint(const uint8_t **pos, const uint8_t *end, uint64_t *ret)
 		}
 	}
 	return -EINVAL;
+}
+
+size_t protowire__put_varint(uint8_t *out, uint64_t v)
+{
+	size_t n = 0;
+
+	for (; v >= 0x80; v >>= 7)
+		out[n++] = (uint8_t)(v | 0x80);
+	out[n++] = (uint8_t)v;
+	return n;
 }
 
 static int fixed(struct protowire *r, size_t size, struct protowire_field *f)

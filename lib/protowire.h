@@ -43,4 +43,10 @@ int protowire__next(struct protowire *r, struct protowire_field *ret);
 /* A varint at *pos (before end), *pos moved past it. 0 or -EINVAL. */
 int protowire__varint(const uint8_t **pos, const uint8_t *end, uint64_t *ret);
 
+/* The most bytes a varint takes. */
+#define PROTOWIRE_VARINT_MAX 10
+
+/* Writes v as a varint at out (room for PROTOWIRE_VARINT_MAX bytes); the bytes written. */
+size_t protowire__put_varint(uint8_t *out, uint64_t v);
+
 #endif

@@ -78,11 +78,26 @@ static int group_claims_collect(struct gc_item **items, size_t n, struct group_c
 	return 0;
 }
 
+/* Frame names of one stack looked up without an allocation up to this depth. */
+#define STACK_NAMES_LOCAL 64
+
 /* A stack's dictionary key: the first 8 bytes of the SHA-256 of its joined frames, never
  * UPLOAD_MARK. The joined frames are left in p->frames. */
-static int stack_hash(struct ch_profiles *p, const struct stack_value *sv, uint64_t *ret)
+static int stack_hash(struct ch_profiles *p, const struct profile_batch *batch,
+		      const struct stack_value *sv, uint64_t *ret)
 {
-	return ch_stack_hash(p->sha, &p->frames, sv->frames, sv->n_frames, ret);
+	const char *local[STACK_NAMES_LOCAL] = {0}, **names = local;
+	const uint8_t *pos = sv->frames;
+	int rc;
+
+	if (sv->n_frames > STACK_NAMES_LOCAL && !(names = malloc(sv->n_frames * sizeof(*names))))
+		return -ENOMEM;
+	for (size_t f = 0; f < sv->n_frames; f++) /* the batch's names the frames index */
+		names[f] = batch->names[stack_frame_next(&pos)];
+	rc = ch_stack_hash(p->sha, &p->frames, names, sv->n_frames, ret);
+	if (names != local)
+		free(names);
+	return rc;
 }
 
 void ch_put_rollup(struct ch_buf *b, const struct ch_rollup *r)
@@ -127,7 +142,7 @@ static int encode_batch(struct ch_profiles *p, const struct profile_batch *batch
 
 	put_rollup(rollups, batch, UPLOAD_MARK, 1, batch->period, now);
 	for (size_t i = 0; i < batch->n_stacks; i++) {
-		rc = stack_hash(p, &batch->stacks[i], &hash);
+		rc = stack_hash(p, batch, &batch->stacks[i], &hash);
 		if (rc)
 			return rc;
 		put_rollup(rollups, batch, hash, batch->stacks[i].value, 0, 0);

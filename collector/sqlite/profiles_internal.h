@@ -24,8 +24,13 @@
  * Only the functions below cross files; the rest is static in its file.
  */
 
-/* Frames are stored joined by '\n'; ingest replaces control characters in names. */
+/* The span links store joins frames by '\n'; ingest replaces control characters in names. */
 #define FRAME_SEP '\n'
+
+/* The stacks dictionary: a stack is its frames' function ids (root first), varint-encoded
+ * (function_dict.h), unique. */
+#define STACKS_TABLE                                                                               \
+	"stacks(id INTEGER PRIMARY KEY, n_frames INTEGER NOT NULL, ids BLOB NOT NULL UNIQUE)"
 
 /* The writer connection's statements (p->w); their SQL is in profiles_open.c. */
 enum {
@@ -57,6 +62,9 @@ enum {
 	W_REFOLD_DAY,
 	W_RETAIN_BUCKETS,
 	W_RETAIN_STACKS,
+	W_STACKS_ALL,
+	W_FUNCTIONS_ALL,
+	W_FUNCTION_DELETE,
 	W_RETAIN_UPLOADS,
 	W_COUNT
 };
@@ -68,6 +76,7 @@ enum {
 	R_SERIES,
 	R_TIERS,
 	R_STACK,
+	R_FUNCTION,
 	R_UPLOADS,
 	R_SERVICES,
 	R_SERVICE_BUCKETS,
@@ -86,7 +95,7 @@ struct reader {
 	sqlite3_stmt *st[R_COUNT];
 };
 
-/* One entry of the stack id cache: SHA-256 of the joined frames -> dictionary id. */
+/* One entry of a stack id cache keyed by SHA-256 of the joined frames (the span links'). */
 struct stack_slot {
 	uint8_t hash[SHA256_LEN];
 	int64_t id;
@@ -99,22 +108,17 @@ struct sqlite_profiles {
 	pthread_mutex_t write_lock;
 	sqlite3 *wdb;
 	sqlite3_stmt *w[W_COUNT];
-	struct hashtab stack_ids;	 /* SHA-256 prefix -> index into stack_hashes */
-	struct stack_slot *stack_hashes; /* stack hash -> id of committed stacks */
-	size_t n_stack_hashes, stack_hashes_cap;
-	char *frames_buf; /* scratch for joining frames */
-	size_t frames_cap;
-	size_t *lens;	       /* scratch: frame lengths of one stack */
-	uint64_t *name_hashes; /* scratch: frame name hashes of one stack */
-	size_t lens_cap;
-	struct hashtab memo; /* frame name pointer -> index into memo_names, for one group */
-	struct name_memo *memo_names; /* length and hash of each name */
-	size_t n_memo, memo_cap;
-	struct sha256_ctx *sha;
-	struct stack_cache *recent; /* frames -> id of committed stacks, verified by text */
-	struct merge_entry *merge;  /* one group's rollup values, by (series, bucket, stack) */
+	uint8_t *stack_buf; /* scratch: one stack's encoded function ids */
+	size_t stack_buf_cap;
+	int64_t *fids; /* scratch: one stack's function ids */
+	size_t fids_cap;
+	int64_t *name_fids; /* the batch being written: function id of each of its names, or 0 */
+	size_t name_fids_cap;
+	struct function_dict *functions;
+	int64_t first_new_stack;    /* the first stack id the group inserted; 0 while none */
+	struct stack_cache *recent; /* encoded stack -> id of committed stacks, verified */
+	struct merge_entry *merge;  /* one group's rollup values, summed by key at the end */
 	size_t n_merge, merge_cap;
-	struct hashtab merge_index;    /* merge_hash() -> index into merge */
 	struct hashtab series;	       /* key hash -> struct series_entry * */
 	struct series_entry **touched; /* series written by the group being committed */
 	size_t n_touched, touched_cap;
@@ -158,7 +162,7 @@ struct stack_hash_key {
 	const uint8_t *hash;
 };
 
-/* Stack caches keyed by SHA-256 (the rollups' and the span links'): whether entry `index` of
+/* Stack caches keyed by SHA-256 (the span links'): whether entry `index` of
  * key->entries has key->hash, and the hash table's hash of a SHA-256 (its first 8 bytes,
  * already uniform). profiles_stacks.c */
 bool sqlite_stack_hash_is(uint64_t index, const void *key);
@@ -167,13 +171,21 @@ uint64_t sqlite_stack_hash_prefix(const uint8_t *hash);
 /* profiles_stacks.c: the writer's caches. Called with write_lock held (or while opening). */
 int sqlite_profiles_caches_init(struct sqlite_profiles *p);
 void sqlite_profiles_caches_free(struct sqlite_profiles *p);
+/* Converts a database whose stacks dictionary holds joined frame text (before function ids):
+ * same stack ids, in one transaction. Before the writer's statements are prepared. */
+int sqlite_profiles_stacks_migrate(sqlite3 *db);
+/* Deletes the function names no stack uses any more (after retention deleted stacks); in the
+ * caller's transaction. */
+int sqlite_profiles_retain_functions(struct sqlite_profiles *p);
 /* Forgets every cached stack id: a rollback or retention may have removed them. */
 void sqlite_profiles_forget_stack_ids(struct sqlite_profiles *p);
-/* Starts a group: frame names measured and hashed for the previous one are forgotten. */
-void sqlite_profiles_names_new_group(struct sqlite_profiles *p);
-/* The stack's dictionary id, inserting the stack the first time it is seen. */
-int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct stack_value *sv,
-			     int64_t *ret_id);
+/* Starts a group (no stack inserted by it yet). */
+void sqlite_profiles_stacks_new_group(struct sqlite_profiles *p);
+/* Starts a batch: its names' function ids are looked up as its stacks need them. */
+int sqlite_profiles_names_new_batch(struct sqlite_profiles *p, const struct profile_batch *b);
+/* The dictionary id of a stack of batch b, inserting the stack the first time it is seen. */
+int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct profile_batch *b,
+			     const struct stack_value *sv, int64_t *ret_id);
 /* Empties the series cache (entries are reloaded on use). */
 void sqlite_profiles_forget_series(struct sqlite_profiles *p);
 /* The batch's series (created when new) with its tier marks and newest bucket. */

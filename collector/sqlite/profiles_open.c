@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Profile store on SQLite: a stacks dictionary (one row per distinct stack, keyed by the
- * SHA-256 of its frames) and rollups merged in place, in three tiers. Here: the schema, opening
- * and closing, retention. The write and read paths are profiles_write.c and profiles_read.c. */
+/* Profile store on SQLite: a stacks dictionary (one row per distinct stack, keyed by its
+ * frames' function ids, each function name stored once) and rollups merged in place, in three
+ * tiers. Here: the schema, opening and closing, retention. The write and read paths are
+ * profiles_write.c and profiles_read.c. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 
 #include "../group_commit.h"
+#include "function_dict.h"
 #include "profiles_internal.h"
 #include "store_sqlite_db.h"
 
@@ -20,9 +22,7 @@
  * one stack -> value. `buckets` counts the uploads merged into each record (heap averages).
  */
 static const char schema[] =
-    "CREATE TABLE IF NOT EXISTS stacks("
-    " id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE, n_frames INTEGER NOT NULL,"
-    " frames TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS " STACKS_TABLE ";" FUNCTIONS_SCHEMA
     "CREATE TABLE IF NOT EXISTS series("
     " id INTEGER PRIMARY KEY, environment TEXT NOT NULL, service TEXT NOT NULL,"
     " profile_type TEXT NOT NULL, deployment TEXT NOT NULL, node TEXT NOT NULL DEFAULT '',"
@@ -60,8 +60,8 @@ static const char *const writer_sql[W_COUNT] = {
 		     " AND profile_type = ?3 AND deployment = ?4 AND node = ?5",
     [W_SERIES_ADD] = "INSERT INTO series(environment, service, profile_type, deployment, node)"
 		     " VALUES(?1, ?2, ?3, ?4, ?5)",
-    [W_STACK_GET] = "SELECT id FROM stacks WHERE hash = ?1",
-    [W_STACK_ADD] = "INSERT INTO stacks(hash, n_frames, frames) VALUES(?1, ?2, ?3)",
+    [W_STACK_GET] = "SELECT id FROM stacks WHERE ids = ?1",
+    [W_STACK_ADD] = "INSERT INTO stacks(n_frames, ids) VALUES(?1, ?2) ON CONFLICT(ids) DO NOTHING",
     [W_UPLOAD_CLAIM] = "INSERT INTO uploads(environment, upload_id, received_at)"
 		       " VALUES(?1, ?2, ?3) ON CONFLICT(environment, upload_id) DO NOTHING",
     [W_BUCKET_UPSERT] = "INSERT INTO buckets(series_id, bucket, uploads, period, last_upload)"
@@ -118,6 +118,9 @@ static const char *const writer_sql[W_COUNT] = {
 		     " GROUP BY r.series_id, r.stack_id",
     [W_RETAIN_BUCKETS] = "DELETE FROM buckets WHERE bucket + 300 <= ?1",
     [W_RETAIN_STACKS] = "DELETE FROM stacks WHERE id NOT IN (SELECT stack_id FROM rollups)",
+    [W_STACKS_ALL] = "SELECT n_frames, ids FROM stacks",
+    [W_FUNCTIONS_ALL] = "SELECT id FROM functions",
+    [W_FUNCTION_DELETE] = "DELETE FROM functions WHERE id = ?1",
     [W_RETAIN_UPLOADS] = "DELETE FROM uploads WHERE received_at < ?1",
 };
 
@@ -171,9 +174,12 @@ static int prof_retention(struct profile_store *s, int64_t cutoff, int64_t *ret_
 		sqlite3_bind_int64(p->w[W_RETAIN_BUCKETS], 1, cutoff);
 		rc = sqlite_db_step_done(p->w[W_RETAIN_BUCKETS]);
 	}
-	/* Stacks no rollup refers to any more leave the dictionary (and the cache). */
+	/* Stacks no rollup refers to any more leave the dictionary (and the cache), and so do
+	 * the function names none of the remaining stacks has. */
 	if (!rc && deleted > 0)
 		rc = sqlite_db_step_done(p->w[W_RETAIN_STACKS]);
+	if (!rc && deleted > 0)
+		rc = sqlite_profiles_retain_functions(p);
 	if (!rc)
 		rc = retain_upload_ids(p, cutoff);
 	if (!rc)
@@ -217,11 +223,10 @@ static void prof_close(struct profile_store *s)
 		pthread_mutex_destroy(&p->readers[i].lock);
 	}
 	group_commit__free(p->gc);
+	sqlite_profiles_caches_free(p); /* first: the function names' statements are on wdb */
 	sqlite_db_close(p->wdb, p->w, W_COUNT);
 	pthread_mutex_destroy(&p->write_lock);
-	sqlite_profiles_caches_free(p);
 	free(p->merge);
-	hashtab__free(&p->merge_index);
 	free(p->path);
 	free(p);
 }
@@ -305,6 +310,8 @@ int profile_store_sqlite_open(const char *path, const struct store_sqlite_option
 		err = sqlite_db_open(path, schema, o.durability, &p->wdb);
 	if (!err)
 		err = series_add_node(p->wdb);
+	if (!err)
+		err = sqlite_profiles_stacks_migrate(p->wdb);
 	if (!err)
 		err = sqlite_db_prepare_all(p->wdb, writer_sql, p->w, W_COUNT);
 	if (!err)

@@ -1,20 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The SQLite profile store's writer caches: stack hash -> dictionary id (SHA-256 of the joined
- * frames, and a verified cache by frames), frame names measured once per group, series ids. */
+/* The SQLite profile store's stacks dictionary and writer caches: a stack is the varint
+ * function ids of its frames (function_dict.h), cached -> dictionary id; a batch's names'
+ * function ids, each looked up once; series ids. Retention of function names, and the
+ * conversion of databases with the older text dictionary when they are opened. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../stack_cache.h"
+#include "function_dict.h"
 #include "hashtab.h"
 #include "profiles_internal.h"
 #include "store_sqlite_db.h"
 
-#define RECENT_STACKS_MAX (1u << 18) /* verified cache slots (at most half used) */
-#define RECENT_TEXT_MAX (32u << 20)  /* verified cache frame text: 32 MiB */
-#define STACK_CACHE_MAX (1u << 20)   /* stack ids cached; all forgotten past this */
+#define RECENT_STACKS_MAX (1u << 19) /* verified cache slots (at most half used) */
+#define RECENT_BYTES_MAX (16u << 20) /* verified cache encoded stacks: 16 MiB */
 
-/* ------------------------------------------------------------------ stack id cache ---- */
+/* ------------------------------------------------------ SHA-256 keyed caches ---- */
 
 bool sqlite_stack_hash_is(uint64_t index, const void *key)
 {
@@ -31,229 +33,312 @@ uint64_t sqlite_stack_hash_prefix(const uint8_t *hash)
 	return h;
 }
 
-/* The cached id of the stack of this SHA-256; 0 when not cached. */
-static int64_t cache_get(const struct sqlite_profiles *p, const uint8_t *hash)
-{
-	struct stack_hash_key key = {.entries = p->stack_hashes, .hash = hash};
-	uint64_t index;
-
-	if (!hashtab__find(&p->stack_ids, sqlite_stack_hash_prefix(hash), sqlite_stack_hash_is,
-			   &key, &index))
-		return 0;
-	return p->stack_hashes[index].id;
-}
-
-static void cache_clear(struct sqlite_profiles *p)
-{
-	hashtab__clear(&p->stack_ids);
-	p->n_stack_hashes = 0;
-}
-
-/* Also empties the verified cache: both may hold ids a rollback or retention removed. */
+/* Also empties the function name ids: a rollback may have removed them. */
 void sqlite_profiles_forget_stack_ids(struct sqlite_profiles *p)
 {
-	cache_clear(p);
 	stack_cache__clear(p->recent);
-}
-
-static int cache_grow(struct sqlite_profiles *p)
-{
-	size_t cap = p->stack_hashes_cap ? p->stack_hashes_cap * 2 : 2048;
-	struct stack_slot *grown = realloc(p->stack_hashes, cap * sizeof(*grown));
-
-	if (!grown)
-		return -ENOMEM;
-	p->stack_hashes = grown;
-	p->stack_hashes_cap = cap;
-	return 0;
-}
-
-/* Caches a stack id not cached yet. */
-static int cache_put(struct sqlite_profiles *p, const uint8_t *hash, int64_t id)
-{
-	struct stack_slot *slot;
-
-	if (p->n_stack_hashes == STACK_CACHE_MAX)
-		cache_clear(p); /* bounded memory: forget, the dictionary has them */
-	if (p->n_stack_hashes == p->stack_hashes_cap && cache_grow(p))
-		return -ENOMEM;
-	if (hashtab__add(&p->stack_ids, sqlite_stack_hash_prefix(hash), p->n_stack_hashes))
-		return -ENOMEM;
-	slot = &p->stack_hashes[p->n_stack_hashes++];
-	memcpy(slot->hash, hash, SHA256_LEN);
-	slot->id = id;
-	return 0;
+	function_dict__forget(p->functions);
 }
 
 /* --------------------------------------------------------- frame names, stack ids ---- */
 
-/*
- * An upload's stacks share their frame name strings (one pointer per distinct name), so each
- * name is measured and hashed once per group, found again by its pointer. Valid for one group
- * only (the uploads' memory lives until they are acknowledged): a new group forgets it.
- */
-struct name_memo {
-	uint64_t hash;
-	size_t len;
-};
-
-void sqlite_profiles_names_new_group(struct sqlite_profiles *p)
+void sqlite_profiles_stacks_new_group(struct sqlite_profiles *p)
 {
-	hashtab__clear(&p->memo);
-	p->n_memo = 0;
+	p->first_new_stack = 0;
 }
 
-/* Measures and hashes a name not memoised in this group yet. */
-static int memo_add(struct sqlite_profiles *p, const char *name, const struct name_memo **ret)
+int sqlite_profiles_names_new_batch(struct sqlite_profiles *p, const struct profile_batch *b)
 {
-	struct name_memo *m;
-
-	if (p->n_memo == p->memo_cap) {
-		size_t cap = p->memo_cap ? p->memo_cap * 2 : 2048;
-		struct name_memo *grown = realloc(p->memo_names, cap * sizeof(*grown));
+	if (b->n_names > p->name_fids_cap) {
+		int64_t *grown = realloc(p->name_fids, b->n_names * sizeof(*grown));
 
 		if (!grown)
 			return -ENOMEM;
-		p->memo_names = grown;
-		p->memo_cap = cap;
+		p->name_fids = grown;
+		p->name_fids_cap = b->n_names;
 	}
-	if (hashtab__put(&p->memo, (uintptr_t)name, p->n_memo))
+	if (b->n_names)
+		memset(p->name_fids, 0, b->n_names * sizeof(*p->name_fids));
+	return 0;
+}
+
+/* The function id of the batch's name `index`, looked up once per batch. */
+static int name_function_id(struct sqlite_profiles *p, const struct profile_batch *b,
+			    uint32_t index, int64_t *ret_id)
+{
+	if (index >= b->n_names)
+		return -EINVAL;
+	if (!p->name_fids[index]) {
+		int rc = function_dict__id(p->functions, b->names[index], &p->name_fids[index]);
+
+		if (rc)
+			return rc;
+	}
+	*ret_id = p->name_fids[index];
+	return 0;
+}
+
+static int grow_fids(struct sqlite_profiles *p, size_t n)
+{
+	int64_t *fids = realloc(p->fids, n * sizeof(*fids));
+
+	if (!fids)
 		return -ENOMEM;
-	m = &p->memo_names[p->n_memo++];
-	m->len = strlen(name);
-	m->hash = stack_cache__name_hash(name, m->len);
-	*ret = m;
+	p->fids = fids;
+	p->fids_cap = n;
 	return 0;
 }
 
-static int memo_get(struct sqlite_profiles *p, const char *name, size_t *ret_len,
-		    uint64_t *ret_hash)
+/* p->fids[0..n) encoded into p->stack_buf; *ret_len its length. */
+static int fids_encode(struct sqlite_profiles *p, size_t n, size_t *ret_len)
 {
-	const struct name_memo *m;
-	uint64_t index;
+	size_t need = function_ids_max_bytes(n);
 
-	if (hashtab__get(&p->memo, (uintptr_t)name, &index)) {
-		m = &p->memo_names[index];
-	} else {
-		int rc = memo_add(p, name, &m);
-
-		if (rc)
-			return rc;
-	}
-	*ret_len = m->len;
-	*ret_hash = m->hash;
-	return 0;
-}
-
-/* Frame lengths and name hashes of one stack into p->lens and p->name_hashes; returns the
- * joined length. */
-static int frame_lengths(struct sqlite_profiles *p, const struct stack_value *sv, size_t *ret_len)
-{
-	size_t len = sv->n_frames ? sv->n_frames - 1 : 0;
-
-	if (sv->n_frames > p->lens_cap) {
-		size_t *lens = realloc(p->lens, sv->n_frames * sizeof(*lens));
-		uint64_t *hashes;
-
-		if (!lens)
-			return -ENOMEM;
-		p->lens = lens;
-		hashes = realloc(p->name_hashes, sv->n_frames * sizeof(*hashes));
-		if (!hashes)
-			return -ENOMEM;
-		p->name_hashes = hashes;
-		p->lens_cap = sv->n_frames;
-	}
-	for (size_t i = 0; i < sv->n_frames; i++) {
-		int rc = memo_get(p, sv->frames[i], &p->lens[i], &p->name_hashes[i]);
-
-		if (rc)
-			return rc;
-		len += p->lens[i];
-	}
-	*ret_len = len;
-	return 0;
-}
-
-/* Joins the frames with FRAME_SEP into p->frames_buf. */
-static int join_frames(struct sqlite_profiles *p, const struct stack_value *sv, size_t len)
-{
-	size_t at = 0;
-
-	if (len + 1 > p->frames_cap) {
-		char *buf = realloc(p->frames_buf, len + 1);
+	if (need > p->stack_buf_cap) {
+		uint8_t *buf = realloc(p->stack_buf, need);
 
 		if (!buf)
 			return -ENOMEM;
-		p->frames_buf = buf;
-		p->frames_cap = len + 1;
+		p->stack_buf = buf;
+		p->stack_buf_cap = need;
 	}
-	for (size_t i = 0; i < sv->n_frames; i++) {
-		if (i)
-			p->frames_buf[at++] = FRAME_SEP;
-		memcpy(p->frames_buf + at, sv->frames[i], p->lens[i]);
-		at += p->lens[i];
-	}
-	p->frames_buf[at] = '\0';
+	*ret_len = function_ids_encode(p->fids, n, p->stack_buf);
 	return 0;
 }
 
-/* Looks the stack (joined in p->frames_buf) up in the dictionary, inserting it the first time
- * it is seen. */
-static int stack_lookup_or_add(struct sqlite_profiles *p, const struct stack_value *sv,
-			       const uint8_t *hash, size_t len, int64_t *ret_id)
+/* The stack's frames as function ids, encoded into p->stack_buf; *ret_len its length. */
+static int stack_encode(struct sqlite_profiles *p, const struct profile_batch *b,
+			const struct stack_value *sv, size_t *ret_len)
 {
-	sqlite3_stmt *st = p->w[W_STACK_GET];
+	const uint8_t *pos = sv->frames;
+
+	if (sv->n_frames > p->fids_cap && grow_fids(p, sv->n_frames))
+		return -ENOMEM;
+	for (size_t i = 0; i < sv->n_frames; i++) {
+		int rc = name_function_id(p, b, stack_frame_next(&pos), &p->fids[i]);
+
+		if (rc)
+			return rc;
+	}
+	return fids_encode(p, sv->n_frames, ret_len);
+}
+
+/* The encoded stack's (p->stack_buf) dictionary id: inserted, or, when it is there already,
+ * looked up (a stack missing from the cache is more often new than known). */
+static int stack_add_or_lookup(struct sqlite_profiles *p, size_t n_frames, size_t len,
+			       int64_t *ret_id)
+{
+	sqlite3_stmt *st = p->w[W_STACK_ADD];
 	int rc;
 
-	sqlite3_bind_blob(st, 1, hash, SHA256_LEN, SQLITE_STATIC);
+	*ret_id = 0;
+	sqlite3_bind_int64(st, 1, (int64_t)n_frames);
+	sqlite3_bind_blob(st, 2, p->stack_buf, (int)len, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE && sqlite3_changes(p->wdb) > 0) {
+		*ret_id = sqlite3_last_insert_rowid(p->wdb);
+		if (!p->first_new_stack)
+			p->first_new_stack = *ret_id;
+	}
+	sqlite_db_reset(st);
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	if (*ret_id)
+		return 0;
+	st = p->w[W_STACK_GET];
+	sqlite3_bind_blob(st, 1, p->stack_buf, (int)len, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*ret_id = sqlite3_column_int64(st, 0);
 	sqlite_db_reset(st);
-	if (rc == SQLITE_DONE) {
-		st = p->w[W_STACK_ADD];
-		sqlite3_bind_blob(st, 1, hash, SHA256_LEN, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 2, (int64_t)sv->n_frames);
-		sqlite3_bind_text(st, 3, p->frames_buf, (int)len, SQLITE_STATIC);
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_DONE)
-			*ret_id = sqlite3_last_insert_rowid(p->wdb);
-		sqlite_db_reset(st);
-	}
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -EIO;
+	return rc == SQLITE_ROW ? 0 : -EIO;
 }
 
-/* The stack's dictionary id. A stack seen recently is found by its frames in the verified
- * cache; otherwise its frames are joined and hashed with SHA-256 (the dictionary's key). */
-int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct stack_value *sv,
-			     int64_t *ret_id)
+/* The stack's dictionary id: its frames' function ids, encoded, are its key. A stack seen
+ * recently is found in the verified cache, without a statement; a stack enters the cache the
+ * second time it is seen (an upload of stacks never seen before, however large, fills none). */
+int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct profile_batch *b,
+			     const struct stack_value *sv, int64_t *ret_id)
 {
-	uint8_t hash[SHA256_LEN];
 	uint64_t fast;
 	size_t len;
 	int rc;
 
-	rc = frame_lengths(p, sv, &len);
+	rc = stack_encode(p, b, sv, &len);
 	if (rc)
 		return rc;
 	if (len > INT32_MAX)
 		return -E2BIG;
-	fast = stack_cache__hash_names(p->name_hashes, sv->n_frames);
-	*ret_id = stack_cache__get(p->recent, fast, sv->frames, p->lens, sv->n_frames);
+	fast = hash_bytes(p->stack_buf, len);
+	*ret_id = stack_cache__get(p->recent, fast, p->stack_buf, len);
 	if (*ret_id)
 		return 0;
-	rc = join_frames(p, sv, len);
+	rc = stack_add_or_lookup(p, sv->n_frames, len, ret_id);
+	if (rc || (p->first_new_stack && *ret_id >= p->first_new_stack))
+		return rc; /* new: cached when seen again, so one-off stacks fill no cache */
+	/* Cached before commit; a rollback clears the cache. */
+	return stack_cache__put(p->recent, fast, p->stack_buf, len, *ret_id);
+}
+
+/* ------------------------------------------------------ function name retention ---- */
+
+/* Every function id the dictionary's stacks use, into the set `used` (id -> 1). */
+static int used_functions(struct sqlite_profiles *p, struct hashtab *used)
+{
+	sqlite3_stmt *st = p->w[W_STACKS_ALL];
+	int rc = 0, step;
+
+	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t n = sqlite3_column_int64(st, 0);
+		size_t len = (size_t)sqlite3_column_bytes(st, 1);
+
+		if (n < 0 || (uint64_t)n > len)
+			rc = -EIO;
+		else if ((size_t)n > p->fids_cap)
+			rc = grow_fids(p, (size_t)n);
+		if (!rc && function_ids_decode(sqlite3_column_blob(st, 1), len, p->fids, (size_t)n))
+			rc = -EIO;
+		for (int64_t i = 0; !rc && i < n; i++)
+			rc = hashtab__put(used, (uint64_t)p->fids[i], 1);
+	}
+	if (!rc && step != SQLITE_DONE)
+		rc = -EIO;
+	sqlite_db_reset(st);
+	return rc;
+}
+
+/* The function ids not in `used`, into *ret (realloc'd) and *ret_n. */
+static int unused_functions(struct sqlite_profiles *p, const struct hashtab *used, int64_t **ret,
+			    size_t *ret_n)
+{
+	sqlite3_stmt *st = p->w[W_FUNCTIONS_ALL];
+	size_t cap = 0;
+	uint64_t one;
+	int rc = 0, step;
+
+	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+
+		if (hashtab__get(used, (uint64_t)id, &one))
+			continue;
+		if (*ret_n == cap) {
+			int64_t *grown =
+			    realloc(*ret, (cap = cap ? cap * 2 : 256) * sizeof(*grown));
+
+			if (!grown) {
+				rc = -ENOMEM;
+				break;
+			}
+			*ret = grown;
+		}
+		(*ret)[(*ret_n)++] = id;
+	}
+	if (!rc && step != SQLITE_DONE)
+		rc = -EIO;
+	sqlite_db_reset(st);
+	return rc;
+}
+
+int sqlite_profiles_retain_functions(struct sqlite_profiles *p)
+{
+	struct hashtab used = {0};
+	int64_t *unused = NULL;
+	size_t n = 0;
+	int rc = used_functions(p, &used);
+
 	if (!rc)
-		rc = sha256_with(p->sha, p->frames_buf, len, hash);
-	if (rc)
+		rc = unused_functions(p, &used, &unused, &n);
+	for (size_t i = 0; !rc && i < n; i++) {
+		sqlite3_bind_int64(p->w[W_FUNCTION_DELETE], 1, unused[i]);
+		rc = sqlite_db_step_done(p->w[W_FUNCTION_DELETE]);
+	}
+	hashtab__free(&used);
+	free(unused);
+	return rc;
+}
+
+/* ------------------------------------------------- text dictionary conversion ---- */
+
+/* One text row as function ids, encoded into p->stack_buf (p->functions on the migrating
+ * connection); *ret_len its length. */
+static int text_row_encode(struct sqlite_profiles *p, const char *text, int64_t n_frames,
+			   size_t *ret_len)
+{
+	struct merged_stack ms = {0};
+	int rc = sqlite_split_frames(text, n_frames, &ms);
+
+	if (!rc && ms.n_frames > p->fids_cap)
+		rc = grow_fids(p, ms.n_frames);
+	for (size_t i = 0; !rc && i < ms.n_frames; i++)
+		rc = function_dict__id(p->functions, ms.frames[i], &p->fids[i]);
+	if (!rc)
+		rc = fids_encode(p, ms.n_frames, ret_len);
+	for (size_t i = 0; i < ms.n_frames; i++)
+		free(ms.frames[i]);
+	free(ms.frames);
+	return rc;
+}
+
+/* Copies every row of stacks_text into the new stacks table, under the same id. */
+static int copy_text_rows(sqlite3 *db, struct sqlite_profiles *p)
+{
+	sqlite3_stmt *sel = NULL, *ins = NULL;
+	int rc = -EIO, step = SQLITE_DONE;
+
+	if (sqlite3_prepare_v2(db, "SELECT id, n_frames, frames FROM stacks_text", -1, &sel,
+			       NULL) ||
+	    sqlite3_prepare_v2(db, "INSERT INTO stacks(id, n_frames, ids) VALUES(?1, ?2, ?3)", -1,
+			       &ins, NULL))
+		goto out;
+	rc = 0;
+	while (!rc && (step = sqlite3_step(sel)) == SQLITE_ROW) {
+		size_t len = 0;
+
+		rc = text_row_encode(p, (const char *)sqlite3_column_text(sel, 2),
+				     sqlite3_column_int64(sel, 1), &len);
+		if (rc)
+			break;
+		sqlite3_bind_int64(ins, 1, sqlite3_column_int64(sel, 0));
+		sqlite3_bind_int64(ins, 2, sqlite3_column_int64(sel, 1));
+		sqlite3_bind_blob(ins, 3, p->stack_buf, (int)len, SQLITE_STATIC);
+		rc = sqlite_db_step_done(ins);
+	}
+	if (!rc && step != SQLITE_DONE)
+		rc = -EIO;
+out:
+	sqlite3_finalize(sel);
+	sqlite3_finalize(ins);
+	return rc;
+}
+
+static int text_dictionary_convert(sqlite3 *db, void *arg)
+{
+	struct sqlite_profiles p = {0}; /* only its encoding scratch and function ids */
+	int rc;
+
+	(void)arg;
+	rc = sqlite_db_exec(db, "ALTER TABLE stacks RENAME TO stacks_text;"
+				"CREATE TABLE " STACKS_TABLE ";");
+	if (!rc) {
+		p.functions = function_dict__new(db);
+		rc = p.functions ? copy_text_rows(db, &p) : -ENOMEM;
+	}
+	if (!rc)
+		rc = sqlite_db_exec(db, "DROP TABLE stacks_text;");
+	function_dict__free(p.functions);
+	free(p.stack_buf);
+	free(p.fids);
+	return rc;
+}
+
+int sqlite_profiles_stacks_migrate(sqlite3 *db)
+{
+	bool has_text;
+	int rc = sqlite_db_has_column(db, "stacks", "frames", &has_text);
+
+	if (rc || !has_text)
 		return rc;
-	*ret_id = cache_get(p, hash);
-	if (!*ret_id && ((rc = stack_lookup_or_add(p, sv, hash, len, ret_id)) ||
-			 (rc = cache_put(p, hash, *ret_id))))
-		return rc;
-	/* Cached before commit; a rollback clears both caches. */
-	return stack_cache__put(p->recent, fast, p->frames_buf, len, sv->n_frames, *ret_id);
+	return sqlite_db_in_transaction(db, text_dictionary_convert, NULL);
 }
 
 /* ------------------------------------------------------------------- series cache ---- */
@@ -413,23 +498,19 @@ int sqlite_profiles_series_touch(struct sqlite_profiles *p, struct series_entry 
 
 int sqlite_profiles_caches_init(struct sqlite_profiles *p)
 {
-	p->sha = sha256_ctx__new();
-	p->recent = stack_cache__new(RECENT_STACKS_MAX, RECENT_TEXT_MAX);
-	return p->sha && p->recent ? 0 : -ENOMEM;
+	p->functions = function_dict__new(p->wdb);
+	p->recent = stack_cache__new(RECENT_STACKS_MAX, RECENT_BYTES_MAX);
+	return p->functions && p->recent ? 0 : -ENOMEM;
 }
 
 void sqlite_profiles_caches_free(struct sqlite_profiles *p)
 {
-	hashtab__free(&p->stack_ids);
-	free(p->stack_hashes);
-	free(p->frames_buf);
-	free(p->lens);
-	free(p->name_hashes);
-	hashtab__free(&p->memo);
-	free(p->memo_names);
+	free(p->stack_buf);
+	free(p->fids);
+	free(p->name_fids);
 	sqlite_profiles_forget_series(p);
 	hashtab__free(&p->series);
 	free(p->touched);
-	sha256_ctx__free(p->sha);
+	function_dict__free(p->functions);
 	stack_cache__free(p->recent);
 }

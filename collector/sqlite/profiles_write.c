@@ -11,7 +11,7 @@
 #include "profiles_internal.h"
 #include "store_sqlite_db.h"
 
-#define FRAME_BYTES_EST 32    /* average frame name bytes, for the queue's byte bound */
+#define NAME_BYTES_EST 32     /* average function name bytes, for the queue's byte bound */
 #define SERIES_CACHE_MAX 4096 /* series entries; cleared between groups past this */
 /* A period is folded into its tier this long after its end (and after the series' newest
  * bucket has passed it), so that ordinary late uploads still land before the fold; a later
@@ -22,46 +22,22 @@
 
 /*
  * The uploads of one group commit often hit the same rollup record (one service, one bucket),
- * so their values are summed per (series, bucket, stack) in memory first and each sum is
- * written with one UPSERT, in key order (the rollups primary key), after all of them.
+ * so their values are collected, sorted by (series, bucket, stack) and summed where the key
+ * repeats; each sum is written with one statement, in key order (the rollups primary key).
+ * No index while collecting: 40 bytes a value, one sort at the end.
  */
 struct merge_entry {
 	int64_t series_id, bucket, stack_id, value;
 	enum tier tier; /* bucket is the hour's or the day's start for the coarser tiers */
 };
 
-/* Hash of a rollup key (tier, series, bucket, stack). */
-static inline uint64_t merge_hash(enum tier tier, int64_t series, int64_t bucket, int64_t stack)
-{
-	uint64_t h = ((uint64_t)series * 0x9e3779b97f4a7c15ull ^ (uint64_t)bucket) + tier;
-
-	h = (h ^ (uint64_t)stack) * 0xff51afd7ed558ccdull;
-	return h ^ (h >> 29);
-}
-
 static void merge_reset(struct sqlite_profiles *p)
 {
-	hashtab__clear(&p->merge_index);
 	p->n_merge = 0;
 }
 
-/* What same_rollup_key() compares a merged entry with. */
-struct merge_key {
-	const struct merge_entry *entries;
-	struct merge_entry probe;
-};
-
-static bool same_rollup_key(uint64_t index, const void *key)
-{
-	const struct merge_key *k = key;
-	const struct merge_entry *e = &k->entries[index];
-
-	return e->tier == k->probe.tier && e->series_id == k->probe.series_id &&
-	       e->bucket == k->probe.bucket && e->stack_id == k->probe.stack_id;
-}
-
-/* Appends a value whose rollup key the group has not had yet. */
-static int merge_append(struct sqlite_profiles *p, uint64_t h, const struct merge_entry *e)
+static int merge_add(struct sqlite_profiles *p, enum tier tier, int64_t series, int64_t bucket,
+		     int64_t stack, int64_t value)
 {
 	if (p->n_merge == p->merge_cap) {
 		size_t cap = p->merge_cap ? p->merge_cap * 2 : 4096;
@@ -72,24 +48,8 @@ static int merge_append(struct sqlite_profiles *p, uint64_t h, const struct merg
 		p->merge = grown;
 		p->merge_cap = cap;
 	}
-	if (hashtab__add(&p->merge_index, h, p->n_merge))
-		return -ENOMEM;
-	p->merge[p->n_merge++] = *e;
+	p->merge[p->n_merge++] = (struct merge_entry){series, bucket, stack, value, tier};
 	return 0;
-}
-
-static int merge_add(struct sqlite_profiles *p, enum tier tier, int64_t series, int64_t bucket,
-		     int64_t stack, int64_t value)
-{
-	struct merge_key key = {p->merge, {series, bucket, stack, value, tier}};
-	uint64_t h = merge_hash(tier, series, bucket, stack), index;
-
-	if (hashtab__find(&p->merge_index, h, same_rollup_key, &key, &index)) {
-		struct merge_entry *e = &p->merge[index];
-
-		return __builtin_add_overflow(e->value, value, &e->value) ? -EOVERFLOW : 0;
-	}
-	return merge_append(p, h, &key.probe);
 }
 
 static int merge_cmp(const void *a, const void *b)
@@ -113,23 +73,53 @@ static void bind_entry(sqlite3_stmt *st, const struct merge_entry *e)
 	sqlite3_bind_int64(st, 4, e->value);
 }
 
-/* Most values add to a row that exists (uploads keep hitting the current bucket), so each is
- * an UPDATE first (one index seek), and an UPSERT only when no row was there. */
-static int merge_flush(struct sqlite_profiles *p)
+static bool same_rollup_key(const struct merge_entry *a, const struct merge_entry *b)
 {
-	int rc = 0;
+	return a->tier == b->tier && a->series_id == b->series_id && a->bucket == b->bucket &&
+	       a->stack_id == b->stack_id;
+}
+
+/* Sorts the group's values by key and sums the ones of one key into the first; the number of
+ * distinct keys. */
+static int merge_sum(struct sqlite_profiles *p, size_t *ret_n)
+{
+	size_t n = 0;
 
 	if (p->n_merge > 1) /* merge may be NULL for a profile without samples */
 		qsort(p->merge, p->n_merge, sizeof(*p->merge), merge_cmp);
-	for (size_t i = 0; !rc && i < p->n_merge; i++) {
+	for (size_t i = 0; i < p->n_merge; i++) {
+		if (n && same_rollup_key(&p->merge[n - 1], &p->merge[i])) {
+			if (__builtin_add_overflow(p->merge[n - 1].value, p->merge[i].value,
+						   &p->merge[n - 1].value))
+				return -EOVERFLOW;
+			continue;
+		}
+		p->merge[n++] = p->merge[i];
+	}
+	*ret_n = n;
+	return 0;
+}
+
+/* Most values add to a row that exists (uploads keep hitting the current bucket), so each is
+ * an UPDATE first (one index seek), and an UPSERT only when no row was there; a stack the
+ * group inserted into the dictionary has no row yet: straight to the UPSERT. */
+static int merge_flush(struct sqlite_profiles *p)
+{
+	size_t n = 0;
+	int rc = merge_sum(p, &n);
+
+	for (size_t i = 0; !rc && i < n; i++) {
 		const struct merge_entry *e = &p->merge[i];
 		sqlite3_stmt *st = p->w[W_ROLLUP_ADD + e->tier];
 
+		if (p->first_new_stack && e->stack_id >= p->first_new_stack)
+			goto upsert;
 		bind_entry(st, e);
 		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
 		sqlite3_reset(st);
 		if (rc || sqlite3_changes(p->wdb) > 0)
 			continue;
+	upsert:
 		st = p->w[W_ROLLUP_UPSERT + e->tier];
 		bind_entry(st, e);
 		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
@@ -197,10 +187,12 @@ static int ingest_batch(struct sqlite_profiles *p, const struct profile_batch *b
 	sqlite3_bind_int64(st, 3, b->period);
 	sqlite3_bind_int64(st, 4, now);
 	rc = sqlite_db_step_done(st);
+	if (!rc)
+		rc = sqlite_profiles_names_new_batch(p, b);
 	for (size_t i = 0; !rc && i < b->n_stacks; i++) {
 		int64_t stack = 0;
 
-		rc = sqlite_profiles_stack_id(p, &b->stacks[i], &stack);
+		rc = sqlite_profiles_stack_id(p, b, &b->stacks[i], &stack);
 		if (!rc)
 			rc = merge_value(p, e, b->bucket_start, stack, b->stacks[i].value);
 	}
@@ -295,7 +287,7 @@ static int write_group(struct sqlite_profiles *p, struct gc_item **items, size_t
 	int rc;
 
 	merge_reset(p);
-	sqlite_profiles_names_new_group(p);
+	sqlite_profiles_stacks_new_group(p);
 	if (hashtab__count(&p->series) > SERIES_CACHE_MAX)
 		sqlite_profiles_forget_series(p); /* bounded; entries are reloaded on use */
 	for (size_t i = 0; i < n; i++) { /* a failed group is retried item by item: start clean */
@@ -348,9 +340,10 @@ static size_t call_bytes(const struct profile_batch *batches, size_t n)
 	size_t bytes = sizeof(struct ingest_call);
 
 	for (size_t b = 0; b < n; b++) {
-		bytes += sizeof(batches[b]) + batches[b].n_stacks * sizeof(struct stack_value);
+		bytes += sizeof(batches[b]) + batches[b].n_stacks * sizeof(struct stack_value) +
+			 batches[b].n_names * (sizeof(char *) + NAME_BYTES_EST);
 		for (size_t i = 0; i < batches[b].n_stacks; i++)
-			bytes += batches[b].stacks[i].n_frames * (sizeof(char *) + FRAME_BYTES_EST);
+			bytes += batches[b].stacks[i].frames_len;
 	}
 	return bytes;
 }

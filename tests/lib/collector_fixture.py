@@ -51,6 +51,18 @@ def default_backend():
     return os.environ.get("ROOTTRACE_TEST_BACKEND", "sqlite")
 
 
+def stack_function_ids(blob):
+    """The function ids of a stacks dictionary row (`stacks.ids`: varints, root first)."""
+    ids, cur, shift = [], 0, 0
+    for byte in blob:
+        cur |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            ids.append(cur)
+            cur, shift = 0, 0
+    return ids
+
+
 class Collector:
     def __init__(self, environment="production", serve_args=(), start=True, backend=None,
                  stores=None):
@@ -282,7 +294,7 @@ class Collector:
         if self.backend == "fleet":
             return self._clickhouse_rows(service, profile_type, environment)
         sql = ("SELECT s.environment, s.service, s.deployment, s.profile_type, r.bucket,"
-               " st.frames, r.value FROM rollups r JOIN series s ON s.id = r.series_id"
+               " st.ids, r.value FROM rollups r JOIN series s ON s.id = r.series_id"
                " JOIN stacks st ON st.id = r.stack_id WHERE 1=1")
         args = []
         for col, val in (("s.service", service), ("s.profile_type", profile_type),
@@ -292,7 +304,9 @@ class Collector:
                 args.append(val)
         with self.db() as db:
             rows = db.execute(sql, args).fetchall()
-        return [(e, s, d, t, b, tuple(f.split("\n")), v) for e, s, d, t, b, f, v in rows]
+            names = dict(db.execute("SELECT id, name FROM functions"))
+        return [(e, s, d, t, b, tuple(names[i] for i in stack_function_ids(f)), v)
+                for e, s, d, t, b, f, v in rows]
 
     def stored_total(self, service=None, profile_type=None, environment=None):
         return sum(r[-1] for r in self.stored_rows(service, profile_type, environment))

@@ -13,6 +13,7 @@
 
 #include "../../collector/group_commit.h"
 #include "../../collector/stack_cache.h"
+#include "hashtab.h"
 #include "test.h"
 
 #define SUBMITTERS 8
@@ -249,46 +250,47 @@ TEST(a_lingering_leader_waits_for_as_many_as_its_last_group)
 	group_commit__free(g);
 }
 
-TEST(stack_cache_hits_only_the_exact_frames)
+static int64_t cache_get(const struct stack_cache *c, const char *s)
 {
-	const char *a[] = {"main", "handle", "parse"};
-	const char *b[] = {"main", "handle", "parsE"};
-	const char *c[] = {"main", "handle\nparse"};
-	size_t la[] = {4, 6, 5}, lc[] = {4, 12};
+	return stack_cache__get(c, hash_bytes(s, strlen(s)), s, strlen(s));
+}
+
+static int cache_put(struct stack_cache *c, const char *s, int64_t id)
+{
+	return stack_cache__put(c, hash_bytes(s, strlen(s)), s, strlen(s), id);
+}
+
+TEST(stack_cache_hits_only_the_exact_bytes)
+{
 	struct stack_cache *sc = stack_cache__new(1 << 12, 1 << 20);
-	uint64_t ha = stack_cache__hash(a, la, 3);
+	uint64_t h = hash_bytes("\x01\x02\x03", 3);
 
 	CHECK(sc != NULL);
-	CHECK(stack_cache__get(sc, ha, a, la, 3) == 0);
-	CHECK(stack_cache__put(sc, ha, "main\nhandle\nparse", 17, 3, 42) == 0);
-	CHECK(stack_cache__get(sc, ha, a, la, 3) == 42);
-	/* the same hash with other frames (a forced collision) is a miss, not a wrong id */
-	CHECK(stack_cache__get(sc, ha, b, la, 3) == 0);
-	CHECK(stack_cache__get(sc, ha, c, lc, 2) == 0);
-	CHECK(stack_cache__hash(b, la, 3) != ha);
+	CHECK(cache_get(sc, "\x01\x02\x03") == 0);
+	CHECK(cache_put(sc, "\x01\x02\x03", 42) == 0);
+	CHECK(cache_get(sc, "\x01\x02\x03") == 42);
+	/* the same hash with other bytes (a forced collision) is a miss, not a wrong id */
+	CHECK(stack_cache__get(sc, h, "\x01\x02\x04", 3) == 0);
+	CHECK(stack_cache__get(sc, h, "\x01\x02", 2) == 0);
 	stack_cache__clear(sc);
-	CHECK(stack_cache__get(sc, ha, a, la, 3) == 0);
+	CHECK(cache_get(sc, "\x01\x02\x03") == 0);
 	stack_cache__free(sc);
 }
 
-TEST(stack_cache_stays_within_its_text_bound)
+TEST(stack_cache_stays_within_its_byte_bound)
 {
 	struct stack_cache *sc = stack_cache__new(1 << 16, 4096);
 	char name[64];
-	const char *frames[1] = {name};
-	size_t lens[1];
 	int64_t found = 0;
 
 	CHECK(sc != NULL);
 	for (int i = 1; i <= 1000; i++) {
-		lens[0] = (size_t)snprintf(name, sizeof(name), "function_number_%d", i);
-		CHECK(stack_cache__put(sc, stack_cache__hash(frames, lens, 1), name, lens[0], 1,
-				       i) == 0);
+		snprintf(name, sizeof(name), "function_number_%d", i);
+		CHECK(cache_put(sc, name, i) == 0);
 	}
 	for (int i = 1; i <= 1000; i++) {
-		lens[0] = (size_t)snprintf(name, sizeof(name), "function_number_%d", i);
-		int64_t id =
-		    stack_cache__get(sc, stack_cache__hash(frames, lens, 1), frames, lens, 1);
+		snprintf(name, sizeof(name), "function_number_%d", i);
+		int64_t id = cache_get(sc, name);
 
 		CHECK(id == 0 || id == i);
 		found += id != 0;
@@ -302,24 +304,18 @@ TEST(stack_cache_forgets_everything_when_its_slots_are_half_full)
 {
 	struct stack_cache *sc = stack_cache__new(1000, 1 << 20);
 	char names[513][16];
-	const char *frames[513];
-	size_t lens[513];
-	uint64_t hashes[513];
 
 	CHECK(sc != NULL);
-	for (int i = 0; i < 513; i++) {
-		lens[i] = (size_t)snprintf(names[i], sizeof(names[i]), "f%d", i);
-		frames[i] = names[i];
-		hashes[i] = stack_cache__hash(&frames[i], &lens[i], 1);
-	}
+	for (int i = 0; i < 513; i++)
+		snprintf(names[i], sizeof(names[i]), "f%d", i);
 	for (int i = 0; i < 512; i++)
-		CHECK(stack_cache__put(sc, hashes[i], names[i], lens[i], 1, i + 1) == 0);
+		CHECK(cache_put(sc, names[i], i + 1) == 0);
 	for (int i = 0; i < 512; i++)
-		CHECK(stack_cache__get(sc, hashes[i], &frames[i], &lens[i], 1) == i + 1);
-	CHECK(stack_cache__put(sc, hashes[512], names[512], lens[512], 1, 513) == 0);
-	CHECK(stack_cache__get(sc, hashes[512], &frames[512], &lens[512], 1) == 513);
+		CHECK(cache_get(sc, names[i]) == i + 1);
+	CHECK(cache_put(sc, names[512], 513) == 0);
+	CHECK(cache_get(sc, names[512]) == 513);
 	for (int i = 0; i < 512; i++)
-		CHECK(stack_cache__get(sc, hashes[i], &frames[i], &lens[i], 1) == 0);
+		CHECK(cache_get(sc, names[i]) == 0);
 	stack_cache__free(sc);
 }
 
@@ -327,5 +323,5 @@ TEST_MAIN("group-commit", T(every_submitter_returns_after_its_commit_with_its_rc
 	  T(a_pipelined_queue_commits_two_groups_at_once_never_three),
 	  T(a_full_queue_refuses_at_once_by_entries_and_bytes),
 	  T(a_lingering_leader_waits_for_as_many_as_its_last_group),
-	  T(stack_cache_hits_only_the_exact_frames), T(stack_cache_stays_within_its_text_bound),
+	  T(stack_cache_hits_only_the_exact_bytes), T(stack_cache_stays_within_its_byte_bound),
 	  T(stack_cache_forgets_everything_when_its_slots_are_half_full))

@@ -14,8 +14,9 @@
 
 #define THREADS 8
 
-static const char *const frames[] = {"main", "work"};
-static const struct stack_value one_stack = {frames, 2, 100};
+static const char *const names[] = {"main", "work"};
+static const uint8_t main_work[] = {0, 1}; /* names' indexes, root first (store.h) */
+static const struct stack_value one_stack = {main_work, 2, 2, 100};
 
 struct tmp_store {
 	char dir[64];
@@ -61,6 +62,8 @@ static struct profile_batch batch(const char *environment, const char *upload_id
 	    .bucket_start = now - now % BUCKET_SECONDS,
 	    .stacks = &one_stack,
 	    .n_stacks = 1,
+	    .names = names,
+	    .n_names = 2,
 	    .upload_id = upload_id,
 	    .ret_duplicate = ret_duplicate,
 	};
