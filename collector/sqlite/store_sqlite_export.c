@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "function_dict.h"
+#include "profiles_internal.h"
 #include "store_sqlite_db.h"
 
 /* The tables a server control plane has too, parents first (tokens name environments). */
@@ -126,27 +128,116 @@ static int bucket_row(sqlite3_stmt *st, void *ctx)
 	return fns->bucket(fns->ctx, &b);
 }
 
+/* Reading the rollups' stacks: a stack is its frames' function ids (function_dict.h), joined
+ * back into frame names here, one name lookup each. */
+struct value_export {
+	const struct copy_profile_fns *fns;
+	sqlite3_stmt *name_st; /* SELECT name FROM functions WHERE id = ? */
+	int64_t *ids;
+	size_t ids_cap;
+	char *joined;
+	size_t joined_len, joined_cap;
+};
+
+static int append_name(struct value_export *x, const char *name, size_t len, bool sep)
+{
+	size_t need = x->joined_len + len + 2;
+
+	if (need > x->joined_cap) {
+		char *grown = realloc(x->joined, need * 2);
+
+		if (!grown)
+			return -ENOMEM;
+		x->joined = grown;
+		x->joined_cap = need * 2;
+	}
+	if (sep)
+		x->joined[x->joined_len++] = FRAME_SEP;
+	memcpy(x->joined + x->joined_len, name, len);
+	x->joined_len += len;
+	x->joined[x->joined_len] = '\0'; /* readers take the frames as a C string too */
+	return 0;
+}
+
+/* The frames of a dictionary row (n_frames, encoded ids), joined by FRAME_SEP in x->joined. */
+static int join_frames(struct value_export *x, int64_t n, const void *bytes, size_t len)
+{
+	int rc = 0;
+
+	if (n < 0 || (uint64_t)n > len)
+		return -EIO;
+	if ((size_t)n > x->ids_cap) {
+		int64_t *grown = realloc(x->ids, (size_t)n * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		x->ids = grown;
+		x->ids_cap = (size_t)n;
+	}
+	if (function_ids_decode(bytes, len, x->ids, (size_t)n))
+		return -EIO;
+	x->joined_len = 0;
+	if (x->joined)
+		x->joined[0] = '\0';
+	for (int64_t i = 0; !rc && i < n; i++) {
+		sqlite3_reset(x->name_st);
+		sqlite3_bind_int64(x->name_st, 1, x->ids[i]);
+		if (sqlite3_step(x->name_st) != SQLITE_ROW)
+			return -EIO;
+		rc = append_name(x, (const char *)sqlite3_column_text(x->name_st, 0),
+				 (size_t)sqlite3_column_bytes(x->name_st, 0), i > 0);
+	}
+	return rc;
+}
+
 static int value_row(sqlite3_stmt *st, void *ctx)
 {
-	const struct copy_profile_fns *fns = ctx;
-	struct copy_stack_value v = {
-	    series_of(st), sqlite3_column_int64(st, 5), (const char *)sqlite3_column_text(st, 6),
-	    (size_t)sqlite3_column_bytes(st, 6), sqlite3_column_int64(st, 7)};
+	struct value_export *x = ctx;
+	struct copy_stack_value v;
+	int rc = join_frames(x, sqlite3_column_int64(st, 6), sqlite3_column_blob(st, 7),
+			     (size_t)sqlite3_column_bytes(st, 7));
 
-	return fns->value(fns->ctx, &v);
+	if (rc)
+		return rc;
+	v = (struct copy_stack_value){series_of(st), sqlite3_column_int64(st, 5),
+				      x->joined ? x->joined : "", x->joined_len,
+				      sqlite3_column_int64(st, 8)};
+	return x->fns->value(x->fns->ctx, &v);
+}
+
+static int export_values(sqlite3 *db, const struct copy_profile_fns *fns)
+{
+	struct value_export x = {.fns = fns};
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT name FROM functions WHERE id = ?", -1, &x.name_st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	rc = each_row(db,
+		      "SELECT " SERIES_COLUMNS ", r.bucket, k.n_frames, k.ids, r.value"
+		      " FROM rollups r JOIN series s ON s.id = r.series_id"
+		      " JOIN stacks k ON k.id = r.stack_id",
+		      value_row, &x);
+	sqlite3_finalize(x.name_st);
+	free(x.ids);
+	free(x.joined);
+	return rc;
 }
 
 int store_sqlite_export_profiles(const char *path, const struct copy_profile_fns *fns)
 {
-	return each_row_in(path,
-			   "SELECT " SERIES_COLUMNS ", b.bucket, b.uploads, b.period, b.last_upload"
-			   " FROM buckets b JOIN series s ON s.id = b.series_id",
-			   bucket_row, (void *)fns)
-		   ?: each_row_in(path,
-				  "SELECT " SERIES_COLUMNS ", r.bucket, k.frames, r.value"
-				  " FROM rollups r JOIN series s ON s.id = r.series_id"
-				  " JOIN stacks k ON k.id = r.stack_id",
-				  value_row, (void *)fns);
+	sqlite3 *db;
+	int rc = open_ro(path, &db);
+
+	if (!rc)
+		rc = each_row(db,
+			      "SELECT " SERIES_COLUMNS
+			      ", b.bucket, b.uploads, b.period, b.last_upload"
+			      " FROM buckets b JOIN series s ON s.id = b.series_id",
+			      bucket_row, (void *)fns)
+			 ?: export_values(db, fns);
+	sqlite3_close(db);
+	return rc;
 }
 
 struct totals {

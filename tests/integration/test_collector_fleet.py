@@ -262,6 +262,7 @@ def heap(value, at):
 
 
 class MigrateFrom(unittest.TestCase):
+    maxDiff = None
     """migrate --from DIR: a day of an embedded store, copied into empty servers, answers the
     same reads and keeps its tokens, settings, audit, deployments and upload ids."""
 
