@@ -474,7 +474,9 @@ TEST(big_cfi_streams_within_a_bounded_footprint)
 	       header.n_fdes, peak - before);
 	CHECK(k.got > 200000 && k.got == header.n_rows);
 	CHECK(!k.out_of_order);
+#ifndef UNDER_ASAN
 	CHECK(peak - before < 8 * 1024);
+#endif
 }
 
 /* Debian's libLLVM (clang's, installed with it) has its .eh_frame before .eh_frame_hdr and
@@ -486,22 +488,27 @@ TEST(gold_layout_library_streams_within_a_bounded_footprint)
 	struct cfi_table header;
 	struct check_sink k;
 	long before, peak;
+	char path[PATH_MAX] = "";
 	glob_t g;
 
-	CHECK(!glob("/usr/lib/x86_64-linux-gnu/libLLVM-*.so.1", 0, NULL, &g) && g.gl_pathc);
-	if (!g.gl_pathc)
+	if (!glob("/usr/lib/x86_64-linux-gnu/libLLVM-*.so.1", 0, NULL, &g) && g.gl_pathc)
+		snprintf(path, sizeof(path), "%s", g.gl_pathv[0]);
+	globfree(&g);
+	CHECK(path[0]); /* clang's library: scripts/install-deps.sh installs clang */
+	if (!path[0])
 		return;
-	CHECK_EQ_INT(needs_image(g.gl_pathv[0]), 1);
+	CHECK_EQ_INT(needs_image(path), 1);
 	CHECK(reset_peak_rss());
 	before = peak_rss_kb();
-	CHECK_EQ_INT(stream_path(g.gl_pathv[0], 0, &k, &header), 0);
+	CHECK_EQ_INT(stream_path(path, 0, &k, &header), 0);
 	peak = peak_rss_kb();
-	printf("  %s: %zu rows, %zu FDEs; peak RSS +%ld KiB\n", g.gl_pathv[0], k.got, header.n_fdes,
+	printf("  %s: %zu rows, %zu FDEs; peak RSS +%ld KiB\n", path, k.got, header.n_fdes,
 	       peak - before);
 	CHECK(k.got > 500000 && k.got == header.n_rows);
 	CHECK(!k.out_of_order);
+#ifndef UNDER_ASAN
 	CHECK(peak - before < 10 * 1024);
-	globfree(&g);
+#endif
 }
 
 TEST(own_vdso_compiles)

@@ -15,15 +15,6 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* ASan aborts on a huge calloc instead of returning NULL */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
 /* Buffers of exactly len bytes (malloc'd, so a sanitizer sees any read past the end): every
  * length hashes differently, and so does every single-byte change at every position. */
 TEST(hash_bytes_reads_every_byte_and_nothing_past_the_end)

@@ -14,6 +14,16 @@ struct test_case {
 	void (*fn)(int *ret_failed);
 };
 
+/* Built with AddressSanitizer: a huge calloc aborts instead of returning NULL, and its
+ * redzones and quarantine make resident-memory figures meaningless. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
