@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "span_tree.h"
@@ -125,7 +126,7 @@ int span_family_resolve(struct link_store *s, const struct span_link_query *q,
 		rc = ret->ids ? 0 : -ENOMEM;
 	}
 	if (!rc) {
-		memcpy(ret->ids[ret->n++], q->span_id, SPAN_ID_HEX);
+		snprintf(ret->ids[ret->n++], SPAN_ID_HEX, "%s", q->span_id);
 		walk(&t, q->span_id, ret);
 		ret->resolved = children_known(&t, q->span_id);
 	}
