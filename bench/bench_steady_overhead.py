@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# Steady-state overhead of a whole-machine `record` at 99 Hz, --unwind auto against fp, while
+# bench-agent's spin workload keeps both cores busy: CPU of all the record's threads
+# (schedstat) and its BPF programs' run time, between second WARMUP and WARMUP + WINDOW, so
+# the start-up (BPF load, the tables of every process on the machine) is reported apart.
+# bench/bench-steady-overhead.sh --build DIR [--rounds N] [--window S]. Needs root.
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+WARMUP_S = 15
+
+
+def cpu_ns(pid):
+    total = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total
+
+
+def prog_ids(pid):
+    ids = set()
+    for fd in os.listdir("/proc/%d/fdinfo" % pid):
+        try:
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                ids.update(int(line.split()[1]) for line in f if line.startswith("prog_id:"))
+        except OSError:
+            pass
+    return ids
+
+
+def bpf_run(pid):
+    """(run_time_ns of all pid's programs, run_cnt of its perf_event ones)."""
+    ids = prog_ids(pid)
+    out = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True,
+                         text=True).stdout
+    progs = [p for p in json.loads(out or "[]") if p.get("id") in ids]
+    return (sum(p.get("run_time_ns", 0) for p in progs),
+            sum(p.get("run_cnt", 0) for p in progs if p.get("type") == "perf_event"))
+
+
+def one(build, mode, window):
+    agent = os.path.join(build, "roottrace-agent")
+    spin = subprocess.Popen([os.path.join(build, "bench", "agent", "spin"),
+                             str(WARMUP_S + window + 8)], stdout=subprocess.DEVNULL)
+    time.sleep(0.5)
+    rec = subprocess.Popen([agent, "record", "--duration", "%ds" % (WARMUP_S + window + 5),
+                            "--frequency", "99", "--unwind", mode, "--output",
+                            os.path.join(build, "bench", "agent", "steady.pb.gz")],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(WARMUP_S)
+    c0, (b0, n0), t0 = cpu_ns(rec.pid), bpf_run(rec.pid), time.monotonic()
+    time.sleep(window)
+    c1, (b1, n1), t1 = cpu_ns(rec.pid), bpf_run(rec.pid), time.monotonic()
+    rec.wait()
+    spin.wait()
+    w = t1 - t0
+    return {"startup_s": c0 / 1e9, "cpu": 100 * (c1 - c0) / 1e9 / w,
+            "bpf": 100 * (b1 - b0) / 1e9 / w, "per_sample_us": (b1 - b0) / 1e3 / max(n1 - n0, 1)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--window", type=int, default=60)
+    a = ap.parse_args()
+    build = os.path.abspath(a.build)
+    if not os.path.exists(os.path.join(build, "bench", "agent", "spin")):
+        sys.exit("bench-steady-overhead: run bench/bench-agent.sh first (it builds the workload)")
+    subprocess.run(["sysctl", "-qw", "kernel.bpf_stats_enabled=1"], check=True)
+    runs = {"auto": [], "fp": []}
+    for r in range(a.rounds):
+        for mode in ("auto", "fp"):
+            runs[mode].append(one(build, mode, a.window))
+            print("round %d %-4s %s" % (r + 1, mode, runs[mode][-1]), file=sys.stderr)
+    print("| unwind | start-up CPU (first %d s) | own CPU, steady | BPF, steady | CPU + BPF "
+          "| BPF per sample |" % WARMUP_S)
+    print("|---|---|---|---|---|---|")
+    for mode, rs in runs.items():
+        med = {k: statistics.median(r[k] for r in rs) for k in rs[0]}
+        print("| %s | %.2f s | %.2f%% | %.2f%% | %.2f%% | %.1f µs |" % (
+            mode, med["startup_s"], med["cpu"], med["bpf"], med["cpu"] + med["bpf"],
+            med["per_sample_us"]))
+
+
+if __name__ == "__main__":
+    main()
