@@ -94,26 +94,6 @@ static int read_segments(Elf *elf, struct cfi_table *t)
 	return 0;
 }
 
-/* A section with contents, by name; NULL when absent or empty. */
-static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *ret_shdr)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, ret_shdr) || ret_shdr->sh_type == SHT_NOBITS)
-			continue;
-		n = elf_strptr(elf, shstrndx, ret_shdr->sh_name);
-		if (n && !strcmp(n, name) && ret_shdr->sh_size)
-			return scn;
-	}
-	return NULL;
-}
-
 /* --- DW_EH_PE pointers ------------------------------------------------------------------- */
 
 static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *ret)
@@ -623,7 +603,7 @@ static int compile_section(struct compile_ctx *c, Elf *elf, Elf_Scn *scn, const 
 static int compile_debug_frame(struct compile_ctx *c, Elf *elf, const struct cfi_row_sink *sink)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = find_section(elf, ".debug_frame", &sh);
+	Elf_Scn *scn = elf_section_named(elf, ".debug_frame", &sh);
 
 	if (!scn)
 		return -ENOENT;
@@ -664,7 +644,7 @@ static int compile_eh_frame(struct compile_ctx *c, Elf *elf, int fd,
 	if (fd >= 0 && eh_frame_image__needed(elf) &&
 	    !eh_frame_image__open(elf, fd, CFI_MAX_SECTION_BYTES, &img))
 		elf = img.elf;
-	scn = find_section(elf, ".eh_frame", &sh);
+	scn = elf_section_named(elf, ".eh_frame", &sh);
 	ret = scn ? compile_section(c, elf, scn, &sh, true, sink) : -EINVAL;
 	eh_frame_image__close(&img);
 	return ret;
@@ -685,7 +665,7 @@ static int compile_elf(Elf *elf, int fd, struct cfi_table *t, const struct cfi_r
 	ret = read_segments(elf, t);
 	if (ret)
 		return ret;
-	scn = find_section(elf, ".eh_frame", &sh);
+	scn = elf_section_named(elf, ".eh_frame", &sh);
 	if (scn) {
 		t->source = CFI_SOURCE_EH_FRAME;
 		ret = compile_eh_frame(&c, elf, fd, sink);
@@ -833,8 +813,8 @@ uint64_t cfi_bytes_fd(int fd)
 
 	if (!elf)
 		return 0;
-	if (elf_kind(elf) == ELF_K_ELF &&
-	    (find_section(elf, ".eh_frame", &sh) || find_section(elf, ".debug_frame", &sh)))
+	if (elf_kind(elf) == ELF_K_ELF && (elf_section_named(elf, ".eh_frame", &sh) ||
+					   elf_section_named(elf, ".debug_frame", &sh)))
 		bytes = sh.sh_size;
 	elf_end(elf);
 	return bytes;

@@ -14,31 +14,38 @@
 static const char SHSTRTAB[] = "\0.eh_frame_hdr\0.eh_frame\0.shstrtab";
 enum { NAME_HDR = 1, NAME_EH = 15, NAME_SHSTRTAB = 25 };
 
-/* The section called name, its index and header; 0 when there is none. */
-static size_t section_named(Elf *elf, const char *name, GElf_Shdr *ret)
+Elf_Scn *elf_section_named(Elf *elf, const char *name, GElf_Shdr *ret_shdr)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
-		return 0;
+		return NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *n;
 
-		if (!gelf_getshdr(scn, ret) || ret->sh_type == SHT_NOBITS || !ret->sh_size)
+		if (!gelf_getshdr(scn, ret_shdr) || ret_shdr->sh_type == SHT_NOBITS)
 			continue;
-		n = elf_strptr(elf, shstrndx, ret->sh_name);
-		if (n && !strcmp(n, name))
-			return elf_ndxscn(scn);
+		n = elf_strptr(elf, shstrndx, ret_shdr->sh_name);
+		if (n && !strcmp(n, name) && ret_shdr->sh_size)
+			return scn;
 	}
-	return 0;
+	return NULL;
+}
+
+/* The index of the section called name, 0 when there is none. */
+static size_t section_index(Elf *elf, const char *name, GElf_Shdr *ret_shdr)
+{
+	Elf_Scn *scn = elf_section_named(elf, name, ret_shdr);
+
+	return scn ? elf_ndxscn(scn) : 0;
 }
 
 int eh_frame_image__needed(Elf *elf)
 {
 	GElf_Shdr hdr, eh;
-	size_t hdr_index = section_named(elf, ".eh_frame_hdr", &hdr);
-	size_t eh_index = section_named(elf, ".eh_frame", &eh);
+	size_t hdr_index = section_index(elf, ".eh_frame_hdr", &hdr);
+	size_t eh_index = section_index(elf, ".eh_frame", &eh);
 
 	return hdr_index && eh_index && hdr_index > eh_index;
 }
@@ -79,8 +86,8 @@ int eh_frame_image__open(Elf *elf, int fd, uint64_t max_bytes, struct eh_frame_i
 	char *bytes;
 
 	memset(ret, 0, sizeof(*ret));
-	if (!src || !section_named(elf, ".eh_frame_hdr", &hdr) ||
-	    !section_named(elf, ".eh_frame", &eh))
+	if (!src || !section_index(elf, ".eh_frame_hdr", &hdr) ||
+	    !section_index(elf, ".eh_frame", &eh))
 		return -ENOEXEC;
 	if (hdr.sh_size > max_bytes || eh.sh_size > max_bytes)
 		return -E2BIG; /* the section sizes come from the file: bounded before malloc */

@@ -9,6 +9,7 @@
 #ifndef ROOTTRACE_EH_FRAME_IMAGE_H
 #define ROOTTRACE_EH_FRAME_IMAGE_H
 
+#include <gelf.h>
 #include <libelf.h>
 #include <stdint.h>
 
@@ -16,6 +17,10 @@ struct eh_frame_image {
 	void *bytes; /* the image (malloc'd), read from the file with pread */
 	Elf *elf;    /* libelf over bytes: sections 1 = .eh_frame_hdr, 2 = .eh_frame */
 };
+
+/* The section called name with content (not NOBITS, not empty), its header in *ret_shdr;
+ * NULL when there is none. Shared with cfi_compile.c. */
+Elf_Scn *elf_section_named(Elf *elf, const char *name, GElf_Shdr *ret_shdr);
 
 /* Whether elf (open on fd) needs the image: it has both sections, the header after. */
 int eh_frame_image__needed(Elf *elf);
