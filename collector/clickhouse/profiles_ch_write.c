@@ -100,61 +100,83 @@ static int stack_hash(struct ch_profiles *p, const struct profile_batch *batch,
 	return rc;
 }
 
-void ch_put_rollup(struct ch_buf *b, const struct ch_rollup *r)
+/* The five series columns, which repeat on every row of a batch. */
+static void put_series(struct ch_buf *b, const struct ch_rollup *r)
 {
 	ch_put_string(b, r->environment);
 	ch_put_string(b, r->service);
 	ch_put_string(b, r->profile_type);
 	ch_put_string(b, r->deployment ? r->deployment : "");
 	ch_put_string(b, r->node ? r->node : "");
-	ch_put_u32(b, (uint32_t)r->bucket);
-	ch_put_u64(b, r->stack_hash);
-	ch_put_u64(b, (uint64_t)r->value);
-	ch_put_u64(b, (uint64_t)r->period);
-	ch_put_u32(b, r->received_at);
 }
 
-/* One rollups row: a stack's value, or (stack_hash UPLOAD_MARK, value 1) the upload itself. */
-static void put_rollup(struct ch_buf *b, const struct profile_batch *batch, uint64_t hash,
-		       int64_t value, int64_t period, uint32_t received_at)
+/* The columns after the series, in one copy: bucket UInt32, stack_hash UInt64, value Int64,
+ * period Int64, received_at UInt32 (RowBinary is little-endian, as the hosts we build for). */
+static void put_values(struct ch_buf *b, const struct ch_rollup *r)
 {
-	struct ch_rollup r = {batch->environment,
-			      batch->service,
-			      batch->profile_type,
-			      batch->deployment,
-			      batch->node,
-			      batch->bucket_start,
-			      hash,
-			      value,
-			      period,
-			      received_at};
+	uint8_t row[4 + 8 + 8 + 8 + 4];
+	uint32_t bucket = (uint32_t)r->bucket;
 
-	ch_put_rollup(b, &r);
+	memcpy(row, &bucket, 4);
+	memcpy(row + 4, &r->stack_hash, 8);
+	memcpy(row + 12, &r->value, 8);
+	memcpy(row + 20, &r->period, 8);
+	memcpy(row + 28, &r->received_at, 4);
+	ch_put_bytes(b, row, sizeof(row));
+}
+
+void ch_put_rollup(struct ch_buf *b, const struct ch_rollup *r)
+{
+	put_series(b, r);
+	put_values(b, r);
+}
+
+/* One rollups row of a batch whose series columns are already encoded in `series`: a stack's
+ * value, or (stack_hash UPLOAD_MARK, value 1) the upload itself. */
+static void put_rollup(struct ch_buf *b, const struct ch_buf *series, const struct ch_rollup *r)
+{
+	ch_put_bytes(b, series->data, series->len);
+	put_values(b, r);
 }
 
 /* The rows of one batch; stacks the dictionary lacks are added to `stacks` and `new_hashes`. */
 static int encode_batch(struct ch_profiles *p, const struct profile_batch *batch,
 			struct ch_buf *rollups, struct ch_buf *stacks, struct hashtab *new_hashes)
 {
-	uint32_t now = (uint32_t)time(NULL);
-	uint64_t hash, seen;
-	int rc;
+	struct ch_rollup r = {.environment = batch->environment,
+			      .service = batch->service,
+			      .profile_type = batch->profile_type,
+			      .deployment = batch->deployment,
+			      .node = batch->node,
+			      .bucket = batch->bucket_start,
+			      .stack_hash = UPLOAD_MARK,
+			      .value = 1,
+			      .period = batch->period,
+			      .received_at = (uint32_t)time(NULL)};
+	struct ch_buf series = {0};
+	uint64_t seen;
+	int rc = 0;
 
-	put_rollup(rollups, batch, UPLOAD_MARK, 1, batch->period, now);
-	for (size_t i = 0; i < batch->n_stacks; i++) {
-		rc = stack_hash(p, batch, &batch->stacks[i], &hash);
+	put_series(&series, &r);
+	put_rollup(rollups, &series, &r);
+	r.period = r.received_at = 0;
+	for (size_t i = 0; !rc && i < batch->n_stacks; i++) {
+		rc = stack_hash(p, batch, &batch->stacks[i], &r.stack_hash);
 		if (rc)
-			return rc;
-		put_rollup(rollups, batch, hash, batch->stacks[i].value, 0, 0);
-		if (hashtab__get(&p->known_stacks, hash, &seen) ||
-		    hashtab__get(new_hashes, hash, &seen))
+			break;
+		r.value = batch->stacks[i].value;
+		put_rollup(rollups, &series, &r);
+		if (hashtab__get(&p->known_stacks, r.stack_hash, &seen) ||
+		    hashtab__get(new_hashes, r.stack_hash, &seen))
 			continue;
-		if (hashtab__put(new_hashes, hash, 1))
-			return -ENOMEM;
-		ch_put_u64(stacks, hash);
+		rc = hashtab__put(new_hashes, r.stack_hash, 1) ? -ENOMEM : 0;
+		ch_put_u64(stacks, r.stack_hash);
 		ch_put_string(stacks, p->frames.data ? p->frames.data : "");
 	}
-	return rollups->oom || stacks->oom ? -ENOMEM : 0;
+	if (!rc && (rollups->oom || stacks->oom || series.oom))
+		rc = -ENOMEM;
+	ch_buf_free(&series);
+	return rc;
 }
 
 static bool is_duplicate(const struct group_claims *g, const struct profile_batch *b)
