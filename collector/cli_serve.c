@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "collector.h"
 #include "http.h"
+#include "malloc_policy.h"
 #include "retention.h"
 #include "clickhouse/store_ch.h"
 #include "sqlite/store_sqlite.h"
@@ -33,7 +34,7 @@ static void usage(FILE *f)
 	    "          [--threads N] [--sync full|normal] [--max-inflight BYTES]\n"
 	    "          [--ingest-queue N] [--ingest-queue-bytes BYTES]\n"
 	    "          [--max-samples N] [--max-stacks N] [--max-stack-frames N]\n"
-	    "          [--max-upload-memory BYTES]\n"
+	    "          [--max-upload-memory BYTES] [--max-decode-memory BYTES]\n"
 	    "       %s serve --control-store postgresql://... --profile-store \\\n"
 	    "          clickhouse+http://HOST:PORT/DB --data DIR [--migrate] [OPTIONS]\n"
 	    "  --control-store   PostgreSQL control plane (tokens, settings, audit, upload ids);\n"
@@ -66,6 +67,8 @@ static void usage(FILE *f)
 	    "  --max-stack-frames  frames summed over those stacks; more get 413 (default %u)\n"
 	    "  --max-upload-memory  what decoding one upload may hold (its decompressed body,\n"
 	    "                    tables, stacks and their write); more gets 413 (default %u)\n"
+	    "  --max-decode-memory  what all uploads decoding at once may hold; an upload that\n"
+	    "                    would pass it gets 503 with Retry-After (default %u)\n"
 	    "examples:\n"
 	    "  %s serve --data /var/lib/roottrace\n"
 	    "  %s serve --data /var/lib/roottrace --listen 0.0.0.0:4443 \\\n"
@@ -76,7 +79,8 @@ static void usage(FILE *f)
 	    DEFAULT_FLEET_THREADS, DEFAULT_MAX_INFLIGHT, STORE_SQLITE_INGEST_QUEUE_ENTRIES,
 	    STORE_SQLITE_INGEST_QUEUE_BYTES, STORE_CH_INGEST_IN_FLIGHT,
 	    STORE_CH_INGEST_LINGER_US / 1000, DEFAULT_MAX_SAMPLES, DEFAULT_MAX_STACKS,
-	    DEFAULT_MAX_STACK_FRAMES, DEFAULT_MAX_UPLOAD_MEMORY, PROG, PROG, PROG);
+	    DEFAULT_MAX_STACK_FRAMES, DEFAULT_MAX_UPLOAD_MEMORY, DEFAULT_MAX_DECODE_MEMORY, PROG,
+	    PROG, PROG);
 }
 
 static int parse_option(struct collector_options *o, int opt, const char *arg, long long *n)
@@ -146,6 +150,11 @@ static int parse_option(struct collector_options *o, int opt, const char *arg, l
 			return -EINVAL;
 		o->max_upload_memory = (size_t)*n;
 		return 0;
+	case 'D':
+		if (cli_parse_long("--max-decode-memory", arg, 1 << 20, 1ll << 40, n))
+			return -EINVAL;
+		o->max_decode_memory = (size_t)*n;
+		return 0;
 	case 'r':
 		if (cli_parse_long("--retention-days", arg, 1, 36500, n))
 			return -EINVAL;
@@ -204,6 +213,7 @@ static int parse_args(int argc, char **argv, struct collector_options *o, struct
 	    {"max-stacks", required_argument, NULL, 'K'},
 	    {"max-stack-frames", required_argument, NULL, 'F'},
 	    {"max-upload-memory", required_argument, NULL, 'M'},
+	    {"max-decode-memory", required_argument, NULL, 'D'},
 	    CLI_HELP_OPTION,
 	    {0},
 	};
@@ -263,6 +273,7 @@ int cmd_serve(int argc, char **argv)
 	    .max_stacks = DEFAULT_MAX_STACKS,
 	    .max_stack_frames = DEFAULT_MAX_STACK_FRAMES,
 	    .max_upload_memory = DEFAULT_MAX_UPLOAD_MEMORY,
+	    .max_decode_memory = DEFAULT_MAX_DECODE_MEMORY,
 	    .retention_days = DEFAULT_RETENTION_DAYS,
 	    .link_retention_hours = DEFAULT_LINK_RETENTION_HOURS,
 	    .threads = 0, /* DEFAULT_THREADS, or DEFAULT_FLEET_THREADS in fleet mode */
@@ -289,6 +300,7 @@ int cmd_serve(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	malloc_policy__apply();
 
 	err = collector__open(&o, &c);
 	if (err) {

@@ -105,6 +105,8 @@ int collector__open(const struct collector_options *opts, struct collector **ret
 	if (!c)
 		return -ENOMEM;
 	c->opts = *opts;
+	c->decode.limit =
+	    opts->max_decode_memory ? opts->max_decode_memory : DEFAULT_MAX_DECODE_MEMORY;
 	c->metrics = metrics__new();
 	err = c->metrics ? 0 : -ENOMEM;
 	if (!err)

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The server-wide context every handler reaches through request->collector: the two stores,
- * the limits, the metrics. Built by `serve`, read-only once the HTTP layer runs. */
+ * the limits, the metrics, the decoding memory budget. Built by `serve`, read-only once the HTTP
+ * layer runs but for the budget's counter. */
 #ifndef ROOTTRACE_COLLECTOR_H
 #define ROOTTRACE_COLLECTOR_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "decode_budget.h"
 #include "metrics.h"
 #include "store.h"
 #include "upload_ledger.h"
@@ -21,6 +23,8 @@
 #define DEFAULT_MAX_STACK_FRAMES (8u << 20)
 /* What decoding one upload may hold (docs/operations.md, "Limits: collector"): 64 MiB. */
 #define DEFAULT_MAX_UPLOAD_MEMORY (64u << 20)
+/* What all uploads decoding at once may hold: 256 MiB, whatever the number of threads. */
+#define DEFAULT_MAX_DECODE_MEMORY (256u << 20)
 #define DEFAULT_RETENTION_DAYS 30
 #define DEFAULT_LISTEN "127.0.0.1:4040"
 #define DATABASE_FILE "roottrace.db"
@@ -43,6 +47,7 @@ struct collector_options {
 	size_t max_samples;	   /* per upload */
 	size_t max_stacks;	   /* distinct stacks per upload */
 	size_t max_upload_memory;  /* bytes decoding one upload may hold */
+	size_t max_decode_memory;  /* bytes all uploads decoding at once may hold */
 	size_t max_stack_frames;   /* frames of those distinct stacks */
 	int retention_days;
 	int link_retention_hours; /* span links older than this are deleted */
@@ -57,6 +62,7 @@ struct collector {
 	struct link_store *links;
 	struct upload_ledger *ledger; /* fleet mode: upload ids claimed in PostgreSQL */
 	struct metrics *metrics;
+	struct decode_budget decode; /* the one mutable member: an atomic counter */
 };
 
 /* Path of the database file under data_dir; 0 or -ENAMETOOLONG. */

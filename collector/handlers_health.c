@@ -54,6 +54,8 @@ int handle_metrics(const struct request *req, struct response *resp)
 	    .ingest = &ingest,
 	    .postgresql = c->opts.control_store != NULL,
 	    .clickhouse = c->opts.profile_store != NULL,
+	    .decode_bytes = decode_budget__used(&c->decode),
+	    .decode_limit = c->decode.limit,
 	};
 	size_t len;
 	char *text;

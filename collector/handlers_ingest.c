@@ -275,12 +275,44 @@ static int64_t bucket_of(const struct upload *u, const struct pprof_decoded *p)
 	return t - t % BUCKET_SECONDS;
 }
 
-/* Inflates when the body is gzip; *ret_owned is what to free. 0 or a status with why. */
-static int body_bytes(const struct request *req, const uint8_t *body, size_t body_len,
-		      const uint8_t **ret, size_t *ret_len, uint8_t **ret_owned, char *why,
-		      size_t why_len)
+void ingest_decode_busy_why(const struct decode_share *share, size_t needed, char *why,
+			    size_t why_len)
+{
+	char more[48] = "";
+
+	if (needed)
+		snprintf(more, sizeof(more), " and this one needs %zu", needed);
+	snprintf(why, why_len,
+		 "the collector is decoding other uploads with %zu of its %zu bytes "
+		 "(--max-decode-memory)%s; retry after the Retry-After seconds",
+		 decode_budget__used(share->budget), share->budget->limit, more);
+}
+
+/* The inflate's meter: the bytes it asked for, kept for the reason when refused. */
+struct inflate_meter {
+	struct decode_share *share;
+	size_t refused;
+};
+
+static int reserve_inflated(void *ctx, size_t bytes)
+{
+	struct inflate_meter *m = ctx;
+	int err = decode_share__grow(m->share, bytes);
+
+	if (err)
+		m->refused = bytes;
+	return err;
+}
+
+/* Inflates when the body is gzip, counting its buffer in share; *ret_owned is what to free. 0,
+ * a status or -EBUSY, with why. */
+static int body_bytes(const struct request *req, struct decode_share *share, const uint8_t *body,
+		      size_t body_len, const uint8_t **ret, size_t *ret_len, uint8_t **ret_owned,
+		      char *why, size_t why_len)
 {
 	struct upload_limits lim = ingest_limits(&req->collector->opts);
+	struct inflate_meter asked = {share, 0};
+	struct gzip_meter meter = {reserve_inflated, &asked};
 	size_t cap = req->collector->opts.max_inflated;
 	int err;
 
@@ -292,11 +324,15 @@ static int body_bytes(const struct request *req, const uint8_t *body, size_t bod
 		*ret_len = body_len;
 		return 0;
 	}
-	err = gzip_inflate_capped(body, body_len, cap, ret_owned, ret_len);
+	err = gzip_inflate_metered(body, body_len, cap, &meter, ret_owned, ret_len);
 	if (err == -EFBIG) {
 		snprintf(why, why_len, "gzip body inflates past the %zu-byte limit (%s)", cap,
 			 cap == lim.memory ? "--max-upload-memory" : "--max-inflated");
 		return 413;
+	}
+	if (err == -EBUSY) {
+		ingest_decode_busy_why(share, asked.refused, why, why_len);
+		return -EBUSY;
 	}
 	if (err) {
 		snprintf(why, why_len, "gzip body is %s",
@@ -307,10 +343,11 @@ static int body_bytes(const struct request *req, const uint8_t *body, size_t bod
 	return 0;
 }
 
-int ingest_body_bytes(const struct request *req, const uint8_t **ret, size_t *ret_len,
-		      uint8_t **ret_owned, char *why, size_t why_len)
+int ingest_body_bytes(const struct request *req, struct decode_share *share, const uint8_t **ret,
+		      size_t *ret_len, uint8_t **ret_owned, char *why, size_t why_len)
 {
-	return body_bytes(req, req->body, req->body_len, ret, ret_len, ret_owned, why, why_len);
+	return body_bytes(req, share, req->body, req->body_len, ret, ret_len, ret_owned, why,
+			  why_len);
 }
 
 /* What one upload becomes: the chosen measurement and, for alloc, the object counts. */
@@ -321,6 +358,7 @@ struct reduced {
 	struct stack_agg *objects; /* NULL when the profile has no alloc_objects/count */
 	struct link_batch *links;  /* the samples that name a span */
 	size_t inflated_len;	   /* the decompressed copy of the body, 0 when none */
+	struct decode_share share; /* its part of --max-decode-memory */
 };
 
 struct upload_limits ingest_limits(const struct collector_options *o)
@@ -333,16 +371,27 @@ struct upload_limits ingest_limits(const struct collector_options *o)
 	};
 }
 
-int ingest_check_memory(const struct upload_limits *lim, size_t bytes, size_t i, size_t n,
-			char *why, size_t why_len)
+int ingest_check_memory(const struct upload_limits *lim, struct decode_share *share, size_t bytes,
+			size_t i, size_t n, char *why, size_t why_len)
 {
-	if (bytes <= lim->memory)
+	if (bytes > lim->memory) {
+		snprintf(
+		    why, why_len,
+		    "decoding it needs more than %zu bytes (--max-upload-memory %zu): %zu after "
+		    "%zu of %zu samples",
+		    lim->memory, lim->memory, bytes, i, n);
+		return -ENOSPC;
+	}
+	if (decode_share__grow(share, bytes) == 0)
 		return 0;
-	snprintf(why, why_len,
-		 "decoding it needs more than %zu bytes (--max-upload-memory %zu): %zu after %zu "
-		 "of %zu samples",
-		 lim->memory, lim->memory, bytes, i, n);
-	return -ENOSPC;
+	ingest_decode_busy_why(share, bytes, why, why_len);
+	return -EBUSY;
+}
+
+int ingest_answer_decode_busy(const struct request *req, struct response *resp, const char *why)
+{
+	resp->retry_after_s = INGEST_RETRY_AFTER_S;
+	return reject(req, resp, REJECT_DECODE_MEMORY_FULL, 503, "overloaded", why);
 }
 
 int ingest_check_samples(const struct upload_limits *lim, size_t n, char *why, size_t why_len)
@@ -447,7 +496,8 @@ static int reduce(struct pprof_stream *stream, int64_t time_s, const struct uplo
 	struct pprof_decoded_sample s;
 	int more, err;
 
-	err = ingest_check_memory(lim, held_bytes(stream, r), 0, header->n_samples, why, why_len);
+	err = ingest_check_memory(lim, &r->share, held_bytes(stream, r), 0, header->n_samples, why,
+				  why_len);
 	for (size_t i = 0; !err && (more = pprof_stream__next(stream, &s, why, why_len)) > 0; i++) {
 		if (has_negative_value(&s, r)) {
 			snprintf(why, why_len, "sample %zu has a negative value", i);
@@ -459,7 +509,7 @@ static int reduce(struct pprof_stream *stream, int64_t time_s, const struct uplo
 		if (!err)
 			err = check_agg(r->agg, lim, i, header->n_samples, why, why_len);
 		if (!err)
-			err = ingest_check_memory(lim, held_bytes(stream, r), i + 1,
+			err = ingest_check_memory(lim, &r->share, held_bytes(stream, r), i + 1,
 						  header->n_samples, why, why_len);
 	}
 	return err ? err : more;
@@ -639,6 +689,8 @@ static int reduce_profile(const struct request *req, struct response *resp, cons
 		reject(req, resp, REJECT_TOO_MANY_STACKS, 413, "too_many_stacks", why);
 	else if (err == -ENOSPC)
 		reject(req, resp, REJECT_TOO_MUCH_MEMORY, 413, "too_much_memory", why);
+	else if (err == -EBUSY)
+		ingest_answer_decode_busy(req, resp, why);
 	else if (err)
 		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
 	return err ? 1 : 0;
@@ -658,7 +710,13 @@ int ingest_pprof(const struct request *req, struct response *resp, const struct 
 
 	if (!body_len)
 		return reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", "empty body");
-	status = body_bytes(req, body, body_len, &pb, &pb_len, &inflated, why, sizeof(why));
+	reduced.share.budget = &req->collector->decode;
+	status = body_bytes(req, &reduced.share, body, body_len, &pb, &pb_len, &inflated, why,
+			    sizeof(why));
+	if (status == -EBUSY) {
+		ingest_answer_decode_busy(req, resp, why);
+		goto out;
+	}
 	if (status) {
 		if (status == 503)
 			resp->retry_after_s = INGEST_RETRY_AFTER_S;
@@ -684,6 +742,7 @@ out:
 	stack_agg__free(reduced.objects);
 	pprof_stream__free(profile);
 	free(inflated);
+	decode_share__release(&reduced.share);
 	return 0;
 }
 

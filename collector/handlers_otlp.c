@@ -55,6 +55,7 @@ struct otlp_upload {
 	size_t n_samples;				     /* in the request */
 	size_t samples_before, stacks_before, frames_before; /* of the profiles reduced */
 	char why[320];					     /* the limit passed */
+	struct decode_share share;			     /* its part of --max-decode-memory */
 };
 
 static double seconds_since(const struct timespec *start)
@@ -252,9 +253,9 @@ static int check_limits(struct otlp_upload *u, const struct otlp_item *it, size_
 	    ingest_check_stacks(&u->lim, n_stacks, u->frames_before + stack_agg__n_frames(it->agg),
 				u->samples_before + j, u->n_samples, u->why, sizeof(u->why));
 	if (!err && (j & 255) == 0) /* every item is walked: not at every sample */
-		err =
-		    ingest_check_memory(&u->lim, held_bytes(u, n_stacks), u->samples_before + j + 1,
-					u->n_samples, u->why, sizeof(u->why));
+		err = ingest_check_memory(&u->lim, &u->share, held_bytes(u, n_stacks),
+					  u->samples_before + j + 1, u->n_samples, u->why,
+					  sizeof(u->why));
 	return err;
 }
 
@@ -377,8 +378,26 @@ static int content_kind(const struct request *req, bool *ret_json)
 	return -EINVAL;
 }
 
-static int decode(const struct request *req, bool json, struct otlp_request **ret,
-		  struct response *resp)
+/* Decodes the request capped by --max-upload-memory and by what --max-decode-memory has left:
+ * -E2BIG from the decoder is 413 when the upload's own limit stopped it, 503 when the budget did.
+ */
+static int decode_within(struct decode_share *share, const uint8_t *buf, size_t len, size_t held,
+			 size_t memory, struct otlp_request **ret, char *why, size_t why_len)
+{
+	size_t want = memory > held ? memory - held : 1, cap;
+	int err = decode_share__grow(share, held);
+
+	cap = err ? 0 : decode_share__grab(share, want);
+	err = cap ? otlp_decode_capped(buf, len, cap, ret, why, why_len) : -E2BIG;
+	if (err == -E2BIG && cap < want) {
+		ingest_decode_busy_why(share, 0, why, why_len);
+		return -EBUSY;
+	}
+	return err;
+}
+
+static int decode(const struct request *req, bool json, struct decode_share *share,
+		  struct otlp_request **ret, struct response *resp)
 {
 	size_t memory = ingest_limits(&req->collector->opts).memory, held;
 	uint8_t *inflated = NULL, *pb = NULL;
@@ -387,7 +406,9 @@ static int decode(const struct request *req, bool json, struct otlp_request **re
 	char why[320];
 	int status, err;
 
-	status = ingest_body_bytes(req, &body, &body_len, &inflated, why, sizeof(why));
+	status = ingest_body_bytes(req, share, &body, &body_len, &inflated, why, sizeof(why));
+	if (status == -EBUSY)
+		return ingest_answer_decode_busy(req, resp, why), -EBUSY;
 	if (status) {
 		metrics__reject(req->collector->metrics,
 				status == 413 ? REJECT_INFLATED_TOO_LARGE : REJECT_BAD_GZIP);
@@ -398,10 +419,14 @@ static int decode(const struct request *req, bool json, struct otlp_request **re
 	err = json ? otlp_json_to_protobuf(body, body_len, &pb, &pb_len, why, sizeof(why)) : 0;
 	held = (inflated ? body_len : 0) + (pb ? pb_len : 0); /* beside the decoded request */
 	if (!err)
-		err = otlp_decode_capped(pb ? pb : body, pb ? pb_len : body_len,
-					 memory > held ? memory - held : 1, ret, why, sizeof(why));
+		err = decode_within(share, pb ? pb : body, pb ? pb_len : body_len, held, memory,
+				    ret, why, sizeof(why));
 	free(pb);
 	free(inflated);
+	if (!err) /* the body's copies are gone: what it holds now is the decoded request */
+		decode_share__trim(share, otlp_request__bytes(*ret));
+	if (err == -EBUSY)
+		return ingest_answer_decode_busy(req, resp, why), err;
 	if (err == -E2BIG) {
 		metrics__reject(req->collector->metrics, REJECT_TOO_MUCH_MEMORY);
 		return respond_error(resp, 413, "too_much_memory", "%s (--max-upload-memory)", why),
@@ -475,6 +500,7 @@ static void upload_release(struct otlp_upload *u)
 	}
 	free(u->items);
 	otlp_request__free(u->otlp);
+	decode_share__release(&u->share);
 }
 
 int handle_otlp_profiles(const struct request *req, struct response *resp)
@@ -492,8 +518,11 @@ int handle_otlp_profiles(const struct request *req, struct response *resp)
 	}
 	if (!req->body_len)
 		return respond_error(resp, 400, "bad_profile", "empty body");
-	if (decode(req, json, &u.otlp, resp))
+	u.share.budget = &req->collector->decode;
+	if (decode(req, json, &u.share, &u.otlp, resp)) {
+		decode_share__release(&u.share);
 		return 0;
+	}
 	u.n_items = otlp_request__n_profiles(u.otlp);
 	u.items = calloc(u.n_items ? u.n_items : 1, sizeof(*u.items));
 	if (!u.items || checks(&u, resp)) {
@@ -507,12 +536,14 @@ int handle_otlp_profiles(const struct request *req, struct response *resp)
 		if (!u.items[i].rejected)
 			err = reduce_profile(&u, i);
 	if (!err) /* the last samples' growth too */
-		err = ingest_check_memory(&u.lim, held_bytes(&u, u.stacks_before), u.n_samples,
-					  u.n_samples, u.why, sizeof(u.why));
+		err = ingest_check_memory(&u.lim, &u.share, held_bytes(&u, u.stacks_before),
+					  u.n_samples, u.n_samples, u.why, sizeof(u.why));
 	if (err == -E2BIG)
 		ingest_reject(req, resp, REJECT_TOO_MANY_STACKS, 413, "too_many_stacks", u.why);
 	else if (err == -ENOSPC)
 		ingest_reject(req, resp, REJECT_TOO_MUCH_MEMORY, 413, "too_much_memory", u.why);
+	else if (err == -EBUSY)
+		ingest_answer_decode_busy(req, resp, u.why);
 	else if (err)
 		respond_error(resp, 500, "internal", "out of memory");
 	else

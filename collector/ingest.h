@@ -66,10 +66,18 @@ int ingest_check_samples(const struct upload_limits *lim, size_t n, char *why, s
 int ingest_check_stacks(const struct upload_limits *lim, size_t n_stacks, size_t n_frames, size_t i,
 			size_t n, char *why, size_t why_len);
 
-/* -ENOSPC with the reason (naming the limit and the bytes) when decoding an upload holds more
- * than --max-upload-memory bytes after i of its n samples. */
-int ingest_check_memory(const struct upload_limits *lim, size_t bytes, size_t i, size_t n,
-			char *why, size_t why_len);
+struct decode_share;
+/* Counts what decoding an upload holds after i of its n samples: -ENOSPC with the reason
+ * (naming the limit and the bytes) when that is more than --max-upload-memory; -EBUSY with the
+ * reason when the collector-wide --max-decode-memory cannot take its growth while other uploads
+ * decode (then answer 503 with Retry-After: ingest_answer_decode_busy()). */
+int ingest_check_memory(const struct upload_limits *lim, struct decode_share *share, size_t bytes,
+			size_t i, size_t n, char *why, size_t why_len);
+/* Why an upload could not grow to `needed` bytes (0: unknown) within --max-decode-memory. */
+void ingest_decode_busy_why(const struct decode_share *share, size_t needed, char *why,
+			    size_t why_len);
+/* The 503 for -EBUSY of ingest_check_memory() or of inflating the body; returns 0. */
+int ingest_answer_decode_busy(const struct request *req, struct response *resp, const char *why);
 
 /* The fit of a profile type name (cpu, wall, heap, alloc, lock), or NULL. */
 const struct type_fit *ingest_type_fit(const char *profile_type);
@@ -82,10 +90,11 @@ int ingest_reject(const struct request *req, struct response *resp, enum reject_
 		  int status, const char *error, const char *detail);
 
 /* The request body, inflated when it is gzip (sniffed by its magic bytes, capped at
- * --max-inflated); *ret_owned is what to free. 0, or a status (400, 413, 503) with why. (The
- * OTLP route's body goes through this too.) */
-int ingest_body_bytes(const struct request *req, const uint8_t **ret, size_t *ret_len,
-		      uint8_t **ret_owned, char *why, size_t why_len);
+ * --max-inflated, its buffer counted in share as it grows); *ret_owned is what to free. 0, a
+ * status (400, 413, 503) with why, or -EBUSY with why when share cannot grow (the collector's
+ * decoding budget is full). (The OTLP route's body goes through this too.) */
+int ingest_body_bytes(const struct request *req, struct decode_share *share, const uint8_t **ret,
+		      size_t *ret_len, uint8_t **ret_owned, char *why, size_t why_len);
 
 /* Decodes body (a pprof, gzipped or not), reduces it to u's type and stores it; answers resp
  * (200 with the ack, or the error). start: when the request began (for the latency metric).

@@ -28,6 +28,7 @@ static const char *const reason_names[REJECT_REASON_COUNT] = {
     [REJECT_TOO_MANY_SAMPLES] = "too_many_samples",
     [REJECT_TOO_MANY_STACKS] = "too_many_stacks",
     [REJECT_TOO_MUCH_MEMORY] = "too_much_memory",
+    [REJECT_DECODE_MEMORY_FULL] = "decode_memory_full",
 };
 
 struct metrics {
@@ -177,6 +178,13 @@ int metrics__render(struct metrics *m, const struct store_metrics *stores, char 
 	render_latency(m, &t);
 	render_batches(stores, &t);
 	render_backend_errors(stores, &t);
+	prom_text__header(
+	    &t, "roottrace_decode_memory_bytes", "gauge",
+	    "Memory reserved by the uploads being decoded now (--max-decode-memory).");
+	prom_text__appendf(&t, "roottrace_decode_memory_bytes %zu\n", stores->decode_bytes);
+	prom_text__header(&t, "roottrace_decode_memory_limit_bytes", "gauge",
+			  "--max-decode-memory: what all uploads decoding at once may hold.");
+	prom_text__appendf(&t, "roottrace_decode_memory_limit_bytes %zu\n", stores->decode_limit);
 	if (stores->store_bytes >= 0) {
 		prom_text__header(&t, "roottrace_store_size_bytes", "gauge",
 				  "Profile store bytes on disk (SQLite: the file plus its WAL).");

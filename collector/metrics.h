@@ -23,6 +23,7 @@ enum reject_reason {
 	REJECT_TOO_MANY_SAMPLES, /* 413: samples over --max-samples */
 	REJECT_TOO_MANY_STACKS,	 /* 413: distinct stacks (or their frames) over --max-stacks */
 	REJECT_TOO_MUCH_MEMORY,	 /* 413: decoding would hold more than --max-upload-memory */
+	REJECT_DECODE_MEMORY_FULL, /* 503: all uploads decoding would pass --max-decode-memory */
 	REJECT_REASON_COUNT
 };
 
@@ -42,10 +43,11 @@ void metrics__request(struct metrics *m);
 
 /* What the stores report at render time. */
 struct store_metrics {
-	int64_t store_bytes;	       /* < 0 omits the gauge */
-	const char *ingest_backend;    /* "sqlite", "clickhouse" */
-	const struct gc_stats *ingest; /* its group commit */
-	bool postgresql, clickhouse;   /* fleet mode: count those servers' failed requests */
+	int64_t store_bytes;		   /* < 0 omits the gauge */
+	const char *ingest_backend;	   /* "sqlite", "clickhouse" */
+	const struct gc_stats *ingest;	   /* its group commit */
+	bool postgresql, clickhouse;	   /* fleet mode: count those servers' failed requests */
+	size_t decode_bytes, decode_limit; /* --max-decode-memory: reserved now, and the limit */
 };
 
 /* Prometheus text exposition; *ret is malloc'd. */

@@ -57,18 +57,22 @@ int gzip_compress(const uint8_t *in, size_t in_len, uint8_t **ret_out, size_t *r
 struct inflate_buf {
 	uint8_t *data;
 	size_t len, cap, max_cap; /* max_cap = max_out + 1: one byte more proves the excess */
+	const struct gzip_meter *meter;
 };
 
 static int grow_out(struct inflate_buf *o)
 {
 	size_t new_cap;
 	uint8_t *p;
+	int err;
 
 	if (o->cap == o->max_cap)
 		return -EFBIG;
 	new_cap = o->cap ? o->cap * 2 : FIRST_OUT_SIZE;
 	if (new_cap > o->max_cap || new_cap < o->cap)
 		new_cap = o->max_cap;
+	if (o->meter && (err = o->meter->reserve(o->meter->ctx, new_cap)))
+		return err;
 	p = realloc(o->data, new_cap);
 	if (!p)
 		return -ENOMEM;
@@ -132,7 +136,14 @@ static int inflate_all(z_stream *zs, const uint8_t *in, size_t in_len, struct in
 int gzip_inflate_capped(const uint8_t *in, size_t in_len, size_t max_out, uint8_t **ret_out,
 			size_t *ret_len)
 {
-	struct inflate_buf o = {.max_cap = max_out == SIZE_MAX ? SIZE_MAX : max_out + 1};
+	return gzip_inflate_metered(in, in_len, max_out, NULL, ret_out, ret_len);
+}
+
+int gzip_inflate_metered(const uint8_t *in, size_t in_len, size_t max_out,
+			 const struct gzip_meter *meter, uint8_t **ret_out, size_t *ret_len)
+{
+	struct inflate_buf o = {.max_cap = max_out == SIZE_MAX ? SIZE_MAX : max_out + 1,
+				.meter = meter};
 	z_stream zs = {0};
 	int err;
 

@@ -174,6 +174,119 @@ class MemoryBound(unittest.TestCase):
                     self.assertEqual(rows, [])
 
 
+class DecodeBudget(unittest.TestCase):
+    """--max-decode-memory bounds what all uploads decoding at once hold, whatever the number of
+    threads: eight uploads that each count ~10-14 MiB, sent at once to 8 threads under a 20 MiB
+    budget, are stored or refused with 503 + Retry-After naming the flag (never 413: each is
+    within its own limit); a refused one stores nothing and is stored when sent again alone."""
+
+    BUDGET = 20 * MiB
+    # Peak RSS growth over the rounds: measured +43-47 MiB under the 20 MiB budget (the budget,
+    # the SQLite writer's caches, the bodies) against +93-105 MiB when all eight decode at once
+    # (a 1 GiB budget), on 8 threads with malloc's mmap threshold pinned (malloc_policy.c).
+    GROWTH_UNDER_BUDGET = 72 * MiB
+
+    def send_round(self, c, tok, body, round_no, n=8, otlp=False):
+        barrier = threading.Barrier(n)
+        results = {}
+
+        def send(i):
+            service = "r%d-%d" % (round_no, i)
+            barrier.wait()
+            if otlp:  # the service is the resource's: one name for all, told apart by status
+                status, headers, out = c.request(
+                    "POST", "/v1development/profiles", tok, body=body,
+                    content_type="application/x-protobuf", timeout=120)
+            else:
+                status, headers, out = c.request(
+                    "POST", "/api/apm/profiles", tok, body=body,
+                    params={"service": service, "profile_type": "cpu"},
+                    content_type="application/octet-stream", timeout=120)
+            results[service] = (status, headers, c._json(status, out)[1])
+
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return results
+
+    def test_uploads_past_the_budget_together_get_503_and_are_stored_when_sent_again(self):
+        body = gzip.compress(pprof_py.build(
+            [(["main", "handler_%06d_" % i + "x" * 190, "leaf%d" % (i % 50)], 1000)
+             for i in range(20_000)], sample_types=CPU))
+        with Collector(serve_args=["--threads", "8", "--max-decode-memory", str(self.BUDGET),
+                                   "--max-upload-memory", str(30 * MiB)]) as c:
+            tok = c.create_token("collector")
+            start_kib = c.vm_kib("VmHWM")
+            busy = {}
+            for round_no in range(4):  # eight at once overlap; a few rounds make sure of it
+                for service, (status, headers, doc) in self.send_round(
+                        c, tok, body, round_no).items():
+                    if status == 200:
+                        self.assertEqual(len(c.stored_rows(service=service)), 20_000)
+                        continue
+                    self.assertEqual((status, doc["error"]), (503, "overloaded"), doc)
+                    self.assertRegex(doc["detail"],
+                                     r"^the collector is decoding other uploads with \d+ of "
+                                     r"its 20971520 bytes \(--max-decode-memory\)")
+                    self.assertEqual(headers.get("Retry-After"), "1")
+                    self.assertEqual(c.stored_rows(service=service), [])
+                    busy[service] = doc
+                if busy:
+                    break
+            self.assertTrue(busy, "eight uploads of ~12 MiB at once never met the 20 MiB budget")
+            self.assertLess((c.vm_kib("VmHWM") - start_kib) * 1024, self.GROWTH_UNDER_BUDGET)
+            metrics = c.metrics()
+            self.assertEqual(metrics.get('roottrace_rejects_total{reason="decode_memory_full"}'),
+                             len(busy))
+            self.assertEqual(metrics.get("roottrace_decode_memory_bytes"), 0)  # all given back
+            self.assertEqual(metrics.get("roottrace_decode_memory_limit_bytes"), self.BUDGET)
+            for service in busy:  # sent again alone: stored
+                status, doc = c.upload(tok, body, service, "cpu")
+                self.assertEqual(status, 200, doc)
+                self.assertEqual(len(c.stored_rows(service=service)), 20_000)
+
+    def test_otlp_requests_past_the_budget_together_get_503_and_store_nothing(self):
+        body = otlp_many_stacks(20_000)
+        with Collector(serve_args=["--threads", "8", "--max-decode-memory", str(self.BUDGET),
+                                   "--max-upload-memory", str(30 * MiB)]) as c:
+            tok = c.create_token("collector")
+            stored = busy = 0
+            for round_no in range(4):
+                for status, headers, doc in self.send_round(c, tok, body, round_no,
+                                                            otlp=True).values():
+                    if status == 200:
+                        stored += 1
+                        continue
+                    self.assertEqual((status, doc["error"]), (503, "overloaded"), doc)
+                    self.assertIn("(--max-decode-memory)", doc["detail"])
+                    self.assertEqual(headers.get("Retry-After"), "1")
+                    busy += 1
+                if busy:
+                    break
+            self.assertGreater(busy, 0)
+            self.assertGreater(stored, 0)
+            # every stored request added its 20,000 stacks once, a refused one nothing
+            values = c.stored_rows(service="otlp")
+            self.assertEqual(sum(v for *_, v in values), stored * 20_000)
+            # a request refused while decoding (a bad one) gives its reservation back too
+            status, _, _ = c.request("POST", "/v1development/profiles", tok, body=b"\xff" * 64,
+                                     content_type="application/x-protobuf")
+            self.assertEqual(status, 400)
+            self.assertEqual(c.metrics().get("roottrace_decode_memory_bytes"), 0)
+
+    def test_one_upload_alone_may_hold_more_than_the_budget(self):
+        """The budget never refuses an upload that decodes alone: any upload within
+        --max-upload-memory can be stored."""
+        raw, total = large_profile(40_000)
+        with Collector(serve_args=["--max-decode-memory", str(1 * MiB)]) as c:
+            tok = c.create_token("collector")
+            status, doc = c.upload(tok, gzip.compress(raw), "alone", "cpu")
+            self.assertEqual(status, 200, doc)
+            self.assertEqual(doc["total"], total)
+
+
 class UploadLimits(unittest.TestCase):
     def setUp(self):
         self.c = Collector(serve_args=["--max-stacks", "1000", "--max-samples", "5000"])

@@ -158,7 +158,47 @@ TEST(trailing_garbage_is_einval)
 	free(buf);
 }
 
+/* The meter is asked for each new size of the output buffer and can stop the inflate. */
+struct meter_log {
+	size_t asked[64], n, refuse_above;
+};
+
+static int log_reserve(void *ctx, size_t bytes)
+{
+	struct meter_log *m = ctx;
+
+	if (m->n < 64)
+		m->asked[m->n++] = bytes;
+	return bytes > m->refuse_above ? -EBUSY : 0;
+}
+
+TEST(meter_is_asked_before_each_growth)
+{
+	size_t len = 1 << 20, gz_len, out_len;
+	uint8_t *in = pattern(len), *gz, *out = NULL;
+	struct meter_log log = {.refuse_above = SIZE_MAX};
+	struct gzip_meter meter = {log_reserve, &log};
+
+	CHECK(in);
+	CHECK_EQ_INT(gzip_compress(in, len, &gz, &gz_len), 0);
+	CHECK_EQ_INT(gzip_inflate_metered(gz, gz_len, len, &meter, &out, &out_len), 0);
+	CHECK_EQ_INT(out_len, len);
+	CHECK(memcmp(in, out, len) == 0);
+	CHECK(log.n >= 2);
+	for (size_t i = 1; i < log.n; i++) /* each ask is the buffer's whole new size */
+		CHECK(log.asked[i] > log.asked[i - 1]);
+	CHECK(log.asked[log.n - 1] >= len && log.asked[log.n - 1] <= len + 1);
+	free(out);
+	out = NULL;
+	log = (struct meter_log){.refuse_above = len / 4};
+	CHECK_EQ_INT(gzip_inflate_metered(gz, gz_len, len, &meter, &out, &out_len), -EBUSY);
+	CHECK(out == NULL);
+	CHECK(log.asked[log.n - 1] > len / 4);
+	free(in);
+	free(gz);
+}
+
 TEST_MAIN("gzip", T(round_trip_restores_bytes), T(round_trip_empty_input),
 	  T(bomb_stops_at_cap_with_efbig), T(cap_is_inclusive), T(truncated_is_einval),
 	  T(corrupt_crc_is_einval), T(not_gzip_is_einval), T(concatenated_members_are_joined),
-	  T(trailing_garbage_is_einval))
+	  T(trailing_garbage_is_einval), T(meter_is_asked_before_each_growth))
