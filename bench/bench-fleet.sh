@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# Fleet-mode ingest benchmark (bench/bench_fleet.py): SQLite vs PostgreSQL + ClickHouse.
+# Fleet-mode ingest benchmark (bench/bench_fleet.py): SQLite vs PostgreSQL + ClickHouse; then
+# what one INSERT costs ClickHouse by schema (bench/bench_ch_insert.py).
 #   bench/bench-fleet.sh --build DIR [--seconds N]
 set -eu
 cd "$(dirname "$0")/.."
-exec python3 bench/bench_fleet.py "$@"
+python3 bench/bench_fleet.py "$@"
+python3 bench/bench_ch_insert.py

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# What one INSERT of N 500-stack uploads costs ClickHouse's CPU, by schema (docs/performance.md,
+# "Why the target cannot be met on this machine"): today's rollups with its hour, day and
+# upload-count views against cheaper shapes, down to the rollups table alone. A Python client
+# POSTs RowBinary to the throwaway ClickHouse of tests/lib/fleet_servers.py and reads the server
+# process's CPU from /proc around each INSERT (background merges land in whichever they follow).
+#   bench/bench_ch_insert.py [--inserts N] [--rounds N]
+import argparse
+import os
+import random
+import statistics
+import struct
+import sys
+import time
+import urllib.parse
+import urllib.request
+
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
+
+STACKS = 500
+SERIES = "environment String, service String, profile_type String, deployment String, node String"
+KEY = "environment, service, profile_type, deployment, node"
+NODELESS = "environment String, service String, profile_type String, deployment String"
+NODELESS_KEY = "environment, service, profile_type, deployment"
+BY_DAY = " PARTITION BY intDiv(bucket, 86400)"
+
+
+class Server:
+    def __init__(self, ch):
+        self.port = ch.port
+        self.pid = ch.proc.pid
+
+    def query(self, sql, data=None):
+        if data is None:
+            req = urllib.request.Request("http://127.0.0.1:%d/" % self.port, data=sql.encode())
+        else:
+            req = urllib.request.Request("http://127.0.0.1:%d/?query=%s" % (
+                self.port, urllib.parse.quote(sql)), data=data)
+        return urllib.request.urlopen(req, timeout=120).read()
+
+    def cpu_seconds(self):
+        """CPU of the server: runuser's child when started through runuser (root)."""
+        total = 0
+        for pid in [self.pid] + children(self.pid):
+            with open("/proc/%d/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid):
+    out = []
+    for task in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/children" % (pid, task)) as f:
+            for c in f.read().split():
+                out += [int(c)] + children(int(c))
+    return out
+
+
+def rollups(db, tier_column=False):
+    tier = "tier UInt8, " if tier_column else ""
+    return ("CREATE TABLE %s.rollups(%s, %sbucket UInt32, stack_hash UInt64, value Int64,"
+            " period Int64, received_at UInt32) ENGINE = SummingMergeTree(value)%s"
+            " ORDER BY (%s, %sbucket, stack_hash)" % (db, SERIES, tier, BY_DAY, KEY,
+                                                       "tier, " if tier_column else ""))
+
+
+def tier_views(db, columns, key, grouped):
+    out = []
+    for table, unit in (("rollups_hour", 3600), ("rollups_day", 86400)):
+        out.append("CREATE TABLE %s.%s(%s, bucket UInt32, stack_hash UInt64, value Int64)"
+                   " ENGINE = SummingMergeTree(value)%s ORDER BY (%s, bucket, stack_hash)"
+                   % (db, table, columns, BY_DAY, key))
+        value = "sum(value) AS value" if grouped else "value"
+        group = " GROUP BY %s, bucket, stack_hash" % key if grouped else ""
+        out.append("CREATE MATERIALIZED VIEW %s.%s_mv TO %s.%s AS SELECT %s,"
+                   " toUInt32(intDiv(bucket, %d) * %d) AS bucket, stack_hash, %s"
+                   " FROM %s.rollups WHERE stack_hash != 0%s"
+                   % (db, table, db, table, key, unit, unit, value, db, group))
+    return out
+
+
+def upload_view(db, extra=""):
+    return ["CREATE TABLE %s.uploads(%s, bucket UInt32, uploads AggregateFunction(sum, Int64),"
+            " last_upload AggregateFunction(max, UInt32),"
+            " period AggregateFunction(argMax, Int64, UInt32)) ENGINE = AggregatingMergeTree%s"
+            " ORDER BY (%s, bucket)" % (db, SERIES, BY_DAY, KEY),
+            "CREATE MATERIALIZED VIEW %s.uploads_mv TO %s.uploads AS SELECT %s, bucket,"
+            " sumState(value) AS uploads, maxState(received_at) AS last_upload,"
+            " argMaxState(period, received_at) AS period FROM %s.rollups"
+            " WHERE stack_hash = 0%s GROUP BY %s, bucket" % (db, db, KEY, db, extra, KEY)]
+
+
+# name, statements, whether the collector writes the tier rows itself (tier column)
+SCHEMAS = [
+    ("today's (rollups + hour, day and upload-count views)",
+     lambda db: [rollups(db)] + tier_views(db, SERIES, KEY, False) + upload_view(db), False),
+    ("tiers without the node column, the views grouping the block",
+     lambda db: [rollups(db)] + tier_views(db, NODELESS, NODELESS_KEY, True) + upload_view(db),
+     False),
+    ("the views summing a block's rows (GROUP BY in the view)",
+     lambda db: [rollups(db)] + tier_views(db, SERIES, KEY, True) + upload_view(db), False),
+    ("one table with a tier column, tier rows written by the collector (3x the rows)",
+     lambda db: [rollups(db, True)] + upload_view(db, " AND tier = 0"), True),
+    ("rollups + the upload-count view only (no tier views)",
+     lambda db: [rollups(db)] + upload_view(db), False),
+    ("rollups alone, no view", lambda db: [rollups(db)], False),
+]
+
+
+def string(s):
+    b = s.encode()
+    return bytes([len(b)]) + b
+
+
+def block(rnd, stacks, uploads, bucket, tiered):
+    """RowBinary of `uploads` uploads from different nodes of 4 services, one bucket."""
+    out = bytearray()
+    tiers = [(0, bucket), (1, bucket // 3600 * 3600), (2, bucket // 86400 * 86400)]
+    for u in range(uploads):
+        head = b"".join(string(x) for x in ("production", "svc-%d" % (u % 4), "cpu", "v1",
+                                            "node-%d" % u))
+        for tier, b in (tiers if tiered else [(None, bucket)]):
+            t = bytes([tier]) if tiered else b""
+            out += head + t + struct.pack("<IQqqI", b, 0, 1, 10_000_000, int(time.time()))
+            for h in stacks:
+                out += head + t + struct.pack("<IQqqI", b, h, rnd.randint(1, 100), 0, 0)
+    return bytes(out)
+
+
+def measure(server, db, uploads, tiered, inserts):
+    rnd = random.Random(1)
+    stacks = [rnd.getrandbits(63) | 1 for _ in range(STACKS)]
+    first = int(time.time()) // 86400 * 86400 - 3 * 86400
+    cpu = []
+    for i in range(inserts):
+        data = block(rnd, stacks, uploads, first + 300 * i, tiered)
+        c0 = server.cpu_seconds()
+        server.query("INSERT INTO %s.rollups FORMAT RowBinary" % db, data)
+        cpu.append(server.cpu_seconds() - c0)
+        time.sleep(0.05)
+    return statistics.mean(cpu) * 1000
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--inserts", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=2)
+    args = ap.parse_args()
+    import fleet_servers
+    if fleet_servers.available():
+        print("skipped: %s" % fleet_servers.available())
+        return
+    server = Server(fleet_servers.servers().ch)
+    counter = 0
+    print("| schema | round | CPU ms per INSERT, 8 uploads (4,000 rows) | 16 uploads (8,000 rows) |")
+    print("|---|---|---|---|")
+    for rnd in range(1, args.rounds + 1):
+        for name, statements, tiered in SCHEMAS:
+            cells = []
+            for uploads in (8, 16):
+                counter += 1
+                db = "ins%d" % counter
+                server.query("CREATE DATABASE %s" % db)
+                for sql in statements(db):
+                    server.query(sql)
+                cells.append("%.1f" % measure(server, db, uploads, tiered, args.inserts))
+                server.query("DROP DATABASE %s" % db)
+            print("| %s | %d | %s | %s |" % (name, rnd, cells[0], cells[1]))
+    print("\nload average after: %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
+
+
+if __name__ == "__main__":
+    main()
