@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /* `migrate --from DIR` into the ClickHouse profile store (store_copy.h): each five-minute
  * bucket becomes one mark row (stack_hash UPLOAD_MARK, value = its upload count, its period and
- * last arrival), each stack value one rollups row, every stack one dictionary row; the tiers
+ * last arrival), each stack value one rollups row, every stack one dictionary row (in today's
+ * stacks partition, or its bucket's day when that is later: ch_stacks.c); the tiers
  * and upload counts follow by the materialized views, as for ingest. Rows go in INSERTs of at
  * most IMPORT_ROWS_PER_INSERT, stacks before the rollups naming them. Into an empty store only. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../hash.h"
 #include "ch_internal.h"
@@ -17,7 +19,7 @@
 struct ch_import {
 	struct ch_client client;
 	struct sha256_ctx *sha;
-	struct hashtab sent; /* stack hashes already in `stacks` */
+	struct hashtab sent; /* stack hash -> the partition it went to in `stacks` */
 	struct ch_buf rollups, stacks;
 	size_t rows;
 };
@@ -131,17 +133,13 @@ int ch_import_value(void *ctx, const struct copy_stack_value *v)
 {
 	struct ch_import *imp = ctx;
 	struct ch_rollup r = rollup_of(&v->series, v->bucket);
-	uint64_t seen;
 	int rc = ch_stack_key(imp->sha, v->frames, v->frames_len, &r.stack_hash);
 
+	if (!rc) /* stacks are flushed before the rollups naming them: queued is stored */
+		rc = ch_stacks_queue(NULL, &imp->sent, &imp->stacks, r.stack_hash, v->frames,
+				     ch_stack_day(time(NULL), (uint32_t)v->bucket));
 	if (rc)
 		return rc;
-	if (!hashtab__get(&imp->sent, r.stack_hash, &seen)) {
-		if (hashtab__put(&imp->sent, r.stack_hash, 1))
-			return -ENOMEM;
-		ch_put_u64(&imp->stacks, r.stack_hash);
-		ch_put_string(&imp->stacks, v->frames);
-	}
 	r.value = v->value;
 	ch_put_rollup(&imp->rollups, &r);
 	return row_added(imp);

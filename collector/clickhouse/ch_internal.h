@@ -29,7 +29,7 @@ struct ch_profiles {
 	struct upload_ledger *ledger;
 	struct group_commit *gc;
 	pthread_mutex_t stacks_lock; /* the writer's state below */
-	struct hashtab known_stacks; /* stack hash -> 1: already in the dictionary */
+	struct hashtab known_stacks; /* stack hash -> the stacks partition it was stored in */
 	struct sha256_ctx *sha;
 	struct ch_buf frames; /* scratch: one stack's joined frames */
 };
@@ -66,9 +66,21 @@ int ch_stack_hash(struct sha256_ctx *sha, struct ch_buf *joined, const char *con
 int ch_stack_key(struct sha256_ctx *sha, const char *joined, size_t len, uint64_t *ret);
 /* INSERT INTO database.table FORMAT RowBinary of rows (nothing when empty). */
 int ch_insert(struct ch_client *c, const char *table, const struct ch_buf *rows);
-/* After ClickHouse stored stacks (hash, frames rows): their hashes into known, which starts
- * over first when it holds more than max. */
+/* The stacks partition (UTC day) for a stack named by a row of time row_time written at now:
+ * the later of the two days (ch_stacks.c states the invariant this keeps). */
+uint32_t ch_stack_day(int64_t now, uint32_t row_time);
+/* Appends the stacks row (hash, frames, day) to rows unless known (hash -> day this writer
+ * stored it in; may be NULL) or queued (the same for rows) already has hash in that day;
+ * records it in queued. 0 or -ENOMEM. */
+int ch_stacks_queue(const struct hashtab *known, struct hashtab *queued, struct ch_buf *rows,
+		    uint64_t hash, const char *frames, uint32_t day);
+/* After ClickHouse stored stacks (hash, frames, day rows): hash -> day into known, which
+ * starts over first when it holds more than max. */
 int ch_stacks_remember(struct hashtab *known, struct ch_buf *stacks, size_t max);
+/* Retention of the dictionary: drops the stacks partitions before both now's day - 1 and the
+ * oldest active partition of the tables naming stacks; their rows are added to *rows_dropped
+ * when not NULL. Run after those tables' own drops. */
+int ch_stacks_prune(struct ch_client *c, int64_t now, int64_t *rows_dropped);
 
 /* profiles_ch_open.c: drops the day partitions of table whose every row is before cutoff;
  * their rows are added to *rows_dropped when not NULL. */

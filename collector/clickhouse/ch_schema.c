@@ -2,8 +2,9 @@
 /* The ClickHouse profile store's schema as numbered migrations ({db} is the database). Every
  * statement was run against ClickHouse 18.16 (Debian 12) and uses only syntax current releases
  * accept: MergeTree with PARTITION BY / ORDER BY, materialized views TO a table,
- * AggregateFunction columns. Partitions are whole UTC days of `bucket` (unix seconds), so that
- * retention drops partitions. */
+ * AggregateFunction columns, RENAME TABLE, INSERT ... SELECT. Partitions are whole UTC days of
+ * `bucket` (unix seconds), so that retention drops partitions; the stacks dictionary's are days
+ * of its own (v3). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,7 +28,8 @@
 /* Each migration is a list of statements (one per HTTP request), NULL-terminated. */
 static const char *const v1[] = {
     /* The stacks dictionary: SHA-256 prefix of the joined frames -> frames joined by '\n'.
-     * Collectors insert a stack the first time they see it; duplicates merge away. */
+     * Collectors insert a stack the first time they see it; duplicates merge away. (v3
+     * partitions it by day.) */
     "CREATE TABLE {db}.stacks(stack_hash UInt64, frames String)"
     " ENGINE = ReplacingMergeTree ORDER BY stack_hash",
     /* Five-minute rollups; a row with stack_hash 0 counts one upload (value 1) and carries its
@@ -51,7 +53,26 @@ static const char *const v1[] = {
     NULL,
 };
 
-static const char *const *const migrations[] = {v1, ch_links_migration};
+/* v3: the stacks dictionary partitioned by a day of its own, so that retention can drop what
+ * no kept row names (ch_stacks.c states the invariant). Every stored stack is copied, once,
+ * into the partition of the latest day any row can name it from: today, or the latest
+ * partition of rollups or span_links when an upload was dated later. The old table is renamed
+ * first, so that a collector of the previous version still running fails its inserts (and its
+ * agents retry) instead of writing where the copy has already read. A collector checks the
+ * version only when it starts: stop the previous version's before migrating. */
+static const char *const v3[] = {
+    "RENAME TABLE {db}.stacks TO {db}.stacks_v1",
+    "CREATE TABLE {db}.stacks(stack_hash UInt64, frames String, day UInt32)"
+    " ENGINE = ReplacingMergeTree PARTITION BY day ORDER BY stack_hash",
+    "INSERT INTO {db}.stacks SELECT stack_hash, any(frames),"
+    " greatest(toUInt32(intDiv(toUInt32(now()), 86400)), (SELECT toUInt32(max(toUInt32(partition)))"
+    " FROM system.parts WHERE database = '{db}' AND table IN ('rollups', 'span_links')"
+    " AND active)) FROM {db}.stacks_v1 GROUP BY stack_hash",
+    "DROP TABLE {db}.stacks_v1",
+    NULL,
+};
+
+static const char *const *const migrations[] = {v1, ch_links_migration, v3};
 #define LATEST_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
 /* sql with every {db} replaced by the database name. */

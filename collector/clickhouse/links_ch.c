@@ -2,20 +2,21 @@
 /* The ClickHouse link store: span links in one MergeTree table partitioned by UTC day of the
  * link's time (retention drops whole days, on its own setting, apart from the rollups'), each
  * row naming its stack in the profile store's stacks dictionary (a stack already stored for
- * the rollups costs a link nothing more). Lookup tables filled by materialized views map a
- * trace, a local root span and a span name to span ids, so that every read is a primary-key
- * range of the links table (ordered by span id) rather than a scan. */
+ * the rollups in the same day partition costs a link nothing more; ch_stacks.c). Lookup tables
+ * filled by materialized views map a trace, a local root span and a span name to span ids, so that
+ * every read is a primary-key range of the links table (ordered by span id) rather than a scan. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../hash.h"
 #include "ch_internal.h"
 #include "links_ch.h"
 
-/* Stack hashes this store remembers having sent; past it the set starts over (a stack sent
- * twice merges away in the dictionary). */
+/* Stack hashes this store remembers having stored, with their partition; past it the set
+ * starts over (a stack sent twice merges away in the dictionary). */
 #define LINK_KNOWN_STACKS_MAX (1u << 20)
 
 /* A span's rows are a few, found by key: granules of 1,024 rows (not 8,192) make each lookup
@@ -69,22 +70,21 @@ static void put_link(struct ch_buf *b, const char *environment, const struct spa
 static int encode(struct ch_links *l, const char *environment, const struct span_link *links,
 		  size_t n, struct ch_buf *rows, struct ch_buf *stacks, struct hashtab *fresh)
 {
-	uint64_t hash, seen;
+	int64_t now = time(NULL);
+	uint64_t hash;
 	int rc = 0;
 
 	for (size_t i = 0; !rc && i < n; i++) {
 		/* the rollups' key: a stack they stored costs the link nothing more */
 		rc = ch_stack_hash(l->sha, &l->frames, links[i].frames, links[i].n_frames, &hash);
-		if (rc)
-			break;
-		put_link(rows, environment, &links[i], hash);
-		if (hashtab__get(&l->known_stacks, hash, &seen) || hashtab__get(fresh, hash, &seen))
-			continue;
-		rc = hashtab__put(fresh, hash, 1);
-		ch_put_u64(stacks, hash);
-		ch_put_string(stacks, l->frames.data ? l->frames.data : "");
+		if (!rc)
+			rc = ch_stacks_queue(&l->known_stacks, fresh, stacks, hash,
+					     l->frames.data ? l->frames.data : "",
+					     ch_stack_day(now, (uint32_t)links[i].time));
+		if (!rc)
+			put_link(rows, environment, &links[i], hash);
 	}
-	return rc ? rc : rows->oom || stacks->oom ? -ENOMEM : 0;
+	return rc ? rc : rows->oom ? -ENOMEM : 0;
 }
 
 /* Stacks first, so that a link never names a stack the dictionary lacks; the stacks become
@@ -115,7 +115,8 @@ static int links_add(struct link_store *s, const char *environment, const struct
 }
 
 /* Whole UTC days: a link stays until every link of its day is past the cutoff (up to a day
- * longer than on SQLite). The stacks stay: the dictionary is shared with the rollups. */
+ * longer than on SQLite). Then the stacks partitions that no kept link or rollup row needs
+ * (the dictionary is shared with the rollups: ch_stacks_prune looks at both). */
 static int links_retention(struct link_store *s, int64_t cutoff, int64_t *ret_deleted)
 {
 	struct ch_links *l = to_ch_links(s);
@@ -124,6 +125,8 @@ static int links_retention(struct link_store *s, int64_t cutoff, int64_t *ret_de
 
 	for (size_t i = 0; !rc && i < sizeof(link_tables) / sizeof(link_tables[0]); i++)
 		rc = ch_drop_days(&l->client, link_tables[i], cutoff, i ? NULL : &dropped);
+	if (!rc)
+		rc = ch_stacks_prune(&l->client, time(NULL), NULL);
 	if (ret_deleted)
 		*ret_deleted = dropped;
 	return rc;

@@ -17,7 +17,7 @@ struct ch_links {
 	struct link_store base;
 	struct ch_client client;
 	pthread_mutex_t lock;	     /* the writer's state below */
-	struct hashtab known_stacks; /* stack hash -> 1: already sent to the dictionary */
+	struct hashtab known_stacks; /* stack hash -> the stacks partition it was stored in */
 	struct sha256_ctx *sha;
 	struct ch_buf frames; /* scratch: one stack's joined frames */
 };

@@ -11,7 +11,8 @@
 #include "../hash.h"
 #include "ch_internal.h"
 
-/* The tables partitioned by day (intDiv(bucket, 86400)); stacks is not (it is not pruned). */
+/* The tables partitioned by day (intDiv(bucket, 86400)); stacks is partitioned by the day of
+ * its own (ch_stacks.c) and pruned after them. */
 static const char *const day_tables[] = {"rollups", "rollups_hour", "rollups_day", "uploads"};
 
 static void ch_close(struct profile_store *s)
@@ -67,6 +68,8 @@ static int ch_retention(struct profile_store *s, int64_t cutoff, int64_t *ret_de
 
 	for (size_t i = 0; !rc && i < sizeof(day_tables) / sizeof(day_tables[0]); i++)
 		rc = ch_drop_days(&p->client, day_tables[i], cutoff, i ? NULL : &dropped);
+	if (!rc)
+		rc = ch_stacks_prune(&p->client, time(NULL), NULL);
 	if (!rc)
 		rc = p->ledger->ops->expire(p->ledger, cutoff > oldest_id ? cutoff : oldest_id);
 	if (ret_deleted)

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The ClickHouse profile store's write path: uploads queue in a group commit; the leader claims
  * the group's upload ids in PostgreSQL (transaction left open), inserts the stacks this
- * collector has not sent before, then every value and upload mark in ONE INSERT into rollups
- * (the tiers and upload counts follow by materialized views), and commits the claim only after
- * ClickHouse answered 200. A failed insert aborts the claim, so the retry is not a duplicate. */
+ * collector has not stored in today's stacks partition yet (ch_stacks.c), then every value and
+ * upload mark in ONE INSERT into rollups (the tiers and upload counts follow by materialized
+ * views), and commits the claim only after ClickHouse answered 200. A failed insert aborts the
+ * claim, so the retry is not a duplicate. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,9 @@
 #include "../hash.h"
 #include "ch_internal.h"
 
-/* Stack hashes this collector remembers having sent (16 bytes a slot, at most half full: about
- * 128 MiB); past it the set starts over and stacks are sent again, which costs only bytes. */
+/* Stack hashes this collector remembers having stored, with their partition (16 bytes a slot,
+ * at most half full: about 128 MiB); past it the set starts over and stacks are sent again,
+ * which costs only bytes. */
 #define KNOWN_STACKS_MAX (4u << 20)
 
 /* One ingest call, queued in the group commit. */
@@ -139,7 +141,8 @@ static void put_rollup(struct ch_buf *b, const struct ch_buf *series, const stru
 	put_values(b, r);
 }
 
-/* The rows of one batch; stacks the dictionary lacks are added to `stacks` and `new_hashes`. */
+/* The rows of one batch; stacks this collector has not stored in the batch's stacks
+ * partition yet are added to `stacks` and `new_hashes` (hash -> partition). */
 static int encode_batch(struct ch_profiles *p, const struct profile_batch *batch,
 			struct ch_buf *rollups, struct ch_buf *stacks, struct hashtab *new_hashes)
 {
@@ -153,8 +156,8 @@ static int encode_batch(struct ch_profiles *p, const struct profile_batch *batch
 			      .value = 1,
 			      .period = batch->period,
 			      .received_at = (uint32_t)time(NULL)};
+	uint32_t day = ch_stack_day(r.received_at, (uint32_t)batch->bucket_start);
 	struct ch_buf series = {0};
-	uint64_t seen;
 	int rc = 0;
 
 	put_series(&series, &r);
@@ -162,18 +165,15 @@ static int encode_batch(struct ch_profiles *p, const struct profile_batch *batch
 	r.period = r.received_at = 0;
 	for (size_t i = 0; !rc && i < batch->n_stacks; i++) {
 		rc = stack_hash(p, batch, &batch->stacks[i], &r.stack_hash);
+		if (!rc)
+			rc = ch_stacks_queue(&p->known_stacks, new_hashes, stacks, r.stack_hash,
+					     p->frames.data ? p->frames.data : "", day);
 		if (rc)
 			break;
 		r.value = batch->stacks[i].value;
 		put_rollup(rollups, &series, &r);
-		if (hashtab__get(&p->known_stacks, r.stack_hash, &seen) ||
-		    hashtab__get(new_hashes, r.stack_hash, &seen))
-			continue;
-		rc = hashtab__put(new_hashes, r.stack_hash, 1) ? -ENOMEM : 0;
-		ch_put_u64(stacks, r.stack_hash);
-		ch_put_string(stacks, p->frames.data ? p->frames.data : "");
 	}
-	if (!rc && (rollups->oom || stacks->oom || series.oom))
+	if (!rc && (rollups->oom || series.oom))
 		rc = -ENOMEM;
 	ch_buf_free(&series);
 	return rc;
