@@ -7,12 +7,12 @@
 #include "../../collector/clickhouse/ch_internal.h"
 #include "test.h"
 
-#define NOON(day) ((int64_t)(day) * DAY + DAY / 2)
+#define NOON(day) ((int64_t)(day)*DAY + DAY / 2)
 
 TEST(a_stack_goes_to_the_later_of_the_write_day_and_the_row_day)
 {
 	CHECK_EQ_INT(ch_stack_day(NOON(100), (uint32_t)NOON(100)), 100);
-	CHECK_EQ_INT(ch_stack_day(NOON(100), (uint32_t)NOON(97)), 100); /* a late upload */
+	CHECK_EQ_INT(ch_stack_day(NOON(100), (uint32_t)NOON(97)), 100);	 /* a late upload */
 	CHECK_EQ_INT(ch_stack_day(NOON(100), (uint32_t)NOON(102)), 102); /* dated ahead */
 	CHECK_EQ_INT(ch_stack_day(NOON(100), 0), 100);
 }
