@@ -163,8 +163,9 @@ def id_sql(n):
 def fill_clickhouse(ch, db, links, t0):
     frames = ("arrayStringConcat(arrayMap(x -> concat('bench.fn', toString((number * 31 + x)"
               " %% 997)), range(toUInt64(20 + number %% 21))), '\\n')")
-    ch.query("INSERT INTO %s.stacks SELECT number + 2, %s FROM numbers(%d)" %
-             (db, frames % (), STACKS))
+    # today's stacks partition: every link below is dated earlier (ch_stacks.c's invariant)
+    ch.query("INSERT INTO %s.stacks SELECT number + 2, %s, toUInt32(intDiv(toUInt32(now()),"
+             " 86400)) FROM numbers(%d)" % (db, frames % (), STACKS))
     for first in range(0, links, CH_CHUNK):  # one INSERT a million: each well within a minute
         ch.query(
             "INSERT INTO {db}.span_links SELECT 'production', toUInt32({t0} + intDiv(number *"
