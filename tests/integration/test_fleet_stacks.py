@@ -4,12 +4,14 @@
 # uploads go through a collector whose clock libfaketime sets that many days back, so that it
 # stores its stacks in that day's partition, as a fleet's collectors do over a week. After
 # retention every read of the kept days (flame graph, top, collapsed, export, span and trace
-# reads) answers exactly as before, and the stacks only dropped days named are gone. A store at
-# schema version 2 with data, migrated, answers the same and keeps every stack hash.
+# reads) answers exactly as before, and the stacks only dropped days named are gone; two
+# collectors (one a day behind) ingesting while both prune leave no row without its stack. A
+# store at schema version 2 with data, migrated, answers the same and keeps every stack hash.
 import contextlib
 import gzip
 import os
 import subprocess
+import threading
 import time
 import unittest
 
@@ -210,6 +212,86 @@ class StacksRetention(unittest.TestCase):
         self.assertEqual(self.stacks_days(), [self.today - 3, self.today - 2, self.today - 1,
                                               self.today])
         self.assertEqual(self.dangling(), dict.fromkeys(self.dangling(), 0))
+
+
+class ConcurrentRetention(unittest.TestCase):
+    """Two collectors on the same stores, one a day behind (the most clock skew the invariant
+    allows), ingest uploads dated today, yesterday, tomorrow and three days back (late) while
+    both run retention every second; nothing locks them against each other."""
+    maxDiff = None
+    RETENTION = ["--retention-days", "1", "--link-retention-hours", "24",
+                 "--retention-interval", "1"]
+    UPLOADS = 24  # per collector
+
+    def setUp(self):
+        require_servers_and_faketime()
+        self.at, _ = anchor()
+        self.today = self.at // DAY
+        self.a = Collector(backend="fleet", start=False)
+        self.b = Collector(backend="fleet", stores=(self.a.pg_url, self.a.ch_url),
+                           serve_args=self.RETENTION, start=False)
+        self.tok = self.a.create_token("collector")
+        self.viewer = self.a.create_token("user", role="viewer")
+        for d in (3, 2):  # stacks partitions for the retention below to drop meanwhile
+            with clock_days_back(d):
+                self.a.start()
+            self.assertEqual(self.a.upload(self.tok, cpu([(["main", "shared"], 100, {})],
+                                                         self.at - d * DAY), "api", "cpu")[0],
+                             200)
+            self.a.stop()
+        self.a.start(self.RETENTION)
+        with clock_days_back(1):
+            self.b.start()
+
+    def tearDown(self):
+        self.b.close()
+        self.a.close()
+
+    def send(self, c, name, sent):
+        for i in range(self.UPLOADS):
+            at = self.at + (0, -DAY, DAY, -3 * DAY)[i % 4]
+            own = "%s%d" % (name, i)
+            status, doc = c.upload(self.tok, cpu([(["main", "shared"], 100, {}),
+                                                  (["main", own], 1 + i, span(i))], at),
+                                   "api", "cpu")
+            self.assertEqual(status, 200, doc)
+            if at // DAY >= self.today - 1:  # a day retention keeps
+                sent["main;shared"] = sent.get("main;shared", 0) + 100
+                sent["main;" + own] = 1 + i
+
+    def test_rows_written_while_both_prune_all_keep_their_stacks(self):
+        sent_a, sent_b = {}, {}
+        threads = [threading.Thread(target=self.send, args=(c, n, sent))
+                   for c, n, sent in ((self.a, "a", sent_a), (self.b, "b", sent_b))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        deadline = time.time() + 30  # a's retention drops the late uploads' day
+        while self.oldest_days() < (self.today - 1,) * 2 and time.time() < deadline:
+            time.sleep(0.2)
+        self.assertEqual(self.oldest_days(), (self.today - 1,) * 2)  # rollups, stacks
+        expected = dict(sent_a, **sent_b)
+        expected["main;shared"] = sent_a["main;shared"] + sent_b["main;shared"]
+        status, _, body = self.a.request("GET", "/api/apm/profiles/collapsed", self.viewer,
+                                         params={
+                                             "service": "api", "profile_type": "cpu",
+                                             "start": (self.today - 1) * DAY,
+                                             "end": (self.today + 2) * DAY})
+        self.assertEqual(status, 200, body)
+        read = {line.rsplit(" ", 1)[0]: int(line.rsplit(" ", 1)[1])
+                for line in body.decode().splitlines()}
+        self.assertEqual(read, expected)
+        for t in ("rollups", "rollups_hour", "rollups_day", "span_links"):
+            self.assertEqual(self.a.clickhouse(
+                "SELECT count() FROM {db}.%s WHERE stack_hash != 0 AND stack_hash NOT IN"
+                " (SELECT stack_hash FROM {db}.stacks)" % t).strip(), "0", t)
+
+    def oldest_days(self):
+        """The oldest active partition of rollups and of stacks."""
+        return tuple(int(self.a.clickhouse(
+            "SELECT min(toUInt32(partition)) FROM system.parts WHERE database = '{db}'"
+            " AND table = '%s' AND active" % t)) for t in ("rollups", "stacks"))
 
 
 class SchemaUpgrade(unittest.TestCase):
