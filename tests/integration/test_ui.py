@@ -335,7 +335,7 @@ class WebUi(unittest.TestCase):
                         " const p = new URLSearchParams({service: 'docs', profile_type: 'cpu',"
                         " start: '%d', end: '%d'});"
                         " const folded = await api.get('/api/apm/profiles/collapsed',"
-                        " Object.fromEntries(p), 'text');"
+                        " Object.fromEntries(p), {as: 'text'});"
                         " return m.speedscope(folded, 'docs.cpu', 'nanoseconds'); })()"
                         % (BASE + HOUR, BASE + 2 * HOUR))
         self.assertEqual(doc["$schema"], "https://www.speedscope.app/file-format-schema.json")
