@@ -7,19 +7,12 @@
 # browser until a newer render has drawn, is never drawn over it. Real collector, real
 # headless Chromium.
 import json
-import os
 import time
-import unittest
 
 import harness
-import pprof_py
-from chromium import CHROMIUM, CdpError, Chromium
-from collector_fixture import Collector
-
-SEC = 1000000000
-HOUR = 3600
-BASE = (int(time.time()) // 86400 - 2) * 86400  # an hour two days ago, clear of "now"
-NOW = int(time.time())
+from chromium import CdpError
+from test_ui import BASE, HOUR, NOW, cpu  # its CPU profile builder and its clock
+from ui_case import UiCase
 FLAMEGRAPH = "/api/apm/profiles/flamegraph?"
 
 # Before the page's own scripts: every paint of a canvas (one clearRect per draw) by canvas id,
@@ -46,37 +39,19 @@ PROBE = r"""(() => {
 })();"""
 
 
-def cpu(stacks, at):
-    return pprof_py.build_gz([(k.split(";"), v) for k, v in stacks.items()],
-                             sample_types=(("cpu", "nanoseconds"),),
-                             period_type=("cpu", "nanoseconds"), period=10000000,
-                             time_nanos=at * SEC, duration_nanos=60 * SEC)
-
-
 def stacks(work):
     return {"main;serve;" + work: 700000000, "main;serve;" + work + ";runtime.mallocgc": 200000000,
             "main;idle": 100000000}
 
 
-@unittest.skipUnless(os.access(CHROMIUM, os.X_OK), "no %s (scripts/install-deps.sh installs it)"
-                     % CHROMIUM)
-class FlameGraphDrawnOncePerAction(unittest.TestCase):
+class FlameGraphDrawnOncePerAction(UiCase):
     @classmethod
-    def setUpClass(cls):
-        cls.fx = Collector()
-        cls.origin = "http://127.0.0.1:%d" % cls.fx.port
-        col = cls.fx.create_token("collector")
+    def seed(cls, col):
         cls.viewer = cls.fx.create_token("user", role="viewer")
         for svc in ("docs", "checkout"):
             for at in (BASE + HOUR + 100, NOW - 60):
                 status, body = cls.fx.upload(col, cpu(stacks(svc + "Work"), at), svc, "cpu")
                 assert status == 200, body
-        cls.browser = Chromium()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.browser.close()
-        cls.fx.close()
 
     # ---- helpers ---------------------------------------------------------------------------
     def open(self, fragment):
