@@ -6,7 +6,9 @@
 # next frame), the rest of the layout after the paint,
 # redraw after a zoom (median over zooms in and back out), and the page's JS heap. Then the
 # same pprof (the collector's export) in `go tool pprof -http`'s flame graph in the same
-# browser: its page's response end -> load and next frame, and its JS heap.
+# browser: its page's response end -> load and next frame, and its JS heap. Last, the app's own
+# path: a back navigation (popstate) to the same profile with max_nodes=1000000, and the
+# FlameGraph layouts and draws it made until the page was idle, with their main-thread time.
 import json
 import os
 import random
@@ -90,6 +92,33 @@ MEASURE = r"""
 """
 
 
+APP_RENDER = r"""
+(async () => {
+  const f = window.__rt.flame, spent = {layouts: 0, layout_ms: 0, draws: 0, draw_ms: 0};
+  let depth = 0;
+  const wrap = (name, count, ms) => {
+    f[name] = function (...a) {                      // outermost calls only: draw -> complete -> draw
+      const t = performance.now(), outer = depth++ === 0;
+      try { return Object.getPrototypeOf(f)[name].apply(this, a); } finally {
+        depth--;
+        if (outer && this.nodes.length && this.pane.clientWidth) { spent[count]++; spent[ms] += performance.now() - t; }
+      }
+    };
+  };
+  wrap("setTree", "layouts", "layout_ms");
+  wrap("draw", "draws", "draw_ms");
+  const r0 = window.__rt.rendered;
+  history.pushState(null, "", "#" + %(fragment)s);
+  dispatchEvent(new PopStateEvent("popstate"));
+  while (window.__rt.rendered === r0) await new Promise((ok) => requestAnimationFrame(ok));
+  await new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)));
+  await new Promise((ok) => requestIdleCallback(ok));  // after the rest of the layout
+  delete f.setTree; delete f.draw;
+  return spent;
+})()
+"""
+
+
 def heap_mb(page):
     page.send("HeapProfiler.collectGarbage")
     return page.send("Runtime.getHeapUsage")["usedSize"] / 1048576
@@ -153,6 +182,8 @@ def main():
                   "&max_nodes=1000000" % service
             r = page.eval(MEASURE % {"url": json.dumps(url), "token": json.dumps(viewer)})
             heap = heap_mb(page)
+            app = page.eval(APP_RENDER % {"fragment": json.dumps(
+                "service=%s&type=cpu&range=1h&nodes=1000000" % service)})
             status, _, export = fx.request("GET", "/api/apm/profiles/export", viewer,
                                            params={"service": service, "profile_type": "cpu",
                                                    "time_range": "1h"})
@@ -177,6 +208,8 @@ def main():
                   % (label, n_samples, r["bars"], r["width"], r["flatten_ms"],
                      r["first_draw_ms"] - r["flatten_ms"], r["frame_ms"],
                      "none" if r["rest_ms"] is None else "%.0f ms" % r["rest_ms"]))
+            print("  (%s in the app, popstate to it: %d layout(s) %.0f ms, %d draw(s) %.0f ms)"
+                  % (label, app["layouts"], app["layout_ms"], app["draws"], app["draw_ms"]))
     print("first paint = JSON.parse + flatten + draw + next frame, from the response body "
           "received; 1st draw = layout + draw; zoom = FlameGraph.zoomTo (a full redraw), "
           "median and max of 20")

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The read API of the collector that served this page: the user's token from session storage
 // in the Authorization header of every call, never in a URL. Errors carry the API's detail.
+// A call given an AbortSignal is cancelled when it aborts (a newer render superseded it).
 const TOKEN_KEY = "roottrace.token";
 
 export const token = () => sessionStorage.getItem(TOKEN_KEY);
@@ -22,12 +23,12 @@ function url(path, params) {
   return path + (s ? "?" + s : "");
 }
 
-async function call(method, path, params, body, as) {
+async function call(method, path, params, body, { as, signal } = {}) {
   const headers = { Authorization: "Bearer " + token() };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const r = await fetch(url(path, params), {
     method, headers, body: body === undefined ? undefined : JSON.stringify(body),
-    cache: "no-store", credentials: "omit", referrerPolicy: "no-referrer",
+    cache: "no-store", credentials: "omit", referrerPolicy: "no-referrer", signal,
   });
   if (!r.ok) {
     let detail = "";
@@ -39,5 +40,6 @@ async function call(method, path, params, body, as) {
   return r.json();
 }
 
-export const get = (path, params, as) => call("GET", path, params, undefined, as);
+// opts: {as: "blob" | "text" (else JSON), signal}
+export const get = (path, params, opts) => call("GET", path, params, undefined, opts);
 export const put = (path, body) => call("PUT", path, undefined, body);

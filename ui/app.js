@@ -2,6 +2,8 @@
 // The page's state and wiring: sign-in, the service / profile type / window pickers, the URL
 // that holds the whole screen (service, type, window, zoomed frame, search, view), and the
 // flame graph view with its top table. Diff, deployments and settings are their own modules.
+// Each user action renders once: one fetch of the flame graph, one layout, one draw; a render
+// started while another is in flight aborts the older one, whose response is never drawn.
 import * as api from "./api.js";
 import * as fmt from "./format.js";
 import { FlameGraph } from "./flame.js";
@@ -97,13 +99,13 @@ function fillTypes() {
     " of enabled services receiving profiles";
 }
 
-async function fillDeployments() {
+async function fillDeployments(signal) {
   const sel = $("deployment");
   sel.replaceChildren();
   option(sel, "", "all");
   if (!state.service) return;
   try {
-    const d = await api.get("/api/apm/deployments", { service: state.service, time_range: "30d" });
+    const d = await api.get("/api/apm/deployments", { service: state.service, time_range: "30d" }, { signal });
     for (const v of [...new Set(d.deployments.map((x) => x.version))]) option(sel, v);
   } catch (_) { /* the picker stays "all" */ }
   sel.value = state.deployment || "";
@@ -123,6 +125,8 @@ function matcherFor(q) {
   return (n) => n.includes(q);
 }
 
+// The search (or the selected row) to the flame graph's highlight, the matched share and the
+// table's filter; the caller draws the flame graph.
 function applySearch() {
   const sel = table.selected;
   const m = sel ? (n) => n === sel : matcherFor(state.q || "");
@@ -154,13 +158,20 @@ function crumbs() {
   });
 }
 
-async function loadFlame() {
+// Throws when a newer render has started since this one's signal was made.
+function stillCurrent(signal) {
+  if (signal.aborted) throw new DOMException("a newer render superseded this one", "AbortError");
+}
+
+async function loadFlame(signal) {
   const p = queryParams();
+  window.__rt.flameFetches++;
   const [tree, top, cost] = await Promise.all([
-    api.get("/api/apm/profiles/flamegraph", { ...p, max_nodes: maxNodes() }),
-    api.get("/api/apm/profiles/top", { ...p, limit: 1000 }),
-    state.type === "cpu" ? api.get("/api/apm/profiles/cost", { ...p, limit: 1000 }) : null,
+    api.get("/api/apm/profiles/flamegraph", { ...p, max_nodes: maxNodes() }, { signal }),
+    api.get("/api/apm/profiles/top", { ...p, limit: 1000 }, { signal }),
+    state.type === "cpu" ? api.get("/api/apm/profiles/cost", { ...p, limit: 1000 }, { signal }) : null,
   ]);
+  stillCurrent(signal);
   lastFlame = tree;
   $("caption").textContent = caption(tree);
   $("folded-note").textContent = tree.folded ?
@@ -170,15 +181,15 @@ async function loadFlame() {
   flame.setTree(tree.root, { unit: tree.unit, seconds: tree.window.covered_seconds ?? tree.window.seconds,
     measurement: tree.measurement });
   flame.icicle = state.mode !== "flame";
-  flame.zoomTo(flame.find(state.zoom ? JSON.parse(state.zoom) : []), false);
+  flame.setZoom(flame.find(state.zoom ? JSON.parse(state.zoom) : []));
   crumbs();
   table.setData(top, cost);
   if (state.sw) table.selected = state.sw;
   applySearch(); // draws the table, once
-  showSandwich();
+  showSandwich(); // draws the flame graph (or the sandwich), once
   window.__rt.flameData = tree;
   window.__rt.topData = top;
-  await timeline.load({ ...p, unit: tree.unit }, tree.window);
+  await timeline.load({ ...p, unit: tree.unit }, tree.window, signal);
 }
 
 function tooltip(node, ev, graph) {
@@ -202,6 +213,7 @@ function tooltip(node, ev, graph) {
 }
 
 // Sandwich of the function in the URL (sw=): callers above, callees below, every occurrence.
+// Draws what is shown: the flame graph, or the two sandwich graphs (never a hidden one).
 function showSandwich() {
   const name = state.sw;
   $("sandwich").hidden = !name;
@@ -227,8 +239,11 @@ function diffAround(marker) {
 
 // ---- views ---------------------------------------------------------------------------------
 let diff, settings, deployments;
+let rendering = null; // the AbortController of the render in flight
 async function render() {
   if ($("app").hidden) return;
+  if (rendering) rendering.abort();
+  const { signal } = rendering = new AbortController();
   for (const a of document.querySelectorAll("#tabs a")) a.classList.toggle("active", a.dataset.view === state.view);
   for (const v of ["flame", "diff", "deployments", "settings"]) $("view-" + v).hidden = v !== state.view;
   $("pickers").hidden = state.view === "settings";
@@ -243,18 +258,19 @@ async function render() {
   showError(null);
   $("caption").textContent = "";
   try {
-    await fillDeployments();
+    await fillDeployments(signal);
+    stillCurrent(signal);
     if (!state.service && state.view !== "settings") { $("caption").textContent = "No profiles yet."; return; }
-    if (state.view === "flame") await loadFlame();
-    else if (state.view === "diff") await diff.show();
+    if (state.view === "flame") await loadFlame(signal);
+    else if (state.view === "diff") await diff.show(signal);
     else if (state.view === "deployments") await deployments.show();
     else await settings.show();
-  } catch (e) { showError(e); }
-  window.__rt.rendered++;
+  } catch (e) { if (!signal.aborted) showError(e); }
+  if (!signal.aborted) window.__rt.rendered++; // the newer render counts itself
 }
 
 function wire() {
-  window.__rt = { rendered: 0 };
+  window.__rt = { rendered: 0, flameFetches: 0 };
   flame = new FlameGraph($("flame"), {
     onZoom: (path) => { setState({ zoom: path.length ? JSON.stringify(path) : "" }, true); crumbs(); },
     onHover: tooltip,
@@ -265,7 +281,7 @@ function wire() {
     applySearch();
     if (name) $("matched").textContent += " · selected " + name;
     $("sandwich-toggle").disabled = !name && !state.sw;
-    if (state.sw && name) { setState({ sw: name }, true); showSandwich(); }
+    if (state.sw && name) { setState({ sw: name }, true); showSandwich(); } else if (!state.sw) flame.draw();
   });
   const sideGraph = () => ({ onZoom: () => {}, onHover: tooltip });
   callers = new FlameGraph($("callers"), sideGraph());
@@ -296,7 +312,7 @@ function wire() {
   $("apply-range").addEventListener("click", () => {
     setState({ range: "custom", start: fmt.fromInput($("start").value), end: fmt.fromInput($("end").value) }, true); render();
   });
-  $("search").addEventListener("input", (e) => { table.selected = null; setState({ q: e.target.value }); applySearch(); });
+  $("search").addEventListener("input", (e) => { table.selected = null; setState({ q: e.target.value }); applySearch(); flame.draw(); });
   $("flame-mode").addEventListener("change", (e) => { setState({ mode: e.target.checked ? "flame" : "" }); flame.icicle = !e.target.checked; flame.draw(); });
   $("by-package").addEventListener("change", (e) => { flame.byPackage = e.target.checked; flame.draw(); });
   for (const b of document.querySelectorAll("[data-export]"))

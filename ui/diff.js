@@ -2,7 +2,8 @@
 // What changed between two windows: around a time (anchor ± window), between two deployments,
 // or two explicit windows. Each side is normalised to shares of its own total (the API's diff),
 // the movers table ranks functions by the change of their self share in points, and the flame
-// graph of both sides merged is coloured by the change of each bar's share.
+// graph of both sides merged is coloured by the change of each bar's share. A show whose signal
+// aborted (a newer render) stops at its next answer and draws nothing.
 import * as api from "./api.js";
 import * as fmt from "./format.js";
 import { FlameGraph } from "./flame.js";
@@ -82,16 +83,17 @@ export class DiffView {
     if (p.window) $("diff-window").value = p.window;
   }
 
-  async show() {
+  async show(signal) {
     const st = this.app.currentState();
-    const markers = (await api.get("/api/apm/deployments", { service: st.service, time_range: "30d" })).deployments;
+    const get = (path, params) => api.get(path, params, { signal });
+    const markers = (await get("/api/apm/deployments", { service: st.service, time_range: "30d" })).deployments;
     const p = this.params(st, markers);
     this.fillControls(st, markers, p);
-    const d = await api.get("/api/apm/profiles/diff", p);
+    const d = await get("/api/apm/profiles/diff", p);
     this.data = d;
     this.summary(d);
     this.movers(d);
-    const side = (s, dep) => api.get("/api/apm/profiles/flamegraph", { service: st.service,
+    const side = (s, dep) => get("/api/apm/profiles/flamegraph", { service: st.service,
       profile_type: st.type, start: s.window.start, end: s.window.end, deployment: dep, max_nodes: 8192 });
     const [before, after] = await Promise.all([side(d.before, p.base_deployment), side(d.after, p.deployment)]);
     this.graph.setTree(mergeTrees(before.root, after.root), { unit: d.unit, seconds: d.after.window.covered_seconds ?? d.after.window.seconds,

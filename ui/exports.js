@@ -37,8 +37,8 @@ export function speedscope(folded, name, unit) {
 export async function exportProfile(kind, params, shown) {
   const base = params.service + "." + params.profile_type;
   if (kind === "pprof")
-    return download(await api.get("/api/apm/profiles/export", params, "blob"), base + ".pb.gz");
-  const folded = await api.get("/api/apm/profiles/collapsed", params, "text");
+    return download(await api.get("/api/apm/profiles/export", params, { as: "blob" }), base + ".pb.gz");
+  const folded = await api.get("/api/apm/profiles/collapsed", params, { as: "text" });
   if (kind === "folded") return download(new Blob([folded], { type: "text/plain" }), base + ".folded.txt");
   const doc = speedscope(folded, base, shown ? shown.unit : "nanoseconds");
   download(new Blob([JSON.stringify(doc)], { type: "application/json" }), base + ".speedscope.json");

@@ -5,7 +5,10 @@
 // and at least half a pixel wide are drawn, so 100k-node trees stay smooth. In diff mode the
 // colour is the change of the bar's share: red grew, blue shrank (ColorBrewer RdBu). The canvas
 // is the size of the visible pane (it stays put while a spacer gives the pane its scroll
-// height), so a deep tree costs no more to draw than a shallow one.
+// height), so a deep tree costs no more to draw than a shallow one. Setting the tree, the zoom or
+// the search does not draw: the caller draws once when the view is set (`draws` and `layouts`
+// count both, for the tests); a hidden pane is not drawn, and a resize redraws only when the
+// pane's size differs from the one last drawn.
 const ROW = 18;
 const MIN_PX = 0.5;
 const HIGHLIGHT = "#c026d3";
@@ -84,6 +87,9 @@ export class FlameGraph {
     this.matcher = null;
     this.lastDraw = { bars: 0, names: [], rects: [] };
     this.colours = new Map(); // name (or package) -> CSS colour, per theme
+    this.draws = 0; // the draws that painted the canvas
+    this.layouts = 0; // the trees laid out (setTree)
+    this.drawnSize = ""; // the pane's "width x height" at the last draw
     this.spacer = document.createElement("div");
     canvas.classList.add("viewport");
     canvas.after(this.spacer);
@@ -91,9 +97,11 @@ export class FlameGraph {
     canvas.addEventListener("click", (e) => this.click(e));
     canvas.addEventListener("mousemove", (e) => this.hover(e));
     canvas.addEventListener("mouseleave", () => this.opts.onHover(null));
-    this.pane.addEventListener("scroll", () => this.draw());
-    new ResizeObserver(() => this.draw()).observe(this.pane);
+    this.pane.addEventListener("scroll", () => { if (this.pane.scrollTop !== this.scrollTop) this.draw(); });
+    new ResizeObserver(() => { if (this.paneSize() !== this.drawnSize) this.draw(); }).observe(this.pane);
   }
+
+  paneSize() { return this.pane.clientWidth + "x" + this.pane.clientHeight; }
 
   // Lays out only the bars the root view can draw, at up to twice the pane's width (not in diff
   // mode, whose colours need every node's delta); the rest when the browser is next idle, or as
@@ -103,7 +111,9 @@ export class FlameGraph {
     this.root = root;
     this.laidWidth = Math.max(2 * this.pane.clientWidth, 1024); // room to widen the window
     this.layout(flatten(root, info.diff ? 0 : (root.total * MIN_PX) / this.laidWidth));
+    this.layouts++;
     this.zoom = this.focus = 0;
+    // The picture stays the same (what was left out is under half a pixel wide): no redraw.
     if (this.partial) requestIdleCallback(() => { if (this.root === root) this.complete(); }, { timeout: 500 });
   }
 
@@ -112,7 +122,8 @@ export class FlameGraph {
       maxDepth: this.maxDepth, maxDelta: this.maxDelta, partial: this.partial } = t);
   }
 
-  // The whole tree, keeping the zoomed and focused nodes; returns node i's new index.
+  // The whole tree, keeping the zoomed and focused nodes; returns node i's new index. Does not
+  // draw: whoever needs the rest of the tree draws after.
   complete(i = 0) {
     if (!this.partial) return i;
     const [node, zoomed, focused] = [i, this.zoom, this.focus].map((j) => this.nodes[j]);
@@ -120,7 +131,6 @@ export class FlameGraph {
     const index = new Map([[node, 0], [zoomed, 0], [focused, 0]]);
     for (let j = 0; j < this.nodes.length; j++) if (index.has(this.nodes[j])) index.set(this.nodes[j], j);
     this.zoom = index.get(zoomed); this.focus = index.get(focused);
-    this.draw();
     return index.get(node);
   }
 
@@ -141,17 +151,22 @@ export class FlameGraph {
     return i;
   }
 
-  zoomTo(i, notify = true) {
-    if (!this.nodes.length) return;
+  setZoom(i) { // without drawing
     if (i !== 0) i = this.complete(i);
     this.zoom = this.focus = i;
+    return i;
+  }
+
+  zoomTo(i, notify = true) {
+    if (!this.nodes.length) return;
+    i = this.setZoom(i);
     this.draw();
     if (notify) this.opts.onZoom(this.path(i));
   }
 
   zoomOut() { if (this.zoom > 0) this.zoomTo(this.parent[this.zoom]); }
 
-  setMatcher(fn) { this.matcher = fn; this.draw(); return this.matchedTotal(); }
+  setMatcher(fn) { this.matcher = fn; return this.matchedTotal(); } // without drawing
 
   matchedTotal() { // topmost matching nodes only, so nested matches are not counted twice
     if (!this.matcher || !this.nodes.length) return null;
@@ -207,9 +222,12 @@ export class FlameGraph {
 
   draw() {
     if (!this.nodes.length) return;
-    if (this.partial && (!this.icicle || this.pane.clientWidth > this.laidWidth)) return void this.complete();
-    const full = (this.maxDepth + 1) * ROW;
     const width = this.pane.clientWidth;
+    if (!width) { this.drawnSize = ""; return; } // hidden: drawn when it shows (the observer)
+    if (this.partial && (!this.icicle || width > this.laidWidth)) this.complete();
+    this.draws++;
+    this.drawnSize = this.paneSize();
+    const full = (this.maxDepth + 1) * ROW;
     const height = Math.min(full, this.pane.clientHeight);
     const dpr = window.devicePixelRatio || 1;
     const c = this.canvas;

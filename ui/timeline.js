@@ -2,7 +2,7 @@
 // A small timeline of the service's total over the window on screen, with its deploy markers:
 // the window cut into at most 24 whole-bucket slices, each slice's total read from the top
 // route (limit=1), markers from the deployments route. Clicking a marker opens the diff
-// around it.
+// around it. A load whose signal aborted (a newer render) draws nothing.
 import * as api from "./api.js";
 import * as fmt from "./format.js";
 
@@ -26,13 +26,14 @@ export class Timeline {
     canvas.addEventListener("click", (e) => this.click(e));
   }
 
-  async load(params, w) {
+  async load(params, w, signal) {
     const parts = slices(w);
     const base = { service: params.service, profile_type: params.profile_type, deployment: params.deployment, limit: 1 };
     const [totals, deps] = await Promise.all([
-      Promise.all(parts.map((p) => api.get("/api/apm/profiles/top", { ...base, start: p.start, end: p.end }).then((r) => r.total))),
-      api.get("/api/apm/deployments", { service: params.service, start: w.start, end: w.end }),
+      Promise.all(parts.map((p) => api.get("/api/apm/profiles/top", { ...base, start: p.start, end: p.end }, { signal }).then((r) => r.total))),
+      api.get("/api/apm/deployments", { service: params.service, start: w.start, end: w.end }, { signal }),
     ]);
+    if (signal && signal.aborted) return;
     this.window = w;
     this.unit = params.unit;
     this.points = parts.map((p, i) => ({ ...p, total: totals[i] }));

@@ -10,13 +10,12 @@ import json
 import os
 import re
 import time
-import unittest
 import urllib.request
 
 import harness
 import pprof_py
-from chromium import CHROMIUM, Chromium
-from collector_fixture import Collector, build_dir
+from collector_fixture import build_dir
+from ui_case import UiCase
 
 SEC = 1000000000
 HOUR = 3600
@@ -45,14 +44,9 @@ def cpu(stacks, at):
                              time_nanos=at * SEC, duration_nanos=60 * SEC)
 
 
-@unittest.skipUnless(os.access(CHROMIUM, os.X_OK), "no %s (scripts/install-deps.sh installs it)"
-                     % CHROMIUM)
-class WebUi(unittest.TestCase):
+class WebUi(UiCase):
     @classmethod
-    def setUpClass(cls):
-        cls.fx = Collector()
-        cls.origin = "http://127.0.0.1:%d" % cls.fx.port
-        col = cls.fx.create_token("collector")
+    def seed(cls, col):
         cls.engineer = cls.fx.create_token("user", role="engineer", name="eng-alice")
         cls.viewer = cls.fx.create_token("user", role="viewer", name="viewer-bob")
         for pb, svc in ((cpu(BEFORE, BASE + 100), "docs"), (cpu(AFTER, BASE + HOUR + 100), "docs"),
@@ -65,13 +59,7 @@ class WebUi(unittest.TestCase):
                                         {"service": "docs", "version": "v2.4.1",
                                          "time": BASE + HOUR})
         assert status == 201, body
-        cls.browser = Chromium()
         cls.pages = []
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.browser.close()
-        cls.fx.close()
 
     # ---- helpers ---------------------------------------------------------------------------
     def open(self, token, fragment):
@@ -335,7 +323,7 @@ class WebUi(unittest.TestCase):
                         " const p = new URLSearchParams({service: 'docs', profile_type: 'cpu',"
                         " start: '%d', end: '%d'});"
                         " const folded = await api.get('/api/apm/profiles/collapsed',"
-                        " Object.fromEntries(p), 'text');"
+                        " Object.fromEntries(p), {as: 'text'});"
                         " return m.speedscope(folded, 'docs.cpu', 'nanoseconds'); })()"
                         % (BASE + HOUR, BASE + 2 * HOUR))
         self.assertEqual(doc["$schema"], "https://www.speedscope.app/file-format-schema.json")
