@@ -1,38 +1,44 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Function name ids of the `functions` table, cached by name with lib/intern (a dense index ->
- * the name's id), and the varint encoding of a stack's ids. */
+ * the name's id), retention of the names no stack uses, and the varint encoding of a stack's
+ * ids. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "function_dict.h"
+#include "hashtab.h"
 #include "intern.h"
 #include "protowire.h"
 #include "store_sqlite_db.h"
 
-#define NAMES_CACHED_MAX (1u << 18)	  /* names cached; all forgotten past this */
-#define NAME_BYTES_CACHED_MAX (16u << 20) /* or past this many bytes of them */
-
 struct function_dict {
 	sqlite3 *db;
-	sqlite3_stmt *get, *add;
+	sqlite3_stmt *get, *add, *all, *del;
 	struct intern *names; /* name -> dense index into ids */
 	int64_t *ids;	      /* the name's id in `functions`; 0 while not known */
 	size_t ids_cap;
-	size_t name_bytes; /* held by names */
+	size_t name_bytes;		  /* held by names */
+	size_t max_names, max_name_bytes; /* all forgotten past either */
+	int64_t *stack_ids;		  /* retention's scratch: one stack's function ids */
+	size_t stack_ids_cap;
 };
 
-struct function_dict *function_dict__new(sqlite3 *db)
+struct function_dict *function_dict__new(sqlite3 *db, size_t max_names, size_t max_name_bytes)
 {
 	struct function_dict *d = calloc(1, sizeof(*d));
 
 	if (!d)
 		return NULL;
 	d->db = db;
+	d->max_names = max_names;
+	d->max_name_bytes = max_name_bytes;
 	d->names = intern__new();
 	if (!d->names ||
 	    sqlite3_prepare_v2(db, "SELECT id FROM functions WHERE name = ?1", -1, &d->get, NULL) ||
-	    sqlite3_prepare_v2(db, "INSERT INTO functions(name) VALUES(?1)", -1, &d->add, NULL)) {
+	    sqlite3_prepare_v2(db, "INSERT INTO functions(name) VALUES(?1)", -1, &d->add, NULL) ||
+	    sqlite3_prepare_v2(db, "SELECT id FROM functions", -1, &d->all, NULL) ||
+	    sqlite3_prepare_v2(db, "DELETE FROM functions WHERE id = ?1", -1, &d->del, NULL)) {
 		function_dict__free(d);
 		errno = ENOMEM;
 		return NULL;
@@ -46,8 +52,11 @@ void function_dict__free(struct function_dict *d)
 		return;
 	sqlite3_finalize(d->get);
 	sqlite3_finalize(d->add);
+	sqlite3_finalize(d->all);
+	sqlite3_finalize(d->del);
 	intern__free(d->names);
 	free(d->ids);
+	free(d->stack_ids);
 	free(d);
 }
 
@@ -114,7 +123,7 @@ int function_dict__id(struct function_dict *d, const char *name, int64_t *ret_id
 	int64_t index;
 	int rc;
 
-	if (count >= NAMES_CACHED_MAX || d->name_bytes >= NAME_BYTES_CACHED_MAX) {
+	if (count >= d->max_names || d->name_bytes >= d->max_name_bytes) {
 		function_dict__forget(d); /* bounded memory: the table has them */
 		count = intern__count(d->names);
 	}
@@ -134,6 +143,93 @@ int function_dict__id(struct function_dict *d, const char *name, int64_t *ret_id
 	*ret_id = d->ids[index];
 	return 0;
 }
+
+/* ------------------------------------------------------------------ retention ---- */
+
+/* Every function id the stacks (stacks_all: n_frames, ids) use, into the set `used`. */
+static int used_functions(struct function_dict *d, sqlite3_stmt *stacks_all, struct hashtab *used)
+{
+	int rc = 0, step;
+
+	while (!rc && (step = sqlite3_step(stacks_all)) == SQLITE_ROW) {
+		int64_t n = sqlite3_column_int64(stacks_all, 0);
+		size_t len = (size_t)sqlite3_column_bytes(stacks_all, 1);
+
+		if (n < 0 || (uint64_t)n > len) /* every id takes at least a byte */
+			rc = -EIO;
+		else if ((size_t)n > d->stack_ids_cap) {
+			int64_t *grown = realloc(d->stack_ids, (size_t)n * sizeof(*grown));
+
+			rc = grown ? 0 : -ENOMEM;
+			if (grown) {
+				d->stack_ids = grown;
+				d->stack_ids_cap = (size_t)n;
+			}
+		}
+		if (!rc && function_ids_decode(sqlite3_column_blob(stacks_all, 1), len,
+					       d->stack_ids, (size_t)n))
+			rc = -EIO;
+		for (int64_t i = 0; !rc && i < n; i++)
+			rc = hashtab__put(used, (uint64_t)d->stack_ids[i], 1);
+	}
+	if (!rc && step != SQLITE_DONE)
+		rc = -EIO;
+	sqlite_db_reset(stacks_all);
+	return rc;
+}
+
+/* The function ids not in `used`, into *ret (realloc'd) and *ret_n. */
+static int unused_functions(struct function_dict *d, const struct hashtab *used, int64_t **ret,
+			    size_t *ret_n)
+{
+	sqlite3_stmt *st = d->all;
+	size_t cap = 0;
+	uint64_t one;
+	int rc = 0, step;
+
+	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+
+		if (hashtab__get(used, (uint64_t)id, &one))
+			continue;
+		if (*ret_n == cap) {
+			int64_t *grown =
+			    realloc(*ret, (cap = cap ? cap * 2 : 256) * sizeof(*grown));
+
+			if (!grown) {
+				rc = -ENOMEM;
+				break;
+			}
+			*ret = grown;
+		}
+		(*ret)[(*ret_n)++] = id;
+	}
+	if (!rc && step != SQLITE_DONE)
+		rc = -EIO;
+	sqlite_db_reset(st);
+	return rc;
+}
+
+int function_dict__retain(struct function_dict *d, sqlite3_stmt *stacks_all)
+{
+	struct hashtab used = {0};
+	int64_t *unused = NULL;
+	size_t n = 0;
+	int rc = used_functions(d, stacks_all, &used);
+
+	if (!rc)
+		rc = unused_functions(d, &used, &unused, &n);
+	for (size_t i = 0; !rc && i < n; i++) {
+		sqlite3_bind_int64(d->del, 1, unused[i]);
+		rc = sqlite_db_step_done(d->del);
+	}
+	hashtab__free(&used);
+	free(unused);
+	function_dict__forget(d);
+	return rc;
+}
+
+/* ------------------------------------------------------------------- encoding ---- */
 
 size_t function_ids_encode(const int64_t *ids, size_t n, uint8_t *out)
 {
@@ -156,4 +252,31 @@ int function_ids_decode(const uint8_t *bytes, size_t len, int64_t *ids, size_t n
 		ids[i] = (int64_t)v;
 	}
 	return pos == end ? 0 : -EINVAL;
+}
+
+int stack_ids_row(sqlite3 *db, sqlite3_stmt *add, sqlite3_stmt *get, size_t n_frames,
+		  const uint8_t *bytes, size_t len, int64_t *ret_id, bool *ret_new)
+{
+	int rc;
+
+	*ret_id = 0;
+	*ret_new = false;
+	sqlite3_bind_int64(add, 1, (int64_t)n_frames);
+	sqlite3_bind_blob(add, 2, bytes, (int)len, SQLITE_STATIC);
+	rc = sqlite3_step(add);
+	if (rc == SQLITE_DONE && sqlite3_changes(db) > 0) {
+		*ret_id = sqlite3_last_insert_rowid(db);
+		*ret_new = true;
+	}
+	sqlite_db_reset(add);
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	if (*ret_new)
+		return 0;
+	sqlite3_bind_blob(get, 1, bytes, (int)len, SQLITE_STATIC);
+	rc = sqlite3_step(get);
+	if (rc == SQLITE_ROW)
+		*ret_id = sqlite3_column_int64(get, 0);
+	sqlite_db_reset(get);
+	return rc == SQLITE_ROW ? 0 : -EIO;
 }

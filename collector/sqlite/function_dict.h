@@ -6,22 +6,33 @@
 #define ROOTTRACE_SQLITE_FUNCTION_DICT_H
 
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define FUNCTIONS_SCHEMA                                                                           \
 	"CREATE TABLE IF NOT EXISTS functions("                                                    \
 	" id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE);"
+/* The columns of a stacks table in this layout (`stacks`, `link_stacks`): a stack is its
+ * frames' function ids (root first), encoded, unique. */
+#define STACK_IDS_COLUMNS                                                                          \
+	"(id INTEGER PRIMARY KEY, n_frames INTEGER NOT NULL, ids BLOB NOT NULL UNIQUE)"
 
 struct function_dict;
 
-/* Prepares its statements on db (which has FUNCTIONS_SCHEMA); NULL with errno set. */
-struct function_dict *function_dict__new(sqlite3 *db);
+/* Prepares its statements on db (which has FUNCTIONS_SCHEMA); NULL with errno set. The cache
+ * of name ids is emptied (the table has them) when it reaches max_names names or max_name_bytes
+ * bytes of their text. */
+struct function_dict *function_dict__new(sqlite3 *db, size_t max_names, size_t max_name_bytes);
 void function_dict__free(struct function_dict *d);
 /* Forgets every cached id: after a rollback (its inserted names are gone). */
 void function_dict__forget(struct function_dict *d);
 /* The id of name, inserted into `functions` the first time; 0, -ENOMEM or -EIO. */
 int function_dict__id(struct function_dict *d, const char *name, int64_t *ret_id);
+/* Deletes the names no stack uses any more (after retention deleted stacks), in the caller's
+ * transaction: stacks_all is the caller's statement reading every stack as (n_frames, ids).
+ * Forgets the cached ids. 0, -ENOMEM or -EIO. */
+int function_dict__retain(struct function_dict *d, sqlite3_stmt *stacks_all);
 
 /* The bytes the encoding of n ids takes at most. */
 static inline size_t function_ids_max_bytes(size_t n)
@@ -31,6 +42,12 @@ static inline size_t function_ids_max_bytes(size_t n)
 
 /* Encodes ids[0..n) at out (room for function_ids_max_bytes(n)); the bytes written. */
 size_t function_ids_encode(const int64_t *ids, size_t n, uint8_t *out);
+/* The id of the stack row (n_frames, ids bytes[0..len)) of a STACK_IDS_COLUMNS table: inserted
+ * with add ("INSERT INTO t(n_frames, ids) VALUES(?1, ?2) ON CONFLICT(ids) DO NOTHING"), or, when
+ * it is there already, read with get ("SELECT id FROM t WHERE ids = ?1"); *ret_new says it was
+ * inserted (a stack missing from a cache is more often new than known). 0 or -EIO. */
+int stack_ids_row(sqlite3 *db, sqlite3_stmt *add, sqlite3_stmt *get, size_t n_frames,
+		  const uint8_t *bytes, size_t len, int64_t *ret_id, bool *ret_new);
 /* Decodes exactly n ids from bytes[0..len) into ids; 0 or -EINVAL (not n ids). */
 int function_ids_decode(const uint8_t *bytes, size_t len, int64_t *ids, size_t n);
 

@@ -1,15 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The SQLite link store: samples with a span context, in their own database file next to the
  * rollups' (a link's write or retention never waits on or delays a rollup commit), each link a
- * row pointing at a deduplicated stack. One connection, one lock: links are small and rare. */
+ * row pointing at a deduplicated stack, kept as its frames' function ids (function_dict.h) like
+ * the profile store's. One connection, one lock: links are small and rare. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../stack_cache.h"
+#include "function_dict.h"
+#include "function_names.h"
+#include "hashtab.h"
 #include "profiles_internal.h"
+#include "stacks_text_convert.h"
 #include "store_sqlite_db.h"
+
+/*
+ * The file's layout version (PRAGMA user_version), upgraded in one transaction at open:
+ *   0  any file before versions: stacks as joined frame text keyed by SHA-256, and, before
+ *      parent ids and nodes, span_links without parent_span_id and node;
+ *   2  stacks as function ids (`link_stacks` ids, `functions`).
+ * (1 is skipped: the columns of parent ids and nodes came without a version.)
+ */
+#define LINKS_SCHEMA_VERSION 2
 
 enum {
 	L_BEGIN,
@@ -17,6 +32,8 @@ enum {
 	L_ROLLBACK,
 	L_STACK_ADD,
 	L_STACK_GET,
+	L_STACKS_ALL,
+	L_FUNCTION,
 	L_LINK_ADD,
 	L_MERGE_TRACE,
 	L_MERGE_SPAN,
@@ -29,8 +46,7 @@ enum {
 };
 
 static const char schema[] =
-    "CREATE TABLE IF NOT EXISTS link_stacks (id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE,"
-    " n_frames INTEGER NOT NULL, frames TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS link_stacks" STACK_IDS_COLUMNS ";" FUNCTIONS_SCHEMA
     "CREATE TABLE IF NOT EXISTS span_links (time INTEGER NOT NULL, environment TEXT NOT NULL,"
     " service TEXT NOT NULL, profile_type TEXT NOT NULL, trace_id TEXT NOT NULL,"
     " span_id TEXT NOT NULL, span_name TEXT NOT NULL, stack_id INTEGER NOT NULL,"
@@ -50,7 +66,7 @@ static const char schema[] =
 	" AND (?4 IS NULL OR l.service = ?4) AND (?5 IS NULL OR l.profile_type = ?5)"              \
 	" AND l.time >= ?6 AND l.time < ?7 AND (?10 IS NULL OR coalesce(l.node, '') = ?10)"
 #define LINK_MERGE                                                                                 \
-	"SELECT s.n_frames, s.frames, sum(l.value) FROM span_links l"                              \
+	"SELECT s.n_frames, s.ids, sum(l.value) FROM span_links l"                                 \
 	" JOIN link_stacks s ON s.id = l.stack_id WHERE l.environment = ?1 AND "
 
 #define SPAN_ROWS                                                                                  \
@@ -64,8 +80,10 @@ static const char *const link_sql[L_COUNT] = {
     [L_COMMIT] = "COMMIT",
     [L_ROLLBACK] = "ROLLBACK",
     [L_STACK_ADD] =
-	"INSERT OR IGNORE INTO link_stacks (hash, n_frames, frames) VALUES (?1, ?2, ?3)",
-    [L_STACK_GET] = "SELECT id FROM link_stacks WHERE hash = ?1",
+	"INSERT INTO link_stacks (n_frames, ids) VALUES (?1, ?2) ON CONFLICT(ids) DO NOTHING",
+    [L_STACK_GET] = "SELECT id FROM link_stacks WHERE ids = ?1",
+    [L_STACKS_ALL] = "SELECT n_frames, ids FROM link_stacks",
+    [L_FUNCTION] = "SELECT name FROM functions WHERE id = ?1",
     [L_LINK_ADD] = "INSERT INTO span_links (time, environment, service, profile_type, trace_id,"
 		   " span_id, span_name, stack_id, value, samples, root_span_id, parent_span_id,"
 		   " node) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
@@ -92,26 +110,26 @@ static const char *const link_sql[L_COUNT] = {
 			" (SELECT stack_id FROM span_links)",
 };
 
-/* Stacks are keyed by the SHA-256 of their joined frames, as in the rollups' dictionary
- * (struct stack_slot: hash and id). */
-#define STACK_CACHE_MAX (1u << 18) /* committed stack ids remembered; emptied when full */
+/* The link store's caches, smaller than the profile store's writer's (links are few): */
+#define RECENT_STACKS_MAX (1u << 15)	 /* verified stack id cache slots (at most half used) */
+#define RECENT_BYTES_MAX (1u << 20)	 /* and its encoded stacks: 1 MiB */
+#define NAMES_CACHED_MAX (1u << 14)	 /* function name ids cached */
+#define NAME_BYTES_CACHED_MAX (1u << 20) /* with at most 1 MiB of names */
 
 struct sqlite_links {
 	struct link_store base;
 	pthread_mutex_t lock;
 	sqlite3 *db;
 	sqlite3_stmt *st[L_COUNT];
-	char *frames_buf; /* scratch: one stack's joined frames */
-	size_t frames_cap;
-	struct sha256_ctx *sha;
-	/* Committed stacks' ids: an upload's links cost no stack statement for a known stack.
-	 * Emptied after a rollback or a retention that deleted stacks. */
-	struct hashtab cache; /* hash prefix -> index into slots */
-	struct stack_slot *slots;
-	size_t n_slots, slots_cap;
-	/* Stacks added by the transaction in progress, moved to the cache once it committed. */
-	struct stack_slot *pending;
-	size_t n_pending, pending_cap;
+	struct function_dict *functions; /* name -> id in the file's `functions` */
+	/* Encoded stack -> id of stacks seen at least twice: a known stack costs no statement.
+	 * Filled before commit, emptied after a rollback or a retention that deleted stacks. */
+	struct stack_cache *recent;
+	int64_t first_new_stack; /* the first stack id the transaction inserted; 0 while none */
+	int64_t *fids;		 /* scratch: one stack's function ids */
+	size_t fids_cap;
+	uint8_t *stack_buf; /* scratch: their encoding */
+	size_t stack_buf_cap;
 };
 
 static struct sqlite_links *to_links(struct link_store *s)
@@ -119,122 +137,68 @@ static struct sqlite_links *to_links(struct link_store *s)
 	return (struct sqlite_links *)s;
 }
 
-/* Frames joined by FRAME_SEP; a separator inside a name becomes a space. */
-static int join_frames(struct sqlite_links *l, const struct span_link *k, size_t *ret_len)
+/* Forgets every cached stack and function id: a rollback or retention may have removed them. */
+static void forget_ids(struct sqlite_links *l)
 {
-	size_t len = 0, pos = 0;
+	stack_cache__clear(l->recent);
+	function_dict__forget(l->functions);
+}
 
-	for (size_t i = 0; i < k->n_frames; i++)
-		len += strlen(k->frames[i]) + 1;
-	if (len + 1 > l->frames_cap) {
-		char *buf = realloc(l->frames_buf, len + 1);
+/* The link's frames as function ids, encoded into l->stack_buf; *ret_len its length. */
+static int stack_encode(struct sqlite_links *l, const struct span_link *k, size_t *ret_len)
+{
+	size_t need = function_ids_max_bytes(k->n_frames);
+
+	if (k->n_frames > l->fids_cap) {
+		int64_t *fids = realloc(l->fids, k->n_frames * sizeof(*fids));
+
+		if (!fids)
+			return -ENOMEM;
+		l->fids = fids;
+		l->fids_cap = k->n_frames;
+	}
+	if (need > l->stack_buf_cap) {
+		uint8_t *buf = realloc(l->stack_buf, need);
 
 		if (!buf)
 			return -ENOMEM;
-		l->frames_buf = buf;
-		l->frames_cap = len + 1;
+		l->stack_buf = buf;
+		l->stack_buf_cap = need;
 	}
 	for (size_t i = 0; i < k->n_frames; i++) {
-		size_t n = strlen(k->frames[i]);
+		int rc = function_dict__id(l->functions, k->frames[i], &l->fids[i]);
 
-		if (i)
-			l->frames_buf[pos++] = FRAME_SEP;
-		for (size_t c = 0; c < n; c++)
-			l->frames_buf[pos + c] =
-			    k->frames[i][c] == FRAME_SEP ? ' ' : k->frames[i][c];
-		pos += n;
+		if (rc)
+			return rc;
 	}
-	l->frames_buf[pos] = '\0';
-	*ret_len = pos;
+	*ret_len = function_ids_encode(l->fids, k->n_frames, l->stack_buf);
 	return 0;
 }
 
-static bool cache_get(struct sqlite_links *l, const uint8_t *hash, int64_t *ret_id)
-{
-	struct stack_hash_key key = {.entries = l->slots, .hash = hash};
-	uint64_t index;
-
-	if (!hashtab__find(&l->cache, sqlite_stack_hash_prefix(hash), sqlite_stack_hash_is, &key,
-			   &index))
-		return false;
-	*ret_id = l->slots[index].id;
-	return true;
-}
-
-static void cache_clear(struct sqlite_links *l)
-{
-	hashtab__clear(&l->cache);
-	l->n_slots = 0;
-}
-
-/* After a commit: the transaction's new stacks become known. A full cache starts over. */
-static void cache_commit(struct sqlite_links *l)
-{
-	if (l->n_slots + l->n_pending > STACK_CACHE_MAX)
-		cache_clear(l);
-	if (l->n_slots + l->n_pending > l->slots_cap) {
-		size_t cap = l->slots_cap ? l->slots_cap : 1024;
-		struct stack_slot *grown;
-
-		while (cap < l->n_slots + l->n_pending)
-			cap *= 2;
-		grown = realloc(l->slots, cap * sizeof(*grown));
-		if (!grown) { /* the stacks are looked up in SQLite next time */
-			l->n_pending = 0;
-			return;
-		}
-		l->slots = grown;
-		l->slots_cap = cap;
-	}
-	for (size_t i = 0; i < l->n_pending; i++) {
-		if (hashtab__add(&l->cache, sqlite_stack_hash_prefix(l->pending[i].hash),
-				 l->n_slots))
-			break; /* out of memory: the stack is looked up in SQLite next time */
-		l->slots[l->n_slots++] = l->pending[i];
-	}
-	l->n_pending = 0;
-}
-
-static int pending_add(struct sqlite_links *l, const uint8_t *hash, int64_t id)
-{
-	if (l->n_pending == l->pending_cap) {
-		size_t cap = l->pending_cap ? l->pending_cap * 2 : 64;
-		struct stack_slot *p = realloc(l->pending, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		l->pending = p;
-		l->pending_cap = cap;
-	}
-	memcpy(l->pending[l->n_pending].hash, hash, SHA256_LEN);
-	l->pending[l->n_pending++].id = id;
-	return 0;
-}
-
-/* The stack's id in link_stacks, inserting it the first time. */
+/* The stack's id in link_stacks, inserting it the first time; cached the second time it is
+ * seen, as the profile store's (one-off stacks fill no cache). */
 static int stack_id(struct sqlite_links *l, const struct span_link *k, int64_t *ret_id)
 {
-	sqlite3_stmt *add = l->st[L_STACK_ADD], *get = l->st[L_STACK_GET];
-	uint8_t hash[SHA256_LEN];
+	uint64_t fast;
 	size_t len;
-	int rc = join_frames(l, k, &len);
+	bool is_new;
+	int rc = stack_encode(l, k, &len);
 
-	if (!rc)
-		rc = sha256_with(l->sha, l->frames_buf, len, hash);
-	if (rc || cache_get(l, hash, ret_id))
-		return rc;
-	sqlite3_bind_blob(add, 1, hash, SHA256_LEN, SQLITE_STATIC);
-	sqlite3_bind_int64(add, 2, (int64_t)k->n_frames);
-	sqlite3_bind_text(add, 3, l->frames_buf, (int)len, SQLITE_STATIC);
-	rc = sqlite_db_step_done(add);
 	if (rc)
 		return rc;
-	sqlite3_bind_blob(get, 1, hash, SHA256_LEN, SQLITE_STATIC);
-	rc = sqlite3_step(get) == SQLITE_ROW ? 0 : -EIO;
-	if (!rc)
-		*ret_id = sqlite3_column_int64(get, 0);
-	sqlite_db_reset(get);
-	return rc ? rc : pending_add(l, hash, *ret_id);
+	if (len > INT32_MAX)
+		return -E2BIG;
+	fast = hash_bytes(l->stack_buf, len);
+	*ret_id = stack_cache__get(l->recent, fast, l->stack_buf, len);
+	if (*ret_id)
+		return 0;
+	rc = stack_ids_row(l->db, l->st[L_STACK_ADD], l->st[L_STACK_GET], k->n_frames, l->stack_buf,
+			   len, ret_id, &is_new);
+	if (!rc && is_new && !l->first_new_stack)
+		l->first_new_stack = *ret_id;
+	if (rc || (l->first_new_stack && *ret_id >= l->first_new_stack))
+		return rc;
+	return stack_cache__put(l->recent, fast, l->stack_buf, len, *ret_id);
 }
 
 static int add_one(struct sqlite_links *l, const char *environment, const struct span_link *k)
@@ -270,6 +234,7 @@ static int links_add(struct link_store *s, const char *environment, const struct
 	if (!n)
 		return 0;
 	pthread_mutex_lock(&l->lock);
+	l->first_new_stack = 0;
 	rc = sqlite_db_step_done(l->st[L_BEGIN]);
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = add_one(l, environment, &links[i]);
@@ -278,9 +243,7 @@ static int links_add(struct link_store *s, const char *environment, const struct
 	if (rc && !sqlite3_get_autocommit(l->db))
 		sqlite_db_step_done(l->st[L_ROLLBACK]);
 	if (rc)
-		l->n_pending = 0; /* their ids may not exist */
-	else
-		cache_commit(l);
+		forget_ids(l); /* the ids cached by the transaction may not exist */
 	pthread_mutex_unlock(&l->lock);
 	return rc;
 }
@@ -327,14 +290,14 @@ static int span_list_json(const struct span_link_query *q, char **ret)
 	return 0;
 }
 
-static int read_merged_stack(sqlite3_stmt *st, void *record)
+/* A merge row (n_frames, ids, value) with its frames' names (ctx: the read's names). */
+static int read_merged_stack(sqlite3_stmt *st, void *record, void *ctx)
 {
 	struct merged_stack *ms = record;
-	int rc = sqlite_split_frames((const char *)sqlite3_column_text(st, 1),
-				     sqlite3_column_int64(st, 0), ms);
 
 	ms->value = sqlite3_column_int64(st, 2);
-	return rc;
+	return function_names__frames(ctx, sqlite3_column_int64(st, 0), sqlite3_column_blob(st, 1),
+				      (size_t)sqlite3_column_bytes(st, 1), ms);
 }
 
 static void merged_stacks_free(void *records, size_t n)
@@ -347,12 +310,15 @@ static void merged_stacks_free(void *records, size_t n)
 static int links_merge(struct link_store *s, const struct span_link_query *q,
 		       struct merged_window *ret)
 {
-	static const struct sqlite_db_row_reader reader = {sizeof(struct merged_stack),
-							   read_merged_stack, merged_stacks_free};
 	struct sqlite_links *l = to_links(s);
 	sqlite3_stmt *st = l->st[q->trace_id  ? L_MERGE_TRACE
 				 : q->span_id ? L_MERGE_SPAN
 					      : L_MERGE_NAME];
+	struct function_names names;
+	const struct sqlite_db_row_reader reader = {.size = sizeof(struct merged_stack),
+						    .read_with = read_merged_stack,
+						    .ctx = &names,
+						    .free = merged_stacks_free};
 	char *spans = NULL;
 	int rc;
 
@@ -363,8 +329,10 @@ static int links_merge(struct link_store *s, const struct span_link_query *q,
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&l->lock);
+	function_names__init(&names, l->st[L_FUNCTION]);
 	bind_query(st, q, spans);
 	rc = sqlite_db_read_rows(st, &reader, &ret->stacks, &ret->n_stacks);
+	function_names__release(&names);
 	pthread_mutex_unlock(&l->lock);
 	free(spans);
 	return rc;
@@ -422,14 +390,17 @@ static int links_retention(struct link_store *s, int64_t cutoff, int64_t *ret_de
 		rc = sqlite_db_step_done(l->st[L_RETAIN_LINKS]);
 		deleted = sqlite3_changes64(l->db);
 	}
-	if (!rc && deleted) {
+	/* the stacks no link uses leave, and then the names no stack has */
+	if (!rc && deleted)
 		rc = sqlite_db_step_done(l->st[L_RETAIN_STACKS]);
-		cache_clear(l); /* some cached ids may be gone */
-	}
+	if (!rc && deleted)
+		rc = function_dict__retain(l->functions, l->st[L_STACKS_ALL]);
 	if (!rc)
 		rc = sqlite_db_step_done(l->st[L_COMMIT]);
 	if (rc && !sqlite3_get_autocommit(l->db))
 		sqlite_db_step_done(l->st[L_ROLLBACK]);
+	if (rc || deleted)
+		forget_ids(l); /* some cached ids may be gone */
 	pthread_mutex_unlock(&l->lock);
 	if (!rc && ret_deleted)
 		*ret_deleted = deleted;
@@ -442,14 +413,53 @@ static void links_close(struct link_store *s)
 
 	if (!l)
 		return;
+	function_dict__free(l->functions); /* first: its statements are on db */
+	stack_cache__free(l->recent);
 	sqlite_db_close(l->db, l->st, L_COUNT);
 	pthread_mutex_destroy(&l->lock);
-	sha256_ctx__free(l->sha);
-	hashtab__free(&l->cache);
-	free(l->slots);
-	free(l->pending);
-	free(l->frames_buf);
+	free(l->fids);
+	free(l->stack_buf);
 	free(l);
+}
+
+/* ------------------------------------------------------------------ open / close ---- */
+
+/* A file of an older collector brought to LINKS_SCHEMA_VERSION: the columns of parent ids and
+ * nodes (its links have none: NULL, ""), and text stacks as function ids under the same ids.
+ * Each step looks at the layout itself, so a file whose version and tables disagree (its
+ * tables written back by hand, or by an older collector after a newer one stamped it) is
+ * upgraded too. arg: the version read. */
+static int links_upgrade_steps(sqlite3 *db, void *arg)
+{
+	const int *version = arg;
+	char stamp[48];
+	bool has_text;
+	int rc;
+
+	rc = sqlite_db_add_column(db, "span_links", "parent_span_id", "TEXT");
+	if (!rc)
+		rc = sqlite_db_add_column(db, "span_links", "node", "TEXT");
+	if (!rc)
+		rc = sqlite_db_has_column(db, "link_stacks", "frames", &has_text);
+	if (!rc && has_text)
+		rc = sqlite_stacks_convert_text(db, "link_stacks", STACK_IDS_COLUMNS);
+	snprintf(stamp, sizeof(stamp), "PRAGMA user_version = %d", LINKS_SCHEMA_VERSION);
+	if (!rc && *version != LINKS_SCHEMA_VERSION)
+		rc = sqlite_db_exec(db, stamp);
+	return rc;
+}
+
+/* -EPROTO: the file is of a newer collector, whose layout this one cannot know. */
+static int links_upgrade(sqlite3 *db)
+{
+	int version;
+	int rc = sqlite_db_user_version(db, &version);
+
+	if (!rc && version > LINKS_SCHEMA_VERSION)
+		rc = -EPROTO;
+	if (!rc)
+		rc = sqlite_db_in_transaction(db, links_upgrade_steps, &version);
+	return rc;
 }
 
 static const struct link_store_ops sqlite_link_ops = {
@@ -471,18 +481,17 @@ int link_store_sqlite_open(const char *path, const struct store_sqlite_options *
 		return -ENOMEM;
 	l->base.ops = &sqlite_link_ops;
 	pthread_mutex_init(&l->lock, NULL);
-	l->sha = sha256_ctx__new();
-	err = l->sha ? 0 : -ENOMEM;
+	err = sqlite_db_open(path, schema, opts ? opts->durability : STORE_SQLITE_DURABILITY_FULL,
+			     &l->db);
 	if (!err)
-		err = sqlite_db_open(
-		    path, schema, opts ? opts->durability : STORE_SQLITE_DURABILITY_FULL, &l->db);
-	/* a file of a collector before parent ids and nodes: its links have none (NULL, "") */
-	if (!err)
-		err = sqlite_db_add_column(l->db, "span_links", "parent_span_id", "TEXT");
-	if (!err)
-		err = sqlite_db_add_column(l->db, "span_links", "node", "TEXT");
+		err = links_upgrade(l->db);
 	if (!err)
 		err = sqlite_db_prepare_all(l->db, link_sql, l->st, L_COUNT);
+	if (!err) {
+		l->functions = function_dict__new(l->db, NAMES_CACHED_MAX, NAME_BYTES_CACHED_MAX);
+		l->recent = stack_cache__new(RECENT_STACKS_MAX, RECENT_BYTES_MAX);
+		err = l->functions && l->recent ? 0 : -ENOMEM;
+	}
 	if (err) {
 		links_close(&l->base);
 		return err;

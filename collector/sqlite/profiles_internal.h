@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../hash.h"
 #include "../store.h"
 #include "hashtab.h"
 #include "store_sqlite.h"
@@ -24,13 +23,8 @@
  * Only the functions below cross files; the rest is static in its file.
  */
 
-/* The span links store joins frames by '\n'; ingest replaces control characters in names. */
+/* The export joins frames by '\n'; ingest replaces control characters in names. */
 #define FRAME_SEP '\n'
-
-/* The stacks dictionary: a stack is its frames' function ids (root first), varint-encoded
- * (function_dict.h), unique. */
-#define STACKS_TABLE                                                                               \
-	"stacks(id INTEGER PRIMARY KEY, n_frames INTEGER NOT NULL, ids BLOB NOT NULL UNIQUE)"
 
 /* The writer connection's statements (p->w); their SQL is in profiles_open.c. */
 enum {
@@ -63,8 +57,6 @@ enum {
 	W_RETAIN_BUCKETS,
 	W_RETAIN_STACKS,
 	W_STACKS_ALL,
-	W_FUNCTIONS_ALL,
-	W_FUNCTION_DELETE,
 	W_RETAIN_UPLOADS,
 	W_COUNT
 };
@@ -93,12 +85,6 @@ struct reader {
 	pthread_mutex_t lock;
 	sqlite3 *db;
 	sqlite3_stmt *st[R_COUNT];
-};
-
-/* One entry of a stack id cache keyed by SHA-256 of the joined frames (the span links'). */
-struct stack_slot {
-	uint8_t hash[SHA256_LEN];
-	int64_t id;
 };
 
 /* The store: one writer connection (write_lock) with its caches, and the reader pool. */
@@ -156,27 +142,12 @@ static inline int64_t ceil_to(int64_t t, int64_t unit)
 	return -floor_to(-t, unit);
 }
 
-/* What sqlite_stack_hash_is() compares a cached entry with (hashtab__find's key). */
-struct stack_hash_key {
-	const struct stack_slot *entries;
-	const uint8_t *hash;
-};
-
-/* Stack caches keyed by SHA-256 (the span links'): whether entry `index` of
- * key->entries has key->hash, and the hash table's hash of a SHA-256 (its first 8 bytes,
- * already uniform). profiles_stacks.c */
-bool sqlite_stack_hash_is(uint64_t index, const void *key);
-uint64_t sqlite_stack_hash_prefix(const uint8_t *hash);
-
 /* profiles_stacks.c: the writer's caches. Called with write_lock held (or while opening). */
 int sqlite_profiles_caches_init(struct sqlite_profiles *p);
 void sqlite_profiles_caches_free(struct sqlite_profiles *p);
 /* Converts a database whose stacks dictionary holds joined frame text (before function ids):
  * same stack ids, in one transaction. Before the writer's statements are prepared. */
 int sqlite_profiles_stacks_migrate(sqlite3 *db);
-/* Deletes the function names no stack uses any more (after retention deleted stacks); in the
- * caller's transaction. */
-int sqlite_profiles_retain_functions(struct sqlite_profiles *p);
 /* Forgets every cached stack id: a rollback or retention may have removed them. */
 void sqlite_profiles_forget_stack_ids(struct sqlite_profiles *p);
 /* Starts a group (no stack inserted by it yet). */
@@ -208,9 +179,6 @@ int sqlite_profiles_reader_open(struct reader *r, const char *path,
 				enum store_sqlite_durability durability);
 int sqlite_profiles_merge_window(struct profile_store *s, const struct window_query *q,
 				 struct merged_window *ret);
-/* Fills ms->frames from frames joined by FRAME_SEP (ms->n_frames counts those filled, for
- * cleanup on -ENOMEM). Also used by the link store (links.c). */
-int sqlite_split_frames(const char *text, int64_t n_frames, struct merged_stack *ms);
 int sqlite_profiles_services(struct profile_store *s, const char *environment,
 			     struct service_summary **ret, size_t *ret_n);
 int sqlite_profiles_service_nodes(struct profile_store *s, const char *environment,

@@ -22,7 +22,7 @@
  * one stack -> value. `buckets` counts the uploads merged into each record (heap averages).
  */
 static const char schema[] =
-    "CREATE TABLE IF NOT EXISTS " STACKS_TABLE ";" FUNCTIONS_SCHEMA
+    "CREATE TABLE IF NOT EXISTS stacks" STACK_IDS_COLUMNS ";" FUNCTIONS_SCHEMA
     "CREATE TABLE IF NOT EXISTS series("
     " id INTEGER PRIMARY KEY, environment TEXT NOT NULL, service TEXT NOT NULL,"
     " profile_type TEXT NOT NULL, deployment TEXT NOT NULL, node TEXT NOT NULL DEFAULT '',"
@@ -119,8 +119,6 @@ static const char *const writer_sql[W_COUNT] = {
     [W_RETAIN_BUCKETS] = "DELETE FROM buckets WHERE bucket + 300 <= ?1",
     [W_RETAIN_STACKS] = "DELETE FROM stacks WHERE id NOT IN (SELECT stack_id FROM rollups)",
     [W_STACKS_ALL] = "SELECT n_frames, ids FROM stacks",
-    [W_FUNCTIONS_ALL] = "SELECT id FROM functions",
-    [W_FUNCTION_DELETE] = "DELETE FROM functions WHERE id = ?1",
     [W_RETAIN_UPLOADS] = "DELETE FROM uploads WHERE received_at < ?1",
 };
 
@@ -179,7 +177,7 @@ static int prof_retention(struct profile_store *s, int64_t cutoff, int64_t *ret_
 	if (!rc && deleted > 0)
 		rc = sqlite_db_step_done(p->w[W_RETAIN_STACKS]);
 	if (!rc && deleted > 0)
-		rc = sqlite_profiles_retain_functions(p);
+		rc = function_dict__retain(p->functions, p->w[W_STACKS_ALL]);
 	if (!rc)
 		rc = retain_upload_ids(p, cutoff);
 	if (!rc)

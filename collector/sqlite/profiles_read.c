@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "function_dict.h"
+#include "function_names.h"
 #include "profiles_internal.h"
 #include "store_sqlite_db.h"
 
@@ -103,28 +103,6 @@ static void bind_window(sqlite3_stmt *st, const struct window_query *q)
 	bind_series_match(st, q);
 	sqlite3_bind_int64(st, 5, q->start);
 	sqlite3_bind_int64(st, 6, q->end);
-}
-
-int sqlite_split_frames(const char *text, int64_t n_frames, struct merged_stack *ms)
-{
-	const char *cur = text;
-
-	ms->frames = calloc(n_frames > 0 ? (size_t)n_frames : 1, sizeof(char *));
-	if (!ms->frames)
-		return -ENOMEM;
-	for (int64_t i = 0; i < n_frames; i++) {
-		const char *end = strchr(cur, FRAME_SEP);
-		size_t len = end ? (size_t)(end - cur) : strlen(cur);
-
-		ms->frames[i] = strndup(cur, len);
-		if (!ms->frames[i])
-			return -ENOMEM;
-		ms->n_frames++;
-		if (!end)
-			break;
-		cur = end + 1;
-	}
-	return 0;
 }
 
 /* Stack id -> summed value over every series and tier range of a window. */
@@ -250,116 +228,14 @@ static int sum_window(struct reader *r, const struct window_query *q, struct win
 	return rc;
 }
 
-/* Function id -> name for one read: each name is read from `functions` once. */
-struct function_names {
-	struct hashtab index; /* function id -> index into names */
-	char **names;
-	size_t n, cap;
-	int64_t *fids; /* scratch: one stack's function ids */
-	size_t fids_cap;
-};
-
-static void function_names_free(struct function_names *fn)
-{
-	for (size_t i = 0; i < fn->n; i++)
-		free(fn->names[i]);
-	free(fn->names);
-	free(fn->fids);
-	hashtab__free(&fn->index);
-}
-
-/* Reads the name of function id from the table into fn. */
-static int function_name_load(struct reader *r, struct function_names *fn, int64_t id)
-{
-	sqlite3_stmt *st = r->st[R_FUNCTION];
-	char *name = NULL;
-	int rc;
-
-	if (fn->n == fn->cap) {
-		size_t cap = fn->cap ? fn->cap * 2 : 256;
-		char **grown = realloc(fn->names, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		fn->names = grown;
-		fn->cap = cap;
-	}
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st) == SQLITE_ROW ? 0 : -EIO; /* every stack's function is there */
-	if (!rc) {
-		name = strdup((const char *)sqlite3_column_text(st, 0));
-		rc = name ? 0 : -ENOMEM;
-	}
-	sqlite_db_reset(st);
-	if (!rc)
-		rc = hashtab__put(&fn->index, (uint64_t)id, fn->n);
-	if (rc) {
-		free(name);
-		return rc;
-	}
-	fn->names[fn->n++] = name;
-	return 0;
-}
-
-static int function_name(struct reader *r, struct function_names *fn, int64_t id, const char **ret)
-{
-	uint64_t index;
-	int rc;
-
-	if (!hashtab__get(&fn->index, (uint64_t)id, &index)) {
-		rc = function_name_load(r, fn, id);
-		if (rc)
-			return rc;
-		index = fn->n - 1;
-	}
-	*ret = fn->names[index];
-	return 0;
-}
-
-/* The frames of the dictionary row R_STACK is on (n_frames, encoded function ids) into ms. */
-static int stack_frames(struct reader *r, struct function_names *fn, struct merged_stack *ms)
-{
-	sqlite3_stmt *st = r->st[R_STACK];
-	int64_t n = sqlite3_column_int64(st, 0);
-	const void *ids = sqlite3_column_blob(st, 1);
-	size_t len = (size_t)sqlite3_column_bytes(st, 1);
-
-	if (n < 0 || (uint64_t)n > len) /* every id takes at least a byte */
-		return -EIO;
-	if ((size_t)n > fn->fids_cap) {
-		int64_t *grown = realloc(fn->fids, (size_t)n * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		fn->fids = grown;
-		fn->fids_cap = (size_t)n;
-	}
-	if (function_ids_decode(ids, len, fn->fids, (size_t)n))
-		return -EIO;
-	ms->frames = calloc(n ? (size_t)n : 1, sizeof(char *));
-	if (!ms->frames)
-		return -ENOMEM;
-	for (int64_t i = 0; i < n; i++) {
-		const char *name;
-		int rc = function_name(r, fn, fn->fids[i], &name);
-
-		if (rc)
-			return rc;
-		ms->frames[i] = strdup(name);
-		if (!ms->frames[i])
-			return -ENOMEM;
-		ms->n_frames++;
-	}
-	return 0;
-}
-
 /* The frames of every summed stack, from the dictionary. */
 static int window_stacks(struct reader *r, const struct window_sum *w, struct merged_window *ret)
 {
-	struct function_names fn = {0};
+	struct function_names fn;
 	sqlite3_stmt *st = r->st[R_STACK];
 	int rc = 0;
 
+	function_names__init(&fn, r->st[R_FUNCTION]);
 	ret->stacks = calloc(w->n ? w->n : 1, sizeof(*ret->stacks));
 	if (!ret->stacks)
 		return -ENOMEM;
@@ -371,13 +247,15 @@ static int window_stacks(struct reader *r, const struct window_sum *w, struct me
 		if (rc == SQLITE_ROW) {
 			ret->n_stacks++;
 			ms->value = w->values[i];
-			rc = stack_frames(r, &fn, ms);
+			rc = function_names__frames(&fn, sqlite3_column_int64(st, 0),
+						    sqlite3_column_blob(st, 1),
+						    (size_t)sqlite3_column_bytes(st, 1), ms);
 		} else {
 			rc = -EIO; /* every rollup's stack is in the dictionary */
 		}
 		sqlite_db_reset(st);
 	}
-	function_names_free(&fn);
+	function_names__release(&fn);
 	return rc;
 }
 

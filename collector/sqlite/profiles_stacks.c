@@ -11,27 +11,13 @@
 #include "function_dict.h"
 #include "hashtab.h"
 #include "profiles_internal.h"
+#include "stacks_text_convert.h"
 #include "store_sqlite_db.h"
 
-#define RECENT_STACKS_MAX (1u << 19) /* verified cache slots (at most half used) */
-#define RECENT_BYTES_MAX (16u << 20) /* verified cache encoded stacks: 16 MiB */
-
-/* ------------------------------------------------------ SHA-256 keyed caches ---- */
-
-bool sqlite_stack_hash_is(uint64_t index, const void *key)
-{
-	const struct stack_hash_key *k = key;
-
-	return memcmp(k->entries[index].hash, k->hash, SHA256_LEN) == 0;
-}
-
-uint64_t sqlite_stack_hash_prefix(const uint8_t *hash)
-{
-	uint64_t h;
-
-	memcpy(&h, hash, sizeof(h));
-	return h;
-}
+#define RECENT_STACKS_MAX (1u << 19)	  /* verified cache slots (at most half used) */
+#define RECENT_BYTES_MAX (16u << 20)	  /* verified cache encoded stacks: 16 MiB */
+#define NAMES_CACHED_MAX (1u << 18)	  /* function name ids cached */
+#define NAME_BYTES_CACHED_MAX (16u << 20) /* with at most this many bytes of names */
 
 /* Also empties the function name ids: a rollback may have removed them. */
 void sqlite_profiles_forget_stack_ids(struct sqlite_profiles *p)
@@ -123,37 +109,6 @@ static int stack_encode(struct sqlite_profiles *p, const struct profile_batch *b
 	return fids_encode(p, sv->n_frames, ret_len);
 }
 
-/* The encoded stack's (p->stack_buf) dictionary id: inserted, or, when it is there already,
- * looked up (a stack missing from the cache is more often new than known). */
-static int stack_add_or_lookup(struct sqlite_profiles *p, size_t n_frames, size_t len,
-			       int64_t *ret_id)
-{
-	sqlite3_stmt *st = p->w[W_STACK_ADD];
-	int rc;
-
-	*ret_id = 0;
-	sqlite3_bind_int64(st, 1, (int64_t)n_frames);
-	sqlite3_bind_blob(st, 2, p->stack_buf, (int)len, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE && sqlite3_changes(p->wdb) > 0) {
-		*ret_id = sqlite3_last_insert_rowid(p->wdb);
-		if (!p->first_new_stack)
-			p->first_new_stack = *ret_id;
-	}
-	sqlite_db_reset(st);
-	if (rc != SQLITE_DONE)
-		return -EIO;
-	if (*ret_id)
-		return 0;
-	st = p->w[W_STACK_GET];
-	sqlite3_bind_blob(st, 1, p->stack_buf, (int)len, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		*ret_id = sqlite3_column_int64(st, 0);
-	sqlite_db_reset(st);
-	return rc == SQLITE_ROW ? 0 : -EIO;
-}
-
 /* The stack's dictionary id: its frames' function ids, encoded, are its key. A stack seen
  * recently is found in the verified cache, without a statement; a stack enters the cache the
  * second time it is seen (an upload of stacks never seen before, however large, fills none). */
@@ -162,6 +117,7 @@ int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct profile_bat
 {
 	uint64_t fast;
 	size_t len;
+	bool is_new;
 	int rc;
 
 	rc = stack_encode(p, b, sv, &len);
@@ -173,162 +129,22 @@ int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct profile_bat
 	*ret_id = stack_cache__get(p->recent, fast, p->stack_buf, len);
 	if (*ret_id)
 		return 0;
-	rc = stack_add_or_lookup(p, sv->n_frames, len, ret_id);
+	rc = stack_ids_row(p->wdb, p->w[W_STACK_ADD], p->w[W_STACK_GET], sv->n_frames, p->stack_buf,
+			   len, ret_id, &is_new);
+	if (!rc && is_new && !p->first_new_stack)
+		p->first_new_stack = *ret_id;
 	if (rc || (p->first_new_stack && *ret_id >= p->first_new_stack))
 		return rc; /* new: cached when seen again, so one-off stacks fill no cache */
 	/* Cached before commit; a rollback clears the cache. */
 	return stack_cache__put(p->recent, fast, p->stack_buf, len, *ret_id);
 }
 
-/* ------------------------------------------------------ function name retention ---- */
-
-/* Every function id the dictionary's stacks use, into the set `used` (id -> 1). */
-static int used_functions(struct sqlite_profiles *p, struct hashtab *used)
-{
-	sqlite3_stmt *st = p->w[W_STACKS_ALL];
-	int rc = 0, step;
-
-	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t n = sqlite3_column_int64(st, 0);
-		size_t len = (size_t)sqlite3_column_bytes(st, 1);
-
-		if (n < 0 || (uint64_t)n > len)
-			rc = -EIO;
-		else if ((size_t)n > p->fids_cap)
-			rc = grow_fids(p, (size_t)n);
-		if (!rc && function_ids_decode(sqlite3_column_blob(st, 1), len, p->fids, (size_t)n))
-			rc = -EIO;
-		for (int64_t i = 0; !rc && i < n; i++)
-			rc = hashtab__put(used, (uint64_t)p->fids[i], 1);
-	}
-	if (!rc && step != SQLITE_DONE)
-		rc = -EIO;
-	sqlite_db_reset(st);
-	return rc;
-}
-
-/* The function ids not in `used`, into *ret (realloc'd) and *ret_n. */
-static int unused_functions(struct sqlite_profiles *p, const struct hashtab *used, int64_t **ret,
-			    size_t *ret_n)
-{
-	sqlite3_stmt *st = p->w[W_FUNCTIONS_ALL];
-	size_t cap = 0;
-	uint64_t one;
-	int rc = 0, step;
-
-	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-
-		if (hashtab__get(used, (uint64_t)id, &one))
-			continue;
-		if (*ret_n == cap) {
-			int64_t *grown =
-			    realloc(*ret, (cap = cap ? cap * 2 : 256) * sizeof(*grown));
-
-			if (!grown) {
-				rc = -ENOMEM;
-				break;
-			}
-			*ret = grown;
-		}
-		(*ret)[(*ret_n)++] = id;
-	}
-	if (!rc && step != SQLITE_DONE)
-		rc = -EIO;
-	sqlite_db_reset(st);
-	return rc;
-}
-
-int sqlite_profiles_retain_functions(struct sqlite_profiles *p)
-{
-	struct hashtab used = {0};
-	int64_t *unused = NULL;
-	size_t n = 0;
-	int rc = used_functions(p, &used);
-
-	if (!rc)
-		rc = unused_functions(p, &used, &unused, &n);
-	for (size_t i = 0; !rc && i < n; i++) {
-		sqlite3_bind_int64(p->w[W_FUNCTION_DELETE], 1, unused[i]);
-		rc = sqlite_db_step_done(p->w[W_FUNCTION_DELETE]);
-	}
-	hashtab__free(&used);
-	free(unused);
-	return rc;
-}
-
 /* ------------------------------------------------- text dictionary conversion ---- */
-
-/* One text row as function ids, encoded into p->stack_buf (p->functions on the migrating
- * connection); *ret_len its length. */
-static int text_row_encode(struct sqlite_profiles *p, const char *text, int64_t n_frames,
-			   size_t *ret_len)
-{
-	struct merged_stack ms = {0};
-	int rc = sqlite_split_frames(text, n_frames, &ms);
-
-	if (!rc && ms.n_frames > p->fids_cap)
-		rc = grow_fids(p, ms.n_frames);
-	for (size_t i = 0; !rc && i < ms.n_frames; i++)
-		rc = function_dict__id(p->functions, ms.frames[i], &p->fids[i]);
-	if (!rc)
-		rc = fids_encode(p, ms.n_frames, ret_len);
-	for (size_t i = 0; i < ms.n_frames; i++)
-		free(ms.frames[i]);
-	free(ms.frames);
-	return rc;
-}
-
-/* Copies every row of stacks_text into the new stacks table, under the same id. */
-static int copy_text_rows(sqlite3 *db, struct sqlite_profiles *p)
-{
-	sqlite3_stmt *sel = NULL, *ins = NULL;
-	int rc = -EIO, step = SQLITE_DONE;
-
-	if (sqlite3_prepare_v2(db, "SELECT id, n_frames, frames FROM stacks_text", -1, &sel,
-			       NULL) ||
-	    sqlite3_prepare_v2(db, "INSERT INTO stacks(id, n_frames, ids) VALUES(?1, ?2, ?3)", -1,
-			       &ins, NULL))
-		goto out;
-	rc = 0;
-	while (!rc && (step = sqlite3_step(sel)) == SQLITE_ROW) {
-		size_t len = 0;
-
-		rc = text_row_encode(p, (const char *)sqlite3_column_text(sel, 2),
-				     sqlite3_column_int64(sel, 1), &len);
-		if (rc)
-			break;
-		sqlite3_bind_int64(ins, 1, sqlite3_column_int64(sel, 0));
-		sqlite3_bind_int64(ins, 2, sqlite3_column_int64(sel, 1));
-		sqlite3_bind_blob(ins, 3, p->stack_buf, (int)len, SQLITE_STATIC);
-		rc = sqlite_db_step_done(ins);
-	}
-	if (!rc && step != SQLITE_DONE)
-		rc = -EIO;
-out:
-	sqlite3_finalize(sel);
-	sqlite3_finalize(ins);
-	return rc;
-}
 
 static int text_dictionary_convert(sqlite3 *db, void *arg)
 {
-	struct sqlite_profiles p = {0}; /* only its encoding scratch and function ids */
-	int rc;
-
 	(void)arg;
-	rc = sqlite_db_exec(db, "ALTER TABLE stacks RENAME TO stacks_text;"
-				"CREATE TABLE " STACKS_TABLE ";");
-	if (!rc) {
-		p.functions = function_dict__new(db);
-		rc = p.functions ? copy_text_rows(db, &p) : -ENOMEM;
-	}
-	if (!rc)
-		rc = sqlite_db_exec(db, "DROP TABLE stacks_text;");
-	function_dict__free(p.functions);
-	free(p.stack_buf);
-	free(p.fids);
-	return rc;
+	return sqlite_stacks_convert_text(db, "stacks", STACK_IDS_COLUMNS);
 }
 
 int sqlite_profiles_stacks_migrate(sqlite3 *db)
@@ -498,7 +314,7 @@ int sqlite_profiles_series_touch(struct sqlite_profiles *p, struct series_entry 
 
 int sqlite_profiles_caches_init(struct sqlite_profiles *p)
 {
-	p->functions = function_dict__new(p->wdb);
+	p->functions = function_dict__new(p->wdb, NAMES_CACHED_MAX, NAME_BYTES_CACHED_MAX);
 	p->recent = stack_cache__new(RECENT_STACKS_MAX, RECENT_BYTES_MAX);
 	return p->functions && p->recent ? 0 : -ENOMEM;
 }

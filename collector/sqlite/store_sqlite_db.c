@@ -9,6 +9,20 @@
 
 #include "store_sqlite_db.h"
 
+int sqlite_db_user_version(sqlite3 *db, int *ret_version)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL))
+		return -EIO;
+	rc = sqlite3_step(st) == SQLITE_ROW ? 0 : -EIO;
+	if (!rc)
+		*ret_version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int sqlite_db_exec(sqlite3 *db, const char *sql)
 {
 	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
@@ -172,7 +186,10 @@ int sqlite_db_read_rows(sqlite3_stmt *st, const struct sqlite_db_row_reader *rea
 
 	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		err = grow_records(&records, &cap, n, reader->size);
-		if (!err)
+		if (!err && reader->read_with)
+			err = reader->read_with(st, (char *)records + n++ * reader->size,
+						reader->ctx);
+		else if (!err)
 			err = reader->read(st, (char *)records + n++ * reader->size);
 	}
 	sqlite_db_reset(st);

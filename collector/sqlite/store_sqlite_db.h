@@ -21,6 +21,8 @@ int sqlite_db_open(const char *path, const char *schema, enum store_sqlite_durab
 int sqlite_db_add_column(sqlite3 *db, const char *table, const char *column, const char *type);
 /* Whether table has the column; 0 or -EIO. */
 int sqlite_db_has_column(sqlite3 *db, const char *table, const char *column, bool *ret_has);
+/* The database's PRAGMA user_version (0 in a new file); 0 or -EIO. */
+int sqlite_db_user_version(sqlite3 *db, int *ret_version);
 /* Runs SQL statements (no results); 0 or -EIO. */
 int sqlite_db_exec(sqlite3 *db, const char *sql);
 
@@ -49,6 +51,9 @@ struct sqlite_db_row_reader {
 	size_t size;
 	/* Fills the zeroed record from the current row; 0 or -ENOMEM. */
 	int (*read)(sqlite3_stmt *st, void *record);
+	/* Or, when set instead of read, the same with the caller's ctx (0, -ENOMEM or -EIO). */
+	int (*read_with)(sqlite3_stmt *st, void *record, void *ctx);
+	void *ctx;
 	/* Frees the array of the n records read so far on failure; NULL: plain free(). */
 	void (*free)(void *records, size_t n);
 };
