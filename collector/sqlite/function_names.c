@@ -73,8 +73,8 @@ static int function_name(struct function_names *fn, int64_t id, const char **ret
 	return 0;
 }
 
-int function_names__frames(struct function_names *fn, int64_t n_frames, const void *ids,
-			   size_t len, struct merged_stack *ms)
+int function_names__frames(struct function_names *fn, int64_t n_frames, const void *ids, size_t len,
+			   struct merged_stack *ms)
 {
 	if (n_frames < 0 || (uint64_t)n_frames > len) /* every id takes at least a byte */
 		return -EIO;

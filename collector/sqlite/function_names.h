@@ -27,7 +27,7 @@ void function_names__release(struct function_names *fn);
 /* The frames of a stack stored as n_frames encoded function ids ids[0..len) into ms->frames
  * (ms->n_frames counts those filled, for merged_window__release on failure). 0, -ENOMEM or
  * -EIO (not n_frames ids, or an id `functions` lacks). */
-int function_names__frames(struct function_names *fn, int64_t n_frames, const void *ids,
-			   size_t len, struct merged_stack *ms);
+int function_names__frames(struct function_names *fn, int64_t n_frames, const void *ids, size_t len,
+			   struct merged_stack *ms);
 
 #endif
