@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../stack_cache.h"
 #include "function_dict.h"
 #include "hashtab.h"
 #include "intern.h"
@@ -254,29 +255,52 @@ int function_ids_decode(const uint8_t *bytes, size_t len, int64_t *ids, size_t n
 	return pos == end ? 0 : -EINVAL;
 }
 
-int stack_ids_row(sqlite3 *db, sqlite3_stmt *add, sqlite3_stmt *get, size_t n_frames,
-		  const uint8_t *bytes, size_t len, int64_t *ret_id, bool *ret_new)
+/* The id of the encoded stack: inserted, or read when it is there already; *ret_new says
+ * which. */
+static int stack_ids_row(struct stack_ids_table *t, size_t n_frames, const uint8_t *bytes,
+			 size_t len, int64_t *ret_id, bool *ret_new)
 {
 	int rc;
 
 	*ret_id = 0;
 	*ret_new = false;
-	sqlite3_bind_int64(add, 1, (int64_t)n_frames);
-	sqlite3_bind_blob(add, 2, bytes, (int)len, SQLITE_STATIC);
-	rc = sqlite3_step(add);
-	if (rc == SQLITE_DONE && sqlite3_changes(db) > 0) {
-		*ret_id = sqlite3_last_insert_rowid(db);
+	sqlite3_bind_int64(t->add, 1, (int64_t)n_frames);
+	sqlite3_bind_blob(t->add, 2, bytes, (int)len, SQLITE_STATIC);
+	rc = sqlite3_step(t->add);
+	if (rc == SQLITE_DONE && sqlite3_changes(t->db) > 0) {
+		*ret_id = sqlite3_last_insert_rowid(t->db);
 		*ret_new = true;
 	}
-	sqlite_db_reset(add);
+	sqlite_db_reset(t->add);
 	if (rc != SQLITE_DONE)
 		return -EIO;
 	if (*ret_new)
 		return 0;
-	sqlite3_bind_blob(get, 1, bytes, (int)len, SQLITE_STATIC);
-	rc = sqlite3_step(get);
+	sqlite3_bind_blob(t->get, 1, bytes, (int)len, SQLITE_STATIC);
+	rc = sqlite3_step(t->get);
 	if (rc == SQLITE_ROW)
-		*ret_id = sqlite3_column_int64(get, 0);
-	sqlite_db_reset(get);
+		*ret_id = sqlite3_column_int64(t->get, 0);
+	sqlite_db_reset(t->get);
 	return rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+int stack_ids_find(struct stack_ids_table *t, size_t n_frames, const uint8_t *bytes, size_t len,
+		   int64_t *ret_id)
+{
+	uint64_t fast;
+	bool is_new;
+	int rc;
+
+	if (len > INT32_MAX)
+		return -E2BIG;
+	fast = hash_bytes(bytes, len);
+	*ret_id = stack_cache__get(t->recent, fast, bytes, len);
+	if (*ret_id)
+		return 0;
+	rc = stack_ids_row(t, n_frames, bytes, len, ret_id, &is_new);
+	if (!rc && is_new && !t->first_new)
+		t->first_new = *ret_id;
+	if (rc || (t->first_new && *ret_id >= t->first_new))
+		return rc; /* new: cached when seen again */
+	return stack_cache__put(t->recent, fast, bytes, len, *ret_id);
 }

@@ -42,12 +42,28 @@ static inline size_t function_ids_max_bytes(size_t n)
 
 /* Encodes ids[0..n) at out (room for function_ids_max_bytes(n)); the bytes written. */
 size_t function_ids_encode(const int64_t *ids, size_t n, uint8_t *out);
-/* The id of the stack row (n_frames, ids bytes[0..len)) of a STACK_IDS_COLUMNS table: inserted
- * with add ("INSERT INTO t(n_frames, ids) VALUES(?1, ?2) ON CONFLICT(ids) DO NOTHING"), or, when
- * it is there already, read with get ("SELECT id FROM t WHERE ids = ?1"); *ret_new says it was
- * inserted (a stack missing from a cache is more often new than known). 0 or -EIO. */
-int stack_ids_row(sqlite3 *db, sqlite3_stmt *add, sqlite3_stmt *get, size_t n_frames,
-		  const uint8_t *bytes, size_t len, int64_t *ret_id, bool *ret_new);
+
+struct stack_cache;
+
+/* A stacks table in this layout (STACK_IDS_COLUMNS) as its writer uses it: add is
+ * "INSERT INTO t(n_frames, ids) VALUES(?1, ?2) ON CONFLICT(ids) DO NOTHING", get is
+ * "SELECT id FROM t WHERE ids = ?1", recent the verified cache of encoded stack -> id
+ * (../stack_cache.h), first_new the first id the transaction inserted (0 while none: the
+ * writer sets it to 0 at BEGIN). */
+struct stack_ids_table {
+	sqlite3 *db;
+	sqlite3_stmt *add, *get;
+	struct stack_cache *recent;
+	int64_t first_new;
+};
+
+/* The id of the stack of n_frames function ids encoded as bytes[0..len): from t->recent, else
+ * inserted, or looked up when it is there already (a stack missing from the cache is more often
+ * new than known). A stack enters the cache the second time it is seen, so one-off stacks fill
+ * none; it is cached before commit, so a rollback must clear t->recent. 0, -E2BIG, -ENOMEM or
+ * -EIO. */
+int stack_ids_find(struct stack_ids_table *t, size_t n_frames, const uint8_t *bytes, size_t len,
+		   int64_t *ret_id);
 /* Decodes exactly n ids from bytes[0..len) into ids; 0 or -EINVAL (not n ids). */
 int function_ids_decode(const uint8_t *bytes, size_t len, int64_t *ids, size_t n);
 

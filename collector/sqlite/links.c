@@ -122,11 +122,10 @@ struct sqlite_links {
 	sqlite3 *db;
 	sqlite3_stmt *st[L_COUNT];
 	struct function_dict *functions; /* name -> id in the file's `functions` */
-	/* Encoded stack -> id of stacks seen at least twice: a known stack costs no statement.
-	 * Filled before commit, emptied after a rollback or a retention that deleted stacks. */
-	struct stack_cache *recent;
-	int64_t first_new_stack; /* the first stack id the transaction inserted; 0 while none */
-	int64_t *fids;		 /* scratch: one stack's function ids */
+	/* link_stacks, with its cache of stacks seen at least twice (a known stack costs no
+	 * statement), emptied after a rollback or a retention that deleted stacks. */
+	struct stack_ids_table stacks;
+	int64_t *fids; /* scratch: one stack's function ids */
 	size_t fids_cap;
 	uint8_t *stack_buf; /* scratch: their encoding */
 	size_t stack_buf_cap;
@@ -140,7 +139,7 @@ static struct sqlite_links *to_links(struct link_store *s)
 /* Forgets every cached stack and function id: a rollback or retention may have removed them. */
 static void forget_ids(struct sqlite_links *l)
 {
-	stack_cache__clear(l->recent);
+	stack_cache__clear(l->stacks.recent);
 	function_dict__forget(l->functions);
 }
 
@@ -175,30 +174,13 @@ static int stack_encode(struct sqlite_links *l, const struct span_link *k, size_
 	return 0;
 }
 
-/* The stack's id in link_stacks, inserting it the first time; cached the second time it is
- * seen, as the profile store's (one-off stacks fill no cache). */
+/* The stack's id in link_stacks, inserting it the first time. */
 static int stack_id(struct sqlite_links *l, const struct span_link *k, int64_t *ret_id)
 {
-	uint64_t fast;
 	size_t len;
-	bool is_new;
 	int rc = stack_encode(l, k, &len);
 
-	if (rc)
-		return rc;
-	if (len > INT32_MAX)
-		return -E2BIG;
-	fast = hash_bytes(l->stack_buf, len);
-	*ret_id = stack_cache__get(l->recent, fast, l->stack_buf, len);
-	if (*ret_id)
-		return 0;
-	rc = stack_ids_row(l->db, l->st[L_STACK_ADD], l->st[L_STACK_GET], k->n_frames, l->stack_buf,
-			   len, ret_id, &is_new);
-	if (!rc && is_new && !l->first_new_stack)
-		l->first_new_stack = *ret_id;
-	if (rc || (l->first_new_stack && *ret_id >= l->first_new_stack))
-		return rc;
-	return stack_cache__put(l->recent, fast, l->stack_buf, len, *ret_id);
+	return rc ? rc : stack_ids_find(&l->stacks, k->n_frames, l->stack_buf, len, ret_id);
 }
 
 static int add_one(struct sqlite_links *l, const char *environment, const struct span_link *k)
@@ -234,7 +216,7 @@ static int links_add(struct link_store *s, const char *environment, const struct
 	if (!n)
 		return 0;
 	pthread_mutex_lock(&l->lock);
-	l->first_new_stack = 0;
+	l->stacks.first_new = 0;
 	rc = sqlite_db_step_done(l->st[L_BEGIN]);
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = add_one(l, environment, &links[i]);
@@ -414,7 +396,7 @@ static void links_close(struct link_store *s)
 	if (!l)
 		return;
 	function_dict__free(l->functions); /* first: its statements are on db */
-	stack_cache__free(l->recent);
+	stack_cache__free(l->stacks.recent);
 	sqlite_db_close(l->db, l->st, L_COUNT);
 	pthread_mutex_destroy(&l->lock);
 	free(l->fids);
@@ -426,9 +408,9 @@ static void links_close(struct link_store *s)
 
 /* A file of an older collector brought to LINKS_SCHEMA_VERSION: the columns of parent ids and
  * nodes (its links have none: NULL, ""), and text stacks as function ids under the same ids.
- * Each step looks at the layout itself, so a file whose version and tables disagree (its
- * tables written back by hand, or by an older collector after a newer one stamped it) is
- * upgraded too. arg: the version read. */
+ * Each step looks at the layout itself rather than trusting the version alone, so a file
+ * whose tables were written back by hand (as the tests do) is upgraded too. arg: the version
+ * read. */
 static int links_upgrade_steps(sqlite3 *db, void *arg)
 {
 	const int *version = arg;
@@ -489,8 +471,13 @@ int link_store_sqlite_open(const char *path, const struct store_sqlite_options *
 		err = sqlite_db_prepare_all(l->db, link_sql, l->st, L_COUNT);
 	if (!err) {
 		l->functions = function_dict__new(l->db, NAMES_CACHED_MAX, NAME_BYTES_CACHED_MAX);
-		l->recent = stack_cache__new(RECENT_STACKS_MAX, RECENT_BYTES_MAX);
-		err = l->functions && l->recent ? 0 : -ENOMEM;
+		l->stacks = (struct stack_ids_table){
+		    .db = l->db,
+		    .add = l->st[L_STACK_ADD],
+		    .get = l->st[L_STACK_GET],
+		    .recent = stack_cache__new(RECENT_STACKS_MAX, RECENT_BYTES_MAX),
+		};
+		err = l->functions && l->stacks.recent ? 0 : -ENOMEM;
 	}
 	if (err) {
 		links_close(&l->base);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "../store.h"
+#include "function_dict.h"
 #include "hashtab.h"
 #include "store_sqlite.h"
 
@@ -101,9 +102,10 @@ struct sqlite_profiles {
 	int64_t *name_fids; /* the batch being written: function id of each of its names, or 0 */
 	size_t name_fids_cap;
 	struct function_dict *functions;
-	int64_t first_new_stack;    /* the first stack id the group inserted; 0 while none */
-	struct stack_cache *recent; /* encoded stack -> id of committed stacks, verified */
-	struct merge_entry *merge;  /* one group's rollup values, summed by key at the end */
+	/* `stacks` with its verified cache; stacks.first_new: the first stack id the group
+	 * inserted, 0 while none. */
+	struct stack_ids_table stacks;
+	struct merge_entry *merge; /* one group's rollup values, summed by key at the end */
 	size_t n_merge, merge_cap;
 	struct hashtab series;	       /* key hash -> struct series_entry * */
 	struct series_entry **touched; /* series written by the group being committed */

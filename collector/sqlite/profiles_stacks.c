@@ -22,7 +22,7 @@
 /* Also empties the function name ids: a rollback may have removed them. */
 void sqlite_profiles_forget_stack_ids(struct sqlite_profiles *p)
 {
-	stack_cache__clear(p->recent);
+	stack_cache__clear(p->stacks.recent);
 	function_dict__forget(p->functions);
 }
 
@@ -30,7 +30,7 @@ void sqlite_profiles_forget_stack_ids(struct sqlite_profiles *p)
 
 void sqlite_profiles_stacks_new_group(struct sqlite_profiles *p)
 {
-	p->first_new_stack = 0;
+	p->stacks.first_new = 0;
 }
 
 int sqlite_profiles_names_new_batch(struct sqlite_profiles *p, const struct profile_batch *b)
@@ -115,28 +115,10 @@ static int stack_encode(struct sqlite_profiles *p, const struct profile_batch *b
 int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct profile_batch *b,
 			     const struct stack_value *sv, int64_t *ret_id)
 {
-	uint64_t fast;
 	size_t len;
-	bool is_new;
-	int rc;
+	int rc = stack_encode(p, b, sv, &len);
 
-	rc = stack_encode(p, b, sv, &len);
-	if (rc)
-		return rc;
-	if (len > INT32_MAX)
-		return -E2BIG;
-	fast = hash_bytes(p->stack_buf, len);
-	*ret_id = stack_cache__get(p->recent, fast, p->stack_buf, len);
-	if (*ret_id)
-		return 0;
-	rc = stack_ids_row(p->wdb, p->w[W_STACK_ADD], p->w[W_STACK_GET], sv->n_frames, p->stack_buf,
-			   len, ret_id, &is_new);
-	if (!rc && is_new && !p->first_new_stack)
-		p->first_new_stack = *ret_id;
-	if (rc || (p->first_new_stack && *ret_id >= p->first_new_stack))
-		return rc; /* new: cached when seen again, so one-off stacks fill no cache */
-	/* Cached before commit; a rollback clears the cache. */
-	return stack_cache__put(p->recent, fast, p->stack_buf, len, *ret_id);
+	return rc ? rc : stack_ids_find(&p->stacks, sv->n_frames, p->stack_buf, len, ret_id);
 }
 
 /* ------------------------------------------------- text dictionary conversion ---- */
@@ -315,8 +297,13 @@ int sqlite_profiles_series_touch(struct sqlite_profiles *p, struct series_entry 
 int sqlite_profiles_caches_init(struct sqlite_profiles *p)
 {
 	p->functions = function_dict__new(p->wdb, NAMES_CACHED_MAX, NAME_BYTES_CACHED_MAX);
-	p->recent = stack_cache__new(RECENT_STACKS_MAX, RECENT_BYTES_MAX);
-	return p->functions && p->recent ? 0 : -ENOMEM;
+	p->stacks = (struct stack_ids_table){
+	    .db = p->wdb,
+	    .add = p->w[W_STACK_ADD],
+	    .get = p->w[W_STACK_GET],
+	    .recent = stack_cache__new(RECENT_STACKS_MAX, RECENT_BYTES_MAX),
+	};
+	return p->functions && p->stacks.recent ? 0 : -ENOMEM;
 }
 
 void sqlite_profiles_caches_free(struct sqlite_profiles *p)
@@ -328,5 +315,5 @@ void sqlite_profiles_caches_free(struct sqlite_profiles *p)
 	hashtab__free(&p->series);
 	free(p->touched);
 	function_dict__free(p->functions);
-	stack_cache__free(p->recent);
+	stack_cache__free(p->stacks.recent);
 }

@@ -112,7 +112,7 @@ static int merge_flush(struct sqlite_profiles *p)
 		const struct merge_entry *e = &p->merge[i];
 		sqlite3_stmt *st = p->w[W_ROLLUP_ADD + e->tier];
 
-		if (p->first_new_stack && e->stack_id >= p->first_new_stack)
+		if (p->stacks.first_new && e->stack_id >= p->stacks.first_new)
 			goto upsert;
 		bind_entry(st, e);
 		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
