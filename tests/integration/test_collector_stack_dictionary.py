@@ -29,19 +29,21 @@ def cpu(stacks, at):
                              time_nanos=at * SEC, duration_nanos=60 * SEC)
 
 
-def to_text_dictionary(db):
-    """Rewrites the stacks dictionary as the collector wrote it before function ids: one row
-    per stack with its frames joined by newlines, keyed by the SHA-256 of that text."""
+def to_text_dictionary(db, table="stacks"):
+    """Rewrites the stacks dictionary (or the links file's link_stacks) as the collector wrote
+    it before function ids: one row per stack with its frames joined by newlines, keyed by the
+    SHA-256 of that text, and no `functions`. The rows written: (id, n_frames, text)."""
     names = dict(db.execute("SELECT id, name FROM functions"))
     rows = [(i, n, "\n".join(names[f] for f in stack_function_ids(ids)))
-            for i, n, ids in db.execute("SELECT id, n_frames, ids FROM stacks")]
+            for i, n, ids in db.execute("SELECT id, n_frames, ids FROM %s" % table)]
     db.executescript(
-        "DROP TABLE stacks; DROP TABLE functions;"
-        "CREATE TABLE stacks(id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE,"
-        " n_frames INTEGER NOT NULL, frames TEXT NOT NULL);")
-    db.executemany("INSERT INTO stacks(id, hash, n_frames, frames) VALUES(?, ?, ?, ?)",
+        "DROP TABLE %s; DROP TABLE functions;"
+        "CREATE TABLE %s(id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE,"
+        " n_frames INTEGER NOT NULL, frames TEXT NOT NULL);" % (table, table))
+    db.executemany("INSERT INTO %s(id, hash, n_frames, frames) VALUES(?, ?, ?, ?)" % table,
                    [(i, hashlib.sha256(t.encode()).digest(), n, t) for i, n, t in rows])
     db.commit()
+    return rows
 
 
 def exported(pb):

@@ -5,7 +5,6 @@
 # frame text keyed by its SHA-256, PRAGMA user_version 0) is converted when the collector opens
 # it, under the same stack ids, and every span read answers as before; retention removes the
 # names no link stack uses; a file of a newer collector is refused, untouched.
-import hashlib
 import json
 import os
 import sqlite3
@@ -15,6 +14,7 @@ import unittest
 import harness
 import pprof_py
 from collector_fixture import Collector, stack_function_ids
+from test_collector_stack_dictionary import to_text_dictionary
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 OTHER_TRACE = "1" * 32
@@ -53,15 +53,8 @@ def to_text_stacks(path):
     """Rewrites a links file as the collector wrote it before function ids: link_stacks rows
     of joined frame text keyed by the SHA-256 of that text, no `functions`, version 0."""
     db = sqlite3.connect(path)
-    names = dict(db.execute("SELECT id, name FROM functions"))
-    rows = [(i, n, "\n".join(names[f] for f in stack_function_ids(ids)))
-            for i, n, ids in db.execute("SELECT id, n_frames, ids FROM link_stacks")]
-    db.executescript(
-        "DROP TABLE link_stacks; DROP TABLE functions;"
-        "CREATE TABLE link_stacks (id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE,"
-        " n_frames INTEGER NOT NULL, frames TEXT NOT NULL); PRAGMA user_version = 0;")
-    db.executemany("INSERT INTO link_stacks (id, hash, n_frames, frames) VALUES (?, ?, ?, ?)",
-                   [(i, hashlib.sha256(t.encode()).digest(), n, t) for i, n, t in rows])
+    rows = to_text_dictionary(db, "link_stacks")
+    db.execute("PRAGMA user_version = 0")
     db.commit()
     db.close()
     return rows
