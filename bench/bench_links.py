@@ -5,7 +5,8 @@
 # (fleet mode, tests/lib/fleet_servers.py). The links are written in bulk by the database
 # itself, not through 10M HTTP uploads: one INSERT ... SELECT over a generated sequence in each
 # (SQLite: a recursive CTE, with the collector stopped; ClickHouse: numbers()). 10 spans per
-# trace, the first the parent of the other nine, over 500 stacks of 20-40 frames, times spread
+# trace, the first the parent of the other nine, over STACKS stacks (default 500) of 20-40
+# frames named from 997 functions, times spread
 # evenly over 3 days; ids look random (their first 8 hex digits a multiplicative hash of the
 # number, the rest the number itself: unique, and scattered over the index as real ids are,
 # so neither the SQLite B-trees nor ClickHouse's compression get sequential keys). Then
@@ -13,7 +14,11 @@
 # read through the collector's HTTP API: flamegraph?span_id= (the span's links), and with
 # include_children=true (the tree walk: the span's and its trace's rows, then the family's
 # links). Latency includes the HTTP round trip (urllib, one connection per request).
-#   bench/bench_links.py --build DIR [--links N] [--queries N] [--backend sqlite|clickhouse|both]
+# SQLite link stacks are written in the layout the collector's file has: function ids
+# (`functions`, link_stacks.ids) or, for a collector before them, joined frame text keyed by a
+# hash, so the same script measures both.
+#   bench/bench_links.py --build DIR [--links N] [--queries N] [--stacks N]
+#                        [--backend sqlite|clickhouse|both]
 import argparse
 import os
 import random
@@ -28,7 +33,7 @@ SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
 from bench_fleet import start_collector  # noqa: E402 -- after the path is set
 
-STACKS = 500
+FUNCTIONS = 997
 SPANS_PER_TRACE = 10
 SPREAD_S = 3 * 86400
 CH_CHUNK = 1_000_000
@@ -80,9 +85,9 @@ def latencies(port, token, links, queries, start, end, children):
     return percentile(lat, 0.5), percentile(lat, 0.99)
 
 
-def report(backend, links, fill_s, size, port, token, queries, t0):
-    print("%s: %d links written in %.0f s; %d bytes, %.1f bytes per link" %
-          (backend, links, fill_s, size, size / links))
+def report(backend, links, stacks, fill_s, size, port, token, queries, t0):
+    print("%s: %d links over %d stacks written in %.0f s; %d bytes, %.1f bytes per link" %
+          (backend, links, stacks, fill_s, size, size / links))
     for children in (False, True):
         p50, p99 = latencies(port, token, links, queries, t0, t0 + SPREAD_S + 300, children)
         print("%s: flamegraph?span_id=%s, %d random spans: p50 %.2f ms, p99 %.2f ms" %
@@ -105,20 +110,49 @@ FROM n
 """
 
 
-def stack_frames(i):
-    return "\n".join("bench.fn%d" % ((i * 31 + x) % 997) for x in range(20 + i % 21))
+def stack_functions(i):
+    """Stack i's frames as function numbers (0..996): the first two tell i (unique for
+    i < 997^2), the rest a pattern."""
+    fns = [(i * 31 + x) % FUNCTIONS for x in range(20 + i % 21)]
+    fns[1] = i // FUNCTIONS % FUNCTIONS
+    return fns
 
 
-def fill_sqlite(path, links, t0):
+def varints(values):
+    out = bytearray()
+    for v in values:
+        while v >= 0x80:
+            out.append(v & 0x7F | 0x80)
+            v >>= 7
+        out.append(v)
+    return bytes(out)
+
+
+def fill_sqlite_stacks(db, stacks):
+    """Stacks 1..stacks in the file's layout: function ids (function number + 1) or text."""
+    columns = [r[1] for r in db.execute("PRAGMA table_info(link_stacks)")]
+    if "ids" in columns:
+        db.executemany("INSERT INTO functions (id, name) VALUES (?, ?)",
+                       [(f + 1, "bench.fn%d" % f) for f in range(FUNCTIONS)])
+        db.executemany("INSERT INTO link_stacks (id, n_frames, ids) VALUES (?, ?, ?)",
+                       [(i + 1, len(fns), varints(f + 1 for f in fns))
+                        for i, fns in ((i, stack_functions(i)) for i in range(stacks))])
+    else:
+        db.executemany("INSERT INTO link_stacks (id, hash, n_frames, frames)"
+                       " VALUES (?, ?, ?, ?)",
+                       [(i + 1, os.urandom(32), len(fns), "\n".join("bench.fn%d" % f for f in fns))
+                        for i, fns in ((i, stack_functions(i)) for i in range(stacks))])
+
+
+def fill_sqlite(path, links, stacks, t0):
     db = sqlite3.connect(path)
     db.execute("PRAGMA journal_mode=OFF")  # a bulk load into a throwaway file
     db.execute("PRAGMA synchronous=OFF")
     db.execute("PRAGMA cache_size=-262144")
     db.execute("BEGIN")
-    db.executemany("INSERT INTO link_stacks (id, hash, n_frames, frames) VALUES (?, ?, ?, ?)",
-                   [(i + 1, os.urandom(32), 20 + i % 21, stack_frames(i)) for i in range(STACKS)])
+    fill_sqlite_stacks(db, stacks)
     db.execute(SQLITE_FILL, {"links": links, "t0": t0, "spread": SPREAD_S, "mix": MIX,
-                             "stacks": STACKS})
+                             "stacks": stacks})
     db.commit()
     db.execute("PRAGMA journal_mode=WAL")
     pages = db.execute("PRAGMA page_count").fetchone()[0]
@@ -128,7 +162,7 @@ def fill_sqlite(path, links, t0):
     return size
 
 
-def bench_sqlite(binary, tmp, links, queries, t0):
+def bench_sqlite(binary, tmp, links, stacks, queries, t0):
     data = os.path.join(tmp, "sqlite")
     cli(binary, "init", "--data", data)
     token = cli(binary, "token", "create", "--data", data, "--environment", "production",
@@ -136,12 +170,12 @@ def bench_sqlite(binary, tmp, links, queries, t0):
     proc, _ = start_collector(binary, ["--data", data], os.path.join(tmp, "sqlite.log"))
     stop(proc)  # the link store's file and schema exist now
     started = time.monotonic()
-    size = fill_sqlite(os.path.join(data, "roottrace-links.db"), links, t0)
+    size = fill_sqlite(os.path.join(data, "roottrace-links.db"), links, stacks, t0)
     fill_s = time.monotonic() - started
     proc, port = start_collector(binary, ["--data", data, "--link-retention-hours", "1000"],
                                  os.path.join(tmp, "sqlite.log"))
     try:
-        report("SQLite", links, fill_s, size, port, token, queries, t0)
+        report("SQLite", links, stacks, fill_s, size, port, token, queries, t0)
     finally:
         stop(proc)
 
@@ -160,12 +194,12 @@ def id_sql(n):
                                hex_digits(n, 8))
 
 
-def fill_clickhouse(ch, db, links, t0):
+def fill_clickhouse(ch, db, links, stacks, t0):
     frames = ("arrayStringConcat(arrayMap(x -> concat('bench.fn', toString((number * 31 + x)"
               " %% 997)), range(toUInt64(20 + number %% 21))), '\\n')")
     # today's stacks partition: every link below is dated earlier (ch_stacks.c's invariant)
     ch.query("INSERT INTO %s.stacks SELECT number + 2, %s, toUInt32(intDiv(toUInt32(now()),"
-             " 86400)) FROM numbers(%d)" % (db, frames % (), STACKS))
+             " 86400)) FROM numbers(%d)" % (db, frames % (), stacks))
     for first in range(0, links, CH_CHUNK):  # one INSERT a million: each well within a minute
         ch.query(
             "INSERT INTO {db}.span_links SELECT 'production', toUInt32({t0} + intDiv(number *"
@@ -173,7 +207,7 @@ def fill_clickhouse(ch, db, links, t0):
             " if(number % 10 = 0, '', {parent}), '', 'GET /x', '', 2 + (number * 7919) % {stacks},"
             " toInt64(10000000), toInt64(1) FROM (SELECT number + {first} AS number FROM"
             " numbers({n}))".format(
-                db=db, t0=t0, spread=SPREAD_S, links=links, stacks=STACKS, first=first,
+                db=db, t0=t0, spread=SPREAD_S, links=links, stacks=stacks, first=first,
                 n=min(CH_CHUNK, links - first), trace=id_sql("intDiv(number, 10) + 1"),
                 span=id_sql("number"), parent=id_sql("number - number % 10")))
     # Steady state: the bulk insert left a dozen parts a day, which background merges would
@@ -185,7 +219,7 @@ def fill_clickhouse(ch, db, links, t0):
         " IN ('%s')" % (db, "', '".join(LINK_TABLES))))
 
 
-def bench_clickhouse(binary, tmp, links, queries, t0):
+def bench_clickhouse(binary, tmp, links, stacks, queries, t0):
     import fleet_servers
     why = fleet_servers.available()
     if why:
@@ -199,12 +233,12 @@ def bench_clickhouse(binary, tmp, links, queries, t0):
                 "--kind", "user", "--role", "viewer")
     ch, db = fleet_servers.servers().ch, ch_url.rsplit("/", 1)[1]
     started = time.monotonic()
-    size = fill_clickhouse(ch, db, links, t0)
+    size = fill_clickhouse(ch, db, links, stacks, t0)
     fill_s = time.monotonic() - started
     proc, port = start_collector(binary, stores + ["--link-retention-hours", "1000"],
                                  os.path.join(tmp, "clickhouse.log"))
     try:
-        report("ClickHouse", links, fill_s, size, port, token, queries, t0)
+        report("ClickHouse", links, stacks, fill_s, size, port, token, queries, t0)
     finally:
         stop(proc)
 
@@ -214,6 +248,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--links", type=int, default=10_000_000)
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--stacks", type=int, default=500)
     ap.add_argument("--backend", choices=("sqlite", "clickhouse", "both"), default="both")
     a = ap.parse_args()
     os.environ["ROOTTRACE_BUILD"] = os.path.abspath(a.build)
@@ -224,9 +259,9 @@ def main():
     t0 = int(time.time()) - SPREAD_S
     with tempfile.TemporaryDirectory(prefix="rt-bench-links-") as tmp:
         if a.backend in ("sqlite", "both"):
-            bench_sqlite(binary, tmp, a.links, a.queries, t0)
+            bench_sqlite(binary, tmp, a.links, a.stacks, a.queries, t0)
         if a.backend in ("clickhouse", "both"):
-            bench_clickhouse(binary, tmp, a.links, a.queries, t0)
+            bench_clickhouse(binary, tmp, a.links, a.stacks, a.queries, t0)
     print("%d cores; load average before: %s, after: %s" %
           (os.cpu_count(), " ".join(load), " ".join(open("/proc/loadavg").read().split()[:3])))
 
