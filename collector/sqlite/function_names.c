@@ -55,6 +55,7 @@ static int function_name_load(struct function_names *fn, int64_t id)
 		return rc;
 	}
 	fn->names[fn->n++] = name;
+	fn->name_bytes += strlen(name) + 1;
 	return 0;
 }
 

@@ -17,7 +17,8 @@ struct function_names {
 	struct hashtab index; /* function id -> index into names */
 	char **names;
 	size_t n, cap;
-	int64_t *fids; /* scratch: one stack's function ids */
+	size_t name_bytes; /* of the names' text */
+	int64_t *fids;	   /* scratch: one stack's function ids */
 	size_t fids_cap;
 };
 

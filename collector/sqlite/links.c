@@ -115,6 +115,11 @@ static const char *const link_sql[L_COUNT] = {
 #define RECENT_BYTES_MAX (1u << 20)	 /* and its encoded stacks: 1 MiB */
 #define NAMES_CACHED_MAX (1u << 14)	 /* function name ids cached */
 #define NAME_BYTES_CACHED_MAX (1u << 20) /* with at most 1 MiB of names */
+/* Names read, kept from read to read: a span read decodes its stacks with no statement for a
+ * name read before. `functions` ids are never reused (AUTOINCREMENT; readers see only
+ * committed ids, under the lock), so a kept name is never wrong; forgotten when past either: */
+#define NAMES_READ_MAX (1u << 13)
+#define NAME_BYTES_READ_MAX (256u << 10)
 
 struct sqlite_links {
 	struct link_store base;
@@ -125,7 +130,8 @@ struct sqlite_links {
 	/* link_stacks, with its cache of stacks seen at least twice (a known stack costs no
 	 * statement), emptied after a rollback or a retention that deleted stacks. */
 	struct stack_ids_table stacks;
-	int64_t *fids; /* scratch: one stack's function ids */
+	struct function_names names_read; /* id -> name for reads */
+	int64_t *fids;			  /* scratch: one stack's function ids */
 	size_t fids_cap;
 	uint8_t *stack_buf; /* scratch: their encoding */
 	size_t stack_buf_cap;
@@ -136,11 +142,19 @@ static struct sqlite_links *to_links(struct link_store *s)
 	return (struct sqlite_links *)s;
 }
 
-/* Forgets every cached stack and function id: a rollback or retention may have removed them. */
+static void forget_names_read(struct sqlite_links *l)
+{
+	function_names__release(&l->names_read);
+	function_names__init(&l->names_read, l->st[L_FUNCTION]);
+}
+
+/* Forgets every cached stack and function id: a rollback or retention may have removed them
+ * (and the names read, which retention may have made unused). */
 static void forget_ids(struct sqlite_links *l)
 {
 	stack_cache__clear(l->stacks.recent);
 	function_dict__forget(l->functions);
+	forget_names_read(l);
 }
 
 /* The link's frames as function ids, encoded into l->stack_buf; *ret_len its length. */
@@ -272,7 +286,7 @@ static int span_list_json(const struct span_link_query *q, char **ret)
 	return 0;
 }
 
-/* A merge row (n_frames, ids, value) with its frames' names (ctx: the read's names). */
+/* A merge row (n_frames, ids, value) with its frames' names (ctx: l->names_read). */
 static int read_merged_stack(sqlite3_stmt *st, void *record, void *ctx)
 {
 	struct merged_stack *ms = record;
@@ -296,10 +310,9 @@ static int links_merge(struct link_store *s, const struct span_link_query *q,
 	sqlite3_stmt *st = l->st[q->trace_id  ? L_MERGE_TRACE
 				 : q->span_id ? L_MERGE_SPAN
 					      : L_MERGE_NAME];
-	struct function_names names;
 	const struct sqlite_db_row_reader reader = {.size = sizeof(struct merged_stack),
 						    .read_with = read_merged_stack,
-						    .ctx = &names,
+						    .ctx = &l->names_read,
 						    .free = merged_stacks_free};
 	char *spans = NULL;
 	int rc;
@@ -311,10 +324,10 @@ static int links_merge(struct link_store *s, const struct span_link_query *q,
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&l->lock);
-	function_names__init(&names, l->st[L_FUNCTION]);
+	if (l->names_read.n >= NAMES_READ_MAX || l->names_read.name_bytes >= NAME_BYTES_READ_MAX)
+		forget_names_read(l);
 	bind_query(st, q, spans);
 	rc = sqlite_db_read_rows(st, &reader, &ret->stacks, &ret->n_stacks);
-	function_names__release(&names);
 	pthread_mutex_unlock(&l->lock);
 	free(spans);
 	return rc;
@@ -397,6 +410,7 @@ static void links_close(struct link_store *s)
 		return;
 	function_dict__free(l->functions); /* first: its statements are on db */
 	stack_cache__free(l->stacks.recent);
+	function_names__release(&l->names_read);
 	sqlite_db_close(l->db, l->st, L_COUNT);
 	pthread_mutex_destroy(&l->lock);
 	free(l->fids);
@@ -477,6 +491,7 @@ int link_store_sqlite_open(const char *path, const struct store_sqlite_options *
 		    .get = l->st[L_STACK_GET],
 		    .recent = stack_cache__new(RECENT_STACKS_MAX, RECENT_BYTES_MAX),
 		};
+		function_names__init(&l->names_read, l->st[L_FUNCTION]);
 		err = l->functions && l->stacks.recent ? 0 : -ENOMEM;
 	}
 	if (err) {

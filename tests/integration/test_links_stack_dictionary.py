@@ -4,7 +4,8 @@
 # file's own `functions` table; a links file written before function ids (each stack's joined
 # frame text keyed by its SHA-256, PRAGMA user_version 0) is converted when the collector opens
 # it, under the same stack ids, and every span read answers as before; retention removes the
-# names no link stack uses; a file of a newer collector is refused, untouched.
+# names no link stack uses; span reads stay exact past the names kept between reads; a file of
+# a newer collector is refused, untouched.
 import json
 import os
 import sqlite3
@@ -128,6 +129,25 @@ class LinkStackDictionary(unittest.TestCase):
         self.c.stop()  # checkpointed: the whole file is the database
         with open(self.path, "rb") as f:
             self.assertEqual(f.read().count(SHARED.encode()), 2)  # the row and its index
+
+    def test_span_reads_stay_exact_past_the_names_kept_between_reads(self):
+        # links.c keeps up to 8 Ki names read from one span read to the next, then forgets
+        # them: one trace read of 9,000 distinct names passes that, the reads after it start
+        # over and must still name every frame right.
+        n = 9000
+        data = pprof_py.build([(["main", "handler%d" % i], 1 + i % 7,
+                                {"span_id": "%x" % (0x10000 + i), "trace_id": OTHER_TRACE})
+                               for i in range(n)])
+        self.assertEqual(self.upload(data)["links"], {"stored": n, "dropped": 0})
+        svc = {"service": "links-svc", "profile_type": "cpu"}
+        trace = self.get("/api/apm/profiles/flamegraph", trace_id=OTHER_TRACE, **svc)
+        self.assertEqual(trace["total"], sum(1 + i % 7 for i in range(n)))
+        for i in (5, 8191, 8999):
+            span = self.get("/api/apm/profiles/flamegraph", span_id="%x" % (0x10000 + i), **svc)
+            self.assertEqual(span["total"], 1 + i % 7)
+            self.assertEqual(span["root"]["children"][0]["name"], "main")
+            self.assertEqual(span["root"]["children"][0]["children"][0]["name"],
+                             "handler%d" % i)
 
     def test_a_text_stacks_file_is_converted_on_open_with_the_same_answers(self):
         older, newer = linked_profile(int(time.time()) - 600)
