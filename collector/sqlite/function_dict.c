@@ -241,6 +241,36 @@ size_t function_ids_encode(const int64_t *ids, size_t n, uint8_t *out)
 	return len;
 }
 
+int function_ids_buf__reserve(struct function_ids_buf *b, size_t n)
+{
+	size_t need = function_ids_max_bytes(n) + 1; /* + 1: room even for no id */
+
+	if (n > b->ids_cap) {
+		int64_t *ids = realloc(b->ids, n * sizeof(*ids));
+
+		if (!ids)
+			return -ENOMEM;
+		b->ids = ids;
+		b->ids_cap = n;
+	}
+	if (need > b->bytes_cap) {
+		uint8_t *bytes = realloc(b->bytes, need);
+
+		if (!bytes)
+			return -ENOMEM;
+		b->bytes = bytes;
+		b->bytes_cap = need;
+	}
+	return 0;
+}
+
+void function_ids_buf__release(struct function_ids_buf *b)
+{
+	free(b->ids);
+	free(b->bytes);
+	memset(b, 0, sizeof(*b));
+}
+
 int function_ids_decode(const uint8_t *bytes, size_t len, int64_t *ids, size_t n)
 {
 	const uint8_t *pos = bytes, *end = bytes + len;

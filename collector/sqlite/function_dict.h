@@ -43,6 +43,17 @@ static inline size_t function_ids_max_bytes(size_t n)
 /* Encodes ids[0..n) at out (room for function_ids_max_bytes(n)); the bytes written. */
 size_t function_ids_encode(const int64_t *ids, size_t n, uint8_t *out);
 
+/* A writer's scratch for one stack: its function ids, then their encoding. */
+struct function_ids_buf {
+	int64_t *ids;
+	uint8_t *bytes;
+	size_t ids_cap, bytes_cap;
+};
+
+/* Room for n ids in b->ids and their encoding in b->bytes; 0 or -ENOMEM. */
+int function_ids_buf__reserve(struct function_ids_buf *b, size_t n);
+void function_ids_buf__release(struct function_ids_buf *b);
+
 struct stack_cache;
 
 /* A stacks table in this layout (STACK_IDS_COLUMNS) as its writer uses it: add is

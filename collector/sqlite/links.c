@@ -12,7 +12,6 @@
 #include "../stack_cache.h"
 #include "function_dict.h"
 #include "function_names.h"
-#include "hashtab.h"
 #include "profiles_internal.h"
 #include "stacks_text_convert.h"
 #include "store_sqlite_db.h"
@@ -131,10 +130,7 @@ struct sqlite_links {
 	 * statement), emptied after a rollback or a retention that deleted stacks. */
 	struct stack_ids_table stacks;
 	struct function_names names_read; /* id -> name for reads */
-	int64_t *fids;			  /* scratch: one stack's function ids */
-	size_t fids_cap;
-	uint8_t *stack_buf; /* scratch: their encoding */
-	size_t stack_buf_cap;
+	struct function_ids_buf stack;	  /* scratch: one link's stack */
 };
 
 static struct sqlite_links *to_links(struct link_store *s)
@@ -157,35 +153,16 @@ static void forget_ids(struct sqlite_links *l)
 	forget_names_read(l);
 }
 
-/* The link's frames as function ids, encoded into l->stack_buf; *ret_len its length. */
+/* The link's frames as function ids, encoded into l->stack.bytes; *ret_len its length. */
 static int stack_encode(struct sqlite_links *l, const struct span_link *k, size_t *ret_len)
 {
-	size_t need = function_ids_max_bytes(k->n_frames);
+	int rc = function_ids_buf__reserve(&l->stack, k->n_frames);
 
-	if (k->n_frames > l->fids_cap) {
-		int64_t *fids = realloc(l->fids, k->n_frames * sizeof(*fids));
-
-		if (!fids)
-			return -ENOMEM;
-		l->fids = fids;
-		l->fids_cap = k->n_frames;
-	}
-	if (need > l->stack_buf_cap) {
-		uint8_t *buf = realloc(l->stack_buf, need);
-
-		if (!buf)
-			return -ENOMEM;
-		l->stack_buf = buf;
-		l->stack_buf_cap = need;
-	}
-	for (size_t i = 0; i < k->n_frames; i++) {
-		int rc = function_dict__id(l->functions, k->frames[i], &l->fids[i]);
-
-		if (rc)
-			return rc;
-	}
-	*ret_len = function_ids_encode(l->fids, k->n_frames, l->stack_buf);
-	return 0;
+	for (size_t i = 0; !rc && i < k->n_frames; i++)
+		rc = function_dict__id(l->functions, k->frames[i], &l->stack.ids[i]);
+	if (!rc)
+		*ret_len = function_ids_encode(l->stack.ids, k->n_frames, l->stack.bytes);
+	return rc;
 }
 
 /* The stack's id in link_stacks, inserting it the first time. */
@@ -194,7 +171,7 @@ static int stack_id(struct sqlite_links *l, const struct span_link *k, int64_t *
 	size_t len;
 	int rc = stack_encode(l, k, &len);
 
-	return rc ? rc : stack_ids_find(&l->stacks, k->n_frames, l->stack_buf, len, ret_id);
+	return rc ? rc : stack_ids_find(&l->stacks, k->n_frames, l->stack.bytes, len, ret_id);
 }
 
 static int add_one(struct sqlite_links *l, const char *environment, const struct span_link *k)
@@ -413,8 +390,7 @@ static void links_close(struct link_store *s)
 	function_names__release(&l->names_read);
 	sqlite_db_close(l->db, l->st, L_COUNT);
 	pthread_mutex_destroy(&l->lock);
-	free(l->fids);
-	free(l->stack_buf);
+	function_ids_buf__release(&l->stack);
 	free(l);
 }
 

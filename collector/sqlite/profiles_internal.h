@@ -95,10 +95,7 @@ struct sqlite_profiles {
 	pthread_mutex_t write_lock;
 	sqlite3 *wdb;
 	sqlite3_stmt *w[W_COUNT];
-	uint8_t *stack_buf; /* scratch: one stack's encoded function ids */
-	size_t stack_buf_cap;
-	int64_t *fids; /* scratch: one stack's function ids */
-	size_t fids_cap;
+	struct function_ids_buf stack; /* scratch: one stack's function ids and their encoding */
 	int64_t *name_fids; /* the batch being written: function id of each of its names, or 0 */
 	size_t name_fids_cap;
 	struct function_dict *functions;

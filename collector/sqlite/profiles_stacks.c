@@ -64,49 +64,18 @@ static int name_function_id(struct sqlite_profiles *p, const struct profile_batc
 	return 0;
 }
 
-static int grow_fids(struct sqlite_profiles *p, size_t n)
-{
-	int64_t *fids = realloc(p->fids, n * sizeof(*fids));
-
-	if (!fids)
-		return -ENOMEM;
-	p->fids = fids;
-	p->fids_cap = n;
-	return 0;
-}
-
-/* p->fids[0..n) encoded into p->stack_buf; *ret_len its length. */
-static int fids_encode(struct sqlite_profiles *p, size_t n, size_t *ret_len)
-{
-	size_t need = function_ids_max_bytes(n);
-
-	if (need > p->stack_buf_cap) {
-		uint8_t *buf = realloc(p->stack_buf, need);
-
-		if (!buf)
-			return -ENOMEM;
-		p->stack_buf = buf;
-		p->stack_buf_cap = need;
-	}
-	*ret_len = function_ids_encode(p->fids, n, p->stack_buf);
-	return 0;
-}
-
-/* The stack's frames as function ids, encoded into p->stack_buf; *ret_len its length. */
+/* The stack's frames as function ids, encoded into p->stack.bytes; *ret_len its length. */
 static int stack_encode(struct sqlite_profiles *p, const struct profile_batch *b,
 			const struct stack_value *sv, size_t *ret_len)
 {
 	const uint8_t *pos = sv->frames;
+	int rc = function_ids_buf__reserve(&p->stack, sv->n_frames);
 
-	if (sv->n_frames > p->fids_cap && grow_fids(p, sv->n_frames))
-		return -ENOMEM;
-	for (size_t i = 0; i < sv->n_frames; i++) {
-		int rc = name_function_id(p, b, stack_frame_next(&pos), &p->fids[i]);
-
-		if (rc)
-			return rc;
-	}
-	return fids_encode(p, sv->n_frames, ret_len);
+	for (size_t i = 0; !rc && i < sv->n_frames; i++)
+		rc = name_function_id(p, b, stack_frame_next(&pos), &p->stack.ids[i]);
+	if (!rc)
+		*ret_len = function_ids_encode(p->stack.ids, sv->n_frames, p->stack.bytes);
+	return rc;
 }
 
 /* The stack's dictionary id: its frames' function ids, encoded, are its key. A stack seen
@@ -118,7 +87,7 @@ int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct profile_bat
 	size_t len;
 	int rc = stack_encode(p, b, sv, &len);
 
-	return rc ? rc : stack_ids_find(&p->stacks, sv->n_frames, p->stack_buf, len, ret_id);
+	return rc ? rc : stack_ids_find(&p->stacks, sv->n_frames, p->stack.bytes, len, ret_id);
 }
 
 /* ------------------------------------------------- text dictionary conversion ---- */
@@ -308,8 +277,7 @@ int sqlite_profiles_caches_init(struct sqlite_profiles *p)
 
 void sqlite_profiles_caches_free(struct sqlite_profiles *p)
 {
-	free(p->stack_buf);
-	free(p->fids);
+	function_ids_buf__release(&p->stack);
 	free(p->name_fids);
 	sqlite_profiles_forget_series(p);
 	hashtab__free(&p->series);

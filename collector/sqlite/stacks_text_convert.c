@@ -16,68 +16,53 @@
 #define CONVERT_NAMES_MAX (1u << 18)
 #define CONVERT_NAME_BYTES_MAX (16u << 20)
 
-/* One row's scratch: its function ids, their encoding, one frame's name. */
+/* One row's scratch: its function ids and their encoding, one frame's name. */
 struct text_row {
 	struct function_dict *functions;
-	int64_t *ids;
-	uint8_t *bytes;
+	struct function_ids_buf stack;
 	char *name;
-	size_t ids_cap, bytes_cap, name_cap;
+	size_t name_cap;
 };
-
-static int grow(void **buf, size_t *cap, size_t need, size_t size)
-{
-	void *grown;
-
-	if (need <= *cap)
-		return 0;
-	grown = realloc(*buf, need * size);
-	if (!grown)
-		return -ENOMEM;
-	*buf = grown;
-	*cap = need;
-	return 0;
-}
 
 /* The id of the frame text[0..len). */
 static int frame_id(struct text_row *r, const char *text, size_t len, int64_t *ret_id)
 {
-	int rc = grow((void **)&r->name, &r->name_cap, len + 1, 1);
+	if (len + 1 > r->name_cap) {
+		char *name = realloc(r->name, len + 1);
 
-	if (rc)
-		return rc;
+		if (!name)
+			return -ENOMEM;
+		r->name = name;
+		r->name_cap = len + 1;
+	}
 	memcpy(r->name, text, len);
 	r->name[len] = '\0';
 	return function_dict__id(r->functions, r->name, ret_id);
 }
 
 /* The first n_frames frames of text (fewer when it has fewer) as encoded function ids in
- * r->bytes: *ret_n frames, *ret_len bytes. As the text layout was read: a frame ends at the
+ * r->stack.bytes: *ret_n frames, *ret_len bytes. As the text layout was read: a frame ends at the
  * next separator, the last at the end of the text. */
 static int text_row_encode(struct text_row *r, const char *text, int64_t n_frames, size_t *ret_n,
 			   size_t *ret_len)
 {
 	const char *cur = text ? text : "";
 	size_t n = 0;
-	int rc = 0;
+	int rc = function_ids_buf__reserve(&r->stack, n_frames > 0 ? (size_t)n_frames : 0);
 
-	if (n_frames > 0)
-		rc = grow((void **)&r->ids, &r->ids_cap, (size_t)n_frames, sizeof(*r->ids));
 	for (int64_t i = 0; !rc && i < n_frames; i++) {
 		const char *end = strchr(cur, TEXT_FRAME_SEP);
 
-		rc = frame_id(r, cur, end ? (size_t)(end - cur) : strlen(cur), &r->ids[n]);
+		rc = frame_id(r, cur, end ? (size_t)(end - cur) : strlen(cur), &r->stack.ids[n]);
 		if (!rc)
 			n++;
 		if (!end)
 			break;
 		cur = end + 1;
 	}
-	if (!rc)
-		rc = grow((void **)&r->bytes, &r->bytes_cap, function_ids_max_bytes(n) + 1, 1);
 	if (!rc) {
 		*ret_n = n;
-		*ret_len = function_ids_encode(r->ids, n, r->bytes);
+		*ret_len = function_ids_encode(r->stack.ids, n, r->stack.bytes);
 	}
 	return rc;
 }
@@ -105,7 +90,7 @@ static int copy_text_rows(sqlite3 *db, struct text_row *r, const char *from, con
 			break;
 		sqlite3_bind_int64(ins, 1, sqlite3_column_int64(sel, 0));
 		sqlite3_bind_int64(ins, 2, (int64_t)n);
-		sqlite3_bind_blob(ins, 3, r->bytes, (int)len, SQLITE_STATIC);
+		sqlite3_bind_blob(ins, 3, r->stack.bytes, (int)len, SQLITE_STATIC);
 		rc = sqlite_db_step_done(ins);
 	}
 	if (!rc && step != SQLITE_DONE)
@@ -136,8 +121,7 @@ int sqlite_stacks_convert_text(sqlite3 *db, const char *table, const char *colum
 		rc = sqlite_db_exec(db, sql);
 	}
 	function_dict__free(r.functions);
-	free(r.ids);
-	free(r.bytes);
+	function_ids_buf__release(&r.stack);
 	free(r.name);
 	return rc;
 }
