@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The span tree walk of include_children: the span's rows (with those under it as their local
- * root) and its trace's rows (one read where the store has family_spans), then every span whose
- * parent is already in the family or whose local root is the span, until nothing is added. Traces
- * are small (a few thousand spans at most), so the walk is a plain fixed point over the rows. */
+ * root) and its trace's rows, then every span whose parent is already in the family or whose
+ * local root is the span, until nothing is added. Traces are small (a few thousand spans at
+ * most), so the walk is a plain fixed point over the rows. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,51 +34,16 @@ static int rows_append(struct tree_rows *t, struct span_summary *more, size_t n)
 	return 0;
 }
 
-/* A link_store_ops read of span rows: spans or family_spans. */
-typedef int (*span_rows_read)(struct link_store *s, const struct span_link_query *q,
-			      struct span_summary **ret, size_t *ret_n);
-
-static int rows_of(struct link_store *s, span_rows_read read, const struct span_link_query *q,
-		   struct tree_rows *t)
+static int rows_of(struct link_store *s, const struct span_link_query *q, struct tree_rows *t)
 {
 	struct span_summary *rows = NULL;
 	size_t n = 0;
-	int rc = read(s, q, &rows, &n);
+	int rc = s->ops->spans(s, q, &rows, &n);
 
 	return rc ? rc : rows_append(t, rows, n);
 }
 
-/* span's rows through spans(): the span's, then those of each trace its own rows name
- * (usually one), one read each. */
-static int load_rows_by_spans(struct link_store *s, const struct span_link_query *span,
-			      struct tree_rows *t)
-{
-	size_t own;
-	int rc = rows_of(s, s->ops->spans, span, t);
-
-	own = t->n;
-	for (size_t i = 0; !rc && i < own; i++) {
-		struct span_link_query trace = *span;
-		bool seen = false;
-
-		if (!t->rows[i].trace_id[0] || strcmp(t->rows[i].span_id, span->span_id))
-			continue;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = !strcmp(t->rows[j].trace_id, t->rows[i].trace_id) &&
-			       !strcmp(t->rows[j].span_id, span->span_id);
-		if (seen)
-			continue;
-		trace.trace_id = t->rows[i].trace_id;
-		trace.span_id = NULL;
-		trace.include_children = false;
-		rc = rows_of(s, s->ops->spans, &trace, t);
-	}
-	return rc;
-}
-
-/* The span's rows (with those under it as their local root), and those of each trace the span
- * is in, over every service, type and time: in one read where the store can (a round trip per
- * read on a database server). */
+/* The span's rows, and those of each trace the span is in (usually one). */
 static int load_rows(struct link_store *s, const struct span_link_query *q, struct tree_rows *t)
 {
 	struct span_link_query span = {
@@ -88,9 +53,27 @@ static int load_rows(struct link_store *s, const struct span_link_query *q, stru
 	    .start = 0,
 	    .end = INT64_MAX,
 	};
+	size_t own;
+	int rc = rows_of(s, &span, t);
 
-	return s->ops->family_spans ? rows_of(s, s->ops->family_spans, &span, t)
-				    : load_rows_by_spans(s, &span, t);
+	own = t->n;
+	for (size_t i = 0; !rc && i < own; i++) {
+		struct span_link_query trace = span;
+		bool seen = false;
+
+		if (!t->rows[i].trace_id[0] || strcmp(t->rows[i].span_id, q->span_id))
+			continue;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(t->rows[j].trace_id, t->rows[i].trace_id) &&
+			       !strcmp(t->rows[j].span_id, q->span_id);
+		if (seen)
+			continue;
+		trace.trace_id = t->rows[i].trace_id;
+		trace.span_id = NULL;
+		trace.include_children = false;
+		rc = rows_of(s, &trace, t);
+	}
+	return rc;
 }
 
 static bool has_id(const struct span_family *f, const char *id)

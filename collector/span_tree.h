@@ -2,8 +2,7 @@
 /* include_children: a span and the spans below it, walked over what the links say about each
  * span's place in its trace: a parent span id (pprof label parent_span_id) or a local root
  * span id (Datadog's "local root span id", Pyroscope's profile_id). The same walk for every
- * link store backend: it reads them through link_store_ops.family_spans, or spans where a
- * store has no family_spans. */
+ * link store backend: it reads them through link_store_ops.spans only. */
 #ifndef ROOTTRACE_SPAN_TREE_H
 #define ROOTTRACE_SPAN_TREE_H
 

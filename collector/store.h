@@ -381,12 +381,6 @@ struct link_store_ops {
 	 * the spans under it as their local root): one row per (span, service, type). */
 	int (*spans)(struct link_store *s, const struct span_link_query *q,
 		     struct span_summary **ret, size_t *ret_n);
-	/* What span_tree.c walks, in one read: the rows spans(q) gives (q: a span_id with
-	 * include_children), then, for each trace that the span's own rows among them name, the
-	 * rows spans() gives for that trace under q's other filters. Rows in any order. NULL:
-	 * span_tree.c makes those reads through spans() itself. */
-	int (*family_spans)(struct link_store *s, const struct span_link_query *q,
-			    struct span_summary **ret, size_t *ret_n);
 	/* Deletes links older than cutoff; ret_deleted counts them. */
 	int (*retention)(struct link_store *s, int64_t cutoff, int64_t *ret_deleted);
 };

@@ -92,15 +92,6 @@ extern const char *const ch_links_migration[];
 /* profiles_ch_read.c: (frames, value) RowBinary rows into ret's stacks. */
 int ch_read_stacks(struct ch_buf *out, struct merged_window *ret);
 
-/* Writes a SELECT of rows (stack_hash, value) into b; called twice by ch_put_summed_frames. */
-typedef void (*ch_put_stack_rows)(struct ch_buf *b, const char *db, const void *arg);
-
-/* profiles_ch_read.c: one query of (frames, summed value) rows for ch_read_stacks: the rows
- * put_rows writes summed per stack, joined (join: "ANY LEFT JOIN", "ANY INNER JOIN") with
- * one row of the stacks dictionary per stack (any of its day partitions' copies). */
-void ch_put_summed_frames(struct ch_buf *b, const char *db, const char *join,
-			  ch_put_stack_rows put_rows, const void *arg);
-
 /* profiles_ch_read.c */
 int ch_profiles_merge_window(struct profile_store *s, const struct window_query *q,
 			     struct merged_window *ret);

@@ -151,7 +151,6 @@ static const struct link_store_ops ch_link_ops = {
     .add = links_add,
     .merge = ch_links_merge,
     .spans = ch_links_spans,
-    .family_spans = ch_links_family_spans,
     .retention = links_retention,
 };
 

@@ -3,8 +3,7 @@
  * same span links).
  *   links_ch.c        its migration, open, add (stacks into the shared dictionary, then one
  *                     INSERT), retention by partition drop
- *   links_ch_read.c   merge, spans and family_spans, through the lookup tables the migration fills
- */
+ *   links_ch_read.c   merge and spans, through the lookup tables the migration fills */
 #ifndef ROOTTRACE_LINKS_CH_H
 #define ROOTTRACE_LINKS_CH_H
 
@@ -33,7 +32,5 @@ int ch_links_merge(struct link_store *s, const struct span_link_query *q,
 		   struct merged_window *ret);
 int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct span_summary **ret,
 		   size_t *ret_n);
-int ch_links_family_spans(struct link_store *s, const struct span_link_query *q,
-			  struct span_summary **ret, size_t *ret_n);
 
 #endif

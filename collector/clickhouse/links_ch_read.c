@@ -80,15 +80,6 @@ static void put_spans(struct ch_buf *b, const char *db, const struct span_link_q
 	}
 }
 
-/* " AND service = .. AND ..": q's filters other than its spans (service, type, node, window). */
-static void put_other_filters(struct ch_buf *b, const struct span_link_query *q)
-{
-	put_and_eq(b, "service", q->service);
-	put_and_eq(b, "profile_type", q->profile_type);
-	put_and_eq(b, "node", q->node);
-	ch_printf(b, " AND time >= %lld AND time < %lld", clamp_time(q->start), clamp_time(q->end));
-}
-
 /* The WHERE clause of q's links (environment, spans, service, type, window). */
 static void put_link_filter(struct ch_buf *b, const char *db, const struct span_link_query *q,
 			    bool merge)
@@ -97,34 +88,83 @@ static void put_link_filter(struct ch_buf *b, const char *db, const struct span_
 	ch_put_literal(b, q->environment);
 	ch_printf(b, " AND");
 	put_spans(b, db, q, merge);
-	put_other_filters(b, q);
+	put_and_eq(b, "service", q->service);
+	put_and_eq(b, "profile_type", q->profile_type);
+	put_and_eq(b, "node", q->node);
+	ch_printf(b, " AND time >= %lld AND time < %lld", clamp_time(q->start), clamp_time(q->end));
 }
 
-/* A merge's links as (stack_hash, value) rows. */
-static void put_merge_rows(struct ch_buf *b, const char *db, const void *arg)
+/* The frames of the stacks in values (hash -> summed value), as (frames, value) rows. */
+static int stack_frames(struct ch_links *l, const struct ch_buf *sums, const struct hashtab *values,
+			struct ch_buf *rows)
 {
-	ch_printf(b, "SELECT stack_hash, value FROM %s.span_links", db);
-	put_link_filter(b, db, arg, true);
+	struct ch_buf sql = {0}, out = {0}, in = *sums;
+	uint64_t hash, value;
+	const char *sep = "";
+	int rc = 0;
+
+	ch_printf(&sql, "SELECT stack_hash, any(frames) FROM %s.stacks WHERE stack_hash IN (",
+		  l->client.database);
+	for (in.pos = 0; !rc && in.pos < in.len; sep = ", ") {
+		rc = ch_get_u64(&in, &hash) ?: ch_get_u64(&in, &value);
+		ch_printf(&sql, "%s%llu", sep, (unsigned long long)hash);
+	}
+	ch_printf(&sql, ") GROUP BY stack_hash FORMAT RowBinary");
+	if (!rc)
+		rc = ch_run(&l->client, &sql, &out);
+	while (!rc && out.pos < out.len) {
+		const char *frames;
+		char *text;
+		size_t len;
+
+		rc = ch_get_u64(&out, &hash) ?: ch_get_string(&out, &frames, &len);
+		if (rc || !hashtab__get(values, hash, &value))
+			continue;
+		text = strndup(frames, len); /* the answer's strings are not terminated */
+		if (!text) {
+			rc = -ENOMEM;
+			break;
+		}
+		ch_put_string(rows, text);
+		ch_put_u64(rows, value);
+		free(text);
+	}
+	ch_buf_free(&sql);
+	ch_buf_free(&out);
+	return rc ? rc : rows->oom ? -ENOMEM : 0;
 }
 
-/* One round trip: the links' stacks summed, joined with their frames. The join reads the links
- * twice (once for the dictionary's stack_hash IN), a few granules each by primary key, which
- * costs less than a second request. A stack missing from the dictionary is left out (INNER). */
+/* Two round trips rather than one join: the links' stacks summed, then those stacks' frames by
+ * key (a join would read the links twice, once for its stack_hash IN subquery). */
 int ch_links_merge(struct link_store *s, const struct span_link_query *q, struct merged_window *ret)
 {
 	struct ch_links *l = to_ch_links(s);
-	struct ch_buf sql = {0}, out = {0};
+	const char *db = l->client.database;
+	struct ch_buf sql = {0}, sums = {0}, rows = {0};
+	struct hashtab values = {0};
+	uint64_t hash, value;
 	int rc;
 
 	memset(ret, 0, sizeof(*ret));
 	if (!q->trace_id && !q->span_id && !q->span_name)
 		return -EINVAL;
-	ch_put_summed_frames(&sql, l->client.database, "ANY INNER JOIN", put_merge_rows, q);
-	rc = ch_run(&l->client, &sql, &out);
+	ch_printf(&sql, "SELECT stack_hash, toInt64(sum(value)) FROM %s.span_links", db);
+	put_link_filter(&sql, db, q, true);
+	ch_printf(&sql, " GROUP BY stack_hash FORMAT RowBinary");
+	rc = ch_run(&l->client, &sql, &sums);
+	while (!rc && sums.pos < sums.len) {
+		rc = ch_get_u64(&sums, &hash) ?: ch_get_u64(&sums, &value);
+		if (!rc)
+			rc = hashtab__put(&values, hash, value);
+	}
+	if (!rc && sums.len)
+		rc = stack_frames(l, &sums, &values, &rows);
 	if (!rc)
-		rc = ch_read_stacks(&out, ret);
+		rc = ch_read_stacks(&rows, ret);
 	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf_free(&sums);
+	ch_buf_free(&rows);
+	hashtab__free(&values);
 	if (rc)
 		merged_window__release(ret);
 	return rc;
@@ -180,33 +220,33 @@ static int grow_summaries(struct span_summary **rows, size_t *cap)
 	return 0;
 }
 
-/* A span summary per (span, service, type) of the links the WHERE clause that follows selects
- * (read_summary's columns). */
-static void put_summary_select(struct ch_buf *b, const char *db)
+int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct span_summary **ret,
+		   size_t *ret_n)
 {
-	ch_printf(b,
+	struct ch_links *l = to_ch_links(s);
+	const char *db = l->client.database;
+	struct ch_buf sql = {0}, out = {0};
+	struct span_summary *rows = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	if (!q->trace_id && !q->span_id)
+		return -EINVAL;
+	ch_printf(&sql,
 		  "SELECT span_id, max(span_name), service, profile_type, toInt64(sum(samples)),"
 		  " toInt64(sum(value)), min(time), max(time), max(trace_id), max(parent_span_id),"
 		  " max(root_span_id) FROM %s.span_links",
 		  db);
-}
-
-#define SUMMARY_GROUP " GROUP BY span_id, service, profile_type"
-
-/* Runs a query of summary rows. */
-static int read_summaries(struct ch_links *l, const struct ch_buf *sql, struct span_summary **ret,
-			  size_t *ret_n)
-{
-	struct ch_buf out = {0};
-	struct span_summary *rows = NULL;
-	size_t n = 0, cap = 0;
-	int rc = ch_run(&l->client, sql, &out);
-
+	put_link_filter(&sql, db, q, false);
+	ch_printf(&sql, " GROUP BY span_id, service, profile_type ORDER BY min(time), span_id"
+			" FORMAT RowBinary");
+	rc = ch_run(&l->client, &sql, &out);
 	while (!rc && out.pos < out.len) {
 		rc = n < cap ? 0 : grow_summaries(&rows, &cap);
 		if (!rc)
 			rc = read_summary(&out, &rows[n++]);
 	}
+	ch_buf_free(&sql);
 	ch_buf_free(&out);
 	if (rc) {
 		free(rows);
@@ -215,68 +255,4 @@ static int read_summaries(struct ch_links *l, const struct ch_buf *sql, struct s
 	*ret = rows;
 	*ret_n = n;
 	return 0;
-}
-
-int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct span_summary **ret,
-		   size_t *ret_n)
-{
-	struct ch_links *l = to_ch_links(s);
-	const char *db = l->client.database;
-	struct ch_buf sql = {0};
-	int rc;
-
-	if (!q->trace_id && !q->span_id)
-		return -EINVAL;
-	put_summary_select(&sql, db);
-	put_link_filter(&sql, db, q, false);
-	ch_printf(&sql, SUMMARY_GROUP " ORDER BY min(time), span_id FORMAT RowBinary");
-	rc = read_summaries(l, &sql, ret, ret_n);
-	ch_buf_free(&sql);
-	return rc;
-}
-
-/* "SELECT max(trace_id) ..": the traces the span's own links name, one per service and type
- * (as the span's summary rows take max(trace_id)). */
-static void put_span_traces(struct ch_buf *b, const char *db, const struct span_link_query *q)
-{
-	struct span_link_query own = *q;
-
-	own.include_children = false;
-	ch_printf(b, "SELECT max(trace_id) FROM %s.span_links", db);
-	put_link_filter(b, db, &own, false);
-	ch_printf(b, " GROUP BY service, profile_type HAVING max(trace_id) != ''");
-}
-
-/* The rows of spans(q), then those of each trace put_span_traces names, as spans() reads a
- * trace (by the span_traces lookup, grouped per trace too), in one query. */
-int ch_links_family_spans(struct link_store *s, const struct span_link_query *q,
-			  struct span_summary **ret, size_t *ret_n)
-{
-	struct ch_links *l = to_ch_links(s);
-	const char *db = l->client.database;
-	struct ch_buf sql = {0};
-	int rc;
-
-	if (!q->span_id || q->trace_id)
-		return -EINVAL;
-	ch_printf(&sql, "SELECT * FROM (");
-	put_summary_select(&sql, db);
-	put_link_filter(&sql, db, q, false);
-	ch_printf(&sql, SUMMARY_GROUP " UNION ALL ");
-	put_summary_select(&sql, db);
-	ch_printf(&sql, " WHERE environment = ");
-	ch_put_literal(&sql, q->environment);
-	ch_printf(&sql,
-		  " AND span_id IN (SELECT span_id FROM %s.span_traces WHERE environment = ", db);
-	ch_put_literal(&sql, q->environment);
-	ch_printf(&sql, " AND trace_id IN (");
-	put_span_traces(&sql, db, q);
-	ch_printf(&sql, ")) AND trace_id IN (");
-	put_span_traces(&sql, db, q);
-	ch_printf(&sql, ")");
-	put_other_filters(&sql, q);
-	ch_printf(&sql, " GROUP BY trace_id, span_id, service, profile_type) FORMAT RowBinary");
-	rc = read_summaries(l, &sql, ret, ret_n);
-	ch_buf_free(&sql);
-	return rc;
 }

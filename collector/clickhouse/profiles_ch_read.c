@@ -70,27 +70,16 @@ static void put_tiers(struct ch_buf *b, const char *db, const struct window_quer
 	put_tier(b, db, "rollups_day", q, (int64_t[]){d0, d1}, 1);
 }
 
-void ch_put_summed_frames(struct ch_buf *b, const char *db, const char *join,
-			  ch_put_stack_rows put_rows, const void *arg)
-{
-	ch_printf(b, "SELECT frames, v FROM (SELECT stack_hash, sum(value) AS v FROM (");
-	put_rows(b, db, arg);
-	ch_printf(b,
-		  ") GROUP BY stack_hash) %s (SELECT stack_hash, any(frames) AS frames"
-		  " FROM %s.stacks WHERE stack_hash IN (SELECT stack_hash FROM (",
-		  join, db);
-	put_rows(b, db, arg);
-	ch_printf(b, ")) GROUP BY stack_hash) USING stack_hash FORMAT RowBinary");
-}
-
-static void put_tier_rows(struct ch_buf *b, const char *db, const void *q)
-{
-	put_tiers(b, db, q);
-}
-
 static void put_window_query(struct ch_buf *b, const char *db, const struct window_query *q)
 {
-	ch_put_summed_frames(b, db, "ANY LEFT JOIN", put_tier_rows, q);
+	ch_printf(b, "SELECT frames, v FROM (SELECT stack_hash, sum(value) AS v FROM (");
+	put_tiers(b, db, q);
+	ch_printf(b,
+		  ") GROUP BY stack_hash) ANY LEFT JOIN (SELECT stack_hash, any(frames) AS frames"
+		  " FROM %s.stacks WHERE stack_hash IN (SELECT stack_hash FROM (",
+		  db);
+	put_tiers(b, db, q);
+	ch_printf(b, ")) GROUP BY stack_hash) USING stack_hash FORMAT RowBinary");
 }
 
 static int split_frames(const char *text, size_t len, struct merged_stack *ms)

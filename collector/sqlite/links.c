@@ -23,7 +23,6 @@ enum {
 	L_MERGE_NAME,
 	L_SPANS,
 	L_SPAN,
-	L_FAMILY,
 	L_RETAIN_LINKS,
 	L_RETAIN_STACKS,
 	L_COUNT
@@ -58,21 +57,7 @@ static const char schema[] =
 	"SELECT l.span_id, max(l.span_name), l.service, l.profile_type, sum(l.samples),"           \
 	" sum(l.value), min(l.time), max(l.time), max(l.trace_id), max(l.parent_span_id),"         \
 	" max(l.root_span_id) FROM "
-#define SPAN_GROUP_BY " GROUP BY l.span_id, l.service, l.profile_type"
-#define SPAN_GROUP SPAN_GROUP_BY " ORDER BY min(l.time), l.span_id"
-/* The span, and with ?9 the spans under it as their local root: two index lookups, never
- * (span OR root), which SQLite would plan as a scan. */
-#define SPAN_AND_ROOTED                                                                            \
-	"(SELECT * FROM span_links WHERE environment = ?1 AND span_id = ?3"                        \
-	" UNION ALL SELECT * FROM span_links WHERE ?9 AND environment = ?1"                        \
-	" AND root_span_id = ?3 AND root_span_id != '' AND span_id != ?3) l"                       \
-	" WHERE ?2 IS NULL" LINK_FILTER
-/* The traces the span's own rows name (one per service and type, as SPAN_ROWS sums them). */
-#define SPAN_TRACES                                                                                \
-	"SELECT max(trace_id) FROM span_links WHERE environment = ?1 AND span_id = ?3"             \
-	" AND (?4 IS NULL OR service = ?4) AND (?5 IS NULL OR profile_type = ?5)"                  \
-	" AND time >= ?6 AND time < ?7 AND (?10 IS NULL OR coalesce(node, '') = ?10)"              \
-	" GROUP BY service, profile_type HAVING max(trace_id) != ''"
+#define SPAN_GROUP " GROUP BY l.span_id, l.service, l.profile_type ORDER BY min(l.time), l.span_id"
 
 static const char *const link_sql[L_COUNT] = {
     [L_BEGIN] = "BEGIN IMMEDIATE",
@@ -96,12 +81,12 @@ static const char *const link_sql[L_COUNT] = {
      * the whole environment (a scan of every link) instead of looking the trace up. */
     [L_SPANS] = SPAN_ROWS "span_links l INDEXED BY span_links_trace WHERE l.environment = ?1"
 			  " AND l.trace_id = ?2" LINK_FILTER SPAN_GROUP,
-    [L_SPAN] = SPAN_ROWS SPAN_AND_ROOTED SPAN_GROUP,
-    /* L_SPAN's rows, then each of the span's traces' L_SPANS rows (grouped per trace too). */
-    [L_FAMILY] = SPAN_ROWS SPAN_AND_ROOTED SPAN_GROUP_BY
-    " UNION ALL " SPAN_ROWS "span_links l INDEXED BY span_links_trace WHERE l.environment = ?1"
-    " AND l.trace_id IN (" SPAN_TRACES ")" LINK_FILTER
-    " GROUP BY l.trace_id, l.span_id, l.service, l.profile_type",
+    /* The span, and with ?9 the spans under it as their local root: two index lookups,
+     * never (span OR root), which SQLite would plan as a scan. */
+    [L_SPAN] = SPAN_ROWS "(SELECT * FROM span_links WHERE environment = ?1 AND span_id = ?3"
+			 " UNION ALL SELECT * FROM span_links WHERE ?9 AND environment = ?1"
+			 " AND root_span_id = ?3 AND root_span_id != '' AND span_id != ?3) l"
+			 " WHERE ?2 IS NULL" LINK_FILTER SPAN_GROUP,
     [L_RETAIN_LINKS] = "DELETE FROM span_links WHERE time < ?1",
     [L_RETAIN_STACKS] = "DELETE FROM link_stacks WHERE id NOT IN"
 			" (SELECT stack_id FROM span_links)",
@@ -403,40 +388,25 @@ static int read_span_summary(sqlite3_stmt *st, void *record)
 	return 0;
 }
 
-static int read_span_rows(struct sqlite_links *l, int statement, const struct span_link_query *q,
-			  struct span_summary **ret, size_t *ret_n)
-{
-	static const struct sqlite_db_row_reader reader = {sizeof(struct span_summary),
-							   read_span_summary, NULL};
-	sqlite3_stmt *st = l->st[statement];
-	int rc;
-
-	pthread_mutex_lock(&l->lock);
-	bind_query(st, q, q->span_id);
-	rc = sqlite_db_read_rows(st, &reader, ret, ret_n);
-	pthread_mutex_unlock(&l->lock);
-	return rc;
-}
-
 static int links_spans(struct link_store *s, const struct span_link_query *q,
 		       struct span_summary **ret, size_t *ret_n)
 {
+	static const struct sqlite_db_row_reader reader = {sizeof(struct span_summary),
+							   read_span_summary, NULL};
+	struct sqlite_links *l = to_links(s);
+	sqlite3_stmt *st = l->st[q->trace_id ? L_SPANS : L_SPAN];
 	struct span_link_query one = *q;
+	int rc;
 
 	if (!q->trace_id && !q->span_id)
 		return -EINVAL;
 	if (q->trace_id)
 		one.span_id = NULL;
-	return read_span_rows(to_links(s), q->trace_id ? L_SPANS : L_SPAN, &one, ret, ret_n);
-}
-
-/* One statement: SQLite has no round trip to save, but one read under the lock. */
-static int links_family_spans(struct link_store *s, const struct span_link_query *q,
-			      struct span_summary **ret, size_t *ret_n)
-{
-	if (!q->span_id || q->trace_id)
-		return -EINVAL;
-	return read_span_rows(to_links(s), L_FAMILY, q, ret, ret_n);
+	pthread_mutex_lock(&l->lock);
+	bind_query(st, &one, one.span_id);
+	rc = sqlite_db_read_rows(st, &reader, ret, ret_n);
+	pthread_mutex_unlock(&l->lock);
+	return rc;
 }
 
 static int links_retention(struct link_store *s, int64_t cutoff, int64_t *ret_deleted)
@@ -487,7 +457,6 @@ static const struct link_store_ops sqlite_link_ops = {
     .add = links_add,
     .merge = links_merge,
     .spans = links_spans,
-    .family_spans = links_family_spans,
     .retention = links_retention,
 };
 

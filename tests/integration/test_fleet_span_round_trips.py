@@ -1,9 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-# Round trips to ClickHouse of a span read with include_children, counted by the collector's own
-# roottrace_backend_requests_total{backend="clickhouse"}: the span's family in one query (the
-# span's rows and its trace's rows together) and its merged frames in one more (the sums joined
-# with the stacks dictionary), so two per span, where it used to be four. The answers are the
-# ones test_otlp_trace.py expects of the same tree.
+# Round trips to ClickHouse of span reads, counted by the collector's own
+# roottrace_backend_requests_total{backend="clickhouse"}: a span's merge is its stacks' sums and
+# then their frames; include_children first reads the span's rows and its trace's rows. The
+# answers are the ones test_otlp_trace.py expects of the same tree.
 import unittest
 
 import harness
@@ -63,26 +62,26 @@ class FleetSpanRoundTrips(unittest.TestCase):
         self.assertGreater(m[PG_REQUESTS], 0)  # its token and upload id at least
         self.assertEqual(self.counted(lambda: None)[0], 1)  # /metrics: the store's size
 
-    def test_span_flame_graph_with_children_is_two_queries(self):
+    def test_span_flame_graph_with_children_is_four_queries(self):
         n, doc = self.clickhouse_requests(lambda: self.get("/api/apm/profiles/flamegraph", {
             "service": "trips-svc", "profile_type": "cpu", "span_id": "0a",
             "include_children": "true"}))
         self.assertEqual((doc["total"], doc["children"]), (111, {"resolved": True, "spans": 3}))
-        self.assertEqual(n, 2)  # the family (span and trace rows), the merge with its frames
+        self.assertEqual(n, 4)  # the span's rows, its trace's rows, the sums, their frames
 
-    def test_span_flame_graph_alone_is_one_query(self):
+    def test_span_flame_graph_alone_is_two_queries(self):
         n, doc = self.clickhouse_requests(lambda: self.get("/api/apm/profiles/flamegraph", {
             "service": "trips-svc", "profile_type": "cpu", "span_id": "0b"}))
         self.assertEqual(doc["total"], 10)
-        self.assertEqual(n, 1)
+        self.assertEqual(n, 2)  # the sums, their frames
 
-    def test_trace_with_children_is_one_query_and_two_per_span(self):
+    def test_trace_with_children_reads_each_span_and_merge(self):
         n, doc = self.clickhouse_requests(lambda: self.get(
             "/api/apm/traces/%s/profile" % TRACE, {"include_children": "true"}))
         with_children = {s["span_id"]: s["value_with_children"] for s in doc["spans"]}
         self.assertEqual(with_children, {"%016x" % 0x0a: 111, "%016x" % 0x0b: 110,
                                          "%016x" % 0x0c: 100})
-        self.assertEqual(n, 1 + 2 * 3)  # the trace's spans, then per span: family, merge
+        self.assertEqual(n, 1 + 4 * 3)  # the trace's spans, then per span as above
 
 
 if __name__ == "__main__":
