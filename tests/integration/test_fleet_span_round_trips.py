@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Round trips to ClickHouse of span reads, counted by the collector's own
 # roottrace_backend_requests_total{backend="clickhouse"}: a span's merge is its stacks' sums and
-# then their frames; include_children first reads the span's rows and its trace's rows. The
-# answers are the ones test_otlp_trace.py expects of the same tree.
+# then their frames; include_children first reads the span's rows and its trace's rows, and
+# the trace route reads a trace once for all its spans' families (span_tree.h), not once per
+# span. The answers are the ones test_otlp_trace.py expects of the same tree.
 import unittest
 
 import harness
@@ -75,13 +76,23 @@ class FleetSpanRoundTrips(unittest.TestCase):
         self.assertEqual(doc["total"], 10)
         self.assertEqual(n, 2)  # the sums, their frames
 
-    def test_trace_with_children_reads_each_span_and_merge(self):
+    def trace_with_children(self, **params):
+        params["include_children"] = "true"
         n, doc = self.clickhouse_requests(lambda: self.get(
-            "/api/apm/traces/%s/profile" % TRACE, {"include_children": "true"}))
+            "/api/apm/traces/%s/profile" % TRACE, params))
         with_children = {s["span_id"]: s["value_with_children"] for s in doc["spans"]}
         self.assertEqual(with_children, {"%016x" % 0x0a: 111, "%016x" % 0x0b: 110,
                                          "%016x" % 0x0c: 100})
-        self.assertEqual(n, 1 + 4 * 3)  # the trace's spans, then per span as above
+        return n
+
+    def test_trace_with_children_reads_the_trace_once(self):
+        # the trace's spans (which are also what every span's family walk reads of the
+        # trace), then per span: its own rows, the sums, their frames (it was 1 + 4 per span)
+        self.assertEqual(self.trace_with_children(), 1 + 3 * 3)
+
+    def test_trace_of_one_service_with_children_reads_the_whole_trace_once_more(self):
+        # the service's spans are not the whole trace the walks need: it is read once
+        self.assertEqual(self.trace_with_children(service="trips-svc"), 1 + 1 + 3 * 3)
 
 
 if __name__ == "__main__":
