@@ -93,10 +93,23 @@ def upload_view(db, extra=""):
             " WHERE stack_hash = 0%s GROUP BY %s, bucket" % (db, db, KEY, db, extra, KEY)]
 
 
+def one_tier_view(db):
+    """Both tiers in one table, fed by one view that emits each row twice (ARRAY JOIN)."""
+    return [rollups(db),
+            "CREATE TABLE %s.rollups_tiers(%s, tier UInt8, bucket UInt32, stack_hash UInt64,"
+            " value Int64) ENGINE = SummingMergeTree(value)%s"
+            " ORDER BY (%s, tier, bucket, stack_hash)" % (db, SERIES, BY_DAY, KEY),
+            "CREATE MATERIALIZED VIEW %s.tiers_mv TO %s.rollups_tiers AS SELECT %s, tier,"
+            " toUInt32(intDiv(bucket, unit) * unit) AS bucket, stack_hash, value FROM %s.rollups"
+            " ARRAY JOIN [1, 2] AS tier, [3600, 86400] AS unit WHERE stack_hash != 0"
+            % (db, db, KEY, db)] + upload_view(db)
+
+
 # name, statements, whether the collector writes the tier rows itself (tier column)
 SCHEMAS = [
     ("today's (rollups + hour, day and upload-count views)",
      lambda db: [rollups(db)] + tier_views(db, SERIES, KEY, False) + upload_view(db), False),
+    ("one tier table fed by one view (ARRAY JOIN)", one_tier_view, False),
     ("tiers without the node column, the views grouping the block",
      lambda db: [rollups(db)] + tier_views(db, NODELESS, NODELESS_KEY, True) + upload_view(db),
      False),

@@ -13,10 +13,11 @@
 # QUERIES random spans are
 # read through the collector's HTTP API: flamegraph?span_id= (the span's links), and with
 # include_children=true (the tree walk: the span's and its trace's rows, then the family's
-# links). Latency includes the HTTP round trip (urllib, one connection per request).
-# SQLite link stacks are written in the layout the collector's file has: function ids
-# (`functions`, link_stacks.ids) or, for a collector before them, joined frame text keyed by a
-# hash, so the same script measures both.
+# links); then QUERIES / 4 random traces, traces/{id}/profile?include_children=true (every span
+# of the trace with its family). Latency includes the HTTP round trip (urllib, one connection
+# per request). SQLite link stacks are written in the layout the collector's file has: function
+# ids (`functions`, link_stacks.ids) or, for a collector before them, joined frame text keyed
+# by a hash, so the same script measures both.
 #   bench/bench_links.py --build DIR [--links N] [--queries N] [--stacks N]
 #                        [--backend sqlite|clickhouse|both]
 import argparse
@@ -66,32 +67,48 @@ def percentile(sorted_ms, p):
     return sorted_ms[min(len(sorted_ms) - 1, int(len(sorted_ms) * p))]
 
 
-def latencies(port, token, links, queries, start, end, children):
-    rng = random.Random(2)
+def latencies(port, token, paths):
+    """p50 and p99 ms of GET each path (an empty answer is an error: the fill went wrong)."""
     lat = []
-    for _ in range(queries):
-        span = span_hex(rng.randrange(links))
-        url = ("http://127.0.0.1:%d/api/apm/profiles/flamegraph?service=bench&profile_type=cpu"
-               "&span_id=%s&start=%d&end=%d%s" % (port, span, start, end,
-                                                  "&include_children=true" if children else ""))
-        req = urllib.request.Request(url, headers={"Authorization": "Bearer " + token})
+    for path in paths:
+        req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path),
+                                     headers={"Authorization": "Bearer " + token})
         t = time.monotonic()
         with urllib.request.urlopen(req, timeout=120) as r:
             body = r.read()
         lat.append((time.monotonic() - t) * 1000)
-        if b'"total":0,' in body:
-            raise RuntimeError("span %s read nothing: %s" % (span, body[:200]))
+        if b'"total":0,' in body or b'"spans":[]' in body:
+            raise RuntimeError("%s read nothing: %s" % (path, body[:200]))
     lat.sort()
     return percentile(lat, 0.5), percentile(lat, 0.99)
+
+
+def span_paths(links, queries, start, end, children):
+    rng = random.Random(2)
+    return ["/api/apm/profiles/flamegraph?service=bench&profile_type=cpu&span_id=%s&start=%d"
+            "&end=%d%s" % (span_hex(rng.randrange(links)), start, end,
+                           "&include_children=true" if children else "")
+            for _ in range(queries)]
+
+
+def trace_paths(links, queries):
+    rng = random.Random(3)
+    return ["/api/apm/traces/%s/profile?include_children=true" % trace_hex(rng.randrange(links))
+            for _ in range(queries)]
 
 
 def report(backend, links, stacks, fill_s, size, port, token, queries, t0):
     print("%s: %d links over %d stacks written in %.0f s; %d bytes, %.1f bytes per link" %
           (backend, links, stacks, fill_s, size, size / links))
     for children in (False, True):
-        p50, p99 = latencies(port, token, links, queries, t0, t0 + SPREAD_S + 300, children)
+        p50, p99 = latencies(port, token,
+                             span_paths(links, queries, t0, t0 + SPREAD_S + 300, children))
         print("%s: flamegraph?span_id=%s, %d random spans: p50 %.2f ms, p99 %.2f ms" %
               (backend, "&include_children=true" if children else "", queries, p50, p99))
+    traces = max(1, queries // 4)  # each answers its 10 spans, with their families
+    p50, p99 = latencies(port, token, trace_paths(links, traces))
+    print("%s: traces/{id}/profile?include_children=true, %d random traces of %d spans: p50 %.2f"
+          " ms, p99 %.2f ms" % (backend, traces, SPANS_PER_TRACE, p50, p99))
 
 
 # ---------------------------------------------------------------------------------- SQLite ----

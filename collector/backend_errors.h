@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Failed requests to the fleet-mode database servers, counted process-wide (relaxed atomics)
- * by the client code that sent them, for GET /metrics. */
+/* Requests to the fleet-mode database servers, and those that failed, counted process-wide
+ * (relaxed atomics) by the client code that sent them, for GET /metrics. */
 #ifndef ROOTTRACE_BACKEND_ERRORS_H
 #define ROOTTRACE_BACKEND_ERRORS_H
 
@@ -11,6 +11,10 @@ enum backend_server {
 	BACKEND_CLICKHOUSE, /* the profile store */
 	BACKEND_SERVER_COUNT
 };
+
+/* One request sent (a statement to PostgreSQL, an HTTP request to ClickHouse). */
+void backend_requests__count(enum backend_server b);
+uint64_t backend_requests__get(enum backend_server b);
 
 /* One request that failed: no connection, a timeout, or an error answer. */
 void backend_errors__count(enum backend_server b);

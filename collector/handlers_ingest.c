@@ -312,7 +312,7 @@ static int body_bytes(const struct request *req, struct decode_share *share, con
 {
 	struct upload_limits lim = ingest_limits(&req->collector->opts);
 	struct inflate_meter asked = {share, 0};
-	struct gzip_meter meter = {reserve_inflated, &asked};
+	struct mem_meter meter = {reserve_inflated, &asked};
 	size_t cap = req->collector->opts.max_inflated;
 	int err;
 
@@ -359,7 +359,17 @@ struct reduced {
 	struct link_batch *links;  /* the samples that name a span */
 	size_t inflated_len;	   /* the decompressed copy of the body, 0 when none */
 	struct decode_share share; /* its part of --max-decode-memory */
+	size_t counted;		   /* what ingest_check_memory() last counted */
+	struct mem_meter scratch;  /* the stream's unpacking arena, counted on top of it */
 };
+
+/* The stream's arena (one message at a time) grows: reserve it beside what was counted. */
+static int reserve_scratch(void *ctx, size_t bytes)
+{
+	struct reduced *r = ctx;
+
+	return decode_share__grow(&r->share, r->counted + bytes);
+}
 
 struct upload_limits ingest_limits(const struct collector_options *o)
 {
@@ -494,10 +504,10 @@ static int reduce(struct pprof_stream *stream, int64_t time_s, const struct uplo
 	const struct pprof_decoded *header = pprof_stream__header(stream);
 	int count_idx = pprof_decoded__find_type(header, "samples", "count");
 	struct pprof_decoded_sample s;
-	int more, err;
+	int more = 0, err;
 
-	err = ingest_check_memory(lim, &r->share, held_bytes(stream, r), 0, header->n_samples, why,
-				  why_len);
+	r->counted = held_bytes(stream, r);
+	err = ingest_check_memory(lim, &r->share, r->counted, 0, header->n_samples, why, why_len);
 	for (size_t i = 0; !err && (more = pprof_stream__next(stream, &s, why, why_len)) > 0; i++) {
 		if (has_negative_value(&s, r)) {
 			snprintf(why, why_len, "sample %zu has a negative value", i);
@@ -508,10 +518,14 @@ static int reduce(struct pprof_stream *stream, int64_t time_s, const struct uplo
 			snprintf(why, why_len, "sample values overflow a 64-bit sum");
 		if (!err)
 			err = check_agg(r->agg, lim, i, header->n_samples, why, why_len);
-		if (!err)
-			err = ingest_check_memory(lim, &r->share, held_bytes(stream, r), i + 1,
-						  header->n_samples, why, why_len);
+		if (err)
+			break;
+		r->counted = held_bytes(stream, r);
+		err = ingest_check_memory(lim, &r->share, r->counted, i + 1, header->n_samples, why,
+					  why_len);
 	}
+	if (!err && more == -EBUSY) /* the stream's arena was refused its growth */
+		ingest_decode_busy_why(&r->share, 0, why, why_len);
 	return err ? err : more;
 }
 
@@ -648,7 +662,17 @@ static int open_profile(const struct request *req, struct response *resp, struct
 	const struct pprof_decoded *header;
 	char why[320];
 
-	if (pprof_stream__open(pb, pb_len, ret, why, sizeof(why))) {
+	int err;
+
+	r->counted = r->inflated_len;
+	r->scratch = (struct mem_meter){reserve_scratch, r};
+	err = pprof_stream__open_metered(pb, pb_len, &r->scratch, ret, why, sizeof(why));
+	if (err == -EBUSY) {
+		ingest_decode_busy_why(&r->share, 0, why, sizeof(why));
+		ingest_answer_decode_busy(req, resp, why);
+		return -1;
+	}
+	if (err) {
 		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
 		return -1;
 	}

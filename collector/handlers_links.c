@@ -85,7 +85,7 @@ static json_t *top_json(const struct merged_window *w, int64_t limit)
 
 /* One span's row: what the store summed, and its top functions. */
 static json_t *span_json(const struct request *req, const struct span_link_query *q,
-			 const struct span_summary *s)
+			 const struct span_summary *s, struct span_rows_cache *cache)
 {
 	const struct profile_type_info *type = profile_type_lookup(s->profile_type);
 	struct span_link_query one = *q;
@@ -97,7 +97,8 @@ static json_t *span_json(const struct request *req, const struct span_link_query
 	one.span_id = s->span_id;
 	one.service = s->service;
 	one.profile_type = s->profile_type;
-	if (span_links_merge(req->collector->links, &one, q->include_children, &w, &family) == 0) {
+	if (span_links_merge(req->collector->links, &one, q->include_children, cache, &w,
+			     &family) == 0) {
 		top = top_json(&w, SPAN_TOP_FUNCTIONS);
 		with_children = query_window_total(&w);
 		merged_window__release(&w);
@@ -193,9 +194,19 @@ static int parse_trace_query(const struct request *req, struct response *resp,
 	return 0;
 }
 
+/* The trace's rows as every span's family walk reads them (span_tree.h), when q read those:
+ * with no service or type filter, the walks need not read the trace again. Best effort. */
+static void seed_family_rows(const struct span_link_query *q, const struct span_summary *spans,
+			     size_t n, struct span_rows_cache *cache)
+{
+	if (q->include_children && !q->service && !q->profile_type)
+		span_rows_cache_put(cache, q->trace_id, spans, n);
+}
+
 int handle_trace_profile(const struct request *req, struct response *resp)
 {
 	struct link_store *ls = req->collector->links;
+	struct span_rows_cache family_rows = {0};
 	struct span_summary *spans = NULL;
 	struct span_link_query q;
 	char trace_id[TRACE_ID_HEX];
@@ -209,9 +220,11 @@ int handle_trace_profile(const struct request *req, struct response *resp)
 	if (err)
 		return respond_error(resp, 500, "store_error", "reading the trace's links: %s",
 				     strerror(-err));
+	seed_family_rows(&q, spans, n, &family_rows);
 	arr = json_array();
 	for (size_t i = 0; arr && i < n; i++)
-		json_array_append_new(arr, span_json(req, &q, &spans[i]));
+		json_array_append_new(arr, span_json(req, &q, &spans[i], &family_rows));
+	span_rows_cache_free(&family_rows);
 	free(spans);
 	doc = json_pack("{s:s, s:s?, s:o, s:o}", "trace_id", trace_id, "service", q.service,
 			"spans", arr ? arr : json_null(), "reason",

@@ -123,7 +123,7 @@ static int load_span_window(const struct request *req, const struct query_params
 	    .end = w.end,
 	};
 
-	return span_links_merge(links, &q, p->include_children, ret, family);
+	return span_links_merge(links, &q, p->include_children, NULL, ret, family);
 }
 
 /* Merges one window and applies the gauge rule (heap). */

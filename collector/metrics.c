@@ -138,18 +138,30 @@ static void render_batches(const struct store_metrics *stores, struct prom_text 
 			   stores->ingest_backend, (unsigned long long)s->failed);
 }
 
+/* One counter per database server in use. */
+static void render_per_server(const struct store_metrics *stores, struct prom_text *t,
+			      const char *name, const char *help,
+			      uint64_t (*get)(enum backend_server b))
+{
+	prom_text__header(t, name, "counter", help);
+	for (int b = 0; b < BACKEND_SERVER_COUNT; b++)
+		if (b == BACKEND_POSTGRESQL ? stores->postgresql : stores->clickhouse)
+			prom_text__appendf(t, "%s{backend=\"%s\"} %llu\n", name,
+					   backend_server_name(b), (unsigned long long)get(b));
+}
+
 static void render_backend_errors(const struct store_metrics *stores, struct prom_text *t)
 {
 	if (!stores->postgresql && !stores->clickhouse)
-		return; /* SQLite: no server to fail */
-	prom_text__header(t, "roottrace_backend_errors_total", "counter",
+		return; /* SQLite: no server to ask or fail */
+	render_per_server(stores, t, "roottrace_backend_requests_total",
+			  "Requests sent to a database server (statements to PostgreSQL, HTTP "
+			  "requests to ClickHouse), by server.",
+			  backend_requests__get);
+	render_per_server(stores, t, "roottrace_backend_errors_total",
 			  "Requests to a database server that failed (no connection, timeout, "
-			  "error answer), by server.");
-	for (int b = 0; b < BACKEND_SERVER_COUNT; b++)
-		if (b == BACKEND_POSTGRESQL ? stores->postgresql : stores->clickhouse)
-			prom_text__appendf(
-			    t, "roottrace_backend_errors_total{backend=\"%s\"} %llu\n",
-			    backend_server_name(b), (unsigned long long)backend_errors__get(b));
+			  "error answer), by server.",
+			  backend_errors__get);
 }
 
 int metrics__render(struct metrics *m, const struct store_metrics *stores, char **ret,

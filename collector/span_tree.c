@@ -20,8 +20,10 @@ static int rows_append(struct tree_rows *t, struct span_summary *more, size_t n)
 {
 	struct span_summary *grown;
 
-	if (!n)
+	if (!n) {
+		free(more);
 		return 0;
+	}
 	grown = realloc(t->rows, (t->n + n) * sizeof(*grown));
 	if (!grown) {
 		free(more);
@@ -34,6 +36,16 @@ static int rows_append(struct tree_rows *t, struct span_summary *more, size_t n)
 	return 0;
 }
 
+/* A copy of n rows (at least one element, so that NULL means out of memory). */
+static struct span_summary *rows_copy(const struct span_summary *rows, size_t n)
+{
+	struct span_summary *copy = malloc((n ? n : 1) * sizeof(*copy));
+
+	if (copy && n)
+		memcpy(copy, rows, n * sizeof(*copy));
+	return copy;
+}
+
 static int rows_of(struct link_store *s, const struct span_link_query *q, struct tree_rows *t)
 {
 	struct span_summary *rows = NULL;
@@ -43,8 +55,68 @@ static int rows_of(struct link_store *s, const struct span_link_query *q, struct
 	return rc ? rc : rows_append(t, rows, n);
 }
 
+static const struct cached_trace *cache_find(const struct span_rows_cache *c, const char *trace_id)
+{
+	for (size_t i = 0; c && i < c->n; i++)
+		if (!strcmp(c->traces[i].trace_id, trace_id))
+			return &c->traces[i];
+	return NULL;
+}
+
+int span_rows_cache_put(struct span_rows_cache *c, const char *trace_id,
+			const struct span_summary *rows, size_t n)
+{
+	struct cached_trace *grown = realloc(c->traces, (c->n + 1) * sizeof(*grown));
+	struct cached_trace *slot;
+
+	if (!grown)
+		return -ENOMEM;
+	c->traces = grown;
+	slot = &c->traces[c->n];
+	slot->rows = rows_copy(rows, n);
+	if (!slot->rows)
+		return -ENOMEM;
+	snprintf(slot->trace_id, sizeof(slot->trace_id), "%s", trace_id);
+	slot->n = n;
+	c->n++;
+	return 0;
+}
+
+void span_rows_cache_free(struct span_rows_cache *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->traces[i].rows);
+	free(c->traces);
+	memset(c, 0, sizeof(*c));
+}
+
+/* A trace's rows (q: a trace query with no filter but the environment): from the cache when
+ * it holds them, else read (and kept there). */
+static int trace_rows_of(struct link_store *s, const struct span_link_query *q,
+			 struct span_rows_cache *cache, struct tree_rows *t)
+{
+	const struct cached_trace *hit = cache_find(cache, q->trace_id);
+	struct span_summary *rows = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (hit) {
+		rows = rows_copy(hit->rows, hit->n);
+		return rows ? rows_append(t, rows, hit->n) : -ENOMEM;
+	}
+	rc = s->ops->spans(s, q, &rows, &n);
+	if (!rc && cache)
+		rc = span_rows_cache_put(cache, q->trace_id, rows, n);
+	if (rc) {
+		free(rows);
+		return rc;
+	}
+	return rows_append(t, rows, n);
+}
+
 /* The span's rows, and those of each trace the span is in (usually one). */
-static int load_rows(struct link_store *s, const struct span_link_query *q, struct tree_rows *t)
+static int load_rows(struct link_store *s, const struct span_link_query *q,
+		     struct span_rows_cache *cache, struct tree_rows *t)
 {
 	struct span_link_query span = {
 	    .environment = q->environment,
@@ -71,7 +143,7 @@ static int load_rows(struct link_store *s, const struct span_link_query *q, stru
 		trace.trace_id = t->rows[i].trace_id;
 		trace.span_id = NULL;
 		trace.include_children = false;
-		rc = rows_of(s, &trace, t);
+		rc = trace_rows_of(s, &trace, cache, t);
 	}
 	return rc;
 }
@@ -114,11 +186,11 @@ static void walk(const struct tree_rows *t, const char *span, struct span_family
 	}
 }
 
-int span_family_resolve(struct link_store *s, const struct span_link_query *q,
-			struct span_family *ret)
+int span_family_resolve_cached(struct link_store *s, const struct span_link_query *q,
+			       struct span_rows_cache *cache, struct span_family *ret)
 {
 	struct tree_rows t = {0};
-	int rc = q->span_id ? load_rows(s, q, &t) : -EINVAL;
+	int rc = q->span_id ? load_rows(s, q, cache, &t) : -EINVAL;
 
 	memset(ret, 0, sizeof(*ret));
 	if (!rc) {
@@ -134,6 +206,12 @@ int span_family_resolve(struct link_store *s, const struct span_link_query *q,
 	return rc;
 }
 
+int span_family_resolve(struct link_store *s, const struct span_link_query *q,
+			struct span_family *ret)
+{
+	return span_family_resolve_cached(s, q, NULL, ret);
+}
+
 void span_family_free(struct span_family *f)
 {
 	free(f->ids);
@@ -141,14 +219,15 @@ void span_family_free(struct span_family *f)
 }
 
 int span_links_merge(struct link_store *s, const struct span_link_query *q, bool include_children,
-		     struct merged_window *ret, struct span_family *ret_family)
+		     struct span_rows_cache *cache, struct merged_window *ret,
+		     struct span_family *ret_family)
 {
 	struct span_link_query family_q = *q;
 	struct span_family f = {0};
 	int rc = 0;
 
 	if (include_children && q->span_id) {
-		rc = span_family_resolve(s, q, &f);
+		rc = span_family_resolve_cached(s, q, cache, &f);
 		family_q.span_ids = (const char(*)[SPAN_ID_HEX])f.ids;
 		family_q.n_span_ids = f.n;
 	}

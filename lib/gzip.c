@@ -57,7 +57,7 @@ int gzip_compress(const uint8_t *in, size_t in_len, uint8_t **ret_out, size_t *r
 struct inflate_buf {
 	uint8_t *data;
 	size_t len, cap, max_cap; /* max_cap = max_out + 1: one byte more proves the excess */
-	const struct gzip_meter *meter;
+	const struct mem_meter *meter;
 };
 
 static int grow_out(struct inflate_buf *o)
@@ -140,7 +140,7 @@ int gzip_inflate_capped(const uint8_t *in, size_t in_len, size_t max_out, uint8_
 }
 
 int gzip_inflate_metered(const uint8_t *in, size_t in_len, size_t max_out,
-			 const struct gzip_meter *meter, uint8_t **ret_out, size_t *ret_len)
+			 const struct mem_meter *meter, uint8_t **ret_out, size_t *ret_len)
 {
 	struct inflate_buf o = {.max_cap = max_out == SIZE_MAX ? SIZE_MAX : max_out + 1,
 				.meter = meter};

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mem_meter.h"
+
 /* True if buf starts with the gzip magic bytes 1f 8b. */
 bool gzip_is_compressed(const uint8_t *buf, size_t len);
 
@@ -19,15 +21,9 @@ int gzip_compress(const uint8_t *in, size_t in_len, uint8_t **ret_out, size_t *r
 int gzip_inflate_capped(const uint8_t *in, size_t in_len, size_t max_out, uint8_t **ret_out,
 			size_t *ret_len);
 
-/* Asked before the output buffer grows to `bytes` (its whole new size): 0 lets it, a negative
- * errno stops the inflate with that error. */
-struct gzip_meter {
-	int (*reserve)(void *ctx, size_t bytes);
-	void *ctx;
-};
-
-/* gzip_inflate_capped() that also asks meter (NULL: nobody) before each growth of its output. */
+/* gzip_inflate_capped() that also asks meter (NULL: nobody) before each growth of its output,
+ * with the output buffer's whole new size; a refusal ends the inflate with the meter's error. */
 int gzip_inflate_metered(const uint8_t *in, size_t in_len, size_t max_out,
-			 const struct gzip_meter *meter, uint8_t **ret_out, size_t *ret_len);
+			 const struct mem_meter *meter, uint8_t **ret_out, size_t *ret_len);
 
 #endif

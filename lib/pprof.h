@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mem_meter.h"
+
 struct pprof_value_type {
 	const char *type; /* "cpu", "samples", "wall", "inuse_space", ... */
 	const char *unit; /* "nanoseconds", "count", "bytes" */
@@ -124,6 +126,12 @@ struct pprof_stream;
  * ("string index 7 out of range (table has 5)", "duplicate location id 3", ...). */
 int pprof_stream__open(const uint8_t *buf, size_t len, struct pprof_stream **ret, char *err,
 		       size_t err_len);
+/* The same, asking meter (NULL: nobody) before the arena that unpacks one message at a time grows,
+ * with the arena's whole size after the growth (at most PPROF_MAX_MESSAGE_MEMORY and a chunk);
+ * a refusal ends pprof_stream__open() or __next() with -EBUSY ("the memory to decode a sample
+ * was refused"). The meter must outlive the stream. */
+int pprof_stream__open_metered(const uint8_t *buf, size_t len, const struct mem_meter *meter,
+			       struct pprof_stream **ret, char *err, size_t err_len);
 void pprof_stream__free(struct pprof_stream *s);
 
 /* The bytes the stream's tables hold (strings and their text, mappings, functions, locations,

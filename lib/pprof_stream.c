@@ -56,7 +56,10 @@ struct scratch {
 	ProtobufCAllocator base;
 	struct scratch_chunk *chunks;
 	size_t used; /* bytes handed out since the last reset */
+	size_t held; /* bytes of its chunks */
 	bool over_cap;
+	const struct mem_meter *meter; /* asked before each new chunk, NULL: nobody */
+	bool refused;		       /* the meter said no to this message's growth */
 };
 
 #define SCRATCH_ALIGN 16
@@ -76,9 +79,14 @@ static void *scratch_alloc(void *data, size_t size)
 	if (!c || c->cap - c->used < size) {
 		size_t cap = size > SCRATCH_CHUNK ? size : SCRATCH_CHUNK;
 
+		if (a->meter && a->meter->reserve(a->meter->ctx, a->held + sizeof(*c) + cap)) {
+			a->refused = true;
+			return NULL;
+		}
 		c = malloc(sizeof(*c) + cap);
 		if (!c)
 			return NULL;
+		a->held += sizeof(*c) + cap;
 		c->used = 0;
 		c->cap = cap;
 		c->next = a->chunks;
@@ -112,8 +120,10 @@ static void scratch_reset(struct scratch *a)
 	}
 	if (a->chunks)
 		a->chunks->used = 0;
+	a->held = a->chunks ? sizeof(*a->chunks) + a->chunks->cap : 0;
 	a->used = 0;
 	a->over_cap = false;
+	a->refused = false;
 }
 
 /* ------------------------------------------------------------------------ state ---- */
@@ -481,10 +491,14 @@ static void *unpack(struct pprof_stream *s, const ProtobufCMessageDescriptor *de
 		return NULL;
 	}
 	msg = protobuf_c_message_unpack(desc, &s->scratch.base, f->len, f->data);
-	if (!msg)
+	if (!msg && s->scratch.refused) {
+		fail(s, "the memory to decode a %s was refused", what);
+		*ret_err = -EBUSY;
+	} else if (!msg) {
 		*ret_err = s->scratch.over_cap ? fail(s, "a %s needs more than %u MiB to decode",
 						      what, PPROF_MAX_MESSAGE_MEMORY >> 20)
 					       : malformed(s);
+	}
 	return msg;
 }
 
@@ -602,6 +616,12 @@ static int read_tables(struct pprof_stream *s)
 int pprof_stream__open(const uint8_t *buf, size_t len, struct pprof_stream **ret, char *err,
 		       size_t err_len)
 {
+	return pprof_stream__open_metered(buf, len, NULL, ret, err, err_len);
+}
+
+int pprof_stream__open_metered(const uint8_t *buf, size_t len, const struct mem_meter *meter,
+			       struct pprof_stream **ret, char *err, size_t err_len)
+{
 	struct pprof_stream *s;
 	int ret_err;
 
@@ -613,6 +633,7 @@ int pprof_stream__open(const uint8_t *buf, size_t len, struct pprof_stream **ret
 	s->pub.priv_ = s;
 	s->top = protowire_of(buf, len);
 	s->scratch.base = (ProtobufCAllocator){scratch_alloc, scratch_free, &s->scratch};
+	s->scratch.meter = meter;
 	s->err = err;
 	s->err_len = err_len;
 	s->pub.period_type = (struct pprof_value_type){"", ""};

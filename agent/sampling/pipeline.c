@@ -277,8 +277,12 @@ int pipeline__start(struct pipeline *p, int frequency_hz, char *err, size_t err_
 	/* One process: its tables before the first sample, so none is walked by frame pointers
 	 * while they build. (Every process: each at its first sample, counted meanwhile.) */
 	if (!p->frequency_hz && p->unwind && p->opts.pid) {
+		struct unwind_tables_stats st;
+
 		unwind_tables__capture_process(p->unwind, p->opts.pid);
-		if (unwind_tables__wait_built(p->unwind, PID_TABLES_WAIT_MS)) /* its big ones */
+		unwind_tables__stats(p->unwind, &st);
+		/* its big ones, when it has some: then capture it again to load them */
+		if (st.tables_building && unwind_tables__wait_built(p->unwind, PID_TABLES_WAIT_MS))
 			unwind_tables__capture_process(p->unwind, p->opts.pid);
 	}
 	ret = sampler__attach(p->sampler, frequency_hz, err, err_len);

@@ -292,6 +292,7 @@ int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, str
 		curl_easy_setopt(curl, CURLOPT_USERNAME, c->user);
 	if (c->password)
 		curl_easy_setopt(curl, CURLOPT_PASSWORD, c->password);
+	backend_requests__count(BACKEND_CLICKHOUSE);
 	res = curl_easy_perform(curl);
 	if (res == CURLE_OK)
 		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);

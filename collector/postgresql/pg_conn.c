@@ -71,6 +71,7 @@ static int link_connect(struct pg_pool *p, struct pg_link *l)
 	snprintf(setup, sizeof(setup),
 		 "SET statement_timeout = %d; SET client_min_messages = warning",
 		 PG_STATEMENT_TIMEOUT_MS);
+	backend_requests__count(BACKEND_POSTGRESQL);
 	r = PQexec(l->conn, setup);
 	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
 	PQclear(r);
@@ -159,6 +160,7 @@ int pg_exec(struct pg_link *l, const char *sql, const struct pg_params *params, 
 	ExecStatusType status;
 	const char *state;
 
+	backend_requests__count(BACKEND_POSTGRESQL);
 	/* Without parameters PQexec, which also runs several statements (the migrations). */
 	if (!params)
 		r = PQexec(l->conn, sql);

@@ -25,9 +25,9 @@ NAMES = ["github.com/acme/api/pkg%d.(*T).Method%d" % (k % 13, k) for k in range(
 LARGE_UPLOAD_GROWTH_PER_BYTE = 4
 # Four of them at once on --threads 4: each within its own bound (they share one commit).
 FOUR_AT_ONCE_GROWTH_PER_BYTE = 4 * LARGE_UPLOAD_GROWTH_PER_BYTE
-# docs/operations.md, "Limits: collector": the collector's worst case with the defaults and
-# --threads 4, 16 + 76 + --max-inflight 64 + 4 x (--max-upload-memory 64 + 16) MiB.
-WORST_CASE_DEFAULTS = 476 * MiB
+# docs/operations.md, "Limits: collector": the collector's worst case with the defaults,
+# 16 + 76 + --max-inflight 64 + min(4 x (--max-upload-memory 64 + 16), --max-decode-memory 256) MiB.
+WORST_CASE_DEFAULTS = 412 * MiB
 
 
 def distinct_stack(i):
@@ -131,10 +131,11 @@ class LargeUpload(unittest.TestCase):
             self.assertEqual(len(c.stored_rows(service="svc")), 3)
 
 
-def worst_case(threads, inflight, upload_memory):
-    """docs/operations.md: 16 MiB + 76 MiB + --max-inflight + --threads x
-    (--max-upload-memory + 16 MiB)."""
-    return 16 * MiB + 76 * MiB + inflight + threads * (upload_memory + 16 * MiB)
+def worst_case(threads, inflight, upload_memory, decode_memory=256 * MiB):
+    """docs/operations.md: 16 MiB + 76 MiB + --max-inflight + min(--threads x
+    (--max-upload-memory + 16 MiB), max(--max-decode-memory, --max-upload-memory + 16 MiB))."""
+    each = upload_memory + 16 * MiB
+    return 16 * MiB + 76 * MiB + inflight + min(threads * each, max(decode_memory, each))
 
 
 class MemoryBound(unittest.TestCase):

@@ -251,6 +251,25 @@ class KubernetesManifests(unittest.TestCase):
         for _, d in docs:
             self.assertEqual(d["metadata"]["namespace"], "roottrace")
 
+    def test_fleet_collector_memory_limit_holds_its_documented_worst_case(self):
+        """docs/operations.md "Limits: collector": 16 + 70 MiB + --max-inflight +
+        min(--threads x (--max-upload-memory + 16 MiB), max(--max-decode-memory,
+        --max-upload-memory + 16 MiB)), with the flags the manifest passes (fleet mode's 64
+        threads by default) under the container's memory limit."""
+        dep = find(load_fleet_manifests(), "Deployment", "roottrace-collector-fleet")
+        container = dep["spec"]["template"]["spec"]["containers"][0]
+        flags = dict(a[2:].split("=", 1) for a in container["args"] if a.startswith("--"))
+        mib = 1 << 20
+        inflight = int(flags.get("max-inflight", 64 * mib))
+        each = int(flags.get("max-upload-memory", 64 * mib)) + 16 * mib
+        decode = int(flags.get("max-decode-memory", 256 * mib))
+        threads = int(flags.get("threads", 64))
+        worst = 86 * mib + inflight + min(threads * each, max(decode, each))
+        limit = container["resources"]["limits"]["memory"]
+        self.assertTrue(limit.endswith("Gi") or limit.endswith("Mi"), limit)
+        limit_bytes = int(limit[:-2]) * (1 << 30 if limit.endswith("Gi") else mib)
+        self.assertLessEqual(worst, limit_bytes, "worst case %d MiB" % (worst // mib))
+
 
 def parse_unit(path):
     """systemd unit -> {section: {key: [values...]}}; comments kept apart as one string."""

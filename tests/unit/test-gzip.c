@@ -177,7 +177,7 @@ TEST(meter_is_asked_before_each_growth)
 	size_t len = 1 << 20, gz_len, out_len;
 	uint8_t *in = pattern(len), *gz, *out = NULL;
 	struct meter_log log = {.refuse_above = SIZE_MAX};
-	struct gzip_meter meter = {log_reserve, &log};
+	struct mem_meter meter = {log_reserve, &log};
 
 	CHECK(in);
 	CHECK_EQ_INT(gzip_compress(in, len, &gz, &gz_len), 0);

@@ -146,6 +146,70 @@ TEST(wire_reader_reads_fields_and_rejects_malformed_bytes)
 	CHECK_EQ_INT(n, 0);
 }
 
+/* The meter of pprof_stream__open_metered(): the sizes asked, refusing above a bound. */
+struct meter_log {
+	size_t most, refuse_above;
+	int asked;
+};
+
+static int log_reserve(void *ctx, size_t bytes)
+{
+	struct meter_log *m = ctx;
+
+	m->asked++;
+	if (bytes > m->most)
+		m->most = bytes;
+	return bytes > m->refuse_above ? -EBUSY : 0;
+}
+
+/* One sample 2,000 frames deep with 1,000 labels: its unpacked form needs a second chunk. */
+static int encode_heavy(uint8_t **ret_buf, size_t *ret_len)
+{
+	struct pprof_builder_options opts = {.sample_types = cpu_types, .n_sample_types = 2};
+	struct pprof_builder *b = pprof_builder__new(&opts);
+	static uint64_t stack[2000];
+	static struct pprof_label labels[1000];
+	int64_t values[2] = {1, 1000};
+	int rc;
+
+	if (!b)
+		return -1;
+	for (size_t i = 0; i < 2000; i++)
+		stack[i] = pprof_builder__location(b, i % 2 ? "work" : "main", 0);
+	for (size_t i = 0; i < 1000; i++)
+		labels[i] = (struct pprof_label){"n", NULL, (int64_t)i};
+	rc = pprof_builder__add_sample(b, stack, 2000, values, labels, 1000)
+		 ?: pprof_builder__encode(b, ret_buf, ret_len);
+	pprof_builder__free(b);
+	return rc ? -1 : 0;
+}
+
+TEST(a_meter_is_asked_before_the_arena_grows_and_can_refuse_it)
+{
+	struct meter_log log = {.refuse_above = SIZE_MAX};
+	struct mem_meter meter = {log_reserve, &log};
+	struct pprof_stream *s = NULL;
+	struct pprof_decoded_sample smp;
+	char err[128];
+	uint8_t *buf;
+	size_t len;
+
+	CHECK_EQ_INT(encode_heavy(&buf, &len), 0);
+	CHECK_EQ_INT(pprof_stream__open_metered(buf, len, &meter, &s, err, sizeof(err)), 0);
+	CHECK_EQ_INT(pprof_stream__next(s, &smp, err, sizeof(err)), 1);
+	CHECK_EQ_INT(smp.n_labels, 1000);
+	CHECK(log.asked >= 2);		/* the first chunk, and more for the heavy sample */
+	CHECK(log.most > (100u << 10)); /* the arena's whole size, not a chunk's */
+	pprof_stream__free(s);
+	log = (struct meter_log){.refuse_above = 100u << 10};
+	CHECK_EQ_INT(pprof_stream__open_metered(buf, len, &meter, &s, err, sizeof(err)), 0);
+	CHECK_EQ_INT(pprof_stream__next(s, &smp, err, sizeof(err)), -EBUSY);
+	CHECK_EQ_STR(err, "the memory to decode a sample was refused");
+	pprof_stream__free(s);
+	free(buf);
+}
+
 TEST_MAIN("pprof_stream", T(samples_come_one_at_a_time_with_frames_values_and_labels),
+	  T(a_meter_is_asked_before_the_arena_grows_and_can_refuse_it),
 	  T(bad_sample_after_good_ones_is_reported_after_them),
 	  T(wire_reader_reads_fields_and_rejects_malformed_bytes))

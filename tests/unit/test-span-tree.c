@@ -15,6 +15,7 @@ struct fake_row {
 
 static const struct fake_row *rows;
 static size_t n_rows;
+static int trace_reads; /* spans() calls for a trace */
 
 static bool matches(const struct fake_row *r, const struct span_link_query *q)
 {
@@ -33,6 +34,7 @@ static int fake_spans(struct link_store *s, const struct span_link_query *q,
 	(void)s;
 	if (!out)
 		return -ENOMEM;
+	trace_reads += q->trace_id != NULL;
 	for (size_t i = 0; i < n_rows; i++) {
 		if (!matches(&rows[i], q))
 			continue;
@@ -118,5 +120,35 @@ TEST(no_parent_or_root_named_is_unresolved)
 	span_family_free(&f);
 }
 
+TEST(a_cache_reads_each_trace_once_with_the_same_families)
+{
+	static const struct fake_row tree[] = {
+	    {"t1", "a", "", ""}, {"t1", "b", "a", ""}, {"t1", "c", "b", ""}, {"t2", "e", "a", ""}};
+	static const char *const spans[] = {"a", "b", "c", "e"};
+	struct span_rows_cache cache = {0};
+
+	rows = tree;
+	n_rows = 4;
+	trace_reads = 0;
+	for (size_t i = 0; i < 4; i++) {
+		struct span_link_query q = {.environment = "production", .span_id = spans[i]};
+		struct span_family plain, cached;
+
+		CHECK_EQ_INT(span_family_resolve(&fake, &q, &plain), 0);
+		CHECK_EQ_INT(span_family_resolve_cached(&fake, &q, &cache, &cached), 0);
+		CHECK_EQ_INT(cached.n, plain.n);
+		CHECK(cached.resolved == plain.resolved);
+		for (size_t j = 0; j < plain.n; j++)
+			CHECK(family_has(&cached, plain.ids[j]));
+		span_family_free(&plain);
+		span_family_free(&cached);
+	}
+	/* uncached: one read of its trace per span; cached: t1 and t2 once each */
+	CHECK_EQ_INT(trace_reads, 4 + 2);
+	CHECK_EQ_INT(cache.n, 2);
+	span_rows_cache_free(&cache);
+}
+
 TEST_MAIN("span-tree", T(parents_are_walked_within_the_trace_only),
-	  T(a_local_root_includes_the_spans_that_name_it), T(no_parent_or_root_named_is_unresolved))
+	  T(a_local_root_includes_the_spans_that_name_it), T(no_parent_or_root_named_is_unresolved),
+	  T(a_cache_reads_each_trace_once_with_the_same_families))
