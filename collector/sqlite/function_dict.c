@@ -154,22 +154,10 @@ static int used_functions(struct function_dict *d, sqlite3_stmt *stacks_all, str
 
 	while (!rc && (step = sqlite3_step(stacks_all)) == SQLITE_ROW) {
 		int64_t n = sqlite3_column_int64(stacks_all, 0);
-		size_t len = (size_t)sqlite3_column_bytes(stacks_all, 1);
 
-		if (n < 0 || (uint64_t)n > len) /* every id takes at least a byte */
-			rc = -EIO;
-		else if ((size_t)n > d->stack_ids_cap) {
-			int64_t *grown = realloc(d->stack_ids, (size_t)n * sizeof(*grown));
-
-			rc = grown ? 0 : -ENOMEM;
-			if (grown) {
-				d->stack_ids = grown;
-				d->stack_ids_cap = (size_t)n;
-			}
-		}
-		if (!rc && function_ids_decode(sqlite3_column_blob(stacks_all, 1), len,
-					       d->stack_ids, (size_t)n))
-			rc = -EIO;
+		rc = function_ids_decode_row(n, sqlite3_column_blob(stacks_all, 1),
+					     (size_t)sqlite3_column_bytes(stacks_all, 1),
+					     &d->stack_ids, &d->stack_ids_cap);
 		for (int64_t i = 0; !rc && i < n; i++)
 			rc = hashtab__put(used, (uint64_t)d->stack_ids[i], 1);
 	}
@@ -285,6 +273,20 @@ int function_ids_decode(const uint8_t *bytes, size_t len, int64_t *ids, size_t n
 	return pos == end ? 0 : -EINVAL;
 }
 
+int stack_ids_table__init(struct stack_ids_table *t, sqlite3 *db, sqlite3_stmt *add,
+			  sqlite3_stmt *get, size_t max_slots, size_t max_bytes)
+{
+	*t = (struct stack_ids_table){.db = db, .add = add, .get = get};
+	t->recent = stack_cache__new(max_slots, max_bytes);
+	return t->recent ? 0 : -ENOMEM;
+}
+
+void stack_ids_table__release(struct stack_ids_table *t)
+{
+	stack_cache__free(t->recent);
+	t->recent = NULL;
+}
+
 /* The id of the encoded stack: inserted, or read when it is there already; *ret_new says
  * which. */
 static int stack_ids_row(struct stack_ids_table *t, size_t n_frames, const uint8_t *bytes,
@@ -333,4 +335,20 @@ int stack_ids_find(struct stack_ids_table *t, size_t n_frames, const uint8_t *by
 	if (rc || (t->first_new && *ret_id >= t->first_new))
 		return rc; /* new: cached when seen again */
 	return stack_cache__put(t->recent, fast, bytes, len, *ret_id);
+}
+
+int function_ids_decode_row(int64_t n_frames, const void *bytes, size_t len, int64_t **ids,
+			    size_t *cap)
+{
+	if (n_frames < 0 || (uint64_t)n_frames > len) /* every id takes at least a byte */
+		return -EIO;
+	if ((size_t)n_frames > *cap) {
+		int64_t *grown = realloc(*ids, (size_t)n_frames * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		*ids = grown;
+		*cap = (size_t)n_frames;
+	}
+	return function_ids_decode(bytes, len, *ids, (size_t)n_frames) ? -EIO : 0;
 }

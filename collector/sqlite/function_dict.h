@@ -68,6 +68,12 @@ struct stack_ids_table {
 	int64_t first_new;
 };
 
+/* Starts t on the writer's db and statements with an empty cache of max_slots slots and
+ * max_bytes of encoded stacks (../stack_cache.h); 0 or -ENOMEM. */
+int stack_ids_table__init(struct stack_ids_table *t, sqlite3 *db, sqlite3_stmt *add,
+			  sqlite3_stmt *get, size_t max_slots, size_t max_bytes);
+/* Frees the cache (the statements are the writer's). */
+void stack_ids_table__release(struct stack_ids_table *t);
 /* The id of the stack of n_frames function ids encoded as bytes[0..len): from t->recent, else
  * inserted, or looked up when it is there already (a stack missing from the cache is more often
  * new than known). A stack enters the cache the second time it is seen, so one-off stacks fill
@@ -77,5 +83,9 @@ int stack_ids_find(struct stack_ids_table *t, size_t n_frames, const uint8_t *by
 		   int64_t *ret_id);
 /* Decodes exactly n ids from bytes[0..len) into ids; 0 or -EINVAL (not n ids). */
 int function_ids_decode(const uint8_t *bytes, size_t len, int64_t *ids, size_t n);
+/* A stored stack row (n_frames, its ids encoded in bytes[0..len)) decoded into *ids, grown to
+ * n_frames when *cap is smaller: 0, -ENOMEM or -EIO (not n_frames ids: a damaged row). */
+int function_ids_decode_row(int64_t n_frames, const void *bytes, size_t len, int64_t **ids,
+			    size_t *cap);
 
 #endif

@@ -77,25 +77,17 @@ static int function_name(struct function_names *fn, int64_t id, const char **ret
 int function_names__frames(struct function_names *fn, int64_t n_frames, const void *ids, size_t len,
 			   struct merged_stack *ms)
 {
-	if (n_frames < 0 || (uint64_t)n_frames > len) /* every id takes at least a byte */
-		return -EIO;
-	if ((size_t)n_frames > fn->fids_cap) {
-		int64_t *grown = realloc(fn->fids, (size_t)n_frames * sizeof(*grown));
+	int rc = function_ids_decode_row(n_frames, ids, len, &fn->fids, &fn->fids_cap);
 
-		if (!grown)
-			return -ENOMEM;
-		fn->fids = grown;
-		fn->fids_cap = (size_t)n_frames;
-	}
-	if (function_ids_decode(ids, len, fn->fids, (size_t)n_frames))
-		return -EIO;
+	if (rc)
+		return rc;
 	ms->frames = calloc(n_frames ? (size_t)n_frames : 1, sizeof(char *));
 	if (!ms->frames)
 		return -ENOMEM;
 	for (int64_t i = 0; i < n_frames; i++) {
 		const char *name;
-		int rc = function_name(fn, fn->fids[i], &name);
 
+		rc = function_name(fn, fn->fids[i], &name);
 		if (rc)
 			return rc;
 		ms->frames[i] = strdup(name);

@@ -386,7 +386,7 @@ static void links_close(struct link_store *s)
 	if (!l)
 		return;
 	function_dict__free(l->functions); /* first: its statements are on db */
-	stack_cache__free(l->stacks.recent);
+	stack_ids_table__release(&l->stacks);
 	function_names__release(&l->names_read);
 	sqlite_db_close(l->db, l->st, L_COUNT);
 	pthread_mutex_destroy(&l->lock);
@@ -460,15 +460,12 @@ int link_store_sqlite_open(const char *path, const struct store_sqlite_options *
 	if (!err)
 		err = sqlite_db_prepare_all(l->db, link_sql, l->st, L_COUNT);
 	if (!err) {
-		l->functions = function_dict__new(l->db, NAMES_CACHED_MAX, NAME_BYTES_CACHED_MAX);
-		l->stacks = (struct stack_ids_table){
-		    .db = l->db,
-		    .add = l->st[L_STACK_ADD],
-		    .get = l->st[L_STACK_GET],
-		    .recent = stack_cache__new(RECENT_STACKS_MAX, RECENT_BYTES_MAX),
-		};
 		function_names__init(&l->names_read, l->st[L_FUNCTION]);
-		err = l->functions && l->stacks.recent ? 0 : -ENOMEM;
+		l->functions = function_dict__new(l->db, NAMES_CACHED_MAX, NAME_BYTES_CACHED_MAX);
+		err = l->functions ? stack_ids_table__init(&l->stacks, l->db, l->st[L_STACK_ADD],
+							   l->st[L_STACK_GET], RECENT_STACKS_MAX,
+							   RECENT_BYTES_MAX)
+				   : -ENOMEM;
 	}
 	if (err) {
 		links_close(&l->base);

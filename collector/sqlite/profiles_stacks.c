@@ -266,13 +266,10 @@ int sqlite_profiles_series_touch(struct sqlite_profiles *p, struct series_entry 
 int sqlite_profiles_caches_init(struct sqlite_profiles *p)
 {
 	p->functions = function_dict__new(p->wdb, NAMES_CACHED_MAX, NAME_BYTES_CACHED_MAX);
-	p->stacks = (struct stack_ids_table){
-	    .db = p->wdb,
-	    .add = p->w[W_STACK_ADD],
-	    .get = p->w[W_STACK_GET],
-	    .recent = stack_cache__new(RECENT_STACKS_MAX, RECENT_BYTES_MAX),
-	};
-	return p->functions && p->stacks.recent ? 0 : -ENOMEM;
+	if (!p->functions)
+		return -ENOMEM;
+	return stack_ids_table__init(&p->stacks, p->wdb, p->w[W_STACK_ADD], p->w[W_STACK_GET],
+				     RECENT_STACKS_MAX, RECENT_BYTES_MAX);
 }
 
 void sqlite_profiles_caches_free(struct sqlite_profiles *p)
@@ -283,5 +280,5 @@ void sqlite_profiles_caches_free(struct sqlite_profiles *p)
 	hashtab__free(&p->series);
 	free(p->touched);
 	function_dict__free(p->functions);
-	stack_cache__free(p->stacks.recent);
+	stack_ids_table__release(&p->stacks);
 }

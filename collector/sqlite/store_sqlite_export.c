@@ -237,20 +237,10 @@ static int append_name(struct value_export *x, const char *name, size_t len, boo
 /* The frames of a dictionary row (n_frames, encoded ids), joined by FRAME_SEP in x->joined. */
 static int join_frames(struct value_export *x, int64_t n, const void *bytes, size_t len)
 {
-	int rc = 0;
+	int rc = function_ids_decode_row(n, bytes, len, &x->ids, &x->ids_cap);
 
-	if (n < 0 || (uint64_t)n > len)
-		return -EIO;
-	if ((size_t)n > x->ids_cap) {
-		int64_t *grown = realloc(x->ids, (size_t)n * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		x->ids = grown;
-		x->ids_cap = (size_t)n;
-	}
-	if (function_ids_decode(bytes, len, x->ids, (size_t)n))
-		return -EIO;
+	if (rc)
+		return rc;
 	x->joined_len = 0;
 	if (x->joined)
 		x->joined[0] = '\0';

@@ -68,6 +68,8 @@ class LinkStackDictionary(unittest.TestCase):
         self.tok = self.c.create_token("collector")
         self.viewer = self.c.create_token("user", role="viewer")
         self.path = os.path.join(self.c.data, "roottrace-links.db")
+        now = int(time.time())  # one window for every read: answers compared across a restart
+        self.window = {"start": str(now - 3600), "end": str(now + 300)}
 
     def sql(self, query):
         db = sqlite3.connect("file:%s?mode=ro" % self.path, uri=True, timeout=10)
@@ -82,8 +84,7 @@ class LinkStackDictionary(unittest.TestCase):
         return doc
 
     def get(self, path, **params):
-        now = int(time.time())
-        p = {"start": str(now - 3600), "end": str(now + 300)}
+        p = dict(self.window)
         p.update(params)
         status, _, body = self.c.request("GET", path, self.viewer, params=p)
         self.assertEqual(status, 200, (path, params, body[:300]))
