@@ -4,12 +4,12 @@
 # "Why the target cannot be met on this machine"): today's rollups with its hour, day and
 # upload-count views against cheaper shapes, down to the rollups table alone. A Python client
 # POSTs RowBinary to the throwaway ClickHouse of tests/lib/fleet_servers.py and reads the server
-# process's CPU from /proc around each INSERT (background merges land in whichever they follow).
+# process's CPU from /proc from the first INSERT of a cell until no merge runs any more (the
+# merges the INSERTs cause are part of their cost), less the server's idle CPU over the wait.
 #   bench/bench_ch_insert.py [--inserts N] [--rounds N]
 import argparse
 import os
 import random
-import statistics
 import struct
 import sys
 import time
@@ -143,18 +143,35 @@ def block(rnd, stacks, uploads, bucket, tiered):
     return bytes(out)
 
 
+def settle(server):
+    """Waits until the server runs no merge (what earlier work left behind)."""
+    for _ in range(300):
+        if server.query("SELECT count() FROM system.merges").strip() == b"0":
+            return
+        time.sleep(0.1)
+
+
 def measure(server, db, uploads, tiered, inserts):
+    """Server CPU per INSERT, the merges they cause included: from the first INSERT until no
+    merge runs any more."""
     rnd = random.Random(1)
     stacks = [rnd.getrandbits(63) | 1 for _ in range(STACKS)]
     first = int(time.time()) // 86400 * 86400 - 3 * 86400
-    cpu = []
-    for i in range(inserts):
-        data = block(rnd, stacks, uploads, first + 300 * i, tiered)
-        c0 = server.cpu_seconds()
+    blocks = [block(rnd, stacks, uploads, first + 300 * i, tiered) for i in range(inserts)]
+    settle(server)
+    c0 = server.cpu_seconds()
+    for data in blocks:
         server.query("INSERT INTO %s.rollups FORMAT RowBinary" % db, data)
-        cpu.append(server.cpu_seconds() - c0)
-        time.sleep(0.05)
-    return statistics.mean(cpu) * 1000
+    time.sleep(1)
+    settle(server)
+    return (server.cpu_seconds() - c0 - idle_cpu(server, 1)) * 1000 / inserts
+
+
+def idle_cpu(server, seconds):
+    """The server's own CPU over `seconds` doing nothing (subtracted from each cell's wait)."""
+    c0 = server.cpu_seconds()
+    time.sleep(seconds)
+    return server.cpu_seconds() - c0
 
 
 def main():
@@ -168,7 +185,8 @@ def main():
         return
     server = Server(fleet_servers.servers().ch)
     counter = 0
-    print("| schema | round | CPU ms per INSERT, 8 uploads (4,000 rows) | 16 uploads (8,000 rows) |")
+    print("| schema | round | CPU ms per INSERT with its merges, 8 uploads (4,000 rows)"
+          " | 16 uploads (8,000 rows) |")
     print("|---|---|---|---|")
     for rnd in range(1, args.rounds + 1):
         for name, statements, tiered in SCHEMAS:
