@@ -5,7 +5,8 @@
 
 #include "backend_errors.h"
 
-static atomic_uint_fast64_t requests[BACKEND_SERVER_COUNT], errors[BACKEND_SERVER_COUNT];
+static atomic_uint_fast64_t requests[BACKEND_SERVER_COUNT], errors[BACKEND_SERVER_COUNT],
+    connections[BACKEND_SERVER_COUNT];
 
 static void count(atomic_uint_fast64_t *counters, enum backend_server b)
 {
@@ -27,6 +28,16 @@ void backend_requests__count(enum backend_server b)
 uint64_t backend_requests__get(enum backend_server b)
 {
 	return get(requests, b);
+}
+
+void backend_connections__count(enum backend_server b)
+{
+	count(connections, b);
+}
+
+uint64_t backend_connections__get(enum backend_server b)
+{
+	return get(connections, b);
 }
 
 void backend_errors__count(enum backend_server b)

@@ -16,6 +16,10 @@ enum backend_server {
 void backend_requests__count(enum backend_server b);
 uint64_t backend_requests__get(enum backend_server b);
 
+/* One connection opened to the server (a request that could not reuse a kept-alive one). */
+void backend_connections__count(enum backend_server b);
+uint64_t backend_connections__get(enum backend_server b);
+
 /* One request that failed: no connection, a timeout, or an error answer. */
 void backend_errors__count(enum backend_server b);
 uint64_t backend_errors__get(enum backend_server b);

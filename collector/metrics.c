@@ -158,6 +158,10 @@ static void render_backend_errors(const struct store_metrics *stores, struct pro
 			  "Requests sent to a database server (statements to PostgreSQL, HTTP "
 			  "requests to ClickHouse), by server.",
 			  backend_requests__get);
+	render_per_server(stores, t, "roottrace_backend_connections_total",
+			  "Connections opened to a database server (PostgreSQL's pool, ClickHouse "
+			  "requests that found no kept-alive connection), by server.",
+			  backend_connections__get);
 	render_per_server(stores, t, "roottrace_backend_errors_total",
 			  "Requests to a database server that failed (no connection, timeout, "
 			  "error answer), by server.",

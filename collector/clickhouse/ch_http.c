@@ -3,6 +3,7 @@
  * when the body carries rows), any status but 200 is a failure; and the RowBinary encoding. */
 #include <curl/curl.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +178,63 @@ static bool valid_database(const char *s, size_t len)
 	return true;
 }
 
+/* libcurl's share of connections (and name lookups) between the easy handles of one client:
+ * a request reuses a connection an earlier one left open instead of opening its own, a TCP
+ * handshake and ClickHouse's session set-up less each time. libcurl calls the lock functions
+ * around every use of the shared cache, one mutex per kind of data. */
+struct ch_connections {
+	CURLSH *share;
+	pthread_mutex_t lock[CURL_LOCK_DATA_LAST];
+};
+
+static void connections_lock(CURL *curl, curl_lock_data data, curl_lock_access access, void *ctx)
+{
+	struct ch_connections *cc = ctx;
+
+	(void)curl;
+	(void)access;
+	pthread_mutex_lock(&cc->lock[data]);
+}
+
+static void connections_unlock(CURL *curl, curl_lock_data data, void *ctx)
+{
+	struct ch_connections *cc = ctx;
+
+	(void)curl;
+	pthread_mutex_unlock(&cc->lock[data]);
+}
+
+static void connections_free(struct ch_connections *cc)
+{
+	if (!cc)
+		return;
+	if (cc->share)
+		curl_share_cleanup(cc->share); /* closes the connections still open */
+	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_destroy(&cc->lock[i]);
+	free(cc);
+}
+
+static struct ch_connections *connections_new(void)
+{
+	struct ch_connections *cc = calloc(1, sizeof(*cc));
+
+	if (!cc)
+		return NULL;
+	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_init(&cc->lock[i], NULL);
+	cc->share = curl_share_init();
+	if (!cc->share || curl_share_setopt(cc->share, CURLSHOPT_LOCKFUNC, connections_lock) ||
+	    curl_share_setopt(cc->share, CURLSHOPT_UNLOCKFUNC, connections_unlock) ||
+	    curl_share_setopt(cc->share, CURLSHOPT_USERDATA, cc) ||
+	    curl_share_setopt(cc->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) ||
+	    curl_share_setopt(cc->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS)) {
+		connections_free(cc);
+		return NULL;
+	}
+	return cc;
+}
+
 int ch_client_init(struct ch_client *c, const char *url, const char *password, char *why,
 		   size_t why_len)
 {
@@ -214,16 +272,18 @@ int ch_client_init(struct ch_client *c, const char *url, const char *password, c
 	if (asprintf(&c->url, "http://%.*s/", (int)(slash - host), host) < 0)
 		c->url = NULL;
 	c->password = password ? strdup(password) : NULL;
-	if (!c->url || (at && !c->user) || (password && !c->password)) {
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	c->connections = connections_new();
+	if (!c->url || (at && !c->user) || (password && !c->password) || !c->connections) {
 		ch_client_free(c);
 		return -ENOMEM;
 	}
-	curl_global_init(CURL_GLOBAL_DEFAULT);
 	return 0;
 }
 
 void ch_client_free(struct ch_client *c)
 {
+	connections_free(c->connections);
 	free(c->url);
 	free(c->user);
 	if (c->password) {
@@ -240,6 +300,16 @@ static size_t collect(char *data, size_t size, size_t n, void *arg)
 	if (out)
 		ch_put_bytes(out, data, size * n);
 	return out && out->oom ? 0 : size * n;
+}
+
+/* The connections the transfer had to open (0 when it reused one). */
+static void count_connections(CURL *curl)
+{
+	long opened = 0;
+
+	curl_easy_getinfo(curl, CURLINFO_NUM_CONNECTS, &opened);
+	while (opened-- > 0)
+		backend_connections__count(BACKEND_CLICKHOUSE);
 }
 
 /* The request's URL: the statement in the query string when the body carries rows. */
@@ -282,6 +352,7 @@ int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, str
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_TIMEOUT_MS);
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT, (long)REQUEST_TIMEOUT_S);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_SHARE, c->connections->share);
 	/* No "Expect: 100-continue": ClickHouse 18.16 does not answer it, and libcurl would wait
 	 * a second before sending each body over 1 KiB. */
 	headers = curl_slist_append(headers, "Expect:");
@@ -296,6 +367,7 @@ int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, str
 	res = curl_easy_perform(curl);
 	if (res == CURLE_OK)
 		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	count_connections(curl);
 	if (why)
 		snprintf(why, why_len, "%s",
 			 res != CURLE_OK ? curl_easy_strerror(res)

@@ -33,10 +33,14 @@ int ch_get_string(struct ch_buf *b, const char **ret, size_t *ret_len);
 int ch_get_u64(struct ch_buf *b, uint64_t *ret);
 int ch_get_u32(struct ch_buf *b, uint32_t *ret);
 
+struct ch_connections;
+
 struct ch_client {
 	char *url; /* http://host:port/ */
 	char *user, *password;
 	char database[CH_NAME_MAX];
+	/* Kept-alive connections every request of this client may reuse, whatever its thread. */
+	struct ch_connections *connections;
 };
 
 /* Parses clickhouse+http://[user@]host:port/database; password NULL = none. 0, -EINVAL (with

@@ -63,6 +63,7 @@ static int link_connect(struct pg_pool *p, struct pg_link *l)
 
 	if (l->retry_after_ms && now_ms() < l->retry_after_ms)
 		return -EIO;
+	backend_connections__count(BACKEND_POSTGRESQL);
 	l->conn = PQconnectdb(p->conninfo);
 	if (PQstatus(l->conn) != CONNECTION_OK) {
 		link_failed(l);

@@ -333,6 +333,31 @@ class MigrateFrom(unittest.TestCase):
             self.assertTrue(fleet.create_token("collector"))
 
 
+class ConnectionReuse(unittest.TestCase):
+    def test_clickhouse_requests_reuse_kept_alive_connections(self):
+        """Every request to ClickHouse used to open its own TCP connection; the client's
+        requests now share libcurl's connection cache (ch_http.c), counted in /metrics."""
+        skip_without_servers()
+        with Collector(backend="fleet") as c:
+            tok = c.create_token("collector")
+            view = c.create_token("user", role="viewer")
+            self.assertEqual(c.upload(tok, cpu(stacks_for(0), time.time_ns()), "api", "cpu")[0],
+                             200)
+            key = '%s{backend="clickhouse"}'
+            before = c.metrics()
+            for _ in range(20):
+                status, _, _ = c.request("GET", "/api/apm/profiles/flamegraph", view,
+                                         params={"service": "api", "profile_type": "cpu"})
+                self.assertEqual(status, 200)
+            after = c.metrics()
+            requests = (after[key % "roottrace_backend_requests_total"] -
+                        before[key % "roottrace_backend_requests_total"])
+            opened = (after[key % "roottrace_backend_connections_total"] -
+                      before[key % "roottrace_backend_connections_total"])
+            self.assertGreaterEqual(requests, 20)
+            self.assertLessEqual(opened, 2, "%d connections for %d requests" % (opened, requests))
+
+
 class ServersDown(unittest.TestCase):
     """Last in the file: it stops and restarts the shared servers."""
 
