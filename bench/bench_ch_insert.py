@@ -18,6 +18,9 @@ import urllib.request
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
+sys.path.insert(0, os.path.join(SRC, "bench"))
+
+from bench_fleet import tree_ticks  # noqa: E402 (after the path)
 
 STACKS = 500
 SERIES = "environment String, service String, profile_type String, deployment String, node String"
@@ -41,22 +44,8 @@ class Server:
         return urllib.request.urlopen(req, timeout=120).read()
 
     def cpu_seconds(self):
-        """CPU of the server: runuser's child when started through runuser (root)."""
-        total = 0
-        for pid in [self.pid] + children(self.pid):
-            with open("/proc/%d/stat" % pid) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        return total / os.sysconf("SC_CLK_TCK")
-
-
-def children(pid):
-    out = []
-    for task in os.listdir("/proc/%d/task" % pid):
-        with open("/proc/%d/task/%s/children" % (pid, task)) as f:
-            for c in f.read().split():
-                out += [int(c)] + children(int(c))
-    return out
+        """CPU of the server's process tree (runuser's child when started as root)."""
+        return tree_ticks(self.pid) / os.sysconf("SC_CLK_TCK")
 
 
 def rollups(db, tier_column=False):

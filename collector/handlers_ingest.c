@@ -275,6 +275,9 @@ static int64_t bucket_of(const struct upload *u, const struct pprof_decoded *p)
 	return t - t % BUCKET_SECONDS;
 }
 
+/* How far ahead of its counted memory an upload reserves in --max-decode-memory. */
+#define DECODE_RESERVE_STEP (64u << 10)
+
 void ingest_decode_busy_why(const struct decode_share *share, size_t needed, char *why,
 			    size_t why_len)
 {
@@ -392,7 +395,12 @@ int ingest_check_memory(const struct upload_limits *lim, struct decode_share *sh
 		    lim->memory, lim->memory, bytes, i, n);
 		return -ENOSPC;
 	}
-	if (decode_share__grow(share, bytes) == 0)
+	/* Reserved a step ahead: called after every sample, this takes the shared counter once per
+	 * step of growth instead of at each sample. */
+	if (bytes <= share->held ||
+	    decode_share__grow(share, (bytes + DECODE_RESERVE_STEP - 1) / DECODE_RESERVE_STEP *
+					  DECODE_RESERVE_STEP) == 0 ||
+	    decode_share__grow(share, bytes) == 0)
 		return 0;
 	ingest_decode_busy_why(share, bytes, why, why_len);
 	return -EBUSY;
