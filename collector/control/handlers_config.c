@@ -82,7 +82,7 @@ static json_t *limits_json(void)
 	return json_pack("{s:{s:i, s:i}, s:{s:i, s:i}, s:{s:i, s:i}}", "sample_rate_hz", "min",
 			 SAMPLE_RATE_MIN_HZ, "max", SAMPLE_RATE_MAX_HZ, "upload_interval_s", "min",
 			 UPLOAD_INTERVAL_MIN_S, "max", UPLOAD_INTERVAL_MAX_S, "poll_interval_s",
-			 "min", POLL_INTERVAL_MIN_S, "max", POLL_INTERVAL_MAX_S);
+			 "min", POLL_INTERVAL_SERVED_MIN_S, "max", POLL_INTERVAL_MAX_S);
 }
 
 /* {"environment", "enabled", ..., "services": {name: {...}}}, with a service's values on top. */

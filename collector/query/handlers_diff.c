@@ -11,6 +11,7 @@
 #include "query/handlers.h"
 #include "query/query.h"
 #include "query/read.h"
+#include "rfc3339.h"
 
 #define DEFAULT_DIFF_LIMIT 50
 
@@ -157,7 +158,7 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 			if (last_deploy(req, resp, p->service, now, &at))
 				return 1;
 			len = now - at > 0 ? now - at : BUCKET_SECONDS; /* since the deploy */
-		} else if (query_parse_time(anchor, &at) ||
+		} else if (time_text_parse(anchor, &at) ||
 			   (len_s && query_parse_duration(len_s, &len))) {
 			respond_error(resp, 400, "bad_request",
 				      "anchor must be RFC 3339, unix seconds or last_deploy and "
