@@ -142,6 +142,7 @@ static json_t *reason_json(const struct request *req, const char *service)
 			 "not label samples with span ids");
 }
 
+/* The trace id and the filters; 0, or RESPONDED with a 400 written. */
 static int parse_trace_query(const struct request *req, struct response *resp,
 			     char trace_id[TRACE_ID_HEX], struct span_link_query *q)
 {
@@ -151,17 +152,17 @@ static int parse_trace_query(const struct request *req, struct response *resp,
 	if (!path_trace_id(req->path, trace_id))
 		return respond_error(resp, 400, "bad_request",
 				     "trace id must be 1 to 32 hex digits, not all zeros"),
-		       1;
+		       RESPONDED;
 	if (type && !profile_type_lookup(type))
 		return respond_error(resp, 400, "bad_request",
 				     "unknown profile_type \"%.40s\" (cpu, wall, offcpu, heap, "
 				     "alloc or lock)",
 				     type),
-		       1;
+		       RESPONDED;
 	memset(q, 0, sizeof(*q));
 	if (query_param_bool(request_param, req, "include_children", &q->include_children, why,
 			     sizeof(why)))
-		return respond_error(resp, 400, "bad_request", "%s", why), 1;
+		return respond_error(resp, 400, "bad_request", "%s", why), RESPONDED;
 	q->environment = req->token->environment;
 	q->service = request_query(req, "service");
 	q->profile_type = type;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ClickHouse's HTTP interface through libcurl, and the RowBinary encoding of the rows sent and
- * read: what the ClickHouse profile store's files share. Only collector/clickhouse/ includes it. */
+ * read: what the ClickHouse store's files share, and only they include it. */
 #ifndef ROOTTRACE_CH_HTTP_H
 #define ROOTTRACE_CH_HTTP_H
 
