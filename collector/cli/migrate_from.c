@@ -144,7 +144,7 @@ static int copy(const char *path, const struct store_location *loc, struct pg_im
 	if (!err && (err = pg_import_commit(pg)))
 		fprintf(stderr, "%s: migrate --from: PostgreSQL COMMIT: %s\n", PROG,
 			strerror(-err));
-	ch_import_free(ch);
+	ch_import__free(ch);
 	return err;
 }
 
@@ -178,7 +178,7 @@ int cli_migrate_from(const struct store_location *loc, const char *from_dir)
 		cli_store_error("migrate --from: open the control store", "(PostgreSQL)", err);
 	if (!err)
 		err = copy(path, loc, pg);
-	pg_import_free(pg);
+	pg_import__free(pg);
 	if (!err)
 		fprintf(stderr, "%s: copied %s into the server stores\n", PROG, path);
 	return err;

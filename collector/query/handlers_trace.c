@@ -95,7 +95,7 @@ static json_t *span_json(const struct request *req, const struct span_link_query
 					: json_null());
 		json_object_set_new(doc, "children", span_children_json(family.resolved, family.n));
 	}
-	span_family_free(&family);
+	span_family__release(&family);
 	return doc;
 }
 
@@ -202,7 +202,7 @@ int handle_trace_profile(const struct request *req, struct response *resp)
 	arr = json_array();
 	for (size_t i = 0; arr && i < n; i++)
 		json_array_append_new(arr, span_json(req, &q, &spans[i], &family_rows));
-	span_rows_cache_free(&family_rows);
+	span_rows_cache__release(&family_rows);
 	free(spans);
 	doc = json_pack("{s:s, s:s?, s:o, s:o}", "trace_id", trace_id, "service", q.service,
 			"spans", arr ? arr : json_null(), "reason",

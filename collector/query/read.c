@@ -142,7 +142,7 @@ int read_prepare(const struct request *req, struct response *resp, struct query_
 		err = load_span_window(req, p, p->window, read_node(p), w, &family);
 		p->family_spans = family.n;
 		p->family_resolved = family.resolved;
-		span_family_free(&family);
+		span_family__release(&family);
 	} else {
 		err = read_load_window(req, p, p->window, p->has_deployment ? p->deployment : NULL,
 				       read_node(p), w);

@@ -44,7 +44,7 @@ TEST(a_stack_is_sent_again_only_for_another_day)
 	CHECK_EQ_INT(ch_stacks_queue(&known, &queued, &rows, 42, "main\nserve", 100), 0);
 	CHECK_EQ_INT(count_rows(&rows, &day), 1); /* twice in one INSERT: once */
 	CHECK_EQ_INT(ch_stacks_remember(&known, &rows, 1000), 0);
-	ch_buf_reset(&rows);
+	ch_buf__reset(&rows);
 	hashtab__clear(&queued);
 	CHECK_EQ_INT(ch_stacks_queue(&known, &queued, &rows, 42, "main\nserve", 100), 0);
 	CHECK_EQ_INT(count_rows(&rows, &day), 0); /* stored in day 100 already */
@@ -56,7 +56,7 @@ TEST(a_stack_is_sent_again_only_for_another_day)
 	CHECK_EQ_INT(day, 100);
 	hashtab__free(&known);
 	hashtab__free(&queued);
-	ch_buf_free(&rows);
+	ch_buf__release(&rows);
 }
 
 TEST_MAIN("ch-stacks", T(a_stack_goes_to_the_later_of_the_write_day_and_the_row_day),

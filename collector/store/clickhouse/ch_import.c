@@ -24,15 +24,15 @@ struct ch_import {
 	size_t rows;
 };
 
-void ch_import_free(struct ch_import *imp)
+void ch_import__free(struct ch_import *imp)
 {
 	if (!imp)
 		return;
-	ch_client_free(&imp->client);
+	ch_client__release(&imp->client);
 	sha256_ctx__free(imp->sha);
 	hashtab__free(&imp->sent);
-	ch_buf_free(&imp->rollups);
-	ch_buf_free(&imp->stacks);
+	ch_buf__release(&imp->rollups);
+	ch_buf__release(&imp->stacks);
 	free(imp);
 }
 
@@ -43,8 +43,8 @@ static int count_rows(struct ch_client *c, const char *table, uint64_t *ret)
 
 	ch_printf(&sql, "SELECT count() FROM %s.%s FORMAT RowBinary", c->database, table);
 	rc = ch_run(c, &sql, &out) ?: ch_get_u64(&out, ret);
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	return rc;
 }
 
@@ -70,7 +70,7 @@ int ch_import_open(const char *url, const char *password, struct ch_import **ret
 		rc = -EEXIST;
 	}
 	if (rc) {
-		ch_import_free(imp);
+		ch_import__free(imp);
 		return rc;
 	}
 	*ret = imp;
@@ -89,7 +89,7 @@ static int insert(struct ch_import *imp, const char *table, struct ch_buf *rows)
 	snprintf(sql, sizeof(sql), "INSERT INTO %s.%s FORMAT RowBinary", imp->client.database,
 		 table);
 	rc = ch_exec(&imp->client, sql, rows, NULL, NULL, 0);
-	ch_buf_reset(rows);
+	ch_buf__reset(rows);
 	return rc;
 }
 
@@ -177,8 +177,8 @@ int ch_import_totals(struct ch_import *imp, struct copy_total **ret, size_t *ret
 		t[n].values = (int64_t)values;
 		t[n++].uploads = (int64_t)uploads;
 	}
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	if (rc) {
 		free(t);
 		return rc;

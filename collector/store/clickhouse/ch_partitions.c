@@ -22,13 +22,13 @@ int ch_drop_days(struct ch_client *c, const char *table, int64_t cutoff, int64_t
 		rc = ch_get_u32(&out, &day) ?: ch_get_u32(&out, &rows);
 		if (rc)
 			break;
-		ch_buf_reset(&sql);
+		ch_buf__reset(&sql);
 		ch_printf(&sql, "ALTER TABLE %s.%s DROP PARTITION %u", c->database, table, day);
 		rc = ch_run(c, &sql, NULL);
 		if (!rc && rows_dropped)
 			*rows_dropped += rows;
 	}
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	return rc;
 }

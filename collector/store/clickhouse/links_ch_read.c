@@ -129,8 +129,8 @@ static int stack_frames(struct ch_links *l, const struct ch_buf *sums, const str
 		ch_put_u64(rows, value);
 		free(text);
 	}
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	return rc ? rc : rows->oom ? -ENOMEM : 0;
 }
 
@@ -161,9 +161,9 @@ int ch_links_merge(struct link_store *s, const struct span_link_query *q, struct
 		rc = stack_frames(l, &sums, &values, &rows);
 	if (!rc)
 		rc = ch_read_stacks(&rows, ret);
-	ch_buf_free(&sql);
-	ch_buf_free(&sums);
-	ch_buf_free(&rows);
+	ch_buf__release(&sql);
+	ch_buf__release(&sums);
+	ch_buf__release(&rows);
 	hashtab__free(&values);
 	if (rc)
 		merged_window__release(ret);
@@ -246,8 +246,8 @@ int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct
 		if (!rc)
 			rc = read_summary(&out, &rows[n++]);
 	}
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	if (rc) {
 		free(rows);
 		return rc;

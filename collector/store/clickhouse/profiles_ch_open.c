@@ -24,8 +24,8 @@ static void ch_close(struct profile_store *s)
 	group_commit__free(p->gc);
 	hashtab__free(&p->known_stacks);
 	sha256_ctx__free(p->sha);
-	ch_buf_free(&p->frames);
-	ch_client_free(&p->client);
+	ch_buf__release(&p->frames);
+	ch_client__release(&p->client);
 	pthread_mutex_destroy(&p->stacks_lock);
 	free(p);
 }
@@ -64,8 +64,8 @@ static int ch_size_bytes(struct profile_store *s, int64_t *ret_bytes)
 	if (!rc)
 		rc = ch_get_u64(&out, &bytes);
 	*ret_bytes = (int64_t)bytes;
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	return rc;
 }
 
@@ -147,6 +147,6 @@ int store_ch_migrate(const char *url, const char *password, int *ret_from, int *
 	if (err)
 		return err;
 	err = ch_schema_migrate(&c, ret_from, ret_to, why, why_len);
-	ch_client_free(&c);
+	ch_client__release(&c);
 	return err;
 }

@@ -175,7 +175,7 @@ static int encode_batch(struct ch_profiles *p, const struct profile_batch *batch
 	}
 	if (!rc && (rollups->oom || series.oom))
 		rc = -ENOMEM;
-	ch_buf_free(&series);
+	ch_buf__release(&series);
 	return rc;
 }
 
@@ -230,8 +230,8 @@ static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 	}
 	if (!rc)
 		rc = insert(p, "rollups", &rollups);
-	ch_buf_free(&rollups);
-	ch_buf_free(&stacks);
+	ch_buf__release(&rollups);
+	ch_buf__release(&stacks);
 	hashtab__free(&new_hashes);
 	return rc;
 }

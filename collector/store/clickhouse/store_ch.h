@@ -55,6 +55,6 @@ int ch_import_bucket(void *ctx, const struct copy_bucket *b);
 int ch_import_value(void *ctx, const struct copy_stack_value *v);
 int ch_import_flush(struct ch_import *imp);
 int ch_import_totals(struct ch_import *imp, struct copy_total **ret, size_t *ret_n);
-void ch_import_free(struct ch_import *imp);
+void ch_import__free(struct ch_import *imp);
 
 #endif

@@ -20,16 +20,16 @@ struct pg_import {
 	struct pg_link *link; /* held, in the copy's transaction */
 };
 
-void pg_import_free(struct pg_import *imp)
+void pg_import__free(struct pg_import *imp)
 {
 	if (!imp)
 		return;
 	if (imp->link) {
 		if (imp->link->conn)
 			pg_exec(imp->link, "ROLLBACK", NULL, NULL);
-		pg_pool_release(imp->link);
+		pg_pool__return(imp->link);
 	}
-	pg_pool_free(&imp->pool);
+	pg_pool__release(&imp->pool);
 	free(imp);
 }
 
@@ -44,7 +44,7 @@ int pg_import_open(const char *conninfo, struct pg_import **ret)
 		return -ENOMEM;
 	rc = pg_pool_open_checked(&imp->pool, conninfo);
 	if (!rc)
-		rc = pg_pool_acquire(&imp->pool, &imp->link);
+		rc = pg_pool__acquire(&imp->pool, &imp->link);
 	if (!rc)
 		rc = pg_exec(imp->link, "BEGIN", NULL, NULL);
 	if (!rc)
@@ -53,7 +53,7 @@ int pg_import_open(const char *conninfo, struct pg_import **ret)
 		rc = -EEXIST;
 	PQclear(r);
 	if (rc) {
-		pg_import_free(imp);
+		pg_import__free(imp);
 		return rc;
 	}
 	*ret = imp;
@@ -105,7 +105,7 @@ int pg_import_commit(struct pg_import *imp)
 	}
 	rc = rc ?: pg_exec(imp->link, "COMMIT", NULL, NULL);
 	if (!rc) { /* nothing left to roll back */
-		pg_pool_release(imp->link);
+		pg_pool__return(imp->link);
 		imp->link = NULL;
 	}
 	return rc;

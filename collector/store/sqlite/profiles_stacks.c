@@ -272,7 +272,7 @@ int sqlite_profiles_caches_init(struct sqlite_profiles *p)
 				     RECENT_STACKS_MAX, RECENT_BYTES_MAX);
 }
 
-void sqlite_profiles_caches_free(struct sqlite_profiles *p)
+void sqlite_profiles__free_caches(struct sqlite_profiles *p)
 {
 	function_ids_buf__release(&p->stack);
 	free(p->name_fids);
