@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "store/clickhouse/store_ch.h"
 #include "cli/cli.h"
+#include "store/clickhouse/store_ch.h"
 #include "store/postgresql/store_pg.h"
 
 static void usage(FILE *f)

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "store/clickhouse/store_ch.h"
 #include "cli/cli.h"
 #include "collector.h"
+#include "store/clickhouse/store_ch.h"
 #include "store/postgresql/store_pg.h"
 #include "store/sqlite/store_sqlite.h"
 

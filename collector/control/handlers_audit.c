@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/auth.h"
 #include "collector.h"
 #include "control/handlers.h"
+#include "http/auth.h"
 #include "http/respond.h"
 
 #define AUDIT_LIMIT_DEFAULT 100

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "http/auth.h"
 #include "collector.h"
 #include "control/config.h"
 #include "control/handlers.h"
+#include "http/auth.h"
 #include "http/respond.h"
 #include "http/validate.h"
 

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "http/auth.h"
 #include "collector.h"
 #include "control/handlers.h"
+#include "http/auth.h"
 #include "http/respond.h"
 #include "http/validate.h"
 #include "rfc3339.h"

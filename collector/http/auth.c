@@ -8,9 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "http/auth.h"
 #include "base64.h"
 #include "crypto.h"
+#include "http/auth.h"
 #include "http/routes.h"
 
 #define BASIC_TEXT_MAX 1024 /* base64 of "user:token": far more than any token needs */

@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "collector.h"
-#include "store/group_commit.h"
 #include "http/handlers.h"
-#include "prom_text.h"
 #include "http/respond.h"
+#include "prom_text.h"
+#include "store/group_commit.h"
 
 /* "ok" or "unreachable": one cheap read of each store (fleet mode: a server behind it). */
 static const char *control_store_health(struct cp_store *cp)

@@ -13,14 +13,14 @@
 #include <time.h>
 
 #include "collector.h"
+#include "http/respond.h"
+#include "http/validate.h"
 #include "ingest/handlers.h"
 #include "ingest/ingest.h"
 #include "ingest/link_batch.h"
+#include "ingest/stack_agg.h"
 #include "otlp.h"
 #include "otlp_json.h"
-#include "http/respond.h"
-#include "ingest/stack_agg.h"
-#include "http/validate.h"
 
 #define OTLP_RETRY_AFTER_S 1
 #define NS_PER_S 1000000000LL

@@ -12,17 +12,17 @@
 #include <strings.h>
 #include <time.h>
 
-#include "http/auth.h"
 #include "collector.h"
 #include "gzip.h"
-#include "ingest/handlers.h"
-#include "ingest/links_ack.h"
-#include "ingest/ingest.h"
-#include "pprof.h"
+#include "http/auth.h"
 #include "http/respond.h"
+#include "http/validate.h"
+#include "ingest/handlers.h"
+#include "ingest/ingest.h"
+#include "ingest/links_ack.h"
 #include "ingest/sample_type.h"
 #include "ingest/stack_agg.h"
-#include "http/validate.h"
+#include "pprof.h"
 
 #define INGEST_RETRY_AFTER_S 1
 

@@ -9,15 +9,15 @@
 #include <strings.h>
 #include <time.h>
 
+#include "crypto.h"
 #include "http/auth.h"
 #include "http/respond.h"
+#include "http/validate.h"
 #include "ingest/folded.h"
 #include "ingest/handlers.h"
-#include "crypto.h"
 #include "ingest/ingest.h"
-#include "pprof.h"
 #include "ingest/pyroscope_name.h"
-#include "http/validate.h"
+#include "pprof.h"
 
 #define DEFAULT_SAMPLE_RATE_HZ 100 /* Pyroscope's default for folded uploads */
 #define NS_PER_S 1000000000LL

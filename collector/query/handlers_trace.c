@@ -9,13 +9,13 @@
 
 #include "collector.h"
 #include "control/config.h"
-#include "query/handlers.h"
-#include "ingest/links_ack.h"
-#include "query/query.h"
-#include "query/params.h"
-#include "query/read.h"
 #include "http/respond.h"
+#include "ingest/links_ack.h"
 #include "ingest/span_context.h"
+#include "query/handlers.h"
+#include "query/params.h"
+#include "query/query.h"
+#include "query/read.h"
 #include "query/span_tree.h"
 
 #define TRACES_PREFIX "/api/apm/traces/"

@@ -11,9 +11,9 @@
 #include <time.h>
 
 #include "duration.h"
+#include "ingest/span_context.h"
 #include "query/params.h"
 #include "rfc3339.h"
-#include "ingest/span_context.h"
 
 #define MAX_WINDOW_SECONDS (400LL * 86400)
 

@@ -12,11 +12,11 @@
 
 #include <pthread.h>
 
+#include "hashtab.h"
+#include "store/clickhouse/ch_http.h"
+#include "store/clickhouse/store_ch.h"
 #include "store/store.h"
 #include "store/upload_ledger.h"
-#include "store/clickhouse/ch_http.h"
-#include "hashtab.h"
-#include "store/clickhouse/store_ch.h"
 
 #define HOUR 3600
 #define DAY 86400

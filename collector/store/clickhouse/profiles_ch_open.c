@@ -7,9 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "store/group_commit.h"
 #include "crypto.h"
 #include "store/clickhouse/ch_internal.h"
+#include "store/group_commit.h"
 
 /* The tables partitioned by day (intDiv(bucket, 86400)); stacks is partitioned by the day of
  * its own (ch_stacks.c) and pruned after them. */

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "store/group_commit.h"
 #include "crypto.h"
 #include "store/clickhouse/ch_internal.h"
+#include "store/group_commit.h"
 
 /* Stack hashes this collector remembers having stored, with their partition (16 bytes a slot,
  * at most half full: about 128 MiB); past it the set starts over and stacks are sent again,

@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/store.h"
-#include "store/sqlite/function_dict.h"
 #include "hashtab.h"
+#include "store/sqlite/function_dict.h"
 #include "store/sqlite/store_sqlite.h"
+#include "store/store.h"
 
 /*
  * The profile store, one concern per file:
