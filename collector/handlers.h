@@ -19,6 +19,7 @@ int handle_otlp_profiles(const struct request *req,
 			 struct response *resp); /* POST /v1development/profiles */
 int handle_trace_profile(const struct request *req,
 			 struct response *resp); /* GET /api/apm/traces/{trace_id}/profile */
+int handle_spans(const struct request *req, struct response *resp); /* GET /api/apm/spans */
 int handle_pyroscope_ingest(const struct request *req,
 			    struct response *resp); /* POST /ingest (Pyroscope's HTTP ingest) */
 int handle_deployment_add(const struct request *req,

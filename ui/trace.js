@@ -28,7 +28,7 @@ export function typeCell(type) {
 // said when the trace ran (time=), whether that is past the retention.
 export function emptyState(box, what, doc, st) {
   box.replaceChildren(fmt.el("h2", what));
-  if (doc && doc.reason) box.append(fmt.el("p", doc.reason.detail));
+  if (doc && doc.reason) box.append(fmt.el("p", doc.reason.detail.replace(/([^.])$/, "$1.")));
   const hours = doc && doc.link_retention_hours;
   const at = Number(st.time);
   if (at && hours && Date.now() / 1000 - at > hours * 3600)

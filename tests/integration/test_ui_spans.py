@@ -77,6 +77,9 @@ class SpansUi(UiCase):
         for pb in endpoint_profiles():
             status, body = cls.fx.upload(col, pb, "diff-svc", "cpu")
             assert status == 200, body
+        status, body = cls.fx.upload(col, pprof_py.build([(["main", "idle"], PERIOD, {})]),
+                                     "plain", "cpu")  # no span links
+        assert status == 200, body
         cls.pages = []
 
     # ---- helpers ---------------------------------------------------------------------------
@@ -165,10 +168,14 @@ class SpansUi(UiCase):
         empty = self.text(page, "#trace-empty")
         self.assertIn("No samples are linked to trace " + UNKNOWN, empty)
         self.assertIn("no uploaded sample carried this trace's span ids", empty)
-        self.assertIn("Span links are kept for", empty)
-        self.assertIn("--link-retention-hours", empty)
+        self.assertIn("Span links are kept for 72 hours", empty)
         self.assertTrue(page.eval("document.getElementById('trace-spans').hidden"))
         page.screenshot(os.path.join(SHOTS, "trace-unknown.png"))
+        # a link that says when the trace ran (time=), past the retention: said so
+        page = self.open("view=trace&trace_id=%s&time=%d" % (UNKNOWN, NOW - 4 * 86400))
+        page.wait_for("!document.getElementById('trace-empty').hidden", what="the empty state")
+        self.assertIn("more than 72 hours ago: its links have been deleted",
+                      self.text(page, "#trace-empty"))
         page = self.open("view=trace&trace_id=not-hex")
         page.wait_for("!document.getElementById('trace-empty').hidden", what="the empty state")
         self.assertIn("is not a trace id", self.text(page, "#trace-empty"))
@@ -181,6 +188,46 @@ class SpansUi(UiCase):
         page.wait_for("document.querySelectorAll('#trace-spans tbody tr').length === 4",
                       what="the pasted trace's spans")
         self.assertIn("view=trace", page.eval("location.hash"))
+
+    def test_deep_link_to_a_span_alone_finds_its_service_and_trace(self):
+        page = self.open("view=span&span_id=" + FIB_SPAN.lstrip("0").upper())
+        names = self.span_drawn(page)
+        self.assertIn("main.fibLoop", names)
+        self.assertNotIn("main.hashLoop", names)
+        self.assertIn("Trace 4a1f…9c2 · GET /fib", self.text(page, "#span-title"))
+        self.assertIn("trace_id=" + TRACE, page.eval("location.hash"))
+        page = self.open("view=span&span_id=00000000000000ee")
+        page.wait_for("!document.getElementById('span-empty').hidden &&"
+                      " document.getElementById('span-empty').textContent", what="the empty state")
+        empty = self.text(page, "#span-empty")
+        self.assertIn("No samples are linked to span 00000000000000ee", empty)
+        self.assertIn("Span links are kept for 72 hours", empty)
+        self.assertTrue(page.eval("document.getElementById('view-flame').hidden"))
+
+    # ---- spans tab -------------------------------------------------------------------------
+    def test_spans_tab_lists_the_slowest_linked_spans_and_opens_one(self):
+        page = self.open("view=spans&service=go-spans&type=cpu&range=1h")
+        page.wait_for("document.querySelectorAll('#spans-list tbody tr').length === 2",
+                      what="the two spans")
+        rows = self.rows(page, "spans-list")
+        doc = self.fx.get_json("/api/apm/spans", self.viewer, params={
+            "service": "go-spans", "profile_type": "cpu", "time_range": "1h"})[1]
+        self.assertEqual([r[1] for r in rows], [s["span_id"] for s in doc["spans"]])
+        self.assertGreaterEqual(doc["spans"][0]["value"], doc["spans"][1]["value"])
+        self.assertEqual({r[0] for r in rows}, {"GET /hash", "GET /fib"})
+        self.assertEqual({r[2] for r in rows}, {TRACE})
+        self.assertIn("Slowest linked spans of go-spans", self.text(page, "#caption"))
+        page.screenshot(os.path.join(SHOTS, "spans.png"))
+        page.eval("document.querySelector('#spans-list tbody tr[data-span=\"%s\"]').click()"
+                  % FIB_SPAN)
+        self.assertIn("main.fibLoop", self.span_drawn(page))
+        page.eval("history.back()")
+        page.wait_for("document.querySelectorAll('#spans-list tbody tr').length === 2",
+                      what="back to the spans")
+        page = self.open("view=spans&service=plain&type=cpu&range=1h")
+        page.wait_for("!document.getElementById('spans-empty').hidden", what="the empty state")
+        self.assertIn("No span links for plain (cpu) in this window", self.text(page, "#spans-empty"))
+        self.assertIn("kept for 72 hours", self.text(page, "#spans-empty"))
 
     # ---- span diff -------------------------------------------------------------------------
     def test_compare_with_its_endpoint_shows_the_span_function_as_top_mover(self):
