@@ -28,6 +28,7 @@ HASH_SPAN, FIB_SPAN = "00000000000000a1", "00000000000000b2"
 GATEWAY_SPAN = "00000000000000c3"
 DIFF_TRACE = "d1ff0000000000000000000000000001"
 UNKNOWN = "ffffffffffffffffffffffffffffffff"
+TREE_TRACE = "7ee00000000000000000000000000001"
 
 
 def gateway_request():
@@ -77,6 +78,14 @@ class SpansUi(UiCase):
         for pb in endpoint_profiles():
             status, body = cls.fx.upload(col, pb, "diff-svc", "cpu")
             assert status == 200, body
+        tree = pprof_py.build([  # a span whose child names it as its parent: resolvable
+            (["main", "serve"], PERIOD, {"span_id": "0a", "trace_id": TREE_TRACE,
+                                         "span_name": "GET /tree"}),
+            (["main", "serve", "query"], 4 * PERIOD, {"span_id": "0b", "parent_span_id": "0a",
+                                                      "trace_id": TREE_TRACE,
+                                                      "span_name": "db.query"})])
+        status, body = cls.fx.upload(col, tree, "tree-svc", "cpu")
+        assert status == 200, body
         status, body = cls.fx.upload(col, pprof_py.build([(["main", "idle"], PERIOD, {})]),
                                      "plain", "cpu")  # no span links
         assert status == 200, body
@@ -149,6 +158,23 @@ class SpansUi(UiCase):
         self.assertNotIn("main.fib", top)
         page.screenshot(os.path.join(SHOTS, "span.png"))
         self.assertEqual(page.console_errors(), [])
+
+    def test_children_resolved_from_parent_ids_are_added(self):
+        page = self.open("view=trace&trace_id=" + TREE_TRACE)
+        page.wait_for("document.querySelectorAll('#trace-spans tbody tr').length === 2")
+        rows = {r[1]: r for r in self.rows(page, "trace-spans")}
+        self.assertEqual((rows["GET /tree"][4], rows["GET /tree"][6]), ("10.0 ms", "50.0 ms"))
+        self.assertEqual(rows["db.query"][6], "40.0 ms")
+        self.assertEqual(self.text(page, "#trace-note"), "")  # every span resolved
+        page.eval("document.querySelector('#trace-spans tbody tr').click()")
+        self.assertNotIn("query", self.span_drawn(page))  # the span alone first
+        page.click_selector("#span-kids")
+        page.wait_for("window.__rt.flameData.include_children &&"
+                      " window.__rt.flame.lastDraw.names.includes('query')",
+                      what="the span with its child")
+        self.assertEqual(page.eval("window.__rt.flameData.total"), 5 * PERIOD)
+        self.assertIn("With its child spans: 2 span(s) merged", self.text(page, "#span-note"))
+        self.assertIn("kids=1", page.eval("location.hash"))
 
     def test_wall_span_is_labelled_wall_and_has_no_cost(self):
         page = self.open("view=span&trace_id=%s&span_id=%s&service=gateway&type=wall"
