@@ -38,12 +38,12 @@ static json_t *span_row_json(const struct span_summary *s)
 {
 	const struct profile_type_info *type = profile_type_lookup(s->profile_type);
 
-	return json_pack("{s:s, s:o, s:o, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "span_id", s->span_id,
-			 "trace_id", nullable(s->trace_id), "span_name", nullable(s->span_name),
-			 "service", s->service, "profile_type", s->profile_type, "unit",
-			 type ? type->unit : "", "samples", (json_int_t)s->samples, "value",
-			 (json_int_t)s->value, "first", (json_int_t)s->first, "last",
-			 (json_int_t)s->last);
+	return json_pack("{s:s, s:o, s:o, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "span_id",
+			 s->span_id, "trace_id", nullable(s->trace_id), "span_name",
+			 nullable(s->span_name), "service", s->service, "profile_type",
+			 s->profile_type, "unit", type ? type->unit : "", "samples",
+			 (json_int_t)s->samples, "value", (json_int_t)s->value, "first",
+			 (json_int_t)s->first, "last", (json_int_t)s->last);
 }
 
 static json_t *window_json(struct query_window w, int64_t now)
@@ -59,7 +59,6 @@ static json_t *window_json(struct query_window w, int64_t now)
 
 static json_t *no_span_reason(const struct request *req)
 {
-	json_t *r = json_pack("{s:s, s:s}", "code", "no_samples", "detail", "");
 	char detail[256];
 
 	snprintf(detail, sizeof(detail),
@@ -67,9 +66,7 @@ static json_t *no_span_reason(const struct request *req)
 		 "--link-retention-hours): the span may be older, shorter than the sampling "
 		 "period, or its profiler does not label samples with span ids",
 		 req->collector->opts.link_retention_hours);
-	if (r)
-		json_object_set_new(r, "detail", json_string(detail));
-	return r;
+	return json_pack("{s:s, s:s}", "code", "no_samples", "detail", detail);
 }
 
 /* span_id=: the span's rows (one per service and type) over the whole link retention. */
@@ -79,6 +76,7 @@ static int span_lookup(const struct request *req, struct response *resp, const c
 	const char *type = spans_param(req, "profile_type");
 	struct span_summary *rows = NULL;
 	char span_id[SPAN_ID_HEX];
+	struct span_link_query q = {.environment = req->token->environment, .end = INT64_MAX};
 	size_t n = 0;
 	json_t *arr;
 	int err;
@@ -87,14 +85,13 @@ static int span_lookup(const struct request *req, struct response *resp, const c
 		return respond_error(resp, 400, "bad_request",
 				     "span_id must be 1 to 16 hex digits, not all zeros");
 	if (type && !profile_type_lookup(type))
-		return respond_error(resp, 400, "bad_request", "unknown profile_type \"%.40s\"",
-				     type);
-	struct span_link_query q = {.environment = req->token->environment,
-				    .service = spans_param(req, "service"),
-				    .profile_type = type,
-				    .span_id = span_id,
-				    .start = 0,
-				    .end = INT64_MAX};
+		return respond_error(resp, 400, "bad_request",
+				     "profile_type must be one known type, given once");
+	q.service = spans_param(req, "service");
+	if (q.service == query_param_repeated)
+		return respond_error(resp, 400, "bad_request", "service given more than once");
+	q.profile_type = type;
+	q.span_id = span_id;
 	err = ls->ops->spans(ls, &q, &rows, &n);
 	if (err)
 		return respond_error(resp, 500, "store_error", "reading the span's links: %s",
@@ -145,29 +142,46 @@ static json_t *slowest_json(const struct span_summary *rows, size_t n, int64_t t
 	return arr;
 }
 
+/* 0, or 1 with a 400 written: the read routes' service, type, window and node, and limit. */
+static int parse_slowest(const struct request *req, struct response *resp, int64_t now,
+			 struct query_params *p, int64_t *limit)
+{
+	char why[QUERY_ERR_MAX];
+
+	if (query_params_parse(spans_param, req, now, DEFAULT_RANGE_S, p, why, sizeof(why)) ||
+	    query_param_int(spans_param, req, "limit", DEFAULT_SPANS_LIMIT, 1, MAX_SPANS_LIMIT,
+			    limit, why, sizeof(why)))
+		return respond_error(resp, 400, "bad_request", "%s", why), 1;
+	if (p->trace_id[0])
+		return respond_error(resp, 400, "bad_request",
+				     "trace_id: the spans of a trace are GET "
+				     "/api/apm/traces/{trace_id}/profile"),
+		       1;
+	if (p->has_deployment) /* never ignored in silence */
+		return respond_error(resp, 400, "bad_request",
+				     "deployment: span links do not record the deployment"),
+		       1;
+	return 0;
+}
+
 static int slowest_spans(const struct request *req, struct response *resp)
 {
 	struct link_store *ls = req->collector->links;
 	struct span_summary *rows = NULL;
+	struct span_link_query q = {.environment = req->token->environment};
 	struct query_params p;
-	char why[QUERY_ERR_MAX];
 	int64_t limit, total = 0, now = (int64_t)time(NULL);
 	size_t n = 0;
+	json_t *doc;
 	int err;
 
-	if (query_params_parse(spans_param, req, now, DEFAULT_RANGE_S, &p, why, sizeof(why)) ||
-	    query_param_int(spans_param, req, "limit", DEFAULT_SPANS_LIMIT, 1, MAX_SPANS_LIMIT,
-			    &limit, why, sizeof(why)))
-		return respond_error(resp, 400, "bad_request", "%s", why);
-	if (p.trace_id[0])
-		return respond_error(resp, 400, "bad_request",
-				     "trace_id: use GET /api/apm/traces/{trace_id}/profile");
-	struct span_link_query q = {.environment = req->token->environment,
-				    .service = p.service,
-				    .profile_type = p.type->name,
-				    .node = p.has_node ? p.node : NULL,
-				    .start = p.window.start,
-				    .end = p.window.end};
+	if (parse_slowest(req, resp, now, &p, &limit))
+		return 0;
+	q.service = p.service;
+	q.profile_type = p.type->name;
+	q.node = p.has_node ? p.node : NULL;
+	q.start = p.window.start;
+	q.end = p.window.end;
 	err = ls->ops->slowest(ls, &q, (size_t)limit, &rows, &n);
 	if (!err)
 		err = window_total(req, &p, &total);
@@ -176,12 +190,11 @@ static int slowest_spans(const struct request *req, struct response *resp)
 		return respond_error(resp, 500, "store_error", "reading the spans: %s",
 				     strerror(-err));
 	}
-	json_t *doc = json_pack(
-	    "{s:s, s:s, s:s, s:s?, s:o, s:I, s:i, s:I, s:o}", "measurement", p.type->name, "unit",
-	    p.type->unit, "service", p.service, "node", p.has_node ? p.node : NULL, "window",
-	    window_json(p.window, now), "total", (json_int_t)total, "link_retention_hours",
-	    req->collector->opts.link_retention_hours, "limit", (json_int_t)limit, "spans",
-	    slowest_json(rows, n, total));
+	doc = json_pack("{s:s, s:s, s:s, s:s?, s:o, s:I, s:i, s:I, s:o}", "measurement",
+			p.type->name, "unit", p.type->unit, "service", p.service, "node", q.node,
+			"window", window_json(p.window, now), "total", (json_int_t)total,
+			"link_retention_hours", req->collector->opts.link_retention_hours, "limit",
+			(json_int_t)limit, "spans", slowest_json(rows, n, total));
 	free(rows);
 	return respond_json(resp, 200, doc);
 }

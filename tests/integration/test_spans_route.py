@@ -115,6 +115,7 @@ class SpansRoute(unittest.TestCase):
         for params in ({"profile_type": "cpu"}, {"service": "slow-svc"},
                        {"service": "slow-svc", "profile_type": "cpu", "limit": "0"},
                        {"service": "slow-svc", "profile_type": "cpu", "trace_id": TRACE},
+                       {"service": "slow-svc", "profile_type": "cpu", "deployment": "v1"},
                        {"span_id": "xyz"}, {"span_id": "0b", "profile_type": "cpu,wall"}):
             status, doc = self.get(**params)
             self.assertEqual(status, 400, (params, doc))
