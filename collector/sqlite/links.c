@@ -105,14 +105,20 @@ static const char *const link_sql[L_COUNT] = {
 			 " UNION ALL SELECT * FROM span_links WHERE ?9 AND environment = ?1"
 			 " AND root_span_id = ?3 AND root_span_id != '' AND span_id != ?3) l"
 			 " WHERE ?2 IS NULL" LINK_FILTER SPAN_GROUP,
-    /* A service's spans in a window, by the time index: the span index would serve the
-     * GROUP BY by walking every link of the environment. ?11: the limit. */
-    [L_SLOWEST] = "SELECT l.span_id, max(l.span_name), max(l.service), max(l.profile_type),"
-		  " sum(l.samples), sum(l.value), min(l.time), max(l.time), max(l.trace_id),"
-		  " max(l.parent_span_id), max(l.root_span_id) FROM span_links l"
+    /* A service's spans in a window: first the limit's span ids by their sums, over the
+     * window's links by the time index (the span index would serve the GROUP BY by walking
+     * every link of the environment), then only those spans' rows by the span index: grouping
+     * the window's every row with all its columns was 3-4x slower (1M links, 24 h: 1.9 s
+     * against 0.5 s). ?11: the limit. */
+    [L_SLOWEST] = "WITH top AS (SELECT l.span_id AS id FROM span_links l"
 		  " INDEXED BY span_links_time WHERE l.environment = ?1 AND ?2 IS NULL"
 		  " AND ?3 IS NULL AND ?4 IS NOT NULL AND ?5 IS NOT NULL" LINK_FILTER
-		  " GROUP BY l.span_id ORDER BY sum(l.value) DESC, l.span_id LIMIT ?11",
+		  " GROUP BY l.span_id ORDER BY sum(l.value) DESC, l.span_id LIMIT ?11)"
+		  " SELECT l.span_id, max(l.span_name), max(l.service), max(l.profile_type),"
+		  " sum(l.samples), sum(l.value), min(l.time), max(l.time), max(l.trace_id),"
+		  " max(l.parent_span_id), max(l.root_span_id) FROM span_links l"
+		  " WHERE l.environment = ?1 AND l.span_id IN (SELECT id FROM top)" LINK_FILTER
+		  " GROUP BY l.span_id ORDER BY sum(l.value) DESC, l.span_id",
     [L_RETAIN_LINKS] = "DELETE FROM span_links WHERE time < ?1",
     [L_RETAIN_STACKS] = "DELETE FROM link_stacks WHERE id NOT IN"
 			" (SELECT stack_id FROM span_links)",
