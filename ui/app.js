@@ -359,7 +359,7 @@ function wire() {
   document.addEventListener("keydown", (e) => {
     const typing = /^(INPUT|SELECT|TEXTAREA)$/.test(e.target.tagName);
     if (e.key === "/" && !typing) { e.preventDefault(); $("search").focus(); return; }
-    if (typing || state.view !== "flame") return;
+    if (typing || (state.view !== "flame" && state.view !== "span")) return;
     if (flame.key(e.key)) e.preventDefault();
   });
   addEventListener("popstate", () => { readUrl(); render(); });
