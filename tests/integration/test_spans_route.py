@@ -39,7 +39,8 @@ class SpansRoute(unittest.TestCase):
                 ("wall", now - 60, "node-a", [(["main", "b"], 9000, label("0b", "GET /b"))]),
                 # a day ago: outside the hour, inside the retention
                 ("cpu", now - 86400, "node-a", [(["main", "old"], 1000,
-                                                label("0d", "GET /old"))]),
+                                                label("0d", "GET /old")),
+                                               (["main", "a"], 500, label("0a", "GET /a"))]),
             ]
             for ptype, at, node, samples in uploads:
                 pb = pprof_py.build(samples, sample_types=((ptype, "nanoseconds"),),
@@ -89,8 +90,10 @@ class SpansRoute(unittest.TestCase):
         wall = self.spans(profile_type="wall")["spans"]
         self.assertEqual([(s["span_id"], s["value"]) for s in wall],
                          [("000000000000000b", 9000)])
-        day = self.spans(time_range="7d")["spans"]
-        self.assertEqual(day[0]["span_id"], "000000000000000d")  # older, in a wider window
+        week = self.spans(time_range="7d")["spans"]  # the older links count in a wider window
+        self.assertEqual([(s["span_id"], s["value"]) for s in week],
+                         [("000000000000000d", 1000), ("000000000000000a", 545),
+                          ("000000000000000b", 50), ("000000000000000c", 20)])
         node_b = self.spans(node="node-b")
         self.assertEqual([(s["span_id"], s["value"]) for s in node_b["spans"]],
                          [("000000000000000c", 20), ("000000000000000a", 15)])
