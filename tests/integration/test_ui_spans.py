@@ -157,6 +157,10 @@ class SpansUi(UiCase):
         self.assertIn("main.hashLoop", top)
         self.assertNotIn("main.fib", top)
         page.screenshot(os.path.join(SHOTS, "span.png"))
+        page.click_selector("#span-title a")  # back up to the trace
+        page.wait_for("!document.getElementById('view-trace').hidden &&"
+                      " document.querySelectorAll('#trace-spans tbody tr').length === 4",
+                      what="the trace from the span's head")
         self.assertEqual(page.console_errors(), [])
 
     def test_children_resolved_from_parent_ids_are_added(self):
