@@ -67,7 +67,6 @@ async function signIn(tok) {
     return;
   }
   $("login").hidden = true; $("app").hidden = $("logout").hidden = $("trace-form").hidden = false;
-  fillServices();
   render();
 }
 
@@ -77,13 +76,17 @@ function option(select, value, text) {
   const o = fmt.el("option", text || value); o.value = value; select.append(o);
 }
 
+// A deep link to a trace or span names its own service (or none): the pickers keep their hands
+// off it, and fill in when a view that needs them is opened.
+const linked = () => state.view === "trace" || state.view === "span";
+
 function fillServices() {
   const sel = $("service");
   sel.replaceChildren();
   for (const s of services.services || []) option(sel, s.name);
-  if (!state.service && services.services && services.services.length) state.service = services.services[0].name;
+  if (!state.service && !linked() && services.services && services.services.length) state.service = services.services[0].name;
   sel.value = state.service || "";
-  fillTypes();
+  if (!linked()) fillTypes();
 }
 
 function fillTypes() {
@@ -282,6 +285,7 @@ async function render() {
   $("flame-mode").checked = state.mode === "flame";
   showError(null);
   $("caption").textContent = "";
+  fillServices();
   try {
     if (state.view === "trace") return await trace.show(signal);
     if (state.view === "span") return await showSpan(signal);

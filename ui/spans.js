@@ -55,7 +55,8 @@ export class SpanView {
   }
 
   // The span's rows (one per service and type): from its trace when the link names it, else
-  // looked up by span id. The row of the URL's service and type, else CPU, else the first.
+  // looked up by span id. The row of the link's service and type (either may be absent), else
+  // its service's CPU row, else any row of its service, else CPU, else the first.
   async resolve(signal) {
     const st = this.app.currentState();
     const sid = fmt.hexId(st.span_id, 16), tid = fmt.hexId(st.trace_id, 32);
@@ -68,10 +69,9 @@ export class SpanView {
     const doc = tid ? await api.get("/api/apm/traces/" + tid + "/profile", {}, { signal })
       : await api.get("/api/apm/spans", { span_id: sid }, { signal });
     const rows = doc.spans.filter((s) => s.span_id === sid);
-    const pick = (f) => rows.find(f);
-    this.row = pick((s) => s.service === st.service && s.profile_type === st.type) ||
-      pick((s) => s.service === st.service && s.profile_type === "cpu") ||
-      pick((s) => s.service === st.service) || pick((s) => s.profile_type === "cpu") || rows[0] || null;
+    const pick = (svc, type) => rows.find((s) => (!svc || s.service === svc) && (!type || s.profile_type === type));
+    this.row = pick(st.service, st.type) || pick(st.service, "cpu") || pick(st.service) || pick(null, "cpu") ||
+      rows[0] || null;
     this.others = rows.filter((s) => s !== this.row);
     if (!this.row) {
       emptyState($("span-empty"), "No samples are linked to span " + sid + (tid ? " of trace " + tid : "") + ".", doc, st);

@@ -181,8 +181,8 @@ class SpansUi(UiCase):
         self.assertIn("kids=1", page.eval("location.hash"))
 
     def test_wall_span_is_labelled_wall_and_has_no_cost(self):
-        page = self.open("view=span&trace_id=%s&span_id=%s&service=gateway&type=wall"
-                         % (TRACE, GATEWAY_SPAN))
+        # the link names the type only: the span is found by id, its wall row chosen
+        page = self.open("view=span&span_id=%s&type=wall" % GATEWAY_SPAN)
         self.assertIn("db.acquire", self.span_drawn(page))
         self.assertEqual(self.text(page, "#span-title .tag"), "wall")
         self.assertIn("1.90 s", self.text(page, "#span-title"))
@@ -191,6 +191,14 @@ class SpansUi(UiCase):
         self.assertEqual({r[3] for r in self.rows(page, "top")}, {"n/a"})
         self.assertFalse([u for u in page.requested_urls() if "/profiles/cost" in u])
         self.assertIn("also linked: gateway cpu 30.0 ms", self.text(page, "#span-other"))
+        # the flame graph tab then shows the span's service and measurement, window and all
+        page.click_selector("#tabs a[data-view=flame]")
+        page.wait_for("window.__rt.flameData && !window.__rt.flameData.span_id &&"
+                      " window.__rt.flame.lastDraw.bars > 0", what="the service's flame graph")
+        self.assertEqual(page.eval("[document.getElementById('service').value,"
+                                   " document.getElementById('ptype').value]"),
+                         ["gateway", "wall"])
+        self.assertNotIn("span_id", page.eval("location.hash"))
 
     def test_unknown_trace_shows_the_empty_state_with_the_link_retention(self):
         page = self.open("view=trace&trace_id=" + UNKNOWN)
