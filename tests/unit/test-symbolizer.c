@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../agent/process/build_id.h"
+#include "../../agent/process/process_registry.h"
 #include "../../agent/symbolize/elf_symbols.h"
 #include "../../agent/symbolize/symbolizer.h"
 #include "test.h"
@@ -163,6 +165,21 @@ static void resolve_name(struct symbolizer *s, pid_t pid, uint64_t addr, char *b
 	snprintf(buf, len, "%s", f.function);
 }
 
+/* The process name the registry captured for pid ("" when it holds none). */
+static const char *comm_of(struct symbolizer *s, pid_t pid)
+{
+	const struct process *p = process_registry__peek(symbolizer__registry(s), pid);
+
+	return p ? p->comm : "";
+}
+
+static const char *comm_image(struct symbolizer *s, pid_t pid, uint32_t image)
+{
+	const struct process *p = process_registry__image(symbolizer__registry(s), pid, image);
+
+	return p ? p->comm : "";
+}
+
 /* --- live fixtures ---------------------------------------------------------------------- */
 
 static void check_main_fixture(const char *name, int *ret_failed)
@@ -174,7 +191,7 @@ static void check_main_fixture(const char *name, int *ret_failed)
 
 	CHECK(s);
 	CHECK_EQ_INT(fixture_start(fixture_path(name), &fp), 0);
-	CHECK_EQ_INT(symbolizer__capture_process(s, fp.pid), 0);
+	CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), fp.pid), 0);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		symbolizer__resolve_user(s, fp.pid, fixture_addr(&fp, names[i]), &f);
 		CHECK_EQ_STR(f.function, names[i]);
@@ -185,7 +202,7 @@ static void check_main_fixture(const char *name, int *ret_failed)
 	/* An address inside a function (a return address) names that function. */
 	symbolizer__resolve_user(s, fp.pid, fixture_addr(&fp, "fixture_alpha") + 5, &f);
 	CHECK_EQ_STR(f.function, "fixture_alpha");
-	CHECK_EQ_STR(symbolizer__comm(s, fp.pid), name);
+	CHECK_EQ_STR(comm_of(s, fp.pid), name);
 	fixture_stop(&fp);
 	symbolizer__free(s);
 }
@@ -309,13 +326,13 @@ TEST(process_exited_after_capture_still_named)
 	CHECK(s);
 	CHECK_EQ_INT(fixture_start(fixture_path("fixture-nopie"), &fp), 0);
 	pid = fp.pid;
-	CHECK_EQ_INT(symbolizer__capture_process(s, pid), 0);
+	CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), pid), 0);
 	fixture_stop(&fp);
 	/* gone and reaped (not kill(pid, 0): pid_max can be small and the pid reused at once) */
 	CHECK(waitpid(pid, NULL, WNOHANG) < 0 && errno == ECHILD);
 	resolve_name(s, pid, fixture_addr(&fp, "fixture_beta"), name, sizeof(name));
 	CHECK_EQ_STR(name, "fixture_beta");
-	CHECK_EQ_STR(symbolizer__comm(s, pid), "fixture-nopie");
+	CHECK_EQ_STR(comm_of(s, pid), "fixture-nopie");
 	symbolizer__free(s);
 }
 
@@ -335,7 +352,7 @@ TEST(never_seen_exited_process_is_unknown_no_mapping)
 		if (kill(fp.pid, 0) != 0)
 			break;
 	}
-	CHECK_EQ_INT(symbolizer__capture_process(s, fp.pid), -ESRCH);
+	CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), fp.pid), -ESRCH);
 	symbolizer__resolve_user(s, fp.pid, fixture_addr(&fp, "fixture_beta"), &f);
 	st = stats_and_free(s);
 	CHECK_EQ_STR(f.function, "[unknown]");
@@ -361,7 +378,7 @@ TEST(deleted_binary_named_through_map_files_or_counted_unreadable)
 	unlink(path);
 	snprintf(cmd, sizeof(cmd), "/proc/%d/map_files", (int)fp.pid);
 	map_files_ok = access(cmd, R_OK) == 0 && geteuid() == 0;
-	CHECK_EQ_INT(symbolizer__capture_process(s, fp.pid), 0);
+	CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), fp.pid), 0);
 	fixture_stop(&fp);
 	symbolizer__resolve_user(s, fp.pid, fixture_addr(&fp, "fixture_alpha"), &f);
 	st = stats_and_free(s);
@@ -428,7 +445,7 @@ TEST(library_mapped_by_many_processes_is_read_once)
 	CHECK(s);
 	for (size_t i = 0; i < n; i++) {
 		CHECK_EQ_INT(fixture_start(fixture_path("fixture-uses-lib"), &fp[i]), 0);
-		CHECK_EQ_INT(symbolizer__capture_process(s, fp[i].pid), 0);
+		CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), fp[i].pid), 0);
 		if (i == 0)
 			symbolizer__stats(s, &first);
 	}
@@ -461,7 +478,7 @@ TEST(binary_cache_is_bounded_and_evicted_binaries_stay_usable)
 	CHECK(s);
 	for (size_t i = 0; i < 4; i++) {
 		CHECK_EQ_INT(fixture_start(fixture_path(names[i]), &fp[i]), 0);
-		CHECK_EQ_INT(symbolizer__capture_process(s, fp[i].pid), 0);
+		CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), fp[i].pid), 0);
 	}
 	/* Processes keep their binaries alive after the cache dropped them. */
 	for (size_t i = 0; i < 4; i++) {
@@ -484,16 +501,16 @@ TEST(process_cache_is_bounded)
 	CHECK(s);
 	for (size_t i = 0; i < 3; i++) {
 		CHECK_EQ_INT(fixture_start(fixture_path("fixture-pie"), &fp[i]), 0);
-		CHECK_EQ_INT(symbolizer__capture_process(s, fp[i].pid), 0);
+		CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), fp[i].pid), 0);
 	}
 	symbolizer__stats(s, &st);
 	CHECK_EQ_INT(st.processes_evicted, 1);
-	CHECK_EQ_STR(symbolizer__comm(s, fp[0].pid), ""); /* the oldest went */
+	CHECK_EQ_STR(comm_of(s, fp[0].pid), ""); /* the oldest went */
 	/* Still alive: resolving re-captures it. */
 	resolve_name(s, fp[0].pid, fixture_addr(&fp[0], "fixture_beta"), name, sizeof(name));
 	CHECK_EQ_STR(name, "fixture_beta");
-	symbolizer__forget_process(s, fp[1].pid);
-	CHECK_EQ_STR(symbolizer__comm(s, fp[1].pid), "");
+	process_registry__forget(symbolizer__registry(s), fp[1].pid);
+	CHECK_EQ_STR(comm_of(s, fp[1].pid), "");
 	for (size_t i = 0; i < 3; i++)
 		fixture_stop(&fp[i]);
 	symbolizer__free(s);
@@ -525,10 +542,11 @@ TEST(elf_reader_reports_build_id_and_dynsym_fallback)
 	int fd = open(fixture_path("fixture-pie"), O_RDONLY);
 
 	CHECK(fd >= 0);
-	CHECK_EQ_INT(elf_build_id_fd(fd, id, sizeof(id)), 0);
+	CHECK_EQ_INT(build_id__read_fd(fd, id, sizeof(id)), 0);
 	full = elf_symbols__load_fd(fd);
 	close(fd);
 	CHECK(full);
+	CHECK_EQ_INT(strlen(id), 40); /* the registry's reader and libelf's agree */
 	CHECK_EQ_STR(elf_symbols__build_id(full), id);
 	CHECK_EQ_INT(elf_symbols__from_dynsym(full), 0);
 	fd = open(fixture_path("fixture-stripped"), O_RDONLY);
@@ -599,8 +617,8 @@ TEST(unreadable_binary_is_unknown_with_module_and_counted)
 	    0);
 	s = symbolizer__new(&o);
 	CHECK(s);
-	CHECK_EQ_INT(symbolizer__capture_process(s, FAKE_PID), 0);
-	CHECK_EQ_STR(symbolizer__comm(s, FAKE_PID), "fakeproc");
+	CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), FAKE_PID), 0);
+	CHECK_EQ_STR(comm_of(s, FAKE_PID), "fakeproc");
 	symbolizer__resolve_user(s, FAKE_PID, 0x400123, &f);
 	CHECK_EQ_STR(f.function, "[unknown]");
 	CHECK_EQ_STR(f.module, "/nonexistent/bin/app");
@@ -635,23 +653,23 @@ TEST(samples_of_the_image_before_an_exec_are_named_after_it_until_the_window_end
 	    fake_proc(dir, "00400000-00401000 r-xp 00000000 08:01 99999 /old/bin/sh\n", NULL), 0);
 	s = symbolizer__new(&o);
 	CHECK(s);
-	CHECK_EQ_INT(symbolizer__capture_image(s, FAKE_PID, 0), 0);
+	CHECK_EQ_INT(process_registry__capture_image(symbolizer__registry(s), FAKE_PID, 0), 0);
 	CHECK_EQ_INT(
 	    fake_proc_image(dir, "00500000-00501000 r-xp 00000000 08:01 99998 /new/app\n", "app\n"),
 	    0);
-	CHECK_EQ_INT(symbolizer__capture_image(s, FAKE_PID, 1), 0);
+	CHECK_EQ_INT(process_registry__capture_image(symbolizer__registry(s), FAKE_PID, 1), 0);
 	symbolizer__resolve_user_image(s, FAKE_PID, 0, 0x400123, &f);
 	CHECK_EQ_STR(f.module, "/old/bin/sh");
 	symbolizer__resolve_user_image(s, FAKE_PID, 1, 0x500123, &f);
 	CHECK_EQ_STR(f.module, "/new/app");
-	CHECK_EQ_STR(symbolizer__comm_image(s, FAKE_PID, 0), "fakeproc");
-	CHECK_EQ_STR(symbolizer__comm_image(s, FAKE_PID, 1), "app");
+	CHECK_EQ_STR(comm_image(s, FAKE_PID, 0), "fakeproc");
+	CHECK_EQ_STR(comm_image(s, FAKE_PID, 1), "app");
 	/* The window that held the old image's samples is named: the old image goes. */
-	symbolizer__end_window(s);
+	process_registry__end_window(symbolizer__registry(s));
 	symbolizer__resolve_user_image(s, FAKE_PID, 0, 0x400123, &f);
 	CHECK_EQ_STR(f.function, "[unknown]");
 	CHECK_EQ_STR(f.module, "");
-	CHECK_EQ_STR(symbolizer__comm_image(s, FAKE_PID, 1), "app");
+	CHECK_EQ_STR(comm_image(s, FAKE_PID, 1), "app");
 	st = stats_and_free(s);
 	rm_tree(dir);
 	CHECK_EQ_INT(st.images_replaced, 1);
@@ -668,7 +686,7 @@ TEST(exited_process_read_as_no_mappings_keeps_what_was_captured)
 		     0);
 	s = symbolizer__new(&o);
 	CHECK(s);
-	CHECK_EQ_INT(symbolizer__capture_image(s, FAKE_PID, 3), 0);
+	CHECK_EQ_INT(process_registry__capture_image(symbolizer__registry(s), FAKE_PID, 3), 0);
 	/* A zombie: /proc/PID/maps reads empty until its parent reaps it. */
 	CHECK_EQ_INT(fake_proc_image(dir, "", "fakeproc\n"), 0);
 	usleep(150 * 1000); /* past the re-capture rate limit */
@@ -761,7 +779,7 @@ TEST(new_mapping_after_capture_is_found_by_recapture)
 	CHECK_EQ_INT(fake_proc(dir, "00400000-00401000 r-xp 00000000 00:00 0 \n", NULL), 0);
 	s = symbolizer__new(&o);
 	CHECK(s);
-	CHECK_EQ_INT(symbolizer__capture_process(s, FAKE_PID), 0);
+	CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), FAKE_PID), 0);
 	/* "dlopen": the library's whole file mapped at 0x10000000 after the capture. */
 	CHECK_EQ_INT(stat(lib, &lst), 0);
 	snprintf(maps, sizeof(maps),
