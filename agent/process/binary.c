@@ -28,8 +28,8 @@ struct inode_alias {
 };
 
 struct binary_cache {
-	struct lru *by_key; /* key -> struct binary (holds one reference) */
-	struct lru *inodes; /* "major:minor:inode" -> struct inode_alias */
+	struct lru *by_key;  /* key -> struct binary (holds one reference) */
+	struct lru *inodes;  /* "major:minor:inode" -> struct inode_alias */
 	struct binary *live; /* every binary alive */
 	struct binary_slot slots[BINARY_SLOTS];
 	struct binary_cache_stats stats;
@@ -133,7 +133,8 @@ static struct binary *binary_new(struct binary_cache *bc, int fd)
 	if (b->build_id[0])
 		snprintf(b->key, sizeof(b->key), "b:%s", b->build_id);
 	else
-		snprintf(b->key, sizeof(b->key), "i:%" PRIu64 ":%" PRIu64 ":%" PRIu64 ":%" PRId64 ".%09ld",
+		snprintf(b->key, sizeof(b->key),
+			 "i:%" PRIu64 ":%" PRIu64 ":%" PRIu64 ":%" PRId64 ".%09ld",
 			 (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
 			 (int64_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
 	return b;
@@ -180,8 +181,8 @@ static struct binary *cached_by_inode(struct binary_cache *bc, const char *ikey,
 	return lru__get(bc->by_key, alias->key, strlen(alias->key));
 }
 
-struct binary *binary_cache__get_mapping(struct binary_cache *bc, const char *proc_root,
-					 pid_t pid, const struct procmap_entry *e)
+struct binary *binary_cache__get_mapping(struct binary_cache *bc, const char *proc_root, pid_t pid,
+					 const struct procmap_entry *e)
 {
 	char ikey[ALIAS_KEY_MAX];
 	struct binary *b, *cached;

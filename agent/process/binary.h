@@ -52,8 +52,8 @@ void binary_cache__free(struct binary_cache *bc);
  * <proc_root>/PID/map_files (exact, also when deleted), else the path inside the process's
  * root, else the path, and then only when it is still the inode that was mapped. NULL + errno
  * (ENOEXEC: not ELF; ESTALE: replaced since it was mapped). */
-struct binary *binary_cache__get_mapping(struct binary_cache *bc, const char *proc_root,
-					 pid_t pid, const struct procmap_entry *e);
+struct binary *binary_cache__get_mapping(struct binary_cache *bc, const char *proc_root, pid_t pid,
+					 const struct procmap_entry *e);
 
 struct binary *binary__ref(struct binary *b);
 void binary__unref(struct binary *b); /* NULL is fine */

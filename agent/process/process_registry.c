@@ -531,8 +531,7 @@ void process_registry__free(struct process_registry *reg)
 	free(reg);
 }
 
-void process_registry__stats(const struct process_registry *reg,
-			     struct process_registry_stats *ret)
+void process_registry__stats(const struct process_registry *reg, struct process_registry_stats *ret)
 {
 	*ret = reg->stats;
 	ret->processes_cached = lru__size(reg->procs);

@@ -71,13 +71,13 @@ struct process {
 	uid_t uid;		     /* effective uid (the owner of /proc/PID) */
 	dev_t exe_dev;		     /* the executable's identity (0 for kernel threads) */
 	ino_t exe_ino;
-	bool gone; /* seen exited: the mappings are the last ones read */
+	bool gone;			  /* seen exited: the mappings are the last ones read */
 	struct process_mapping *mappings; /* executable ones, sorted by start */
 	size_t n_mappings;
 	uint64_t captured_ns; /* CLOCK_MONOTONIC of the last maps read */
 
 	/* the registry's own */
-	pid_t nspid; /* 0 until process_registry__nspid() read it */
+	pid_t nspid;	      /* 0 until process_registry__nspid() read it */
 	struct process *prev; /* the image an exec replaced, until its window has been named */
 	uint64_t validated_ns, recapture_wait_ns;
 	void *slots[PROCESS_SLOTS];
@@ -86,8 +86,8 @@ struct process {
 };
 
 struct process_registry_options {
-	size_t max_processes; /* records held (default 4096) */
-	size_t max_binaries;  /* binaries cached beyond those still mapped (default 256) */
+	size_t max_processes;  /* records held (default 4096) */
+	size_t max_binaries;   /* binaries cached beyond those still mapped (default 256) */
 	const char *proc_root; /* "/proc" unless testing */
 };
 
@@ -127,8 +127,7 @@ struct process *process_registry__get(struct process_registry *reg, pid_t pid);
 struct process *process_registry__peek(struct process_registry *reg, pid_t pid);
 /* The record a sample of (pid, image) belongs to: the current one, the one an exec replaced,
  * or a newer one whose announcement was lost (captured now). NULL when none. */
-struct process *process_registry__image(struct process_registry *reg, pid_t pid,
-					uint32_t image);
+struct process *process_registry__image(struct process_registry *reg, pid_t pid, uint32_t image);
 
 /* The mapping holding addr; on a miss, re-reads the maps (rate-limited, see above). */
 const struct process_mapping *process_registry__find_mapping(struct process_registry *reg,

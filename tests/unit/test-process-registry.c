@@ -16,48 +16,12 @@
 
 #include "../../agent/process/build_id.h"
 #include "../../agent/process/process_registry.h"
+#include "fixture_files.h"
 #include "test.h"
 
 #define PID_A 4242
 #define PID_B 4243
 #define PID_C 4244
-
-static const char *fixture_path(const char *name)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return name;
-	exe[n] = '\0';
-	/* $(BUILD)/tests/test-process-registry -> $(BUILD)/fixtures/NAME */
-	snprintf(path, sizeof(path), "%s/../fixtures/%s", dirname(exe), name);
-	return path;
-}
-
-static int write_file(const char *dir, const char *name, const char *text)
-{
-	char path[PATH_MAX];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	if (!f)
-		return -errno;
-	fputs(text, f);
-	return fclose(f) ? -errno : 0;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static void rm_tree(const char *dir)
-{
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 /* Writes pid's maps and comm under the fake proc root (an exec or a new process). */
 static int fake_pid(const char *dir, pid_t pid, const char *maps, const char *comm)
@@ -133,7 +97,8 @@ TEST(exec_replaces_the_image_and_keeps_the_old_one_until_the_window_ends)
 	CHECK(slot >= 0);
 	CHECK_EQ_INT(process_registry__capture_image(reg, PID_A, 1), 0);
 	attach(process_registry__peek(reg, PID_A), slot);
-	CHECK_EQ_INT(fake_pid(dir, PID_A, "00500000-00501000 r-xp 00000000 00:00 0 \n", "app\n"), 0);
+	CHECK_EQ_INT(fake_pid(dir, PID_A, "00500000-00501000 r-xp 00000000 00:00 0 \n", "app\n"),
+		     0);
 	CHECK_EQ_INT(process_registry__capture_image(reg, PID_A, 2), 0);
 	old = process_registry__image(reg, PID_A, 1);
 	cur = process_registry__image(reg, PID_A, 2);

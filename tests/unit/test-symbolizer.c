@@ -20,6 +20,7 @@
 #include "../../agent/process/process_registry.h"
 #include "../../agent/symbolize/elf_symbols.h"
 #include "../../agent/symbolize/symbolizer.h"
+#include "fixture_files.h"
 #include "test.h"
 
 #define MAX_ADDRS 8
@@ -32,20 +33,6 @@ struct fixture_proc {
 	char names[MAX_ADDRS][128];
 	uint64_t addrs[MAX_ADDRS];
 };
-
-static const char *fixture_path(const char *name)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return name;
-	exe[n] = '\0';
-	/* $(BUILD)/tests/test-symbolizer -> $(BUILD)/fixtures/NAME */
-	snprintf(path, sizeof(path), "%s/../fixtures/%s", dirname(exe), name);
-	return path;
-}
 
 static int read_addrs(FILE *out, struct fixture_proc *fp)
 {
@@ -124,16 +111,6 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static void rm_tree(const char *dir)
-{
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* The final counters of s, which is freed. */
 static struct symbolizer_stats stats_and_free(struct symbolizer *s)
 {
@@ -142,19 +119,6 @@ static struct symbolizer_stats stats_and_free(struct symbolizer *s)
 	symbolizer__stats(s, &st);
 	symbolizer__free(s);
 	return st;
-}
-
-static int write_file(const char *dir, const char *name, const char *text)
-{
-	char path[PATH_MAX];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	if (!f)
-		return -errno;
-	fputs(text, f);
-	return fclose(f) ? -errno : 0;
 }
 
 static void resolve_name(struct symbolizer *s, pid_t pid, uint64_t addr, char *buf, size_t len)
@@ -362,7 +326,7 @@ TEST(never_seen_exited_process_is_unknown_no_mapping)
 
 TEST(deleted_binary_named_through_map_files_or_counted_unreadable)
 {
-	char dir[] = "/tmp/rt-symtest-XXXXXX", path[PATH_MAX], cmd[PATH_MAX * 2];
+	char dir[] = "/tmp/rt-symtest-XXXXXX", path[PATH_MAX], cmd[PATH_MAX * 2 + 8];
 	struct symbolizer *s = symbolizer__new(NULL);
 	struct symbolizer_stats st;
 	struct fixture_proc fp;
