@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lru.h"
+#include "proc_identity.h"
 #include "process_registry.h"
 
 #define DEFAULT_MAX_BINARIES 256
@@ -89,6 +90,7 @@ static void process_free(struct process *p)
 	}
 	live_unlink(p->reg, p);
 	free_mappings(p->mappings, p->n_mappings);
+	free(p->exe);
 	free(p);
 }
 
@@ -102,22 +104,30 @@ static void process_evicted(void *value, void *ctx)
 
 /* --- /proc facts -------------------------------------------------------------------------- */
 
+/* The process's name; an empty or failed read keeps the one it had. */
 static void read_comm(struct process_registry *reg, struct process *p)
 {
-	char path[320];
-	ssize_t n;
-	int fd;
+	char comm[PROCESS_COMM_MAX];
 
-	snprintf(path, sizeof(path), "%s/%d/comm", reg->proc_root, (int)p->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (proc_read_pid_file(reg->proc_root, p->pid, "comm", comm, sizeof(comm)))
 		return;
-	n = read(fd, p->comm, sizeof(p->comm) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	p->comm[n] = '\0';
-	p->comm[strcspn(p->comm, "\n")] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	if (comm[0])
+		memcpy(p->comm, comm, sizeof(comm));
+}
+
+/* The executable's path (for the service rules) and whether it is a kernel thread. A failed
+ * read leaves it unknown (NULL): a rule on the executable does not match it. */
+static void read_exe(struct process_registry *reg, struct process *p)
+{
+	char exe[PROCMAPS_PATH_MAX];
+
+	free(p->exe);
+	p->exe = NULL;
+	if (proc_read_kernel_thread(reg->proc_root, p->pid, &p->kernel_thread))
+		p->kernel_thread = false;
+	if (!p->kernel_thread && proc_read_exe(reg->proc_root, p->pid, exe, sizeof(exe)) == 0)
+		p->exe = strdup(exe);
 }
 
 /* The pid as the process itself sees it (last NSpid field), for perf-PID.map in containers. */
@@ -309,6 +319,7 @@ static struct process *new_process(struct process_registry *reg, pid_t pid, uint
 	p->recapture_wait_ns = RECAPTURE_INTERVAL_NS;
 	live_link(reg, p);
 	read_comm(reg, p);
+	read_exe(reg, p);
 	p->uid = read_uid(reg, pid);
 	exe_identity(reg, pid, &p->exe_dev, &p->exe_ino); /* kernel threads have none */
 	p->validated_ns = now_ns();
@@ -341,6 +352,7 @@ static void revalidate(struct process_registry *reg, struct process *p)
 	p->exe_dev = dev;
 	p->exe_ino = ino;
 	read_comm(reg, p);
+	read_exe(reg, p);
 	read_mappings(reg, p);
 }
 

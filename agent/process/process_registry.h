@@ -17,9 +17,9 @@
  * Lifetime of a record (the rules live here and in process_registry.c, nowhere else):
  *
  * - First sight: process_registry__capture() (or __capture_image() with the BPF program's
- *   image number, or a lookup of a pid never seen) reads comm, uid, the executable's identity
- *   and the executable mappings now, while the process is alive, and opens each mapped binary
- *   once (binaries already cached are not opened again).
+ *   image number, or a lookup of a pid never seen) reads comm, uid, the executable (path,
+ *   identity, kernel thread or not) and the executable mappings now, while the process is
+ *   alive, and opens each mapped binary once (binaries already cached are not opened again).
  * - Exec and pid reuse: the BPF program counts a pid's images. __capture_image() with another
  *   image captures the new one beside the old; the old one keeps naming the samples it took
  *   until process_registry__end_window(), then goes. Without image numbers (exec hook
@@ -69,7 +69,9 @@ struct process {
 	uint32_t image;		     /* the BPF program's image number of this capture */
 	char comm[PROCESS_COMM_MAX]; /* "" when unreadable */
 	uid_t uid;		     /* effective uid (the owner of /proc/PID) */
-	dev_t exe_dev;		     /* the executable's identity (0 for kernel threads) */
+	char *exe; /* the executable's path without " (deleted)"; NULL: kernel thread, unreadable */
+	bool kernel_thread;
+	dev_t exe_dev; /* the executable's identity (0 for kernel threads) */
 	ino_t exe_ino;
 	bool gone;			  /* seen exited: the mappings are the last ones read */
 	struct process_mapping *mappings; /* executable ones, sorted by start */

@@ -504,7 +504,8 @@ static const struct process_names *process_names(struct collect_ctx *c, pid_t pi
 {
 	struct pipeline *p = c->p;
 	struct process_names *pn;
-	struct pid_image id = {0};
+	const char *cgroup = NULL, *exe = NULL;
+	bool kernel_thread = false;
 	const struct process *proc;
 	const char *comm;
 	uint64_t v;
@@ -527,18 +528,22 @@ static const struct process_names *process_names(struct collect_ctx *c, pid_t pi
 	if (!comm || !*comm)
 		comm = thread;
 	comm = window__intern(c->w, comm);
-	if (p->cgroups) /* not captured yet (first-sight event lost): read it now */
-		cgroup_pids__image(p->cgroups, pid, cgroup_id, image, CGROUP_RECHECK_MS, &id);
-	if ((id.cgroup && !(id.cgroup = window__intern(c->w, id.cgroup))) ||
-	    (id.exe && !(id.exe = window__intern(c->w, id.exe))))
+	if (p->cgroups) { /* not captured yet (first-sight event lost): read it now */
+		cgroup =
+		    cgroup_pids__get_image(p->cgroups, pid, cgroup_id, image, CGROUP_RECHECK_MS);
+		exe = proc ? proc->exe : NULL; /* the service rules' facts: the registry's */
+		kernel_thread = proc && proc->kernel_thread;
+	}
+	if ((cgroup && !(cgroup = window__intern(c->w, cgroup))) ||
+	    (exe && !(exe = window__intern(c->w, exe))))
 		return NULL;
 	if (!comm)
 		return NULL;
 	pn = &p->names[p->n_names];
 	pn->comm = comm;
-	pn->cgroup = id.cgroup;
-	pn->exe = id.exe;
-	pn->kernel_thread = id.kernel_thread;
+	pn->cgroup = cgroup;
+	pn->exe = exe;
+	pn->kernel_thread = kernel_thread;
 	if (hashtab__put(&p->processes, image_key(pid, image), p->n_names))
 		return NULL;
 	p->n_names++;

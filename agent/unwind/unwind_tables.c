@@ -653,16 +653,16 @@ void unwind_tables__touch_process(struct unwind_tables *ut, pid_t pid)
 		reload |=
 		    e->loaded && e->loaded_ns > rec->captured_ns; /* built after its capture */
 	}
-	/* It may have mapped new code since (dlopen): its pcs there would end its stacks
-	 * ("no_mapping"). The registry re-read its maps (a symbolizer miss), or we ask it to. */
+	/* The registry re-read its maps since (a symbolizer miss): publish what it read. */
 	reload |= p->captured_ns > rec->captured_ns;
-	if (now - rec->captured_ns >= REFRESH_NS && now - p->captured_ns >= REFRESH_NS) {
+	/* Some of its tables were evicted (load them again, same ids), or built since; or it may
+	 * have mapped new code (dlopen, JIT regions) whose pcs would end its stacks
+	 * ("no_mapping"): its maps as they are now, unless the registry just read them. */
+	if (!reload && now - rec->captured_ns < REFRESH_NS)
+		return;
+	if (p->captured_ns <= rec->captured_ns)
 		process_registry__refresh(ut->reg, p);
-		reload = true;
-	}
-	/* Some of its tables were evicted: load them again (same ids). */
-	if (reload || now - rec->captured_ns >= REFRESH_NS)
-		publish_process(ut, p);
+	publish_process(ut, p);
 }
 
 void unwind_tables__stats(const struct unwind_tables *ut, struct unwind_tables_stats *ret)

@@ -39,8 +39,7 @@ static inline int write_file(const char *dir, const char *name, const char *text
 	return fclose(f) ? -errno : 0;
 }
 
-static inline int rm_tree_entry(const char *path, const struct stat *st, int flag,
-				struct FTW *ftw)
+static inline int rm_tree_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	return remove(path);
 }

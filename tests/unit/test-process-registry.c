@@ -378,6 +378,70 @@ TEST(a_consumer_removing_its_slot_frees_every_state_it_hung)
 	rm_tree(dir);
 }
 
+/* pid's exe link (NULL: none, as a kernel thread's) and stat line. */
+static int fake_exe(const char *dir, pid_t pid, const char *target, const char *stat)
+{
+	char sub[PATH_MAX], link[PATH_MAX + 8];
+
+	snprintf(sub, sizeof(sub), "%s/%d", dir, (int)pid);
+	snprintf(link, sizeof(link), "%s/exe", sub);
+	unlink(link);
+	if (target && symlink(target, link))
+		return -errno;
+	return write_file(sub, "stat", stat);
+}
+
+#define NGINX_STAT "42 (nginx) S 1 42 42 0 -1 4194560 0 0 0 0 0\n"
+
+TEST(the_executable_is_kept_per_image_and_without_deleted)
+{
+	char dir[] = "/tmp/rt-registry-XXXXXX";
+	struct process_registry *reg;
+
+	CHECK(mkdtemp(dir));
+	CHECK_EQ_INT(fake_pid(dir, PID_A, "00400000-00401000 r-xp 00000000 00:00 0 \n", "nginx\n"),
+		     0);
+	/* upgraded under it: a rule on the path still matches */
+	CHECK_EQ_INT(fake_exe(dir, PID_A, "/usr/sbin/nginx (deleted)", NGINX_STAT), 0);
+	reg = new_registry(dir, 0, 0);
+	CHECK(reg);
+	CHECK_EQ_INT(process_registry__capture_image(reg, PID_A, 0), 0);
+	CHECK_EQ_STR(process_registry__peek(reg, PID_A)->exe, "/usr/sbin/nginx");
+	CHECK(!process_registry__peek(reg, PID_A)->kernel_thread);
+	/* it exec'd another program: image 1 has its own executable, image 0 keeps its own */
+	CHECK_EQ_INT(fake_exe(dir, PID_A, "/usr/bin/python3.11", NGINX_STAT), 0);
+	CHECK_EQ_INT(process_registry__capture_image(reg, PID_A, 1), 0);
+	CHECK_EQ_STR(process_registry__image(reg, PID_A, 1)->exe, "/usr/bin/python3.11");
+	CHECK_EQ_STR(process_registry__image(reg, PID_A, 0)->exe, "/usr/sbin/nginx");
+	/* gone: what was captured stays */
+	rm_tree(dir);
+	CHECK_EQ_STR(process_registry__image(reg, PID_A, 1)->exe, "/usr/bin/python3.11");
+	process_registry__free(reg);
+}
+
+TEST(a_kernel_thread_has_no_executable)
+{
+	char dir[] = "/tmp/rt-registry-XXXXXX";
+	struct process_registry *reg;
+	const struct process *p;
+
+	CHECK(mkdtemp(dir));
+	CHECK_EQ_INT(fake_pid(dir, PID_A, "", "kworker/0:1\n"), 0);
+	/* a kernel thread's exe link reads ENOENT; PF_KTHREAD in its flags */
+	CHECK_EQ_INT(
+	    fake_exe(dir, PID_A, NULL, "42 (kworker/0:1-events) I 2 0 0 0 -1 69238880 0 0 0 0 0\n"),
+	    0);
+	reg = new_registry(dir, 0, 0);
+	CHECK(reg);
+	CHECK_EQ_INT(process_registry__capture(reg, PID_A), 0);
+	p = process_registry__peek(reg, PID_A);
+	CHECK(p->kernel_thread);
+	CHECK(!p->exe);
+	CHECK_EQ_INT(p->n_mappings, 0);
+	process_registry__free(reg);
+	rm_tree(dir);
+}
+
 TEST_MAIN("process_registry",
 	  T(exec_replaces_the_image_and_keeps_the_old_one_until_the_window_ends),
 	  T(exit_forgets_the_process_and_frees_consumers_state),
@@ -387,4 +451,6 @@ TEST_MAIN("process_registry",
 	  T(binary_without_build_id_is_named_by_device_inode_size_and_mtime),
 	  T(not_elf_is_unreadable),
 	  T(eviction_frees_the_least_recent_process_and_unmapped_binaries),
-	  T(a_consumer_removing_its_slot_frees_every_state_it_hung))
+	  T(a_consumer_removing_its_slot_frees_every_state_it_hung),
+	  T(the_executable_is_kept_per_image_and_without_deleted),
+	  T(a_kernel_thread_has_no_executable))
