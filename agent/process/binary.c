@@ -13,13 +13,9 @@
 
 #include "binary.h"
 #include "lru.h"
+#include "state_slot.h"
 
 #define ALIAS_KEY_MAX 64
-
-struct binary_slot {
-	void (*free_state)(void *state, void *ctx);
-	void *ctx;
-};
 
 /* dev+inode (as maps shows them) -> binary key; the path guards against a reused inode. */
 struct inode_alias {
@@ -31,20 +27,9 @@ struct binary_cache {
 	struct lru *by_key;  /* key -> struct binary (holds one reference) */
 	struct lru *inodes;  /* "major:minor:inode" -> struct inode_alias */
 	struct binary *live; /* every binary alive */
-	struct binary_slot slots[BINARY_SLOTS];
+	struct state_slot slots[BINARY_SLOTS];
 	struct binary_cache_stats stats;
 };
-
-static void free_slots(struct binary *b)
-{
-	for (int i = 0; i < BINARY_SLOTS; i++) {
-		const struct binary_slot *s = &b->cache->slots[i];
-
-		if (b->slots[i] && s->free_state)
-			s->free_state(b->slots[i], s->ctx);
-		b->slots[i] = NULL;
-	}
-}
 
 struct binary *binary__ref(struct binary *b)
 {
@@ -56,7 +41,8 @@ void binary__unref(struct binary *b)
 {
 	if (!b || --b->refs > 0)
 		return;
-	free_slots(b);
+	for (int i = 0; i < BINARY_SLOTS; i++)
+		state_slot__release(&b->cache->slots[i], &b->slots[i]);
 	if (b->live_prev)
 		b->live_prev->live_next = b->live_next;
 	else
@@ -224,25 +210,14 @@ struct binary *binary_cache__get_mapping(struct binary_cache *bc, const char *pr
 int binary_cache__add_slot(struct binary_cache *bc, void (*free_state)(void *state, void *ctx),
 			   void *ctx)
 {
-	for (int i = 0; i < BINARY_SLOTS; i++) {
-		if (bc->slots[i].free_state)
-			continue;
-		bc->slots[i] = (struct binary_slot){free_state, ctx};
-		return i;
-	}
-	return -ENOSPC;
+	return state_slot__add(bc->slots, BINARY_SLOTS, free_state, ctx);
 }
 
 void binary_cache__remove_slot(struct binary_cache *bc, int slot)
 {
-	struct binary_slot *s = &bc->slots[slot];
-
-	for (struct binary *b = bc->live; b; b = b->live_next) {
-		if (b->slots[slot] && s->free_state)
-			s->free_state(b->slots[slot], s->ctx);
-		b->slots[slot] = NULL;
-	}
-	*s = (struct binary_slot){0};
+	for (struct binary *b = bc->live; b; b = b->live_next)
+		state_slot__release(&bc->slots[slot], &b->slots[slot]);
+	bc->slots[slot] = (struct state_slot){0};
 }
 
 struct binary_cache *binary_cache__new(size_t max_binaries)

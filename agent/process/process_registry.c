@@ -13,6 +13,7 @@
 #include "lru.h"
 #include "proc_identity.h"
 #include "process_registry.h"
+#include "state_slot.h"
 
 #define DEFAULT_MAX_BINARIES 256
 #define DEFAULT_MAX_PROCESSES 4096
@@ -23,17 +24,12 @@
  * built without frame pointers yield addresses in no mapping, every window. */
 #define RECAPTURE_MAX_NS (60 * 1000 * NSEC_PER_MSEC)
 
-struct process_slot {
-	void (*free_state)(void *state, void *ctx);
-	void *ctx;
-};
-
 struct process_registry {
 	char proc_root[256];
 	struct lru *procs; /* pid -> current struct process (its prev hangs from it) */
 	struct binary_cache *binaries;
 	struct process *live; /* every record alive */
-	struct process_slot slots[PROCESS_SLOTS];
+	struct state_slot slots[PROCESS_SLOTS];
 	pid_t *replaced; /* pids whose previous image is kept until the window ends */
 	size_t n_replaced, replaced_cap;
 	struct process_registry_stats stats;
@@ -82,12 +78,8 @@ static void process_free(struct process *p)
 	if (!p)
 		return;
 	process_free(p->prev);
-	for (int i = 0; i < PROCESS_SLOTS; i++) {
-		const struct process_slot *s = &p->reg->slots[i];
-
-		if (p->slots[i] && s->free_state)
-			s->free_state(p->slots[i], s->ctx);
-	}
+	for (int i = 0; i < PROCESS_SLOTS; i++)
+		state_slot__release(&p->reg->slots[i], &p->slots[i]);
 	live_unlink(p->reg, p);
 	free_mappings(p->mappings, p->n_mappings);
 	free(p->exe);
@@ -476,25 +468,14 @@ struct process *process_registry__image(struct process_registry *reg, pid_t pid,
 int process_registry__add_process_slot(struct process_registry *reg,
 				       void (*free_state)(void *state, void *ctx), void *ctx)
 {
-	for (int i = 0; i < PROCESS_SLOTS; i++) {
-		if (reg->slots[i].free_state)
-			continue;
-		reg->slots[i] = (struct process_slot){free_state, ctx};
-		return i;
-	}
-	return -ENOSPC;
+	return state_slot__add(reg->slots, PROCESS_SLOTS, free_state, ctx);
 }
 
 void process_registry__remove_process_slot(struct process_registry *reg, int slot)
 {
-	struct process_slot *s = &reg->slots[slot];
-
-	for (struct process *p = reg->live; p; p = p->live_next) {
-		if (p->slots[slot] && s->free_state)
-			s->free_state(p->slots[slot], s->ctx);
-		p->slots[slot] = NULL;
-	}
-	*s = (struct process_slot){0};
+	for (struct process *p = reg->live; p; p = p->live_next)
+		state_slot__release(&reg->slots[slot], &p->slots[slot]);
+	reg->slots[slot] = (struct state_slot){0};
 }
 
 int process_registry__add_binary_slot(struct process_registry *reg,

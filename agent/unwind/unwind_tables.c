@@ -523,8 +523,6 @@ static void add_mapping(struct unwind_tables *ut, struct capture *c,
 	struct table_entry *e = NULL;
 	uint64_t bias = 0;
 
-	if (!strcmp(m->path, "[vsyscall]"))
-		return;
 	if (c->proc.n_mappings >= UNWIND_MAX_MAPPINGS) {
 		ut->stats.mappings_dropped++;
 		return;
@@ -567,22 +565,56 @@ static struct proc_rec *new_proc(struct unwind_tables *ut, pid_t pid)
 	return NULL;
 }
 
+/* p's mappings as they are now but "[vsyscall]" (no code of its own to unwind), each binary
+ * held: a table build polls the sampler in between (sink.between_builds), and what that
+ * captures may re-read or evict p in the registry. NULL + *ret_n 0: out of memory. */
+static struct process_mapping *snapshot_mappings(const struct process *p, size_t *ret_n)
+{
+	struct process_mapping *maps = calloc(p->n_mappings ? p->n_mappings : 1, sizeof(*maps));
+
+	*ret_n = 0;
+	for (size_t i = 0; maps && i < p->n_mappings; i++) {
+		if (!strcmp(p->mappings[i].path, "[vsyscall]"))
+			continue;
+		maps[*ret_n] = p->mappings[i];
+		maps[*ret_n].path = NULL; /* p's: not ours to read after a build */
+		if (maps[*ret_n].bin)
+			binary__ref(maps[*ret_n].bin);
+		(*ret_n)++;
+	}
+	return maps;
+}
+
+static void release_mappings(struct process_mapping *maps, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		binary__unref(maps[i].bin);
+	free(maps);
+}
+
 /* Builds (or finds) the table of each of p's mappings and publishes its mapping table. */
 static int publish_process(struct unwind_tables *ut, const struct process *p)
 {
 	struct capture *c = calloc(1, sizeof(*c));
+	pid_t pid = p->pid;
+	size_t n;
+	struct process_mapping *maps = snapshot_mappings(p, &n);
 	struct proc_rec *rec;
 	int ret;
 
-	if (!c)
+	if (!c || !maps) {
+		free(c);
+		free(maps);
 		return -ENOMEM;
+	}
 	ut->tick++;
-	for (size_t i = 0; i < p->n_mappings; i++)
-		add_mapping(ut, c, &p->mappings[i]);
-	rec = find_proc(ut, p->pid);
+	for (size_t i = 0; i < n; i++)
+		add_mapping(ut, c, &maps[i]);
+	release_mappings(maps, n);
+	rec = find_proc(ut, pid);
 	if (!rec)
-		rec = new_proc(ut, p->pid);
-	ret = rec ? ut->sink.set_process(ut->sink.ctx, p->pid, &c->proc) : -ENOSPC;
+		rec = new_proc(ut, pid);
+	ret = rec ? ut->sink.set_process(ut->sink.ctx, pid, &c->proc) : -ENOSPC;
 	if (!ret) {
 		memcpy(rec->slots, c->rec.slots, sizeof(rec->slots));
 		rec->n = c->proc.n_mappings;
