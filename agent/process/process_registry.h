@@ -41,6 +41,15 @@
  * BPF announced (capture, capture_image, end_window, forget), then tells each consumer, passing
  * the pid or the record; consumers read records and attach their state.
  *
+ * For a consumer (the symboliser, the unwind tables, a runtime's detection):
+ * - appeared or changed image: the pipeline calls it after process_registry__capture_image()
+ *   with process_registry__peek(pid) (its image number tells an exec from a repeat); detection
+ *   walks p->mappings (path, and bin for files: bin->key names the binary, bin->fd reads it)
+ *   and hangs what it found on its process slot (and per-binary facts on a binary slot, found
+ *   again for the next process of the same binary);
+ * - exited: the pipeline calls it before process_registry__forget(); its slot states are freed
+ *   by the registry in any case (exit, end of window after an exec, eviction).
+ *
  * Not thread-safe: the pipeline's thread owns the registry. A binary's fd may be dup'ed for
  * another thread (the unwind tables' builder does).
  */

@@ -81,6 +81,22 @@ static struct process_registry_stats stats_of(const struct process_registry *reg
 	return st;
 }
 
+#define ANON_CODE "00400000-00401000 r-xp 00000000 00:00 0 \n"
+
+/* A fake proc root in dir (a template, rewritten) with PID_A mapping anonymous code under
+ * comm, a registry on it, and a counting process slot (*ret_slot). NULL on failure. */
+static struct process_registry *one_process(char *dir, const char *comm, int *ret_slot)
+{
+	struct process_registry *reg;
+
+	if (!mkdtemp(dir) || fake_pid(dir, PID_A, ANON_CODE, comm))
+		return NULL;
+	reg = new_registry(dir, 0, 0);
+	states_freed = 0;
+	*ret_slot = reg ? process_registry__add_process_slot(reg, count_free, NULL) : -1;
+	return reg;
+}
+
 TEST(exec_replaces_the_image_and_keeps_the_old_one_until_the_window_ends)
 {
 	char dir[] = "/tmp/rt-registry-XXXXXX";
@@ -88,13 +104,8 @@ TEST(exec_replaces_the_image_and_keeps_the_old_one_until_the_window_ends)
 	struct process *old, *cur;
 	int slot;
 
-	CHECK(mkdtemp(dir));
-	CHECK_EQ_INT(fake_pid(dir, PID_A, "00400000-00401000 r-xp 00000000 00:00 0 \n", "sh\n"), 0);
-	reg = new_registry(dir, 0, 0);
-	CHECK(reg);
-	states_freed = 0;
-	slot = process_registry__add_process_slot(reg, count_free, NULL);
-	CHECK(slot >= 0);
+	reg = one_process(dir, "sh\n", &slot);
+	CHECK(reg && slot >= 0);
 	CHECK_EQ_INT(process_registry__capture_image(reg, PID_A, 1), 0);
 	attach(process_registry__peek(reg, PID_A), slot);
 	CHECK_EQ_INT(fake_pid(dir, PID_A, "00500000-00501000 r-xp 00000000 00:00 0 \n", "app\n"),
@@ -125,12 +136,8 @@ TEST(exit_forgets_the_process_and_frees_consumers_state)
 	struct process_registry *reg;
 	int slot;
 
-	CHECK(mkdtemp(dir));
-	CHECK_EQ_INT(fake_pid(dir, PID_A, "00400000-00401000 r-xp 00000000 00:00 0 \n", "a\n"), 0);
-	reg = new_registry(dir, 0, 0);
-	CHECK(reg);
-	states_freed = 0;
-	slot = process_registry__add_process_slot(reg, count_free, NULL);
+	reg = one_process(dir, "a\n", &slot);
+	CHECK(reg && slot >= 0);
 	CHECK_EQ_INT(process_registry__capture(reg, PID_A), 0);
 	attach(process_registry__peek(reg, PID_A), slot);
 	/* Exited, not reaped yet: maps read empty. What was captured is kept, marked gone. */
@@ -154,12 +161,8 @@ TEST(reused_pid_is_a_new_process_not_the_old_one_updated)
 	struct process *first, *second;
 	int slot;
 
-	CHECK(mkdtemp(dir));
-	CHECK_EQ_INT(fake_pid(dir, PID_A, "00400000-00401000 r-xp 00000000 00:00 0 \n", "old\n"),
-		     0);
-	reg = new_registry(dir, 0, 0);
-	CHECK(reg);
-	slot = process_registry__add_process_slot(reg, count_free, NULL);
+	reg = one_process(dir, "old\n", &slot);
+	CHECK(reg && slot >= 0);
 	CHECK_EQ_INT(process_registry__capture_image(reg, PID_A, 7), 0);
 	first = process_registry__peek(reg, PID_A);
 	attach(first, slot);
@@ -185,10 +188,9 @@ TEST(a_miss_rereads_the_maps_rate_limited_backing_off_while_it_misses)
 	char dir[] = "/tmp/rt-registry-XXXXXX";
 	struct process_registry *reg;
 	struct process *p;
+	int slot;
 
-	CHECK(mkdtemp(dir));
-	CHECK_EQ_INT(fake_pid(dir, PID_A, "00400000-00401000 r-xp 00000000 00:00 0 \n", "a\n"), 0);
-	reg = new_registry(dir, 0, 0);
+	reg = one_process(dir, "a\n", &slot);
 	CHECK(reg);
 	CHECK_EQ_INT(process_registry__capture(reg, PID_A), 0);
 	p = process_registry__peek(reg, PID_A);
@@ -205,11 +207,8 @@ TEST(a_miss_rereads_the_maps_rate_limited_backing_off_while_it_misses)
 	CHECK(process_registry__find_mapping(reg, p, 0x900000) == NULL);
 	CHECK_EQ_INT(stats_of(reg).recaptures, 2);
 	/* dlopen: mapped now, found at the next allowed re-read. */
-	CHECK_EQ_INT(fake_pid(dir, PID_A,
-			      "00400000-00401000 r-xp 00000000 00:00 0 \n"
-			      "00900000-00901000 r-xp 00000000 00:00 0 \n",
-			      "a\n"),
-		     0);
+	CHECK_EQ_INT(
+	    fake_pid(dir, PID_A, ANON_CODE "00900000-00901000 r-xp 00000000 00:00 0 \n", "a\n"), 0);
 	usleep(200 * 1000);
 	CHECK(process_registry__find_mapping(reg, p, 0x900000) != NULL);
 	CHECK_EQ_INT(stats_of(reg).recaptures, 3);
@@ -330,8 +329,8 @@ TEST(eviction_frees_the_least_recent_process_and_unmapped_binaries)
 	file_line(exe_line, sizeof(exe_line), 0x20000000, fixture_path("fixture-pie"));
 	snprintf(line, sizeof(line), "%s%s", lib_line, exe_line);
 	CHECK_EQ_INT(fake_pid(dir, PID_A, line, "a\n"), 0);
-	CHECK_EQ_INT(fake_pid(dir, PID_B, "00400000-00401000 r-xp 00000000 00:00 0 \n", "b\n"), 0);
-	CHECK_EQ_INT(fake_pid(dir, PID_C, "00400000-00401000 r-xp 00000000 00:00 0 \n", "c\n"), 0);
+	CHECK_EQ_INT(fake_pid(dir, PID_B, ANON_CODE, "b\n"), 0);
+	CHECK_EQ_INT(fake_pid(dir, PID_C, ANON_CODE, "c\n"), 0);
 	reg = new_registry(dir, 2, 1);
 	CHECK(reg);
 	states_freed = 0;
@@ -361,12 +360,8 @@ TEST(a_consumer_removing_its_slot_frees_every_state_it_hung)
 	struct process_registry *reg;
 	int slot;
 
-	CHECK(mkdtemp(dir));
-	CHECK_EQ_INT(fake_pid(dir, PID_A, "00400000-00401000 r-xp 00000000 00:00 0 \n", "a\n"), 0);
-	reg = new_registry(dir, 0, 0);
-	CHECK(reg);
-	states_freed = 0;
-	slot = process_registry__add_process_slot(reg, count_free, NULL);
+	reg = one_process(dir, "a\n", &slot);
+	CHECK(reg && slot >= 0);
 	CHECK_EQ_INT(process_registry__capture_image(reg, PID_A, 1), 0);
 	attach(process_registry__peek(reg, PID_A), slot);
 	CHECK_EQ_INT(process_registry__capture_image(reg, PID_A, 2), 0);
@@ -399,8 +394,7 @@ TEST(the_executable_is_kept_per_image_and_without_deleted)
 	struct process_registry *reg;
 
 	CHECK(mkdtemp(dir));
-	CHECK_EQ_INT(fake_pid(dir, PID_A, "00400000-00401000 r-xp 00000000 00:00 0 \n", "nginx\n"),
-		     0);
+	CHECK_EQ_INT(fake_pid(dir, PID_A, ANON_CODE, "nginx\n"), 0);
 	/* upgraded under it: a rule on the path still matches */
 	CHECK_EQ_INT(fake_exe(dir, PID_A, "/usr/sbin/nginx (deleted)", NGINX_STAT), 0);
 	reg = new_registry(dir, 0, 0);
