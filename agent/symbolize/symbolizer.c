@@ -3,7 +3,6 @@
  * the binary's pinned fd, bounded by bytes); per process image its perf map; kallsyms; vdso. */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

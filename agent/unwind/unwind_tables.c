@@ -5,14 +5,12 @@
  * table's pc. */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
