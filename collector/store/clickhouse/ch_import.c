@@ -48,8 +48,8 @@ static int count_rows(struct ch_client *c, const char *table, uint64_t *ret)
 	return rc;
 }
 
-int ch_import_open(const char *url, const char *password, struct ch_import **ret, char *why,
-		   size_t why_len)
+int ch_import__open(const char *url, const char *password, struct ch_import **ret, char *why,
+		    size_t why_len)
 {
 	struct ch_import *imp = calloc(1, sizeof(*imp));
 	uint64_t rows = 0;
@@ -93,7 +93,7 @@ static int insert(struct ch_import *imp, const char *table, struct ch_buf *rows)
 	return rc;
 }
 
-int ch_import_flush(struct ch_import *imp)
+int ch_import__flush(struct ch_import *imp)
 {
 	int rc = insert(imp, "stacks", &imp->stacks) ?: insert(imp, "rollups", &imp->rollups);
 
@@ -103,7 +103,7 @@ int ch_import_flush(struct ch_import *imp)
 
 static int row_added(struct ch_import *imp)
 {
-	return ++imp->rows >= IMPORT_ROWS_PER_INSERT ? ch_import_flush(imp) : 0;
+	return ++imp->rows >= IMPORT_ROWS_PER_INSERT ? ch_import__flush(imp) : 0;
 }
 
 static struct ch_rollup rollup_of(const struct copy_series *s, int64_t bucket)
@@ -116,7 +116,7 @@ static struct ch_rollup rollup_of(const struct copy_series *s, int64_t bucket)
 				  .bucket = bucket};
 }
 
-int ch_import_bucket(void *ctx, const struct copy_bucket *b)
+int ch_import__bucket(void *ctx, const struct copy_bucket *b)
 {
 	struct ch_import *imp = ctx;
 	struct ch_rollup r = rollup_of(&b->series, b->bucket);
@@ -129,7 +129,7 @@ int ch_import_bucket(void *ctx, const struct copy_bucket *b)
 	return row_added(imp);
 }
 
-int ch_import_value(void *ctx, const struct copy_stack_value *v)
+int ch_import__value(void *ctx, const struct copy_stack_value *v)
 {
 	struct ch_import *imp = ctx;
 	struct ch_rollup r = rollup_of(&v->series, v->bucket);
@@ -145,7 +145,7 @@ int ch_import_value(void *ctx, const struct copy_stack_value *v)
 	return row_added(imp);
 }
 
-int ch_import_totals(struct ch_import *imp, struct copy_total **ret, size_t *ret_n)
+int ch_import__totals(struct ch_import *imp, struct copy_total **ret, size_t *ret_n)
 {
 	struct ch_buf sql = {0}, out = {0};
 	struct copy_total *t = NULL, *grown;

@@ -33,7 +33,7 @@ void pg_import__free(struct pg_import *imp)
 	free(imp);
 }
 
-int pg_import_open(const char *conninfo, struct pg_import **ret)
+int pg_import__open(const char *conninfo, struct pg_import **ret)
 {
 	struct pg_import *imp = calloc(1, sizeof(*imp));
 	PGresult *r = NULL;
@@ -60,8 +60,8 @@ int pg_import_open(const char *conninfo, struct pg_import **ret)
 	return 0;
 }
 
-int pg_import_row(void *ctx, const char *table, const char *const *columns,
-		  const struct copy_value *values, size_t n)
+int pg_import__row(void *ctx, const char *table, const char *const *columns,
+		   const struct copy_value *values, size_t n)
 {
 	struct pg_import *imp = ctx;
 	struct pg_params p = {0};
@@ -91,7 +91,7 @@ int pg_import_row(void *ctx, const char *table, const char *const *columns,
 	return pg_exec(imp->link, sql, &p, NULL);
 }
 
-int pg_import_commit(struct pg_import *imp)
+int pg_import__commit(struct pg_import *imp)
 {
 	char sql[256];
 	int rc = 0;
@@ -111,7 +111,7 @@ int pg_import_commit(struct pg_import *imp)
 	return rc;
 }
 
-int pg_import_count(struct pg_import *imp, const char *table, int64_t *ret)
+int pg_import__count(struct pg_import *imp, const char *table, int64_t *ret)
 {
 	char sql[128];
 	PGresult *r;
