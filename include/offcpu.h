@@ -29,8 +29,8 @@ enum offcpu_mode {
 
 /* Where a thread blocked: written at switch-out, charged and deleted at switch-in. */
 struct offcpu_start {
-	__u64 block_ns;	 /* switch-out, CLOCK_MONOTONIC (bpf_ktime_get_ns) */
-	__u64 wake_ns;	 /* sched_wakeup, 0 until woken: after it the thread is runnable */
+	__u64 block_ns;	  /* switch-out, CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 wake_ns;	  /* sched_wakeup, 0 until woken: after it the thread is runnable */
 	__u64 user_stack; /* hashes into the stacks map of generation gen */
 	__u64 kernel_stack;
 	__u64 cgroup_id;

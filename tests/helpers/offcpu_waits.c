@@ -83,6 +83,11 @@ static void answer(struct worker *w)
 {
 	char c;
 
+	/* EOF on the request pipe when the parent exits; stdout is the parent's alone */
+	close(w->req[1]);
+	close(w->resp[0]);
+	fclose(stdout);
+
 	while (read(w->req[0], &c, 1) == 1) {
 		sleep_us(3000);
 		if (write(w->resp[1], &c, 1) != 1)
