@@ -326,6 +326,7 @@ static void main_loop(struct daemon *d)
 			break;
 		now = daemon_now_ms();
 		daemon_poll_config(d, now);
+		daemon_offcpu_decide(d);
 		if (d->pipeline && now >= d->next_upload_ms)
 			daemon_ship_window(d);
 		shipper__log_upload_state(d->shipper);

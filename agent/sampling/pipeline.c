@@ -876,6 +876,16 @@ const char *pipeline__offcpu_error(const struct pipeline *p)
 	return sampler__offcpu_error(p->sampler);
 }
 
+bool pipeline__offcpu_loaded(const struct pipeline *p)
+{
+	return sampler__offcpu_loaded(p->sampler);
+}
+
+void pipeline__offcpu_forget(struct pipeline *p, pid_t pid)
+{
+	sampler__offcpu_forget_tgid(p->sampler, pid);
+}
+
 int pipeline__offcpu_unknown(struct pipeline *p, struct window **ret)
 {
 	struct collect_ctx c = {.p = p};

@@ -85,6 +85,8 @@ void pipeline__offcpu_stop(struct pipeline *p);
 bool pipeline__offcpu_running(const struct pipeline *p);
 /* Why the off-CPU hooks could not be loaded ("" when they were, or were not asked for). */
 const char *pipeline__offcpu_error(const struct pipeline *p);
+/* The hooks are in the kernel (opts.offcpu and the kernel took them). */
+bool pipeline__offcpu_loaded(const struct pipeline *p);
 
 /* allow_list: the processes that blocked since the last call and are not decided yet, as a
  * window of one empty off-CPU sample each (pid, comm, cgroup, exe: what tagging reads). NULL
@@ -92,6 +94,8 @@ const char *pipeline__offcpu_error(const struct pipeline *p);
 int pipeline__offcpu_unknown(struct pipeline *p, struct window **ret);
 /* Records pid's blocks from now (allow) or never. 0 or -errno. */
 int pipeline__offcpu_decide(struct pipeline *p, pid_t pid, bool allow);
+/* Undecided again: announced anew at its next block. */
+void pipeline__offcpu_forget(struct pipeline *p, pid_t pid);
 /* Every process undecided again (the set of services changed): each is announced anew at
  * its next block. */
 void pipeline__offcpu_reset(struct pipeline *p);

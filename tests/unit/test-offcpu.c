@@ -80,10 +80,20 @@ static int encoded_values(enum window_encode_kind kind, int64_t *ret_values, siz
 			  size_t *ret_n_samples)
 {
 	struct window_frame frames[] = {{"wait_here", "/bin/x", ""}};
-	struct window_sample cpu = {.pid = 1, .comm = "x", .thread = "x", .frames = frames,
-				    .n_frames = 1, .count = 2, .cpu_ns = 20};
-	struct window_sample off = {.pid = 1, .comm = "x", .thread = "x", .frames = frames,
-				    .n_frames = 1, .offcpu = true, .offcpu_ns = 5000,
+	struct window_sample cpu = {.pid = 1,
+				    .comm = "x",
+				    .thread = "x",
+				    .frames = frames,
+				    .n_frames = 1,
+				    .count = 2,
+				    .cpu_ns = 20};
+	struct window_sample off = {.pid = 1,
+				    .comm = "x",
+				    .thread = "x",
+				    .frames = frames,
+				    .n_frames = 1,
+				    .offcpu = true,
+				    .offcpu_ns = 5000,
 				    .offcpu_blocks = 3};
 	struct window_encode_options opts = {.kind = kind};
 	struct window *w = window__new();
@@ -133,5 +143,6 @@ TEST(encoder_keeps_cpu_and_offcpu_apart)
 }
 
 TEST_MAIN("offcpu", T(expected_weight_of_a_block_is_one_for_every_n),
-	  T(weighting_keeps_hours_without_overflow), T(random_sampling_of_a_periodic_pattern_is_unbiased),
-	  T(keep_all_when_n_is_one), T(encoder_keeps_cpu_and_offcpu_apart))
+	  T(weighting_keeps_hours_without_overflow),
+	  T(random_sampling_of_a_periodic_pattern_is_unbiased), T(keep_all_when_n_is_one),
+	  T(encoder_keeps_cpu_and_offcpu_apart))
