@@ -61,7 +61,8 @@ int daemon_apply_offcpu(struct daemon *d)
 	}
 	if (!pipeline__offcpu_loaded(d->pipeline))
 		return -EAGAIN; /* loaded without the hooks: the caller reloads */
-	if (pipeline__offcpu_running(d->pipeline) && agent_config__same_offcpu(&d->offcpu_applied, cfg))
+	if (pipeline__offcpu_running(d->pipeline) &&
+	    agent_config__same_offcpu(&d->offcpu_applied, cfg))
 		return 0;
 	/* another set of services: every process is decided again at its next block */
 	pipeline__offcpu_reset(d->pipeline);
