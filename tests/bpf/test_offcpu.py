@@ -13,6 +13,8 @@ import threading
 import time
 import unittest
 
+import harness
+
 import pprof_py
 
 BUILD = os.environ.get("ROOTTRACE_BUILD", "build")
@@ -229,4 +231,4 @@ class NoSchedulerHook(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    harness.main()

@@ -10,6 +10,8 @@ import subprocess
 import time
 import unittest
 
+import harness
+
 import test_agent_daemon
 from cleanup_case import CleanupTestCase
 from collector_fixture import Collector, build_dir
@@ -152,4 +154,4 @@ class AgentOffCpu(CleanupTestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    harness.main()
