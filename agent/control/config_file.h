@@ -16,11 +16,11 @@ enum fallback_mode {
 
 #define FALLBACK_DEFAULT_SERVICE "host"
 #define SERVICE_NAME_MAX 127 /* bytes of a service name (service_tags.service) */
-/* Off-CPU defaults on a node: blocks of 10 us and more, 1 in 8 of them walked (weighted by
- * 8), which keeps the agent within 1% of a core at 50,000 context switches per second
- * (docs/performance.md). */
+/* Off-CPU defaults on a node: blocks of 10 us and more, 1 in 64 of them walked (weighted by
+ * 64): the stack walk is the cost, ~2 us a block; at 50,000 context switches per second of an
+ * enabled service this holds the agent to about 1.3% of a core (docs/performance.md). */
 #define OFFCPU_DEFAULT_MIN_BLOCK_US 10
-#define OFFCPU_DEFAULT_SAMPLE_EVERY 8
+#define OFFCPU_DEFAULT_SAMPLE_EVERY 64
 
 /* fnmatch(3) patterns, NULL = any; a rule matches when every pattern it has matches. */
 struct service_rule {
