@@ -290,6 +290,7 @@ static void teardown(struct daemon *d)
 	agent_file_config__clear(&d->file_cfg);
 	free(d->auth_header);
 	exclusion__clear(&d->excluded);
+	agent_config__clear(&d->offcpu_applied);
 }
 
 /* Waits up to timeout_ms servicing the pipeline's first-sight events when sampling. */
