@@ -20,6 +20,7 @@
 #include "lru.h"
 #include "perfmap.h"
 #include "procmaps.h"
+#include "symbol_source.h"
 #include "symbolizer.h"
 
 #define DEFAULT_MAX_BINARIES 256
@@ -45,7 +46,7 @@ struct binary {
 	char key[KEY_MAX];
 	char build_id[SYM_BUILD_ID_MAX];
 	int fd; /* pinned from capture for the binary's life: dropped symbols are read again */
-	struct elf_symbols *syms;
+	struct symtab *syms;
 	int load_err;
 	struct binary *newer, *older; /* in the symbolizer's list of loaded tables */
 	struct symbolizer *owner;
@@ -103,6 +104,10 @@ struct symbolizer {
 	pid_t *replaced; /* pids whose previous image is kept until the window ends */
 	size_t n_replaced, replaced_cap;
 	struct symbolizer_stats stats;
+	/* The calls a resolved address's function inlined (leaf first, after ret->function),
+	 * for symbolizer__resolve_user_frames. */
+	const char *inlined[SYMTAB_MAX_FRAMES];
+	size_t n_inlined;
 };
 
 static uint64_t now_ns(void)
@@ -144,8 +149,8 @@ static void drop_symbols(struct symbolizer *s, struct binary *bin)
 	if (!bin->syms)
 		return;
 	loaded_unlink(s, bin);
-	s->stats.symbol_bytes -= elf_symbols__memory(bin->syms);
-	elf_symbols__free(bin->syms);
+	s->stats.symbol_bytes -= symtab__memory(bin->syms);
+	symtab__free(bin->syms);
 	bin->syms = NULL;
 }
 
@@ -183,59 +188,34 @@ static void alias_evicted(void *value, void *ctx)
 	free(value);
 }
 
-/* A separate debug file (/usr/lib/debug/.build-id/xx/yyyy.debug) for a stripped binary. */
-static struct elf_symbols *load_debug_file(const struct binary *bin)
+/* Symbols of a binary, read on first use from the fd pinned at capture through the symbol
+ * sources (symbol_source.h); a table waiting for debuginfod is checked again on use. */
+static const struct symtab *binary_symbols(struct symbolizer *s, struct binary *bin)
 {
-	struct elf_symbols *es;
-	char path[320];
-	int fd;
-
-	if (strlen(bin->build_id) < 3)
-		return NULL;
-	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", bin->build_id,
-		 bin->build_id + 2);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	es = elf_symbols__load_fd(fd);
-	close(fd);
-	if (es && (elf_symbols__from_dynsym(es) || !elf_symbols__count(es))) {
-		elf_symbols__free(es);
-		return NULL;
-	}
-	return es;
-}
-
-/* Symbols of a binary, parsed on first use from the fd pinned at capture. */
-static const struct elf_symbols *binary_symbols(struct symbolizer *s, struct binary *bin)
-{
-	struct elf_symbols *es, *debug;
+	struct symtab *t;
 
 	if (bin->syms) {
+		size_t before = symtab__memory(bin->syms);
+
+		if (symtab__refresh(bin->syms))
+			s->stats.symbol_bytes += symtab__memory(bin->syms) - before;
 		loaded_unlink(s, bin);
 		loaded_push(s, bin);
 		return bin->syms;
 	}
 	if (bin->load_err)
 		return NULL;
-	es = elf_symbols__load_fd(bin->fd);
-	if (!es)
+	t = symtab__load(bin->fd, bin->build_id, NULL);
+	if (!t) {
 		bin->load_err = errno ? -errno : -EIO;
-	if (!es)
 		return NULL;
-	if (elf_symbols__from_dynsym(es) && (debug = load_debug_file(bin))) {
-		/* Same addresses, but the debug file's segments have no file contents: the
-		 * binary's translate the mappings' offsets. */
-		elf_symbols__copy_segments(debug, es);
-		elf_symbols__free(es);
-		es = debug;
 	}
-	bin->syms = es;
+	bin->syms = t;
 	s->stats.binaries_loaded++;
-	s->stats.symbol_bytes += elf_symbols__memory(es);
+	s->stats.symbol_bytes += symtab__memory(t);
 	loaded_push(s, bin);
 	trim_symbols(s, bin);
-	return es;
+	return t;
 }
 
 /* Opens the file behind a mapping: map_files (exact, works for deleted files), else the
@@ -808,6 +788,31 @@ static const char *elf_name(const struct elf_symbols *es, const struct mapping *
 	return elf_symbols__lookup(es, vaddr);
 }
 
+static const enum sym_unknown_reason unnamed_reasons[] = {
+    [SYMTAB_UNNAMED_NO_SYMBOLS] = SYM_UNKNOWN_NO_SYMBOL,
+    [SYMTAB_UNNAMED_DEBUGINFOD_WAITING] = SYM_UNKNOWN_DEBUGINFOD_WAITING,
+    [SYMTAB_UNNAMED_DEBUGINFOD_FAILED] = SYM_UNKNOWN_DEBUGINFOD_FAILED,
+};
+
+/* A file-backed frame: its names leaf first; the first is ret, the others wait in
+ * s->inlined for symbolizer__resolve_user_frames. */
+static void resolve_in_file(struct symbolizer *s, const struct mapping *m, uint64_t addr,
+			    struct sym_frame *ret)
+{
+	const struct symtab *t = binary_symbols(s, m->bin);
+	const char *names[SYMTAB_MAX_FRAMES];
+	size_t n;
+
+	if (!t)
+		return set_unknown(s, ret, SYM_UNKNOWN_UNREADABLE, m->module);
+	n = symtab__lookup(t, addr - m->start + m->offset, names, SYMTAB_MAX_FRAMES);
+	if (!n)
+		return set_unknown(s, ret, unnamed_reasons[symtab__unnamed(t)], m->module);
+	set_known(ret, names[0], m->module);
+	s->n_inlined = n - 1;
+	memcpy(s->inlined, names + 1, (n - 1) * sizeof(*names));
+}
+
 static void resolve_in_mapping(struct symbolizer *s, struct proc *p, const struct mapping *m,
 			       uint64_t addr, struct sym_frame *ret)
 {
@@ -833,13 +838,7 @@ static void resolve_in_mapping(struct symbolizer *s, struct proc *p, const struc
 		return set_unknown(s, ret, SYM_UNKNOWN_UNREADABLE, m->module);
 	case MAP_FILE:
 		snprintf(ret->build_id, sizeof(ret->build_id), "%s", m->bin->build_id);
-		es = binary_symbols(s, m->bin);
-		if (!es)
-			return set_unknown(s, ret, SYM_UNKNOWN_UNREADABLE, m->module);
-		name = elf_name(es, m, addr);
-		if (name)
-			return set_known(ret, name, m->module);
-		return set_unknown(s, ret, SYM_UNKNOWN_NO_SYMBOL, m->module);
+		return resolve_in_file(s, m, addr, ret);
 	}
 }
 
@@ -859,6 +858,7 @@ void symbolizer__resolve_user_image(struct symbolizer *s, pid_t pid, uint32_t im
 	struct proc *p;
 
 	ret->build_id[0] = '\0';
+	s->n_inlined = 0;
 	p = proc_image(s, pid, image);
 	if (!p)
 		return set_unknown(s, ret, SYM_UNKNOWN_NO_MAPPING, NULL);
@@ -880,6 +880,23 @@ void symbolizer__resolve_user_image(struct symbolizer *s, pid_t pid, uint32_t im
 	if (name)
 		return set_jit(ret, name);
 	set_unknown(s, ret, SYM_UNKNOWN_NO_MAPPING, NULL);
+}
+
+size_t symbolizer__resolve_user_frames(struct symbolizer *s, pid_t pid, uint32_t image,
+				       uint64_t addr, struct sym_frame *ret, size_t max)
+{
+	size_t n = 1;
+
+	if (!max)
+		return 0;
+	symbolizer__resolve_user_image(s, pid, image, addr, &ret[0]);
+	/* ret[0] is the innermost inlined call; its callers follow, the holder last. */
+	for (size_t i = 0; i < s->n_inlined && n < max; i++, n++) {
+		set_known(&ret[n], s->inlined[i], ret[0].module);
+		snprintf(ret[n].build_id, sizeof(ret[n].build_id), "%s", ret[0].build_id);
+	}
+	s->n_inlined = 0;
+	return n;
 }
 
 /* Loads kallsyms on first use; again after a miss once it is a minute old (longer while
@@ -988,9 +1005,13 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 const char *symbolizer__reason_name(enum sym_unknown_reason reason)
 {
 	static const char *const names[SYM_UNKNOWN__COUNT] = {
-	    [SYM_UNKNOWN_NO_MAPPING] = "no_mapping", [SYM_UNKNOWN_UNREADABLE] = "unreadable",
-	    [SYM_UNKNOWN_NO_SYMBOL] = "no_symbol",   [SYM_UNKNOWN_KERNEL] = "kernel",
+	    [SYM_UNKNOWN_NO_MAPPING] = "no_mapping",
+	    [SYM_UNKNOWN_UNREADABLE] = "unreadable",
+	    [SYM_UNKNOWN_NO_SYMBOL] = "no_symbol",
+	    [SYM_UNKNOWN_KERNEL] = "kernel",
 	    [SYM_UNKNOWN_JIT] = "jit_no_perf_map",
+	    [SYM_UNKNOWN_DEBUGINFOD_WAITING] = "debuginfod_waiting",
+	    [SYM_UNKNOWN_DEBUGINFOD_FAILED] = "debuginfod_failed",
 	};
 
 	return (unsigned)reason < SYM_UNKNOWN__COUNT ? names[reason] : "invalid";
