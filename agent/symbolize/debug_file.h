@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Finds a binary's separate debug file the way gdb does: by build-id under the debug root,
- * then by .gnu_debuglink beside the binary, in its .debug/ and under the debug root, CRC checked. */
+ * then by .gnu_debuglink beside the binary, in its .debug/ and under the debug root, CRC checked.
+ */
 #ifndef ROOTTRACE_DEBUG_FILE_H
 #define ROOTTRACE_DEBUG_FILE_H
 

@@ -93,8 +93,8 @@ static int configure_locked(const struct debuginfod_fetch_options *o)
 	if (g.max_in_flight > MAX_WORKERS)
 		g.max_in_flight = MAX_WORKERS;
 	g.retry_after_s = or_default(o->retry_after_s, DEBUGINFOD_DEFAULT_RETRY_AFTER_S);
-	g.cache_max_bytes = o->cache_max_bytes ? o->cache_max_bytes
-					       : DEBUGINFOD_DEFAULT_CACHE_MAX_BYTES;
+	g.cache_max_bytes =
+	    o->cache_max_bytes ? o->cache_max_bytes : DEBUGINFOD_DEFAULT_CACHE_MAX_BYTES;
 	g.stats.enabled = g.enabled;
 	if (!g.enabled)
 		return 0;

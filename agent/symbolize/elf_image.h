@@ -12,7 +12,6 @@ int elf_image__section(const void *data, size_t size, const char *name, const vo
 		       size_t *ret_len);
 
 /* .gnu_debuglink: the debug file's name and the CRC-32 of its contents. 0 or -ENOENT. */
-int elf_image__debuglink(const void *data, size_t size, const char **ret_name,
-			 uint32_t *ret_crc);
+int elf_image__debuglink(const void *data, size_t size, const char **ret_name, uint32_t *ret_crc);
 
 #endif

@@ -489,8 +489,8 @@ static struct gopclntab *scan_segments(const struct go_image *img, uint64_t *ret
 			sig[4] = sig[5] = 0;
 			sig[6] = 1; /* x86-64: quantum 1, pointers of 8 */
 			sig[7] = 8;
-			for (const uint8_t *p = seg; (p = memmem(p, len - (size_t)(p - seg), sig, 8));
-			     p += 8) {
+			for (const uint8_t *p = seg;
+			     (p = memmem(p, len - (size_t)(p - seg), sig, 8)); p += 8) {
 				struct gopclntab *t;
 
 				if ((p - seg) % 8) /* the table is aligned */
