@@ -65,7 +65,8 @@ static void prepare_cache(void)
 	char path[1200];
 	FILE *f;
 
-	mkdir("/var/cache/roottrace", 0755);
+	if (strcmp(g.cache_dir, DEBUGINFOD_DEFAULT_CACHE_DIR) == 0)
+		mkdir("/var/cache/roottrace", 0755);
 	mkdir(g.cache_dir, 0700);
 	setenv("DEBUGINFOD_CACHE_PATH", g.cache_dir, 1);
 	snprintf(path, sizeof(path), "%u", g.timeout_s);
@@ -85,8 +86,12 @@ static int configure_locked(const struct debuginfod_fetch_options *o)
 	g.configured = true;
 	g.enabled = urls && urls[strspn(urls, " \t")];
 	snprintf(g.urls, sizeof(g.urls), "%s", g.enabled ? urls : "");
+	const char *env_cache = getenv("DEBUGINFOD_CACHE_PATH");
+
 	snprintf(g.cache_dir, sizeof(g.cache_dir), "%s",
-		 o->cache_dir ? o->cache_dir : DEBUGINFOD_DEFAULT_CACHE_DIR);
+		 o->cache_dir		   ? o->cache_dir
+		 : env_cache && *env_cache ? env_cache
+					   : DEBUGINFOD_DEFAULT_CACHE_DIR);
 	g.timeout_s = or_default(o->timeout_s, DEBUGINFOD_DEFAULT_TIMEOUT_S);
 	g.cache_max_age_s = or_default(o->cache_max_age_s, DEBUGINFOD_DEFAULT_CACHE_MAX_AGE_S);
 	g.max_in_flight = or_default(o->max_in_flight, DEBUGINFOD_DEFAULT_MAX_IN_FLIGHT);

@@ -17,7 +17,7 @@
 
 struct debuginfod_fetch_options {
 	const char *urls;	  /* NULL: $DEBUGINFOD_URLS; "" or unset: off */
-	const char *cache_dir;	  /* NULL: DEBUGINFOD_DEFAULT_CACHE_DIR */
+	const char *cache_dir;	  /* NULL: $DEBUGINFOD_CACHE_PATH, else the default */
 	unsigned timeout_s;	  /* per fetch, whole transfer; 0: default */
 	uint64_t cache_max_bytes; /* 0: default */
 	unsigned cache_max_age_s; /* files not used for this long are removed; 0: default */

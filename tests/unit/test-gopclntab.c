@@ -86,11 +86,11 @@ static struct gopclntab *build_118(struct fake *f, uint32_t magic, int v120)
 	put(&f->tab, 0, magic, 4);
 	put(&f->tab, 6, 1, 1);
 	put(&f->tab, 7, 8, 1);
-	put(&f->tab, 8, 2, 8);	     /* nfunc */
-	put(&f->tab, 24, TEXT, 8);   /* textStart */
-	put(&f->tab, 32, names, 8);  /* funcnameOffset */
-	put(&f->tab, 56, pctab, 8);  /* pctabOffset */
-	put(&f->tab, 64, pcln, 8);   /* pclnOffset */
+	put(&f->tab, 8, 2, 8);	    /* nfunc */
+	put(&f->tab, 24, TEXT, 8);  /* textStart */
+	put(&f->tab, 32, names, 8); /* funcnameOffset */
+	put(&f->tab, 56, pctab, 8); /* pctabOffset */
+	put(&f->tab, 64, pcln, 8);  /* pclnOffset */
 	memcpy(f->tab.b + names, NAMES, sizeof(NAMES));
 	put_inline_pcdata(&f->tab, pctab + 1); /* offset 0 means "no table" */
 	rec0 = 3 * 8;
@@ -317,4 +317,8 @@ TEST(c_binary_has_no_go_table)
 	munmap(map, st.st_size);
 }
 
-TEST_MAIN("gopclntab", T(go120_header_inlined_call_is_its_own_frame), T(go118_header_inlined_call_is_its_own_frame), T(go116_header_inline_tree_through_pointer), T(go12_header_names_functions), T(go118_without_gofunc_names_holder_only), T(unknown_magic_and_damaged_tables_are_refused), T(c_binary_has_no_go_table))
+TEST_MAIN("gopclntab", T(go120_header_inlined_call_is_its_own_frame),
+	  T(go118_header_inlined_call_is_its_own_frame),
+	  T(go116_header_inline_tree_through_pointer), T(go12_header_names_functions),
+	  T(go118_without_gofunc_names_holder_only),
+	  T(unknown_magic_and_damaged_tables_are_refused), T(c_binary_has_no_go_table))
