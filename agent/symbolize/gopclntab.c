@@ -402,6 +402,7 @@ static int read_image(const uint8_t *data, size_t size, struct go_image *img)
 		memcpy(&ph, data + eh->e_phoff + i * sizeof(ph), sizeof(ph));
 		if (ph.p_type != PT_LOAD || ph.p_offset > size)
 			continue;
+		img->segs[img->nsegs].executable = !!(ph.p_flags & PF_X);
 		img->segs[img->nsegs].vaddr = ph.p_vaddr;
 		img->segs[img->nsegs].offset = ph.p_offset;
 		img->segs[img->nsegs].filesz =
@@ -411,19 +412,19 @@ static int read_image(const uint8_t *data, size_t size, struct go_image *img)
 	return 0;
 }
 
-/* The section named .gopclntab (internal linking) or .data.rel.ro.gopclntab (PIE). */
-static int find_section(const uint8_t *data, size_t size, uint64_t *ret_off, uint64_t *ret_len,
-			uint64_t *ret_vaddr)
+/* The section named name: 0, -ENOENT, or -ENODATA when the file has no section headers. */
+static int find_section(const uint8_t *data, size_t size, const char *want, uint64_t *ret_off,
+			uint64_t *ret_len, uint64_t *ret_vaddr)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)data;
 	Elf64_Shdr strs, sh;
 
 	if (!eh->e_shoff || eh->e_shentsize != sizeof(sh) || eh->e_shoff > size ||
 	    (size - eh->e_shoff) / sizeof(sh) < eh->e_shnum || eh->e_shstrndx >= eh->e_shnum)
-		return -ENOENT;
+		return -ENODATA;
 	memcpy(&strs, data + eh->e_shoff + eh->e_shstrndx * sizeof(sh), sizeof(sh));
 	if (strs.sh_offset > size || strs.sh_size > size - strs.sh_offset)
-		return -ENOENT;
+		return -ENODATA;
 	for (size_t i = 0; i < eh->e_shnum; i++) {
 		const char *name;
 
@@ -433,7 +434,7 @@ static int find_section(const uint8_t *data, size_t size, uint64_t *ret_off, uin
 		name = (const char *)data + strs.sh_offset + sh.sh_name;
 		if (!memchr(name, '\0', strs.sh_size - sh.sh_name))
 			continue;
-		if (strcmp(name, ".gopclntab") && strcmp(name, ".data.rel.ro.gopclntab"))
+		if (strcmp(name, want))
 			continue;
 		if (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
 			return -EINVAL;
@@ -482,6 +483,8 @@ static struct gopclntab *scan_segments(const struct go_image *img, uint64_t *ret
 		const uint8_t *seg = img->data + img->segs[s].offset;
 		size_t len = img->segs[s].filesz;
 
+		if (img->segs[s].executable) /* the table is data: read-only or relro */
+			continue;
 		for (size_t m = 0; m < sizeof(magics) / sizeof(magics[0]); m++) {
 			uint8_t sig[8];
 
@@ -505,6 +508,17 @@ static struct gopclntab *scan_segments(const struct go_image *img, uint64_t *ret
 	return NULL;
 }
 
+/* Worth a scan: a Go binary (its build-info or build-id section), or no section headers. */
+static bool is_go(const uint8_t *data, size_t size)
+{
+	uint64_t off, len, vaddr;
+	int err = find_section(data, size, ".go.buildinfo", &off, &len, &vaddr);
+
+	if (err == -ENOENT)
+		err = find_section(data, size, ".note.go.buildid", &off, &len, &vaddr);
+	return err != -ENOENT;
+}
+
 struct gopclntab *gopclntab__open_elf(const void *data, size_t size)
 {
 	uint64_t off, len, vaddr;
@@ -516,10 +530,13 @@ struct gopclntab *gopclntab__open_elf(const void *data, size_t size)
 		errno = -err;
 		return NULL;
 	}
-	if (!find_section(data, size, &off, &len, &vaddr))
+	if (!find_section(data, size, ".gopclntab", &off, &len, &vaddr) ||
+	    !find_section(data, size, ".data.rel.ro.gopclntab", &off, &len, &vaddr))
 		t = gopclntab__open(&img, (const uint8_t *)data + off, len, vaddr, 0);
+	else if (is_go(data, size))
+		t = scan_segments(&img, &vaddr); /* external linking merged the section away */
 	else
-		t = scan_segments(&img, &vaddr);
+		t = NULL;
 	if (!t) {
 		errno = ENOENT;
 		return NULL;

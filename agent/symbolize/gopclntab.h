@@ -25,7 +25,7 @@ struct go_image {
 	size_t size;
 	struct {
 		uint64_t vaddr, offset, filesz;
-		int writable;
+		int writable, executable;
 	} segs[GOPCLNTAB_MAX_SEGMENTS];
 	size_t nsegs;
 };

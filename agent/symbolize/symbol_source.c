@@ -22,6 +22,7 @@
 
 #define BUILD_ID_MAX 129
 #define REFRESH_INTERVAL_NS 1000000000ULL
+#define RELEASE_INTERVAL_NS (5 * 1000000000ULL)
 
 struct symtab {
 	struct elf_symbols *own;   /* the binary's: segments, .symtab or .dynsym */
@@ -31,7 +32,7 @@ struct symtab {
 	size_t map_len;
 	enum symtab_origin origin;
 	enum debuginfod_state fetch;
-	uint64_t refreshed_ns;
+	uint64_t refreshed_ns, released_ns;
 	char build_id[BUILD_ID_MAX];
 };
 
@@ -202,10 +203,25 @@ void symtab__free(struct symtab *t)
 	free(t);
 }
 
+/* A Go table is read in place: the pages a burst of lookups touched are given back now and
+ * then (they stay in the page cache, shared with the Go process, and fault back in cheaply),
+ * so the agent's resident memory does not grow to the table's size. */
+static void release_pages(struct symtab *t, uint64_t now)
+{
+	if (now - t->released_ns < RELEASE_INTERVAL_NS)
+		return;
+	t->released_ns = now;
+	madvise(t->map, t->map_len, MADV_DONTNEED);
+}
+
 int symtab__refresh(struct symtab *t)
 {
 	uint64_t now;
 
+	if (t->go) {
+		release_pages(t, now_ns());
+		return 0;
+	}
 	if (t->extra || (t->fetch != DEBUGINFOD_WAITING && t->fetch != DEBUGINFOD_FAILED))
 		return 0;
 	now = now_ns();

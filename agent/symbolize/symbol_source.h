@@ -34,7 +34,8 @@ struct symtab;
 struct symtab *symtab__load(int fd, const char *build_id, const char *debug_root);
 void symtab__free(struct symtab *t);
 
-/* A table waiting for debuginfod checks its fetch (never blocks, at most once a second).
+/* Call at each use. A table waiting for debuginfod checks its fetch (never blocks, at most
+ * once a second); a Go table gives back the file pages its lookups touched (every 5 s).
  * 1 when better names arrived (the memory changed), else 0. */
 int symtab__refresh(struct symtab *t);
 

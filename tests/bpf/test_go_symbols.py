@@ -28,6 +28,8 @@ VARIANTS = {
     "pie": (["-buildmode=pie", "-ldflags=-s -w"], "0"),
     "trimpath": (["-trimpath", "-ldflags=-s -w"], "0"),
     "cgo": (["-ldflags=-s -w"], "1"),
+    # external linking merges .data.rel.ro.gopclntab away: found by its header's signature
+    "cgo-pie": (["-buildmode=pie", "-ldflags=-s -w"], "1"),
     "unstripped": ([], "0"),
 }
 
@@ -169,11 +171,14 @@ class StrippedGoUnderBpf(unittest.TestCase):
     def test_cgo_go_named(self):
         self.assert_named("cgo")
 
+    def test_cgo_pie_go_named_without_its_table_section(self):
+        self.assert_named("cgo-pie")
+
     def test_go_without_section_headers_named_through_signature_scan(self):
         self.assert_named("headerless")
 
     def test_inlined_leaf_is_its_own_frame_under_its_caller(self):
-        for name in ("stripped", "pie", "cgo", "headerless"):
+        for name in ("stripped", "pie", "cgo", "cgo-pie", "headerless"):
             leaf = Counter()
             for s in self.samples(name):
                 if s.stack[:2] == ["main.applyRate", "main.settleInvoices"]:

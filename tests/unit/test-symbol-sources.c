@@ -215,7 +215,8 @@ TEST(debuginfod_off_without_urls_and_lookups_never_block)
 	char path[256];
 
 	unsetenv("DEBUGINFOD_URLS");
-	CHECK_EQ_INT(debuginfod_fetch__configure(&(struct debuginfod_fetch_options){.urls = ""}), 0);
+	CHECK_EQ_INT(debuginfod_fetch__configure(&(struct debuginfod_fetch_options){.urls = ""}),
+		     0);
 	CHECK_EQ_INT(debuginfod_fetch__lookup("0123456789abcdef", path, sizeof(path)),
 		     DEBUGINFOD_OFF);
 	CHECK_EQ_STR(debuginfod_fetch__failure_name(DEBUGINFOD_FAIL_NOT_FOUND), "not_found");
