@@ -65,13 +65,19 @@ def cpu_ns(pid):
     return total
 
 
-def steady_overhead(build, window):
-    gohot = os.path.join(build, "bench", "gosyms", "gohot")
-    subprocess.run(["go", "build", "-ldflags=-s -w", "-o", gohot, "."],
-                   cwd=os.path.join(SRC, "tests", "helpers", "gohot"), env=go_env(build),
-                   check=True)
-    spin = [subprocess.Popen([gohot, str(WARMUP_S + window + 8)], stdout=subprocess.DEVNULL)
-            for _ in range(2)]
+def steady_overhead(build, window, go):
+    """CPU of a whole-machine record at 99 Hz while two stripped Go processes (go=True) or two
+    C fixtures (the baseline, in the same run) spin."""
+    if go:
+        exe = os.path.join(build, "bench", "gosyms", "gohot")
+        subprocess.run(["go", "build", "-ldflags=-s -w", "-o", exe, "."],
+                       cwd=os.path.join(SRC, "tests", "helpers", "gohot"), env=go_env(build),
+                       check=True)
+        argv = [exe, str(WARMUP_S + window + 8)]
+    else:
+        argv = [os.path.join(build, "fixtures", "fixture-stripped"), "spin",
+                str(WARMUP_S + window + 8)]
+    spin = [subprocess.Popen(argv, stdout=subprocess.DEVNULL) for _ in range(2)]
     rec = subprocess.Popen([os.path.join(build, "roottrace-agent"), "record", "--duration",
                             "%ds" % (WARMUP_S + window + 3), "--frequency", "99", "--output",
                             os.path.join(build, "bench", "gosyms", "steady.pb.gz")],
@@ -114,18 +120,22 @@ def main():
     print("stripped Go binary: %s functions, %.1f MiB" % (
         ours["functions"], os.path.getsize(stripped) / 2**20))
     print("  agent name table: built in %s ms, %s bytes of heap; resident after load: "
-          "%s KiB anon, %s KiB file pages; after 1M lookups: %s KiB anon, %s KiB file pages" % (
+          "%s KiB anon, %s KiB file pages; after 1M lookups: %s KiB anon, %s KiB file pages; "
+          "after the pages are given back: %s KiB file pages" % (
               ours["table_build_ms"], ours["table_heap_bytes"],
               ours["rss_anon_delta_kib_after_load"], ours["rss_file_delta_kib_after_load"],
-              ours["rss_anon_delta_kib_after_lookups"], ours["rss_file_delta_kib_after_lookups"]))
+              ours["rss_anon_delta_kib_after_lookups"], ours["rss_file_delta_kib_after_lookups"],
+              ours["rss_file_delta_kib_after_release"]))
     print("  agent lookup: %s ns per frame (%s)" % (ours["lookup_ns"], ours["lookups"]))
     print("  go tool addr2line (same stripped file): %.2f s for %d addresses, %.1f us each "
           "(includes its start)" % (a2l_s, len(sample), a2l_s / len(sample) * 1e6))
     print("  go tool nm (unstripped copy): %.2f s for %d symbols" % (nm_s, len(addrs)))
     if os.geteuid() == 0:
-        pct, named = steady_overhead(build, a.window)
-        print("  agent steady CPU at 99 Hz, two stripped Go processes spinning: %.2f%% of a core "
-              "(window %d s after %d s)" % (pct, a.window, WARMUP_S))
+        pct, named = steady_overhead(build, a.window, True)
+        base, _ = steady_overhead(build, a.window, False)
+        print("  agent steady CPU at 99 Hz (whole machine, window %d s after %d s): %.2f%% of a "
+              "core with two stripped Go processes spinning, %.2f%% with two C processes "
+              "(same run, same machine load)" % (a.window, WARMUP_S, pct, base))
         for line in named[:2]:
             print("    top: " + line.strip())
     return 0
