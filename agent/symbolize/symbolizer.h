@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Symboliser: addresses -> function names (no line numbers). User frames from ELF .symtab,
- * falling back to .dynsym, via elfutils; kernel frames from /proc/kallsyms; JIT frames from
+/* Symboliser: addresses -> function names (no line numbers). User frames from the symbol
+ * sources (symbol_source.h: Go's .gopclntab with inlined frames, .symtab, MiniDebugInfo, debug
+ * files, debuginfod, .dynsym); kernel frames from /proc/kallsyms; JIT frames from
  * /tmp/perf-PID.map (reduced to the function, see jitname.h). Binaries cached by build-id
  * (or dev+inode), bounded, with eviction. */
 #ifndef ROOTTRACE_SYMBOLIZER_H
