@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "../../agent/control/config_file.h"
+#include "../../agent/status/agent_metrics.h"
+#include "../../agent/symbolize/symbolizer.h"
 #include "../../agent/symbolize/debug_file.h"
 #include "../../agent/symbolize/debuginfod_fetch.h"
 #include "../../agent/symbolize/minidebuginfo.h"
@@ -223,6 +225,58 @@ TEST(debuginfod_off_without_urls_and_lookups_never_block)
 	CHECK_EQ_STR(debuginfod_fetch__failure_name(DEBUGINFOD_FAIL_TIMEOUT), "timeout");
 }
 
+/* A server that refuses connections: the lookup answers at once (waiting), the worker's
+ * failure is counted by cause, and /metrics shows it with the unnamed frames by reason. */
+TEST(debuginfod_failure_counted_by_cause_in_metrics)
+{
+	char dir[] = "/tmp/rt-dfetch-XXXXXX", path[256], *text = NULL;
+	struct symbolizer_stats st = {0};
+	struct debuginfod_fetch_stats d;
+	struct agent_metrics *m;
+	struct agent_status as;
+	size_t len;
+
+	CHECK(mkdtemp(dir));
+	/* port 9 (discard) on loopback: nothing listens there, the connection is refused */
+	CHECK_EQ_INT(debuginfod_fetch__configure(&(struct debuginfod_fetch_options){
+			 .urls = "http://127.0.0.1:9", .cache_dir = dir, .timeout_s = 5}),
+		     0);
+	CHECK_EQ_INT(debuginfod_fetch__lookup("00112233445566778899aabbccddeeff00112233", path,
+					      sizeof(path)),
+		     DEBUGINFOD_WAITING);
+	for (int i = 0; i < 100; i++) {
+		debuginfod_fetch__stats(&d);
+		if (d.requests && !d.in_flight && !d.queued)
+			break;
+		usleep(100 * 1000);
+	}
+	CHECK_EQ_INT(debuginfod_fetch__lookup("00112233445566778899aabbccddeeff00112233", path,
+					      sizeof(path)),
+		     DEBUGINFOD_FAILED);
+	debuginfod_fetch__stats(&d);
+	CHECK_EQ_INT(d.requests, 1);
+	CHECK_EQ_INT(d.failed[DEBUGINFOD_FAIL_NETWORK], 1);
+	CHECK_EQ_INT(d.negative_hits, 1);
+	m = agent_metrics__new();
+	CHECK(m);
+	st.unknown[SYM_UNKNOWN_DEBUGINFOD_WAITING] = 3;
+	st.unknown[SYM_UNKNOWN_DEBUGINFOD_FAILED] = 2;
+	agent_metrics__symbolizer(m, &st);
+	agent_metrics__snapshot(m, &as);
+	agent_metrics__free(m);
+	CHECK_EQ_INT(agent_metrics__render(&as, as.started_ms, &text, &len), 0);
+	CHECK(strstr(
+	    text,
+	    "roottrace_agent_unknown_frame_lookups_total{reason=\"debuginfod_waiting\"} 3\n"));
+	CHECK(strstr(
+	    text, "roottrace_agent_unknown_frame_lookups_total{reason=\"debuginfod_failed\"} 2\n"));
+	CHECK(strstr(text, "roottrace_agent_debuginfod_failures_total{cause=\"network\"} 1\n"));
+	CHECK(strstr(text, "roottrace_agent_debuginfod_requests_total 1\n"));
+	free(text);
+	debuginfod_fetch__stop();
+	rm_tree(dir);
+}
+
 TEST(config_key_debuginfod_urls)
 {
 	static const char json[] = "{\"debuginfod_urls\": \"http://127.0.0.1:8002\"}";
@@ -244,4 +298,5 @@ TEST_MAIN("symbol_sources", T(debuglink_crc_is_the_ieee_crc32),
 	  T(debug_files_are_found_where_gdb_looks_in_order),
 	  T(minidebuginfo_decompresses_and_refuses_garbage),
 	  T(debuginfod_cache_is_bounded_by_age_then_size_oldest_first),
-	  T(debuginfod_off_without_urls_and_lookups_never_block), T(config_key_debuginfod_urls))
+	  T(debuginfod_off_without_urls_and_lookups_never_block),
+	  T(debuginfod_failure_counted_by_cause_in_metrics), T(config_key_debuginfod_urls))
