@@ -126,6 +126,7 @@ def main():
               ours["rss_anon_delta_kib_after_load"], ours["rss_file_delta_kib_after_load"],
               ours["rss_anon_delta_kib_after_lookups"], ours["rss_file_delta_kib_after_lookups"],
               ours["rss_file_delta_kib_after_release"]))
+    print("  agent first named frame (load + one lookup): %s ms" % ours["first_named_frame_ms"])
     print("  agent lookup: %s ns per frame (%s)" % (ours["lookup_ns"], ours["lookups"]))
     print("  go tool addr2line (same stripped file): %.2f s for %d addresses, %.1f us each "
           "(includes its start)" % (a2l_s, len(sample), a2l_s / len(sample) * 1e6))
