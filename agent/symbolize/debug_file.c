@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,20 +13,26 @@
 
 #include "debug_file.h"
 
+static uint32_t crc_table[256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_table_fill(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+
+		for (int k = 0; k < 8; k++)
+			c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+		crc_table[i] = c;
+	}
+}
+
 uint32_t debug_file__crc32(uint32_t crc, const void *buf, size_t len)
 {
-	static uint32_t table[256];
+	const uint32_t *table = crc_table;
 	const uint8_t *p = buf;
 
-	if (!table[1]) { /* filled once; the same on every thread, so a race is harmless */
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t c = i;
-
-			for (int k = 0; k < 8; k++)
-				c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-			table[i] = c;
-		}
-	}
+	pthread_once(&crc_once, crc_table_fill); /* the symboliser and the unwinder's builder */
 	crc = ~crc;
 	while (len--)
 		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);

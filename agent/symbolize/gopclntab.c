@@ -271,6 +271,13 @@ static int32_t pcvalue(const struct gopclntab *t, uint32_t off, uint64_t entry, 
 	}
 }
 
+/* len bytes at p lie inside the records (a damaged table must not read past its file). */
+static bool in_pcln(const struct gopclntab *t, const uint8_t *p, size_t len)
+{
+	return p >= t->pcln && (size_t)(p - t->pcln) <= t->pcln_len &&
+	       t->pcln_len - (size_t)(p - t->pcln) >= len;
+}
+
 /* The function's inline tree, or NULL (none, or its base unknown). */
 static const uint8_t *inline_tree(const struct gopclntab *t, const uint8_t *f, uint32_t npcdata,
 				  uint8_t nfuncdata)
@@ -284,12 +291,17 @@ static const uint8_t *inline_tree(const struct gopclntab *t, const uint8_t *f, u
 		/* Pointers, aligned to the pointer size at run time (the table is aligned). */
 		if (t->ptrsize == 8 && ((uintptr_t)(f + fd_off) & 4))
 			fd_off += 4;
+		if (!in_pcln(t, f + fd_off, (FUNCDATA_INL_TREE + 1) * t->ptrsize))
+			return NULL;
 		vaddr = rd(f + fd_off + FUNCDATA_INL_TREE * t->ptrsize, t->ptrsize);
 		return vaddr ? image_at(&t->img, vaddr, INLINED_CALL_SIZE_116) : NULL;
 	}
-	uint32_t off = rd32(f + fd_off + 4 * FUNCDATA_INL_TREE);
+	uint32_t off;
 
-	if (off == FUNCDATA_NONE || !t->gofunc_vaddr)
+	if (!t->gofunc_vaddr || !in_pcln(t, f + fd_off, 4 * (FUNCDATA_INL_TREE + 1)))
+		return NULL;
+	off = rd32(f + fd_off + 4 * FUNCDATA_INL_TREE);
+	if (off == FUNCDATA_NONE)
 		return NULL;
 	return image_at(&t->img, t->gofunc_vaddr + off, INLINED_CALL_SIZE_120);
 }
@@ -308,7 +320,8 @@ static size_t inlined_names(const struct gopclntab *t, const uint8_t *f, uint64_
 	const uint8_t *tree;
 	uint32_t table;
 
-	if (npcdata <= PCDATA_INL_TREE_INDEX)
+	if (npcdata <= PCDATA_INL_TREE_INDEX || npcdata > 1024 ||
+	    !in_pcln(t, f + fixed, 4 * (size_t)npcdata))
 		return 0;
 	tree = inline_tree(t, f, npcdata, nfuncdata);
 	if (!tree)

@@ -8,7 +8,8 @@
 #include <stdint.h>
 
 #define GOPCLNTAB_MAX_SEGMENTS 16
-#define GOPCLNTAB_MAX_FRAMES 16 /* inline depth kept per address, outermost dropped past it */
+#define GOPCLNTAB_MAX_FRAMES                                                                       \
+	16 /* names per address; deeper inlining keeps the innermost calls and the holder */
 
 /* Table formats by header magic; the number is the first Go release that wrote it. */
 enum gopclntab_version {
