@@ -107,6 +107,7 @@ int main(int argc, char **argv)
 	struct stat st;
 	double t0, t1, t_first;
 	size_t first;
+	long peak_file = 0;
 	int fd;
 
 	if (argc < 3) {
@@ -137,10 +138,19 @@ int main(int argc, char **argv)
 
 	for (size_t i = 0; i < lookups; i++) {
 		uint64_t off = vaddr_to_offset(fd, addrs[(i * 7919) % n_addrs] + (i & 7));
-		size_t n = symtab__lookup(t, off, names, SYMTAB_MAX_FRAMES);
+		size_t n;
 
+		symtab__refresh(t); /* as the symboliser calls it at each use */
+		n = symtab__lookup(t, off, names, SYMTAB_MAX_FRAMES);
 		named += n > 0;
 		frames += n;
+		if (i % 10000 == 0) { /* the resident peak while lookups run */
+			long anon, file;
+
+			rss_kib(&anon, &file);
+			if (file - file0 > peak_file)
+				peak_file = file - file0;
+		}
 	}
 	double l1 = now_s();
 
@@ -160,6 +170,7 @@ int main(int argc, char **argv)
 	printf("rss_file_delta_kib_after_lookups %ld\n", file2 - file0);
 	printf("lookups %zu named %zu frames %zu\n", lookups, named, frames);
 	printf("rss_file_delta_kib_after_release %ld\n", file3 - file0);
+	printf("rss_file_peak_kib_during_lookups %ld\n", peak_file);
 	printf("lookup_ns %.1f\n", (l1 - l0) * 1e9 / (double)lookups);
 	symtab__free(t);
 	close(fd);

@@ -145,6 +145,8 @@ static int map_file(struct symtab *t, int fd)
 		return -errno;
 	}
 	t->map_len = (size_t)st.st_size;
+	/* Lookups jump around the table: no read-ahead, no mapping of neighbouring pages. */
+	madvise(t->map, t->map_len, MADV_RANDOM);
 	return 0;
 }
 
@@ -203,11 +205,15 @@ void symtab__free(struct symtab *t)
 	free(t);
 }
 
-/* A Go table is read in place: the pages a burst of lookups touched are given back now and
- * then (they stay in the page cache, shared with the Go process, and fault back in cheaply),
- * so the agent's resident memory does not grow to the table's size. */
-static void release_pages(struct symtab *t, uint64_t now)
+/* A Go table is read in place: the file pages lookups mapped are given back every
+ * RELEASE_INTERVAL_NS of use. They stay in the page cache (shared with the Go process, which
+ * maps the same file) and fault back in cheaply; the kernel maps 64 KiB around each fault,
+ * so a burst over thousands of functions maps most of the table until then. Releasing more
+ * often costs more in faults than it saves (bench-gosyms). */
+static void release_pages(struct symtab *t)
 {
+	uint64_t now = now_ns();
+
 	if (now - t->released_ns < RELEASE_INTERVAL_NS)
 		return;
 	t->released_ns = now;
@@ -219,7 +225,7 @@ int symtab__refresh(struct symtab *t)
 	uint64_t now;
 
 	if (t->go) {
-		release_pages(t, now_ns());
+		release_pages(t);
 		return 0;
 	}
 	if (t->extra || (t->fetch != DEBUGINFOD_WAITING && t->fetch != DEBUGINFOD_FAILED))
