@@ -47,6 +47,23 @@ TEST(overflow_is_erange)
 	CHECK_EQ_INT(duration_parse_ms("99999999999999999999", &ms), -ERANGE);
 }
 
+TEST(short_durations_convert_to_microseconds)
+{
+	int64_t us;
+
+	CHECK_EQ_INT(duration_parse_us("50us", &us), 0);
+	CHECK_EQ_INT(us, 50);
+	CHECK_EQ_INT(duration_parse_us("2ms", &us), 0);
+	CHECK_EQ_INT(us, 2000);
+	CHECK_EQ_INT(duration_parse_us("1s", &us), 0);
+	CHECK_EQ_INT(us, 1000000);
+	CHECK_EQ_INT(duration_parse_us("3", &us), 0); /* bare digits are seconds here too */
+	CHECK_EQ_INT(us, 3000000);
+	CHECK_EQ_INT(duration_parse_us("1m", &us), -EINVAL); /* minutes are no short duration */
+	CHECK_EQ_INT(duration_parse_us("-1us", &us), -EINVAL);
+	CHECK_EQ_INT(duration_parse_us("9223372036854775807s", &us), -ERANGE);
+}
+
 TEST(seconds_unit_excludes_bare_numbers_and_milliseconds)
 {
 	CHECK(duration_has_seconds_unit("90s"));
@@ -61,4 +78,5 @@ TEST(seconds_unit_excludes_bare_numbers_and_milliseconds)
 
 TEST_MAIN("duration", T(units_convert_to_milliseconds),
 	  T(signs_spaces_and_unknown_units_are_einval), T(overflow_is_erange),
+	  T(short_durations_convert_to_microseconds),
 	  T(seconds_unit_excludes_bare_numbers_and_milliseconds))
