@@ -12,6 +12,7 @@
 #include "control/handlers.h"
 #include "http/respond.h"
 #include "http/validate.h"
+#include "store/store_fault.h"
 
 /* RFC 3339 ("2024-05-01T12:00:00Z", "+02:00", fractional seconds ignored) or unix seconds. */
 static int parse_time_text(const char *s, int64_t *ret)
@@ -120,9 +121,11 @@ int handle_deployment_add(const struct request *req, struct response *resp)
 				     "%s", why);
 	err = cp->ops->deployment_add(cp, &d, &d.id);
 	if (err) {
+		char why[STORE_FAULT_DETAIL_MAX + 64];
+
 		resp->retry_after_s = 1;
 		return respond_error(resp, 503, "store_unavailable", "deployment: %s",
-				     strerror(-err));
+				     store_error_text(err, why, sizeof(why)));
 	}
 	return respond_json(resp, 201,
 			    json_pack("{s:I, s:s, s:s, s:s, s:I}", "id", (json_int_t)d.id,

@@ -20,6 +20,7 @@
 #include "otlp_json.h"
 #include "http/respond.h"
 #include "ingest/stack_agg.h"
+#include "store/store_fault.h"
 #include "http/validate.h"
 
 #define OTLP_RETRY_AFTER_S 1
@@ -479,12 +480,16 @@ static int store_and_answer(struct otlp_upload *u, struct response *resp, bool j
 	int err = store_batches(u, &stacks);
 
 	if (err) {
+		char cause[STORE_FAULT_DETAIL_MAX + 64];
+
+		store_fault_describe(err, cause, sizeof(cause));
 		resp->retry_after_s = OTLP_RETRY_AFTER_S;
 		metrics__reject(u->req->collector->metrics,
 				err == -EAGAIN ? REJECT_OVERLOADED : REJECT_STORE_ERROR);
 		return respond_error(resp, err == -EAGAIN ? 429 : 503,
 				     err == -EAGAIN ? "overloaded" : "store_unavailable",
-				     "the profiles could not be stored; retry");
+				     "the profiles could not be stored%s%s; retry",
+				     *cause ? ": " : "", cause);
 	}
 	metrics__upload_accepted(u->req->collector->metrics, u->req->body_len, stacks,
 				 seconds_since(&u->start));

@@ -386,6 +386,16 @@ class ServersDown(unittest.TestCase):
                 status, doc = c.upload(tok, wall(5), "pgdown", "wall",
                                        params={"upload_id": "pgdown-1"})
                 self.assertEqual(status, 503, doc)
+                # The cause is named: in the answer, /healthz and /metrics.
+                self.assertIn("the database server is unreachable (postgresql: ",
+                              doc["detail"])
+                fault = c.get_json("/healthz")[1]["faults"]
+                self.assertEqual((list(fault), fault["control"]["backend"],
+                                  fault["control"]["cause"]),
+                                 (["control"], "postgresql", "unreachable"))
+                unreachable = c.metrics()[
+                    'roottrace_store_failures_total{backend="postgresql",cause="unreachable"}']
+                self.assertGreaterEqual(unreachable, 1)
             finally:
                 pg.start_again()
             deadline = time.time() + 30  # each pooled connection retries after its backoff
@@ -394,7 +404,8 @@ class ServersDown(unittest.TestCase):
                 status = c.put_json("/api/apm/config", eng, {"sample_rate_hz": 50})[0]
                 time.sleep(0.2)
             self.assertEqual(status, 200)
-            self.assertEqual(c.get_json("/healthz")[1]["status"], "ok")
+            health = c.get_json("/healthz")[1]
+            self.assertEqual((health["status"], health["faults"]), ("ok", {}))
             self.assertEqual(c.get_json("/api/apm/config", tok)[1]["sample_rate_hz"], 50)
             status, doc = c.upload(tok, wall(5), "pgdown", "wall",
                                    params={"upload_id": "pgdown-1"})
@@ -415,10 +426,15 @@ class ServersDown(unittest.TestCase):
                 status, doc = c.upload(tok, wall(40), "down", "wall",
                                        params={"upload_id": "retried-1"})
                 self.assertEqual(status, 503, doc)
+                self.assertIn("the database server is unreachable (clickhouse: ",
+                              doc["detail"])
                 health = c.get_json("/healthz")[1]
                 self.assertEqual((health["stores"], health["backends"]),
                                  ({"control": "ok", "profiles": "unreachable"},
                                   {"control": "postgresql", "profiles": "clickhouse"}))
+                self.assertEqual((health["faults"]["profiles"]["backend"],
+                                  health["faults"]["profiles"]["cause"]),
+                                 ("clickhouse", "unreachable"))
                 after = c.metrics()
             finally:
                 ch.start_again()
@@ -427,10 +443,15 @@ class ServersDown(unittest.TestCase):
             self.assertGreater(after[errors % "clickhouse"], before[errors % "clickhouse"])
             self.assertEqual(after[errors % "postgresql"], before[errors % "postgresql"])
             self.assertEqual(after[failures], before[failures] + 1)
+            unreachable = 'roottrace_store_failures_total{backend="clickhouse",cause="unreachable"}'
+            self.assertGreater(after[unreachable], before[unreachable])
+            self.assertEqual(
+                after['roottrace_store_fault{backend="clickhouse",cause="unreachable"}'], 1)
             status, doc = c.upload(tok, wall(40), "down", "wall",
                                    params={"upload_id": "retried-1"})
             self.assertEqual((status, doc["duplicate"]), (200, False), doc)
             self.assertEqual(c.stored_total("down", "wall"), 140)
+            self.assertEqual(c.get_json("/healthz")[1]["faults"], {})
 
 
 if __name__ == "__main__":

@@ -65,13 +65,14 @@ def stack_function_ids(blob):
 
 class Collector:
     def __init__(self, environment="production", serve_args=(), start=True, backend=None,
-                 stores=None):
+                 stores=None, data=None):
         """stores: (postgresql URL, clickhouse URL) to share with another Collector; the
-        stores are then not initialised again."""
+        stores are then not initialised again. data: the data directory to use (not yet
+        existing; e.g. on a small file system), instead of one in the temporary directory."""
         self.backend = backend or default_backend()
         self.binary = collector_binary()
         self.tmp = tempfile.mkdtemp(prefix="rt-collector-")
-        self.data = os.path.join(self.tmp, "data")
+        self.data = data or os.path.join(self.tmp, "data")
         self.log_path = os.path.join(self.tmp, "collector.log")
         self.environment = environment
         self.serve_args = list(serve_args)
