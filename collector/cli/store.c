@@ -179,13 +179,11 @@ int cli_store_resolve(struct store_location *loc, bool need_data)
 /* Why a server store could not be opened, as one line. */
 void cli_store_error(const char *what, const char *where, int err)
 {
-	char why[STORE_FAULT_DETAIL_MAX + 64];
-
 	fprintf(stderr, "%s: %s %s: %s\n", PROG, what, where,
 		err == -ENOTSUP	 ? "schema is older than this collector: run `" PROG " migrate`"
 		: err == -EPROTO ? "schema is newer than this collector: upgrade it"
 		: err == -EIO	 ? "server unreachable or refused the request"
-				 : store_error_text(err, why, sizeof(why)));
+				 : store_strerror(err));
 }
 
 int cli_open_store_cp(const struct store_location *loc, struct cp_store **ret)

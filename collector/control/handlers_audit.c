@@ -67,10 +67,8 @@ int handle_audit_list(const struct request *req, struct response *resp)
 				     AUDIT_LIMIT_MAX);
 	err = cp->ops->audit_list(cp, env, since, (size_t)limit, &events, &n);
 	if (err) {
-		char why[STORE_FAULT_DETAIL_MAX + 64];
-
 		return respond_error(resp, 503, "store_unavailable", "audit: %s",
-				     store_error_text(err, why, sizeof(why)));
+				     store_strerror(err));
 	}
 	list = json_array();
 	for (size_t i = 0; list && i < n; i++)

@@ -55,11 +55,9 @@ static int load_settings(struct cp_store *cp, const char *env, const char *servi
 
 static int store_failure(struct response *resp, int err)
 {
-	char why[STORE_FAULT_DETAIL_MAX + 64];
-
 	resp->retry_after_s = 1;
 	return respond_error(resp, 503, "store_unavailable", "settings store: %s",
-			     store_error_text(err, why, sizeof(why)));
+			     store_strerror(err));
 }
 
 json_t *config_not_applied_json(const struct effective_config *env,

@@ -121,11 +121,9 @@ int handle_deployment_add(const struct request *req, struct response *resp)
 				     "%s", why);
 	err = cp->ops->deployment_add(cp, &d, &d.id);
 	if (err) {
-		char why[STORE_FAULT_DETAIL_MAX + 64];
-
 		resp->retry_after_s = 1;
 		return respond_error(resp, 503, "store_unavailable", "deployment: %s",
-				     store_error_text(err, why, sizeof(why)));
+				     store_strerror(err));
 	}
 	return respond_json(resp, 201,
 			    json_pack("{s:I, s:s, s:s, s:s, s:I}", "id", (json_int_t)d.id,

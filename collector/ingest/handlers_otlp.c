@@ -340,10 +340,10 @@ static void store_links(struct otlp_upload *u)
 			err = link_batch__store(u->items[i].links, u->req->collector->links,
 						u->req->token->environment);
 	}
-	if (err && !u->rejected)
+	if (err && !u->rejected) {
 		snprintf(u->message, sizeof(u->message),
-			 "profiles stored, their span links not: %s", strerror(-err));
-	else if (dropped && !u->rejected)
+			 "profiles stored, their span links not: %s", store_strerror(err));
+	} else if (dropped && !u->rejected)
 		snprintf(u->message, sizeof(u->message),
 			 "profiles stored, %zu span links past %u per profile not", dropped,
 			 LINK_BATCH_MAX);

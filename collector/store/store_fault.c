@@ -17,8 +17,8 @@ static atomic_bool in_fault[STORE_BACKEND__COUNT];
 static atomic_uint_fast64_t counts[STORE_BACKEND__COUNT][STORE_FAULT__COUNT];
 
 static const char *const cause_names[STORE_FAULT__COUNT] = {
-    [STORE_FAULT_DISK_FULL] = "disk_full",     [STORE_FAULT_READ_ONLY] = "read_only",
-    [STORE_FAULT_REFUSED] = "refused",	       [STORE_FAULT_UNREACHABLE] = "unreachable",
+    [STORE_FAULT_DISK_FULL] = "disk_full", [STORE_FAULT_READ_ONLY] = "read_only",
+    [STORE_FAULT_REFUSED] = "refused",	   [STORE_FAULT_UNREACHABLE] = "unreachable",
     [STORE_FAULT_IO_ERROR] = "io_error",
 };
 
@@ -32,8 +32,8 @@ static const char *const cause_texts[STORE_FAULT__COUNT] = {
 };
 
 static const int cause_errnos[STORE_FAULT__COUNT] = {
-    [STORE_FAULT_DISK_FULL] = ENOSPC,	      [STORE_FAULT_READ_ONLY] = EROFS,
-    [STORE_FAULT_REFUSED] = EREMOTEIO,	      [STORE_FAULT_UNREACHABLE] = EHOSTUNREACH,
+    [STORE_FAULT_DISK_FULL] = ENOSPC,  [STORE_FAULT_READ_ONLY] = EROFS,
+    [STORE_FAULT_REFUSED] = EREMOTEIO, [STORE_FAULT_UNREACHABLE] = EHOSTUNREACH,
     [STORE_FAULT_IO_ERROR] = EIO,
 };
 
@@ -151,18 +151,20 @@ void store_fault_describe(int err, char *buf, size_t len)
 	 * a backend recorded a disk I/O error. */
 	for (int b = 0; b < STORE_BACKEND__COUNT; b++)
 		if (store_fault__get((enum store_backend)b, &f) && f.cause == c) {
-			snprintf(buf, len, "%s (%s: %s)", cause_texts[c],
-				 backend_names[b], f.detail);
+			snprintf(buf, len, "%s (%s: %s)", cause_texts[c], backend_names[b],
+				 f.detail);
 			return;
 		}
 	if (c != STORE_FAULT_IO_ERROR)
 		snprintf(buf, len, "%s", cause_texts[c]);
 }
 
-const char *store_error_text(int err, char *buf, size_t len)
+const char *store_strerror(int err)
 {
-	store_fault_describe(err, buf, len);
-	if (len && !*buf)
-		snprintf(buf, len, "%s", strerror(-err));
+	static __thread char buf[STORE_FAULT_DETAIL_MAX + 64];
+
+	store_fault_describe(err, buf, sizeof(buf));
+	if (!*buf)
+		snprintf(buf, sizeof(buf), "%s", strerror(-err));
 	return buf;
 }

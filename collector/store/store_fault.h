@@ -67,7 +67,8 @@ uint64_t store_fault__count(enum store_backend b, enum store_fault_cause c);
  * cause. Always NUL-terminates buf. */
 void store_fault_describe(int err, char *buf, size_t len);
 
-/* store_fault_describe() into buf, or strerror(-err) when err names no cause: buf. */
-const char *store_error_text(int err, char *buf, size_t len);
+/* For messages: store_fault_describe() of err, or strerror(-err) when err names no cause. The
+ * text is the calling thread's until its next call. */
+const char *store_strerror(int err);
 
 #endif

@@ -34,7 +34,10 @@ TEST(the_detail_names_the_backend_in_that_fault_in_its_own_words)
 	CHECK_EQ_STR(buf, "");
 	store_fault_describe(-EIO, buf, sizeof(buf)); /* a plain -EIO, no disk error recorded */
 	CHECK_EQ_STR(buf, "");
-	CHECK_EQ_STR(store_error_text(-ENOMEM, buf, sizeof(buf)), strerror(ENOMEM));
+	CHECK_EQ_STR(store_strerror(-ENOMEM), strerror(ENOMEM));
+	CHECK_EQ_STR(store_strerror(-EHOSTUNREACH),
+		     "the database server is unreachable (clickhouse: "
+		     "Couldn't connect to server)");
 	store_fault__ok(STORE_BACKEND_CLICKHOUSE, false);
 	store_fault_describe(-EHOSTUNREACH, buf, sizeof(buf)); /* no backend in it: the cause */
 	CHECK_EQ_STR(buf, "the database server is unreachable");
