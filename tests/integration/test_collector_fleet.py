@@ -159,11 +159,11 @@ class Migrations(unittest.TestCase):
                                 "--profile-store", self.ch], capture_output=True, text=True)
         self.assertEqual(first.returncode, 0, first.stderr)
         self.assertIn("PostgreSQL): schema version 0 -> 1", first.stderr)
-        self.assertIn("ClickHouse): schema version 0 -> 3", first.stderr)  # 3: stacks by day
+        self.assertIn("ClickHouse): schema version 0 -> 4", first.stderr)  # 4: 128-bit stacks
         again = subprocess.run([self.c.binary, "migrate", "--control-store", self.pg,
                                 "--profile-store", self.ch], capture_output=True, text=True)
         self.assertEqual(again.returncode, 0, again.stderr)
-        self.assertIn("schema version 3 -> 3", again.stderr)
+        self.assertIn("schema version 4 -> 4", again.stderr)
 
     def test_a_password_in_the_clickhouse_url_is_refused(self):
         import subprocess
@@ -190,7 +190,7 @@ class Migrations(unittest.TestCase):
         r = subprocess.run([self.c.binary, "migrate", "--config", path], capture_output=True,
                            text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("ClickHouse): schema version 0 -> 3", r.stderr)
+        self.assertIn("ClickHouse): schema version 0 -> 4", r.stderr)
 
 
 class FleetTiers(sqlite_tiers.Tiers):
@@ -206,7 +206,8 @@ class FleetTiers(sqlite_tiers.Tiers):
 
     def tier_sum(self, table, lo, hi):
         return int(self.c.clickhouse(
-            "SELECT sum(value) FROM {db}.%s WHERE stack_hash != 0 AND bucket >= %d"
+            "SELECT sum(value) FROM {db}.%s WHERE stack_hash != toFixedString('', 16)"
+            " AND bucket >= %d"
             " AND bucket < %d" % (table, lo, hi)))
 
     def test_backdated_uploads_into_folded_hours_and_days_are_counted(self):

@@ -25,6 +25,7 @@ static void ch_close(struct profile_store *s)
 	hashtab__free(&p->known_stacks);
 	sha256_ctx__free(p->sha);
 	ch_buf_free(&p->frames);
+	free(p->digests);
 	ch_client_free(&p->client);
 	pthread_mutex_destroy(&p->stacks_lock);
 	free(p);
