@@ -12,12 +12,15 @@
 #include "cgroup.h"
 #include "hashtab.h"
 #include "pipeline.h"
+#include "process_registry.h"
 #include "sampler.h"
 #include "symbolizer.h"
 #include "unwind/unwind_tables.h"
 
 /* Frames per sample: a kernel stack plus a user stack. */
-#define MAX_FRAMES (2 * PROFILE_STACK_DEPTH + 1) /* + a [truncated] marker */
+/* Inlined calls (Go) make one address several frames: up to three per stack entry. */
+#define MAX_USER_FRAMES (3 * PROFILE_STACK_DEPTH)
+#define MAX_FRAMES (PROFILE_STACK_DEPTH + MAX_USER_FRAMES + 1) /* + a [truncated] marker */
 /* A pid's cgroup path is re-read after this long (cgroup v1: BPF does not see a move); on
  * cgroup v2 a new cgroup id in the samples triggers it at once, and so does an exec. */
 #define CGROUP_RECHECK_MS 60000
@@ -27,6 +30,7 @@
 
 struct pipeline {
 	struct sampler *sampler;
+	struct process_registry *procs; /* what sym and unwind look processes up in */
 	struct symbolizer *sym;
 	struct cgroup_pids *cgroups;  /* NULL unless opts.capture_cgroups */
 	struct unwind_tables *unwind; /* NULL with --unwind=fp */
@@ -122,7 +126,7 @@ static void on_event(const struct profile_event *e, void *ctx)
 
 	/* The new image is captured beside the old one, which still names the samples it took
 	 * before the exec. -ESRCH: it already exited; its frames will be [unknown], counted. */
-	symbolizer__capture_image(p->sym, e->pid, e->image);
+	process_registry__capture_image(p->procs, e->pid, e->image);
 	if (p->unwind) /* after an exec, BPF dropped the old mapping table already */
 		queue_unwind_capture(p, e->pid);
 	/* Now, from the same event: the process may be gone by the time its samples are tagged
@@ -180,7 +184,7 @@ static int open_unwind_tables(struct pipeline *p)
 	};
 
 	sink.capacity = sampler__unwind_rows_capacity(p->sampler);
-	p->unwind = unwind_tables__new(&sink, "/proc");
+	p->unwind = unwind_tables__new(&sink, p->procs);
 	return p->unwind ? 0 : -errno;
 }
 
@@ -197,10 +201,11 @@ int pipeline_unwind_parse(const char *text, enum pipeline_unwind *ret)
 
 struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, size_t err_len)
 {
-	struct symbolizer_options sym_opts = {
+	struct process_registry_options reg_opts = {
 	    .max_binaries = opts->max_binaries,
 	    .max_processes = opts->max_processes,
 	};
+	struct symbolizer_options sym_opts = {0};
 	struct sampler_options sampler_opts = {
 	    .pid = opts->pid,
 	    .unwind_tables = opts->unwind == PIPELINE_UNWIND_AUTO,
@@ -216,7 +221,9 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 		return NULL;
 	}
 	p->opts = *opts;
-	p->sym = symbolizer__new(&sym_opts);
+	p->procs = process_registry__new(&reg_opts);
+	sym_opts.registry = p->procs;
+	p->sym = p->procs ? symbolizer__new(&sym_opts) : NULL;
 	if (!p->sym) {
 		snprintf(err, err_len, "creating the symboliser failed: %s", strerror(errno));
 		goto fail;
@@ -253,6 +260,7 @@ void pipeline__close(struct pipeline *p)
 	unwind_tables__free(p->unwind);
 	sampler__free(p->sampler);
 	symbolizer__free(p->sym);
+	process_registry__free(p->procs); /* after its consumers */
 	cgroup_pids__free(p->cgroups);
 	hashtab__free(&p->stacks);
 	hashtab__free(&p->threads);
@@ -405,31 +413,43 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 {
 	struct pipeline *p = c->p;
 	uint64_t key = stack_key(pid ? (uint64_t)pid : KERNEL_STACK_PID, image, stack);
-	size_t unknown = 0;
-	struct sym_frame f;
-	int ret;
+	struct sym_frame fs[SYM_FRAMES_MAX], f;
+	size_t unknown = 0, out = 0;
+	int ret = 0;
 
 	if (hashtab__get(&p->stacks, key, ret_ref))
 		return 0;
-	ret = reserve_frames(p, n + truncated);
+	/* One address may be several frames: Go's inlined calls, leaf first (symbolizer.h). */
 	for (size_t i = 0; !ret && i < n; i++) {
+		size_t k = 1;
+
 		if (pid)
-			symbolizer__resolve_user_image(p->sym, pid, image, ips[i] - (i ? 1 : 0),
-						       &f);
+			k = symbolizer__resolve_user_frames(
+			    p->sym, pid, image, ips[i] - (i ? 1 : 0), fs, SYM_FRAMES_MAX);
 		else
-			symbolizer__resolve_kernel(p->sym, ips[i] - (i ? 1 : 0), &f);
-		unknown += !f.known;
-		ret = add_frame(c->w, &f, &p->frames[p->n_frames + i]);
+			symbolizer__resolve_kernel(p->sym, ips[i] - (i ? 1 : 0), &fs[0]);
+		if (out + k > MAX_USER_FRAMES) { /* inlining beyond the cap: cut, and say so */
+			k = MAX_USER_FRAMES - out;
+			truncated = true;
+			n = i + 1;
+		}
+		ret = reserve_frames(p, out + k + truncated);
+		for (size_t j = 0; !ret && j < k; j++) {
+			unknown += !fs[j].known;
+			ret = add_frame(c->w, &fs[j], &p->frames[p->n_frames + out++]);
+		}
 	}
 	if (!ret && truncated) { /* deeper than the cap: said so at the root, never cut silently */
 		snprintf(f.function, sizeof(f.function), "[truncated]");
 		f.module[0] = f.build_id[0] = f.file[0] = '\0';
-		ret = add_frame(c->w, &f, &p->frames[p->n_frames + n++]);
+		ret = reserve_frames(p, out + 1);
+		if (!ret)
+			ret = add_frame(c->w, &f, &p->frames[p->n_frames + out++]);
 	}
 	if (ret)
 		return ret;
-	*ret_ref = frames_ref(p->n_frames, n, unknown);
-	p->n_frames += n;
+	*ret_ref = frames_ref(p->n_frames, out, unknown);
+	p->n_frames += out;
 	return hashtab__put(&p->stacks, key, *ret_ref);
 }
 
@@ -498,7 +518,9 @@ static const struct process_names *process_names(struct collect_ctx *c, pid_t pi
 {
 	struct pipeline *p = c->p;
 	struct process_names *pn;
-	struct pid_image id = {0};
+	const char *cgroup = NULL, *exe = NULL;
+	bool kernel_thread = false;
+	const struct process *proc;
 	const char *comm;
 	uint64_t v;
 
@@ -513,24 +535,29 @@ static const struct process_names *process_names(struct collect_ctx *c, pid_t pi
 		p->names = grown;
 		p->names_cap = cap;
 	}
-	comm = symbolizer__comm_image(p->sym, pid, image);
+	proc = process_registry__image(p->procs, pid, image);
+	comm = proc ? proc->comm : NULL;
 	if (!comm || !*comm) /* never captured (it exited first) */
 		comm = thread_name(c, pid);
 	if (!comm || !*comm)
 		comm = thread;
 	comm = window__intern(c->w, comm);
-	if (p->cgroups) /* not captured yet (first-sight event lost): read it now */
-		cgroup_pids__image(p->cgroups, pid, cgroup_id, image, CGROUP_RECHECK_MS, &id);
-	if ((id.cgroup && !(id.cgroup = window__intern(c->w, id.cgroup))) ||
-	    (id.exe && !(id.exe = window__intern(c->w, id.exe))))
+	if (p->cgroups) { /* not captured yet (first-sight event lost): read it now */
+		cgroup =
+		    cgroup_pids__get_image(p->cgroups, pid, cgroup_id, image, CGROUP_RECHECK_MS);
+		exe = proc ? proc->exe : NULL; /* the service rules' facts: the registry's */
+		kernel_thread = proc && proc->kernel_thread;
+	}
+	if ((cgroup && !(cgroup = window__intern(c->w, cgroup))) ||
+	    (exe && !(exe = window__intern(c->w, exe))))
 		return NULL;
 	if (!comm)
 		return NULL;
 	pn = &p->names[p->n_names];
 	pn->comm = comm;
-	pn->cgroup = id.cgroup;
-	pn->exe = id.exe;
-	pn->kernel_thread = id.kernel_thread;
+	pn->cgroup = cgroup;
+	pn->exe = exe;
+	pn->kernel_thread = kernel_thread;
 	if (hashtab__put(&p->processes, image_key(pid, image), p->n_names))
 		return NULL;
 	p->n_names++;
@@ -601,7 +628,7 @@ static void finish_processes(struct collect_ctx *c)
 		if (kill(c->pids[i], 0) && errno == ESRCH) {
 			if (c->p->unwind)
 				unwind_tables__forget_process(c->p->unwind, c->pids[i]);
-			symbolizer__forget_process(c->p->sym, c->pids[i]);
+			process_registry__forget(c->p->procs, c->pids[i]);
 			sampler__forget_pid(c->p->sampler, c->pids[i]);
 			if (c->p->cgroups)
 				cgroup_pids__forget(c->p->cgroups, c->pids[i]);
@@ -708,7 +735,7 @@ int pipeline__collect(struct pipeline *p, struct window **ret)
 	p->n_names = 0;
 	add_kernel_stats(p, &c.w->stats);
 	finish_processes(&c);
-	symbolizer__end_window(p->sym);
+	process_registry__end_window(p->procs);
 	add_unwind_stats(p, &c.w->stats.unwind);
 	free(c.pids);
 	if (err) {
