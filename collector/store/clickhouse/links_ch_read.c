@@ -108,7 +108,7 @@ struct link_sums {
 	size_t n_frames, frames_cap;
 };
 
-static void link_sums_free(struct link_sums *s)
+static void link_sums__release(struct link_sums *s)
 {
 	for (size_t i = 0; i < s->n_frames; i++)
 		free(s->frames[i]);
@@ -118,6 +118,7 @@ static void link_sums_free(struct link_sums *s)
 	free(s->values);
 	hashtab__free(&s->by_id);
 	hashtab__free(&s->by_frames);
+	memset(s, 0, sizeof(*s));
 }
 
 static bool same_id(uint64_t value, const void *key)
@@ -262,7 +263,7 @@ int ch_links_merge(struct link_store *s, const struct span_link_query *q, struct
 	ch_buf_free(&sql);
 	ch_buf_free(&sums);
 	ch_buf_free(&rows);
-	link_sums_free(&found);
+	link_sums__release(&found);
 	if (rc)
 		merged_window__release(ret);
 	return rc;
