@@ -72,8 +72,8 @@ HELPER_BINS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/helpers/%,$(HELPER_SR
 AGENT_BIN := $(BUILD)/roottrace-agent
 COLLECTOR_BIN := $(BUILD)/roottrace-collector
 
-.PHONY: all agent collector deps check unit bench fuzz vmlinux clean install quickstart deb format \
-	format-check
+.PHONY: all agent collector deps check check-quick unit bench fuzz vmlinux clean install \
+	quickstart deb format format-check
 .DELETE_ON_ERROR:
 # Keep generated skeletons and protobuf-c sources between builds.
 .SECONDARY:
@@ -151,6 +151,14 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory format-check
 	$(Q)$(MAKE) --no-print-directory all node-sdk
 	$(Q)./tests/run-tests.sh --build $(BUILD)
+
+# The edit-test loop: the format check, the build, the unit and integration suites. No BPF, fleet
+# (PostgreSQL + ClickHouse), end-to-end, sanitizer or fuzzing pass: CI runs `make check`.
+check-quick:
+	$(Q)$(MAKE) --no-print-directory format-check
+	$(Q)$(MAKE) --no-print-directory all node-sdk
+	$(Q)./tests/run-tests.sh --build $(BUILD) --only unit
+	$(Q)./tests/run-tests.sh --build $(BUILD) --only integration
 
 bench: deps all
 	$(Q)./bench/run-bench.sh --build $(BUILD)

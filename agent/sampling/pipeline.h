@@ -9,11 +9,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "contract.h"
 #include "symbolizer.h"
 #include "window.h"
 
-#define SAMPLE_RATE_MIN_HZ 10
-#define SAMPLE_RATE_MAX_HZ 200
 #define SAMPLE_RATE_DEFAULT_HZ 99
 
 /* How user stacks are walked. */

@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "http/auth.h"
 #include "cli/cli.h"
 #include "collector.h"
+#include "http/auth.h"
 #include "http/validate.h"
 #include "store/store_fault.h"
 

@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "store/clickhouse/store_ch.h"
 #include "cli/cli.h"
-#include "store/store_fault.h"
+#include "store/clickhouse/store_ch.h"
 #include "store/postgresql/store_pg.h"
+#include "store/store_fault.h"
 
 static void usage(FILE *f)
 {

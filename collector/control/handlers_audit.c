@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/auth.h"
 #include "collector.h"
 #include "control/handlers.h"
+#include "http/auth.h"
 #include "http/respond.h"
 #include "store/store_fault.h"
 
@@ -73,6 +73,6 @@ int handle_audit_list(const struct request *req, struct response *resp)
 	list = json_array();
 	for (size_t i = 0; list && i < n; i++)
 		json_array_append_new(list, event_json(&events[i]));
-	audit_records_free(events, n);
+	audit_records__free(events, n);
 	return respond_json(resp, 200, json_pack("{s:s, s:o}", "environment", env, "events", list));
 }

@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "collector.h"
+#include "http/handlers.h"
+#include "http/respond.h"
+#include "prom_text.h"
 #include "store/group_commit.h"
 #include "store/store_fault.h"
-#include "http/handlers.h"
-#include "prom_text.h"
-#include "http/respond.h"
 
 /* One store's health: "ok", or the cause its backend's last failed request named
  * (store/store_fault.h) while no request since showed it gone; a failed cheap read with no

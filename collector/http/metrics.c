@@ -4,11 +4,11 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "store/backend_errors.h"
-#include "store/store_fault.h"
-#include "store/group_commit.h"
 #include "http/metrics.h"
 #include "prom_text.h"
+#include "store/backend_errors.h"
+#include "store/group_commit.h"
+#include "store/store_fault.h"
 
 static const double latency_bounds_s[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
 					  0.05,	  0.1,	 0.25,	 0.5,	1,    2.5};

@@ -59,7 +59,7 @@ TEST(a_stack_is_sent_again_only_for_another_day)
 	CHECK_EQ_INT(send(&known, &queued, &rows, ID42, 100), 0);
 	CHECK_EQ_INT(count_rows(&rows, &day), 1); /* twice in one INSERT: once */
 	CHECK_EQ_INT(ch_stacks_remember(&known, &rows, 1000), 0);
-	ch_buf_reset(&rows);
+	ch_buf__reset(&rows);
 	hashtab__clear(&queued);
 	CHECK_EQ_INT(send(&known, &queued, &rows, ID42, 100), 0);
 	CHECK_EQ_INT(count_rows(&rows, &day), 0); /* stored in day 100 already */
@@ -71,7 +71,7 @@ TEST(a_stack_is_sent_again_only_for_another_day)
 	CHECK_EQ_INT(day, 100);
 	hashtab__free(&known);
 	hashtab__free(&queued);
-	ch_buf_free(&rows);
+	ch_buf__release(&rows);
 }
 
 TEST(a_stack_known_by_its_low_half_only_is_sent)
@@ -82,13 +82,13 @@ TEST(a_stack_known_by_its_low_half_only_is_sent)
 
 	CHECK_EQ_INT(send(&known, &queued, &rows, ID42, 100), 0);
 	CHECK_EQ_INT(ch_stacks_remember(&known, &rows, 1000), 0);
-	ch_buf_reset(&rows);
+	ch_buf__reset(&rows);
 	hashtab__clear(&queued);
 	CHECK_EQ_INT(send(&known, &queued, &rows, ((struct ch_stack_id){42, 8}), 100), 0);
 	CHECK_EQ_INT(count_rows(&rows, &day), 1); /* another stack: its own row */
 	hashtab__free(&known);
 	hashtab__free(&queued);
-	ch_buf_free(&rows);
+	ch_buf__release(&rows);
 }
 
 /* The identity of names[0..n) (root first). */
@@ -131,10 +131,10 @@ TEST(a_stack_identity_is_written_as_16_bytes_and_as_a_literal)
 	CHECK_EQ_INT(b.len, 16);
 	CHECK_EQ_INT(ch_get_stack_id(&b, &back), 0);
 	CHECK(ch_stack_id_equal(back, ((struct ch_stack_id){0x0102, 0xff})));
-	ch_buf_reset(&b);
+	ch_buf__reset(&b);
 	ch_put_stack_id_literal(&b, ((struct ch_stack_id){0x0102, 0xff}));
 	CHECK_EQ_STR(b.data, "unhex('0201000000000000ff00000000000000')");
-	ch_buf_free(&b);
+	ch_buf__release(&b);
 }
 
 TEST_MAIN("ch-stacks", T(a_stack_goes_to_the_later_of_the_write_day_and_the_row_day),

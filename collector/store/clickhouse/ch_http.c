@@ -16,13 +16,13 @@
 #define CONNECT_TIMEOUT_MS 2000
 #define REQUEST_TIMEOUT_S 30
 
-void ch_buf_free(struct ch_buf *b)
+void ch_buf__release(struct ch_buf *b)
 {
 	free(b->data);
 	memset(b, 0, sizeof(*b));
 }
 
-void ch_buf_reset(struct ch_buf *b)
+void ch_buf__reset(struct ch_buf *b)
 {
 	b->len = b->pos = 0;
 }
@@ -276,13 +276,13 @@ int ch_client_init(struct ch_client *c, const char *url, const char *password, c
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	c->connections = connections_new();
 	if (!c->url || (at && !c->user) || (password && !c->password) || !c->connections) {
-		ch_client_free(c);
+		ch_client__release(c);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-void ch_client_free(struct ch_client *c)
+void ch_client__release(struct ch_client *c)
 {
 	connections_free(c->connections);
 	free(c->url);
@@ -417,7 +417,7 @@ int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, str
 	curl_easy_cleanup(curl);
 	curl_slist_free_all(headers);
 	free(url);
-	ch_buf_free(&answer);
+	ch_buf__release(&answer);
 	return err ? err : out && out->oom ? -ENOMEM : 0;
 }
 

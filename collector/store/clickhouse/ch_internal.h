@@ -2,6 +2,8 @@
 /* The ClickHouse profile store's private header: its struct and what its files call of each
  * other.
  *   ch_schema.c          numbered migrations
+ *   ch_partitions.c      retention's drop of whole-day partitions
+ *   ch_stacks.c          the stacks dictionary's writers and its retention
  *   profiles_ch_open.c   open, close, retention by partition drop, size on disk
  *   profiles_ch_write.c  ingest: group commit, upload-id claims, one INSERT per group
  *   profiles_ch_read.c   a window summed across the tiers, services */
@@ -10,12 +12,12 @@
 
 #include <pthread.h>
 
-#include "store/store.h"
-#include "store/upload_ledger.h"
+#include "hashtab.h"
 #include "store/clickhouse/ch_http.h"
 #include "store/clickhouse/ch_stack_id.h"
-#include "hashtab.h"
 #include "store/clickhouse/store_ch.h"
+#include "store/store.h"
+#include "store/upload_ledger.h"
 
 #define HOUR 3600
 #define DAY 86400
@@ -85,8 +87,9 @@ int ch_stacks_remember(struct hashtab *known, struct ch_buf *stacks, size_t max)
  * when not NULL. Run after those tables' own drops. */
 int ch_stacks_prune(struct ch_client *c, int64_t now, int64_t *rows_dropped);
 
-/* profiles_ch_open.c: drops the day partitions of table whose every row is before cutoff;
- * their rows are added to *rows_dropped when not NULL. */
+/* ch_partitions.c: drops the day partitions of table whose every row is before cutoff;
+ * their rows are added to *rows_dropped when not NULL. Below the stacks dictionary and the
+ * stores that prune it, so neither depends on the other for it. */
 int ch_drop_days(struct ch_client *c, const char *table, int64_t cutoff, int64_t *rows_dropped);
 
 /* links_ch.c: the link store's migration (NULL-terminated statements), after v1. */

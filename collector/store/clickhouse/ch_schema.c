@@ -150,7 +150,7 @@ static void expand(struct ch_buf *out, const char *sql, const char *db)
 {
 	const char *mark;
 
-	ch_buf_reset(out);
+	ch_buf__reset(out);
 	while ((mark = strstr(sql, "{db}"))) {
 		ch_put_bytes(out, sql, (size_t)(mark - sql));
 		ch_put_bytes(out, db, strlen(db));
@@ -166,7 +166,7 @@ static int run(struct ch_client *c, const char *sql, struct ch_buf *out, char *w
 
 	expand(&text, sql, c->database);
 	rc = text.oom ? -ENOMEM : ch_exec(c, text.data, NULL, out, why, len);
-	ch_buf_free(&text);
+	ch_buf__release(&text);
 	return rc;
 }
 
@@ -181,14 +181,14 @@ static int schema_version(struct ch_client *c, int *ret, char *why, size_t len)
 
 	if (!rc)
 		rc = ch_get_u32(&out, &exists);
-	ch_buf_reset(&out);
+	ch_buf__reset(&out);
 	if (!rc && exists)
 		rc = run(
 		    c, "SELECT toUInt32(max(version)) FROM {db}.schema_migrations FORMAT RowBinary",
 		    &out, why, len);
 	if (!rc && exists)
 		rc = ch_get_u32(&out, &version);
-	ch_buf_free(&out);
+	ch_buf__release(&out);
 	*ret = (int)version;
 	return rc;
 }

@@ -27,7 +27,7 @@ int ch_join_frames(struct ch_buf *joined, const char *const *frames, size_t n_fr
 {
 	const char frame_sep = FRAME_SEP;
 
-	ch_buf_reset(joined);
+	ch_buf__reset(joined);
 	for (size_t f = 0; f < n_frames; f++) {
 		if (f)
 			ch_put_bytes(joined, &frame_sep, 1);
@@ -122,8 +122,8 @@ static int oldest_naming_day(struct ch_client *c, uint32_t *ret)
 		  c->database);
 	rc = ch_run(c, &sql, &out) ?: ch_get_u32(&out, &oldest) ?: ch_get_u64(&out, &parts);
 	*ret = parts ? oldest : UINT32_MAX;
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	return rc;
 }
 

@@ -165,8 +165,8 @@ static int links_add(struct link_store *s, const char *environment, const struct
 	pthread_mutex_unlock(&l->lock);
 	if (!rc)
 		rc = ch_insert(&l->client, "span_links", &rows);
-	ch_buf_free(&rows);
-	ch_buf_free(&stacks);
+	ch_buf__release(&rows);
+	ch_buf__release(&stacks);
 	hashtab__free(&fresh);
 	return rc;
 }
@@ -197,8 +197,8 @@ static void links_close(struct link_store *s)
 		return;
 	hashtab__free(&l->known_stacks);
 	sha256_ctx__free(l->sha);
-	ch_buf_free(&l->frames);
-	ch_client_free(&l->client);
+	ch_buf__release(&l->frames);
+	ch_client__release(&l->client);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 }

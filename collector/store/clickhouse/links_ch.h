@@ -10,9 +10,9 @@
 
 #include <pthread.h>
 
-#include "store/store.h"
-#include "store/clickhouse/ch_http.h"
 #include "hashtab.h"
+#include "store/clickhouse/ch_http.h"
+#include "store/store.h"
 
 struct ch_links {
 	struct link_store base;

@@ -234,8 +234,8 @@ static int stack_frames(struct ch_links *l, struct link_sums *s, struct ch_buf *
 		ch_put_string(rows, s->frames[i]);
 		ch_put_u64(rows, (uint64_t)s->totals[i]);
 	}
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	return rc ? rc : rows->oom ? -ENOMEM : 0;
 }
 
@@ -260,9 +260,9 @@ int ch_links_merge(struct link_store *s, const struct span_link_query *q, struct
 		rc = stack_frames(l, &found, &rows);
 	if (!rc)
 		rc = ch_read_stacks(&rows, ret);
-	ch_buf_free(&sql);
-	ch_buf_free(&sums);
-	ch_buf_free(&rows);
+	ch_buf__release(&sql);
+	ch_buf__release(&sums);
+	ch_buf__release(&rows);
 	link_sums__release(&found);
 	if (rc)
 		merged_window__release(ret);
@@ -333,7 +333,7 @@ static int run_summaries(struct ch_links *l, const struct ch_buf *sql, struct sp
 		if (!rc)
 			rc = read_summary(&out, &rows[n++]);
 	}
-	ch_buf_free(&out);
+	ch_buf__release(&out);
 	if (rc) {
 		free(rows);
 		return rc;
@@ -363,7 +363,7 @@ int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct
 	ch_printf(&sql, " GROUP BY span_id, service, profile_type ORDER BY min(time), span_id"
 			" FORMAT RowBinary");
 	rc = run_summaries(l, &sql, ret, ret_n);
-	ch_buf_free(&sql);
+	ch_buf__release(&sql);
 	return rc;
 }
 
@@ -401,6 +401,6 @@ int ch_links_slowest(struct link_store *s, const struct span_link_query *q, size
 	ch_printf(&sql, " GROUP BY span_id ORDER BY sum(value) DESC, span_id LIMIT %zu)", limit);
 	ch_printf(&sql, " GROUP BY span_id ORDER BY sum(value) DESC, span_id FORMAT RowBinary");
 	rc = run_summaries(l, &sql, ret, ret_n);
-	ch_buf_free(&sql);
+	ch_buf__release(&sql);
 	return rc;
 }

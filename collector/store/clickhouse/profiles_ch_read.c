@@ -156,8 +156,8 @@ static int read_uploads(struct ch_profiles *p, const struct window_query *q,
 		rc = ch_get_u64(&out, &uploads) ?: ch_get_u64(&out, &period);
 	ret->uploads = (int64_t)uploads;
 	ret->period = (int64_t)period;
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	return rc;
 }
 
@@ -175,8 +175,8 @@ int ch_profiles_merge_window(struct profile_store *s, const struct window_query 
 		rc = ch_read_stacks(&out, ret);
 	if (!rc)
 		rc = read_uploads(p, q, ret);
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	if (rc)
 		merged_window__release(ret);
 	return rc;
@@ -251,8 +251,8 @@ static int services_grouped_by(struct ch_profiles *p, const char *environment, c
 	rc = ch_run(&p->client, &sql, &out);
 	if (!rc)
 		rc = read_grouped(&out, ret, ret_n);
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	return rc;
 }
 
@@ -354,8 +354,8 @@ int ch_profiles_service_buckets(struct profile_store *s, const char *environment
 	rc = ch_run(&p->client, &sql, &out);
 	if (!rc)
 		rc = read_service_buckets(&out, ret, ret_n);
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	return rc;
 }
 

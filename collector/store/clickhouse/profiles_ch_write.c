@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "store/group_commit.h"
 #include "store/clickhouse/ch_internal.h"
+#include "store/group_commit.h"
 
 /* Stacks this collector remembers having stored, with their partition (16 bytes a slot,
  * at most half full: about 128 MiB); past it the set starts over and stacks are sent again,
@@ -210,7 +210,7 @@ static int encode_batch(struct ch_profiles *p, const struct profile_batch *batch
 	}
 	if (!rc && (rollups->oom || series.oom))
 		rc = -ENOMEM;
-	ch_buf_free(&series);
+	ch_buf__release(&series);
 	return rc;
 }
 
@@ -265,8 +265,8 @@ static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 	}
 	if (!rc)
 		rc = insert(p, "rollups", &rollups);
-	ch_buf_free(&rollups);
-	ch_buf_free(&stacks);
+	ch_buf__release(&rollups);
+	ch_buf__release(&stacks);
 	hashtab__free(&new_hashes);
 	return rc;
 }

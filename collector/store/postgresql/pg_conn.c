@@ -21,7 +21,7 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int pg_pool_init(struct pg_pool *p, const char *conninfo)
+int pg_pool__init(struct pg_pool *p, const char *conninfo)
 {
 	memset(p, 0, sizeof(*p));
 	p->conninfo = strdup(conninfo);
@@ -32,7 +32,7 @@ int pg_pool_init(struct pg_pool *p, const char *conninfo)
 	return 0;
 }
 
-void pg_pool_free(struct pg_pool *p)
+void pg_pool__release(struct pg_pool *p)
 {
 	if (!p->conninfo)
 		return;
@@ -93,7 +93,7 @@ static int link_connect(struct pg_pool *p, struct pg_link *l)
 	return 0;
 }
 
-int pg_pool_acquire(struct pg_pool *p, struct pg_link **ret)
+int pg_pool__acquire(struct pg_pool *p, struct pg_link **ret)
 {
 	struct pg_link *l = NULL;
 
@@ -117,7 +117,7 @@ int pg_pool_acquire(struct pg_pool *p, struct pg_link **ret)
 	return 0;
 }
 
-void pg_pool_release(struct pg_link *l)
+void pg_pool__return(struct pg_link *l)
 {
 	pthread_mutex_unlock(&l->lock);
 }
@@ -239,12 +239,12 @@ int pg_exec(struct pg_link *l, const char *sql, const struct pg_params *params, 
 int pg_pool_exec(struct pg_pool *p, const char *sql, const struct pg_params *params, PGresult **ret)
 {
 	struct pg_link *l;
-	int rc = pg_pool_acquire(p, &l);
+	int rc = pg_pool__acquire(p, &l);
 
 	if (rc)
 		return rc;
 	rc = pg_exec(l, sql, params, ret);
-	pg_pool_release(l);
+	pg_pool__return(l);
 	return rc;
 }
 

@@ -30,13 +30,15 @@ struct pg_pool {
 };
 
 /* Copies conninfo (a postgresql:// URL or key=value string); connects lazily. 0 or -ENOMEM. */
-int pg_pool_init(struct pg_pool *p, const char *conninfo);
-void pg_pool_free(struct pg_pool *p);
+int pg_pool__init(struct pg_pool *p, const char *conninfo);
+/* Closes the connections and empties p (caller-owned). */
+void pg_pool__release(struct pg_pool *p);
 
 /* A connected link, locked: -EHOSTUNREACH (nothing locked, recorded as the postgresql backend's
  * fault) when the server cannot be reached now. */
-int pg_pool_acquire(struct pg_pool *p, struct pg_link **ret);
-void pg_pool_release(struct pg_link *l);
+int pg_pool__acquire(struct pg_pool *p, struct pg_link **ret);
+/* Unlocks an acquired link: it goes back to the pool. */
+void pg_pool__return(struct pg_link *l);
 
 /* Text parameters of one statement; values are copied into buf. */
 struct pg_params {

@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/stack_cache.h"
 #include "store/sqlite/function_dict.h"
 #include "store/sqlite/function_names.h"
 #include "store/sqlite/profiles_internal.h"
 #include "store/sqlite/stacks_text_convert.h"
 #include "store/sqlite/store_sqlite_db.h"
+#include "store/stack_cache.h"
 
 /*
  * The file's layout version (PRAGMA user_version), upgraded in one transaction at open:

@@ -518,7 +518,7 @@ static int read_audit(sqlite3_stmt *st, void *record)
 
 static void free_audit_rows(void *records, size_t n)
 {
-	audit_records_free(records, n);
+	audit_records__free(records, n);
 }
 
 static const struct sqlite_db_row_reader audit_rows = {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Human durations ("500ms", "10s", "2m", "1h", bare seconds) to milliseconds, with strtoll
- * and every failure reported. */
+/* Human durations ("500ms", "10s", "2m", "1h", "7d", bare seconds) to milliseconds, with
+ * strtoll and every failure reported. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@ static const struct {
 	const char *suffix;
 	int64_t ms;
 } units[] = {
-    {"ms", 1}, {"s", 1000}, {"", 1000}, {"m", 60 * 1000}, {"h", 3600 * 1000},
+    {"ms", 1}, {"s", 1000}, {"", 1000}, {"m", 60 * 1000}, {"h", 3600 * 1000}, {"d", 86400 * 1000},
 };
 
 int duration_parse_ms(const char *text, int64_t *ret_ms)
@@ -35,4 +35,13 @@ int duration_parse_ms(const char *text, int64_t *ret_ms)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+bool duration_has_seconds_unit(const char *text)
+{
+	size_t len = text ? strlen(text) : 0;
+
+	if (!len || !strchr("smhd", text[len - 1]))
+		return false;
+	return !(len >= 2 && text[len - 2] == 'm' && text[len - 1] == 's');
 }
