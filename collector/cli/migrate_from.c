@@ -16,6 +16,7 @@
 #include "store/clickhouse/store_ch.h"
 #include "store/postgresql/store_pg.h"
 #include "store/sqlite/store_sqlite.h"
+#include "store/store_fault.h"
 
 #define TABLES_MAX 16
 
@@ -130,20 +131,21 @@ static int copy(const char *path, const struct store_location *loc, struct pg_im
 		err = -E2BIG;
 	if (err) {
 		fprintf(stderr, "%s: migrate --from: profile store: %s\n", PROG,
-			why[0] ? why : strerror(-err));
+			why[0] ? why : store_strerror(err));
 		return err;
 	}
 	err = copy_profiles(path, ch);
 	if (err)
-		fprintf(stderr, "%s: migrate --from: copying profiles: %s\n", PROG, strerror(-err));
+		fprintf(stderr, "%s: migrate --from: copying profiles: %s\n", PROG,
+			store_strerror(err));
 	if (!err && (err = store_sqlite_export_control(path, copy_row, &cc)))
 		fprintf(stderr, "%s: migrate --from: copying the control plane: %s\n", PROG,
-			strerror(-err));
+			store_strerror(err));
 	if (!err)
 		err = check(path, ch, &cc);
 	if (!err && (err = pg_import__commit(pg)))
 		fprintf(stderr, "%s: migrate --from: PostgreSQL COMMIT: %s\n", PROG,
-			strerror(-err));
+			store_strerror(err));
 	ch_import__free(ch);
 	return err;
 }
@@ -165,7 +167,7 @@ int cli_migrate_from(const struct store_location *loc, const char *from_dir)
 	}
 	err = upgrade_embedded(path);
 	if (err) {
-		fprintf(stderr, "%s: --from %s: %s\n", PROG, path, strerror(-err));
+		fprintf(stderr, "%s: --from %s: %s\n", PROG, path, store_strerror(err));
 		return err;
 	}
 	err = pg_import__open(loc->control_store, &pg);

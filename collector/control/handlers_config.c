@@ -13,6 +13,7 @@
 #include "http/auth.h"
 #include "http/respond.h"
 #include "http/validate.h"
+#include "store/store_fault.h"
 
 static json_t *effective_json(const struct effective_config *c)
 {
@@ -57,7 +58,8 @@ static int load_settings(struct cp_store *cp, const char *env, const char *servi
 static int store_failure(struct response *resp, int err)
 {
 	resp->retry_after_s = 1;
-	return respond_error(resp, 503, "store_unavailable", "settings store: %s", strerror(-err));
+	return respond_error(resp, 503, "store_unavailable", "settings store: %s",
+			     store_strerror(err));
 }
 
 json_t *config_not_applied_json(const struct effective_config *env,

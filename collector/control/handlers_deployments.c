@@ -13,6 +13,7 @@
 #include "http/respond.h"
 #include "http/validate.h"
 #include "rfc3339.h"
+#include "store/store_fault.h"
 
 static int parse_time(json_t *v, int64_t *ret)
 {
@@ -92,7 +93,7 @@ int handle_deployment_add(const struct request *req, struct response *resp)
 	if (err) {
 		resp->retry_after_s = 1;
 		return respond_error(resp, 503, "store_unavailable", "deployment: %s",
-				     strerror(-err));
+				     store_strerror(err));
 	}
 	return respond_json(resp, 201,
 			    json_pack("{s:I, s:s, s:s, s:s, s:I}", "id", (json_int_t)d.id,

@@ -21,6 +21,7 @@
 #include "ingest/stack_agg.h"
 #include "otlp.h"
 #include "otlp_json.h"
+#include "store/store_fault.h"
 
 #define OTLP_RETRY_AFTER_S 1
 #define NS_PER_S 1000000000LL
@@ -339,10 +340,10 @@ static void store_links(struct otlp_upload *u)
 			err = link_batch__store(u->items[i].links, u->req->collector->links,
 						u->req->token->environment);
 	}
-	if (err && !u->rejected)
+	if (err && !u->rejected) {
 		snprintf(u->message, sizeof(u->message),
-			 "profiles stored, their span links not: %s", strerror(-err));
-	else if (dropped && !u->rejected)
+			 "profiles stored, their span links not: %s", store_strerror(err));
+	} else if (dropped && !u->rejected)
 		snprintf(u->message, sizeof(u->message),
 			 "profiles stored, %zu span links past %u per profile not", dropped,
 			 LINK_BATCH_MAX);
@@ -481,12 +482,16 @@ static int store_and_answer(struct otlp_upload *u, struct response *resp, bool j
 	int err = store_batches(u, &stacks);
 
 	if (err) {
+		char cause[STORE_FAULT_DETAIL_MAX + 64];
+
+		store_fault_describe(err, cause, sizeof(cause));
 		resp->retry_after_s = OTLP_RETRY_AFTER_S;
 		metrics__reject(u->req->collector->metrics,
 				err == -EAGAIN ? REJECT_OVERLOADED : REJECT_STORE_ERROR);
 		return respond_error(resp, err == -EAGAIN ? 429 : 503,
 				     err == -EAGAIN ? "overloaded" : "store_unavailable",
-				     "the profiles could not be stored; retry");
+				     "the profiles could not be stored%s%s; retry",
+				     *cause ? ": " : "", cause);
 	}
 	metrics__upload_accepted(u->req->collector->metrics, u->req->body_len, stacks,
 				 seconds_since(&u->start));

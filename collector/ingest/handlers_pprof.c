@@ -23,6 +23,7 @@
 #include "ingest/sample_type.h"
 #include "ingest/stack_agg.h"
 #include "pprof.h"
+#include "store/store_fault.h"
 
 #define INGEST_RETRY_AFTER_S 1
 
@@ -600,9 +601,13 @@ static int store(const struct request *req, struct response *resp, const struct 
 			      "seconds");
 	}
 	if (err) {
+		char cause[STORE_FAULT_DETAIL_MAX + 64], detail[sizeof(cause) + 64];
+
+		store_fault_describe(err, cause, sizeof(cause));
+		snprintf(detail, sizeof(detail), "the profile could not be stored%s%s; retry",
+			 *cause ? ": " : "", cause);
 		resp->retry_after_s = INGEST_RETRY_AFTER_S;
-		return reject(req, resp, REJECT_STORE_ERROR, 503, "store_unavailable",
-			      "the profile could not be stored; retry");
+		return reject(req, resp, REJECT_STORE_ERROR, 503, "store_unavailable", detail);
 	}
 	if (duplicate) {
 		/* Stored by an earlier request with this id: its answer was lost, not its data. */

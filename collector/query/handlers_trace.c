@@ -17,6 +17,7 @@
 #include "query/query.h"
 #include "query/read.h"
 #include "query/span_tree.h"
+#include "store/store_fault.h"
 
 #define TRACES_PREFIX "/api/apm/traces/"
 #define SPAN_TOP_FUNCTIONS 5
@@ -195,9 +196,10 @@ int handle_trace_profile(const struct request *req, struct response *resp)
 	if (parse_trace_query(req, resp, trace_id, &q))
 		return 0;
 	err = ls->ops->spans(ls, &q, &spans, &n);
-	if (err)
+	if (err) {
 		return respond_error(resp, 500, "store_error", "reading the trace's links: %s",
-				     strerror(-err));
+				     store_strerror(err));
+	}
 	seed_family_rows(&q, spans, n, &family_rows);
 	arr = json_array();
 	for (size_t i = 0; arr && i < n; i++)

@@ -11,6 +11,7 @@
 #include "query/query.h"
 #include "query/read.h"
 #include "query/span_tree.h"
+#include "store/store_fault.h"
 
 const char *read_param(const void *ctx, const char *key)
 {
@@ -31,7 +32,7 @@ const char *read_environment(const struct request *req)
 
 int respond_store_error(struct response *resp, int err, const char *what)
 {
-	return respond_error(resp, 500, "store_error", "%s failed: %s", what, strerror(-err));
+	return respond_error(resp, 500, "store_error", "%s failed: %s", what, store_strerror(err));
 }
 
 /* The seconds of w that have happened: a window reaching into the current bucket covers

@@ -50,8 +50,10 @@ int ch_client_init(struct ch_client *c, const char *url, const char *password, c
 void ch_client__release(struct ch_client *c);
 
 /* Runs sql; with data, sql is an INSERT ... FORMAT RowBinary and data its rows. The answer's
- * body is appended to out (NULL: discarded). 0, or -EIO when the server could not be reached
- * or refused (its message in why when not NULL). */
+ * body is appended to out (NULL: discarded). 0, or the failure's cause recorded as the
+ * clickhouse backend's fault (store/store_fault.h) and returned as its errno: -EHOSTUNREACH
+ * when the server could not be reached, -ENOSPC or -EROFS when it said its disk is full or it
+ * is read-only, -EREMOTEIO when it refused otherwise (its message in why when not NULL). */
 int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, struct ch_buf *out,
 	    char *why, size_t why_len);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* `migrate --from DIR` into the ClickHouse profile store (store_copy.h): each five-minute
- * bucket becomes one mark row (stack_hash UPLOAD_MARK, value = its upload count, its period and
+ * bucket becomes one mark row (the zero stack id, value = its upload count, its period and
  * last arrival), each stack value one rollups row, every stack one dictionary row (in today's
  * stacks partition, or its bucket's day when that is later: ch_stacks.c); the tiers
  * and upload counts follow by the materialized views, as for ingest. Rows go in INSERTs of at
@@ -19,7 +19,7 @@
 struct ch_import {
 	struct ch_client client;
 	struct sha256_ctx *sha;
-	struct hashtab sent; /* stack hash -> the partition it went to in `stacks` */
+	struct hashtab sent; /* the stacks sent, with the partition they went to (ch_stacks.c) */
 	struct ch_buf rollups, stacks;
 	size_t rows;
 };
@@ -121,7 +121,7 @@ int ch_import__bucket(void *ctx, const struct copy_bucket *b)
 	struct ch_import *imp = ctx;
 	struct ch_rollup r = rollup_of(&b->series, b->bucket);
 
-	r.stack_hash = UPLOAD_MARK;
+	r.stack = ch_stack_id_mark();
 	r.value = b->uploads;
 	r.period = b->period;
 	r.received_at = (uint32_t)b->last_upload;
@@ -133,11 +133,12 @@ int ch_import__value(void *ctx, const struct copy_stack_value *v)
 {
 	struct ch_import *imp = ctx;
 	struct ch_rollup r = rollup_of(&v->series, v->bucket);
-	int rc = ch_stack_key(imp->sha, v->frames, v->frames_len, &r.stack_hash);
+	uint32_t day = ch_stack_day(time(NULL), (uint32_t)v->bucket);
+	int rc = ch_stack_id_of_joined(imp->sha, v->frames, v->frames_len, FRAME_SEP, &r.stack);
 
-	if (!rc) /* stacks are flushed before the rollups naming them: queued is stored */
-		rc = ch_stacks_queue(NULL, &imp->sent, &imp->stacks, r.stack_hash, v->frames,
-				     ch_stack_day(time(NULL), (uint32_t)v->bucket));
+	/* stacks are flushed before the rollups naming them: queued is stored */
+	if (!rc && ch_stacks_wanted(NULL, &imp->sent, r.stack, day))
+		rc = ch_stacks_queue(&imp->sent, &imp->stacks, r.stack, v->frames, day);
 	if (rc)
 		return rc;
 	r.value = v->value;
@@ -154,7 +155,8 @@ int ch_import__totals(struct ch_import *imp, struct copy_total **ret, size_t *re
 
 	ch_printf(&sql,
 		  "SELECT concat(environment, '/', service, '/', profile_type, '/', deployment,"
-		  " '/', node) AS k, sumIf(value, stack_hash != 0), sumIf(value, stack_hash = 0)"
+		  " '/', node) AS k, sumIf(value, stack_hash != " CH_NO_STACK "),"
+		  " sumIf(value, stack_hash = " CH_NO_STACK ")"
 		  " FROM %s.rollups GROUP BY k ORDER BY k FORMAT RowBinary",
 		  imp->client.database);
 	rc = ch_run(&imp->client, &sql, &out);

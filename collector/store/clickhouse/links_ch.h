@@ -18,7 +18,7 @@ struct ch_links {
 	struct link_store base;
 	struct ch_client client;
 	pthread_mutex_t lock;	     /* the writer's state below */
-	struct hashtab known_stacks; /* stack hash -> the stacks partition it was stored in */
+	struct hashtab known_stacks; /* ch_stacks_queue(): stacks stored, with their partition */
 	struct sha256_ctx *sha;
 	struct ch_buf frames; /* scratch: one stack's joined frames */
 };

@@ -25,6 +25,7 @@ static void ch_close(struct profile_store *s)
 	hashtab__free(&p->known_stacks);
 	sha256_ctx__free(p->sha);
 	ch_buf__release(&p->frames);
+	free(p->digests);
 	ch_client__release(&p->client);
 	pthread_mutex_destroy(&p->stacks_lock);
 	free(p);

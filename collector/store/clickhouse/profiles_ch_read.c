@@ -42,7 +42,8 @@ static void put_series_filter(struct ch_buf *b, const struct window_query *q)
 static void put_tier(struct ch_buf *b, const char *db, const char *table,
 		     const struct window_query *q, const int64_t *ranges, int n_ranges)
 {
-	ch_printf(b, "SELECT stack_hash, value FROM %s.%s WHERE stack_hash != 0 AND", db, table);
+	ch_printf(b, "SELECT stack_hash, value FROM %s.%s WHERE stack_hash != " CH_NO_STACK " AND",
+		  db, table);
 	put_series_filter(b, q);
 	ch_printf(b, " AND (");
 	for (int i = 0; i < n_ranges; i++)
@@ -70,16 +71,19 @@ static void put_tiers(struct ch_buf *b, const char *db, const struct window_quer
 	put_tier(b, db, "rollups_day", q, (int64_t[]){d0, d1}, 1);
 }
 
+/* Summed by stack, then by frames: rows written before schema v4 name their stack by its old
+ * identity (ch_stack_id.h), so until they age out one stack may have two, which the outer
+ * GROUP BY adds up. */
 static void put_window_query(struct ch_buf *b, const char *db, const struct window_query *q)
 {
-	ch_printf(b, "SELECT frames, v FROM (SELECT stack_hash, sum(value) AS v FROM (");
+	ch_printf(b, "SELECT frames, sum(v) FROM (SELECT stack_hash, sum(value) AS v FROM (");
 	put_tiers(b, db, q);
 	ch_printf(b,
 		  ") GROUP BY stack_hash) ANY LEFT JOIN (SELECT stack_hash, any(frames) AS frames"
 		  " FROM %s.stacks WHERE stack_hash IN (SELECT stack_hash FROM (",
 		  db);
 	put_tiers(b, db, q);
-	ch_printf(b, ")) GROUP BY stack_hash) USING stack_hash FORMAT RowBinary");
+	ch_printf(b, ")) GROUP BY stack_hash) USING stack_hash GROUP BY frames FORMAT RowBinary");
 }
 
 static int split_frames(const char *text, size_t len, struct merged_stack *ms)

@@ -228,6 +228,7 @@ static int links_add(struct link_store *s, const char *environment, const struct
 		rc = add_one(l, environment, &links[i]);
 	if (!rc)
 		rc = sqlite_db_step_done(l->st[L_COMMIT]);
+	rc = sqlite_db_write_result(l->db, rc);
 	if (rc && !sqlite3_get_autocommit(l->db))
 		sqlite_db_step_done(l->st[L_ROLLBACK]);
 	if (rc)
@@ -405,6 +406,7 @@ static int links_retention(struct link_store *s, int64_t cutoff, int64_t *ret_de
 		rc = function_dict__retain(l->functions, l->st[L_STACKS_ALL]);
 	if (!rc)
 		rc = sqlite_db_step_done(l->st[L_COMMIT]);
+	rc = sqlite_db_write_result(l->db, rc);
 	if (rc && !sqlite3_get_autocommit(l->db))
 		sqlite_db_step_done(l->st[L_ROLLBACK]);
 	if (rc || deleted)
