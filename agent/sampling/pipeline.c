@@ -11,7 +11,9 @@
 
 #include "cgroup.h"
 #include "hashtab.h"
+#include "logging.h"
 #include "pipeline.h"
+#include "runtimes.h"
 #include "sampler.h"
 #include "symbolizer.h"
 #include "unwind/unwind_tables.h"
@@ -30,6 +32,7 @@ struct pipeline {
 	struct symbolizer *sym;
 	struct cgroup_pids *cgroups;  /* NULL unless opts.capture_cgroups */
 	struct unwind_tables *unwind; /* NULL with --unwind=fp */
+	struct runtimes *runtimes;    /* interpreter frames: NULL with --unwind=fp */
 	pid_t *unwind_pending;	      /* first-sight pids whose tables are not captured yet */
 	size_t n_unwind_pending, unwind_pending_cap;
 	uint64_t last_unwind[UNWIND_STAT__COUNT];
@@ -113,6 +116,16 @@ static void capture_unwind_pending(struct pipeline *p, int budget_ms)
 	p->n_unwind_pending -= done;
 }
 
+/* An interpreter's walk state, at first sight (and after an exec: BPF dropped the old one). A
+ * version without a table is logged once; its processes keep native frames. */
+static void capture_runtime(struct pipeline *p, pid_t pid)
+{
+	char note[512];
+
+	if (p->runtimes && runtimes__capture_process(p->runtimes, pid, note, sizeof(note)) > 0)
+		log_warn("%s", note);
+}
+
 static void on_event(const struct profile_event *e, void *ctx)
 {
 	struct pipeline *p = ctx;
@@ -125,6 +138,7 @@ static void on_event(const struct profile_event *e, void *ctx)
 	symbolizer__capture_image(p->sym, e->pid, e->image);
 	if (p->unwind) /* after an exec, BPF dropped the old mapping table already */
 		queue_unwind_capture(p, e->pid);
+	capture_runtime(p, e->pid);
 	/* Now, from the same event: the process may be gone by the time its samples are tagged
 	 * (an exec re-reads it: runtimes move a process into its cgroup before exec). */
 	if (p->cgroups && stale)
@@ -184,6 +198,34 @@ static int open_unwind_tables(struct pipeline *p)
 	return p->unwind ? 0 : -errno;
 }
 
+/* --- the runtimes' sink: the sampler's interpreter maps ---------------------------------- */
+
+static int runtime_attach(void *ctx, enum runtime_kind kind, pid_t pid, const void *state,
+			  size_t size)
+{
+	if (kind == RUNTIME_PYTHON && size == sizeof(struct python_proc))
+		return sampler__python_set_process(ctx, pid, state);
+	return -EINVAL;
+}
+
+static void runtime_detach(void *ctx, enum runtime_kind kind, pid_t pid)
+{
+	if (kind == RUNTIME_PYTHON)
+		sampler__python_forget_process(ctx, pid);
+}
+
+static int open_runtimes(struct pipeline *p)
+{
+	struct runtime_sink sink = {
+	    .attach = runtime_attach,
+	    .detach = runtime_detach,
+	    .ctx = p->sampler,
+	};
+
+	p->runtimes = runtimes__new(&sink, "/proc");
+	return p->runtimes ? 0 : -errno;
+}
+
 int pipeline_unwind_parse(const char *text, enum pipeline_unwind *ret)
 {
 	if (!strcmp(text, "auto"))
@@ -236,6 +278,11 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 		snprintf(err, err_len, "creating the unwind tables failed: %s", strerror(errno));
 		goto fail;
 	}
+	/* the interpreter walk runs inside the tables' walk */
+	if (sampler_opts.unwind_tables && open_runtimes(p)) {
+		snprintf(err, err_len, "creating the runtimes failed: %s", strerror(errno));
+		goto fail;
+	}
 	return p;
 fail : {
 	int saved = errno;
@@ -251,6 +298,7 @@ void pipeline__close(struct pipeline *p)
 	if (!p)
 		return;
 	unwind_tables__free(p->unwind);
+	runtimes__free(p->runtimes);
 	sampler__free(p->sampler);
 	symbolizer__free(p->sym);
 	cgroup_pids__free(p->cgroups);
@@ -284,6 +332,7 @@ int pipeline__start(struct pipeline *p, int frequency_hz, char *err, size_t err_
 		/* its big ones, when it has some: then capture it again to load them */
 		if (st.tables_building && unwind_tables__wait_built(p->unwind, PID_TABLES_WAIT_MS))
 			unwind_tables__capture_process(p->unwind, p->opts.pid);
+		capture_runtime(p, p->opts.pid);
 	}
 	ret = sampler__attach(p->sampler, frequency_hz, err, err_len);
 	if (ret)
@@ -405,7 +454,7 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 {
 	struct pipeline *p = c->p;
 	uint64_t key = stack_key(pid ? (uint64_t)pid : KERNEL_STACK_PID, image, stack);
-	size_t unknown = 0;
+	size_t unknown = 0, named = 0;
 	struct sym_frame f;
 	int ret;
 
@@ -413,23 +462,28 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 		return 0;
 	ret = reserve_frames(p, n + truncated);
 	for (size_t i = 0; !ret && i < n; i++) {
-		if (pid)
+		if (pid && p->runtimes && i + 1 < n && runtimes__is_frame(ips[i])) {
+			/* an interpreter frame: two words (what names it, its cookie) */
+			runtimes__name_frame(p->runtimes, pid, ips[i], ips[i + 1], &f);
+			i++;
+		} else if (pid) {
 			symbolizer__resolve_user_image(p->sym, pid, image, ips[i] - (i ? 1 : 0),
 						       &f);
-		else
+		} else {
 			symbolizer__resolve_kernel(p->sym, ips[i] - (i ? 1 : 0), &f);
+		}
 		unknown += !f.known;
-		ret = add_frame(c->w, &f, &p->frames[p->n_frames + i]);
+		ret = add_frame(c->w, &f, &p->frames[p->n_frames + named++]);
 	}
 	if (!ret && truncated) { /* deeper than the cap: said so at the root, never cut silently */
 		snprintf(f.function, sizeof(f.function), "[truncated]");
 		f.module[0] = f.build_id[0] = f.file[0] = '\0';
-		ret = add_frame(c->w, &f, &p->frames[p->n_frames + n++]);
+		ret = add_frame(c->w, &f, &p->frames[p->n_frames + named++]);
 	}
 	if (ret)
 		return ret;
-	*ret_ref = frames_ref(p->n_frames, n, unknown);
-	p->n_frames += n;
+	*ret_ref = frames_ref(p->n_frames, named, unknown);
+	p->n_frames += named;
 	return hashtab__put(&p->stacks, key, *ret_ref);
 }
 
@@ -602,6 +656,8 @@ static void finish_processes(struct collect_ctx *c)
 			if (c->p->unwind)
 				unwind_tables__forget_process(c->p->unwind, c->pids[i]);
 			symbolizer__forget_process(c->p->sym, c->pids[i]);
+			if (c->p->runtimes)
+				runtimes__forget_process(c->p->runtimes, c->pids[i]);
 			sampler__forget_pid(c->p->sampler, c->pids[i]);
 			if (c->p->cgroups)
 				cgroup_pids__forget(c->p->cgroups, c->pids[i]);
@@ -722,6 +778,17 @@ int pipeline__collect(struct pipeline *p, struct window **ret)
 void pipeline__symbolizer_stats(const struct pipeline *p, struct symbolizer_stats *ret)
 {
 	symbolizer__stats(p->sym, ret);
+}
+
+int pipeline__python_stats(struct pipeline *p, struct pipeline_python_stats *ret)
+{
+	const char *name;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!p->runtimes)
+		return -ENOTSUP;
+	runtimes__stats(p->runtimes, RUNTIME_PYTHON, &name, &ret->names);
+	return sampler__python_stats(p->sampler, ret->walk);
 }
 
 int pipeline__set_excluded_cgroups(struct pipeline *p, const uint64_t *ids, size_t n)

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "profile.h"
+#include "python_frames.h"
 #include "unwind.h"
 
 /* Called from sampler__poll() for each first-sight / exec event. */
@@ -99,5 +100,13 @@ void sampler__sync(struct sampler *s);
  * (rows, table slots, process mapping tables as allocated now is not known: capacity). */
 uint64_t sampler__load_ns(const struct sampler *s);
 uint64_t sampler__unwind_rows_bytes(const struct sampler *s);
+
+/* --- interpreter state (agent/runtimes/; walked with the tables only) --------------------- */
+
+/* A CPython process's walk state (replaces the pid's). 0 or -errno. */
+int sampler__python_set_process(struct sampler *s, pid_t pid, const struct python_proc *proc);
+void sampler__python_forget_process(struct sampler *s, pid_t pid);
+/* Per-CPU interpreter-walk counters summed (PYTHON_STAT__COUNT); cumulative since open. */
+int sampler__python_stats(struct sampler *s, uint64_t *ret);
 
 #endif
