@@ -46,7 +46,7 @@ struct runtime_stats {
 };
 
 struct runtime_ops {
-	const char *name;	/* "python": log lines and /metrics labels */
+	const char *name; /* "python": log lines and /metrics labels */
 	enum runtime_kind kind;
 	uint64_t frame_tag;	/* a frame's first word & RUNTIME_FRAME_TAG_MASK */
 	void *(*new)(void);	/* NULL + errno */
@@ -55,8 +55,8 @@ struct runtime_ops {
 	bool (*wants)(const struct procmap_entry *map);
 	/* 1 when the process runs this runtime and its state was attached, 0 when it does not,
 	 * -EPROTONOSUPPORT for a version without a table (note says which), else -errno. */
-	int (*capture)(void *rt, const struct runtime_process *proc, const struct runtime_sink *sink,
-		       char *note, size_t note_len);
+	int (*capture)(void *rt, const struct runtime_process *proc,
+		       const struct runtime_sink *sink, char *note, size_t note_len);
 	void (*forget)(void *rt, pid_t pid, const struct runtime_sink *sink);
 	/* Names one recorded frame (its two words); always fills *ret ("[unknown]" if it must). */
 	void (*name_frame)(void *rt, pid_t pid, uint64_t word, uint64_t cookie,

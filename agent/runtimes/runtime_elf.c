@@ -127,7 +127,8 @@ static int search_table(const struct runtime_elf *elf, uint32_t type, const char
 		syms = (const Elf64_Sym *)(elf->image + sh->sh_offset);
 		n = sh->sh_size / sizeof(*syms);
 		for (size_t k = 0; k < n; k++) {
-			const char *s = (const char *)elf->image + strtab->sh_offset + syms[k].st_name;
+			const char *s =
+			    (const char *)elf->image + strtab->sh_offset + syms[k].st_name;
 
 			if (syms[k].st_shndx == SHN_UNDEF || syms[k].st_name >= strtab->sh_size ||
 			    strtab->sh_size - syms[k].st_name <= name_len ||
@@ -173,7 +174,8 @@ const void *runtime_elf__at(const struct runtime_elf *elf, uint64_t vaddr, size_
 		const Elf64_Phdr *ph = segment(elf, i);
 		uint64_t off;
 
-		if (ph->p_type != PT_LOAD || vaddr < ph->p_vaddr || vaddr - ph->p_vaddr > ph->p_filesz ||
+		if (ph->p_type != PT_LOAD || vaddr < ph->p_vaddr ||
+		    vaddr - ph->p_vaddr > ph->p_filesz ||
 		    len > ph->p_filesz - (vaddr - ph->p_vaddr))
 			continue;
 		off = ph->p_offset + (vaddr - ph->p_vaddr);

@@ -9,7 +9,7 @@
 #include "python_runtime.h"
 #include "runtimes.h"
 
-#define MAX_NOTES 32	 /* distinct "no table" notes remembered (then: counted only) */
+#define MAX_NOTES 32	  /* distinct "no table" notes remembered (then: counted only) */
 #define MAX_WANTED_MAPS 8 /* mappings a process hands its runtimes */
 
 static const struct runtime_ops *const all_ops[RUNTIME__COUNT] = {
@@ -33,7 +33,7 @@ struct runtimes *runtimes__new(const struct runtime_sink *sink, const char *proc
 	r->sink = *sink;
 	snprintf(r->proc_root, sizeof(r->proc_root), "%s", proc_root ? proc_root : "/proc");
 	for (int k = 0; k < RUNTIME__COUNT; k++) {
-		r->state[k] = all_ops[k]->new();
+		r->state[k] = all_ops[k]->new ();
 		if (!r->state[k]) {
 			int saved = errno;
 
