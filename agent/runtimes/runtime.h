@@ -35,14 +35,15 @@ struct runtime_process {
 
 /* Counters of one runtime, cumulative; names_cached is a level. */
 struct runtime_stats {
-	uint64_t processes_attached; /* detected and handed to BPF */
-	uint64_t unsupported;	     /* processes of a version without a table */
-	uint64_t attach_failed;	     /* detected, but the BPF map refused it */
-	uint64_t names_read;	     /* frames named from the process's memory (cache misses) */
-	uint64_t names_cached;	     /* names held now */
-	uint64_t names_evicted;	     /* dropped for room (the cache is bounded) */
-	uint64_t names_stale;	     /* the code object at that address changed: [unknown] */
-	uint64_t names_unreadable;   /* memory gone (process exited) or not a name: [unknown] */
+	uint64_t processes_attached;  /* detected and handed to BPF */
+	uint64_t unsupported;	      /* processes of a version without a table */
+	uint64_t attach_failed;	      /* detected, but the BPF map refused it */
+	uint64_t names_read;	      /* frames named from the process's memory (cache misses) */
+	uint64_t names_cached;	      /* names held now */
+	uint64_t names_evicted;	      /* dropped for room (the cache is bounded) */
+	uint64_t names_stale;	      /* the code object at that address changed: [unknown] */
+	uint64_t names_unreadable;    /* memory gone (process exited) or not a name: [unknown] */
+	char unsupported_version[16]; /* the last version without a table ("3.99"), or "" */
 };
 
 struct runtime_ops {

@@ -218,6 +218,8 @@ static int python_capture(void *state, const struct runtime_process *proc,
 		v = python_version__find(b.major, b.minor);
 		if (!v) {
 			rt->stats.unsupported++;
+			snprintf(rt->stats.unsupported_version,
+				 sizeof(rt->stats.unsupported_version), "%u.%u", b.major, b.minor);
 			snprintf(note, note_len,
 				 "python %u.%u (%s): no offset table, its frames stay native",
 				 b.major, b.minor, m->path);
