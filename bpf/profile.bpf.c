@@ -151,6 +151,18 @@ struct {
 	__uint(max_entries, PYTHON_MAX_THREADS);
 } python_threads SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct python_code_key);
+	__type(value, __u64);
+	__uint(max_entries, PYTHON_MAX_CODES);
+} python_codes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, PYTHON_EVENTS_BYTES);
+} python_events SEC(".maps");
+
 struct python_counters {
 	__u64 c[PYTHON_STAT__COUNT];
 };
@@ -513,6 +525,32 @@ static __always_inline bool python_eval_frame(const struct walk_state *st, __u64
 	       (pc >= p->eval_start[1] && pc < p->eval_end[1]);
 }
 
+/* Announces a code object not sampled before in this process (or whose cookie changed), so
+ * user space names it while the process is alive: a short-lived one is gone by the time its
+ * window is named. One LRU lookup per interpreter frame. */
+static __always_inline void python_note_code(__u32 pid, __u64 code, __u64 cookie)
+{
+	struct python_code_key key = {.pid = pid, .code = code};
+	struct python_code_event *e;
+	__u64 *known;
+
+	known = bpf_map_lookup_elem(&python_codes, &key);
+	if (known && *known == cookie)
+		return;
+	bpf_map_update_elem(&python_codes, &key, &cookie, BPF_ANY);
+	e = bpf_ringbuf_reserve(&python_events, sizeof(*e), 0);
+	if (!e) {
+		python_count(
+		    PYTHON_STAT_EVENTS_LOST); /* named when the window is, if still alive */
+		return;
+	}
+	e->pid = pid;
+	e->pad = 0;
+	e->code = code;
+	e->cookie = cookie;
+	bpf_ringbuf_submit(e, 0);
+}
+
 /* A frame could not be read: the eval frame at pc is recorded as the native one it is. */
 static __always_inline long python_give_back(struct walk_state *st)
 {
@@ -564,6 +602,7 @@ static __always_inline long python_frame(struct walk_state *st)
 	st->stack.ips[n + 1] = cookie;
 	st->stack.n = n + 2;
 	st->py.frames++;
+	python_note_code(st->pid, code & PYTHON_FRAME_ADDR_MASK, cookie);
 	if (o->layout == PYTHON_LAYOUT_FRAME_OBJECT ||
 	    (o->layout == PYTHON_LAYOUT_IS_ENTRY && mark))
 		st->py.state = PYTHON_WALK_STEP_OVER;

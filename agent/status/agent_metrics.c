@@ -400,8 +400,9 @@ static void render_python(struct prom_text *t, const struct agent_status *s)
 		   "Python samples whose interpreter walk fell short, by reason.", "reason",
 		   (const struct labelled[]){{"no_thread_state", w[PYTHON_STAT_NO_THREAD]},
 					     {"truncated", w[PYTHON_STAT_TRUNCATED]},
-					     {"unreadable", w[PYTHON_STAT_READ]}},
-		   3);
+					     {"unreadable", w[PYTHON_STAT_READ]},
+					     {"announcement_lost", w[PYTHON_STAT_EVENTS_LOST]}},
+		   4);
 	counter_by(t, P "python_names_total",
 		   "Interpreter frame names by how they were served: read from the process, or "
 		   "[unknown] (code object freed and reused, memory unreadable); evicted: dropped "

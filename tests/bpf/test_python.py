@@ -44,6 +44,22 @@ def compress_loop():
 compress_loop()
 """
 
+SHORT = """
+import time
+def hot(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+
+def caller():
+    end = time.monotonic() + 2
+    while time.monotonic() < end:
+        hot(20000)
+
+caller()
+"""
+
 THREADS = """
 import ctypes, threading
 libc = ctypes.CDLL(None)
@@ -116,7 +132,8 @@ class PythonFrames(unittest.TestCase):
         if not os.access(PYTHON, os.X_OK):
             raise unittest.SkipTest("%s not installed" % PYTHON)
         cls.tmp = tempfile.mkdtemp(prefix="rt-python-")
-        for name, text in (("hotmod.py", HOT), ("zmod.py", ZLIB), ("thrmod.py", THREADS)):
+        for name, text in (("hotmod.py", HOT), ("zmod.py", ZLIB), ("thrmod.py", THREADS),
+                           ("shortmod.py", SHORT)):
             with open(os.path.join(cls.tmp, name), "w") as f:
                 f.write(text)
         cls.procs = []
@@ -172,6 +189,21 @@ class PythonFrames(unittest.TestCase):
         self.assertEqual(files, {os.path.join(self.tmp, "hotmod.py")})
         self.assertLess(share(samples, lambda s: "_PyEval_EvalFrameDefault" in s.stack), 0.05)
         self.assertIn("python: 1 processes attached", err)
+
+    def test_a_process_that_exits_before_the_window_is_named_keeps_its_names(self):
+        warm = self.start(PYTHON, os.path.join(self.tmp, "hotmod.py"))
+        rec, out = self.record(8)
+        time.sleep(2)  # python3.11's and libc's tables built (for warm), kept by build-id
+        p = self.start(PYTHON, os.path.join(self.tmp, "shortmod.py"))
+        p.wait(30)  # exits after 2 s, long before the window is named
+        prof, err = self.finish(rec, out)
+        self.stop(warm)
+        samples = of_pid(prof, p.pid)
+        # whole stacks: walked once its tables were loaded (see the namespace case)
+        whole = [s for s in samples if "_start" in s.stack]
+        self.assertGreater(len(whole), 0, err)
+        named = share(whole, lambda s: parent_of(s, "shortmod.hot") == "shortmod.caller")
+        self.assertGreaterEqual(named, 0.90, err)
 
     def test_c_call_reads_python_caller_then_native_frames(self):
         p = self.start(PYTHON, os.path.join(self.tmp, "zmod.py"))
