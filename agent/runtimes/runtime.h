@@ -52,8 +52,8 @@ struct runtime_ops {
 	uint64_t frame_tag;	/* a frame's first word & RUNTIME_FRAME_TAG_MASK */
 	void *(*new)(void);	/* NULL + errno */
 	void (*free)(void *rt); /* accepts NULL */
-	/* A mapping it may need (cheap: a name test). */
-	bool (*wants)(const struct procmap_entry *map);
+	/* A mapped file it may need, by its path (cheap: a name test). */
+	bool (*wants)(const char *path);
 	/* 1 when the process runs this runtime and its state was attached, 0 when it does not,
 	 * -EPROTONOSUPPORT for a version without a table (note says which), else -errno. */
 	int (*capture)(void *rt, const struct runtime_process *proc,

@@ -69,7 +69,7 @@ static int collect_wanted(const struct procmap_entry *e, void *ctx)
 	if (w->n == MAX_WANTED_MAPS || e->offset || !procmaps__is_file(e))
 		return 0;
 	for (int k = 0; k < RUNTIME__COUNT; k++) {
-		if (all_ops[k]->wants(e)) {
+		if (all_ops[k]->wants(e->path)) {
 			w->maps[w->n++] = *e;
 			break;
 		}
@@ -117,6 +117,14 @@ void runtimes__forget_process(struct runtimes *r, pid_t pid)
 {
 	for (int k = 0; k < RUNTIME__COUNT; k++)
 		all_ops[k]->forget(r->state[k], pid, &r->sink);
+}
+
+bool runtimes__wants_path(const char *path)
+{
+	for (int k = 0; k < RUNTIME__COUNT; k++)
+		if (all_ops[k]->wants(path))
+			return true;
+	return false;
 }
 
 bool runtimes__is_frame(uint64_t word)

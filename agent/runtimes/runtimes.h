@@ -23,6 +23,10 @@ void runtimes__free(struct runtimes *r);
 int runtimes__capture_process(struct runtimes *r, pid_t pid, char *note, size_t note_len);
 void runtimes__forget_process(struct runtimes *r, pid_t pid);
 
+/* True when a process mapping this file may run a runtime: the filter that keeps the maps of
+ * every other process from being read again. */
+bool runtimes__wants_path(const char *path);
+
 /* True when word starts an interpreter frame (two words in a user stack). */
 bool runtimes__is_frame(uint64_t word);
 /* Names the interpreter frame (word, cookie) of pid. Always fills *ret. */

@@ -122,9 +122,14 @@ static void capture_unwind_pending(struct pipeline *p, int budget_ms)
  * version without a table is logged once; its processes keep native frames. */
 static void capture_runtime(struct pipeline *p, pid_t pid)
 {
+	struct process *proc = p->runtimes ? process_registry__get(p->procs, pid) : NULL;
+	bool wanted = false;
 	char note[512];
 
-	if (p->runtimes && runtimes__capture_process(p->runtimes, pid, note, sizeof(note)) > 0)
+	/* the registry's executable mappings name the interpreter: no other process is read */
+	for (size_t i = 0; proc && !wanted && i < proc->n_mappings; i++)
+		wanted = proc->mappings[i].path && runtimes__wants_path(proc->mappings[i].path);
+	if (wanted && runtimes__capture_process(p->runtimes, pid, note, sizeof(note)) > 0)
 		log_warn("%s", note);
 }
 
@@ -140,13 +145,13 @@ static void on_event(const struct profile_event *e, void *ctx)
 	process_registry__capture_image(p->procs, e->pid, e->image);
 	if (p->unwind) /* after an exec, BPF dropped the old mapping table already */
 		queue_unwind_capture(p, e->pid);
-	capture_runtime(p, e->pid);
 	/* Now, from the same event: the process may be gone by the time its samples are tagged
 	 * (an exec re-reads it: runtimes move a process into its cgroup before exec). */
 	if (p->cgroups && stale)
 		cgroup_pids__capture_image(p->cgroups, e->pid, e->cgroup_id, e->image);
 	else if (p->cgroups) /* known and current already (LRU-evicted from seen_pids): no read */
 		cgroup_pids__get(p->cgroups, e->pid, e->cgroup_id, CGROUP_RECHECK_MS);
+	capture_runtime(p, e->pid); /* after what a short-lived process must not miss */
 }
 
 /* A code object sampled for the first time: named now, while its process lives (the name

@@ -87,9 +87,9 @@ static const char *base_name(const char *path)
 }
 
 /* The interpreter binary (python3.11) or its library (libpython3.11.so.1.0). */
-static bool python_wants(const struct procmap_entry *map)
+static bool python_wants(const char *path)
 {
-	const char *name = base_name(map->path);
+	const char *name = base_name(path);
 
 	return !strncmp(name, "python", 6) || !strncmp(name, "libpython", 9);
 }
@@ -213,7 +213,7 @@ static int python_capture(void *state, const struct runtime_process *proc,
 	for (size_t i = 0; i < proc->n_maps; i++) {
 		const struct procmap_entry *m = &proc->maps[i];
 
-		if (!python_wants(m))
+		if (!python_wants(m->path))
 			continue;
 		snprintf(path, sizeof(path), "%s/%d/root%s", proc->proc_root, proc->pid, m->path);
 		if (python_binary__read(path, base_name(m->path), &b))
