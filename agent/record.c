@@ -12,6 +12,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "debuginfod_fetch.h"
 #include "duration.h"
 #include "encode.h"
 #include "pipeline.h"
@@ -370,6 +371,30 @@ static void print_python(const struct pipeline_python_stats *py)
 		(unsigned long long)n->names_unreadable);
 }
 
+/* Unnamed lookups by reason, and debuginfod's fetches when a server is configured. */
+static void print_symbol_sources(const struct symbolizer_stats *ss)
+{
+	struct debuginfod_fetch_stats d;
+
+	fprintf(stderr, "unknown frame lookups:");
+	for (int i = 0; i < SYM_UNKNOWN__COUNT; i++)
+		fprintf(stderr, "%s %s %llu", i ? "," : "", symbolizer__reason_name(i),
+			(unsigned long long)ss->unknown[i]);
+	fprintf(stderr, "\n");
+	debuginfod_fetch__stats(&d);
+	if (!d.enabled)
+		return;
+	fprintf(stderr,
+		"debuginfod: %llu requests, %llu fetched, %llu answered by the negative cache, "
+		"failed:",
+		(unsigned long long)d.requests, (unsigned long long)d.fetched,
+		(unsigned long long)d.negative_hits);
+	for (int i = 0; i < DEBUGINFOD_FAIL__COUNT; i++)
+		fprintf(stderr, "%s %s %llu", i ? "," : "", debuginfod_fetch__failure_name(i),
+			(unsigned long long)d.failed[i]);
+	fprintf(stderr, "\n");
+}
+
 static void print_summary(const struct window *w, const struct symbolizer_stats *ss,
 			  const struct pipeline_python_stats *py, enum pipeline_unwind unwind)
 {
@@ -389,6 +414,7 @@ static void print_summary(const struct window *w, const struct symbolizer_stats 
 		(unsigned long long)st->lost_map_full, (unsigned long long)st->lost_stack_user,
 		(unsigned long long)st->lost_stack_kernel);
 	fprintf(stderr, "unknown frames: %llu\n", (unsigned long long)st->unknown_frames);
+	print_symbol_sources(ss);
 	if (st->bpf_run_cnt)
 		fprintf(stderr, "BPF run time: %.3f ms over %llu runs (%.2f us/run)\n",
 			st->bpf_run_ns / 1e6, (unsigned long long)st->bpf_run_cnt,

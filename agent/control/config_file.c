@@ -52,6 +52,7 @@ void agent_file_config__clear(struct agent_file_config *c)
 	}
 	free(c->deployments);
 	free(c->fallback_service);
+	free(c->debuginfod_urls);
 	free(c->kubelet_url);
 	free(c->kubelet_token_file);
 	free(c->kubelet_ca_file);
@@ -320,6 +321,8 @@ static int parse_key(const char *key, json_t *v, struct agent_file_config *c, ch
 		return set_string(v, key, &c->kubelet_token_file, err, err_len);
 	if (strcmp(key, "kubelet_ca_file") == 0)
 		return set_string(v, key, &c->kubelet_ca_file, err, err_len);
+	if (strcmp(key, "debuginfod_urls") == 0)
+		return set_string(v, key, &c->debuginfod_urls, err, err_len);
 	if (strcmp(key, "listen") == 0)
 		return set_listen(v, c, err, err_len);
 	if (strcmp(key, "kubelet_insecure") == 0) {

@@ -51,6 +51,8 @@ struct agent_file_config {
 	bool unwind_frame_pointers; /* "unwind": "fp"; default "auto" (.eh_frame tables) */
 	size_t unwind_memory_mb;    /* cap of the unwind rows map (kernel memory) */
 	char *listen;		    /* status listener HOST:PORT (/healthz, /metrics); NULL: off */
+	char
+	    *debuginfod_urls; /* as DEBUGINFOD_URLS (which it overrides); NULL: the environment's */
 };
 
 /* Defaults for every field (no rules, the "host" fallback, in-cluster kubelet paths). */

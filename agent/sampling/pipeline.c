@@ -20,7 +20,9 @@
 #include "unwind/unwind_tables.h"
 
 /* Frames per sample: a kernel stack plus a user stack. */
-#define MAX_FRAMES (2 * PROFILE_STACK_DEPTH + 1) /* + a [truncated] marker */
+/* Inlined calls (Go) make one address several frames: up to three per stack entry. */
+#define MAX_USER_FRAMES (3 * PROFILE_STACK_DEPTH)
+#define MAX_FRAMES (PROFILE_STACK_DEPTH + MAX_USER_FRAMES + 1) /* + a [truncated] marker */
 /* A pid's cgroup path is re-read after this long (cgroup v1: BPF does not see a move); on
  * cgroup v2 a new cgroup id in the samples triggers it at once, and so does an exec. */
 #define CGROUP_RECHECK_MS 60000
@@ -478,36 +480,48 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 {
 	struct pipeline *p = c->p;
 	uint64_t key = stack_key(pid ? (uint64_t)pid : KERNEL_STACK_PID, image, stack);
-	size_t unknown = 0, named = 0;
-	struct sym_frame f;
-	int ret;
+	struct sym_frame fs[SYM_FRAMES_MAX], f;
+	size_t unknown = 0, out = 0;
+	int ret = 0;
 
 	if (hashtab__get(&p->stacks, key, ret_ref))
 		return 0;
-	ret = reserve_frames(p, n + truncated);
+	/* One address may be several frames: Go's inlined calls, leaf first (symbolizer.h). */
 	for (size_t i = 0; !ret && i < n; i++) {
+		size_t k = 1;
+
 		if (pid && p->runtimes && i + 1 < n && runtimes__is_frame(ips[i])) {
 			/* an interpreter frame: two words (what names it, its cookie) */
-			runtimes__name_frame(p->runtimes, pid, ips[i], ips[i + 1], &f);
+			runtimes__name_frame(p->runtimes, pid, ips[i], ips[i + 1], &fs[0]);
 			i++;
 		} else if (pid) {
-			symbolizer__resolve_user_image(p->sym, pid, image, ips[i] - (i ? 1 : 0),
-						       &f);
+			k = symbolizer__resolve_user_frames(
+			    p->sym, pid, image, ips[i] - (i ? 1 : 0), fs, SYM_FRAMES_MAX);
 		} else {
-			symbolizer__resolve_kernel(p->sym, ips[i] - (i ? 1 : 0), &f);
+			symbolizer__resolve_kernel(p->sym, ips[i] - (i ? 1 : 0), &fs[0]);
 		}
-		unknown += !f.known;
-		ret = add_frame(c->w, &f, &p->frames[p->n_frames + named++]);
+		if (out + k > MAX_USER_FRAMES) { /* inlining beyond the cap: cut, and say so */
+			k = MAX_USER_FRAMES - out;
+			truncated = true;
+			n = i + 1;
+		}
+		ret = reserve_frames(p, out + k + truncated);
+		for (size_t j = 0; !ret && j < k; j++) {
+			unknown += !fs[j].known;
+			ret = add_frame(c->w, &fs[j], &p->frames[p->n_frames + out++]);
+		}
 	}
 	if (!ret && truncated) { /* deeper than the cap: said so at the root, never cut silently */
 		snprintf(f.function, sizeof(f.function), "[truncated]");
 		f.module[0] = f.build_id[0] = f.file[0] = '\0';
-		ret = add_frame(c->w, &f, &p->frames[p->n_frames + named++]);
+		ret = reserve_frames(p, out + 1);
+		if (!ret)
+			ret = add_frame(c->w, &f, &p->frames[p->n_frames + out++]);
 	}
 	if (ret)
 		return ret;
-	*ret_ref = frames_ref(p->n_frames, named, unknown);
-	p->n_frames += named;
+	*ret_ref = frames_ref(p->n_frames, out, unknown);
+	p->n_frames += out;
 	return hashtab__put(&p->stacks, key, *ret_ref);
 }
 
