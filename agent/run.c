@@ -296,6 +296,7 @@ static void teardown(struct daemon *d)
 	agent_file_config__clear(&d->file_cfg);
 	free(d->auth_header);
 	exclusion__clear(&d->excluded);
+	agent_config__clear(&d->offcpu_applied);
 }
 
 /* Waits up to timeout_ms servicing the pipeline's first-sight events when sampling. */
@@ -332,6 +333,7 @@ static void main_loop(struct daemon *d)
 			break;
 		now = daemon_now_ms();
 		daemon_poll_config(d, now);
+		daemon_offcpu_decide(d);
 		if (d->pipeline && now >= d->next_upload_ms)
 			daemon_ship_window(d);
 		shipper__log_upload_state(d->shipper);
