@@ -4,12 +4,15 @@
 #ifndef ROOTTRACE_PIPELINE_H
 #define ROOTTRACE_PIPELINE_H
 
+#include <linux/types.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "contract.h"
+#include "python_frames.h"
+#include "runtime.h"
 #include "symbolizer.h"
 #include "window.h"
 
@@ -60,6 +63,15 @@ int pipeline__collect(struct pipeline *p, struct window **ret);
 
 /* The symboliser's cache counters (captured, dropped after exit, evicted, held). */
 void pipeline__symbolizer_stats(const struct pipeline *p, struct symbolizer_stats *ret);
+
+/* Interpreter frames (Python): the BPF walk's counters and the naming side's, cumulative. */
+struct pipeline_python_stats {
+	uint64_t walk[PYTHON_STAT__COUNT]; /* enum python_stat */
+	struct runtime_stats names;
+};
+
+/* -ENOTSUP with --unwind=fp (no interpreter walk). */
+int pipeline__python_stats(struct pipeline *p, struct pipeline_python_stats *ret);
 
 /* Parses "auto" / "fp". 0 or -EINVAL. */
 int pipeline_unwind_parse(const char *text, enum pipeline_unwind *ret);
