@@ -370,8 +370,27 @@ static void print_python(const struct pipeline_python_stats *py)
 		(unsigned long long)n->names_unreadable);
 }
 
+static void print_v8(const struct pipeline_v8_stats *v8)
+{
+	const struct runtime_stats *n = &v8->names;
+
+	fprintf(
+	    stderr,
+	    "v8: %llu processes attached, %llu without the constants JS frames need; %llu "
+	    "samples walked, %llu JS frames, %llu V8 frames kept native, %llu truncated; names: "
+	    "%llu read, %llu cached, %llu evicted, %llu stale, %llu unreadable\n",
+	    (unsigned long long)n->processes_attached, (unsigned long long)n->unsupported,
+	    (unsigned long long)v8->walk[V8_STAT_SAMPLES],
+	    (unsigned long long)v8->walk[V8_STAT_FRAMES],
+	    (unsigned long long)v8->walk[V8_STAT_NATIVE],
+	    (unsigned long long)v8->walk[V8_STAT_TRUNCATED], (unsigned long long)n->names_read,
+	    (unsigned long long)n->names_cached, (unsigned long long)n->names_evicted,
+	    (unsigned long long)n->names_stale, (unsigned long long)n->names_unreadable);
+}
+
 static void print_summary(const struct window *w, const struct symbolizer_stats *ss,
-			  const struct pipeline_python_stats *py, enum pipeline_unwind unwind)
+			  const struct pipeline_python_stats *py,
+			  const struct pipeline_v8_stats *v8, enum pipeline_unwind unwind)
 {
 	const struct window_stats *st = &w->stats;
 	uint64_t cpu_ns = 0;
@@ -397,8 +416,10 @@ static void print_summary(const struct window *w, const struct symbolizer_stats 
 	if (unwind == PIPELINE_UNWIND_AUTO)
 		print_unwind(&st->unwind);
 	print_symbolizer(ss);
-	if (unwind == PIPELINE_UNWIND_AUTO)
+	if (unwind == PIPELINE_UNWIND_AUTO) {
 		print_python(py);
+		print_v8(v8);
+	}
 	if (cpu_ns)
 		print_top_functions(w, cpu_ns);
 }
@@ -410,7 +431,8 @@ static const char *unwind_name(enum pipeline_unwind unwind)
 
 /* Records into total: open -> start -> loop -> stop -> final drain. */
 static int record(const struct record_args *a, struct window *total,
-		  struct symbolizer_stats *ret_sym, struct pipeline_python_stats *ret_py)
+		  struct symbolizer_stats *ret_sym, struct pipeline_python_stats *ret_py,
+		  struct pipeline_v8_stats *ret_v8)
 {
 	struct pipeline_options opts = {.pid = a->pid, .unwind = a->unwind};
 	struct pipeline *p;
@@ -447,6 +469,7 @@ static int record(const struct record_args *a, struct window *total,
 		fprintf(stderr, "record: collecting samples failed: %s\n", strerror(-ret));
 	pipeline__symbolizer_stats(p, ret_sym);
 	pipeline__python_stats(p, ret_py);
+	pipeline__v8_stats(p, ret_v8);
 out:
 	pipeline__close(p);
 	return ret;
@@ -456,6 +479,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct symbolizer_stats sym = {0};
 	struct pipeline_python_stats py = {0};
+	struct pipeline_v8_stats v8 = {0};
 	struct record_args a;
 	struct window *total;
 	int fd, ret;
@@ -479,7 +503,7 @@ int cmd_record(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	ret = record(&a, total, &sym, &py);
+	ret = record(&a, total, &sym, &py, &v8);
 	if (!ret)
 		ret = save_profile(total, fd, a.output);
 	if (close(fd) && !ret) {
@@ -487,7 +511,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "record: writing %s failed: %s\n", a.output, strerror(-ret));
 	}
 	if (!ret)
-		print_summary(total, &sym, &py, a.unwind);
+		print_summary(total, &sym, &py, &v8, a.unwind);
 	window__free(total);
 	return ret ? 1 : 0;
 }

@@ -8,6 +8,7 @@
 
 #include "profile.h"
 #include "python_frames.h"
+#include "v8_frames.h"
 #include "unwind.h"
 
 #ifndef EFAULT
@@ -162,6 +163,37 @@ struct {
 	__uint(max_entries, 1);
 } python_stats SEC(".maps");
 
+/* --- V8: filled by user space (agent/runtimes/v8/) --------------------------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct v8_proc);
+	__uint(max_entries, V8_MAX_PROCESSES);
+} v8_procs SEC(".maps");
+
+struct v8_counters {
+	__u64 c[V8_STAT__COUNT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct v8_counters);
+	__uint(max_entries, 1);
+} v8_stats SEC(".maps");
+
+/* The V8 side of one walk: where the builtins run now, the last JS frame recorded. */
+struct v8_walk {
+	__u64 blob_start, blob_end; /* the embedded builtins (V8 may remap them at start) */
+	__u64 last_fp;		    /* fp of the last JS frame recorded: a callee without a frame
+				     * of its own (a frameless builtin) is not its caller again */
+	__u32 active;		    /* the process runs V8 */
+	__u32 pad;
+	struct v8_proc proc;
+};
+
 enum python_walk_state {
 	PYTHON_WALK_NATIVE = 0,	   /* native frames */
 	PYTHON_WALK_EMIT = 1,	   /* recording the interpreter frames of the eval frame at pc */
@@ -186,6 +218,7 @@ struct walk_state {
 	__u32 exact; /* pc is not a return address (leaf, or interrupted by a signal) */
 	struct profile_stack stack;
 	struct python_walk py;
+	struct v8_walk v8;
 };
 
 struct {
@@ -301,6 +334,7 @@ static __always_inline __u32 note_pid(struct profile_stats *st, __u32 pid, __u32
 	}
 	bpf_map_delete_elem(&unwind_procs, &pid); /* the old image's mappings */
 	bpf_map_delete_elem(&python_procs, &pid);
+	bpf_map_delete_elem(&v8_procs, &pid);
 	if (seen->start_ns != now.start_ns) {
 		type = PROFILE_EVENT_PID_REUSED;
 		now.image = seen->image + 1;
@@ -566,6 +600,124 @@ static __always_inline __u32 fp_step(struct walk_state *st)
 	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
 }
 
+/* --- V8: a JS frame's native pc is replaced by its function (SharedFunctionInfo + cookie) -- */
+
+static __always_inline void v8_count(__u32 stat)
+{
+	__u32 zero = 0;
+	struct v8_counters *c = bpf_map_lookup_elem(&v8_stats, &zero);
+
+	if (c && stat < V8_STAT__COUNT)
+		c->c[stat]++;
+}
+
+/* Before a walk: the process's V8 layout, and where its builtins run (read each time: V8 sets
+ * it at start, after the process may have been captured). */
+static __always_inline void v8_walk_start(struct walk_state *st)
+{
+	const struct v8_proc *proc = bpf_map_lookup_elem(&v8_procs, &st->pid);
+	__u64 code = 0;
+	__u32 size = 0;
+
+	st->v8.active = 0;
+	st->v8.last_fp = 0;
+	st->v8.blob_start = st->v8.blob_end = 0;
+	if (!proc)
+		return;
+	v8_count(V8_STAT_SAMPLES);
+	st->v8.proc = *proc;
+	st->v8.active = 1;
+	if (proc->blob_code_var && !read_user_u64(&code, proc->blob_code_var) &&
+	    !bpf_probe_read_user(&size, sizeof(size), (const void *)proc->blob_size_var) && code) {
+		st->v8.blob_start = code;
+		st->v8.blob_end = code + size;
+	}
+}
+
+/* A pc V8 generated or runs as its own: the embedded builtins, or code in no mapping with a
+ * table (JIT code: anonymous, and V8's code space grows after the mappings were read). */
+static __always_inline bool v8_code(const struct walk_state *st, __u64 pc)
+{
+	const struct unwind_process *proc;
+	long found;
+
+	if (!st->v8.active)
+		return false;
+	if (pc >= st->v8.blob_start && pc < st->v8.blob_end)
+		return true;
+	proc = bpf_map_lookup_elem(&unwind_procs, &st->pid);
+	if (!proc)
+		return true; /* the exec hook dropped it meanwhile: frame pointers */
+	found = find_mapping(proc, pc);
+	if (found < 0 || found >= UNWIND_MAX_MAPPINGS)
+		return true;
+	return proc->mappings[found & (UNWIND_MAX_MAPPINGS - 1)].table_id == UNWIND_NO_TABLE;
+}
+
+/* A tagged pointer's object, with its map's instance type. false when word is no heap object
+ * or its memory cannot be read. */
+static __always_inline bool v8_object_type(const struct v8_proc *p, __u64 word, __u16 *ret_type)
+{
+	__u64 map;
+
+	if ((word & 3) != 1 || read_user_u64(&map, word - 1 + p->object_map) || (map & 3) != 1)
+		return false;
+	return !bpf_probe_read_user(ret_type, sizeof(*ret_type),
+				    (const void *)(map - 1 + p->map_instance_type));
+}
+
+/* The frame at fp is a JS frame: its context slot holds no frame-type Smi, its function slot a
+ * JSFunction whose shared is a SharedFunctionInfo. Fills the frame's two words. */
+static __always_inline bool v8_js_frame(const struct v8_proc *p, __u64 fp, __u64 *ret_sfi,
+					__u64 *ret_cookie)
+{
+	__u64 marker, fn, sfi;
+	__u16 type;
+
+	if (read_user_u64(&marker, fp + p->fp_context) || !(marker & 1) ||
+	    read_user_u64(&fn, fp + p->fp_function) || !v8_object_type(p, fn, &type) ||
+	    type < p->type_function_first || type > p->type_function_last ||
+	    read_user_u64(&sfi, fn - 1 + p->function_shared) || !v8_object_type(p, sfi, &type) ||
+	    type != p->type_sfi || read_user_u64(ret_cookie, sfi - 1 + p->sfi_cookie))
+		return false;
+	*ret_sfi = sfi;
+	return true;
+}
+
+/* Records the frame of a pc in V8 code and steps to its caller by frame pointer (V8 keeps
+ * one): the JS function whose frame fp is, else (typed frames: entry, exit, stubs, builtins
+ * with a frame of their own) the pc, named as a native symbol. */
+static __always_inline long v8_frame(struct walk_state *st)
+{
+	__u64 sfi = 0, cookie = 0;
+	__u32 n = st->stack.n;
+
+	if (n >= PROFILE_STACK_DEPTH) { /* checked by the caller: again for the verifier */
+		st->stack.flags |= PROFILE_STACK_TRUNCATED;
+		st->end = UNWIND_STAT_TRUNCATED;
+		return 1;
+	}
+	if (st->bp != st->v8.last_fp && v8_js_frame(&st->v8.proc, st->bp, &sfi, &cookie)) {
+		if (n >= PROFILE_STACK_DEPTH - 1) {
+			st->stack.flags |= PROFILE_STACK_TRUNCATED;
+			st->end = UNWIND_STAT_TRUNCATED;
+			v8_count(V8_STAT_TRUNCATED);
+			return 1;
+		}
+		st->stack.ips[n] = V8_FRAME_TAG | (sfi & V8_FRAME_ADDR_MASK);
+		st->stack.ips[n + 1] = cookie;
+		st->stack.n = n + 2;
+		st->v8.last_fp = st->bp;
+		v8_count(V8_STAT_FRAMES);
+	} else {
+		st->stack.ips[n] = st->exact && n ? st->pc + 1 : st->pc;
+		st->stack.n = n + 1;
+		v8_count(V8_STAT_NATIVE);
+	}
+	st->end = fp_step(st);
+	return st->end ? 1 : 0;
+}
+
 /* The kernel's rt_sigframe: the handler returned into the trampoline, sp is at the ucontext;
  * uc_mcontext starts 40 bytes in, rbp/rsp/rip at 80/120/128 within it. */
 static __always_inline __u32 signal_step(struct walk_state *st)
@@ -656,6 +808,8 @@ static long unwind_frame(__u32 index, void *ctx)
 		return 1;
 	}
 	lookup_pc = st->exact ? st->pc : st->pc - 1;
+	if (v8_code(st, lookup_pc))
+		return v8_frame(st);
 	if (st->py.state == PYTHON_WALK_STEP_OVER) {
 		st->py.state = PYTHON_WALK_NATIVE; /* replaced by the frames it runs */
 	} else if (python_eval_frame(st, lookup_pc)) {
@@ -765,6 +919,7 @@ static __always_inline __u64 unwind_user_stack(struct bpf_perf_event_data *ctx, 
 	st->stack.n = 0;
 	st->stack.flags = 0;
 	python_walk_start(st, (__u32)bpf_get_current_pid_tgid());
+	v8_walk_start(st);
 	/* twice the depth: an interpreter's eval frame takes one more step than it records */
 	bpf_loop(2 * (PROFILE_STACK_DEPTH + 1), unwind_frame, NULL, 0);
 
@@ -860,5 +1015,6 @@ int handle_exec(struct bpf_raw_tracepoint_args *ctx)
 	}
 	bpf_map_delete_elem(&unwind_procs, &pid);
 	bpf_map_delete_elem(&python_procs, &pid);
+	bpf_map_delete_elem(&v8_procs, &pid);
 	return 0;
 }

@@ -8,12 +8,14 @@
 
 #include "python_runtime.h"
 #include "runtimes.h"
+#include "v8_runtime.h"
 
-#define MAX_NOTES 32	 /* distinct "no table" notes remembered (then: counted only) */
+#define MAX_NOTES 32	  /* distinct "no table" notes remembered (then: counted only) */
 #define MAX_WANTED_MAPS 8 /* mappings a process hands its runtimes */
 
 static const struct runtime_ops *const all_ops[RUNTIME__COUNT] = {
     [RUNTIME_PYTHON] = &python_runtime_ops,
+    [RUNTIME_V8] = &v8_runtime_ops,
 };
 
 struct runtimes {
@@ -33,7 +35,7 @@ struct runtimes *runtimes__new(const struct runtime_sink *sink, const char *proc
 	r->sink = *sink;
 	snprintf(r->proc_root, sizeof(r->proc_root), "%s", proc_root ? proc_root : "/proc");
 	for (int k = 0; k < RUNTIME__COUNT; k++) {
-		r->state[k] = all_ops[k]->new();
+		r->state[k] = all_ops[k]->new ();
 		if (!r->state[k]) {
 			int saved = errno;
 

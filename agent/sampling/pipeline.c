@@ -205,6 +205,8 @@ static int runtime_attach(void *ctx, enum runtime_kind kind, pid_t pid, const vo
 {
 	if (kind == RUNTIME_PYTHON && size == sizeof(struct python_proc))
 		return sampler__python_set_process(ctx, pid, state);
+	if (kind == RUNTIME_V8 && size == sizeof(struct v8_proc))
+		return sampler__v8_set_process(ctx, pid, state);
 	return -EINVAL;
 }
 
@@ -212,6 +214,8 @@ static void runtime_detach(void *ctx, enum runtime_kind kind, pid_t pid)
 {
 	if (kind == RUNTIME_PYTHON)
 		sampler__python_forget_process(ctx, pid);
+	else if (kind == RUNTIME_V8)
+		sampler__v8_forget_process(ctx, pid);
 }
 
 static int open_runtimes(struct pipeline *p)
@@ -789,6 +793,17 @@ int pipeline__python_stats(struct pipeline *p, struct pipeline_python_stats *ret
 		return -ENOTSUP;
 	runtimes__stats(p->runtimes, RUNTIME_PYTHON, &name, &ret->names);
 	return sampler__python_stats(p->sampler, ret->walk);
+}
+
+int pipeline__v8_stats(struct pipeline *p, struct pipeline_v8_stats *ret)
+{
+	const char *name;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!p->runtimes)
+		return -ENOTSUP;
+	runtimes__stats(p->runtimes, RUNTIME_V8, &name, &ret->names);
+	return sampler__v8_stats(p->sampler, ret->walk);
 }
 
 int pipeline__set_excluded_cgroups(struct pipeline *p, const uint64_t *ids, size_t n)

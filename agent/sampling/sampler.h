@@ -12,6 +12,7 @@
 
 #include "profile.h"
 #include "python_frames.h"
+#include "v8_frames.h"
 #include "unwind.h"
 
 /* Called from sampler__poll() for each first-sight / exec event. */
@@ -108,5 +109,10 @@ int sampler__python_set_process(struct sampler *s, pid_t pid, const struct pytho
 void sampler__python_forget_process(struct sampler *s, pid_t pid);
 /* Per-CPU interpreter-walk counters summed (PYTHON_STAT__COUNT); cumulative since open. */
 int sampler__python_stats(struct sampler *s, uint64_t *ret);
+
+/* V8 processes' walk state (v8_procs) and the walk's counters (V8_STAT__COUNT of them). */
+int sampler__v8_set_process(struct sampler *s, pid_t pid, const struct v8_proc *proc);
+void sampler__v8_forget_process(struct sampler *s, pid_t pid);
+int sampler__v8_stats(struct sampler *s, uint64_t *ret);
 
 #endif
