@@ -647,7 +647,7 @@ static __always_inline bool v8_code(const struct walk_state *st, __u64 pc)
 		return true;
 	proc = bpf_map_lookup_elem(&unwind_procs, &st->pid);
 	if (!proc)
-		return true; /* the exec hook dropped it meanwhile: frame pointers */
+		return true; /* its tables are not loaded yet: frame pointers, JS frames checked */
 	found = find_mapping(proc, pc);
 	if (found < 0 || found >= UNWIND_MAX_MAPPINGS)
 		return true;
@@ -901,7 +901,9 @@ static __always_inline __u64 unwind_user_stack(struct bpf_perf_event_data *ctx, 
 	struct walk_state *st;
 	__u32 zero = 0, kind;
 
-	if (!bpf_map_lookup_elem(&unwind_procs, &pid)) {
+	/* a V8 process is walked here before its tables load (by frame pointers, as the kernel
+	 * would): its JS frames are found either way */
+	if (!bpf_map_lookup_elem(&unwind_procs, &pid) && !bpf_map_lookup_elem(&v8_procs, &pid)) {
 		unwind_count(UNWIND_STAT_NOT_LOADED);
 		return store_stack(ctx, stacks, BPF_F_USER_STACK, stats);
 	}

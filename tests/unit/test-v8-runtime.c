@@ -232,14 +232,28 @@ TEST(function_named_from_its_string_or_scope_info)
 	v8_function_name(&f, out, sizeof(out));
 	CHECK_EQ_STR(out, "hot");
 
-	/* anonymous: no function variable; the position names it */
-	put64(HEAP_BASE + 0x4000 + 64, smi(120));
-	put64(HEAP_BASE + 0x4000 + 72, smi(300));
+	/* anonymous: the function variable's name is "", the position names it */
+	put64(HEAP_BASE + 0x4000 + 64, one_byte(HEAP_BASE + 0x1200, seq1, ""));
+	put64(HEAP_BASE + 0x4000 + 72, smi(-1));
 	CHECK_EQ_INT(v8_function_read(&reader, sfi, info, &f), 0);
 	CHECK_EQ_STR(f.name, "");
 	CHECK_EQ_INT(f.start, 120);
 	v8_function_name(&f, out, sizeof(out));
 	CHECK_EQ_STR(out, "(anonymous@120)");
+
+	/* V8's inferred name for it comes next: not used, the position still names it */
+	put64(HEAP_BASE + 0x4000 + 80, one_byte(HEAP_BASE + 0x1300, seq1, "s"));
+	put64(HEAP_BASE + 0x4000 + 88, smi(2397));
+	put64(HEAP_BASE + 0x4000 + 96, smi(3898));
+	CHECK_EQ_INT(v8_function_read(&reader, sfi, info, &f), 0);
+	v8_function_name(&f, out, sizeof(out));
+	CHECK_EQ_STR(out, "(anonymous@2397)");
+
+	/* no function variable (a Smi where its name would be): no name, no position */
+	put64(HEAP_BASE + 0x4000 + 64, smi(7));
+	CHECK_EQ_INT(v8_function_read(&reader, sfi, info, &f), 0);
+	v8_function_name(&f, out, sizeof(out));
+	CHECK_EQ_STR(out, "(anonymous)");
 
 	/* not a SharedFunctionInfo (its map says a Script): refused */
 	CHECK_EQ_INT(v8_function_read(&reader, HEAP_BASE + 0x3000 + 1, 0, &f), -EINVAL);

@@ -198,13 +198,14 @@ int v8_string_decode(const struct v8_reader *r, uint64_t str, char *ret, size_t 
 }
 
 /* A ScopeInfo's name and start position. Its layout has no constants beyond the count of
- * context locals: after them come the function variable (the name and a slot index), the
- * inferred name, then the start and end positions; the first String is the name, and a Smi
- * pair start < end the position. */
+ * context locals; after their names and infos come, in every function scope of V8 9-11, the
+ * function variable (its name, "" when anonymous, then a slot index Smi), the inferred name
+ * (V8's guess for an anonymous function, not used: the position names it stably), then the
+ * start and end positions. A ScopeInfo not shaped so keeps an empty name. */
 static void scope_info_scan(const struct v8_reader *r, uint64_t info, struct v8_function *ret)
 {
 	const struct v8_layout *l = r->layout;
-	uint64_t base = info - 1 + l->walk.object_map + 8, locals, slots[SCOPE_SLOTS], prev = 1;
+	uint64_t base = info - 1 + l->walk.object_map + 8, locals, slots[SCOPE_SLOTS];
 	uint32_t first;
 	uint16_t type;
 
@@ -216,17 +217,16 @@ static void scope_info_scan(const struct v8_reader *r, uint64_t info, struct v8_
 	    (smi_value(locals) < SCOPE_INLINED_NAMES ? 2 * smi_value(locals) : smi_value(locals));
 	if (r->read(r->ctx, base + 8ULL * first, slots, sizeof(slots)))
 		return;
-	for (int i = 0; i < SCOPE_SLOTS; i++) {
-		if (!ret->name[0] && !object_type(r, slots[i], &type) &&
-		    type < l->first_nonstring_type &&
-		    v8_string_decode(r, slots[i], ret->name, sizeof(ret->name)))
-			ret->name[0] = '\0';
-		if (is_smi(prev) && is_smi(slots[i]) && smi_value(prev) >= 0 &&
-		    smi_value(prev) < smi_value(slots[i])) {
-			ret->start = smi_value(prev);
+	if (object_type(r, slots[0], &type) || type >= l->first_nonstring_type || !is_smi(slots[1]))
+		return; /* no function variable: not a function's scope */
+	if (v8_string_decode(r, slots[0], ret->name, sizeof(ret->name)))
+		ret->name[0] = '\0';
+	for (int i = 3; i < SCOPE_SLOTS; i++) {
+		if (is_smi(slots[i - 1]) && is_smi(slots[i]) && smi_value(slots[i - 1]) >= 0 &&
+		    smi_value(slots[i - 1]) < smi_value(slots[i])) {
+			ret->start = smi_value(slots[i - 1]);
 			return;
 		}
-		prev = slots[i];
 	}
 }
 
