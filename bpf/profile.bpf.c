@@ -189,6 +189,7 @@ struct v8_walk {
 	__u64 blob_start, blob_end; /* the embedded builtins (V8 may remap them at start) */
 	__u64 last_fp;		    /* fp of the last JS frame recorded: a callee without a frame
 				     * of its own (a frameless builtin) is not its caller again */
+	__u64 jit_start, jit_end;   /* the last mapping found to hold JIT code: no search */
 	__u32 active;		    /* the process runs V8 */
 	__u32 pad;
 	struct v8_proc proc;
@@ -622,6 +623,7 @@ static __always_inline void v8_walk_start(struct walk_state *st)
 	st->v8.active = 0;
 	st->v8.last_fp = 0;
 	st->v8.blob_start = st->v8.blob_end = 0;
+	st->v8.jit_start = st->v8.jit_end = 0;
 	if (!proc)
 		return;
 	v8_count(V8_STAT_SAMPLES);
@@ -636,14 +638,16 @@ static __always_inline void v8_walk_start(struct walk_state *st)
 
 /* A pc V8 generated or runs as its own: the embedded builtins, or code in no mapping with a
  * table (JIT code: anonymous, and V8's code space grows after the mappings were read). */
-static __always_inline bool v8_code(const struct walk_state *st, __u64 pc)
+static __always_inline bool v8_code(struct walk_state *st, __u64 pc)
 {
 	const struct unwind_process *proc;
+	const struct unwind_mapping *m;
 	long found;
 
 	if (!st->v8.active)
 		return false;
-	if (pc >= st->v8.blob_start && pc < st->v8.blob_end)
+	if ((pc >= st->v8.blob_start && pc < st->v8.blob_end) ||
+	    (pc >= st->v8.jit_start && pc < st->v8.jit_end))
 		return true;
 	proc = bpf_map_lookup_elem(&unwind_procs, &st->pid);
 	if (!proc)
@@ -651,36 +655,48 @@ static __always_inline bool v8_code(const struct walk_state *st, __u64 pc)
 	found = find_mapping(proc, pc);
 	if (found < 0 || found >= UNWIND_MAX_MAPPINGS)
 		return true;
-	return proc->mappings[found & (UNWIND_MAX_MAPPINGS - 1)].table_id == UNWIND_NO_TABLE;
+	m = &proc->mappings[found & (UNWIND_MAX_MAPPINGS - 1)];
+	if (m->table_id != UNWIND_NO_TABLE)
+		return false;
+	st->v8.jit_start = m->start;
+	st->v8.jit_end = m->end;
+	return true;
 }
 
-/* A tagged pointer's object, with its map's instance type. false when word is no heap object
- * or its memory cannot be read. */
-static __always_inline bool v8_object_type(const struct v8_proc *p, __u64 word, __u16 *ret_type)
+/* The first V8_OBJECT_WORDS words of the heap object at tagged address word (one read: the
+ * fields used are in them, user space checks), and its map's instance type. false when word is
+ * no heap object or its memory cannot be read. */
+static __always_inline bool v8_object(const struct v8_proc *p, __u64 word, __u64 *ret_words,
+				      __u16 *ret_type)
 {
 	__u64 map;
 
-	if ((word & 3) != 1 || read_user_u64(&map, word - 1 + p->object_map) || (map & 3) != 1)
+	if ((word & 3) != 1 || bpf_probe_read_user(ret_words, V8_OBJECT_WORDS * sizeof(__u64),
+						   (const void *)(word - 1)))
 		return false;
-	return !bpf_probe_read_user(ret_type, sizeof(*ret_type),
+	map = ret_words[(p->object_map / 8) & (V8_OBJECT_WORDS - 1)];
+	return (map & 3) == 1 &&
+	       !bpf_probe_read_user(ret_type, sizeof(*ret_type),
 				    (const void *)(map - 1 + p->map_instance_type));
 }
 
 /* The frame at fp is a JS frame: its context slot holds no frame-type Smi, its function slot a
- * JSFunction whose shared is a SharedFunctionInfo. Fills the frame's two words. */
+ * JSFunction whose shared is a SharedFunctionInfo. Fills the frame's two words. Five reads. */
 static __always_inline bool v8_js_frame(const struct v8_proc *p, __u64 fp, __u64 *ret_sfi,
 					__u64 *ret_cookie)
 {
-	__u64 marker, fn, sfi;
+	__u64 slots[2], fn[V8_OBJECT_WORDS], sfi[V8_OBJECT_WORDS];
 	__u16 type;
 
-	if (read_user_u64(&marker, fp + p->fp_context) || !(marker & 1) ||
-	    read_user_u64(&fn, fp + p->fp_function) || !v8_object_type(p, fn, &type) ||
-	    type < p->type_function_first || type > p->type_function_last ||
-	    read_user_u64(&sfi, fn - 1 + p->function_shared) || !v8_object_type(p, sfi, &type) ||
-	    type != p->type_sfi || read_user_u64(ret_cookie, sfi - 1 + p->sfi_cookie))
+	/* the function slot, then the context slot right above it (user space checks) */
+	if (bpf_probe_read_user(slots, sizeof(slots), (const void *)(fp + p->fp_function)) ||
+	    !(slots[1] & 1) || !v8_object(p, slots[0], fn, &type) ||
+	    type < p->type_function_first || type > p->type_function_last)
 		return false;
-	*ret_sfi = sfi;
+	*ret_sfi = fn[(p->function_shared / 8) & (V8_OBJECT_WORDS - 1)];
+	if (!v8_object(p, *ret_sfi, sfi, &type) || type != p->type_sfi)
+		return false;
+	*ret_cookie = sfi[(p->sfi_cookie / 8) & (V8_OBJECT_WORDS - 1)];
 	return true;
 }
 

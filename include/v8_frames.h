@@ -5,6 +5,7 @@
 #define ROOTTRACE_V8_FRAMES_H
 
 #define V8_MAX_PROCESSES 4096 /* V8 processes with a walk state */
+#define V8_OBJECT_WORDS 4     /* words of an object BPF reads at once: its fields are in them */
 
 /* A JS frame takes two words of profile_stack.ips: V8_FRAME_TAG | its SharedFunctionInfo's
  * tagged address (user addresses are below 2^47, so no native pc carries the tag), then the
@@ -14,7 +15,8 @@
 #define V8_FRAME_ADDR_MASK ((1ULL << 48) - 1)
 
 /* Value of the v8_procs map (key: pid): where V8's code is and how a JS frame is read, from
- * the binary's v8dbg_* constants. Object offsets are from the untagged address. */
+ * the binary's v8dbg_* constants. Object offsets are from the untagged address, each within
+ * the object's first V8_OBJECT_WORDS words. */
 struct v8_proc {
 	__u64 blob_code_var;	 /* &current_embedded_blob_code_ (a pointer), 0 when unknown */
 	__u64 blob_size_var;	 /* &current_embedded_blob_code_size_ (a 32-bit size) */

@@ -153,6 +153,13 @@ static int fill(const struct constants *c, struct v8_layout *ret)
 	    !lookup(c, "SmiTagMask", &v) || v != 1)
 		return -EPROTONOSUPPORT;
 	ret->walk.type_function_last = last_function_type(c, ret->walk.type_function_first);
+	/* what BPF reads in one go: both frame slots, and each object's first words */
+	if (ret->walk.fp_context != ret->walk.fp_function + 8 ||
+	    ret->walk.object_map + 8 > V8_OBJECT_WORDS * 8 ||
+	    ret->walk.function_shared + 8 > V8_OBJECT_WORDS * 8 ||
+	    ret->walk.sfi_cookie + 8 > V8_OBJECT_WORDS * 8 || (ret->walk.object_map & 7) ||
+	    (ret->walk.function_shared & 7) || (ret->walk.sfi_cookie & 7))
+		return -EPROTONOSUPPORT;
 	return 0;
 }
 
