@@ -152,6 +152,18 @@ struct {
 	__uint(max_entries, PYTHON_MAX_THREADS);
 } python_threads SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct python_code_key);
+	__type(value, __u64);
+	__uint(max_entries, PYTHON_MAX_CODES);
+} python_codes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, PYTHON_EVENTS_BYTES);
+} python_events SEC(".maps");
+
 struct python_counters {
 	__u64 c[PYTHON_STAT__COUNT];
 };
@@ -203,11 +215,16 @@ enum python_walk_state {
 
 /* The interpreter side of one walk: the next interpreter frame to record, and a copy of the
  * process's state (a map value cannot point into another map). */
+/* The bytes of an interpreter frame the walk reads, in one read: every field it needs lies in
+ * the first 72 (3.12's owner byte at 70 is the last), and every frame is larger than that. */
+#define PYTHON_FRAME_READ 72
+
 struct python_walk {
 	__u64 cursor; /* 0: none (not Python, or the chain ended) */
 	__u32 state;  /* enum python_walk_state */
-	__u32 pad;
+	__u32 frames; /* interpreter frames recorded (counted once, after the walk) */
 	struct python_proc proc;
+	__u8 frame[PYTHON_FRAME_READ];
 };
 
 /* One walk in progress (per CPU: too big for the BPF stack). */
@@ -441,13 +458,18 @@ static __always_inline int read_user_u64(__u64 *ret, __u64 addr)
 
 /* --- CPython frames: the eval loop's native frame is replaced by the frames it runs ------ */
 
-static __always_inline void python_count(__u32 stat)
+static __always_inline void python_count_n(__u32 stat, __u64 n)
 {
 	__u32 zero = 0;
 	struct python_counters *c = bpf_map_lookup_elem(&python_stats, &zero);
 
 	if (c && stat < PYTHON_STAT__COUNT)
-		c->c[stat]++;
+		c->c[stat] += n;
+}
+
+static __always_inline void python_count(__u32 stat)
+{
+	python_count_n(stat, 1);
 }
 
 /* The thread state whose thread_id is fsbase (pthread_self() is the fsbase on x86-64 glibc),
@@ -508,6 +530,7 @@ static __always_inline void python_walk_start(struct walk_state *st, __u32 tid)
 
 	st->py.cursor = 0;
 	st->py.state = PYTHON_WALK_NATIVE;
+	st->py.frames = 0;
 	if (!proc)
 		return;
 	python_count(PYTHON_STAT_SAMPLES);
@@ -537,6 +560,41 @@ static __always_inline bool python_eval_frame(const struct walk_state *st, __u64
 	       (pc >= p->eval_start[1] && pc < p->eval_end[1]);
 }
 
+/* Announces a code object not sampled before in this process (or whose cookie changed), so
+ * user space names it while the process is alive: a short-lived one is gone by the time its
+ * window is named. One LRU lookup per interpreter frame. */
+static __always_inline void python_note_code(__u32 pid, __u64 code, __u64 cookie)
+{
+	struct python_code_key key = {.pid = pid, .code = code};
+	struct python_code_event *e;
+	__u64 *known;
+
+	known = bpf_map_lookup_elem(&python_codes, &key);
+	if (known && *known == cookie)
+		return;
+	bpf_map_update_elem(&python_codes, &key, &cookie, BPF_ANY);
+	e = bpf_ringbuf_reserve(&python_events, sizeof(*e), 0);
+	if (!e) {
+		python_count(
+		    PYTHON_STAT_EVENTS_LOST); /* named when the window is, if still alive */
+		return;
+	}
+	e->pid = pid;
+	e->pad = 0;
+	e->code = code;
+	e->cookie = cookie;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* A frame could not be read: the eval frame at pc is recorded as the native one it is. */
+static __always_inline long python_give_back(struct walk_state *st)
+{
+	python_count(PYTHON_STAT_READ);
+	st->py.cursor = 0;
+	st->py.state = PYTHON_WALK_NATIVE;
+	return 0;
+}
+
 /* Records one interpreter frame of the current eval call (or reads past the entry frame that
  * ends it); 1 when the stack is full. A failed read gives the eval frame back to the native
  * walk: it is recorded as itself, no interpreter frame is guessed. */
@@ -544,8 +602,8 @@ static __always_inline long python_frame(struct walk_state *st)
 {
 	const struct python_offsets *o = &st->py.proc.off;
 	__u64 cur = st->py.cursor, code, prev, cookie = 0;
-	__u32 n = st->stack.n;
-	__u8 mark = 0;
+	__u32 n = st->stack.n, code_off, prev_off, mark_off;
+	__u8 mark;
 
 	if (!cur) {
 		st->py.state = PYTHON_WALK_STEP_OVER;
@@ -557,15 +615,18 @@ static __always_inline long python_frame(struct walk_state *st)
 		python_count(PYTHON_STAT_TRUNCATED);
 		return 1;
 	}
-	if (read_user_u64(&code, cur + o->frame_code) ||
-	    read_user_u64(&prev, cur + o->frame_previous) ||
-	    (o->layout != PYTHON_LAYOUT_FRAME_OBJECT &&
-	     bpf_probe_read_user(&mark, sizeof(mark), (const void *)(cur + o->frame_boundary)))) {
-		python_count(PYTHON_STAT_READ);
-		st->py.cursor = 0;
-		st->py.state = PYTHON_WALK_NATIVE;
-		return 0;
-	}
+	if (bpf_probe_read_user(st->py.frame, sizeof(st->py.frame), (const void *)cur))
+		return python_give_back(st);
+	code_off = o->frame_code;
+	prev_off = o->frame_previous;
+	mark_off = o->frame_boundary;
+	if (code_off > PYTHON_FRAME_READ - 8 || prev_off > PYTHON_FRAME_READ - 8)
+		return python_give_back(st);
+	if (mark_off > PYTHON_FRAME_READ - 1)
+		mark_off = 0; /* 3.8-3.10: no boundary byte */
+	code = *(__u64 *)(st->py.frame + code_off);
+	prev = *(__u64 *)(st->py.frame + prev_off);
+	mark = st->py.frame[mark_off];
 	st->py.cursor = prev;
 	if (o->layout == PYTHON_LAYOUT_CSTACK_OWNER && mark == o->cstack_owner) {
 		st->py.state = PYTHON_WALK_STEP_OVER;
@@ -575,7 +636,8 @@ static __always_inline long python_frame(struct walk_state *st)
 	st->stack.ips[n] = PYTHON_FRAME_TAG | (code & PYTHON_FRAME_ADDR_MASK);
 	st->stack.ips[n + 1] = cookie;
 	st->stack.n = n + 2;
-	python_count(PYTHON_STAT_FRAMES);
+	st->py.frames++;
+	python_note_code(st->pid, code & PYTHON_FRAME_ADDR_MASK, cookie);
 	if (o->layout == PYTHON_LAYOUT_FRAME_OBJECT ||
 	    (o->layout == PYTHON_LAYOUT_IS_ENTRY && mark))
 		st->py.state = PYTHON_WALK_STEP_OVER;
@@ -940,6 +1002,8 @@ static __always_inline __u64 unwind_user_stack(struct bpf_perf_event_data *ctx, 
 	v8_walk_start(st);
 	/* twice the depth: an interpreter's eval frame takes one more step than it records */
 	bpf_loop(2 * (PROFILE_STACK_DEPTH + 1), unwind_frame, NULL, 0);
+	if (st->py.frames)
+		python_count_n(PYTHON_STAT_FRAMES, st->py.frames);
 
 	/* no step at all: the leaf's pc was in no mapping */
 	kind = st->steps == STEP_FP		     ? UNWIND_STAT_FP

@@ -4,11 +4,13 @@
 #ifndef ROOTTRACE_PYTHON_FRAMES_H
 #define ROOTTRACE_PYTHON_FRAMES_H
 
-#define PYTHON_MAX_PROCESSES 4096 /* Python processes with a walk state */
-#define PYTHON_MAX_THREADS 16384  /* LRU of thread id -> PyThreadState address */
-#define PYTHON_MAX_THREAD_WALK 64 /* thread states scanned for the sampled thread */
-#define PYTHON_EVAL_RANGES 2	  /* _PyEval_EvalFrameDefault and its .cold part */
-#define PYTHON_NO_OFFSET 0xffff	  /* struct python_offsets: field not used by this layout */
+#define PYTHON_MAX_PROCESSES 4096	/* Python processes with a walk state */
+#define PYTHON_MAX_THREADS 16384	/* LRU of thread id -> PyThreadState address */
+#define PYTHON_MAX_THREAD_WALK 64	/* thread states scanned for the sampled thread */
+#define PYTHON_EVAL_RANGES 2		/* _PyEval_EvalFrameDefault and its .cold part */
+#define PYTHON_NO_OFFSET 0xffff		/* struct python_offsets: field not used by this layout */
+#define PYTHON_MAX_CODES 65536		/* LRU of (pid, code object) pairs already announced */
+#define PYTHON_EVENTS_BYTES (64 * 1024) /* ring buffer of code-object announcements */
 
 /* An interpreter frame takes two words of profile_stack.ips: PYTHON_FRAME_TAG | the code
  * object's address (user addresses are below 2^47, so no native pc carries the tag), then the
@@ -44,7 +46,7 @@ struct python_offsets {
 
 /* Value of the python_procs map (key: pid). Addresses in the process. */
 struct python_proc {
-	__u64 runtime;	      /* &_PyRuntime */
+	__u64 runtime;			      /* &_PyRuntime */
 	__u64 eval_start[PYTHON_EVAL_RANGES]; /* [start, end): 0, 0 when absent */
 	__u64 eval_end[PYTHON_EVAL_RANGES];
 	struct python_offsets off;
@@ -57,6 +59,22 @@ struct python_thread {
 	__u64 retry_ns; /* tstate 0: look again after this time (threads register late) */
 };
 
+/* Key of the python_codes LRU (value: the cookie announced). */
+struct python_code_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 code;
+};
+
+/* A code object sampled for the first time (or with a new cookie): user space names it at
+ * once, while the process lives, instead of when the window is named (it may be gone). */
+struct python_code_event {
+	__u32 pid;
+	__u32 pad;
+	__u64 code;
+	__u64 cookie;
+};
+
 /* Per-CPU counters (an array indexed by this enum). Cumulative since load. */
 enum python_stat {
 	PYTHON_STAT_SAMPLES = 0,      /* samples of a process with a walk state */
@@ -65,7 +83,8 @@ enum python_stat {
 	PYTHON_STAT_TRUNCATED = 3,    /* the stack was full while interpreter frames remained */
 	PYTHON_STAT_READ = 4,	      /* a read of interpreter memory failed: native frames */
 	PYTHON_STAT_THREAD_WALKS = 5, /* thread lists scanned (the tid cache missed) */
-	PYTHON_STAT__COUNT = 6,
+	PYTHON_STAT_EVENTS_LOST = 6,  /* code-object announcements dropped (ring buffer full) */
+	PYTHON_STAT__COUNT = 7,
 };
 
 #endif

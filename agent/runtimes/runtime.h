@@ -36,18 +36,19 @@ struct runtime_process {
 
 /* Counters of one runtime, cumulative; names_cached is a level. */
 struct runtime_stats {
-	uint64_t processes_attached; /* detected and handed to BPF */
-	uint64_t unsupported;	     /* processes of a version without a table */
-	uint64_t attach_failed;	     /* detected, but the BPF map refused it */
-	uint64_t names_read;	     /* frames named from the process's memory (cache misses) */
-	uint64_t names_cached;	     /* names held now */
-	uint64_t names_evicted;	     /* dropped for room (the cache is bounded) */
-	uint64_t names_stale;	     /* the code object at that address changed: [unknown] */
-	uint64_t names_unreadable;   /* memory gone (process exited) or not a name: [unknown] */
+	uint64_t processes_attached;  /* detected and handed to BPF */
+	uint64_t unsupported;	      /* processes of a version without a table */
+	uint64_t attach_failed;	      /* detected, but the BPF map refused it */
+	uint64_t names_read;	      /* frames named from the process's memory (cache misses) */
+	uint64_t names_cached;	      /* names held now */
+	uint64_t names_evicted;	      /* dropped for room (the cache is bounded) */
+	uint64_t names_stale;	      /* the code object at that address changed: [unknown] */
+	uint64_t names_unreadable;    /* memory gone (process exited) or not a name: [unknown] */
+	char unsupported_version[16]; /* the last version without a table ("3.99"), or "" */
 };
 
 struct runtime_ops {
-	const char *name;	/* "python": log lines and /metrics labels */
+	const char *name; /* "python": log lines and /metrics labels */
 	enum runtime_kind kind;
 	uint64_t frame_tag;	/* a frame's first word & RUNTIME_FRAME_TAG_MASK */
 	void *(*new)(void);	/* NULL + errno */
@@ -56,8 +57,8 @@ struct runtime_ops {
 	bool (*wants)(const struct procmap_entry *map);
 	/* 1 when the process runs this runtime and its state was attached, 0 when it does not,
 	 * -EPROTONOSUPPORT for a version without a table (note says which), else -errno. */
-	int (*capture)(void *rt, const struct runtime_process *proc, const struct runtime_sink *sink,
-		       char *note, size_t note_len);
+	int (*capture)(void *rt, const struct runtime_process *proc,
+		       const struct runtime_sink *sink, char *note, size_t note_len);
 	void (*forget)(void *rt, pid_t pid, const struct runtime_sink *sink);
 	/* Names one recorded frame (its two words); always fills *ret ("[unknown]" if it must). */
 	void (*name_frame)(void *rt, pid_t pid, uint64_t word, uint64_t cookie,

@@ -147,6 +147,18 @@ static void on_event(const struct profile_event *e, void *ctx)
 		cgroup_pids__get(p->cgroups, e->pid, e->cgroup_id, CGROUP_RECHECK_MS);
 }
 
+/* A code object sampled for the first time: named now, while its process lives (the name
+ * stays cached for the window); the name itself is not needed yet. */
+static void on_python_code(const struct python_code_event *e, void *ctx)
+{
+	struct pipeline *p = ctx;
+	struct sym_frame f;
+
+	if (p->runtimes)
+		runtimes__name_frame(p->runtimes, e->pid, PYTHON_FRAME_TAG | e->code, e->cookie,
+				     &f);
+}
+
 /* --- the unwind tables' sink: the sampler's maps ------------------------------------------ */
 
 static int sink_write_rows(void *ctx, uint32_t first, const struct unwind_row *rows, size_t n)
@@ -252,6 +264,7 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 	    .unwind_tables = opts->unwind == PIPELINE_UNWIND_AUTO,
 	    .unwind_max_rows = opts->unwind_memory_bytes / sizeof(struct unwind_row),
 	    .on_event = on_event,
+	    .on_python_code = on_python_code,
 	};
 	struct pipeline *p;
 

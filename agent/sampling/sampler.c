@@ -130,6 +130,15 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+static int handle_python_code(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	if (size >= sizeof(struct python_code_event) && s->opts.on_python_code)
+		s->opts.on_python_code(data, s->opts.ctx);
+	return 0;
+}
+
 /* Tables on: rows map sized from the options. Off: the unwinder's maps shrink to nothing. */
 static int size_unwind_maps(struct sampler *s)
 {
@@ -209,7 +218,8 @@ struct sampler *sampler__open(const struct sampler_options *opts, char *err, siz
 	}
 	size_unwind_rows(s);
 	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
-	if (!s->events) {
+	if (!s->events || ring_buffer__add(s->events, bpf_map__fd(s->skel->maps.python_events),
+					   handle_python_code, s)) {
 		ret = -errno;
 		snprintf(err, err_len, "creating the BPF ring buffer failed: %s", strerror(-ret));
 		goto fail;

@@ -23,6 +23,8 @@ struct sampler_options {
 	bool unwind_tables;	  /* user stacks from .eh_frame tables (else frame pointers) */
 	uint32_t unwind_max_rows; /* capacity of the rows map; 0 = UNWIND_DEFAULT_ROWS */
 	sampler_event_fn on_event;
+	/* a code object sampled for the first time (interpreter frames), from sampler__poll() */
+	void (*on_python_code)(const struct python_code_event *e, void *ctx);
 	void *ctx;
 };
 

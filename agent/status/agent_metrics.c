@@ -96,6 +96,38 @@ void agent_metrics__symbolizer_closed(struct agent_metrics *m)
 	pthread_mutex_unlock(&m->lock);
 }
 
+void agent_metrics__python(struct agent_metrics *m, const struct pipeline_python_stats *now)
+{
+	pthread_mutex_lock(&m->lock);
+	m->status.python_open = *now;
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void add_python(struct pipeline_python_stats *dst, const struct pipeline_python_stats *src)
+{
+	for (int i = 0; i < PYTHON_STAT__COUNT; i++)
+		dst->walk[i] += src->walk[i];
+	dst->names.processes_attached += src->names.processes_attached;
+	dst->names.unsupported += src->names.unsupported;
+	dst->names.attach_failed += src->names.attach_failed;
+	dst->names.names_read += src->names.names_read;
+	dst->names.names_evicted += src->names.names_evicted;
+	dst->names.names_stale += src->names.names_stale;
+	dst->names.names_unreadable += src->names.names_unreadable;
+	dst->names.names_cached = src->names.names_cached;
+	if (src->names.unsupported_version[0])
+		memcpy(dst->names.unsupported_version, src->names.unsupported_version,
+		       sizeof(dst->names.unsupported_version));
+}
+
+void agent_metrics__python_closed(struct agent_metrics *m)
+{
+	pthread_mutex_lock(&m->lock);
+	add_python(&m->status.python_closed, &m->status.python_open);
+	m->status.python_open = (struct pipeline_python_stats){0};
+	pthread_mutex_unlock(&m->lock);
+}
+
 void agent_metrics__uploads(struct agent_metrics *m, const struct uploader_stats *st)
 {
 	pthread_mutex_lock(&m->lock);
@@ -342,6 +374,55 @@ static void render_measured(struct prom_text *t, const struct agent_status *s)
 				 (double)rss);
 }
 
+/* Interpreter frames: what the walk recorded and missed, what naming read and dropped, and
+ * the last interpreter version without an offset table (its processes keep native frames). */
+static void render_python(struct prom_text *t, const struct agent_status *s)
+{
+	struct pipeline_python_stats all = s->python_closed;
+	const uint64_t *w = all.walk;
+	const struct runtime_stats *n = &all.names;
+
+	add_python(&all, &s->python_open);
+	counter_by(t, P "python_processes_total",
+		   "Python processes found, by outcome: walked, or of a version without an "
+		   "offset table (native frames).",
+		   "outcome",
+		   (const struct labelled[]){{"attached", n->processes_attached},
+					     {"no_table", n->unsupported},
+					     {"attach_failed", n->attach_failed}},
+		   3);
+	prom_text__counter(t, P "python_samples_total",
+			   "Samples of a Python process whose interpreter frames were walked.",
+			   w[PYTHON_STAT_SAMPLES]);
+	prom_text__counter(t, P "python_frames_total", "Interpreter frames recorded.",
+			   w[PYTHON_STAT_FRAMES]);
+	counter_by(t, P "python_walk_problems_total",
+		   "Python samples whose interpreter walk fell short, by reason.", "reason",
+		   (const struct labelled[]){{"no_thread_state", w[PYTHON_STAT_NO_THREAD]},
+					     {"truncated", w[PYTHON_STAT_TRUNCATED]},
+					     {"unreadable", w[PYTHON_STAT_READ]},
+					     {"announcement_lost", w[PYTHON_STAT_EVENTS_LOST]}},
+		   4);
+	counter_by(t, P "python_names_total",
+		   "Interpreter frame names by how they were served: read from the process, or "
+		   "[unknown] (code object freed and reused, memory unreadable); evicted: dropped "
+		   "from the bounded cache.",
+		   "result",
+		   (const struct labelled[]){{"read", n->names_read},
+					     {"stale", n->names_stale},
+					     {"unreadable", n->names_unreadable},
+					     {"evicted", n->names_evicted}},
+		   4);
+	prom_text__gauge(t, P "python_names_cached", "Interpreter frame names held now.",
+			 (double)n->names_cached);
+	if (n->unsupported_version[0]) {
+		prom_text__header(t, P "python_version_without_table", "gauge",
+				  "A Python version found without an offset table (the last one).");
+		prom_text__appendf(t, P "python_version_without_table{version=\"%s\"} 1\n",
+				   n->unsupported_version);
+	}
+}
+
 int agent_metrics__render(const struct agent_status *s, int64_t now_ms, char **ret, size_t *ret_len)
 {
 	struct prom_text t = {0};
@@ -352,6 +433,7 @@ int agent_metrics__render(const struct agent_status *s, int64_t now_ms, char **r
 	render_samples(&t, s);
 	render_unwind(&t, &s->total.unwind);
 	render_symbolizer(&t, s);
+	render_python(&t, s);
 	render_uploads(&t, s);
 	render_measured(&t, s);
 	return prom_text__finish(&t, ret, ret_len);

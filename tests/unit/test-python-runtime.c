@@ -34,7 +34,8 @@ TEST(tables_cover_3_8_to_3_13_only)
 		/* 3.11 added co_qualname; 3.12 dropped wstr from str objects */
 		CHECK_EQ_INT(v->co_qualname != PYTHON_NO_OFFSET, minor >= 11);
 		CHECK_EQ_INT(v->str_ascii_data, minor >= 12 ? 40 : 48);
-		CHECK_EQ_INT(v->walk.cframe_current != PYTHON_NO_OFFSET, minor == 11 || minor == 12);
+		CHECK_EQ_INT(v->walk.cframe_current != PYTHON_NO_OFFSET,
+			     minor == 11 || minor == 12);
 	}
 	CHECK(python_version__find(3, 7) == NULL);
 	CHECK(python_version__find(3, 14) == NULL);
@@ -76,8 +77,7 @@ TEST(installed_interpreters_are_read)
 
 	check_binary(ret_failed, DEBIAN_PYTHON, 11);
 	for (unsigned i = 0; i < sizeof(pyenv) / sizeof(pyenv[0]); i++) {
-		snprintf(path, sizeof(path), PYENV "/%s/lib/libpython3.%u.so.1.0", pyenv[i],
-			 8 + i);
+		snprintf(path, sizeof(path), PYENV "/%s/lib/libpython3.%u.so.1.0", pyenv[i], 8 + i);
 		check_binary(ret_failed, path, 8 + i);
 	}
 }
@@ -107,8 +107,8 @@ static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
 }
 
 /* A compact str of kind/ascii with n characters at data (already encoded). */
-static void put_str(struct fake_memory *m, const struct python_version *v, unsigned kind,
-		    int ascii, const void *data, int64_t n)
+static void put_str(struct fake_memory *m, const struct python_version *v, unsigned kind, int ascii,
+		    const void *data, int64_t n)
 {
 	memset(m->bytes, 0, sizeof(m->bytes));
 	memcpy(m->bytes + PYTHON_STR_LENGTH, &n, sizeof(n));
@@ -121,8 +121,8 @@ TEST(str_objects_decode_to_utf8)
 	const struct python_version *v11 = python_version__find(3, 11);
 	const struct python_version *v12 = python_version__find(3, 12);
 	struct fake_memory m = {.base = 0x10000};
-	const uint16_t ucs2[] = {0x3b1, 0x3b2};	  /* αβ */
-	const uint32_t ucs4[] = {0x1f600, 'x'};	  /* 😀x */
+	const uint16_t ucs2[] = {0x3b1, 0x3b2};	    /* αβ */
+	const uint32_t ucs4[] = {0x1f600, 'x'};	    /* 😀x */
 	const unsigned char latin1[] = {0xe9, 't'}; /* ét */
 	char out[64];
 
@@ -163,8 +163,7 @@ TEST(module_names_from_file_names)
 	check_module(ret_failed, "/usr/lib/python3.11/threading.py", "threading");
 	check_module(ret_failed, "/srv/venv/lib/python3.11/site-packages/flask/app.py",
 		     "flask.app");
-	check_module(ret_failed, "/usr/lib/python3/dist-packages/requests/__init__.py",
-		     "requests");
+	check_module(ret_failed, "/usr/lib/python3/dist-packages/requests/__init__.py", "requests");
 	check_module(ret_failed, "/srv/app/hot.py", "hot");
 	check_module(ret_failed, "hot.py", "hot");
 	check_module(ret_failed, "<frozen importlib._bootstrap>", "importlib._bootstrap");

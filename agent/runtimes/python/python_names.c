@@ -45,8 +45,8 @@ static bool put_utf8(char *ret, size_t len, size_t *pos, uint32_t c)
 	return true;
 }
 
-int python_str_decode(const struct python_version *v, python_read_fn read, void *ctx,
-		      uint64_t addr, char *ret, size_t len)
+int python_str_decode(const struct python_version *v, python_read_fn read, void *ctx, uint64_t addr,
+		      char *ret, size_t len)
 {
 	unsigned char head[PYTHON_STR_STATE + 4], data[STR_MAX_CHARS * 4];
 	unsigned kind, compact, ascii;
@@ -74,12 +74,11 @@ int python_str_decode(const struct python_version *v, python_read_fn read, void 
 	if (err)
 		return err;
 	for (int64_t i = 0; i < n_chars; i++) {
-		uint32_t c = kind == 1 ? data[i]
-			     : kind == 2
-				 ? (uint32_t)data[2 * i] | (uint32_t)data[2 * i + 1] << 8
-				 : (uint32_t)data[4 * i] | (uint32_t)data[4 * i + 1] << 8 |
-				       (uint32_t)data[4 * i + 2] << 16 |
-				       (uint32_t)data[4 * i + 3] << 24;
+		uint32_t c = kind == 1	 ? data[i]
+			     : kind == 2 ? (uint32_t)data[2 * i] | (uint32_t)data[2 * i + 1] << 8
+					 : (uint32_t)data[4 * i] | (uint32_t)data[4 * i + 1] << 8 |
+					       (uint32_t)data[4 * i + 2] << 16 |
+					       (uint32_t)data[4 * i + 3] << 24;
 
 		if (!put_utf8(ret, len, &pos, c))
 			break;
@@ -127,7 +126,8 @@ void python_module_name(const char *file, char *ret, size_t len)
 
 		n = strlen(file);
 		if (!strncmp(file, frozen, strlen(frozen)) && n > strlen(frozen) + 1)
-			snprintf(ret, len, "%.*s", (int)(n - strlen(frozen) - 1), file + strlen(frozen));
+			snprintf(ret, len, "%.*s", (int)(n - strlen(frozen) - 1),
+				 file + strlen(frozen));
 		else
 			snprintf(ret, len, "%s", file);
 		return;

@@ -14,8 +14,8 @@ typedef int (*python_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 
 /* Decodes the compact str object at addr (ASCII, Latin-1, UCS-2 or UCS-4) to UTF-8, cut to
  * fit len. 0, -EINVAL (not a compact str) or the reader's error. */
-int python_str_decode(const struct python_version *v, python_read_fn read, void *ctx,
-		      uint64_t addr, char *ret, size_t len);
+int python_str_decode(const struct python_version *v, python_read_fn read, void *ctx, uint64_t addr,
+		      char *ret, size_t len);
 
 /* The module a file defines, as its import name where the path shows it:
  *   .../site-packages/pkg/mod.py (or dist-packages) -> pkg.mod

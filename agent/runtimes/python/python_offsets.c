@@ -14,17 +14,10 @@
  * PyObject_VAR_HEAD; one frame per _PyEval_EvalFrameDefault call. */
 #define FRAME_OBJECT_WALK(tid)                                                                     \
 	{                                                                                          \
-	    .runtime_interpreters_head = 32,                                                       \
-	    .interp_threads_head = 8,                                                              \
-	    .tstate_next = 8,                                                                      \
-	    .tstate_thread_id = (tid),                                                             \
-	    .tstate_frame = 24,                                                                    \
-	    .cframe_current = NO,                                                                  \
-	    .frame_code = 32,                                                                      \
-	    .frame_previous = 24,                                                                  \
-	    .frame_boundary = NO,                                                                  \
-	    .code_cookie = 40,                                                                     \
-	    .layout = PYTHON_LAYOUT_FRAME_OBJECT,                                                  \
+		.runtime_interpreters_head = 32, .interp_threads_head = 8, .tstate_next = 8,       \
+		.tstate_thread_id = (tid), .tstate_frame = 24, .cframe_current = NO,               \
+		.frame_code = 32, .frame_previous = 24, .frame_boundary = NO, .code_cookie = 40,   \
+		.layout = PYTHON_LAYOUT_FRAME_OBJECT,                                              \
 	}
 
 static const struct python_version versions[] = {

@@ -20,8 +20,8 @@ struct python_version {
 	uint16_t str_compact_data; /* sizeof(PyCompactUnicodeObject) */
 };
 
-#define PYTHON_STR_LENGTH 16 /* PyASCIIObject.length, every version */
-#define PYTHON_STR_STATE 32  /* PyASCIIObject.state: kind bits 2-4, compact 5, ascii 6 */
+#define PYTHON_STR_LENGTH 16   /* PyASCIIObject.length, every version */
+#define PYTHON_STR_STATE 32    /* PyASCIIObject.state: kind bits 2-4, compact 5, ascii 6 */
 #define PYTHON_CODE_HEADER 136 /* bytes of a code object naming reads (past co_qualname) */
 
 /* The table for major.minor, or NULL: a version without one keeps native frames. */

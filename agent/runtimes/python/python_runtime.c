@@ -111,7 +111,7 @@ int python_version_from_name(const char *name, unsigned *ret_major, unsigned *re
 static void read_eval_ranges(const struct runtime_elf *elf, struct python_binary *ret)
 {
 	static const char *const names[PYTHON_EVAL_RANGES] = {"_PyEval_EvalFrameDefault",
-							       "_PyEval_EvalFrameDefault.cold"};
+							      "_PyEval_EvalFrameDefault.cold"};
 	uint64_t addr, size;
 
 	for (int i = 0; i < PYTHON_EVAL_RANGES; i++) {
@@ -156,8 +156,8 @@ out:
 }
 
 /* The walk state of a process whose binary (mapped from start) was read. */
-static void fill_proc(const struct python_binary *b, uint64_t start,
-		      const struct python_version *v, struct python_proc *ret)
+static void fill_proc(const struct python_binary *b, uint64_t start, const struct python_version *v,
+		      struct python_proc *ret)
 {
 	uint64_t bias = start - b->load_base;
 
@@ -192,9 +192,9 @@ static int attach(struct python_runtime *rt, pid_t pid, const struct python_vers
 			sink->detach(sink->ctx, RUNTIME_PYTHON, pid);
 			return -ENOMEM;
 		}
+		rt->stats.processes_attached++; /* a process captured again is not counted twice */
 	}
 	p->version = v;
-	rt->stats.processes_attached++;
 	return 1;
 }
 
@@ -218,6 +218,8 @@ static int python_capture(void *state, const struct runtime_process *proc,
 		v = python_version__find(b.major, b.minor);
 		if (!v) {
 			rt->stats.unsupported++;
+			snprintf(rt->stats.unsupported_version,
+				 sizeof(rt->stats.unsupported_version), "%u.%u", b.major, b.minor);
 			snprintf(note, note_len,
 				 "python %u.%u (%s): no offset table, its frames stay native",
 				 b.major, b.minor, m->path);
@@ -267,8 +269,7 @@ static int read_name(pid_t pid, const struct python_version *v, uint64_t code, u
 	if (now != cookie)
 		return -ESTALE;
 	memcpy(&file_obj, head + v->co_filename, sizeof(file_obj));
-	memcpy(&name_obj,
-	       head + (v->co_qualname != PYTHON_NO_OFFSET ? v->co_qualname : v->co_name),
+	memcpy(&name_obj, head + (v->co_qualname != PYTHON_NO_OFFSET ? v->co_qualname : v->co_name),
 	       sizeof(name_obj));
 	err = python_str_decode(v, read_pid, &pid, name_obj, qualname, sizeof(qualname));
 	if (!err)
