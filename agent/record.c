@@ -373,19 +373,19 @@ static void print_python(const struct pipeline_python_stats *py)
 static void print_v8(const struct pipeline_v8_stats *v8)
 {
 	const struct runtime_stats *n = &v8->names;
+	const uint64_t *w = v8->walk;
 
-	fprintf(
-	    stderr,
-	    "v8: %llu processes attached, %llu without the constants JS frames need; %llu "
-	    "samples walked, %llu JS frames, %llu V8 frames kept native, %llu truncated; names: "
-	    "%llu read, %llu cached, %llu evicted, %llu stale, %llu unreadable\n",
-	    (unsigned long long)n->processes_attached, (unsigned long long)n->unsupported,
-	    (unsigned long long)v8->walk[V8_STAT_SAMPLES],
-	    (unsigned long long)v8->walk[V8_STAT_FRAMES],
-	    (unsigned long long)v8->walk[V8_STAT_NATIVE],
-	    (unsigned long long)v8->walk[V8_STAT_TRUNCATED], (unsigned long long)n->names_read,
-	    (unsigned long long)n->names_cached, (unsigned long long)n->names_evicted,
-	    (unsigned long long)n->names_stale, (unsigned long long)n->names_unreadable);
+	fprintf(stderr,
+		"v8: %llu processes attached, %llu without the constants JS frames need; %llu "
+		"samples walked, %llu JS frames, %llu V8 frames kept native, %llu truncated, %llu "
+		"announcements lost; names: %llu read, %llu cached, %llu evicted, %llu stale, %llu "
+		"unreadable\n",
+		(unsigned long long)n->processes_attached, (unsigned long long)n->unsupported,
+		(unsigned long long)w[V8_STAT_SAMPLES], (unsigned long long)w[V8_STAT_FRAMES],
+		(unsigned long long)w[V8_STAT_NATIVE], (unsigned long long)w[V8_STAT_TRUNCATED],
+		(unsigned long long)w[V8_STAT_EVENTS_LOST], (unsigned long long)n->names_read,
+		(unsigned long long)n->names_cached, (unsigned long long)n->names_evicted,
+		(unsigned long long)n->names_stale, (unsigned long long)n->names_unreadable);
 }
 
 static void print_summary(const struct window *w, const struct symbolizer_stats *ss,

@@ -762,6 +762,32 @@ static __always_inline bool v8_js_frame(const struct v8_proc *p, __u64 fp, __u64
 	return true;
 }
 
+/* Announces a SharedFunctionInfo not sampled before in this process (or with a new cookie), so
+ * user space names it while it lives: a function dropped and collected before its window is
+ * named, or a short-lived process, keeps its name. Python's announcement LRU and ring carry
+ * it, keyed by the frame's tagged word (the tag tells the runtimes apart). */
+static __always_inline void v8_note_function(__u32 pid, __u64 word, __u64 cookie)
+{
+	struct python_code_key key = {.pid = pid, .code = word};
+	struct python_code_event *e;
+	__u64 *known;
+
+	known = bpf_map_lookup_elem(&python_codes, &key);
+	if (known && *known == cookie)
+		return;
+	bpf_map_update_elem(&python_codes, &key, &cookie, BPF_ANY);
+	e = bpf_ringbuf_reserve(&python_events, sizeof(*e), 0);
+	if (!e) {
+		v8_count(V8_STAT_EVENTS_LOST); /* named when the window is, if still alive */
+		return;
+	}
+	e->pid = pid;
+	e->pad = 0;
+	e->code = word;
+	e->cookie = cookie;
+	bpf_ringbuf_submit(e, 0);
+}
+
 /* Records the frame of a pc in V8 code and steps to its caller by frame pointer (V8 keeps
  * one): the JS function whose frame fp is, else (typed frames: entry, exit, stubs, builtins
  * with a frame of their own) the pc, named as a native symbol. */
@@ -785,6 +811,7 @@ static __always_inline long v8_frame(struct walk_state *st)
 		st->stack.ips[n] = V8_FRAME_TAG | (sfi & V8_FRAME_ADDR_MASK);
 		st->stack.ips[n + 1] = cookie;
 		st->stack.n = n + 2;
+		v8_note_function(st->pid, st->stack.ips[n], cookie);
 		st->v8.last_fp = st->bp;
 		v8_count(V8_STAT_FRAMES);
 	} else {

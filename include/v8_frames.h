@@ -33,11 +33,12 @@ struct v8_proc {
 
 /* Per-CPU counters (an array indexed by this enum). Cumulative since load. */
 enum v8_stat {
-	V8_STAT_SAMPLES = 0,   /* samples of a process with a walk state */
-	V8_STAT_FRAMES = 1,    /* JS frames recorded */
-	V8_STAT_NATIVE = 2,    /* V8 code recorded as a native pc (builtin, stub, entry frames) */
-	V8_STAT_TRUNCATED = 3, /* the stack was full at a JS frame */
-	V8_STAT__COUNT = 4,
+	V8_STAT_SAMPLES = 0,	 /* samples of a process with a walk state */
+	V8_STAT_FRAMES = 1,	 /* JS frames recorded */
+	V8_STAT_NATIVE = 2,	 /* V8 code recorded as a native pc (builtin, stub, entry frames) */
+	V8_STAT_TRUNCATED = 3,	 /* the stack was full at a JS frame */
+	V8_STAT_EVENTS_LOST = 4, /* a first-seen function not announced (ring buffer full) */
+	V8_STAT__COUNT = 5,
 };
 
 #endif

@@ -147,16 +147,17 @@ static void on_event(const struct profile_event *e, void *ctx)
 		cgroup_pids__get(p->cgroups, e->pid, e->cgroup_id, CGROUP_RECHECK_MS);
 }
 
-/* A code object sampled for the first time: named now, while its process lives (the name
- * stays cached for the window); the name itself is not needed yet. */
+/* A code object (or V8 function) sampled for the first time: named now, while its process
+ * lives (the name stays cached for the window); the name itself is not needed yet. */
 static void on_python_code(const struct python_code_event *e, void *ctx)
 {
+	/* a Python code object's bare address, or a frame word with its runtime's tag (V8) */
+	uint64_t word = e->code & RUNTIME_FRAME_TAG_MASK ? e->code : PYTHON_FRAME_TAG | e->code;
 	struct pipeline *p = ctx;
 	struct sym_frame f;
 
 	if (p->runtimes)
-		runtimes__name_frame(p->runtimes, e->pid, PYTHON_FRAME_TAG | e->code, e->cookie,
-				     &f);
+		runtimes__name_frame(p->runtimes, e->pid, word, e->cookie, &f);
 }
 
 /* --- the unwind tables' sink: the sampler's maps ------------------------------------------ */

@@ -130,9 +130,9 @@ class V8UnderBpf(unittest.TestCase):
                                     rec.why([s for s in busy if s not in named]))
 
     def test_functions_compiled_and_dropped_leave_no_wrong_name(self):
-        # Names are read when the samples are drained (every few seconds): a function dropped
-        # and collected by then is [unknown] (counted as stale or unreadable), never named
-        # after what took its address.
+        # A function is named when BPF first records it (announced), else when its samples
+        # are drained: one collected by then is [unknown] (counted as stale or unreadable),
+        # never named after what took its address.
         rec = NodeRecording("churn.js", go=True, seconds=5)
         self.assertGreater(weight(rec.samples), 200, rec.why())
         gen = re.compile(r"^gen_(\d+)_(\d+)$")
@@ -151,6 +151,10 @@ class V8UnderBpf(unittest.TestCase):
                       re.M)
         self.assertIsNotNone(m, rec.stderr)
         self.assertGreater(int(m.group(1)), 50, rec.stderr)  # names of many functions read
+        unknown = [s for s in rec.samples
+                   if any(f == "[unknown]" and m == "[jit:v8]"
+                          for f, m in zip(s.stack, s.modules))]
+        self.assertLessEqual(weight(unknown) / weight(rec.samples), 0.1, rec.why(unknown))
 
 if __name__ == "__main__":
     harness.main()
