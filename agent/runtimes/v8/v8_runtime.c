@@ -199,6 +199,9 @@ static int v8_capture(void *state, const struct runtime_process *proc,
 			continue; /* not V8 (or unreadable): the next mapping may be */
 		if (b->err) {
 			rt->stats.unsupported++;
+			snprintf(rt->stats.unsupported_version,
+				 sizeof(rt->stats.unsupported_version), "%u.%u.%u", b->layout.major,
+				 b->layout.minor, b->layout.patch);
 			snprintf(note, note_len,
 				 "v8 %u.%u.%u (%s): its v8dbg_* constants lack what JS frames need "
 				 "(or tagged values are compressed), its frames stay native",
