@@ -34,11 +34,13 @@ def above(sample, name):
 class NodeRecording:
     """node running a fixture, recorded with record --pid; started before the agent."""
 
-    def __init__(self, script, *args, go=False, seconds=SECONDS):
+    def __init__(self, script, *args, go=False, seconds=SECONDS, node_seconds=None):
         self.tmp = tempfile.mkdtemp(prefix="rt-v8-")
         self.out = os.path.join(self.tmp, "p.pb.gz")
-        # node spins past the recording: its functions are named after it, from its memory
-        self.node = subprocess.Popen([NODE, os.path.join(FIXTURES, script), str(seconds + 30)]
+        # node spins past the recording unless told (node_seconds): its functions can be named
+        # after it, from its memory
+        node_seconds = seconds + 30 if node_seconds is None else node_seconds
+        self.node = subprocess.Popen([NODE, os.path.join(FIXTURES, script), str(node_seconds)]
                                      + list(args), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True)
@@ -100,6 +102,16 @@ class V8UnderBpf(unittest.TestCase):
         ids = {i for i, name in rec.profile.functions.items() if name == "hotLoop"}
         self.assertEqual({rec.profile.function_files[i] for i in ids},
                          {os.path.join(FIXTURES, "hot.js")})
+
+    def test_a_process_that_exits_before_its_samples_are_named_keeps_its_names(self):
+        # node spins 2 s and exits; the recording drains at its end (4 s): the functions were
+        # named when BPF first recorded them (announced), not from the dead process's memory
+        rec = NodeRecording("hot.js", "hot", go=True, node_seconds=2)
+        self.assertEqual(rec.node.returncode, 0, "node exited on its own, before the drain")
+        hot = [s for s in rec.samples if "hotLoop" in s.stack]
+        self.assertGreater(weight(hot), 40, rec.why())
+        with_caller = [s for s in hot if above(s, "hotLoop") == "callerOfHot"]
+        self.assertGreaterEqual(weight(with_caller) / weight(hot), 0.9, rec.why())
 
     def test_anonymous_functions_named_by_their_start_position(self):
         rec = NodeRecording("hot.js", "anon", go=True)
