@@ -82,6 +82,33 @@ TEST(installed_interpreters_are_read)
 	}
 }
 
+TEST(the_3_13_table_agrees_with_the_interpreters_own_debug_offsets)
+{
+	const char *path = PYENV "/3.13.0/lib/libpython3.13.so.1.0";
+	const struct python_version *v = python_version__find(3, 13);
+	struct python_binary b;
+
+	if (access(path, R_OK)) {
+		printf("  (skipped: %s not installed)\n", path);
+		return;
+	}
+	CHECK_EQ_INT(python_binary__read(path, "libpython3.13.so.1.0", &b), 0);
+	CHECK(b.has_debug_offsets);
+	CHECK_EQ_INT(b.debug.version >> 16, 0x030d);
+	CHECK_EQ_INT(python_version__check(v, &b.debug), 0);
+	b.debug.free_threaded = 1; /* a free-threaded build's layout is not the table's */
+	CHECK_EQ_INT(python_version__check(v, &b.debug), -EPROTO);
+	b.debug.free_threaded = 0;
+	b.debug.tstate_current_frame += 8;
+	CHECK_EQ_INT(python_version__check(v, &b.debug), -EPROTO);
+	/* before 3.13 there are none */
+	path = PYENV "/3.12.1/lib/libpython3.12.so.1.0";
+	if (!access(path, R_OK)) {
+		CHECK_EQ_INT(python_binary__read(path, "libpython3.12.so.1.0", &b), 0);
+		CHECK(!b.has_debug_offsets);
+	}
+}
+
 TEST(a_binary_without_py_runtime_is_not_the_interpreter)
 {
 	struct python_binary b;
@@ -289,6 +316,8 @@ TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 }
 
 TEST_MAIN("python-runtime", T(tables_cover_3_8_to_3_13_only), T(version_from_file_names),
-	  T(installed_interpreters_are_read), T(a_binary_without_py_runtime_is_not_the_interpreter),
-	  T(str_objects_decode_to_utf8), T(module_names_from_file_names),
+	  T(installed_interpreters_are_read),
+	  T(the_3_13_table_agrees_with_the_interpreters_own_debug_offsets),
+	  T(a_binary_without_py_runtime_is_not_the_interpreter), T(str_objects_decode_to_utf8),
+	  T(module_names_from_file_names),
 	  T(a_version_without_a_table_keeps_native_frames_and_is_reported_once))

@@ -4,7 +4,9 @@
  * Taken from each version's headers (Include/cpython/pystate.h, Include/internal/
  * pycore_frame.h, pycore_runtime.h, pycore_interp.h, Include/cpython/code.h, unicodeobject.h)
  * and checked against the DWARF of pyenv builds of 3.8.18 ... 3.13.0 (gdb, `&((T *)0)->f`). */
+#include <errno.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "python_offsets.h"
 
@@ -87,6 +89,57 @@ static const struct python_version versions[] = {
      40,
      56},
 };
+
+/* Byte offsets of the fields read in 3.13's _Py_DebugOffsets (Include/internal/
+ * pycore_runtime.h), each a uint64_t. */
+static const struct {
+	size_t at;
+	size_t field;
+} debug_fields[] = {
+    {8, offsetof(struct python_debug_offsets, version)},
+    {16, offsetof(struct python_debug_offsets, free_threaded)},
+    {40, offsetof(struct python_debug_offsets, interpreters_head)},
+    {72, offsetof(struct python_debug_offsets, threads_head)},
+    {168, offsetof(struct python_debug_offsets, tstate_next)},
+    {184, offsetof(struct python_debug_offsets, tstate_current_frame)},
+    {192, offsetof(struct python_debug_offsets, tstate_thread_id)},
+    {232, offsetof(struct python_debug_offsets, frame_previous)},
+    {240, offsetof(struct python_debug_offsets, frame_executable)},
+    {264, offsetof(struct python_debug_offsets, frame_owner)},
+    {280, offsetof(struct python_debug_offsets, co_filename)},
+    {288, offsetof(struct python_debug_offsets, co_name)},
+    {296, offsetof(struct python_debug_offsets, co_qualname)},
+    {312, offsetof(struct python_debug_offsets, co_firstlineno)},
+    {560, offsetof(struct python_debug_offsets, str_ascii_size)},
+};
+
+int python_debug_offsets__parse(const void *image, struct python_debug_offsets *ret)
+{
+	const unsigned char *p = image;
+
+	if (memcmp(p, "xdebugpy", 8))
+		return -ENOENT;
+	for (size_t i = 0; i < sizeof(debug_fields) / sizeof(debug_fields[0]); i++)
+		memcpy((unsigned char *)ret + debug_fields[i].field, p + debug_fields[i].at,
+		       sizeof(uint64_t));
+	return 0;
+}
+
+int python_version__check(const struct python_version *v, const struct python_debug_offsets *d)
+{
+	const struct python_offsets *w = &v->walk;
+
+	if (d->free_threaded || d->interpreters_head != w->runtime_interpreters_head ||
+	    d->threads_head != w->interp_threads_head || d->tstate_next != w->tstate_next ||
+	    d->tstate_thread_id != w->tstate_thread_id ||
+	    d->tstate_current_frame != w->tstate_frame || d->frame_previous != w->frame_previous ||
+	    d->frame_executable != w->frame_code || d->frame_owner != w->frame_boundary ||
+	    d->co_filename != v->co_filename || d->co_name != v->co_name ||
+	    d->co_qualname != v->co_qualname || d->co_firstlineno != w->code_cookie ||
+	    d->str_ascii_size != v->str_ascii_data)
+		return -EPROTO;
+	return 0;
+}
 
 const struct python_version *python_version__find(unsigned major, unsigned minor)
 {

@@ -126,6 +126,7 @@ int python_binary__read(const char *path, const char *name, struct python_binary
 {
 	struct runtime_elf *elf = runtime_elf__open(path);
 	const uint32_t *hex;
+	const void *dbg;
 	uint64_t addr, size;
 	int err;
 
@@ -138,6 +139,8 @@ int python_binary__read(const char *path, const char *name, struct python_binary
 	if (err)
 		goto out;
 	read_eval_ranges(elf, ret);
+	dbg = runtime_elf__at(elf, ret->runtime, PYTHON_DEBUG_OFFSETS_SIZE);
+	ret->has_debug_offsets = dbg && !python_debug_offsets__parse(dbg, &ret->debug);
 	/* Py_Version (3.11+) is PY_VERSION_HEX: 0x030b07f0 is 3.11.7 */
 	hex = !runtime_elf__symbol(elf, "Py_Version", &addr, &size)
 		  ? runtime_elf__at(elf, addr, sizeof(*hex))
@@ -216,6 +219,17 @@ static int python_capture(void *state, const struct runtime_process *proc,
 		if (python_binary__read(path, base_name(m->path), &b))
 			continue; /* python3.11 linked to libpython: the library has _PyRuntime */
 		v = python_version__find(b.major, b.minor);
+		if (v && b.minor == 13 && b.has_debug_offsets &&
+		    python_version__check(v, &b.debug)) {
+			rt->stats.unsupported++;
+			snprintf(rt->stats.unsupported_version,
+				 sizeof(rt->stats.unsupported_version), "%u.%ut", b.major, b.minor);
+			snprintf(note, note_len,
+				 "python %u.%u (%s): its _Py_DebugOffsets disagree with the %u.%u "
+				 "table (free-threaded or debug build), its frames stay native",
+				 b.major, b.minor, m->path, b.major, b.minor);
+			return -EPROTONOSUPPORT;
+		}
 		if (!v) {
 			rt->stats.unsupported++;
 			snprintf(rt->stats.unsupported_version,

@@ -4,6 +4,7 @@
 #ifndef ROOTTRACE_PYTHON_RUNTIME_H
 #define ROOTTRACE_PYTHON_RUNTIME_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "python_offsets.h"
@@ -18,7 +19,9 @@ struct python_binary {
 	unsigned major, minor; /* 0.0 when neither Py_Version nor the file name says */
 	uint64_t runtime;      /* &_PyRuntime */
 	uint64_t eval_start[PYTHON_EVAL_RANGES], eval_end[PYTHON_EVAL_RANGES];
-	uint64_t load_base; /* runtime_elf__load_base() */
+	uint64_t load_base;	/* runtime_elf__load_base() */
+	bool has_debug_offsets; /* 3.13: _Py_DebugOffsets found in _PyRuntime's initial bytes */
+	struct python_debug_offsets debug;
 };
 
 /* Reads the ELF at path (name: its base name in the process, for the version when the binary
