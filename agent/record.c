@@ -453,8 +453,27 @@ static void print_symbol_sources(const struct symbolizer_stats *ss)
 	fprintf(stderr, "\n");
 }
 
+static void print_v8(const struct pipeline_v8_stats *v8)
+{
+	const struct runtime_stats *n = &v8->names;
+	const uint64_t *w = v8->walk;
+
+	fprintf(stderr,
+		"v8: %llu processes attached, %llu without the constants JS frames need; %llu "
+		"samples walked, %llu JS frames, %llu V8 frames kept native, %llu truncated, %llu "
+		"announcements lost; names: %llu read, %llu cached, %llu evicted, %llu stale, %llu "
+		"unreadable\n",
+		(unsigned long long)n->processes_attached, (unsigned long long)n->unsupported,
+		(unsigned long long)w[V8_STAT_SAMPLES], (unsigned long long)w[V8_STAT_FRAMES],
+		(unsigned long long)w[V8_STAT_NATIVE], (unsigned long long)w[V8_STAT_TRUNCATED],
+		(unsigned long long)w[V8_STAT_EVENTS_LOST], (unsigned long long)n->names_read,
+		(unsigned long long)n->names_cached, (unsigned long long)n->names_evicted,
+		(unsigned long long)n->names_stale, (unsigned long long)n->names_unreadable);
+}
+
 static void print_summary(const struct window *w, const struct symbolizer_stats *ss,
-			  const struct pipeline_python_stats *py, enum pipeline_unwind unwind,
+			  const struct pipeline_python_stats *py,
+			  const struct pipeline_v8_stats *v8, enum pipeline_unwind unwind,
 			  bool offcpu)
 {
 	const struct window_stats *st = &w->stats;
@@ -482,8 +501,10 @@ static void print_summary(const struct window *w, const struct symbolizer_stats 
 	if (unwind == PIPELINE_UNWIND_AUTO)
 		print_unwind(&st->unwind);
 	print_symbolizer(ss);
-	if (unwind == PIPELINE_UNWIND_AUTO)
+	if (unwind == PIPELINE_UNWIND_AUTO) {
 		print_python(py);
+		print_v8(v8);
+	}
 	if (cpu_ns)
 		print_top_functions(w, cpu_ns, false);
 	if (offcpu)
@@ -511,7 +532,8 @@ static int start_offcpu(struct pipeline *p, const struct record_args *a, char *e
 
 /* Records into total: open -> start -> loop -> stop -> final drain. */
 static int record(const struct record_args *a, struct window *total,
-		  struct symbolizer_stats *ret_sym, struct pipeline_python_stats *ret_py)
+		  struct symbolizer_stats *ret_sym, struct pipeline_python_stats *ret_py,
+		  struct pipeline_v8_stats *ret_v8)
 {
 	struct pipeline_options opts = {.pid = a->pid, .unwind = a->unwind, .offcpu = a->offcpu};
 	struct pipeline *p;
@@ -557,6 +579,7 @@ static int record(const struct record_args *a, struct window *total,
 		fprintf(stderr, "record: collecting samples failed: %s\n", strerror(-ret));
 	pipeline__symbolizer_stats(p, ret_sym);
 	pipeline__python_stats(p, ret_py);
+	pipeline__v8_stats(p, ret_v8);
 out:
 	pipeline__close(p);
 	return ret;
@@ -566,6 +589,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct symbolizer_stats sym = {0};
 	struct pipeline_python_stats py = {0};
+	struct pipeline_v8_stats v8 = {0};
 	struct record_args a;
 	struct window *total;
 	int fd, ret;
@@ -589,7 +613,7 @@ int cmd_record(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	ret = record(&a, total, &sym, &py);
+	ret = record(&a, total, &sym, &py, &v8);
 	if (!ret)
 		ret = save_profile(total, a.offcpu, fd, a.output);
 	if (close(fd) && !ret) {
@@ -597,7 +621,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "record: writing %s failed: %s\n", a.output, strerror(-ret));
 	}
 	if (!ret)
-		print_summary(total, &sym, &py, a.unwind, a.offcpu);
+		print_summary(total, &sym, &py, &v8, a.unwind, a.offcpu);
 	window__free(total);
 	return ret ? 1 : 0;
 }

@@ -9,6 +9,7 @@
 #include "offcpu.h"
 #include "profile.h"
 #include "python_frames.h"
+#include "v8_frames.h"
 #include "unwind.h"
 
 #ifndef EFAULT
@@ -175,6 +176,38 @@ struct {
 	__uint(max_entries, 1);
 } python_stats SEC(".maps");
 
+/* --- V8: filled by user space (agent/runtimes/v8/) --------------------------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct v8_proc);
+	__uint(max_entries, V8_MAX_PROCESSES);
+} v8_procs SEC(".maps");
+
+struct v8_counters {
+	__u64 c[V8_STAT__COUNT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct v8_counters);
+	__uint(max_entries, 1);
+} v8_stats SEC(".maps");
+
+/* The V8 side of one walk: where the builtins run now, the last JS frame recorded. */
+struct v8_walk {
+	__u64 blob_start, blob_end; /* the embedded builtins (V8 may remap them at start) */
+	__u64 last_fp;		    /* fp of the last JS frame recorded: a callee without a frame
+				     * of its own (a frameless builtin) is not its caller again */
+	__u64 jit_start, jit_end;   /* the last mapping found to hold JIT code: no search */
+	__u32 active;		    /* the process runs V8 */
+	__u32 pad;
+	struct v8_proc proc;
+};
+
 enum python_walk_state {
 	PYTHON_WALK_NATIVE = 0,	   /* native frames */
 	PYTHON_WALK_EMIT = 1,	   /* recording the interpreter frames of the eval frame at pc */
@@ -204,6 +237,7 @@ struct walk_state {
 	__u32 exact; /* pc is not a return address (leaf, or interrupted by a signal) */
 	struct profile_stack stack;
 	struct python_walk py;
+	struct v8_walk v8;
 };
 
 struct {
@@ -319,6 +353,7 @@ static __always_inline __u32 note_pid(struct profile_stats *st, __u32 pid, __u32
 	}
 	bpf_map_delete_elem(&unwind_procs, &pid); /* the old image's mappings */
 	bpf_map_delete_elem(&python_procs, &pid);
+	bpf_map_delete_elem(&v8_procs, &pid);
 	if (seen->start_ns != now.start_ns) {
 		type = PROFILE_EVENT_PID_REUSED;
 		now.image = seen->image + 1;
@@ -629,6 +664,166 @@ static __always_inline __u32 fp_step(struct walk_state *st)
 	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
 }
 
+/* --- V8: a JS frame's native pc is replaced by its function (SharedFunctionInfo + cookie) -- */
+
+static __always_inline void v8_count(__u32 stat)
+{
+	__u32 zero = 0;
+	struct v8_counters *c = bpf_map_lookup_elem(&v8_stats, &zero);
+
+	if (c && stat < V8_STAT__COUNT)
+		c->c[stat]++;
+}
+
+/* Before a walk: the process's V8 layout, and where its builtins run (read each time: V8 sets
+ * it at start, after the process may have been captured). */
+static __always_inline void v8_walk_start(struct walk_state *st)
+{
+	const struct v8_proc *proc = bpf_map_lookup_elem(&v8_procs, &st->pid);
+	__u64 code = 0;
+	__u32 size = 0;
+
+	st->v8.active = 0;
+	st->v8.last_fp = 0;
+	st->v8.blob_start = st->v8.blob_end = 0;
+	st->v8.jit_start = st->v8.jit_end = 0;
+	if (!proc)
+		return;
+	v8_count(V8_STAT_SAMPLES);
+	st->v8.proc = *proc;
+	st->v8.active = 1;
+	if (proc->blob_code_var && !read_user_u64(&code, proc->blob_code_var) &&
+	    !bpf_probe_read_user(&size, sizeof(size), (const void *)proc->blob_size_var) && code) {
+		st->v8.blob_start = code;
+		st->v8.blob_end = code + size;
+	}
+}
+
+/* A pc V8 generated or runs as its own: the embedded builtins, or code in no mapping with a
+ * table (JIT code: anonymous, and V8's code space grows after the mappings were read). */
+static __always_inline bool v8_code(struct walk_state *st, __u64 pc)
+{
+	const struct unwind_process *proc;
+	const struct unwind_mapping *m;
+	long found;
+
+	if (!st->v8.active)
+		return false;
+	if ((pc >= st->v8.blob_start && pc < st->v8.blob_end) ||
+	    (pc >= st->v8.jit_start && pc < st->v8.jit_end))
+		return true;
+	proc = bpf_map_lookup_elem(&unwind_procs, &st->pid);
+	if (!proc)
+		return true; /* its tables are not loaded yet: frame pointers, JS frames checked */
+	found = find_mapping(proc, pc);
+	if (found < 0 || found >= UNWIND_MAX_MAPPINGS)
+		return true;
+	m = &proc->mappings[found & (UNWIND_MAX_MAPPINGS - 1)];
+	if (m->table_id != UNWIND_NO_TABLE)
+		return false;
+	st->v8.jit_start = m->start;
+	st->v8.jit_end = m->end;
+	return true;
+}
+
+/* The first V8_OBJECT_WORDS words of the heap object at tagged address word (one read: the
+ * fields used are in them, user space checks), and its map's instance type. false when word is
+ * no heap object or its memory cannot be read. */
+static __always_inline bool v8_object(const struct v8_proc *p, __u64 word, __u64 *ret_words,
+				      __u16 *ret_type)
+{
+	__u64 map;
+
+	if ((word & 3) != 1 || bpf_probe_read_user(ret_words, V8_OBJECT_WORDS * sizeof(__u64),
+						   (const void *)(word - 1)))
+		return false;
+	map = ret_words[(p->object_map / 8) & (V8_OBJECT_WORDS - 1)];
+	return (map & 3) == 1 &&
+	       !bpf_probe_read_user(ret_type, sizeof(*ret_type),
+				    (const void *)(map - 1 + p->map_instance_type));
+}
+
+/* The frame at fp is a JS frame: its context slot holds no frame-type Smi, its function slot a
+ * JSFunction whose shared is a SharedFunctionInfo. Fills the frame's two words. Five reads. */
+static __always_inline bool v8_js_frame(const struct v8_proc *p, __u64 fp, __u64 *ret_sfi,
+					__u64 *ret_cookie)
+{
+	__u64 slots[2], fn[V8_OBJECT_WORDS], sfi[V8_OBJECT_WORDS];
+	__u16 type;
+
+	/* the function slot, then the context slot right above it (user space checks) */
+	if (bpf_probe_read_user(slots, sizeof(slots), (const void *)(fp + p->fp_function)) ||
+	    !(slots[1] & 1) || !v8_object(p, slots[0], fn, &type) ||
+	    type < p->type_function_first || type > p->type_function_last)
+		return false;
+	*ret_sfi = fn[(p->function_shared / 8) & (V8_OBJECT_WORDS - 1)];
+	if (!v8_object(p, *ret_sfi, sfi, &type) || type != p->type_sfi)
+		return false;
+	*ret_cookie = sfi[(p->sfi_cookie / 8) & (V8_OBJECT_WORDS - 1)];
+	return true;
+}
+
+/* Announces a SharedFunctionInfo not sampled before in this process (or with a new cookie), so
+ * user space names it while it lives: a function dropped and collected before its window is
+ * named, or a short-lived process, keeps its name. Python's announcement LRU and ring carry
+ * it, keyed by the frame's tagged word (the tag tells the runtimes apart). */
+static __always_inline void v8_note_function(__u32 pid, __u64 word, __u64 cookie)
+{
+	struct python_code_key key = {.pid = pid, .code = word};
+	struct python_code_event *e;
+	__u64 *known;
+
+	known = bpf_map_lookup_elem(&python_codes, &key);
+	if (known && *known == cookie)
+		return;
+	bpf_map_update_elem(&python_codes, &key, &cookie, BPF_ANY);
+	e = bpf_ringbuf_reserve(&python_events, sizeof(*e), 0);
+	if (!e) {
+		v8_count(V8_STAT_EVENTS_LOST); /* named when the window is, if still alive */
+		return;
+	}
+	e->pid = pid;
+	e->pad = 0;
+	e->code = word;
+	e->cookie = cookie;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* Records the frame of a pc in V8 code and steps to its caller by frame pointer (V8 keeps
+ * one): the JS function whose frame fp is, else (typed frames: entry, exit, stubs, builtins
+ * with a frame of their own) the pc, named as a native symbol. */
+static __always_inline long v8_frame(struct walk_state *st)
+{
+	__u64 sfi = 0, cookie = 0;
+	__u32 n = st->stack.n;
+
+	if (n >= PROFILE_STACK_DEPTH) { /* checked by the caller: again for the verifier */
+		st->stack.flags |= PROFILE_STACK_TRUNCATED;
+		st->end = UNWIND_STAT_TRUNCATED;
+		return 1;
+	}
+	if (st->bp != st->v8.last_fp && v8_js_frame(&st->v8.proc, st->bp, &sfi, &cookie)) {
+		if (n >= PROFILE_STACK_DEPTH - 1) {
+			st->stack.flags |= PROFILE_STACK_TRUNCATED;
+			st->end = UNWIND_STAT_TRUNCATED;
+			v8_count(V8_STAT_TRUNCATED);
+			return 1;
+		}
+		st->stack.ips[n] = V8_FRAME_TAG | (sfi & V8_FRAME_ADDR_MASK);
+		st->stack.ips[n + 1] = cookie;
+		st->stack.n = n + 2;
+		v8_note_function(st->pid, st->stack.ips[n], cookie);
+		st->v8.last_fp = st->bp;
+		v8_count(V8_STAT_FRAMES);
+	} else {
+		st->stack.ips[n] = st->exact && n ? st->pc + 1 : st->pc;
+		st->stack.n = n + 1;
+		v8_count(V8_STAT_NATIVE);
+	}
+	st->end = fp_step(st);
+	return st->end ? 1 : 0;
+}
+
 /* The kernel's rt_sigframe: the handler returned into the trampoline, sp is at the ucontext;
  * uc_mcontext starts 40 bytes in, rbp/rsp/rip at 80/120/128 within it. */
 static __always_inline __u32 signal_step(struct walk_state *st)
@@ -719,6 +914,8 @@ static long unwind_frame(__u32 index, void *ctx)
 		return 1;
 	}
 	lookup_pc = st->exact ? st->pc : st->pc - 1;
+	if (v8_code(st, lookup_pc))
+		return v8_frame(st);
 	if (st->py.state == PYTHON_WALK_STEP_OVER) {
 		st->py.state = PYTHON_WALK_NATIVE; /* replaced by the frames it runs */
 	} else if (python_eval_frame(st, lookup_pc)) {
@@ -820,6 +1017,7 @@ static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, v
 	st->stack.n = 0;
 	st->stack.flags = 0;
 	python_walk_start(st, (__u32)bpf_get_current_pid_tgid());
+	v8_walk_start(st);
 	/* twice the depth: an interpreter's eval frame takes one more step than it records */
 	bpf_loop(2 * (PROFILE_STACK_DEPTH + 1), unwind_frame, NULL, 0);
 	if (st->py.frames)
@@ -843,7 +1041,9 @@ static __always_inline __u64 unwind_user_stack(struct bpf_perf_event_data *ctx, 
 	struct walk_state *st;
 	__u32 zero = 0;
 
-	if (!bpf_map_lookup_elem(&unwind_procs, &pid)) {
+	/* a V8 process is walked here before its tables load (by frame pointers, as the kernel
+	 * would): its JS frames are found either way */
+	if (!bpf_map_lookup_elem(&unwind_procs, &pid) && !bpf_map_lookup_elem(&v8_procs, &pid)) {
 		unwind_count(UNWIND_STAT_NOT_LOADED);
 		return store_stack(ctx, stacks, BPF_F_USER_STACK, stats);
 	}
@@ -864,7 +1064,9 @@ static __always_inline __u64 unwind_task_user_stack(void *ctx, struct task_struc
 	struct walk_state *st;
 	__u32 zero = 0;
 
-	if (!bpf_map_lookup_elem(&unwind_procs, &pid)) {
+	/* a V8 process is walked here before its tables load (by frame pointers, as the kernel
+	 * would): its JS frames are found either way */
+	if (!bpf_map_lookup_elem(&unwind_procs, &pid) && !bpf_map_lookup_elem(&v8_procs, &pid)) {
 		unwind_count(UNWIND_STAT_NOT_LOADED);
 		return store_stack(ctx, stacks, BPF_F_USER_STACK, stats);
 	}
@@ -961,6 +1163,7 @@ int handle_exec(struct bpf_raw_tracepoint_args *ctx)
 	}
 	bpf_map_delete_elem(&unwind_procs, &pid);
 	bpf_map_delete_elem(&python_procs, &pid);
+	bpf_map_delete_elem(&v8_procs, &pid);
 	return 0;
 }
 

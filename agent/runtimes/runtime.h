@@ -14,6 +14,7 @@
 
 enum runtime_kind {
 	RUNTIME_PYTHON = 0,
+	RUNTIME_V8 = 1,
 	RUNTIME__COUNT,
 };
 

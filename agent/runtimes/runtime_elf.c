@@ -150,6 +150,49 @@ int runtime_elf__symbol(const struct runtime_elf *elf, const char *name, uint64_
 	return search_table(elf, SHT_DYNSYM, name, ret_vaddr, ret_size);
 }
 
+/* Calls fn for every defined symbol of one table whose name starts with prefix. */
+static int foreach_in_table(const struct runtime_elf *elf, uint32_t type, const char *prefix,
+			    runtime_elf_symbol_fn fn, void *ctx)
+{
+	const Elf64_Ehdr *eh = header(elf);
+	size_t prefix_len = strlen(prefix);
+	int ret;
+
+	for (size_t i = 0; i < eh->e_shnum; i++) {
+		const Elf64_Shdr *sh = section(elf, i), *strtab;
+		const Elf64_Sym *syms;
+
+		if (sh->sh_type != type || sh->sh_link >= eh->e_shnum ||
+		    !in_file(elf, sh->sh_offset, sh->sh_size))
+			continue;
+		strtab = section(elf, sh->sh_link);
+		if (!in_file(elf, strtab->sh_offset, strtab->sh_size) || !strtab->sh_size ||
+		    elf->image[strtab->sh_offset + strtab->sh_size - 1] != '\0')
+			continue; /* an unterminated table: names could run past it */
+		syms = (const Elf64_Sym *)(elf->image + sh->sh_offset);
+		for (size_t k = 0; k < sh->sh_size / sizeof(*syms); k++) {
+			const char *s =
+			    (const char *)elf->image + strtab->sh_offset + syms[k].st_name;
+
+			if (syms[k].st_shndx == SHN_UNDEF || syms[k].st_name >= strtab->sh_size ||
+			    strncmp(s, prefix, prefix_len))
+				continue;
+			ret = fn(s, syms[k].st_value, syms[k].st_size, ctx);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+int runtime_elf__foreach_symbol(const struct runtime_elf *elf, const char *prefix,
+				runtime_elf_symbol_fn fn, void *ctx)
+{
+	int ret = foreach_in_table(elf, SHT_SYMTAB, prefix, fn, ctx);
+
+	return ret ? ret : foreach_in_table(elf, SHT_DYNSYM, prefix, fn, ctx);
+}
+
 static const Elf64_Phdr *segment(const struct runtime_elf *elf, size_t i)
 {
 	return (const Elf64_Phdr *)(elf->image + header(elf)->e_phoff) + i;

@@ -19,6 +19,12 @@ void runtime_elf__close(struct runtime_elf *elf);
  * 0 or -ENOENT. */
 int runtime_elf__symbol(const struct runtime_elf *elf, const char *name, uint64_t *ret_vaddr,
 			uint64_t *ret_size);
+/* Calls fn(name, vaddr, size, ctx) for every defined symbol whose name starts with prefix,
+ * .symtab then .dynsym (a symbol in both comes twice); stops at fn's first non-zero return,
+ * which it returns. One pass, where a family of symbols (V8's v8dbg_*) is wanted. */
+typedef int (*runtime_elf_symbol_fn)(const char *name, uint64_t vaddr, uint64_t size, void *ctx);
+int runtime_elf__foreach_symbol(const struct runtime_elf *elf, const char *prefix,
+				runtime_elf_symbol_fn fn, void *ctx);
 /* The first PT_LOAD's page-aligned vaddr: runtime address = vaddr - base + where the file's
  * offset-0 mapping starts. -ENOENT when there is none. */
 int runtime_elf__load_base(const struct runtime_elf *elf, uint64_t *ret_base);

@@ -8,12 +8,14 @@
 
 #include "python_runtime.h"
 #include "runtimes.h"
+#include "v8_runtime.h"
 
 #define MAX_NOTES 32	  /* distinct "no table" notes remembered (then: counted only) */
 #define MAX_WANTED_MAPS 8 /* mappings a process hands its runtimes */
 
 static const struct runtime_ops *const all_ops[RUNTIME__COUNT] = {
     [RUNTIME_PYTHON] = &python_runtime_ops,
+    [RUNTIME_V8] = &v8_runtime_ops,
 };
 
 struct runtimes {

@@ -176,16 +176,17 @@ static void on_event(const struct profile_event *e, void *ctx)
 	capture_runtime(p, e->pid); /* after what a short-lived process must not miss */
 }
 
-/* A code object sampled for the first time: named now, while its process lives (the name
- * stays cached for the window); the name itself is not needed yet. */
+/* A code object (or V8 function) sampled for the first time: named now, while its process
+ * lives (the name stays cached for the window); the name itself is not needed yet. */
 static void on_python_code(const struct python_code_event *e, void *ctx)
 {
+	/* a Python code object's bare address, or a frame word with its runtime's tag (V8) */
+	uint64_t word = e->code & RUNTIME_FRAME_TAG_MASK ? e->code : PYTHON_FRAME_TAG | e->code;
 	struct pipeline *p = ctx;
 	struct sym_frame f;
 
 	if (p->runtimes)
-		runtimes__name_frame(p->runtimes, e->pid, PYTHON_FRAME_TAG | e->code, e->cookie,
-				     &f);
+		runtimes__name_frame(p->runtimes, e->pid, word, e->cookie, &f);
 }
 
 /* --- the unwind tables' sink: the sampler's maps ------------------------------------------ */
@@ -246,6 +247,8 @@ static int runtime_attach(void *ctx, enum runtime_kind kind, pid_t pid, const vo
 {
 	if (kind == RUNTIME_PYTHON && size == sizeof(struct python_proc))
 		return sampler__python_set_process(ctx, pid, state);
+	if (kind == RUNTIME_V8 && size == sizeof(struct v8_proc))
+		return sampler__v8_set_process(ctx, pid, state);
 	return -EINVAL;
 }
 
@@ -253,6 +256,8 @@ static void runtime_detach(void *ctx, enum runtime_kind kind, pid_t pid)
 {
 	if (kind == RUNTIME_PYTHON)
 		sampler__python_forget_process(ctx, pid);
+	else if (kind == RUNTIME_V8)
+		sampler__v8_forget_process(ctx, pid);
 }
 
 static int open_runtimes(struct pipeline *p)
@@ -1063,6 +1068,17 @@ int pipeline__python_stats(struct pipeline *p, struct pipeline_python_stats *ret
 		return -ENOTSUP;
 	runtimes__stats(p->runtimes, RUNTIME_PYTHON, &name, &ret->names);
 	return sampler__python_stats(p->sampler, ret->walk);
+}
+
+int pipeline__v8_stats(struct pipeline *p, struct pipeline_v8_stats *ret)
+{
+	const char *name;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!p->runtimes)
+		return -ENOTSUP;
+	runtimes__stats(p->runtimes, RUNTIME_V8, &name, &ret->names);
+	return sampler__v8_stats(p->sampler, ret->walk);
 }
 
 int pipeline__set_excluded_cgroups(struct pipeline *p, const uint64_t *ids, size_t n)

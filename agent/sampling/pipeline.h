@@ -12,6 +12,7 @@
 
 #include "contract.h"
 #include "python_frames.h"
+#include "v8_frames.h"
 #include "runtime.h"
 #include "symbolizer.h"
 #include "window.h"
@@ -72,6 +73,14 @@ struct pipeline_python_stats {
 
 /* -ENOTSUP with --unwind=fp (no interpreter walk). */
 int pipeline__python_stats(struct pipeline *p, struct pipeline_python_stats *ret);
+
+/* JS frames (V8): the same two sides. -ENOTSUP with --unwind=fp. */
+struct pipeline_v8_stats {
+	uint64_t walk[V8_STAT__COUNT]; /* enum v8_stat */
+	struct runtime_stats names;
+};
+
+int pipeline__v8_stats(struct pipeline *p, struct pipeline_v8_stats *ret);
 
 /* Parses "auto" / "fp". 0 or -EINVAL. */
 int pipeline_unwind_parse(const char *text, enum pipeline_unwind *ret);

@@ -43,6 +43,8 @@ struct agent_status {
 	struct symbolizer_stats sym_closed, sym_open;
 	/* interpreter frames (Python): the same, closed pipelines and the open one */
 	struct pipeline_python_stats python_closed, python_open;
+	/* JS frames (V8): the same */
+	struct pipeline_v8_stats v8_closed, v8_open;
 	struct uploader_stats uploads;
 };
 
@@ -62,6 +64,9 @@ void agent_metrics__symbolizer_closed(struct agent_metrics *m);
 /* The open pipeline's interpreter-frame counters so far; _closed folds them into the totals. */
 void agent_metrics__python(struct agent_metrics *m, const struct pipeline_python_stats *now);
 void agent_metrics__python_closed(struct agent_metrics *m);
+/* The open pipeline's JS-frame (V8) counters so far; _closed folds them into the totals. */
+void agent_metrics__v8(struct agent_metrics *m, const struct pipeline_v8_stats *now);
+void agent_metrics__v8_closed(struct agent_metrics *m);
 void agent_metrics__uploads(struct agent_metrics *m, const struct uploader_stats *st);
 
 /* Any thread. */
