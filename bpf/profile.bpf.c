@@ -8,6 +8,7 @@
 
 #include "offcpu.h"
 #include "profile.h"
+#include "php_frames.h"
 #include "python_frames.h"
 #include "v8_frames.h"
 #include "unwind.h"
@@ -197,6 +198,16 @@ struct {
 	__uint(max_entries, 1);
 } v8_stats SEC(".maps");
 
+/* --- PHP: filled by user space (agent/runtimes/php/) ------------------------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct php_proc);
+	__uint(max_entries, PHP_MAX_PROCESSES);
+} php_procs SEC(".maps");
+
 /* The V8 side of one walk: where the builtins run now, the last JS frame recorded. */
 struct v8_walk {
 	__u64 blob_start, blob_end; /* the embedded builtins (V8 may remap them at start) */
@@ -228,6 +239,17 @@ struct python_walk {
 	__u8 frame[PYTHON_FRAME_READ];
 };
 
+/* The PHP side of one walk: the next zend_execute_data to record (the python_walk_state
+ * machine: execute_ex's native frame is replaced by the PHP frames it runs). */
+struct php_walk {
+	__u64 cursor; /* 0: none (not PHP, or the chain ended) */
+	__u32 state;  /* enum python_walk_state */
+	__u32 pad;
+	struct php_proc proc;
+	__u8 exec[PHP_EXEC_READ];
+	__u8 func[PHP_FUNC_READ];
+};
+
 /* One walk in progress (per CPU: too big for the BPF stack). */
 struct walk_state {
 	__u64 pc, sp, bp;
@@ -238,6 +260,7 @@ struct walk_state {
 	struct profile_stack stack;
 	struct python_walk py;
 	struct v8_walk v8;
+	struct php_walk php;
 };
 
 struct {
@@ -354,6 +377,7 @@ static __always_inline __u32 note_pid(struct profile_stats *st, __u32 pid, __u32
 	bpf_map_delete_elem(&unwind_procs, &pid); /* the old image's mappings */
 	bpf_map_delete_elem(&python_procs, &pid);
 	bpf_map_delete_elem(&v8_procs, &pid);
+	bpf_map_delete_elem(&php_procs, &pid);
 	if (seen->start_ns != now.start_ns) {
 		type = PROFILE_EVENT_PID_REUSED;
 		now.image = seen->image + 1;
@@ -645,6 +669,104 @@ static __always_inline long python_frame(struct walk_state *st)
 	return 0;
 }
 
+/* --- PHP frames: execute_ex's native frame is replaced by the PHP frames it runs ---------- */
+
+/* Before a walk: the innermost zend_execute_data, when the process runs PHP (NTS: one
+ * executor_globals per process, so every thread of it reads the same one). */
+static __always_inline void php_walk_start(struct walk_state *st)
+{
+	const struct php_proc *proc = bpf_map_lookup_elem(&php_procs, &st->pid);
+	__u64 cur = 0;
+
+	st->php.cursor = 0;
+	st->php.state = PYTHON_WALK_NATIVE;
+	if (!proc)
+		return;
+	st->php.proc = *proc;
+	if (!read_user_u64(&cur, proc->current_execute_data))
+		st->php.cursor = cur;
+}
+
+static __always_inline bool php_eval_frame(const struct walk_state *st, __u64 pc)
+{
+	return st->php.cursor && pc >= st->php.proc.exec_start && pc < st->php.proc.exec_end;
+}
+
+/* Announces a zend_function not sampled before in this process (or with a new cookie), so
+ * user space names it while the process lives. Python's announcement LRU and ring carry it,
+ * keyed by the tagged word, as V8's do. */
+static __always_inline void php_note_function(__u32 pid, __u64 word, __u64 cookie)
+{
+	struct python_code_key key = {.pid = pid, .code = word};
+	struct python_code_event *e;
+	__u64 *known;
+
+	known = bpf_map_lookup_elem(&python_codes, &key);
+	if (known && *known == cookie)
+		return;
+	bpf_map_update_elem(&python_codes, &key, &cookie, BPF_ANY);
+	e = bpf_ringbuf_reserve(&python_events, sizeof(*e), 0);
+	if (!e)
+		return; /* named when the window is, if still alive */
+	e->pid = pid;
+	e->pad = 0;
+	e->code = word;
+	e->cookie = cookie;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* A frame could not be read: execute_ex is recorded as the native frame it is. */
+static __always_inline long php_give_back(struct walk_state *st)
+{
+	st->php.cursor = 0;
+	st->php.state = PYTHON_WALK_NATIVE;
+	return 0;
+}
+
+/* Records one zend_execute_data of the current execute_ex call: PHP code by its
+ * zend_function, internal functions skipped (their C frames are in the native stack). The
+ * call ends at the frame marked ZEND_CALL_TOP. 1 when the stack is full. */
+static __always_inline long php_frame(struct walk_state *st)
+{
+	const struct php_offsets *o = &st->php.proc.off;
+	__u64 cur = st->php.cursor, fn, name, scope, cookie;
+	__u32 n = st->stack.n, info, func_off = o->ed_func, prev_off = o->ed_prev;
+	__u32 info_off = o->ed_call_info, type_off = o->fn_type, name_off = o->fn_name;
+	__u32 scope_off = o->fn_scope;
+
+	if (!cur) {
+		st->php.state = PYTHON_WALK_STEP_OVER;
+		return 0;
+	}
+	if (n >= PROFILE_STACK_DEPTH - 1) {
+		st->stack.flags |= PROFILE_STACK_TRUNCATED;
+		st->end = UNWIND_STAT_TRUNCATED;
+		return 1;
+	}
+	if (func_off > PHP_EXEC_READ - 8 || prev_off > PHP_EXEC_READ - 8 ||
+	    info_off > PHP_EXEC_READ - 4 || type_off > PHP_FUNC_READ - 1 ||
+	    name_off > PHP_FUNC_READ - 8 || scope_off > PHP_FUNC_READ - 8 ||
+	    bpf_probe_read_user(st->php.exec, sizeof(st->php.exec), (const void *)cur))
+		return php_give_back(st);
+	fn = *(__u64 *)(st->php.exec + func_off);
+	info = *(__u32 *)(st->php.exec + info_off);
+	st->php.cursor = *(__u64 *)(st->php.exec + prev_off);
+	if (fn && bpf_probe_read_user(st->php.func, sizeof(st->php.func), (const void *)fn))
+		return php_give_back(st);
+	if (fn && st->php.func[type_off] == PHP_USER_FUNCTION) {
+		name = *(__u64 *)(st->php.func + name_off);
+		scope = *(__u64 *)(st->php.func + scope_off);
+		cookie = php_cookie(name, scope);
+		st->stack.ips[n] = PHP_FRAME_TAG | (fn & PHP_FRAME_ADDR_MASK);
+		st->stack.ips[n + 1] = cookie;
+		st->stack.n = n + 2;
+		php_note_function(st->pid, st->stack.ips[n], cookie);
+	}
+	if ((info & PHP_CALL_TOP) || !st->php.cursor)
+		st->php.state = PYTHON_WALK_STEP_OVER;
+	return 0;
+}
+
 /* One frame-pointer step: for code without a table (JIT, Go, no .eh_frame). */
 static __always_inline __u32 fp_step(struct walk_state *st)
 {
@@ -907,6 +1029,8 @@ static long unwind_frame(__u32 index, void *ctx)
 		return 1;
 	if (st->py.state == PYTHON_WALK_EMIT)
 		return python_frame(st);
+	if (st->php.state == PYTHON_WALK_EMIT)
+		return php_frame(st);
 	n = st->stack.n;
 	if (n >= PROFILE_STACK_DEPTH) {
 		st->stack.flags |= PROFILE_STACK_TRUNCATED;
@@ -920,6 +1044,11 @@ static long unwind_frame(__u32 index, void *ctx)
 		st->py.state = PYTHON_WALK_NATIVE; /* replaced by the frames it runs */
 	} else if (python_eval_frame(st, lookup_pc)) {
 		st->py.state = PYTHON_WALK_EMIT; /* this pc again once they are recorded */
+		return 0;
+	} else if (st->php.state == PYTHON_WALK_STEP_OVER) {
+		st->php.state = PYTHON_WALK_NATIVE; /* replaced by the PHP frames it runs */
+	} else if (php_eval_frame(st, lookup_pc)) {
+		st->php.state = PYTHON_WALK_EMIT;
 		return 0;
 	} else {
 		st->stack.ips[n] = st->exact && n ? st->pc + 1 : st->pc;
@@ -1018,6 +1147,7 @@ static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, v
 	st->stack.flags = 0;
 	python_walk_start(st, (__u32)bpf_get_current_pid_tgid());
 	v8_walk_start(st);
+	php_walk_start(st);
 	/* twice the depth: an interpreter's eval frame takes one more step than it records */
 	bpf_loop(2 * (PROFILE_STACK_DEPTH + 1), unwind_frame, NULL, 0);
 	if (st->py.frames)
@@ -1164,6 +1294,7 @@ int handle_exec(struct bpf_raw_tracepoint_args *ctx)
 	bpf_map_delete_elem(&unwind_procs, &pid);
 	bpf_map_delete_elem(&python_procs, &pid);
 	bpf_map_delete_elem(&v8_procs, &pid);
+	bpf_map_delete_elem(&php_procs, &pid);
 	return 0;
 }
 

@@ -1183,3 +1183,19 @@ int sampler__v8_stats(struct sampler *s, uint64_t *ret)
 	free(percpu);
 	return err;
 }
+
+int sampler__php_set_process(struct sampler *s, pid_t pid, const struct php_proc *proc)
+{
+	__u32 key = pid;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.php_procs), &key, proc, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void sampler__php_forget_process(struct sampler *s, pid_t pid)
+{
+	__u32 key = pid;
+
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.php_procs), &key);
+}

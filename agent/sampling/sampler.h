@@ -12,6 +12,7 @@
 
 #include "offcpu.h"
 #include "profile.h"
+#include "php_frames.h"
 #include "python_frames.h"
 #include "v8_frames.h"
 #include "unwind.h"
@@ -146,5 +147,9 @@ uint64_t sampler__offcpu_map_bytes(const struct sampler *s);
 int sampler__v8_set_process(struct sampler *s, pid_t pid, const struct v8_proc *proc);
 void sampler__v8_forget_process(struct sampler *s, pid_t pid);
 int sampler__v8_stats(struct sampler *s, uint64_t *ret);
+
+/* PHP processes' walk state (php_procs). */
+int sampler__php_set_process(struct sampler *s, pid_t pid, const struct php_proc *proc);
+void sampler__php_forget_process(struct sampler *s, pid_t pid);
 
 #endif

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: Apache-2.0
+/* PHP behind the runtime interface (runtime.h): finds executor_globals and execute_ex in the
+ * interpreter binary or libphp, picks the version's offsets, names zend_functions. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lru.h"
+#include "php_runtime.h"
+#include "procmem.h"
+#include "runtime_elf.h"
+
+#define VERSION_MARK "X-Powered-By: PHP/"
+#define NAME_MAX_BYTES 255 /* a function, class or file name is cut there */
+
+struct php_runtime {
+	struct lru *procs; /* pid -> struct php_process */
+	struct lru *names; /* struct name_key -> struct php_name */
+	struct runtime_stats stats;
+};
+
+struct php_process {
+	const struct php_version *version;
+};
+
+struct name_key {
+	uint64_t pid;
+	uint64_t func;
+};
+
+struct php_name {
+	uint64_t cookie;
+	char *function, *file;
+};
+
+static void free_process(void *value, void *ctx)
+{
+	free(value);
+}
+
+static void free_name(void *value, void *ctx)
+{
+	struct php_name *n = value;
+	struct php_runtime *rt = ctx;
+
+	if (rt)
+		rt->stats.names_evicted++;
+	free(n->function);
+	free(n->file);
+	free(n);
+}
+
+static void *php_new(void)
+{
+	struct php_runtime *rt = calloc(1, sizeof(*rt));
+
+	if (!rt)
+		return NULL;
+	rt->procs = lru__new(PHP_MAX_PROCESSES, free_process, NULL);
+	rt->names = lru__new(PHP_NAME_CACHE, free_name, rt);
+	if (!rt->procs || !rt->names) {
+		lru__free(rt->procs);
+		lru__free(rt->names);
+		free(rt);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return rt;
+}
+
+static void php_free(void *state)
+{
+	struct php_runtime *rt = state;
+
+	if (!rt)
+		return;
+	lru__free(rt->procs);
+	rt->stats.names_evicted = 0;
+	lru__free(rt->names);
+	free(rt);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* php8.2, php-fpm8.2, php-cgi8.2, or the embed/Apache library libphp.so / libphp8.so. */
+static bool php_wants(const char *path)
+{
+	const char *name = base_name(path);
+
+	return !strncmp(name, "php", 3) || !strncmp(name, "libphp", 6);
+}
+
+int php_version_from_image(const void *image, size_t size, unsigned *ret_major,
+			   unsigned *ret_minor)
+{
+	const char *at = memmem(image, size, VERSION_MARK, strlen(VERSION_MARK));
+	char text[16];
+	size_t left;
+
+	if (!at)
+		return -ENOENT;
+	at += strlen(VERSION_MARK);
+	left = (const char *)image + size - at;
+	snprintf(text, sizeof(text), "%.*s", (int)(left < sizeof(text) - 1 ? left : sizeof(text) - 1),
+		 at);
+	if (sscanf(text, "%u.%u", ret_major, ret_minor) != 2)
+		return -ENOENT;
+	return 0;
+}
+
+static int version_from_file(const char *path, unsigned *ret_major, unsigned *ret_minor)
+{
+	struct stat sb;
+	void *image;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &sb) || !sb.st_size) {
+		close(fd);
+		return -ENOENT;
+	}
+	image = mmap(NULL, sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (image == MAP_FAILED)
+		return -errno;
+	err = php_version_from_image(image, sb.st_size, ret_major, ret_minor);
+	munmap(image, sb.st_size);
+	return err;
+}
+
+int php_binary__read(const char *path, struct php_binary *ret)
+{
+	struct runtime_elf *elf = runtime_elf__open(path);
+	uint64_t size;
+	int err;
+
+	if (!elf)
+		return -errno;
+	memset(ret, 0, sizeof(*ret));
+	err = runtime_elf__symbol(elf, "executor_globals", &ret->executor_globals, &size);
+	if (!err)
+		err = runtime_elf__symbol(elf, "execute_ex", &ret->exec_start, &size);
+	if (!err && !size)
+		err = -ENOENT;
+	if (!err)
+		err = runtime_elf__load_base(elf, &ret->load_base);
+	runtime_elf__close(elf);
+	if (err)
+		return err;
+	ret->exec_end = ret->exec_start + size;
+	if (version_from_file(path, &ret->major, &ret->minor))
+		ret->major = ret->minor = 0;
+	return 0;
+}
+
+static int attach(struct php_runtime *rt, pid_t pid, const struct php_version *v,
+		  const struct php_proc *proc, const struct runtime_sink *sink)
+{
+	struct php_process *p;
+	uint32_t key = pid;
+	int err;
+
+	err = sink->attach(sink->ctx, RUNTIME_PHP, pid, proc, sizeof(*proc));
+	if (err) {
+		rt->stats.attach_failed++;
+		return err;
+	}
+	p = lru__get(rt->procs, &key, sizeof(key));
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p || lru__put(rt->procs, &key, sizeof(key), p)) {
+			free(p);
+			sink->detach(sink->ctx, RUNTIME_PHP, pid);
+			return -ENOMEM;
+		}
+		rt->stats.processes_attached++; /* a process captured again is not counted twice */
+	}
+	p->version = v;
+	return 1;
+}
+
+static int php_capture(void *state, const struct runtime_process *proc,
+		       const struct runtime_sink *sink, char *note, size_t note_len)
+{
+	struct php_runtime *rt = state;
+	const struct php_version *v;
+	struct php_binary b;
+	struct php_proc walk;
+	char path[PROCMAPS_PATH_MAX + 64];
+	uint64_t bias;
+
+	for (size_t i = 0; i < proc->n_maps; i++) {
+		const struct procmap_entry *m = &proc->maps[i];
+
+		if (!php_wants(m->path))
+			continue;
+		snprintf(path, sizeof(path), "%s/%d/root%s", proc->proc_root, proc->pid, m->path);
+		if (php_binary__read(path, &b))
+			continue; /* a php-named file that is not the interpreter */
+		v = php_version__find(b.major, b.minor);
+		if (!v) {
+			rt->stats.unsupported++;
+			snprintf(rt->stats.unsupported_version,
+				 sizeof(rt->stats.unsupported_version), "%u.%u", b.major, b.minor);
+			snprintf(note, note_len,
+				 "php %u.%u (%s): no offset table, its frames stay native", b.major,
+				 b.minor, m->path);
+			return -EPROTONOSUPPORT;
+		}
+		bias = m->start - b.load_base;
+		memset(&walk, 0, sizeof(walk));
+		walk.current_execute_data =
+		    b.executor_globals + bias + v->walk.eg_current_execute_data;
+		walk.exec_start = b.exec_start + bias;
+		walk.exec_end = b.exec_end + bias;
+		walk.off = v->walk;
+		return attach(rt, proc->pid, v, &walk, sink);
+	}
+	return 0;
+}
+
+static void php_forget(void *state, pid_t pid, const struct runtime_sink *sink)
+{
+	struct php_runtime *rt = state;
+	uint32_t key = pid;
+
+	free(lru__remove(rt->procs, &key, sizeof(key)));
+	sink->detach(sink->ctx, RUNTIME_PHP, pid);
+}
+
+static void set_unknown(struct sym_frame *ret)
+{
+	snprintf(ret->function, sizeof(ret->function), "[unknown]");
+	snprintf(ret->module, sizeof(ret->module), "[php]");
+	ret->file[0] = ret->build_id[0] = '\0';
+	ret->known = 0;
+}
+
+/* The text of the zend_string at addr, cut to fit. */
+static int read_zstring(pid_t pid, uint64_t addr, char *ret, size_t len)
+{
+	uint64_t n;
+	int err;
+
+	ret[0] = '\0';
+	if (!addr)
+		return -EINVAL;
+	err = procmem__read(pid, addr + PHP_STR_LEN, &n, sizeof(n));
+	if (err)
+		return err;
+	if (n > NAME_MAX_BYTES)
+		n = NAME_MAX_BYTES;
+	if (n >= len)
+		n = len - 1;
+	err = procmem__read(pid, addr + PHP_STR_VAL, ret, n);
+	if (err)
+		return err;
+	ret[n] = '\0';
+	return strlen(ret) == n ? 0 : -EINVAL; /* a NUL inside: not a name */
+}
+
+static uint64_t word_at(const unsigned char *head, size_t off)
+{
+	uint64_t w;
+
+	memcpy(&w, head + off, sizeof(w));
+	return w;
+}
+
+/* Reads a zend_function's names now; -ESTALE when its cookie is no longer the sampled one.
+ * A function without a name is the script's top-level code: "<main>". */
+static int read_name(pid_t pid, const struct php_version *v, uint64_t func, uint64_t cookie,
+		     struct php_name *ret)
+{
+	unsigned char head[256];
+	char name[NAME_MAX_BYTES + 1], cls[NAME_MAX_BYTES + 1], file[NAME_MAX_BYTES + 1];
+	uint64_t name_obj, scope, cls_obj;
+	int err;
+
+	if ((size_t)v->op_array_filename + 8 > sizeof(head))
+		return -EINVAL;
+	err = procmem__read(pid, func, head, v->op_array_filename + 8);
+	if (err)
+		return err;
+	name_obj = word_at(head, v->walk.fn_name);
+	scope = word_at(head, v->walk.fn_scope);
+	if (php_cookie(name_obj, scope) != cookie)
+		return -ESTALE;
+	if (head[v->walk.fn_type] != PHP_USER_FUNCTION)
+		return -EINVAL;
+	cls[0] = '\0';
+	err = name_obj ? read_zstring(pid, name_obj, name, sizeof(name)) : 0;
+	if (!name_obj)
+		snprintf(name, sizeof(name), "<main>");
+	if (!err && scope &&
+	    !(err = procmem__read(pid, scope + v->class_name, &cls_obj, sizeof(cls_obj))))
+		err = read_zstring(pid, cls_obj, cls, sizeof(cls));
+	if (!err)
+		err = read_zstring(pid, word_at(head, v->op_array_filename), file, sizeof(file));
+	if (err)
+		return err;
+	ret->cookie = cookie;
+	ret->file = strdup(file);
+	if (asprintf(&ret->function, "%s%s%s", cls, cls[0] ? "::" : "", name) < 0)
+		ret->function = NULL;
+	if (!ret->file || !ret->function) {
+		free(ret->file);
+		free(ret->function);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void php_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cookie,
+			   struct sym_frame *ret)
+{
+	struct php_runtime *rt = state;
+	struct name_key key = {.pid = (uint64_t)pid, .func = word & PHP_FRAME_ADDR_MASK};
+	struct php_process *p;
+	struct php_name *n;
+	uint32_t pid_key = pid;
+	int err;
+
+	n = lru__get(rt->names, &key, sizeof(key));
+	if (n && n->cookie != cookie) { /* another function at that address now */
+		free_name(lru__remove(rt->names, &key, sizeof(key)), NULL);
+		n = NULL;
+	}
+	if (!n) {
+		p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+		n = p ? calloc(1, sizeof(*n)) : NULL;
+		err = n ? read_name(pid, p->version, key.func, cookie, n) : -ENOENT;
+		if (err) {
+			rt->stats.names_stale += err == -ESTALE;
+			rt->stats.names_unreadable += err != -ESTALE;
+			free(n);
+			set_unknown(ret);
+			return;
+		}
+		rt->stats.names_read++;
+		if (lru__put(rt->names, &key, sizeof(key), n)) {
+			free_name(n, NULL); /* out of memory: named, not kept */
+			set_unknown(ret);
+			return;
+		}
+	}
+	snprintf(ret->function, sizeof(ret->function), "%s", n->function);
+	snprintf(ret->file, sizeof(ret->file), "%s", n->file);
+	snprintf(ret->module, sizeof(ret->module), "[php]");
+	ret->build_id[0] = '\0';
+	ret->known = 1;
+}
+
+static void php_stats(const void *state, struct runtime_stats *ret)
+{
+	const struct php_runtime *rt = state;
+
+	*ret = rt->stats;
+	ret->names_cached = lru__size(rt->names);
+}
+
+const struct runtime_ops php_runtime_ops = {
+    .name = "php",
+    .kind = RUNTIME_PHP,
+    .frame_tag = PHP_FRAME_TAG,
+    .new = php_new,
+    .free = php_free,
+    .wants = php_wants,
+    .capture = php_capture,
+    .forget = php_forget,
+    .name_frame = php_name_frame,
+    .stats = php_stats,
+};
