@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Unit tests for PHP detection: the offset tables (8.2 only, measured), the version read from a
+ * binary's bytes, the interpreters installed here (php8.2-cli, php8.2-fpm), and a version
+ * without a table (a binary whose version string is corrupted to 9.9): native frames, reported
+ * once. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../agent/runtimes/php/php_runtime.h"
+#include "../../agent/runtimes/runtimes.h"
+#include "test.h"
+
+#define DEBIAN_PHP "/usr/bin/php8.2"
+#define DEBIAN_FPM "/usr/sbin/php-fpm8.2"
+
+TEST(tables_cover_8_2_only)
+{
+	const struct php_version *v = php_version__find(8, 2);
+
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_EQ_INT(v->walk.eg_current_execute_data, 488);
+		CHECK_EQ_INT(v->walk.ed_func, 24);
+		CHECK_EQ_INT(v->walk.ed_prev, 48);
+		CHECK_EQ_INT(v->walk.ed_call_info, 40);
+		CHECK_EQ_INT(v->op_array_filename, 152);
+		/* what BPF reads must lie inside the bytes it reads */
+		CHECK(v->walk.ed_func + 8 <= PHP_EXEC_READ && v->walk.ed_prev + 8 <= PHP_EXEC_READ);
+		CHECK(v->walk.fn_name + 8 <= PHP_FUNC_READ && v->walk.fn_scope + 8 <= PHP_FUNC_READ);
+	}
+	CHECK(php_version__find(8, 1) == NULL);
+	CHECK(php_version__find(9, 9) == NULL);
+	CHECK(php_version__find(7, 4) == NULL);
+}
+
+TEST(version_from_the_binarys_bytes)
+{
+	static const char image[] = "\0junk\0X-Powered-By: PHP/8.2.36\0more";
+	static const char none[] = "X-Powered-By: PHP/\0";
+	unsigned major = 0, minor = 0;
+
+	CHECK_EQ_INT(php_version_from_image(image, sizeof(image), &major, &minor), 0);
+	CHECK_EQ_INT(major * 100 + minor, 802);
+	CHECK_EQ_INT(php_version_from_image(none, sizeof(none), &major, &minor), -ENOENT);
+	CHECK_EQ_INT(php_version_from_image("PHP 8.2", 7, &major, &minor), -ENOENT);
+}
+
+static void check_binary(int *ret_failed, const char *path)
+{
+	struct php_binary b;
+
+	if (access(path, R_OK)) {
+		printf("  (skipped: %s not installed)\n", path);
+		return;
+	}
+	CHECK_EQ_INT(php_binary__read(path, &b), 0);
+	CHECK_EQ_INT(b.major * 100 + b.minor, 802);
+	CHECK(b.executor_globals != 0);
+	CHECK(b.exec_end > b.exec_start && b.exec_start != 0);
+}
+
+TEST(installed_interpreters_are_read)
+{
+	check_binary(ret_failed, DEBIAN_PHP);
+	check_binary(ret_failed, DEBIAN_FPM);
+}
+
+TEST(a_binary_without_executor_globals_is_not_the_interpreter)
+{
+	struct php_binary b;
+
+	CHECK_EQ_INT(php_binary__read("/bin/sh", &b), -ENOENT);
+}
+
+/* --- a version without a table --------------------------------------------------------- */
+
+static int n_attached;
+
+static int count_attach(void *ctx, enum runtime_kind kind, pid_t pid, const void *state,
+			size_t size)
+{
+	n_attached += kind == RUNTIME_PHP;
+	return 0;
+}
+
+static void no_detach(void *ctx, enum runtime_kind kind, pid_t pid)
+{
+}
+
+/* Writes 9.9 over the binary's "PHP/8.2" version string, as a corrupted read would see it. */
+static int corrupt_version(const char *path)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "sed -i 's|X-Powered-By: PHP/8\\.2|X-Powered-By: PHP/9.9|g' '%s'", path);
+	return system(cmd) ? -EIO : 0;
+}
+
+/* <root>/<pid>/maps names /php8.2, found at <root>/<pid>/root/php8.2. */
+static int fake_process(const char *root, int pid, bool corrupt)
+{
+	char path[512], maps[512], cmd[1200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/root", root, pid);
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/%d/root/php8.2", root, pid);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", DEBIAN_PHP, path);
+	if (system(cmd) || (corrupt && corrupt_version(path)))
+		return -EIO;
+	snprintf(maps, sizeof(maps), "%s/%d/maps", root, pid);
+	f = fopen(maps, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "55d0c8a00000-55d0c8b00000 r--p 00000000 fd:01 1311 /php8.2\n");
+	fclose(f);
+	return 0;
+}
+
+TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
+{
+	struct runtime_sink sink = {.attach = count_attach, .detach = no_detach};
+	char root[] = "/tmp/rt-phpver-XXXXXX", dir[600], note[512] = "", cmd[700];
+	struct runtime_stats st;
+	struct runtimes *r;
+	const char *name;
+
+	if (access(DEBIAN_PHP, R_OK)) {
+		printf("  (skipped: " DEBIAN_PHP " not installed)\n");
+		return;
+	}
+	CHECK(mkdtemp(root) != NULL);
+	for (int pid = 1; pid <= 3; pid++) {
+		snprintf(dir, sizeof(dir), "%s/%d", root, pid);
+		CHECK_EQ_INT(mkdir(dir, 0755), 0);
+		CHECK_EQ_INT(fake_process(root, pid, pid != 3), 0);
+	}
+
+	r = runtimes__new(&sink, root);
+	CHECK(r != NULL);
+	n_attached = 0;
+	CHECK_EQ_INT(runtimes__capture_process(r, 1, note, sizeof(note)), 1);
+	CHECK(strstr(note, "php 9.9") && strstr(note, "no offset table"));
+	note[0] = '\0';
+	CHECK_EQ_INT(runtimes__capture_process(r, 2, note, sizeof(note)), 0); /* said once */
+	CHECK_EQ_INT(runtimes__capture_process(r, 1, note, sizeof(note)), 0);
+	CHECK_EQ_INT(n_attached, 0); /* no walk state: its frames stay native */
+	CHECK_EQ_INT(runtimes__stats(r, RUNTIME_PHP, &name, &st), 0);
+	CHECK_EQ_STR(name, "php");
+	CHECK_EQ_INT(st.unsupported, 3);
+	CHECK_EQ_STR(st.unsupported_version, "9.9");
+	CHECK_EQ_INT(st.processes_attached, 0);
+
+	/* the same binary uncorrupted is attached */
+	CHECK_EQ_INT(runtimes__capture_process(r, 3, note, sizeof(note)), 0);
+	CHECK_EQ_INT(n_attached, 1);
+	runtimes__free(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	CHECK_EQ_INT(system(cmd), 0);
+}
+
+TEST_MAIN("php-runtime", T(tables_cover_8_2_only), T(version_from_the_binarys_bytes),
+	  T(installed_interpreters_are_read),
+	  T(a_binary_without_executor_globals_is_not_the_interpreter),
+	  T(a_version_without_a_table_keeps_native_frames_and_is_reported_once))
