@@ -1,0 +1,249 @@
+# SPDX-License-Identifier: Apache-2.0
+# PHP frames from the node agent, on the real interpreter (Debian's php8.2-cli and php8.2-fpm,
+# started without flags or extensions): a hot function under a known caller, a method named
+# Class::method, and php-fpm serving FastCGI requests from a loopback driver (the request's
+# functions named in the worker's samples).
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+
+import harness
+import pprof_py
+from test_record import Recorder, require_root
+
+PHP = "/usr/bin/php8.2"
+FPM = "/usr/sbin/php-fpm8.2"
+FREQ = 199
+
+HOT = """<?php
+function hot_fn($n) { $s = 0; for ($i = 0; $i < $n; $i++) { $s += $i % 13; } return $s; }
+function caller_fn() { while (true) { hot_fn(200000); } }
+caller_fn();
+"""
+
+METHOD = """<?php
+class Spinner {
+    public function spin($n) { $s = 0; for ($i = 0; $i < $n; $i++) { $s += $i % 7; } return $s; }
+}
+function drive() { $w = new Spinner(); while (true) { $w->spin(100000); } }
+drive();
+"""
+
+REQUEST = """<?php
+function request_hot($n) { $s = 0; for ($i = 0; $i < $n; $i++) { $s += $i % 11; } return $s; }
+function handle_request() { return request_hot(300000); }
+echo handle_request();
+"""
+
+FPM_CONF = """[global]
+pid = {d}/fpm.pid
+error_log = {d}/fpm.log
+daemonize = no
+[www]
+listen = 127.0.0.1:{port}
+pm = static
+pm.max_children = 1
+"""
+
+
+def of_pid(profile, pid):
+    return [s for s in profile.samples if s.labels.get("pid") == pid]
+
+
+def share(samples, pred):
+    n = sum(s.values[0] for s in samples)
+    return sum(s.values[0] for s in samples if pred(s)) / n if n else 0.0
+
+
+def parent_of(sample, name):
+    """The frame directly above (rootward of) name, or None."""
+    st = sample.stack
+    if name not in st:
+        return None
+    i = st.index(name)
+    return st[i + 1] if i + 1 < len(st) else None
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def fcgi_record(kind, body, request_id=1):
+    return struct.pack(">BBHHBx", 1, kind, request_id, len(body), 0) + body
+
+
+def fcgi_params(params):
+    out = b""
+    for k, v in params.items():
+        k, v = k.encode(), v.encode()
+        out += bytes([len(k)]) + bytes([len(v)]) + k + v  # names and values < 128 bytes
+    return out
+
+
+def fcgi_get(port, script):
+    """One FastCGI request (the responder role), as a web server would send it; the
+    response's stdout."""
+    params = {"SCRIPT_FILENAME": script, "SCRIPT_NAME": "/" + os.path.basename(script),
+              "REQUEST_METHOD": "GET", "SERVER_PROTOCOL": "HTTP/1.1",
+              "GATEWAY_INTERFACE": "CGI/1.1", "REMOTE_ADDR": "127.0.0.1"}
+    msg = (fcgi_record(1, struct.pack(">HB5x", 1, 0)) + fcgi_record(4, fcgi_params(params)) +
+           fcgi_record(4, b"") + fcgi_record(5, b""))
+    out = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(msg)
+        buf = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+        while len(buf) >= 8:
+            _, kind, _, length, pad = struct.unpack(">BBHHBx", buf[:8])
+            if kind == 6:
+                out += buf[8:8 + length]
+            buf = buf[8 + length + pad:]
+    return out
+
+
+class PhpFrames(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        require_root(cls)
+        if not os.access(PHP, os.X_OK):
+            raise unittest.SkipTest("%s not installed" % PHP)
+        cls.tmp = tempfile.mkdtemp(prefix="rt-php-")
+        os.chmod(cls.tmp, 0o755)
+        for name, text in (("hot.php", HOT), ("method.php", METHOD), ("request.php", REQUEST)):
+            with open(os.path.join(cls.tmp, name), "w") as f:
+                f.write(text)
+        cls.procs = []
+
+    @classmethod
+    def tearDownClass(cls):
+        for p in cls.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def start(self, *argv):
+        p = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.procs.append(p)
+        return p
+
+    def stop(self, p):
+        p.kill()
+        p.wait()
+
+    def record(self, seconds, extra=()):
+        out = os.path.join(self.tmp, "out-%d.pb.gz" % time.monotonic_ns())
+        rec = Recorder(["--duration", "%ds" % seconds, "--frequency", str(FREQ)] + list(extra),
+                       out)
+        rec.wait_started()
+        return rec, out
+
+    def finish(self, rec, out):
+        try:
+            rec.proc.wait(120)  # --duration ends it
+        except subprocess.TimeoutExpired:
+            pass
+        rc = rec.stop(timeout=120)
+        self.assertEqual(rc, 0, rec.stderr)
+        return pprof_py.parse_file(out), rec.stderr
+
+    def test_hot_function_and_its_caller_with_record_pid(self):
+        p = self.start(PHP, os.path.join(self.tmp, "hot.php"))
+        time.sleep(0.5)
+        rec, out = self.record(6, ["--pid", str(p.pid)])
+        prof, err = self.finish(rec, out)
+        self.stop(p)
+        samples = of_pid(prof, p.pid)
+        self.assertGreater(len(samples), 0, err)
+        named = share(samples, lambda s: "hot_fn" in s.stack)
+        under = share(samples, lambda s: parent_of(s, "hot_fn") == "caller_fn")
+        self.assertGreaterEqual(named, 0.95, err)
+        self.assertGreaterEqual(under, 0.90, err)
+        # the file goes into Function.filename; the interpreter loop's own frame is replaced,
+        # and the script's top level reads <main> under the native frames that ran it
+        files = {prof.function_files[i] for s in samples for f, i in zip(s.stack, s.function_ids)
+                 if f == "hot_fn"}
+        self.assertEqual(files, {os.path.join(self.tmp, "hot.php")})
+        self.assertLess(share(samples, lambda s: "execute_ex" in s.stack), 0.05)
+        self.assertGreaterEqual(share(samples, lambda s: parent_of(s, "caller_fn") == "<main>"),
+                                0.90)
+
+    def test_a_method_is_named_class_colon_colon_method(self):
+        p = self.start(PHP, os.path.join(self.tmp, "method.php"))
+        time.sleep(0.5)
+        rec, out = self.record(5, ["--pid", str(p.pid)])
+        prof, err = self.finish(rec, out)
+        self.stop(p)
+        samples = of_pid(prof, p.pid)
+        self.assertGreater(len(samples), 0, err)
+        self.assertGreaterEqual(
+            share(samples, lambda s: parent_of(s, "Spinner::spin") == "drive"), 0.90, err)
+
+    def test_php_fpm_requests_from_a_fastcgi_driver_are_named(self):
+        if not os.access(FPM, os.X_OK):
+            self.skipTest("%s not installed" % FPM)
+        port = free_port()
+        conf = os.path.join(self.tmp, "fpm.conf")
+        with open(conf, "w") as f:
+            f.write(FPM_CONF.format(d=self.tmp, port=port))
+        master = self.start(FPM, "--nodaemonize", "--allow-to-run-as-root", "--fpm-config", conf)
+        script = os.path.join(self.tmp, "request.php")
+        deadline = time.monotonic() + 15
+        while True:  # until the worker answers
+            try:
+                body = fcgi_get(port, script)
+                break
+            except OSError:
+                self.assertLess(time.monotonic(), deadline, "php-fpm did not answer")
+                time.sleep(0.2)
+        self.assertIn(str(sum(i % 11 for i in range(300000))).encode(), body)
+        workers = subprocess.run(["pgrep", "-P", str(master.pid)], capture_output=True,
+                                 text=True).stdout.split()
+        self.assertEqual(len(workers), 1, workers)
+        worker = int(workers[0])
+
+        stop = threading.Event()
+        served = [0]
+
+        def drive():
+            while not stop.is_set():
+                fcgi_get(port, script)
+                served[0] += 1
+
+        driver = threading.Thread(target=drive, daemon=True)
+        driver.start()
+        try:
+            rec, out = self.record(6, ["--pid", str(worker)])
+            prof, err = self.finish(rec, out)
+        finally:
+            stop.set()
+            driver.join(30)
+            self.stop(master)
+        self.assertGreater(served[0], 10)
+        samples = of_pid(prof, worker)
+        self.assertGreater(len(samples), 0, err)
+        # between requests the worker waits in accept(): those samples run no PHP
+        busy = [s for s in samples if "request_hot" in s.stack or "handle_request" in s.stack
+                or "execute_ex" in s.stack]
+        self.assertGreater(len(busy), 0, err)
+        under = share(busy, lambda s: parent_of(s, "request_hot") == "handle_request")
+        self.assertGreaterEqual(under, 0.90, err)
+        files = {prof.function_files[i] for s in busy for f, i in zip(s.stack, s.function_ids)
+                 if f == "request_hot"}
+        self.assertEqual(files, {script})
+
+
+if __name__ == "__main__":
+    harness.main()
