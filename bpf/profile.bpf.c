@@ -242,9 +242,11 @@ struct python_walk {
 /* The PHP side of one walk: the next zend_execute_data to record (the python_walk_state
  * machine: execute_ex's native frame is replaced by the PHP frames it runs). */
 struct php_walk {
-	__u64 cursor; /* 0: none (not PHP, or the chain ended) */
-	__u32 state;  /* enum python_walk_state */
-	__u32 pad;
+	__u64 cursor;	 /* 0: none (not PHP, or the chain ended) */
+	__u32 state;	 /* enum python_walk_state */
+	__u32 last_user; /* last_fn is PHP code */
+	__u64 last_fn;	 /* the zend_function read last, and its cookie: recursion reads once */
+	__u64 last_cookie;
 	struct php_proc proc;
 	__u8 exec[PHP_EXEC_READ];
 	__u8 func[PHP_FUNC_READ];
@@ -680,6 +682,7 @@ static __always_inline void php_walk_start(struct walk_state *st)
 
 	st->php.cursor = 0;
 	st->php.state = PYTHON_WALK_NATIVE;
+	st->php.last_fn = 0;
 	if (!proc)
 		return;
 	st->php.proc = *proc;
@@ -729,7 +732,7 @@ static __always_inline long php_give_back(struct walk_state *st)
 static __always_inline long php_frame(struct walk_state *st)
 {
 	const struct php_offsets *o = &st->php.proc.off;
-	__u64 cur = st->php.cursor, fn, name, scope, cookie;
+	__u64 cur = st->php.cursor, fn, name, scope;
 	__u32 n = st->stack.n, info, func_off = o->ed_func, prev_off = o->ed_prev;
 	__u32 info_off = o->ed_call_info, type_off = o->fn_type, name_off = o->fn_name;
 	__u32 scope_off = o->fn_scope;
@@ -751,16 +754,22 @@ static __always_inline long php_frame(struct walk_state *st)
 	fn = *(__u64 *)(st->php.exec + func_off);
 	info = *(__u32 *)(st->php.exec + info_off);
 	st->php.cursor = *(__u64 *)(st->php.exec + prev_off);
-	if (fn && bpf_probe_read_user(st->php.func, sizeof(st->php.func), (const void *)fn))
-		return php_give_back(st);
-	if (fn && st->php.func[type_off] == PHP_USER_FUNCTION) {
+	if (fn && fn != st->php.last_fn) { /* a recursive call: read and announced already */
+		if (bpf_probe_read_user(st->php.func, sizeof(st->php.func), (const void *)fn))
+			return php_give_back(st);
 		name = *(__u64 *)(st->php.func + name_off);
 		scope = *(__u64 *)(st->php.func + scope_off);
-		cookie = php_cookie(name, scope);
+		st->php.last_fn = fn;
+		st->php.last_cookie = php_cookie(name, scope);
+		st->php.last_user = st->php.func[type_off] == PHP_USER_FUNCTION;
+		if (st->php.last_user)
+			php_note_function(st->pid, PHP_FRAME_TAG | (fn & PHP_FRAME_ADDR_MASK),
+					  st->php.last_cookie);
+	}
+	if (fn && st->php.last_user) {
 		st->stack.ips[n] = PHP_FRAME_TAG | (fn & PHP_FRAME_ADDR_MASK);
-		st->stack.ips[n + 1] = cookie;
+		st->stack.ips[n + 1] = st->php.last_cookie;
 		st->stack.n = n + 2;
-		php_note_function(st->pid, st->stack.ips[n], cookie);
 	}
 	if ((info & PHP_CALL_TOP) || !st->php.cursor)
 		st->php.state = PYTHON_WALK_STEP_OVER;
