@@ -64,6 +64,7 @@ void daemon_publish_window(struct daemon *d, const struct window *w)
 {
 	struct pipeline_python_stats py;
 	struct pipeline_v8_stats v8;
+	struct runtime_stats php;
 	struct symbolizer_stats sym;
 
 	if (!d->metrics)
@@ -76,6 +77,8 @@ void daemon_publish_window(struct daemon *d, const struct window *w)
 			agent_metrics__python(d->metrics, &py);
 		if (!pipeline__v8_stats(d->pipeline, &v8))
 			agent_metrics__v8(d->metrics, &v8);
+		if (!pipeline__php_stats(d->pipeline, &php))
+			agent_metrics__php(d->metrics, &php);
 	}
 }
 
@@ -85,5 +88,6 @@ void daemon_publish_pipeline_closed(struct daemon *d)
 		agent_metrics__symbolizer_closed(d->metrics);
 		agent_metrics__python_closed(d->metrics);
 		agent_metrics__v8_closed(d->metrics);
+		agent_metrics__php_closed(d->metrics);
 	}
 }

@@ -471,10 +471,21 @@ static void print_v8(const struct pipeline_v8_stats *v8)
 		(unsigned long long)n->names_stale, (unsigned long long)n->names_unreadable);
 }
 
+static void print_php(const struct runtime_stats *n)
+{
+	fprintf(stderr,
+		"php: %llu processes attached, %llu of a version without a table; names: %llu "
+		"read, %llu cached, %llu evicted, %llu stale, %llu unreadable\n",
+		(unsigned long long)n->processes_attached, (unsigned long long)n->unsupported,
+		(unsigned long long)n->names_read, (unsigned long long)n->names_cached,
+		(unsigned long long)n->names_evicted, (unsigned long long)n->names_stale,
+		(unsigned long long)n->names_unreadable);
+}
+
 static void print_summary(const struct window *w, const struct symbolizer_stats *ss,
 			  const struct pipeline_python_stats *py,
-			  const struct pipeline_v8_stats *v8, enum pipeline_unwind unwind,
-			  bool offcpu)
+			  const struct pipeline_v8_stats *v8, const struct runtime_stats *php,
+			  enum pipeline_unwind unwind, bool offcpu)
 {
 	const struct window_stats *st = &w->stats;
 	uint64_t cpu_ns = 0;
@@ -504,6 +515,7 @@ static void print_summary(const struct window *w, const struct symbolizer_stats 
 	if (unwind == PIPELINE_UNWIND_AUTO) {
 		print_python(py);
 		print_v8(v8);
+		print_php(php);
 	}
 	if (cpu_ns)
 		print_top_functions(w, cpu_ns, false);
@@ -533,7 +545,7 @@ static int start_offcpu(struct pipeline *p, const struct record_args *a, char *e
 /* Records into total: open -> start -> loop -> stop -> final drain. */
 static int record(const struct record_args *a, struct window *total,
 		  struct symbolizer_stats *ret_sym, struct pipeline_python_stats *ret_py,
-		  struct pipeline_v8_stats *ret_v8)
+		  struct pipeline_v8_stats *ret_v8, struct runtime_stats *ret_php)
 {
 	struct pipeline_options opts = {.pid = a->pid, .unwind = a->unwind, .offcpu = a->offcpu};
 	struct pipeline *p;
@@ -580,6 +592,7 @@ static int record(const struct record_args *a, struct window *total,
 	pipeline__symbolizer_stats(p, ret_sym);
 	pipeline__python_stats(p, ret_py);
 	pipeline__v8_stats(p, ret_v8);
+	pipeline__php_stats(p, ret_php);
 out:
 	pipeline__close(p);
 	return ret;
@@ -590,6 +603,7 @@ int cmd_record(int argc, char **argv)
 	struct symbolizer_stats sym = {0};
 	struct pipeline_python_stats py = {0};
 	struct pipeline_v8_stats v8 = {0};
+	struct runtime_stats php = {0};
 	struct record_args a;
 	struct window *total;
 	int fd, ret;
@@ -613,7 +627,7 @@ int cmd_record(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	ret = record(&a, total, &sym, &py, &v8);
+	ret = record(&a, total, &sym, &py, &v8, &php);
 	if (!ret)
 		ret = save_profile(total, a.offcpu, fd, a.output);
 	if (close(fd) && !ret) {
@@ -621,7 +635,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "record: writing %s failed: %s\n", a.output, strerror(-ret));
 	}
 	if (!ret)
-		print_summary(total, &sym, &py, &v8, a.unwind, a.offcpu);
+		print_summary(total, &sym, &py, &v8, &php, a.unwind, a.offcpu);
 	window__free(total);
 	return ret ? 1 : 0;
 }

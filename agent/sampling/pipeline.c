@@ -1085,6 +1085,16 @@ int pipeline__v8_stats(struct pipeline *p, struct pipeline_v8_stats *ret)
 	return sampler__v8_stats(p->sampler, ret->walk);
 }
 
+int pipeline__php_stats(struct pipeline *p, struct runtime_stats *ret)
+{
+	const char *name;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!p->runtimes)
+		return -ENOTSUP;
+	return runtimes__stats(p->runtimes, RUNTIME_PHP, &name, ret);
+}
+
 int pipeline__set_excluded_cgroups(struct pipeline *p, const uint64_t *ids, size_t n)
 {
 	uint64_t *copy = NULL;

@@ -82,6 +82,9 @@ struct pipeline_v8_stats {
 
 int pipeline__v8_stats(struct pipeline *p, struct pipeline_v8_stats *ret);
 
+/* PHP's detection and naming counters (its walk has no BPF counters of its own). */
+int pipeline__php_stats(struct pipeline *p, struct runtime_stats *ret);
+
 /* Parses "auto" / "fp". 0 or -EINVAL. */
 int pipeline_unwind_parse(const char *text, enum pipeline_unwind *ret);
 

@@ -166,6 +166,21 @@ void agent_metrics__v8_closed(struct agent_metrics *m)
 	pthread_mutex_unlock(&m->lock);
 }
 
+void agent_metrics__php(struct agent_metrics *m, const struct runtime_stats *now)
+{
+	pthread_mutex_lock(&m->lock);
+	m->status.php_open = *now;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void agent_metrics__php_closed(struct agent_metrics *m)
+{
+	pthread_mutex_lock(&m->lock);
+	add_runtime_names(&m->status.php_closed, &m->status.php_open);
+	m->status.php_open = (struct runtime_stats){0};
+	pthread_mutex_unlock(&m->lock);
+}
+
 void agent_metrics__uploads(struct agent_metrics *m, const struct uploader_stats *st)
 {
 	pthread_mutex_lock(&m->lock);
@@ -541,6 +556,39 @@ static void render_v8(struct prom_text *t, const struct agent_status *s)
 	}
 }
 
+static void render_php(struct prom_text *t, const struct agent_status *s)
+{
+	struct runtime_stats n = s->php_closed;
+
+	add_runtime_names(&n, &s->php_open);
+	counter_by(t, P "php_processes_total",
+		   "PHP processes found, by outcome: walked, or of a version without an offset "
+		   "table (native frames).",
+		   "outcome",
+		   (const struct labelled[]){{"attached", n.processes_attached},
+					     {"unsupported", n.unsupported},
+					     {"attach_failed", n.attach_failed}},
+		   3);
+	counter_by(t, P "php_names_total",
+		   "PHP frame names by how they were served: read from the process, or [unknown] "
+		   "(another function at that address now, memory unreadable); evicted: dropped "
+		   "from the bounded cache.",
+		   "result",
+		   (const struct labelled[]){{"read", n.names_read},
+					     {"stale", n.names_stale},
+					     {"unreadable", n.names_unreadable},
+					     {"evicted", n.names_evicted}},
+		   4);
+	prom_text__gauge(t, P "php_names_cached", "PHP frame names held now.",
+			 (double)n.names_cached);
+	if (n.unsupported_version[0]) {
+		prom_text__header(t, P "php_version_without_table", "gauge",
+				  "A PHP version found without an offset table (the last one).");
+		prom_text__appendf(t, P "php_version_without_table{version=\"%s\"} 1\n",
+				   n.unsupported_version);
+	}
+}
+
 int agent_metrics__render(const struct agent_status *s, int64_t now_ms, char **ret, size_t *ret_len)
 {
 	struct prom_text t = {0};
@@ -554,6 +602,7 @@ int agent_metrics__render(const struct agent_status *s, int64_t now_ms, char **r
 	render_python(&t, s);
 	render_debuginfod(&t);
 	render_v8(&t, s);
+	render_php(&t, s);
 	render_uploads(&t, s);
 	render_measured(&t, s);
 	return prom_text__finish(&t, ret, ret_len);

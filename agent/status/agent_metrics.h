@@ -45,6 +45,7 @@ struct agent_status {
 	struct pipeline_python_stats python_closed, python_open;
 	/* JS frames (V8): the same */
 	struct pipeline_v8_stats v8_closed, v8_open;
+	struct runtime_stats php_closed, php_open;
 	struct uploader_stats uploads;
 };
 
@@ -67,6 +68,9 @@ void agent_metrics__python_closed(struct agent_metrics *m);
 /* The open pipeline's JS-frame (V8) counters so far; _closed folds them into the totals. */
 void agent_metrics__v8(struct agent_metrics *m, const struct pipeline_v8_stats *now);
 void agent_metrics__v8_closed(struct agent_metrics *m);
+/* The open pipeline's PHP detection and naming counters; _closed folds them into the totals. */
+void agent_metrics__php(struct agent_metrics *m, const struct runtime_stats *now);
+void agent_metrics__php_closed(struct agent_metrics *m);
 void agent_metrics__uploads(struct agent_metrics *m, const struct uploader_stats *st);
 
 /* Any thread. */

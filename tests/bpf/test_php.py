@@ -179,6 +179,7 @@ class PhpFrames(unittest.TestCase):
         self.assertLess(share(samples, lambda s: "execute_ex" in s.stack), 0.05)
         self.assertGreaterEqual(share(samples, lambda s: parent_of(s, "caller_fn") == "<main>"),
                                 0.90)
+        self.assertIn("php: 1 processes attached", err)
 
     def test_a_method_is_named_class_colon_colon_method(self):
         p = self.start(PHP, os.path.join(self.tmp, "method.php"))

@@ -12,6 +12,7 @@
 
 #include "../../agent/runtimes/php/php_runtime.h"
 #include "../../agent/runtimes/runtimes.h"
+#include "../../agent/status/agent_metrics.h"
 #include "test.h"
 
 #define DEBIAN_PHP "/usr/bin/php8.2"
@@ -30,7 +31,8 @@ TEST(tables_cover_8_2_only)
 		CHECK_EQ_INT(v->op_array_filename, 152);
 		/* what BPF reads must lie inside the bytes it reads */
 		CHECK(v->walk.ed_func + 8 <= PHP_EXEC_READ && v->walk.ed_prev + 8 <= PHP_EXEC_READ);
-		CHECK(v->walk.fn_name + 8 <= PHP_FUNC_READ && v->walk.fn_scope + 8 <= PHP_FUNC_READ);
+		CHECK(v->walk.fn_name + 8 <= PHP_FUNC_READ &&
+		      v->walk.fn_scope + 8 <= PHP_FUNC_READ);
 	}
 	CHECK(php_version__find(8, 1) == NULL);
 	CHECK(php_version__find(9, 9) == NULL);
@@ -123,6 +125,28 @@ static int fake_process(const char *root, int pid, bool corrupt)
 	return 0;
 }
 
+/* /metrics names the version without a table and counts its processes. */
+static void check_metrics(int *ret_failed, const struct runtime_stats *st)
+{
+	struct agent_metrics *m = agent_metrics__new();
+	struct agent_status s;
+	char *text = NULL;
+	size_t len;
+
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	agent_metrics__php(m, st);
+	agent_metrics__php_closed(m); /* a pipeline closed: its counts stay */
+	agent_metrics__snapshot(m, &s);
+	agent_metrics__free(m);
+	CHECK_EQ_INT(agent_metrics__render(&s, s.started_ms, &text, &len), 0);
+	CHECK(text && strstr(text, "roottrace_agent_php_version_without_table{version=\"9.9\"} 1"));
+	CHECK(text &&
+	      strstr(text, "roottrace_agent_php_processes_total{outcome=\"unsupported\"} 3"));
+	free(text);
+}
+
 TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 {
 	struct runtime_sink sink = {.attach = count_attach, .detach = no_detach};
@@ -156,6 +180,7 @@ TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 	CHECK_EQ_INT(st.unsupported, 3);
 	CHECK_EQ_STR(st.unsupported_version, "9.9");
 	CHECK_EQ_INT(st.processes_attached, 0);
+	check_metrics(ret_failed, &st);
 
 	/* the same binary uncorrupted is attached */
 	CHECK_EQ_INT(runtimes__capture_process(r, 3, note, sizeof(note)), 0);

@@ -9,7 +9,8 @@
  * at 40, prev_execute_data 48) and zend_function's common head (type 0, function_name 8,
  * scope 16) are the same in 7.4-8.3; executor_globals and zend_op_array grow per version. */
 static const struct php_version versions[] = {
-    {8, 2,
+    {8,
+     2,
      {.eg_current_execute_data = 488,
       .ed_func = 24,
       .ed_call_info = 40,

@@ -11,7 +11,7 @@
 
 struct php_version {
 	uint8_t major, minor;
-	struct php_offsets walk; /* handed to BPF */
+	struct php_offsets walk;    /* handed to BPF */
 	uint16_t op_array_filename; /* zend_op_array.filename (zend_string *) */
 	uint16_t class_name;	    /* zend_class_entry.name (zend_string *) */
 };

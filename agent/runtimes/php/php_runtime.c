@@ -100,8 +100,7 @@ static bool php_wants(const char *path)
 	return !strncmp(name, "php", 3) || !strncmp(name, "libphp", 6);
 }
 
-int php_version_from_image(const void *image, size_t size, unsigned *ret_major,
-			   unsigned *ret_minor)
+int php_version_from_image(const void *image, size_t size, unsigned *ret_major, unsigned *ret_minor)
 {
 	const char *at = memmem(image, size, VERSION_MARK, strlen(VERSION_MARK));
 	char text[16];
@@ -111,8 +110,8 @@ int php_version_from_image(const void *image, size_t size, unsigned *ret_major,
 		return -ENOENT;
 	at += strlen(VERSION_MARK);
 	left = (const char *)image + size - at;
-	snprintf(text, sizeof(text), "%.*s", (int)(left < sizeof(text) - 1 ? left : sizeof(text) - 1),
-		 at);
+	snprintf(text, sizeof(text), "%.*s",
+		 (int)(left < sizeof(text) - 1 ? left : sizeof(text) - 1), at);
 	if (sscanf(text, "%u.%u", ret_major, ret_minor) != 2)
 		return -ENOENT;
 	return 0;

@@ -17,8 +17,8 @@ extern const struct runtime_ops php_runtime_ops;
 
 /* What one interpreter binary tells (file addresses). */
 struct php_binary {
-	unsigned major, minor;	     /* from "X-Powered-By: PHP/X.Y.Z" in its data; 0.0 if none */
-	uint64_t executor_globals;   /* &executor_globals (a plain global: NTS builds) */
+	unsigned major, minor;	       /* from "X-Powered-By: PHP/X.Y.Z" in its data; 0.0 if none */
+	uint64_t executor_globals;     /* &executor_globals (a plain global: NTS builds) */
 	uint64_t exec_start, exec_end; /* execute_ex */
 	uint64_t load_base;
 };
