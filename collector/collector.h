@@ -74,6 +74,6 @@ void collector__close(struct collector *c);
 
 struct store_location;
 /* Copies the stores' location into the options. */
-void collector_options_set_stores(struct collector_options *o, const struct store_location *loc);
+void collector_options__set_stores(struct collector_options *o, const struct store_location *loc);
 
 #endif

@@ -117,7 +117,7 @@ static int open_fleet(const struct store_location *loc, struct collector **ret)
 
 	if (err)
 		return err;
-	collector_options_set_stores(&o, loc);
+	collector_options__set_stores(&o, loc);
 	err = collector__open(&o, ret);
 	if (err)
 		cli_store_error("cannot open the", "stores", err);

@@ -246,7 +246,7 @@ static int parse_args(int argc, char **argv, struct collector_options *o, struct
 	}
 	if (cli_store_resolve(&a->loc, true))
 		return -EINVAL;
-	collector_options_set_stores(o, &a->loc);
+	collector_options__set_stores(o, &a->loc);
 	if (!o->threads)
 		o->threads = o->profile_store ? DEFAULT_FLEET_THREADS : DEFAULT_THREADS;
 	return 0;

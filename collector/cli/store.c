@@ -202,7 +202,7 @@ int cli_open_store_cp(const struct store_location *loc, struct cp_store **ret)
 	return err;
 }
 
-void collector_options_set_stores(struct collector_options *o, const struct store_location *loc)
+void collector_options__set_stores(struct collector_options *o, const struct store_location *loc)
 {
 	o->data_dir = loc->data_dir;
 	o->control_store = loc->control_store;

@@ -17,7 +17,7 @@
 static int int_param(const struct request *req, const char *key, long long def, long long min,
 		     long long max, long long *ret)
 {
-	const char *s = request_query(req, key);
+	const char *s = request__query(req, key);
 	char *end;
 
 	*ret = def;
@@ -56,7 +56,7 @@ int handle_audit_list(const struct request *req, struct response *resp)
 	size_t n = 0;
 	int err;
 
-	if (auth_environment(req, request_query(req, "environment"), &env))
+	if (auth_environment(req, request__query(req, "environment"), &env))
 		return respond_error(resp, 403, "forbidden",
 				     "this token belongs to environment '%s'",
 				     req->token->environment);

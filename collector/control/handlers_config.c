@@ -147,13 +147,13 @@ static int config_document(struct cp_store *cp, const char *env, const char *ser
 
 int handle_config_get(const struct request *req, struct response *resp)
 {
-	const char *service = request_query(req, "service");
+	const char *service = request__query(req, "service");
 	const char *env;
 	char why[160];
 	json_t *doc;
 	int err;
 
-	if (auth_environment(req, request_query(req, "environment"), &env))
+	if (auth_environment(req, request__query(req, "environment"), &env))
 		return respond_error(resp, 403, "forbidden",
 				     "this token belongs to environment '%s'",
 				     req->token->environment);
@@ -318,7 +318,7 @@ int handle_config_put(const struct request *req, struct response *resp)
 	json_t *body;
 	int err;
 
-	body = request_json_body(req, resp);
+	body = request__json_body(req, resp);
 	if (!body)
 		return 0;
 	if (put_target(req, body, &env, &service, resp))

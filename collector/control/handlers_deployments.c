@@ -81,7 +81,7 @@ int handle_deployment_add(const struct request *req, struct response *resp)
 	json_t *body;
 	int status, err;
 
-	body = request_json_body(req, resp);
+	body = request__json_body(req, resp);
 	if (!body)
 		return 0;
 	err = fill_record(req, body, &d, &status, why, sizeof(why));

@@ -48,7 +48,7 @@ int handle_ui(const struct request *req, struct response *resp)
 	if (!asset)
 		return respond_error(resp, 404, "not_found", "no such file of the web UI");
 	ui_security_headers(resp, asset);
-	if (etag_matches(request_header(req, "If-None-Match"), asset->etag))
+	if (etag_matches(request__header(req, "If-None-Match"), asset->etag))
 		return respond_body(resp, 304, asset->content_type, NULL, 0);
 	body = malloc(asset->len);
 	if (!body)

@@ -56,10 +56,10 @@ typedef int (*route_handler)(const struct request *req, struct response *resp);
 
 /* Query-string parameter or request header (names compared without case, the first one
  * given wins); NULL when absent. collector/http/request.c */
-const char *request_query(const struct request *req, const char *key);
-const char *request_header(const struct request *req, const char *name);
+const char *request__query(const struct request *req, const char *key);
+const char *request__header(const struct request *req, const char *name);
 /* How many times the query-string parameter appears, by its exact name (0 when absent). */
-unsigned int request_query_count(const struct request *req, const char *key);
+unsigned int request__query_count(const struct request *req, const char *key);
 
 /* {"error": error, "detail": detail}; always returns 0 so handlers can `return respond_error()`. */
 int respond_error(struct response *resp, int status, const char *error, const char *fmt, ...)

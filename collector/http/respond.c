@@ -76,7 +76,7 @@ int respond_error(struct response *resp, int status, const char *error, const ch
 			    json_pack("{s:s, s:s}", "error", error, "detail", detail));
 }
 
-bool request_is_json(const struct request *req)
+bool request__is_json(const struct request *req)
 {
 	static const char json_type[] = "application/json";
 	const char *ct = req->content_type;
@@ -87,7 +87,7 @@ bool request_is_json(const struct request *req)
 	return *ct == '\0' || *ct == ';' || *ct == ' ';
 }
 
-json_t *request_json_object(const struct request *req, char *err, size_t err_len)
+json_t *request__json_object(const struct request *req, char *err, size_t err_len)
 {
 	json_error_t jerr;
 	json_t *obj;
@@ -110,17 +110,17 @@ json_t *request_json_object(const struct request *req, char *err, size_t err_len
 	return obj;
 }
 
-json_t *request_json_body(const struct request *req, struct response *resp)
+json_t *request__json_body(const struct request *req, struct response *resp)
 {
 	char why[200];
 	json_t *body;
 
-	if (!request_is_json(req)) {
+	if (!request__is_json(req)) {
 		respond_error(resp, 415, "unsupported_media_type",
 			      "send Content-Type: application/json");
 		return NULL;
 	}
-	body = request_json_object(req, why, sizeof(why));
+	body = request__json_object(req, why, sizeof(why));
 	if (!body)
 		respond_error(resp, 400, "bad_json", "%s", why);
 	return body;

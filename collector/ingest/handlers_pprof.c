@@ -79,9 +79,9 @@ bool ingest_pprof_content_type_ok(const char *ct)
 /* X-RootTrace-<Name> header, else the query parameter of the same meaning. */
 static const char *report_field(const struct request *req, const char *header, const char *query)
 {
-	const char *v = request_header(req, header);
+	const char *v = request__header(req, header);
 
-	return v ? v : request_query(req, query);
+	return v ? v : request__query(req, query);
 }
 
 static int parse_double(const char *s, double *ret)
@@ -123,7 +123,7 @@ static int parse_unwind_figures(const struct request *req, struct agent_report *
 {
 	for (int f = 0; f < UNWIND_FIGURE__COUNT; f++) {
 		const char *name = unwind_figure_names[f];
-		const char *value = request_query(req, name);
+		const char *value = request__query(req, name);
 		bool is_count = unwind_figure_kinds[f] == UNWIND_FIGURE_COUNT;
 		int64_t count = 0;
 		int err;
@@ -209,15 +209,15 @@ const struct type_fit *ingest_type_fit(const char *profile_type)
 /* 0, or a status (400, 403) with the reason in why. */
 static int parse_upload(const struct request *req, struct upload *u, char *why, size_t why_len)
 {
-	const char *type = request_query(req, "profile_type");
+	const char *type = request__query(req, "profile_type");
 
 	memset(u, 0, sizeof(*u));
-	if (auth_environment(req, request_query(req, "environment"), &u->environment)) {
+	if (auth_environment(req, request__query(req, "environment"), &u->environment)) {
 		snprintf(why, why_len, "this token belongs to environment '%s'",
 			 req->token->environment);
 		return 403;
 	}
-	u->service = request_query(req, "service");
+	u->service = request__query(req, "service");
 	if (validate_name("service", u->service, why, why_len))
 		return 400;
 	u->fit = ingest_type_fit(type);
@@ -227,7 +227,7 @@ static int parse_upload(const struct request *req, struct upload *u, char *why, 
 			 type ? "'" : "", type ? type : "is missing", type ? "' is unknown" : "");
 		return 400;
 	}
-	u->deployment = request_query(req, "deployment");
+	u->deployment = request__query(req, "deployment");
 	if (u->deployment && *u->deployment &&
 	    validate_name("deployment", u->deployment, why, why_len))
 		return 400;

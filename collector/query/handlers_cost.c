@@ -46,7 +46,7 @@ int handle_cost(const struct request *req, struct response *resp)
 		err = -EOPNOTSUPP;
 	}
 	if (err == -EOPNOTSUPP) {
-		doc = read_response_head(&p, p.window, query_window_total(&w));
+		doc = read_response_head(&p, p.window, merged_window__total(&w));
 		if (doc) {
 			json_object_set_new(doc, "cost", json_null());
 			json_object_set_new(doc, "reason", json_string(reason));
@@ -58,7 +58,7 @@ int handle_cost(const struct request *req, struct response *resp)
 		merged_window__release(&w);
 		return respond_store_error(resp, err, "costing the window");
 	}
-	doc = read_response_head(&p, p.window, query_window_total(&w));
+	doc = read_response_head(&p, p.window, merged_window__total(&w));
 	funcs = json_array();
 	for (size_t i = 0; funcs && i < c.n && i < (size_t)limit; i++)
 		json_array_append_new(funcs, cost_line_json(&c.lines[i]));

@@ -62,7 +62,7 @@ static int span_diff_windows(const struct request *req, struct response *resp,
 	snprintf(before->span_name, sizeof(before->span_name), "%s", spans[0].span_name);
 	before->rollups = !*spans[0].span_name;
 	if (before->rollups) /* whole buckets, as every rollup read */
-		before->window = query_window_align(before->window);
+		before->window = query_window__align(before->window);
 	free(spans);
 	return 0;
 }
@@ -100,11 +100,12 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 			struct diff_side *before, struct diff_side *after, struct diff_side *mixed,
 			bool *ret_has_mixed, const char **ret_mode)
 {
-	const char *base = request_query(req, "base_deployment");
-	const char *base_node = request_query(req, "base_node");
-	const char *anchor = request_query(req, "anchor");
-	bool explicit_ = request_query(req, "before_start") || request_query(req, "after_start") ||
-			 request_query(req, "before_end") || request_query(req, "after_end");
+	const char *base = request__query(req, "base_deployment");
+	const char *base_node = request__query(req, "base_node");
+	const char *anchor = request__query(req, "anchor");
+	bool explicit_ = request__query(req, "before_start") ||
+			 request__query(req, "after_start") || request__query(req, "before_end") ||
+			 request__query(req, "after_end");
 	char err[QUERY_ERR_MAX];
 	int64_t now = read_now_s();
 
@@ -151,7 +152,7 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 	}
 	before->deployment = after->deployment = p->has_deployment ? p->deployment : NULL;
 	if (anchor) {
-		const char *len_s = request_query(req, "window");
+		const char *len_s = request__query(req, "window");
 		struct query_window t;
 		int64_t at, len = 900;
 
@@ -168,8 +169,8 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 		}
 		/* The bucket straddling the anchor holds data of both sides: it belongs to
 		 * neither and is answered as its own third column (`mixed`). */
-		t = query_window_align((struct query_window){at, at});
-		len = query_window_align((struct query_window){0, len}).end;
+		t = query_window__align((struct query_window){at, at});
+		len = query_window__align((struct query_window){0, len}).end;
 		after->window =
 		    (struct query_window){at == t.start ? at : t.start + BUCKET_SECONDS, 0};
 		after->window.end = after->window.start + len;

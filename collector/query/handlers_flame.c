@@ -55,7 +55,7 @@ int handle_flamegraph(const struct request *req, struct response *resp)
 		return respond_store_error(resp, err, "building the call tree");
 	}
 	full_nodes = t->n_nodes;
-	err = calltree_fold(t, (size_t)max_nodes);
+	err = calltree__fold(t, (size_t)max_nodes);
 	if (err) {
 		calltree__free(t);
 		merged_window__release(&w);

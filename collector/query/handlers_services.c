@@ -363,7 +363,7 @@ int handle_services(const struct request *req, struct response *resp)
 
 int handle_deployments_list(const struct request *req, struct response *resp)
 {
-	const char *service = request_query(req, "service");
+	const char *service = request__query(req, "service");
 	struct cp_store *cp = req->collector->cp;
 	struct deployment_record *d = NULL;
 	struct query_window w;

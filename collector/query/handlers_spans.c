@@ -99,7 +99,7 @@ static int window_total(const struct request *req, const struct query_params *p,
 
 	if (err)
 		return err;
-	*ret = query_window_total(&w);
+	*ret = merged_window__total(&w);
 	merged_window__release(&w);
 	return 0;
 }

@@ -15,9 +15,9 @@
 
 const char *read_param(const void *ctx, const char *key)
 {
-	if (request_query_count(ctx, key) > 1)
+	if (request__query_count(ctx, key) > 1)
 		return query_param_repeated;
-	return request_query(ctx, key);
+	return request__query(ctx, key);
 }
 
 int64_t read_now_s(void)
@@ -122,11 +122,11 @@ int read_load_window(const struct request *req, const struct query_params *p, st
 
 	if (p->trace_id[0] || p->span_id[0])
 		return load_span_window(req, p, w, node, ret, NULL);
-	query_params_window_query(p, read_environment(req), w, deployment, node, &q);
+	query_params__window_query(p, read_environment(req), w, deployment, node, &q);
 	err = store->ops->merge_window(store, &q, ret);
 	if (err)
 		return err;
-	query_window_normalise(ret, p->type);
+	merged_window__normalise(ret, p->type);
 	return 0;
 }
 
