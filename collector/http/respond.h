@@ -13,9 +13,9 @@
 #define RESPONDED 1
 
 /* Serialises and takes the reference of `json`; 0 (500 written on failure). */
-int respond_json(struct response *resp, int status, json_t *json);
-/* The same with the caller's jansson dump flags (respond_json(): compact, ASCII only). */
-int respond_json_flags(struct response *resp, int status, json_t *json, size_t flags);
+int response__json(struct response *resp, int status, json_t *json);
+/* The same with the caller's jansson dump flags (response__json(): compact, ASCII only). */
+int response__json_flags(struct response *resp, int status, json_t *json, size_t flags);
 
 /* True when the request's Content-Type is application/json (parameters ignored). */
 bool request__is_json(const struct request *req);

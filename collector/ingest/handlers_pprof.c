@@ -50,7 +50,7 @@ static int reject(const struct request *req, struct response *resp, enum reject_
 		  int status, const char *error, const char *detail)
 {
 	metrics__reject(req->collector->metrics, reason);
-	return respond_error(resp, status, error, "%s", detail);
+	return response__error(resp, status, error, "%s", detail);
 }
 
 int ingest_reject(const struct request *req, struct response *resp, enum reject_reason reason,
@@ -619,11 +619,11 @@ static int store(const struct request *req, struct response *resp, const struct 
 		metrics__upload_accepted(c->metrics, req->body_len, batches[0].n_stacks,
 					 seconds_since(start));
 	}
-	return respond_json(resp, 200,
-			    ack_json(u, &batches[0], p->n_samples, r, duplicate,
-				     duplicate
-					 ? json_null()
-					 : link_batch_store_json(req, r->links, u->environment)));
+	return response__json(resp, 200,
+			      ack_json(u, &batches[0], p->n_samples, r, duplicate,
+				       duplicate
+					   ? json_null()
+					   : link_batch_store_json(req, r->links, u->environment)));
 }
 
 /* The fit u names, or the first candidate the pprof has, with the sample type chosen for it
@@ -721,7 +721,7 @@ static int reduce_profile(const struct request *req, struct response *resp, cons
 		err = r->agg && r->links ? reduce(s, upload_time(u, p), &lim, r, why, sizeof(why))
 					 : -ENOMEM;
 	if (err == -ENOMEM)
-		respond_error(resp, 500, "internal", "out of memory");
+		response__error(resp, 500, "internal", "out of memory");
 	else if (err == -E2BIG)
 		reject(req, resp, REJECT_TOO_MANY_STACKS, 413, "too_many_stacks", why);
 	else if (err == -ENOSPC)

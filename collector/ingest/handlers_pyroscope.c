@@ -260,7 +260,7 @@ static int ingest_folded(const struct request *req, struct response *resp, const
 		return ingest_reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", "empty body");
 	err = folded_to_pprof(req, u, p, &pb, &pb_len, why, sizeof(why));
 	if (err == -ENOMEM)
-		return respond_error(resp, 500, "internal", "out of memory");
+		return response__error(resp, 500, "internal", "out of memory");
 	if (err)
 		return ingest_reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
 	ingest_pprof(req, resp, u, pb, pb_len, start);
@@ -282,7 +282,7 @@ static void reject_request(const struct request *req, struct response *resp, int
 			      why);
 		break;
 	case 500:
-		respond_error(resp, status, "internal", "%s", why);
+		response__error(resp, status, "internal", "%s", why);
 		break;
 	default:
 		ingest_reject(req, resp, REJECT_BAD_REQUEST, status, "bad_request", why);
@@ -303,7 +303,7 @@ int handle_pyroscope_ingest(const struct request *req, struct response *resp)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	name = malloc(sizeof(*name));
 	if (!name)
-		return respond_error(resp, 500, "internal", "out of memory");
+		return response__error(resp, 500, "internal", "out of memory");
 	status = parse_params(req, &params, why, sizeof(why));
 	if (!status && pyroscope_name_parse(name_text, name, why, sizeof(why)))
 		status = 400;

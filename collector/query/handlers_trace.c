@@ -151,19 +151,19 @@ static int parse_trace_query(const struct request *req, struct response *resp,
 	char why[QUERY_ERR_MAX];
 
 	if (!path_trace_id(req->path, trace_id))
-		return respond_error(resp, 400, "bad_request",
-				     "trace id must be 1 to 32 hex digits, not all zeros"),
+		return response__error(resp, 400, "bad_request",
+				       "trace id must be 1 to 32 hex digits, not all zeros"),
 		       RESPONDED;
 	if (type && !profile_type_lookup(type))
-		return respond_error(resp, 400, "bad_request",
-				     "unknown profile_type \"%.40s\" (cpu, wall, offcpu, heap, "
-				     "alloc or lock)",
-				     type),
+		return response__error(resp, 400, "bad_request",
+				       "unknown profile_type \"%.40s\" (cpu, wall, offcpu, heap, "
+				       "alloc or lock)",
+				       type),
 		       RESPONDED;
 	memset(q, 0, sizeof(*q));
 	if (query_param_bool(request_param, req, "include_children", &q->include_children, why,
 			     sizeof(why)))
-		return respond_error(resp, 400, "bad_request", "%s", why), RESPONDED;
+		return response__error(resp, 400, "bad_request", "%s", why), RESPONDED;
 	q->environment = req->token->environment;
 	q->service = request__query(req, "service");
 	q->profile_type = type;
@@ -197,8 +197,8 @@ int handle_trace_profile(const struct request *req, struct response *resp)
 		return 0;
 	err = ls->ops->spans(ls, &q, &spans, &n);
 	if (err) {
-		return respond_error(resp, 500, "store_error", "reading the trace's links: %s",
-				     store_strerror(err));
+		return response__error(resp, 500, "store_error", "reading the trace's links: %s",
+				       store_strerror(err));
 	}
 	seed_family_rows(&q, spans, n, &family_rows);
 	arr = json_array();
@@ -210,5 +210,5 @@ int handle_trace_profile(const struct request *req, struct response *resp)
 			"link_retention_hours", req->collector->opts.link_retention_hours, "spans",
 			arr ? arr : json_null(), "reason",
 			n ? json_null() : reason_json(req, q.service));
-	return respond_json(resp, 200, doc);
+	return response__json(resp, 200, doc);
 }
