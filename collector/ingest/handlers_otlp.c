@@ -250,13 +250,13 @@ static int check_limits(struct otlp_upload *u, const struct otlp_item *it, size_
 
 	stack_agg__stacks(it->agg, &n_stacks);
 	n_stacks += u->stacks_before;
-	err =
-	    ingest_check_stacks(&u->lim, n_stacks, u->frames_before + stack_agg__n_frames(it->agg),
-				u->samples_before + j, u->n_samples, u->why, sizeof(u->why));
+	err = upload_limits__check_stacks(
+	    &u->lim, n_stacks, u->frames_before + stack_agg__n_frames(it->agg),
+	    u->samples_before + j, u->n_samples, u->why, sizeof(u->why));
 	if (!err && (j & 255) == 0) /* every item is walked: not at every sample */
-		err = ingest_check_memory(&u->lim, &u->share, held_bytes(u, n_stacks),
-					  u->samples_before + j + 1, u->n_samples, u->why,
-					  sizeof(u->why));
+		err = upload_limits__check_memory(&u->lim, &u->share, held_bytes(u, n_stacks),
+						  u->samples_before + j + 1, u->n_samples, u->why,
+						  sizeof(u->why));
 	return err;
 }
 
@@ -391,7 +391,7 @@ static int decode_within(struct decode_share *share, const uint8_t *buf, size_t 
 	cap = err ? 0 : decode_share__grab(share, want);
 	err = cap ? otlp_decode_capped(buf, len, cap, ret, why, why_len) : -E2BIG;
 	if (err == -E2BIG && cap < want) {
-		ingest_decode_busy_why(share, 0, why, why_len);
+		decode_share__busy_why(share, 0, why, why_len);
 		return -EBUSY;
 	}
 	return err;
@@ -473,7 +473,7 @@ static int within_sample_limit(struct otlp_upload *u, struct response *resp)
 	for (size_t i = 0; i < u->n_items; i++)
 		if (!u->items[i].rejected)
 			u->n_samples += otlp_request__profile(u->otlp, i)->n_samples;
-	if (!ingest_check_samples(&u->lim, u->n_samples, u->why, sizeof(u->why)))
+	if (!upload_limits__check_samples(&u->lim, u->n_samples, u->why, sizeof(u->why)))
 		return 0;
 	ingest_reject(u->req, resp, REJECT_TOO_MANY_SAMPLES, 413, "too_many_samples", u->why);
 	return RESPONDED;
@@ -546,8 +546,8 @@ int handle_otlp_profiles(const struct request *req, struct response *resp)
 		if (!u.items[i].rejected)
 			err = reduce_profile(&u, i);
 	if (!err) /* the last samples' growth too */
-		err = ingest_check_memory(&u.lim, &u.share, held_bytes(&u, u.stacks_before),
-					  u.n_samples, u.n_samples, u.why, sizeof(u.why));
+		err = upload_limits__check_memory(&u.lim, &u.share, held_bytes(&u, u.stacks_before),
+						  u.n_samples, u.n_samples, u.why, sizeof(u.why));
 	if (err == -E2BIG)
 		ingest_reject(req, resp, REJECT_TOO_MANY_STACKS, 413, "too_many_stacks", u.why);
 	else if (err == -ENOSPC)

@@ -279,7 +279,7 @@ static int64_t bucket_of(const struct upload *u, const struct pprof_decoded *p)
 /* How far ahead of its counted memory an upload reserves in --max-decode-memory. */
 #define DECODE_RESERVE_STEP (64u << 10)
 
-void ingest_decode_busy_why(const struct decode_share *share, size_t needed, char *why,
+void decode_share__busy_why(const struct decode_share *share, size_t needed, char *why,
 			    size_t why_len)
 {
 	char more[48] = "";
@@ -335,7 +335,7 @@ static int body_bytes(const struct request *req, struct decode_share *share, con
 		return 413;
 	}
 	if (err == -EBUSY) {
-		ingest_decode_busy_why(share, asked.refused, why, why_len);
+		decode_share__busy_why(share, asked.refused, why, why_len);
 		return -EBUSY;
 	}
 	if (err) {
@@ -363,7 +363,7 @@ struct reduced {
 	struct link_batch *links;  /* the samples that name a span */
 	size_t inflated_len;	   /* the decompressed copy of the body, 0 when none */
 	struct decode_share share; /* its part of --max-decode-memory */
-	size_t counted;		   /* what ingest_check_memory() last counted */
+	size_t counted;		   /* what upload_limits__check_memory() last counted */
 	struct mem_meter scratch;  /* the stream's unpacking arena, counted on top of it */
 };
 
@@ -385,8 +385,8 @@ struct upload_limits ingest_limits(const struct collector_options *o)
 	};
 }
 
-int ingest_check_memory(const struct upload_limits *lim, struct decode_share *share, size_t bytes,
-			size_t i, size_t n, char *why, size_t why_len)
+int upload_limits__check_memory(const struct upload_limits *lim, struct decode_share *share,
+				size_t bytes, size_t i, size_t n, char *why, size_t why_len)
 {
 	if (bytes > lim->memory) {
 		snprintf(
@@ -403,7 +403,7 @@ int ingest_check_memory(const struct upload_limits *lim, struct decode_share *sh
 					  DECODE_RESERVE_STEP) == 0 ||
 	    decode_share__grow(share, bytes) == 0)
 		return 0;
-	ingest_decode_busy_why(share, bytes, why, why_len);
+	decode_share__busy_why(share, bytes, why, why_len);
 	return -EBUSY;
 }
 
@@ -413,7 +413,8 @@ int ingest_answer_decode_busy(const struct request *req, struct response *resp, 
 	return reject(req, resp, REJECT_DECODE_MEMORY_FULL, 503, "overloaded", why);
 }
 
-int ingest_check_samples(const struct upload_limits *lim, size_t n, char *why, size_t why_len)
+int upload_limits__check_samples(const struct upload_limits *lim, size_t n, char *why,
+				 size_t why_len)
 {
 	if (n <= lim->samples)
 		return 0;
@@ -422,8 +423,8 @@ int ingest_check_samples(const struct upload_limits *lim, size_t n, char *why, s
 	return -E2BIG;
 }
 
-int ingest_check_stacks(const struct upload_limits *lim, size_t n_stacks, size_t n_frames, size_t i,
-			size_t n, char *why, size_t why_len)
+int upload_limits__check_stacks(const struct upload_limits *lim, size_t n_stacks, size_t n_frames,
+				size_t i, size_t n, char *why, size_t why_len)
 {
 	if (n_stacks > lim->stacks) {
 		snprintf(why, why_len,
@@ -449,7 +450,8 @@ static int check_agg(struct stack_agg *agg, const struct upload_limits *lim, siz
 	size_t n_stacks;
 
 	stack_agg__stacks(agg, &n_stacks);
-	return ingest_check_stacks(lim, n_stacks, stack_agg__n_frames(agg), i, n, why, why_len);
+	return upload_limits__check_stacks(lim, n_stacks, stack_agg__n_frames(agg), i, n, why,
+					   why_len);
 }
 
 /* One sample's value of the chosen type, in the stored unit, into agg; its value in *ret_v
@@ -516,7 +518,8 @@ static int reduce(struct pprof_stream *stream, int64_t time_s, const struct uplo
 	int more = 0, err;
 
 	r->counted = held_bytes(stream, r);
-	err = ingest_check_memory(lim, &r->share, r->counted, 0, header->n_samples, why, why_len);
+	err = upload_limits__check_memory(lim, &r->share, r->counted, 0, header->n_samples, why,
+					  why_len);
 	for (size_t i = 0; !err && (more = pprof_stream__next(stream, &s, why, why_len)) > 0; i++) {
 		if (has_negative_value(&s, r)) {
 			snprintf(why, why_len, "sample %zu has a negative value", i);
@@ -530,11 +533,11 @@ static int reduce(struct pprof_stream *stream, int64_t time_s, const struct uplo
 		if (err)
 			break;
 		r->counted = held_bytes(stream, r);
-		err = ingest_check_memory(lim, &r->share, r->counted, i + 1, header->n_samples, why,
-					  why_len);
+		err = upload_limits__check_memory(lim, &r->share, r->counted, i + 1,
+						  header->n_samples, why, why_len);
 	}
 	if (!err && more == -EBUSY) /* the stream's arena was refused its growth */
-		ingest_decode_busy_why(&r->share, 0, why, why_len);
+		decode_share__busy_why(&r->share, 0, why, why_len);
 	return err ? err : more;
 }
 
@@ -681,7 +684,7 @@ static int open_profile(const struct request *req, struct response *resp, struct
 	r->scratch = (struct mem_meter){reserve_scratch, r};
 	err = pprof_stream__open_metered(pb, pb_len, &r->scratch, ret, why, sizeof(why));
 	if (err == -EBUSY) {
-		ingest_decode_busy_why(&r->share, 0, why, sizeof(why));
+		decode_share__busy_why(&r->share, 0, why, sizeof(why));
 		ingest_answer_decode_busy(req, resp, why);
 		return RESPONDED;
 	}
@@ -690,7 +693,7 @@ static int open_profile(const struct request *req, struct response *resp, struct
 		return RESPONDED;
 	}
 	header = pprof_stream__header(*ret);
-	if (ingest_check_samples(&lim, header->n_samples, why, sizeof(why))) {
+	if (upload_limits__check_samples(&lim, header->n_samples, why, sizeof(why))) {
 		reject(req, resp, REJECT_TOO_MANY_SAMPLES, 413, "too_many_samples", why);
 		return RESPONDED;
 	}
