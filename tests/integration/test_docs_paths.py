@@ -22,7 +22,7 @@ LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"
 # `docs/operations.md, "Fleet mode"`, `docs/api.md, *Sending from Pyroscope SDKs*`,
 # `docs/performance.md ("Web UI")`: a section named after a file, as the repo writes them.
 SECTION_REF = re.compile(
-    r"((?:\.\./)*(?:docs/)?[\w.-]+\.md)[`]?(?:,|:)?\s*\(?\s*(?:\"|\*|\u201c)([^\"*\u201d]{3,120})(?:\"|\*|\u201d)")
+    r"((?:\.\./)*(?:[\w.-]+/)*[\w.-]+\.md)[`]?(?:,|:)?\s*\(?\s*(?:\"|\*|\u201c)([^\"*\u201d]{3,120})(?:\"|\*|\u201d)")
 # Characters that make a token a pattern or a placeholder, not a path.
 PLACEHOLDER = re.compile(r"[<>*{}$\[\]|=]|\.\.\.|\bPID\b|\bN\b|XXX")
 
