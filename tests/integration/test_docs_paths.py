@@ -196,14 +196,17 @@ class MarkdownLinks(unittest.TestCase):
         return None
 
     def test_section_references_resolve(self):
-        """`docs/operations.md, "Fleet mode"`: the quoted text starts a heading of that file."""
+        """`docs/operations.md, "Fleet mode"`: the quoted text starts a heading of that file,
+        wherever it is written (docs, units, manifests, comments in the code)."""
         bad = []
-        for rel in markdown_files() + packaging_files():
+        for rel in markdown_files() + text_files():
             text = read(rel)
-            if not rel.endswith(".md"):  # comments of units and manifests: drop the leaders
-                text = re.sub(r"(?m)^\s*(#|//|\*)\s?", "", text)
+            if not rel.endswith(".md"):  # comments of code, units and manifests: no leaders
+                text = re.sub(r"(?m)^\s*(#|//|/?\*)\s?", "", text)
             text = re.sub(r"\s+", " ", text)
             for m in SECTION_REF.finditer(text):
+                if not rel.endswith(".md") and "docs/" not in m.group(1):
+                    continue  # outside the docs only "docs/X.md" names a document
                 err = self.section(rel, m.group(1), m.group(2))
                 if err:
                     bad.append("%s: %s, \"%s\": %s" % (rel, m.group(1), m.group(2), err))
@@ -234,11 +237,22 @@ class MarkdownLinks(unittest.TestCase):
         self.assertEqual(anchors("# A\n## A\n```\n# not a heading\n```\n"), {"a", "a-1"})
 
 
-def packaging_files():
-    """Text files under packaging/ (units, manifests, env files) that may name a section."""
-    return sorted(p for p in TRACKED if p.startswith("packaging/")
-                  and os.path.isfile(os.path.join(SRC, p))
-                  and not p.endswith((".png", ".gz")))
+def text_files():
+    """Tracked source, build and packaging files that may name a section of a document
+    (this file's own examples, fixtures and corpora left out)."""
+    skip = ("vmlinux/", "tests/fixtures/", "tests/fuzz/corpus/", "docs/")
+    out = []
+    for p in sorted(TRACKED):
+        full = os.path.join(SRC, p)
+        if (p.startswith(skip) or p.endswith((".md", ".png", ".gz", ".pb"))
+                or p == "tests/integration/test_docs_paths.py" or not os.path.isfile(full)):
+            continue
+        try:
+            read(p)
+        except UnicodeDecodeError:
+            continue
+        out.append(p)
+    return out
 
 
 if __name__ == "__main__":
