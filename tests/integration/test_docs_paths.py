@@ -68,12 +68,30 @@ def prose_and_code(text):
     return prose, code
 
 
+def paragraphs(prose):
+    """[(first line number, text)]: consecutive prose lines joined, so that a link whose text
+    wraps onto the next line is seen whole."""
+    out, cur = [], None
+    for n, line in prose:
+        if not line.strip() or line.lstrip().startswith(("|", "#")):
+            if cur:
+                out.append(cur)
+            cur = None
+            if line.strip():
+                out.append((n, line))
+            continue
+        cur = (cur[0], cur[1] + " " + line.strip()) if cur else (n, line.strip())
+    if cur:
+        out.append(cur)
+    return out
+
+
 def path_candidates(text):
     """[(line, token)] of tokens that name a repository path: in code spans, link targets
     and fenced blocks, starting with a top-level entry of the tree."""
     prose, code = prose_and_code(text)
     out = []
-    for n, line in prose:
+    for n, line in paragraphs(prose):
         for m in CODE_SPAN.finditer(line):
             out += [(n, t) for t in m.group(2).split()]
         out += [(n, m.group(1)) for m in LINK.finditer(CODE_SPAN.sub("", line))]
@@ -172,7 +190,7 @@ class MarkdownLinks(unittest.TestCase):
         bad = []
         for rel in markdown_files():
             prose, _ = prose_and_code(read(rel))
-            for n, line in prose:
+            for n, line in paragraphs(prose):
                 for m in LINK.finditer(CODE_SPAN.sub("", line)):
                     err = self.resolve(rel, m.group(1))
                     if err:
@@ -228,6 +246,11 @@ class MarkdownLinks(unittest.TestCase):
         self.assertIsNotNone(self.resolve("docs/api.md", "agent.md#no-such-heading"))
         self.assertIsNotNone(self.resolve("docs/api.md", "no-such-file.md"))
         self.assertIsNotNone(self.section("README.md", "docs/operations.md", "No such section"))
+
+    def test_a_wrapped_link_is_seen_whole(self):
+        prose, _ = prose_and_code("see [the\nsection](#x) and\n| [a](b) |\n")
+        links = [m.group(1) for _, t in paragraphs(prose) for m in LINK.finditer(t)]
+        self.assertEqual(links, ["#x", "b"])
 
     def test_slugs_follow_github(self):
         self.assertEqual(slug("Fleet mode (PostgreSQL + ClickHouse, several collectors)"),
