@@ -3,11 +3,12 @@
 # Sources are found by directory, so adding a module never needs a Makefile edit:
 #   lib/*.c        shared user-space code (pprof, gzip, hash table) -> $(BUILD)/libroottrace.a
 #   agent/*.c      agent modules (main.c holds main())         -> $(BUILD)/roottrace-agent
-#   collector/*.c  collector modules (main.c holds main())     -> $(BUILD)/roottrace-collector
+#   collector/     collector modules (cli/main.c holds main())  -> $(BUILD)/roottrace-collector
 #   bpf/*.bpf.c    BPF programs -> $(BUILD)/bpf/*.bpf.o -> $(BUILD)/bpf/*.skel.h
 #   tests/unit/test-*.c  one test binary each, linked against all three archives
-# agent/ has one subfolder per pipeline stage and collector/ one per storage backend:
-# agent/*/*.c and collector/*/*.c are found the same way.
+# agent/ has one subfolder per pipeline stage and collector/ one per concern (http/ ingest/
+# query/ control/ cli/ store/, the backends under store/): agent/*/*.c, collector/*/*.c and
+# collector/*/*/*.c are found the same way.
 
 BUILD ?= build
 ARCH ?= x86
@@ -59,7 +60,8 @@ endif
 CFLAGS += $(patsubst %/,-I%,$(sort $(dir $(AGENT_HDRS))))
 AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c))
 AGENT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(AGENT_SRCS))
-COLLECTOR_SRCS := $(filter-out collector/main.c,$(wildcard collector/*.c collector/*/*.c))
+COLLECTOR_SRCS := $(filter-out collector/cli/main.c,\
+	$(wildcard collector/*.c collector/*/*.c collector/*/*/*.c))
 COLLECTOR_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(COLLECTOR_SRCS))
 
 UNIT_SRCS := $(wildcard tests/unit/test-*.c)
@@ -107,10 +109,14 @@ $(BUILD)/proto/%.pb-c.o: $(BUILD)/proto/%.pb-c.c
 # --- user space ----------------------------------------------------------------------------
 # The generated headers are order-only: on a fresh tree they are made before anything is
 # compiled, but a change to one rebuilds only the objects whose depfile (-MMD) names it.
+# A collector header is included by its path from collector/ ("store/store.h"): collector/ comes
+# first on the path of the collector's objects and of the tests, benchmarks and fuzzers that
+# include its headers, so a folder of the same name elsewhere never shadows one of its own.
+$(BUILD)/collector/%.o $(BUILD)/tests/%.o $(BUILD)/bench/%.o: INC_FIRST := -Icollector
 $(BUILD)/%.o: %.c | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(INC_FIRST) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libroottrace.a: $(LIB_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -123,7 +129,7 @@ $(AGENT_BIN): $(BUILD)/agent/main.o $(BUILD)/libagent.a $(BUILD)/libroottrace.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(AGENT_LIBS) -o $@
 
-$(COLLECTOR_BIN): $(BUILD)/collector/main.o $(BUILD)/libcollector.a $(BUILD)/libroottrace.a
+$(COLLECTOR_BIN): $(BUILD)/collector/cli/main.o $(BUILD)/libcollector.a $(BUILD)/libroottrace.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(COLLECTOR_LIBS) -o $@
 

@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "clickhouse/store_ch.h"
+#include "store/clickhouse/store_ch.h"
 #include "collector.h"
-#include "cp_cache.h"
-#include "postgresql/store_pg.h"
-#include "sqlite/store_sqlite.h"
+#include "control/cp_cache.h"
+#include "store/postgresql/store_pg.h"
+#include "store/sqlite/store_sqlite.h"
 
 int collector_db_path(const char *data_dir, char *buf, size_t len)
 {

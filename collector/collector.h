@@ -8,10 +8,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "decode_budget.h"
-#include "metrics.h"
-#include "store.h"
-#include "upload_ledger.h"
+#include "ingest/decode_budget.h"
+#include "http/metrics.h"
+#include "store/store.h"
+#include "store/upload_ledger.h"
 
 #define DEFAULT_MAX_BODY (8u << 20)	 /* request body cap: 8 MiB */
 #define DEFAULT_MAX_INFLATED (64u << 20) /* decompressed pprof cap: 64 MiB */

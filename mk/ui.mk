@@ -11,7 +11,7 @@ $(UI_ASSETS_C): $(UI_FILES) scripts/ui-embed.py
 	@echo "  UI      $@"
 	$(Q)python3 scripts/ui-embed.py ui $@
 
-$(UI_ASSETS_O): $(UI_ASSETS_C) collector/ui_assets.h
+$(UI_ASSETS_O): $(UI_ASSETS_C) collector/http/ui_assets.h
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) -Icollector -c $< -o $@
 

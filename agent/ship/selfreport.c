@@ -89,7 +89,7 @@ int selfreport_append_query(const struct selfreport *r, char *buf, size_t len)
 	if (ret)
 		return ret;
 	used = strlen(buf);
-	/* Names as collector/handlers_ingest.c reads them (docs/api.md); window_start,
+	/* Names as collector/ingest/handlers_pprof.c reads them (docs/api.md); window_start,
 	 * sample_rate_hz and dropped_profiles are extra context the collector may ignore (the
 	 * samples of dropped profiles are counted in lost_samples, which it stores). */
 	n = snprintf(buf + used, len - used,

@@ -12,9 +12,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../../collector/collector.h"
-#include "../../collector/handlers.h"
-#include "../../collector/request.h"
+#include "collector.h"
+#include "control/handlers.h"
+#include "ingest/handlers.h"
+#include "http/request.h"
 
 static char data_dir[] = "/dev/shm/rt-fuzz-collector-XXXXXX";
 static struct collector *collector;

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Fuzz target: folded stacks (collector/folded.c), the body of a Pyroscope format=folded
+/* Fuzz target: folded stacks (collector/ingest/folded.c), the body of a Pyroscope format=folded
  * upload. Every stack handed out has 1..FOLDED_MAX_FRAMES frames, none NULL, a value >= 0. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../collector/folded.h"
+#include "ingest/folded.h"
 
 static int check_stack(void *ctx, const char *const *frames, size_t n_frames, int64_t value)
 {

@@ -10,7 +10,7 @@
 #include "gzip.h"
 #include "otlp.h"
 #include "otlp_json.h"
-#include "../../collector/span_context.h"
+#include "ingest/span_context.h"
 
 #define INFLATE_CAP (4u << 20)
 

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Fuzz target: Pyroscope's ingest name `app[.type]{key=value,...}` (collector/pyroscope_name.c),
- * the query parameter every /ingest request carries. A name that parses must give a non-empty
- * app, keys of the documented grammar, each once, and values without unescaped separators'
- * effects (every label found again by its key). */
+/* Fuzz target: Pyroscope's ingest name `app[.type]{key=value,...}`
+ * (collector/ingest/pyroscope_name.c), the query parameter every /ingest request carries. A name
+ * that parses must give a non-empty app, keys of the documented grammar, each once, and values
+ * without unescaped separators' effects (every label found again by its key). */
 #include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../collector/pyroscope_name.h"
+#include "ingest/pyroscope_name.h"
 
 static void check_key(const char *key)
 {

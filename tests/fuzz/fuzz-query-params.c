@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../collector/query_params.h"
+#include "query/params.h"
 
 #define MAX_PARAMS 16
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../collector/store.h"
+#include "store/store.h"
 
 /* lines: NULL-terminated array of "frame;frame;... value". Aborts on allocation failure. */
 static inline struct merged_window fixture_window(const char *const *lines, int64_t uploads)

@@ -6,7 +6,7 @@
 #include "test.h"
 #include "query_fixture.h"
 
-#include "../../collector/calltree.h"
+#include "query/calltree.h"
 
 static const struct calltree_node *child(const struct calltree_node *n, const char *name)
 {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for the ClickHouse stacks dictionary's writer side (collector/clickhouse/
+/* Unit tests for the ClickHouse stacks dictionary's writer side (collector/store/clickhouse/
  * ch_stacks.c): the day partition a stack goes to, and when a writer sends a stack again. The
  * store itself is tested against a real ClickHouse in tests/integration/test_fleet_stacks.py. */
 #include <stdint.h>
 
-#include "../../collector/clickhouse/ch_internal.h"
+#include "store/clickhouse/ch_internal.h"
 #include "test.h"
 
 #define NOON(day) ((int64_t)(day)*DAY + DAY / 2)

@@ -3,10 +3,10 @@
  * stack aggregation (root first, merged, sanitised), the route table's auth decisions. */
 #include <errno.h>
 
-#include "../../collector/config.h"
-#include "../../collector/routes.h"
-#include "../../collector/stack_agg.h"
-#include "../../collector/validate.h"
+#include "control/config.h"
+#include "http/routes.h"
+#include "ingest/stack_agg.h"
+#include "http/validate.h"
 #include "test.h"
 
 TEST(clamps_sample_rate_upload_and_poll_intervals)

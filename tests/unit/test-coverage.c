@@ -3,7 +3,7 @@
  * intervals (at least one bucket) before it, whoever sent the upload. */
 #include <string.h>
 
-#include "../../collector/coverage.h"
+#include "query/coverage.h"
 #include "test.h"
 
 #define B BUCKET_SECONDS

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for collector/decode_budget.c: the collector-wide budget of decoding memory. */
+/* Unit tests for collector/ingest/decode_budget.c: the collector-wide budget of decoding memory. */
 #include <errno.h>
 #include <pthread.h>
 
-#include "../../collector/decode_budget.h"
+#include "ingest/decode_budget.h"
 #include "test.h"
 
 TEST(alone_an_upload_may_pass_the_budget)

@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../collector/group_commit.h"
-#include "../../collector/stack_cache.h"
+#include "store/group_commit.h"
+#include "store/stack_cache.h"
 #include "hashtab.h"
 #include "test.h"
 

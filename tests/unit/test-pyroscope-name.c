@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../collector/folded.h"
-#include "../../collector/pyroscope_name.h"
+#include "ingest/folded.h"
+#include "ingest/pyroscope_name.h"
 #include "test.h"
 
 static struct pyroscope_name name_;

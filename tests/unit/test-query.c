@@ -8,8 +8,8 @@
 #include "test.h"
 #include "query_fixture.h"
 
-#include "../../collector/query.h"
-#include "../../collector/query_params.h"
+#include "query/query.h"
+#include "query/params.h"
 
 #define CLOSE(a, b) (fabs((a) - (b)) < 1e-9)
 

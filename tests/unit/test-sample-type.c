@@ -3,7 +3,7 @@
  * counts as they are, and nothing that only looks similar. */
 #include <errno.h>
 
-#include "../../collector/sample_type.h"
+#include "ingest/sample_type.h"
 #include "test.h"
 
 static const struct pprof_value_type go_cpu[] = {{"samples", "count"}, {"cpu", "nanoseconds"}};

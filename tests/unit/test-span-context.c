@@ -4,7 +4,7 @@
  * normalised to fixed-width lowercase hex. */
 #include <stdint.h>
 
-#include "../../collector/span_context.h"
+#include "ingest/span_context.h"
 #include "test.h"
 
 TEST(go_labels_give_hex_span_trace_and_name)

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for the include_children walk (collector/span_tree.c) over a link store that
+/* Unit tests for the include_children walk (collector/query/span_tree.c) over a link store that
  * answers spans() from a fixed table: parents within a trace (not across traces), local roots,
  * and "children unresolved" when the links name neither. */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "../../collector/span_tree.h"
+#include "query/span_tree.h"
 #include "test.h"
 
 /* One row per span: (trace, span, parent, local root). */

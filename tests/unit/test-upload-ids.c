@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../collector/sqlite/store_sqlite.h"
+#include "store/sqlite/store_sqlite.h"
 #include "test.h"
 
 #define THREADS 8

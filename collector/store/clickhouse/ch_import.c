@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+/* `migrate --from DIR` into the ClickHouse profile store (store_copy.h): each five-minute
+ * bucket becomes one mark row (stack_hash UPLOAD_MARK, value = its upload count, its period and
+ * last arrival), each stack value one rollups row, every stack one dictionary row (in today's
+ * stacks partition, or its bucket's day when that is later: ch_stacks.c); the tiers
+ * and upload counts follow by the materialized views, as for ingest. Rows go in INSERTs of at
+ * most IMPORT_ROWS_PER_INSERT, stacks before the rollups naming them. Into an empty store only. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "crypto.h"
+#include "store/clickhouse/ch_internal.h"
+
+#define IMPORT_ROWS_PER_INSERT 200000
+
+struct ch_import {
+	struct ch_client client;
+	struct sha256_ctx *sha;
+	struct hashtab sent; /* stack hash -> the partition it went to in `stacks` */
+	struct ch_buf rollups, stacks;
+	size_t rows;
+};
+
+void ch_import_free(struct ch_import *imp)
+{
+	if (!imp)
+		return;
+	ch_client_free(&imp->client);
+	sha256_ctx__free(imp->sha);
+	hashtab__free(&imp->sent);
+	ch_buf_free(&imp->rollups);
+	ch_buf_free(&imp->stacks);
+	free(imp);
+}
+
+static int count_rows(struct ch_client *c, const char *table, uint64_t *ret)
+{
+	struct ch_buf sql = {0}, out = {0};
+	int rc;
+
+	ch_printf(&sql, "SELECT count() FROM %s.%s FORMAT RowBinary", c->database, table);
+	rc = ch_run(c, &sql, &out) ?: ch_get_u64(&out, ret);
+	ch_buf_free(&sql);
+	ch_buf_free(&out);
+	return rc;
+}
+
+int ch_import_open(const char *url, const char *password, struct ch_import **ret, char *why,
+		   size_t why_len)
+{
+	struct ch_import *imp = calloc(1, sizeof(*imp));
+	uint64_t rows = 0;
+	int rc;
+
+	*ret = NULL;
+	if (!imp)
+		return -ENOMEM;
+	imp->sha = sha256_ctx__new();
+	rc = imp->sha ? ch_client_init(&imp->client, url, password, why, why_len) : -ENOMEM;
+	if (!rc)
+		rc = ch_schema_check(&imp->client);
+	if (!rc)
+		rc = count_rows(&imp->client, "rollups", &rows);
+	if (!rc && rows) {
+		snprintf(why, why_len, "%s already holds profiles: copy into an empty database",
+			 url);
+		rc = -EEXIST;
+	}
+	if (rc) {
+		ch_import_free(imp);
+		return rc;
+	}
+	*ret = imp;
+	return 0;
+}
+
+static int insert(struct ch_import *imp, const char *table, struct ch_buf *rows)
+{
+	char sql[CH_NAME_MAX + 64];
+	int rc;
+
+	if (rows->oom)
+		return -ENOMEM;
+	if (!rows->len)
+		return 0;
+	snprintf(sql, sizeof(sql), "INSERT INTO %s.%s FORMAT RowBinary", imp->client.database,
+		 table);
+	rc = ch_exec(&imp->client, sql, rows, NULL, NULL, 0);
+	ch_buf_reset(rows);
+	return rc;
+}
+
+int ch_import_flush(struct ch_import *imp)
+{
+	int rc = insert(imp, "stacks", &imp->stacks) ?: insert(imp, "rollups", &imp->rollups);
+
+	imp->rows = 0;
+	return rc;
+}
+
+static int row_added(struct ch_import *imp)
+{
+	return ++imp->rows >= IMPORT_ROWS_PER_INSERT ? ch_import_flush(imp) : 0;
+}
+
+static struct ch_rollup rollup_of(const struct copy_series *s, int64_t bucket)
+{
+	return (struct ch_rollup){.environment = s->environment,
+				  .service = s->service,
+				  .profile_type = s->profile_type,
+				  .deployment = s->deployment,
+				  .node = s->node,
+				  .bucket = bucket};
+}
+
+int ch_import_bucket(void *ctx, const struct copy_bucket *b)
+{
+	struct ch_import *imp = ctx;
+	struct ch_rollup r = rollup_of(&b->series, b->bucket);
+
+	r.stack_hash = UPLOAD_MARK;
+	r.value = b->uploads;
+	r.period = b->period;
+	r.received_at = (uint32_t)b->last_upload;
+	ch_put_rollup(&imp->rollups, &r);
+	return row_added(imp);
+}
+
+int ch_import_value(void *ctx, const struct copy_stack_value *v)
+{
+	struct ch_import *imp = ctx;
+	struct ch_rollup r = rollup_of(&v->series, v->bucket);
+	int rc = ch_stack_key(imp->sha, v->frames, v->frames_len, &r.stack_hash);
+
+	if (!rc) /* stacks are flushed before the rollups naming them: queued is stored */
+		rc = ch_stacks_queue(NULL, &imp->sent, &imp->stacks, r.stack_hash, v->frames,
+				     ch_stack_day(time(NULL), (uint32_t)v->bucket));
+	if (rc)
+		return rc;
+	r.value = v->value;
+	ch_put_rollup(&imp->rollups, &r);
+	return row_added(imp);
+}
+
+int ch_import_totals(struct ch_import *imp, struct copy_total **ret, size_t *ret_n)
+{
+	struct ch_buf sql = {0}, out = {0};
+	struct copy_total *t = NULL, *grown;
+	size_t n = 0;
+	int rc;
+
+	ch_printf(&sql,
+		  "SELECT concat(environment, '/', service, '/', profile_type, '/', deployment,"
+		  " '/', node) AS k, sumIf(value, stack_hash != 0), sumIf(value, stack_hash = 0)"
+		  " FROM %s.rollups GROUP BY k ORDER BY k FORMAT RowBinary",
+		  imp->client.database);
+	rc = ch_run(&imp->client, &sql, &out);
+	while (!rc && out.pos < out.len) {
+		const char *key;
+		size_t len;
+		uint64_t values, uploads;
+
+		rc = ch_get_string(&out, &key, &len) ?: ch_get_u64(&out, &values)
+							?: ch_get_u64(&out, &uploads);
+		if (rc)
+			break;
+		grown = realloc(t, (n + 1) * sizeof(*t));
+		if (!grown) {
+			rc = -ENOMEM;
+			break;
+		}
+		t = grown;
+		snprintf(t[n].key, sizeof(t[n].key), "%.*s", (int)len, key);
+		t[n].values = (int64_t)values;
+		t[n++].uploads = (int64_t)uploads;
+	}
+	ch_buf_free(&sql);
+	ch_buf_free(&out);
+	if (rc) {
+		free(t);
+		return rc;
+	}
+	*ret = t;
+	*ret_n = n;
+	return 0;
+}

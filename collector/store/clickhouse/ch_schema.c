@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The ClickHouse profile store's schema as numbered migrations ({db} is the database). Every
+ * statement was run against ClickHouse 18.16 (Debian 12) and uses only syntax current releases
+ * accept: MergeTree with PARTITION BY / ORDER BY, materialized views TO a table,
+ * AggregateFunction columns, RENAME TABLE, INSERT ... SELECT. Partitions are whole UTC days of
+ * `bucket` (unix seconds), so that retention drops partitions; the stacks dictionary's are days
+ * of its own (v3). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/clickhouse/ch_internal.h"
+
+#define SERIES_COLUMNS                                                                             \
+	"environment String, service String, profile_type String, deployment String, node String"
+#define SERIES_KEY "environment, service, profile_type, deployment, node"
+#define BY_DAY " PARTITION BY intDiv(bucket, 86400)"
+#define TIER_TABLE(name)                                                                           \
+	"CREATE TABLE {db}." name "(" SERIES_COLUMNS ", bucket UInt32, stack_hash UInt64,"         \
+	" value Int64) ENGINE = SummingMergeTree(value)" BY_DAY " ORDER BY (" SERIES_KEY           \
+	", bucket, stack_hash)"
+#define TIER_VIEW(name, unit)                                                                      \
+	"CREATE MATERIALIZED VIEW {db}." name "_mv TO {db}." name " AS SELECT " SERIES_KEY         \
+	", toUInt32(intDiv(bucket, " unit ") * " unit ") AS bucket, stack_hash, value"             \
+	" FROM {db}.rollups WHERE stack_hash != 0"
+
+/* Each migration is a list of statements (one per HTTP request), NULL-terminated. */
+static const char *const v1[] = {
+    /* The stacks dictionary: SHA-256 prefix of the joined frames -> frames joined by '\n'.
+     * Collectors insert a stack the first time they see it; duplicates merge away. (v3
+     * partitions it by day.) */
+    "CREATE TABLE {db}.stacks(stack_hash UInt64, frames String)"
+    " ENGINE = ReplacingMergeTree ORDER BY stack_hash",
+    /* Five-minute rollups; a row with stack_hash 0 counts one upload (value 1) and carries its
+     * period and arrival time, so that one INSERT writes an upload's values and its count. */
+    "CREATE TABLE {db}.rollups(" SERIES_COLUMNS ", bucket UInt32, stack_hash UInt64,"
+    " value Int64, period Int64, received_at UInt32) ENGINE = SummingMergeTree(value)" BY_DAY
+    " ORDER BY (" SERIES_KEY ", bucket, stack_hash)",
+    TIER_TABLE("rollups_hour"),
+    TIER_TABLE("rollups_day"),
+    TIER_VIEW("rollups_hour", "3600"),
+    TIER_VIEW("rollups_day", "86400"),
+    /* Uploads per (series, bucket) with the newest period and arrival, from the mark rows. */
+    "CREATE TABLE {db}.uploads(" SERIES_COLUMNS ", bucket UInt32,"
+    " uploads AggregateFunction(sum, Int64), last_upload AggregateFunction(max, UInt32),"
+    " period AggregateFunction(argMax, Int64, UInt32)) ENGINE = AggregatingMergeTree" BY_DAY
+    " ORDER BY (" SERIES_KEY ", bucket)",
+    "CREATE MATERIALIZED VIEW {db}.uploads_mv TO {db}.uploads AS SELECT " SERIES_KEY
+    ", bucket, sumState(value) AS uploads, maxState(received_at) AS last_upload,"
+    " argMaxState(period, received_at) AS period FROM {db}.rollups WHERE stack_hash = 0"
+    " GROUP BY " SERIES_KEY ", bucket",
+    NULL,
+};
+
+/* v3: the stacks dictionary partitioned by a day of its own, so that retention can drop what
+ * no kept row names (ch_stacks.c states the invariant). Every stored stack is copied, once,
+ * into the partition of the latest day any row can name it from: today, or the latest
+ * partition of rollups or span_links when an upload was dated later. The old table is renamed
+ * first, so that a collector of the previous version still running fails its inserts (and its
+ * agents retry) instead of writing where the copy has already read. A collector checks the
+ * version only when it starts: stop the previous version's before migrating. */
+static const char *const v3[] = {
+    "RENAME TABLE {db}.stacks TO {db}.stacks_v1",
+    "CREATE TABLE {db}.stacks(stack_hash UInt64, frames String, day UInt32)"
+    " ENGINE = ReplacingMergeTree PARTITION BY day ORDER BY stack_hash",
+    "INSERT INTO {db}.stacks SELECT stack_hash, any(frames),"
+    " greatest(toUInt32(intDiv(toUInt32(now()), 86400)), (SELECT toUInt32(max(toUInt32(partition)))"
+    " FROM system.parts WHERE database = '{db}' AND table IN ('rollups', 'span_links')"
+    " AND active)) FROM {db}.stacks_v1 GROUP BY stack_hash",
+    "DROP TABLE {db}.stacks_v1",
+    NULL,
+};
+
+static const char *const *const migrations[] = {v1, ch_links_migration, v3};
+#define LATEST_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
+
+/* sql with every {db} replaced by the database name. */
+static void expand(struct ch_buf *out, const char *sql, const char *db)
+{
+	const char *mark;
+
+	ch_buf_reset(out);
+	while ((mark = strstr(sql, "{db}"))) {
+		ch_put_bytes(out, sql, (size_t)(mark - sql));
+		ch_put_bytes(out, db, strlen(db));
+		sql = mark + 4;
+	}
+	ch_put_bytes(out, sql, strlen(sql));
+}
+
+static int run(struct ch_client *c, const char *sql, struct ch_buf *out, char *why, size_t len)
+{
+	struct ch_buf text = {0};
+	int rc;
+
+	expand(&text, sql, c->database);
+	rc = text.oom ? -ENOMEM : ch_exec(c, text.data, NULL, out, why, len);
+	ch_buf_free(&text);
+	return rc;
+}
+
+static int schema_version(struct ch_client *c, int *ret, char *why, size_t len)
+{
+	struct ch_buf out = {0};
+	int rc = run(c,
+		     "SELECT toUInt32(count()) FROM system.tables WHERE database = '{db}'"
+		     " AND name = 'schema_migrations' FORMAT RowBinary",
+		     &out, why, len);
+	uint32_t exists = 0, version = 0;
+
+	if (!rc)
+		rc = ch_get_u32(&out, &exists);
+	ch_buf_reset(&out);
+	if (!rc && exists)
+		rc = run(
+		    c, "SELECT toUInt32(max(version)) FROM {db}.schema_migrations FORMAT RowBinary",
+		    &out, why, len);
+	if (!rc && exists)
+		rc = ch_get_u32(&out, &version);
+	ch_buf_free(&out);
+	*ret = (int)version;
+	return rc;
+}
+
+int ch_schema_check(struct ch_client *c)
+{
+	int version = 0, rc = schema_version(c, &version, NULL, 0);
+
+	if (rc)
+		return rc;
+	return version == LATEST_VERSION ? 0 : version < LATEST_VERSION ? -ENOTSUP : -EPROTO;
+}
+
+static int apply(struct ch_client *c, int version, char *why, size_t len)
+{
+	char record[160];
+	int rc = 0;
+
+	for (const char *const *sql = migrations[version - 1]; !rc && *sql; sql++)
+		rc = run(c, *sql, NULL, why, len);
+	snprintf(record, sizeof(record),
+		 "INSERT INTO {db}.schema_migrations(version, applied_at) VALUES(%d, %lld)",
+		 version, (long long)time(NULL));
+	return rc ? rc : run(c, record, NULL, why, len);
+}
+
+/* Not locked: run migrate from one place. A statement that fails stops it, and the versions
+ * before it stay applied. */
+int ch_schema_migrate(struct ch_client *c, int *ret_from, int *ret_to, char *why, size_t len)
+{
+	char create_db[CH_NAME_MAX + 48];
+	int rc, version = 0;
+
+	/* The database may not exist yet: this one statement runs without it. */
+	snprintf(create_db, sizeof(create_db), "CREATE DATABASE IF NOT EXISTS %s", c->database);
+	rc = run(c, create_db, NULL, why, len);
+	if (!rc)
+		rc = run(c,
+			 "CREATE TABLE IF NOT EXISTS {db}.schema_migrations(version UInt32,"
+			 " applied_at UInt32) ENGINE = TinyLog",
+			 NULL, why, len);
+	if (!rc)
+		rc = schema_version(c, &version, why, len);
+	*ret_from = *ret_to = version;
+	for (int v = version + 1; !rc && v <= LATEST_VERSION; v++) {
+		rc = apply(c, v, why, len);
+		if (!rc)
+			*ret_to = v;
+	}
+	return rc;
+}

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The ClickHouse profile store: open and close, retention by dropping whole-day partitions,
+ * size on disk. The write and read paths are profiles_ch_write.c and profiles_ch_read.c. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/group_commit.h"
+#include "crypto.h"
+#include "store/clickhouse/ch_internal.h"
+
+/* The tables partitioned by day (intDiv(bucket, 86400)); stacks is partitioned by the day of
+ * its own (ch_stacks.c) and pruned after them. */
+static const char *const day_tables[] = {"rollups", "rollups_hour", "rollups_day", "uploads"};
+
+static void ch_close(struct profile_store *s)
+{
+	struct ch_profiles *p = to_ch(s);
+
+	if (!p)
+		return;
+	group_commit__free(p->gc);
+	hashtab__free(&p->known_stacks);
+	sha256_ctx__free(p->sha);
+	ch_buf_free(&p->frames);
+	ch_client_free(&p->client);
+	pthread_mutex_destroy(&p->stacks_lock);
+	free(p);
+}
+
+/* The partitions (days) of one table whose every bucket ends at or before cutoff. */
+int ch_drop_days(struct ch_client *c, const char *table, int64_t cutoff, int64_t *rows_dropped)
+{
+	struct ch_buf sql = {0}, out = {0};
+	uint32_t day, rows;
+	int rc;
+
+	ch_printf(&sql,
+		  "SELECT toUInt32(partition), toUInt32(sum(rows)) FROM system.parts"
+		  " WHERE database = '%s' AND table = '%s' AND active"
+		  " AND toUInt32(partition) < %lld GROUP BY partition FORMAT RowBinary",
+		  c->database, table, (long long)(cutoff / DAY));
+	rc = ch_run(c, &sql, &out);
+	while (!rc && out.pos < out.len) {
+		rc = ch_get_u32(&out, &day) ?: ch_get_u32(&out, &rows);
+		if (rc)
+			break;
+		ch_buf_reset(&sql);
+		ch_printf(&sql, "ALTER TABLE %s.%s DROP PARTITION %u", c->database, table, day);
+		rc = ch_run(c, &sql, NULL);
+		if (!rc && rows_dropped)
+			*rows_dropped += rows;
+	}
+	ch_buf_free(&sql);
+	ch_buf_free(&out);
+	return rc;
+}
+
+/* Retention drops whole UTC days: data of the day the cutoff falls in stays until the day has
+ * passed entirely (up to one day longer than SQLite, which deletes five-minute buckets). */
+static int ch_retention(struct profile_store *s, int64_t cutoff, int64_t *ret_deleted)
+{
+	struct ch_profiles *p = to_ch(s);
+	int64_t dropped = 0, oldest_id = time(NULL) - UPLOAD_ID_TTL_S;
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < sizeof(day_tables) / sizeof(day_tables[0]); i++)
+		rc = ch_drop_days(&p->client, day_tables[i], cutoff, i ? NULL : &dropped);
+	if (!rc)
+		rc = ch_stacks_prune(&p->client, time(NULL), NULL);
+	if (!rc)
+		rc = p->ledger->ops->expire(p->ledger, cutoff > oldest_id ? cutoff : oldest_id);
+	if (ret_deleted)
+		*ret_deleted = dropped;
+	return rc;
+}
+
+static int ch_size_bytes(struct profile_store *s, int64_t *ret_bytes)
+{
+	struct ch_profiles *p = to_ch(s);
+	struct ch_buf sql = {0}, out = {0};
+	uint64_t bytes = 0;
+	int rc;
+
+	ch_printf(&sql,
+		  "SELECT toUInt64(sum(bytes_on_disk)) FROM system.parts WHERE database = '%s'"
+		  " AND active FORMAT RowBinary",
+		  p->client.database);
+	rc = ch_run(&p->client, &sql, &out);
+	if (!rc)
+		rc = ch_get_u64(&out, &bytes);
+	*ret_bytes = (int64_t)bytes;
+	ch_buf_free(&sql);
+	ch_buf_free(&out);
+	return rc;
+}
+
+static void ch_ingest_stats(struct profile_store *s, struct gc_stats *ret, const char **ret_backend)
+{
+	group_commit__stats(to_ch(s)->gc, ret);
+	*ret_backend = "clickhouse";
+}
+
+static const struct profile_store_ops ch_ops = {
+    .close = ch_close,
+    .ingest = ch_profiles_ingest,
+    .merge_window = ch_profiles_merge_window,
+    .services = ch_profiles_services,
+    .service_buckets = ch_profiles_service_buckets,
+    .service_nodes = ch_profiles_service_nodes,
+    .retention = ch_retention,
+    .size_bytes = ch_size_bytes,
+    .ingest_stats = ch_ingest_stats,
+};
+
+static struct ch_profiles *ch_new(const struct store_ch_options *opts)
+{
+	struct ch_profiles *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->base.ops = &ch_ops;
+	p->ledger = opts->ledger;
+	pthread_mutex_init(&p->stacks_lock, NULL);
+	p->sha = sha256_ctx__new();
+	p->gc = group_commit__new_pipelined(
+	    opts->ingest_queue_entries ? opts->ingest_queue_entries : STORE_CH_INGEST_QUEUE_ENTRIES,
+	    opts->ingest_queue_bytes ? opts->ingest_queue_bytes : STORE_CH_INGEST_QUEUE_BYTES,
+	    opts->ingest_in_flight ? opts->ingest_in_flight : STORE_CH_INGEST_IN_FLIGHT,
+	    ch_profiles_commit_group, p);
+	if (p->gc)
+		group_commit__set_linger(p->gc, opts->ingest_linger_us ? opts->ingest_linger_us
+								       : STORE_CH_INGEST_LINGER_US);
+	if (!p->sha || !p->gc) {
+		ch_close(&p->base);
+		return NULL;
+	}
+	return p;
+}
+
+int profile_store_ch_open(const char *url, const struct store_ch_options *opts,
+			  struct profile_store **ret, char *why, size_t why_len)
+{
+	struct ch_profiles *p;
+	int err;
+
+	*ret = NULL;
+	if (!opts->ledger) {
+		snprintf(why, why_len,
+			 "the ClickHouse profile store needs a PostgreSQL control store");
+		return -EINVAL;
+	}
+	p = ch_new(opts);
+	if (!p)
+		return -ENOMEM;
+	err = ch_client_init(&p->client, url, opts->password, why, why_len);
+	if (!err)
+		err = ch_schema_check(&p->client);
+	if (err) {
+		ch_close(&p->base);
+		return err;
+	}
+	*ret = &p->base;
+	return 0;
+}
+
+int store_ch_migrate(const char *url, const char *password, int *ret_from, int *ret_to, char *why,
+		     size_t why_len)
+{
+	struct ch_client c;
+	int err = ch_client_init(&c, url, password, why, why_len);
+
+	if (err)
+		return err;
+	err = ch_schema_migrate(&c, ret_from, ret_to, why, why_len);
+	ch_client_free(&c);
+	return err;
+}

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The ClickHouse profile store's read path: a window is summed per stack over its five-minute
+ * edges, whole hours and whole days (the hour and day tiers are filled by materialized views
+ * on every insert, so every closed period is complete) and joined with the stacks dictionary
+ * in one query; the upload count and period come from the uploads table. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/clickhouse/ch_internal.h"
+
+static inline int64_t floor_to(int64_t t, int64_t unit)
+{
+	return t - ((t % unit) + unit) % unit;
+}
+
+static inline int64_t ceil_to(int64_t t, int64_t unit)
+{
+	return -floor_to(-t, unit);
+}
+
+/* " AND environment = '...' AND ...": the series a window query matches. */
+static void put_series_filter(struct ch_buf *b, const struct window_query *q)
+{
+	ch_printf(b, " environment = ");
+	ch_put_literal(b, q->environment);
+	ch_printf(b, " AND service = ");
+	ch_put_literal(b, q->service);
+	ch_printf(b, " AND profile_type = ");
+	ch_put_literal(b, q->profile_type);
+	if (q->deployment) {
+		ch_printf(b, " AND deployment = ");
+		ch_put_literal(b, q->deployment);
+	}
+	if (q->node) {
+		ch_printf(b, " AND node = ");
+		ch_put_literal(b, q->node);
+	}
+}
+
+static void put_tier(struct ch_buf *b, const char *db, const char *table,
+		     const struct window_query *q, const int64_t *ranges, int n_ranges)
+{
+	ch_printf(b, "SELECT stack_hash, value FROM %s.%s WHERE stack_hash != 0 AND", db, table);
+	put_series_filter(b, q);
+	ch_printf(b, " AND (");
+	for (int i = 0; i < n_ranges; i++)
+		ch_printf(b, "%s(bucket >= %lld AND bucket < %lld)", i ? " OR " : "",
+			  (long long)ranges[2 * i], (long long)ranges[2 * i + 1]);
+	ch_printf(b, ")");
+}
+
+/* The window's rows of the three tiers: five-minute edges, whole hours, whole days. */
+static void put_tiers(struct ch_buf *b, const char *db, const struct window_query *q)
+{
+	int64_t s = floor_to(q->start, BUCKET_SECONDS), e = ceil_to(q->end, BUCKET_SECONDS);
+	int64_t h0 = ceil_to(s, HOUR), h1 = floor_to(e, HOUR), d0, d1;
+
+	if (h0 >= h1) /* no whole hour: five-minute rows only */
+		h0 = h1 = e;
+	d0 = ceil_to(h0, DAY);
+	d1 = floor_to(h1, DAY);
+	if (d0 >= d1)
+		d0 = d1 = h1;
+	put_tier(b, db, "rollups", q, (int64_t[]){s, h0, h1, e}, 2);
+	ch_printf(b, " UNION ALL ");
+	put_tier(b, db, "rollups_hour", q, (int64_t[]){h0, d0, d1, h1}, 2);
+	ch_printf(b, " UNION ALL ");
+	put_tier(b, db, "rollups_day", q, (int64_t[]){d0, d1}, 1);
+}
+
+static void put_window_query(struct ch_buf *b, const char *db, const struct window_query *q)
+{
+	ch_printf(b, "SELECT frames, v FROM (SELECT stack_hash, sum(value) AS v FROM (");
+	put_tiers(b, db, q);
+	ch_printf(b,
+		  ") GROUP BY stack_hash) ANY LEFT JOIN (SELECT stack_hash, any(frames) AS frames"
+		  " FROM %s.stacks WHERE stack_hash IN (SELECT stack_hash FROM (",
+		  db);
+	put_tiers(b, db, q);
+	ch_printf(b, ")) GROUP BY stack_hash) USING stack_hash FORMAT RowBinary");
+}
+
+static int split_frames(const char *text, size_t len, struct merged_stack *ms)
+{
+	size_t n = 1;
+
+	for (size_t i = 0; i < len; i++)
+		n += text[i] == FRAME_SEP;
+	ms->frames = calloc(n, sizeof(char *));
+	if (!ms->frames)
+		return -ENOMEM;
+	for (size_t at = 0; ms->n_frames < n;) {
+		const char *end = memchr(text + at, FRAME_SEP, len - at);
+		size_t flen = end ? (size_t)(end - (text + at)) : len - at;
+
+		ms->frames[ms->n_frames] = strndup(text + at, flen);
+		if (!ms->frames[ms->n_frames])
+			return -ENOMEM;
+		ms->n_frames++;
+		at += flen + 1;
+	}
+	return 0;
+}
+
+int ch_read_stacks(struct ch_buf *out, struct merged_window *ret)
+{
+	size_t cap = 0;
+	int rc = 0;
+
+	while (!rc && out->pos < out->len) {
+		const char *frames;
+		size_t len;
+		uint64_t value;
+
+		rc = ch_get_string(out, &frames, &len) ?: ch_get_u64(out, &value);
+		if (rc)
+			break;
+		if (ret->n_stacks == cap) {
+			struct merged_stack *grown;
+
+			cap = cap ? cap * 2 : 256;
+			grown = realloc(ret->stacks, cap * sizeof(*grown));
+			if (!grown)
+				return -ENOMEM;
+			ret->stacks = grown;
+		}
+		memset(&ret->stacks[ret->n_stacks], 0, sizeof(ret->stacks[0]));
+		ret->stacks[ret->n_stacks].value = (int64_t)value;
+		rc = split_frames(frames, len, &ret->stacks[ret->n_stacks++]);
+	}
+	return rc;
+}
+
+static int read_uploads(struct ch_profiles *p, const struct window_query *q,
+			struct merged_window *ret)
+{
+	struct ch_buf sql = {0}, out = {0};
+	uint64_t uploads = 0, period = 0;
+	int rc;
+
+	ch_printf(&sql,
+		  "SELECT toInt64(sumMerge(uploads)), toInt64(argMaxMerge(period)) FROM %s.uploads"
+		  " WHERE",
+		  p->client.database);
+	put_series_filter(&sql, q);
+	ch_printf(&sql, " AND bucket > %lld AND bucket < %lld FORMAT RowBinary",
+		  (long long)(q->start - BUCKET_SECONDS), (long long)q->end);
+	rc = ch_run(&p->client, &sql, &out);
+	if (!rc)
+		rc = ch_get_u64(&out, &uploads) ?: ch_get_u64(&out, &period);
+	ret->uploads = (int64_t)uploads;
+	ret->period = (int64_t)period;
+	ch_buf_free(&sql);
+	ch_buf_free(&out);
+	return rc;
+}
+
+int ch_profiles_merge_window(struct profile_store *s, const struct window_query *q,
+			     struct merged_window *ret)
+{
+	struct ch_profiles *p = to_ch(s);
+	struct ch_buf sql = {0}, out = {0};
+	int rc;
+
+	memset(ret, 0, sizeof(*ret));
+	put_window_query(&sql, p->client.database, q);
+	rc = ch_run(&p->client, &sql, &out);
+	if (!rc)
+		rc = ch_read_stacks(&out, ret);
+	if (!rc)
+		rc = read_uploads(p, q, ret);
+	ch_buf_free(&sql);
+	ch_buf_free(&out);
+	if (rc)
+		merged_window__release(ret);
+	return rc;
+}
+
+static void copy_field(char *dst, size_t dst_len, const char *src, size_t len)
+{
+	if (len >= dst_len)
+		len = dst_len - 1;
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+/* One row of the uploads summed by service and a second column (profile type or node). */
+struct grouped_row {
+	char service[STORE_NAME_MAX];
+	char second[STORE_NAME_MAX];
+	int64_t last_upload, uploads;
+};
+
+static int read_grouped(struct ch_buf *out, struct grouped_row **ret, size_t *ret_n)
+{
+	struct grouped_row *rows = NULL, *grown;
+	size_t n = 0;
+	int rc = 0;
+
+	while (!rc && out->pos < out->len) {
+		const char *service, *second;
+		size_t service_len, second_len;
+		uint32_t last;
+		uint64_t uploads;
+
+		rc = ch_get_string(out, &service, &service_len) ?:
+		    ch_get_string(out, &second, &second_len) ?: ch_get_u32(out, &last)
+		    ?: ch_get_u64(out, &uploads);
+		if (rc)
+			break;
+		grown = realloc(rows, (n + 1) * sizeof(*rows));
+		if (!grown) {
+			rc = -ENOMEM;
+			break;
+		}
+		rows = grown;
+		copy_field(rows[n].service, sizeof(rows[n].service), service, service_len);
+		copy_field(rows[n].second, sizeof(rows[n].second), second, second_len);
+		rows[n].last_upload = last;
+		rows[n++].uploads = (int64_t)uploads;
+	}
+	if (rc) {
+		free(rows);
+		return rc;
+	}
+	*ret = rows;
+	*ret_n = n;
+	return 0;
+}
+
+/* The environment's uploads summed by (service, column), ordered by both. */
+static int services_grouped_by(struct ch_profiles *p, const char *environment, const char *column,
+			       struct grouped_row **ret, size_t *ret_n)
+{
+	struct ch_buf sql = {0}, out = {0};
+	int rc;
+
+	ch_printf(&sql,
+		  "SELECT service, %s, toUInt32(maxMerge(last_upload)),"
+		  " toInt64(sumMerge(uploads)) FROM %s.uploads WHERE environment = ",
+		  column, p->client.database);
+	ch_put_literal(&sql, environment);
+	ch_printf(&sql, " GROUP BY service, %s ORDER BY service, %s FORMAT RowBinary", column,
+		  column);
+	rc = ch_run(&p->client, &sql, &out);
+	if (!rc)
+		rc = read_grouped(&out, ret, ret_n);
+	ch_buf_free(&sql);
+	ch_buf_free(&out);
+	return rc;
+}
+
+/* rows as n records of `size` bytes, each filled by fill; frees rows. */
+static int convert_grouped(struct grouped_row *rows, size_t n, size_t size,
+			   void (*fill)(void *record, const struct grouped_row *row), void *ret,
+			   size_t *ret_n)
+{
+	char *records = NULL;
+
+	if (n) {
+		records = calloc(n, size);
+		if (!records) {
+			free(rows);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		fill(records + i * size, &rows[i]);
+	free(rows);
+	*(void **)ret = records;
+	*ret_n = n;
+	return 0;
+}
+
+static void fill_summary(void *record, const struct grouped_row *row)
+{
+	struct service_summary *summary = record;
+
+	memcpy(summary->service, row->service, sizeof(summary->service));
+	snprintf(summary->profile_type, sizeof(summary->profile_type), "%s", row->second);
+	summary->last_upload = row->last_upload;
+	summary->uploads = row->uploads;
+}
+
+int ch_profiles_services(struct profile_store *s, const char *environment,
+			 struct service_summary **ret, size_t *ret_n)
+{
+	struct grouped_row *rows = NULL;
+	size_t n = 0;
+	int rc = services_grouped_by(to_ch(s), environment, "profile_type", &rows, &n);
+
+	return rc ? rc : convert_grouped(rows, n, sizeof(**ret), fill_summary, ret, ret_n);
+}
+
+/* ------------------------------------------------ coverage history and host comparison ---- */
+
+static int read_service_buckets(struct ch_buf *out, struct service_bucket **ret, size_t *ret_n)
+{
+	struct service_bucket *rows = NULL, *grown;
+	size_t n = 0;
+	int rc = 0;
+
+	while (!rc && out->pos < out->len) {
+		const char *service;
+		size_t len;
+		uint32_t bucket, last;
+
+		rc = ch_get_string(out, &service, &len) ?: ch_get_u32(out, &bucket)
+		    ?: ch_get_u32(out, &last);
+		if (rc)
+			break;
+		grown = realloc(rows, (n + 1) * sizeof(*rows));
+		if (!grown) {
+			rc = -ENOMEM;
+			break;
+		}
+		rows = grown;
+		memset(&rows[n], 0, sizeof(rows[n]));
+		copy_field(rows[n].service, sizeof(rows[n].service), service, len);
+		rows[n].bucket = bucket;
+		rows[n++].last_upload = last;
+	}
+	if (rc) {
+		free(rows);
+		return rc;
+	}
+	*ret = rows;
+	*ret_n = n;
+	return 0;
+}
+
+int ch_profiles_service_buckets(struct profile_store *s, const char *environment, int64_t start,
+				int64_t end, struct service_bucket **ret, size_t *ret_n)
+{
+	struct ch_profiles *p = to_ch(s);
+	struct ch_buf sql = {0}, out = {0};
+	int rc;
+
+	ch_printf(&sql,
+		  "SELECT service, bucket, toUInt32(maxMerge(last_upload)) FROM %s.uploads"
+		  " WHERE environment = ",
+		  p->client.database);
+	ch_put_literal(&sql, environment);
+	ch_printf(&sql,
+		  " AND bucket >= %lld AND bucket < %lld GROUP BY service, bucket"
+		  " ORDER BY bucket, service FORMAT RowBinary",
+		  (long long)(start < 0 ? 0 : start), (long long)(end < 0 ? 0 : end));
+	rc = ch_run(&p->client, &sql, &out);
+	if (!rc)
+		rc = read_service_buckets(&out, ret, ret_n);
+	ch_buf_free(&sql);
+	ch_buf_free(&out);
+	return rc;
+}
+
+static void fill_node(void *record, const struct grouped_row *row)
+{
+	struct service_node *node = record;
+
+	memcpy(node->service, row->service, sizeof(node->service));
+	memcpy(node->node, row->second, sizeof(node->node));
+	node->last_upload = row->last_upload;
+	node->uploads = row->uploads;
+}
+
+int ch_profiles_service_nodes(struct profile_store *s, const char *environment,
+			      struct service_node **ret, size_t *ret_n)
+{
+	struct grouped_row *rows = NULL;
+	size_t n = 0;
+	int rc = services_grouped_by(to_ch(s), environment, "node", &rows, &n);
+
+	return rc ? rc : convert_grouped(rows, n, sizeof(**ret), fill_node, ret, ret_n);
+}

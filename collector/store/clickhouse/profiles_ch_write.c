@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The ClickHouse profile store's write path: uploads queue in a group commit; the leader claims
+ * the group's upload ids in PostgreSQL (transaction left open), inserts the stacks this
+ * collector has not stored in today's stacks partition yet (ch_stacks.c), then every value and
+ * upload mark in ONE INSERT into rollups (the tiers and upload counts follow by materialized
+ * views), and commits the claim only after ClickHouse answered 200. A failed insert aborts the
+ * claim, so the retry is not a duplicate. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/group_commit.h"
+#include "crypto.h"
+#include "store/clickhouse/ch_internal.h"
+
+/* Stack hashes this collector remembers having stored, with their partition (16 bytes a slot,
+ * at most half full: about 128 MiB); past it the set starts over and stacks are sent again,
+ * which costs only bytes. */
+#define KNOWN_STACKS_MAX (4u << 20)
+
+/* One ingest call, queued in the group commit. */
+struct ch_ingest {
+	const struct profile_batch *batches;
+	size_t n;
+};
+
+int ch_profiles_ingest(struct profile_store *s, const struct profile_batch *batches, size_t n)
+{
+	struct ch_ingest in = {batches, n};
+	size_t bytes = 0;
+
+	for (size_t i = 0; i < n; i++)
+		bytes += batches[i].n_stacks * 64;
+	return group_commit__submit(to_ch(s)->gc, &in, bytes);
+}
+
+/* The group's batches that carry an upload id, claimed in one ledger transaction. */
+struct group_claims {
+	const struct profile_batch **batches;
+	const char **environments, **ids;
+	bool *duplicate;
+	size_t n;
+};
+
+static void group_claims_free(struct group_claims *g)
+{
+	free(g->batches);
+	free(g->environments);
+	free(g->ids);
+	free(g->duplicate);
+}
+
+static int group_claims_collect(struct gc_item **items, size_t n, struct group_claims *g)
+{
+	size_t total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += ((const struct ch_ingest *)items[i]->data)->n;
+	g->batches = calloc(total + 1, sizeof(*g->batches));
+	g->environments = calloc(total + 1, sizeof(*g->environments));
+	g->ids = calloc(total + 1, sizeof(*g->ids));
+	g->duplicate = calloc(total + 1, sizeof(*g->duplicate));
+	if (!g->batches || !g->environments || !g->ids || !g->duplicate)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct ch_ingest *in = items[i]->data;
+
+		for (size_t b = 0; b < in->n; b++) {
+			if (in->batches[b].ret_duplicate)
+				*in->batches[b].ret_duplicate = false;
+			if (!in->batches[b].upload_id)
+				continue;
+			g->batches[g->n] = &in->batches[b];
+			g->environments[g->n] = in->batches[b].environment;
+			g->ids[g->n++] = in->batches[b].upload_id;
+		}
+	}
+	return 0;
+}
+
+/* Frame names of one stack looked up without an allocation up to this depth. */
+#define STACK_NAMES_LOCAL 64
+
+/* A stack's dictionary key: the first 8 bytes of the SHA-256 of its joined frames, never
+ * UPLOAD_MARK. The joined frames are left in p->frames. */
+static int stack_hash(struct ch_profiles *p, const struct profile_batch *batch,
+		      const struct stack_value *sv, uint64_t *ret)
+{
+	const char *local[STACK_NAMES_LOCAL] = {0}, **names = local;
+	const uint8_t *pos = sv->frames;
+	int rc;
+
+	if (sv->n_frames > STACK_NAMES_LOCAL && !(names = malloc(sv->n_frames * sizeof(*names))))
+		return -ENOMEM;
+	for (size_t f = 0; f < sv->n_frames; f++) /* the batch's names the frames index */
+		names[f] = batch->names[stack_frame_next(&pos)];
+	rc = ch_stack_hash(p->sha, &p->frames, names, sv->n_frames, ret);
+	if (names != local)
+		free(names);
+	return rc;
+}
+
+/* The five series columns, which repeat on every row of a batch. */
+static void put_series(struct ch_buf *b, const struct ch_rollup *r)
+{
+	ch_put_string(b, r->environment);
+	ch_put_string(b, r->service);
+	ch_put_string(b, r->profile_type);
+	ch_put_string(b, r->deployment ? r->deployment : "");
+	ch_put_string(b, r->node ? r->node : "");
+}
+
+/* The columns after the series, in one copy: bucket UInt32, stack_hash UInt64, value Int64,
+ * period Int64, received_at UInt32 (RowBinary is little-endian, as the hosts we build for). */
+static void put_values(struct ch_buf *b, const struct ch_rollup *r)
+{
+	uint8_t row[4 + 8 + 8 + 8 + 4];
+	uint32_t bucket = (uint32_t)r->bucket;
+
+	memcpy(row, &bucket, 4);
+	memcpy(row + 4, &r->stack_hash, 8);
+	memcpy(row + 12, &r->value, 8);
+	memcpy(row + 20, &r->period, 8);
+	memcpy(row + 28, &r->received_at, 4);
+	ch_put_bytes(b, row, sizeof(row));
+}
+
+void ch_put_rollup(struct ch_buf *b, const struct ch_rollup *r)
+{
+	put_series(b, r);
+	put_values(b, r);
+}
+
+/* One rollups row of a batch whose series columns are already encoded in `series`: a stack's
+ * value, or (stack_hash UPLOAD_MARK, value 1) the upload itself. */
+static void put_rollup(struct ch_buf *b, const struct ch_buf *series, const struct ch_rollup *r)
+{
+	ch_put_bytes(b, series->data, series->len);
+	put_values(b, r);
+}
+
+/* The rows of one batch; stacks this collector has not stored in the batch's stacks
+ * partition yet are added to `stacks` and `new_hashes` (hash -> partition). */
+static int encode_batch(struct ch_profiles *p, const struct profile_batch *batch,
+			struct ch_buf *rollups, struct ch_buf *stacks, struct hashtab *new_hashes)
+{
+	struct ch_rollup r = {.environment = batch->environment,
+			      .service = batch->service,
+			      .profile_type = batch->profile_type,
+			      .deployment = batch->deployment,
+			      .node = batch->node,
+			      .bucket = batch->bucket_start,
+			      .stack_hash = UPLOAD_MARK,
+			      .value = 1,
+			      .period = batch->period,
+			      .received_at = (uint32_t)time(NULL)};
+	uint32_t day = ch_stack_day(r.received_at, (uint32_t)batch->bucket_start);
+	struct ch_buf series = {0};
+	int rc = 0;
+
+	put_series(&series, &r);
+	put_rollup(rollups, &series, &r);
+	r.period = r.received_at = 0;
+	for (size_t i = 0; !rc && i < batch->n_stacks; i++) {
+		rc = stack_hash(p, batch, &batch->stacks[i], &r.stack_hash);
+		if (!rc)
+			rc = ch_stacks_queue(&p->known_stacks, new_hashes, stacks, r.stack_hash,
+					     p->frames.data ? p->frames.data : "", day);
+		if (rc)
+			break;
+		r.value = batch->stacks[i].value;
+		put_rollup(rollups, &series, &r);
+	}
+	if (!rc && (rollups->oom || series.oom))
+		rc = -ENOMEM;
+	ch_buf_free(&series);
+	return rc;
+}
+
+static bool is_duplicate(const struct group_claims *g, const struct profile_batch *b)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->batches[i] == b)
+			return g->duplicate[i];
+	return false;
+}
+
+static int encode_group(struct ch_profiles *p, struct gc_item **items, size_t n,
+			const struct group_claims *g, struct ch_buf *rollups, struct ch_buf *stacks,
+			struct hashtab *new_hashes)
+{
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < n; i++) {
+		const struct ch_ingest *in = items[i]->data;
+
+		for (size_t b = 0; !rc && b < in->n; b++)
+			if (!is_duplicate(g, &in->batches[b]))
+				rc = encode_batch(p, &in->batches[b], rollups, stacks, new_hashes);
+	}
+	return rc;
+}
+
+static int insert(struct ch_profiles *p, const char *table, const struct ch_buf *rows)
+{
+	return ch_insert(&p->client, table, rows);
+}
+
+/* Stacks first: a rollup row never names a stack the dictionary lacks. Another group may be
+ * inserting at the same time: stacks_lock covers the writer's state, not the round trips, and
+ * a stack both groups lack is sent by both (the dictionary replaces duplicates). */
+static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
+		       const struct group_claims *g)
+{
+	struct ch_buf rollups = {0}, stacks = {0};
+	struct hashtab new_hashes = {0};
+	int rc;
+
+	pthread_mutex_lock(&p->stacks_lock);
+	rc = encode_group(p, items, n, g, &rollups, &stacks, &new_hashes);
+	pthread_mutex_unlock(&p->stacks_lock);
+	if (!rc)
+		rc = insert(p, "stacks", &stacks);
+	if (!rc) { /* only now, after ClickHouse stored them, are the new stacks known */
+		pthread_mutex_lock(&p->stacks_lock);
+		rc = ch_stacks_remember(&p->known_stacks, &stacks, KNOWN_STACKS_MAX);
+		pthread_mutex_unlock(&p->stacks_lock);
+	}
+	if (!rc)
+		rc = insert(p, "rollups", &rollups);
+	ch_buf_free(&rollups);
+	ch_buf_free(&stacks);
+	hashtab__free(&new_hashes);
+	return rc;
+}
+
+static void mark_duplicates(const struct group_claims *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->duplicate[i] && g->batches[i]->ret_duplicate)
+			*g->batches[i]->ret_duplicate = true;
+}
+
+void ch_profiles_commit_group(void *ctx, struct gc_item **items, size_t n)
+{
+	struct ch_profiles *p = ctx;
+	struct group_claims g = {0};
+	struct upload_claim *claim = NULL;
+	int rc;
+
+	rc = group_claims_collect(items, n, &g);
+	if (!rc && g.n)
+		rc = p->ledger->ops->claim(p->ledger, g.environments, g.ids, g.n, g.duplicate,
+					   &claim);
+	if (!rc)
+		rc = write_group(p, items, n, &g);
+	if (claim && !rc)
+		rc = p->ledger->ops->commit(claim);
+	else if (claim)
+		p->ledger->ops->abort(claim);
+	if (!rc)
+		mark_duplicates(&g);
+	for (size_t i = 0; i < n; i++)
+		items[i]->rc = rc;
+	group_claims_free(&g);
+}

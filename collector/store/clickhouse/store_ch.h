@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The ClickHouse profile store as the collector opens it. url is
+ * clickhouse+http://[user@]host:port/database; the password comes from a file or the
+ * environment (the caller reads it), never from the URL. Upload ids are claimed in ledger (the
+ * PostgreSQL control plane), which ClickHouse's inserts cannot do transactionally. */
+#ifndef ROOTTRACE_STORE_CH_H
+#define ROOTTRACE_STORE_CH_H
+
+#include <stddef.h>
+
+#include "store/store.h"
+#include "store/store_copy.h"
+#include "store/upload_ledger.h"
+
+#define STORE_CH_INGEST_QUEUE_ENTRIES 256
+#define STORE_CH_INGEST_QUEUE_BYTES (256u << 20)
+/* Groups inserting at once. More than one overlaps a group's round trip with the next one's,
+ * which helps only when ClickHouse has idle cores: every INSERT costs it the same CPU however
+ * few uploads it carries, and one at a time makes the groups larger (docs/performance.md). */
+#define STORE_CH_INGEST_IN_FLIGHT 1
+/* How long the group's leader waits for more uploads before its INSERT: an INSERT costs the
+ * server milliseconds of CPU whatever its size (a part per table), so fewer larger ones. */
+#define STORE_CH_INGEST_LINGER_US 10000
+
+struct store_ch_options {
+	const char *password;	      /* NULL = none */
+	struct upload_ledger *ledger; /* borrowed; required */
+	size_t ingest_queue_entries;  /* 0 = the defaults above */
+	size_t ingest_queue_bytes;
+	size_t ingest_in_flight; /* 0 = STORE_CH_INGEST_IN_FLIGHT */
+	long ingest_linger_us;	 /* 0 = STORE_CH_INGEST_LINGER_US, < 0 = none */
+};
+
+/* -ENOTSUP when the schema is older than this collector's (run migrate), -EPROTO when newer,
+ * -EIO when the server cannot be reached, -EINVAL (why set) for a bad URL. */
+int profile_store_ch_open(const char *url, const struct store_ch_options *opts,
+			  struct profile_store **ret, char *why, size_t why_len);
+
+/* The span links in the same ClickHouse database (fleet mode: shared by every collector);
+ * the same errors as profile_store_ch_open(). */
+int link_store_ch_open(const char *url, const char *password, struct link_store **ret, char *why,
+		       size_t why_len);
+
+/* Creates the database and applies every pending migration; versions before and after. */
+int store_ch_migrate(const char *url, const char *password, int *ret_from, int *ret_to, char *why,
+		     size_t why_len);
+
+/* ch_import.c: `migrate --from DIR` into an empty, migrated store (store_copy.h). open:
+ * -EEXIST (why set) when it holds profiles already. bucket and value are the copy's callbacks
+ * (ctx: the import); flush sends what they queued. totals: per series, ordered by key. */
+struct ch_import;
+int ch_import_open(const char *url, const char *password, struct ch_import **ret, char *why,
+		   size_t why_len);
+int ch_import_bucket(void *ctx, const struct copy_bucket *b);
+int ch_import_value(void *ctx, const struct copy_stack_value *v);
+int ch_import_flush(struct ch_import *imp);
+int ch_import_totals(struct ch_import *imp, struct copy_total **ret, size_t *ret_n);
+void ch_import_free(struct ch_import *imp);
+
+#endif

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Upload ids claimed in PostgreSQL for the ClickHouse profile store (upload_ledger.h): a claim
+ * is a transaction holding one pooled connection; a second collector claiming the same id waits
+ * on the row until the first commits (then it sees a duplicate) or aborts (then it claims). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/postgresql/pg_conn.h"
+#include "store/postgresql/store_pg.h"
+
+struct pg_ledger {
+	struct upload_ledger base;
+	struct pg_pool pool;
+};
+
+struct upload_claim {
+	struct pg_link *link;
+};
+
+static struct pg_pool *pool_of(struct upload_ledger *l)
+{
+	return &((struct pg_ledger *)l)->pool;
+}
+
+static void ledger_close(struct upload_ledger *l)
+{
+	if (!l)
+		return;
+	pg_pool_free(pool_of(l));
+	free(l);
+}
+
+/* One id: true in *ret_duplicate when the row already existed. */
+static int claim_one(struct pg_link *l, const char *environment, const char *id, int64_t now,
+		     bool *ret_duplicate)
+{
+	struct pg_params p = {0};
+	PGresult *r;
+	int rc;
+
+	pg_param_text(&p, environment);
+	pg_param_text(&p, id);
+	pg_param_int(&p, now);
+	rc = pg_exec(l,
+		     "INSERT INTO uploads(environment, upload_id, received_at) VALUES($1, $2, $3)"
+		     " ON CONFLICT(environment, upload_id) DO NOTHING",
+		     &p, &r);
+	if (rc)
+		return rc;
+	*ret_duplicate = strcmp(PQcmdTuples(r), "0") == 0;
+	PQclear(r);
+	return 0;
+}
+
+static int ledger_claim(struct upload_ledger *ledger, const char *const *environments,
+			const char *const *ids, size_t n, bool *ret_duplicate,
+			struct upload_claim **ret)
+{
+	struct upload_claim *c = calloc(1, sizeof(*c));
+	int64_t now = time(NULL);
+	int rc;
+
+	if (!c)
+		return -ENOMEM;
+	rc = pg_pool_acquire(pool_of(ledger), &c->link);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	rc = pg_exec(c->link, "BEGIN", NULL, NULL);
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = claim_one(c->link, environments[i], ids[i], now, &ret_duplicate[i]);
+	if (rc) {
+		if (c->link->conn)
+			pg_exec(c->link, "ROLLBACK", NULL, NULL);
+		pg_pool_release(c->link);
+		free(c);
+		return rc;
+	}
+	*ret = c;
+	return 0;
+}
+
+static int ledger_commit(struct upload_claim *c)
+{
+	int rc = pg_exec(c->link, "COMMIT", NULL, NULL);
+
+	pg_pool_release(c->link);
+	free(c);
+	return rc;
+}
+
+static void ledger_abort(struct upload_claim *c)
+{
+	if (c->link->conn)
+		pg_exec(c->link, "ROLLBACK", NULL, NULL);
+	pg_pool_release(c->link);
+	free(c);
+}
+
+static int ledger_expire(struct upload_ledger *l, int64_t cutoff)
+{
+	struct pg_params p = {0};
+
+	pg_param_int(&p, cutoff);
+	return pg_pool_exec(pool_of(l), "DELETE FROM uploads WHERE received_at < $1", &p, NULL);
+}
+
+static const struct upload_ledger_ops pg_ledger_ops = {
+    .close = ledger_close,
+    .claim = ledger_claim,
+    .commit = ledger_commit,
+    .abort = ledger_abort,
+    .expire = ledger_expire,
+};
+
+int upload_ledger_pg_open(const char *conninfo, struct upload_ledger **ret)
+{
+	struct pg_ledger *l;
+	int err;
+
+	*ret = NULL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->base.ops = &pg_ledger_ops;
+	err = pg_pool_open_checked(&l->pool, conninfo);
+	if (err) {
+		ledger_close(&l->base);
+		return err;
+	}
+	*ret = &l->base;
+	return 0;
+}
