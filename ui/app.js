@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The page's state and wiring: sign-in, the service / profile type / window pickers, the URL
 // that holds the whole screen (service, type, window, zoomed frame, search, view), and the
-// flame graph view with its top table. Diff, deployments and settings are their own modules.
+// flame graph view with its top table. Diff, deployments, settings, the trace view and the
+// spans (the Spans tab and the span view's head) are their own modules; the span view is the
+// flame view read with the span's span_id.
 // Each user action renders once: one fetch of the flame graph, one layout, one draw; a render
 // started while another is in flight aborts the older one, whose response is never drawn.
 import * as api from "./api.js";
@@ -14,6 +16,8 @@ import { SettingsView } from "./settings.js";
 import { DeploymentsView } from "./deployments.js";
 import { sandwich } from "./sandwich.js";
 import { Timeline } from "./timeline.js";
+import { TraceView } from "./trace.js";
+import { SpansView, SpanView } from "./spans.js";
 
 const $ = (id) => document.getElementById(id);
 const DEFAULT_MAX_NODES = 8192;
@@ -33,8 +37,10 @@ export function setState(patch, push = false) {
   if (url !== location.hash) history[push ? "pushState" : "replaceState"](null, "", url);
 }
 
-// The query parameters every read route takes: service, profile type, window, deployment.
+// The query parameters every read route takes: service, profile type, window, deployment
+// (in the span view: the span's service, type, span id and the buckets its samples fall in).
 export function queryParams() {
+  if (state.view === "span" && span.row) return span.params();
   const p = { service: state.service, profile_type: state.type, deployment: state.deployment };
   if (state.range === "custom" && state.start && state.end) { p.start = state.start; p.end = state.end; }
   else p.time_range = state.range === "custom" ? "1h" : state.range;
@@ -50,7 +56,7 @@ export function showError(e) {
 // ---- sign-in -------------------------------------------------------------------------------
 function signOut(why) {
   api.clearToken();
-  $("app").hidden = true; $("logout").hidden = true; $("login").hidden = false;
+  $("app").hidden = $("logout").hidden = $("trace-form").hidden = true; $("login").hidden = false;
   $("login-error").textContent = why || "";
 }
 
@@ -60,8 +66,7 @@ async function signIn(tok) {
     signOut(e.status === 401 ? "Unknown or revoked token (401)." : e.message);
     return;
   }
-  $("login").hidden = true; $("app").hidden = false; $("logout").hidden = false;
-  fillServices();
+  $("login").hidden = true; $("app").hidden = $("logout").hidden = $("trace-form").hidden = false;
   render();
 }
 
@@ -71,13 +76,17 @@ function option(select, value, text) {
   const o = fmt.el("option", text || value); o.value = value; select.append(o);
 }
 
+// A deep link to a trace or span names its own service (or none): the pickers keep their hands
+// off it, and fill in when a view that needs them is opened.
+const linked = () => state.view === "trace" || state.view === "span";
+
 function fillServices() {
   const sel = $("service");
   sel.replaceChildren();
   for (const s of services.services || []) option(sel, s.name);
-  if (!state.service && services.services && services.services.length) state.service = services.services[0].name;
+  if (!state.service && !linked() && services.services && services.services.length) state.service = services.services[0].name;
   sel.value = state.service || "";
-  fillTypes();
+  if (!linked()) fillTypes();
 }
 
 function fillTypes() {
@@ -140,8 +149,8 @@ function applySearch() {
 function caption(d) {
   return fmt.MEASUREMENTS[d.measurement] + " of " + d.service + " in " + d.unit +
     " (shown as " + (d.unit === "bytes" ? "bytes" : d.measurement === "wall" ? "wall seconds" : "seconds") + ")" +
-    " · window " + fmt.windowText(d.window) + " · deployment " + (d.deployment || "all") +
-    " · total " + fmt.value(d.total, d.unit);
+    " · window " + fmt.windowText(d.window) + (d.span_id ? " · samples linked to span " + d.span_id :
+      " · deployment " + (d.deployment || "all")) + " · total " + fmt.value(d.total, d.unit);
 }
 
 function crumbs() {
@@ -189,6 +198,7 @@ async function loadFlame(signal) {
   showSandwich(); // draws the flame graph (or the sandwich), once
   window.__rt.flameData = tree;
   window.__rt.topData = top;
+  if (state.view === "span") { span.head(tree); await span.compare(signal); return; }
   await timeline.load({ ...p, unit: tree.unit }, tree.window, signal);
 }
 
@@ -237,16 +247,34 @@ function diffAround(marker) {
   render();
 }
 
+// A span of the trace view or the Spans tab: its span view, from the top of its flame graph.
+function openSpan(s) {
+  setState({ view: "span", span_id: s.span_id, trace_id: s.trace_id || "", service: s.service, type: s.profile_type,
+    kids: "", cmp: "", zoom: "", q: "", sw: "", nodes: "" }, true);
+  render();
+}
+
+async function showSpan(signal) {
+  const found = await span.resolve(signal);
+  stillCurrent(signal);
+  $("view-flame").hidden = $("span-head").hidden = !found;
+  if (found) await loadFlame(signal);
+}
+
 // ---- views ---------------------------------------------------------------------------------
-let diff, settings, deployments;
+const VIEWS = ["flame", "diff", "deployments", "settings", "trace", "spans"];
+const WITHOUT_PICKERS = ["settings", "trace", "span"];
+let diff, settings, deployments, trace, spans, span;
 let rendering = null; // the AbortController of the render in flight
 async function render() {
   if ($("app").hidden) return;
   if (rendering) rendering.abort();
   const { signal } = rendering = new AbortController();
   for (const a of document.querySelectorAll("#tabs a")) a.classList.toggle("active", a.dataset.view === state.view);
-  for (const v of ["flame", "diff", "deployments", "settings"]) $("view-" + v).hidden = v !== state.view;
-  $("pickers").hidden = state.view === "settings";
+  for (const v of VIEWS) $("view-" + v).hidden = v !== state.view && !(v === "flame" && state.view === "span");
+  $("span-head").hidden = $("span-empty").hidden = state.view !== "span";
+  if (state.view !== "span") { $("span-diff").hidden = true; $("top").hidden = false; }
+  $("pickers").hidden = WITHOUT_PICKERS.includes(state.view);
   $("timeline-pane").hidden = state.view !== "flame";
   $("service").value = state.service || "";
   $("range").value = state.range;
@@ -257,16 +285,21 @@ async function render() {
   $("flame-mode").checked = state.mode === "flame";
   showError(null);
   $("caption").textContent = "";
+  fillServices();
   try {
+    if (state.view === "trace") return await trace.show(signal);
+    if (state.view === "span") return await showSpan(signal);
     await fillDeployments(signal);
     stillCurrent(signal);
     if (!state.service && state.view !== "settings") { $("caption").textContent = "No profiles yet."; return; }
     if (state.view === "flame") await loadFlame(signal);
+    else if (state.view === "spans") await spans.show(signal);
     else if (state.view === "diff") await diff.show(signal);
     else if (state.view === "deployments") await deployments.show();
     else await settings.show();
-  } catch (e) { if (!signal.aborted) showError(e); }
-  if (!signal.aborted) window.__rt.rendered++; // the newer render counts itself
+  } catch (e) { if (!signal.aborted) showError(e); } finally {
+    if (!signal.aborted) window.__rt.rendered++; // the newer render counts itself
+  }
 }
 
 function wire() {
@@ -297,11 +330,21 @@ function wire() {
   window.__rt.diff = diff;
   settings = new SettingsView({ showError, services: () => services });
   deployments = new DeploymentsView({ currentState, diffAround });
+  const app = { currentState, setState, queryParams, render, openSpan };
+  trace = new TraceView(app);
+  spans = new SpansView(app);
+  span = new SpanView(app);
+  Object.assign(window.__rt, { trace, spans, span });
+  $("trace-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    setState({ view: "trace", trace_id: $("trace-box").value.trim() }, true);
+    render();
+  });
 
   $("login-form").addEventListener("submit", (e) => { e.preventDefault(); signIn($("login-token").value.trim()); $("login-token").value = ""; });
   $("logout").addEventListener("click", () => signOut());
   for (const a of document.querySelectorAll("#tabs a"))
-    a.addEventListener("click", (e) => { e.preventDefault(); setState({ view: a.dataset.view }, true); render(); });
+    a.addEventListener("click", (e) => { e.preventDefault(); setState({ view: a.dataset.view, span_id: "", cmp: "", kids: "" }, true); render(); });
   $("service").addEventListener("change", (e) => { setState({ service: e.target.value, zoom: "", deployment: "", nodes: "", sw: "" }, true); fillTypes(); setState({ type: state.type }); render(); });
   $("ptype").addEventListener("change", (e) => { setState({ type: e.target.value, zoom: "" }, true); render(); });
   $("deployment").addEventListener("change", (e) => { setState({ deployment: e.target.value }, true); render(); });
@@ -320,7 +363,7 @@ function wire() {
   document.addEventListener("keydown", (e) => {
     const typing = /^(INPUT|SELECT|TEXTAREA)$/.test(e.target.tagName);
     if (e.key === "/" && !typing) { e.preventDefault(); $("search").focus(); return; }
-    if (typing || state.view !== "flame") return;
+    if (typing || (state.view !== "flame" && state.view !== "span")) return;
     if (flame.key(e.key)) e.preventDefault();
   });
   addEventListener("popstate", () => { readUrl(); render(); });

@@ -112,20 +112,23 @@ export class DiffView {
       fmt.value(d.after.total, d.unit) + " (" + change + ") · deploy markers: " + (deps || "none");
   }
 
-  movers(d) {
-    const body = $("movers").tBodies[0];
-    body.replaceChildren();
-    for (const m of d.movers) {
-      const tr = document.createElement("tr");
-      tr.dataset.name = m.name;
-      const name = fmt.el("td", m.name, "name");
-      const isNew = !m.before_self_share && !m.before_total_share;
-      const gone = !m.after_self_share && !m.after_total_share;
-      if (isNew) name.append(fmt.el("span", "new", "tag new"));
-      if (gone) name.append(fmt.el("span", "removed", "tag removed"));
-      tr.append(name, fmt.el("td", fmt.pct(m.before_self_share), "num"), fmt.el("td", fmt.pct(m.after_self_share), "num"),
-        fmt.el("td", fmt.pts(m.delta_pts), "num " + (m.delta_pts > 0 ? "grew-text" : m.delta_pts < 0 ? "shrank-text" : "")));
-      body.append(tr);
-    }
+  movers(d) { fillMovers($("movers").tBodies[0], d.movers); }
+}
+
+// The movers table's rows: before and after self shares and the change in points; new and
+// removed functions tagged.
+export function fillMovers(body, movers) {
+  body.replaceChildren();
+  for (const m of movers) {
+    const tr = document.createElement("tr");
+    tr.dataset.name = m.name;
+    const name = fmt.el("td", m.name, "name");
+    const isNew = !m.before_self_share && !m.before_total_share;
+    const gone = !m.after_self_share && !m.after_total_share;
+    if (isNew) name.append(fmt.el("span", "new", "tag new"));
+    if (gone) name.append(fmt.el("span", "removed", "tag removed"));
+    tr.append(name, fmt.el("td", fmt.pct(m.before_self_share), "num"), fmt.el("td", fmt.pct(m.after_self_share), "num"),
+      fmt.el("td", fmt.pts(m.delta_pts), "num " + (m.delta_pts > 0 ? "grew-text" : m.delta_pts < 0 ? "shrank-text" : "")));
+    body.append(tr);
   }
 }

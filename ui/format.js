@@ -47,3 +47,19 @@ export function el(tag, text, cls) {
   if (cls) e.className = cls;
   return e;
 }
+
+// A trace (32 digits) or span (16) id as the API writes it: lower-case hex, zero-padded;
+// null when s is not 1 to `digits` hex digits or is all zeros.
+export function hexId(s, digits) {
+  const t = String(s || "").trim().toLowerCase().replace(/^0x/, "");
+  if (!/^[0-9a-f]+$/.test(t) || t.length > digits || /^0+$/.test(t)) return null;
+  return t.padStart(digits, "0");
+}
+export const shortId = (id) => (id && id.length > 8 ? id.slice(0, 4) + "…" + id.slice(-3) : id || "–");
+
+// How long span links are kept, for the states where a trace or span has none left.
+export function retention(hours) {
+  const h = hours ? hours + " hours" : "--link-retention-hours (72 hours by default)";
+  return "Span links are kept for " + h + " (the collector's --link-retention-hours); a trace or " +
+    "span older than that has no linked samples left, though the service's profiles are kept longer.";
+}

@@ -33,6 +33,7 @@ static const struct route table[] = {
     {"GET", "/api/apm/profiles/export", handle_export, USER, TOKEN_ROLE_VIEWER},
     {"GET", "/api/apm/profiles/collapsed", handle_collapsed, USER, TOKEN_ROLE_VIEWER},
     {"GET", "/api/apm/traces/{trace_id}/profile", handle_trace_profile, USER, TOKEN_ROLE_VIEWER},
+    {"GET", "/api/apm/spans", handle_spans, USER, TOKEN_ROLE_VIEWER},
     {"GET", "/", handle_ui, 0, TOKEN_ROLE_NONE},
     {"GET", "/ui/*", handle_ui, 0, TOKEN_ROLE_NONE},
 };

@@ -19,5 +19,6 @@ int handle_deployments_list(const struct request *req,
 			    struct response *resp); /* GET /api/apm/deployments */
 int handle_trace_profile(const struct request *req,
 			 struct response *resp); /* GET /api/apm/traces/{trace_id}/profile */
+int handle_spans(const struct request *req, struct response *resp); /* GET /api/apm/spans */
 
 #endif

@@ -203,8 +203,9 @@ int handle_trace_profile(const struct request *req, struct response *resp)
 		json_array_append_new(arr, span_json(req, &q, &spans[i], &family_rows));
 	span_rows_cache_free(&family_rows);
 	free(spans);
-	doc = json_pack("{s:s, s:s?, s:o, s:o}", "trace_id", trace_id, "service", q.service,
-			"spans", arr ? arr : json_null(), "reason",
+	doc = json_pack("{s:s, s:s?, s:i, s:o, s:o}", "trace_id", trace_id, "service", q.service,
+			"link_retention_hours", req->collector->opts.link_retention_hours, "spans",
+			arr ? arr : json_null(), "reason",
 			n ? json_null() : reason_json(req, q.service));
 	return respond_json(resp, 200, doc);
 }

@@ -381,6 +381,11 @@ struct link_store_ops {
 	 * the spans under it as their local root): one row per (span, service, type). */
 	int (*spans)(struct link_store *s, const struct span_link_query *q,
 		     struct span_summary **ret, size_t *ret_n);
+	/* The spans of q->service and q->profile_type (both required) with links in [q->start,
+	 * q->end) (and q->node): one row per span, its value inside the window, largest first,
+	 * at most limit rows. */
+	int (*slowest)(struct link_store *s, const struct span_link_query *q, size_t limit,
+		       struct span_summary **ret, size_t *ret_n);
 	/* Deletes links older than cutoff; ret_deleted counts them. */
 	int (*retention)(struct link_store *s, int64_t cutoff, int64_t *ret_deleted);
 };

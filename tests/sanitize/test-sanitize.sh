@@ -12,7 +12,7 @@ SAN="${SAN_BUILD:-$BUILD/asan}"
 # with SIGTERM (its graceful exit runs LeakSanitizer). The agent daemon suite (~100 s
 # uninstrumented, BPF) is left out for time; the agent's parsers are covered by the unit tests
 # here and by the fuzz suite. Missing files are skipped. Override: SAN_INTEGRATION="a.py b.py".
-SAN_INTEGRATION="${SAN_INTEGRATION:-test_collector_ingest.py test_collector_config.py test_collector_auth.py test_collector_server.py test_collector_tiers.py test_queries.py test_collector_idempotent.py test_pyroscope_ingest.py test_otlp_trace.py test_links_stack_dictionary.py test_contract_gaps.py}"
+SAN_INTEGRATION="${SAN_INTEGRATION:-test_collector_ingest.py test_collector_config.py test_collector_auth.py test_collector_server.py test_collector_tiers.py test_queries.py test_collector_idempotent.py test_pyroscope_ingest.py test_otlp_trace.py test_links_stack_dictionary.py test_contract_gaps.py test_spans_route.py}"
 TIMEOUT_S="${SAN_TIMEOUT_S:-120}"
 cd "$SRC" || exit 1
 export PYTHONPATH="$SRC/tests/lib${PYTHONPATH:+:$PYTHONPATH}"

@@ -151,6 +151,7 @@ static const struct link_store_ops ch_link_ops = {
     .add = links_add,
     .merge = ch_links_merge,
     .spans = ch_links_spans,
+    .slowest = ch_links_slowest,
     .retention = links_retention,
 };
 

@@ -3,7 +3,8 @@
  * same span links).
  *   links_ch.c        its migration, open, add (stacks into the shared dictionary, then one
  *                     INSERT), retention by partition drop
- *   links_ch_read.c   merge and spans, through the lookup tables the migration fills */
+ *   links_ch_read.c   merge and spans, through the lookup tables the migration fills, and
+ *                     a service's slowest spans in a window */
 #ifndef ROOTTRACE_LINKS_CH_H
 #define ROOTTRACE_LINKS_CH_H
 
@@ -32,5 +33,7 @@ int ch_links_merge(struct link_store *s, const struct span_link_query *q,
 		   struct merged_window *ret);
 int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct span_summary **ret,
 		   size_t *ret_n);
+int ch_links_slowest(struct link_store *s, const struct span_link_query *q, size_t limit,
+		     struct span_summary **ret, size_t *ret_n);
 
 #endif

@@ -220,33 +220,20 @@ static int grow_summaries(struct span_summary **rows, size_t *cap)
 	return 0;
 }
 
-int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct span_summary **ret,
-		   size_t *ret_n)
+/* The rows of a span summary query (read_summary()'s columns) into *ret. */
+static int run_summaries(struct ch_links *l, const struct ch_buf *sql, struct span_summary **ret,
+			 size_t *ret_n)
 {
-	struct ch_links *l = to_ch_links(s);
-	const char *db = l->client.database;
-	struct ch_buf sql = {0}, out = {0};
+	struct ch_buf out = {0};
 	struct span_summary *rows = NULL;
 	size_t n = 0, cap = 0;
-	int rc;
+	int rc = ch_run(&l->client, sql, &out);
 
-	if (!q->trace_id && !q->span_id)
-		return -EINVAL;
-	ch_printf(&sql,
-		  "SELECT span_id, max(span_name), service, profile_type, toInt64(sum(samples)),"
-		  " toInt64(sum(value)), min(time), max(time), max(trace_id), max(parent_span_id),"
-		  " max(root_span_id) FROM %s.span_links",
-		  db);
-	put_link_filter(&sql, db, q, false);
-	ch_printf(&sql, " GROUP BY span_id, service, profile_type ORDER BY min(time), span_id"
-			" FORMAT RowBinary");
-	rc = ch_run(&l->client, &sql, &out);
 	while (!rc && out.pos < out.len) {
 		rc = n < cap ? 0 : grow_summaries(&rows, &cap);
 		if (!rc)
 			rc = read_summary(&out, &rows[n++]);
 	}
-	ch_buf_free(&sql);
 	ch_buf_free(&out);
 	if (rc) {
 		free(rows);
@@ -255,4 +242,66 @@ int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct
 	*ret = rows;
 	*ret_n = n;
 	return 0;
+}
+
+#define SUMMARY_COLUMNS                                                                            \
+	" toInt64(sum(samples)), toInt64(sum(value)), min(time), max(time), max(trace_id),"        \
+	" max(parent_span_id), max(root_span_id) FROM %s.span_links"
+
+int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct span_summary **ret,
+		   size_t *ret_n)
+{
+	struct ch_links *l = to_ch_links(s);
+	const char *db = l->client.database;
+	struct ch_buf sql = {0};
+	int rc;
+
+	if (!q->trace_id && !q->span_id)
+		return -EINVAL;
+	ch_printf(&sql, "SELECT span_id, max(span_name), service, profile_type," SUMMARY_COLUMNS,
+		  db);
+	put_link_filter(&sql, db, q, false);
+	ch_printf(&sql, " GROUP BY span_id, service, profile_type ORDER BY min(time), span_id"
+			" FORMAT RowBinary");
+	rc = run_summaries(l, &sql, ret, ret_n);
+	ch_buf_free(&sql);
+	return rc;
+}
+
+/* " WHERE" the links of q's service and type in its window (and node). */
+static void put_window_filter(struct ch_buf *b, const struct span_link_query *q)
+{
+	ch_printf(b, " WHERE environment = ");
+	ch_put_literal(b, q->environment);
+	put_and_eq(b, "service", q->service);
+	put_and_eq(b, "profile_type", q->profile_type);
+	put_and_eq(b, "node", q->node);
+	ch_printf(b, " AND time >= %lld AND time < %lld", clamp_time(q->start), clamp_time(q->end));
+}
+
+/* A service's spans in a window, from its day partitions (no lookup table holds a window's
+ * spans): the limit's span ids by their sums first, then only their rows by the primary key.
+ * Aggregating every span's text columns in one pass was 3-4x slower (1M links, 24 h: 1.3 s
+ * against 0.4 s). */
+int ch_links_slowest(struct link_store *s, const struct span_link_query *q, size_t limit,
+		     struct span_summary **ret, size_t *ret_n)
+{
+	struct ch_links *l = to_ch_links(s);
+	const char *db = l->client.database;
+	struct ch_buf sql = {0};
+	int rc;
+
+	if (!q->service || !q->profile_type)
+		return -EINVAL;
+	ch_printf(
+	    &sql,
+	    "SELECT span_id, max(span_name), any(service), any(profile_type)," SUMMARY_COLUMNS, db);
+	put_window_filter(&sql, q);
+	ch_printf(&sql, " AND span_id IN (SELECT span_id FROM %s.span_links", db);
+	put_window_filter(&sql, q);
+	ch_printf(&sql, " GROUP BY span_id ORDER BY sum(value) DESC, span_id LIMIT %zu)", limit);
+	ch_printf(&sql, " GROUP BY span_id ORDER BY sum(value) DESC, span_id FORMAT RowBinary");
+	rc = run_summaries(l, &sql, ret, ret_n);
+	ch_buf_free(&sql);
+	return rc;
 }

@@ -39,6 +39,7 @@ enum {
 	L_MERGE_NAME,
 	L_SPANS,
 	L_SPAN,
+	L_SLOWEST,
 	L_RETAIN_LINKS,
 	L_RETAIN_STACKS,
 	L_COUNT
@@ -104,6 +105,20 @@ static const char *const link_sql[L_COUNT] = {
 			 " UNION ALL SELECT * FROM span_links WHERE ?9 AND environment = ?1"
 			 " AND root_span_id = ?3 AND root_span_id != '' AND span_id != ?3) l"
 			 " WHERE ?2 IS NULL" LINK_FILTER SPAN_GROUP,
+    /* A service's spans in a window: first the limit's span ids by their sums, over the
+     * window's links by the time index (the span index would serve the GROUP BY by walking
+     * every link of the environment), then only those spans' rows by the span index: grouping
+     * the window's every row with all its columns was 3-4x slower (1M links, 24 h: 1.9 s
+     * against 0.5 s). ?11: the limit. */
+    [L_SLOWEST] = "WITH top AS (SELECT l.span_id AS id FROM span_links l"
+		  " INDEXED BY span_links_time WHERE l.environment = ?1 AND ?2 IS NULL"
+		  " AND ?3 IS NULL AND ?4 IS NOT NULL AND ?5 IS NOT NULL" LINK_FILTER
+		  " GROUP BY l.span_id ORDER BY sum(l.value) DESC, l.span_id LIMIT ?11)"
+		  " SELECT l.span_id, max(l.span_name), max(l.service), max(l.profile_type),"
+		  " sum(l.samples), sum(l.value), min(l.time), max(l.time), max(l.trace_id),"
+		  " max(l.parent_span_id), max(l.root_span_id) FROM span_links l"
+		  " WHERE l.environment = ?1 AND l.span_id IN (SELECT id FROM top)" LINK_FILTER
+		  " GROUP BY l.span_id ORDER BY sum(l.value) DESC, l.span_id",
     [L_RETAIN_LINKS] = "DELETE FROM span_links WHERE time < ?1",
     [L_RETAIN_STACKS] = "DELETE FROM link_stacks WHERE id NOT IN"
 			" (SELECT stack_id FROM span_links)",
@@ -349,6 +364,27 @@ static int links_spans(struct link_store *s, const struct span_link_query *q,
 	return rc;
 }
 
+static int links_slowest(struct link_store *s, const struct span_link_query *q, size_t limit,
+			 struct span_summary **ret, size_t *ret_n)
+{
+	static const struct sqlite_db_row_reader reader = {sizeof(struct span_summary),
+							   read_span_summary, NULL};
+	struct sqlite_links *l = to_links(s);
+	sqlite3_stmt *st = l->st[L_SLOWEST];
+	struct span_link_query window = *q;
+	int rc;
+
+	if (!q->service || !q->profile_type)
+		return -EINVAL;
+	window.trace_id = window.span_id = NULL;
+	pthread_mutex_lock(&l->lock);
+	bind_query(st, &window, NULL);
+	sqlite3_bind_int64(st, 11, (sqlite3_int64)limit);
+	rc = sqlite_db_read_rows(st, &reader, ret, ret_n);
+	pthread_mutex_unlock(&l->lock);
+	return rc;
+}
+
 static int links_retention(struct link_store *s, int64_t cutoff, int64_t *ret_deleted)
 {
 	struct sqlite_links *l = to_links(s);
@@ -439,6 +475,7 @@ static const struct link_store_ops sqlite_link_ops = {
     .add = links_add,
     .merge = links_merge,
     .spans = links_spans,
+    .slowest = links_slowest,
     .retention = links_retention,
 };
 
