@@ -260,6 +260,22 @@ class MarkdownLinks(unittest.TestCase):
         self.assertEqual(anchors("# A\n## A\n```\n# not a heading\n```\n"), {"a", "a-1"})
 
 
+class Contents(unittest.TestCase):
+    def test_every_contents_list_names_every_section(self):
+        """A doc that opens with "Contents:" links each of its "## " sections there, so the
+        list does not fall behind the document."""
+        bad = []
+        for rel in markdown_files():
+            text = read(rel)
+            if "\nContents:\n" not in text:
+                continue
+            listed = set(re.findall(r"\]\(#([^)]+)\)", text.split("\n## ", 1)[0]))
+            for h in headings(text):
+                if text.count("\n## " + h + "\n") and slug(h) not in listed:
+                    bad.append("%s: ## %s" % (rel, h))
+        self.assertEqual(bad, [], "sections missing from their doc's contents:\n" + "\n".join(bad))
+
+
 def text_files():
     """Tracked source, build and packaging files that may name a section of a document
     (this file's own examples, fixtures and corpora left out)."""
