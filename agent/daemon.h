@@ -2,12 +2,15 @@
 /* `roottrace-agent run`, the node daemon: its stages and the state that belongs to none.
  * Data flows one way: control (config_poll) produces the config, daemon.c applies it to
  * sampling (pipeline), daemon_window.c moves each window through tagging (service_tagger) to
- * shipping (shipper). No stage calls another; run.c sets them up and runs the loop. */
+ * shipping (shipper). No stage calls another; run.c sets them up and runs the loop.
+ * Calls between the daemon's files go one way: run.c -> daemon.c -> daemon_window.c ->
+ * daemon_status.c; daemon_status.c calls none of them. */
 #ifndef ROOTTRACE_DAEMON_H
 #define ROOTTRACE_DAEMON_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "agent_metrics.h"
 #include "config_file.h"
@@ -58,8 +61,16 @@ struct daemon {
 	struct exclusion excluded; /* cgroup v2: cgroups BPF drops (disabled services) */
 };
 
-/* Monotonic clock, in ms. */
-int64_t daemon_now_ms(void);
+/* Monotonic clock, in ms. Here, not in one of the daemon's files: each of them reads it, and
+ * none may depend on another for it (daemon.c calls daemon_window.c and daemon_status.c,
+ * never the other way). */
+static inline int64_t daemon_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
 
 /* daemon.c */
 /* Polls the config when due and applies the result: enable, disable, rate change, fail

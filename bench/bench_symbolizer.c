@@ -9,8 +9,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "../agent/procmaps.h"
+#include "../agent/process/procmaps.h"
 #include "../agent/symbolize/symbolizer.h"
+#include "../agent/process/process_registry.h"
 
 #define MAX_PIDS 65536
 #define MAX_ADDRS 400000
@@ -87,7 +88,7 @@ int main(void)
 	list_pids();
 	t0 = now_s();
 	for (size_t i = 0; i < npids; i++)
-		captured += symbolizer__capture_process(s, pids[i]) == 0;
+		captured += process_registry__capture(symbolizer__registry(s), pids[i]) == 0;
 	capture_s = now_s() - t0;
 	for (size_t i = 0; i < npids; i++)
 		procmaps__foreach("/proc", pids[i], add_target, &pids[i]);

@@ -12,6 +12,7 @@
 #include "cgroup.h"
 #include "hashtab.h"
 #include "pipeline.h"
+#include "process_registry.h"
 #include "sampler.h"
 #include "symbolizer.h"
 #include "unwind/unwind_tables.h"
@@ -27,6 +28,7 @@
 
 struct pipeline {
 	struct sampler *sampler;
+	struct process_registry *procs; /* what sym and unwind look processes up in */
 	struct symbolizer *sym;
 	struct cgroup_pids *cgroups;  /* NULL unless opts.capture_cgroups */
 	struct unwind_tables *unwind; /* NULL with --unwind=fp */
@@ -122,7 +124,7 @@ static void on_event(const struct profile_event *e, void *ctx)
 
 	/* The new image is captured beside the old one, which still names the samples it took
 	 * before the exec. -ESRCH: it already exited; its frames will be [unknown], counted. */
-	symbolizer__capture_image(p->sym, e->pid, e->image);
+	process_registry__capture_image(p->procs, e->pid, e->image);
 	if (p->unwind) /* after an exec, BPF dropped the old mapping table already */
 		queue_unwind_capture(p, e->pid);
 	/* Now, from the same event: the process may be gone by the time its samples are tagged
@@ -180,7 +182,7 @@ static int open_unwind_tables(struct pipeline *p)
 	};
 
 	sink.capacity = sampler__unwind_rows_capacity(p->sampler);
-	p->unwind = unwind_tables__new(&sink, "/proc");
+	p->unwind = unwind_tables__new(&sink, p->procs);
 	return p->unwind ? 0 : -errno;
 }
 
@@ -197,10 +199,11 @@ int pipeline_unwind_parse(const char *text, enum pipeline_unwind *ret)
 
 struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, size_t err_len)
 {
-	struct symbolizer_options sym_opts = {
+	struct process_registry_options reg_opts = {
 	    .max_binaries = opts->max_binaries,
 	    .max_processes = opts->max_processes,
 	};
+	struct symbolizer_options sym_opts = {0};
 	struct sampler_options sampler_opts = {
 	    .pid = opts->pid,
 	    .unwind_tables = opts->unwind == PIPELINE_UNWIND_AUTO,
@@ -216,7 +219,9 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 		return NULL;
 	}
 	p->opts = *opts;
-	p->sym = symbolizer__new(&sym_opts);
+	p->procs = process_registry__new(&reg_opts);
+	sym_opts.registry = p->procs;
+	p->sym = p->procs ? symbolizer__new(&sym_opts) : NULL;
 	if (!p->sym) {
 		snprintf(err, err_len, "creating the symboliser failed: %s", strerror(errno));
 		goto fail;
@@ -253,6 +258,7 @@ void pipeline__close(struct pipeline *p)
 	unwind_tables__free(p->unwind);
 	sampler__free(p->sampler);
 	symbolizer__free(p->sym);
+	process_registry__free(p->procs); /* after its consumers */
 	cgroup_pids__free(p->cgroups);
 	hashtab__free(&p->stacks);
 	hashtab__free(&p->threads);
@@ -498,7 +504,9 @@ static const struct process_names *process_names(struct collect_ctx *c, pid_t pi
 {
 	struct pipeline *p = c->p;
 	struct process_names *pn;
-	struct pid_image id = {0};
+	const char *cgroup = NULL, *exe = NULL;
+	bool kernel_thread = false;
+	const struct process *proc;
 	const char *comm;
 	uint64_t v;
 
@@ -513,24 +521,29 @@ static const struct process_names *process_names(struct collect_ctx *c, pid_t pi
 		p->names = grown;
 		p->names_cap = cap;
 	}
-	comm = symbolizer__comm_image(p->sym, pid, image);
+	proc = process_registry__image(p->procs, pid, image);
+	comm = proc ? proc->comm : NULL;
 	if (!comm || !*comm) /* never captured (it exited first) */
 		comm = thread_name(c, pid);
 	if (!comm || !*comm)
 		comm = thread;
 	comm = window__intern(c->w, comm);
-	if (p->cgroups) /* not captured yet (first-sight event lost): read it now */
-		cgroup_pids__image(p->cgroups, pid, cgroup_id, image, CGROUP_RECHECK_MS, &id);
-	if ((id.cgroup && !(id.cgroup = window__intern(c->w, id.cgroup))) ||
-	    (id.exe && !(id.exe = window__intern(c->w, id.exe))))
+	if (p->cgroups) { /* not captured yet (first-sight event lost): read it now */
+		cgroup =
+		    cgroup_pids__get_image(p->cgroups, pid, cgroup_id, image, CGROUP_RECHECK_MS);
+		exe = proc ? proc->exe : NULL; /* the service rules' facts: the registry's */
+		kernel_thread = proc && proc->kernel_thread;
+	}
+	if ((cgroup && !(cgroup = window__intern(c->w, cgroup))) ||
+	    (exe && !(exe = window__intern(c->w, exe))))
 		return NULL;
 	if (!comm)
 		return NULL;
 	pn = &p->names[p->n_names];
 	pn->comm = comm;
-	pn->cgroup = id.cgroup;
-	pn->exe = id.exe;
-	pn->kernel_thread = id.kernel_thread;
+	pn->cgroup = cgroup;
+	pn->exe = exe;
+	pn->kernel_thread = kernel_thread;
 	if (hashtab__put(&p->processes, image_key(pid, image), p->n_names))
 		return NULL;
 	p->n_names++;
@@ -601,7 +614,7 @@ static void finish_processes(struct collect_ctx *c)
 		if (kill(c->pids[i], 0) && errno == ESRCH) {
 			if (c->p->unwind)
 				unwind_tables__forget_process(c->p->unwind, c->pids[i]);
-			symbolizer__forget_process(c->p->sym, c->pids[i]);
+			process_registry__forget(c->p->procs, c->pids[i]);
 			sampler__forget_pid(c->p->sampler, c->pids[i]);
 			if (c->p->cgroups)
 				cgroup_pids__forget(c->p->cgroups, c->pids[i]);
@@ -708,7 +721,7 @@ int pipeline__collect(struct pipeline *p, struct window **ret)
 	p->n_names = 0;
 	add_kernel_stats(p, &c.w->stats);
 	finish_processes(&c);
-	symbolizer__end_window(p->sym);
+	process_registry__end_window(p->procs);
 	add_unwind_stats(p, &c.w->stats.unwind);
 	free(c.pids);
 	if (err) {

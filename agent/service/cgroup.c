@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* /proc/PID/cgroup parsing for cgroup v1 and v2 and a per-pid store of the chosen path
  * (a bounded LRU keyed by pid), captured at first sight and re-read when the process moves,
- * with the executable path and kernel-thread flag of each image for the service rules. */
+ * kept per image across execs. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -97,16 +97,8 @@ int cgroup_read_pid(const char *proc_root, pid_t pid, char *ret_path, size_t pat
 	return ret ? ret : cgroup_pick_path(buf, ret_path, path_len);
 }
 
-/* The executable of one image (read once per image). */
-struct image_exe {
-	char *exe; /* NULL: none (kernel thread) or unreadable */
-	bool kernel_thread;
-	bool read;
-};
-
 struct pid_cgroup {
 	char *path;
-	struct image_exe exe;
 	uint64_t cgroup_id; /* BPF's cgroup id when the path was read */
 	uint64_t read_ms;
 	bool settled;	/* read again at least CGROUP_SETTLE_MS after it was first seen */
@@ -116,7 +108,6 @@ struct pid_cgroup {
 	struct old_image {
 		uint32_t image;
 		char *path;
-		struct image_exe exe;
 	} olds[OLD_IMAGES];
 	size_t n_olds;
 };
@@ -139,11 +130,8 @@ static void pid_cgroup_free(void *value, void *ctx)
 	struct pid_cgroup *e = value;
 
 	free(e->path);
-	free(e->exe.exe);
-	for (size_t i = 0; i < e->n_olds; i++) {
+	for (size_t i = 0; i < e->n_olds; i++)
 		free(e->olds[i].path);
-		free(e->olds[i].exe.exe);
-	}
 	free(e);
 }
 
@@ -170,25 +158,6 @@ void cgroup_pids__free(struct cgroup_pids *c)
 	lru__free(c->pids);
 	free(c->proc_root);
 	free(c);
-}
-
-/* The image's executable, read beside its first cgroup path. A failed read leaves it
- * unknown (NULL): a rule on the executable does not match it. */
-static void read_exe(const struct cgroup_pids *c, pid_t pid, struct image_exe *x)
-{
-	char exe[CGROUP_PATH_MAX];
-
-	x->read = true;
-	if (proc_read_kernel_thread(c->proc_root, pid, &x->kernel_thread))
-		x->kernel_thread = false;
-	if (!x->kernel_thread && proc_read_exe(c->proc_root, pid, exe, sizeof(exe)) == 0)
-		x->exe = strdup(exe);
-}
-
-static void image_exe_clear(struct image_exe *x)
-{
-	free(x->exe);
-	*x = (struct image_exe){0};
 }
 
 /* Re-reads pid's path into e (a new entry when e is NULL); returns the entry or NULL. */
@@ -228,8 +197,6 @@ static struct pid_cgroup *read_into(struct cgroup_pids *c, pid_t pid, struct pid
 	e->path = copy;
 	e->cgroup_id = cgroup_id;
 	e->read_ms = monotonic_ms();
-	if (!e->exe.read)
-		read_exe(c, pid, &e->exe);
 	*ret_err = 0;
 	return e;
 }
@@ -240,8 +207,6 @@ int cgroup_pids__capture(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id)
 	struct pid_cgroup *e = lru__get(c->pids, &pid, sizeof(pid));
 	int err = 0;
 
-	if (e) /* another image: another executable */
-		image_exe_clear(&e->exe);
 	e = read_into(c, pid, e, cgroup_id, &err);
 	if (e)
 		e->settled = false;
@@ -287,13 +252,10 @@ static void keep_old_image(struct pid_cgroup *e, uint32_t image)
 		return;
 	if (e->n_olds == OLD_IMAGES) { /* the oldest goes */
 		free(e->olds[0].path);
-		free(e->olds[0].exe.exe);
 		memmove(e->olds, e->olds + 1, (OLD_IMAGES - 1) * sizeof(e->olds[0]));
 		e->n_olds--;
 	}
 	e->olds[e->n_olds].image = e->image;
-	e->olds[e->n_olds].exe = e->exe; /* moved: capture reads the new image's */
-	e->exe = (struct image_exe){0};
 	e->olds[e->n_olds++].path = copy;
 }
 
@@ -313,36 +275,12 @@ int cgroup_pids__capture_image(struct cgroup_pids *c, pid_t pid, uint64_t cgroup
 const char *cgroup_pids__get_image(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id,
 				   uint32_t image, uint64_t max_age_ms)
 {
-	struct pid_image id;
-
-	cgroup_pids__image(c, pid, cgroup_id, image, max_age_ms, &id);
-	return id.cgroup;
-}
-
-static void fill_image(struct pid_image *ret, const char *path, const struct image_exe *x)
-{
-	ret->cgroup = path;
-	ret->exe = x->exe;
-	ret->kernel_thread = x->kernel_thread;
-}
-
-void cgroup_pids__image(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id, uint32_t image,
-			uint64_t max_age_ms, struct pid_image *ret)
-{
 	struct pid_cgroup *e = lru__get(c->pids, &pid, sizeof(pid));
-	const char *path;
 
-	*ret = (struct pid_image){0};
-	for (size_t i = 0; e && image != e->image && i < e->n_olds; i++) {
-		if (e->olds[i].image == image) {
-			fill_image(ret, e->olds[i].path, &e->olds[i].exe);
-			return;
-		}
-	}
-	path = cgroup_pids__get(c, pid, cgroup_id, max_age_ms);
-	e = lru__get(c->pids, &pid, sizeof(pid));
-	if (path && e)
-		fill_image(ret, path, &e->exe);
+	for (size_t i = 0; e && image != e->image && i < e->n_olds; i++)
+		if (e->olds[i].image == image)
+			return e->olds[i].path;
+	return cgroup_pids__get(c, pid, cgroup_id, max_age_ms);
 }
 
 void cgroup_pids__forget(struct cgroup_pids *c, pid_t pid)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* /proc/PID/cgroup -> the one cgroup path that names a process's service (cgroup v1 and v2),
- * and a per-pid store of it captured at first sight, refreshed when the process moves, with
- * each image's executable path and kernel-thread flag (for the service rules). */
+ * and a per-pid store of it captured at first sight, refreshed when the process moves. (The
+ * executable and kernel-thread flag the service rules read are the process registry's.) */
 #ifndef ROOTTRACE_CGROUP_H
 #define ROOTTRACE_CGROUP_H
 
@@ -42,18 +42,6 @@ int cgroup_pids__capture_image(struct cgroup_pids *c, pid_t pid, uint64_t cgroup
 			       uint32_t image);
 const char *cgroup_pids__get_image(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id,
 				   uint32_t image, uint64_t max_age_ms);
-/* What the store holds of one image of a pid; the strings are valid until the next call on
- * the store. */
-struct pid_image {
-	const char *cgroup; /* NULL when unknown */
-	const char *exe;    /* NULL when unknown or none (kernel threads) */
-	bool kernel_thread;
-};
-
-/* cgroup_pids__get_image() with the image's executable: read with its first cgroup path (at
- * first sight, after an exec), kept after the process exits. */
-void cgroup_pids__image(struct cgroup_pids *c, pid_t pid, uint64_t cgroup_id, uint32_t image,
-			uint64_t max_age_ms, struct pid_image *ret);
 /* Drops an exited pid (a new process may reuse it). */
 void cgroup_pids__forget(struct cgroup_pids *c, pid_t pid);
 size_t cgroup_pids__size(const struct cgroup_pids *c);

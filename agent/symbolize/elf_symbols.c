@@ -80,17 +80,6 @@ static void build_id_hex(Elf *elf, char *ret, size_t len)
 		snprintf(ret + 2 * i, 3, "%02x", id[i]);
 }
 
-int elf_build_id_fd(int fd, char *ret_hex, size_t len)
-{
-	Elf *elf = elf_open_fd(fd);
-
-	if (!elf)
-		return -errno;
-	build_id_hex(elf, ret_hex, len);
-	elf_end(elf);
-	return ret_hex[0] ? 0 : -ENOENT;
-}
-
 static int read_segments(Elf *elf, struct elf_symbols *es)
 {
 	size_t n;

@@ -11,10 +11,6 @@
 
 struct elf_symbols;
 
-/* Reads the GNU build-id note of the ELF open at fd as lowercase hex.
- * 0, -ENOENT (no build-id), -ENOEXEC (not an ELF file) or -errno. */
-int elf_build_id_fd(int fd, char *ret_hex, size_t len);
-
 /* Loads the function symbols of the ELF open at fd (or an in-memory image, e.g. the vDSO).
  * The fd is not kept: the result owns copies. NULL + errno (ENOEXEC: not ELF). */
 struct elf_symbols *elf_symbols__load_fd(int fd);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Symboliser: addresses -> function names (no line numbers). User frames from ELF .symtab,
- * falling back to .dynsym, via elfutils; kernel frames from /proc/kallsyms; JIT frames from
- * /tmp/perf-PID.map (reduced to the function, see jitname.h). Binaries cached by build-id
- * (or dev+inode), bounded, with eviction. */
+ * falling back to .dynsym, via elfutils, per binary of the process registry (process/);
+ * kernel frames from /proc/kallsyms; JIT frames from /tmp/perf-PID.map (reduced to the
+ * function, see jitname.h). Symbol tables bounded by bytes, least recently used dropped. */
 #ifndef ROOTTRACE_SYMBOLIZER_H
 #define ROOTTRACE_SYMBOLIZER_H
 
@@ -10,9 +10,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "build_id.h"
+
 #define SYM_NAME_MAX 256
 #define SYM_MODULE_MAX 256
-#define SYM_BUILD_ID_MAX 41 /* hex, NUL-terminated */
+#define SYM_BUILD_ID_MAX BUILD_ID_HEX_MAX /* hex, NUL-terminated */
 
 /* Why a frame could not be named; counted per reason. */
 enum sym_unknown_reason {
@@ -35,7 +37,13 @@ struct sym_frame {
 	int known; /* 1 when function is a real name */
 };
 
+struct process_registry;
+
 struct symbolizer_options {
+	/* Where processes and binaries are looked up (the pipeline's, shared with the unwind
+	 * tables); it must outlive the symbolizer. NULL: the symbolizer makes its own from
+	 * max_binaries, max_processes and proc_root (a symbolizer alone: tests, benchmarks). */
+	struct process_registry *registry;
 	size_t max_binaries;	 /* cached ELF files (default 256) */
 	size_t max_processes;	 /* cached process address maps (default 4096) */
 	size_t max_symbol_bytes; /* loaded symbol tables, least recently used dropped (8 MiB) */
@@ -45,6 +53,8 @@ struct symbolizer_options {
 
 struct symbolizer_stats {
 	uint64_t unknown[SYM_UNKNOWN__COUNT];
+	/* The process and binary counters are the registry's (process_registry__stats()),
+	 * reported here under the names the agent's metrics have always had. */
 	uint64_t binaries_loaded, binaries_evicted;
 	uint64_t processes_captured, processes_evicted;
 	uint64_t processes_forgotten;	/* dropped after they exited (or exec'd) */
@@ -60,27 +70,16 @@ struct symbolizer_stats {
 /* Not thread-safe: one thread owns a symbolizer. */
 struct symbolizer;
 
-/* NULL + errno on failure. Binaries are cached by build-id (dev+inode without one) and read
- * once however many processes map them; a captured process pins its binaries (an open fd
- * each). Loaded symbol tables are bounded by max_symbol_bytes, whatever else runs on the
- * host: the least recently used table is dropped and read again from its fd if needed. */
+/* NULL + errno on failure. A symbol table is read once per binary of the registry however
+ * many processes map it, from the fd the registry pinned. Loaded tables are bounded by
+ * max_symbol_bytes, whatever else runs on the host: the least recently used table is dropped
+ * and read again from its fd if needed. Processes are captured, replaced at exec and
+ * forgotten in the registry (process_registry.h), not here. */
 struct symbolizer *symbolizer__new(const struct symbolizer_options *opts);
 void symbolizer__free(struct symbolizer *s);
 
-/* Captures what naming pid's frames needs (its maps, comm, open binaries) now, while it is
- * alive. Call on first sight of a pid; cheap when already captured. 0 or -errno (-ESRCH). */
-int symbolizer__capture_process(struct symbolizer *s, pid_t pid);
-
-/* Captures image number `image` of pid (the BPF program counts a pid's execs): an image other
- * than the captured one replaces it, and the replaced one is kept for the samples it took
- * before the exec until symbolizer__end_window(). Same image: as capture_process. */
-int symbolizer__capture_image(struct symbolizer *s, pid_t pid, uint32_t image);
-
-/* Call when a window's samples have all been named: drops the images that execs replaced. */
-void symbolizer__end_window(struct symbolizer *s);
-
-/* Drops a process's captured state (it exited and its samples were symbolised). */
-void symbolizer__forget_process(struct symbolizer *s, pid_t pid);
+/* The registry the symbolizer reads (its own when none was given). */
+struct process_registry *symbolizer__registry(struct symbolizer *s);
 
 /* Names one frame. Always fills *ret (with "[unknown]" when it must) and counts unknowns.
  * Pass return addresses (every frame but the leaf) minus one, so a call that ends a function
@@ -88,7 +87,7 @@ void symbolizer__forget_process(struct symbolizer *s, pid_t pid);
  * maps (at most every 100 ms per process); a JIT's frames come from its perf map. */
 void symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t addr,
 			      struct sym_frame *ret);
-/* The same for a sample of image `image` of pid (see symbolizer__capture_image). */
+/* The same for a sample of image `image` of pid (see process_registry__image()). */
 void symbolizer__resolve_user_image(struct symbolizer *s, pid_t pid, uint32_t image, uint64_t addr,
 				    struct sym_frame *ret);
 void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *ret);
@@ -96,10 +95,6 @@ void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_
 /* Loads /proc/kallsyms now (~150 ms of CPU: the kernel formats every symbol) instead of at
  * the first kernel frame, so the cost is paid at start, not while sampling. */
 void symbolizer__preload_kernel(struct symbolizer *s);
-
-/* Process name captured for pid ("" when never seen). */
-const char *symbolizer__comm(struct symbolizer *s, pid_t pid);
-const char *symbolizer__comm_image(struct symbolizer *s, pid_t pid, uint32_t image);
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret);
 

@@ -820,23 +820,6 @@ uint64_t cfi_bytes_fd(int fd)
 	return bytes;
 }
 
-int cfi_build_id_fd(int fd, char *ret_hex, size_t len)
-{
-	Elf *elf;
-
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOSYS;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		if (elf)
-			elf_end(elf);
-		return -ENOEXEC;
-	}
-	build_id_hex(elf, ret_hex, len);
-	elf_end(elf);
-	return ret_hex[0] ? 0 : -ENOENT;
-}
-
 const struct unwind_row *cfi_table__lookup(const struct cfi_table *t, uint32_t pc)
 {
 	size_t lo = 0, hi = t->n_rows;

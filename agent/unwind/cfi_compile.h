@@ -67,10 +67,6 @@ void cfi_table__free(struct cfi_table *t);
  * there is none or fd is not ELF. Cheap: section headers only. */
 uint64_t cfi_bytes_fd(int fd);
 
-/* The GNU build-id of the ELF open at fd, as hex: cheaper than compiling (cache key).
- * 0, -ENOENT (none), -ENOEXEC. */
-int cfi_build_id_fd(int fd, char *ret_hex, size_t len);
-
 /* The row covering a table pc (last row at or before it), or NULL when pc is below the first. */
 const struct unwind_row *cfi_table__lookup(const struct cfi_table *t, uint32_t pc);
 

@@ -1,27 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Table cache and loader: binaries -> compiled tables (cfi_compile.c) -> rows in the sink,
- * first-fit allocation of row ranges, least-recently-sampled eviction; processes -> sorted
- * mapping tables with the bias that turns a pc into its table's pc. */
+/* Table cache and loader: the registry's binaries -> compiled tables (cfi_compile.c) -> rows
+ * in the sink, first-fit allocation of row ranges, least-recently-sampled eviction; the
+ * registry's processes -> sorted mapping tables with the bias that turns a pc into its
+ * table's pc. */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "../procmaps.h"
-#include "hashtab.h"
 #include "cfi_compile.h"
+#include "hashtab.h"
+#include "process_registry.h"
 #include "table_builder.h"
 #include "unwind_tables.h"
 
-#define KEY_MAX 96
+#define KEY_MAX BINARY_KEY_MAX
 #define SLOT_BITS 12 /* table id = generation << SLOT_BITS | slot; UNWIND_MAX_TABLES slots */
 #define VDSO_KEY "vdso"
 #define REFRESH_NS (10 * 1000000000ULL)	   /* a sampled process's maps, re-read after */
@@ -40,7 +39,7 @@ _Static_assert(UNWIND_MAX_TABLES == 1u << SLOT_BITS, "table id layout");
 
 /* One binary's table. Slot 0 is never used: id 0 is UNWIND_NO_TABLE. */
 struct table_entry {
-	char key[KEY_MAX]; /* "" = free slot */
+	char key[KEY_MAX]; /* the binary's key (binary.h), VDSO_KEY; "" = free slot */
 	uint32_t id;
 	uint32_t generation;
 	bool loaded;
@@ -57,7 +56,7 @@ struct table_entry {
 
 struct proc_rec {
 	pid_t pid;	      /* 0 = free */
-	uint64_t captured_ns; /* maps read then: re-read while sampled (dlopen, JIT regions) */
+	uint64_t captured_ns; /* published then: again when the registry re-read the maps */
 	uint16_t n;
 	uint16_t slots[UNWIND_MAX_MAPPINGS]; /* table slot of each mapping, 0 = none */
 };
@@ -68,10 +67,9 @@ struct extent {
 
 struct unwind_tables {
 	struct unwind_sink sink;
-	char proc_root[256];
+	struct process_registry *reg;
 	struct table_entry **entries; /* UNWIND_MAX_TABLES slots, each allocated on first use */
 	struct hashtab by_key;	      /* hash(key) -> slot (0: none) */
-	struct hashtab by_inode;      /* hash(dev, inode, size, mtime) -> table id (0: none) */
 	struct proc_rec *procs;	      /* UNWIND_MAX_PROCESSES */
 	struct hashtab proc_of_pid;   /* pid -> index + 1 (0: none) */
 	size_t n_procs;
@@ -467,38 +465,17 @@ bool unwind_tables__wait_built(struct unwind_tables *ut, int timeout_ms)
 	return idle;
 }
 
-/* The table of a file mapping, built when new, loaded again when it was evicted. */
-static struct table_entry *file_table(struct unwind_tables *ut, int fd)
+/* The table of a binary, built when new, loaded again when it was evicted. */
+static struct table_entry *file_table(struct unwind_tables *ut, const struct binary *bin)
 {
-	char ikey[KEY_MAX], key[KEY_MAX], id[CFI_BUILD_ID_MAX];
-	struct table_entry *e = NULL;
-	struct stat st;
-	uint64_t v;
+	struct table_entry *e = find_key(ut, bin->key);
 
-	if (fstat(fd, &st))
+	if (!e && !(e = new_entry(ut, bin->key)))
 		return NULL;
-	snprintf(ikey, sizeof(ikey), "i:%" PRIu64 ":%" PRIu64 ":%" PRIu64 ":%" PRId64 ".%09ld",
-		 (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
-		 (int64_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-	if (hashtab__get(&ut->by_inode, hash_string(ikey), &v) && v) {
-		e = ut->entries[v % UNWIND_MAX_TABLES];
-		if (e && (e->id != v || !e->key[0]))
-			e = NULL; /* the slot holds another binary now */
-	}
-	if (!e) {
-		if (cfi_build_id_fd(fd, id, sizeof(id)) == 0)
-			snprintf(key, sizeof(key), "b:%s", id);
-		else
-			snprintf(key, sizeof(key), "%s", ikey);
-		e = find_key(ut, key);
-		if (!e && !(e = new_entry(ut, key)))
-			return NULL;
-		hashtab__put(&ut->by_inode, hash_string(ikey), e->id);
-	}
 	e->last_used = ut->tick;
 	if (!e->loaded && !e->no_table && !e->building && now_ns() >= e->retry_ns &&
-	    !build_in_background(ut, e, fd))
-		build(ut, e, fd);
+	    !build_in_background(ut, e, bin->fd))
+		build(ut, e, bin->fd);
 	return e;
 }
 
@@ -517,29 +494,12 @@ static struct table_entry *vdso_table(struct unwind_tables *ut)
 /* --- processes --------------------------------------------------------------------------- */
 
 struct capture {
-	struct unwind_tables *ut;
-	pid_t pid;
 	struct unwind_process proc;
 	struct proc_rec rec;
 };
 
-/* The file behind a mapping: map_files (exact, also when deleted), else the path. */
-static int open_mapping(const struct capture *c, const struct procmap_entry *m)
-{
-	char path[PROCMAPS_PATH_MAX + 300];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, c->ut->proc_root,
-		 (int)c->pid, m->start, m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 || m->deleted)
-		return fd;
-	snprintf(path, sizeof(path), "%s/%d/root%s", c->ut->proc_root, (int)c->pid, m->path);
-	return open(path, O_RDONLY | O_CLOEXEC);
-}
-
 /* table pc = pc - bias: through the PT_LOAD segment holding the mapping's file offset. */
-static bool mapping_bias(const struct table_entry *e, const struct procmap_entry *m,
+static bool mapping_bias(const struct table_entry *e, const struct process_mapping *m,
 			 uint64_t *ret_bias)
 {
 	for (size_t i = 0; i < e->n_segs; i++) {
@@ -554,27 +514,21 @@ static bool mapping_bias(const struct table_entry *e, const struct procmap_entry
 	return false;
 }
 
-static int add_mapping(const struct procmap_entry *m, void *ctx)
+static void add_mapping(struct unwind_tables *ut, struct capture *c,
+			const struct process_mapping *m)
 {
-	struct capture *c = ctx;
-	struct unwind_tables *ut = c->ut;
 	struct unwind_mapping *um;
 	struct table_entry *e = NULL;
 	uint64_t bias = 0;
-	int fd;
 
-	if (!m->executable || !strcmp(m->path, "[vsyscall]"))
-		return 0;
 	if (c->proc.n_mappings >= UNWIND_MAX_MAPPINGS) {
 		ut->stats.mappings_dropped++;
-		return 0;
+		return;
 	}
-	if (!strcmp(m->path, "[vdso]")) {
+	if (m->kind == PROCESS_MAPPING_VDSO)
 		e = vdso_table(ut);
-	} else if (procmaps__is_file(m) && (fd = open_mapping(c, m)) >= 0) {
-		e = file_table(ut, fd);
-		close(fd);
-	}
+	else if (m->kind == PROCESS_MAPPING_FILE)
+		e = file_table(ut, m->bin);
 	um = &c->proc.mappings[c->proc.n_mappings];
 	*um = (struct unwind_mapping){.start = m->start, .end = m->end};
 	if (e && !e->no_table) /* remembered even when not loaded: touch loads it again */
@@ -584,7 +538,6 @@ static int add_mapping(const struct procmap_entry *m, void *ctx)
 		um->bias = bias;
 	}
 	c->proc.n_mappings++; /* without a table (JIT, unreadable): frame-pointer steps */
-	return 0;
 }
 
 static struct proc_rec *find_proc(struct unwind_tables *ut, pid_t pid)
@@ -610,31 +563,92 @@ static struct proc_rec *new_proc(struct unwind_tables *ut, pid_t pid)
 	return NULL;
 }
 
-int unwind_tables__capture_process(struct unwind_tables *ut, pid_t pid)
+/* p's mappings as they are now but "[vsyscall]" (no code of its own to unwind), each binary
+ * held: a table build polls the sampler in between (sink.between_builds), and what that
+ * captures may re-read or evict p in the registry. NULL + *ret_n 0: out of memory. */
+static struct process_mapping *snapshot_mappings(const struct process *p, size_t *ret_n)
+{
+	struct process_mapping *maps = calloc(p->n_mappings ? p->n_mappings : 1, sizeof(*maps));
+
+	*ret_n = 0;
+	for (size_t i = 0; maps && i < p->n_mappings; i++) {
+		if (!strcmp(p->mappings[i].path, "[vsyscall]"))
+			continue;
+		maps[*ret_n] = p->mappings[i];
+		maps[*ret_n].path = NULL; /* p's: not ours to read after a build */
+		if (maps[*ret_n].bin)
+			binary__ref(maps[*ret_n].bin);
+		(*ret_n)++;
+	}
+	return maps;
+}
+
+static void release_mappings(struct process_mapping *maps, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		binary__unref(maps[i].bin);
+	free(maps);
+}
+
+/* Builds (or finds) the table of each of p's mappings and publishes its mapping table. */
+static int publish_process(struct unwind_tables *ut, const struct process *p)
 {
 	struct capture *c = calloc(1, sizeof(*c));
+	pid_t pid = p->pid;
+	size_t n;
+	struct process_mapping *maps = snapshot_mappings(p, &n);
 	struct proc_rec *rec;
 	int ret;
 
-	if (!c)
+	if (!c || !maps) {
+		free(c);
+		free(maps);
 		return -ENOMEM;
-	c->ut = ut;
-	c->pid = pid;
+	}
 	ut->tick++;
-	ret = procmaps__foreach(ut->proc_root, pid, add_mapping, c);
+	for (size_t i = 0; i < n; i++)
+		add_mapping(ut, c, &maps[i]);
+	release_mappings(maps, n);
+	rec = find_proc(ut, pid);
+	if (!rec)
+		rec = new_proc(ut, pid);
+	ret = rec ? ut->sink.set_process(ut->sink.ctx, pid, &c->proc) : -ENOSPC;
 	if (!ret) {
-		rec = find_proc(ut, pid);
-		if (!rec)
-			rec = new_proc(ut, pid);
-		ret = rec ? ut->sink.set_process(ut->sink.ctx, pid, &c->proc) : -ENOSPC;
-		if (!ret) {
-			memcpy(rec->slots, c->rec.slots, sizeof(rec->slots));
-			rec->n = c->proc.n_mappings;
-			rec->captured_ns = now_ns();
-		}
+		memcpy(rec->slots, c->rec.slots, sizeof(rec->slots));
+		rec->n = c->proc.n_mappings;
+		rec->captured_ns = now_ns();
 	}
 	free(c);
 	return ret;
+}
+
+/* pid's current record in the registry, captured now on first sight. */
+static int registry_process(struct unwind_tables *ut, pid_t pid, struct process **ret)
+{
+	int err = 0;
+
+	*ret = process_registry__peek(ut->reg, pid);
+	if (!*ret) {
+		err = process_registry__capture(ut->reg, pid);
+		*ret = process_registry__peek(ut->reg, pid);
+	}
+	if (!err && (!*ret || (*ret)->gone))
+		err = -ESRCH;
+	return err;
+}
+
+int unwind_tables__capture_process(struct unwind_tables *ut, pid_t pid)
+{
+	struct process *p = process_registry__peek(ut->reg, pid);
+	int ret;
+
+	/* Its maps as they are now: a process announced at its exec had mapped only its
+	 * executable and the dynamic loader then, not its libraries. */
+	if (p && !p->gone)
+		ret = process_registry__refresh(ut->reg, p);
+	else
+		ret = registry_process(ut, pid, &p);
+	return ret ? ret : publish_process(ut, p);
 }
 
 void unwind_tables__forget_process(struct unwind_tables *ut, pid_t pid)
@@ -652,9 +666,11 @@ void unwind_tables__forget_process(struct unwind_tables *ut, pid_t pid)
 void unwind_tables__touch_process(struct unwind_tables *ut, pid_t pid)
 {
 	struct proc_rec *rec = find_proc(ut, pid);
+	struct process *p;
 	bool reload = false;
+	uint64_t now = now_ns();
 
-	if (!rec)
+	if (!rec || registry_process(ut, pid, &p))
 		return;
 	ut->tick++;
 	for (size_t i = 0; i < rec->n && i < UNWIND_MAX_MAPPINGS; i++) {
@@ -667,10 +683,16 @@ void unwind_tables__touch_process(struct unwind_tables *ut, pid_t pid)
 		reload |=
 		    e->loaded && e->loaded_ns > rec->captured_ns; /* built after its capture */
 	}
-	/* Some of its tables were evicted: load them again (same ids). Or it may have mapped
-	 * new code since (dlopen): its pcs there would end its stacks ("no_mapping"). */
-	if (reload || now_ns() - rec->captured_ns >= REFRESH_NS)
-		unwind_tables__capture_process(ut, pid);
+	/* The registry re-read its maps since (a symbolizer miss): publish what it read. */
+	reload |= p->captured_ns > rec->captured_ns;
+	/* Some of its tables were evicted (load them again, same ids), or built since; or it may
+	 * have mapped new code (dlopen, JIT regions) whose pcs would end its stacks
+	 * ("no_mapping"): its maps as they are now, unless the registry just read them. */
+	if (!reload && now - rec->captured_ns < REFRESH_NS)
+		return;
+	if (p->captured_ns <= rec->captured_ns)
+		process_registry__refresh(ut->reg, p);
+	publish_process(ut, p);
 }
 
 void unwind_tables__stats(const struct unwind_tables *ut, struct unwind_tables_stats *ret)
@@ -696,7 +718,8 @@ static void start_builder(struct unwind_tables *ut)
 	ut->builder = table_builder__new(&ops);
 }
 
-struct unwind_tables *unwind_tables__new(const struct unwind_sink *sink, const char *proc_root)
+struct unwind_tables *unwind_tables__new(const struct unwind_sink *sink,
+					 struct process_registry *reg)
 {
 	struct unwind_tables *ut = calloc(1, sizeof(*ut));
 
@@ -704,7 +727,7 @@ struct unwind_tables *unwind_tables__new(const struct unwind_sink *sink, const c
 		return NULL;
 	ut->sink = *sink;
 	pthread_mutex_init(&ut->rows_lock, NULL);
-	snprintf(ut->proc_root, sizeof(ut->proc_root), "%s", proc_root ? proc_root : "/proc");
+	ut->reg = reg;
 	ut->entries = calloc(UNWIND_MAX_TABLES, sizeof(*ut->entries));
 	ut->procs = calloc(UNWIND_MAX_PROCESSES, sizeof(*ut->procs));
 	if (!ut->entries || !ut->procs ||
@@ -723,7 +746,6 @@ void unwind_tables__free(struct unwind_tables *ut)
 		return;
 	table_builder__free(ut->builder); /* first: its thread reserves rows through ut */
 	hashtab__free(&ut->by_key);
-	hashtab__free(&ut->by_inode);
 	hashtab__free(&ut->proc_of_pid);
 	for (size_t i = 0; ut->entries && i < UNWIND_MAX_TABLES; i++)
 		free(ut->entries[i]);

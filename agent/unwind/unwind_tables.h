@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unwind tables for the BPF unwinder: per process, its executable mappings; per binary (by
- * build-id, else dev+inode+size+mtime) one compiled table, loaded once into the rows map,
- * evicted least-recently-sampled first when the map is full. Talks to BPF through a sink. */
+/* Unwind tables for the BPF unwinder: per process of the registry (process/), its executable
+ * mappings; per binary (by the registry's key) one compiled table, loaded once into the rows
+ * map, evicted least-recently-sampled first when the map is full. Talks to BPF through a sink. */
 #ifndef ROOTTRACE_UNWIND_TABLES_H
 #define ROOTTRACE_UNWIND_TABLES_H
 
@@ -49,13 +49,16 @@ struct unwind_tables_stats {
 };
 
 struct unwind_tables;
+struct process_registry;
 
-/* NULL + errno. proc_root is "/proc" unless testing. */
-struct unwind_tables *unwind_tables__new(const struct unwind_sink *sink, const char *proc_root);
+/* NULL + errno. Processes and their mappings are read from reg, which must outlive ut. */
+struct unwind_tables *unwind_tables__new(const struct unwind_sink *sink,
+					 struct process_registry *reg);
 void unwind_tables__free(struct unwind_tables *ut);
 
-/* Reads pid's executable mappings, builds (or finds) each binary's table, loads what is not
- * loaded, and publishes the process's mapping table. 0 or -errno (-ESRCH: it is gone). */
+/* Takes pid's executable mappings from the registry (captured there now when it has none),
+ * builds (or finds) each binary's table, loads what is not loaded, and publishes the
+ * process's mapping table. 0 or -errno (-ESRCH: it is gone). */
 int unwind_tables__capture_process(struct unwind_tables *ut, pid_t pid);
 /* Publishes the big tables the builder thread finished (their processes' mappings get them
  * at their next touch). Call from the poll loop; never blocks on a build. How many. */
@@ -65,7 +68,9 @@ int unwind_tables__publish_built(struct unwind_tables *ut);
 bool unwind_tables__wait_built(struct unwind_tables *ut, int timeout_ms);
 /* The process exited (or exec'd): its mapping table goes. */
 void unwind_tables__forget_process(struct unwind_tables *ut, pid_t pid);
-/* pid was sampled: its tables are the most recently used; evicted ones are loaded again. */
+/* pid was sampled: its tables are the most recently used; evicted ones are loaded again, and
+ * its mapping table is published again when the registry re-read its maps (or it is over
+ * 10 s old: then the registry re-reads them). */
 void unwind_tables__touch_process(struct unwind_tables *ut, pid_t pid);
 
 void unwind_tables__stats(const struct unwind_tables *ut, struct unwind_tables_stats *ret);

@@ -18,24 +18,12 @@
 
 #include "../../agent/unwind/cfi_compile.h"
 #include "../../agent/unwind/eh_frame_image.h"
+#include "fixture_files.h"
 #include "test.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 #define NODE "/usr/bin/node" /* Debian's nodejs (scripts/install-deps.sh): 2.7 MB of .eh_frame */
 #define MAX_COLS 32
-
-static const char *fixture_path(const char *name)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return name;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/../fixtures/%s", dirname(exe), name);
-	return path;
-}
 
 static struct cfi_table *compile_path(const char *path)
 {

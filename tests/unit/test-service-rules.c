@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "../../agent/service/cgroup.h"
-#include "../../agent/service/proc_identity.h"
+#include "../../agent/process/proc_identity.h"
 #include "../../agent/service/service_resolver.h"
 #include "../../agent/service/tagger.h"
 #include "test.h"
@@ -301,106 +301,6 @@ TEST(stat_flags_tell_a_kernel_thread_whatever_its_name)
 	CHECK_EQ_INT(proc_stat_flags("no parenthesis", &flags), -EINVAL);
 }
 
-/* A fake proc root with pid 42: its cgroup file, exe link and stat. */
-struct fake_proc {
-	char root[32], dir[64], cgroup[96], exe[96], stat[96];
-};
-
-static int fake_proc_make(struct fake_proc *fp, const char *exe_target)
-{
-	FILE *f;
-
-	snprintf(fp->root, sizeof(fp->root), "/tmp/test-rules-XXXXXX");
-	if (!mkdtemp(fp->root))
-		return -errno;
-	snprintf(fp->dir, sizeof(fp->dir), "%s/42", fp->root);
-	snprintf(fp->cgroup, sizeof(fp->cgroup), "%s/cgroup", fp->dir);
-	snprintf(fp->exe, sizeof(fp->exe), "%s/exe", fp->dir);
-	snprintf(fp->stat, sizeof(fp->stat), "%s/stat", fp->dir);
-	if (mkdir(fp->dir, 0700) || symlink(exe_target, fp->exe))
-		return -errno;
-	f = fopen(fp->cgroup, "w");
-	if (!f)
-		return -errno;
-	fputs("1:name=systemd:/user.slice\n", f);
-	fclose(f);
-	f = fopen(fp->stat, "w");
-	if (!f)
-		return -errno;
-	fputs("42 (nginx) S 1 42 42 0 -1 4194560 0 0 0 0 0\n", f);
-	fclose(f);
-	return 0;
-}
-
-static void fake_proc_remove(const struct fake_proc *fp)
-{
-	unlink(fp->cgroup);
-	unlink(fp->exe);
-	unlink(fp->stat);
-	rmdir(fp->dir);
-	rmdir(fp->root);
-}
-
-static void relink(const struct fake_proc *fp, const char *target)
-{
-	unlink(fp->exe);
-	if (symlink(target, fp->exe))
-		perror("symlink");
-}
-
-TEST(the_executable_is_kept_per_image_and_without_deleted)
-{
-	struct fake_proc fp;
-	struct cgroup_pids *c;
-	struct pid_image id;
-	char exe[256];
-
-	CHECK_EQ_INT(fake_proc_make(&fp, "/usr/sbin/nginx (deleted)"), 0);
-	CHECK_EQ_INT(proc_read_exe(fp.root, 42, exe, sizeof(exe)), 0);
-	CHECK_EQ_STR(exe, "/usr/sbin/nginx"); /* upgraded under it: the rule still matches */
-	c = cgroup_pids__new(fp.root, 16);
-	CHECK(c);
-	cgroup_pids__image(c, 42, 0, 0, 60000, &id);
-	CHECK_EQ_STR(id.cgroup, "/user.slice");
-	CHECK_EQ_STR(id.exe, "/usr/sbin/nginx");
-	CHECK(!id.kernel_thread);
-	/* it exec'd another program: image 1 has its own executable, image 0 keeps its own */
-	relink(&fp, "/usr/bin/python3.11");
-	CHECK_EQ_INT(cgroup_pids__capture_image(c, 42, 0, 1), 0);
-	cgroup_pids__image(c, 42, 0, 1, 60000, &id);
-	CHECK_EQ_STR(id.exe, "/usr/bin/python3.11");
-	cgroup_pids__image(c, 42, 0, 0, 60000, &id);
-	CHECK_EQ_STR(id.exe, "/usr/sbin/nginx");
-	/* gone: what was captured stays */
-	fake_proc_remove(&fp);
-	cgroup_pids__image(c, 42, 0, 1, 0, &id);
-	CHECK_EQ_STR(id.exe, "/usr/bin/python3.11");
-	CHECK_EQ_STR(id.cgroup, "/user.slice");
-	cgroup_pids__free(c);
-}
-
-TEST(a_kernel_thread_has_no_executable)
-{
-	struct fake_proc fp;
-	struct cgroup_pids *c;
-	struct pid_image id;
-	FILE *f;
-
-	CHECK_EQ_INT(fake_proc_make(&fp, "/nonexistent"), 0);
-	unlink(fp.exe); /* a kernel thread's exe link reads ENOENT */
-	f = fopen(fp.stat, "w");
-	CHECK(f);
-	fputs("42 (kworker/0:1-events) I 2 0 0 0 -1 69238880 0 0 0 0 0\n", f);
-	fclose(f);
-	c = cgroup_pids__new(fp.root, 16);
-	CHECK(c);
-	cgroup_pids__image(c, 42, 0, 0, 60000, &id);
-	CHECK(id.kernel_thread);
-	CHECK(!id.exe);
-	cgroup_pids__free(c);
-	fake_proc_remove(&fp);
-}
-
 TEST_MAIN("service_rules", T(stray_processes_share_the_host_service_rooted_by_process),
 	  T(a_unit_keeps_its_own_service_without_process_roots),
 	  T(the_fallback_name_is_configurable_and_process_mode_is_kept),
@@ -412,6 +312,4 @@ TEST_MAIN("service_rules", T(stray_processes_share_the_host_service_rooted_by_pr
 	  T(a_window_of_stray_processes_is_one_group_one_upload),
 	  T(bad_rules_are_refused_with_the_field_named),
 	  T(a_long_literal_comm_pattern_is_refused_a_glob_is_not),
-	  T(stat_flags_tell_a_kernel_thread_whatever_its_name),
-	  T(the_executable_is_kept_per_image_and_without_deleted),
-	  T(a_kernel_thread_has_no_executable))
+	  T(stat_flags_tell_a_kernel_thread_whatever_its_name))

@@ -16,8 +16,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../agent/process/build_id.h"
+#include "../../agent/process/process_registry.h"
 #include "../../agent/symbolize/elf_symbols.h"
 #include "../../agent/symbolize/symbolizer.h"
+#include "fixture_files.h"
 #include "test.h"
 
 #define MAX_ADDRS 8
@@ -30,20 +33,6 @@ struct fixture_proc {
 	char names[MAX_ADDRS][128];
 	uint64_t addrs[MAX_ADDRS];
 };
-
-static const char *fixture_path(const char *name)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return name;
-	exe[n] = '\0';
-	/* $(BUILD)/tests/test-symbolizer -> $(BUILD)/fixtures/NAME */
-	snprintf(path, sizeof(path), "%s/../fixtures/%s", dirname(exe), name);
-	return path;
-}
 
 static int read_addrs(FILE *out, struct fixture_proc *fp)
 {
@@ -122,16 +111,6 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static void rm_tree(const char *dir)
-{
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* The final counters of s, which is freed. */
 static struct symbolizer_stats stats_and_free(struct symbolizer *s)
 {
@@ -142,25 +121,27 @@ static struct symbolizer_stats stats_and_free(struct symbolizer *s)
 	return st;
 }
 
-static int write_file(const char *dir, const char *name, const char *text)
-{
-	char path[PATH_MAX];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	if (!f)
-		return -errno;
-	fputs(text, f);
-	return fclose(f) ? -errno : 0;
-}
-
 static void resolve_name(struct symbolizer *s, pid_t pid, uint64_t addr, char *buf, size_t len)
 {
 	struct sym_frame f;
 
 	symbolizer__resolve_user(s, pid, addr, &f);
 	snprintf(buf, len, "%s", f.function);
+}
+
+/* The process name the registry captured for pid ("" when it holds none). */
+static const char *comm_of(struct symbolizer *s, pid_t pid)
+{
+	const struct process *p = process_registry__peek(symbolizer__registry(s), pid);
+
+	return p ? p->comm : "";
+}
+
+static const char *comm_image(struct symbolizer *s, pid_t pid, uint32_t image)
+{
+	const struct process *p = process_registry__image(symbolizer__registry(s), pid, image);
+
+	return p ? p->comm : "";
 }
 
 /* --- live fixtures ---------------------------------------------------------------------- */
@@ -174,7 +155,7 @@ static void check_main_fixture(const char *name, int *ret_failed)
 
 	CHECK(s);
 	CHECK_EQ_INT(fixture_start(fixture_path(name), &fp), 0);
-	CHECK_EQ_INT(symbolizer__capture_process(s, fp.pid), 0);
+	CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), fp.pid), 0);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		symbolizer__resolve_user(s, fp.pid, fixture_addr(&fp, names[i]), &f);
 		CHECK_EQ_STR(f.function, names[i]);
@@ -185,7 +166,7 @@ static void check_main_fixture(const char *name, int *ret_failed)
 	/* An address inside a function (a return address) names that function. */
 	symbolizer__resolve_user(s, fp.pid, fixture_addr(&fp, "fixture_alpha") + 5, &f);
 	CHECK_EQ_STR(f.function, "fixture_alpha");
-	CHECK_EQ_STR(symbolizer__comm(s, fp.pid), name);
+	CHECK_EQ_STR(comm_of(s, fp.pid), name);
 	fixture_stop(&fp);
 	symbolizer__free(s);
 }
@@ -309,13 +290,13 @@ TEST(process_exited_after_capture_still_named)
 	CHECK(s);
 	CHECK_EQ_INT(fixture_start(fixture_path("fixture-nopie"), &fp), 0);
 	pid = fp.pid;
-	CHECK_EQ_INT(symbolizer__capture_process(s, pid), 0);
+	CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), pid), 0);
 	fixture_stop(&fp);
 	/* gone and reaped (not kill(pid, 0): pid_max can be small and the pid reused at once) */
 	CHECK(waitpid(pid, NULL, WNOHANG) < 0 && errno == ECHILD);
 	resolve_name(s, pid, fixture_addr(&fp, "fixture_beta"), name, sizeof(name));
 	CHECK_EQ_STR(name, "fixture_beta");
-	CHECK_EQ_STR(symbolizer__comm(s, pid), "fixture-nopie");
+	CHECK_EQ_STR(comm_of(s, pid), "fixture-nopie");
 	symbolizer__free(s);
 }
 
@@ -335,7 +316,7 @@ TEST(never_seen_exited_process_is_unknown_no_mapping)
 		if (kill(fp.pid, 0) != 0)
 			break;
 	}
-	CHECK_EQ_INT(symbolizer__capture_process(s, fp.pid), -ESRCH);
+	CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), fp.pid), -ESRCH);
 	symbolizer__resolve_user(s, fp.pid, fixture_addr(&fp, "fixture_beta"), &f);
 	st = stats_and_free(s);
 	CHECK_EQ_STR(f.function, "[unknown]");
@@ -345,7 +326,7 @@ TEST(never_seen_exited_process_is_unknown_no_mapping)
 
 TEST(deleted_binary_named_through_map_files_or_counted_unreadable)
 {
-	char dir[] = "/tmp/rt-symtest-XXXXXX", path[PATH_MAX], cmd[PATH_MAX * 2];
+	char dir[] = "/tmp/rt-symtest-XXXXXX", path[PATH_MAX], cmd[PATH_MAX * 2 + 8];
 	struct symbolizer *s = symbolizer__new(NULL);
 	struct symbolizer_stats st;
 	struct fixture_proc fp;
@@ -361,7 +342,7 @@ TEST(deleted_binary_named_through_map_files_or_counted_unreadable)
 	unlink(path);
 	snprintf(cmd, sizeof(cmd), "/proc/%d/map_files", (int)fp.pid);
 	map_files_ok = access(cmd, R_OK) == 0 && geteuid() == 0;
-	CHECK_EQ_INT(symbolizer__capture_process(s, fp.pid), 0);
+	CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), fp.pid), 0);
 	fixture_stop(&fp);
 	symbolizer__resolve_user(s, fp.pid, fixture_addr(&fp, "fixture_alpha"), &f);
 	st = stats_and_free(s);
@@ -428,7 +409,7 @@ TEST(library_mapped_by_many_processes_is_read_once)
 	CHECK(s);
 	for (size_t i = 0; i < n; i++) {
 		CHECK_EQ_INT(fixture_start(fixture_path("fixture-uses-lib"), &fp[i]), 0);
-		CHECK_EQ_INT(symbolizer__capture_process(s, fp[i].pid), 0);
+		CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), fp[i].pid), 0);
 		if (i == 0)
 			symbolizer__stats(s, &first);
 	}
@@ -461,7 +442,7 @@ TEST(binary_cache_is_bounded_and_evicted_binaries_stay_usable)
 	CHECK(s);
 	for (size_t i = 0; i < 4; i++) {
 		CHECK_EQ_INT(fixture_start(fixture_path(names[i]), &fp[i]), 0);
-		CHECK_EQ_INT(symbolizer__capture_process(s, fp[i].pid), 0);
+		CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), fp[i].pid), 0);
 	}
 	/* Processes keep their binaries alive after the cache dropped them. */
 	for (size_t i = 0; i < 4; i++) {
@@ -484,16 +465,16 @@ TEST(process_cache_is_bounded)
 	CHECK(s);
 	for (size_t i = 0; i < 3; i++) {
 		CHECK_EQ_INT(fixture_start(fixture_path("fixture-pie"), &fp[i]), 0);
-		CHECK_EQ_INT(symbolizer__capture_process(s, fp[i].pid), 0);
+		CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), fp[i].pid), 0);
 	}
 	symbolizer__stats(s, &st);
 	CHECK_EQ_INT(st.processes_evicted, 1);
-	CHECK_EQ_STR(symbolizer__comm(s, fp[0].pid), ""); /* the oldest went */
+	CHECK_EQ_STR(comm_of(s, fp[0].pid), ""); /* the oldest went */
 	/* Still alive: resolving re-captures it. */
 	resolve_name(s, fp[0].pid, fixture_addr(&fp[0], "fixture_beta"), name, sizeof(name));
 	CHECK_EQ_STR(name, "fixture_beta");
-	symbolizer__forget_process(s, fp[1].pid);
-	CHECK_EQ_STR(symbolizer__comm(s, fp[1].pid), "");
+	process_registry__forget(symbolizer__registry(s), fp[1].pid);
+	CHECK_EQ_STR(comm_of(s, fp[1].pid), "");
 	for (size_t i = 0; i < 3; i++)
 		fixture_stop(&fp[i]);
 	symbolizer__free(s);
@@ -525,10 +506,11 @@ TEST(elf_reader_reports_build_id_and_dynsym_fallback)
 	int fd = open(fixture_path("fixture-pie"), O_RDONLY);
 
 	CHECK(fd >= 0);
-	CHECK_EQ_INT(elf_build_id_fd(fd, id, sizeof(id)), 0);
+	CHECK_EQ_INT(build_id__read_fd(fd, id, sizeof(id)), 0);
 	full = elf_symbols__load_fd(fd);
 	close(fd);
 	CHECK(full);
+	CHECK_EQ_INT(strlen(id), 40); /* the registry's reader and libelf's agree */
 	CHECK_EQ_STR(elf_symbols__build_id(full), id);
 	CHECK_EQ_INT(elf_symbols__from_dynsym(full), 0);
 	fd = open(fixture_path("fixture-stripped"), O_RDONLY);
@@ -599,8 +581,8 @@ TEST(unreadable_binary_is_unknown_with_module_and_counted)
 	    0);
 	s = symbolizer__new(&o);
 	CHECK(s);
-	CHECK_EQ_INT(symbolizer__capture_process(s, FAKE_PID), 0);
-	CHECK_EQ_STR(symbolizer__comm(s, FAKE_PID), "fakeproc");
+	CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), FAKE_PID), 0);
+	CHECK_EQ_STR(comm_of(s, FAKE_PID), "fakeproc");
 	symbolizer__resolve_user(s, FAKE_PID, 0x400123, &f);
 	CHECK_EQ_STR(f.function, "[unknown]");
 	CHECK_EQ_STR(f.module, "/nonexistent/bin/app");
@@ -635,23 +617,23 @@ TEST(samples_of_the_image_before_an_exec_are_named_after_it_until_the_window_end
 	    fake_proc(dir, "00400000-00401000 r-xp 00000000 08:01 99999 /old/bin/sh\n", NULL), 0);
 	s = symbolizer__new(&o);
 	CHECK(s);
-	CHECK_EQ_INT(symbolizer__capture_image(s, FAKE_PID, 0), 0);
+	CHECK_EQ_INT(process_registry__capture_image(symbolizer__registry(s), FAKE_PID, 0), 0);
 	CHECK_EQ_INT(
 	    fake_proc_image(dir, "00500000-00501000 r-xp 00000000 08:01 99998 /new/app\n", "app\n"),
 	    0);
-	CHECK_EQ_INT(symbolizer__capture_image(s, FAKE_PID, 1), 0);
+	CHECK_EQ_INT(process_registry__capture_image(symbolizer__registry(s), FAKE_PID, 1), 0);
 	symbolizer__resolve_user_image(s, FAKE_PID, 0, 0x400123, &f);
 	CHECK_EQ_STR(f.module, "/old/bin/sh");
 	symbolizer__resolve_user_image(s, FAKE_PID, 1, 0x500123, &f);
 	CHECK_EQ_STR(f.module, "/new/app");
-	CHECK_EQ_STR(symbolizer__comm_image(s, FAKE_PID, 0), "fakeproc");
-	CHECK_EQ_STR(symbolizer__comm_image(s, FAKE_PID, 1), "app");
+	CHECK_EQ_STR(comm_image(s, FAKE_PID, 0), "fakeproc");
+	CHECK_EQ_STR(comm_image(s, FAKE_PID, 1), "app");
 	/* The window that held the old image's samples is named: the old image goes. */
-	symbolizer__end_window(s);
+	process_registry__end_window(symbolizer__registry(s));
 	symbolizer__resolve_user_image(s, FAKE_PID, 0, 0x400123, &f);
 	CHECK_EQ_STR(f.function, "[unknown]");
 	CHECK_EQ_STR(f.module, "");
-	CHECK_EQ_STR(symbolizer__comm_image(s, FAKE_PID, 1), "app");
+	CHECK_EQ_STR(comm_image(s, FAKE_PID, 1), "app");
 	st = stats_and_free(s);
 	rm_tree(dir);
 	CHECK_EQ_INT(st.images_replaced, 1);
@@ -668,7 +650,7 @@ TEST(exited_process_read_as_no_mappings_keeps_what_was_captured)
 		     0);
 	s = symbolizer__new(&o);
 	CHECK(s);
-	CHECK_EQ_INT(symbolizer__capture_image(s, FAKE_PID, 3), 0);
+	CHECK_EQ_INT(process_registry__capture_image(symbolizer__registry(s), FAKE_PID, 3), 0);
 	/* A zombie: /proc/PID/maps reads empty until its parent reaps it. */
 	CHECK_EQ_INT(fake_proc_image(dir, "", "fakeproc\n"), 0);
 	usleep(150 * 1000); /* past the re-capture rate limit */
@@ -761,7 +743,7 @@ TEST(new_mapping_after_capture_is_found_by_recapture)
 	CHECK_EQ_INT(fake_proc(dir, "00400000-00401000 r-xp 00000000 00:00 0 \n", NULL), 0);
 	s = symbolizer__new(&o);
 	CHECK(s);
-	CHECK_EQ_INT(symbolizer__capture_process(s, FAKE_PID), 0);
+	CHECK_EQ_INT(process_registry__capture(symbolizer__registry(s), FAKE_PID), 0);
 	/* "dlopen": the library's whole file mapped at 0x10000000 after the capture. */
 	CHECK_EQ_INT(stat(lib, &lst), 0);
 	snprintf(maps, sizeof(maps),

@@ -12,13 +12,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../agent/process/process_registry.h"
 #include "../../agent/unwind/cfi_compile.h"
 #include "../../agent/unwind/unwind_tables.h"
 #include "test.h"
 
 #define MAX_PIDS 8
 
-static struct unwind_row *sink_rows; /* the current test's rows "map" */
+static struct unwind_row *sink_rows;	  /* the current test's rows "map" */
+static struct process_registry *registry; /* the current test's processes */
 
 static int write_rows(void *ctx, uint32_t first, const struct unwind_row *rows, size_t n)
 {
@@ -85,7 +87,15 @@ static struct unwind_tables *new_tables(struct fake_sink *f, struct unwind_row *
 
 	memset(f, 0, sizeof(*f));
 	sink_rows = rows;
-	return unwind_tables__new(&sink, "/proc");
+	registry = process_registry__new(NULL);
+	return registry ? unwind_tables__new(&sink, registry) : NULL;
+}
+
+static void free_tables(struct unwind_tables *ut)
+{
+	unwind_tables__free(ut);
+	process_registry__free(registry);
+	registry = NULL;
 }
 
 static const struct unwind_process *proc_of(const struct fake_sink *f, pid_t pid)
@@ -162,7 +172,7 @@ TEST(own_process_mappings_get_tables_and_rows_cover_functions)
 	unwind_tables__stats(ut, &st);
 	CHECK(st.tables_built >= 3);
 	CHECK(st.rows_loaded > 10000);
-	unwind_tables__free(ut);
+	free_tables(ut);
 }
 
 TEST(libc_is_built_once_for_two_processes)
@@ -186,7 +196,7 @@ TEST(libc_is_built_once_for_two_processes)
 	unwind_tables__forget_process(ut, pid);
 	unwind_tables__stats(ut, &b);
 	CHECK_EQ_INT(b.processes, 1);
-	unwind_tables__free(ut);
+	free_tables(ut);
 }
 
 TEST(full_rows_map_evicts_least_recently_sampled_and_touch_reloads)
@@ -210,7 +220,7 @@ TEST(full_rows_map_evicts_least_recently_sampled_and_touch_reloads)
 	CHECK(st.rows_loaded <= 60000);
 	if (st.tables_evicted)
 		CHECK(f.syncs > 0);
-	unwind_tables__free(ut);
+	free_tables(ut);
 }
 
 TEST(gone_process_is_esrch)
@@ -225,7 +235,7 @@ TEST(gone_process_is_esrch)
 	reap(pid);
 	ret = unwind_tables__capture_process(ut, pid);
 	CHECK(ret == -ESRCH || ret == -ENOENT);
-	unwind_tables__free(ut);
+	free_tables(ut);
 }
 
 static pid_t spawn_node(void)
@@ -297,7 +307,7 @@ TEST(binary_with_megabytes_of_cfi_is_built_by_the_thread_and_streamed_into_the_m
 	if (whole && big && whole->n_rows == big->n_rows)
 		CHECK(!memcmp(rows + big->first_row, whole->rows, whole->n_rows * sizeof(*rows)));
 	cfi_table__free(whole);
-	unwind_tables__free(ut);
+	free_tables(ut);
 }
 
 TEST_MAIN("unwind_tables", T(own_process_mappings_get_tables_and_rows_cover_functions),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* What /proc says of a process besides its cgroup, for the service rules: the executable's
- * path and whether it is a kernel thread; and the small-file read cgroup.c shares. */
+/* Small /proc/PID readers the process registry (and cgroup.c) use: one file read whole, the
+ * executable's path, whether it is a kernel thread. */
 #ifndef ROOTTRACE_PROC_IDENTITY_H
 #define ROOTTRACE_PROC_IDENTITY_H
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* /proc/PID/exe and the kernel-thread flag of /proc/PID/stat, read when a process is first
- * seen (and after an exec) beside its cgroup path. */
+/* /proc/PID/exe and the kernel-thread flag of /proc/PID/stat, read by the process registry
+ * when it captures a process image; the small-file read. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
