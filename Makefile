@@ -34,7 +34,7 @@ CFLAGS += -std=gnu11 $(WARN) -fno-omit-frame-pointer -D_GNU_SOURCE \
 LDFLAGS ?=
 
 LIB_LIBS := -lprotobuf-c -lz -lcrypto
-AGENT_LIBS := -lbpf -ldw -lelf -lcurl -ljansson -lmicrohttpd -lstdc++ -lpthread $(LIB_LIBS)
+AGENT_LIBS := -lbpf -ldw -lelf -llzma -ldebuginfod -lcurl -ljansson -lmicrohttpd -lstdc++ -lpthread $(LIB_LIBS)
 COLLECTOR_LIBS := -lmicrohttpd -ljansson -lsqlite3 -lpq -lcurl -lpthread -lm $(LIB_LIBS)
 TEST_LIBS := $(sort $(AGENT_LIBS) $(COLLECTOR_LIBS)) -lm
 

@@ -16,6 +16,7 @@ static void sampling_on(struct daemon *d, int hz)
 	    .capture_cgroups = true,
 	    .unwind = d->file_cfg.unwind_frame_pointers ? PIPELINE_UNWIND_FP : PIPELINE_UNWIND_AUTO,
 	    .unwind_memory_bytes = (uint64_t)d->file_cfg.unwind_memory_mb << 20,
+	    .offcpu = daemon_offcpu_wanted(d),
 	};
 	char err[256] = "";
 	int r, upload_s;
@@ -50,6 +51,7 @@ static void sampling_on(struct daemon *d, int hz)
 			 "keeps its earlier name and symbols, and its earlier service for up to a "
 			 "minute",
 			 strerror(-r));
+	daemon_apply_offcpu(d); /* loaded with the hooks when wanted: no -EAGAIN here */
 }
 
 /* Stops sampling (ships what was sampled) and unloads the BPF object. */
@@ -106,6 +108,11 @@ static void apply(struct daemon *d, int64_t now_ms)
 	}
 	if (cfg->sample_rate_hz != d->sampling_hz)
 		change_rate(d, cfg->sample_rate_hz);
+	if (d->pipeline && daemon_apply_offcpu(d) == -EAGAIN) {
+		/* off-CPU turned on: the BPF object is loaded again, with the scheduler hooks */
+		sampling_off(d, "reloading with the off-CPU hooks");
+		sampling_on(d, cfg->sample_rate_hz);
+	}
 	if (d->next_upload_ms > now_ms + cfg->upload_interval_s * 1000LL)
 		d->next_upload_ms = now_ms + cfg->upload_interval_s * 1000LL;
 }

@@ -59,6 +59,10 @@ struct daemon {
 	/* the in-kernel filter of disabled services: fed back from tagging into the pipeline */
 	bool cgroup_v2;
 	struct exclusion excluded; /* cgroup v2: cgroups BPF drops (disabled services) */
+
+	/* off-CPU time (daemon_offcpu.c) */
+	struct agent_config offcpu_applied; /* the config the per-process filter follows */
+	char offcpu_error[256];		    /* why it is unavailable while wanted; "" */
 };
 
 /* Monotonic clock, in ms. Here, not in one of the daemon's files: each of them reads it, and
@@ -83,6 +87,17 @@ void daemon_poll_config(struct daemon *d, int64_t now_ms);
 void daemon_ship_window(struct daemon *d);
 /* After a config change: cgroups of services enabled again are sampled again at once. */
 void daemon_recheck_excluded(struct daemon *d);
+
+/* daemon_offcpu.c */
+/* Some enabled service records off-CPU time in the held config. */
+bool daemon_offcpu_wanted(const struct daemon *d);
+/* Attaches, re-filters or detaches the scheduler hooks as the held config says. -EAGAIN when
+ * the pipeline was loaded without them (the caller reloads it), else 0. */
+int daemon_apply_offcpu(struct daemon *d);
+/* Tags the processes that blocked for the first time and allows or denies them. */
+void daemon_offcpu_decide(struct daemon *d);
+/* The off-CPU state and figures of window w in the self-report. */
+void daemon_offcpu_report(const struct daemon *d, const struct window *w, struct selfreport *rep);
 
 /* daemon_status.c */
 /* Starts the status listener when one is configured. 0 or -errno with a reason in err. */

@@ -52,6 +52,8 @@ void daemon_publish_control(struct daemon *d, int64_t now_ms)
 	c.sampling_hz = c.sampling ? d->sampling_hz : 0;
 	c.upload_interval_s = c.have_config ? cfg->upload_interval_s : 0;
 	snprintf(c.sampling_error, sizeof(c.sampling_error), "%s", d->sampling_error);
+	c.offcpu = !daemon_offcpu_wanted(d) ? "off" : d->offcpu_error[0] ? "unavailable" : "on";
+	snprintf(c.offcpu_error, sizeof(c.offcpu_error), "%s", d->offcpu_error);
 	config_poll__stats(d->control, &c.polls);
 	agent_metrics__control(d->metrics, &c);
 	shipper__upload_stats(d->shipper, &up);

@@ -91,6 +91,7 @@ void daemon_ship_window(struct daemon *d)
 	}
 	daemon_publish_window(d, w);
 	shipper__report(d->shipper, w, d->sampling_hz, &rep);
+	daemon_offcpu_report(d, w, &rep);
 	r = service_tagger__group(d->tagger, w, config_poll__config(d->control), daemon_now_ms(),
 				  &g);
 	if (r) {

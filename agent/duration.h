@@ -8,5 +8,7 @@
 
 /* 0, or -EINVAL for anything else (negative, empty, unknown unit), -ERANGE on overflow. */
 int duration_parse_ms(const char *text, int64_t *ret_ms);
+/* "50us", "2ms", "1s" (a bare number: seconds) to microseconds; errors as above. */
+int duration_parse_us(const char *text, int64_t *ret_us);
 
 #endif

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /* `roottrace-agent record`: profile every process (or one pid) for a while through the
- * shared pipeline, write one gzipped pprof, print a summary. */
+ * shared pipeline, write one gzipped pprof (CPU, and with --offcpu the blocked time beside it),
+ * print a summary. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/types.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +14,10 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "debuginfod_fetch.h"
 #include "duration.h"
 #include "encode.h"
+#include "offcpu.h"
 #include "pipeline.h"
 
 #define COLLECT_INTERVAL_MS 5000 /* drain often enough to keep the maps small */
@@ -26,6 +30,9 @@ struct record_args {
 	pid_t pid;
 	const char *output;
 	enum pipeline_unwind unwind;
+	bool offcpu;
+	int64_t offcpu_min_us;
+	long offcpu_sample_every;
 };
 
 static volatile sig_atomic_t exiting;
@@ -40,7 +47,8 @@ static void usage(FILE *out)
 	fprintf(
 	    out,
 	    "Usage: roottrace-agent record [--duration 10s] [--frequency 99] [--pid N] "
-	    "[--output FILE] [--unwind auto|fp]\n\n"
+	    "[--output FILE] [--unwind auto|fp]\n"
+	    "       [--offcpu [--offcpu-min 1ms] [--offcpu-sample N]]\n\n"
 	    "Samples the on-CPU stacks of every process (or one) with BPF and writes a gzipped\n"
 	    "pprof CPU profile. Needs root (CAP_BPF and CAP_PERFMON).\n\n"
 	    "  -d, --duration D    how long to record: 500ms, 10s, 2m, 1h (default 10s)\n"
@@ -48,12 +56,21 @@ static void usage(FILE *out)
 	    "  -p, --pid N         only this process\n"
 	    "  -o, --output FILE   where to write the profile (default profile.pb.gz)\n"
 	    "  -U, --unwind MODE   user stacks: auto = .eh_frame unwind tables, frame pointers\n"
-	    "                      where a binary has none (default); fp = frame pointers only\n\n"
+	    "                      where a binary has none (default); fp = frame pointers only\n"
+	    "      --offcpu        also record where threads block (switched out, not runnable)\n"
+	    "                      and for how long: sample types blocks/count and\n"
+	    "                      offcpu/nanoseconds beside samples/count and cpu/nanoseconds\n"
+	    "      --offcpu-min D  drop blocks shorter than D: 10us, 1ms (default 0: all)\n"
+	    "      --offcpu-sample N  keep 1 in N blocks at random, each weighted by N\n"
+	    "                      (1-%d, default 1: every block)\n\n"
 	    "Examples:\n"
 	    "  roottrace-agent record --duration 30s --output cpu.pb.gz\n"
 	    "  roottrace-agent record --pid $(pidof nginx) --frequency 199 -o nginx.pb.gz\n"
-	    "  go tool pprof -top cpu.pb.gz\n",
-	    SAMPLE_RATE_MIN_HZ, SAMPLE_RATE_MAX_HZ, SAMPLE_RATE_DEFAULT_HZ);
+	    "  roottrace-agent record --pid $(pidof nginx) --offcpu -o nginx.pb.gz\n"
+	    "  go tool pprof -top cpu.pb.gz\n"
+	    "  go tool pprof -top -sample_index=offcpu nginx.pb.gz\n",
+	    SAMPLE_RATE_MIN_HZ, SAMPLE_RATE_MAX_HZ, SAMPLE_RATE_DEFAULT_HZ,
+	    OFFCPU_MAX_SAMPLE_EVERY);
 }
 
 static int parse_int(const char *text, long min, long max, long *ret)
@@ -100,6 +117,18 @@ static int record_option(int opt, const char *arg, void *ctx)
 		if (pipeline_unwind_parse(arg, &a->unwind))
 			return invalid("unwind", arg, " (auto or fp)");
 		return 0;
+	case 'O':
+		a->offcpu = true;
+		return 0;
+	case 'M':
+		if (duration_parse_us(arg, &a->offcpu_min_us) || a->offcpu_min_us < 0)
+			return invalid("offcpu-min", arg, " (e.g. 100us, 1ms)");
+		return 0;
+	case 'S':
+		if (parse_int(arg, 1, OFFCPU_MAX_SAMPLE_EVERY, &value))
+			return invalid("offcpu-sample", arg, " (1-1024)");
+		a->offcpu_sample_every = value;
+		return 0;
 	}
 	return -ENOENT;
 }
@@ -113,14 +142,17 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	    {"pid", required_argument, NULL, 'p'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"unwind", required_argument, NULL, 'U'},
+	    {"offcpu", no_argument, NULL, 'O'},
+	    {"offcpu-min", required_argument, NULL, 'M'},
+	    {"offcpu-sample", required_argument, NULL, 'S'},
 	    {"help", no_argument, NULL, 'h'},
 	    {},
 	};
 	static const struct cli_command cmd = {"record", "d:F:p:o:U:h", options, usage,
 					       record_option};
 
-	*a = (struct record_args){10000, SAMPLE_RATE_DEFAULT_HZ, 0, "profile.pb.gz",
-				  PIPELINE_UNWIND_AUTO};
+	*a = (struct record_args){
+	    10000, SAMPLE_RATE_DEFAULT_HZ, 0, "profile.pb.gz", PIPELINE_UNWIND_AUTO, false, 0, 1};
 	return cli_parse(&cmd, argc, argv, a);
 }
 
@@ -219,13 +251,14 @@ static int write_output(int fd, const uint8_t *buf, size_t len)
 	return 0;
 }
 
-static int save_profile(const struct window *total, int fd, const char *path)
+static int save_profile(const struct window *total, bool offcpu, int fd, const char *path)
 {
+	struct window_encode_options opts = {.kind = offcpu ? ENCODE_BOTH : ENCODE_CPU};
 	uint8_t *gz = NULL;
 	size_t len = 0;
 	int ret;
 
-	ret = window_encode_pprof(total, NULL, NULL, NULL, 0, &gz, &len);
+	ret = window_encode_pprof_with(total, &opts, &gz, &len);
 	if (ret) {
 		fprintf(stderr, "record: encoding the profile failed: %s\n", strerror(-ret));
 		return ret;
@@ -261,8 +294,8 @@ static int by_cpu_desc(const void *a, const void *b)
 	return x > y ? -1 : x < y;
 }
 
-/* Self time = CPU of the samples where the function is the leaf frame. */
-static void print_top_functions(const struct window *w, uint64_t cpu_ns)
+/* Self time = CPU (or blocked time) of the samples where the function is the leaf frame. */
+static void print_top_functions(const struct window *w, uint64_t cpu_ns, bool offcpu)
 {
 	struct self_time *t = calloc(w->n_samples ? w->n_samples : 1, sizeof(*t));
 	size_t n = 0;
@@ -270,9 +303,10 @@ static void print_top_functions(const struct window *w, uint64_t cpu_ns)
 	if (!t)
 		return;
 	for (size_t i = 0; i < w->n_samples; i++)
-		if (w->samples[i].n_frames)
+		if (w->samples[i].n_frames && w->samples[i].offcpu == offcpu)
 			t[n++] = (struct self_time){w->samples[i].frames[0].function,
-						    w->samples[i].cpu_ns};
+						    offcpu ? w->samples[i].offcpu_ns
+							   : w->samples[i].cpu_ns};
 	qsort(t, n, sizeof(*t), by_function);
 	size_t m = 0;
 
@@ -283,7 +317,8 @@ static void print_top_functions(const struct window *w, uint64_t cpu_ns)
 			t[m++] = t[i];
 	}
 	qsort(t, m, sizeof(*t), by_cpu_desc);
-	fprintf(stderr, "top functions by self time:\n");
+	fprintf(stderr, "top functions by %s:\n",
+		offcpu ? "self time blocked off-CPU" : "self time");
 	for (size_t i = 0; i < m && i < TOP_FUNCTIONS; i++)
 		fprintf(stderr, "  %5.1f%%  %8.3fs  %s\n", 100.0 * t[i].cpu_ns / cpu_ns,
 			t[i].cpu_ns / 1e9, t[i].function);
@@ -348,8 +383,56 @@ static void print_unwind(const struct window_unwind *u)
 	print_unwind_tables(u);
 }
 
+static void print_offcpu(const struct window *w)
+{
+	const struct window_offcpu *o = &w->stats.offcpu;
+	uint64_t blocked_ns = 0;
+
+	for (size_t i = 0; i < w->n_samples; i++)
+		blocked_ns += w->samples[i].offcpu_ns;
+	fprintf(stderr,
+		"off-CPU: %.3f s blocked (weighted) from %llu blocks kept of %llu; %llu shorter "
+		"than the minimum dropped (%.3f s); %.3f s runnable after wake-up (in no "
+		"profile); %llu lost, %llu charged without their stacks\n",
+		blocked_ns / 1e9, (unsigned long long)o->kept, (unsigned long long)o->blocks,
+		(unsigned long long)o->below_min, o->below_min_ns / 1e9, o->runqueue_ns / 1e9,
+		(unsigned long long)o->lost, (unsigned long long)o->stack_lost);
+	if (o->bpf_run_cnt && o->switches)
+		fprintf(
+		    stderr,
+		    "off-CPU BPF run time: %.3f ms over %llu context switches (%.3f us/switch)\n",
+		    o->bpf_run_ns / 1e6, (unsigned long long)o->switches,
+		    o->bpf_run_ns / 1e3 / o->switches);
+	if (blocked_ns)
+		print_top_functions(w, blocked_ns, true);
+}
+
+/* Unnamed lookups by reason, and debuginfod's fetches when a server is configured. */
+static void print_symbol_sources(const struct symbolizer_stats *ss)
+{
+	struct debuginfod_fetch_stats d;
+
+	fprintf(stderr, "unknown frame lookups:");
+	for (int i = 0; i < SYM_UNKNOWN__COUNT; i++)
+		fprintf(stderr, "%s %s %llu", i ? "," : "", symbolizer__reason_name(i),
+			(unsigned long long)ss->unknown[i]);
+	fprintf(stderr, "\n");
+	debuginfod_fetch__stats(&d);
+	if (!d.enabled)
+		return;
+	fprintf(stderr,
+		"debuginfod: %llu requests, %llu fetched, %llu answered by the negative cache, "
+		"failed:",
+		(unsigned long long)d.requests, (unsigned long long)d.fetched,
+		(unsigned long long)d.negative_hits);
+	for (int i = 0; i < DEBUGINFOD_FAIL__COUNT; i++)
+		fprintf(stderr, "%s %s %llu", i ? "," : "", debuginfod_fetch__failure_name(i),
+			(unsigned long long)d.failed[i]);
+	fprintf(stderr, "\n");
+}
+
 static void print_summary(const struct window *w, const struct symbolizer_stats *ss,
-			  enum pipeline_unwind unwind)
+			  enum pipeline_unwind unwind, bool offcpu)
 {
 	const struct window_stats *st = &w->stats;
 	uint64_t cpu_ns = 0;
@@ -367,6 +450,7 @@ static void print_summary(const struct window *w, const struct symbolizer_stats 
 		(unsigned long long)st->lost_map_full, (unsigned long long)st->lost_stack_user,
 		(unsigned long long)st->lost_stack_kernel);
 	fprintf(stderr, "unknown frames: %llu\n", (unsigned long long)st->unknown_frames);
+	print_symbol_sources(ss);
 	if (st->bpf_run_cnt)
 		fprintf(stderr, "BPF run time: %.3f ms over %llu runs (%.2f us/run)\n",
 			st->bpf_run_ns / 1e6, (unsigned long long)st->bpf_run_cnt,
@@ -376,7 +460,9 @@ static void print_summary(const struct window *w, const struct symbolizer_stats 
 		print_unwind(&st->unwind);
 	print_symbolizer(ss);
 	if (cpu_ns)
-		print_top_functions(w, cpu_ns);
+		print_top_functions(w, cpu_ns, false);
+	if (offcpu)
+		print_offcpu(w);
 }
 
 static const char *unwind_name(enum pipeline_unwind unwind)
@@ -384,11 +470,25 @@ static const char *unwind_name(enum pipeline_unwind unwind)
 	return unwind == PIPELINE_UNWIND_AUTO ? "auto" : "fp";
 }
 
+static int start_offcpu(struct pipeline *p, const struct record_args *a, char *err, size_t err_len)
+{
+	struct pipeline_offcpu set = {
+	    .min_block_ns = (uint64_t)a->offcpu_min_us * 1000,
+	    .sample_every = a->offcpu_sample_every,
+	};
+
+	if (pipeline__offcpu_error(p)[0]) {
+		snprintf(err, err_len, "%s", pipeline__offcpu_error(p));
+		return -ENOTSUP;
+	}
+	return pipeline__offcpu_start(p, &set, err, err_len);
+}
+
 /* Records into total: open -> start -> loop -> stop -> final drain. */
 static int record(const struct record_args *a, struct window *total,
 		  struct symbolizer_stats *ret_sym)
 {
-	struct pipeline_options opts = {.pid = a->pid, .unwind = a->unwind};
+	struct pipeline_options opts = {.pid = a->pid, .unwind = a->unwind, .offcpu = a->offcpu};
 	struct pipeline *p;
 	char err[256] = "";
 	int ret;
@@ -403,6 +503,13 @@ static int record(const struct record_args *a, struct window *total,
 		fprintf(stderr, "record: %s\n", err);
 		goto out;
 	}
+	if (a->offcpu) {
+		ret = start_offcpu(p, a, err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "record: --offcpu: %s\n", err);
+			goto out;
+		}
+	}
 	ret = pipeline__exec_hook_error(p);
 	if (ret)
 		fprintf(stderr,
@@ -410,11 +517,13 @@ static int record(const struct record_args *a, struct window *total,
 			"sampled before it execs keeps its earlier name and symbols\n",
 			strerror(-ret));
 	if (a->pid)
-		fprintf(stderr, "record: sampling pid %d at %d Hz for %.1fs (unwind: %s)\n", a->pid,
-			a->frequency_hz, a->duration_ms / 1e3, unwind_name(a->unwind));
+		fprintf(stderr, "record: sampling pid %d at %d Hz for %.1fs (unwind: %s%s)\n",
+			a->pid, a->frequency_hz, a->duration_ms / 1e3, unwind_name(a->unwind),
+			a->offcpu ? ", off-CPU too" : "");
 	else
-		fprintf(stderr, "record: sampling all CPUs at %d Hz for %.1fs (unwind: %s)\n",
-			a->frequency_hz, a->duration_ms / 1e3, unwind_name(a->unwind));
+		fprintf(stderr, "record: sampling all CPUs at %d Hz for %.1fs (unwind: %s%s)\n",
+			a->frequency_hz, a->duration_ms / 1e3, unwind_name(a->unwind),
+			a->offcpu ? ", off-CPU too" : "");
 	ret = record_loop(p, a, total);
 	pipeline__stop(p);
 	if (!ret)
@@ -455,13 +564,13 @@ int cmd_record(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	ret = record(&a, total, &sym);
 	if (!ret)
-		ret = save_profile(total, fd, a.output);
+		ret = save_profile(total, a.offcpu, fd, a.output);
 	if (close(fd) && !ret) {
 		ret = -errno;
 		fprintf(stderr, "record: writing %s failed: %s\n", a.output, strerror(-ret));
 	}
 	if (!ret)
-		print_summary(total, &sym, a.unwind);
+		print_summary(total, &sym, a.unwind, a.offcpu);
 	window__free(total);
 	return ret ? 1 : 0;
 }

@@ -15,6 +15,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "daemon.h"
+#include "debuginfod_fetch.h"
 #include "http_client.h"
 #include "listen_addr.h"
 #include "logging.h"
@@ -274,6 +275,11 @@ static int init_identity(struct daemon *d, char *err, size_t err_len)
 		if (r)
 			snprintf(err, err_len, "config file %s: %s", d->opts.config_file, cerr);
 	}
+	/* Set now, from the main thread (libdebuginfod reads the environment); the workers
+	 * start at the first stripped binary. Off unless a URL is configured. */
+	if (!r)
+		debuginfod_fetch__configure(
+		    &(struct debuginfod_fetch_options){.urls = d->file_cfg.debuginfod_urls});
 	return r;
 }
 
@@ -290,6 +296,7 @@ static void teardown(struct daemon *d)
 	agent_file_config__clear(&d->file_cfg);
 	free(d->auth_header);
 	exclusion__clear(&d->excluded);
+	agent_config__clear(&d->offcpu_applied);
 }
 
 /* Waits up to timeout_ms servicing the pipeline's first-sight events when sampling. */
@@ -326,6 +333,7 @@ static void main_loop(struct daemon *d)
 			break;
 		now = daemon_now_ms();
 		daemon_poll_config(d, now);
+		daemon_offcpu_decide(d);
 		if (d->pipeline && now >= d->next_upload_ms)
 			daemon_ship_window(d);
 		shipper__log_upload_state(d->shipper);

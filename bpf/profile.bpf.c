@@ -6,6 +6,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "offcpu.h"
 #include "profile.h"
 #include "unwind.h"
 
@@ -175,7 +176,7 @@ static __always_inline __u64 stack_hash(const struct profile_stack *st)
  * buffer and stores it under its hash; returns the hash, 0 when there is none. A stack that
  * is absent (a kernel thread's user stack) is no error; a full map or a failed walk is
  * counted. */
-static __always_inline __u64 store_stack(struct bpf_perf_event_data *ctx, void *stacks, __u64 flags,
+static __always_inline __u64 store_stack(void *ctx, void *stacks, __u64 flags,
 					 struct profile_stats *st)
 {
 	bool user = flags & BPF_F_USER_STACK;
@@ -497,12 +498,22 @@ static long unwind_frame(__u32 index, void *ctx)
 	return st->end ? 1 : 0;
 }
 
+/* The user registers saved at the task's kernel entry (syscall, fault, interrupt). */
+static __always_inline bool task_user_regs(struct task_struct *task, struct walk_state *st)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	st->pc = BPF_CORE_READ(regs, ip);
+	st->sp = BPF_CORE_READ(regs, sp);
+	st->bp = BPF_CORE_READ(regs, bp);
+	return st->pc != 0;
+}
+
 /* The user registers at the sample: the sample's own when it landed in user mode, else the
  * ones saved at kernel entry. false for a kernel thread (no user stack). */
 static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct walk_state *st)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs;
 
 	if (!task->mm)
 		return false;
@@ -513,11 +524,7 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct wa
 		st->bp = ctx->regs.bp;
 		return true;
 	}
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	st->pc = BPF_CORE_READ(regs, ip);
-	st->sp = BPF_CORE_READ(regs, sp);
-	st->bp = BPF_CORE_READ(regs, bp);
-	return st->pc != 0;
+	return task_user_regs(task, st);
 }
 
 /* Stores a walked stack under its hash, as store_stack does. The hash, or 0 when the map is
@@ -540,26 +547,12 @@ static __always_inline __u64 store_walked_stack(void *stacks, struct profile_sta
 	return h;
 }
 
-/* Walks the user stack with the tables and stores it in the generation's stacks map: its
- * hash, or 0 (no user stack, map full). A process whose tables are not loaded yet falls back
- * to the kernel's frame-pointer walk. */
-static __always_inline __u64 unwind_user_stack(struct bpf_perf_event_data *ctx, __u32 pid,
-					       void *stacks, struct profile_stats *stats)
+/* The walk from the registers in st to its stored stack (the hash, or 0). */
+static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, void *stacks,
+					     struct profile_stats *stats)
 {
-	struct walk_state *st;
-	__u32 zero = 0, kind;
+	__u32 kind;
 
-	if (!bpf_map_lookup_elem(&unwind_procs, &pid)) {
-		unwind_count(UNWIND_STAT_NOT_LOADED);
-		return store_stack(ctx, stacks, BPF_F_USER_STACK, stats);
-	}
-	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	if (!st)
-		return 0;
-	if (!user_regs(ctx, st)) {
-		unwind_count(UNWIND_STAT_KERNEL_THREAD);
-		return 0;
-	}
 	st->pid = pid;
 	st->steps = 0;
 	st->end = 0;
@@ -575,6 +568,50 @@ static __always_inline __u64 unwind_user_stack(struct bpf_perf_event_data *ctx, 
 	unwind_count(kind);
 	unwind_count(st->end ? st->end : UNWIND_STAT_END_CLEAN);
 	return store_walked_stack(stacks, &st->stack, stats);
+}
+
+/* Walks the user stack with the tables and stores it in the generation's stacks map: its
+ * hash, or 0 (no user stack, map full). A process whose tables are not loaded yet falls back
+ * to the kernel's frame-pointer walk. */
+static __always_inline __u64 unwind_user_stack(struct bpf_perf_event_data *ctx, __u32 pid,
+					       void *stacks, struct profile_stats *stats)
+{
+	struct walk_state *st;
+	__u32 zero = 0;
+
+	if (!bpf_map_lookup_elem(&unwind_procs, &pid)) {
+		unwind_count(UNWIND_STAT_NOT_LOADED);
+		return store_stack(ctx, stacks, BPF_F_USER_STACK, stats);
+	}
+	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!st)
+		return 0;
+	if (!user_regs(ctx, st)) {
+		unwind_count(UNWIND_STAT_KERNEL_THREAD);
+		return 0;
+	}
+	return walk_user_stack(st, pid, stacks, stats);
+}
+
+/* Same, for a task in the kernel (switched out): its registers saved at kernel entry. */
+static __always_inline __u64 unwind_task_user_stack(void *ctx, struct task_struct *task, __u32 pid,
+						    void *stacks, struct profile_stats *stats)
+{
+	struct walk_state *st;
+	__u32 zero = 0;
+
+	if (!bpf_map_lookup_elem(&unwind_procs, &pid)) {
+		unwind_count(UNWIND_STAT_NOT_LOADED);
+		return store_stack(ctx, stacks, BPF_F_USER_STACK, stats);
+	}
+	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!st)
+		return 0;
+	if (!task_user_regs(task, st)) {
+		unwind_count(UNWIND_STAT_KERNEL_THREAD);
+		return 0;
+	}
+	return walk_user_stack(st, pid, stacks, stats);
 }
 
 /* User stacks: with unwind_tables, walked here from .eh_frame tables (frame pointers where a
@@ -659,5 +696,225 @@ int handle_exec(struct bpf_raw_tracepoint_args *ctx)
 		seen->image++;
 	}
 	bpf_map_delete_elem(&unwind_procs, &pid);
+	return 0;
+}
+
+/* --- off-CPU time: where threads block, charged when they run again ---------------------- */
+
+/* Set by user space at run time (mmap'ed .bss). */
+volatile __u32 offcpu_mode = OFFCPU_MODE_ALL; /* enum offcpu_mode */
+volatile __u32 offcpu_self_tgid = 0;	      /* the agent: never recorded */
+volatile __u64 offcpu_min_ns = 0;	      /* shorter blocks are dropped (counted) */
+volatile __u32 offcpu_keep_below_value = 0;   /* offcpu_keep_below(N); 0 keeps every block */
+volatile __u32 offcpu_weight_value = OFFCPU_WEIGHT_ONE; /* offcpu_weight() of it */
+
+COUNTS_MAP(offcpu_counts0);
+COUNTS_MAP(offcpu_counts1);
+
+/* tid -> where and when it blocked. LRU: a thread blocked for longer than the others' churn
+ * takes to fill it loses that block, nothing else. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct offcpu_start);
+	__uint(max_entries, OFFCPU_MAX_STARTS);
+} offcpu_starts SEC(".maps");
+
+/* tgid -> enum offcpu_tgid_state (OFFCPU_MODE_ALLOW). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, OFFCPU_MAX_TGIDS);
+} offcpu_tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct offcpu_stats);
+	__uint(max_entries, 1);
+} offcpu_stats SEC(".maps");
+
+#define TASK_DEAD_STATE 0x80 /* TASK_DEAD: the thread exits, it will not run again */
+
+/* Is this process's off-CPU time recorded? Unknown ones are announced once (the daemon
+ * decides by their service) and skipped until allowed. */
+static __always_inline bool offcpu_wanted(struct task_struct *prev, __u32 pid)
+{
+	__u32 pending = OFFCPU_TGID_PENDING, *state;
+	struct profile_stats *st;
+	__u32 zero = 0;
+
+	if (!pid || pid == offcpu_self_tgid || (targ_pid && pid != targ_pid))
+		return false;
+	if (!prev->mm) /* kernel threads: their waits are the kernel's idle work */
+		return false;
+	if (offcpu_mode == OFFCPU_MODE_ALL)
+		return true;
+	state = bpf_map_lookup_elem(&offcpu_tgids, &pid);
+	if (state)
+		return *state == OFFCPU_TGID_ALLOW;
+	/* -EEXIST: another CPU announced it first */
+	if (bpf_map_update_elem(&offcpu_tgids, &pid, &pending, BPF_NOEXIST))
+		return false;
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (st)
+		announce(st, pid, prev->pid, OFFCPU_EVENT_UNKNOWN_TGID, 0,
+			 bpf_get_current_cgroup_id());
+	return false;
+}
+
+/* prev (the current task) blocks: 1 in N of them keep their stacks and the time. */
+static __always_inline void offcpu_block(void *ctx, struct task_struct *prev,
+					 struct offcpu_stats *os)
+{
+	__u32 pid = prev->tgid, tid = prev->pid, gen = generation, zero = 0;
+	struct offcpu_start start = {};
+	struct profile_stats *st;
+	void *stacks;
+
+	if (!offcpu_wanted(prev, pid))
+		return;
+	os->blocks++;
+	if (!offcpu_kept(bpf_get_prandom_u32(), offcpu_keep_below_value))
+		return;
+	os->kept++;
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (!st)
+		return;
+	start.pid = pid;
+	start.gen = gen;
+	start.weight = offcpu_weight_value;
+	start.cgroup_id = bpf_get_current_cgroup_id();
+	start.image = note_pid(st, pid, tid, start.cgroup_id);
+	stacks = gen & 1 ? (void *)&stacks1 : (void *)&stacks0;
+	if (unwind_tables)
+		start.user_stack = unwind_task_user_stack(ctx, prev, pid, stacks, st);
+	else
+		start.user_stack = store_stack(ctx, stacks, BPF_F_USER_STACK, st);
+	start.kernel_stack = store_stack(ctx, stacks, 0, st);
+	start.block_ns = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&offcpu_starts, &tid, &start, BPF_ANY))
+		os->starts_full++;
+}
+
+/* A stack stored in another generation than the one being written: copied over (user space
+ * keeps the stacks of pending blocks until they are charged). Its hash, or 0 when gone. */
+static __always_inline __u64 offcpu_move_stack(__u64 hash, __u32 from, void *to)
+{
+	void *src = from & 1 ? (void *)&stacks1 : (void *)&stacks0;
+	struct profile_stack *stack;
+
+	if (!hash || bpf_map_lookup_elem(to, &hash))
+		return hash;
+	stack = bpf_map_lookup_elem(src, &hash);
+	if (!stack)
+		return 0;
+	/* -EEXIST: another CPU copied it meanwhile; else the map is full */
+	if (bpf_map_update_elem(to, &hash, stack, BPF_NOEXIST) && !bpf_map_lookup_elem(to, &hash))
+		return 0;
+	return hash;
+}
+
+/* Weighted value of ns: ns * weight / OFFCPU_WEIGHT_ONE without overflowing for hours. */
+static __always_inline __u64 offcpu_weighted(__u64 ns, __u32 weight)
+{
+	return (ns >> 16) * weight + (((ns & 0xffff) * weight) >> 16);
+}
+
+static __always_inline void offcpu_add(void *counts, struct profile_key *key, __u64 ns,
+				       struct offcpu_stats *os)
+{
+	struct profile_value one = {1, ns}, *val;
+
+	val = bpf_map_lookup_elem(counts, key);
+	if (!val && bpf_map_update_elem(counts, key, &one, BPF_NOEXIST)) {
+		/* -EEXIST: another CPU inserted the key meanwhile; else the map is full */
+		val = bpf_map_lookup_elem(counts, key);
+		if (!val) {
+			os->map_full++;
+			os->map_full_ns += ns;
+			return;
+		}
+	}
+	if (val) {
+		__sync_fetch_and_add(&val->count, 1);
+		__sync_fetch_and_add(&val->period_ns, ns);
+	}
+	os->charged++;
+	os->blocked_ns += ns;
+}
+
+/* next runs again: its block (switch-out to wake-up) is charged to the stacks it blocked in;
+ * wake-up to now it was runnable, waiting for a CPU (counted apart, in no profile). */
+static __always_inline void offcpu_resume(struct task_struct *next, struct offcpu_stats *os)
+{
+	__u32 tid = next->pid, gen = generation;
+	struct profile_key key = {};
+	struct offcpu_start *start;
+	__u64 now, woke, blocked;
+	void *counts, *stacks;
+
+	start = bpf_map_lookup_elem(&offcpu_starts, &tid);
+	if (!start)
+		return;
+	now = bpf_ktime_get_ns();
+	woke = start->wake_ns && start->wake_ns <= now ? start->wake_ns : now;
+	blocked = woke > start->block_ns ? woke - start->block_ns : 0;
+	os->runqueue_ns += offcpu_weighted(now - woke, start->weight);
+	if (blocked < offcpu_min_ns) {
+		os->below_min++;
+		os->below_min_ns += offcpu_weighted(blocked, start->weight);
+		bpf_map_delete_elem(&offcpu_starts, &tid);
+		return;
+	}
+	key.pid = start->pid;
+	key.image = start->image;
+	key.cgroup_id = start->cgroup_id;
+	key.user_stack = start->user_stack;
+	key.kernel_stack = start->kernel_stack;
+	if ((start->gen ^ gen) & 1) {
+		stacks = gen & 1 ? (void *)&stacks1 : (void *)&stacks0;
+		key.user_stack = offcpu_move_stack(key.user_stack, start->gen, stacks);
+		key.kernel_stack = offcpu_move_stack(key.kernel_stack, start->gen, stacks);
+		if ((start->user_stack && !key.user_stack) ||
+		    (start->kernel_stack && !key.kernel_stack))
+			os->stack_lost++;
+	}
+	counts = gen & 1 ? (void *)&offcpu_counts1 : (void *)&offcpu_counts0;
+	offcpu_add(counts, &key, offcpu_weighted(blocked, start->weight), os);
+	/* after the copy: user space keeps the stacks while this record exists */
+	bpf_map_delete_elem(&offcpu_starts, &tid);
+}
+
+/* Blocked = switched out in a state other than TASK_RUNNING, not preempted. A preempted or
+ * yielding thread stays runnable: that wait is neither on- nor off-CPU time. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	struct offcpu_stats *os;
+	__u32 zero = 0;
+
+	os = bpf_map_lookup_elem(&offcpu_stats, &zero);
+	if (!os)
+		return 0;
+	os->switches++;
+	if (!preempt && prev_state && !(prev_state & TASK_DEAD_STATE))
+		offcpu_block(ctx, prev, os);
+	if (next->pid)
+		offcpu_resume(next, os);
+	return 0;
+}
+
+/* The end of a block: from here the thread is runnable, its wait for a CPU is not blocked. */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(offcpu_wakeup, struct task_struct *p)
+{
+	__u32 tid = p->pid;
+	struct offcpu_start *start = bpf_map_lookup_elem(&offcpu_starts, &tid);
+
+	if (start && !start->wake_ns)
+		start->wake_ns = bpf_ktime_get_ns();
 	return 0;
 }

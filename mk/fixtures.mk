@@ -70,3 +70,4 @@ $(BUILD)/bench/bench-symbolizer: bench/bench_symbolizer.c $(BUILD)/libagent.a $(
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $^ $(AGENT_LIBS) -o $@
 $(BUILD)/tests/test-cfi-compile: | $(FIXTURES)
+$(BUILD)/tests/test-gopclntab: | $(FIXTURES)

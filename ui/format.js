@@ -5,7 +5,7 @@ export const HOURS_PER_MONTH = 730;
 
 export const MEASUREMENTS = {
   cpu: "CPU time", wall: "wall-clock time", heap: "heap in use (average)",
-  alloc: "allocated bytes", lock: "lock delay",
+  alloc: "allocated bytes", lock: "lock delay", offcpu: "time blocked off-CPU",
 };
 
 export function value(v, unit) {

@@ -56,6 +56,21 @@ static int get_bool(json_t *obj, const char *key, const char *where, bool *ret, 
 	return 0;
 }
 
+/* Optional boolean: 1, 0, or -1 when absent or null. */
+static int get_opt_bool(json_t *obj, const char *key, const char *where, int *ret, char *err,
+			size_t err_len)
+{
+	json_t *v = json_object_get(obj, key);
+
+	*ret = -1;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_boolean(v))
+		return err_invalid(err, err_len, "field \"%s%s\": expected a boolean", where, key);
+	*ret = json_is_true(v);
+	return 0;
+}
+
 static int parse_service(const char *name, json_t *obj, struct agent_service_config *svc,
 			 unsigned int *clamped, char *err, size_t err_len)
 {
@@ -68,6 +83,8 @@ static int parse_service(const char *name, json_t *obj, struct agent_service_con
 		return err_invalid(err, err_len, "field \"services.%.150s\": expected an object",
 				   name);
 	ret = get_bool(obj, "enabled", where, &svc->enabled, err, err_len);
+	if (!ret)
+		ret = get_opt_bool(obj, "offcpu_enabled", where, &svc->offcpu, err, err_len);
 	if (!ret)
 		ret = get_int(obj, "sample_rate_hz", where, false, &rate, err, err_len);
 	if (!ret)
@@ -111,7 +128,7 @@ static int parse_services(json_t *root, struct agent_config *c, char *err, size_
 static int parse_root(json_t *root, struct agent_config *c, char *err, size_t err_len)
 {
 	json_t *env;
-	int ret;
+	int ret, offcpu = -1;
 
 	if (!json_is_object(root))
 		return err_invalid(err, err_len, "config: expected a JSON object");
@@ -123,6 +140,9 @@ static int parse_root(json_t *root, struct agent_config *c, char *err, size_t er
 		snprintf(c->environment, sizeof(c->environment), "%s", json_string_value(env));
 	}
 	ret = get_bool(root, "enabled", "", &c->enabled, err, err_len);
+	if (!ret)
+		ret = get_opt_bool(root, "offcpu_enabled", "", &offcpu, err, err_len);
+	c->offcpu = offcpu == 1;
 	if (!ret)
 		ret = get_int(root, "sample_rate_hz", "", true, &c->served_sample_rate_hz, err,
 			      err_len);
@@ -213,4 +233,38 @@ bool agent_config__any_enabled(const struct agent_config *c)
 		if (c->services[i].enabled)
 			return true;
 	return false;
+}
+
+bool agent_config__service_offcpu(const struct agent_config *c, const char *service)
+{
+	for (size_t i = 0; i < c->n_services; i++)
+		if (strcmp(c->services[i].name, service) == 0)
+			return c->services[i].enabled &&
+			       (c->services[i].offcpu < 0 ? c->offcpu : c->services[i].offcpu);
+	return c->enabled && c->offcpu;
+}
+
+bool agent_config__any_offcpu(const struct agent_config *c)
+{
+	if (c->enabled && c->offcpu)
+		return true;
+	for (size_t i = 0; i < c->n_services; i++)
+		if (agent_config__service_offcpu(c, c->services[i].name))
+			return true;
+	return false;
+}
+
+bool agent_config__same_offcpu(const struct agent_config *a, const struct agent_config *b)
+{
+	if ((a->enabled && a->offcpu) != (b->enabled && b->offcpu))
+		return false;
+	for (size_t i = 0; i < a->n_services; i++)
+		if (agent_config__service_offcpu(a, a->services[i].name) !=
+		    agent_config__service_offcpu(b, a->services[i].name))
+			return false;
+	for (size_t i = 0; i < b->n_services; i++)
+		if (agent_config__service_offcpu(a, b->services[i].name) !=
+		    agent_config__service_offcpu(b, b->services[i].name))
+			return false;
+	return true;
 }

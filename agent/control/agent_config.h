@@ -23,6 +23,7 @@ enum agent_config_clamp {
 struct agent_service_config {
 	char *name;
 	bool enabled;
+	int offcpu; /* off-CPU time: 1 on, 0 off, -1 not given (the environment's applies) */
 	int sample_rate_hz;    /* clamped; 0 = not given (environment value applies) */
 	int upload_interval_s; /* clamped; 0 = not given */
 };
@@ -30,7 +31,8 @@ struct agent_service_config {
 struct agent_config {
 	char environment[128];
 	bool enabled;
-	int sample_rate_hz;    /* clamped to [SAMPLE_RATE_MIN_HZ, SAMPLE_RATE_MAX_HZ] */
+	bool offcpu;	    /* off-CPU time for the environment's enabled services (absent: off) */
+	int sample_rate_hz; /* clamped to [SAMPLE_RATE_MIN_HZ, SAMPLE_RATE_MAX_HZ] */
 	int upload_interval_s; /* clamped to [UPLOAD_INTERVAL_MIN_S, UPLOAD_INTERVAL_MAX_S] */
 	int poll_interval_s;   /* clamped to [POLL_INTERVAL_MIN_S, POLL_INTERVAL_MAX_S] */
 	long long served_sample_rate_hz; /* as served, before the agent's clamp */
@@ -52,5 +54,12 @@ int agent_config__copy(struct agent_config *dst, const struct agent_config *src)
 bool agent_config__service_enabled(const struct agent_config *c, const char *service);
 /* Should the node sample at all: the environment or at least one service is on. */
 bool agent_config__any_enabled(const struct agent_config *c);
+/* Is off-CPU time recorded for this service: profiling on for it, and its off-CPU switch (the
+ * service's own, else the environment's). */
+bool agent_config__service_offcpu(const struct agent_config *c, const char *service);
+/* Some enabled service records off-CPU time. */
+bool agent_config__any_offcpu(const struct agent_config *c);
+/* Equal off-CPU decisions for every service (the per-process filter stays valid). */
+bool agent_config__same_offcpu(const struct agent_config *a, const struct agent_config *b);
 
 #endif

@@ -28,6 +28,8 @@ int agent_file_config__defaults(struct agent_file_config *c)
 	c->shutdown_timeout_s = 10;
 	c->upload_backoff_max_s = 60;
 	c->unwind_memory_mb = 24;
+	c->offcpu_min_block_us = OFFCPU_DEFAULT_MIN_BLOCK_US;
+	c->offcpu_sample_every = OFFCPU_DEFAULT_SAMPLE_EVERY;
 	if (!c->fallback_service || !c->kubelet_token_file || !c->kubelet_ca_file) {
 		agent_file_config__clear(c);
 		return -ENOMEM;
@@ -52,6 +54,7 @@ void agent_file_config__clear(struct agent_file_config *c)
 	}
 	free(c->deployments);
 	free(c->fallback_service);
+	free(c->debuginfod_urls);
 	free(c->kubelet_url);
 	free(c->kubelet_token_file);
 	free(c->kubelet_ca_file);
@@ -320,6 +323,8 @@ static int parse_key(const char *key, json_t *v, struct agent_file_config *c, ch
 		return set_string(v, key, &c->kubelet_token_file, err, err_len);
 	if (strcmp(key, "kubelet_ca_file") == 0)
 		return set_string(v, key, &c->kubelet_ca_file, err, err_len);
+	if (strcmp(key, "debuginfod_urls") == 0)
+		return set_string(v, key, &c->debuginfod_urls, err, err_len);
 	if (strcmp(key, "listen") == 0)
 		return set_listen(v, c, err, err_len);
 	if (strcmp(key, "kubelet_insecure") == 0) {
@@ -349,6 +354,12 @@ static int parse_key(const char *key, json_t *v, struct agent_file_config *c, ch
 	} else if (strcmp(key, "unwind_memory_mb") == 0) {
 		ret = set_size(v, key, 1, 4096, &n, err, err_len);
 		c->unwind_memory_mb = n;
+	} else if (strcmp(key, "offcpu_min_block_us") == 0) {
+		ret = set_size(v, key, 0, 10000000, &n, err, err_len);
+		c->offcpu_min_block_us = n;
+	} else if (strcmp(key, "offcpu_sample_every") == 0) {
+		ret = set_size(v, key, 1, 1024, &n, err, err_len);
+		c->offcpu_sample_every = n;
 	} else if (strcmp(key, "shutdown_timeout_s") == 0) {
 		ret = set_size(v, key, 1, 300, &n, err, err_len);
 		c->shutdown_timeout_s = n;

@@ -16,6 +16,11 @@ enum fallback_mode {
 
 #define FALLBACK_DEFAULT_SERVICE "host"
 #define SERVICE_NAME_MAX 127 /* bytes of a service name (service_tags.service) */
+/* Off-CPU defaults on a node: blocks of 10 us and more, 1 in 64 of them walked (weighted by
+ * 64): the stack walk is the cost, ~2 us a block; at 50,000 context switches per second of an
+ * enabled service this holds the agent to about 1.3% of a core (docs/performance.md). */
+#define OFFCPU_DEFAULT_MIN_BLOCK_US 10
+#define OFFCPU_DEFAULT_SAMPLE_EVERY 64
 
 /* fnmatch(3) patterns, NULL = any; a rule matches when every pattern it has matches. */
 struct service_rule {
@@ -50,7 +55,11 @@ struct agent_file_config {
 	int upload_backoff_max_s;   /* retry delay ceiling (exponential, jittered) */
 	bool unwind_frame_pointers; /* "unwind": "fp"; default "auto" (.eh_frame tables) */
 	size_t unwind_memory_mb;    /* cap of the unwind rows map (kernel memory) */
+	size_t offcpu_min_block_us; /* off-CPU: shorter blocks are dropped (counted) */
+	size_t offcpu_sample_every; /* off-CPU: keep 1 block in N at random, weighted by N */
 	char *listen;		    /* status listener HOST:PORT (/healthz, /metrics); NULL: off */
+	char
+	    *debuginfod_urls; /* as DEBUGINFOD_URLS (which it overrides); NULL: the environment's */
 };
 
 /* Defaults for every field (no rules, the "host" fallback, in-cluster kubelet paths). */

@@ -18,7 +18,9 @@
 #include "unwind/unwind_tables.h"
 
 /* Frames per sample: a kernel stack plus a user stack. */
-#define MAX_FRAMES (2 * PROFILE_STACK_DEPTH + 1) /* + a [truncated] marker */
+/* Inlined calls (Go) make one address several frames: up to three per stack entry. */
+#define MAX_USER_FRAMES (3 * PROFILE_STACK_DEPTH)
+#define MAX_FRAMES (PROFILE_STACK_DEPTH + MAX_USER_FRAMES + 1) /* + a [truncated] marker */
 /* A pid's cgroup path is re-read after this long (cgroup v1: BPF does not see a move); on
  * cgroup v2 a new cgroup id in the samples triggers it at once, and so does an exec. */
 #define CGROUP_RECHECK_MS 60000
@@ -44,6 +46,12 @@ struct pipeline {
 	uint64_t *excluded_cgroups; /* filtered again in user space (cgroup v1 hosts, races) */
 	size_t n_excluded_cgroups;
 
+	/* off-CPU: the per-process filter's undecided and decided pids, and counters */
+	struct offcpu_pid *offcpu_unknown, *offcpu_decided;
+	size_t n_offcpu_unknown, offcpu_unknown_cap, n_offcpu_decided, offcpu_decided_cap;
+	struct offcpu_stats last_offcpu;
+	uint64_t last_offcpu_run_ns, last_offcpu_run_cnt;
+
 	/* Memos of one collect, cleared after it (memory reused): strings interned in its
 	 * window. A stack id is shared by every entry with the same stack in a generation, so
 	 * each (pid, user stack) and kernel stack is named once per window. */
@@ -54,6 +62,12 @@ struct pipeline {
 	struct hashtab processes; /* pid -> struct process_names index */
 	struct process_names *names;
 	size_t n_names, names_cap;
+};
+
+struct offcpu_pid {
+	pid_t pid;
+	uint64_t cgroup_id;
+	char comm[PROFILE_COMM_LEN + 1]; /* the blocking thread's, as BPF saw it */
 };
 
 struct process_names {
@@ -115,9 +129,17 @@ static void capture_unwind_pending(struct pipeline *p, int budget_ms)
 	p->n_unwind_pending -= done;
 }
 
+static void offcpu_note_unknown(struct pipeline *p, const struct profile_event *e);
+static void offcpu_forget_exited(struct pipeline *p);
+
 static void on_event(const struct profile_event *e, void *ctx)
 {
 	struct pipeline *p = ctx;
+
+	if (e->type == OFFCPU_EVENT_UNKNOWN_TGID) {
+		offcpu_note_unknown(p, e);
+		return;
+	}
 
 	/* An exec or a reused pid: what was captured for the pid belongs to another image. */
 	bool stale = e->type == PROFILE_EVENT_EXEC || e->type == PROFILE_EVENT_PID_REUSED;
@@ -208,6 +230,7 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 	    .pid = opts->pid,
 	    .unwind_tables = opts->unwind == PIPELINE_UNWIND_AUTO,
 	    .unwind_max_rows = opts->unwind_memory_bytes / sizeof(struct unwind_row),
+	    .offcpu = opts->offcpu,
 	    .on_event = on_event,
 	};
 	struct pipeline *p;
@@ -267,6 +290,8 @@ void pipeline__close(struct pipeline *p)
 	free(p->names);
 	free(p->excluded_cgroups);
 	free(p->unwind_pending);
+	free(p->offcpu_unknown);
+	free(p->offcpu_decided);
 	free(p);
 }
 
@@ -411,31 +436,43 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 {
 	struct pipeline *p = c->p;
 	uint64_t key = stack_key(pid ? (uint64_t)pid : KERNEL_STACK_PID, image, stack);
-	size_t unknown = 0;
-	struct sym_frame f;
-	int ret;
+	struct sym_frame fs[SYM_FRAMES_MAX], f;
+	size_t unknown = 0, out = 0;
+	int ret = 0;
 
 	if (hashtab__get(&p->stacks, key, ret_ref))
 		return 0;
-	ret = reserve_frames(p, n + truncated);
+	/* One address may be several frames: Go's inlined calls, leaf first (symbolizer.h). */
 	for (size_t i = 0; !ret && i < n; i++) {
+		size_t k = 1;
+
 		if (pid)
-			symbolizer__resolve_user_image(p->sym, pid, image, ips[i] - (i ? 1 : 0),
-						       &f);
+			k = symbolizer__resolve_user_frames(
+			    p->sym, pid, image, ips[i] - (i ? 1 : 0), fs, SYM_FRAMES_MAX);
 		else
-			symbolizer__resolve_kernel(p->sym, ips[i] - (i ? 1 : 0), &f);
-		unknown += !f.known;
-		ret = add_frame(c->w, &f, &p->frames[p->n_frames + i]);
+			symbolizer__resolve_kernel(p->sym, ips[i] - (i ? 1 : 0), &fs[0]);
+		if (out + k > MAX_USER_FRAMES) { /* inlining beyond the cap: cut, and say so */
+			k = MAX_USER_FRAMES - out;
+			truncated = true;
+			n = i + 1;
+		}
+		ret = reserve_frames(p, out + k + truncated);
+		for (size_t j = 0; !ret && j < k; j++) {
+			unknown += !fs[j].known;
+			ret = add_frame(c->w, &fs[j], &p->frames[p->n_frames + out++]);
+		}
 	}
 	if (!ret && truncated) { /* deeper than the cap: said so at the root, never cut silently */
 		snprintf(f.function, sizeof(f.function), "[truncated]");
 		f.module[0] = f.build_id[0] = f.file[0] = '\0';
-		ret = add_frame(c->w, &f, &p->frames[p->n_frames + n++]);
+		ret = reserve_frames(p, out + 1);
+		if (!ret)
+			ret = add_frame(c->w, &f, &p->frames[p->n_frames + out++]);
 	}
 	if (ret)
 		return ret;
-	*ret_ref = frames_ref(p->n_frames, n, unknown);
-	p->n_frames += n;
+	*ret_ref = frames_ref(p->n_frames, out, unknown);
+	p->n_frames += out;
 	return hashtab__put(&p->stacks, key, *ret_ref);
 }
 
@@ -447,6 +484,31 @@ static size_t copy_frames(const struct collect_ctx *c, uint64_t ref, struct wind
 	memcpy(out, &c->p->frames[ref >> 32], n * sizeof(*out));
 	c->w->stats.unknown_frames += ref & 0xffff;
 	return n;
+}
+
+/* The scheduler's own frames above a blocked thread's stack (the hook, the tracepoint,
+ * __schedule, schedule): the same in every block, so the leaf becomes the function that chose
+ * to wait (do_nanosleep, futex_wait_queue, anon_pipe_read). */
+static bool scheduler_frame(const char *function)
+{
+	static const char *const prefixes[] = {"bpf_prog_", "bpf_trace_run", "__bpf_trace_",
+					       "__traceiter_"};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(function, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return !strcmp(function, "__schedule") || !strcmp(function, "schedule");
+}
+
+static size_t trim_scheduler_frames(struct window_frame *frames, size_t n_kernel, size_t n)
+{
+	size_t skip = 0;
+
+	while (skip < n_kernel && skip + 1 < n && frames[skip].function &&
+	       scheduler_frame(frames[skip].function))
+		skip++;
+	memmove(frames, frames + skip, (n - skip) * sizeof(*frames));
+	return n - skip;
 }
 
 /* The frames of an entry, leaf first: kernel, then user. */
@@ -468,6 +530,8 @@ static int symbolise(struct collect_ctx *c, const struct sampler_entry *e,
 		return ret;
 	n += copy_frames(c, kref, frames + n);
 	n += copy_frames(c, uref, frames + n);
+	if (e->offcpu && e->n_kernel)
+		n = trim_scheduler_frames(frames, (kref >> 16) & 0xffff, n);
 	if (!n) { /* both walks failed or were absent: keep the CPU time, honestly unnamed */
 		snprintf(f.function, sizeof(f.function), "[unknown]");
 		f.module[0] = f.build_id[0] = f.file[0] = '\0';
@@ -559,8 +623,11 @@ static int add_entry(const struct sampler_entry *e, void *ctx)
 	    .tid = e->key->tid,
 	    .cgroup_id = e->key->cgroup_id,
 	    .frames = frames,
-	    .count = e->value->count,
-	    .cpu_ns = e->value->period_ns,
+	    .count = e->offcpu ? 0 : e->value->count,
+	    .cpu_ns = e->offcpu ? 0 : e->value->period_ns,
+	    .offcpu = e->offcpu,
+	    .offcpu_ns = e->offcpu ? e->value->period_ns : 0,
+	    .offcpu_blocks = e->offcpu ? e->value->count : 0,
 	};
 	const struct process_names *pn;
 	int ret;
@@ -649,6 +716,33 @@ static void add_kernel_stats(struct pipeline *p, struct window_stats *ws)
 	}
 }
 
+/* Off-CPU counters since the previous collect. */
+static void add_offcpu_stats(struct pipeline *p, struct window_offcpu *o)
+{
+	struct offcpu_stats now, *last = &p->last_offcpu;
+	uint64_t run_ns = 0, run_cnt = 0;
+
+	if (!sampler__offcpu_stats(p->sampler, &now)) {
+		o->switches = now.switches - last->switches;
+		o->blocks = now.blocks - last->blocks;
+		o->kept = now.kept - last->kept;
+		o->charged = now.charged - last->charged;
+		o->blocked_ns = now.blocked_ns - last->blocked_ns;
+		o->runqueue_ns = now.runqueue_ns - last->runqueue_ns;
+		o->below_min = now.below_min - last->below_min;
+		o->below_min_ns = now.below_min_ns - last->below_min_ns;
+		o->lost = now.map_full + now.starts_full - last->map_full - last->starts_full;
+		o->stack_lost = now.stack_lost - last->stack_lost;
+		*last = now;
+	}
+	if (!sampler__offcpu_runtime(p->sampler, &run_ns, &run_cnt)) {
+		o->bpf_run_ns = run_ns - p->last_offcpu_run_ns;
+		o->bpf_run_cnt = run_cnt - p->last_offcpu_run_cnt;
+		p->last_offcpu_run_ns = run_ns;
+		p->last_offcpu_run_cnt = run_cnt;
+	}
+}
+
 /* Unwinder counters since the previous collect, and the tables' levels now. */
 static void add_unwind_stats(struct pipeline *p, struct window_unwind *u)
 {
@@ -720,7 +814,9 @@ int pipeline__collect(struct pipeline *p, struct window **ret)
 	p->n_frames = 0;
 	p->n_names = 0;
 	add_kernel_stats(p, &c.w->stats);
+	add_offcpu_stats(p, &c.w->stats.offcpu);
 	finish_processes(&c);
+	offcpu_forget_exited(p);
 	process_registry__end_window(p->procs);
 	add_unwind_stats(p, &c.w->stats.unwind);
 	free(c.pids);
@@ -730,6 +826,153 @@ int pipeline__collect(struct pipeline *p, struct window **ret)
 	}
 	*ret = c.w;
 	return 0;
+}
+
+/* --- off-CPU ----------------------------------------------------------------------------- */
+
+static int offcpu_push(struct offcpu_pid **arr, size_t *n, size_t *cap, struct offcpu_pid v)
+{
+	if (*n == *cap) {
+		size_t grown_cap = *cap ? 2 * *cap : 64;
+		struct offcpu_pid *grown = realloc(*arr, grown_cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		*arr = grown;
+		*cap = grown_cap;
+	}
+	(*arr)[(*n)++] = v;
+	return 0;
+}
+
+/* A process blocked that the filter does not know: its cgroup now (it may be gone by the time
+ * it is tagged), its decision at the daemon's next look. */
+static void offcpu_note_unknown(struct pipeline *p, const struct profile_event *e)
+{
+	struct offcpu_pid v = {.pid = e->pid, .cgroup_id = e->cgroup_id};
+
+	snprintf(v.comm, sizeof(v.comm), "%.*s", PROFILE_COMM_LEN, e->comm);
+
+	if (p->cgroups)
+		cgroup_pids__get(p->cgroups, e->pid, e->cgroup_id, CGROUP_RECHECK_MS);
+	if (offcpu_push(&p->offcpu_unknown, &p->n_offcpu_unknown, &p->offcpu_unknown_cap, v))
+		sampler__offcpu_forget_tgid(p->sampler, e->pid); /* announced again later */
+}
+
+/* Decided pids that exited: undecided again, so a process reusing the pid is announced. */
+static void offcpu_forget_exited(struct pipeline *p)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < p->n_offcpu_decided; i++) {
+		pid_t pid = p->offcpu_decided[i].pid;
+
+		if (kill(pid, 0) && errno == ESRCH)
+			sampler__offcpu_forget_tgid(p->sampler, pid);
+		else
+			p->offcpu_decided[kept++] = p->offcpu_decided[i];
+	}
+	p->n_offcpu_decided = kept;
+}
+
+int pipeline__offcpu_start(struct pipeline *p, const struct pipeline_offcpu *set, char *err,
+			   size_t err_len)
+{
+	struct sampler_offcpu_settings s = {
+	    .allow_list = set->allow_list,
+	    .min_block_ns = set->min_block_ns,
+	    .sample_every = set->sample_every,
+	};
+
+	sampler__offcpu_configure(p->sampler, &s);
+	return sampler__offcpu_attach(p->sampler, err, err_len);
+}
+
+void pipeline__offcpu_stop(struct pipeline *p)
+{
+	sampler__offcpu_detach(p->sampler);
+}
+
+bool pipeline__offcpu_running(const struct pipeline *p)
+{
+	return sampler__offcpu_attached(p->sampler);
+}
+
+const char *pipeline__offcpu_error(const struct pipeline *p)
+{
+	return sampler__offcpu_error(p->sampler);
+}
+
+bool pipeline__offcpu_loaded(const struct pipeline *p)
+{
+	return sampler__offcpu_loaded(p->sampler);
+}
+
+void pipeline__offcpu_forget(struct pipeline *p, pid_t pid)
+{
+	sampler__offcpu_forget_tgid(p->sampler, pid);
+}
+
+int pipeline__offcpu_unknown(struct pipeline *p, struct window **ret)
+{
+	struct collect_ctx c = {.p = p};
+	struct window_frame none = {"", "", "", ""};
+	int err = 0;
+
+	*ret = NULL;
+	sampler__poll(p->sampler, 0);
+	if (!p->n_offcpu_unknown)
+		return 0;
+	c.w = window__new();
+	if (!c.w)
+		return -ENOMEM;
+	for (size_t i = 0; !err && i < p->n_offcpu_unknown; i++) {
+		struct window_sample s = {.pid = p->offcpu_unknown[i].pid,
+					  .cgroup_id = p->offcpu_unknown[i].cgroup_id,
+					  .frames = &none,
+					  .offcpu = true};
+		const struct process_names *pn;
+
+		s.thread = window__intern(c.w, p->offcpu_unknown[i].comm);
+		pn = s.thread ? process_names(&c, s.pid, 0, s.cgroup_id, s.thread) : NULL;
+		if (!pn) {
+			err = -ENOMEM;
+			break;
+		}
+		s.comm = s.thread = pn->comm;
+		s.cgroup = pn->cgroup;
+		s.exe = pn->exe;
+		s.kernel_thread = pn->kernel_thread;
+		err = window__add_interned_sample(c.w, &s);
+	}
+	hashtab__clear(&p->processes);
+	hashtab__clear(&p->threads);
+	p->n_names = 0;
+	p->n_offcpu_unknown = 0;
+	if (err) {
+		window__free(c.w);
+		return err;
+	}
+	*ret = c.w;
+	return 0;
+}
+
+int pipeline__offcpu_decide(struct pipeline *p, pid_t pid, bool allow)
+{
+	struct offcpu_pid v = {.pid = pid};
+	int ret = sampler__offcpu_set_tgid(p->sampler, pid, allow);
+
+	if (!ret)
+		ret = offcpu_push(&p->offcpu_decided, &p->n_offcpu_decided, &p->offcpu_decided_cap,
+				  v);
+	return ret;
+}
+
+void pipeline__offcpu_reset(struct pipeline *p)
+{
+	sampler__offcpu_clear_tgids(p->sampler);
+	p->n_offcpu_decided = 0;
+	p->n_offcpu_unknown = 0;
 }
 
 void pipeline__symbolizer_stats(const struct pipeline *p, struct symbolizer_stats *ret)

@@ -29,6 +29,7 @@ struct pipeline_options {
 	size_t max_binaries;	      /* symboliser caches; 0 = defaults */
 	size_t max_processes;
 	bool capture_cgroups; /* fill window_sample.cgroup (captured at first sight) */
+	bool offcpu;	      /* load the off-CPU hooks (attached by pipeline__offcpu_start) */
 };
 
 struct pipeline;
@@ -67,5 +68,36 @@ int pipeline_unwind_parse(const char *text, enum pipeline_unwind *ret);
 /* Per-service switch in the kernel: samples whose cgroup v2 id is listed are not recorded.
  * Ineffective on cgroup v1 (ids are 0 there); callers filter again in user space. */
 int pipeline__set_excluded_cgroups(struct pipeline *p, const uint64_t *ids, size_t n);
+
+/* --- off-CPU time (opts.offcpu) --------------------------------------------------------- */
+
+struct pipeline_offcpu {
+	bool allow_list;       /* only processes pipeline__offcpu_decide() allowed; else all */
+	uint64_t min_block_ns; /* shorter blocks are dropped (counted) */
+	uint32_t sample_every; /* keep 1 in N blocks, weighted by N; 0 or 1 = every block */
+};
+
+/* Attaches the scheduler hooks with these settings, or applies new ones when attached: the
+ * windows get off-CPU samples from now. 0 or -errno (reason in err). */
+int pipeline__offcpu_start(struct pipeline *p, const struct pipeline_offcpu *set, char *err,
+			   size_t err_len);
+void pipeline__offcpu_stop(struct pipeline *p);
+bool pipeline__offcpu_running(const struct pipeline *p);
+/* Why the off-CPU hooks could not be loaded ("" when they were, or were not asked for). */
+const char *pipeline__offcpu_error(const struct pipeline *p);
+/* The hooks are in the kernel (opts.offcpu and the kernel took them). */
+bool pipeline__offcpu_loaded(const struct pipeline *p);
+
+/* allow_list: the processes that blocked since the last call and are not decided yet, as a
+ * window of one empty off-CPU sample each (pid, comm, cgroup, exe: what tagging reads). NULL
+ * in *ret when there is none. 0 or -errno. */
+int pipeline__offcpu_unknown(struct pipeline *p, struct window **ret);
+/* Records pid's blocks from now (allow) or never. 0 or -errno. */
+int pipeline__offcpu_decide(struct pipeline *p, pid_t pid, bool allow);
+/* Undecided again: announced anew at its next block. */
+void pipeline__offcpu_forget(struct pipeline *p, pid_t pid);
+/* Every process undecided again (the set of services changed): each is announced anew at
+ * its next block. */
+void pipeline__offcpu_reset(struct pipeline *p);
 
 #endif

@@ -45,6 +45,9 @@ struct sampler {
 	struct bpf_link *exec_link;
 	int exec_link_err; /* -errno when the exec hook did not attach, else 0 */
 	bool attached;
+	struct bpf_link *offcpu_links[2]; /* sched_switch, sched_wakeup */
+	bool offcpu_loaded;		  /* the off-CPU programs are in the kernel */
+	char offcpu_error[256];		  /* why they are not, when asked for; "" */
 	int stats_fd; /* keeps BPF run-time statistics on while open; -1 if unavailable */
 	int n_possible_cpus;
 	struct sampler_options opts;
@@ -54,7 +57,8 @@ struct sampler {
 	struct profile_key *keys;
 	struct profile_value *values;
 	size_t counts_cap;
-	struct hashtab slot_of_stack; /* stack hash -> 1-based slot of this drain */
+	struct hashtab slot_of_stack;  /* stack hash -> 1-based slot of this drain */
+	struct hashtab pending_stacks; /* stacks of blocks not charged yet: kept by the drain */
 	struct stack_slot *slots;
 	size_t n_slots, slots_cap;
 	struct profile_stack stack_buf; /* one stack as read from the map */
@@ -168,6 +172,52 @@ static void size_unwind_rows(struct sampler *s)
 	s->rows_map_bytes = (size_t)bpf_map__max_entries(map) * sizeof(struct unwind_row_pair);
 }
 
+/* Off-CPU off: its programs are not loaded and its maps shrink to nothing. A test can name
+ * another attach target (ROOTTRACE_OFFCPU_TRACEPOINT) to see a kernel without one. */
+static int configure_offcpu(struct sampler *s, bool offcpu)
+{
+	struct profile_bpf *skel = s->skel;
+	const char *tp = getenv("ROOTTRACE_OFFCPU_TRACEPOINT");
+	int ret = 0;
+
+	bpf_program__set_autoload(skel->progs.offcpu_switch, offcpu);
+	bpf_program__set_autoload(skel->progs.offcpu_wakeup, offcpu);
+	if (offcpu && tp && *tp)
+		return bpf_program__set_attach_target(skel->progs.offcpu_switch, 0, tp);
+	if (offcpu)
+		return 0;
+	ret |= bpf_map__set_max_entries(skel->maps.offcpu_counts0, 1);
+	ret |= bpf_map__set_max_entries(skel->maps.offcpu_counts1, 1);
+	ret |= bpf_map__set_max_entries(skel->maps.offcpu_starts, 1);
+	ret |= bpf_map__set_max_entries(skel->maps.offcpu_tgids, 1);
+	return ret ? -EINVAL : 0;
+}
+
+static void describe_offcpu_error(int ret, char *err, size_t err_len)
+{
+	snprintf(err, err_len,
+		 "the scheduler hooks (tp_btf/sched_switch, sched_wakeup) did not load: %s; "
+		 "needs kernel BTF and BPF trampolines (Linux 5.5+)",
+		 strerror(-ret));
+}
+
+static int open_and_load(struct sampler *s, bool offcpu)
+{
+	int ret;
+
+	s->skel = profile_bpf__open();
+	if (!s->skel)
+		return -errno;
+	s->skel->rodata->targ_pid = s->opts.pid;
+	ret = size_unwind_maps(s);
+	if (!ret)
+		ret = configure_offcpu(s, offcpu);
+	if (!ret)
+		ret = load_timed(s);
+	s->offcpu_loaded = !ret && offcpu;
+	return ret;
+}
+
 struct sampler *sampler__open(const struct sampler_options *opts, char *err, size_t err_len)
 {
 	struct sampler *s;
@@ -193,16 +243,14 @@ struct sampler *sampler__open(const struct sampler_options *opts, char *err, siz
 		snprintf(err, err_len, "cannot count possible CPUs: %s", strerror(-ret));
 		goto fail;
 	}
-	s->skel = profile_bpf__open();
-	if (!s->skel) {
-		ret = -errno;
-		describe_load_error(ret, err, err_len);
-		goto fail;
+	ret = open_and_load(s, opts->offcpu);
+	if (ret && opts->offcpu) {
+		/* CPU sampling does not depend on the scheduler hooks: load without them */
+		describe_offcpu_error(ret, s->offcpu_error, sizeof(s->offcpu_error));
+		profile_bpf__destroy(s->skel);
+		s->skel = NULL;
+		ret = open_and_load(s, false);
 	}
-	s->skel->rodata->targ_pid = opts->pid;
-	ret = size_unwind_maps(s);
-	if (!ret)
-		ret = load_timed(s);
 	if (ret) {
 		describe_load_error(ret, err, err_len);
 		goto fail;
@@ -235,6 +283,7 @@ void sampler__free(struct sampler *s)
 	free(s->keys);
 	free(s->values);
 	hashtab__free(&s->slot_of_stack);
+	hashtab__free(&s->pending_stacks);
 	free(s->slots);
 	free(s->ips);
 	free(s);
@@ -340,6 +389,8 @@ static void wait_for_inflight_runs(void)
 
 void sampler__detach(struct sampler *s)
 {
+	if (s)
+		sampler__offcpu_detach(s);
 	if (!s || !s->attached)
 		return;
 	for (int i = 0; i < s->n_links; i++)
@@ -571,34 +622,79 @@ static size_t slot_ips(const struct sampler *s, __u32 slot, const __u64 **ret_ip
 	return s->slots[slot - 1].n;
 }
 
+/* The whole stacks map but the stacks of blocks not charged yet. */
+static int sweep_stacks(struct sampler *s, int stacks_fd)
+{
+	uint64_t unused;
+	__u64 *keys;
+	size_t n;
+	int ret;
+
+	ret = collect_keys(stacks_fd, sizeof(*keys), (void **)&keys, &n);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n; i++)
+		if (!hashtab__get(&s->pending_stacks, keys[i], &unused))
+			bpf_map_delete_elem(stacks_fd, &keys[i]);
+	free(keys);
+	return 0;
+}
+
 /* Deletes the stacks this drain read; every SWEEP_EVERY drains the whole map, so stacks that
- * no count references (the counts map was full) do not stay. */
+ * no count references (the counts map was full) do not stay. The stacks of a block not
+ * charged yet stay: BPF copies them to the other generation when the thread runs again. */
 static int clear_stacks(struct sampler *s, int stacks_fd)
 {
+	uint64_t unused;
+	int ret = 0;
+
 	for (size_t i = 0; i < s->n_slots; i++)
-		bpf_map_delete_elem(stacks_fd, &s->slots[i].hash);
+		if (!hashtab__get(&s->pending_stacks, s->slots[i].hash, &unused))
+			bpf_map_delete_elem(stacks_fd, &s->slots[i].hash);
 	hashtab__clear(&s->slot_of_stack);
 	s->n_slots = 0;
 	s->n_ips = 0;
-	if (++s->drains % SWEEP_EVERY)
-		return 0;
-	return clear_map(stacks_fd, sizeof(__u64));
+	if (!(++s->drains % SWEEP_EVERY))
+		ret = sweep_stacks(s, stacks_fd);
+	hashtab__clear(&s->pending_stacks);
+	return ret;
 }
 
-int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
+/* The stacks that blocks recorded in generation gen and not charged yet refer to. Read after
+ * the flip: a block charged before this read copied its stacks already (BPF copies, then
+ * deletes the record). */
+static int note_pending_stacks(struct sampler *s, __u32 gen)
 {
-	__u32 old = s->skel->bss->generation & 1;
-	int counts_fd, stacks_fd, ret, ret2;
-	struct sampler_entry e;
-	size_t n = 0;
+	int fd = bpf_map__fd(s->skel->maps.offcpu_starts);
+	struct offcpu_start start;
+	__u32 *tids;
+	size_t n;
+	int ret;
 
-	s->skel->bss->generation = old ^ 1;
-	__sync_synchronize();
-	wait_for_inflight_runs();
+	if (!s->offcpu_loaded)
+		return 0;
+	ret = collect_keys(fd, sizeof(*tids), (void **)&tids, &n);
+	if (ret)
+		return ret;
+	for (size_t i = 0; !ret && i < n; i++) {
+		if (bpf_map_lookup_elem(fd, &tids[i], &start) || (start.gen & 1) != gen)
+			continue;
+		if (start.user_stack)
+			ret = hashtab__put(&s->pending_stacks, start.user_stack, 1);
+		if (!ret && start.kernel_stack)
+			ret = hashtab__put(&s->pending_stacks, start.kernel_stack, 1);
+	}
+	free(tids);
+	return ret;
+}
 
-	counts_fd = bpf_map__fd(old ? s->skel->maps.counts1 : s->skel->maps.counts0);
-	stacks_fd = bpf_map__fd(old ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
-	ret = take_counts(s, counts_fd, &n);
+/* Hands over n taken entries; offcpu says which kind they are. */
+static int hand_over(struct sampler *s, int stacks_fd, size_t n, bool offcpu, sampler_entry_fn fn,
+		     void *ctx)
+{
+	struct sampler_entry e = {.offcpu = offcpu};
+	int ret = 0;
+
 	for (size_t i = 0; !ret && i < n; i++) {
 		const struct profile_key *k = &s->keys[i];
 		__u32 user = stack_slot(s, stacks_fd, k->user_stack);
@@ -611,6 +707,33 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 		e.n_kernel = slot_ips(s, kernel, &e.kernel_ips);
 		ret = fn(&e, ctx);
 	}
+	return ret;
+}
+
+int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
+{
+	__u32 old = s->skel->bss->generation & 1;
+	int counts_fd, stacks_fd, ret, ret2;
+	size_t n = 0;
+
+	s->skel->bss->generation = old ^ 1;
+	__sync_synchronize();
+	wait_for_inflight_runs();
+
+	counts_fd = bpf_map__fd(old ? s->skel->maps.counts1 : s->skel->maps.counts0);
+	stacks_fd = bpf_map__fd(old ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+	ret = take_counts(s, counts_fd, &n);
+	if (!ret)
+		ret = hand_over(s, stacks_fd, n, false, fn, ctx);
+	if (!ret && s->offcpu_loaded) {
+		counts_fd =
+		    bpf_map__fd(old ? s->skel->maps.offcpu_counts1 : s->skel->maps.offcpu_counts0);
+		ret = take_counts(s, counts_fd, &n);
+		if (!ret)
+			ret = hand_over(s, stacks_fd, n, true, fn, ctx);
+	}
+	if (!ret)
+		ret = note_pending_stacks(s, old);
 	if (ret) /* some entries were taken out unread: sweep their stacks now */
 		s->drains = SWEEP_EVERY - 1;
 	ret2 = clear_stacks(s, stacks_fd);
@@ -663,6 +786,10 @@ int sampler__bpf_runtime(struct sampler *s, uint64_t *ret_run_ns, uint64_t *ret_
 	ret = prog_runtime(s->skel->progs.do_sample, &ns, &cnt);
 	if (!ret)
 		ret = prog_runtime(s->skel->progs.handle_exec, &ns, &cnt);
+	if (!ret && s->offcpu_loaded)
+		ret = prog_runtime(s->skel->progs.offcpu_switch, &ns, &cnt);
+	if (!ret && s->offcpu_loaded)
+		ret = prog_runtime(s->skel->progs.offcpu_wakeup, &ns, &cnt);
 	*ret_run_ns = ns;
 	*ret_run_cnt = cnt;
 	return ret;
@@ -817,4 +944,156 @@ uint64_t sampler__load_ns(const struct sampler *s)
 uint64_t sampler__unwind_rows_bytes(const struct sampler *s)
 {
 	return s->rows_map_bytes;
+}
+
+/* --- off-CPU ----------------------------------------------------------------------------- */
+
+bool sampler__offcpu_loaded(const struct sampler *s)
+{
+	return s && s->offcpu_loaded;
+}
+
+const char *sampler__offcpu_error(const struct sampler *s)
+{
+	return s ? s->offcpu_error : "";
+}
+
+int sampler__offcpu_attach(struct sampler *s, char *err, size_t err_len)
+{
+	struct bpf_program *progs[2] = {s->skel->progs.offcpu_switch, s->skel->progs.offcpu_wakeup};
+	int ret;
+
+	if (!s->offcpu_loaded) {
+		snprintf(err, err_len, "%s",
+			 s->offcpu_error[0] ? s->offcpu_error : "off-CPU programs not loaded");
+		return -ENOTSUP;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (s->offcpu_links[i])
+			continue;
+		s->offcpu_links[i] = bpf_program__attach(progs[i]);
+		if (!s->offcpu_links[i]) {
+			ret = -errno;
+			snprintf(err, err_len, "attaching %s failed: %s",
+				 bpf_program__name(progs[i]), strerror(-ret));
+			sampler__offcpu_detach(s);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+bool sampler__offcpu_attached(const struct sampler *s)
+{
+	return s && s->offcpu_links[0];
+}
+
+void sampler__offcpu_detach(struct sampler *s)
+{
+	bool had = s->offcpu_links[0] || s->offcpu_links[1];
+
+	for (int i = 0; i < 2; i++) {
+		bpf_link__destroy(s->offcpu_links[i]);
+		s->offcpu_links[i] = NULL;
+	}
+	if (had)
+		wait_for_inflight_runs();
+}
+
+void sampler__offcpu_configure(struct sampler *s, const struct sampler_offcpu_settings *set)
+{
+	__u32 every = set->sample_every ? set->sample_every : 1;
+	__u32 below;
+
+	if (every > OFFCPU_MAX_SAMPLE_EVERY)
+		every = OFFCPU_MAX_SAMPLE_EVERY;
+	below = offcpu_keep_below(every);
+	s->skel->bss->offcpu_mode = set->allow_list ? OFFCPU_MODE_ALLOW : OFFCPU_MODE_ALL;
+	s->skel->bss->offcpu_self_tgid = getpid();
+	s->skel->bss->offcpu_min_ns = set->min_block_ns;
+	/* weight first: a block kept at the new rate must not get the old weight */
+	s->skel->data->offcpu_weight_value = offcpu_weight(below);
+	__sync_synchronize();
+	s->skel->bss->offcpu_keep_below_value = below;
+}
+
+int sampler__offcpu_set_tgid(struct sampler *s, pid_t pid, bool allow)
+{
+	__u32 key = pid, state = allow ? OFFCPU_TGID_ALLOW : OFFCPU_TGID_DENY;
+
+	if (!s->offcpu_loaded)
+		return -ENOTSUP;
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.offcpu_tgids), &key, &state, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void sampler__offcpu_forget_tgid(struct sampler *s, pid_t pid)
+{
+	__u32 key = pid;
+
+	if (s->offcpu_loaded)
+		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.offcpu_tgids), &key);
+}
+
+int sampler__offcpu_clear_tgids(struct sampler *s)
+{
+	if (!s->offcpu_loaded)
+		return 0;
+	return clear_map(bpf_map__fd(s->skel->maps.offcpu_tgids), sizeof(__u32));
+}
+
+int sampler__offcpu_stats(struct sampler *s, struct offcpu_stats *ret)
+{
+	struct offcpu_stats *percpu;
+	__u32 zero = 0;
+	int err = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!s->offcpu_loaded)
+		return 0;
+	percpu = calloc(s->n_possible_cpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.offcpu_stats), &zero, percpu))
+		err = -errno;
+	for (int cpu = 0; !err && cpu < s->n_possible_cpus; cpu++) {
+		const __u64 *src = (const __u64 *)&percpu[cpu];
+		__u64 *dst = (__u64 *)ret;
+
+		for (size_t i = 0; i < sizeof(*ret) / sizeof(__u64); i++)
+			dst[i] += src[i];
+	}
+	free(percpu);
+	return err;
+}
+
+int sampler__offcpu_runtime(struct sampler *s, uint64_t *ret_run_ns, uint64_t *ret_run_cnt)
+{
+	uint64_t ns = 0, cnt = 0;
+	int ret = 0;
+
+	if (s->offcpu_loaded) {
+		ret = prog_runtime(s->skel->progs.offcpu_switch, &ns, &cnt);
+		if (!ret)
+			ret = prog_runtime(s->skel->progs.offcpu_wakeup, &ns, &cnt);
+	}
+	*ret_run_ns = ns;
+	*ret_run_cnt = cnt;
+	return ret;
+}
+
+/* Kernel memory of the off-CPU maps as sized (hash maps preallocate their entries). */
+uint64_t sampler__offcpu_map_bytes(const struct sampler *s)
+{
+	const struct bpf_map *maps[] = {s->skel->maps.offcpu_counts0, s->skel->maps.offcpu_counts1,
+					s->skel->maps.offcpu_starts, s->skel->maps.offcpu_tgids};
+	uint64_t bytes = 0;
+
+	if (!s->offcpu_loaded)
+		return 0;
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		bytes += (uint64_t)bpf_map__max_entries(maps[i]) *
+			 (bpf_map__key_size(maps[i]) + bpf_map__value_size(maps[i]));
+	return bytes;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "offcpu.h"
 #include "profile.h"
 #include "unwind.h"
 
@@ -20,6 +21,7 @@ struct sampler_options {
 	pid_t pid;		  /* 0 = every process; filtered in the kernel */
 	bool unwind_tables;	  /* user stacks from .eh_frame tables (else frame pointers) */
 	uint32_t unwind_max_rows; /* capacity of the rows map; 0 = UNWIND_DEFAULT_ROWS */
+	bool offcpu; /* load the scheduler hooks too (without them when the kernel refuses) */
 	sampler_event_fn on_event;
 	void *ctx;
 };
@@ -27,6 +29,7 @@ struct sampler_options {
 /* One aggregated entry of a drained generation. Frames are instruction pointers, leaf first;
  * n_user/n_kernel are 0 when the stack was absent or its walk failed. */
 struct sampler_entry {
+	bool offcpu; /* an off-CPU entry: value->count blocks kept, period_ns weighted blocked ns */
 	const struct profile_key *key;
 	const struct profile_value *value;
 	bool user_truncated; /* the walk stopped at the depth cap: more frames were below */
@@ -99,5 +102,32 @@ void sampler__sync(struct sampler *s);
  * (rows, table slots, process mapping tables as allocated now is not known: capacity). */
 uint64_t sampler__load_ns(const struct sampler *s);
 uint64_t sampler__unwind_rows_bytes(const struct sampler *s);
+
+/* --- off-CPU time (opts.offcpu) --------------------------------------------------------- */
+
+struct sampler_offcpu_settings {
+	bool allow_list;       /* only tgids allowed with sampler__offcpu_set_tgid(); else all */
+	uint64_t min_block_ns; /* shorter blocks are dropped (counted) */
+	uint32_t sample_every; /* keep 1 in N blocks, weighted by N; 0 or 1 = all */
+};
+
+/* The programs are loaded (sampler__offcpu_error() says why not when asked for). */
+bool sampler__offcpu_loaded(const struct sampler *s);
+const char *sampler__offcpu_error(const struct sampler *s);
+/* Attaches the sched_switch and sched_wakeup programs. 0 or -errno (reason in err). */
+int sampler__offcpu_attach(struct sampler *s, char *err, size_t err_len);
+void sampler__offcpu_detach(struct sampler *s);
+bool sampler__offcpu_attached(const struct sampler *s);
+/* Applies at once; the agent itself is never recorded. */
+void sampler__offcpu_configure(struct sampler *s, const struct sampler_offcpu_settings *set);
+/* The per-process filter (allow_list): allow or deny pid's blocks; forget: unknown again. */
+int sampler__offcpu_set_tgid(struct sampler *s, pid_t pid, bool allow);
+void sampler__offcpu_forget_tgid(struct sampler *s, pid_t pid);
+int sampler__offcpu_clear_tgids(struct sampler *s);
+/* Per-CPU counters summed; cumulative since open (all 0 when not loaded). */
+int sampler__offcpu_stats(struct sampler *s, struct offcpu_stats *ret);
+/* Run time and count of the two off-CPU programs alone (also in sampler__bpf_runtime). */
+int sampler__offcpu_runtime(struct sampler *s, uint64_t *ret_run_ns, uint64_t *ret_run_cnt);
+uint64_t sampler__offcpu_map_bytes(const struct sampler *s);
 
 #endif

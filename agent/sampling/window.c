@@ -154,6 +154,15 @@ static void add_unwind_stats(struct window_unwind *dst, const struct window_unwi
 	dst->load_ms = src->load_ms;
 }
 
+static void add_offcpu_stats(struct window_offcpu *dst, const struct window_offcpu *src)
+{
+	const uint64_t *from = (const uint64_t *)src;
+	uint64_t *to = (uint64_t *)dst;
+
+	for (size_t i = 0; i < sizeof(*dst) / sizeof(uint64_t); i++) /* every field a counter */
+		to[i] += from[i];
+}
+
 void window_stats__add(struct window_stats *dst, const struct window_stats *src)
 {
 	dst->samples += src->samples;
@@ -167,6 +176,7 @@ void window_stats__add(struct window_stats *dst, const struct window_stats *src)
 	dst->bpf_run_ns += src->bpf_run_ns;
 	dst->bpf_run_cnt += src->bpf_run_cnt;
 	add_unwind_stats(&dst->unwind, &src->unwind);
+	add_offcpu_stats(&dst->offcpu, &src->offcpu);
 }
 
 int window__append(struct window *dst, const struct window *src)

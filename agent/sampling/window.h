@@ -31,6 +31,12 @@ struct window_sample {
 	size_t n_frames;
 	uint64_t count;	 /* samples */
 	uint64_t cpu_ns; /* summed actual sample periods */
+	/* An off-CPU sample (type offcpu, never merged with cpu): count and cpu_ns are 0, tid is
+	 * 0 (aggregated per process), and these hold the blocked time, weighted by the event
+	 * sampling, and the blocks kept. */
+	bool offcpu;
+	uint64_t offcpu_ns;
+	uint64_t offcpu_blocks;
 };
 
 /* Why a table walk of a user stack ended before a stop frame. */
@@ -61,6 +67,21 @@ struct window_unwind {
 	uint64_t load_ms;	  /* BPF object load (verifier) time */
 };
 
+/* Off-CPU sampling over the window (all zero when it is off). Weighted values estimate the
+ * whole; counts are events as seen. */
+struct window_offcpu {
+	uint64_t switches;    /* context switches seen */
+	uint64_t blocks;      /* of the recorded processes' threads, to a blocked state */
+	uint64_t kept;	      /* kept by 1-in-N event sampling */
+	uint64_t charged;     /* charged when they ran again */
+	uint64_t blocked_ns;  /* weighted blocked time charged */
+	uint64_t runqueue_ns; /* weighted runnable time after wake-ups: in no profile */
+	uint64_t below_min, below_min_ns; /* blocks shorter than the minimum: dropped */
+	uint64_t lost;			  /* map full, or no room for the block record */
+	uint64_t stack_lost;		  /* charged as [unknown]: its stacks were gone */
+	uint64_t bpf_run_ns, bpf_run_cnt; /* the two off-CPU programs (in bpf_run_* too) */
+};
+
 /* What the window could not see, and what it cost to look. */
 struct window_stats {
 	uint64_t samples;      /* profile samples (idle excluded) */
@@ -74,6 +95,7 @@ struct window_stats {
 	uint64_t bpf_run_ns; /* BPF program run time over the window (0 if stats are off) */
 	uint64_t bpf_run_cnt;
 	struct window_unwind unwind;
+	struct window_offcpu offcpu;
 };
 
 /* Adds src's counters to dst's; levels (tables loaded, rows) become src's. processes is

@@ -167,6 +167,7 @@ static int group_index(const struct agent_config *cfg, struct service_groups *g,
 	g->groups[g->n_groups] = (struct service_group){
 	    .tags = *t,
 	    .enabled = agent_config__service_enabled(cfg, t->service),
+	    .offcpu = agent_config__service_offcpu(cfg, t->service),
 	};
 	*ret = g->n_groups++;
 	return 0;

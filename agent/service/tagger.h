@@ -19,6 +19,7 @@
 struct service_group {
 	struct service_tags tags;
 	bool enabled; /* the served config profiles this service */
+	bool offcpu;  /* ...and records its off-CPU time */
 	uint64_t samples;
 };
 

@@ -10,22 +10,29 @@
 
 #define BASE_LABELS 3 /* pid, comm, thread */
 
+/* CPU's two types, then off-CPU's: ENCODE_BOTH writes all four, the others their pair. */
 static const struct pprof_value_type sample_types[] = {
     {"samples", "count"},
     {"cpu", "nanoseconds"},
+    {"blocks", "count"},
+    {"offcpu", "nanoseconds"},
 };
 
-static struct pprof_builder *new_builder(const struct window *w)
+static struct pprof_builder *new_builder(const struct window *w, enum window_encode_kind kind)
 {
 	struct pprof_builder_options opts = {
-	    .sample_types = sample_types,
-	    .n_sample_types = sizeof(sample_types) / sizeof(sample_types[0]),
+	    .sample_types = sample_types + (kind == ENCODE_OFFCPU ? 2 : 0),
+	    .n_sample_types = kind == ENCODE_BOTH ? 4 : 2,
 	    .period_type = {"cpu", "nanoseconds"},
 	    .period = (int64_t)w->nominal_period_ns,
 	    .time_nanos = w->start_ns,
 	    .duration_nanos = w->end_ns > w->start_ns ? w->end_ns - w->start_ns : 0,
 	};
 
+	if (kind == ENCODE_OFFCPU) { /* every block is weighed by its own length: no period */
+		opts.period_type = (struct pprof_value_type){"offcpu", "nanoseconds"};
+		opts.period = 0;
+	}
 	return pprof_builder__new(&opts);
 }
 
@@ -72,9 +79,11 @@ static int process_root_locations(struct pprof_builder *b, const struct window_s
 }
 
 static int add_sample(struct pprof_builder *b, const struct window_sample *s,
-		      struct pprof_label *labels, size_t n_labels, bool process_roots)
+		      struct pprof_label *labels, size_t n_labels, bool process_roots,
+		      enum window_encode_kind kind)
 {
-	int64_t values[2] = {(int64_t)s->count, (int64_t)s->cpu_ns};
+	int64_t values[4] = {(int64_t)s->count, (int64_t)s->cpu_ns, (int64_t)s->offcpu_blocks,
+			     (int64_t)s->offcpu_ns};
 	size_t n_ids = s->n_frames;
 	uint64_t *ids;
 	int ret;
@@ -90,7 +99,8 @@ static int add_sample(struct pprof_builder *b, const struct window_sample *s,
 		labels[1] = (struct pprof_label){.key = "comm", .str = s->comm ? s->comm : ""};
 		labels[2] =
 		    (struct pprof_label){.key = "thread", .str = s->thread ? s->thread : ""};
-		ret = pprof_builder__add_sample(b, ids, n_ids, values, labels, n_labels);
+		ret = pprof_builder__add_sample(
+		    b, ids, n_ids, values + (kind == ENCODE_OFFCPU ? 2 : 0), labels, n_labels);
 	}
 	free(ids);
 	return ret;
@@ -121,16 +131,19 @@ int window_encode_pprof_with(const struct window *w, const struct window_encode_
 		return -ENOMEM;
 	for (size_t i = 0; i < n_extra; i++)
 		labels[BASE_LABELS + i] = opts->labels[i];
-	b = new_builder(w);
+	b = new_builder(w, opts->kind);
 	if (!b) {
 		ret = errno ? -errno : -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < w->n_samples && !ret; i++) {
+		if (opts->kind != ENCODE_BOTH &&
+		    w->samples[i].offcpu != (opts->kind == ENCODE_OFFCPU))
+			continue;
 		if (opts->keep && !opts->keep(&w->samples[i], opts->ctx))
 			continue;
 		ret = add_sample(b, &w->samples[i], labels, BASE_LABELS + n_extra,
-				 opts->process_roots);
+				 opts->process_roots, opts->kind);
 	}
 	if (!ret)
 		ret = pprof_builder__encode(b, &raw, &raw_len);

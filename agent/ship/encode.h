@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* window -> gzipped pprof (cpu profile). A predicate picks the samples (one service); a
- * service shared by many processes gets each stack rooted at its process name. */
+/* window -> gzipped pprof (cpu, offcpu, or both in one file). A predicate picks the samples
+ * (one service); a service shared by many processes gets each stack rooted at its process
+ * name. */
 #ifndef ROOTTRACE_ENCODE_H
 #define ROOTTRACE_ENCODE_H
 
@@ -15,7 +16,15 @@ typedef bool (*window_sample_filter)(const struct window_sample *s, void *ctx);
 
 #define ENCODE_KERNEL_THREADS_ROOT "[kernel threads]"
 
+/* Which measurement a pprof holds: CPU and off-CPU time are never merged into one value. */
+enum window_encode_kind {
+	ENCODE_CPU = 0,	   /* samples/count, cpu/nanoseconds: the on-CPU samples */
+	ENCODE_OFFCPU = 1, /* blocks/count, offcpu/nanoseconds: the off-CPU samples */
+	ENCODE_BOTH = 2,   /* all four types, each sample filling its own two (record) */
+};
+
 struct window_encode_options {
+	enum window_encode_kind kind;
 	window_sample_filter keep; /* NULL = every sample */
 	void *ctx;
 	const struct pprof_label *labels; /* added to every sample (service, pod, node...) */

@@ -76,6 +76,32 @@ static int append_escaped(char *buf, size_t len, const char *key, const char *va
 	return n < 0 || (size_t)n >= len - used ? -ENOSPC : 0;
 }
 
+/* "&offcpu=on&offcpu_blocked_s=..&offcpu_runqueue_s=..&offcpu_bpf_s=..", or the reason it is
+ * unavailable: extra context the collector may ignore (docs/api.md). */
+static int append_offcpu(const struct selfreport *r, char *buf, size_t len)
+{
+	const struct window_offcpu *o = &r->offcpu;
+	size_t used;
+	int n;
+
+	if (!r->offcpu_state)
+		return 0;
+	if (!strcmp(r->offcpu_state, "unavailable"))
+		return append_escaped(buf, len, "offcpu", "unavailable")
+			   ?: append_escaped(buf, len, "offcpu_error", r->offcpu_error);
+	used = strlen(buf);
+	n = snprintf(buf + used, len - used, "&offcpu=%s", r->offcpu_state);
+	if (n > 0 && (size_t)n < len - used && !strcmp(r->offcpu_state, "on")) {
+		used += (size_t)n;
+		n = snprintf(buf + used, len - used,
+			     "&offcpu_blocked_s=%.6f&offcpu_runqueue_s=%.6f&offcpu_bpf_s=%.9f"
+			     "&offcpu_switches=%" PRIu64,
+			     o->blocked_ns / 1e9, o->runqueue_ns / 1e9, o->bpf_run_ns / 1e9,
+			     o->switches);
+	}
+	return n < 0 || (size_t)n >= len - used ? -ENOSPC : 0;
+}
+
 int selfreport_append_query(const struct selfreport *r, char *buf, size_t len)
 {
 	size_t used;
@@ -106,5 +132,8 @@ int selfreport_append_query(const struct selfreport *r, char *buf, size_t len)
 		if (n < 0 || (size_t)n >= len - used)
 			return -ENOSPC;
 	}
+	ret = append_offcpu(r, buf, len);
+	if (ret)
+		return ret;
 	return append_unwind(&r->unwind, buf, len);
 }

@@ -26,6 +26,11 @@ struct selfreport {
 	int sample_rate_hz;
 	uint64_t dropped_profiles;   /* profiles the upload queue dropped since the agent started */
 	struct window_unwind unwind; /* the .eh_frame unwinder over the window */
+	/* off-CPU time: "on", "off", or "unavailable" (the kernel refused the scheduler hooks,
+	 * offcpu_error says why) */
+	const char *offcpu_state;
+	char offcpu_error[256];
+	struct window_offcpu offcpu;
 };
 
 /* The process's user + system CPU seconds so far (getrusage RUSAGE_SELF). */

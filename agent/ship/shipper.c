@@ -99,7 +99,7 @@ static bool keep_group(const struct window_sample *sample, void *ctx)
 }
 
 static int build_query(struct shipper *s, const struct service_group *grp,
-		       const struct selfreport *rep, char **ret)
+		       const struct selfreport *rep, const char *type, char **ret)
 {
 	char *svc = http_escape(grp->tags.service), *dep = http_escape(grp->tags.deployment);
 	char *id = http_escape(s->agent_id);
@@ -109,10 +109,10 @@ static int build_query(struct shipper *s, const struct service_group *grp,
 
 	if (!svc || !dep || !id || !q)
 		goto out;
-	snprintf(q, len, "service=%s&profile_type=cpu%s%s&upload_id=%s-%llu", svc,
+	snprintf(q, len, "service=%s&profile_type=%s%s%s&upload_id=%s-%llu", svc, type,
 		 grp->tags.deployment[0] ? "&deployment=" : "", grp->tags.deployment[0] ? dep : "",
 		 id, (unsigned long long)++s->upload_counter);
-	r = selfreport_append_query(rep, q, len);
+	r = rep ? selfreport_append_query(rep, q, len) : 0;
 out:
 	free(svc);
 	free(dep);
@@ -141,8 +141,17 @@ static size_t group_labels(const struct shipper *s, const struct service_group *
 	return n;
 }
 
+/* Off-CPU samples of group i: only they make an offcpu upload. */
+static bool group_has_offcpu(const struct window *w, const struct service_groups *g, size_t i)
+{
+	for (size_t k = 0; k < w->n_samples; k++)
+		if (g->group_of[k] == i && w->samples[k].offcpu)
+			return true;
+	return false;
+}
+
 static void ship_group(struct shipper *s, const struct window *w, const struct service_groups *g,
-		       size_t i, const struct selfreport *rep)
+		       size_t i, const struct selfreport *rep, enum window_encode_kind kind)
 {
 	struct group_filter f = {.w = w, .group_of = g->group_of, .group = i};
 	const struct service_group *grp = &g->groups[i];
@@ -153,7 +162,9 @@ static void ship_group(struct shipper *s, const struct window *w, const struct s
 	    .labels = labels,
 	    .n_labels = group_labels(s, grp, labels),
 	    .process_roots = grp->tags.process_roots,
+	    .kind = kind,
 	};
+	const char *type = kind == ENCODE_OFFCPU ? "offcpu" : "cpu";
 	uint8_t *gz = NULL;
 	size_t len = 0;
 	char *query = NULL;
@@ -161,25 +172,33 @@ static void ship_group(struct shipper *s, const struct window *w, const struct s
 
 	r = window_encode_pprof_with(w, &opts, &gz, &len);
 	if (!r)
-		r = build_query(s, grp, rep, &query);
+		/* the CPU upload of the group carries the report: the agent's cost counted once */
+		r = build_query(s, grp, kind == ENCODE_OFFCPU && grp->samples ? NULL : rep, type,
+				&query);
 	if (r) {
 		log_error("encoding the profile of service %s failed: %s", grp->tags.service,
 			  strerror(-r));
 		free(gz);
 		return;
 	}
-	log_debug("queued profile %s-%llu: service=%s pod=%s samples=%llu bytes=%zu", s->agent_id,
-		  (unsigned long long)s->upload_counter, grp->tags.service, grp->tags.pod,
-		  (unsigned long long)grp->samples, len);
-	uploader__submit(s->uploader, query, gz, len, grp->samples);
+	log_debug("queued profile %s-%llu: service=%s type=%s pod=%s samples=%llu bytes=%zu",
+		  s->agent_id, (unsigned long long)s->upload_counter, grp->tags.service, type,
+		  grp->tags.pod, (unsigned long long)grp->samples, len);
+	uploader__submit(s->uploader, query, gz, len, kind == ENCODE_OFFCPU ? 0 : grp->samples);
 }
 
 void shipper__ship(struct shipper *s, const struct window *w, const struct service_groups *g,
 		   const struct selfreport *rep)
 {
-	for (size_t i = 0; i < g->n_groups; i++)
-		if (g->groups[i].enabled)
-			ship_group(s, w, g, i, rep);
+	for (size_t i = 0; i < g->n_groups; i++) {
+		if (!g->groups[i].enabled)
+			continue;
+		if (g->groups[i].samples) /* a group of off-CPU samples alone has no CPU upload */
+			ship_group(s, w, g, i, rep, ENCODE_CPU);
+		/* its own upload and type: off-CPU time is never merged with CPU */
+		if (g->groups[i].offcpu && group_has_offcpu(w, g, i))
+			ship_group(s, w, g, i, rep, ENCODE_OFFCPU);
+	}
 }
 
 void shipper__log_upload_state(struct shipper *s)

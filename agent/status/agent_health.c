@@ -85,7 +85,12 @@ static void judge(const struct agent_status *s, int64_t now_ms, struct agent_hea
 	} else if (c->sampling) {
 		h->state = "sampling";
 		h->ready = true;
-		snprintf(h->reason, sizeof(h->reason), "sampling at %d Hz", c->sampling_hz);
+		snprintf(h->reason, sizeof(h->reason), "sampling at %d Hz%s%s%s", c->sampling_hz,
+			 h->offcpu && !strcmp(h->offcpu, "on") ? ", off-CPU time on" : "",
+			 h->offcpu && !strcmp(h->offcpu, "unavailable")
+			     ? "; off-CPU time unavailable: "
+			     : "",
+			 h->offcpu && !strcmp(h->offcpu, "unavailable") ? c->offcpu_error : "");
 	} else {
 		h->state = "off";
 		h->ready = true;
@@ -96,6 +101,7 @@ static void judge(const struct agent_status *s, int64_t now_ms, struct agent_hea
 void agent_health__judge(const struct agent_status *s, int64_t now_ms, struct agent_health *h)
 {
 	*h = (struct agent_health){.live = true};
+	h->offcpu = s->control.offcpu && s->control.sampling ? s->control.offcpu : "off";
 	judge(s, now_ms, h);
 	utf8_sanitize(h->reason); /* error texts quote collector answers */
 }
@@ -104,9 +110,10 @@ int agent_health__json(const struct agent_health *h, enum agent_health_probe pro
 		       size_t *ret_len)
 {
 	bool ok = probe == HEALTH_PROBE_LIVE ? h->live : h->ready;
-	json_t *doc = json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "status", ok ? "ok" : "failing",
-				"state", h->state, "reason", h->reason, "version",
-				ROOTTRACE_VERSION, "live", h->live, "ready", h->ready);
+	json_t *doc =
+	    json_pack("{s:s, s:s, s:s, s:s, s:b, s:b, s:s}", "status", ok ? "ok" : "failing",
+		      "state", h->state, "reason", h->reason, "version", ROOTTRACE_VERSION, "live",
+		      h->live, "ready", h->ready, "offcpu", h->offcpu ? h->offcpu : "off");
 	char *text;
 
 	if (!doc)

@@ -27,6 +27,7 @@ struct agent_health {
 	bool ready;	   /* 200 on the readiness probe */
 	bool live;	   /* 200 on the liveness probe */
 	char reason[512];
+	const char *offcpu; /* "off", "on", "unavailable" (reason says why; CPU goes on) */
 };
 
 void agent_health__judge(const struct agent_status *s, int64_t now_ms, struct agent_health *ret);

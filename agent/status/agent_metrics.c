@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "agent_metrics.h"
+#include "debuginfod_fetch.h"
 #include "prom_text.h"
 
 struct agent_metrics {
@@ -219,6 +220,39 @@ static void render_unwind(struct prom_text *t, const struct window_unwind *u)
 			 (double)u->rows_bytes);
 }
 
+/* debuginfod's fetches (agent/symbolize/debuginfod_fetch.h): left out while it is off. */
+static void render_debuginfod(struct prom_text *t)
+{
+	struct labelled failed[DEBUGINFOD_FAIL__COUNT];
+	struct debuginfod_fetch_stats d;
+
+	debuginfod_fetch__stats(&d);
+	if (!d.enabled)
+		return;
+	for (int i = 0; i < DEBUGINFOD_FAIL__COUNT; i++)
+		failed[i] = (struct labelled){debuginfod_fetch__failure_name(i), d.failed[i]};
+	prom_text__counter(
+	    t, P "debuginfod_requests_total",
+	    "Debug files asked of the debuginfod servers (a build-id once, again only "
+	    "after its negative-cache time).",
+	    d.requests);
+	prom_text__counter(t, P "debuginfod_fetched_total", "Debug files debuginfod served.",
+			   d.fetched);
+	counter_by(t, P "debuginfod_failures_total",
+		   "Fetches that failed, by cause (queue_full: refused, over the queue's bound).",
+		   "cause", failed, DEBUGINFOD_FAIL__COUNT);
+	prom_text__counter(t, P "debuginfod_negative_cache_hits_total",
+			   "Lookups of a build-id that failed recently, answered without asking.",
+			   d.negative_hits);
+	prom_text__gauge(t, P "debuginfod_in_flight", "Fetches under way now.",
+			 (double)d.in_flight);
+	prom_text__gauge(t, P "debuginfod_queued", "Fetches waiting for a worker now.",
+			 (double)d.queued);
+	prom_text__gauge(t, P "debuginfod_cache_bytes",
+			 "Bytes in the debuginfod cache directory (at the last fetch).",
+			 (double)d.cache_bytes);
+}
+
 static void render_symbolizer(struct prom_text *t, const struct agent_status *s)
 {
 	struct symbolizer_stats all = s->sym_closed;
@@ -352,6 +386,7 @@ int agent_metrics__render(const struct agent_status *s, int64_t now_ms, char **r
 	render_samples(&t, s);
 	render_unwind(&t, &s->total.unwind);
 	render_symbolizer(&t, s);
+	render_debuginfod(&t);
 	render_uploads(&t, s);
 	render_measured(&t, s);
 	return prom_text__finish(&t, ret, ret_len);

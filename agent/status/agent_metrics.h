@@ -23,6 +23,8 @@ struct agent_control_status {
 	int sampling_hz;	  /* 0 when not sampling */
 	int upload_interval_s;	  /* of the held config; 0 when none */
 	char sampling_error[256]; /* why enabling sampling failed; "" */
+	const char *offcpu;	  /* off-CPU time: "off", "on" or "unavailable" (static) */
+	char offcpu_error[256];	  /* why it is unavailable; "" */
 	struct config_poll_stats polls;
 };
 

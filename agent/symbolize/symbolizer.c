@@ -17,6 +17,7 @@
 #include "kallsyms.h"
 #include "perfmap.h"
 #include "process_registry.h"
+#include "symbol_source.h"
 #include "symbolizer.h"
 
 #define DEFAULT_MAX_SYMBOL_BYTES (8u << 20)
@@ -32,7 +33,7 @@ static const char UNKNOWN[] = "[unknown]";
 /* A binary's symbol table (the registry binary's slot). */
 struct binary_symbols {
 	struct binary *bin;
-	struct elf_symbols *syms; /* NULL: not loaded (or dropped over max_symbol_bytes) */
+	struct symtab *syms; /* NULL: not loaded (or dropped over max_symbol_bytes) */
 	int load_err;
 	struct binary_symbols *newer, *older; /* in the symbolizer's list of loaded tables */
 };
@@ -58,6 +59,10 @@ struct symbolizer {
 	struct elf_symbols *vdso;
 	size_t vdso_size;
 	int vdso_err;
+	/* The calls a resolved address's function inlined (leaf first, after ret->function),
+	 * for symbolizer__resolve_user_frames. */
+	const char *inlined[SYMTAB_MAX_FRAMES];
+	size_t n_inlined;
 	struct symbolizer_stats stats;
 };
 
@@ -100,8 +105,8 @@ static void drop_symbols(struct symbolizer *s, struct binary_symbols *bs)
 	if (!bs->syms)
 		return;
 	loaded_unlink(s, bs);
-	s->stats.symbol_bytes -= elf_symbols__memory(bs->syms);
-	elf_symbols__free(bs->syms);
+	s->stats.symbol_bytes -= symtab__memory(bs->syms);
+	symtab__free(bs->syms);
 	bs->syms = NULL;
 }
 
@@ -123,50 +128,20 @@ static void trim_symbols(struct symbolizer *s, const struct binary_symbols *in_u
 	}
 }
 
-/* A separate debug file (/usr/lib/debug/.build-id/xx/yyyy.debug) for a stripped binary. */
-static struct elf_symbols *load_debug_file(const char *build_id)
+/* The one place a binary's symbol table is read, from its pinned fd and its build-id, through
+ * the symbol sources (symbol_source.h: Go's .gopclntab, .symtab, MiniDebugInfo, debug files,
+ * debuginfod, .dynsym). NULL + errno. */
+static struct symtab *read_binary_symbols(int fd, const char *build_id)
 {
-	struct elf_symbols *es;
-	char path[320];
-	int fd;
-
-	if (strlen(build_id) < 3)
-		return NULL;
-	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", build_id,
-		 build_id + 2);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	es = elf_symbols__load_fd(fd);
-	close(fd);
-	if (es && (elf_symbols__from_dynsym(es) || !elf_symbols__count(es))) {
-		elf_symbols__free(es);
-		return NULL;
-	}
-	return es;
+	return symtab__load(fd, build_id, NULL);
 }
 
-/* The one place a binary's symbol table is read, from its pinned fd and its build-id: its
- * .symtab, else a separate debug file's, else its .dynsym. NULL + errno. */
-static struct elf_symbols *read_binary_symbols(int fd, const char *build_id)
-{
-	struct elf_symbols *es = elf_symbols__load_fd(fd), *debug;
-
-	if (es && elf_symbols__from_dynsym(es) && (debug = load_debug_file(build_id))) {
-		/* Same addresses, but the debug file's segments have no file contents: the
-		 * binary's translate the mappings' offsets. */
-		elf_symbols__copy_segments(debug, es);
-		elf_symbols__free(es);
-		es = debug;
-	}
-	return es;
-}
-
-/* Symbols of a binary, parsed on first use (and after a drop) from its pinned fd. */
-static const struct elf_symbols *binary_symbols(struct symbolizer *s, struct binary *bin)
+/* Symbols of a binary, parsed on first use (and after a drop) from its pinned fd; a table
+ * waiting for debuginfod is checked again on use (symtab__refresh never blocks). */
+static const struct symtab *binary_symbols(struct symbolizer *s, struct binary *bin)
 {
 	struct binary_symbols *bs = binary__slot(bin, s->bin_slot);
-	struct elf_symbols *es;
+	struct symtab *es;
 
 	if (!bs) {
 		bs = calloc(1, sizeof(*bs));
@@ -176,6 +151,10 @@ static const struct elf_symbols *binary_symbols(struct symbolizer *s, struct bin
 		binary__set_slot(bin, s->bin_slot, bs);
 	}
 	if (bs->syms) {
+		size_t before = symtab__memory(bs->syms);
+
+		if (symtab__refresh(bs->syms))
+			s->stats.symbol_bytes += symtab__memory(bs->syms) - before;
 		loaded_unlink(s, bs);
 		loaded_push(s, bs);
 		return bs->syms;
@@ -190,7 +169,7 @@ static const struct elf_symbols *binary_symbols(struct symbolizer *s, struct bin
 	}
 	bs->syms = es;
 	s->stats.binaries_loaded++;
-	s->stats.symbol_bytes += elf_symbols__memory(es);
+	s->stats.symbol_bytes += symtab__memory(es);
 	loaded_push(s, bs);
 	trim_symbols(s, bs);
 	return es;
@@ -325,6 +304,31 @@ static const char *elf_name(const struct elf_symbols *es, const struct process_m
 	return elf_symbols__lookup(es, vaddr);
 }
 
+static const enum sym_unknown_reason unnamed_reasons[] = {
+    [SYMTAB_UNNAMED_NO_SYMBOLS] = SYM_UNKNOWN_NO_SYMBOL,
+    [SYMTAB_UNNAMED_DEBUGINFOD_WAITING] = SYM_UNKNOWN_DEBUGINFOD_WAITING,
+    [SYMTAB_UNNAMED_DEBUGINFOD_FAILED] = SYM_UNKNOWN_DEBUGINFOD_FAILED,
+};
+
+/* A file-backed frame: its names leaf first; the first is ret, the others wait in
+ * s->inlined for symbolizer__resolve_user_frames. */
+static void resolve_in_file(struct symbolizer *s, const struct process_mapping *m, uint64_t addr,
+			    struct sym_frame *ret)
+{
+	const struct symtab *t = binary_symbols(s, m->bin);
+	const char *names[SYMTAB_MAX_FRAMES];
+	size_t n;
+
+	if (!t)
+		return set_unknown(s, ret, SYM_UNKNOWN_UNREADABLE, m->path);
+	n = symtab__lookup(t, addr - m->start + m->offset, names, SYMTAB_MAX_FRAMES);
+	if (!n)
+		return set_unknown(s, ret, unnamed_reasons[symtab__unnamed(t)], m->path);
+	set_known(ret, names[0], m->path);
+	s->n_inlined = n - 1;
+	memcpy(s->inlined, names + 1, (n - 1) * sizeof(*names));
+}
+
 static void resolve_in_mapping(struct symbolizer *s, struct process *p,
 			       const struct process_mapping *m, uint64_t addr,
 			       struct sym_frame *ret)
@@ -351,13 +355,7 @@ static void resolve_in_mapping(struct symbolizer *s, struct process *p,
 		return set_unknown(s, ret, SYM_UNKNOWN_UNREADABLE, m->path);
 	case PROCESS_MAPPING_FILE:
 		snprintf(ret->build_id, sizeof(ret->build_id), "%s", m->bin->build_id);
-		es = binary_symbols(s, m->bin);
-		if (!es)
-			return set_unknown(s, ret, SYM_UNKNOWN_UNREADABLE, m->path);
-		name = elf_name(es, m, addr);
-		if (name)
-			return set_known(ret, name, m->path);
-		return set_unknown(s, ret, SYM_UNKNOWN_NO_SYMBOL, m->path);
+		return resolve_in_file(s, m, addr, ret);
 	}
 }
 
@@ -377,6 +375,7 @@ void symbolizer__resolve_user_image(struct symbolizer *s, pid_t pid, uint32_t im
 	struct process *p;
 
 	ret->build_id[0] = '\0';
+	s->n_inlined = 0;
 	p = process_registry__image(s->reg, pid, image);
 	if (!p)
 		return set_unknown(s, ret, SYM_UNKNOWN_NO_MAPPING, NULL);
@@ -388,6 +387,23 @@ void symbolizer__resolve_user_image(struct symbolizer *s, pid_t pid, uint32_t im
 	if (name)
 		return set_jit(ret, name);
 	set_unknown(s, ret, SYM_UNKNOWN_NO_MAPPING, NULL);
+}
+
+size_t symbolizer__resolve_user_frames(struct symbolizer *s, pid_t pid, uint32_t image,
+				       uint64_t addr, struct sym_frame *ret, size_t max)
+{
+	size_t n = 1;
+
+	if (!max)
+		return 0;
+	symbolizer__resolve_user_image(s, pid, image, addr, &ret[0]);
+	/* ret[0] is the innermost inlined call; its callers follow, the holder last. */
+	for (size_t i = 0; i < s->n_inlined && n < max; i++, n++) {
+		set_known(&ret[n], s->inlined[i], ret[0].module);
+		snprintf(ret[n].build_id, sizeof(ret[n].build_id), "%s", ret[0].build_id);
+	}
+	s->n_inlined = 0;
+	return n;
 }
 
 /* Loads kallsyms on first use; again after a miss once it is a minute old (longer while
@@ -529,8 +545,12 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 const char *symbolizer__reason_name(enum sym_unknown_reason reason)
 {
 	static const char *const names[SYM_UNKNOWN__COUNT] = {
-	    [SYM_UNKNOWN_NO_MAPPING] = "no_mapping", [SYM_UNKNOWN_UNREADABLE] = "unreadable",
-	    [SYM_UNKNOWN_NO_SYMBOL] = "no_symbol",   [SYM_UNKNOWN_KERNEL] = "kernel",
+	    [SYM_UNKNOWN_NO_MAPPING] = "no_mapping",
+	    [SYM_UNKNOWN_UNREADABLE] = "unreadable",
+	    [SYM_UNKNOWN_NO_SYMBOL] = "no_symbol",
+	    [SYM_UNKNOWN_KERNEL] = "kernel",
+	    [SYM_UNKNOWN_DEBUGINFOD_WAITING] = "debuginfod_waiting",
+	    [SYM_UNKNOWN_DEBUGINFOD_FAILED] = "debuginfod_failed",
 	    [SYM_UNKNOWN_JIT] = "jit_no_perf_map",
 	};
 

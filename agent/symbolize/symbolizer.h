@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Symboliser: addresses -> function names (no line numbers). User frames from ELF .symtab,
- * falling back to .dynsym, via elfutils, per binary of the process registry (process/);
+/* Symboliser: addresses -> function names (no line numbers). User frames from the symbol
+ * sources (symbol_source.h: Go's .gopclntab with inlined frames, .symtab, MiniDebugInfo, debug
+ * files, debuginfod, .dynsym), per binary of the process registry (process/);
  * kernel frames from /proc/kallsyms; JIT frames from /tmp/perf-PID.map (reduced to the
  * function, see jitname.h). Symbol tables bounded by bytes, least recently used dropped. */
 #ifndef ROOTTRACE_SYMBOLIZER_H
@@ -23,6 +24,8 @@ enum sym_unknown_reason {
 	SYM_UNKNOWN_NO_SYMBOL,	/* binary read, no symbol covers the address */
 	SYM_UNKNOWN_KERNEL,	/* kernel address not in kallsyms */
 	SYM_UNKNOWN_JIT,	/* anonymous executable memory, no perf map entry covers it */
+	SYM_UNKNOWN_DEBUGINFOD_WAITING, /* stripped; its debug file is being fetched */
+	SYM_UNKNOWN_DEBUGINFOD_FAILED,	/* stripped; debuginfod did not serve its debug file */
 	SYM_UNKNOWN__COUNT,
 };
 
@@ -90,6 +93,12 @@ void symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t addr,
 /* The same for a sample of image `image` of pid (see process_registry__image()). */
 void symbolizer__resolve_user_image(struct symbolizer *s, pid_t pid, uint32_t image, uint64_t addr,
 				    struct sym_frame *ret);
+/* Frames of one address, leaf first, at most max (SYM_FRAMES_MAX is enough): a function the
+ * compiler inlined into another (Go) is its own frame, as runtime/pprof writes it, followed
+ * by its callers up to the function that holds the code. Returns how many (>= 1 if max). */
+#define SYM_FRAMES_MAX 16
+size_t symbolizer__resolve_user_frames(struct symbolizer *s, pid_t pid, uint32_t image,
+				       uint64_t addr, struct sym_frame *ret, size_t max);
 void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *ret);
 
 /* Loads /proc/kallsyms now (~150 ms of CPU: the kernel formats every symbol) instead of at

@@ -20,6 +20,7 @@
 
 #include "cfi_compile.h"
 #include "cfi_rows.h"
+#include "debug_file.h"
 #include "eh_frame_image.h"
 
 #define DWARF_REG_RBP 6
@@ -613,15 +614,12 @@ static int compile_debug_frame(struct compile_ctx *c, Elf *elf, const struct cfi
 
 static int compile_debug_file(struct compile_ctx *c, const struct cfi_row_sink *sink)
 {
-	const char *id = c->t->build_id;
-	char path[320];
+	/* The symboliser's lookup (debug_file.h): one place knows where debug files live. */
+	struct debug_file_query q = {.build_id = c->t->build_id};
 	Elf *elf;
 	int fd, ret;
 
-	if (strlen(id) < 3)
-		return -ENOENT;
-	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = debug_file__open(&q, NULL);
 	if (fd < 0)
 		return -ENOENT;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);

@@ -39,6 +39,8 @@ static void overlay(struct effective_config *c, const struct settings_record *r)
 		return;
 	if (r->has_enabled)
 		c->enabled = r->enabled;
+	if (r->has_offcpu_enabled)
+		c->offcpu_enabled = r->offcpu_enabled;
 	if (r->has_sample_rate_hz)
 		c->sample_rate_hz = r->sample_rate_hz;
 	if (r->has_upload_interval_s)
@@ -52,6 +54,7 @@ struct effective_config config_effective(const struct settings_record *env,
 {
 	struct effective_config c = {
 	    .enabled = DEFAULT_ENABLED,
+	    .offcpu_enabled = DEFAULT_OFFCPU_ENABLED,
 	    .sample_rate_hz = DEFAULT_SAMPLE_RATE_HZ,
 	    .upload_interval_s = DEFAULT_UPLOAD_INTERVAL_S,
 	    .poll_interval_s = DEFAULT_POLL_INTERVAL_S,

@@ -18,12 +18,14 @@
 
 /* A new environment: off until someone turns it on. */
 #define DEFAULT_ENABLED false
+#define DEFAULT_OFFCPU_ENABLED false
 #define DEFAULT_SAMPLE_RATE_HZ 100
 #define DEFAULT_UPLOAD_INTERVAL_S 60
 #define DEFAULT_POLL_INTERVAL_S 60
 
 struct effective_config {
 	bool enabled;
+	bool offcpu_enabled;
 	int sample_rate_hz;
 	int upload_interval_s;
 	int poll_interval_s;

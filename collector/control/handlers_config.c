@@ -16,9 +16,10 @@
 
 static json_t *effective_json(const struct effective_config *c)
 {
-	return json_pack("{s:b, s:i, s:i, s:i}", "enabled", c->enabled, "sample_rate_hz",
+	return json_pack("{s:b, s:i, s:i, s:i, s:b}", "enabled", c->enabled, "sample_rate_hz",
 			 c->sample_rate_hz, "upload_interval_s", c->upload_interval_s,
-			 "poll_interval_s", c->poll_interval_s);
+			 "poll_interval_s", c->poll_interval_s, "offcpu_enabled",
+			 c->offcpu_enabled);
 }
 
 static json_t *optional_int(bool has, int v)
@@ -30,11 +31,12 @@ static json_t *optional_int(bool has, int v)
 static json_t *settings_json(const struct settings_record *r)
 {
 	return json_pack(
-	    "{s:o, s:o, s:o, s:o}", "enabled",
+	    "{s:o, s:o, s:o, s:o, s:o}", "enabled",
 	    r->has_enabled ? json_boolean(r->enabled) : json_null(), "sample_rate_hz",
 	    optional_int(r->has_sample_rate_hz, r->sample_rate_hz), "upload_interval_s",
 	    optional_int(r->has_upload_interval_s, r->upload_interval_s), "poll_interval_s",
-	    optional_int(r->has_poll_interval_s, r->poll_interval_s));
+	    optional_int(r->has_poll_interval_s, r->poll_interval_s), "offcpu_enabled",
+	    r->has_offcpu_enabled ? json_boolean(r->offcpu_enabled) : json_null());
 }
 
 static int load_settings(struct cp_store *cp, const char *env, const char *service,
@@ -112,8 +114,9 @@ static int config_document(struct cp_store *cp, const char *env, const char *ser
 		if (!rows[i].service[0])
 			continue;
 		c = config_effective(env_row, &rows[i]);
-		entry = json_pack("{s:b, s:i, s:i, s:o}", "enabled", c.enabled, "sample_rate_hz",
-				  c.sample_rate_hz, "upload_interval_s", c.upload_interval_s,
+		entry = json_pack("{s:b, s:i, s:i, s:b, s:o}", "enabled", c.enabled,
+				  "sample_rate_hz", c.sample_rate_hz, "upload_interval_s",
+				  c.upload_interval_s, "offcpu_enabled", c.offcpu_enabled,
 				  "not_applied", config_not_applied_json(&env_eff, &c));
 		json_object_set_new(services, rows[i].service, entry);
 	}
@@ -132,6 +135,10 @@ static int config_document(struct cp_store *cp, const char *env, const char *ser
 		json_object_set_new(doc, "service", json_string(service));
 	json_object_set_new(doc, "services", services);
 	json_object_set_new(doc, "limits", limits_json());
+	/* Who acts on offcpu_enabled: the node agent (scheduler hooks per process of each enabled
+	 * service); language SDKs have no off-CPU profiler and ignore it. */
+	json_object_set_new(doc, "offcpu_applied_by",
+			    json_pack("{s:b, s:b}", "node_agent", true, "sdk", false));
 	*ret = doc;
 	return 0;
 }
@@ -182,9 +189,9 @@ static int apply_int(json_t *body, const char *key, bool *has, int *value, int (
 
 static int apply_body(json_t *body, struct settings_record *r, char *why, size_t why_len)
 {
-	static const char *const known[] = {"environment",	 "service",
-					    "enabled",		 "sample_rate_hz",
-					    "upload_interval_s", "poll_interval_s"};
+	static const char *const known[] = {
+	    "environment",	 "service",	    "enabled",	     "sample_rate_hz",
+	    "upload_interval_s", "poll_interval_s", "offcpu_enabled"};
 	const char *key;
 	json_t *v;
 	int changes = 0;
@@ -204,7 +211,7 @@ static int apply_body(json_t *body, struct settings_record *r, char *why, size_t
 	if (!changes) {
 		snprintf(why, why_len,
 			 "nothing to change: send enabled, sample_rate_hz, "
-			 "upload_interval_s or poll_interval_s");
+			 "upload_interval_s, poll_interval_s or offcpu_enabled");
 		return -EINVAL;
 	}
 	v = json_object_get(body, "enabled");
@@ -215,6 +222,15 @@ static int apply_body(json_t *body, struct settings_record *r, char *why, size_t
 	if (v) {
 		r->has_enabled = !json_is_null(v);
 		r->enabled = json_is_true(v);
+	}
+	v = json_object_get(body, "offcpu_enabled");
+	if (v && !json_is_boolean(v) && !json_is_null(v)) {
+		snprintf(why, why_len, "offcpu_enabled must be true, false or null");
+		return -EINVAL;
+	}
+	if (v) {
+		r->has_offcpu_enabled = !json_is_null(v);
+		r->offcpu_enabled = json_is_true(v);
 	}
 	if (apply_int(body, "sample_rate_hz", &r->has_sample_rate_hz, &r->sample_rate_hz,
 		      clamp_sample_rate_hz, why, why_len) ||

@@ -29,7 +29,7 @@
 static const struct type_fit fits[] = {
     {"cpu", "cpu", "nanoseconds"},    {"wall", "wall", "nanoseconds"},
     {"heap", "inuse_space", "bytes"}, {"alloc", "alloc_space", "bytes"},
-    {"lock", "delay", "nanoseconds"},
+    {"lock", "delay", "nanoseconds"}, {"offcpu", "offcpu", "nanoseconds"},
 };
 
 static const char *const accepted_content_types[] = {
@@ -222,7 +222,7 @@ static int parse_upload(const struct request *req, struct upload *u, char *why, 
 	u->fit = ingest_type_fit(type);
 	if (!u->fit) {
 		snprintf(why, why_len,
-			 "profile_type %s%.32s%s: expected cpu, wall, heap, alloc or lock",
+			 "profile_type %s%.32s%s: expected cpu, wall, offcpu, heap, alloc or lock",
 			 type ? "'" : "", type ? type : "is missing", type ? "' is unknown" : "");
 		return 400;
 	}

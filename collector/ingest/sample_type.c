@@ -20,7 +20,10 @@ struct fit_rule {
 static const struct fit_rule rules[] = {
     {"cpu", {"cpu", "time"}, UNIT_TIME, "cpu/nanoseconds (cpu or time, in ns, us, ms or s)"},
     {"wall", {"wall"}, UNIT_TIME, "wall/nanoseconds (in ns, us, ms or s)"},
-    {"offcpu", {"off_cpu"}, UNIT_TIME, "off_cpu/nanoseconds (in ns, us, ms or s)"},
+    {"offcpu",
+     {"off_cpu", "offcpu"},
+     UNIT_TIME,
+     "off_cpu/nanoseconds or offcpu/nanoseconds (in ns, us, ms or s)"},
     {"heap", {"inuse_space"}, UNIT_BYTES, "inuse_space/bytes"},
     {"alloc", {"alloc_space"}, UNIT_BYTES, "alloc_space/bytes"},
     {"alloc_objects", {"alloc_objects"}, UNIT_COUNT, "alloc_objects/count"},

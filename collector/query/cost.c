@@ -26,6 +26,9 @@ static const char *no_cost_reason(const char *type)
 		return "heap is memory in use (bytes), not CPU time; it has no vCPU cost";
 	if (strcmp(type, "alloc") == 0)
 		return "allocations are bytes, not CPU time; they have no vCPU cost";
+	if (strcmp(type, "offcpu") == 0)
+		return "off-CPU time is time threads spent blocked (I/O, locks, sleep), which uses "
+		       "no CPU; it has no vCPU cost";
 	if (strcmp(type, "lock") == 0)
 		return "lock profiles measure time spent waiting, which uses no CPU; they have no "
 		       "vCPU cost";

@@ -42,7 +42,9 @@ struct settings_record {
 	char environment[STORE_NAME_MAX];
 	char service[STORE_NAME_MAX];
 	bool has_enabled, has_sample_rate_hz, has_upload_interval_s, has_poll_interval_s;
+	bool has_offcpu_enabled;
 	bool enabled;
+	bool offcpu_enabled; /* the node agent records off-CPU time of the enabled services */
 	int sample_rate_hz;
 	int upload_interval_s;
 	int poll_interval_s;

@@ -79,11 +79,38 @@ class Config(unittest.TestCase):
                          (True, 50, 30))
         self.assertEqual(doc["services"]["api"],
                          {"enabled": True, "sample_rate_hz": 50, "upload_interval_s": 30,
+                          "offcpu_enabled": False,
                           "not_applied": doc["services"]["api"]["not_applied"]})
         # its own upload interval is one the node agent cannot apply; the rate is inherited
         self.assertEqual(list(doc["not_applied"]), ["upload_interval_s"])
         self.assertIs(self.served()["enabled"], False)
         self.assertIs(self.served("other")["enabled"], False)
+
+    def test_offcpu_off_by_default_and_inherited_per_service(self):
+        doc = self.served()
+        self.assertIs(doc["offcpu_enabled"], False)
+        self.assertEqual(doc["offcpu_applied_by"], {"node_agent": True, "sdk": False})
+        self.put({"enabled": True, "offcpu_enabled": True})
+        status, doc = self.put({"service": "batch", "offcpu_enabled": False})
+        self.assertEqual(status, 200, doc)
+        doc = self.served()
+        self.assertIs(doc["offcpu_enabled"], True)
+        self.assertIs(doc["services"]["batch"]["offcpu_enabled"], False)
+        self.assertIs(self.served("batch")["offcpu_enabled"], False)
+        self.assertIs(self.served("other")["offcpu_enabled"], True)
+        # null inherits again
+        self.put({"service": "batch", "offcpu_enabled": None})
+        self.assertIs(self.served("batch")["offcpu_enabled"], True)
+
+    def test_offcpu_must_be_a_boolean_and_is_audited(self):
+        status, doc = self.put({"offcpu_enabled": 1})
+        self.assertEqual(status, 400, doc)
+        self.assertIn("offcpu_enabled", doc["detail"] if "detail" in doc else str(doc))
+        self.put({"offcpu_enabled": True})
+        status, doc = self.c.get_json("/api/apm/audit", self.eng)
+        self.assertEqual(status, 200, doc)
+        self.assertIs(doc["events"][0]["after"]["offcpu_enabled"], True)
+        self.assertIsNone(doc["events"][0]["before"])
 
     def test_turning_off_is_served_at_once(self):
         self.put({"enabled": True})

@@ -158,7 +158,7 @@ class Migrations(unittest.TestCase):
         first = subprocess.run([self.c.binary, "migrate", "--control-store", self.pg,
                                 "--profile-store", self.ch], capture_output=True, text=True)
         self.assertEqual(first.returncode, 0, first.stderr)
-        self.assertIn("PostgreSQL): schema version 0 -> 1", first.stderr)
+        self.assertIn("PostgreSQL): schema version 0 -> 2", first.stderr)  # 2: settings.offcpu_enabled
         self.assertIn("ClickHouse): schema version 0 -> 3", first.stderr)  # 3: stacks by day
         again = subprocess.run([self.c.binary, "migrate", "--control-store", self.pg,
                                 "--profile-store", self.ch], capture_output=True, text=True)

@@ -166,7 +166,43 @@ TEST(copy_is_deep)
 	agent_config__clear(&d);
 }
 
-TEST_MAIN("agent_config", T(valid_config_parses), T(ten_thousand_hz_is_clamped_to_200),
+TEST(offcpu_is_off_unless_served_and_follows_the_service)
+{
+	struct agent_config a, b;
+
+	CHECK_EQ_INT(parse("{\"enabled\": true, \"sample_rate_hz\": 99, \"upload_interval_s\": 60, "
+			   "\"poll_interval_s\": 30}",
+			   &a),
+		     0);
+	CHECK(!agent_config__any_offcpu(&a)); /* absent: off */
+	agent_config__clear(&a);
+	CHECK_EQ_INT(parse("{\"enabled\": true, \"offcpu_enabled\": true, \"sample_rate_hz\": 99, "
+			   "\"upload_interval_s\": 60, \"poll_interval_s\": 30, \"services\": {"
+			   "\"batch\": {\"enabled\": true, \"offcpu_enabled\": false}, "
+			   "\"off\": {\"enabled\": false}, \"api\": {\"enabled\": true}}}",
+			   &a),
+		     0);
+	CHECK(agent_config__service_offcpu(&a, "api"));	   /* inherits the environment's */
+	CHECK(agent_config__service_offcpu(&a, "other"));  /* not listed: the environment's */
+	CHECK(!agent_config__service_offcpu(&a, "batch")); /* its own switch */
+	CHECK(!agent_config__service_offcpu(&a, "off"));   /* profiling off: no off-CPU either */
+	CHECK(agent_config__any_offcpu(&a));
+	CHECK_EQ_INT(agent_config__copy(&b, &a), 0);
+	CHECK(agent_config__same_offcpu(&a, &b));
+	for (size_t i = 0; i < b.n_services; i++)
+		if (!strcmp(b.services[i].name, "batch"))
+			b.services[i].offcpu = 1;
+	CHECK(!agent_config__same_offcpu(&a, &b));
+	agent_config__clear(&a);
+	agent_config__clear(&b);
+	CHECK_EQ_INT(parse("{\"enabled\": true, \"offcpu_enabled\": 1, \"sample_rate_hz\": 99, "
+			   "\"upload_interval_s\": 60, \"poll_interval_s\": 30}",
+			   &a),
+		     -EINVAL);
+}
+
+TEST_MAIN("agent_config", T(offcpu_is_off_unless_served_and_follows_the_service),
+	  T(valid_config_parses), T(ten_thousand_hz_is_clamped_to_200),
 	  T(low_values_are_clamped_up_independently), T(service_values_are_clamped_too),
 	  T(wrong_types_and_missing_fields_name_the_field),
 	  T(not_json_or_not_an_object_is_rejected), T(copy_is_deep))

@@ -836,6 +836,8 @@ TEST(reason_names_are_stable)
 	CHECK_EQ_STR(symbolizer__reason_name(SYM_UNKNOWN_NO_SYMBOL), "no_symbol");
 	CHECK_EQ_STR(symbolizer__reason_name(SYM_UNKNOWN_KERNEL), "kernel");
 	CHECK_EQ_STR(symbolizer__reason_name(SYM_UNKNOWN_JIT), "jit_no_perf_map");
+	CHECK_EQ_STR(symbolizer__reason_name(SYM_UNKNOWN_DEBUGINFOD_WAITING), "debuginfod_waiting");
+	CHECK_EQ_STR(symbolizer__reason_name(SYM_UNKNOWN_DEBUGINFOD_FAILED), "debuginfod_failed");
 }
 
 TEST_MAIN("symbolizer", T(pie_binary_names_exported_and_static_functions),

@@ -51,6 +51,8 @@ static const char *const migrations[] = {
 			   "BIGINT NOT NULL,"
 			   " PRIMARY KEY(environment, upload_id));"
 			   "CREATE INDEX uploads_received ON uploads(received_at);",
+    /* 2: off-CPU time per environment and service (NULL inherits). */
+    "ALTER TABLE settings ADD COLUMN offcpu_enabled BOOLEAN;",
 };
 
 #define LATEST_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -185,7 +185,8 @@ static int cp_token_revoke(struct cp_store *s, int64_t id)
 
 #define SETTINGS_SELECT                                                                            \
 	"SELECT e.name, s.service, s.enabled::int, s.sample_rate_hz, s.upload_interval_s,"         \
-	" s.poll_interval_s FROM settings s JOIN environments e ON e.id = s.environment_id"
+	" s.poll_interval_s, s.offcpu_enabled::int FROM settings s JOIN environments e"            \
+	" ON e.id = s.environment_id"
 
 static int read_settings(const PGresult *r, int row, void *record)
 {
@@ -202,6 +203,8 @@ static int read_settings(const PGresult *r, int row, void *record)
 	s->upload_interval_s = (int)pg_int(r, row, 4);
 	s->has_poll_interval_s = !pg_null(r, row, 5);
 	s->poll_interval_s = (int)pg_int(r, row, 5);
+	s->has_offcpu_enabled = !pg_null(r, row, 6);
+	s->offcpu_enabled = s->has_offcpu_enabled && pg_int(r, row, 6) != 0;
 	return 0;
 }
 
@@ -245,15 +248,20 @@ static int settings_write(struct pg_link *l, const struct settings_record *r)
 	pg_param_optional_int(&p, r->has_upload_interval_s, r->upload_interval_s);
 	pg_param_optional_int(&p, r->has_poll_interval_s, r->poll_interval_s);
 	pg_param_int(&p, time(NULL));
+	if (r->has_offcpu_enabled)
+		pg_param_text(&p, r->offcpu_enabled ? "true" : "false");
+	else
+		pg_param_null(&p);
 	rc = pg_exec(
 	    l,
 	    "INSERT INTO settings(environment_id, service, enabled, sample_rate_hz,"
-	    " upload_interval_s, poll_interval_s, updated_at)"
-	    " SELECT id, $2, $3, $4, $5, $6, $7 FROM environments WHERE name = $1"
+	    " upload_interval_s, poll_interval_s, updated_at, offcpu_enabled)"
+	    " SELECT id, $2, $3, $4, $5, $6, $7, $8 FROM environments WHERE name = $1"
 	    " ON CONFLICT(environment_id, service) DO UPDATE SET enabled = excluded.enabled,"
 	    " sample_rate_hz = excluded.sample_rate_hz,"
 	    " upload_interval_s = excluded.upload_interval_s,"
-	    " poll_interval_s = excluded.poll_interval_s, updated_at = excluded.updated_at",
+	    " poll_interval_s = excluded.poll_interval_s, updated_at = excluded.updated_at,"
+	    " offcpu_enabled = excluded.offcpu_enabled",
 	    &p, &res);
 	if (rc)
 		return rc;

@@ -75,7 +75,8 @@ enum {
 #define TOKEN_COLUMNS                                                                              \
 	"t.id, t.name, t.environment_id, e.name, t.kind, t.role, t.revoked, t.created_at, t.hash"
 #define SETTINGS_COLUMNS                                                                           \
-	"e.name, s.service, s.enabled, s.sample_rate_hz, s.upload_interval_s, s.poll_interval_s"
+	"e.name, s.service, s.enabled, s.sample_rate_hz, s.upload_interval_s, s.poll_interval_s,"  \
+	" s.offcpu_enabled"
 
 static const char *const statements[ST_COUNT] = {
     [ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -96,12 +97,13 @@ static const char *const statements[ST_COUNT] = {
 			 " ON e.id = s.environment_id WHERE e.name = ?1 ORDER BY s.service",
     [ST_SETTINGS_PUT] =
 	"INSERT INTO settings(environment_id, service, enabled, sample_rate_hz,"
-	" upload_interval_s, poll_interval_s, updated_at)"
-	" SELECT id, ?2, ?3, ?4, ?5, ?6, ?7 FROM environments WHERE name = ?1"
+	" upload_interval_s, poll_interval_s, updated_at, offcpu_enabled)"
+	" SELECT id, ?2, ?3, ?4, ?5, ?6, ?7, ?8 FROM environments WHERE name = ?1"
 	" ON CONFLICT(environment_id, service) DO UPDATE SET enabled = excluded.enabled,"
 	" sample_rate_hz = excluded.sample_rate_hz,"
 	" upload_interval_s = excluded.upload_interval_s,"
-	" poll_interval_s = excluded.poll_interval_s, updated_at = excluded.updated_at",
+	" poll_interval_s = excluded.poll_interval_s, updated_at = excluded.updated_at,"
+	" offcpu_enabled = excluded.offcpu_enabled",
     [ST_AUDIT_ADD] = "INSERT INTO audit(time, token_id, token_name, environment, service,"
 		     " before_json, after_json) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [ST_AUDIT_LIST] = "SELECT id, time, token_id, token_name, environment, service,"
@@ -384,6 +386,8 @@ static int read_settings(sqlite3_stmt *st, void *record)
 	r->upload_interval_s = sqlite3_column_int(st, 4);
 	r->has_poll_interval_s = sqlite3_column_type(st, 5) != SQLITE_NULL;
 	r->poll_interval_s = sqlite3_column_int(st, 5);
+	r->has_offcpu_enabled = sqlite3_column_type(st, 6) != SQLITE_NULL;
+	r->offcpu_enabled = sqlite3_column_int(st, 6) != 0;
 	return 0;
 }
 
@@ -446,6 +450,7 @@ static int settings_write(struct sqlite_cp *c, const struct settings_record *r)
 	bind_optional_int(st, 5, r->has_upload_interval_s, r->upload_interval_s);
 	bind_optional_int(st, 6, r->has_poll_interval_s, r->poll_interval_s);
 	sqlite3_bind_int64(st, 7, time(NULL));
+	bind_optional_int(st, 8, r->has_offcpu_enabled, r->offcpu_enabled);
 	return update_row(c, st);
 }
 
@@ -717,6 +722,8 @@ int cp_store_sqlite_open(const char *path, const struct store_sqlite_options *op
 	err = sqlite_db_open(path, schema, durability, &c->db);
 	if (!err)
 		err = sqlite_db_in_transaction(c->db, add_unwind_columns, NULL);
+	if (!err) /* added with off-CPU time: NULL inherits, as the other settings */
+		err = sqlite_db_add_column(c->db, "settings", "offcpu_enabled", "INTEGER");
 	if (!err)
 		err = sqlite_db_prepare_all(c->db, statements, c->st, ST_COUNT);
 	if (err) {

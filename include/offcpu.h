@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Structs and constants of the off-CPU sampler (bpf/profile.bpf.c's sched_switch and
+ * sched_wakeup programs) shared with the sampler: per-thread block records, the per-tgid
+ * filter, counters, and the 1-in-N event sampling rule with its weight. */
+#ifndef ROOTTRACE_OFFCPU_H
+#define ROOTTRACE_OFFCPU_H
+
+#define OFFCPU_MAX_STARTS 32768	 /* threads blocked at once (LRU: the oldest block goes) */
+#define OFFCPU_MAX_ENTRIES 16384 /* aggregation keys per generation */
+#define OFFCPU_MAX_TGIDS 32768	 /* the per-process filter */
+#define OFFCPU_MAX_SAMPLE_EVERY 1024
+
+/* Announcement on the sampler's ring buffer (struct profile_event), beside
+ * enum profile_event_type's values: a process blocked that the filter does not know yet. */
+#define OFFCPU_EVENT_UNKNOWN_TGID 16
+
+/* Value of the per-tgid filter map. Absent: unknown (announced once, then PENDING). */
+enum offcpu_tgid_state {
+	OFFCPU_TGID_PENDING = 1, /* announced, user space has not decided: not recorded */
+	OFFCPU_TGID_ALLOW = 2,
+	OFFCPU_TGID_DENY = 3,
+};
+
+/* Filter modes (offcpu_mode in the BPF object's .bss). */
+enum offcpu_mode {
+	OFFCPU_MODE_ALL = 0,   /* every user process but the agent's own (record) */
+	OFFCPU_MODE_ALLOW = 1, /* only tgids the filter map allows (the daemon, per service) */
+};
+
+/* Where a thread blocked: written at switch-out, charged and deleted at switch-in. */
+struct offcpu_start {
+	__u64 block_ns;	  /* switch-out, CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 wake_ns;	  /* sched_wakeup, 0 until woken: after it the thread is runnable */
+	__u64 user_stack; /* hashes into the stacks map of generation gen */
+	__u64 kernel_stack;
+	__u64 cgroup_id;
+	__u32 pid;    /* tgid */
+	__u32 image;  /* as in profile_key */
+	__u32 gen;    /* generation whose stacks map holds the stacks */
+	__u32 weight; /* the 1-in-N it was kept at: its blocked time counts N times */
+};
+
+/* Per-CPU counters, cumulative since load. Weighted values are estimates of the whole. */
+struct offcpu_stats {
+	__u64 switches;	    /* sched_switch runs while attached */
+	__u64 blocks;	    /* switch-outs of filtered-in threads to a blocked state */
+	__u64 kept;	    /* of them kept by 1-in-N sampling and walked */
+	__u64 charged;	    /* blocks charged at switch-in (not weighted) */
+	__u64 blocked_ns;   /* weighted blocked time charged */
+	__u64 runqueue_ns;  /* weighted wake-up -> switch-in time: runnable, neither on nor off */
+	__u64 below_min;    /* blocks shorter than the minimum, dropped */
+	__u64 below_min_ns; /* weighted */
+	__u64 map_full;	    /* aggregation map full: the block was dropped */
+	__u64 map_full_ns;
+	__u64 stack_lost; /* the block's stacks were gone when it was charged ([unknown]) */
+	__u64 starts_full;
+};
+
+/* 1-in-N event sampling: a block is kept when a uniform 32-bit random number falls below
+ * 2^32 / N, i.e. with probability p = floor(2^32 / N) / 2^32, and a kept block is weighted by
+ * 1 / p (as a fixed-point weight). E[weight * kept] = 1, so the weighted sum of kept blocked
+ * times is an unbiased estimate of the total, whatever the workload's pattern (a counter
+ * keeping every Nth would alias with periodic switching such as a ping-pong pair). */
+static inline __u32 offcpu_keep_below(__u32 sample_every)
+{
+	if (sample_every <= 1)
+		return 0; /* keep all */
+	return (__u32)(0x100000000ULL / sample_every);
+}
+
+/* Weight of a kept block, in 1/65536ths (exact for powers of two). */
+#define OFFCPU_WEIGHT_ONE 65536u
+static inline __u32 offcpu_weight(__u32 keep_below)
+{
+	if (!keep_below)
+		return OFFCPU_WEIGHT_ONE;
+	return (__u32)((0x100000000ULL * OFFCPU_WEIGHT_ONE + keep_below / 2) / keep_below);
+}
+
+static inline int offcpu_kept(__u32 random, __u32 keep_below)
+{
+	return !keep_below || random < keep_below;
+}
+
+#endif

@@ -1,0 +1,3 @@
+module roottrace.test/gohot
+
+go 1.19

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Unit tests for off-CPU event sampling (include/offcpu.h, the rule BPF applies): a kept block
+ * weighs exactly 1 / P(kept), so the weighted total is unbiased for every N; a random stream
+ * of blocks in a periodic pattern (a ping-pong pair: short, long, short, long) estimates its
+ * total within 2%, where keeping every Nth block would be off by 80%; the encoder keeps cpu and
+ * offcpu samples apart. */
+#include <linux/types.h>
+#include <stdint.h>
+
+#include "offcpu.h"
+#include "test.h"
+#include "../../agent/ship/encode.h"
+#include "../../agent/sampling/window.h"
+#include "gzip.h"
+#include "profile.pb-c.h"
+
+/* The same fixed-point step as bpf/profile.bpf.c's offcpu_weighted(). */
+static uint64_t weighted(uint64_t ns, uint32_t weight)
+{
+	return (ns >> 16) * weight + (((ns & 0xffff) * weight) >> 16);
+}
+
+TEST(expected_weight_of_a_block_is_one_for_every_n)
+{
+	for (uint32_t n = 1; n <= OFFCPU_MAX_SAMPLE_EVERY; n++) {
+		uint32_t below = offcpu_keep_below(n);
+		double p = below ? below / 4294967296.0 : 1.0;
+		double w = offcpu_weight(below) / (double)OFFCPU_WEIGHT_ONE;
+
+		/* E[weight * kept] = P(kept) * weight = 1, to the fixed point's rounding */
+		CHECK(p * w > 1 - 1e-6 && p * w < 1 + 1e-6);
+		CHECK(p > 0.999 / n && p < 1.001 / n);
+	}
+}
+
+TEST(weighting_keeps_hours_without_overflow)
+{
+	uint32_t w = offcpu_weight(offcpu_keep_below(OFFCPU_MAX_SAMPLE_EVERY));
+	uint64_t hour = 3600ULL * 1000000000ULL;
+
+	CHECK(weighted(hour, w) == hour * OFFCPU_MAX_SAMPLE_EVERY);
+	CHECK(weighted(12345, OFFCPU_WEIGHT_ONE) == 12345);
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+TEST(random_sampling_of_a_periodic_pattern_is_unbiased)
+{
+	const uint32_t n = 4, below = offcpu_keep_below(n), w = offcpu_weight(below);
+	uint64_t seed = 0x9e3779b97f4a7c15ULL, truth = 0, estimate = 0, every_nth = 0;
+
+	for (int i = 0; i < 400000; i++) {
+		uint64_t ns = i % 2 ? 9000000 : 1000000; /* long, short, long, short... */
+
+		truth += ns;
+		if (offcpu_kept((uint32_t)(xorshift(&seed) >> 32), below))
+			estimate += weighted(ns, w);
+		if (i % n == 0) /* the alternative not taken: a counter */
+			every_nth += ns * n;
+	}
+	CHECK(estimate > truth * 0.98 && estimate < truth * 1.02);
+	CHECK(every_nth < truth * 0.5); /* aliases with the pattern: only short blocks kept */
+}
+
+TEST(keep_all_when_n_is_one)
+{
+	CHECK_EQ_INT(offcpu_keep_below(1), 0);
+	CHECK(offcpu_kept(0xffffffffu, 0));
+	CHECK_EQ_INT(offcpu_weight(0), OFFCPU_WEIGHT_ONE);
+}
+
+/* One cpu and one offcpu sample of the same stack: each encoding holds its own alone. */
+static int encoded_values(enum window_encode_kind kind, int64_t *ret_values, size_t *ret_n_types,
+			  size_t *ret_n_samples)
+{
+	struct window_frame frames[] = {{"wait_here", "/bin/x", ""}};
+	struct window_sample cpu = {.pid = 1,
+				    .comm = "x",
+				    .thread = "x",
+				    .frames = frames,
+				    .n_frames = 1,
+				    .count = 2,
+				    .cpu_ns = 20};
+	struct window_sample off = {.pid = 1,
+				    .comm = "x",
+				    .thread = "x",
+				    .frames = frames,
+				    .n_frames = 1,
+				    .offcpu = true,
+				    .offcpu_ns = 5000,
+				    .offcpu_blocks = 3};
+	struct window_encode_options opts = {.kind = kind};
+	struct window *w = window__new();
+	uint8_t *gz = NULL, *raw = NULL;
+	size_t len = 0, raw_len = 0;
+	Perftools__Profiles__Profile *p;
+	int ret;
+
+	ret = !w || window__add_sample(w, &cpu) || window__add_sample(w, &off);
+	if (!ret)
+		ret = window_encode_pprof_with(w, &opts, &gz, &len);
+	if (!ret)
+		ret = gzip_inflate_capped(gz, len, 1 << 20, &raw, &raw_len);
+	p = ret ? NULL : perftools__profiles__profile__unpack(NULL, raw_len, raw);
+	if (p) {
+		*ret_n_types = p->n_sample_type;
+		*ret_n_samples = p->n_sample;
+		for (size_t i = 0; i < p->n_sample; i++)
+			for (size_t j = 0; j < p->sample[i]->n_value; j++)
+				ret_values[i * 4 + j] = p->sample[i]->value[j];
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	}
+	free(gz);
+	free(raw);
+	window__free(w);
+	return p ? 0 : -1;
+}
+
+TEST(encoder_keeps_cpu_and_offcpu_apart)
+{
+	int64_t v[8] = {0};
+	size_t types = 0, samples = 0;
+
+	CHECK_EQ_INT(encoded_values(ENCODE_CPU, v, &types, &samples), 0);
+	CHECK_EQ_INT(types, 2);
+	CHECK_EQ_INT(samples, 1);
+	CHECK(v[0] == 2 && v[1] == 20);
+	CHECK_EQ_INT(encoded_values(ENCODE_OFFCPU, v, &types, &samples), 0);
+	CHECK_EQ_INT(types, 2);
+	CHECK_EQ_INT(samples, 1);
+	CHECK(v[0] == 3 && v[1] == 5000);
+	CHECK_EQ_INT(encoded_values(ENCODE_BOTH, v, &types, &samples), 0);
+	CHECK_EQ_INT(types, 4);
+	CHECK_EQ_INT(samples, 2);
+	CHECK(v[0] == 2 && v[1] == 20 && v[2] == 0 && v[3] == 0);
+	CHECK(v[4] == 0 && v[5] == 0 && v[6] == 3 && v[7] == 5000);
+}
+
+TEST_MAIN("offcpu", T(expected_weight_of_a_block_is_one_for_every_n),
+	  T(weighting_keeps_hours_without_overflow),
+	  T(random_sampling_of_a_periodic_pattern_is_unbiased), T(keep_all_when_n_is_one),
+	  T(encoder_keeps_cpu_and_offcpu_apart))
