@@ -35,6 +35,12 @@ function drive() { $w = new Spinner(); while (true) { $w->spin(100000); } }
 drive();
 """
 
+CALLBACK = """<?php
+function cb_hot($x) { $s = 0; for ($i = 0; $i < 20000; $i++) { $s += $i % 7; } return $s + $x; }
+function mapper() { while (true) { array_map('cb_hot', [1, 2, 3, 4]); } }
+mapper();
+"""
+
 REQUEST = """<?php
 function request_hot($n) { $s = 0; for ($i = 0; $i < $n; $i++) { $s += $i % 11; } return $s; }
 function handle_request() { return request_hot(300000); }
@@ -121,7 +127,8 @@ class PhpFrames(unittest.TestCase):
             raise unittest.SkipTest("%s not installed" % PHP)
         cls.tmp = tempfile.mkdtemp(prefix="rt-php-")
         os.chmod(cls.tmp, 0o755)
-        for name, text in (("hot.php", HOT), ("method.php", METHOD), ("request.php", REQUEST)):
+        for name, text in (("hot.php", HOT), ("method.php", METHOD), ("callback.php", CALLBACK),
+                           ("request.php", REQUEST)):
             with open(os.path.join(cls.tmp, name), "w") as f:
                 f.write(text)
         cls.procs = []
@@ -191,6 +198,28 @@ class PhpFrames(unittest.TestCase):
         self.assertGreater(len(samples), 0, err)
         self.assertGreaterEqual(
             share(samples, lambda s: parent_of(s, "Spinner::spin") == "drive"), 0.90, err)
+
+    def test_php_called_back_from_c_reads_php_then_native_then_php(self):
+        # array_map (C) calls cb_hot: execute_ex is entered again (ZEND_CALL_TOP), so the
+        # stack reads cb_hot, the C frames that called it, then mapper, in call order
+        p = self.start(PHP, os.path.join(self.tmp, "callback.php"))
+        time.sleep(0.5)
+        rec, out = self.record(5, ["--pid", str(p.pid)])
+        prof, err = self.finish(rec, out)
+        self.stop(p)
+        samples = [s for s in of_pid(prof, p.pid) if "cb_hot" in s.stack]
+        self.assertGreater(len(samples), 0, err)
+
+        def ordered(s):
+            st = s.stack
+            if "zend_call_function" not in st or "mapper" not in st:
+                return False
+            hot, c, caller = st.index("cb_hot"), st.index("zend_call_function"), \
+                st.index("mapper")
+            # no PHP frame between cb_hot and the C call, which is below mapper's frame
+            return hot < c < caller and "[php]" not in s.modules[hot + 1:c + 1]
+
+        self.assertGreaterEqual(share(samples, ordered), 0.90, err)
 
     def test_php_fpm_requests_from_a_fastcgi_driver_are_named(self):
         if not os.access(FPM, os.X_OK):
