@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # PHP frames from the node agent, on the real interpreter (Debian's php8.2-cli and php8.2-fpm,
-# started without flags or extensions): a hot function under a known caller, a method named
-# Class::method, and php-fpm serving FastCGI requests from a loopback driver (the request's
+# started without flags or extensions): a hot function under a known caller, processes started
+# before and after the agent, a method named Class::method, PHP called back from C (array_map)
+# in call order, and php-fpm serving FastCGI requests from a loopback driver (the request's
 # functions named in the worker's samples).
 import os
 import shutil
@@ -187,6 +188,27 @@ class PhpFrames(unittest.TestCase):
         self.assertGreaterEqual(share(samples, lambda s: parent_of(s, "caller_fn") == "<main>"),
                                 0.90)
         self.assertIn("php: 1 processes attached", err)
+
+    def test_started_before_and_after_the_agent(self):
+        before = self.start(PHP, os.path.join(self.tmp, "hot.php"))
+        time.sleep(0.5)
+        rec, out = self.record(7)
+        after = self.start(PHP, os.path.join(self.tmp, "hot.php"))
+        time.sleep(6)
+        prof, err = self.finish(rec, out)
+        for p in (before, after):
+            self.stop(p)
+        for p in (before, after):
+            samples = of_pid(prof, p.pid)
+            self.assertGreater(len(samples), 0, "pid %d has no samples\n%s" % (p.pid, err))
+            # before its tables are loaded a process is walked by the kernel's frame-pointer
+            # walk (short native stacks); once loaded, every whole stack names the PHP frames
+            whole = [s for s in samples if "_start" in s.stack]
+            self.assertGreater(share(samples, lambda s: s in whole), 0.5,
+                               "pid %d\n%s" % (p.pid, err))
+            self.assertGreaterEqual(
+                share(whole, lambda s: parent_of(s, "hot_fn") == "caller_fn"), 0.90,
+                "pid %d\n%s" % (p.pid, err))
 
     def test_a_method_is_named_class_colon_colon_method(self):
         p = self.start(PHP, os.path.join(self.tmp, "method.php"))
