@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # PHP frames from the node agent, on the real interpreter (Debian's php8.2-cli and php8.2-fpm,
 # started without flags or extensions): a hot function under a known caller, processes started
-# before and after the agent, a method named Class::method, PHP called back from C (array_map)
-# in call order, and php-fpm serving FastCGI requests from a loopback driver (the request's
-# functions named in the worker's samples).
+# before and after the agent and one in its own mount namespace, a method named Class::method,
+# PHP called back from C (array_map) in call order, and php-fpm serving FastCGI requests from a
+# loopback driver (the request's functions named in the worker's samples).
 import os
 import shutil
 import socket
@@ -209,6 +209,29 @@ class PhpFrames(unittest.TestCase):
             self.assertGreaterEqual(
                 share(whole, lambda s: parent_of(s, "hot_fn") == "caller_fn"), 0.90,
                 "pid %d\n%s" % (p.pid, err))
+
+    def test_a_process_in_its_own_mount_namespace(self):
+        # an interpreter only its namespace has: a private tmpfs holding a copy of it
+        ns_dir = os.path.join(self.tmp, "ns")
+        os.mkdir(ns_dir)
+        script = ("mount -t tmpfs none {d} && cp {php} {d}/php8.2 && cp {src} {d}/nshot.php "
+                  "&& exec {d}/php8.2 {d}/nshot.php").format(
+                      d=ns_dir, php=PHP, src=os.path.join(self.tmp, "hot.php"))
+        rec, out = self.record(7)
+        in_ns = self.start("unshare", "-m", "--propagation", "private", "sh", "-c", script)
+        time.sleep(6)
+        self.assertIsNone(in_ns.poll(), "the namespaced interpreter did not start")
+        self.assertFalse(os.path.exists(os.path.join(ns_dir, "php8.2")))
+        prof, err = self.finish(rec, out)
+        self.stop(in_ns)
+        samples = of_pid(prof, in_ns.pid)
+        whole = [s for s in samples if "_start" in s.stack]
+        self.assertGreater(len(whole), 0, err)
+        self.assertGreaterEqual(share(whole, lambda s: parent_of(s, "hot_fn") == "caller_fn"),
+                                0.90, err)
+        files = {prof.function_files[i] for s in whole for f, i in zip(s.stack, s.function_ids)
+                 if f == "hot_fn"}
+        self.assertEqual(files, {os.path.join(ns_dir, "nshot.php")})
 
     def test_a_method_is_named_class_colon_colon_method(self):
         p = self.start(PHP, os.path.join(self.tmp, "method.php"))
