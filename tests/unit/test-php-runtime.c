@@ -4,6 +4,7 @@
  * without a table (a binary whose version string is corrupted to 9.9): native frames, reported
  * once. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "../../agent/runtimes/php/php_runtime.h"
+#include "../../agent/runtimes/runtime_elf.h"
 #include "../../agent/runtimes/runtimes.h"
 #include "../../agent/status/agent_metrics.h"
 #include "test.h"
@@ -63,6 +65,25 @@ static void check_binary(int *ret_failed, const char *path)
 	CHECK_EQ_INT(b.major * 100 + b.minor, 802);
 	CHECK(b.executor_globals != 0);
 	CHECK(b.exec_end > b.exec_start && b.exec_start != 0);
+	/* the table's offset is the one the binary's own code reads */
+	CHECK_EQ_INT(b.eg_current_execute_data, 488);
+}
+
+TEST(is_executing_decodes_both_forms)
+{
+	/* lea 0x298329(%rip),%rax at 0x2f2b70; cmpq $0x0,0x1e8(%rax); setne; ret (php8.2) */
+	static const uint8_t lea[] = {0x48, 0x8d, 0x05, 0xe9, 0x82, 0x29, 0x00, 0x48,
+				      0x83, 0xb8, 0xe8, 0x01, 0x00, 0x00, 0x00};
+	/* cmpq $0x0, 0x12e0(%rip) at 0x100: 0x100 + 8 + 0x12e0 = executor_globals (0x1200) + 0x1e8
+	 */
+	static const uint8_t rip[] = {0x48, 0x83, 0x3d, 0xe0, 0x12, 0x00, 0x00, 0x00};
+	static const uint8_t other[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x08,
+					0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90};
+
+	CHECK_EQ_INT(php_decode_is_executing(lea, sizeof(lea), 0x2f2b70, 0x58ae60), 488);
+	CHECK_EQ_INT(php_decode_is_executing(lea, sizeof(lea), 0x2f2b70, 0x58ae68), -1);
+	CHECK_EQ_INT(php_decode_is_executing(rip, sizeof(rip), 0x100, 0x1200), 0x1e8);
+	CHECK_EQ_INT(php_decode_is_executing(other, sizeof(other), 0x100, 0x1200), -1);
 }
 
 TEST(installed_interpreters_are_read)
@@ -101,6 +122,32 @@ static int corrupt_version(const char *path)
 	snprintf(cmd, sizeof(cmd),
 		 "sed -i 's|X-Powered-By: PHP/8\\.2|X-Powered-By: PHP/9.9|g' '%s'", path);
 	return system(cmd) ? -EIO : 0;
+}
+
+/* Makes zend_is_executing() read 8 bytes further into executor_globals (0x1e8 -> 0x1f0), as a
+ * build with another layout would. */
+static int shift_is_executing(const char *path)
+{
+	struct runtime_elf *elf = runtime_elf__open(path);
+	uint64_t vaddr, size, base;
+	const unsigned char *at;
+	uint8_t disp = 0xf0;
+	long off;
+	int fd, ret = -ENOENT;
+
+	if (!elf)
+		return -errno;
+	if (!runtime_elf__symbol(elf, "zend_is_executing", &vaddr, &size) &&
+	    !runtime_elf__load_base(elf, &base) && (at = runtime_elf__at(elf, vaddr, 15)) &&
+	    at[10] == 0xe8) {
+		off = (long)(at + 10 - (const unsigned char *)runtime_elf__at(elf, base, 1));
+		fd = open(path, O_WRONLY);
+		ret = fd >= 0 && pwrite(fd, &disp, 1, off) == 1 ? 0 : -EIO;
+		if (fd >= 0)
+			close(fd);
+	}
+	runtime_elf__close(elf);
+	return ret;
 }
 
 /* <root>/<pid>/maps names /php8.2, found at <root>/<pid>/root/php8.2. */
@@ -185,12 +232,23 @@ TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 	/* the same binary uncorrupted is attached */
 	CHECK_EQ_INT(runtimes__capture_process(r, 3, note, sizeof(note)), 0);
 	CHECK_EQ_INT(n_attached, 1);
+
+	/* a binary whose own code reads current_execute_data elsewhere than the table says */
+	snprintf(dir, sizeof(dir), "%s/4", root);
+	CHECK_EQ_INT(mkdir(dir, 0755), 0);
+	CHECK_EQ_INT(fake_process(root, 4, false), 0);
+	snprintf(dir, sizeof(dir), "%s/4/root/php8.2", root);
+	CHECK_EQ_INT(shift_is_executing(dir), 0);
+	note[0] = '\0';
+	CHECK_EQ_INT(runtimes__capture_process(r, 4, note, sizeof(note)), 1);
+	CHECK(strstr(note, "at 496, the table says 488") != NULL);
+	CHECK_EQ_INT(n_attached, 1);
 	runtimes__free(r);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	CHECK_EQ_INT(system(cmd), 0);
 }
 
 TEST_MAIN("php-runtime", T(tables_cover_8_2_only), T(version_from_the_binarys_bytes),
-	  T(installed_interpreters_are_read),
+	  T(is_executing_decodes_both_forms), T(installed_interpreters_are_read),
 	  T(a_binary_without_executor_globals_is_not_the_interpreter),
 	  T(a_version_without_a_table_keeps_native_frames_and_is_reported_once))

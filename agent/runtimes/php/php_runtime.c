@@ -138,6 +138,47 @@ static int version_from_file(const char *path, unsigned *ret_major, unsigned *re
 	return err;
 }
 
+static int32_t rel32(const uint8_t *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+int64_t php_decode_is_executing(const uint8_t *code, size_t len, uint64_t fn, uint64_t eg)
+{
+	uint64_t target;
+
+	/* cmpq $0x0, disp32(%rip): 48 83 3d rel32 00 */
+	if (len >= 8 && code[0] == 0x48 && code[1] == 0x83 && code[2] == 0x3d && code[7] == 0) {
+		target = fn + 8 + rel32(code + 3);
+		return target >= eg && target - eg < 4096 ? (int64_t)(target - eg) : -1;
+	}
+	/* lea rel32(%rip), %reg (48 8d, modrm 00 reg 101), then cmpq $0x0, disp32(%reg)
+	 * (48 83, modrm 10 111 reg, disp32, 00; the rsp base would need a SIB byte) */
+	if (len >= 15 && code[0] == 0x48 && code[1] == 0x8d && (code[2] & 0xc7) == 0x05 &&
+	    fn + 7 + rel32(code + 3) == eg && code[7] == 0x48 && code[8] == 0x83 &&
+	    code[9] == (0x80 | 0x38 | ((code[2] >> 3) & 7)) && ((code[2] >> 3) & 7) != 4 &&
+	    code[14] == 0) {
+		int32_t disp = rel32(code + 10);
+
+		return disp >= 0 && disp < 4096 ? disp : -1;
+	}
+	return -1;
+}
+
+static int64_t read_eg_offset(const struct runtime_elf *elf, uint64_t eg)
+{
+	uint64_t fn, size;
+	const uint8_t *code;
+
+	if (runtime_elf__symbol(elf, "zend_is_executing", &fn, &size) || size < 15)
+		return -1;
+	code = runtime_elf__at(elf, fn, 15);
+	return code ? php_decode_is_executing(code, 15, fn, eg) : -1;
+}
+
 int php_binary__read(const char *path, struct php_binary *ret)
 {
 	struct runtime_elf *elf = runtime_elf__open(path);
@@ -154,6 +195,7 @@ int php_binary__read(const char *path, struct php_binary *ret)
 		err = -ENOENT;
 	if (!err)
 		err = runtime_elf__load_base(elf, &ret->load_base);
+	ret->eg_current_execute_data = err ? -1 : read_eg_offset(elf, ret->executor_globals);
 	runtime_elf__close(elf);
 	if (err)
 		return err;
@@ -215,6 +257,18 @@ static int php_capture(void *state, const struct runtime_process *proc,
 			snprintf(note, note_len,
 				 "php %u.%u (%s): no offset table, its frames stay native", b.major,
 				 b.minor, m->path);
+			return -EPROTONOSUPPORT;
+		}
+		if (b.eg_current_execute_data >= 0 &&
+		    b.eg_current_execute_data != v->walk.eg_current_execute_data) {
+			rt->stats.unsupported++;
+			snprintf(rt->stats.unsupported_version,
+				 sizeof(rt->stats.unsupported_version), "%u.%u?", b.major, b.minor);
+			snprintf(note, note_len,
+				 "php %u.%u (%s): its code reads current_execute_data at %lld, the "
+				 "table says %u (another build's layout), its frames stay native",
+				 b.major, b.minor, m->path, (long long)b.eg_current_execute_data,
+				 v->walk.eg_current_execute_data);
 			return -EPROTONOSUPPORT;
 		}
 		bias = m->start - b.load_base;
