@@ -6,9 +6,10 @@
 #   collector/     collector modules (cli/main.c holds main())  -> $(BUILD)/roottrace-collector
 #   bpf/*.bpf.c    BPF programs -> $(BUILD)/bpf/*.bpf.o -> $(BUILD)/bpf/*.skel.h
 #   tests/unit/test-*.c  one test binary each, linked against all three archives
-# agent/ has one subfolder per pipeline stage and collector/ one per concern (http/ ingest/
-# query/ control/ cli/ store/, the backends under store/): agent/*/*.c, collector/*/*.c and
-# collector/*/*/*.c are found the same way.
+# agent/ has one subfolder per pipeline stage (agent/runtimes/ one more level: one folder per
+# runtime) and collector/ one per concern (http/ ingest/ query/ control/ cli/ store/, the
+# backends under store/): agent/*/*.c, agent/*/*/*.c, collector/*/*.c and collector/*/*/*.c are
+# found the same way.
 
 BUILD ?= build
 ARCH ?= x86
@@ -51,14 +52,14 @@ LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(PROTO_OBJS)
 # Every agent folder is on the include path, so an agent header is included by its bare name
 # from any stage ("window.h"); two headers of the same name would shadow one another.
-AGENT_HDRS := $(wildcard agent/*.h agent/*/*.h)
+AGENT_HDRS := $(wildcard agent/*.h agent/*/*.h agent/*/*/*.h)
 AGENT_HDR_CLASHES := $(foreach h,$(sort $(notdir $(AGENT_HDRS))),\
 	$(if $(word 2,$(filter %/$(h),$(AGENT_HDRS))),$(filter %/$(h),$(AGENT_HDRS))))
 ifneq ($(strip $(AGENT_HDR_CLASHES)),)
 $(error headers of the same name in agent/ shadow one another: $(strip $(AGENT_HDR_CLASHES)))
 endif
 CFLAGS += $(patsubst %/,-I%,$(sort $(dir $(AGENT_HDRS))))
-AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c))
+AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c agent/*/*/*.c))
 AGENT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(AGENT_SRCS))
 COLLECTOR_SRCS := $(filter-out collector/cli/main.c,\
 	$(wildcard collector/*.c collector/*/*.c collector/*/*/*.c))
@@ -72,8 +73,8 @@ HELPER_BINS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/helpers/%,$(HELPER_SR
 AGENT_BIN := $(BUILD)/roottrace-agent
 COLLECTOR_BIN := $(BUILD)/roottrace-collector
 
-.PHONY: all agent collector deps check unit bench fuzz vmlinux clean install quickstart deb format \
-	format-check
+.PHONY: all agent collector deps check check-quick unit bench fuzz vmlinux clean install \
+	quickstart deb format format-check
 .DELETE_ON_ERROR:
 # Keep generated skeletons and protobuf-c sources between builds.
 .SECONDARY:
@@ -151,6 +152,14 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory format-check
 	$(Q)$(MAKE) --no-print-directory all node-sdk
 	$(Q)./tests/run-tests.sh --build $(BUILD)
+
+# The edit-test loop: the format check, the build, the unit and integration suites. No BPF, fleet
+# (PostgreSQL + ClickHouse), end-to-end, sanitizer or fuzzing pass: CI runs `make check`.
+check-quick:
+	$(Q)$(MAKE) --no-print-directory format-check
+	$(Q)$(MAKE) --no-print-directory all node-sdk
+	$(Q)./tests/run-tests.sh --build $(BUILD) --only unit
+	$(Q)./tests/run-tests.sh --build $(BUILD) --only integration
 
 bench: deps all
 	$(Q)./bench/run-bench.sh --build $(BUILD)

@@ -62,6 +62,8 @@ void daemon_publish_control(struct daemon *d, int64_t now_ms)
 
 void daemon_publish_window(struct daemon *d, const struct window *w)
 {
+	struct pipeline_python_stats py;
+	struct pipeline_v8_stats v8;
 	struct symbolizer_stats sym;
 
 	if (!d->metrics)
@@ -70,11 +72,18 @@ void daemon_publish_window(struct daemon *d, const struct window *w)
 	if (d->pipeline) {
 		pipeline__symbolizer_stats(d->pipeline, &sym);
 		agent_metrics__symbolizer(d->metrics, &sym);
+		if (!pipeline__python_stats(d->pipeline, &py))
+			agent_metrics__python(d->metrics, &py);
+		if (!pipeline__v8_stats(d->pipeline, &v8))
+			agent_metrics__v8(d->metrics, &v8);
 	}
 }
 
 void daemon_publish_pipeline_closed(struct daemon *d)
 {
-	if (d->metrics)
+	if (d->metrics) {
 		agent_metrics__symbolizer_closed(d->metrics);
+		agent_metrics__python_closed(d->metrics);
+		agent_metrics__v8_closed(d->metrics);
+	}
 }

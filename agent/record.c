@@ -383,6 +383,28 @@ static void print_unwind(const struct window_unwind *u)
 	print_unwind_tables(u);
 }
 
+/* Interpreter frames: what the BPF walk recorded and what naming read, cached and dropped. */
+static void print_python(const struct pipeline_python_stats *py)
+{
+	const struct runtime_stats *n = &py->names;
+
+	fprintf(stderr,
+		"python: %llu processes attached, %llu of a version without a table; %llu samples "
+		"walked, %llu interpreter frames, %llu threads without a thread state, %llu "
+		"truncated, %llu read failures, %llu thread-list scans; names: %llu read, %llu "
+		"cached, %llu evicted, %llu stale, %llu unreadable\n",
+		(unsigned long long)n->processes_attached, (unsigned long long)n->unsupported,
+		(unsigned long long)py->walk[PYTHON_STAT_SAMPLES],
+		(unsigned long long)py->walk[PYTHON_STAT_FRAMES],
+		(unsigned long long)py->walk[PYTHON_STAT_NO_THREAD],
+		(unsigned long long)py->walk[PYTHON_STAT_TRUNCATED],
+		(unsigned long long)py->walk[PYTHON_STAT_READ],
+		(unsigned long long)py->walk[PYTHON_STAT_THREAD_WALKS],
+		(unsigned long long)n->names_read, (unsigned long long)n->names_cached,
+		(unsigned long long)n->names_evicted, (unsigned long long)n->names_stale,
+		(unsigned long long)n->names_unreadable);
+}
+
 static void print_offcpu(const struct window *w)
 {
 	const struct window_offcpu *o = &w->stats.offcpu;
@@ -431,8 +453,28 @@ static void print_symbol_sources(const struct symbolizer_stats *ss)
 	fprintf(stderr, "\n");
 }
 
+static void print_v8(const struct pipeline_v8_stats *v8)
+{
+	const struct runtime_stats *n = &v8->names;
+	const uint64_t *w = v8->walk;
+
+	fprintf(stderr,
+		"v8: %llu processes attached, %llu without the constants JS frames need; %llu "
+		"samples walked, %llu JS frames, %llu V8 frames kept native, %llu truncated, %llu "
+		"announcements lost; names: %llu read, %llu cached, %llu evicted, %llu stale, %llu "
+		"unreadable\n",
+		(unsigned long long)n->processes_attached, (unsigned long long)n->unsupported,
+		(unsigned long long)w[V8_STAT_SAMPLES], (unsigned long long)w[V8_STAT_FRAMES],
+		(unsigned long long)w[V8_STAT_NATIVE], (unsigned long long)w[V8_STAT_TRUNCATED],
+		(unsigned long long)w[V8_STAT_EVENTS_LOST], (unsigned long long)n->names_read,
+		(unsigned long long)n->names_cached, (unsigned long long)n->names_evicted,
+		(unsigned long long)n->names_stale, (unsigned long long)n->names_unreadable);
+}
+
 static void print_summary(const struct window *w, const struct symbolizer_stats *ss,
-			  enum pipeline_unwind unwind, bool offcpu)
+			  const struct pipeline_python_stats *py,
+			  const struct pipeline_v8_stats *v8, enum pipeline_unwind unwind,
+			  bool offcpu)
 {
 	const struct window_stats *st = &w->stats;
 	uint64_t cpu_ns = 0;
@@ -459,6 +501,10 @@ static void print_summary(const struct window *w, const struct symbolizer_stats 
 	if (unwind == PIPELINE_UNWIND_AUTO)
 		print_unwind(&st->unwind);
 	print_symbolizer(ss);
+	if (unwind == PIPELINE_UNWIND_AUTO) {
+		print_python(py);
+		print_v8(v8);
+	}
 	if (cpu_ns)
 		print_top_functions(w, cpu_ns, false);
 	if (offcpu)
@@ -486,7 +532,8 @@ static int start_offcpu(struct pipeline *p, const struct record_args *a, char *e
 
 /* Records into total: open -> start -> loop -> stop -> final drain. */
 static int record(const struct record_args *a, struct window *total,
-		  struct symbolizer_stats *ret_sym)
+		  struct symbolizer_stats *ret_sym, struct pipeline_python_stats *ret_py,
+		  struct pipeline_v8_stats *ret_v8)
 {
 	struct pipeline_options opts = {.pid = a->pid, .unwind = a->unwind, .offcpu = a->offcpu};
 	struct pipeline *p;
@@ -531,6 +578,8 @@ static int record(const struct record_args *a, struct window *total,
 	if (ret)
 		fprintf(stderr, "record: collecting samples failed: %s\n", strerror(-ret));
 	pipeline__symbolizer_stats(p, ret_sym);
+	pipeline__python_stats(p, ret_py);
+	pipeline__v8_stats(p, ret_v8);
 out:
 	pipeline__close(p);
 	return ret;
@@ -539,6 +588,8 @@ out:
 int cmd_record(int argc, char **argv)
 {
 	struct symbolizer_stats sym = {0};
+	struct pipeline_python_stats py = {0};
+	struct pipeline_v8_stats v8 = {0};
 	struct record_args a;
 	struct window *total;
 	int fd, ret;
@@ -562,7 +613,7 @@ int cmd_record(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	ret = record(&a, total, &sym);
+	ret = record(&a, total, &sym, &py, &v8);
 	if (!ret)
 		ret = save_profile(total, a.offcpu, fd, a.output);
 	if (close(fd) && !ret) {
@@ -570,7 +621,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "record: writing %s failed: %s\n", a.output, strerror(-ret));
 	}
 	if (!ret)
-		print_summary(total, &sym, a.unwind, a.offcpu);
+		print_summary(total, &sym, &py, &v8, a.unwind, a.offcpu);
 	window__free(total);
 	return ret ? 1 : 0;
 }

@@ -187,7 +187,8 @@ def bytes_per_value(args, binary, tmp, fleet_servers):
     ch = fleet_servers.servers().ch
     for table in ("rollups", "rollups_hour", "rollups_day", "uploads", "stacks"):
         ch.query("OPTIMIZE TABLE %s.%s FINAL" % (db, table))
-    values = int(ch.query("SELECT count() FROM %s.rollups WHERE stack_hash != 0" % db))
+    values = int(ch.query("SELECT count() FROM %s.rollups"
+                          " WHERE stack_hash != toFixedString('', 16)" % db))
     parts = ch.query("SELECT table, sum(bytes_on_disk) FROM system.parts WHERE database = '%s'"
                      " AND active GROUP BY table FORMAT TSV" % db)
     by_table = {t: int(b) for t, b in (line.split("\t") for line in parts.splitlines())}

@@ -59,7 +59,7 @@ def show(title, parts, today):
 def unpartitioned_bytes(c):
     """Bytes of the same distinct stacks in one unpartitioned table (schema v2's, which
     retention never pruned)."""
-    c.clickhouse("CREATE TABLE {db}.stacks_v2(stack_hash UInt64, frames String)"
+    c.clickhouse("CREATE TABLE {db}.stacks_v2(stack_hash FixedString(16), frames String)"
                  " ENGINE = ReplacingMergeTree ORDER BY stack_hash")
     c.clickhouse("INSERT INTO {db}.stacks_v2 SELECT stack_hash, any(frames) FROM {db}.stacks"
                  " GROUP BY stack_hash")

@@ -8,6 +8,8 @@
 
 #include "offcpu.h"
 #include "profile.h"
+#include "python_frames.h"
+#include "v8_frames.h"
 #include "unwind.h"
 
 #ifndef EFAULT
@@ -134,6 +136,98 @@ struct {
 #define STEP_TABLE 1u
 #define STEP_FP 2u
 
+/* --- CPython: filled by user space (agent/runtimes/python/) ------------------------------ */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct python_proc);
+	__uint(max_entries, PYTHON_MAX_PROCESSES);
+} python_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct python_thread);
+	__uint(max_entries, PYTHON_MAX_THREADS);
+} python_threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct python_code_key);
+	__type(value, __u64);
+	__uint(max_entries, PYTHON_MAX_CODES);
+} python_codes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, PYTHON_EVENTS_BYTES);
+} python_events SEC(".maps");
+
+struct python_counters {
+	__u64 c[PYTHON_STAT__COUNT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct python_counters);
+	__uint(max_entries, 1);
+} python_stats SEC(".maps");
+
+/* --- V8: filled by user space (agent/runtimes/v8/) --------------------------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct v8_proc);
+	__uint(max_entries, V8_MAX_PROCESSES);
+} v8_procs SEC(".maps");
+
+struct v8_counters {
+	__u64 c[V8_STAT__COUNT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct v8_counters);
+	__uint(max_entries, 1);
+} v8_stats SEC(".maps");
+
+/* The V8 side of one walk: where the builtins run now, the last JS frame recorded. */
+struct v8_walk {
+	__u64 blob_start, blob_end; /* the embedded builtins (V8 may remap them at start) */
+	__u64 last_fp;		    /* fp of the last JS frame recorded: a callee without a frame
+				     * of its own (a frameless builtin) is not its caller again */
+	__u64 jit_start, jit_end;   /* the last mapping found to hold JIT code: no search */
+	__u32 active;		    /* the process runs V8 */
+	__u32 pad;
+	struct v8_proc proc;
+};
+
+enum python_walk_state {
+	PYTHON_WALK_NATIVE = 0,	   /* native frames */
+	PYTHON_WALK_EMIT = 1,	   /* recording the interpreter frames of the eval frame at pc */
+	PYTHON_WALK_STEP_OVER = 2, /* they are recorded: step over the eval frame unrecorded */
+};
+
+/* The interpreter side of one walk: the next interpreter frame to record, and a copy of the
+ * process's state (a map value cannot point into another map). */
+/* The bytes of an interpreter frame the walk reads, in one read: every field it needs lies in
+ * the first 72 (3.12's owner byte at 70 is the last), and every frame is larger than that. */
+#define PYTHON_FRAME_READ 72
+
+struct python_walk {
+	__u64 cursor; /* 0: none (not Python, or the chain ended) */
+	__u32 state;  /* enum python_walk_state */
+	__u32 frames; /* interpreter frames recorded (counted once, after the walk) */
+	struct python_proc proc;
+	__u8 frame[PYTHON_FRAME_READ];
+};
+
 /* One walk in progress (per CPU: too big for the BPF stack). */
 struct walk_state {
 	__u64 pc, sp, bp;
@@ -142,6 +236,8 @@ struct walk_state {
 	__u32 end;   /* enum unwind_stat that ended the walk, 0 while it goes on */
 	__u32 exact; /* pc is not a return address (leaf, or interrupted by a signal) */
 	struct profile_stack stack;
+	struct python_walk py;
+	struct v8_walk v8;
 };
 
 struct {
@@ -256,6 +352,8 @@ static __always_inline __u32 note_pid(struct profile_stats *st, __u32 pid, __u32
 		return 0;
 	}
 	bpf_map_delete_elem(&unwind_procs, &pid); /* the old image's mappings */
+	bpf_map_delete_elem(&python_procs, &pid);
+	bpf_map_delete_elem(&v8_procs, &pid);
 	if (seen->start_ns != now.start_ns) {
 		type = PROFILE_EVENT_PID_REUSED;
 		now.image = seen->image + 1;
@@ -359,6 +457,194 @@ static __always_inline int read_user_u64(__u64 *ret, __u64 addr)
 	return bpf_probe_read_user(ret, sizeof(*ret), (const void *)addr);
 }
 
+/* --- CPython frames: the eval loop's native frame is replaced by the frames it runs ------ */
+
+static __always_inline void python_count_n(__u32 stat, __u64 n)
+{
+	__u32 zero = 0;
+	struct python_counters *c = bpf_map_lookup_elem(&python_stats, &zero);
+
+	if (c && stat < PYTHON_STAT__COUNT)
+		c->c[stat] += n;
+}
+
+static __always_inline void python_count(__u32 stat)
+{
+	python_count_n(stat, 1);
+}
+
+/* The thread state whose thread_id is fsbase (pthread_self() is the fsbase on x86-64 glibc),
+ * among the first PYTHON_MAX_THREAD_WALK of the list at head; 0 when none. A global function:
+ * verified once, apart from the walk's paths. */
+__noinline __u64 python_scan_threads(__u64 head, __u64 fsbase, __u32 next_off, __u32 id_off)
+{
+	__u64 ts = head, id;
+
+	for (int i = 0; i < PYTHON_MAX_THREAD_WALK && ts; i++) {
+		if (bpf_probe_read_user(&id, sizeof(id), (const void *)(ts + id_off)))
+			return 0;
+		if (id == fsbase)
+			return ts;
+		if (bpf_probe_read_user(&ts, sizeof(ts), (const void *)(ts + next_off)))
+			return 0;
+	}
+	return 0;
+}
+
+/* The sampled thread's PyThreadState: cached per tid, and the cached one is used only while
+ * its thread_id still equals the thread's fsbase (a freed state, a reused tid). A thread with
+ * none (a native thread) is looked up again after a second: threads register late. */
+static __always_inline __u64 python_thread_state(const struct python_proc *proc, __u32 tid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	const struct python_offsets *o = &proc->off;
+	struct python_thread fresh = {.fsbase = task->thread.fsbase};
+	struct python_thread *cached;
+	__u64 interp, head, id;
+
+	cached = bpf_map_lookup_elem(&python_threads, &tid);
+	if (cached && cached->fsbase == fresh.fsbase) {
+		if (cached->tstate && !read_user_u64(&id, cached->tstate + o->tstate_thread_id) &&
+		    id == fresh.fsbase)
+			return cached->tstate;
+		if (!cached->tstate && bpf_ktime_get_ns() < cached->retry_ns)
+			return 0;
+	}
+	python_count(PYTHON_STAT_THREAD_WALKS);
+	if (read_user_u64(&interp, proc->runtime + o->runtime_interpreters_head) || !interp ||
+	    read_user_u64(&head, interp + o->interp_threads_head))
+		return 0;
+	fresh.tstate = python_scan_threads(head, fresh.fsbase, o->tstate_next, o->tstate_thread_id);
+	if (!fresh.tstate)
+		fresh.retry_ns = bpf_ktime_get_ns() + 1000000000ULL;
+	bpf_map_update_elem(&python_threads, &tid, &fresh, BPF_ANY);
+	return fresh.tstate;
+}
+
+/* Before a walk: the sampled thread's innermost interpreter frame, when its process runs
+ * CPython and the thread has a thread state (else the walk stays native). */
+static __always_inline void python_walk_start(struct walk_state *st, __u32 tid)
+{
+	const struct python_proc *proc = bpf_map_lookup_elem(&python_procs, &st->pid);
+	const struct python_offsets *o = &st->py.proc.off;
+	__u64 tstate, frame;
+
+	st->py.cursor = 0;
+	st->py.state = PYTHON_WALK_NATIVE;
+	st->py.frames = 0;
+	if (!proc)
+		return;
+	python_count(PYTHON_STAT_SAMPLES);
+	st->py.proc = *proc;
+	tstate = python_thread_state(&st->py.proc, tid);
+	if (!tstate) {
+		python_count(PYTHON_STAT_NO_THREAD);
+		return;
+	}
+	if (read_user_u64(&frame, tstate + o->tstate_frame) ||
+	    (o->cframe_current != PYTHON_NO_OFFSET && frame &&
+	     read_user_u64(&frame, frame + o->cframe_current))) {
+		python_count(PYTHON_STAT_READ);
+		return;
+	}
+	st->py.cursor = frame;
+}
+
+/* A native frame at pc runs the interpreter frames at the cursor. */
+static __always_inline bool python_eval_frame(const struct walk_state *st, __u64 pc)
+{
+	const struct python_proc *p = &st->py.proc;
+
+	if (!st->py.cursor)
+		return false;
+	return (pc >= p->eval_start[0] && pc < p->eval_end[0]) ||
+	       (pc >= p->eval_start[1] && pc < p->eval_end[1]);
+}
+
+/* Announces a code object not sampled before in this process (or whose cookie changed), so
+ * user space names it while the process is alive: a short-lived one is gone by the time its
+ * window is named. One LRU lookup per interpreter frame. */
+static __always_inline void python_note_code(__u32 pid, __u64 code, __u64 cookie)
+{
+	struct python_code_key key = {.pid = pid, .code = code};
+	struct python_code_event *e;
+	__u64 *known;
+
+	known = bpf_map_lookup_elem(&python_codes, &key);
+	if (known && *known == cookie)
+		return;
+	bpf_map_update_elem(&python_codes, &key, &cookie, BPF_ANY);
+	e = bpf_ringbuf_reserve(&python_events, sizeof(*e), 0);
+	if (!e) {
+		python_count(
+		    PYTHON_STAT_EVENTS_LOST); /* named when the window is, if still alive */
+		return;
+	}
+	e->pid = pid;
+	e->pad = 0;
+	e->code = code;
+	e->cookie = cookie;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* A frame could not be read: the eval frame at pc is recorded as the native one it is. */
+static __always_inline long python_give_back(struct walk_state *st)
+{
+	python_count(PYTHON_STAT_READ);
+	st->py.cursor = 0;
+	st->py.state = PYTHON_WALK_NATIVE;
+	return 0;
+}
+
+/* Records one interpreter frame of the current eval call (or reads past the entry frame that
+ * ends it); 1 when the stack is full. A failed read gives the eval frame back to the native
+ * walk: it is recorded as itself, no interpreter frame is guessed. */
+static __always_inline long python_frame(struct walk_state *st)
+{
+	const struct python_offsets *o = &st->py.proc.off;
+	__u64 cur = st->py.cursor, code, prev, cookie = 0;
+	__u32 n = st->stack.n, code_off, prev_off, mark_off;
+	__u8 mark;
+
+	if (!cur) {
+		st->py.state = PYTHON_WALK_STEP_OVER;
+		return 0;
+	}
+	if (n >= PROFILE_STACK_DEPTH - 1) {
+		st->stack.flags |= PROFILE_STACK_TRUNCATED;
+		st->end = UNWIND_STAT_TRUNCATED;
+		python_count(PYTHON_STAT_TRUNCATED);
+		return 1;
+	}
+	if (bpf_probe_read_user(st->py.frame, sizeof(st->py.frame), (const void *)cur))
+		return python_give_back(st);
+	code_off = o->frame_code;
+	prev_off = o->frame_previous;
+	mark_off = o->frame_boundary;
+	if (code_off > PYTHON_FRAME_READ - 8 || prev_off > PYTHON_FRAME_READ - 8)
+		return python_give_back(st);
+	if (mark_off > PYTHON_FRAME_READ - 1)
+		mark_off = 0; /* 3.8-3.10: no boundary byte */
+	code = *(__u64 *)(st->py.frame + code_off);
+	prev = *(__u64 *)(st->py.frame + prev_off);
+	mark = st->py.frame[mark_off];
+	st->py.cursor = prev;
+	if (o->layout == PYTHON_LAYOUT_CSTACK_OWNER && mark == o->cstack_owner) {
+		st->py.state = PYTHON_WALK_STEP_OVER;
+		return 0;
+	}
+	read_user_u64(&cookie, code + o->code_cookie); /* unreadable: 0, named [unknown] later */
+	st->stack.ips[n] = PYTHON_FRAME_TAG | (code & PYTHON_FRAME_ADDR_MASK);
+	st->stack.ips[n + 1] = cookie;
+	st->stack.n = n + 2;
+	st->py.frames++;
+	python_note_code(st->pid, code & PYTHON_FRAME_ADDR_MASK, cookie);
+	if (o->layout == PYTHON_LAYOUT_FRAME_OBJECT ||
+	    (o->layout == PYTHON_LAYOUT_IS_ENTRY && mark))
+		st->py.state = PYTHON_WALK_STEP_OVER;
+	return 0;
+}
+
 /* One frame-pointer step: for code without a table (JIT, Go, no .eh_frame). */
 static __always_inline __u32 fp_step(struct walk_state *st)
 {
@@ -376,6 +662,166 @@ static __always_inline __u32 fp_step(struct walk_state *st)
 	st->pc = ra;
 	st->exact = 0;
 	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
+}
+
+/* --- V8: a JS frame's native pc is replaced by its function (SharedFunctionInfo + cookie) -- */
+
+static __always_inline void v8_count(__u32 stat)
+{
+	__u32 zero = 0;
+	struct v8_counters *c = bpf_map_lookup_elem(&v8_stats, &zero);
+
+	if (c && stat < V8_STAT__COUNT)
+		c->c[stat]++;
+}
+
+/* Before a walk: the process's V8 layout, and where its builtins run (read each time: V8 sets
+ * it at start, after the process may have been captured). */
+static __always_inline void v8_walk_start(struct walk_state *st)
+{
+	const struct v8_proc *proc = bpf_map_lookup_elem(&v8_procs, &st->pid);
+	__u64 code = 0;
+	__u32 size = 0;
+
+	st->v8.active = 0;
+	st->v8.last_fp = 0;
+	st->v8.blob_start = st->v8.blob_end = 0;
+	st->v8.jit_start = st->v8.jit_end = 0;
+	if (!proc)
+		return;
+	v8_count(V8_STAT_SAMPLES);
+	st->v8.proc = *proc;
+	st->v8.active = 1;
+	if (proc->blob_code_var && !read_user_u64(&code, proc->blob_code_var) &&
+	    !bpf_probe_read_user(&size, sizeof(size), (const void *)proc->blob_size_var) && code) {
+		st->v8.blob_start = code;
+		st->v8.blob_end = code + size;
+	}
+}
+
+/* A pc V8 generated or runs as its own: the embedded builtins, or code in no mapping with a
+ * table (JIT code: anonymous, and V8's code space grows after the mappings were read). */
+static __always_inline bool v8_code(struct walk_state *st, __u64 pc)
+{
+	const struct unwind_process *proc;
+	const struct unwind_mapping *m;
+	long found;
+
+	if (!st->v8.active)
+		return false;
+	if ((pc >= st->v8.blob_start && pc < st->v8.blob_end) ||
+	    (pc >= st->v8.jit_start && pc < st->v8.jit_end))
+		return true;
+	proc = bpf_map_lookup_elem(&unwind_procs, &st->pid);
+	if (!proc)
+		return true; /* its tables are not loaded yet: frame pointers, JS frames checked */
+	found = find_mapping(proc, pc);
+	if (found < 0 || found >= UNWIND_MAX_MAPPINGS)
+		return true;
+	m = &proc->mappings[found & (UNWIND_MAX_MAPPINGS - 1)];
+	if (m->table_id != UNWIND_NO_TABLE)
+		return false;
+	st->v8.jit_start = m->start;
+	st->v8.jit_end = m->end;
+	return true;
+}
+
+/* The first V8_OBJECT_WORDS words of the heap object at tagged address word (one read: the
+ * fields used are in them, user space checks), and its map's instance type. false when word is
+ * no heap object or its memory cannot be read. */
+static __always_inline bool v8_object(const struct v8_proc *p, __u64 word, __u64 *ret_words,
+				      __u16 *ret_type)
+{
+	__u64 map;
+
+	if ((word & 3) != 1 || bpf_probe_read_user(ret_words, V8_OBJECT_WORDS * sizeof(__u64),
+						   (const void *)(word - 1)))
+		return false;
+	map = ret_words[(p->object_map / 8) & (V8_OBJECT_WORDS - 1)];
+	return (map & 3) == 1 &&
+	       !bpf_probe_read_user(ret_type, sizeof(*ret_type),
+				    (const void *)(map - 1 + p->map_instance_type));
+}
+
+/* The frame at fp is a JS frame: its context slot holds no frame-type Smi, its function slot a
+ * JSFunction whose shared is a SharedFunctionInfo. Fills the frame's two words. Five reads. */
+static __always_inline bool v8_js_frame(const struct v8_proc *p, __u64 fp, __u64 *ret_sfi,
+					__u64 *ret_cookie)
+{
+	__u64 slots[2], fn[V8_OBJECT_WORDS], sfi[V8_OBJECT_WORDS];
+	__u16 type;
+
+	/* the function slot, then the context slot right above it (user space checks) */
+	if (bpf_probe_read_user(slots, sizeof(slots), (const void *)(fp + p->fp_function)) ||
+	    !(slots[1] & 1) || !v8_object(p, slots[0], fn, &type) ||
+	    type < p->type_function_first || type > p->type_function_last)
+		return false;
+	*ret_sfi = fn[(p->function_shared / 8) & (V8_OBJECT_WORDS - 1)];
+	if (!v8_object(p, *ret_sfi, sfi, &type) || type != p->type_sfi)
+		return false;
+	*ret_cookie = sfi[(p->sfi_cookie / 8) & (V8_OBJECT_WORDS - 1)];
+	return true;
+}
+
+/* Announces a SharedFunctionInfo not sampled before in this process (or with a new cookie), so
+ * user space names it while it lives: a function dropped and collected before its window is
+ * named, or a short-lived process, keeps its name. Python's announcement LRU and ring carry
+ * it, keyed by the frame's tagged word (the tag tells the runtimes apart). */
+static __always_inline void v8_note_function(__u32 pid, __u64 word, __u64 cookie)
+{
+	struct python_code_key key = {.pid = pid, .code = word};
+	struct python_code_event *e;
+	__u64 *known;
+
+	known = bpf_map_lookup_elem(&python_codes, &key);
+	if (known && *known == cookie)
+		return;
+	bpf_map_update_elem(&python_codes, &key, &cookie, BPF_ANY);
+	e = bpf_ringbuf_reserve(&python_events, sizeof(*e), 0);
+	if (!e) {
+		v8_count(V8_STAT_EVENTS_LOST); /* named when the window is, if still alive */
+		return;
+	}
+	e->pid = pid;
+	e->pad = 0;
+	e->code = word;
+	e->cookie = cookie;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* Records the frame of a pc in V8 code and steps to its caller by frame pointer (V8 keeps
+ * one): the JS function whose frame fp is, else (typed frames: entry, exit, stubs, builtins
+ * with a frame of their own) the pc, named as a native symbol. */
+static __always_inline long v8_frame(struct walk_state *st)
+{
+	__u64 sfi = 0, cookie = 0;
+	__u32 n = st->stack.n;
+
+	if (n >= PROFILE_STACK_DEPTH) { /* checked by the caller: again for the verifier */
+		st->stack.flags |= PROFILE_STACK_TRUNCATED;
+		st->end = UNWIND_STAT_TRUNCATED;
+		return 1;
+	}
+	if (st->bp != st->v8.last_fp && v8_js_frame(&st->v8.proc, st->bp, &sfi, &cookie)) {
+		if (n >= PROFILE_STACK_DEPTH - 1) {
+			st->stack.flags |= PROFILE_STACK_TRUNCATED;
+			st->end = UNWIND_STAT_TRUNCATED;
+			v8_count(V8_STAT_TRUNCATED);
+			return 1;
+		}
+		st->stack.ips[n] = V8_FRAME_TAG | (sfi & V8_FRAME_ADDR_MASK);
+		st->stack.ips[n + 1] = cookie;
+		st->stack.n = n + 2;
+		v8_note_function(st->pid, st->stack.ips[n], cookie);
+		st->v8.last_fp = st->bp;
+		v8_count(V8_STAT_FRAMES);
+	} else {
+		st->stack.ips[n] = st->exact && n ? st->pc + 1 : st->pc;
+		st->stack.n = n + 1;
+		v8_count(V8_STAT_NATIVE);
+	}
+	st->end = fp_step(st);
+	return st->end ? 1 : 0;
 }
 
 /* The kernel's rt_sigframe: the handler returned into the trampoline, sp is at the ucontext;
@@ -459,15 +905,26 @@ static long unwind_frame(__u32 index, void *ctx)
 	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!st)
 		return 1;
+	if (st->py.state == PYTHON_WALK_EMIT)
+		return python_frame(st);
 	n = st->stack.n;
 	if (n >= PROFILE_STACK_DEPTH) {
 		st->stack.flags |= PROFILE_STACK_TRUNCATED;
 		st->end = UNWIND_STAT_TRUNCATED;
 		return 1;
 	}
-	st->stack.ips[n] = st->exact && n ? st->pc + 1 : st->pc;
-	st->stack.n = n + 1;
 	lookup_pc = st->exact ? st->pc : st->pc - 1;
+	if (v8_code(st, lookup_pc))
+		return v8_frame(st);
+	if (st->py.state == PYTHON_WALK_STEP_OVER) {
+		st->py.state = PYTHON_WALK_NATIVE; /* replaced by the frames it runs */
+	} else if (python_eval_frame(st, lookup_pc)) {
+		st->py.state = PYTHON_WALK_EMIT; /* this pc again once they are recorded */
+		return 0;
+	} else {
+		st->stack.ips[n] = st->exact && n ? st->pc + 1 : st->pc;
+		st->stack.n = n + 1;
+	}
 
 	proc = bpf_map_lookup_elem(&unwind_procs, &st->pid);
 	if (!proc) {
@@ -559,7 +1016,12 @@ static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, v
 	st->exact = 1;
 	st->stack.n = 0;
 	st->stack.flags = 0;
-	bpf_loop(PROFILE_STACK_DEPTH + 1, unwind_frame, NULL, 0);
+	python_walk_start(st, (__u32)bpf_get_current_pid_tgid());
+	v8_walk_start(st);
+	/* twice the depth: an interpreter's eval frame takes one more step than it records */
+	bpf_loop(2 * (PROFILE_STACK_DEPTH + 1), unwind_frame, NULL, 0);
+	if (st->py.frames)
+		python_count_n(PYTHON_STAT_FRAMES, st->py.frames);
 
 	/* no step at all: the leaf's pc was in no mapping */
 	kind = st->steps == STEP_FP		     ? UNWIND_STAT_FP
@@ -579,7 +1041,9 @@ static __always_inline __u64 unwind_user_stack(struct bpf_perf_event_data *ctx, 
 	struct walk_state *st;
 	__u32 zero = 0;
 
-	if (!bpf_map_lookup_elem(&unwind_procs, &pid)) {
+	/* a V8 process is walked here before its tables load (by frame pointers, as the kernel
+	 * would): its JS frames are found either way */
+	if (!bpf_map_lookup_elem(&unwind_procs, &pid) && !bpf_map_lookup_elem(&v8_procs, &pid)) {
 		unwind_count(UNWIND_STAT_NOT_LOADED);
 		return store_stack(ctx, stacks, BPF_F_USER_STACK, stats);
 	}
@@ -600,7 +1064,9 @@ static __always_inline __u64 unwind_task_user_stack(void *ctx, struct task_struc
 	struct walk_state *st;
 	__u32 zero = 0;
 
-	if (!bpf_map_lookup_elem(&unwind_procs, &pid)) {
+	/* a V8 process is walked here before its tables load (by frame pointers, as the kernel
+	 * would): its JS frames are found either way */
+	if (!bpf_map_lookup_elem(&unwind_procs, &pid) && !bpf_map_lookup_elem(&v8_procs, &pid)) {
 		unwind_count(UNWIND_STAT_NOT_LOADED);
 		return store_stack(ctx, stacks, BPF_F_USER_STACK, stats);
 	}
@@ -696,6 +1162,8 @@ int handle_exec(struct bpf_raw_tracepoint_args *ctx)
 		seen->image++;
 	}
 	bpf_map_delete_elem(&unwind_procs, &pid);
+	bpf_map_delete_elem(&python_procs, &pid);
+	bpf_map_delete_elem(&v8_procs, &pid);
 	return 0;
 }
 

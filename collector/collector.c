@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "store/clickhouse/store_ch.h"
 #include "collector.h"
 #include "control/cp_cache.h"
+#include "store/clickhouse/store_ch.h"
 #include "store/postgresql/store_pg.h"
 #include "store/sqlite/store_sqlite.h"
 

@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ingest/decode_budget.h"
 #include "http/metrics.h"
+#include "ingest/decode_budget.h"
 #include "store/store.h"
 #include "store/upload_ledger.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* SHA-256, random bytes, constant-time comparison and base64 decoding on OpenSSL's libcrypto.
+/* SHA-256, random bytes and constant-time comparison on OpenSSL's libcrypto.
  * The only collector file that includes OpenSSL headers. */
 #include <errno.h>
 #include <stdlib.h>
@@ -69,23 +69,4 @@ int random_bytes(uint8_t *buf, size_t len)
 bool equal_constant_time(const void *a, const void *b, size_t len)
 {
 	return CRYPTO_memcmp(a, b, len) == 0;
-}
-
-int base64_decode(const char *text, uint8_t *out, size_t out_len, size_t *ret_len)
-{
-	size_t len = strlen(text), pad = 0;
-	int n;
-
-	if (!len || len % 4 || len / 4 * 3 > out_len)
-		return -EINVAL;
-	/* EVP_DecodeBlock counts padding as zero bytes and accepts '=' anywhere: check both. */
-	while (pad < 2 && text[len - 1 - pad] == '=')
-		pad++;
-	if (memchr(text, '=', len - pad))
-		return -EINVAL;
-	n = EVP_DecodeBlock(out, (const unsigned char *)text, (int)len);
-	if (n < 0 || (size_t)n != len / 4 * 3)
-		return -EINVAL;
-	*ret_len = (size_t)n - pad;
-	return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Cryptographic helpers for tokens and the stacks dictionary: SHA-256, random secrets,
- * constant-time comparison, base64 (Basic auth). libcrypto stays inside crypto.c. */
+ * constant-time comparison. libcrypto stays inside crypto.c. */
 #ifndef ROOTTRACE_CRYPTO_H
 #define ROOTTRACE_CRYPTO_H
 
@@ -25,10 +25,6 @@ int sha256_with(struct sha256_ctx *c, const void *data, size_t len, uint8_t out[
 
 /* Fills buf with cryptographically random bytes; 0 or -EIO. */
 int random_bytes(uint8_t *buf, size_t len);
-
-/* Decodes standard base64 (with '=' padding) into out; 0 and *ret_len set, or -EINVAL for
- * text that is not base64 or would not fit out_len bytes. */
-int base64_decode(const char *text, uint8_t *out, size_t out_len, size_t *ret_len);
 
 /* Compares without an early exit, so the time taken says nothing about where they differ. */
 bool equal_constant_time(const void *a, const void *b, size_t len);

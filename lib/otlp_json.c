@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "otlp_json.h"
 #include "otlp_profiles.pb-c.h"
 
@@ -125,19 +126,6 @@ static int hex_digit(char ch)
 	return -1;
 }
 
-static int base64_value(char ch)
-{
-	static const char alphabet[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	const char *p = ch ? strchr(alphabet, ch) : NULL;
-
-	if (ch == '-')
-		return 62; /* URL-safe alphabet too */
-	if (ch == '_')
-		return 63;
-	return p ? (int)(p - alphabet) : -1;
-}
-
 static int decode_hex(const char *s, size_t len, uint8_t *out, size_t *ret_n)
 {
 	if (len % 2)
@@ -150,30 +138,6 @@ static int decode_hex(const char *s, size_t len, uint8_t *out, size_t *ret_n)
 		out[i / 2] = (uint8_t)(hi << 4 | lo);
 	}
 	*ret_n = len / 2;
-	return 0;
-}
-
-static int decode_base64(const char *s, size_t len, uint8_t *out, size_t *ret_n)
-{
-	uint32_t acc = 0;
-	size_t n = 0;
-	int bits = 0;
-
-	while (len && s[len - 1] == '=')
-		len--;
-	for (size_t i = 0; i < len; i++) {
-		int v = base64_value(s[i]);
-
-		if (v < 0)
-			return -EINVAL;
-		acc = acc << 6 | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[n++] = (uint8_t)(acc >> bits);
-		}
-	}
-	*ret_n = n;
 	return 0;
 }
 
@@ -192,7 +156,7 @@ static int put_bytes(struct json_ctx *c, struct wire *w, const ProtobufCFieldDes
 	buf = malloc(len + 1);
 	if (!buf)
 		return -ENOMEM;
-	err = hex ? decode_hex(s, len, buf, &n) : decode_base64(s, len, buf, &n);
+	err = hex ? decode_hex(s, len, buf, &n) : base64_decode(s, len, BASE64_ANY, buf, len, &n);
 	if (err)
 		err = fail(c, "\"%.40s\" is not %s", s, hex ? "hex" : "base64");
 	else

@@ -9,7 +9,6 @@
 
 #include "agent_config.h"
 #include "errmsg.h"
-#include "pipeline.h"
 
 static long long clamp_ll(long long v, long long lo, long long hi, unsigned int *flags,
 			  unsigned int bit)
@@ -158,7 +157,7 @@ static int parse_root(json_t *root, struct agent_config *c, char *err, size_t er
 				     SAMPLE_RATE_MAX_HZ, &c->clamped, CLAMP_SAMPLE_RATE);
 	c->upload_interval_s = clamp_ll(c->served_upload_interval_s, UPLOAD_INTERVAL_MIN_S,
 					UPLOAD_INTERVAL_MAX_S, &c->clamped, CLAMP_UPLOAD_INTERVAL);
-	c->poll_interval_s = clamp_ll(c->served_poll_interval_s, POLL_INTERVAL_MIN_S,
+	c->poll_interval_s = clamp_ll(c->served_poll_interval_s, POLL_INTERVAL_APPLIED_MIN_S,
 				      POLL_INTERVAL_MAX_S, &c->clamped, CLAMP_POLL_INTERVAL);
 	return parse_services(root, c, err, err_len);
 }

@@ -7,10 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define UPLOAD_INTERVAL_MIN_S 10
-#define UPLOAD_INTERVAL_MAX_S 3600
-#define POLL_INTERVAL_MIN_S 1
-#define POLL_INTERVAL_MAX_S 60
+#include "contract.h"
 
 /* Which values the agent had to clamp (bit set) */
 enum agent_config_clamp {
@@ -34,7 +31,7 @@ struct agent_config {
 	bool offcpu;	    /* off-CPU time for the environment's enabled services (absent: off) */
 	int sample_rate_hz; /* clamped to [SAMPLE_RATE_MIN_HZ, SAMPLE_RATE_MAX_HZ] */
 	int upload_interval_s; /* clamped to [UPLOAD_INTERVAL_MIN_S, UPLOAD_INTERVAL_MAX_S] */
-	int poll_interval_s;   /* clamped to [POLL_INTERVAL_MIN_S, POLL_INTERVAL_MAX_S] */
+	int poll_interval_s;   /* clamped to [POLL_INTERVAL_APPLIED_MIN_S, POLL_INTERVAL_MAX_S] */
 	long long served_sample_rate_hz; /* as served, before the agent's clamp */
 	long long served_upload_interval_s;
 	long long served_poll_interval_s;

@@ -11,8 +11,10 @@
 
 #include "cgroup.h"
 #include "hashtab.h"
+#include "logging.h"
 #include "pipeline.h"
 #include "process_registry.h"
+#include "runtimes.h"
 #include "sampler.h"
 #include "symbolizer.h"
 #include "unwind/unwind_tables.h"
@@ -34,6 +36,7 @@ struct pipeline {
 	struct symbolizer *sym;
 	struct cgroup_pids *cgroups;  /* NULL unless opts.capture_cgroups */
 	struct unwind_tables *unwind; /* NULL with --unwind=fp */
+	struct runtimes *runtimes;    /* interpreter frames: NULL with --unwind=fp */
 	pid_t *unwind_pending;	      /* first-sight pids whose tables are not captured yet */
 	size_t n_unwind_pending, unwind_pending_cap;
 	uint64_t last_unwind[UNWIND_STAT__COUNT];
@@ -129,6 +132,21 @@ static void capture_unwind_pending(struct pipeline *p, int budget_ms)
 	p->n_unwind_pending -= done;
 }
 
+/* An interpreter's walk state, at first sight (and after an exec: BPF dropped the old one). A
+ * version without a table is logged once; its processes keep native frames. */
+static void capture_runtime(struct pipeline *p, pid_t pid)
+{
+	struct process *proc = p->runtimes ? process_registry__get(p->procs, pid) : NULL;
+	bool wanted = false;
+	char note[512];
+
+	/* the registry's executable mappings name the interpreter: no other process is read */
+	for (size_t i = 0; proc && !wanted && i < proc->n_mappings; i++)
+		wanted = proc->mappings[i].path && runtimes__wants_path(proc->mappings[i].path);
+	if (wanted && runtimes__capture_process(p->runtimes, pid, note, sizeof(note)) > 0)
+		log_warn("%s", note);
+}
+
 static void offcpu_note_unknown(struct pipeline *p, const struct profile_event *e);
 static void offcpu_forget_exited(struct pipeline *p);
 
@@ -155,6 +173,20 @@ static void on_event(const struct profile_event *e, void *ctx)
 		cgroup_pids__capture_image(p->cgroups, e->pid, e->cgroup_id, e->image);
 	else if (p->cgroups) /* known and current already (LRU-evicted from seen_pids): no read */
 		cgroup_pids__get(p->cgroups, e->pid, e->cgroup_id, CGROUP_RECHECK_MS);
+	capture_runtime(p, e->pid); /* after what a short-lived process must not miss */
+}
+
+/* A code object (or V8 function) sampled for the first time: named now, while its process
+ * lives (the name stays cached for the window); the name itself is not needed yet. */
+static void on_python_code(const struct python_code_event *e, void *ctx)
+{
+	/* a Python code object's bare address, or a frame word with its runtime's tag (V8) */
+	uint64_t word = e->code & RUNTIME_FRAME_TAG_MASK ? e->code : PYTHON_FRAME_TAG | e->code;
+	struct pipeline *p = ctx;
+	struct sym_frame f;
+
+	if (p->runtimes)
+		runtimes__name_frame(p->runtimes, e->pid, word, e->cookie, &f);
 }
 
 /* --- the unwind tables' sink: the sampler's maps ------------------------------------------ */
@@ -208,6 +240,38 @@ static int open_unwind_tables(struct pipeline *p)
 	return p->unwind ? 0 : -errno;
 }
 
+/* --- the runtimes' sink: the sampler's interpreter maps ---------------------------------- */
+
+static int runtime_attach(void *ctx, enum runtime_kind kind, pid_t pid, const void *state,
+			  size_t size)
+{
+	if (kind == RUNTIME_PYTHON && size == sizeof(struct python_proc))
+		return sampler__python_set_process(ctx, pid, state);
+	if (kind == RUNTIME_V8 && size == sizeof(struct v8_proc))
+		return sampler__v8_set_process(ctx, pid, state);
+	return -EINVAL;
+}
+
+static void runtime_detach(void *ctx, enum runtime_kind kind, pid_t pid)
+{
+	if (kind == RUNTIME_PYTHON)
+		sampler__python_forget_process(ctx, pid);
+	else if (kind == RUNTIME_V8)
+		sampler__v8_forget_process(ctx, pid);
+}
+
+static int open_runtimes(struct pipeline *p)
+{
+	struct runtime_sink sink = {
+	    .attach = runtime_attach,
+	    .detach = runtime_detach,
+	    .ctx = p->sampler,
+	};
+
+	p->runtimes = runtimes__new(&sink, "/proc");
+	return p->runtimes ? 0 : -errno;
+}
+
 int pipeline_unwind_parse(const char *text, enum pipeline_unwind *ret)
 {
 	if (!strcmp(text, "auto"))
@@ -232,6 +296,7 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 	    .unwind_max_rows = opts->unwind_memory_bytes / sizeof(struct unwind_row),
 	    .offcpu = opts->offcpu,
 	    .on_event = on_event,
+	    .on_python_code = on_python_code,
 	};
 	struct pipeline *p;
 
@@ -264,6 +329,11 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 		snprintf(err, err_len, "creating the unwind tables failed: %s", strerror(errno));
 		goto fail;
 	}
+	/* the interpreter walk runs inside the tables' walk */
+	if (sampler_opts.unwind_tables && open_runtimes(p)) {
+		snprintf(err, err_len, "creating the runtimes failed: %s", strerror(errno));
+		goto fail;
+	}
 	return p;
 fail : {
 	int saved = errno;
@@ -279,6 +349,7 @@ void pipeline__close(struct pipeline *p)
 	if (!p)
 		return;
 	unwind_tables__free(p->unwind);
+	runtimes__free(p->runtimes);
 	sampler__free(p->sampler);
 	symbolizer__free(p->sym);
 	process_registry__free(p->procs); /* after its consumers */
@@ -315,6 +386,7 @@ int pipeline__start(struct pipeline *p, int frequency_hz, char *err, size_t err_
 		/* its big ones, when it has some: then capture it again to load them */
 		if (st.tables_building && unwind_tables__wait_built(p->unwind, PID_TABLES_WAIT_MS))
 			unwind_tables__capture_process(p->unwind, p->opts.pid);
+		capture_runtime(p, p->opts.pid);
 	}
 	ret = sampler__attach(p->sampler, frequency_hz, err, err_len);
 	if (ret)
@@ -446,11 +518,16 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 	for (size_t i = 0; !ret && i < n; i++) {
 		size_t k = 1;
 
-		if (pid)
+		if (pid && p->runtimes && i + 1 < n && runtimes__is_frame(ips[i])) {
+			/* an interpreter frame: two words (what names it, its cookie) */
+			runtimes__name_frame(p->runtimes, pid, ips[i], ips[i + 1], &fs[0]);
+			i++;
+		} else if (pid) {
 			k = symbolizer__resolve_user_frames(
 			    p->sym, pid, image, ips[i] - (i ? 1 : 0), fs, SYM_FRAMES_MAX);
-		else
+		} else {
 			symbolizer__resolve_kernel(p->sym, ips[i] - (i ? 1 : 0), &fs[0]);
+		}
 		if (out + k > MAX_USER_FRAMES) { /* inlining beyond the cap: cut, and say so */
 			k = MAX_USER_FRAMES - out;
 			truncated = true;
@@ -682,6 +759,8 @@ static void finish_processes(struct collect_ctx *c)
 			if (c->p->unwind)
 				unwind_tables__forget_process(c->p->unwind, c->pids[i]);
 			process_registry__forget(c->p->procs, c->pids[i]);
+			if (c->p->runtimes)
+				runtimes__forget_process(c->p->runtimes, c->pids[i]);
 			sampler__forget_pid(c->p->sampler, c->pids[i]);
 			if (c->p->cgroups)
 				cgroup_pids__forget(c->p->cgroups, c->pids[i]);
@@ -978,6 +1057,28 @@ void pipeline__offcpu_reset(struct pipeline *p)
 void pipeline__symbolizer_stats(const struct pipeline *p, struct symbolizer_stats *ret)
 {
 	symbolizer__stats(p->sym, ret);
+}
+
+int pipeline__python_stats(struct pipeline *p, struct pipeline_python_stats *ret)
+{
+	const char *name;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!p->runtimes)
+		return -ENOTSUP;
+	runtimes__stats(p->runtimes, RUNTIME_PYTHON, &name, &ret->names);
+	return sampler__python_stats(p->sampler, ret->walk);
+}
+
+int pipeline__v8_stats(struct pipeline *p, struct pipeline_v8_stats *ret)
+{
+	const char *name;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!p->runtimes)
+		return -ENOTSUP;
+	runtimes__stats(p->runtimes, RUNTIME_V8, &name, &ret->names);
+	return sampler__v8_stats(p->sampler, ret->walk);
 }
 
 int pipeline__set_excluded_cgroups(struct pipeline *p, const uint64_t *ids, size_t n)

@@ -4,16 +4,19 @@
 #ifndef ROOTTRACE_PIPELINE_H
 #define ROOTTRACE_PIPELINE_H
 
+#include <linux/types.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "contract.h"
+#include "python_frames.h"
+#include "v8_frames.h"
+#include "runtime.h"
 #include "symbolizer.h"
 #include "window.h"
 
-#define SAMPLE_RATE_MIN_HZ 10
-#define SAMPLE_RATE_MAX_HZ 200
 #define SAMPLE_RATE_DEFAULT_HZ 99
 
 /* How user stacks are walked. */
@@ -61,6 +64,23 @@ int pipeline__collect(struct pipeline *p, struct window **ret);
 
 /* The symboliser's cache counters (captured, dropped after exit, evicted, held). */
 void pipeline__symbolizer_stats(const struct pipeline *p, struct symbolizer_stats *ret);
+
+/* Interpreter frames (Python): the BPF walk's counters and the naming side's, cumulative. */
+struct pipeline_python_stats {
+	uint64_t walk[PYTHON_STAT__COUNT]; /* enum python_stat */
+	struct runtime_stats names;
+};
+
+/* -ENOTSUP with --unwind=fp (no interpreter walk). */
+int pipeline__python_stats(struct pipeline *p, struct pipeline_python_stats *ret);
+
+/* JS frames (V8): the same two sides. -ENOTSUP with --unwind=fp. */
+struct pipeline_v8_stats {
+	uint64_t walk[V8_STAT__COUNT]; /* enum v8_stat */
+	struct runtime_stats names;
+};
+
+int pipeline__v8_stats(struct pipeline *p, struct pipeline_v8_stats *ret);
 
 /* Parses "auto" / "fp". 0 or -EINVAL. */
 int pipeline_unwind_parse(const char *text, enum pipeline_unwind *ret);

@@ -134,6 +134,15 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+static int handle_python_code(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	if (size >= sizeof(struct python_code_event) && s->opts.on_python_code)
+		s->opts.on_python_code(data, s->opts.ctx);
+	return 0;
+}
+
 /* Tables on: rows map sized from the options. Off: the unwinder's maps shrink to nothing. */
 static int size_unwind_maps(struct sampler *s)
 {
@@ -258,7 +267,8 @@ struct sampler *sampler__open(const struct sampler_options *opts, char *err, siz
 	}
 	size_unwind_rows(s);
 	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
-	if (!s->events) {
+	if (!s->events || ring_buffer__add(s->events, bpf_map__fd(s->skel->maps.python_events),
+					   handle_python_code, s)) {
 		ret = -errno;
 		snprintf(err, err_len, "creating the BPF ring buffer failed: %s", strerror(-ret));
 		goto fail;
@@ -1087,4 +1097,80 @@ uint64_t sampler__offcpu_map_bytes(const struct sampler *s)
 		bytes += (uint64_t)bpf_map__max_entries(maps[i]) *
 			 (bpf_map__key_size(maps[i]) + bpf_map__value_size(maps[i]));
 	return bytes;
+}
+
+/* --- interpreter state (agent/runtimes/) ------------------------------------------------ */
+
+int sampler__python_set_process(struct sampler *s, pid_t pid, const struct python_proc *proc)
+{
+	__u32 key = pid;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.python_procs), &key, proc, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void sampler__python_forget_process(struct sampler *s, pid_t pid)
+{
+	__u32 key = pid;
+
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.python_procs), &key);
+}
+
+int sampler__python_stats(struct sampler *s, uint64_t *ret)
+{
+	struct python_counters {
+		__u64 c[PYTHON_STAT__COUNT];
+	} * percpu;
+	__u32 zero = 0;
+	int err = 0;
+
+	memset(ret, 0, PYTHON_STAT__COUNT * sizeof(*ret));
+	percpu = calloc(s->n_possible_cpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.python_stats), &zero, percpu))
+		err = -errno;
+	for (int cpu = 0; !err && cpu < s->n_possible_cpus; cpu++)
+		for (int i = 0; i < PYTHON_STAT__COUNT; i++)
+			ret[i] += percpu[cpu].c[i];
+	free(percpu);
+	return err;
+}
+
+int sampler__v8_set_process(struct sampler *s, pid_t pid, const struct v8_proc *proc)
+{
+	__u32 key = pid;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.v8_procs), &key, proc, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void sampler__v8_forget_process(struct sampler *s, pid_t pid)
+{
+	__u32 key = pid;
+
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.v8_procs), &key);
+}
+
+int sampler__v8_stats(struct sampler *s, uint64_t *ret)
+{
+	struct v8_counters {
+		__u64 c[V8_STAT__COUNT];
+	} * percpu;
+	__u32 zero = 0;
+	int err = 0;
+
+	memset(ret, 0, V8_STAT__COUNT * sizeof(*ret));
+	percpu = calloc(s->n_possible_cpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.v8_stats), &zero, percpu))
+		err = -errno;
+	for (int cpu = 0; !err && cpu < s->n_possible_cpus; cpu++)
+		for (int i = 0; i < V8_STAT__COUNT; i++)
+			ret[i] += percpu[cpu].c[i];
+	free(percpu);
+	return err;
 }

@@ -12,6 +12,8 @@
 
 #include "offcpu.h"
 #include "profile.h"
+#include "python_frames.h"
+#include "v8_frames.h"
 #include "unwind.h"
 
 /* Called from sampler__poll() for each first-sight / exec event. */
@@ -23,6 +25,8 @@ struct sampler_options {
 	uint32_t unwind_max_rows; /* capacity of the rows map; 0 = UNWIND_DEFAULT_ROWS */
 	bool offcpu; /* load the scheduler hooks too (without them when the kernel refuses) */
 	sampler_event_fn on_event;
+	/* a code object sampled for the first time (interpreter frames), from sampler__poll() */
+	void (*on_python_code)(const struct python_code_event *e, void *ctx);
 	void *ctx;
 };
 
@@ -103,6 +107,14 @@ void sampler__sync(struct sampler *s);
 uint64_t sampler__load_ns(const struct sampler *s);
 uint64_t sampler__unwind_rows_bytes(const struct sampler *s);
 
+/* --- interpreter state (agent/runtimes/; walked with the tables only) --------------------- */
+
+/* A CPython process's walk state (replaces the pid's). 0 or -errno. */
+int sampler__python_set_process(struct sampler *s, pid_t pid, const struct python_proc *proc);
+void sampler__python_forget_process(struct sampler *s, pid_t pid);
+/* Per-CPU interpreter-walk counters summed (PYTHON_STAT__COUNT); cumulative since open. */
+int sampler__python_stats(struct sampler *s, uint64_t *ret);
+
 /* --- off-CPU time (opts.offcpu) --------------------------------------------------------- */
 
 struct sampler_offcpu_settings {
@@ -129,5 +141,10 @@ int sampler__offcpu_stats(struct sampler *s, struct offcpu_stats *ret);
 /* Run time and count of the two off-CPU programs alone (also in sampler__bpf_runtime). */
 int sampler__offcpu_runtime(struct sampler *s, uint64_t *ret_run_ns, uint64_t *ret_run_cnt);
 uint64_t sampler__offcpu_map_bytes(const struct sampler *s);
+
+/* V8 processes' walk state (v8_procs) and the walk's counters (V8_STAT__COUNT of them). */
+int sampler__v8_set_process(struct sampler *s, pid_t pid, const struct v8_proc *proc);
+void sampler__v8_forget_process(struct sampler *s, pid_t pid);
+int sampler__v8_stats(struct sampler *s, uint64_t *ret);
 
 #endif

@@ -97,6 +97,75 @@ void agent_metrics__symbolizer_closed(struct agent_metrics *m)
 	pthread_mutex_unlock(&m->lock);
 }
 
+void agent_metrics__python(struct agent_metrics *m, const struct pipeline_python_stats *now)
+{
+	pthread_mutex_lock(&m->lock);
+	m->status.python_open = *now;
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void add_python(struct pipeline_python_stats *dst, const struct pipeline_python_stats *src)
+{
+	for (int i = 0; i < PYTHON_STAT__COUNT; i++)
+		dst->walk[i] += src->walk[i];
+	dst->names.processes_attached += src->names.processes_attached;
+	dst->names.unsupported += src->names.unsupported;
+	dst->names.attach_failed += src->names.attach_failed;
+	dst->names.names_read += src->names.names_read;
+	dst->names.names_evicted += src->names.names_evicted;
+	dst->names.names_stale += src->names.names_stale;
+	dst->names.names_unreadable += src->names.names_unreadable;
+	dst->names.names_cached = src->names.names_cached;
+	if (src->names.unsupported_version[0])
+		memcpy(dst->names.unsupported_version, src->names.unsupported_version,
+		       sizeof(dst->names.unsupported_version));
+}
+
+void agent_metrics__python_closed(struct agent_metrics *m)
+{
+	pthread_mutex_lock(&m->lock);
+	add_python(&m->status.python_closed, &m->status.python_open);
+	m->status.python_open = (struct pipeline_python_stats){0};
+	pthread_mutex_unlock(&m->lock);
+}
+
+void agent_metrics__v8(struct agent_metrics *m, const struct pipeline_v8_stats *now)
+{
+	pthread_mutex_lock(&m->lock);
+	m->status.v8_open = *now;
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void add_runtime_names(struct runtime_stats *dst, const struct runtime_stats *src)
+{
+	dst->processes_attached += src->processes_attached;
+	dst->unsupported += src->unsupported;
+	dst->attach_failed += src->attach_failed;
+	dst->names_read += src->names_read;
+	dst->names_evicted += src->names_evicted;
+	dst->names_stale += src->names_stale;
+	dst->names_unreadable += src->names_unreadable;
+	dst->names_cached = src->names_cached;
+	if (src->unsupported_version[0])
+		memcpy(dst->unsupported_version, src->unsupported_version,
+		       sizeof(dst->unsupported_version));
+}
+
+static void add_v8(struct pipeline_v8_stats *dst, const struct pipeline_v8_stats *src)
+{
+	for (int i = 0; i < V8_STAT__COUNT; i++)
+		dst->walk[i] += src->walk[i];
+	add_runtime_names(&dst->names, &src->names);
+}
+
+void agent_metrics__v8_closed(struct agent_metrics *m)
+{
+	pthread_mutex_lock(&m->lock);
+	add_v8(&m->status.v8_closed, &m->status.v8_open);
+	m->status.v8_open = (struct pipeline_v8_stats){0};
+	pthread_mutex_unlock(&m->lock);
+}
+
 void agent_metrics__uploads(struct agent_metrics *m, const struct uploader_stats *st)
 {
 	pthread_mutex_lock(&m->lock);
@@ -376,6 +445,102 @@ static void render_measured(struct prom_text *t, const struct agent_status *s)
 				 (double)rss);
 }
 
+/* Interpreter frames: what the walk recorded and missed, what naming read and dropped, and
+ * the last interpreter version without an offset table (its processes keep native frames). */
+static void render_python(struct prom_text *t, const struct agent_status *s)
+{
+	struct pipeline_python_stats all = s->python_closed;
+	const uint64_t *w = all.walk;
+	const struct runtime_stats *n = &all.names;
+
+	add_python(&all, &s->python_open);
+	counter_by(t, P "python_processes_total",
+		   "Python processes found, by outcome: walked, or of a version without an "
+		   "offset table (native frames).",
+		   "outcome",
+		   (const struct labelled[]){{"attached", n->processes_attached},
+					     {"no_table", n->unsupported},
+					     {"attach_failed", n->attach_failed}},
+		   3);
+	prom_text__counter(t, P "python_samples_total",
+			   "Samples of a Python process whose interpreter frames were walked.",
+			   w[PYTHON_STAT_SAMPLES]);
+	prom_text__counter(t, P "python_frames_total", "Interpreter frames recorded.",
+			   w[PYTHON_STAT_FRAMES]);
+	counter_by(t, P "python_walk_problems_total",
+		   "Python samples whose interpreter walk fell short, by reason.", "reason",
+		   (const struct labelled[]){{"no_thread_state", w[PYTHON_STAT_NO_THREAD]},
+					     {"truncated", w[PYTHON_STAT_TRUNCATED]},
+					     {"unreadable", w[PYTHON_STAT_READ]},
+					     {"announcement_lost", w[PYTHON_STAT_EVENTS_LOST]}},
+		   4);
+	counter_by(t, P "python_names_total",
+		   "Interpreter frame names by how they were served: read from the process, or "
+		   "[unknown] (code object freed and reused, memory unreadable); evicted: dropped "
+		   "from the bounded cache.",
+		   "result",
+		   (const struct labelled[]){{"read", n->names_read},
+					     {"stale", n->names_stale},
+					     {"unreadable", n->names_unreadable},
+					     {"evicted", n->names_evicted}},
+		   4);
+	prom_text__gauge(t, P "python_names_cached", "Interpreter frame names held now.",
+			 (double)n->names_cached);
+	if (n->unsupported_version[0]) {
+		prom_text__header(t, P "python_version_without_table", "gauge",
+				  "A Python version found without an offset table (the last one).");
+		prom_text__appendf(t, P "python_version_without_table{version=\"%s\"} 1\n",
+				   n->unsupported_version);
+	}
+}
+
+static void render_v8(struct prom_text *t, const struct agent_status *s)
+{
+	struct pipeline_v8_stats all = s->v8_closed;
+	const uint64_t *w = all.walk;
+	const struct runtime_stats *n = &all.names;
+
+	add_v8(&all, &s->v8_open);
+	counter_by(t, P "v8_processes_total",
+		   "V8 (Node.js) processes found, by outcome: walked, or whose v8dbg_* constants "
+		   "lack what JS frames need (native frames).",
+		   "outcome",
+		   (const struct labelled[]){{"attached", n->processes_attached},
+					     {"unsupported", n->unsupported},
+					     {"attach_failed", n->attach_failed}},
+		   3);
+	prom_text__counter(t, P "v8_samples_total", "Samples of a V8 process walked for JS frames.",
+			   w[V8_STAT_SAMPLES]);
+	prom_text__counter(t, P "v8_frames_total", "JS frames recorded.", w[V8_STAT_FRAMES]);
+	counter_by(t, P "v8_walk_problems_total",
+		   "V8 walks that fell short, by reason: the stack was full at a JS frame, or a "
+		   "first-seen function was not announced (named when its window is).",
+		   "reason",
+		   (const struct labelled[]){{"truncated", w[V8_STAT_TRUNCATED]},
+					     {"announcement_lost", w[V8_STAT_EVENTS_LOST]}},
+		   2);
+	counter_by(t, P "v8_names_total",
+		   "JS frame names by how they were served: read from the process, or [unknown] "
+		   "(another object at the function's address now, memory unreadable); evicted: "
+		   "dropped from the bounded cache.",
+		   "result",
+		   (const struct labelled[]){{"read", n->names_read},
+					     {"stale", n->names_stale},
+					     {"unreadable", n->names_unreadable},
+					     {"evicted", n->names_evicted}},
+		   4);
+	prom_text__gauge(t, P "v8_names_cached", "JS frame names held now.",
+			 (double)n->names_cached);
+	if (n->unsupported_version[0]) {
+		prom_text__header(
+		    t, P "v8_version_unsupported", "gauge",
+		    "A V8 version found without the constants JS frames need (the last "
+		    "one).");
+		prom_text__appendf(t, P "v8_version_unsupported{version=\"%s\"} 1\n",
+				   n->unsupported_version);
+	}
+}
+
 int agent_metrics__render(const struct agent_status *s, int64_t now_ms, char **ret, size_t *ret_len)
 {
 	struct prom_text t = {0};
@@ -386,7 +551,9 @@ int agent_metrics__render(const struct agent_status *s, int64_t now_ms, char **r
 	render_samples(&t, s);
 	render_unwind(&t, &s->total.unwind);
 	render_symbolizer(&t, s);
+	render_python(&t, s);
 	render_debuginfod(&t);
+	render_v8(&t, s);
 	render_uploads(&t, s);
 	render_measured(&t, s);
 	return prom_text__finish(&t, ret, ret_len);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "config_poll.h"
+#include "pipeline.h"
 #include "symbolizer.h"
 #include "uploader.h"
 #include "window.h"
@@ -40,6 +41,10 @@ struct agent_status {
 	bool bpf_time_unmeasured; /* a window with samples had no BPF run-time statistics */
 	/* symboliser: counters summed over pipelines, levels of the open one */
 	struct symbolizer_stats sym_closed, sym_open;
+	/* interpreter frames (Python): the same, closed pipelines and the open one */
+	struct pipeline_python_stats python_closed, python_open;
+	/* JS frames (V8): the same */
+	struct pipeline_v8_stats v8_closed, v8_open;
 	struct uploader_stats uploads;
 };
 
@@ -56,6 +61,12 @@ void agent_metrics__window(struct agent_metrics *m, const struct window_stats *w
 void agent_metrics__symbolizer(struct agent_metrics *m, const struct symbolizer_stats *now);
 /* The pipeline closed: its counters stay in the totals, its caches are gone. */
 void agent_metrics__symbolizer_closed(struct agent_metrics *m);
+/* The open pipeline's interpreter-frame counters so far; _closed folds them into the totals. */
+void agent_metrics__python(struct agent_metrics *m, const struct pipeline_python_stats *now);
+void agent_metrics__python_closed(struct agent_metrics *m);
+/* The open pipeline's JS-frame (V8) counters so far; _closed folds them into the totals. */
+void agent_metrics__v8(struct agent_metrics *m, const struct pipeline_v8_stats *now);
+void agent_metrics__v8_closed(struct agent_metrics *m);
 void agent_metrics__uploads(struct agent_metrics *m, const struct uploader_stats *st);
 
 /* Any thread. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Go's function table (.gopclntab), read in place from a mapped ELF file: function names for
+/* Go's function table (.gopclntab) of an ELF file, in bounded memory: function names for
  * stripped Go binaries, and the inline tree so an inlined call becomes its own frame. */
 #ifndef ROOTTRACE_GOPCLNTAB_H
 #define ROOTTRACE_GOPCLNTAB_H
@@ -43,16 +43,22 @@ struct gopclntab *gopclntab__open_elf(const void *data, size_t size);
  * the runtime's go:func.* base (0: unknown, then no inline frames for 1.18+). */
 struct gopclntab *gopclntab__open(const struct go_image *img, const uint8_t *tab, size_t tab_len,
 				  uint64_t tab_vaddr, uint64_t gofunc_vaddr);
+/* The table of the ELF file open at fd and mapped at data (as gopclntab__open_elf), read with
+ * pread afterwards: the mapping may go when this returns, fd is dup'ed. Memory held is bounded
+ * by construction: 12 bytes a function plus a 1 MiB block cache plus 8 KiB (gopclntab.c). */
+struct gopclntab *gopclntab__open_file(int fd, const void *data, size_t size);
 void gopclntab__free(struct gopclntab *t);
 
 /* Names of the code at vaddr, leaf first: inlined functions innermost first, then the
- * function that holds the code. Names point into the image. 0 when no function covers it. */
+ * function that holds the code. Names are copies held by t, valid until its next lookup (or
+ * free); names longer than 511 bytes are cut. 0 when no function covers it. Not for
+ * concurrent use: lookups fill t's block cache. */
 size_t gopclntab__lookup(const struct gopclntab *t, uint64_t vaddr, const char **ret_names,
 			 size_t max);
 
 enum gopclntab_version gopclntab__version(const struct gopclntab *t);
 size_t gopclntab__count(const struct gopclntab *t);   /* functions */
-size_t gopclntab__memory(const struct gopclntab *t);  /* heap bytes held (the image is not) */
+size_t gopclntab__memory(const struct gopclntab *t);  /* heap bytes held */
 int gopclntab__has_inline(const struct gopclntab *t); /* 1 when inlined frames are expanded */
 
 #endif

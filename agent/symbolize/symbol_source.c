@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The symbol source chain: the binary's own tables (Go's pclntab read in place, .symtab),
+/* The symbol source chain: the binary's own tables (Go's pclntab in bounded memory, .symtab),
  * then for a stripped binary MiniDebugInfo, debug files, debuginfod; .dynsym stays the floor. */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,17 +22,16 @@
 
 #define BUILD_ID_MAX 129
 #define REFRESH_INTERVAL_NS 1000000000ULL
-#define RELEASE_INTERVAL_NS (5 * 1000000000ULL)
 
 struct symtab {
 	struct elf_symbols *own;   /* the binary's: segments, .symtab or .dynsym */
 	struct elf_symbols *extra; /* from MiniDebugInfo or a debug file, tried before own */
-	struct gopclntab *go;	   /* points into map */
-	void *map;
+	struct gopclntab *go;	   /* reads the file (its own fd), not map */
+	void *map;		   /* during load only */
 	size_t map_len;
 	enum symtab_origin origin;
 	enum debuginfod_state fetch;
-	uint64_t refreshed_ns, released_ns;
+	uint64_t refreshed_ns;
 	char build_id[BUILD_ID_MAX];
 };
 
@@ -145,8 +144,6 @@ static int map_file(struct symtab *t, int fd)
 		return -errno;
 	}
 	t->map_len = (size_t)st.st_size;
-	/* Lookups jump around the table: no read-ahead, no mapping of neighbouring pages. */
-	madvise(t->map, t->map_len, MADV_RANDOM);
 	return 0;
 }
 
@@ -175,12 +172,10 @@ struct symtab *symtab__load(int fd, const char *build_id, const char *debug_root
 	if (err)
 		goto fail;
 	/* Go first: its table names every Go function as the runtime does, stripped or not. */
-	t->go = gopclntab__open_elf(t->map, t->map_len);
-	if (t->go) {
+	t->go = gopclntab__open_file(fd, t->map, t->map_len);
+	if (t->go)
 		t->origin = SYMTAB_ORIGIN_GOPCLNTAB;
-		return t; /* the mapping stays: the table is read in place */
-	}
-	if (has_symtab(t->own))
+	else if (has_symtab(t->own))
 		t->origin = SYMTAB_ORIGIN_SYMTAB;
 	else if (try_minidebuginfo(t) && try_debug_file(t, fd, debug_root))
 		try_debuginfod(t); /* waiting, usually: symtab__refresh() picks the file up */
@@ -205,30 +200,11 @@ void symtab__free(struct symtab *t)
 	free(t);
 }
 
-/* A Go table is read in place: the file pages lookups mapped are given back every
- * RELEASE_INTERVAL_NS of use. They stay in the page cache (shared with the Go process, which
- * maps the same file) and fault back in cheaply; the kernel maps 64 KiB around each fault,
- * so a burst over thousands of functions maps most of the table until then. Releasing more
- * often costs more in faults than it saves (bench-gosyms). */
-static void release_pages(struct symtab *t)
-{
-	uint64_t now = now_ns();
-
-	if (now - t->released_ns < RELEASE_INTERVAL_NS)
-		return;
-	t->released_ns = now;
-	madvise(t->map, t->map_len, MADV_DONTNEED);
-}
-
 int symtab__refresh(struct symtab *t)
 {
 	uint64_t now;
 
-	if (t->go) {
-		release_pages(t);
-		return 0;
-	}
-	if (t->extra || (t->fetch != DEBUGINFOD_WAITING && t->fetch != DEBUGINFOD_FAILED))
+	if (t->go || t->extra || (t->fetch != DEBUGINFOD_WAITING && t->fetch != DEBUGINFOD_FAILED))
 		return 0;
 	now = now_ns();
 	if (now - t->refreshed_ns < REFRESH_INTERVAL_NS)

@@ -35,13 +35,14 @@ struct symtab *symtab__load(int fd, const char *build_id, const char *debug_root
 void symtab__free(struct symtab *t);
 
 /* Call at each use. A table waiting for debuginfod checks its fetch (never blocks, at most
- * once a second); a Go table gives back the file pages its lookups touched (every 5 s).
+ * once a second).
  * 1 when better names arrived (the memory changed), else 0. */
 int symtab__refresh(struct symtab *t);
 
 /* Names of the code at a file offset (runtime address - mapping start + mapping offset),
  * leaf first (Go's inlined calls before their caller). Raw names (C++ still mangled).
- * 0 when nothing names it. Pointers live until the table is freed or refreshed. */
+ * 0 when nothing names it. Pointers live until the table is freed or refreshed, and a Go
+ * table's until its next lookup (copies from its bounded cache). */
 size_t symtab__lookup(const struct symtab *t, uint64_t file_offset, const char **ret_names,
 		      size_t max);
 

@@ -11,10 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "http/auth.h"
 #include "cli/cli.h"
 #include "collector.h"
+#include "http/auth.h"
 #include "http/validate.h"
+#include "store/store_fault.h"
 
 static void usage(FILE *f)
 {
@@ -64,7 +65,7 @@ static int bootstrap(struct cp_store *cp, const char *env, const char *dir)
 	if (err == -EEXIST)
 		err = cp->ops->environment_get(cp, env, &t.environment_id);
 	if (err) {
-		fprintf(stderr, "%s: environment %s: %s\n", PROG, env, strerror(-err));
+		fprintf(stderr, "%s: environment %s: %s\n", PROG, env, store_strerror(err));
 		return err;
 	}
 	snprintf(t.name, sizeof(t.name), "bootstrap-admin");
@@ -75,7 +76,7 @@ static int bootstrap(struct cp_store *cp, const char *env, const char *dir)
 	if (!err)
 		err = cp->ops->token_create(cp, &t, NULL);
 	if (err) {
-		fprintf(stderr, "%s: bootstrap token: %s\n", PROG, strerror(-err));
+		fprintf(stderr, "%s: bootstrap token: %s\n", PROG, store_strerror(err));
 		return err;
 	}
 	printf("%s\n", secret);
@@ -184,7 +185,7 @@ int cmd_init(int argc, char **argv)
 	err = collector__open(&o, &c);
 	if (err) {
 		fprintf(stderr, "%s: cannot create the store in %s: %s\n", PROG, dir,
-			strerror(-err));
+			store_strerror(err));
 		return 1;
 	}
 	err = bootstrap(c->cp, env, dir);

@@ -6,9 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "store/clickhouse/store_ch.h"
 #include "cli/cli.h"
+#include "store/clickhouse/store_ch.h"
 #include "store/postgresql/store_pg.h"
+#include "store/store_fault.h"
 
 static void usage(FILE *f)
 {
@@ -51,7 +52,7 @@ int cli_migrate_stores(const struct store_location *loc)
 				       why, sizeof(why));
 		if (err) {
 			fprintf(stderr, "%s: migrate profile store (ClickHouse): %s\n", PROG,
-				why[0] ? why : strerror(-err));
+				why[0] ? why : store_strerror(err));
 			return err;
 		}
 		fprintf(stderr, "%s: profile store (ClickHouse): schema version %d -> %d\n", PROG,

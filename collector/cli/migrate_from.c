@@ -11,11 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "store/clickhouse/store_ch.h"
 #include "cli/cli.h"
 #include "collector.h"
+#include "store/clickhouse/store_ch.h"
 #include "store/postgresql/store_pg.h"
 #include "store/sqlite/store_sqlite.h"
+#include "store/store_fault.h"
 
 #define TABLES_MAX 16
 
@@ -35,7 +36,7 @@ static int copy_row(void *ctx, const char *table, const char *const *columns,
 	for (size_t t = 0; t < cc->n; t++)
 		if (strcmp(cc->tables[t], table) == 0)
 			cc->rows[t]++;
-	return pg_import_row(cc->pg, table, columns, values, n);
+	return pg_import__row(cc->pg, table, columns, values, n);
 }
 
 /* Opening the embedded stores upgrades an older file's schema before it is read. */
@@ -56,9 +57,9 @@ static int upgrade_embedded(const char *path)
 
 static int copy_profiles(const char *path, struct ch_import *ch)
 {
-	struct copy_profile_fns fns = {ch_import_bucket, ch_import_value, ch};
+	struct copy_profile_fns fns = {ch_import__bucket, ch_import__value, ch};
 
-	return store_sqlite_export_profiles(path, &fns) ?: ch_import_flush(ch);
+	return store_sqlite_export_profiles(path, &fns) ?: ch_import__flush(ch);
 }
 
 /* Prints each series' totals before and after; whether all are equal. */
@@ -88,7 +89,7 @@ static bool check_tables(struct control_copy *cc)
 	for (size_t t = 0; t < cc->n; t++) {
 		int64_t rows = -1;
 		bool same =
-		    pg_import_count(cc->pg, cc->tables[t], &rows) == 0 && rows == cc->rows[t];
+		    pg_import__count(cc->pg, cc->tables[t], &rows) == 0 && rows == cc->rows[t];
 
 		printf("table %s: rows %lld -> %lld: %s\n", cc->tables[t], (long long)cc->rows[t],
 		       (long long)rows, same ? "equal" : "DIFFERENT");
@@ -102,7 +103,7 @@ static int check(const char *path, struct ch_import *ch, struct control_copy *cc
 	struct copy_total *before = NULL, *after = NULL;
 	size_t nb = 0, na = 0;
 	int err =
-	    store_sqlite_series_totals(path, &before, &nb) ?: ch_import_totals(ch, &after, &na);
+	    store_sqlite_series_totals(path, &before, &nb) ?: ch_import__totals(ch, &after, &na);
 	bool equal;
 
 	if (err)
@@ -124,27 +125,28 @@ static int copy(const char *path, const struct store_location *loc, struct pg_im
 	int err;
 
 	cc.tables = store_sqlite_control_tables(&cc.n);
-	err = ch_import_open(loc->profile_store, loc->clickhouse_password, &ch, why, sizeof(why));
+	err = ch_import__open(loc->profile_store, loc->clickhouse_password, &ch, why, sizeof(why));
 
 	if (!err && cc.n > TABLES_MAX)
 		err = -E2BIG;
 	if (err) {
 		fprintf(stderr, "%s: migrate --from: profile store: %s\n", PROG,
-			why[0] ? why : strerror(-err));
+			why[0] ? why : store_strerror(err));
 		return err;
 	}
 	err = copy_profiles(path, ch);
 	if (err)
-		fprintf(stderr, "%s: migrate --from: copying profiles: %s\n", PROG, strerror(-err));
+		fprintf(stderr, "%s: migrate --from: copying profiles: %s\n", PROG,
+			store_strerror(err));
 	if (!err && (err = store_sqlite_export_control(path, copy_row, &cc)))
 		fprintf(stderr, "%s: migrate --from: copying the control plane: %s\n", PROG,
-			strerror(-err));
+			store_strerror(err));
 	if (!err)
 		err = check(path, ch, &cc);
-	if (!err && (err = pg_import_commit(pg)))
+	if (!err && (err = pg_import__commit(pg)))
 		fprintf(stderr, "%s: migrate --from: PostgreSQL COMMIT: %s\n", PROG,
-			strerror(-err));
-	ch_import_free(ch);
+			store_strerror(err));
+	ch_import__free(ch);
 	return err;
 }
 
@@ -165,10 +167,10 @@ int cli_migrate_from(const struct store_location *loc, const char *from_dir)
 	}
 	err = upgrade_embedded(path);
 	if (err) {
-		fprintf(stderr, "%s: --from %s: %s\n", PROG, path, strerror(-err));
+		fprintf(stderr, "%s: --from %s: %s\n", PROG, path, store_strerror(err));
 		return err;
 	}
-	err = pg_import_open(loc->control_store, &pg);
+	err = pg_import__open(loc->control_store, &pg);
 	if (err == -EEXIST)
 		fprintf(stderr,
 			"%s: migrate --from: the control store already has environments:"
@@ -178,7 +180,7 @@ int cli_migrate_from(const struct store_location *loc, const char *from_dir)
 		cli_store_error("migrate --from: open the control store", "(PostgreSQL)", err);
 	if (!err)
 		err = copy(path, loc, pg);
-	pg_import_free(pg);
+	pg_import__free(pg);
 	if (!err)
 		fprintf(stderr, "%s: copied %s into the server stores\n", PROG, path);
 	return err;

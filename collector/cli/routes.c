@@ -3,8 +3,8 @@
  * tab-separated line per route (method, path, token kinds, minimum role), for docs and tests. */
 #include <stdio.h>
 
-#include "http/auth.h"
 #include "cli/cli.h"
+#include "http/auth.h"
 #include "http/routes.h"
 
 int cmd_routes(int argc, char **argv)

@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/malloc_policy.h"
 #include "collector.h"
 #include "http/server.h"
-#include "cli/malloc_policy.h"
-#include "store/retention.h"
 #include "store/clickhouse/store_ch.h"
+#include "store/retention.h"
 #include "store/sqlite/store_sqlite.h"
 
 #define DEFAULT_THREADS 4

@@ -14,6 +14,7 @@
 #include "collector.h"
 #include "store/postgresql/store_pg.h"
 #include "store/sqlite/store_sqlite.h"
+#include "store/store_fault.h"
 
 #define CLICKHOUSE_PASSWORD_ENV "ROOTTRACE_CLICKHOUSE_PASSWORD"
 #define PASSWORD_MAX 1024
@@ -182,7 +183,7 @@ void cli_store_error(const char *what, const char *where, int err)
 		err == -ENOTSUP	 ? "schema is older than this collector: run `" PROG " migrate`"
 		: err == -EPROTO ? "schema is newer than this collector: upgrade it"
 		: err == -EIO	 ? "server unreachable or refused the request"
-				 : strerror(-err));
+				 : store_strerror(err));
 }
 
 int cli_open_store_cp(const struct store_location *loc, struct cp_store **ret)

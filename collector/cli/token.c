@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "http/auth.h"
 #include "cli/cli.h"
+#include "http/auth.h"
 #include "http/validate.h"
 
 static void usage(FILE *f)

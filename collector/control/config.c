@@ -20,7 +20,7 @@ int clamp_upload_interval_s(int64_t v)
 
 int clamp_poll_interval_s(int64_t v)
 {
-	return clamp(v, POLL_INTERVAL_MIN_S, POLL_INTERVAL_MAX_S);
+	return clamp(v, POLL_INTERVAL_SERVED_MIN_S, POLL_INTERVAL_MAX_S);
 }
 
 void config_clamp(struct settings_record *r)

@@ -7,14 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "contract.h"
 #include "store/store.h"
-
-#define SAMPLE_RATE_MIN_HZ 10
-#define SAMPLE_RATE_MAX_HZ 200
-#define UPLOAD_INTERVAL_MIN_S 10
-#define UPLOAD_INTERVAL_MAX_S 3600
-#define POLL_INTERVAL_MIN_S 5
-#define POLL_INTERVAL_MAX_S 60
 
 /* A new environment: off until someone turns it on. */
 #define DEFAULT_ENABLED false

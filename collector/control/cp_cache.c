@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The control-plane cache (cp_cache.h): two small tables, token hash -> record and environment
  * -> settings rows, each entry stamped with when the store last gave it; the oldest entry is
- * replaced when a table is full. Only -EIO (store unreachable) falls back to an entry. */
+ * replaced when a table is full. Only an outage (store_fault_is_outage()) falls back to an entry.
+ */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 
 #include "control/cp_cache.h"
+#include "store/store_fault.h"
 
 struct cached_token {
 	struct token_record record;
@@ -88,7 +90,7 @@ static int cache_token_find(struct cp_store *s, const uint8_t hash[32], struct t
 	int err = c->inner->ops->token_find_by_hash(c->inner, hash, ret);
 	struct cached_token *slot;
 
-	if (err != 0 && err != -EIO)
+	if (err != 0 && !store_fault_is_outage(err))
 		return err;
 	pthread_mutex_lock(&c->lock);
 	slot = &c->tokens[SLOT_FOR(c->tokens, CP_CACHE_TOKENS,
@@ -138,7 +140,7 @@ static int cache_settings_list(struct cp_store *s, const char *environment,
 	int err = c->inner->ops->settings_list(c->inner, environment, ret, ret_n);
 	struct cached_settings *slot;
 
-	if (err != 0 && err != -EIO)
+	if (err != 0 && !store_fault_is_outage(err))
 		return err;
 	pthread_mutex_lock(&c->lock);
 	slot = &c->settings[SLOT_FOR(c->settings, CP_CACHE_ENVIRONMENTS,

@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/auth.h"
 #include "collector.h"
 #include "control/handlers.h"
+#include "http/auth.h"
 #include "http/respond.h"
+#include "store/store_fault.h"
 
 #define AUDIT_LIMIT_DEFAULT 100
 #define AUDIT_LIMIT_MAX 1000
@@ -65,11 +66,13 @@ int handle_audit_list(const struct request *req, struct response *resp)
 		return respond_error(resp, 400, "bad_request", "limit must be 1-%d",
 				     AUDIT_LIMIT_MAX);
 	err = cp->ops->audit_list(cp, env, since, (size_t)limit, &events, &n);
-	if (err)
-		return respond_error(resp, 503, "store_unavailable", "audit: %s", strerror(-err));
+	if (err) {
+		return respond_error(resp, 503, "store_unavailable", "audit: %s",
+				     store_strerror(err));
+	}
 	list = json_array();
 	for (size_t i = 0; list && i < n; i++)
 		json_array_append_new(list, event_json(&events[i]));
-	audit_records_free(events, n);
+	audit_records__free(events, n);
 	return respond_json(resp, 200, json_pack("{s:s, s:o}", "environment", env, "events", list));
 }

@@ -7,12 +7,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "http/auth.h"
 #include "collector.h"
 #include "control/config.h"
 #include "control/handlers.h"
+#include "http/auth.h"
 #include "http/respond.h"
 #include "http/validate.h"
+#include "store/store_fault.h"
 
 static json_t *effective_json(const struct effective_config *c)
 {
@@ -57,7 +58,8 @@ static int load_settings(struct cp_store *cp, const char *env, const char *servi
 static int store_failure(struct response *resp, int err)
 {
 	resp->retry_after_s = 1;
-	return respond_error(resp, 503, "store_unavailable", "settings store: %s", strerror(-err));
+	return respond_error(resp, 503, "store_unavailable", "settings store: %s",
+			     store_strerror(err));
 }
 
 json_t *config_not_applied_json(const struct effective_config *env,
@@ -84,7 +86,7 @@ static json_t *limits_json(void)
 	return json_pack("{s:{s:i, s:i}, s:{s:i, s:i}, s:{s:i, s:i}}", "sample_rate_hz", "min",
 			 SAMPLE_RATE_MIN_HZ, "max", SAMPLE_RATE_MAX_HZ, "upload_interval_s", "min",
 			 UPLOAD_INTERVAL_MIN_S, "max", UPLOAD_INTERVAL_MAX_S, "poll_interval_s",
-			 "min", POLL_INTERVAL_MIN_S, "max", POLL_INTERVAL_MAX_S);
+			 "min", POLL_INTERVAL_SERVED_MIN_S, "max", POLL_INTERVAL_MAX_S);
 }
 
 /* {"environment", "enabled", ..., "services": {name: {...}}}, with a service's values on top. */
@@ -243,27 +245,29 @@ static int apply_body(json_t *body, struct settings_record *r, char *why, size_t
 	return 0;
 }
 
-/* The target of a PUT: the token's environment (403 if another is named) and a service. */
+/* The target of a PUT: the token's environment (403 if another is named) and a service; 0, or
+ * RESPONDED with a 400 or 403. */
 static int put_target(const struct request *req, json_t *body, const char **ret_env,
-		      const char **ret_service, struct response *resp, bool *ret_answered)
+		      const char **ret_service, struct response *resp)
 {
 	json_t *env = json_object_get(body, "environment");
 	json_t *service = json_object_get(body, "service");
 	char why[160];
 
-	*ret_answered = true;
 	if (env && !json_is_string(env) && !json_is_null(env))
-		return respond_error(resp, 400, "bad_request", "environment must be a string");
+		return respond_error(resp, 400, "bad_request", "environment must be a string"),
+		       RESPONDED;
 	if (auth_environment(req, json_string_value(env), ret_env))
 		return respond_error(resp, 403, "forbidden",
 				     "this token belongs to environment '%s'",
-				     req->token->environment);
+				     req->token->environment),
+		       RESPONDED;
 	if (service && !json_is_string(service) && !json_is_null(service))
-		return respond_error(resp, 400, "bad_request", "service must be a string or null");
+		return respond_error(resp, 400, "bad_request", "service must be a string or null"),
+		       RESPONDED;
 	*ret_service = json_string_value(service);
 	if (*ret_service && validate_name("service", *ret_service, why, sizeof(why)))
-		return respond_error(resp, 400, "bad_request", "%s", why);
-	*ret_answered = false;
+		return respond_error(resp, 400, "bad_request", "%s", why), RESPONDED;
 	return 0;
 }
 
@@ -309,7 +313,7 @@ int handle_config_put(const struct request *req, struct response *resp)
 	struct settings_record before, after, env_row;
 	struct effective_config eff;
 	const char *env, *service = NULL;
-	bool found, env_found = false, answered;
+	bool found, env_found = false;
 	char why[200];
 	json_t *body;
 	int err;
@@ -317,8 +321,7 @@ int handle_config_put(const struct request *req, struct response *resp)
 	body = request_json_body(req, resp);
 	if (!body)
 		return 0;
-	put_target(req, body, &env, &service, resp, &answered);
-	if (answered)
+	if (put_target(req, body, &env, &service, resp))
 		goto out;
 	err = load_settings(cp, env, service, &before, &found);
 	if (err) {

@@ -7,42 +7,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "http/auth.h"
 #include "collector.h"
 #include "control/handlers.h"
+#include "http/auth.h"
 #include "http/respond.h"
 #include "http/validate.h"
-
-/* RFC 3339 ("2024-05-01T12:00:00Z", "+02:00", fractional seconds ignored) or unix seconds. */
-static int parse_time_text(const char *s, int64_t *ret)
-{
-	struct tm tm = {0};
-	const char *p;
-	char *end;
-	long long secs;
-	int sign, hh, mm;
-
-	errno = 0;
-	secs = strtoll(s, &end, 10);
-	if (!errno && end != s && !*end) {
-		*ret = secs;
-		return 0;
-	}
-	p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!p)
-		return -EINVAL;
-	if (*p == '.')
-		for (p++; *p >= '0' && *p <= '9'; p++)
-			;
-	*ret = (int64_t)timegm(&tm);
-	if ((*p == 'Z' || *p == 'z') && !p[1])
-		return 0;
-	if ((*p != '+' && *p != '-') || sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2 || strlen(p) != 6)
-		return -EINVAL;
-	sign = *p == '-' ? -1 : 1;
-	*ret -= sign * (hh * 3600 + mm * 60);
-	return 0;
-}
+#include "rfc3339.h"
+#include "store/store_fault.h"
 
 static int parse_time(json_t *v, int64_t *ret)
 {
@@ -55,7 +26,7 @@ static int parse_time(json_t *v, int64_t *ret)
 		return *ret >= 0 ? 0 : -EINVAL;
 	}
 	if (json_is_string(v))
-		return parse_time_text(json_string_value(v), ret);
+		return time_text_parse(json_string_value(v), ret);
 	return -EINVAL;
 }
 
@@ -122,7 +93,7 @@ int handle_deployment_add(const struct request *req, struct response *resp)
 	if (err) {
 		resp->retry_after_s = 1;
 		return respond_error(resp, 503, "store_unavailable", "deployment: %s",
-				     strerror(-err));
+				     store_strerror(err));
 	}
 	return respond_json(resp, 201,
 			    json_pack("{s:I, s:s, s:s, s:s, s:I}", "id", (json_int_t)d.id,

@@ -8,8 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "http/auth.h"
+#include "base64.h"
 #include "crypto.h"
+#include "http/auth.h"
 #include "http/routes.h"
 
 #define BASIC_TEXT_MAX 1024 /* base64 of "user:token": far more than any token needs */
@@ -22,7 +23,8 @@ static int parse_basic(const char *b64, char token[TOKEN_TEXT_MAX])
 	const char *colon;
 	size_t len;
 
-	if (strlen(b64) >= BASIC_TEXT_MAX || base64_decode(b64, decoded, sizeof(decoded) - 1, &len))
+	if (strlen(b64) >= BASIC_TEXT_MAX ||
+	    base64_decode(b64, strlen(b64), BASE64_PADDED, decoded, sizeof(decoded) - 1, &len))
 		return -EINVAL;
 	decoded[len] = '\0';
 	colon = memchr(decoded, ':', len);

@@ -6,44 +6,74 @@
 #include <string.h>
 
 #include "collector.h"
-#include "store/group_commit.h"
 #include "http/handlers.h"
-#include "prom_text.h"
 #include "http/respond.h"
+#include "prom_text.h"
+#include "store/group_commit.h"
+#include "store/store_fault.h"
 
-/* "ok" or "unreachable": one cheap read of each store (fleet mode: a server behind it). */
-static const char *control_store_health(struct cp_store *cp)
+/* One store's health: "ok", or the cause its backend's last failed request named
+ * (store/store_fault.h) while no request since showed it gone; a failed cheap read with no
+ * cause recorded is "unreachable". A degraded store adds its cause to faults. */
+static const char *store_health(const char *role, enum store_backend backend, int probe_err,
+				json_t *faults)
+{
+	struct store_fault f;
+
+	if (!store_fault__get(backend, &f))
+		return probe_err ? "unreachable" : "ok";
+	json_object_set_new(faults, role,
+			    json_pack("{s:s, s:s, s:s, s:I}", "backend",
+				      store_backend_name(backend), "cause",
+				      store_fault_cause_name(f.cause), "detail", f.detail, "since",
+				      (json_int_t)f.since));
+	return store_fault_cause_name(f.cause);
+}
+
+/* One cheap read of each store (fleet mode: a server behind it): 0 or -errno. */
+static int control_store_probe(struct cp_store *cp)
 {
 	int64_t id;
 	int err = cp->ops->environment_get(cp, "", &id);
 
-	return err == 0 || err == -ENOENT ? "ok" : "unreachable";
+	return err == -ENOENT ? 0 : err;
 }
 
-static const char *profile_store_health(struct profile_store *profiles)
+static int profile_store_probe(struct profile_store *profiles)
 {
 	int64_t bytes;
 
-	return profiles->ops->size_bytes(profiles, &bytes) == 0 ? "ok" : "unreachable";
+	return profiles->ops->size_bytes(profiles, &bytes);
 }
 
 /* Always 200 while the process serves (a liveness probe must not restart collectors because a
- * database is down); "status" is "degraded", "stores" names the store that is not and
- * "backends" the server behind each store. */
+ * database is down or its disk full); "status" is "degraded" when a store is not "ok",
+ * "stores" names each store's state (its fault's cause), "faults" says why and since when, and
+ * "backends" names the server behind each store. */
 int handle_healthz(const struct request *req, struct response *resp)
 {
 	struct collector *c = req->collector;
-	const char *control = control_store_health(c->cp);
-	const char *profiles = profile_store_health(c->profiles);
-	bool ok = strcmp(control, "ok") == 0 && strcmp(profiles, "ok") == 0;
+	enum store_backend cb =
+	    c->opts.control_store ? STORE_BACKEND_POSTGRESQL : STORE_BACKEND_SQLITE;
+	enum store_backend pb =
+	    c->opts.profile_store ? STORE_BACKEND_CLICKHOUSE : STORE_BACKEND_SQLITE;
+	int control_err = control_store_probe(c->cp);
+	int profiles_err = profile_store_probe(c->profiles);
+	json_t *faults = json_object();
+	const char *control, *profiles;
+	bool ok;
 
+	if (!faults)
+		return -ENOMEM;
+	control = store_health("control", cb, control_err, faults);
+	profiles = store_health("profiles", pb, profiles_err, faults);
+	ok = strcmp(control, "ok") == 0 && strcmp(profiles, "ok") == 0;
 	return respond_json(resp, 200,
-			    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s}}", "status",
+			    json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:{s:s, s:s}}", "status",
 				      ok ? "ok" : "degraded", "version", ROOTTRACE_VERSION,
-				      "stores", "control", control, "profiles", profiles,
-				      "backends", "control",
-				      c->opts.control_store ? "postgresql" : "sqlite", "profiles",
-				      c->opts.profile_store ? "clickhouse" : "sqlite"));
+				      "stores", "control", control, "profiles", profiles, "faults",
+				      faults, "backends", "control", store_backend_name(cb),
+				      "profiles", store_backend_name(pb)));
 }
 
 int handle_metrics(const struct request *req, struct response *resp)

@@ -4,10 +4,11 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "store/backend_errors.h"
-#include "store/group_commit.h"
 #include "http/metrics.h"
 #include "prom_text.h"
+#include "store/backend_errors.h"
+#include "store/group_commit.h"
+#include "store/store_fault.h"
 
 static const double latency_bounds_s[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
 					  0.05,	  0.1,	 0.25,	 0.5,	1,    2.5};
@@ -168,6 +169,44 @@ static void render_backend_errors(const struct store_metrics *stores, struct pro
 			  backend_errors__get);
 }
 
+/* Whether backend b serves one of the stores. */
+static bool backend_used(const struct store_metrics *stores, enum store_backend b)
+{
+	return b == STORE_BACKEND_POSTGRESQL   ? stores->postgresql
+	       : b == STORE_BACKEND_CLICKHOUSE ? stores->clickhouse
+					       : !stores->postgresql || !stores->clickhouse;
+}
+
+/* Failed store requests by backend and cause, and the fault each backend is in now. */
+static void render_store_faults(const struct store_metrics *stores, struct prom_text *t)
+{
+	struct store_fault f;
+
+	prom_text__header(t, "roottrace_store_failures_total", "counter",
+			  "Store requests that failed, by backend and cause (disk_full, read_only, "
+			  "refused, unreachable, io_error).");
+	for (int b = 0; b < STORE_BACKEND__COUNT; b++)
+		for (int c = 0; backend_used(stores, b) && c < STORE_FAULT__COUNT; c++)
+			prom_text__appendf(t,
+					   "roottrace_store_failures_total{backend=\"%s\","
+					   "cause=\"%s\"} %llu\n",
+					   store_backend_name(b), store_fault_cause_name(c),
+					   (unsigned long long)store_fault__count(b, c));
+	prom_text__header(t, "roottrace_store_fault", "gauge",
+			  "1 for the cause of the fault a backend is in now (its last request "
+			  "failed and none since showed the cause gone), else 0.");
+	for (int b = 0; b < STORE_BACKEND__COUNT; b++) {
+		bool faulty = backend_used(stores, b) && store_fault__get(b, &f);
+
+		for (int c = 0; backend_used(stores, b) && c < STORE_FAULT__COUNT; c++)
+			prom_text__appendf(t,
+					   "roottrace_store_fault{backend=\"%s\",cause=\"%s\"} "
+					   "%d\n",
+					   store_backend_name(b), store_fault_cause_name(c),
+					   faulty && (int)f.cause == c);
+	}
+}
+
 int metrics__render(struct metrics *m, const struct store_metrics *stores, char **ret,
 		    size_t *ret_len)
 {
@@ -194,6 +233,7 @@ int metrics__render(struct metrics *m, const struct store_metrics *stores, char 
 	render_latency(m, &t);
 	render_batches(stores, &t);
 	render_backend_errors(stores, &t);
+	render_store_faults(stores, &t);
 	prom_text__header(
 	    &t, "roottrace_decode_memory_bytes", "gauge",
 	    "Memory reserved by the uploads being decoded now (--max-decode-memory).");

@@ -7,6 +7,11 @@
 
 #include "http/request.h"
 
+/* What a handler's helper returns once it has written the answer (an error, mostly): the
+ * handler stops there and returns 0. Helpers return 0 to go on, RESPONDED, or -errno for a
+ * failure nothing has answered yet; handlers themselves return 0 or -errno (a 500). */
+#define RESPONDED 1
+
 /* Serialises and takes the reference of `json`; 0 (500 written on failure). */
 int respond_json(struct response *resp, int status, json_t *json);
 /* The same with the caller's jansson dump flags (respond_json(): compact, ASCII only). */

@@ -7,9 +7,9 @@
 
 #include "control/handlers.h"
 #include "http/handlers.h"
+#include "http/routes.h"
 #include "ingest/handlers.h"
 #include "query/handlers.h"
-#include "http/routes.h"
 
 #define COLLECTOR ROUTE_KIND_COLLECTOR
 #define USER ROUTE_KIND_USER

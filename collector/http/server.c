@@ -14,12 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "http/auth.h"
 #include "collector.h"
-#include "http/server.h"
-#include "listen_addr.h"
+#include "http/auth.h"
 #include "http/request.h"
 #include "http/routes.h"
+#include "http/server.h"
+#include "listen_addr.h"
 
 #define CONNECTION_TIMEOUT_S 30
 #define CONNECTION_LIMIT 1000 /* over all pool threads; more wait in the listen backlog */

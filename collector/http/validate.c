@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "store/store.h"
 #include "http/validate.h"
+#include "store/store.h"
 
 static int is_control(unsigned char c)
 {

@@ -13,14 +13,15 @@
 #include <time.h>
 
 #include "collector.h"
+#include "http/respond.h"
+#include "http/validate.h"
 #include "ingest/handlers.h"
 #include "ingest/ingest.h"
 #include "ingest/link_batch.h"
+#include "ingest/stack_agg.h"
 #include "otlp.h"
 #include "otlp_json.h"
-#include "http/respond.h"
-#include "ingest/stack_agg.h"
-#include "http/validate.h"
+#include "store/store_fault.h"
 
 #define OTLP_RETRY_AFTER_S 1
 #define NS_PER_S 1000000000LL
@@ -339,10 +340,10 @@ static void store_links(struct otlp_upload *u)
 			err = link_batch__store(u->items[i].links, u->req->collector->links,
 						u->req->token->environment);
 	}
-	if (err && !u->rejected)
+	if (err && !u->rejected) {
 		snprintf(u->message, sizeof(u->message),
-			 "profiles stored, their span links not: %s", strerror(-err));
-	else if (dropped && !u->rejected)
+			 "profiles stored, their span links not: %s", store_strerror(err));
+	} else if (dropped && !u->rejected)
 		snprintf(u->message, sizeof(u->message),
 			 "profiles stored, %zu span links past %u per profile not", dropped,
 			 LINK_BATCH_MAX);
@@ -396,6 +397,7 @@ static int decode_within(struct decode_share *share, const uint8_t *buf, size_t 
 	return err;
 }
 
+/* The body decoded into *ret within the memory budget; 0, or RESPONDED with the refusal. */
 static int decode(const struct request *req, bool json, struct decode_share *share,
 		  struct otlp_request **ret, struct response *resp)
 {
@@ -408,13 +410,13 @@ static int decode(const struct request *req, bool json, struct decode_share *sha
 
 	status = ingest_body_bytes(req, share, &body, &body_len, &inflated, why, sizeof(why));
 	if (status == -EBUSY)
-		return ingest_answer_decode_busy(req, resp, why), -EBUSY;
+		return ingest_answer_decode_busy(req, resp, why), RESPONDED;
 	if (status) {
 		metrics__reject(req->collector->metrics,
 				status == 413 ? REJECT_INFLATED_TOO_LARGE : REJECT_BAD_GZIP);
 		return respond_error(resp, status,
 				     status == 413 ? "inflated_too_large" : "bad_gzip", "%s", why),
-		       -EINVAL;
+		       RESPONDED;
 	}
 	err = json ? otlp_json_to_protobuf(body, body_len, &pb, &pb_len, why, sizeof(why)) : 0;
 	held = (inflated ? body_len : 0) + (pb ? pb_len : 0); /* beside the decoded request */
@@ -426,22 +428,23 @@ static int decode(const struct request *req, bool json, struct decode_share *sha
 	if (!err) /* the body's copies are gone: what it holds now is the decoded request */
 		decode_share__trim(share, otlp_request__bytes(*ret));
 	if (err == -EBUSY)
-		return ingest_answer_decode_busy(req, resp, why), err;
+		return ingest_answer_decode_busy(req, resp, why), RESPONDED;
 	if (err == -E2BIG) {
 		metrics__reject(req->collector->metrics, REJECT_TOO_MUCH_MEMORY);
 		return respond_error(resp, 413, "too_much_memory", "%s (--max-upload-memory)", why),
-		       err;
+		       RESPONDED;
 	}
 	if (err == -ENOMEM)
 		return respond_error(resp, 503, "overloaded", "out of memory decoding the request"),
-		       err;
+		       RESPONDED;
 	if (err) {
 		metrics__reject(req->collector->metrics, REJECT_BAD_PPROF);
-		return respond_error(resp, 400, "bad_profile", "%s", why), err;
+		return respond_error(resp, 400, "bad_profile", "%s", why), RESPONDED;
 	}
 	return 0;
 }
 
+/* Every profile allowed in the token's environment; 0, or RESPONDED with a 400 or 403. */
 static int checks(struct otlp_upload *u, struct response *resp)
 {
 	char why[320];
@@ -454,13 +457,13 @@ static int checks(struct otlp_upload *u, struct response *resp)
 					status == 403 ? REJECT_FORBIDDEN : REJECT_BAD_REQUEST);
 			respond_error(resp, status, status == 403 ? "forbidden" : "bad_request",
 				      "%s", why);
-			return status;
+			return RESPONDED;
 		}
 	}
 	return 0;
 }
 
-/* 0, or 413 answered when the request's profiles hold more than --max-samples samples. */
+/* 0, or RESPONDED with a 413 when the request's profiles hold more than --max-samples samples. */
 static int within_sample_limit(struct otlp_upload *u, struct response *resp)
 {
 	u->lim = ingest_limits(&u->req->collector->opts);
@@ -470,7 +473,7 @@ static int within_sample_limit(struct otlp_upload *u, struct response *resp)
 	if (!ingest_check_samples(&u->lim, u->n_samples, u->why, sizeof(u->why)))
 		return 0;
 	ingest_reject(u->req, resp, REJECT_TOO_MANY_SAMPLES, 413, "too_many_samples", u->why);
-	return 413;
+	return RESPONDED;
 }
 
 static int store_and_answer(struct otlp_upload *u, struct response *resp, bool json)
@@ -479,12 +482,16 @@ static int store_and_answer(struct otlp_upload *u, struct response *resp, bool j
 	int err = store_batches(u, &stacks);
 
 	if (err) {
+		char cause[STORE_FAULT_DETAIL_MAX + 64];
+
+		store_fault_describe(err, cause, sizeof(cause));
 		resp->retry_after_s = OTLP_RETRY_AFTER_S;
 		metrics__reject(u->req->collector->metrics,
 				err == -EAGAIN ? REJECT_OVERLOADED : REJECT_STORE_ERROR);
 		return respond_error(resp, err == -EAGAIN ? 429 : 503,
 				     err == -EAGAIN ? "overloaded" : "store_unavailable",
-				     "the profiles could not be stored; retry");
+				     "the profiles could not be stored%s%s; retry",
+				     *cause ? ": " : "", cause);
 	}
 	metrics__upload_accepted(u->req->collector->metrics, u->req->body_len, stacks,
 				 seconds_since(&u->start));

@@ -12,17 +12,18 @@
 #include <strings.h>
 #include <time.h>
 
-#include "http/auth.h"
 #include "collector.h"
 #include "gzip.h"
-#include "ingest/handlers.h"
-#include "ingest/links_ack.h"
-#include "ingest/ingest.h"
-#include "pprof.h"
+#include "http/auth.h"
 #include "http/respond.h"
+#include "http/validate.h"
+#include "ingest/handlers.h"
+#include "ingest/ingest.h"
+#include "ingest/links_ack.h"
 #include "ingest/sample_type.h"
 #include "ingest/stack_agg.h"
-#include "http/validate.h"
+#include "pprof.h"
+#include "store/store_fault.h"
 
 #define INGEST_RETRY_AFTER_S 1
 
@@ -600,9 +601,13 @@ static int store(const struct request *req, struct response *resp, const struct 
 			      "seconds");
 	}
 	if (err) {
+		char cause[STORE_FAULT_DETAIL_MAX + 64], detail[sizeof(cause) + 64];
+
+		store_fault_describe(err, cause, sizeof(cause));
+		snprintf(detail, sizeof(detail), "the profile could not be stored%s%s; retry",
+			 *cause ? ": " : "", cause);
 		resp->retry_after_s = INGEST_RETRY_AFTER_S;
-		return reject(req, resp, REJECT_STORE_ERROR, 503, "store_unavailable",
-			      "the profile could not be stored; retry");
+		return reject(req, resp, REJECT_STORE_ERROR, 503, "store_unavailable", detail);
 	}
 	if (duplicate) {
 		/* Stored by an earlier request with this id: its answer was lost, not its data. */
@@ -622,7 +627,7 @@ static int store(const struct request *req, struct response *resp, const struct 
 }
 
 /* The fit u names, or the first candidate the pprof has, with the sample type chosen for it
- * (sample_type.h: any time unit); -1 with a reason when none fits. */
+ * (sample_type.h: any time unit); -EINVAL with a reason when none fits. */
 static int choose_fit(const struct upload *u, const struct pprof_decoded *p,
 		      const struct type_fit **ret, struct sample_type_choice *ret_choice, char *why,
 		      size_t why_len)
@@ -649,7 +654,7 @@ static int choose_fit(const struct upload *u, const struct pprof_decoded *p,
 			 "no sample type to store: expected one of %s (time in s, ms, us or ns); "
 			 "this one has %s",
 			 u->n_candidates ? wanted : "none", types);
-		return -1;
+		return -EINVAL;
 	}
 	*ret = u->fit;
 	if (!sample_type_choose(u->fit->profile_type, p->sample_types, p->n_sample_types,
@@ -657,11 +662,11 @@ static int choose_fit(const struct upload *u, const struct pprof_decoded *p,
 		return 0;
 	snprintf(why, why_len, "a %s profile needs sample type %s; this one has %s",
 		 u->fit->profile_type, ret_choice->expected, types);
-	return -1;
+	return -EINVAL;
 }
 
 /* The stream of the body's pprof and its fitting sample type (u->fit, r->choice set); 0, or
- * -1 with the answer already given. */
+ * RESPONDED with the answer written. */
 static int open_profile(const struct request *req, struct response *resp, struct upload *u,
 			const uint8_t *pb, size_t pb_len, struct pprof_stream **ret,
 			struct reduced *r)
@@ -678,26 +683,26 @@ static int open_profile(const struct request *req, struct response *resp, struct
 	if (err == -EBUSY) {
 		ingest_decode_busy_why(&r->share, 0, why, sizeof(why));
 		ingest_answer_decode_busy(req, resp, why);
-		return -1;
+		return RESPONDED;
 	}
 	if (err) {
 		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
-		return -1;
+		return RESPONDED;
 	}
 	header = pprof_stream__header(*ret);
 	if (ingest_check_samples(&lim, header->n_samples, why, sizeof(why))) {
 		reject(req, resp, REJECT_TOO_MANY_SAMPLES, 413, "too_many_samples", why);
-		return -1;
+		return RESPONDED;
 	}
 	if (choose_fit(u, header, &u->fit, &r->choice, why, sizeof(why))) {
 		reject(req, resp, REJECT_NO_SAMPLE_TYPE, 422, "no_fitting_sample_type", why);
-		return -1;
+		return RESPONDED;
 	}
 	return 0;
 }
 
 /* Streams the samples into the chosen sample type's aggregate, the span links and, for alloc,
- * the object counts too, in one pass. 0, or 1 answered. */
+ * the object counts too, in one pass. 0, or RESPONDED with the answer written. */
 static int reduce_profile(const struct request *req, struct response *resp, const struct upload *u,
 			  struct pprof_stream *s, struct reduced *r)
 {
@@ -725,7 +730,7 @@ static int reduce_profile(const struct request *req, struct response *resp, cons
 		ingest_answer_decode_busy(req, resp, why);
 	else if (err)
 		reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
-	return err ? 1 : 0;
+	return err ? RESPONDED : 0;
 }
 
 int ingest_pprof(const struct request *req, struct response *resp, const struct upload *upload,

@@ -9,14 +9,15 @@
 #include <strings.h>
 #include <time.h>
 
+#include "crypto.h"
 #include "http/auth.h"
+#include "http/respond.h"
+#include "http/validate.h"
 #include "ingest/folded.h"
 #include "ingest/handlers.h"
-#include "crypto.h"
 #include "ingest/ingest.h"
-#include "pprof.h"
 #include "ingest/pyroscope_name.h"
-#include "http/validate.h"
+#include "pprof.h"
 
 #define DEFAULT_SAMPLE_RATE_HZ 100 /* Pyroscope's default for folded uploads */
 #define NS_PER_S 1000000000LL
@@ -235,7 +236,8 @@ out:
 /* ------------------------------------------------------------------ handler ---- */
 
 /* Pyroscope reads the body whatever its Content-Type says (its clients send octet-stream,
- * binary/octet-stream, curl's form default...), except multipart, which it parses: refused. */
+ * binary/octet-stream, curl's form default...), except multipart, which it parses: refused.
+ * 0, or RESPONDED with a 415. */
 static int check_content_type(const struct request *req, struct response *resp)
 {
 	if (!req->content_type || strncasecmp(req->content_type, "multipart/", 10) != 0)
@@ -243,7 +245,7 @@ static int check_content_type(const struct request *req, struct response *resp)
 	ingest_reject(req, resp, REJECT_CONTENT_TYPE, 415, "unsupported_media_type",
 		      "multipart uploads (pyroscope-go's) are not supported: send the profile as "
 		      "the raw body");
-	return 415;
+	return RESPONDED;
 }
 
 static int ingest_folded(const struct request *req, struct response *resp, const struct upload *u,

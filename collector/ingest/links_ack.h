@@ -6,8 +6,8 @@
 
 #include <jansson.h>
 
-#include "ingest/link_batch.h"
 #include "http/request.h"
+#include "ingest/link_batch.h"
 
 /* {"stored": n, "dropped": n} or {"stored": 0, "error": "..."}: a failure is reported there and
  * never undoes the rollups (they were committed first). */

@@ -9,9 +9,9 @@
 
 #include "arena.h"
 #include "hashtab.h"
-#include "protowire.h"
-#include "ingest/stack_agg.h"
 #include "http/validate.h"
+#include "ingest/stack_agg.h"
+#include "protowire.h"
 
 /* Frame names are numbered by content: the decoder hands out one pointer per function, so a
  * name is compared and sanitised once per function, found again by its pointer. */

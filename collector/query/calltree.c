@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query/calltree.h"
 #include "hashtab.h"
+#include "query/calltree.h"
 
 #define ARENA_CHUNK 4096
 

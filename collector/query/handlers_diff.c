@@ -11,6 +11,7 @@
 #include "query/handlers.h"
 #include "query/query.h"
 #include "query/read.h"
+#include "rfc3339.h"
 
 #define DEFAULT_DIFF_LIMIT 50
 
@@ -29,7 +30,8 @@ struct diff_side {
 
 #define SPAN_BASELINE_S 3600
 
-/* span_id= on a diff: the span's frames against its endpoint over the hour before it. */
+/* span_id= on a diff: the span's frames against its endpoint over the hour before it; 0, or
+ * RESPONDED with a 404 or 500 written. */
 static int span_diff_windows(const struct request *req, struct response *resp,
 			     struct query_params *p, struct diff_side *before,
 			     struct diff_side *after)
@@ -48,12 +50,12 @@ static int span_diff_windows(const struct request *req, struct response *resp,
 	int err = links->ops->spans(links, &q, &spans, &n);
 
 	if (err)
-		return respond_store_error(resp, err, "reading the span"), 1;
+		return respond_store_error(resp, err, "reading the span"), RESPONDED;
 	if (!n) {
 		respond_error(resp, 404, "not_found",
 			      "no %s samples of service %s are linked to span %s", p->type->name,
 			      p->service, p->span_id);
-		return 1;
+		return RESPONDED;
 	}
 	after->window = (struct query_window){spans[0].first, spans[0].last + 1};
 	before->window = (struct query_window){spans[0].first - SPAN_BASELINE_S, spans[0].first};
@@ -65,7 +67,7 @@ static int span_diff_windows(const struct request *req, struct response *resp,
 	return 0;
 }
 
-/* The time of the service's newest deploy marker; 0, or 1 with a 404 written. */
+/* The time of the service's newest deploy marker; 0, or RESPONDED with a 404 (or 500) written. */
 static int last_deploy(const struct request *req, struct response *resp, const char *service,
 		       int64_t now, int64_t *ret_at)
 {
@@ -77,7 +79,7 @@ static int last_deploy(const struct request *req, struct response *resp, const c
 	err = cp->ops->deployment_list(cp, read_environment(req), service, 0, now + 1, &d, &n);
 	if (err) {
 		respond_store_error(resp, err, "listing deployments");
-		return 1;
+		return RESPONDED;
 	}
 	if (n)
 		*ret_at = d[n - 1].time;
@@ -87,13 +89,13 @@ static int last_deploy(const struct request *req, struct response *resp, const c
 			      "anchor=last_deploy: service %s has no deploy marker "
 			      "(POST /api/apm/deployments records one)",
 			      service);
-		return 1;
+		return RESPONDED;
 	}
 	return 0;
 }
 
 /* The two windows from one of the three modes, and for an anchor inside a bucket that bucket
- * as `mixed`. 0 or an error written (returns 1). */
+ * as `mixed`. 0, or RESPONDED with an error written. */
 static int diff_windows(const struct request *req, struct response *resp, struct query_params *p,
 			struct diff_side *before, struct diff_side *after, struct diff_side *mixed,
 			bool *ret_has_mixed, const char **ret_mode)
@@ -107,7 +109,7 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 	int64_t now = read_now_s();
 
 	if (read_parse(req, resp, READ_DEFAULT_RANGE_S, p)) /* service and profile_type first */
-		return 1;
+		return RESPONDED;
 	if (p->span_id[0] && !base && !anchor && !explicit_ && !base_node) {
 		*ret_mode = "span";
 		before->node = after->node = read_node(p);
@@ -118,14 +120,14 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 			      "choose two windows one way: before_start/before_end/after_start/"
 			      "after_end, anchor=T&window=15m, base_deployment=V1&deployment=V2, "
 			      "or base_node=HEALTHY&node=SUSPECT");
-		return 1;
+		return RESPONDED;
 	}
 	before->node = after->node = read_node(p);
 	if (base_node) { /* two nodes (hosts) over the same window */
 		if (!p->has_node || !*base_node || strlen(base_node) >= STORE_NAME_MAX) {
 			respond_error(resp, 400, "bad_request",
 				      "base_node needs node (the host to compare with it)");
-			return 1;
+			return RESPONDED;
 		}
 		before->window = after->window = p->window;
 		before->deployment = after->deployment = p->has_deployment ? p->deployment : NULL;
@@ -135,11 +137,11 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 	}
 	if (base) { /* two deployments over the same window (default: the last 30 days) */
 		if (read_parse(req, resp, 30 * 86400, p))
-			return 1;
+			return RESPONDED;
 		if (!p->has_deployment || !*base || strlen(base) >= STORE_NAME_MAX) {
 			respond_error(resp, 400, "bad_request",
 				      "base_deployment needs deployment (the version to compare)");
-			return 1;
+			return RESPONDED;
 		}
 		before->window = after->window = p->window;
 		before->deployment = base;
@@ -155,14 +157,14 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 
 		if (strcmp(anchor, "last_deploy") == 0) {
 			if (last_deploy(req, resp, p->service, now, &at))
-				return 1;
+				return RESPONDED;
 			len = now - at > 0 ? now - at : BUCKET_SECONDS; /* since the deploy */
-		} else if (query_parse_time(anchor, &at) ||
+		} else if (time_text_parse(anchor, &at) ||
 			   (len_s && query_parse_duration(len_s, &len))) {
 			respond_error(resp, 400, "bad_request",
 				      "anchor must be RFC 3339, unix seconds or last_deploy and "
 				      "window a duration like 15m, 1h, 7d");
-			return 1;
+			return RESPONDED;
 		}
 		/* The bucket straddling the anchor holds data of both sides: it belongs to
 		 * neither and is answered as its own third column (`mixed`). */
@@ -186,7 +188,7 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 	    query_window_parse(read_param, req, "after_", now, 0, &after->window, err,
 			       sizeof(err))) {
 		respond_error(resp, 400, "bad_request", "%s", err);
-		return 1;
+		return RESPONDED;
 	}
 	*ret_mode = "explicit";
 	return 0;
@@ -268,7 +270,6 @@ static json_t *markers_json(const struct request *req, const char *service,
 	return arr;
 }
 
-/* Loads the two sides, and the mixed bucket with its function table when there is one. */
 /* One side of a diff: a span baseline's links by span name, else the window (rollups when
  * the side says so, even for a span_id= diff). */
 static int load_side(const struct request *req, const struct query_params *p,
@@ -293,6 +294,7 @@ static int load_side(const struct request *req, const struct query_params *p,
 				&side->data);
 }
 
+/* Loads the two sides, and the mixed bucket with its function table when there is one. */
 static int load_diff(const struct request *req, const struct query_params *p,
 		     struct diff_side *sides, bool has_mixed, struct function_table *ret_mixed)
 {

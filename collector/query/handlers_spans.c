@@ -117,22 +117,23 @@ static json_t *slowest_json(const struct span_summary *rows, size_t n, int64_t t
 	return arr;
 }
 
-/* 0, or 1 with a 400 written: the read routes' service, type, window and node, and limit. */
+/* 0, or RESPONDED with a 400 written: the read routes' service, type, window and node, and limit.
+ */
 static int parse_slowest(const struct request *req, struct response *resp, struct query_params *p,
 			 int64_t *limit)
 {
 	if (read_parse(req, resp, READ_DEFAULT_RANGE_S, p) ||
 	    read_int_param(req, resp, "limit", DEFAULT_SPANS_LIMIT, 1, MAX_SPANS_LIMIT, limit))
-		return 1;
+		return RESPONDED;
 	if (p->trace_id[0])
 		return respond_error(resp, 400, "bad_request",
 				     "trace_id: the spans of a trace are GET "
 				     "/api/apm/traces/{trace_id}/profile"),
-		       1;
+		       RESPONDED;
 	if (p->has_deployment) /* never ignored in silence */
 		return respond_error(resp, 400, "bad_request",
 				     "deployment: span links do not record the deployment"),
-		       1;
+		       RESPONDED;
 	return 0;
 }
 

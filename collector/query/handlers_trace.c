@@ -9,14 +9,15 @@
 
 #include "collector.h"
 #include "control/config.h"
-#include "query/handlers.h"
-#include "ingest/links_ack.h"
-#include "query/query.h"
-#include "query/params.h"
-#include "query/read.h"
 #include "http/respond.h"
+#include "ingest/links_ack.h"
 #include "ingest/span_context.h"
+#include "query/handlers.h"
+#include "query/params.h"
+#include "query/query.h"
+#include "query/read.h"
 #include "query/span_tree.h"
+#include "store/store_fault.h"
 
 #define TRACES_PREFIX "/api/apm/traces/"
 #define SPAN_TOP_FUNCTIONS 5
@@ -95,7 +96,7 @@ static json_t *span_json(const struct request *req, const struct span_link_query
 					: json_null());
 		json_object_set_new(doc, "children", span_children_json(family.resolved, family.n));
 	}
-	span_family_free(&family);
+	span_family__release(&family);
 	return doc;
 }
 
@@ -142,6 +143,7 @@ static json_t *reason_json(const struct request *req, const char *service)
 			 "not label samples with span ids");
 }
 
+/* The trace id and the filters; 0, or RESPONDED with a 400 written. */
 static int parse_trace_query(const struct request *req, struct response *resp,
 			     char trace_id[TRACE_ID_HEX], struct span_link_query *q)
 {
@@ -151,17 +153,17 @@ static int parse_trace_query(const struct request *req, struct response *resp,
 	if (!path_trace_id(req->path, trace_id))
 		return respond_error(resp, 400, "bad_request",
 				     "trace id must be 1 to 32 hex digits, not all zeros"),
-		       1;
+		       RESPONDED;
 	if (type && !profile_type_lookup(type))
 		return respond_error(resp, 400, "bad_request",
 				     "unknown profile_type \"%.40s\" (cpu, wall, offcpu, heap, "
 				     "alloc or lock)",
 				     type),
-		       1;
+		       RESPONDED;
 	memset(q, 0, sizeof(*q));
 	if (query_param_bool(request_param, req, "include_children", &q->include_children, why,
 			     sizeof(why)))
-		return respond_error(resp, 400, "bad_request", "%s", why), 1;
+		return respond_error(resp, 400, "bad_request", "%s", why), RESPONDED;
 	q->environment = req->token->environment;
 	q->service = request_query(req, "service");
 	q->profile_type = type;
@@ -194,14 +196,15 @@ int handle_trace_profile(const struct request *req, struct response *resp)
 	if (parse_trace_query(req, resp, trace_id, &q))
 		return 0;
 	err = ls->ops->spans(ls, &q, &spans, &n);
-	if (err)
+	if (err) {
 		return respond_error(resp, 500, "store_error", "reading the trace's links: %s",
-				     strerror(-err));
+				     store_strerror(err));
+	}
 	seed_family_rows(&q, spans, n, &family_rows);
 	arr = json_array();
 	for (size_t i = 0; arr && i < n; i++)
 		json_array_append_new(arr, span_json(req, &q, &spans[i], &family_rows));
-	span_rows_cache_free(&family_rows);
+	span_rows_cache__release(&family_rows);
 	free(spans);
 	doc = json_pack("{s:s, s:s?, s:i, s:o, s:o}", "trace_id", trace_id, "service", q.service,
 			"link_retention_hours", req->collector->opts.link_retention_hours, "spans",

@@ -10,8 +10,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "query/params.h"
+#include "duration.h"
 #include "ingest/span_context.h"
+#include "query/params.h"
+#include "rfc3339.h"
 
 #define MAX_WINDOW_SECONDS (400LL * 86400)
 
@@ -49,111 +51,16 @@ static int fail(char *err, size_t err_len, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* Reads exactly n digits. */
-static int digits(const char **p, int n, int *ret)
-{
-	int v = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (!isdigit((unsigned char)(*p)[i]))
-			return -EINVAL;
-		v = v * 10 + ((*p)[i] - '0');
-	}
-	*p += n;
-	*ret = v;
-	return 0;
-}
-
-static int expect(const char **p, const char *chars)
-{
-	if (**p == '\0' || !strchr(chars, **p))
-		return -EINVAL;
-	(*p)++;
-	return 0;
-}
-
-static int parse_rfc3339(const char *s, int64_t *ret)
-{
-	struct tm tm = {0};
-	int year, mon, day, hour, min, sec, off_h = 0, off_m = 0, sign = 0;
-	const char *p = s;
-
-	if (digits(&p, 4, &year) || expect(&p, "-") || digits(&p, 2, &mon) || expect(&p, "-") ||
-	    digits(&p, 2, &day) || expect(&p, "Tt ") || digits(&p, 2, &hour) || expect(&p, ":") ||
-	    digits(&p, 2, &min) || expect(&p, ":") || digits(&p, 2, &sec))
-		return -EINVAL;
-	if (*p == '.') { /* fractional seconds: ignored, reads are per second */
-		p++;
-		if (!isdigit((unsigned char)*p))
-			return -EINVAL;
-		while (isdigit((unsigned char)*p))
-			p++;
-	}
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if (*p == '+' || *p == '-') {
-		sign = *p == '+' ? 1 : -1;
-		p++;
-		if (digits(&p, 2, &off_h) || expect(&p, ":") || digits(&p, 2, &off_m))
-			return -EINVAL;
-	} else {
-		return -EINVAL;
-	}
-	if (*p != '\0' || mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 ||
-	    sec > 60 || off_h > 23 || off_m > 59)
-		return -EINVAL;
-	tm.tm_year = year - 1900;
-	tm.tm_mon = mon - 1;
-	tm.tm_mday = day;
-	tm.tm_hour = hour;
-	tm.tm_min = min;
-	tm.tm_sec = sec;
-	*ret = (int64_t)timegm(&tm) - sign * (off_h * 3600 + off_m * 60);
-	return 0;
-}
-
-int query_parse_time(const char *s, int64_t *ret)
-{
-	char *end;
-	long long v;
-
-	if (!s || !*s)
-		return -EINVAL;
-	if (isdigit((unsigned char)s[0]) && !strchr(s, '-') && !strchr(s, ':')) {
-		errno = 0;
-		v = strtoll(s, &end, 10);
-		if (errno || *end != '\0' || v < 0 || v > 253402300799LL) /* year 9999 */
-			return -EINVAL;
-		*ret = v;
-		return 0;
-	}
-	return parse_rfc3339(s, ret);
-}
-
 int query_parse_duration(const char *s, int64_t *ret_seconds)
 {
-	char *end;
-	long long v, unit;
+	int64_t ms;
 
-	if (!s || !isdigit((unsigned char)s[0]))
+	/* A window names a unit of a second or more ("15m", "7d"): bare numbers and ms are
+	 * refused here, though the shared grammar has them. */
+	if (!duration_has_seconds_unit(s) || duration_parse_ms(s, &ms) || ms <= 0 ||
+	    ms / 1000 > MAX_WINDOW_SECONDS)
 		return -EINVAL;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || v <= 0)
-		return -EINVAL;
-	if (strcmp(end, "s") == 0)
-		unit = 1;
-	else if (strcmp(end, "m") == 0)
-		unit = 60;
-	else if (strcmp(end, "h") == 0)
-		unit = 3600;
-	else if (strcmp(end, "d") == 0)
-		unit = 86400;
-	else
-		return -EINVAL;
-	if (v > MAX_WINDOW_SECONDS / unit)
-		return -EINVAL;
-	*ret_seconds = v * unit;
+	*ret_seconds = ms / 1000;
 	return 0;
 }
 
@@ -209,11 +116,11 @@ int query_window_parse(param_getter get, const void *ctx, const char *prefix, in
 	} else if (start || end) {
 		if (!start || !end)
 			return fail(err, err_len, "%s and %s go together", k_start, k_end);
-		if (query_parse_time(start, &w.start))
+		if (time_text_parse(start, &w.start))
 			return fail(err, err_len,
 				    "%s \"%.40s\" is neither RFC 3339 nor unix seconds", k_start,
 				    start);
-		if (query_parse_time(end, &w.end))
+		if (time_text_parse(end, &w.end))
 			return fail(err, err_len,
 				    "%s \"%.40s\" is neither RFC 3339 nor unix seconds", k_end,
 				    end);

@@ -56,12 +56,9 @@ struct query_params {
 	char node[STORE_NAME_MAX];
 };
 
-/* Parses a time: RFC 3339 ("2024-05-01T12:00:00Z", "+02:00" offsets, fractional seconds
- * ignored) or unix seconds. 0 or -EINVAL. */
-int query_parse_time(const char *s, int64_t *ret);
-
 /* Parses a duration preset or a plain duration: "15m", "1h", "6h", "24h", "7d", "30d",
- * also "90s", "2h" ... (seconds, > 0, ≤ 400 days). 0 or -EINVAL. */
+ * also "90s", "2h" ... (seconds, > 0, ≤ 400 days; lib/duration.h's grammar with a unit of
+ * a second or more). 0 or -EINVAL. */
 int query_parse_duration(const char *s, int64_t *ret_seconds);
 
 /* Floors start and ceils end to BUCKET_SECONDS: reads touch whole buckets. */

@@ -11,6 +11,7 @@
 #include "query/query.h"
 #include "query/read.h"
 #include "query/span_tree.h"
+#include "store/store_fault.h"
 
 const char *read_param(const void *ctx, const char *key)
 {
@@ -31,7 +32,7 @@ const char *read_environment(const struct request *req)
 
 int respond_store_error(struct response *resp, int err, const char *what)
 {
-	return respond_error(resp, 500, "store_error", "%s failed: %s", what, strerror(-err));
+	return respond_error(resp, 500, "store_error", "%s failed: %s", what, store_strerror(err));
 }
 
 /* The seconds of w that have happened: a window reaching into the current bucket covers
@@ -77,7 +78,7 @@ json_t *read_response_head(const struct query_params *p, struct query_window w, 
 	return doc;
 }
 
-/* 0, or 1 with a 400 written. */
+/* 0, or RESPONDED with a 400 written. */
 int read_parse(const struct request *req, struct response *resp, int64_t default_range,
 	       struct query_params *p)
 {
@@ -85,7 +86,7 @@ int read_parse(const struct request *req, struct response *resp, int64_t default
 
 	if (query_params_parse(read_param, req, read_now_s(), default_range, p, err, sizeof(err))) {
 		respond_error(resp, 400, "bad_request", "%s", err);
-		return 1;
+		return RESPONDED;
 	}
 	return 0;
 }
@@ -137,19 +138,19 @@ int read_prepare(const struct request *req, struct response *resp, struct query_
 	int err;
 
 	if (read_parse(req, resp, READ_DEFAULT_RANGE_S, p))
-		return 1;
+		return RESPONDED;
 	if (p->include_children) {
 		err = load_span_window(req, p, p->window, read_node(p), w, &family);
 		p->family_spans = family.n;
 		p->family_resolved = family.resolved;
-		span_family_free(&family);
+		span_family__release(&family);
 	} else {
 		err = read_load_window(req, p, p->window, p->has_deployment ? p->deployment : NULL,
 				       read_node(p), w);
 	}
 	if (err) {
 		respond_store_error(resp, err, "merging the window");
-		return 1;
+		return RESPONDED;
 	}
 	return 0;
 }
@@ -161,7 +162,7 @@ int read_int_param(const struct request *req, struct response *resp, const char 
 
 	if (query_param_int(read_param, req, key, def, min, max, ret, err, sizeof(err))) {
 		respond_error(resp, 400, "bad_request", "%s", err);
-		return 1;
+		return RESPONDED;
 	}
 	return 0;
 }

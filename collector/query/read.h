@@ -43,16 +43,16 @@ json_t *read_response_head(const struct query_params *p, struct query_window w, 
  * children could not be resolved and only the span itself is counted. */
 json_t *span_children_json(bool resolved, size_t spans);
 
-/* The parameters every read route takes; 0, or 1 with a 400 written. */
+/* The parameters every read route takes; 0, or RESPONDED with a 400 written. */
 int read_parse(const struct request *req, struct response *resp, int64_t default_range,
 	       struct query_params *p);
 /* Merges one window and applies the gauge rule (heap); 0 or -errno. */
 int read_load_window(const struct request *req, const struct query_params *p, struct query_window w,
 		     const char *deployment, const char *node, struct merged_window *ret);
-/* Parses the common parameters and loads the window; 0, or 1 with resp filled. */
+/* Parses the common parameters and loads the window; 0, or RESPONDED (resp filled). */
 int read_prepare(const struct request *req, struct response *resp, struct query_params *p,
 		 struct merged_window *w);
-/* An integer parameter in [min, max], def when absent; 0, or 1 with a 400 written. */
+/* An integer parameter in [min, max], def when absent; 0, or RESPONDED with a 400 written. */
 int read_int_param(const struct request *req, struct response *resp, const char *key, int64_t def,
 		   int64_t min, int64_t max, int64_t *ret);
 

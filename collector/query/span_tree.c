@@ -82,7 +82,7 @@ int span_rows_cache_put(struct span_rows_cache *c, const char *trace_id,
 	return 0;
 }
 
-void span_rows_cache_free(struct span_rows_cache *c)
+void span_rows_cache__release(struct span_rows_cache *c)
 {
 	for (size_t i = 0; i < c->n; i++)
 		free(c->traces[i].rows);
@@ -212,7 +212,7 @@ int span_family_resolve(struct link_store *s, const struct span_link_query *q,
 	return span_family_resolve_cached(s, q, NULL, ret);
 }
 
-void span_family_free(struct span_family *f)
+void span_family__release(struct span_family *f)
 {
 	free(f->ids);
 	memset(f, 0, sizeof(*f));
@@ -236,6 +236,6 @@ int span_links_merge(struct link_store *s, const struct span_link_query *q, bool
 	if (ret_family && !rc)
 		*ret_family = f;
 	else
-		span_family_free(&f);
+		span_family__release(&f);
 	return rc;
 }

@@ -37,7 +37,7 @@ struct span_rows_cache {
 /* Keeps a copy of rows as trace_id's. 0 or -ENOMEM. */
 int span_rows_cache_put(struct span_rows_cache *c, const char *trace_id,
 			const struct span_summary *rows, size_t n);
-void span_rows_cache_free(struct span_rows_cache *c);
+void span_rows_cache__release(struct span_rows_cache *c);
 
 /* The family of q->span_id (q's environment; every service and type, any time: a chain
  * of parents may pass through other services). 0 or -errno. */
@@ -46,7 +46,7 @@ int span_family_resolve(struct link_store *s, const struct span_link_query *q,
 /* The same, with the trace rows taken from and kept in cache (NULL: none). */
 int span_family_resolve_cached(struct link_store *s, const struct span_link_query *q,
 			       struct span_rows_cache *cache, struct span_family *ret);
-void span_family_free(struct span_family *f);
+void span_family__release(struct span_family *f);
 
 /* q's links, and with include_children those of the span's whole family (its resolution in
  * *ret_family when not NULL; freed by the caller; trace rows through cache when not NULL).

@@ -14,7 +14,7 @@ const enum unwind_figure_kind unwind_figure_kinds[UNWIND_FIGURE__COUNT] = {
     UNWIND_FIGURES(UNWIND_FIGURE_KIND)};
 #undef UNWIND_FIGURE_KIND
 
-void audit_records_free(struct audit_record *a, size_t n)
+void audit_records__free(struct audit_record *a, size_t n)
 {
 	if (!a)
 		return;

@@ -57,7 +57,7 @@ struct audit_record {
 	char token_name[STORE_NAME_MAX];
 	char environment[STORE_NAME_MAX];
 	char service[STORE_NAME_MAX]; /* "" for the environment itself */
-	char *before_json;	      /* malloc'd by list functions; freed by audit_records_free */
+	char *before_json;	      /* malloc'd by list functions; freed by audit_records__free */
 	char *after_json;
 };
 
@@ -175,7 +175,7 @@ struct cp_store {
 	const struct cp_store_ops *ops;
 };
 
-void audit_records_free(struct audit_record *a, size_t n);
+void audit_records__free(struct audit_record *a, size_t n);
 
 /* ===================================== profile store ===================================== */
 

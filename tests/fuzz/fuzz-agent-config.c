@@ -9,7 +9,7 @@
 
 #include "../../agent/control/agent_config.h"
 #include "../../agent/control/config_file.h"
-#include "../../agent/duration.h"
+#include "duration.h"
 #include "../../agent/sampling/pipeline.h"
 #include "../../agent/service/service_rules.h"
 
@@ -23,8 +23,9 @@ static void check_served(const char *json, size_t len)
 		return;
 	if (c.upload_interval_s < UPLOAD_INTERVAL_MIN_S ||
 	    c.upload_interval_s > UPLOAD_INTERVAL_MAX_S ||
-	    c.poll_interval_s < POLL_INTERVAL_MIN_S || c.poll_interval_s > POLL_INTERVAL_MAX_S ||
-	    c.sample_rate_hz < SAMPLE_RATE_MIN_HZ || c.sample_rate_hz > SAMPLE_RATE_MAX_HZ)
+	    c.poll_interval_s < POLL_INTERVAL_APPLIED_MIN_S ||
+	    c.poll_interval_s > POLL_INTERVAL_MAX_S || c.sample_rate_hz < SAMPLE_RATE_MIN_HZ ||
+	    c.sample_rate_hz > SAMPLE_RATE_MAX_HZ)
 		abort(); /* the clamp did not hold */
 	for (size_t i = 0; i < c.n_services; i++) {
 		const struct agent_service_config *s = &c.services[i];

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "query/params.h"
+#include "rfc3339.h"
 
 #define MAX_PARAMS 16
 
@@ -60,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size] = '\0';
 	split(text, &p);
 	for (size_t i = 0; i < p.n; i++) {
-		(void)query_parse_time(p.values[i], &v);
+		(void)time_text_parse(p.values[i], &v);
 		if (query_parse_duration(p.values[i], &v) == 0 && v <= 0)
 			abort();
 		(void)profile_type_lookup(p.values[i]);

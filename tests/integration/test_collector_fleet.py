@@ -159,11 +159,11 @@ class Migrations(unittest.TestCase):
                                 "--profile-store", self.ch], capture_output=True, text=True)
         self.assertEqual(first.returncode, 0, first.stderr)
         self.assertIn("PostgreSQL): schema version 0 -> 2", first.stderr)  # 2: settings.offcpu_enabled
-        self.assertIn("ClickHouse): schema version 0 -> 3", first.stderr)  # 3: stacks by day
+        self.assertIn("ClickHouse): schema version 0 -> 4", first.stderr)  # 4: 128-bit stacks
         again = subprocess.run([self.c.binary, "migrate", "--control-store", self.pg,
                                 "--profile-store", self.ch], capture_output=True, text=True)
         self.assertEqual(again.returncode, 0, again.stderr)
-        self.assertIn("schema version 3 -> 3", again.stderr)
+        self.assertIn("schema version 4 -> 4", again.stderr)
 
     def test_a_password_in_the_clickhouse_url_is_refused(self):
         import subprocess
@@ -190,7 +190,7 @@ class Migrations(unittest.TestCase):
         r = subprocess.run([self.c.binary, "migrate", "--config", path], capture_output=True,
                            text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("ClickHouse): schema version 0 -> 3", r.stderr)
+        self.assertIn("ClickHouse): schema version 0 -> 4", r.stderr)
 
 
 class FleetTiers(sqlite_tiers.Tiers):
@@ -206,7 +206,8 @@ class FleetTiers(sqlite_tiers.Tiers):
 
     def tier_sum(self, table, lo, hi):
         return int(self.c.clickhouse(
-            "SELECT sum(value) FROM {db}.%s WHERE stack_hash != 0 AND bucket >= %d"
+            "SELECT sum(value) FROM {db}.%s WHERE stack_hash != toFixedString('', 16)"
+            " AND bucket >= %d"
             " AND bucket < %d" % (table, lo, hi)))
 
     def test_backdated_uploads_into_folded_hours_and_days_are_counted(self):
@@ -386,6 +387,16 @@ class ServersDown(unittest.TestCase):
                 status, doc = c.upload(tok, wall(5), "pgdown", "wall",
                                        params={"upload_id": "pgdown-1"})
                 self.assertEqual(status, 503, doc)
+                # The cause is named: in the answer, /healthz and /metrics.
+                self.assertIn("the database server is unreachable (postgresql: ",
+                              doc["detail"])
+                fault = c.get_json("/healthz")[1]["faults"]
+                self.assertEqual((list(fault), fault["control"]["backend"],
+                                  fault["control"]["cause"]),
+                                 (["control"], "postgresql", "unreachable"))
+                unreachable = c.metrics()[
+                    'roottrace_store_failures_total{backend="postgresql",cause="unreachable"}']
+                self.assertGreaterEqual(unreachable, 1)
             finally:
                 pg.start_again()
             deadline = time.time() + 30  # each pooled connection retries after its backoff
@@ -394,7 +405,8 @@ class ServersDown(unittest.TestCase):
                 status = c.put_json("/api/apm/config", eng, {"sample_rate_hz": 50})[0]
                 time.sleep(0.2)
             self.assertEqual(status, 200)
-            self.assertEqual(c.get_json("/healthz")[1]["status"], "ok")
+            health = c.get_json("/healthz")[1]
+            self.assertEqual((health["status"], health["faults"]), ("ok", {}))
             self.assertEqual(c.get_json("/api/apm/config", tok)[1]["sample_rate_hz"], 50)
             status, doc = c.upload(tok, wall(5), "pgdown", "wall",
                                    params={"upload_id": "pgdown-1"})
@@ -415,10 +427,15 @@ class ServersDown(unittest.TestCase):
                 status, doc = c.upload(tok, wall(40), "down", "wall",
                                        params={"upload_id": "retried-1"})
                 self.assertEqual(status, 503, doc)
+                self.assertIn("the database server is unreachable (clickhouse: ",
+                              doc["detail"])
                 health = c.get_json("/healthz")[1]
                 self.assertEqual((health["stores"], health["backends"]),
                                  ({"control": "ok", "profiles": "unreachable"},
                                   {"control": "postgresql", "profiles": "clickhouse"}))
+                self.assertEqual((health["faults"]["profiles"]["backend"],
+                                  health["faults"]["profiles"]["cause"]),
+                                 ("clickhouse", "unreachable"))
                 after = c.metrics()
             finally:
                 ch.start_again()
@@ -427,10 +444,15 @@ class ServersDown(unittest.TestCase):
             self.assertGreater(after[errors % "clickhouse"], before[errors % "clickhouse"])
             self.assertEqual(after[errors % "postgresql"], before[errors % "postgresql"])
             self.assertEqual(after[failures], before[failures] + 1)
+            unreachable = 'roottrace_store_failures_total{backend="clickhouse",cause="unreachable"}'
+            self.assertGreater(after[unreachable], before[unreachable])
+            self.assertEqual(
+                after['roottrace_store_fault{backend="clickhouse",cause="unreachable"}'], 1)
             status, doc = c.upload(tok, wall(40), "down", "wall",
                                    params={"upload_id": "retried-1"})
             self.assertEqual((status, doc["duplicate"]), (200, False), doc)
             self.assertEqual(c.stored_total("down", "wall"), 140)
+            self.assertEqual(c.get_json("/healthz")[1]["faults"], {})
 
 
 if __name__ == "__main__":

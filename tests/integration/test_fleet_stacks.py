@@ -6,10 +6,12 @@
 # retention every read of the kept days (flame graph, top, collapsed, export, span and trace
 # reads) answers exactly as before, and the stacks only dropped days named are gone; two
 # collectors (one a day behind) ingesting while both prune leave no row without its stack. A
-# store at schema version 2 with data, migrated, answers the same and keeps every stack hash.
+# store at schema version 2 or 3 with data (stacks named by their old 64-bit identity),
+# migrated to v4 (128-bit identities), answers the same, and new uploads add up with its rows.
 import contextlib
 import gzip
 import os
+import re
 import subprocess
 import threading
 import time
@@ -134,8 +136,10 @@ class StacksRetention(unittest.TestCase):
         for d in days:
             out["span%d" % d] = self.get("/api/apm/profiles/flamegraph",
                                          dict(window, span_id=span(d)["span_id"])).decode()
-            out["trace%d" % d] = self.get("/api/apm/traces/%s/profile" % (TRACE % d),
-                                          {"service": "api", "start": start, "end": end}).decode()
+            trace = self.get("/api/apm/traces/%s/profile" % (TRACE % d),
+                             {"service": "api", "start": start, "end": end}).decode()
+            # the answer names --link-retention-hours, which the tests change between reads
+            out["trace%d" % d] = re.sub(r'"link_retention_hours":\d+,', "", trace)
         return out
 
     def retention(self, args, gone_before):
@@ -159,7 +163,8 @@ class StacksRetention(unittest.TestCase):
     def dangling(self):
         """Rows of rollups, its tiers and span_links naming a stack the dictionary lacks."""
         return {t: int(self.c.clickhouse(
-            "SELECT count() FROM {db}.%s WHERE stack_hash != 0 AND stack_hash NOT IN"
+            "SELECT count() FROM {db}.%s WHERE stack_hash != toFixedString('', 16)"
+            " AND stack_hash NOT IN"
             " (SELECT stack_hash FROM {db}.stacks)" % t))
             for t in ("rollups", "rollups_hour", "rollups_day", "span_links")}
 
@@ -284,7 +289,8 @@ class ConcurrentRetention(unittest.TestCase):
         self.assertEqual(read, expected)
         for t in ("rollups", "rollups_hour", "rollups_day", "span_links"):
             self.assertEqual(self.a.clickhouse(
-                "SELECT count() FROM {db}.%s WHERE stack_hash != 0 AND stack_hash NOT IN"
+                "SELECT count() FROM {db}.%s WHERE stack_hash != toFixedString('', 16)"
+                " AND stack_hash NOT IN"
                 " (SELECT stack_hash FROM {db}.stacks)" % t).strip(), "0", t)
 
     def oldest_days(self):
@@ -294,61 +300,131 @@ class ConcurrentRetention(unittest.TestCase):
             " AND table = '%s' AND active" % t)) for t in ("rollups", "stacks"))
 
 
+SERIES = ("environment String, service String, profile_type String, deployment String,"
+          " node String")
+SERIES_KEY = "environment, service, profile_type, deployment, node"
+NO_STACK = "toFixedString('', 16)"
+# A stack's identity before schema v4: the first 8 bytes of the SHA-256 of its joined frames.
+OLD_ID = "reinterpretAsUInt64(substring(SHA256(frames), 1, 8))"
+
+
+def old_store_sql(version):
+    """What a store at schema version 2 or 3 had, made from the current tables: every stack
+    named by its old identity, the views as those versions made them."""
+    tier = ("CREATE TABLE {db}.%s_old(" + SERIES + ", bucket UInt32, stack_hash UInt64,"
+            " value Int64) ENGINE = SummingMergeTree(value) PARTITION BY intDiv(bucket, 86400)"
+            " ORDER BY (" + SERIES_KEY + ", bucket, stack_hash)")
+    old = "if(stack_hash = %s, toUInt64(0), old)" % NO_STACK
+    joined = " ANY LEFT JOIN (SELECT new AS stack_hash, old FROM {db}.idmap) USING stack_hash"
+    stacks = ("CREATE TABLE {db}.stacks_old(stack_hash UInt64, frames String, day UInt32)"
+              " ENGINE = ReplacingMergeTree PARTITION BY day ORDER BY stack_hash"
+              if version == 3 else
+              "CREATE TABLE {db}.stacks_old(stack_hash UInt64, frames String)"
+              " ENGINE = ReplacingMergeTree ORDER BY stack_hash")
+    sql = ["CREATE TABLE {db}.idmap ENGINE = Memory AS SELECT stack_hash AS new, %s AS old"
+           " FROM (SELECT stack_hash, any(frames) AS frames FROM {db}.stacks"
+           " GROUP BY stack_hash)" % OLD_ID]
+    sql += ["DROP TABLE {db}.%s_mv" % v for v in (
+        "rollups_hour", "rollups_day", "uploads", "span_traces", "span_roots", "span_names")]
+    sql += [stacks,
+            "INSERT INTO {db}.stacks_old SELECT %s, any(frames)%s FROM {db}.stacks GROUP BY"
+            " stack_hash" % (OLD_ID.replace("frames", "any(frames)"),
+                             ", any(day)" if version == 3 else ""),
+            "CREATE TABLE {db}.rollups_old(" + SERIES + ", bucket UInt32, stack_hash UInt64,"
+            " value Int64, period Int64, received_at UInt32) ENGINE = SummingMergeTree(value)"
+            " PARTITION BY intDiv(bucket, 86400) ORDER BY (" + SERIES_KEY + ", bucket,"
+            " stack_hash)",
+            "INSERT INTO {db}.rollups_old SELECT " + SERIES_KEY + ", bucket, " + old +
+            ", value, period, received_at FROM {db}.rollups" + joined,
+            tier % "rollups_hour",
+            "INSERT INTO {db}.rollups_hour_old SELECT " + SERIES_KEY + ", bucket, " + old +
+            ", value FROM {db}.rollups_hour" + joined,
+            tier % "rollups_day",
+            "INSERT INTO {db}.rollups_day_old SELECT " + SERIES_KEY + ", bucket, " + old +
+            ", value FROM {db}.rollups_day" + joined,
+            "CREATE TABLE {db}.span_links_old(environment String, time UInt32, service String,"
+            " profile_type String, trace_id String, span_id String, parent_span_id String,"
+            " root_span_id String, span_name String, node String, stack_hash UInt64,"
+            " value Int64, samples Int64) ENGINE = MergeTree PARTITION BY intDiv(time, 86400)"
+            " ORDER BY (environment, span_id, time) SETTINGS index_granularity = 1024",
+            "INSERT INTO {db}.span_links_old SELECT environment, time, service, profile_type,"
+            " trace_id, span_id, parent_span_id, root_span_id, span_name, node, " + old +
+            ", value, samples FROM {db}.span_links" + joined]
+    for t in ("stacks", "rollups", "rollups_hour", "rollups_day", "span_links"):
+        sql += ["DROP TABLE {db}.%s" % t, "RENAME TABLE {db}.%s_old TO {db}.%s" % (t, t)]
+    for t, unit in (("rollups_hour", 3600), ("rollups_day", 86400)):
+        sql.append("CREATE MATERIALIZED VIEW {db}.%s_mv TO {db}.%s AS SELECT %s,"
+                   " toUInt32(intDiv(bucket, %d) * %d) AS bucket, stack_hash, value"
+                   " FROM {db}.rollups WHERE stack_hash != 0" % (t, t, SERIES_KEY, unit, unit))
+    sql.append("CREATE MATERIALIZED VIEW {db}.uploads_mv TO {db}.uploads AS SELECT " +
+               SERIES_KEY + ", bucket, sumState(value) AS uploads, maxState(received_at) AS"
+               " last_upload, argMaxState(period, received_at) AS period FROM {db}.rollups"
+               " WHERE stack_hash = 0 GROUP BY " + SERIES_KEY + ", bucket")
+    for t, key in (("span_traces", "trace_id"), ("span_roots", "root_span_id"),
+                   ("span_names", "span_name")):
+        sql.append("CREATE MATERIALIZED VIEW {db}.%s_mv TO {db}.%s AS SELECT environment, %s,"
+                   " time, span_id FROM {db}.span_links WHERE %s != ''" % (t, t, key, key))
+    sql += ["DROP TABLE {db}.idmap", "DROP TABLE {db}.schema_migrations",
+            "CREATE TABLE {db}.schema_migrations(version UInt32, applied_at UInt32)"
+            " ENGINE = TinyLog",
+            "INSERT INTO {db}.schema_migrations VALUES " +
+            ", ".join("(%d, %d)" % (v, v) for v in range(1, version + 1))]
+    return sql
+
+
 class SchemaUpgrade(unittest.TestCase):
-    """A store at ClickHouse schema version 2 (one unpartitioned stacks table) with data:
-    migrate copies every stack into the v3 table, and the reads answer the same."""
+    """A store written at schema version 2 or 3 (stacks named by their old 64-bit identity),
+    migrated to v4 (128-bit identities): every read answers as before, and uploads after the
+    upgrade (the same stacks under their new identity) add up with the old rows exactly as in
+    a store that only ever had v4."""
     maxDiff = None
 
     def setUp(self):
         require_servers_and_faketime()
         self.c = Collector(backend="fleet", start=False)
+        self.now = int(time.time())
+        self.window = {"service": "api", "profile_type": "cpu", "start": self.now - 3 * DAY,
+                       "end": self.now + 3 * DAY}
 
     def tearDown(self):
         self.c.close()
 
-    def stack_hashes(self):
-        return sorted(self.c.clickhouse("SELECT DISTINCT stack_hash FROM {db}.stacks").split())
-
-    def to_version_2(self):
-        """The v3 database made what version 2 left: v1's stacks table, versions 1 and 2."""
-        for sql in (
-                "CREATE TABLE {db}.stacks_old(stack_hash UInt64, frames String)"
-                " ENGINE = ReplacingMergeTree ORDER BY stack_hash",
-                "INSERT INTO {db}.stacks_old SELECT stack_hash, frames FROM {db}.stacks",
-                "DROP TABLE {db}.stacks",
-                "RENAME TABLE {db}.stacks_old TO {db}.stacks",
-                "DROP TABLE {db}.schema_migrations",
-                "CREATE TABLE {db}.schema_migrations(version UInt32, applied_at UInt32)"
-                " ENGINE = TinyLog",
-                "INSERT INTO {db}.schema_migrations VALUES (1, 1), (2, 2)"):
-            self.c.clickhouse(sql)
-
-    def test_a_version_2_store_migrated_answers_the_same(self):
-        tok = self.c.create_token("collector")
-        viewer = self.c.create_token("user", role="viewer")
-        now = int(time.time())
-        self.c.start()
-        for i, at in enumerate((now - 2 * DAY, now - DAY, now, now + 2 * DAY)):
-            status, doc = self.c.upload(tok, cpu([(["main", "serve"], 100, {}),
-                                                  (["main", "only%d" % i], 10 + i, span(i))],
-                                                 at), "api", "cpu")
+    def upload_days(self, c, tok):
+        for i, at in enumerate((self.now - 2 * DAY, self.now - DAY, self.now,
+                                self.now + 2 * DAY)):
+            status, doc = c.upload(tok, cpu([(["main", "serve"], 100, {}),
+                                             (["main", "only%d" % i], 10 + i, span(i))],
+                                            at), "api", "cpu")
             self.assertEqual(status, 200, doc)
-        window = {"service": "api", "profile_type": "cpu", "start": now - 3 * DAY,
-                  "end": now + 3 * DAY}
 
-        def reads():
-            out = [without_window(self.c.get_json("/api/apm/profiles/" + p, viewer,
-                                                  params=window))
-                   for p in ("flamegraph", "top")]
-            out += [self.c.get_json("/api/apm/traces/%s/profile" % (TRACE % i), viewer,
-                                    params={"service": "api", "start": window["start"],
-                                            "end": window["end"]}) for i in range(4)]
-            return out
+    def reads(self, c, viewer):
+        out = [without_window(c.get_json("/api/apm/profiles/" + p, viewer, params=self.window))
+               for p in ("flamegraph", "top")]
+        out += [c.get_json("/api/apm/traces/%s/profile" % (TRACE % i), viewer,
+                           params={"service": "api", "start": self.window["start"],
+                                   "end": self.window["end"]}) for i in range(4)]
+        status, _, body = c.request("GET", "/api/apm/profiles/collapsed", viewer,
+                                    params=self.window)
+        out.append((status, sorted(body.decode().splitlines())))
+        status, _, body = c.request("GET", "/api/apm/profiles/export", viewer, params=self.window)
+        export = pprof_py.parse(gzip.decompress(body))  # one sample per stack
+        out.append((status, sorted((s.root_first, tuple(s.values)) for s in export.samples)))
+        return out
 
-        before = reads()
-        hashes = self.stack_hashes()
+    def stacks(self):
+        return sorted(self.c.clickhouse("SELECT DISTINCT replaceAll(frames, '\\n', ';')"
+                                        " FROM {db}.stacks").split())
+
+    def old_rows(self):
+        """Rows of rollups naming a stack by its old identity (the last 8 bytes zero)."""
+        return int(self.c.clickhouse(
+            "SELECT count() FROM {db}.rollups WHERE stack_hash != %s AND"
+            " reinterpretAsUInt64(substring(stack_hash, 9, 8)) = 0" % NO_STACK))
+
+    def migrate(self, version):
         self.c.stop()
-        self.to_version_2()
+        for sql in old_store_sql(version):
+            self.c.clickhouse(sql)
         with self.assertRaises(RuntimeError) as refused:
             self.c.start()
         self.assertIn("migrate", str(refused.exception))
@@ -356,14 +432,44 @@ class SchemaUpgrade(unittest.TestCase):
                             "--profile-store", self.c.ch_url], capture_output=True, text=True,
                            timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("ClickHouse): schema version 2 -> 3", r.stderr)
-        self.assertEqual(self.stack_hashes(), hashes)
+        self.assertIn("ClickHouse): schema version %d -> 4" % version, r.stderr)
+        self.assertEqual(self.c.clickhouse("EXISTS TABLE {db}.rollups_v3").strip(), "0")
+        self.c.start()
+
+    def test_a_version_2_store_migrated_answers_the_same(self):
+        tok = self.c.create_token("collector")
+        viewer = self.c.create_token("user", role="viewer")
+        self.c.start()
+        self.upload_days(self.c, tok)
+        before, stacks = self.reads(self.c, viewer), self.stacks()
+        self.migrate(2)
+        self.assertEqual(self.stacks(), stacks)
         # every stack in the partition of the latest day a row names: the upload 2 days ahead
         self.assertEqual(self.c.clickhouse("SELECT DISTINCT day FROM {db}.stacks").split(),
-                         [str(now // DAY + 2)])
+                         [str(self.now // DAY + 2)])
         self.assertEqual(self.c.clickhouse("EXISTS TABLE {db}.stacks_v1").strip(), "0")
+        self.assertGreater(self.old_rows(), 0)
+        self.assertEqual(self.reads(self.c, viewer), before)
+
+    def test_a_version_3_store_migrated_answers_the_same_and_adds_up_new_uploads(self):
+        tok = self.c.create_token("collector")
+        viewer = self.c.create_token("user", role="viewer")
         self.c.start()
-        self.assertEqual(reads(), before)
+        self.upload_days(self.c, tok)
+        before = self.reads(self.c, viewer)
+        self.migrate(3)
+        self.assertGreater(self.old_rows(), 0)
+        self.assertEqual(self.reads(self.c, viewer), before)
+        # The same stacks again, now under their new identity: summed with the old rows.
+        self.upload_days(self.c, tok)
+        with Collector(backend="fleet") as fresh:
+            fresh_tok = fresh.create_token("collector")
+            self.upload_days(fresh, fresh_tok)
+            self.upload_days(fresh, fresh_tok)
+            expected = self.reads(fresh, fresh.create_token("user", role="viewer"))
+        got = self.reads(self.c, viewer)
+        self.assertNotEqual(got, before)
+        self.assertEqual(got, expected)
 
 
 if __name__ == "__main__":

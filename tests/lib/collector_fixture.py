@@ -65,13 +65,14 @@ def stack_function_ids(blob):
 
 class Collector:
     def __init__(self, environment="production", serve_args=(), start=True, backend=None,
-                 stores=None):
+                 stores=None, data=None):
         """stores: (postgresql URL, clickhouse URL) to share with another Collector; the
-        stores are then not initialised again."""
+        stores are then not initialised again. data: the data directory to use (not yet
+        existing; e.g. on a small file system), instead of one in the temporary directory."""
         self.backend = backend or default_backend()
         self.binary = collector_binary()
         self.tmp = tempfile.mkdtemp(prefix="rt-collector-")
-        self.data = os.path.join(self.tmp, "data")
+        self.data = data or os.path.join(self.tmp, "data")
         self.log_path = os.path.join(self.tmp, "collector.log")
         self.environment = environment
         self.serve_args = list(serve_args)
@@ -320,7 +321,8 @@ class Collector:
         out = fleet_servers.servers().ch.query(
             "SELECT environment, service, deployment, profile_type, bucket, frames, sum(value)"
             " AS value FROM %s.rollups ANY LEFT JOIN (SELECT stack_hash, any(frames) AS frames"
-            " FROM %s.stacks GROUP BY stack_hash) USING stack_hash WHERE stack_hash != 0%s"
+            " FROM %s.stacks GROUP BY stack_hash) USING stack_hash"
+            " WHERE stack_hash != toFixedString('', 16)%s"
             " GROUP BY environment, service, deployment, profile_type, bucket, frames"
             " FORMAT JSONEachRow" % (db, db, where))
         rows = [json.loads(line) for line in out.splitlines() if line]
@@ -330,8 +332,8 @@ class Collector:
 
     # Tables of the SQLite schema -> how fleet mode counts the same rows.
     _FLEET_COUNTS = {
-        "rollups": "SELECT count() FROM (SELECT 1 FROM {ch}.rollups WHERE stack_hash != 0"
-                   " GROUP BY environment, service, profile_type, deployment, bucket,"
+        "rollups": "SELECT count() FROM (SELECT 1 FROM {ch}.rollups"
+                   " WHERE stack_hash != toFixedString('', 16) GROUP BY environment, service, profile_type, deployment, bucket,"
                    " stack_hash)",
         "stacks": "SELECT uniqExact(stack_hash) FROM {ch}.stacks",
         "buckets": "SELECT count() FROM (SELECT 1 FROM {ch}.uploads GROUP BY environment,"

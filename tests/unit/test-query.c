@@ -268,28 +268,20 @@ static const char *kv_get(const void *ctx, const char *key)
 	return NULL;
 }
 
-TEST(params_time_formats)
+TEST(params_durations_name_a_unit_of_a_second_or_more)
 {
 	int64_t t;
 
-	CHECK_EQ_INT(query_parse_time("1714564800", &t), 0);
-	CHECK_EQ_INT(t, 1714564800);
-	CHECK_EQ_INT(query_parse_time("2024-05-01T12:00:00Z", &t), 0);
-	CHECK_EQ_INT(t, 1714564800);
-	CHECK_EQ_INT(query_parse_time("2024-05-01T14:00:00.123+02:00", &t), 0);
-	CHECK_EQ_INT(t, 1714564800);
-	CHECK_EQ_INT(query_parse_time("2024-05-01T07:30:00-04:30", &t), 0);
-	CHECK_EQ_INT(t, 1714564800);
-	CHECK_EQ_INT(query_parse_time("2024-05-01 12:00:00", &t), -EINVAL); /* no zone */
-	CHECK_EQ_INT(query_parse_time("yesterday", &t), -EINVAL);
-	CHECK_EQ_INT(query_parse_time("12abc", &t), -EINVAL);
-	CHECK_EQ_INT(query_parse_time("", &t), -EINVAL);
 	CHECK_EQ_INT(query_parse_duration("15m", &t), 0);
 	CHECK_EQ_INT(t, 900);
 	CHECK_EQ_INT(query_parse_duration("30d", &t), 0);
 	CHECK_EQ_INT(t, 30 * 86400);
+	CHECK_EQ_INT(query_parse_duration("400d", &t), 0);
+	CHECK_EQ_INT(query_parse_duration("401d", &t), -EINVAL);
 	CHECK_EQ_INT(query_parse_duration("0m", &t), -EINVAL);
 	CHECK_EQ_INT(query_parse_duration("5w", &t), -EINVAL);
+	CHECK_EQ_INT(query_parse_duration("90", &t), -EINVAL);	   /* a bare number names no unit */
+	CHECK_EQ_INT(query_parse_duration("1000ms", &t), -EINVAL); /* windows are whole seconds */
 }
 
 TEST(params_presets_end_now_and_align_to_buckets)
@@ -391,7 +383,7 @@ TEST_MAIN("query", T(top_ranks_by_self_with_total_beside), T(top_counts_recursio
 	  T(cost_3600_cpu_seconds_in_an_hour_is_730_vcpu_hours),
 	  T(cost_is_null_with_a_reason_for_everything_but_cpu),
 	  T(heap_is_a_gauge_averaged_over_uploads), T(collapsed_lines_biggest_first),
-	  T(params_time_formats), T(params_presets_end_now_and_align_to_buckets),
-	  T(params_explicit_window_and_deployment),
+	  T(params_durations_name_a_unit_of_a_second_or_more),
+	  T(params_presets_end_now_and_align_to_buckets), T(params_explicit_window_and_deployment),
 	  T(params_refuse_missing_mixed_or_unknown_profile_type), T(params_refuse_bad_windows),
 	  T(params_int_bounds))

@@ -82,13 +82,13 @@ TEST(parents_are_walked_within_the_trace_only)
 	CHECK_EQ_INT(f.n, 4);
 	CHECK_EQ_STR(f.ids[0], "a"); /* the span first */
 	CHECK(family_has(&f, "c") && family_has(&f, "d") && !family_has(&f, "e"));
-	span_family_free(&f);
+	span_family__release(&f);
 	CHECK_EQ_INT(resolve("b", &f), 0);
 	CHECK(f.resolved && f.n == 2 && family_has(&f, "c"));
-	span_family_free(&f);
+	span_family__release(&f);
 	CHECK_EQ_INT(resolve("c", &f), 0); /* a leaf: resolved, no children */
 	CHECK(f.resolved && f.n == 1);
-	span_family_free(&f);
+	span_family__release(&f);
 }
 
 TEST(a_local_root_includes_the_spans_that_name_it)
@@ -101,10 +101,10 @@ TEST(a_local_root_includes_the_spans_that_name_it)
 	n_rows = 4;
 	CHECK_EQ_INT(resolve("r", &f), 0);
 	CHECK(f.resolved && f.n == 3 && !family_has(&f, "z"));
-	span_family_free(&f);
+	span_family__release(&f);
 	CHECK_EQ_INT(resolve("x", &f), 0); /* its own children would name r, not it */
 	CHECK(!f.resolved && f.n == 1);
-	span_family_free(&f);
+	span_family__release(&f);
 }
 
 TEST(no_parent_or_root_named_is_unresolved)
@@ -117,7 +117,7 @@ TEST(no_parent_or_root_named_is_unresolved)
 	CHECK_EQ_INT(resolve("a", &f), 0);
 	CHECK(!f.resolved);
 	CHECK_EQ_INT(f.n, 1);
-	span_family_free(&f);
+	span_family__release(&f);
 }
 
 TEST(a_cache_reads_each_trace_once_with_the_same_families)
@@ -140,13 +140,13 @@ TEST(a_cache_reads_each_trace_once_with_the_same_families)
 		CHECK(cached.resolved == plain.resolved);
 		for (size_t j = 0; j < plain.n; j++)
 			CHECK(family_has(&cached, plain.ids[j]));
-		span_family_free(&plain);
-		span_family_free(&cached);
+		span_family__release(&plain);
+		span_family__release(&cached);
 	}
 	/* uncached: one read of its trace per span; cached: t1 and t2 once each */
 	CHECK_EQ_INT(trace_reads, 4 + 2);
 	CHECK_EQ_INT(cache.n, 2);
-	span_rows_cache_free(&cache);
+	span_rows_cache__release(&cache);
 }
 
 TEST_MAIN("span-tree", T(parents_are_walked_within_the_trace_only),

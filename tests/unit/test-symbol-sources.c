@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the symbol sources around the symboliser: the debuglink CRC, where debug
- * files are looked for, MiniDebugInfo's bound, debuginfod's cache bounds, the config key. */
+ * files are looked for, MiniDebugInfo's bound, debuginfod's cache bounds, the config key, and
+ * the resident memory of a 100k-function Go table. */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <lzma.h>
+#include <malloc.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -16,6 +21,7 @@
 #include "../../agent/symbolize/debug_file.h"
 #include "../../agent/symbolize/debuginfod_fetch.h"
 #include "../../agent/symbolize/minidebuginfo.h"
+#include "../../agent/symbolize/symbol_source.h"
 #include "test.h"
 
 static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -294,9 +300,161 @@ TEST(config_key_debuginfod_urls)
 	agent_file_config__clear(&c);
 }
 
+/* A stripped Go binary of GO_FUNCS functions as the linker lays it out (1.18 table): text at
+ * GO_TEXT (16 bytes a function), .gopclntab at GO_TAB_OFF with names, ftab and records of
+ * GO_REC bytes (real records carry pcdata and funcdata: ~120 bytes). ~16 MB. */
+#define GO_FUNCS 100000
+#define GO_VADDR 0x400000ULL
+#define GO_TEXT_OFF 0x1000ULL
+#define GO_TAB_OFF 0x200000ULL
+#define GO_REC 128
+#define GO_NAME_LEN 13 /* "main.f" + 6 digits + NUL */
+
+static void go_put(uint8_t *b, uint64_t off, uint64_t v, unsigned size)
+{
+	memcpy(b + off, &v, size);
+}
+
+static int write_big_go(const char *path)
+{
+	static const char shstr[] = "\0.gopclntab\0.shstrtab";
+	uint64_t names = 0x100, pcln = names + (uint64_t)GO_FUNCS * GO_NAME_LEN;
+	uint64_t recs = pcln + (GO_FUNCS + 1) * 8ULL, tab_len = recs + (uint64_t)GO_FUNCS * GO_REC;
+	uint64_t shstr_off = GO_TAB_OFF + tab_len, sh_off = (shstr_off + sizeof(shstr) + 7) & ~7ULL;
+	size_t size = sh_off + 3 * sizeof(Elf64_Shdr);
+	uint8_t *b = calloc(1, size), *t = b + GO_TAB_OFF;
+	Elf64_Ehdr eh = {.e_type = ET_EXEC,
+			 .e_machine = EM_X86_64,
+			 .e_version = EV_CURRENT,
+			 .e_phoff = sizeof(Elf64_Ehdr),
+			 .e_shoff = sh_off,
+			 .e_ehsize = sizeof(Elf64_Ehdr),
+			 .e_phentsize = sizeof(Elf64_Phdr),
+			 .e_phnum = 1,
+			 .e_shentsize = sizeof(Elf64_Shdr),
+			 .e_shnum = 3,
+			 .e_shstrndx = 2};
+	Elf64_Phdr ph = {.p_type = PT_LOAD,
+			 .p_flags = PF_R | PF_X,
+			 .p_vaddr = GO_VADDR,
+			 .p_paddr = GO_VADDR,
+			 .p_filesz = size,
+			 .p_memsz = size,
+			 .p_align = 0x1000};
+	Elf64_Shdr sh[3] = {
+	    {0},
+	    {.sh_name = 1,
+	     .sh_type = SHT_PROGBITS,
+	     .sh_flags = SHF_ALLOC,
+	     .sh_addr = GO_VADDR + GO_TAB_OFF,
+	     .sh_offset = GO_TAB_OFF,
+	     .sh_size = tab_len},
+	    {.sh_name = 12,
+	     .sh_type = SHT_STRTAB,
+	     .sh_offset = shstr_off,
+	     .sh_size = sizeof(shstr)},
+	};
+	int rc;
+
+	if (!b)
+		return -ENOMEM;
+	memcpy(b, ELFMAG, SELFMAG);
+	memcpy(eh.e_ident, b, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	memcpy(b, &eh, sizeof(eh));
+	memcpy(b + eh.e_phoff, &ph, sizeof(ph));
+	memcpy(b + shstr_off, shstr, sizeof(shstr));
+	memcpy(b + sh_off, sh, sizeof(sh));
+	go_put(t, 0, 0xfffffff0, 4); /* 1.18, quantum 1, pointers of 8 */
+	go_put(t, 6, 1, 1);
+	go_put(t, 7, 8, 1);
+	go_put(t, 8, GO_FUNCS, 8);
+	go_put(t, 24, GO_VADDR + GO_TEXT_OFF, 8); /* textStart */
+	go_put(t, 32, names, 8);
+	go_put(t, 56, names, 8); /* pctab: unused, no function has pcdata */
+	go_put(t, 64, pcln, 8);
+	for (uint64_t i = 0; i <= GO_FUNCS; i++) {
+		uint64_t rec = (uint64_t)GO_FUNCS * 8 + 8 + i * GO_REC;
+
+		go_put(t, pcln + i * 8, i * 16, 4); /* entry - textStart, record - pcln */
+		go_put(t, pcln + i * 8 + 4, i < GO_FUNCS ? rec : 0, 4);
+		if (i == GO_FUNCS)
+			break;
+		go_put(t, pcln + rec, i * 16, 4);
+		go_put(t, pcln + rec + 4, i * GO_NAME_LEN, 4);
+		snprintf((char *)t + names + i * GO_NAME_LEN, GO_NAME_LEN, "main.f%06u",
+			 (unsigned)i);
+	}
+	rc = write_file(path, (const char *)b, size);
+	free(b);
+	return rc;
+}
+
+/* This process's resident KiB (anonymous and file pages): what the agent's RSS shows. */
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/smaps_rollup", "re");
+	char line[256];
+	long kib = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Rss: %ld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+TEST(go_table_of_100k_functions_stays_under_8_mib_resident)
+{
+	char path[] = "/tmp/test-symbol-sources-go.XXXXXX";
+	const char *names[SYMTAB_MAX_FRAMES];
+	long base, peak = 0;
+	struct symtab *t;
+	size_t named = 0;
+	char want[32];
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_EQ_INT(write_big_go(path), 0);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	malloc_trim(0); /* free heap pages of earlier tests must not hide the table's */
+	base = rss_kib();
+	CHECK(base > 0);
+	t = symtab__load(fd, "", NULL);
+	CHECK(t);
+	CHECK_EQ_INT(symtab__origin(t), SYMTAB_ORIGIN_GOPCLNTAB);
+	/* A burst over 10k distinct functions spread over the table, as a profile of a big
+	 * service asks, measured in resident memory (not time: robust under load). */
+	for (uint64_t k = 0; k < 10000; k++) {
+		uint64_t i = (k * 7919) % GO_FUNCS;
+		size_t n = symtab__lookup(t, GO_TEXT_OFF + i * 16 + (k & 15), names, 1);
+
+		snprintf(want, sizeof(want), "main.f%06u", (unsigned)i);
+		named += n == 1 && !strcmp(names[0], want);
+		if (k % 500 == 0 && rss_kib() - base > peak)
+			peak = rss_kib() - base;
+	}
+	if (rss_kib() - base > peak)
+		peak = rss_kib() - base;
+	fprintf(stderr, "  go table: %zu bytes of heap, peak +%ld KiB resident\n",
+		symtab__memory(t), peak);
+	CHECK_EQ_INT(named, 10000);
+	CHECK(peak <= 8 * 1024);
+	CHECK(symtab__memory(t) <= 8u << 20);
+	symtab__free(t);
+	close(fd);
+	unlink(path);
+}
+
 TEST_MAIN("symbol_sources", T(debuglink_crc_is_the_ieee_crc32),
 	  T(debug_files_are_found_where_gdb_looks_in_order),
 	  T(minidebuginfo_decompresses_and_refuses_garbage),
 	  T(debuginfod_cache_is_bounded_by_age_then_size_oldest_first),
 	  T(debuginfod_off_without_urls_and_lookups_never_block),
-	  T(debuginfod_failure_counted_by_cause_in_metrics), T(config_key_debuginfod_urls))
+	  T(debuginfod_failure_counted_by_cause_in_metrics), T(config_key_debuginfod_urls),
+	  T(go_table_of_100k_functions_stays_under_8_mib_resident))

@@ -11,17 +11,18 @@
 
 #include "store/backend_errors.h"
 #include "store/clickhouse/ch_http.h"
+#include "store/store_fault.h"
 
 #define CONNECT_TIMEOUT_MS 2000
 #define REQUEST_TIMEOUT_S 30
 
-void ch_buf_free(struct ch_buf *b)
+void ch_buf__release(struct ch_buf *b)
 {
 	free(b->data);
 	memset(b, 0, sizeof(*b));
 }
 
-void ch_buf_reset(struct ch_buf *b)
+void ch_buf__reset(struct ch_buf *b)
 {
 	b->len = b->pos = 0;
 }
@@ -275,13 +276,13 @@ int ch_client_init(struct ch_client *c, const char *url, const char *password, c
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	c->connections = connections_new();
 	if (!c->url || (at && !c->user) || (password && !c->password) || !c->connections) {
-		ch_client_free(c);
+		ch_client__release(c);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-void ch_client_free(struct ch_client *c)
+void ch_client__release(struct ch_client *c)
 {
 	connections_free(c->connections);
 	free(c->url);
@@ -328,6 +329,39 @@ static char *request_url(CURL *curl, const struct ch_client *c, const char *sql,
 	return url;
 }
 
+/* ClickHouse's error code in an error answer ("Code: 243. DB::Exception: ..."), 0 if none. */
+static long answer_code(const struct ch_buf *answer)
+{
+	const char *code = answer->data ? strstr(answer->data, "Code: ") : NULL;
+
+	return code ? strtol(code + 6, NULL, 10) : 0;
+}
+
+/* A statement that only reads: its success does not show that writes go through again. */
+static bool reads_only(const char *sql, bool has_data)
+{
+	return !has_data && (strncmp(sql, "SELECT", 6) == 0 || strncmp(sql, "WITH", 4) == 0);
+}
+
+/* Names the failure's cause (store_fault.h) and returns its errno: no answer is "unreachable";
+ * an error answer is "refused", unless ClickHouse's code says its disk is full
+ * (NOT_ENOUGH_SPACE 243) or the table or server is read-only (READONLY 164,
+ * TABLE_IS_READ_ONLY 242). */
+static int failed(CURLcode res, const struct ch_buf *answer)
+{
+	long code = res == CURLE_OK ? answer_code(answer) : 0;
+	enum store_fault_cause cause = res != CURLE_OK		    ? STORE_FAULT_UNREACHABLE
+				       : code == 243		    ? STORE_FAULT_DISK_FULL
+				       : code == 164 || code == 242 ? STORE_FAULT_READ_ONLY
+								    : STORE_FAULT_REFUSED;
+
+	backend_errors__count(BACKEND_CLICKHOUSE);
+	return store_fault__record(STORE_BACKEND_CLICKHOUSE, cause,
+				   res != CURLE_OK ? curl_easy_strerror(res)
+				   : answer->data  ? answer->data
+						   : "error answer without a message");
+}
+
 int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, struct ch_buf *out,
 	    char *why, size_t why_len)
 {
@@ -337,6 +371,7 @@ int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, str
 	long status = 0;
 	char *url;
 	CURLcode res;
+	int err = 0;
 
 	if (!curl)
 		return -ENOMEM;
@@ -375,13 +410,15 @@ int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, str
 					 : "");
 	if (res == CURLE_OK && status == 200 && out)
 		ch_put_bytes(out, answer.data ? answer.data : "", answer.len);
+	if (res != CURLE_OK || status != 200)
+		err = failed(res, &answer);
+	else
+		store_fault__ok(STORE_BACKEND_CLICKHOUSE, !reads_only(sql, data != NULL));
 	curl_easy_cleanup(curl);
 	curl_slist_free_all(headers);
 	free(url);
-	ch_buf_free(&answer);
-	if (res != CURLE_OK || status != 200)
-		backend_errors__count(BACKEND_CLICKHOUSE);
-	return res == CURLE_OK && status == 200 && !(out && out->oom) ? 0 : -EIO;
+	ch_buf__release(&answer);
+	return err ? err : out && out->oom ? -ENOMEM : 0;
 }
 
 int ch_run(struct ch_client *c, const struct ch_buf *sql, struct ch_buf *out)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ClickHouse's HTTP interface through libcurl, and the RowBinary encoding of the rows sent and
- * read: what the ClickHouse profile store's files share. Only collector/clickhouse/ includes it. */
+ * read: what the ClickHouse store's files share, and only they include it. */
 #ifndef ROOTTRACE_CH_HTTP_H
 #define ROOTTRACE_CH_HTTP_H
 
@@ -17,8 +17,8 @@ struct ch_buf {
 	bool oom;	      /* an append failed; the buffer is unusable */
 };
 
-void ch_buf_free(struct ch_buf *b);
-void ch_buf_reset(struct ch_buf *b);
+void ch_buf__release(struct ch_buf *b);
+void ch_buf__reset(struct ch_buf *b);
 void ch_put_bytes(struct ch_buf *b, const void *data, size_t len);
 void ch_put_string(struct ch_buf *b, const char *s);
 void ch_put_u32(struct ch_buf *b, uint32_t v);
@@ -47,11 +47,13 @@ struct ch_client {
  * why), -ENOMEM. */
 int ch_client_init(struct ch_client *c, const char *url, const char *password, char *why,
 		   size_t why_len);
-void ch_client_free(struct ch_client *c);
+void ch_client__release(struct ch_client *c);
 
 /* Runs sql; with data, sql is an INSERT ... FORMAT RowBinary and data its rows. The answer's
- * body is appended to out (NULL: discarded). 0, or -EIO when the server could not be reached
- * or refused (its message in why when not NULL). */
+ * body is appended to out (NULL: discarded). 0, or the failure's cause recorded as the
+ * clickhouse backend's fault (store/store_fault.h) and returned as its errno: -EHOSTUNREACH
+ * when the server could not be reached, -ENOSPC or -EROFS when it said its disk is full or it
+ * is read-only, -EREMOTEIO when it refused otherwise (its message in why when not NULL). */
 int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, struct ch_buf *out,
 	    char *why, size_t why_len);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* `migrate --from DIR` into the ClickHouse profile store (store_copy.h): each five-minute
- * bucket becomes one mark row (stack_hash UPLOAD_MARK, value = its upload count, its period and
+ * bucket becomes one mark row (the zero stack id, value = its upload count, its period and
  * last arrival), each stack value one rollups row, every stack one dictionary row (in today's
  * stacks partition, or its bucket's day when that is later: ch_stacks.c); the tiers
  * and upload counts follow by the materialized views, as for ingest. Rows go in INSERTs of at
@@ -19,20 +19,20 @@
 struct ch_import {
 	struct ch_client client;
 	struct sha256_ctx *sha;
-	struct hashtab sent; /* stack hash -> the partition it went to in `stacks` */
+	struct hashtab sent; /* the stacks sent, with the partition they went to (ch_stacks.c) */
 	struct ch_buf rollups, stacks;
 	size_t rows;
 };
 
-void ch_import_free(struct ch_import *imp)
+void ch_import__free(struct ch_import *imp)
 {
 	if (!imp)
 		return;
-	ch_client_free(&imp->client);
+	ch_client__release(&imp->client);
 	sha256_ctx__free(imp->sha);
 	hashtab__free(&imp->sent);
-	ch_buf_free(&imp->rollups);
-	ch_buf_free(&imp->stacks);
+	ch_buf__release(&imp->rollups);
+	ch_buf__release(&imp->stacks);
 	free(imp);
 }
 
@@ -43,13 +43,13 @@ static int count_rows(struct ch_client *c, const char *table, uint64_t *ret)
 
 	ch_printf(&sql, "SELECT count() FROM %s.%s FORMAT RowBinary", c->database, table);
 	rc = ch_run(c, &sql, &out) ?: ch_get_u64(&out, ret);
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	return rc;
 }
 
-int ch_import_open(const char *url, const char *password, struct ch_import **ret, char *why,
-		   size_t why_len)
+int ch_import__open(const char *url, const char *password, struct ch_import **ret, char *why,
+		    size_t why_len)
 {
 	struct ch_import *imp = calloc(1, sizeof(*imp));
 	uint64_t rows = 0;
@@ -70,7 +70,7 @@ int ch_import_open(const char *url, const char *password, struct ch_import **ret
 		rc = -EEXIST;
 	}
 	if (rc) {
-		ch_import_free(imp);
+		ch_import__free(imp);
 		return rc;
 	}
 	*ret = imp;
@@ -89,11 +89,11 @@ static int insert(struct ch_import *imp, const char *table, struct ch_buf *rows)
 	snprintf(sql, sizeof(sql), "INSERT INTO %s.%s FORMAT RowBinary", imp->client.database,
 		 table);
 	rc = ch_exec(&imp->client, sql, rows, NULL, NULL, 0);
-	ch_buf_reset(rows);
+	ch_buf__reset(rows);
 	return rc;
 }
 
-int ch_import_flush(struct ch_import *imp)
+int ch_import__flush(struct ch_import *imp)
 {
 	int rc = insert(imp, "stacks", &imp->stacks) ?: insert(imp, "rollups", &imp->rollups);
 
@@ -103,7 +103,7 @@ int ch_import_flush(struct ch_import *imp)
 
 static int row_added(struct ch_import *imp)
 {
-	return ++imp->rows >= IMPORT_ROWS_PER_INSERT ? ch_import_flush(imp) : 0;
+	return ++imp->rows >= IMPORT_ROWS_PER_INSERT ? ch_import__flush(imp) : 0;
 }
 
 static struct ch_rollup rollup_of(const struct copy_series *s, int64_t bucket)
@@ -116,12 +116,12 @@ static struct ch_rollup rollup_of(const struct copy_series *s, int64_t bucket)
 				  .bucket = bucket};
 }
 
-int ch_import_bucket(void *ctx, const struct copy_bucket *b)
+int ch_import__bucket(void *ctx, const struct copy_bucket *b)
 {
 	struct ch_import *imp = ctx;
 	struct ch_rollup r = rollup_of(&b->series, b->bucket);
 
-	r.stack_hash = UPLOAD_MARK;
+	r.stack = ch_stack_id_mark();
 	r.value = b->uploads;
 	r.period = b->period;
 	r.received_at = (uint32_t)b->last_upload;
@@ -129,15 +129,16 @@ int ch_import_bucket(void *ctx, const struct copy_bucket *b)
 	return row_added(imp);
 }
 
-int ch_import_value(void *ctx, const struct copy_stack_value *v)
+int ch_import__value(void *ctx, const struct copy_stack_value *v)
 {
 	struct ch_import *imp = ctx;
 	struct ch_rollup r = rollup_of(&v->series, v->bucket);
-	int rc = ch_stack_key(imp->sha, v->frames, v->frames_len, &r.stack_hash);
+	uint32_t day = ch_stack_day(time(NULL), (uint32_t)v->bucket);
+	int rc = ch_stack_id_of_joined(imp->sha, v->frames, v->frames_len, FRAME_SEP, &r.stack);
 
-	if (!rc) /* stacks are flushed before the rollups naming them: queued is stored */
-		rc = ch_stacks_queue(NULL, &imp->sent, &imp->stacks, r.stack_hash, v->frames,
-				     ch_stack_day(time(NULL), (uint32_t)v->bucket));
+	/* stacks are flushed before the rollups naming them: queued is stored */
+	if (!rc && ch_stacks_wanted(NULL, &imp->sent, r.stack, day))
+		rc = ch_stacks_queue(&imp->sent, &imp->stacks, r.stack, v->frames, day);
 	if (rc)
 		return rc;
 	r.value = v->value;
@@ -145,7 +146,7 @@ int ch_import_value(void *ctx, const struct copy_stack_value *v)
 	return row_added(imp);
 }
 
-int ch_import_totals(struct ch_import *imp, struct copy_total **ret, size_t *ret_n)
+int ch_import__totals(struct ch_import *imp, struct copy_total **ret, size_t *ret_n)
 {
 	struct ch_buf sql = {0}, out = {0};
 	struct copy_total *t = NULL, *grown;
@@ -154,7 +155,8 @@ int ch_import_totals(struct ch_import *imp, struct copy_total **ret, size_t *ret
 
 	ch_printf(&sql,
 		  "SELECT concat(environment, '/', service, '/', profile_type, '/', deployment,"
-		  " '/', node) AS k, sumIf(value, stack_hash != 0), sumIf(value, stack_hash = 0)"
+		  " '/', node) AS k, sumIf(value, stack_hash != " CH_NO_STACK "),"
+		  " sumIf(value, stack_hash = " CH_NO_STACK ")"
 		  " FROM %s.rollups GROUP BY k ORDER BY k FORMAT RowBinary",
 		  imp->client.database);
 	rc = ch_run(&imp->client, &sql, &out);
@@ -177,8 +179,8 @@ int ch_import_totals(struct ch_import *imp, struct copy_total **ret, size_t *ret
 		t[n].values = (int64_t)values;
 		t[n++].uploads = (int64_t)uploads;
 	}
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	if (rc) {
 		free(t);
 		return rc;

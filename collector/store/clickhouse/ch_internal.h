@@ -2,6 +2,8 @@
 /* The ClickHouse profile store's private header: its struct and what its files call of each
  * other.
  *   ch_schema.c          numbered migrations
+ *   ch_partitions.c      retention's drop of whole-day partitions
+ *   ch_stacks.c          the stacks dictionary's writers and its retention
  *   profiles_ch_open.c   open, close, retention by partition drop, size on disk
  *   profiles_ch_write.c  ingest: group commit, upload-id claims, one INSERT per group
  *   profiles_ch_read.c   a window summed across the tiers, services */
@@ -10,18 +12,19 @@
 
 #include <pthread.h>
 
+#include "hashtab.h"
+#include "store/clickhouse/ch_http.h"
+#include "store/clickhouse/ch_stack_id.h"
+#include "store/clickhouse/store_ch.h"
 #include "store/store.h"
 #include "store/upload_ledger.h"
-#include "store/clickhouse/ch_http.h"
-#include "hashtab.h"
-#include "store/clickhouse/store_ch.h"
 
 #define HOUR 3600
 #define DAY 86400
 /* Frames are stored joined by this, as on SQLite (ingest replaces control characters). */
 #define FRAME_SEP '\n'
-/* stack_hash 0 marks a row that counts one upload (value 1) instead of a stack's value. */
-#define UPLOAD_MARK 0
+/* stack_hash ch_stack_id_mark() (zero bytes, CH_NO_STACK in SQL) marks a row that counts one
+ * upload (value 1) instead of a stack's value. */
 
 struct ch_profiles {
 	struct profile_store base;
@@ -29,9 +32,11 @@ struct ch_profiles {
 	struct upload_ledger *ledger;
 	struct group_commit *gc;
 	pthread_mutex_t stacks_lock; /* the writer's state below */
-	struct hashtab known_stacks; /* stack hash -> the stacks partition it was stored in */
+	struct hashtab known_stacks; /* ch_stacks_queue(): stacks stored, with their partition */
 	struct sha256_ctx *sha;
-	struct ch_buf frames; /* scratch: one stack's joined frames */
+	struct ch_buf frames;	     /* scratch: one stack's joined frames */
+	struct ch_stack_id *digests; /* scratch: one batch's name digests */
+	size_t digests_cap;
 };
 
 static inline struct ch_profiles *to_ch(struct profile_store *s)
@@ -47,7 +52,7 @@ int ch_schema_migrate(struct ch_client *c, int *ret_from, int *ret_to, char *why
 struct ch_rollup {
 	const char *environment, *service, *profile_type, *deployment, *node; /* NULL = "" */
 	int64_t bucket;
-	uint64_t stack_hash; /* UPLOAD_MARK: value counts uploads */
+	struct ch_stack_id stack; /* ch_stack_id_mark(): value counts uploads */
 	int64_t value, period;
 	uint32_t received_at;
 };
@@ -58,32 +63,33 @@ int ch_profiles_ingest(struct profile_store *s, const struct profile_batch *batc
 struct gc_item;
 void ch_profiles_commit_group(void *ctx, struct gc_item **items, size_t n);
 
-/* ch_stacks.c: the stacks dictionary's writers share these. A stack's key: the first 8 bytes
- * of the SHA-256 of its frames joined by FRAME_SEP (left in joined), never UPLOAD_MARK. */
-int ch_stack_hash(struct sha256_ctx *sha, struct ch_buf *joined, const char *const *frames,
-		  size_t n_frames, uint64_t *ret);
-/* The same key from frames already joined (the importer reads them joined). */
-int ch_stack_key(struct sha256_ctx *sha, const char *joined, size_t len, uint64_t *ret);
+/* ch_stacks.c: the stacks dictionary's writers share these. Frames joined by FRAME_SEP into
+ * joined (reset first); 0 or -ENOMEM. */
+int ch_join_frames(struct ch_buf *joined, const char *const *frames, size_t n_frames);
 /* INSERT INTO database.table FORMAT RowBinary of rows (nothing when empty). */
 int ch_insert(struct ch_client *c, const char *table, const struct ch_buf *rows);
 /* The stacks partition (UTC day) for a stack named by a row of time row_time written at now:
  * the later of the two days (ch_stacks.c states the invariant this keeps). */
 uint32_t ch_stack_day(int64_t now, uint32_t row_time);
-/* Appends the stacks row (hash, frames, day) to rows unless known (hash -> day this writer
- * stored it in; may be NULL) or queued (the same for rows) already has hash in that day;
- * records it in queued. 0 or -ENOMEM. */
-int ch_stacks_queue(const struct hashtab *known, struct hashtab *queued, struct ch_buf *rows,
-		    uint64_t hash, const char *frames, uint32_t day);
-/* After ClickHouse stored stacks (hash, frames, day rows): hash -> day into known, which
- * starts over first when it holds more than max. */
+/* Whether the stacks row (id, day) must be sent: not in known (the stacks this writer stored,
+ * with their partition; may be NULL) nor queued (the same for the rows being built) in that
+ * day. Exact but for 2^-96 per pair: the table keys by lo and keeps 32 bits of hi. */
+bool ch_stacks_wanted(const struct hashtab *known, const struct hashtab *queued,
+		      struct ch_stack_id id, uint32_t day);
+/* Appends the stacks row (id, frames, day) to rows and records it in queued. 0 or -ENOMEM. */
+int ch_stacks_queue(struct hashtab *queued, struct ch_buf *rows, struct ch_stack_id id,
+		    const char *frames, uint32_t day);
+/* After ClickHouse stored stacks (id, frames, day rows): each into known, which starts over
+ * first when it holds more than max. */
 int ch_stacks_remember(struct hashtab *known, struct ch_buf *stacks, size_t max);
 /* Retention of the dictionary: drops the stacks partitions before both now's day - 1 and the
  * oldest active partition of the tables naming stacks; their rows are added to *rows_dropped
  * when not NULL. Run after those tables' own drops. */
 int ch_stacks_prune(struct ch_client *c, int64_t now, int64_t *rows_dropped);
 
-/* profiles_ch_open.c: drops the day partitions of table whose every row is before cutoff;
- * their rows are added to *rows_dropped when not NULL. */
+/* ch_partitions.c: drops the day partitions of table whose every row is before cutoff;
+ * their rows are added to *rows_dropped when not NULL. Below the stacks dictionary and the
+ * stores that prune it, so neither depends on the other for it. */
 int ch_drop_days(struct ch_client *c, const char *table, int64_t cutoff, int64_t *rows_dropped);
 
 /* links_ch.c: the link store's migration (NULL-terminated statements), after v1. */

@@ -72,7 +72,77 @@ static const char *const v3[] = {
     NULL,
 };
 
-static const char *const *const migrations[] = {v1, ch_links_migration, v3};
+/* v4: stacks named by a 128-bit identity (ch_stack_id.h) in a FixedString(16) stack_hash
+ * column. The materialized views are dropped first (a copy must not feed the tiers twice) and
+ * made again after the copies; the tables are renamed and copied, each row keeping its old
+ * 64-bit identity as the first 8 bytes and zero bytes after, which no new identity has: old
+ * rows are read under both schemes (the reads sum by frames) until retention drops them. A
+ * collector checks the version only when it starts: stop the previous version's first. */
+#define V3_ID "toFixedString(reinterpretAsString(stack_hash), 16)"
+#define TIER_TABLE_V4(name)                                                                        \
+	"CREATE TABLE {db}." name "(" SERIES_COLUMNS ", bucket UInt32,"                            \
+	" stack_hash FixedString(16), value Int64) ENGINE = SummingMergeTree(value)" BY_DAY        \
+	" ORDER BY (" SERIES_KEY ", bucket, stack_hash)"
+#define TIER_VIEW_V4(name, unit)                                                                   \
+	"CREATE MATERIALIZED VIEW {db}." name "_mv TO {db}." name " AS SELECT " SERIES_KEY         \
+	", toUInt32(intDiv(bucket, " unit ") * " unit ") AS bucket, stack_hash, value"             \
+	" FROM {db}.rollups WHERE stack_hash != " CH_NO_STACK
+#define COPY_V3(name, columns_before, columns_after)                                               \
+	"INSERT INTO {db}." name " SELECT " columns_before ", " V3_ID columns_after                \
+	" FROM {db}." name "_v3"
+/* As links_ch.c's v2 made them. */
+#define LINK_VIEW(name, key)                                                                       \
+	"CREATE MATERIALIZED VIEW {db}." name "_mv TO {db}." name " AS SELECT environment, " key   \
+	", time, span_id FROM {db}.span_links WHERE " key " != ''"
+static const char *const v4[] = {
+    "DROP TABLE {db}.rollups_hour_mv",
+    "DROP TABLE {db}.rollups_day_mv",
+    "DROP TABLE {db}.uploads_mv",
+    "DROP TABLE {db}.span_traces_mv",
+    "DROP TABLE {db}.span_roots_mv",
+    "DROP TABLE {db}.span_names_mv",
+    "RENAME TABLE {db}.stacks TO {db}.stacks_v3, {db}.rollups TO {db}.rollups_v3,"
+    " {db}.rollups_hour TO {db}.rollups_hour_v3, {db}.rollups_day TO {db}.rollups_day_v3,"
+    " {db}.span_links TO {db}.span_links_v3",
+    "CREATE TABLE {db}.stacks(stack_hash FixedString(16), frames String, day UInt32)"
+    " ENGINE = ReplacingMergeTree PARTITION BY day ORDER BY stack_hash",
+    "INSERT INTO {db}.stacks SELECT " V3_ID ", frames, day FROM {db}.stacks_v3",
+    "CREATE TABLE {db}.rollups(" SERIES_COLUMNS ", bucket UInt32, stack_hash FixedString(16),"
+    " value Int64, period Int64, received_at UInt32) ENGINE = SummingMergeTree(value)" BY_DAY
+    " ORDER BY (" SERIES_KEY ", bucket, stack_hash)",
+    COPY_V3("rollups", SERIES_KEY ", bucket", ", value, period, received_at"),
+    TIER_TABLE_V4("rollups_hour"),
+    COPY_V3("rollups_hour", SERIES_KEY ", bucket", ", value"),
+    TIER_TABLE_V4("rollups_day"),
+    COPY_V3("rollups_day", SERIES_KEY ", bucket", ", value"),
+    "CREATE TABLE {db}.span_links(environment String, time UInt32, service String,"
+    " profile_type String, trace_id String, span_id String, parent_span_id String,"
+    " root_span_id String, span_name String, node String, stack_hash FixedString(16),"
+    " value Int64, samples Int64)"
+    " ENGINE = MergeTree PARTITION BY intDiv(time, 86400) ORDER BY (environment, span_id, time)"
+    " SETTINGS index_granularity = 1024",
+    COPY_V3("span_links",
+	    "environment, time, service, profile_type, trace_id, span_id, parent_span_id,"
+	    " root_span_id, span_name, node",
+	    ", value, samples"),
+    TIER_VIEW_V4("rollups_hour", "3600"),
+    TIER_VIEW_V4("rollups_day", "86400"),
+    "CREATE MATERIALIZED VIEW {db}.uploads_mv TO {db}.uploads AS SELECT " SERIES_KEY
+    ", bucket, sumState(value) AS uploads, maxState(received_at) AS last_upload,"
+    " argMaxState(period, received_at) AS period FROM {db}.rollups WHERE stack_hash = " CH_NO_STACK
+    " GROUP BY " SERIES_KEY ", bucket",
+    LINK_VIEW("span_traces", "trace_id"),
+    LINK_VIEW("span_roots", "root_span_id"),
+    LINK_VIEW("span_names", "span_name"),
+    "DROP TABLE {db}.stacks_v3",
+    "DROP TABLE {db}.rollups_v3",
+    "DROP TABLE {db}.rollups_hour_v3",
+    "DROP TABLE {db}.rollups_day_v3",
+    "DROP TABLE {db}.span_links_v3",
+    NULL,
+};
+
+static const char *const *const migrations[] = {v1, ch_links_migration, v3, v4};
 #define LATEST_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
 /* sql with every {db} replaced by the database name. */
@@ -80,7 +150,7 @@ static void expand(struct ch_buf *out, const char *sql, const char *db)
 {
 	const char *mark;
 
-	ch_buf_reset(out);
+	ch_buf__reset(out);
 	while ((mark = strstr(sql, "{db}"))) {
 		ch_put_bytes(out, sql, (size_t)(mark - sql));
 		ch_put_bytes(out, db, strlen(db));
@@ -96,7 +166,7 @@ static int run(struct ch_client *c, const char *sql, struct ch_buf *out, char *w
 
 	expand(&text, sql, c->database);
 	rc = text.oom ? -ENOMEM : ch_exec(c, text.data, NULL, out, why, len);
-	ch_buf_free(&text);
+	ch_buf__release(&text);
 	return rc;
 }
 
@@ -111,14 +181,14 @@ static int schema_version(struct ch_client *c, int *ret, char *why, size_t len)
 
 	if (!rc)
 		rc = ch_get_u32(&out, &exists);
-	ch_buf_reset(&out);
+	ch_buf__reset(&out);
 	if (!rc && exists)
 		rc = run(
 		    c, "SELECT toUInt32(max(version)) FROM {db}.schema_migrations FORMAT RowBinary",
 		    &out, why, len);
 	if (!rc && exists)
 		rc = ch_get_u32(&out, &version);
-	ch_buf_free(&out);
+	ch_buf__release(&out);
 	*ret = (int)version;
 	return rc;
 }

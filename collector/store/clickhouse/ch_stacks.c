@@ -21,36 +21,20 @@
 #include <string.h>
 #include <time.h>
 
-#include "crypto.h"
 #include "store/clickhouse/ch_internal.h"
 
-int ch_stack_key(struct sha256_ctx *sha, const char *joined, size_t len, uint64_t *ret)
-{
-	uint8_t digest[SHA256_LEN];
-	int rc = sha256_with(sha, joined, len, digest);
-
-	if (rc)
-		return rc;
-	memcpy(ret, digest, sizeof(*ret));
-	if (*ret == UPLOAD_MARK)
-		*ret = 1;
-	return 0;
-}
-
-int ch_stack_hash(struct sha256_ctx *sha, struct ch_buf *joined, const char *const *frames,
-		  size_t n_frames, uint64_t *ret)
+int ch_join_frames(struct ch_buf *joined, const char *const *frames, size_t n_frames)
 {
 	const char frame_sep = FRAME_SEP;
 
-	ch_buf_reset(joined);
+	ch_buf__reset(joined);
 	for (size_t f = 0; f < n_frames; f++) {
 		if (f)
 			ch_put_bytes(joined, &frame_sep, 1);
 		ch_put_bytes(joined, frames[f], strlen(frames[f]));
 	}
-	if (joined->oom)
-		return -ENOMEM;
-	return ch_stack_key(sha, joined->data ? joined->data : "", joined->len, ret);
+	ch_put_bytes(joined, "", 0); /* terminated even when empty */
+	return joined->oom ? -ENOMEM : 0;
 }
 
 int ch_insert(struct ch_client *c, const char *table, const struct ch_buf *rows)
@@ -70,22 +54,31 @@ uint32_t ch_stack_day(int64_t now, uint32_t row_time)
 	return row_day > today ? row_day : today;
 }
 
-/* Whether hash is recorded in t as stored in (or queued for) partition day. */
-static bool stored_in(const struct hashtab *t, uint64_t hash, uint32_t day)
+/* A known or queued stack: keyed by lo; the value holds 32 bits of hi and the day. */
+static uint64_t entry(struct ch_stack_id id, uint32_t day)
 {
-	uint64_t stored_day;
-
-	return t && hashtab__get(t, hash, &stored_day) && stored_day == day;
+	return (id.hi & 0xffffffffu) << 32 | day;
 }
 
-int ch_stacks_queue(const struct hashtab *known, struct hashtab *queued, struct ch_buf *rows,
-		    uint64_t hash, const char *frames, uint32_t day)
+static bool stored_in(const struct hashtab *t, struct ch_stack_id id, uint32_t day)
 {
-	if (stored_in(known, hash, day) || stored_in(queued, hash, day))
-		return 0;
-	if (hashtab__put(queued, hash, day))
+	uint64_t value;
+
+	return t && hashtab__get(t, id.lo, &value) && value == entry(id, day);
+}
+
+bool ch_stacks_wanted(const struct hashtab *known, const struct hashtab *queued,
+		      struct ch_stack_id id, uint32_t day)
+{
+	return !stored_in(known, id, day) && !stored_in(queued, id, day);
+}
+
+int ch_stacks_queue(struct hashtab *queued, struct ch_buf *rows, struct ch_stack_id id,
+		    const char *frames, uint32_t day)
+{
+	if (hashtab__put(queued, id.lo, entry(id, day)))
 		return -ENOMEM;
-	ch_put_u64(rows, hash);
+	ch_put_stack_id(rows, id);
 	ch_put_string(rows, frames);
 	ch_put_u32(rows, day);
 	return rows->oom ? -ENOMEM : 0;
@@ -98,15 +91,15 @@ int ch_stacks_remember(struct hashtab *known, struct ch_buf *stacks, size_t max)
 	if (hashtab__count(known) > max)
 		hashtab__clear(known);
 	for (stacks->pos = 0; !rc && stacks->pos < stacks->len;) {
+		struct ch_stack_id id;
 		const char *frames;
 		size_t len;
-		uint64_t hash;
 		uint32_t day;
 
-		rc = ch_get_u64(stacks, &hash) ?: ch_get_string(stacks, &frames, &len)
-						   ?: ch_get_u32(stacks, &day);
+		rc = ch_get_stack_id(stacks, &id) ?: ch_get_string(stacks, &frames, &len)
+						     ?: ch_get_u32(stacks, &day);
 		if (!rc)
-			rc = hashtab__put(known, hash, day);
+			rc = hashtab__put(known, id.lo, entry(id, day));
 	}
 	return rc;
 }
@@ -129,8 +122,8 @@ static int oldest_naming_day(struct ch_client *c, uint32_t *ret)
 		  c->database);
 	rc = ch_run(c, &sql, &out) ?: ch_get_u32(&out, &oldest) ?: ch_get_u64(&out, &parts);
 	*ret = parts ? oldest : UINT32_MAX;
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	return rc;
 }
 

@@ -15,7 +15,7 @@
 #include "store/clickhouse/ch_internal.h"
 #include "store/clickhouse/links_ch.h"
 
-/* Stack hashes this store remembers having stored, with their partition; past it the set
+/* Stacks this store remembers having stored, with their partition; past it the set
  * starts over (a stack sent twice merges away in the dictionary). */
 #define LINK_KNOWN_STACKS_MAX (1u << 20)
 
@@ -50,7 +50,7 @@ const char *const ch_links_migration[] = {
 static const char *const link_tables[] = {"span_links", "span_traces", "span_roots", "span_names"};
 
 static void put_link(struct ch_buf *b, const char *environment, const struct span_link *k,
-		     uint64_t hash)
+		     struct ch_stack_id id)
 {
 	ch_put_string(b, environment);
 	ch_put_u32(b, (uint32_t)k->time);
@@ -62,28 +62,85 @@ static void put_link(struct ch_buf *b, const char *environment, const struct spa
 	ch_put_string(b, k->root_span_id);
 	ch_put_string(b, k->span_name ? k->span_name : "");
 	ch_put_string(b, k->node ? k->node : "");
-	ch_put_u64(b, hash);
+	ch_put_stack_id(b, id);
 	ch_put_u64(b, (uint64_t)k->value);
 	ch_put_u64(b, (uint64_t)k->samples);
+}
+
+/* The digests of one call's frame names, each name hashed once: by the name's address (a
+ * batch's links share their names' strings), so equal names at two addresses are just hashed
+ * twice. */
+struct name_memo {
+	struct hashtab at; /* address -> index in digests */
+	struct ch_stack_id *digests;
+	size_t n, cap;
+};
+
+static int memo_digest(struct ch_links *l, struct name_memo *m, const char *name,
+		       struct ch_stack_id *ret)
+{
+	uint64_t i;
+	int rc;
+
+	if (hashtab__get(&m->at, (uint64_t)(uintptr_t)name, &i)) {
+		*ret = m->digests[i];
+		return 0;
+	}
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256;
+		struct ch_stack_id *grown = realloc(m->digests, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		m->digests = grown;
+		m->cap = cap;
+	}
+	rc = ch_name_digest(l->sha, name, strlen(name), &m->digests[m->n]);
+	if (!rc)
+		rc = hashtab__put(&m->at, (uint64_t)(uintptr_t)name, m->n);
+	if (!rc)
+		*ret = m->digests[m->n++];
+	return rc;
+}
+
+/* The rollups' identity of a link's stack (ch_stack_id.h): a stack they stored costs the link
+ * nothing more. */
+static int link_stack_id(struct ch_links *l, struct name_memo *m, const struct span_link *k,
+			 struct ch_stack_id *ret)
+{
+	struct ch_stack_id x = ch_stack_id_start(k->n_frames), d;
+
+	for (size_t f = 0; f < k->n_frames; f++) {
+		int rc = memo_digest(l, m, k->frames[f], &d);
+
+		if (rc)
+			return rc;
+		ch_stack_id_step(&x, d);
+	}
+	*ret = ch_stack_id_finish(x);
+	return 0;
 }
 
 static int encode(struct ch_links *l, const char *environment, const struct span_link *links,
 		  size_t n, struct ch_buf *rows, struct ch_buf *stacks, struct hashtab *fresh)
 {
+	struct name_memo memo = {0};
 	int64_t now = time(NULL);
-	uint64_t hash;
+	struct ch_stack_id id;
 	int rc = 0;
 
 	for (size_t i = 0; !rc && i < n; i++) {
-		/* the rollups' key: a stack they stored costs the link nothing more */
-		rc = ch_stack_hash(l->sha, &l->frames, links[i].frames, links[i].n_frames, &hash);
+		uint32_t day = ch_stack_day(now, (uint32_t)links[i].time);
+
+		rc = link_stack_id(l, &memo, &links[i], &id);
+		if (!rc && ch_stacks_wanted(&l->known_stacks, fresh, id, day))
+			rc = ch_join_frames(&l->frames, links[i].frames, links[i].n_frames)
+				 ?: ch_stacks_queue(fresh, stacks, id, l->frames.data, day);
 		if (!rc)
-			rc = ch_stacks_queue(&l->known_stacks, fresh, stacks, hash,
-					     l->frames.data ? l->frames.data : "",
-					     ch_stack_day(now, (uint32_t)links[i].time));
-		if (!rc)
-			put_link(rows, environment, &links[i], hash);
+			put_link(rows, environment, &links[i], id);
 	}
+	hashtab__free(&memo.at);
+	free(memo.digests);
 	return rc ? rc : rows->oom ? -ENOMEM : 0;
 }
 
@@ -108,8 +165,8 @@ static int links_add(struct link_store *s, const char *environment, const struct
 	pthread_mutex_unlock(&l->lock);
 	if (!rc)
 		rc = ch_insert(&l->client, "span_links", &rows);
-	ch_buf_free(&rows);
-	ch_buf_free(&stacks);
+	ch_buf__release(&rows);
+	ch_buf__release(&stacks);
 	hashtab__free(&fresh);
 	return rc;
 }
@@ -140,8 +197,8 @@ static void links_close(struct link_store *s)
 		return;
 	hashtab__free(&l->known_stacks);
 	sha256_ctx__free(l->sha);
-	ch_buf_free(&l->frames);
-	ch_client_free(&l->client);
+	ch_buf__release(&l->frames);
+	ch_client__release(&l->client);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 }

@@ -10,15 +10,15 @@
 
 #include <pthread.h>
 
-#include "store/store.h"
-#include "store/clickhouse/ch_http.h"
 #include "hashtab.h"
+#include "store/clickhouse/ch_http.h"
+#include "store/store.h"
 
 struct ch_links {
 	struct link_store base;
 	struct ch_client client;
 	pthread_mutex_t lock;	     /* the writer's state below */
-	struct hashtab known_stacks; /* stack hash -> the stacks partition it was stored in */
+	struct hashtab known_stacks; /* ch_stacks_queue(): stacks stored, with their partition */
 	struct sha256_ctx *sha;
 	struct ch_buf frames; /* scratch: one stack's joined frames */
 };

@@ -94,43 +94,148 @@ static void put_link_filter(struct ch_buf *b, const char *db, const struct span_
 	ch_printf(b, " AND time >= %lld AND time < %lld", clamp_time(q->start), clamp_time(q->end));
 }
 
-/* The frames of the stacks in values (hash -> summed value), as (frames, value) rows. */
-static int stack_frames(struct ch_links *l, const struct ch_buf *sums, const struct hashtab *values,
-			struct ch_buf *rows)
+/* The links' stacks summed: each stack's identity and value, found by identity. */
+struct link_sums {
+	struct ch_stack_id *ids;
+	int64_t *values;
+	size_t n;
+	struct hashtab by_id; /* id.lo -> index, told apart by the whole id */
+	/* The answer's (frames, value) rows, summed by frames: rows written before schema v4
+	 * name a stack by its old identity (ch_stack_id.h), so one stack may have two. */
+	struct hashtab by_frames; /* hash of the frames -> index in frames/totals */
+	char **frames;
+	int64_t *totals;
+	size_t n_frames, frames_cap;
+};
+
+static void link_sums__release(struct link_sums *s)
 {
-	struct ch_buf sql = {0}, out = {0}, in = *sums;
-	uint64_t hash, value;
-	const char *sep = "";
+	for (size_t i = 0; i < s->n_frames; i++)
+		free(s->frames[i]);
+	free(s->frames);
+	free(s->totals);
+	free(s->ids);
+	free(s->values);
+	hashtab__free(&s->by_id);
+	hashtab__free(&s->by_frames);
+	memset(s, 0, sizeof(*s));
+}
+
+static bool same_id(uint64_t value, const void *key)
+{
+	const struct link_sums *s = ((const void *const *)key)[0];
+	const struct ch_stack_id *id = ((const void *const *)key)[1];
+
+	return ch_stack_id_equal(s->ids[value], *id);
+}
+
+static bool same_frames(uint64_t value, const void *key)
+{
+	const struct link_sums *s = ((const void *const *)key)[0];
+
+	return strcmp(s->frames[value], ((const void *const *)key)[1]) == 0;
+}
+
+/* Reads the first query's (id, value) rows. */
+static int read_sums(struct ch_buf *out, struct link_sums *s)
+{
+	size_t cap = 0;
+	int rc = 0;
+
+	while (!rc && out->pos < out->len) {
+		struct ch_stack_id id;
+		uint64_t value;
+
+		rc = ch_get_stack_id(out, &id) ?: ch_get_u64(out, &value);
+		if (!rc && s->n == cap) {
+			size_t grown = cap ? cap * 2 : 64;
+			struct ch_stack_id *ids = realloc(s->ids, grown * sizeof(*ids));
+			int64_t *values = ids ? realloc(s->values, grown * sizeof(*values)) : NULL;
+
+			if (ids)
+				s->ids = ids;
+			if (values)
+				s->values = values;
+			if (!ids || !values)
+				return -ENOMEM;
+			cap = grown;
+		}
+		if (!rc) {
+			s->ids[s->n] = id;
+			s->values[s->n] = (int64_t)value;
+			rc = hashtab__add(&s->by_id, id.lo, s->n++);
+		}
+	}
+	return rc;
+}
+
+/* Adds value to the row of frames (len bytes, not terminated). */
+static int add_frames(struct link_sums *s, const char *frames, size_t len, int64_t value)
+{
+	char *text = strndup(frames, len);
+	const void *key[2] = {s, text};
+	uint64_t at;
+
+	if (!text)
+		return -ENOMEM;
+	if (hashtab__find(&s->by_frames, hash_bytes(frames, len), same_frames, key, &at)) {
+		s->totals[at] += value;
+		free(text);
+		return 0;
+	}
+	if (s->n_frames == s->frames_cap) {
+		size_t cap = s->frames_cap ? s->frames_cap * 2 : 64;
+		char **f = realloc(s->frames, cap * sizeof(*f));
+		int64_t *t = f ? realloc(s->totals, cap * sizeof(*t)) : NULL;
+
+		if (f)
+			s->frames = f;
+		if (t)
+			s->totals = t;
+		if (!f || !t) {
+			free(text);
+			return -ENOMEM;
+		}
+		s->frames_cap = cap;
+	}
+	s->frames[s->n_frames] = text;
+	s->totals[s->n_frames] = value;
+	return hashtab__add(&s->by_frames, hash_bytes(frames, len), s->n_frames++);
+}
+
+/* The frames of the summed stacks, as (frames, value) rows summed by frames. */
+static int stack_frames(struct ch_links *l, struct link_sums *s, struct ch_buf *rows)
+{
+	struct ch_buf sql = {0}, out = {0};
 	int rc = 0;
 
 	ch_printf(&sql, "SELECT stack_hash, any(frames) FROM %s.stacks WHERE stack_hash IN (",
 		  l->client.database);
-	for (in.pos = 0; !rc && in.pos < in.len; sep = ", ") {
-		rc = ch_get_u64(&in, &hash) ?: ch_get_u64(&in, &value);
-		ch_printf(&sql, "%s%llu", sep, (unsigned long long)hash);
+	for (size_t i = 0; i < s->n; i++) {
+		if (i)
+			ch_printf(&sql, ", ");
+		ch_put_stack_id_literal(&sql, s->ids[i]);
 	}
 	ch_printf(&sql, ") GROUP BY stack_hash FORMAT RowBinary");
-	if (!rc)
-		rc = ch_run(&l->client, &sql, &out);
+	rc = ch_run(&l->client, &sql, &out);
 	while (!rc && out.pos < out.len) {
+		const void *key[2] = {s, NULL};
+		struct ch_stack_id id;
 		const char *frames;
-		char *text;
 		size_t len;
+		uint64_t at;
 
-		rc = ch_get_u64(&out, &hash) ?: ch_get_string(&out, &frames, &len);
-		if (rc || !hashtab__get(values, hash, &value))
-			continue;
-		text = strndup(frames, len); /* the answer's strings are not terminated */
-		if (!text) {
-			rc = -ENOMEM;
-			break;
-		}
-		ch_put_string(rows, text);
-		ch_put_u64(rows, value);
-		free(text);
+		rc = ch_get_stack_id(&out, &id) ?: ch_get_string(&out, &frames, &len);
+		key[1] = &id;
+		if (!rc && hashtab__find(&s->by_id, id.lo, same_id, key, &at))
+			rc = add_frames(s, frames, len, s->values[at]);
 	}
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	for (size_t i = 0; !rc && i < s->n_frames; i++) {
+		ch_put_string(rows, s->frames[i]);
+		ch_put_u64(rows, (uint64_t)s->totals[i]);
+	}
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	return rc ? rc : rows->oom ? -ENOMEM : 0;
 }
 
@@ -141,8 +246,7 @@ int ch_links_merge(struct link_store *s, const struct span_link_query *q, struct
 	struct ch_links *l = to_ch_links(s);
 	const char *db = l->client.database;
 	struct ch_buf sql = {0}, sums = {0}, rows = {0};
-	struct hashtab values = {0};
-	uint64_t hash, value;
+	struct link_sums found = {0};
 	int rc;
 
 	memset(ret, 0, sizeof(*ret));
@@ -151,20 +255,15 @@ int ch_links_merge(struct link_store *s, const struct span_link_query *q, struct
 	ch_printf(&sql, "SELECT stack_hash, toInt64(sum(value)) FROM %s.span_links", db);
 	put_link_filter(&sql, db, q, true);
 	ch_printf(&sql, " GROUP BY stack_hash FORMAT RowBinary");
-	rc = ch_run(&l->client, &sql, &sums);
-	while (!rc && sums.pos < sums.len) {
-		rc = ch_get_u64(&sums, &hash) ?: ch_get_u64(&sums, &value);
-		if (!rc)
-			rc = hashtab__put(&values, hash, value);
-	}
-	if (!rc && sums.len)
-		rc = stack_frames(l, &sums, &values, &rows);
+	rc = ch_run(&l->client, &sql, &sums) ?: read_sums(&sums, &found);
+	if (!rc && found.n)
+		rc = stack_frames(l, &found, &rows);
 	if (!rc)
 		rc = ch_read_stacks(&rows, ret);
-	ch_buf_free(&sql);
-	ch_buf_free(&sums);
-	ch_buf_free(&rows);
-	hashtab__free(&values);
+	ch_buf__release(&sql);
+	ch_buf__release(&sums);
+	ch_buf__release(&rows);
+	link_sums__release(&found);
 	if (rc)
 		merged_window__release(ret);
 	return rc;
@@ -234,7 +333,7 @@ static int run_summaries(struct ch_links *l, const struct ch_buf *sql, struct sp
 		if (!rc)
 			rc = read_summary(&out, &rows[n++]);
 	}
-	ch_buf_free(&out);
+	ch_buf__release(&out);
 	if (rc) {
 		free(rows);
 		return rc;
@@ -264,7 +363,7 @@ int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct
 	ch_printf(&sql, " GROUP BY span_id, service, profile_type ORDER BY min(time), span_id"
 			" FORMAT RowBinary");
 	rc = run_summaries(l, &sql, ret, ret_n);
-	ch_buf_free(&sql);
+	ch_buf__release(&sql);
 	return rc;
 }
 
@@ -302,6 +401,6 @@ int ch_links_slowest(struct link_store *s, const struct span_link_query *q, size
 	ch_printf(&sql, " GROUP BY span_id ORDER BY sum(value) DESC, span_id LIMIT %zu)", limit);
 	ch_printf(&sql, " GROUP BY span_id ORDER BY sum(value) DESC, span_id FORMAT RowBinary");
 	rc = run_summaries(l, &sql, ret, ret_n);
-	ch_buf_free(&sql);
+	ch_buf__release(&sql);
 	return rc;
 }

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "store/group_commit.h"
 #include "crypto.h"
 #include "store/clickhouse/ch_internal.h"
+#include "store/group_commit.h"
 
 /* The tables partitioned by day (intDiv(bucket, 86400)); stacks is partitioned by the day of
  * its own (ch_stacks.c) and pruned after them. */
@@ -24,38 +24,11 @@ static void ch_close(struct profile_store *s)
 	group_commit__free(p->gc);
 	hashtab__free(&p->known_stacks);
 	sha256_ctx__free(p->sha);
-	ch_buf_free(&p->frames);
-	ch_client_free(&p->client);
+	ch_buf__release(&p->frames);
+	free(p->digests);
+	ch_client__release(&p->client);
 	pthread_mutex_destroy(&p->stacks_lock);
 	free(p);
-}
-
-/* The partitions (days) of one table whose every bucket ends at or before cutoff. */
-int ch_drop_days(struct ch_client *c, const char *table, int64_t cutoff, int64_t *rows_dropped)
-{
-	struct ch_buf sql = {0}, out = {0};
-	uint32_t day, rows;
-	int rc;
-
-	ch_printf(&sql,
-		  "SELECT toUInt32(partition), toUInt32(sum(rows)) FROM system.parts"
-		  " WHERE database = '%s' AND table = '%s' AND active"
-		  " AND toUInt32(partition) < %lld GROUP BY partition FORMAT RowBinary",
-		  c->database, table, (long long)(cutoff / DAY));
-	rc = ch_run(c, &sql, &out);
-	while (!rc && out.pos < out.len) {
-		rc = ch_get_u32(&out, &day) ?: ch_get_u32(&out, &rows);
-		if (rc)
-			break;
-		ch_buf_reset(&sql);
-		ch_printf(&sql, "ALTER TABLE %s.%s DROP PARTITION %u", c->database, table, day);
-		rc = ch_run(c, &sql, NULL);
-		if (!rc && rows_dropped)
-			*rows_dropped += rows;
-	}
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
-	return rc;
 }
 
 /* Retention drops whole UTC days: data of the day the cutoff falls in stays until the day has
@@ -92,8 +65,8 @@ static int ch_size_bytes(struct profile_store *s, int64_t *ret_bytes)
 	if (!rc)
 		rc = ch_get_u64(&out, &bytes);
 	*ret_bytes = (int64_t)bytes;
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	return rc;
 }
 
@@ -175,6 +148,6 @@ int store_ch_migrate(const char *url, const char *password, int *ret_from, int *
 	if (err)
 		return err;
 	err = ch_schema_migrate(&c, ret_from, ret_to, why, why_len);
-	ch_client_free(&c);
+	ch_client__release(&c);
 	return err;
 }

@@ -42,7 +42,8 @@ static void put_series_filter(struct ch_buf *b, const struct window_query *q)
 static void put_tier(struct ch_buf *b, const char *db, const char *table,
 		     const struct window_query *q, const int64_t *ranges, int n_ranges)
 {
-	ch_printf(b, "SELECT stack_hash, value FROM %s.%s WHERE stack_hash != 0 AND", db, table);
+	ch_printf(b, "SELECT stack_hash, value FROM %s.%s WHERE stack_hash != " CH_NO_STACK " AND",
+		  db, table);
 	put_series_filter(b, q);
 	ch_printf(b, " AND (");
 	for (int i = 0; i < n_ranges; i++)
@@ -70,16 +71,19 @@ static void put_tiers(struct ch_buf *b, const char *db, const struct window_quer
 	put_tier(b, db, "rollups_day", q, (int64_t[]){d0, d1}, 1);
 }
 
+/* Summed by stack, then by frames: rows written before schema v4 name their stack by its old
+ * identity (ch_stack_id.h), so until they age out one stack may have two, which the outer
+ * GROUP BY adds up. */
 static void put_window_query(struct ch_buf *b, const char *db, const struct window_query *q)
 {
-	ch_printf(b, "SELECT frames, v FROM (SELECT stack_hash, sum(value) AS v FROM (");
+	ch_printf(b, "SELECT frames, sum(v) FROM (SELECT stack_hash, sum(value) AS v FROM (");
 	put_tiers(b, db, q);
 	ch_printf(b,
 		  ") GROUP BY stack_hash) ANY LEFT JOIN (SELECT stack_hash, any(frames) AS frames"
 		  " FROM %s.stacks WHERE stack_hash IN (SELECT stack_hash FROM (",
 		  db);
 	put_tiers(b, db, q);
-	ch_printf(b, ")) GROUP BY stack_hash) USING stack_hash FORMAT RowBinary");
+	ch_printf(b, ")) GROUP BY stack_hash) USING stack_hash GROUP BY frames FORMAT RowBinary");
 }
 
 static int split_frames(const char *text, size_t len, struct merged_stack *ms)
@@ -152,8 +156,8 @@ static int read_uploads(struct ch_profiles *p, const struct window_query *q,
 		rc = ch_get_u64(&out, &uploads) ?: ch_get_u64(&out, &period);
 	ret->uploads = (int64_t)uploads;
 	ret->period = (int64_t)period;
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	return rc;
 }
 
@@ -171,8 +175,8 @@ int ch_profiles_merge_window(struct profile_store *s, const struct window_query 
 		rc = ch_read_stacks(&out, ret);
 	if (!rc)
 		rc = read_uploads(p, q, ret);
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	if (rc)
 		merged_window__release(ret);
 	return rc;
@@ -247,8 +251,8 @@ static int services_grouped_by(struct ch_profiles *p, const char *environment, c
 	rc = ch_run(&p->client, &sql, &out);
 	if (!rc)
 		rc = read_grouped(&out, ret, ret_n);
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	return rc;
 }
 
@@ -350,8 +354,8 @@ int ch_profiles_service_buckets(struct profile_store *s, const char *environment
 	rc = ch_run(&p->client, &sql, &out);
 	if (!rc)
 		rc = read_service_buckets(&out, ret, ret_n);
-	ch_buf_free(&sql);
-	ch_buf_free(&out);
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	return rc;
 }
 

@@ -11,11 +11,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "store/group_commit.h"
-#include "crypto.h"
 #include "store/clickhouse/ch_internal.h"
+#include "store/group_commit.h"
 
-/* Stack hashes this collector remembers having stored, with their partition (16 bytes a slot,
+/* Stacks this collector remembers having stored, with their partition (16 bytes a slot,
  * at most half full: about 128 MiB); past it the set starts over and stacks are sent again,
  * which costs only bytes. */
 #define KNOWN_STACKS_MAX (4u << 20)
@@ -83,10 +82,42 @@ static int group_claims_collect(struct gc_item **items, size_t n, struct group_c
 /* Frame names of one stack looked up without an allocation up to this depth. */
 #define STACK_NAMES_LOCAL 64
 
-/* A stack's dictionary key: the first 8 bytes of the SHA-256 of its joined frames, never
- * UPLOAD_MARK. The joined frames are left in p->frames. */
-static int stack_hash(struct ch_profiles *p, const struct profile_batch *batch,
-		      const struct stack_value *sv, uint64_t *ret)
+/* The batch's function names hashed, each once, into p->digests (by name index). */
+static int name_digests(struct ch_profiles *p, const struct profile_batch *batch)
+{
+	if (batch->n_names > p->digests_cap) {
+		struct ch_stack_id *grown =
+		    realloc(p->digests, batch->n_names * sizeof(*p->digests));
+
+		if (!grown)
+			return -ENOMEM;
+		p->digests = grown;
+		p->digests_cap = batch->n_names;
+	}
+	for (size_t i = 0; i < batch->n_names; i++) {
+		int rc = ch_name_digest(p->sha, batch->names[i], strlen(batch->names[i]),
+					&p->digests[i]);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* A stack's identity: its frames' name digests folded, root first (no byte of a name read). */
+static struct ch_stack_id stack_id(const struct ch_profiles *p, const struct stack_value *sv)
+{
+	struct ch_stack_id x = ch_stack_id_start(sv->n_frames);
+	const uint8_t *pos = sv->frames;
+
+	for (size_t f = 0; f < sv->n_frames; f++)
+		ch_stack_id_step(&x, p->digests[stack_frame_next(&pos)]);
+	return ch_stack_id_finish(x);
+}
+
+/* The stack's frames joined into p->frames, for a stack the dictionary needs. */
+static int stack_frames(struct ch_profiles *p, const struct profile_batch *batch,
+			const struct stack_value *sv)
 {
 	const char *local[STACK_NAMES_LOCAL] = {0}, **names = local;
 	const uint8_t *pos = sv->frames;
@@ -96,7 +127,7 @@ static int stack_hash(struct ch_profiles *p, const struct profile_batch *batch,
 		return -ENOMEM;
 	for (size_t f = 0; f < sv->n_frames; f++) /* the batch's names the frames index */
 		names[f] = batch->names[stack_frame_next(&pos)];
-	rc = ch_stack_hash(p->sha, &p->frames, names, sv->n_frames, ret);
+	rc = ch_join_frames(&p->frames, names, sv->n_frames);
 	if (names != local)
 		free(names);
 	return rc;
@@ -112,18 +143,20 @@ static void put_series(struct ch_buf *b, const struct ch_rollup *r)
 	ch_put_string(b, r->node ? r->node : "");
 }
 
-/* The columns after the series, in one copy: bucket UInt32, stack_hash UInt64, value Int64,
- * period Int64, received_at UInt32 (RowBinary is little-endian, as the hosts we build for). */
+/* The columns after the series, in one copy: bucket UInt32, stack_hash FixedString(16),
+ * value Int64, period Int64, received_at UInt32 (RowBinary is little-endian, as the hosts we
+ * build for). */
 static void put_values(struct ch_buf *b, const struct ch_rollup *r)
 {
-	uint8_t row[4 + 8 + 8 + 8 + 4];
+	uint8_t row[4 + CH_STACK_ID_BYTES + 8 + 8 + 4];
 	uint32_t bucket = (uint32_t)r->bucket;
 
 	memcpy(row, &bucket, 4);
-	memcpy(row + 4, &r->stack_hash, 8);
-	memcpy(row + 12, &r->value, 8);
-	memcpy(row + 20, &r->period, 8);
-	memcpy(row + 28, &r->received_at, 4);
+	memcpy(row + 4, &r->stack.lo, 8);
+	memcpy(row + 12, &r->stack.hi, 8);
+	memcpy(row + 20, &r->value, 8);
+	memcpy(row + 28, &r->period, 8);
+	memcpy(row + 36, &r->received_at, 4);
 	ch_put_bytes(b, row, sizeof(row));
 }
 
@@ -134,7 +167,7 @@ void ch_put_rollup(struct ch_buf *b, const struct ch_rollup *r)
 }
 
 /* One rollups row of a batch whose series columns are already encoded in `series`: a stack's
- * value, or (stack_hash UPLOAD_MARK, value 1) the upload itself. */
+ * value, or (the mark, value 1) the upload itself. */
 static void put_rollup(struct ch_buf *b, const struct ch_buf *series, const struct ch_rollup *r)
 {
 	ch_put_bytes(b, series->data, series->len);
@@ -152,7 +185,7 @@ static int encode_batch(struct ch_profiles *p, const struct profile_batch *batch
 			      .deployment = batch->deployment,
 			      .node = batch->node,
 			      .bucket = batch->bucket_start,
-			      .stack_hash = UPLOAD_MARK,
+			      .stack = ch_stack_id_mark(),
 			      .value = 1,
 			      .period = batch->period,
 			      .received_at = (uint32_t)time(NULL)};
@@ -163,11 +196,13 @@ static int encode_batch(struct ch_profiles *p, const struct profile_batch *batch
 	put_series(&series, &r);
 	put_rollup(rollups, &series, &r);
 	r.period = r.received_at = 0;
+	rc = name_digests(p, batch);
 	for (size_t i = 0; !rc && i < batch->n_stacks; i++) {
-		rc = stack_hash(p, batch, &batch->stacks[i], &r.stack_hash);
-		if (!rc)
-			rc = ch_stacks_queue(&p->known_stacks, new_hashes, stacks, r.stack_hash,
-					     p->frames.data ? p->frames.data : "", day);
+		r.stack = stack_id(p, &batch->stacks[i]);
+		if (ch_stacks_wanted(&p->known_stacks, new_hashes, r.stack, day))
+			rc = stack_frames(p, batch, &batch->stacks[i])
+				 ?: ch_stacks_queue(new_hashes, stacks, r.stack, p->frames.data,
+						    day);
 		if (rc)
 			break;
 		r.value = batch->stacks[i].value;
@@ -175,7 +210,7 @@ static int encode_batch(struct ch_profiles *p, const struct profile_batch *batch
 	}
 	if (!rc && (rollups->oom || series.oom))
 		rc = -ENOMEM;
-	ch_buf_free(&series);
+	ch_buf__release(&series);
 	return rc;
 }
 
@@ -230,8 +265,8 @@ static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 	}
 	if (!rc)
 		rc = insert(p, "rollups", &rollups);
-	ch_buf_free(&rollups);
-	ch_buf_free(&stacks);
+	ch_buf__release(&rollups);
+	ch_buf__release(&stacks);
 	hashtab__free(&new_hashes);
 	return rc;
 }

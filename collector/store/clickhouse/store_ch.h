@@ -49,12 +49,12 @@ int store_ch_migrate(const char *url, const char *password, int *ret_from, int *
  * -EEXIST (why set) when it holds profiles already. bucket and value are the copy's callbacks
  * (ctx: the import); flush sends what they queued. totals: per series, ordered by key. */
 struct ch_import;
-int ch_import_open(const char *url, const char *password, struct ch_import **ret, char *why,
-		   size_t why_len);
-int ch_import_bucket(void *ctx, const struct copy_bucket *b);
-int ch_import_value(void *ctx, const struct copy_stack_value *v);
-int ch_import_flush(struct ch_import *imp);
-int ch_import_totals(struct ch_import *imp, struct copy_total **ret, size_t *ret_n);
-void ch_import_free(struct ch_import *imp);
+int ch_import__open(const char *url, const char *password, struct ch_import **ret, char *why,
+		    size_t why_len);
+int ch_import__bucket(void *ctx, const struct copy_bucket *b);
+int ch_import__value(void *ctx, const struct copy_stack_value *v);
+int ch_import__flush(struct ch_import *imp);
+int ch_import__totals(struct ch_import *imp, struct copy_total **ret, size_t *ret_n);
+void ch_import__free(struct ch_import *imp);
 
 #endif

@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "store/backend_errors.h"
 #include "store/postgresql/pg_conn.h"
+#include "store/store_fault.h"
 
 static int64_t now_ms(void)
 {
@@ -19,7 +21,7 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int pg_pool_init(struct pg_pool *p, const char *conninfo)
+int pg_pool__init(struct pg_pool *p, const char *conninfo)
 {
 	memset(p, 0, sizeof(*p));
 	p->conninfo = strdup(conninfo);
@@ -30,7 +32,7 @@ int pg_pool_init(struct pg_pool *p, const char *conninfo)
 	return 0;
 }
 
-void pg_pool_free(struct pg_pool *p)
+void pg_pool__release(struct pg_pool *p)
 {
 	if (!p->conninfo)
 		return;
@@ -62,12 +64,15 @@ static int link_connect(struct pg_pool *p, struct pg_link *l)
 	int ok;
 
 	if (l->retry_after_ms && now_ms() < l->retry_after_ms)
-		return -EIO;
+		return store_fault_errno(STORE_FAULT_UNREACHABLE); /* recorded when it failed */
 	backend_connections__count(BACKEND_POSTGRESQL);
 	l->conn = PQconnectdb(p->conninfo);
 	if (PQstatus(l->conn) != CONNECTION_OK) {
+		int err = store_fault__record(STORE_BACKEND_POSTGRESQL, STORE_FAULT_UNREACHABLE,
+					      PQerrorMessage(l->conn));
+
 		link_failed(l);
-		return -EIO;
+		return err;
 	}
 	snprintf(setup, sizeof(setup),
 		 "SET statement_timeout = %d; SET client_min_messages = warning",
@@ -77,15 +82,18 @@ static int link_connect(struct pg_pool *p, struct pg_link *l)
 	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
 	PQclear(r);
 	if (!ok) {
+		int err = store_fault__record(STORE_BACKEND_POSTGRESQL, STORE_FAULT_REFUSED,
+					      PQerrorMessage(l->conn));
+
 		link_failed(l);
-		return -EIO;
+		return err;
 	}
 	l->backoff_ms = 0;
 	l->retry_after_ms = 0;
 	return 0;
 }
 
-int pg_pool_acquire(struct pg_pool *p, struct pg_link **ret)
+int pg_pool__acquire(struct pg_pool *p, struct pg_link **ret)
 {
 	struct pg_link *l = NULL;
 
@@ -96,16 +104,20 @@ int pg_pool_acquire(struct pg_pool *p, struct pg_link **ret)
 		l = &p->links[__atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED) % PG_POOL_SIZE];
 		pthread_mutex_lock(&l->lock);
 	}
-	if (!l->conn && link_connect(p, l)) {
-		backend_errors__count(BACKEND_POSTGRESQL);
-		pthread_mutex_unlock(&l->lock);
-		return -EIO;
+	if (!l->conn) {
+		int err = link_connect(p, l);
+
+		if (err) {
+			backend_errors__count(BACKEND_POSTGRESQL);
+			pthread_mutex_unlock(&l->lock);
+			return err;
+		}
 	}
 	*ret = l;
 	return 0;
 }
 
-void pg_pool_release(struct pg_link *l)
+void pg_pool__return(struct pg_link *l)
 {
 	pthread_mutex_unlock(&l->lock);
 }
@@ -155,11 +167,44 @@ void pg_param_optional_int(struct pg_params *p, bool has, int64_t v)
 		pg_param_null(p);
 }
 
+/* Whether sql changed the database, so that its success shows writes go through again (a
+ * SELECT, a BEGIN or a ROLLBACK does not). */
+static bool writes(const char *sql)
+{
+	static const char *const verbs[] = {"INSERT", "UPDATE", "DELETE", "COMMIT", "CREATE"};
+
+	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
+		sql++;
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strncasecmp(sql, verbs[i], strlen(verbs[i])) == 0)
+			return true;
+	return false;
+}
+
+/* Why a statement failed: a lost connection is "unreachable"; the server's SQLSTATE names a
+ * full disk (53100 disk_full) or a read-only server (25006 read_only_sql_transaction, a hot
+ * standby); any other error is "refused". */
+static enum store_fault_cause fault_cause(PGconn *conn, const char *state)
+{
+	if (PQstatus(conn) != CONNECTION_OK || !state)
+		return STORE_FAULT_UNREACHABLE;
+	if (strcmp(state, "53100") == 0)
+		return STORE_FAULT_DISK_FULL;
+	if (strcmp(state, "25006") == 0)
+		return STORE_FAULT_READ_ONLY;
+	if (strncmp(state, "08", 2) == 0 || strcmp(state, "57P01") == 0 ||
+	    strcmp(state, "57P03") ==
+		0) /* connection exception, admin shutdown, cannot connect now */
+		return STORE_FAULT_UNREACHABLE;
+	return STORE_FAULT_REFUSED;
+}
+
 int pg_exec(struct pg_link *l, const char *sql, const struct pg_params *params, PGresult **ret)
 {
 	PGresult *r;
 	ExecStatusType status;
 	const char *state;
+	int err;
 
 	backend_requests__count(BACKEND_POSTGRESQL);
 	/* Without parameters PQexec, which also runs several statements (the migrations). */
@@ -170,6 +215,7 @@ int pg_exec(struct pg_link *l, const char *sql, const struct pg_params *params, 
 				 params->formats, 0);
 	status = PQresultStatus(r);
 	if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
+		store_fault__ok(STORE_BACKEND_POSTGRESQL, writes(sql));
 		if (ret)
 			*ret = r;
 		else
@@ -181,22 +227,24 @@ int pg_exec(struct pg_link *l, const char *sql, const struct pg_params *params, 
 		PQclear(r);
 		return -EEXIST;
 	}
-	PQclear(r);
 	backend_errors__count(BACKEND_POSTGRESQL);
+	err = store_fault__record(STORE_BACKEND_POSTGRESQL, fault_cause(l->conn, state),
+				  PQerrorMessage(l->conn));
+	PQclear(r);
 	if (PQstatus(l->conn) != CONNECTION_OK)
 		link_failed(l);
-	return -EIO;
+	return err;
 }
 
 int pg_pool_exec(struct pg_pool *p, const char *sql, const struct pg_params *params, PGresult **ret)
 {
 	struct pg_link *l;
-	int rc = pg_pool_acquire(p, &l);
+	int rc = pg_pool__acquire(p, &l);
 
 	if (rc)
 		return rc;
 	rc = pg_exec(l, sql, params, ret);
-	pg_pool_release(l);
+	pg_pool__return(l);
 	return rc;
 }
 

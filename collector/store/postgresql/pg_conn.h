@@ -30,12 +30,15 @@ struct pg_pool {
 };
 
 /* Copies conninfo (a postgresql:// URL or key=value string); connects lazily. 0 or -ENOMEM. */
-int pg_pool_init(struct pg_pool *p, const char *conninfo);
-void pg_pool_free(struct pg_pool *p);
+int pg_pool__init(struct pg_pool *p, const char *conninfo);
+/* Closes the connections and empties p (caller-owned). */
+void pg_pool__release(struct pg_pool *p);
 
-/* A connected link, locked: -EIO (nothing locked) when the server cannot be reached now. */
-int pg_pool_acquire(struct pg_pool *p, struct pg_link **ret);
-void pg_pool_release(struct pg_link *l);
+/* A connected link, locked: -EHOSTUNREACH (nothing locked, recorded as the postgresql backend's
+ * fault) when the server cannot be reached now. */
+int pg_pool__acquire(struct pg_pool *p, struct pg_link **ret);
+/* Unlocks an acquired link: it goes back to the pool. */
+void pg_pool__return(struct pg_link *l);
 
 /* Text parameters of one statement; values are copied into buf. */
 struct pg_params {
@@ -54,7 +57,9 @@ void pg_param_null(struct pg_params *p);
 void pg_param_optional_int(struct pg_params *p, bool has, int64_t v);
 
 /* Runs sql on the link: 0 with *ret (PQclear it; may be NULL when not wanted), -EEXIST on a
- * unique violation, -EIO otherwise (the link is dropped when its connection is lost). */
+ * unique violation, otherwise the failure's cause recorded as the postgresql backend's fault
+ * and returned as its errno (store/store_fault.h: -EHOSTUNREACH, -ENOSPC, -EROFS, -EREMOTEIO;
+ * the link is dropped when its connection is lost). */
 int pg_exec(struct pg_link *l, const char *sql, const struct pg_params *params, PGresult **ret);
 /* pg_exec() on a pooled link, for single statements. */
 int pg_pool_exec(struct pg_pool *p, const char *sql, const struct pg_params *params,

@@ -20,20 +20,20 @@ struct pg_import {
 	struct pg_link *link; /* held, in the copy's transaction */
 };
 
-void pg_import_free(struct pg_import *imp)
+void pg_import__free(struct pg_import *imp)
 {
 	if (!imp)
 		return;
 	if (imp->link) {
 		if (imp->link->conn)
 			pg_exec(imp->link, "ROLLBACK", NULL, NULL);
-		pg_pool_release(imp->link);
+		pg_pool__return(imp->link);
 	}
-	pg_pool_free(&imp->pool);
+	pg_pool__release(&imp->pool);
 	free(imp);
 }
 
-int pg_import_open(const char *conninfo, struct pg_import **ret)
+int pg_import__open(const char *conninfo, struct pg_import **ret)
 {
 	struct pg_import *imp = calloc(1, sizeof(*imp));
 	PGresult *r = NULL;
@@ -44,7 +44,7 @@ int pg_import_open(const char *conninfo, struct pg_import **ret)
 		return -ENOMEM;
 	rc = pg_pool_open_checked(&imp->pool, conninfo);
 	if (!rc)
-		rc = pg_pool_acquire(&imp->pool, &imp->link);
+		rc = pg_pool__acquire(&imp->pool, &imp->link);
 	if (!rc)
 		rc = pg_exec(imp->link, "BEGIN", NULL, NULL);
 	if (!rc)
@@ -53,15 +53,15 @@ int pg_import_open(const char *conninfo, struct pg_import **ret)
 		rc = -EEXIST;
 	PQclear(r);
 	if (rc) {
-		pg_import_free(imp);
+		pg_import__free(imp);
 		return rc;
 	}
 	*ret = imp;
 	return 0;
 }
 
-int pg_import_row(void *ctx, const char *table, const char *const *columns,
-		  const struct copy_value *values, size_t n)
+int pg_import__row(void *ctx, const char *table, const char *const *columns,
+		   const struct copy_value *values, size_t n)
 {
 	struct pg_import *imp = ctx;
 	struct pg_params p = {0};
@@ -91,7 +91,7 @@ int pg_import_row(void *ctx, const char *table, const char *const *columns,
 	return pg_exec(imp->link, sql, &p, NULL);
 }
 
-int pg_import_commit(struct pg_import *imp)
+int pg_import__commit(struct pg_import *imp)
 {
 	char sql[256];
 	int rc = 0;
@@ -105,13 +105,13 @@ int pg_import_commit(struct pg_import *imp)
 	}
 	rc = rc ?: pg_exec(imp->link, "COMMIT", NULL, NULL);
 	if (!rc) { /* nothing left to roll back */
-		pg_pool_release(imp->link);
+		pg_pool__return(imp->link);
 		imp->link = NULL;
 	}
 	return rc;
 }
 
-int pg_import_count(struct pg_import *imp, const char *table, int64_t *ret)
+int pg_import__count(struct pg_import *imp, const char *table, int64_t *ret)
 {
 	char sql[128];
 	PGresult *r;

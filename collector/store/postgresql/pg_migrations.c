@@ -117,30 +117,30 @@ int store_pg_migrate(const char *conninfo, int *ret_from, int *ret_to)
 {
 	struct pg_pool pool;
 	struct pg_link *l;
-	int rc = pg_pool_init(&pool, conninfo);
+	int rc = pg_pool__init(&pool, conninfo);
 
 	if (rc)
 		return rc;
-	rc = pg_pool_acquire(&pool, &l);
+	rc = pg_pool__acquire(&pool, &l);
 	if (rc)
 		goto out;
 	rc = pg_exec(l, "BEGIN", NULL, NULL) ?: migrate_locked(l, ret_from, ret_to);
 	rc = pg_exec(l, rc ? "ROLLBACK" : "COMMIT", NULL, NULL) ?: rc;
-	pg_pool_release(l);
+	pg_pool__return(l);
 out:
-	pg_pool_free(&pool);
+	pg_pool__release(&pool);
 	return rc;
 }
 
 int pg_schema_check(struct pg_pool *pool)
 {
 	struct pg_link *l;
-	int rc = pg_pool_acquire(pool, &l), version = 0;
+	int rc = pg_pool__acquire(pool, &l), version = 0;
 
 	if (rc)
 		return rc;
 	rc = pg_schema_version(l, &version);
-	pg_pool_release(l);
+	pg_pool__return(l);
 	if (rc)
 		return rc;
 	return version == LATEST_VERSION ? 0 : version < LATEST_VERSION ? -ENOTSUP : -EPROTO;
@@ -148,7 +148,7 @@ int pg_schema_check(struct pg_pool *pool)
 
 int pg_pool_open_checked(struct pg_pool *pool, const char *conninfo)
 {
-	int err = pg_pool_init(pool, conninfo);
+	int err = pg_pool__init(pool, conninfo);
 
 	return err ? err : pg_schema_check(pool);
 }

@@ -24,18 +24,18 @@ int store_pg_migrate(const char *conninfo, int *ret_from, int *ret_to);
 /* pg_migrations.c, for the backend's files: the applied version, and whether it is current. */
 int pg_schema_version(struct pg_link *l, int *ret);
 int pg_schema_check(struct pg_pool *pool);
-/* pg_pool_init() then pg_schema_check(): what every store of the backend does when opened. */
+/* pg_pool__init() then pg_schema_check(): what every store of the backend does when opened. */
 int pg_pool_open_checked(struct pg_pool *pool, const char *conninfo);
 
 /* pg_import.c: `migrate --from DIR` into an empty, migrated control plane (store_copy.h), in
  * one transaction: open (-EEXIST when it has an environment already), row (the copy's
  * callback, ctx: the import), count (rows of a table, inside the transaction), commit. */
 struct pg_import;
-int pg_import_open(const char *conninfo, struct pg_import **ret);
-int pg_import_row(void *ctx, const char *table, const char *const *columns,
-		  const struct copy_value *values, size_t n);
-int pg_import_count(struct pg_import *imp, const char *table, int64_t *ret);
-int pg_import_commit(struct pg_import *imp);
-void pg_import_free(struct pg_import *imp);
+int pg_import__open(const char *conninfo, struct pg_import **ret);
+int pg_import__row(void *ctx, const char *table, const char *const *columns,
+		   const struct copy_value *values, size_t n);
+int pg_import__count(struct pg_import *imp, const char *table, int64_t *ret);
+int pg_import__commit(struct pg_import *imp);
+void pg_import__free(struct pg_import *imp);
 
 #endif

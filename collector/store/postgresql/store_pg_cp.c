@@ -24,7 +24,7 @@ static void cp_close(struct cp_store *s)
 {
 	if (!s)
 		return;
-	pg_pool_free(pool_of(s));
+	pg_pool__release(pool_of(s));
 	free(s);
 }
 
@@ -291,7 +291,7 @@ static int cp_settings_put(struct cp_store *s, const struct settings_record *r,
 			   const struct audit_record *a)
 {
 	struct pg_link *l;
-	int rc = pg_pool_acquire(pool_of(s), &l);
+	int rc = pg_pool__acquire(pool_of(s), &l);
 
 	if (rc)
 		return rc;
@@ -304,7 +304,7 @@ static int cp_settings_put(struct cp_store *s, const struct settings_record *r,
 		rc = pg_exec(l, "COMMIT", NULL, NULL);
 	else if (l->conn)
 		pg_exec(l, "ROLLBACK", NULL, NULL);
-	pg_pool_release(l);
+	pg_pool__return(l);
 	return rc;
 }
 
@@ -340,7 +340,7 @@ static int read_audit(const PGresult *r, int row, void *record)
 
 static void free_audit_rows(void *records, size_t n)
 {
-	audit_records_free(records, n);
+	audit_records__free(records, n);
 }
 
 static int cp_audit_list(struct cp_store *s, const char *environment, int64_t since, size_t limit,

@@ -28,7 +28,7 @@ static void ledger_close(struct upload_ledger *l)
 {
 	if (!l)
 		return;
-	pg_pool_free(pool_of(l));
+	pg_pool__release(pool_of(l));
 	free(l);
 }
 
@@ -64,7 +64,7 @@ static int ledger_claim(struct upload_ledger *ledger, const char *const *environ
 
 	if (!c)
 		return -ENOMEM;
-	rc = pg_pool_acquire(pool_of(ledger), &c->link);
+	rc = pg_pool__acquire(pool_of(ledger), &c->link);
 	if (rc) {
 		free(c);
 		return rc;
@@ -75,7 +75,7 @@ static int ledger_claim(struct upload_ledger *ledger, const char *const *environ
 	if (rc) {
 		if (c->link->conn)
 			pg_exec(c->link, "ROLLBACK", NULL, NULL);
-		pg_pool_release(c->link);
+		pg_pool__return(c->link);
 		free(c);
 		return rc;
 	}
@@ -87,7 +87,7 @@ static int ledger_commit(struct upload_claim *c)
 {
 	int rc = pg_exec(c->link, "COMMIT", NULL, NULL);
 
-	pg_pool_release(c->link);
+	pg_pool__return(c->link);
 	free(c);
 	return rc;
 }
@@ -96,7 +96,7 @@ static void ledger_abort(struct upload_claim *c)
 {
 	if (c->link->conn)
 		pg_exec(c->link, "ROLLBACK", NULL, NULL);
-	pg_pool_release(c->link);
+	pg_pool__return(c->link);
 	free(c);
 }
 

@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/stack_cache.h"
-#include "store/sqlite/function_dict.h"
 #include "hashtab.h"
 #include "intern.h"
 #include "protowire.h"
+#include "store/sqlite/function_dict.h"
 #include "store/sqlite/store_sqlite_db.h"
+#include "store/stack_cache.h"
 
 struct function_dict {
 	sqlite3 *db;

@@ -59,7 +59,7 @@ struct stack_cache;
 /* A stacks table in this layout (STACK_IDS_COLUMNS) as its writer uses it: add is
  * "INSERT INTO t(n_frames, ids) VALUES(?1, ?2) ON CONFLICT(ids) DO NOTHING", get is
  * "SELECT id FROM t WHERE ids = ?1", recent the verified cache of encoded stack -> id
- * (../stack_cache.h), first_new the first id the transaction inserted (0 while none: the
+ * (store/stack_cache.h), first_new the first id the transaction inserted (0 while none: the
  * writer sets it to 0 at BEGIN). */
 struct stack_ids_table {
 	sqlite3 *db;
@@ -69,7 +69,7 @@ struct stack_ids_table {
 };
 
 /* Starts t on the writer's db and statements with an empty cache of max_slots slots and
- * max_bytes of encoded stacks (../stack_cache.h); 0 or -ENOMEM. */
+ * max_bytes of encoded stacks (store/stack_cache.h); 0 or -ENOMEM. */
 int stack_ids_table__init(struct stack_ids_table *t, sqlite3 *db, sqlite3_stmt *add,
 			  sqlite3_stmt *get, size_t max_slots, size_t max_bytes);
 /* Frees the cache (the statements are the writer's). */

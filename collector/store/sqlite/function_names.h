@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/store.h"
 #include "hashtab.h"
+#include "store/store.h"
 
 struct function_names {
 	sqlite3_stmt *by_id;  /* the caller's "SELECT name FROM functions WHERE id = ?1" */

@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/stack_cache.h"
 #include "store/sqlite/function_dict.h"
 #include "store/sqlite/function_names.h"
 #include "store/sqlite/profiles_internal.h"
 #include "store/sqlite/stacks_text_convert.h"
 #include "store/sqlite/store_sqlite_db.h"
+#include "store/stack_cache.h"
 
 /*
  * The file's layout version (PRAGMA user_version), upgraded in one transaction at open:
@@ -228,6 +228,7 @@ static int links_add(struct link_store *s, const char *environment, const struct
 		rc = add_one(l, environment, &links[i]);
 	if (!rc)
 		rc = sqlite_db_step_done(l->st[L_COMMIT]);
+	rc = sqlite_db_write_result(l->db, rc);
 	if (rc && !sqlite3_get_autocommit(l->db))
 		sqlite_db_step_done(l->st[L_ROLLBACK]);
 	if (rc)
@@ -405,6 +406,7 @@ static int links_retention(struct link_store *s, int64_t cutoff, int64_t *ret_de
 		rc = function_dict__retain(l->functions, l->st[L_STACKS_ALL]);
 	if (!rc)
 		rc = sqlite_db_step_done(l->st[L_COMMIT]);
+	rc = sqlite_db_write_result(l->db, rc);
 	if (rc && !sqlite3_get_autocommit(l->db))
 		sqlite_db_step_done(l->st[L_ROLLBACK]);
 	if (rc || deleted)

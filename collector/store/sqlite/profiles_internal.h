@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/store.h"
-#include "store/sqlite/function_dict.h"
 #include "hashtab.h"
+#include "store/sqlite/function_dict.h"
 #include "store/sqlite/store_sqlite.h"
+#include "store/store.h"
 
 /*
  * The profile store, one concern per file:
@@ -143,7 +143,7 @@ static inline int64_t ceil_to(int64_t t, int64_t unit)
 
 /* profiles_stacks.c: the writer's caches. Called with write_lock held (or while opening). */
 int sqlite_profiles_caches_init(struct sqlite_profiles *p);
-void sqlite_profiles_caches_free(struct sqlite_profiles *p);
+void sqlite_profiles__free_caches(struct sqlite_profiles *p);
 /* Converts a database whose stacks dictionary holds joined frame text (before function ids):
  * same stack ids, in one transaction. Before the writer's statements are prepared. */
 int sqlite_profiles_stacks_migrate(sqlite3 *db);

@@ -221,7 +221,7 @@ static void prof_close(struct profile_store *s)
 		pthread_mutex_destroy(&p->readers[i].lock);
 	}
 	group_commit__free(p->gc);
-	sqlite_profiles_caches_free(p); /* first: the function names' statements are on wdb */
+	sqlite_profiles__free_caches(p); /* first: the function names' statements are on wdb */
 	sqlite_db_close(p->wdb, p->w, W_COUNT);
 	pthread_mutex_destroy(&p->write_lock);
 	free(p->merge);

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/stack_cache.h"
-#include "store/sqlite/function_dict.h"
 #include "hashtab.h"
+#include "store/sqlite/function_dict.h"
 #include "store/sqlite/profiles_internal.h"
 #include "store/sqlite/stacks_text_convert.h"
 #include "store/sqlite/store_sqlite_db.h"
+#include "store/stack_cache.h"
 
 #define RECENT_STACKS_MAX (1u << 19)	  /* verified cache slots (at most half used) */
 #define RECENT_BYTES_MAX (16u << 20)	  /* verified cache encoded stacks: 16 MiB */
@@ -272,7 +272,7 @@ int sqlite_profiles_caches_init(struct sqlite_profiles *p)
 				     RECENT_STACKS_MAX, RECENT_BYTES_MAX);
 }
 
-void sqlite_profiles_caches_free(struct sqlite_profiles *p)
+void sqlite_profiles__free_caches(struct sqlite_profiles *p)
 {
 	function_ids_buf__release(&p->stack);
 	free(p->name_fids);

@@ -310,6 +310,7 @@ static int write_group(struct sqlite_profiles *p, struct gc_item **items, size_t
 		rc = fold_touched(p, now); /* after the flush: folds read the rows just written */
 	if (!rc)
 		rc = sqlite_db_step_done(p->w[W_COMMIT]);
+	rc = sqlite_db_write_result(p->wdb, rc); /* a full disk named before the rollback */
 	if (rc) {
 		if (!sqlite3_get_autocommit(p->wdb))
 			sqlite_db_step_done(p->w[W_ROLLBACK]);

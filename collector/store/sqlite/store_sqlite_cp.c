@@ -161,7 +161,9 @@ static int insert_row(struct sqlite_cp *c, sqlite3_stmt *st, int64_t *ret_id)
 	if (rc == SQLITE_DONE && ret_id)
 		*ret_id = sqlite3_last_insert_rowid(c->db);
 	sqlite_db_reset(st);
-	return rc == SQLITE_DONE ? 0 : rc == SQLITE_CONSTRAINT ? -EEXIST : -EIO;
+	return rc == SQLITE_CONSTRAINT
+		   ? -EEXIST
+		   : sqlite_db_write_result(c->db, rc == SQLITE_DONE ? 0 : -EIO);
 }
 
 /* Steps an UPDATE, then resets it: 0, -ENOENT when it changed no row, or -EIO. */
@@ -171,7 +173,7 @@ static int update_row(struct sqlite_cp *c, sqlite3_stmt *st)
 
 	rc = rc != SQLITE_DONE ? -EIO : sqlite3_changes(c->db) == 0 ? -ENOENT : 0;
 	sqlite_db_reset(st);
-	return rc;
+	return rc == -ENOENT ? rc : sqlite_db_write_result(c->db, rc);
 }
 
 /* Steps a lookup of one row, read into record (when not NULL), then resets it: 0, -ENOENT
@@ -521,7 +523,7 @@ static int read_audit(sqlite3_stmt *st, void *record)
 
 static void free_audit_rows(void *records, size_t n)
 {
-	audit_records_free(records, n);
+	audit_records__free(records, n);
 }
 
 static const struct sqlite_db_row_reader audit_rows = {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "store/sqlite/store_sqlite_db.h"
+#include "store/store_fault.h"
 
 int sqlite_db_user_version(sqlite3 *db, int *ret_version)
 {
@@ -86,15 +87,53 @@ int sqlite_db_add_column(sqlite3 *db, const char *table, const char *column, con
 	return sqlite_db_exec(db, sql);
 }
 
+/* The cause of db's last error, from SQLite's code and, for an I/O error, the system's errno;
+ * false when it names none (a constraint, a busy lock, a bug). */
+static bool fault_cause(sqlite3 *db, enum store_fault_cause *ret)
+{
+	int sys = sqlite3_system_errno(db);
+
+	switch (sqlite3_extended_errcode(db) & 0xff) {
+	case SQLITE_FULL:
+		*ret = STORE_FAULT_DISK_FULL;
+		return true;
+	case SQLITE_READONLY:
+		*ret = STORE_FAULT_READ_ONLY;
+		return true;
+	case SQLITE_IOERR:
+	case SQLITE_CANTOPEN:
+		*ret = sys == ENOSPC || sys == EDQUOT ? STORE_FAULT_DISK_FULL
+		       : sys == EROFS		      ? STORE_FAULT_READ_ONLY
+						      : STORE_FAULT_IO_ERROR;
+		return true;
+	default:
+		return false;
+	}
+}
+
+int sqlite_db_write_result(sqlite3 *db, int err)
+{
+	enum store_fault_cause cause;
+
+	if (!err) {
+		store_fault__ok(STORE_BACKEND_SQLITE, true);
+		return 0;
+	}
+	if (err != -EIO || !fault_cause(db, &cause))
+		return err;
+	return store_fault__record(STORE_BACKEND_SQLITE, cause, sqlite3_errmsg(db));
+}
+
 int sqlite_db_in_transaction(sqlite3 *db, int (*fn)(sqlite3 *db, void *arg), void *arg)
 {
 	int err = sqlite_db_exec(db, "BEGIN IMMEDIATE");
 
 	if (err)
-		return err;
+		return sqlite_db_write_result(db, err);
 	err = fn(db, arg);
 	if (!err)
 		err = sqlite_db_exec(db, "COMMIT");
+	err = sqlite_db_write_result(db, err);
 	if (err)
 		sqlite_db_exec(db, "ROLLBACK");
 	return err;

@@ -43,6 +43,13 @@ void sqlite_db_close(sqlite3 *db, sqlite3_stmt **stmts, int n);
 /* Resets a statement and clears its bindings for the next use. */
 void sqlite_db_reset(sqlite3_stmt *st);
 
+/* What a write on db returned, with its cause named (store/store_fault.h): an -EIO whose
+ * SQLite error is a full disk, a read-only file or database or a disk I/O error becomes
+ * -ENOSPC, -EROFS or -EIO recorded as the sqlite backend's fault; 0 ends that fault (the write
+ * went through); any other error is returned as it is. Call before a ROLLBACK, which resets
+ * the connection's error. */
+int sqlite_db_write_result(sqlite3 *db, int err);
+
 /* Runs a statement that returns no rows (BEGIN, COMMIT, ...), then resets it. 0 or -EIO. */
 int sqlite_db_step_done(sqlite3_stmt *st);
 

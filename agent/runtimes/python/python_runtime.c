@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: Apache-2.0
+/* CPython behind the runtime interface (runtime.h): finds _PyRuntime and the eval loop in the
+ * interpreter binary or libpython, picks the version's offsets, names code objects. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lru.h"
+#include "procmem.h"
+#include "python_names.h"
+#include "python_runtime.h"
+#include "runtime_elf.h"
+
+struct python_runtime {
+	struct lru *procs; /* pid -> struct python_process */
+	struct lru *names; /* struct name_key -> struct python_name */
+	struct runtime_stats stats;
+};
+
+struct python_process {
+	const struct python_version *version;
+};
+
+struct name_key {
+	uint64_t pid;
+	uint64_t code;
+};
+
+struct python_name {
+	uint64_t cookie;
+	char *function, *file;
+};
+
+static void free_process(void *value, void *ctx)
+{
+	free(value);
+}
+
+static void free_name(void *value, void *ctx)
+{
+	struct python_name *n = value;
+	struct python_runtime *rt = ctx;
+
+	if (rt)
+		rt->stats.names_evicted++;
+	free(n->function);
+	free(n->file);
+	free(n);
+}
+
+static void *python_new(void)
+{
+	struct python_runtime *rt = calloc(1, sizeof(*rt));
+
+	if (!rt)
+		return NULL;
+	rt->procs = lru__new(PYTHON_MAX_PROCESSES, free_process, NULL);
+	rt->names = lru__new(PYTHON_NAME_CACHE, free_name, rt);
+	if (!rt->procs || !rt->names) {
+		lru__free(rt->procs);
+		lru__free(rt->names);
+		free(rt);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return rt;
+}
+
+static void python_free(void *state)
+{
+	struct python_runtime *rt = state;
+
+	if (!rt)
+		return;
+	lru__free(rt->procs);
+	rt->stats.names_evicted = 0;
+	lru__free(rt->names);
+	free(rt);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* The interpreter binary (python3.11) or its library (libpython3.11.so.1.0). */
+static bool python_wants(const char *path)
+{
+	const char *name = base_name(path);
+
+	return !strncmp(name, "python", 6) || !strncmp(name, "libpython", 9);
+}
+
+int python_version_from_name(const char *name, unsigned *ret_major, unsigned *ret_minor)
+{
+	const char *p = strstr(name, "python");
+	unsigned major, minor;
+
+	if (!p || sscanf(p, "python%u.%u", &major, &minor) != 2)
+		return -ENOENT;
+	*ret_major = major;
+	*ret_minor = minor;
+	return 0;
+}
+
+/* The eval loop's hot range, and its .cold part where the binary still has the local symbol
+ * (.symtab); without it, a sample in the cold part keeps its native frame. */
+static void read_eval_ranges(const struct runtime_elf *elf, struct python_binary *ret)
+{
+	static const char *const names[PYTHON_EVAL_RANGES] = {"_PyEval_EvalFrameDefault",
+							      "_PyEval_EvalFrameDefault.cold"};
+	uint64_t addr, size;
+
+	for (int i = 0; i < PYTHON_EVAL_RANGES; i++) {
+		if (runtime_elf__symbol(elf, names[i], &addr, &size) || !size)
+			continue;
+		ret->eval_start[i] = addr;
+		ret->eval_end[i] = addr + size;
+	}
+}
+
+int python_binary__read(const char *path, const char *name, struct python_binary *ret)
+{
+	struct runtime_elf *elf = runtime_elf__open(path);
+	const uint32_t *hex;
+	const void *dbg;
+	uint64_t addr, size;
+	int err;
+
+	if (!elf)
+		return -errno;
+	memset(ret, 0, sizeof(*ret));
+	err = runtime_elf__symbol(elf, "_PyRuntime", &ret->runtime, &size);
+	if (!err)
+		err = runtime_elf__load_base(elf, &ret->load_base);
+	if (err)
+		goto out;
+	read_eval_ranges(elf, ret);
+	dbg = runtime_elf__at(elf, ret->runtime, PYTHON_DEBUG_OFFSETS_SIZE);
+	ret->has_debug_offsets = dbg && !python_debug_offsets__parse(dbg, &ret->debug);
+	/* Py_Version (3.11+) is PY_VERSION_HEX: 0x030b07f0 is 3.11.7 */
+	hex = !runtime_elf__symbol(elf, "Py_Version", &addr, &size)
+		  ? runtime_elf__at(elf, addr, sizeof(*hex))
+		  : NULL;
+	if (hex) {
+		ret->major = *hex >> 24;
+		ret->minor = *hex >> 16 & 0xff;
+	} else if (python_version_from_name(name, &ret->major, &ret->minor)) {
+		ret->major = ret->minor = 0;
+	}
+	if (!ret->eval_end[0])
+		err = -ENOENT; /* an interpreter without its eval loop's symbol: no walk */
+out:
+	runtime_elf__close(elf);
+	return err;
+}
+
+/* The walk state of a process whose binary (mapped from start) was read. */
+static void fill_proc(const struct python_binary *b, uint64_t start, const struct python_version *v,
+		      struct python_proc *ret)
+{
+	uint64_t bias = start - b->load_base;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->runtime = b->runtime + bias;
+	for (int i = 0; i < PYTHON_EVAL_RANGES; i++) {
+		if (!b->eval_end[i])
+			continue;
+		ret->eval_start[i] = b->eval_start[i] + bias;
+		ret->eval_end[i] = b->eval_end[i] + bias;
+	}
+	ret->off = v->walk;
+}
+
+static int attach(struct python_runtime *rt, pid_t pid, const struct python_version *v,
+		  const struct python_proc *proc, const struct runtime_sink *sink)
+{
+	struct python_process *p;
+	uint32_t key = pid;
+	int err;
+
+	err = sink->attach(sink->ctx, RUNTIME_PYTHON, pid, proc, sizeof(*proc));
+	if (err) {
+		rt->stats.attach_failed++;
+		return err;
+	}
+	p = lru__get(rt->procs, &key, sizeof(key));
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p || lru__put(rt->procs, &key, sizeof(key), p)) {
+			free(p);
+			sink->detach(sink->ctx, RUNTIME_PYTHON, pid);
+			return -ENOMEM;
+		}
+		rt->stats.processes_attached++; /* a process captured again is not counted twice */
+	}
+	p->version = v;
+	return 1;
+}
+
+static int python_capture(void *state, const struct runtime_process *proc,
+			  const struct runtime_sink *sink, char *note, size_t note_len)
+{
+	struct python_runtime *rt = state;
+	const struct python_version *v;
+	struct python_binary b;
+	struct python_proc walk;
+	char path[PROCMAPS_PATH_MAX + 64];
+
+	for (size_t i = 0; i < proc->n_maps; i++) {
+		const struct procmap_entry *m = &proc->maps[i];
+
+		if (!python_wants(m->path))
+			continue;
+		snprintf(path, sizeof(path), "%s/%d/root%s", proc->proc_root, proc->pid, m->path);
+		if (python_binary__read(path, base_name(m->path), &b))
+			continue; /* python3.11 linked to libpython: the library has _PyRuntime */
+		v = python_version__find(b.major, b.minor);
+		if (v && b.minor == 13 && b.has_debug_offsets &&
+		    python_version__check(v, &b.debug)) {
+			rt->stats.unsupported++;
+			snprintf(rt->stats.unsupported_version,
+				 sizeof(rt->stats.unsupported_version), "%u.%ut", b.major, b.minor);
+			snprintf(note, note_len,
+				 "python %u.%u (%s): its _Py_DebugOffsets disagree with the %u.%u "
+				 "table (free-threaded or debug build), its frames stay native",
+				 b.major, b.minor, m->path, b.major, b.minor);
+			return -EPROTONOSUPPORT;
+		}
+		if (!v) {
+			rt->stats.unsupported++;
+			snprintf(rt->stats.unsupported_version,
+				 sizeof(rt->stats.unsupported_version), "%u.%u", b.major, b.minor);
+			snprintf(note, note_len,
+				 "python %u.%u (%s): no offset table, its frames stay native",
+				 b.major, b.minor, m->path);
+			return -EPROTONOSUPPORT;
+		}
+		fill_proc(&b, m->start, v, &walk);
+		return attach(rt, proc->pid, v, &walk, sink);
+	}
+	return 0;
+}
+
+static void python_forget(void *state, pid_t pid, const struct runtime_sink *sink)
+{
+	struct python_runtime *rt = state;
+	uint32_t key = pid;
+
+	free(lru__remove(rt->procs, &key, sizeof(key)));
+	sink->detach(sink->ctx, RUNTIME_PYTHON, pid);
+}
+
+static void set_unknown(struct sym_frame *ret)
+{
+	snprintf(ret->function, sizeof(ret->function), "[unknown]");
+	snprintf(ret->module, sizeof(ret->module), "[python]");
+	ret->file[0] = ret->build_id[0] = '\0';
+	ret->known = 0;
+}
+
+static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return procmem__read(*(pid_t *)ctx, addr, buf, len);
+}
+
+/* Reads a code object's names now; -ESTALE when its cookie is no longer the sampled one. */
+static int read_name(pid_t pid, const struct python_version *v, uint64_t code, uint64_t cookie,
+		     struct python_name *ret)
+{
+	unsigned char head[PYTHON_CODE_HEADER];
+	char qualname[SYM_NAME_MAX], file[SYM_NAME_MAX], module[SYM_NAME_MAX];
+	uint64_t now, file_obj, name_obj;
+	int err;
+
+	err = procmem__read(pid, code, head, sizeof(head));
+	if (err)
+		return err;
+	memcpy(&now, head + v->walk.code_cookie, sizeof(now));
+	if (now != cookie)
+		return -ESTALE;
+	memcpy(&file_obj, head + v->co_filename, sizeof(file_obj));
+	memcpy(&name_obj, head + (v->co_qualname != PYTHON_NO_OFFSET ? v->co_qualname : v->co_name),
+	       sizeof(name_obj));
+	err = python_str_decode(v, read_pid, &pid, name_obj, qualname, sizeof(qualname));
+	if (!err)
+		err = python_str_decode(v, read_pid, &pid, file_obj, file, sizeof(file));
+	if (err)
+		return err;
+	python_module_name(file, module, sizeof(module));
+	ret->cookie = cookie;
+	ret->file = strdup(file);
+	if (asprintf(&ret->function, "%s.%s", module, qualname) < 0)
+		ret->function = NULL;
+	if (!ret->file || !ret->function) {
+		free(ret->file);
+		free(ret->function);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void python_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cookie,
+			      struct sym_frame *ret)
+{
+	struct python_runtime *rt = state;
+	struct name_key key = {.pid = (uint64_t)pid, .code = word & PYTHON_FRAME_ADDR_MASK};
+	struct python_process *p;
+	struct python_name *n;
+	uint32_t pid_key = pid;
+	int err;
+
+	n = lru__get(rt->names, &key, sizeof(key));
+	if (n && n->cookie != cookie) { /* another code object at that address now */
+		free_name(lru__remove(rt->names, &key, sizeof(key)), NULL);
+		n = NULL;
+	}
+	if (!n) {
+		p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+		n = p ? calloc(1, sizeof(*n)) : NULL;
+		err = n ? read_name(pid, p->version, key.code, cookie, n) : -ENOENT;
+		if (err) {
+			rt->stats.names_stale += err == -ESTALE;
+			rt->stats.names_unreadable += err != -ESTALE;
+			free(n);
+			set_unknown(ret);
+			return;
+		}
+		rt->stats.names_read++;
+		if (lru__put(rt->names, &key, sizeof(key), n)) {
+			free_name(n, NULL); /* out of memory: named, not kept */
+			set_unknown(ret);
+			return;
+		}
+	}
+	snprintf(ret->function, sizeof(ret->function), "%s", n->function);
+	snprintf(ret->file, sizeof(ret->file), "%s", n->file);
+	snprintf(ret->module, sizeof(ret->module), "[python]");
+	ret->build_id[0] = '\0';
+	ret->known = 1;
+}
+
+static void python_stats(const void *state, struct runtime_stats *ret)
+{
+	const struct python_runtime *rt = state;
+
+	*ret = rt->stats;
+	ret->names_cached = lru__size(rt->names);
+}
+
+const struct runtime_ops python_runtime_ops = {
+    .name = "python",
+    .kind = RUNTIME_PYTHON,
+    .frame_tag = PYTHON_FRAME_TAG,
+    .new = python_new,
+    .free = python_free,
+    .wants = python_wants,
+    .capture = python_capture,
+    .forget = python_forget,
+    .name_frame = python_name_frame,
+    .stats = python_stats,
+};

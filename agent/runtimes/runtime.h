@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What each interpreter runtime implements (agent/runtimes/<name>/, registered in runtimes.c):
+ * pick its mappings, detect a process and attach its walk state to BPF, name a frame. */
+#ifndef ROOTTRACE_RUNTIME_H
+#define ROOTTRACE_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "procmaps.h"
+#include "symbolizer.h"
+
+enum runtime_kind {
+	RUNTIME_PYTHON = 0,
+	RUNTIME_V8 = 1,
+	RUNTIME__COUNT,
+};
+
+/* Where a detected process's walk state goes: the sampler's maps. The runtimes never see
+ * libbpf (one library per file); the pipeline wires this to the sampler. */
+struct runtime_sink {
+	int (*attach)(void *ctx, enum runtime_kind kind, pid_t pid, const void *state, size_t size);
+	void (*detach)(void *ctx, enum runtime_kind kind, pid_t pid);
+	void *ctx;
+};
+
+/* The mappings of one process its runtime asked for (ops.wants), from /proc/PID/maps. */
+struct runtime_process {
+	pid_t pid;
+	const char *proc_root; /* binaries are opened as <proc_root>/<pid>/root/<path> */
+	const struct procmap_entry *maps;
+	size_t n_maps;
+};
+
+/* Counters of one runtime, cumulative; names_cached is a level. */
+struct runtime_stats {
+	uint64_t processes_attached;  /* detected and handed to BPF */
+	uint64_t unsupported;	      /* processes of a version without a table */
+	uint64_t attach_failed;	      /* detected, but the BPF map refused it */
+	uint64_t names_read;	      /* frames named from the process's memory (cache misses) */
+	uint64_t names_cached;	      /* names held now */
+	uint64_t names_evicted;	      /* dropped for room (the cache is bounded) */
+	uint64_t names_stale;	      /* the code object at that address changed: [unknown] */
+	uint64_t names_unreadable;    /* memory gone (process exited) or not a name: [unknown] */
+	char unsupported_version[16]; /* the last version without a table ("3.99"), or "" */
+};
+
+struct runtime_ops {
+	const char *name; /* "python": log lines and /metrics labels */
+	enum runtime_kind kind;
+	uint64_t frame_tag;	/* a frame's first word & RUNTIME_FRAME_TAG_MASK */
+	void *(*new)(void);	/* NULL + errno */
+	void (*free)(void *rt); /* accepts NULL */
+	/* A mapped file it may need, by its path (cheap: a name test). */
+	bool (*wants)(const char *path);
+	/* 1 when the process runs this runtime and its state was attached, 0 when it does not,
+	 * -EPROTONOSUPPORT for a version without a table (note says which), else -errno. */
+	int (*capture)(void *rt, const struct runtime_process *proc,
+		       const struct runtime_sink *sink, char *note, size_t note_len);
+	void (*forget)(void *rt, pid_t pid, const struct runtime_sink *sink);
+	/* Names one recorded frame (its two words); always fills *ret ("[unknown]" if it must). */
+	void (*name_frame)(void *rt, pid_t pid, uint64_t word, uint64_t cookie,
+			   struct sym_frame *ret);
+	void (*stats)(const void *rt, struct runtime_stats *ret);
+};
+
+#define RUNTIME_FRAME_TAG_MASK (0xffffULL << 48)
+
+#endif

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The interpreter runtimes (Python today; Ruby, PHP, HotSpot, V8 to follow runtime.h): detects
+ * each captured process's runtime, attaches its walk state, names the interpreter frames. */
+#ifndef ROOTTRACE_RUNTIMES_H
+#define ROOTTRACE_RUNTIMES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "runtime.h"
+
+struct runtimes;
+
+/* NULL + errno. proc_root is "/proc" unless testing. */
+struct runtimes *runtimes__new(const struct runtime_sink *sink, const char *proc_root);
+void runtimes__free(struct runtimes *r);
+
+/* Detects pid's runtime from its mappings and attaches its state. 0 (none, or attached), or
+ * 1 when note names something to log once: a version without a table, seen for the first
+ * time (later processes of that version are counted, not reported again). -errno when the
+ * maps could not be read (-ESRCH: gone). */
+int runtimes__capture_process(struct runtimes *r, pid_t pid, char *note, size_t note_len);
+void runtimes__forget_process(struct runtimes *r, pid_t pid);
+
+/* True when a process mapping this file may run a runtime: the filter that keeps the maps of
+ * every other process from being read again. */
+bool runtimes__wants_path(const char *path);
+
+/* True when word starts an interpreter frame (two words in a user stack). */
+bool runtimes__is_frame(uint64_t word);
+/* Names the interpreter frame (word, cookie) of pid. Always fills *ret. */
+void runtimes__name_frame(struct runtimes *r, pid_t pid, uint64_t word, uint64_t cookie,
+			  struct sym_frame *ret);
+
+/* One runtime's counters; its name in ret_name. -ENOENT past the last. */
+int runtimes__stats(const struct runtimes *r, size_t index, const char **ret_name,
+		    struct runtime_stats *ret);
+
+#endif

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Day partitions of the ClickHouse tables, dropped whole: the one retention step the rollups,
+ * the link store and the stacks dictionary (ch_stacks.c) all take. Depends on ch_http.c only. */
+#include <stdint.h>
+
+#include "store/clickhouse/ch_internal.h"
+
+/* The partitions (days) of one table whose every bucket ends at or before cutoff. */
+int ch_drop_days(struct ch_client *c, const char *table, int64_t cutoff, int64_t *rows_dropped)
+{
+	struct ch_buf sql = {0}, out = {0};
+	uint32_t day, rows;
+	int rc;
+
+	ch_printf(&sql,
+		  "SELECT toUInt32(partition), toUInt32(sum(rows)) FROM system.parts"
+		  " WHERE database = '%s' AND table = '%s' AND active"
+		  " AND toUInt32(partition) < %lld GROUP BY partition FORMAT RowBinary",
+		  c->database, table, (long long)(cutoff / DAY));
+	rc = ch_run(c, &sql, &out);
+	while (!rc && out.pos < out.len) {
+		rc = ch_get_u32(&out, &day) ?: ch_get_u32(&out, &rows);
+		if (rc)
+			break;
+		ch_buf__reset(&sql);
+		ch_printf(&sql, "ALTER TABLE %s.%s DROP PARTITION %u", c->database, table, day);
+		rc = ch_run(c, &sql, NULL);
+		if (!rc && rows_dropped)
+			*rows_dropped += rows;
+	}
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
+	return rc;
+}

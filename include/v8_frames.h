@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* V8 state shared by bpf/profile.bpf.c (JS frames found on the frame-pointer chain) and user
+ * space (agent/runtimes/v8/: layout from the v8dbg_* constants, names). x86-64 only. */
+#ifndef ROOTTRACE_V8_FRAMES_H
+#define ROOTTRACE_V8_FRAMES_H
+
+#define V8_MAX_PROCESSES 4096 /* V8 processes with a walk state */
+#define V8_OBJECT_WORDS 4     /* words of an object BPF reads at once: its fields are in them */
+
+/* A JS frame takes two words of profile_stack.ips: V8_FRAME_TAG | its SharedFunctionInfo's
+ * tagged address (user addresses are below 2^47, so no native pc carries the tag), then the
+ * cookie: the SharedFunctionInfo's name_or_scope_info word read at sample time, compared again
+ * when it is named, so another object at a reused address is not named after the old one. */
+#define V8_FRAME_TAG (0x5638ULL << 48) /* "V8" */
+#define V8_FRAME_ADDR_MASK ((1ULL << 48) - 1)
+
+/* Value of the v8_procs map (key: pid): where V8's code is and how a JS frame is read, from
+ * the binary's v8dbg_* constants. Object offsets are from the untagged address, each within
+ * the object's first V8_OBJECT_WORDS words. */
+struct v8_proc {
+	__u64 blob_code_var;	 /* &current_embedded_blob_code_ (a pointer), 0 when unknown */
+	__u64 blob_size_var;	 /* &current_embedded_blob_code_size_ (a 32-bit size) */
+	__s16 fp_function;	 /* off_fp_function: a JS frame's JSFunction, from its fp */
+	__s16 fp_context;	 /* off_fp_context: its context; a Smi frame type in typed frames */
+	__u16 function_shared;	 /* JSFunction::shared */
+	__u16 object_map;	 /* HeapObject::map */
+	__u16 map_instance_type; /* Map::instance_type (16 bits) */
+	__u16 sfi_cookie;	 /* SharedFunctionInfo::name_or_scope_info */
+	__u16 type_function_first, type_function_last; /* JSFunction and its subclasses */
+	__u16 type_sfi;				       /* SHARED_FUNCTION_INFO_TYPE */
+	__u16 pad[3];
+};
+
+/* Per-CPU counters (an array indexed by this enum). Cumulative since load. */
+enum v8_stat {
+	V8_STAT_SAMPLES = 0,	 /* samples of a process with a walk state */
+	V8_STAT_FRAMES = 1,	 /* JS frames recorded */
+	V8_STAT_NATIVE = 2,	 /* V8 code recorded as a native pc (builtin, stub, entry frames) */
+	V8_STAT_TRUNCATED = 3,	 /* the stack was full at a JS frame */
+	V8_STAT_EVENTS_LOST = 4, /* a first-seen function not announced (ring buffer full) */
+	V8_STAT__COUNT = 5,
+};
+
+#endif
