@@ -45,7 +45,7 @@ struct upload {
 };
 
 /* The per-upload limits: --max-samples, --max-stacks, --max-stack-frames (what bounds an
- * upload's memory, docs/operations.md "Limits: collector"). */
+ * upload's memory, docs/reference.md "Limits: collector"). */
 struct upload_limits {
 	size_t samples, stacks, stack_frames;
 	size_t memory; /* --max-upload-memory */

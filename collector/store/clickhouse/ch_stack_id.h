@@ -2,7 +2,7 @@
 /* A stack's 128-bit identity in the ClickHouse store (schema v4): each distinct function name
  * is hashed once per upload (the first 16 bytes of its SHA-256), and the stack is the sequence
  * of those digests folded by a 128-bit permutation. The bound on collisions is in
- * docs/performance.md, "Stack identity". */
+ * docs/performance.md, "Fleet mode: stack identity". */
 #ifndef ROOTTRACE_CH_STACK_ID_H
 #define ROOTTRACE_CH_STACK_ID_H
 
