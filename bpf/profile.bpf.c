@@ -1179,14 +1179,25 @@ volatile __u32 offcpu_weight_value = OFFCPU_WEIGHT_ONE; /* offcpu_weight() of it
 COUNTS_MAP(offcpu_counts0);
 COUNTS_MAP(offcpu_counts1);
 
-/* tid -> where and when it blocked. LRU: a thread blocked for longer than the others' churn
- * takes to fill it loses that block, nothing else. */
+/* tid -> where and when a kept block happened: written and deleted on the kept path only (1 in
+ * N blocks), so user space can list the stacks pending blocks refer to. LRU: a thread blocked
+ * for longer than the others' churn takes to fill it loses that block, nothing else. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
 	__type(value, struct offcpu_start);
 	__uint(max_entries, OFFCPU_MAX_STARTS);
 } offcpu_starts SEC(".maps");
+
+/* The thread's own mark that it has a kept block pending: the one lookup every switch-in of a
+ * user thread makes. Task-local storage hangs off the task itself (no hashing, no bucket
+ * lock), is created at a thread's first kept block and freed with the thread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_task);
+} offcpu_tasks SEC(".maps");
 
 /* tgid -> enum offcpu_tgid_state (OFFCPU_MODE_ALLOW). */
 struct {
@@ -1205,18 +1216,23 @@ struct {
 
 #define TASK_DEAD_STATE 0x80 /* TASK_DEAD: the thread exits, it will not run again */
 
-/* Is this process's off-CPU time recorded? Unknown ones are announced once (the daemon
- * decides by their service) and skipped until allowed. */
-static __always_inline bool offcpu_wanted(struct task_struct *prev, __u32 pid)
+/* Cheap checks on the task alone: user threads of the recorded process(es), not the agent. */
+static __always_inline bool offcpu_candidate(struct task_struct *prev, __u32 pid)
+{
+	if (!pid || pid == offcpu_self_tgid || (targ_pid && pid != targ_pid))
+		return false;
+	return prev->mm != NULL; /* kernel threads: their waits are the kernel's idle work */
+}
+
+/* Is this process's off-CPU time recorded? One lookup, made for kept blocks only. Unknown
+ * processes are announced once (the daemon decides by their service) and skipped until
+ * allowed. */
+static __always_inline bool offcpu_allowed(struct task_struct *prev, __u32 pid)
 {
 	__u32 pending = OFFCPU_TGID_PENDING, *state;
 	struct profile_stats *st;
 	__u32 zero = 0;
 
-	if (!pid || pid == offcpu_self_tgid || (targ_pid && pid != targ_pid))
-		return false;
-	if (!prev->mm) /* kernel threads: their waits are the kernel's idle work */
-		return false;
 	if (offcpu_mode == OFFCPU_MODE_ALL)
 		return true;
 	state = bpf_map_lookup_elem(&offcpu_tgids, &pid);
@@ -1232,23 +1248,48 @@ static __always_inline bool offcpu_wanted(struct task_struct *prev, __u32 pid)
 	return false;
 }
 
-/* prev (the current task) blocks: 1 in N of them keep their stacks and the time. */
+/* Time the task has waited on run queues so far (sched_info, CONFIG_SCHED_INFO): run_delay
+ * sums the waits that ended; a wait under way started at last_queued, in the clock of the run
+ * queue the task is on (reached through its CFS queue: the runqueues per-CPU symbol is not in
+ * every kallsyms). 0 on kernels without them: their run-queue wait counts as blocked. */
+static __always_inline __u64 offcpu_queued_ns(struct task_struct *t)
+{
+	__u64 delay, queued, now;
+
+	if (!bpf_core_field_exists(t->sched_info))
+		return 0;
+	delay = BPF_CORE_READ(t, sched_info.run_delay);
+	queued = BPF_CORE_READ(t, sched_info.last_queued);
+	if (queued && bpf_core_field_exists(t->se.cfs_rq)) {
+		now = BPF_CORE_READ(t, se.cfs_rq, rq, clock);
+		if (now > queued)
+			delay += now - queued;
+	}
+	return delay;
+}
+
+/* prev (the current task) blocks: 1 in N of them, drawn before any map lookup, keep their
+ * stacks and the time. */
 static __always_inline void offcpu_block(void *ctx, struct task_struct *prev,
 					 struct offcpu_stats *os)
 {
 	__u32 pid = prev->tgid, tid = prev->pid, gen = generation, zero = 0;
 	struct offcpu_start start = {};
+	struct offcpu_task *task;
 	struct profile_stats *st;
 	void *stacks;
 
-	if (!offcpu_wanted(prev, pid))
+	if (!offcpu_candidate(prev, pid))
 		return;
 	os->blocks++;
 	if (!offcpu_kept(bpf_get_prandom_u32(), offcpu_keep_below_value))
 		return;
+	if (!offcpu_allowed(prev, pid))
+		return;
 	os->kept++;
 	st = bpf_map_lookup_elem(&stats, &zero);
-	if (!st)
+	task = bpf_task_storage_get(&offcpu_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st || !task)
 		return;
 	start.pid = pid;
 	start.gen = gen;
@@ -1261,9 +1302,13 @@ static __always_inline void offcpu_block(void *ctx, struct task_struct *prev,
 	else
 		start.user_stack = store_stack(ctx, stacks, BPF_F_USER_STACK, st);
 	start.kernel_stack = store_stack(ctx, stacks, 0, st);
+	start.queued_ns = offcpu_queued_ns(prev);
 	start.block_ns = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&offcpu_starts, &tid, &start, BPF_ANY))
+	if (bpf_map_update_elem(&offcpu_starts, &tid, &start, BPF_ANY)) {
 		os->starts_full++;
+		return;
+	}
+	task->pending = 1;
 }
 
 /* A stack stored in another generation than the one being written: copied over (user space
@@ -1314,22 +1359,32 @@ static __always_inline void offcpu_add(void *counts, struct profile_key *key, __
 }
 
 /* next runs again: its block (switch-out to wake-up) is charged to the stacks it blocked in;
- * wake-up to now it was runnable, waiting for a CPU (counted apart, in no profile). */
+ * wake-up to now it was runnable, waiting for a CPU (counted apart, in no profile). Threads
+ * without a kept block pending cost one task-storage lookup. */
 static __always_inline void offcpu_resume(struct task_struct *next, struct offcpu_stats *os)
 {
 	__u32 tid = next->pid, gen = generation;
 	struct profile_key key = {};
 	struct offcpu_start *start;
-	__u64 now, woke, blocked;
+	struct offcpu_task *task;
+	__u64 now, queued, blocked;
 	void *counts, *stacks;
 
+	task = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
+	if (!task || !task->pending)
+		return;
+	task->pending = 0;
 	start = bpf_map_lookup_elem(&offcpu_starts, &tid);
-	if (!start)
+	if (!start) /* the LRU took it */
 		return;
 	now = bpf_ktime_get_ns();
-	woke = start->wake_ns && start->wake_ns <= now ? start->wake_ns : now;
-	blocked = woke > start->block_ns ? woke - start->block_ns : 0;
-	os->runqueue_ns += offcpu_weighted(now - woke, start->weight);
+	queued = offcpu_queued_ns(next);
+	queued = queued > start->queued_ns ? queued - start->queued_ns : 0;
+	blocked = now > start->block_ns ? now - start->block_ns : 0;
+	if (queued > blocked)
+		queued = blocked;
+	blocked -= queued;
+	os->runqueue_ns += offcpu_weighted(queued, start->weight);
 	if (blocked < offcpu_min_ns) {
 		os->below_min++;
 		os->below_min_ns += offcpu_weighted(blocked, start->weight);
@@ -1370,19 +1425,7 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	os->switches++;
 	if (!preempt && prev_state && !(prev_state & TASK_DEAD_STATE))
 		offcpu_block(ctx, prev, os);
-	if (next->pid)
+	if (next->pid && next->mm)
 		offcpu_resume(next, os);
-	return 0;
-}
-
-/* The end of a block: from here the thread is runnable, its wait for a CPU is not blocked. */
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(offcpu_wakeup, struct task_struct *p)
-{
-	__u32 tid = p->pid;
-	struct offcpu_start *start = bpf_map_lookup_elem(&offcpu_starts, &tid);
-
-	if (start && !start->wake_ns)
-		start->wake_ns = bpf_ktime_get_ns();
 	return 0;
 }

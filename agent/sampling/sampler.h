@@ -126,7 +126,7 @@ struct sampler_offcpu_settings {
 /* The programs are loaded (sampler__offcpu_error() says why not when asked for). */
 bool sampler__offcpu_loaded(const struct sampler *s);
 const char *sampler__offcpu_error(const struct sampler *s);
-/* Attaches the sched_switch and sched_wakeup programs. 0 or -errno (reason in err). */
+/* Attaches the sched_switch program. 0 or -errno (reason in err). */
 int sampler__offcpu_attach(struct sampler *s, char *err, size_t err_len);
 void sampler__offcpu_detach(struct sampler *s);
 bool sampler__offcpu_attached(const struct sampler *s);
