@@ -249,6 +249,8 @@ static int runtime_attach(void *ctx, enum runtime_kind kind, pid_t pid, const vo
 		return sampler__python_set_process(ctx, pid, state);
 	if (kind == RUNTIME_V8 && size == sizeof(struct v8_proc))
 		return sampler__v8_set_process(ctx, pid, state);
+	if (kind == RUNTIME_RUBY && size == sizeof(struct ruby_proc))
+		return sampler__ruby_set_process(ctx, pid, state);
 	return -EINVAL;
 }
 
@@ -258,6 +260,8 @@ static void runtime_detach(void *ctx, enum runtime_kind kind, pid_t pid)
 		sampler__python_forget_process(ctx, pid);
 	else if (kind == RUNTIME_V8)
 		sampler__v8_forget_process(ctx, pid);
+	else if (kind == RUNTIME_RUBY)
+		sampler__ruby_forget_process(ctx, pid);
 }
 
 static int open_runtimes(struct pipeline *p)

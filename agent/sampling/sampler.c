@@ -1147,6 +1147,22 @@ int sampler__python_stats(struct sampler *s, uint64_t *ret)
 	return err;
 }
 
+int sampler__ruby_set_process(struct sampler *s, pid_t pid, const struct ruby_proc *proc)
+{
+	__u32 key = pid;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.ruby_procs), &key, proc, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void sampler__ruby_forget_process(struct sampler *s, pid_t pid)
+{
+	__u32 key = pid;
+
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.ruby_procs), &key);
+}
+
 int sampler__v8_set_process(struct sampler *s, pid_t pid, const struct v8_proc *proc)
 {
 	__u32 key = pid;
