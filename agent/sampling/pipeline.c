@@ -1085,6 +1085,17 @@ int pipeline__v8_stats(struct pipeline *p, struct pipeline_v8_stats *ret)
 	return sampler__v8_stats(p->sampler, ret->walk);
 }
 
+int pipeline__ruby_stats(struct pipeline *p, struct pipeline_ruby_stats *ret)
+{
+	const char *name;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!p->runtimes)
+		return -ENOTSUP;
+	runtimes__stats(p->runtimes, RUNTIME_RUBY, &name, &ret->names);
+	return sampler__ruby_stats(p->sampler, ret->walk);
+}
+
 int pipeline__set_excluded_cgroups(struct pipeline *p, const uint64_t *ids, size_t n)
 {
 	uint64_t *copy = NULL;

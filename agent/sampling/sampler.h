@@ -146,6 +146,8 @@ uint64_t sampler__offcpu_map_bytes(const struct sampler *s);
 /* Ruby processes' walk state (ruby_procs). */
 int sampler__ruby_set_process(struct sampler *s, pid_t pid, const struct ruby_proc *proc);
 void sampler__ruby_forget_process(struct sampler *s, pid_t pid);
+/* The Ruby walk's counters (RUBY_STAT__COUNT of them, enum ruby_stat), cumulative. */
+int sampler__ruby_stats(struct sampler *s, uint64_t *ret);
 
 /* V8 processes' walk state (v8_procs) and the walk's counters (V8_STAT__COUNT of them). */
 int sampler__v8_set_process(struct sampler *s, pid_t pid, const struct v8_proc *proc);

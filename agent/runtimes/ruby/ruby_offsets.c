@@ -9,19 +9,17 @@
 
 /* rb_execution_context_t starts vm_stack, vm_stack_size, cfp in every version; rb_iseq_t
  * is flags, wrapper, body; a control frame is pc, sp, iseq, self, ep, block_code, then
- * __bp__ (2.7-3.2) and jit_return (3.1+, YJIT; verified on 3.1). location sits after type, iseq_size, iseq_encoded
- * and the 48-byte param struct. */
-#define WALK(frame_size)                                                                        \
-	{                                                                                       \
-		.ec_vm_stack = 0, .ec_vm_stack_size = 8, .ec_cfp = 16, .cfp_size = (frame_size), \
-		.cfp_iseq = 16, .cfp_ep = 32, .iseq_body = 16,                                  \
+ * __bp__ (2.7-3.2) and jit_return (3.1+, YJIT; verified on 3.1). location sits after type,
+ * iseq_size, iseq_encoded and the 48-byte param struct. */
+#define WALK(frame_size)                                                                           \
+	{                                                                                          \
+		.ec_vm_stack = 0, .ec_vm_stack_size = 8, .ec_cfp = 16, .cfp_size = (frame_size),   \
+		.cfp_iseq = 16, .cfp_ep = 32, .iseq_body = 16,                                     \
 	}
 
 static const struct ruby_version versions[] = {
-    {2, 7, WALK(56), 64, 80, true, 16},
-    {3, 0, WALK(56), 64, 80, true, 16},
-    {3, 1, WALK(64), 64, 80, true, 16},
-    {3, 2, WALK(64), 64, 80, false, 24},
+    {2, 7, WALK(56), 64, 80, true, 16},	 {3, 0, WALK(56), 64, 80, true, 16},
+    {3, 1, WALK(64), 64, 80, true, 16},	 {3, 2, WALK(64), 64, 80, false, 24},
     {3, 3, WALK(56), 64, 80, false, 24},
 };
 

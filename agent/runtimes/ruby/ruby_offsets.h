@@ -21,17 +21,17 @@ struct ruby_version {
 	uint16_t str_embed_data; /* where an embedded string's bytes start */
 };
 
-#define RUBY_VALUE_FLAGS 0	       /* RBasic.flags: type in bits 0-4 */
+#define RUBY_VALUE_FLAGS 0 /* RBasic.flags: type in bits 0-4 */
 #define RUBY_T_STRING 0x05
 #define RUBY_T_ARRAY 0x07
 #define RUBY_T_MASK 0x1f
-#define RUBY_FL_USER1 (1ULL << 13)     /* RSTRING_NOEMBED, RARRAY_EMBED_FLAG */
-#define RUBY_STR_EMBED_LEN_SHIFT 14    /* before 3.2: RSTRING_EMBED_LEN_MASK's shift */
+#define RUBY_FL_USER1 (1ULL << 13)  /* RSTRING_NOEMBED, RARRAY_EMBED_FLAG */
+#define RUBY_STR_EMBED_LEN_SHIFT 14 /* before 3.2: RSTRING_EMBED_LEN_MASK's shift */
 #define RUBY_STR_EMBED_LEN_MASK 0x1f
-#define RUBY_STR_LEN 16		       /* heap (and 3.2+ every) string: its length */
-#define RUBY_STR_PTR 24		       /* heap string: its bytes */
-#define RUBY_ARRAY_EMBED_DATA 16       /* embedded array: its elements */
-#define RUBY_ARRAY_PTR 32	       /* heap array: its elements */
+#define RUBY_STR_LEN 16		 /* heap (and 3.2+ every) string: its length */
+#define RUBY_STR_PTR 24		 /* heap string: its bytes */
+#define RUBY_ARRAY_EMBED_DATA 16 /* embedded array: its elements */
+#define RUBY_ARRAY_PTR 32	 /* heap array: its elements */
 
 /* The table for major.minor, or NULL: a version without one keeps native frames. */
 const struct ruby_version *ruby_version__find(unsigned major, unsigned minor);

@@ -15,9 +15,9 @@ extern const struct runtime_ops ruby_runtime_ops;
 
 /* What one libruby tells (file addresses). */
 struct ruby_library {
-	unsigned major, minor;	    /* from ruby_version ("3.1.2"), or the file name */
-	uint64_t tls_module_slot;   /* GOT slot the loader fills with libruby's TLS module id */
-	uint64_t tls_offset;	    /* ruby_current_ec in libruby's TLS block */
+	unsigned major, minor;	       /* from ruby_version ("3.1.2"), or the file name */
+	uint64_t tls_module_slot;      /* GOT slot the loader fills with libruby's TLS module id */
+	uint64_t tls_offset;	       /* ruby_current_ec in libruby's TLS block */
 	uint64_t core_start, core_end; /* vm_exec_core */
 	uint64_t exec_start, exec_end; /* rb_vm_exec */
 	uint64_t load_base;
