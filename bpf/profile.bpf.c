@@ -231,10 +231,14 @@ struct {
 
 /* The Ruby side of one walk: the next control frame, where they end, a copy of the state. */
 struct ruby_walk {
-	__u64 cursor; /* the next control frame; 0: none (not Ruby, or the frames ended) */
-	__u64 end;    /* past the outermost control frame */
-	__u32 state;  /* enum python_walk_state: the same three steps */
-	__u32 frames; /* Ruby frames recorded */
+	__u64 cursor;	 /* the next control frame; 0: none (not Ruby, or the frames ended) */
+	__u64 end;	 /* past the outermost control frame */
+	__u64 top;	 /* ec->cfp: the innermost control frame */
+	__u32 state;	 /* enum python_walk_state: the same three steps */
+	__u32 frames;	 /* Ruby frames recorded */
+	__u8 after_core; /* the last native frame was a vm_exec_core stepped over */
+	__u8 check_top;	 /* the next frame may be pushed but not run yet (see ruby_frame) */
+	__u16 pad;
 	struct ruby_proc proc;
 };
 
@@ -699,8 +703,11 @@ static __always_inline void ruby_walk_start(struct walk_state *st)
 	__u64 dtv, block, ec, cfp, stack, size;
 
 	st->rb.cursor = 0;
+	st->rb.end = 0;
 	st->rb.state = PYTHON_WALK_NATIVE;
 	st->rb.frames = 0;
+	st->rb.after_core = 0;
+	st->rb.check_top = 0;
 	if (!proc)
 		return;
 	ruby_count_n(RUBY_STAT_SAMPLES, 1);
@@ -721,11 +728,11 @@ static __always_inline void ruby_walk_start(struct walk_state *st)
 		return;
 	}
 	st->rb.cursor = cfp;
+	st->rb.top = cfp;
 	st->rb.end = stack + size * 8;
 }
 
-/* 1: pc runs the control frames at the cursor (vm_exec_core); 2: pc is rb_vm_exec, the
- * native caller the Ruby frames also stand for; 0: neither, or no Ruby walk. */
+/* 1: pc is vm_exec_core; 2: pc is rb_vm_exec, its caller; 0: neither, or no Ruby walk. */
 static __always_inline int ruby_exec_frame(const struct walk_state *st, __u64 pc)
 {
 	const struct ruby_proc *p = &st->rb.proc;
@@ -733,8 +740,21 @@ static __always_inline int ruby_exec_frame(const struct walk_state *st, __u64 pc
 	if (!st->rb.end)
 		return 0;
 	if (pc >= p->core_start && pc < p->core_end)
-		return st->rb.cursor ? 1 : 2;
+		return 1;
 	return pc >= p->exec_start && pc < p->exec_end ? 2 : 0;
+}
+
+/* Whether the exec frame at pc (kind from ruby_exec_frame) records the control frames of its
+ * vm_exec call: a vm_exec_core does, and so does an rb_vm_exec that was not entered from one
+ * (sampled before it called vm_exec_core); after its vm_exec_core it stands for them. */
+static __always_inline bool ruby_emits(struct walk_state *st, int kind, bool after_core)
+{
+	if (kind == 2 && after_core)
+		return false;
+	/* a vm_exec_core with native frames below it: the innermost frame may have been pushed
+	 * by a C caller (rb_yield) that has not reached vm_exec yet */
+	st->rb.check_top = kind == 1 && st->stack.n > 0 && st->rb.cursor == st->rb.top;
+	return true;
 }
 
 static __always_inline long ruby_give_back(struct walk_state *st)
@@ -744,6 +764,22 @@ static __always_inline long ruby_give_back(struct walk_state *st)
 	st->rb.end = 0;
 	st->rb.state = PYTHON_WALK_NATIVE;
 	return 0;
+}
+
+/* A frame pushed to begin a vm_exec call (FINISH) whose first instruction has not run: its
+ * pc is still the start of its iseq (each instruction advances cfp->pc as it begins). */
+static __always_inline bool ruby_not_started(const struct ruby_offsets *o, __u64 cfp, __u64 iseq,
+					     __u64 flags, __u64 magic)
+{
+	__u64 pc, body, start;
+
+	if (!iseq || !(flags & RUBY_FRAME_FLAG_FINISH) || magic == RUBY_FRAME_MAGIC_CFUNC ||
+	    magic == RUBY_FRAME_MAGIC_IFUNC || magic == RUBY_FRAME_MAGIC_DUMMY)
+		return false;
+	if (read_user_u64(&pc, cfp) || read_user_u64(&body, iseq + o->iseq_body) ||
+	    read_user_u64(&start, body + o->body_encoded))
+		return false;
+	return pc == start;
 }
 
 /* Records one control frame of the current vm_exec_core call (C-function frames are skipped:
@@ -771,6 +807,11 @@ static __always_inline long ruby_frame(struct walk_state *st)
 		return ruby_give_back(st);
 	st->rb.cursor = cur + o->cfp_size;
 	magic = flags & RUBY_FRAME_MAGIC_MASK;
+	if (st->rb.check_top) {
+		st->rb.check_top = 0;
+		if (ruby_not_started(o, cur, iseq, flags, magic))
+			return 0; /* its vm_exec call has not begun: not this vm_exec_core's */
+	}
 	if (iseq && magic != RUBY_FRAME_MAGIC_CFUNC && magic != RUBY_FRAME_MAGIC_IFUNC &&
 	    magic != RUBY_FRAME_MAGIC_DUMMY) {
 		read_user_u64(&cookie, iseq + o->iseq_body); /* unreadable: 0, [unknown] later */
@@ -1039,6 +1080,7 @@ static long unwind_frame(__u32 index, void *ctx)
 	struct walk_state *st;
 	__u32 zero = 0, n, slot;
 	__u64 lookup_pc;
+	bool after_core;
 	long found;
 
 	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
@@ -1048,6 +1090,8 @@ static long unwind_frame(__u32 index, void *ctx)
 		return python_frame(st);
 	if (st->rb.state == PYTHON_WALK_EMIT)
 		return ruby_frame(st);
+	after_core = st->rb.after_core;
+	st->rb.after_core = 0;
 	n = st->stack.n;
 	if (n >= PROFILE_STACK_DEPTH) {
 		st->stack.flags |= PROFILE_STACK_TRUNCATED;
@@ -1063,13 +1107,14 @@ static long unwind_frame(__u32 index, void *ctx)
 		st->py.state = PYTHON_WALK_EMIT; /* this pc again once they are recorded */
 		return 0;
 	} else if (st->rb.state == PYTHON_WALK_STEP_OVER) {
-		st->rb.state = PYTHON_WALK_NATIVE;
+		st->rb.state = PYTHON_WALK_NATIVE; /* replaced by the frames it runs */
+		st->rb.after_core = 1;
 	} else if ((found = ruby_exec_frame(st, lookup_pc))) {
-		if (found == 1) {
-			st->rb.state = PYTHON_WALK_EMIT;
+		if (ruby_emits(st, found, after_core)) {
+			st->rb.state = PYTHON_WALK_EMIT; /* this pc again once they are recorded */
 			return 0;
 		}
-		/* rb_vm_exec: stands for the Ruby frames recorded, not recorded itself */
+		/* rb_vm_exec after its vm_exec_core: stands for the frames recorded */
 	} else {
 		st->stack.ips[n] = st->exact && n ? st->pc + 1 : st->pc;
 		st->stack.n = n + 1;

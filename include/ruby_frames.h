@@ -29,13 +29,13 @@ struct ruby_offsets {
 	__u16 cfp_iseq;		/* rb_control_frame_t.iseq */
 	__u16 cfp_ep;		/* .ep */
 	__u16 iseq_body;	/* rb_iseq_t.body: the cookie */
-	__u16 pad;
+	__u16 body_encoded;	/* rb_iseq_constant_body.iseq_encoded: where pc starts */
 };
 
 /* Value of the ruby_procs map (key: pid). Addresses in the process. */
 struct ruby_proc {
-	__u64 tls_module; /* libruby's TLS module id (dtv index) */
-	__u64 tls_offset; /* ruby_current_ec in that module's TLS block */
+	__u64 tls_module;	    /* libruby's TLS module id (dtv index) */
+	__u64 tls_offset;	    /* ruby_current_ec in that module's TLS block */
 	__u64 core_start, core_end; /* vm_exec_core: its Ruby frames replace it */
 	__u64 exec_start, exec_end; /* rb_vm_exec: the native caller, stepped over unrecorded */
 	struct ruby_offsets off;

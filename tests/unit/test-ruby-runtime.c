@@ -127,8 +127,7 @@ TEST(strings_decode_embedded_and_on_the_heap)
 	put64(IMAGE_BASE + 128, RUBY_T_STRING);
 	put64(IMAGE_BASE + 144, 5);
 	put_str(IMAGE_BASE + 152, "block");
-	CHECK_EQ_INT(ruby_str_decode(v32, read_image, NULL, IMAGE_BASE + 128, out, sizeof(out)),
-		     0);
+	CHECK_EQ_INT(ruby_str_decode(v32, read_image, NULL, IMAGE_BASE + 128, out, sizeof(out)), 0);
 	CHECK_EQ_STR(out, "block");
 	/* not a String */
 	put64(IMAGE_BASE + 192, RUBY_T_ARRAY);

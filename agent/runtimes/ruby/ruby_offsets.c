@@ -14,7 +14,7 @@
 #define WALK(frame_size)                                                                           \
 	{                                                                                          \
 		.ec_vm_stack = 0, .ec_vm_stack_size = 8, .ec_cfp = 16, .cfp_size = (frame_size),   \
-		.cfp_iseq = 16, .cfp_ep = 32, .iseq_body = 16,                                     \
+		.cfp_iseq = 16, .cfp_ep = 32, .iseq_body = 16, .body_encoded = 8,                  \
 	}
 
 static const struct ruby_version versions[] = {
