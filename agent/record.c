@@ -476,17 +476,19 @@ static void print_ruby(const struct pipeline_ruby_stats *rb)
 	const struct runtime_stats *n = &rb->names;
 	const uint64_t *w = rb->walk;
 
-	fprintf(stderr,
-		"ruby: %llu processes attached, %llu of a version without a table; %llu samples "
-		"walked, %llu Ruby frames, %llu without an execution context, %llu truncated, %llu "
-		"read failures; names: %llu read, %llu cached, %llu evicted, %llu stale, %llu "
-		"unreadable\n",
-		(unsigned long long)n->processes_attached, (unsigned long long)n->unsupported,
-		(unsigned long long)w[RUBY_STAT_SAMPLES], (unsigned long long)w[RUBY_STAT_FRAMES],
-		(unsigned long long)w[RUBY_STAT_NO_EC], (unsigned long long)w[RUBY_STAT_TRUNCATED],
-		(unsigned long long)w[RUBY_STAT_READ], (unsigned long long)n->names_read,
-		(unsigned long long)n->names_cached, (unsigned long long)n->names_evicted,
-		(unsigned long long)n->names_stale, (unsigned long long)n->names_unreadable);
+	fprintf(
+	    stderr,
+	    "ruby: %llu processes attached, %llu of a version without a table; %llu samples "
+	    "walked, %llu Ruby frames, %llu without an execution context, %llu truncated, %llu "
+	    "read failures, %llu announcements lost; names: %llu read, %llu cached, %llu evicted, "
+	    "%llu stale, %llu unreadable\n",
+	    (unsigned long long)n->processes_attached, (unsigned long long)n->unsupported,
+	    (unsigned long long)w[RUBY_STAT_SAMPLES], (unsigned long long)w[RUBY_STAT_FRAMES],
+	    (unsigned long long)w[RUBY_STAT_NO_EC], (unsigned long long)w[RUBY_STAT_TRUNCATED],
+	    (unsigned long long)w[RUBY_STAT_READ], (unsigned long long)w[RUBY_STAT_EVENTS_LOST],
+	    (unsigned long long)n->names_read, (unsigned long long)n->names_cached,
+	    (unsigned long long)n->names_evicted, (unsigned long long)n->names_stale,
+	    (unsigned long long)n->names_unreadable);
 }
 
 static void print_summary(const struct window *w, const struct symbolizer_stats *ss,

@@ -766,6 +766,30 @@ static __always_inline long ruby_give_back(struct walk_state *st)
 	return 0;
 }
 
+/* Announces an iseq not sampled before in this process (or with a new body) on the shared
+ * ring buffer, tagged, so user space names it while the process lives (as Python and V8). */
+static __always_inline void ruby_note_iseq(__u32 pid, __u64 word, __u64 cookie)
+{
+	struct python_code_key key = {.pid = pid, .code = word};
+	struct python_code_event *e;
+	__u64 *known;
+
+	known = bpf_map_lookup_elem(&python_codes, &key);
+	if (known && *known == cookie)
+		return;
+	bpf_map_update_elem(&python_codes, &key, &cookie, BPF_ANY);
+	e = bpf_ringbuf_reserve(&python_events, sizeof(*e), 0);
+	if (!e) {
+		ruby_count_n(RUBY_STAT_EVENTS_LOST, 1); /* named when the window is, if alive */
+		return;
+	}
+	e->pid = pid;
+	e->pad = 0;
+	e->code = word;
+	e->cookie = cookie;
+	bpf_ringbuf_submit(e, 0);
+}
+
 /* A frame pushed to begin a vm_exec call (FINISH) whose first instruction has not run: its
  * pc is still the start of its iseq (each instruction advances cfp->pc as it begins). */
 static __always_inline bool ruby_not_started(const struct ruby_offsets *o, __u64 cfp, __u64 iseq,
@@ -819,6 +843,7 @@ static __always_inline long ruby_frame(struct walk_state *st)
 		st->stack.ips[n + 1] = cookie;
 		st->stack.n = n + 2;
 		st->rb.frames++;
+		ruby_note_iseq(st->pid, RUBY_FRAME_TAG | (iseq & RUBY_FRAME_ADDR_MASK), cookie);
 	}
 	if ((flags & RUBY_FRAME_FLAG_FINISH) && magic != RUBY_FRAME_MAGIC_CFUNC)
 		st->rb.state = PYTHON_WALK_STEP_OVER;

@@ -43,12 +43,13 @@ struct ruby_proc {
 
 /* Per-CPU counters (an array indexed by this enum). Cumulative since load. */
 enum ruby_stat {
-	RUBY_STAT_SAMPLES = 0,	 /* samples of a process with a walk state */
-	RUBY_STAT_NO_EC = 1,	 /* the sampled thread has no execution context */
-	RUBY_STAT_FRAMES = 2,	 /* Ruby frames recorded */
-	RUBY_STAT_TRUNCATED = 3, /* the stack was full while Ruby frames remained */
-	RUBY_STAT_READ = 4,	 /* a read of interpreter memory failed: native frames */
-	RUBY_STAT__COUNT = 5,
+	RUBY_STAT_SAMPLES = 0,	   /* samples of a process with a walk state */
+	RUBY_STAT_NO_EC = 1,	   /* the sampled thread has no execution context */
+	RUBY_STAT_FRAMES = 2,	   /* Ruby frames recorded */
+	RUBY_STAT_TRUNCATED = 3,   /* the stack was full while Ruby frames remained */
+	RUBY_STAT_READ = 4,	   /* a read of interpreter memory failed: native frames */
+	RUBY_STAT_EVENTS_LOST = 5, /* first-sight announcements dropped (ring buffer full) */
+	RUBY_STAT__COUNT = 6,
 };
 
 #endif

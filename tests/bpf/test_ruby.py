@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Ruby frames from the node agent, on the real interpreter (Debian's ruby3.1 with
 # libruby-3.1.so, started without flags): a hot method under a known caller named in order,
-# vm_exec_core replaced by the Ruby frames it runs, four threads each named, and a process
-# started after the agent.
+# vm_exec_core replaced by the Ruby frames it runs, four threads each named, a process started
+# after the agent, and one that exits before its window is named.
 import os
 import shutil
 import subprocess
@@ -32,6 +32,25 @@ def caller_of_hot
 end
 
 loop { caller_of_hot }
+"""
+
+SHORT = """
+def hot(n)
+  s = 0
+  i = 0
+  while i < n
+    s += i * i
+    i += 1
+  end
+  s
+end
+
+def caller_of_hot
+  hot(20_000)
+end
+
+t = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 2
+caller_of_hot while Process.clock_gettime(Process::CLOCK_MONOTONIC) < t
 """
 
 THREADS = """
@@ -77,7 +96,7 @@ class RubyFrames(unittest.TestCase):
         if not os.access(RUBY, os.X_OK):
             raise unittest.SkipTest("%s not installed" % RUBY)
         cls.tmp = tempfile.mkdtemp(prefix="rt-ruby-")
-        for name, text in (("hot.rb", HOT), ("threads.rb", THREADS)):
+        for name, text in (("hot.rb", HOT), ("short.rb", SHORT), ("threads.rb", THREADS)):
             with open(os.path.join(cls.tmp, name), "w") as f:
                 f.write(text)
         cls.procs = []
@@ -167,6 +186,23 @@ class RubyFrames(unittest.TestCase):
         whole = [s for s in samples if "_start" in s.stack]
         self.assertGreater(len(whole), 0, err)
         under = share(whole, lambda s: parent_of(s, "hot") == "caller_of_hot")
+        self.assertGreaterEqual(under, 0.90, err)
+
+    def test_a_process_that_exits_before_the_window_is_named_keeps_its_names(self):
+        warm = self.start(RUBY, os.path.join(self.tmp, "hot.rb"))
+        rec, out = self.record(8)
+        time.sleep(2)  # libruby's and libc's tables built (for warm), kept by build-id
+        p = self.start(RUBY, os.path.join(self.tmp, "short.rb"))
+        p.wait(30)  # exits after 2 s, long before the window is named
+        prof, err = self.finish(rec, out)
+        self.stop(warm)
+        samples = of_pid(prof, p.pid)
+        whole = [s for s in samples if "_start" in s.stack]
+        # named while it lived: no Ruby frame left [unknown] (start-up's require frames too)
+        self.assertLessEqual(share(whole, lambda s: "[unknown]" in ruby_frames(s)), 0.02, err)
+        hot = [s for s in whole if "hot" in ruby_frames(s)]
+        self.assertGreater(len(hot), 0, err)
+        under = share(hot, lambda s: parent_of(s, "hot") == "caller_of_hot")
         self.assertGreaterEqual(under, 0.90, err)
 
 
