@@ -21,7 +21,7 @@
 #define DEFAULT_MAX_SAMPLES (1u << 20)
 #define DEFAULT_MAX_STACKS (256u << 10)
 #define DEFAULT_MAX_STACK_FRAMES (8u << 20)
-/* What decoding one upload may hold (docs/operations.md, "Limits: collector"): 64 MiB. */
+/* What decoding one upload may hold (docs/reference.md, "Limits: collector"): 64 MiB. */
 #define DEFAULT_MAX_UPLOAD_MEMORY (64u << 20)
 /* What all uploads decoding at once may hold: 256 MiB, whatever the number of threads. */
 #define DEFAULT_MAX_DECODE_MEMORY (256u << 20)
@@ -74,6 +74,6 @@ void collector__close(struct collector *c);
 
 struct store_location;
 /* Copies the stores' location into the options. */
-void collector_options_set_stores(struct collector_options *o, const struct store_location *loc);
+void collector_options__set_stores(struct collector_options *o, const struct store_location *loc);
 
 #endif

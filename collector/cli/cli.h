@@ -40,10 +40,10 @@ struct store_location {
 };
 
 /* 1 when opt (with arg) was one of --data, CLI_STORE_OPTIONS; 0 otherwise. */
-int cli_store_option(struct store_location *loc, int opt, const char *arg);
+int store_location__parse_option(struct store_location *loc, int opt, const char *arg);
 /* Reads the config file, checks the combination (need_data: SQLite needs --data unless both
  * stores are servers) and resolves the passwords. Prints why not; 0 or -errno. */
-int cli_store_resolve(struct store_location *loc, bool need_data);
+int store_location__resolve(struct store_location *loc, bool need_data);
 /* The control-plane store wherever it is (prints why not). */
 int cli_open_store_cp(const struct store_location *loc, struct cp_store **ret);
 /* Applies the pending migrations of the server stores loc names (prints each). 0 or -errno. */

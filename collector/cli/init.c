@@ -117,7 +117,7 @@ static int open_fleet(const struct store_location *loc, struct collector **ret)
 
 	if (err)
 		return err;
-	collector_options_set_stores(&o, loc);
+	collector_options__set_stores(&o, loc);
 	err = collector__open(&o, ret);
 	if (err)
 		cli_store_error("cannot open the", "stores", err);
@@ -141,7 +141,7 @@ int cmd_init(int argc, char **argv)
 	int opt, err;
 
 	while ((opt = getopt_long(argc, argv, "d:e:h", options, NULL)) != -1) {
-		if (cli_store_option(&loc, opt, optarg))
+		if (store_location__parse_option(&loc, opt, optarg))
 			continue;
 		switch (opt) {
 		case 'e':
@@ -155,7 +155,7 @@ int cmd_init(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || cli_store_resolve(&loc, !loc.control_store)) {
+	if (optind != argc || store_location__resolve(&loc, !loc.control_store)) {
 		usage(stderr);
 		return 2;
 	}

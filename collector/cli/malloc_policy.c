@@ -4,7 +4,7 @@
  * decoder's tables, the aggregate) come from the HTTP thread's own arena, and that arena keeps
  * them after they are freed. With 8 threads, 24 uploads of 20,000 stacks one after another
  * left the collector's peak RSS 137 MiB above its start; with the threshold pinned at 256 KiB
- * those buffers are mapped and unmapped each time and it stays 46 MiB above it (docs/operations.md
+ * those buffers are mapped and unmapped each time and it stays 46 MiB above it (docs/reference.md
  * "Limits: collector"). Pinning the threshold also turns off its growth. */
 #include <malloc.h>
 

@@ -79,12 +79,12 @@ int cmd_migrate(int argc, char **argv)
 			from = optarg;
 			continue;
 		}
-		if (!cli_store_option(&loc, opt, optarg)) {
+		if (!store_location__parse_option(&loc, opt, optarg)) {
 			usage(stderr);
 			return 2;
 		}
 	}
-	if (optind != argc || cli_store_resolve(&loc, false))
+	if (optind != argc || store_location__resolve(&loc, false))
 		return 2;
 	if (!loc.control_store && !loc.profile_store) {
 		fprintf(stderr, "%s: migrate needs --control-store and/or --profile-store\n", PROG);

@@ -235,7 +235,7 @@ static int parse_args(int argc, char **argv, struct collector_options *o, struct
 			a->migrate = true;
 			continue;
 		}
-		if (cli_store_option(&a->loc, opt, optarg))
+		if (store_location__parse_option(&a->loc, opt, optarg))
 			continue;
 		if (opt == '?' || parse_option(o, opt, optarg, &n))
 			return -EINVAL;
@@ -244,9 +244,9 @@ static int parse_args(int argc, char **argv, struct collector_options *o, struct
 		usage(stderr);
 		return -EINVAL;
 	}
-	if (cli_store_resolve(&a->loc, true))
+	if (store_location__resolve(&a->loc, true))
 		return -EINVAL;
-	collector_options_set_stores(o, &a->loc);
+	collector_options__set_stores(o, &a->loc);
 	if (!o->threads)
 		o->threads = o->profile_store ? DEFAULT_FLEET_THREADS : DEFAULT_THREADS;
 	return 0;

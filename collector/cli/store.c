@@ -19,7 +19,7 @@
 #define CLICKHOUSE_PASSWORD_ENV "ROOTTRACE_CLICKHOUSE_PASSWORD"
 #define PASSWORD_MAX 1024
 
-int cli_store_option(struct store_location *loc, int opt, const char *arg)
+int store_location__parse_option(struct store_location *loc, int opt, const char *arg)
 {
 	switch (opt) {
 	case 'd':
@@ -150,7 +150,7 @@ static int resolve_passwords(struct store_location *loc)
 	return 0;
 }
 
-int cli_store_resolve(struct store_location *loc, bool need_data)
+int store_location__resolve(struct store_location *loc, bool need_data)
 {
 	int rc = loc->config_file ? read_config(loc) : 0;
 
@@ -202,7 +202,7 @@ int cli_open_store_cp(const struct store_location *loc, struct cp_store **ret)
 	return err;
 }
 
-void collector_options_set_stores(struct collector_options *o, const struct store_location *loc)
+void collector_options__set_stores(struct collector_options *o, const struct store_location *loc)
 {
 	o->data_dir = loc->data_dir;
 	o->control_store = loc->control_store;

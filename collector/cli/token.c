@@ -54,7 +54,7 @@ static int parse_args(int argc, char **argv, struct token_args *a)
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "d:e:k:r:n:h", options, NULL)) != -1) {
-		if (cli_store_option(&a->loc, opt, optarg))
+		if (store_location__parse_option(&a->loc, opt, optarg))
 			continue;
 		switch (opt) {
 		case 'e':
@@ -212,7 +212,7 @@ int cmd_token(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (cli_store_resolve(&a.loc, false))
+	if (store_location__resolve(&a.loc, false))
 		return 2;
 	if (cli_open_store_cp(&a.loc, &cp))
 		return 1;

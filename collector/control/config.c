@@ -23,7 +23,7 @@ int clamp_poll_interval_s(int64_t v)
 	return clamp(v, POLL_INTERVAL_SERVED_MIN_S, POLL_INTERVAL_MAX_S);
 }
 
-void config_clamp(struct settings_record *r)
+void settings_record__clamp(struct settings_record *r)
 {
 	if (r->has_sample_rate_hz)
 		r->sample_rate_hz = clamp_sample_rate_hz(r->sample_rate_hz);

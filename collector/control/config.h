@@ -30,7 +30,7 @@ int clamp_upload_interval_s(int64_t v);
 int clamp_poll_interval_s(int64_t v);
 
 /* Clamps every value the record holds. */
-void config_clamp(struct settings_record *r);
+void settings_record__clamp(struct settings_record *r);
 
 /* Defaults <- environment row <- service row (either may be NULL), clamped. */
 struct effective_config config_effective(const struct settings_record *env,

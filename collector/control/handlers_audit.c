@@ -17,7 +17,7 @@
 static int int_param(const struct request *req, const char *key, long long def, long long min,
 		     long long max, long long *ret)
 {
-	const char *s = request_query(req, key);
+	const char *s = request__query(req, key);
 	char *end;
 
 	*ret = def;
@@ -56,23 +56,24 @@ int handle_audit_list(const struct request *req, struct response *resp)
 	size_t n = 0;
 	int err;
 
-	if (auth_environment(req, request_query(req, "environment"), &env))
-		return respond_error(resp, 403, "forbidden",
-				     "this token belongs to environment '%s'",
-				     req->token->environment);
+	if (auth_environment(req, request__query(req, "environment"), &env))
+		return response__error(resp, 403, "forbidden",
+				       "this token belongs to environment '%s'",
+				       req->token->environment);
 	if (int_param(req, "since", 0, 0, INT64_MAX, &since))
-		return respond_error(resp, 400, "bad_request", "since must be unix seconds");
+		return response__error(resp, 400, "bad_request", "since must be unix seconds");
 	if (int_param(req, "limit", AUDIT_LIMIT_DEFAULT, 1, AUDIT_LIMIT_MAX, &limit))
-		return respond_error(resp, 400, "bad_request", "limit must be 1-%d",
-				     AUDIT_LIMIT_MAX);
+		return response__error(resp, 400, "bad_request", "limit must be 1-%d",
+				       AUDIT_LIMIT_MAX);
 	err = cp->ops->audit_list(cp, env, since, (size_t)limit, &events, &n);
 	if (err) {
-		return respond_error(resp, 503, "store_unavailable", "audit: %s",
-				     store_strerror(err));
+		return response__error(resp, 503, "store_unavailable", "audit: %s",
+				       store_strerror(err));
 	}
 	list = json_array();
 	for (size_t i = 0; list && i < n; i++)
 		json_array_append_new(list, event_json(&events[i]));
 	audit_records__free(events, n);
-	return respond_json(resp, 200, json_pack("{s:s, s:o}", "environment", env, "events", list));
+	return response__json(resp, 200,
+			      json_pack("{s:s, s:o}", "environment", env, "events", list));
 }

@@ -58,8 +58,8 @@ static int load_settings(struct cp_store *cp, const char *env, const char *servi
 static int store_failure(struct response *resp, int err)
 {
 	resp->retry_after_s = 1;
-	return respond_error(resp, 503, "store_unavailable", "settings store: %s",
-			     store_strerror(err));
+	return response__error(resp, 503, "store_unavailable", "settings store: %s",
+			       store_strerror(err));
 }
 
 json_t *config_not_applied_json(const struct effective_config *env,
@@ -147,22 +147,22 @@ static int config_document(struct cp_store *cp, const char *env, const char *ser
 
 int handle_config_get(const struct request *req, struct response *resp)
 {
-	const char *service = request_query(req, "service");
+	const char *service = request__query(req, "service");
 	const char *env;
 	char why[160];
 	json_t *doc;
 	int err;
 
-	if (auth_environment(req, request_query(req, "environment"), &env))
-		return respond_error(resp, 403, "forbidden",
-				     "this token belongs to environment '%s'",
-				     req->token->environment);
+	if (auth_environment(req, request__query(req, "environment"), &env))
+		return response__error(resp, 403, "forbidden",
+				       "this token belongs to environment '%s'",
+				       req->token->environment);
 	if (service && validate_name("service", service, why, sizeof(why)))
-		return respond_error(resp, 400, "bad_request", "%s", why);
+		return response__error(resp, 400, "bad_request", "%s", why);
 	err = config_document(req->collector->cp, env, service, &doc);
 	if (err)
 		return store_failure(resp, err);
-	return respond_json(resp, 200, doc);
+	return response__json(resp, 200, doc);
 }
 
 /* ------------------------------------------------------------------------- PUT ---- */
@@ -241,7 +241,7 @@ static int apply_body(json_t *body, struct settings_record *r, char *why, size_t
 	    apply_int(body, "poll_interval_s", &r->has_poll_interval_s, &r->poll_interval_s,
 		      clamp_poll_interval_s, why, why_len))
 		return -EINVAL;
-	config_clamp(r);
+	settings_record__clamp(r);
 	return 0;
 }
 
@@ -255,19 +255,20 @@ static int put_target(const struct request *req, json_t *body, const char **ret_
 	char why[160];
 
 	if (env && !json_is_string(env) && !json_is_null(env))
-		return respond_error(resp, 400, "bad_request", "environment must be a string"),
+		return response__error(resp, 400, "bad_request", "environment must be a string"),
 		       RESPONDED;
 	if (auth_environment(req, json_string_value(env), ret_env))
-		return respond_error(resp, 403, "forbidden",
-				     "this token belongs to environment '%s'",
-				     req->token->environment),
+		return response__error(resp, 403, "forbidden",
+				       "this token belongs to environment '%s'",
+				       req->token->environment),
 		       RESPONDED;
 	if (service && !json_is_string(service) && !json_is_null(service))
-		return respond_error(resp, 400, "bad_request", "service must be a string or null"),
+		return response__error(resp, 400, "bad_request",
+				       "service must be a string or null"),
 		       RESPONDED;
 	*ret_service = json_string_value(service);
 	if (*ret_service && validate_name("service", *ret_service, why, sizeof(why)))
-		return respond_error(resp, 400, "bad_request", "%s", why), RESPONDED;
+		return response__error(resp, 400, "bad_request", "%s", why), RESPONDED;
 	return 0;
 }
 
@@ -318,7 +319,7 @@ int handle_config_put(const struct request *req, struct response *resp)
 	json_t *body;
 	int err;
 
-	body = request_json_body(req, resp);
+	body = request__json_body(req, resp);
 	if (!body)
 		return 0;
 	if (put_target(req, body, &env, &service, resp))
@@ -330,7 +331,7 @@ int handle_config_put(const struct request *req, struct response *resp)
 	}
 	after = before;
 	if (apply_body(body, &after, why, sizeof(why))) {
-		respond_error(resp, 400, "bad_request", "%s", why);
+		response__error(resp, 400, "bad_request", "%s", why);
 		goto out;
 	}
 	err = write_settings(req, &before, found, &after);
@@ -342,7 +343,7 @@ int handle_config_put(const struct request *req, struct response *resp)
 	}
 	eff = service ? config_effective(env_found ? &env_row : NULL, &after)
 		      : config_effective(&after, NULL);
-	respond_json(resp, 200, put_response(&after, service, &eff));
+	response__json(resp, 200, put_response(&after, service, &eff));
 out:
 	json_decref(body);
 	return 0;

@@ -81,22 +81,22 @@ int handle_deployment_add(const struct request *req, struct response *resp)
 	json_t *body;
 	int status, err;
 
-	body = request_json_body(req, resp);
+	body = request__json_body(req, resp);
 	if (!body)
 		return 0;
 	err = fill_record(req, body, &d, &status, why, sizeof(why));
 	json_decref(body);
 	if (err)
-		return respond_error(resp, status, status == 403 ? "forbidden" : "bad_request",
-				     "%s", why);
+		return response__error(resp, status, status == 403 ? "forbidden" : "bad_request",
+				       "%s", why);
 	err = cp->ops->deployment_add(cp, &d, &d.id);
 	if (err) {
 		resp->retry_after_s = 1;
-		return respond_error(resp, 503, "store_unavailable", "deployment: %s",
-				     store_strerror(err));
+		return response__error(resp, 503, "store_unavailable", "deployment: %s",
+				       store_strerror(err));
 	}
-	return respond_json(resp, 201,
-			    json_pack("{s:I, s:s, s:s, s:s, s:I}", "id", (json_int_t)d.id,
-				      "environment", d.environment, "service", d.service, "version",
-				      d.version, "time", (json_int_t)d.time));
+	return response__json(resp, 201,
+			      json_pack("{s:I, s:s, s:s, s:s, s:I}", "id", (json_int_t)d.id,
+					"environment", d.environment, "service", d.service,
+					"version", d.version, "time", (json_int_t)d.time));
 }

@@ -68,12 +68,12 @@ int handle_healthz(const struct request *req, struct response *resp)
 	control = store_health("control", cb, control_err, faults);
 	profiles = store_health("profiles", pb, profiles_err, faults);
 	ok = strcmp(control, "ok") == 0 && strcmp(profiles, "ok") == 0;
-	return respond_json(resp, 200,
-			    json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:{s:s, s:s}}", "status",
-				      ok ? "ok" : "degraded", "version", ROOTTRACE_VERSION,
-				      "stores", "control", control, "profiles", profiles, "faults",
-				      faults, "backends", "control", store_backend_name(cb),
-				      "profiles", store_backend_name(pb)));
+	return response__json(
+	    resp, 200,
+	    json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:{s:s, s:s}}", "status",
+		      ok ? "ok" : "degraded", "version", ROOTTRACE_VERSION, "stores", "control",
+		      control, "profiles", profiles, "faults", faults, "backends", "control",
+		      store_backend_name(cb), "profiles", store_backend_name(pb)));
 }
 
 int handle_metrics(const struct request *req, struct response *resp)
@@ -96,6 +96,6 @@ int handle_metrics(const struct request *req, struct response *resp)
 	c->profiles->ops->ingest_stats(c->profiles, &ingest, &stores.ingest_backend);
 	err = metrics__render(c->metrics, &stores, &text, &len);
 	if (err)
-		return respond_error(resp, 500, "internal", "metrics: %s", strerror(-err));
-	return respond_body(resp, 200, PROM_TEXT_CONTENT_TYPE, text, len);
+		return response__error(resp, 500, "internal", "metrics: %s", strerror(-err));
+	return response__body(resp, 200, PROM_TEXT_CONTENT_TYPE, text, len);
 }

@@ -33,11 +33,11 @@ static bool etag_matches(const char *if_none_match, const char *etag)
 
 static void ui_security_headers(struct response *resp, const struct ui_asset *asset)
 {
-	respond_header(resp, "ETag", asset->etag);
-	respond_header(resp, "Cache-Control", "no-cache"); /* revalidate: a new binary, new UI */
-	respond_header(resp, "Content-Security-Policy", UI_CSP);
-	respond_header(resp, "X-Content-Type-Options", "nosniff");
-	respond_header(resp, "Referrer-Policy", "no-referrer");
+	response__header(resp, "ETag", asset->etag);
+	response__header(resp, "Cache-Control", "no-cache"); /* revalidate: a new binary, new UI */
+	response__header(resp, "Content-Security-Policy", UI_CSP);
+	response__header(resp, "X-Content-Type-Options", "nosniff");
+	response__header(resp, "Referrer-Policy", "no-referrer");
 }
 
 int handle_ui(const struct request *req, struct response *resp)
@@ -46,13 +46,13 @@ int handle_ui(const struct request *req, struct response *resp)
 	char *body;
 
 	if (!asset)
-		return respond_error(resp, 404, "not_found", "no such file of the web UI");
+		return response__error(resp, 404, "not_found", "no such file of the web UI");
 	ui_security_headers(resp, asset);
-	if (etag_matches(request_header(req, "If-None-Match"), asset->etag))
-		return respond_body(resp, 304, asset->content_type, NULL, 0);
+	if (etag_matches(request__header(req, "If-None-Match"), asset->etag))
+		return response__body(resp, 304, asset->content_type, NULL, 0);
 	body = malloc(asset->len);
 	if (!body)
 		return -ENOMEM;
 	memcpy(body, asset->data, asset->len);
-	return respond_body(resp, 200, asset->content_type, body, asset->len);
+	return response__body(resp, 200, asset->content_type, body, asset->len);
 }

@@ -15,17 +15,17 @@ static const char *field_value(const struct request_field *fields, size_t n, con
 	return NULL;
 }
 
-const char *request_query(const struct request *req, const char *key)
+const char *request__query(const struct request *req, const char *key)
 {
 	return field_value(req->query, req->n_query, key);
 }
 
-const char *request_header(const struct request *req, const char *name)
+const char *request__header(const struct request *req, const char *name)
 {
 	return field_value(req->headers, req->n_headers, name);
 }
 
-unsigned int request_query_count(const struct request *req, const char *key)
+unsigned int request__query_count(const struct request *req, const char *key)
 {
 	unsigned int n = 0;
 

@@ -43,7 +43,7 @@ struct response {
 	const char *content_type;     /* static string */
 	int retry_after_s;	      /* > 0 adds a Retry-After header */
 	const char *content_encoding; /* static string or NULL ("gzip" for export) */
-	/* Extra headers (X-RootTrace-Measurement, ...): static strings; see respond_header(). */
+	/* Extra headers (X-RootTrace-Measurement, ...): static strings; see response__header(). */
 	struct response_header {
 		const char *name, *value;
 	} headers[RESPONSE_HEADERS_MAX];
@@ -56,19 +56,20 @@ typedef int (*route_handler)(const struct request *req, struct response *resp);
 
 /* Query-string parameter or request header (names compared without case, the first one
  * given wins); NULL when absent. collector/http/request.c */
-const char *request_query(const struct request *req, const char *key);
-const char *request_header(const struct request *req, const char *name);
+const char *request__query(const struct request *req, const char *key);
+const char *request__header(const struct request *req, const char *name);
 /* How many times the query-string parameter appears, by its exact name (0 when absent). */
-unsigned int request_query_count(const struct request *req, const char *key);
+unsigned int request__query_count(const struct request *req, const char *key);
 
-/* {"error": error, "detail": detail}; always returns 0 so handlers can `return respond_error()`. */
-int respond_error(struct response *resp, int status, const char *error, const char *fmt, ...)
+/* {"error": error, "detail": detail}; always returns 0 so handlers can `return response__error()`.
+ */
+int response__error(struct response *resp, int status, const char *error, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Takes ownership of body (malloc'd). */
-int respond_body(struct response *resp, int status, const char *content_type, char *body,
-		 size_t len);
+int response__body(struct response *resp, int status, const char *content_type, char *body,
+		   size_t len);
 /* Adds a response header; name and value must outlive the response (static strings).
  * 0, or -ENOSPC past RESPONSE_HEADERS_MAX. */
-int respond_header(struct response *resp, const char *name, const char *value);
+int response__header(struct response *resp, const char *name, const char *value);
 
 #endif

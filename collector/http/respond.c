@@ -22,8 +22,8 @@ static int respond_static_500(struct response *resp)
 	return 0;
 }
 
-int respond_body(struct response *resp, int status, const char *content_type, char *body,
-		 size_t len)
+int response__body(struct response *resp, int status, const char *content_type, char *body,
+		   size_t len)
 {
 	free(resp->body);
 	resp->status = status;
@@ -33,7 +33,7 @@ int respond_body(struct response *resp, int status, const char *content_type, ch
 	return 0;
 }
 
-int respond_header(struct response *resp, const char *name, const char *value)
+int response__header(struct response *resp, const char *name, const char *value)
 {
 	if (resp->n_headers >= RESPONSE_HEADERS_MAX)
 		return -ENOSPC;
@@ -43,7 +43,7 @@ int respond_header(struct response *resp, const char *name, const char *value)
 	return 0;
 }
 
-int respond_json_flags(struct response *resp, int status, json_t *json, size_t flags)
+int response__json_flags(struct response *resp, int status, json_t *json, size_t flags)
 {
 	char *text;
 
@@ -53,15 +53,15 @@ int respond_json_flags(struct response *resp, int status, json_t *json, size_t f
 	json_decref(json);
 	if (!text)
 		return respond_static_500(resp);
-	return respond_body(resp, status, "application/json", text, strlen(text));
+	return response__body(resp, status, "application/json", text, strlen(text));
 }
 
-int respond_json(struct response *resp, int status, json_t *json)
+int response__json(struct response *resp, int status, json_t *json)
 {
-	return respond_json_flags(resp, status, json, JSON_COMPACT | JSON_ENSURE_ASCII);
+	return response__json_flags(resp, status, json, JSON_COMPACT | JSON_ENSURE_ASCII);
 }
 
-int respond_error(struct response *resp, int status, const char *error, const char *fmt, ...)
+int response__error(struct response *resp, int status, const char *error, const char *fmt, ...)
 {
 	char detail[512];
 	va_list ap;
@@ -72,11 +72,11 @@ int respond_error(struct response *resp, int status, const char *error, const ch
 	/* details quote what the client sent, and a truncation can split a sequence: the JSON
 	 * encoder takes only valid UTF-8 */
 	utf8_sanitize(detail);
-	return respond_json(resp, status,
-			    json_pack("{s:s, s:s}", "error", error, "detail", detail));
+	return response__json(resp, status,
+			      json_pack("{s:s, s:s}", "error", error, "detail", detail));
 }
 
-bool request_is_json(const struct request *req)
+bool request__is_json(const struct request *req)
 {
 	static const char json_type[] = "application/json";
 	const char *ct = req->content_type;
@@ -87,7 +87,7 @@ bool request_is_json(const struct request *req)
 	return *ct == '\0' || *ct == ';' || *ct == ' ';
 }
 
-json_t *request_json_object(const struct request *req, char *err, size_t err_len)
+json_t *request__json_object(const struct request *req, char *err, size_t err_len)
 {
 	json_error_t jerr;
 	json_t *obj;
@@ -110,18 +110,18 @@ json_t *request_json_object(const struct request *req, char *err, size_t err_len
 	return obj;
 }
 
-json_t *request_json_body(const struct request *req, struct response *resp)
+json_t *request__json_body(const struct request *req, struct response *resp)
 {
 	char why[200];
 	json_t *body;
 
-	if (!request_is_json(req)) {
-		respond_error(resp, 415, "unsupported_media_type",
-			      "send Content-Type: application/json");
+	if (!request__is_json(req)) {
+		response__error(resp, 415, "unsupported_media_type",
+				"send Content-Type: application/json");
 		return NULL;
 	}
-	body = request_json_object(req, why, sizeof(why));
+	body = request__json_object(req, why, sizeof(why));
 	if (!body)
-		respond_error(resp, 400, "bad_json", "%s", why);
+		response__error(resp, 400, "bad_json", "%s", why);
 	return body;
 }

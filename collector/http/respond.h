@@ -13,17 +13,17 @@
 #define RESPONDED 1
 
 /* Serialises and takes the reference of `json`; 0 (500 written on failure). */
-int respond_json(struct response *resp, int status, json_t *json);
-/* The same with the caller's jansson dump flags (respond_json(): compact, ASCII only). */
-int respond_json_flags(struct response *resp, int status, json_t *json, size_t flags);
+int response__json(struct response *resp, int status, json_t *json);
+/* The same with the caller's jansson dump flags (response__json(): compact, ASCII only). */
+int response__json_flags(struct response *resp, int status, json_t *json, size_t flags);
 
 /* True when the request's Content-Type is application/json (parameters ignored). */
-bool request_is_json(const struct request *req);
+bool request__is_json(const struct request *req);
 
 /* Parses the body as a JSON object; NULL with a one-line reason in err. */
-json_t *request_json_object(const struct request *req, char *err, size_t err_len);
+json_t *request__json_object(const struct request *req, char *err, size_t err_len);
 
 /* The body as a JSON object; NULL once it has answered 415 (not JSON) or 400 (why not). */
-json_t *request_json_body(const struct request *req, struct response *resp);
+json_t *request__json_body(const struct request *req, struct response *resp);
 
 #endif

@@ -127,7 +127,7 @@ static enum MHD_Result answer_error(struct MHD_Connection *conn, struct conn_sta
 	struct response resp = {0};
 
 	st->answered = true;
-	respond_error(&resp, status, error, "%s", detail);
+	response__error(&resp, status, error, "%s", detail);
 	if (status == 503)
 		resp.retry_after_s = OVERLOADED_RETRY_AFTER_S;
 	return queue(conn, &resp);
@@ -285,7 +285,7 @@ static enum MHD_Result run_handler(struct http_server *s, struct MHD_Connection 
 	if (err < 0 || !resp.status) {
 		free(resp.body);
 		resp = (struct response){0};
-		respond_error(&resp, 500, "internal", "%s", strerror(err < 0 ? -err : EIO));
+		response__error(&resp, 500, "internal", "%s", strerror(err < 0 ? -err : EIO));
 	}
 	return queue(conn, &resp);
 }

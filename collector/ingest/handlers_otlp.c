@@ -250,13 +250,13 @@ static int check_limits(struct otlp_upload *u, const struct otlp_item *it, size_
 
 	stack_agg__stacks(it->agg, &n_stacks);
 	n_stacks += u->stacks_before;
-	err =
-	    ingest_check_stacks(&u->lim, n_stacks, u->frames_before + stack_agg__n_frames(it->agg),
-				u->samples_before + j, u->n_samples, u->why, sizeof(u->why));
+	err = upload_limits__check_stacks(
+	    &u->lim, n_stacks, u->frames_before + stack_agg__n_frames(it->agg),
+	    u->samples_before + j, u->n_samples, u->why, sizeof(u->why));
 	if (!err && (j & 255) == 0) /* every item is walked: not at every sample */
-		err = ingest_check_memory(&u->lim, &u->share, held_bytes(u, n_stacks),
-					  u->samples_before + j + 1, u->n_samples, u->why,
-					  sizeof(u->why));
+		err = upload_limits__check_memory(&u->lim, &u->share, held_bytes(u, n_stacks),
+						  u->samples_before + j + 1, u->n_samples, u->why,
+						  sizeof(u->why));
 	return err;
 }
 
@@ -356,10 +356,10 @@ static int answer(struct otlp_upload *u, struct response *resp, bool json)
 	size_t len;
 
 	if (json)
-		return respond_json(resp, 200, otlp_json_response(u->rejected, u->message));
+		return response__json(resp, 200, otlp_json_response(u->rejected, u->message));
 	if (otlp_encode_response(u->rejected, u->message, &buf, &len))
-		return respond_error(resp, 500, "internal", "out of memory");
-	return respond_body(resp, 200, "application/x-protobuf", (char *)buf, len);
+		return response__error(resp, 500, "internal", "out of memory");
+	return response__body(resp, 200, "application/x-protobuf", (char *)buf, len);
 }
 
 /* ------------------------------------------------------------------- handler ---- */
@@ -391,7 +391,7 @@ static int decode_within(struct decode_share *share, const uint8_t *buf, size_t 
 	cap = err ? 0 : decode_share__grab(share, want);
 	err = cap ? otlp_decode_capped(buf, len, cap, ret, why, why_len) : -E2BIG;
 	if (err == -E2BIG && cap < want) {
-		ingest_decode_busy_why(share, 0, why, why_len);
+		decode_share__busy_why(share, 0, why, why_len);
 		return -EBUSY;
 	}
 	return err;
@@ -414,8 +414,9 @@ static int decode(const struct request *req, bool json, struct decode_share *sha
 	if (status) {
 		metrics__reject(req->collector->metrics,
 				status == 413 ? REJECT_INFLATED_TOO_LARGE : REJECT_BAD_GZIP);
-		return respond_error(resp, status,
-				     status == 413 ? "inflated_too_large" : "bad_gzip", "%s", why),
+		return response__error(resp, status,
+				       status == 413 ? "inflated_too_large" : "bad_gzip", "%s",
+				       why),
 		       RESPONDED;
 	}
 	err = json ? otlp_json_to_protobuf(body, body_len, &pb, &pb_len, why, sizeof(why)) : 0;
@@ -431,15 +432,17 @@ static int decode(const struct request *req, bool json, struct decode_share *sha
 		return ingest_answer_decode_busy(req, resp, why), RESPONDED;
 	if (err == -E2BIG) {
 		metrics__reject(req->collector->metrics, REJECT_TOO_MUCH_MEMORY);
-		return respond_error(resp, 413, "too_much_memory", "%s (--max-upload-memory)", why),
+		return response__error(resp, 413, "too_much_memory", "%s (--max-upload-memory)",
+				       why),
 		       RESPONDED;
 	}
 	if (err == -ENOMEM)
-		return respond_error(resp, 503, "overloaded", "out of memory decoding the request"),
+		return response__error(resp, 503, "overloaded",
+				       "out of memory decoding the request"),
 		       RESPONDED;
 	if (err) {
 		metrics__reject(req->collector->metrics, REJECT_BAD_PPROF);
-		return respond_error(resp, 400, "bad_profile", "%s", why), RESPONDED;
+		return response__error(resp, 400, "bad_profile", "%s", why), RESPONDED;
 	}
 	return 0;
 }
@@ -455,8 +458,8 @@ static int checks(struct otlp_upload *u, struct response *resp)
 		if (status) {
 			metrics__reject(u->req->collector->metrics,
 					status == 403 ? REJECT_FORBIDDEN : REJECT_BAD_REQUEST);
-			respond_error(resp, status, status == 403 ? "forbidden" : "bad_request",
-				      "%s", why);
+			response__error(resp, status, status == 403 ? "forbidden" : "bad_request",
+					"%s", why);
 			return RESPONDED;
 		}
 	}
@@ -470,7 +473,7 @@ static int within_sample_limit(struct otlp_upload *u, struct response *resp)
 	for (size_t i = 0; i < u->n_items; i++)
 		if (!u->items[i].rejected)
 			u->n_samples += otlp_request__profile(u->otlp, i)->n_samples;
-	if (!ingest_check_samples(&u->lim, u->n_samples, u->why, sizeof(u->why)))
+	if (!upload_limits__check_samples(&u->lim, u->n_samples, u->why, sizeof(u->why)))
 		return 0;
 	ingest_reject(u->req, resp, REJECT_TOO_MANY_SAMPLES, 413, "too_many_samples", u->why);
 	return RESPONDED;
@@ -488,10 +491,10 @@ static int store_and_answer(struct otlp_upload *u, struct response *resp, bool j
 		resp->retry_after_s = OTLP_RETRY_AFTER_S;
 		metrics__reject(u->req->collector->metrics,
 				err == -EAGAIN ? REJECT_OVERLOADED : REJECT_STORE_ERROR);
-		return respond_error(resp, err == -EAGAIN ? 429 : 503,
-				     err == -EAGAIN ? "overloaded" : "store_unavailable",
-				     "the profiles could not be stored%s%s; retry",
-				     *cause ? ": " : "", cause);
+		return response__error(resp, err == -EAGAIN ? 429 : 503,
+				       err == -EAGAIN ? "overloaded" : "store_unavailable",
+				       "the profiles could not be stored%s%s; retry",
+				       *cause ? ": " : "", cause);
 	}
 	metrics__upload_accepted(u->req->collector->metrics, u->req->body_len, stacks,
 				 seconds_since(&u->start));
@@ -519,12 +522,12 @@ int handle_otlp_profiles(const struct request *req, struct response *resp)
 	clock_gettime(CLOCK_MONOTONIC, &u.start);
 	if (content_kind(req, &json)) {
 		metrics__reject(req->collector->metrics, REJECT_CONTENT_TYPE);
-		return respond_error(resp, 415, "unsupported_media_type",
-				     "send application/x-protobuf or application/json (gzip is "
-				     "detected by its magic bytes)");
+		return response__error(resp, 415, "unsupported_media_type",
+				       "send application/x-protobuf or application/json (gzip is "
+				       "detected by its magic bytes)");
 	}
 	if (!req->body_len)
-		return respond_error(resp, 400, "bad_profile", "empty body");
+		return response__error(resp, 400, "bad_profile", "empty body");
 	u.share.budget = &req->collector->decode;
 	if (decode(req, json, &u.share, &u.otlp, resp)) {
 		decode_share__release(&u.share);
@@ -534,7 +537,7 @@ int handle_otlp_profiles(const struct request *req, struct response *resp)
 	u.items = calloc(u.n_items ? u.n_items : 1, sizeof(*u.items));
 	if (!u.items || checks(&u, resp)) {
 		if (!u.items)
-			respond_error(resp, 500, "internal", "out of memory");
+			response__error(resp, 500, "internal", "out of memory");
 		goto out;
 	}
 	if (within_sample_limit(&u, resp))
@@ -543,8 +546,8 @@ int handle_otlp_profiles(const struct request *req, struct response *resp)
 		if (!u.items[i].rejected)
 			err = reduce_profile(&u, i);
 	if (!err) /* the last samples' growth too */
-		err = ingest_check_memory(&u.lim, &u.share, held_bytes(&u, u.stacks_before),
-					  u.n_samples, u.n_samples, u.why, sizeof(u.why));
+		err = upload_limits__check_memory(&u.lim, &u.share, held_bytes(&u, u.stacks_before),
+						  u.n_samples, u.n_samples, u.why, sizeof(u.why));
 	if (err == -E2BIG)
 		ingest_reject(req, resp, REJECT_TOO_MANY_STACKS, 413, "too_many_stacks", u.why);
 	else if (err == -ENOSPC)
@@ -552,7 +555,7 @@ int handle_otlp_profiles(const struct request *req, struct response *resp)
 	else if (err == -EBUSY)
 		ingest_answer_decode_busy(req, resp, u.why);
 	else if (err)
-		respond_error(resp, 500, "internal", "out of memory");
+		response__error(resp, 500, "internal", "out of memory");
 	else
 		store_and_answer(&u, resp, json);
 out:

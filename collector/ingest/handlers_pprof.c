@@ -50,7 +50,7 @@ static int reject(const struct request *req, struct response *resp, enum reject_
 		  int status, const char *error, const char *detail)
 {
 	metrics__reject(req->collector->metrics, reason);
-	return respond_error(resp, status, error, "%s", detail);
+	return response__error(resp, status, error, "%s", detail);
 }
 
 int ingest_reject(const struct request *req, struct response *resp, enum reject_reason reason,
@@ -79,9 +79,9 @@ bool ingest_pprof_content_type_ok(const char *ct)
 /* X-RootTrace-<Name> header, else the query parameter of the same meaning. */
 static const char *report_field(const struct request *req, const char *header, const char *query)
 {
-	const char *v = request_header(req, header);
+	const char *v = request__header(req, header);
 
-	return v ? v : request_query(req, query);
+	return v ? v : request__query(req, query);
 }
 
 static int parse_double(const char *s, double *ret)
@@ -123,7 +123,7 @@ static int parse_unwind_figures(const struct request *req, struct agent_report *
 {
 	for (int f = 0; f < UNWIND_FIGURE__COUNT; f++) {
 		const char *name = unwind_figure_names[f];
-		const char *value = request_query(req, name);
+		const char *value = request__query(req, name);
 		bool is_count = unwind_figure_kinds[f] == UNWIND_FIGURE_COUNT;
 		int64_t count = 0;
 		int err;
@@ -209,15 +209,15 @@ const struct type_fit *ingest_type_fit(const char *profile_type)
 /* 0, or a status (400, 403) with the reason in why. */
 static int parse_upload(const struct request *req, struct upload *u, char *why, size_t why_len)
 {
-	const char *type = request_query(req, "profile_type");
+	const char *type = request__query(req, "profile_type");
 
 	memset(u, 0, sizeof(*u));
-	if (auth_environment(req, request_query(req, "environment"), &u->environment)) {
+	if (auth_environment(req, request__query(req, "environment"), &u->environment)) {
 		snprintf(why, why_len, "this token belongs to environment '%s'",
 			 req->token->environment);
 		return 403;
 	}
-	u->service = request_query(req, "service");
+	u->service = request__query(req, "service");
 	if (validate_name("service", u->service, why, why_len))
 		return 400;
 	u->fit = ingest_type_fit(type);
@@ -227,7 +227,7 @@ static int parse_upload(const struct request *req, struct upload *u, char *why, 
 			 type ? "'" : "", type ? type : "is missing", type ? "' is unknown" : "");
 		return 400;
 	}
-	u->deployment = request_query(req, "deployment");
+	u->deployment = request__query(req, "deployment");
 	if (u->deployment && *u->deployment &&
 	    validate_name("deployment", u->deployment, why, why_len))
 		return 400;
@@ -279,7 +279,7 @@ static int64_t bucket_of(const struct upload *u, const struct pprof_decoded *p)
 /* How far ahead of its counted memory an upload reserves in --max-decode-memory. */
 #define DECODE_RESERVE_STEP (64u << 10)
 
-void ingest_decode_busy_why(const struct decode_share *share, size_t needed, char *why,
+void decode_share__busy_why(const struct decode_share *share, size_t needed, char *why,
 			    size_t why_len)
 {
 	char more[48] = "";
@@ -335,7 +335,7 @@ static int body_bytes(const struct request *req, struct decode_share *share, con
 		return 413;
 	}
 	if (err == -EBUSY) {
-		ingest_decode_busy_why(share, asked.refused, why, why_len);
+		decode_share__busy_why(share, asked.refused, why, why_len);
 		return -EBUSY;
 	}
 	if (err) {
@@ -363,7 +363,7 @@ struct reduced {
 	struct link_batch *links;  /* the samples that name a span */
 	size_t inflated_len;	   /* the decompressed copy of the body, 0 when none */
 	struct decode_share share; /* its part of --max-decode-memory */
-	size_t counted;		   /* what ingest_check_memory() last counted */
+	size_t counted;		   /* what upload_limits__check_memory() last counted */
 	struct mem_meter scratch;  /* the stream's unpacking arena, counted on top of it */
 };
 
@@ -385,8 +385,8 @@ struct upload_limits ingest_limits(const struct collector_options *o)
 	};
 }
 
-int ingest_check_memory(const struct upload_limits *lim, struct decode_share *share, size_t bytes,
-			size_t i, size_t n, char *why, size_t why_len)
+int upload_limits__check_memory(const struct upload_limits *lim, struct decode_share *share,
+				size_t bytes, size_t i, size_t n, char *why, size_t why_len)
 {
 	if (bytes > lim->memory) {
 		snprintf(
@@ -403,7 +403,7 @@ int ingest_check_memory(const struct upload_limits *lim, struct decode_share *sh
 					  DECODE_RESERVE_STEP) == 0 ||
 	    decode_share__grow(share, bytes) == 0)
 		return 0;
-	ingest_decode_busy_why(share, bytes, why, why_len);
+	decode_share__busy_why(share, bytes, why, why_len);
 	return -EBUSY;
 }
 
@@ -413,7 +413,8 @@ int ingest_answer_decode_busy(const struct request *req, struct response *resp, 
 	return reject(req, resp, REJECT_DECODE_MEMORY_FULL, 503, "overloaded", why);
 }
 
-int ingest_check_samples(const struct upload_limits *lim, size_t n, char *why, size_t why_len)
+int upload_limits__check_samples(const struct upload_limits *lim, size_t n, char *why,
+				 size_t why_len)
 {
 	if (n <= lim->samples)
 		return 0;
@@ -422,8 +423,8 @@ int ingest_check_samples(const struct upload_limits *lim, size_t n, char *why, s
 	return -E2BIG;
 }
 
-int ingest_check_stacks(const struct upload_limits *lim, size_t n_stacks, size_t n_frames, size_t i,
-			size_t n, char *why, size_t why_len)
+int upload_limits__check_stacks(const struct upload_limits *lim, size_t n_stacks, size_t n_frames,
+				size_t i, size_t n, char *why, size_t why_len)
 {
 	if (n_stacks > lim->stacks) {
 		snprintf(why, why_len,
@@ -449,7 +450,8 @@ static int check_agg(struct stack_agg *agg, const struct upload_limits *lim, siz
 	size_t n_stacks;
 
 	stack_agg__stacks(agg, &n_stacks);
-	return ingest_check_stacks(lim, n_stacks, stack_agg__n_frames(agg), i, n, why, why_len);
+	return upload_limits__check_stacks(lim, n_stacks, stack_agg__n_frames(agg), i, n, why,
+					   why_len);
 }
 
 /* One sample's value of the chosen type, in the stored unit, into agg; its value in *ret_v
@@ -516,7 +518,8 @@ static int reduce(struct pprof_stream *stream, int64_t time_s, const struct uplo
 	int more = 0, err;
 
 	r->counted = held_bytes(stream, r);
-	err = ingest_check_memory(lim, &r->share, r->counted, 0, header->n_samples, why, why_len);
+	err = upload_limits__check_memory(lim, &r->share, r->counted, 0, header->n_samples, why,
+					  why_len);
 	for (size_t i = 0; !err && (more = pprof_stream__next(stream, &s, why, why_len)) > 0; i++) {
 		if (has_negative_value(&s, r)) {
 			snprintf(why, why_len, "sample %zu has a negative value", i);
@@ -530,11 +533,11 @@ static int reduce(struct pprof_stream *stream, int64_t time_s, const struct uplo
 		if (err)
 			break;
 		r->counted = held_bytes(stream, r);
-		err = ingest_check_memory(lim, &r->share, r->counted, i + 1, header->n_samples, why,
-					  why_len);
+		err = upload_limits__check_memory(lim, &r->share, r->counted, i + 1,
+						  header->n_samples, why, why_len);
 	}
 	if (!err && more == -EBUSY) /* the stream's arena was refused its growth */
-		ingest_decode_busy_why(&r->share, 0, why, why_len);
+		decode_share__busy_why(&r->share, 0, why, why_len);
 	return err ? err : more;
 }
 
@@ -619,11 +622,11 @@ static int store(const struct request *req, struct response *resp, const struct 
 		metrics__upload_accepted(c->metrics, req->body_len, batches[0].n_stacks,
 					 seconds_since(start));
 	}
-	return respond_json(resp, 200,
-			    ack_json(u, &batches[0], p->n_samples, r, duplicate,
-				     duplicate
-					 ? json_null()
-					 : link_batch_store_json(req, r->links, u->environment)));
+	return response__json(resp, 200,
+			      ack_json(u, &batches[0], p->n_samples, r, duplicate,
+				       duplicate
+					   ? json_null()
+					   : link_batch_store_json(req, r->links, u->environment)));
 }
 
 /* The fit u names, or the first candidate the pprof has, with the sample type chosen for it
@@ -681,7 +684,7 @@ static int open_profile(const struct request *req, struct response *resp, struct
 	r->scratch = (struct mem_meter){reserve_scratch, r};
 	err = pprof_stream__open_metered(pb, pb_len, &r->scratch, ret, why, sizeof(why));
 	if (err == -EBUSY) {
-		ingest_decode_busy_why(&r->share, 0, why, sizeof(why));
+		decode_share__busy_why(&r->share, 0, why, sizeof(why));
 		ingest_answer_decode_busy(req, resp, why);
 		return RESPONDED;
 	}
@@ -690,7 +693,7 @@ static int open_profile(const struct request *req, struct response *resp, struct
 		return RESPONDED;
 	}
 	header = pprof_stream__header(*ret);
-	if (ingest_check_samples(&lim, header->n_samples, why, sizeof(why))) {
+	if (upload_limits__check_samples(&lim, header->n_samples, why, sizeof(why))) {
 		reject(req, resp, REJECT_TOO_MANY_SAMPLES, 413, "too_many_samples", why);
 		return RESPONDED;
 	}
@@ -721,7 +724,7 @@ static int reduce_profile(const struct request *req, struct response *resp, cons
 		err = r->agg && r->links ? reduce(s, upload_time(u, p), &lim, r, why, sizeof(why))
 					 : -ENOMEM;
 	if (err == -ENOMEM)
-		respond_error(resp, 500, "internal", "out of memory");
+		response__error(resp, 500, "internal", "out of memory");
 	else if (err == -E2BIG)
 		reject(req, resp, REJECT_TOO_MANY_STACKS, 413, "too_many_stacks", why);
 	else if (err == -ENOSPC)

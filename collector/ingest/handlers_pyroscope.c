@@ -56,8 +56,8 @@ static int parse_time(const char *s, int64_t *ret)
 static int parse_params(const struct request *req, struct pyroscope_params *p, char *why,
 			size_t why_len)
 {
-	const char *format = request_query(req, "format");
-	const char *rate = request_query(req, "sampleRate");
+	const char *format = request__query(req, "format");
+	const char *rate = request__query(req, "sampleRate");
 	char *end;
 
 	p->format = format && strcmp(format, "pprof") == 0 ? FORMAT_PPROF : FORMAT_FOLDED;
@@ -66,8 +66,8 @@ static int parse_params(const struct request *req, struct pyroscope_params *p, c
 			 format);
 		return 415;
 	}
-	if (parse_time(request_query(req, "from"), &p->from_s) ||
-	    parse_time(request_query(req, "until"), &p->until_s)) {
+	if (parse_time(request__query(req, "from"), &p->from_s) ||
+	    parse_time(request__query(req, "until"), &p->until_s)) {
 		snprintf(why, why_len, "from and until are unix times (seconds)");
 		return 400;
 	}
@@ -123,15 +123,15 @@ static int parse_name(const struct request *req, const struct pyroscope_name *n,
 		      const struct pyroscope_params *p, struct upload *u,
 		      const struct type_fit **candidates, char *why, size_t why_len)
 {
-	const char *version = pyroscope_name_label(n, "service_version");
+	const char *version = pyroscope_name__label(n, "service_version");
 
 	auth_environment(req, NULL, &u->environment);
-	u->service = pyroscope_name_label(n, "service_name");
+	u->service = pyroscope_name__label(n, "service_name");
 	if (!u->service)
 		u->service = n->app;
 	if (validate_name("service", u->service, why, why_len))
 		return 400;
-	u->deployment = version ? version : pyroscope_name_label(n, "version");
+	u->deployment = version ? version : pyroscope_name__label(n, "version");
 	if (u->deployment && *u->deployment &&
 	    validate_name("deployment", u->deployment, why, why_len))
 		return 400;
@@ -147,8 +147,8 @@ static int derive_upload_id(const struct request *req, const char *name,
 {
 	uint8_t body_hash[SHA256_LEN], hash[SHA256_LEN];
 	char key[PYROSCOPE_NAME_MAX + 2 * SHA256_LEN + 128];
-	const char *from = request_query(req, "from"), *until = request_query(req, "until");
-	const char *format = request_query(req, "format");
+	const char *from = request__query(req, "from"), *until = request__query(req, "until");
+	const char *format = request__query(req, "format");
 	int len;
 
 	if (sha256(req->body, req->body_len, body_hash))
@@ -260,7 +260,7 @@ static int ingest_folded(const struct request *req, struct response *resp, const
 		return ingest_reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", "empty body");
 	err = folded_to_pprof(req, u, p, &pb, &pb_len, why, sizeof(why));
 	if (err == -ENOMEM)
-		return respond_error(resp, 500, "internal", "out of memory");
+		return response__error(resp, 500, "internal", "out of memory");
 	if (err)
 		return ingest_reject(req, resp, REJECT_BAD_PPROF, 400, "bad_profile", why);
 	ingest_pprof(req, resp, u, pb, pb_len, start);
@@ -282,7 +282,7 @@ static void reject_request(const struct request *req, struct response *resp, int
 			      why);
 		break;
 	case 500:
-		respond_error(resp, status, "internal", "%s", why);
+		response__error(resp, status, "internal", "%s", why);
 		break;
 	default:
 		ingest_reject(req, resp, REJECT_BAD_REQUEST, status, "bad_request", why);
@@ -292,7 +292,7 @@ static void reject_request(const struct request *req, struct response *resp, int
 int handle_pyroscope_ingest(const struct request *req, struct response *resp)
 {
 	const struct type_fit *candidates[sizeof(inferred_types) / sizeof(inferred_types[0])];
-	const char *name_text = request_query(req, "name");
+	const char *name_text = request__query(req, "name");
 	struct pyroscope_params params;
 	struct pyroscope_name *name;
 	char why[512], upload_id[2 * SHA256_LEN + 16];
@@ -303,7 +303,7 @@ int handle_pyroscope_ingest(const struct request *req, struct response *resp)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	name = malloc(sizeof(*name));
 	if (!name)
-		return respond_error(resp, 500, "internal", "out of memory");
+		return response__error(resp, 500, "internal", "out of memory");
 	status = parse_params(req, &params, why, sizeof(why));
 	if (!status && pyroscope_name_parse(name_text, name, why, sizeof(why)))
 		status = 400;

@@ -45,7 +45,7 @@ struct upload {
 };
 
 /* The per-upload limits: --max-samples, --max-stacks, --max-stack-frames (what bounds an
- * upload's memory, docs/operations.md "Limits: collector"). */
+ * upload's memory, docs/reference.md "Limits: collector"). */
 struct upload_limits {
 	size_t samples, stacks, stack_frames;
 	size_t memory; /* --max-upload-memory */
@@ -60,23 +60,24 @@ struct collector_options;
 struct upload_limits ingest_limits(const struct collector_options *o);
 /* -E2BIG with the reason (naming the limit and the count) when an upload has more than
  * --max-samples samples. */
-int ingest_check_samples(const struct upload_limits *lim, size_t n, char *why, size_t why_len);
+int upload_limits__check_samples(const struct upload_limits *lim, size_t n, char *why,
+				 size_t why_len);
 /* -E2BIG with the reason when n_stacks distinct stacks holding n_frames frames, seen in the
  * first i + 1 of n samples, pass --max-stacks or --max-stack-frames. */
-int ingest_check_stacks(const struct upload_limits *lim, size_t n_stacks, size_t n_frames, size_t i,
-			size_t n, char *why, size_t why_len);
+int upload_limits__check_stacks(const struct upload_limits *lim, size_t n_stacks, size_t n_frames,
+				size_t i, size_t n, char *why, size_t why_len);
 
 struct decode_share;
 /* Counts what decoding an upload holds after i of its n samples: -ENOSPC with the reason
  * (naming the limit and the bytes) when that is more than --max-upload-memory; -EBUSY with the
  * reason when the collector-wide --max-decode-memory cannot take its growth while other uploads
  * decode (then answer 503 with Retry-After: ingest_answer_decode_busy()). */
-int ingest_check_memory(const struct upload_limits *lim, struct decode_share *share, size_t bytes,
-			size_t i, size_t n, char *why, size_t why_len);
+int upload_limits__check_memory(const struct upload_limits *lim, struct decode_share *share,
+				size_t bytes, size_t i, size_t n, char *why, size_t why_len);
 /* Why an upload could not grow to `needed` bytes (0: unknown) within --max-decode-memory. */
-void ingest_decode_busy_why(const struct decode_share *share, size_t needed, char *why,
+void decode_share__busy_why(const struct decode_share *share, size_t needed, char *why,
 			    size_t why_len);
-/* The 503 for -EBUSY of ingest_check_memory() or of inflating the body; returns 0. */
+/* The 503 for -EBUSY of upload_limits__check_memory() or of inflating the body; returns 0. */
 int ingest_answer_decode_busy(const struct request *req, struct response *resp, const char *why);
 
 /* The fit of a profile type name (cpu, wall, heap, alloc, lock), or NULL. */

@@ -51,7 +51,7 @@ void pyroscope_types_accepted(char *buf, size_t len)
 					 types[i].name);
 }
 
-const char *pyroscope_name_label(const struct pyroscope_name *n, const char *key)
+const char *pyroscope_name__label(const struct pyroscope_name *n, const char *key)
 {
 	for (size_t i = 0; i < n->n_labels; i++)
 		if (strcmp(n->labels[i].key, key) == 0)
@@ -154,7 +154,7 @@ static int parse_labels(struct pyroscope_name *n, const char *p, char *out, char
 			snprintf(err, err_len, "label %zu (%.64s) has no '='", label, l->key);
 			return -EINVAL;
 		}
-		if (pyroscope_name_label(n, l->key)) {
+		if (pyroscope_name__label(n, l->key)) {
 			snprintf(err, err_len, "label %.64s appears twice", l->key);
 			return -EINVAL;
 		}

@@ -40,7 +40,7 @@ struct pyroscope_name {
 int pyroscope_name_parse(const char *name, struct pyroscope_name *ret, char *err, size_t err_len);
 
 /* The value of a label, or NULL. */
-const char *pyroscope_name_label(const struct pyroscope_name *n, const char *key);
+const char *pyroscope_name__label(const struct pyroscope_name *n, const char *key);
 
 /* Pyroscope's type name, or NULL when it is not one. */
 const struct pyroscope_type *pyroscope_type_find(const char *name);

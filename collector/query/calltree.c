@@ -229,7 +229,7 @@ static int rebuild_children(struct arena *a, struct calltree_node *n)
 	return 0;
 }
 
-int calltree_fold(struct calltree *t, size_t max_nodes)
+int calltree__fold(struct calltree *t, size_t max_nodes)
 {
 	struct tree_priv *p = t->priv_;
 	struct calltree_node **order;

@@ -37,7 +37,7 @@ int calltree_build(const struct merged_window *w, struct calltree **ret);
 /* Keeps at most max_nodes nodes (>= 2, root and "other" included): the largest nodes by total
  * are kept, the rest folded into one "other" node under their parent, whose self and total
  * is the sum of what it replaces. Every node's total is unchanged. 0, -EINVAL, -ENOMEM. */
-int calltree_fold(struct calltree *t, size_t max_nodes);
+int calltree__fold(struct calltree *t, size_t max_nodes);
 
 void calltree__free(struct calltree *t);
 

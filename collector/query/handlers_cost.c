@@ -46,19 +46,19 @@ int handle_cost(const struct request *req, struct response *resp)
 		err = -EOPNOTSUPP;
 	}
 	if (err == -EOPNOTSUPP) {
-		doc = read_response_head(&p, p.window, query_window_total(&w));
+		doc = read_response_head(&p, p.window, merged_window__total(&w));
 		if (doc) {
 			json_object_set_new(doc, "cost", json_null());
 			json_object_set_new(doc, "reason", json_string(reason));
 		}
 		merged_window__release(&w);
-		return respond_json_flags(resp, 200, doc, READ_JSON_FLAGS);
+		return response__json_flags(resp, 200, doc, READ_JSON_FLAGS);
 	}
 	if (err) {
 		merged_window__release(&w);
-		return respond_store_error(resp, err, "costing the window");
+		return response__store_error(resp, err, "costing the window");
 	}
-	doc = read_response_head(&p, p.window, query_window_total(&w));
+	doc = read_response_head(&p, p.window, merged_window__total(&w));
 	funcs = json_array();
 	for (size_t i = 0; funcs && i < c.n && i < (size_t)limit; i++)
 		json_array_append_new(funcs, cost_line_json(&c.lines[i]));
@@ -73,7 +73,7 @@ int handle_cost(const struct request *req, struct response *resp)
 		json_decref(funcs);
 	cost_result__release(&c);
 	merged_window__release(&w);
-	return respond_json_flags(resp, 200, doc, READ_JSON_FLAGS);
+	return response__json_flags(resp, 200, doc, READ_JSON_FLAGS);
 }
 
 /* -------------------------------------------------------------- export, collapsed ---- */
@@ -81,8 +81,8 @@ int handle_cost(const struct request *req, struct response *resp)
 /* A body that is not JSON cannot name its measurement: headers do. */
 static void measurement_headers(struct response *resp, const struct query_params *p)
 {
-	respond_header(resp, "X-RootTrace-Measurement", p->type->name);
-	respond_header(resp, "X-RootTrace-Unit", p->type->unit);
+	response__header(resp, "X-RootTrace-Measurement", p->type->name);
+	response__header(resp, "X-RootTrace-Unit", p->type->unit);
 }
 
 int handle_export(const struct request *req, struct response *resp)
@@ -98,10 +98,10 @@ int handle_export(const struct request *req, struct response *resp)
 	err = query_export_pprof(&w, p.type, p.window, &buf, &len);
 	merged_window__release(&w);
 	if (err)
-		return respond_store_error(resp, err, "encoding the pprof");
+		return response__store_error(resp, err, "encoding the pprof");
 	/* The body is the .pb.gz file itself, not a transfer encoding of it. */
 	measurement_headers(resp, &p);
-	return respond_body(resp, 200, "application/octet-stream", (char *)buf, len);
+	return response__body(resp, 200, "application/octet-stream", (char *)buf, len);
 }
 
 int handle_collapsed(const struct request *req, struct response *resp)
@@ -117,7 +117,7 @@ int handle_collapsed(const struct request *req, struct response *resp)
 	err = query_collapsed(&w, &buf, &len);
 	merged_window__release(&w);
 	if (err)
-		return respond_store_error(resp, err, "folding the stacks");
+		return response__store_error(resp, err, "folding the stacks");
 	measurement_headers(resp, &p);
-	return respond_body(resp, 200, "text/plain; charset=utf-8", buf, len);
+	return response__body(resp, 200, "text/plain; charset=utf-8", buf, len);
 }

@@ -50,11 +50,11 @@ static int span_diff_windows(const struct request *req, struct response *resp,
 	int err = links->ops->spans(links, &q, &spans, &n);
 
 	if (err)
-		return respond_store_error(resp, err, "reading the span"), RESPONDED;
+		return response__store_error(resp, err, "reading the span"), RESPONDED;
 	if (!n) {
-		respond_error(resp, 404, "not_found",
-			      "no %s samples of service %s are linked to span %s", p->type->name,
-			      p->service, p->span_id);
+		response__error(resp, 404, "not_found",
+				"no %s samples of service %s are linked to span %s", p->type->name,
+				p->service, p->span_id);
 		return RESPONDED;
 	}
 	after->window = (struct query_window){spans[0].first, spans[0].last + 1};
@@ -62,7 +62,7 @@ static int span_diff_windows(const struct request *req, struct response *resp,
 	snprintf(before->span_name, sizeof(before->span_name), "%s", spans[0].span_name);
 	before->rollups = !*spans[0].span_name;
 	if (before->rollups) /* whole buckets, as every rollup read */
-		before->window = query_window_align(before->window);
+		before->window = query_window__align(before->window);
 	free(spans);
 	return 0;
 }
@@ -78,17 +78,17 @@ static int last_deploy(const struct request *req, struct response *resp, const c
 
 	err = cp->ops->deployment_list(cp, read_environment(req), service, 0, now + 1, &d, &n);
 	if (err) {
-		respond_store_error(resp, err, "listing deployments");
+		response__store_error(resp, err, "listing deployments");
 		return RESPONDED;
 	}
 	if (n)
 		*ret_at = d[n - 1].time;
 	free(d);
 	if (!n) {
-		respond_error(resp, 404, "not_found",
-			      "anchor=last_deploy: service %s has no deploy marker "
-			      "(POST /api/apm/deployments records one)",
-			      service);
+		response__error(resp, 404, "not_found",
+				"anchor=last_deploy: service %s has no deploy marker "
+				"(POST /api/apm/deployments records one)",
+				service);
 		return RESPONDED;
 	}
 	return 0;
@@ -100,11 +100,12 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 			struct diff_side *before, struct diff_side *after, struct diff_side *mixed,
 			bool *ret_has_mixed, const char **ret_mode)
 {
-	const char *base = request_query(req, "base_deployment");
-	const char *base_node = request_query(req, "base_node");
-	const char *anchor = request_query(req, "anchor");
-	bool explicit_ = request_query(req, "before_start") || request_query(req, "after_start") ||
-			 request_query(req, "before_end") || request_query(req, "after_end");
+	const char *base = request__query(req, "base_deployment");
+	const char *base_node = request__query(req, "base_node");
+	const char *anchor = request__query(req, "anchor");
+	bool explicit_ = request__query(req, "before_start") ||
+			 request__query(req, "after_start") || request__query(req, "before_end") ||
+			 request__query(req, "after_end");
 	char err[QUERY_ERR_MAX];
 	int64_t now = read_now_s();
 
@@ -116,17 +117,17 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 		return span_diff_windows(req, resp, p, before, after);
 	}
 	if ((base != NULL) + (anchor != NULL) + explicit_ + (base_node != NULL) != 1) {
-		respond_error(resp, 400, "bad_request",
-			      "choose two windows one way: before_start/before_end/after_start/"
-			      "after_end, anchor=T&window=15m, base_deployment=V1&deployment=V2, "
-			      "or base_node=HEALTHY&node=SUSPECT");
+		response__error(resp, 400, "bad_request",
+				"choose two windows one way: before_start/before_end/after_start/"
+				"after_end, anchor=T&window=15m, base_deployment=V1&deployment=V2, "
+				"or base_node=HEALTHY&node=SUSPECT");
 		return RESPONDED;
 	}
 	before->node = after->node = read_node(p);
 	if (base_node) { /* two nodes (hosts) over the same window */
 		if (!p->has_node || !*base_node || strlen(base_node) >= STORE_NAME_MAX) {
-			respond_error(resp, 400, "bad_request",
-				      "base_node needs node (the host to compare with it)");
+			response__error(resp, 400, "bad_request",
+					"base_node needs node (the host to compare with it)");
 			return RESPONDED;
 		}
 		before->window = after->window = p->window;
@@ -139,8 +140,9 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 		if (read_parse(req, resp, 30 * 86400, p))
 			return RESPONDED;
 		if (!p->has_deployment || !*base || strlen(base) >= STORE_NAME_MAX) {
-			respond_error(resp, 400, "bad_request",
-				      "base_deployment needs deployment (the version to compare)");
+			response__error(
+			    resp, 400, "bad_request",
+			    "base_deployment needs deployment (the version to compare)");
 			return RESPONDED;
 		}
 		before->window = after->window = p->window;
@@ -151,7 +153,7 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 	}
 	before->deployment = after->deployment = p->has_deployment ? p->deployment : NULL;
 	if (anchor) {
-		const char *len_s = request_query(req, "window");
+		const char *len_s = request__query(req, "window");
 		struct query_window t;
 		int64_t at, len = 900;
 
@@ -161,15 +163,15 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 			len = now - at > 0 ? now - at : BUCKET_SECONDS; /* since the deploy */
 		} else if (time_text_parse(anchor, &at) ||
 			   (len_s && query_parse_duration(len_s, &len))) {
-			respond_error(resp, 400, "bad_request",
-				      "anchor must be RFC 3339, unix seconds or last_deploy and "
-				      "window a duration like 15m, 1h, 7d");
+			response__error(resp, 400, "bad_request",
+					"anchor must be RFC 3339, unix seconds or last_deploy and "
+					"window a duration like 15m, 1h, 7d");
 			return RESPONDED;
 		}
 		/* The bucket straddling the anchor holds data of both sides: it belongs to
 		 * neither and is answered as its own third column (`mixed`). */
-		t = query_window_align((struct query_window){at, at});
-		len = query_window_align((struct query_window){0, len}).end;
+		t = query_window__align((struct query_window){at, at});
+		len = query_window__align((struct query_window){0, len}).end;
 		after->window =
 		    (struct query_window){at == t.start ? at : t.start + BUCKET_SECONDS, 0};
 		after->window.end = after->window.start + len;
@@ -187,7 +189,7 @@ static int diff_windows(const struct request *req, struct response *resp, struct
 			       sizeof(err)) ||
 	    query_window_parse(read_param, req, "after_", now, 0, &after->window, err,
 			       sizeof(err))) {
-		respond_error(resp, 400, "bad_request", "%s", err);
+		response__error(resp, 400, "bad_request", "%s", err);
 		return RESPONDED;
 	}
 	*ret_mode = "explicit";
@@ -351,6 +353,6 @@ int handle_diff(const struct request *req, struct response *resp)
 	for (int i = 0; i < 3; i++)
 		merged_window__release(&sides[i].data);
 	if (err)
-		return respond_store_error(resp, err, "diffing the windows");
-	return respond_json_flags(resp, 200, doc, READ_JSON_FLAGS);
+		return response__store_error(resp, err, "diffing the windows");
+	return response__json_flags(resp, 200, doc, READ_JSON_FLAGS);
 }

@@ -52,14 +52,14 @@ int handle_flamegraph(const struct request *req, struct response *resp)
 	err = calltree_build(&w, &t);
 	if (err) {
 		merged_window__release(&w);
-		return respond_store_error(resp, err, "building the call tree");
+		return response__store_error(resp, err, "building the call tree");
 	}
 	full_nodes = t->n_nodes;
-	err = calltree_fold(t, (size_t)max_nodes);
+	err = calltree__fold(t, (size_t)max_nodes);
 	if (err) {
 		calltree__free(t);
 		merged_window__release(&w);
-		return respond_store_error(resp, err, "folding the call tree");
+		return response__store_error(resp, err, "folding the call tree");
 	}
 	doc = read_response_head(&p, p.window, t->root->total);
 	if (doc) {
@@ -74,7 +74,7 @@ int handle_flamegraph(const struct request *req, struct response *resp)
 	}
 	calltree__free(t);
 	merged_window__release(&w);
-	return respond_json_flags(resp, 200, doc, READ_JSON_FLAGS);
+	return response__json_flags(resp, 200, doc, READ_JSON_FLAGS);
 }
 
 /* ------------------------------------------------------------------------- top ---- */
@@ -95,7 +95,7 @@ int handle_top(const struct request *req, struct response *resp)
 	err = query_functions(&w, &t);
 	if (err) {
 		merged_window__release(&w);
-		return respond_store_error(resp, err, "ranking functions");
+		return response__store_error(resp, err, "ranking functions");
 	}
 	doc = read_response_head(&p, p.window, t.total);
 	funcs = json_array();
@@ -117,5 +117,5 @@ int handle_top(const struct request *req, struct response *resp)
 	}
 	function_table__release(&t);
 	merged_window__release(&w);
-	return respond_json_flags(resp, 200, doc, READ_JSON_FLAGS);
+	return response__json_flags(resp, 200, doc, READ_JSON_FLAGS);
 }

@@ -328,7 +328,7 @@ int handle_services(const struct request *req, struct response *resp)
 
 	if (query_window_parse(read_param, req, "", read_now_s(), READ_DEFAULT_RANGE_S, &in.window,
 			       why, sizeof(why)))
-		return respond_error(resp, 400, "bad_request", "%s", why);
+		return response__error(resp, 400, "bad_request", "%s", why);
 	err = ps->ops->services(ps, read_environment(req), &sum, &in.n_sum);
 	if (!err)
 		err = cp->ops->agent_report_list(cp, read_environment(req), &agents, &in.n_agents);
@@ -355,15 +355,15 @@ int handle_services(const struct request *req, struct response *resp)
 	free(buckets);
 	free(nodes);
 	if (err)
-		return respond_store_error(resp, err, "listing services");
-	return respond_json_flags(resp, 200, doc, READ_JSON_FLAGS);
+		return response__store_error(resp, err, "listing services");
+	return response__json_flags(resp, 200, doc, READ_JSON_FLAGS);
 }
 
 /* ----------------------------------------------------------------- deployments ---- */
 
 int handle_deployments_list(const struct request *req, struct response *resp)
 {
-	const char *service = request_query(req, "service");
+	const char *service = request__query(req, "service");
 	struct cp_store *cp = req->collector->cp;
 	struct deployment_record *d = NULL;
 	struct query_window w;
@@ -374,13 +374,13 @@ int handle_deployments_list(const struct request *req, struct response *resp)
 
 	if (query_window_parse(read_param, req, "", read_now_s(), 30 * 86400, &w, err_s,
 			       sizeof(err_s)))
-		return respond_error(resp, 400, "bad_request", "%s", err_s);
+		return response__error(resp, 400, "bad_request", "%s", err_s);
 	if (service && (!*service || strlen(service) >= STORE_NAME_MAX))
-		return respond_error(resp, 400, "bad_request", "service must be 1 to %d characters",
-				     STORE_NAME_MAX - 1);
+		return response__error(resp, 400, "bad_request",
+				       "service must be 1 to %d characters", STORE_NAME_MAX - 1);
 	err = cp->ops->deployment_list(cp, read_environment(req), service, w.start, w.end, &d, &n);
 	if (err)
-		return respond_store_error(resp, err, "listing deployments");
+		return response__store_error(resp, err, "listing deployments");
 	arr = json_array();
 	for (size_t i = 0; arr && i < n; i++)
 		json_array_append_new(arr,
@@ -390,5 +390,5 @@ int handle_deployments_list(const struct request *req, struct response *resp)
 	free(d);
 	doc = json_pack("{s:s?, s:o, s:o}", "service", service, "window", read_window_json(w),
 			"deployments", arr ? arr : json_null());
-	return respond_json_flags(resp, 200, doc, READ_JSON_FLAGS);
+	return response__json_flags(resp, 200, doc, READ_JSON_FLAGS);
 }

@@ -64,25 +64,25 @@ static int span_lookup(const struct request *req, struct response *resp, const c
 	int err;
 
 	if (!span_id_normalise(id, SPAN_ID_HEX - 1, span_id))
-		return respond_error(resp, 400, "bad_request",
-				     "span_id must be 1 to 16 hex digits, not all zeros");
+		return response__error(resp, 400, "bad_request",
+				       "span_id must be 1 to 16 hex digits, not all zeros");
 	if (type && !profile_type_lookup(type))
-		return respond_error(resp, 400, "bad_request",
-				     "profile_type must be one known type, given once");
+		return response__error(resp, 400, "bad_request",
+				       "profile_type must be one known type, given once");
 	q.service = read_param(req, "service");
 	if (q.service == query_param_repeated)
-		return respond_error(resp, 400, "bad_request", "service given more than once");
+		return response__error(resp, 400, "bad_request", "service given more than once");
 	q.profile_type = type;
 	q.span_id = span_id;
 	err = ls->ops->spans(ls, &q, &rows, &n);
 	if (err)
-		return respond_store_error(resp, err, "reading the span's links");
+		return response__store_error(resp, err, "reading the span's links");
 	arr = json_array();
 	for (size_t i = 0; arr && i < n; i++)
 		if (!strcmp(rows[i].span_id, span_id)) /* not the spans under it */
 			json_array_append_new(arr, span_row_json(&rows[i]));
 	free(rows);
-	return respond_json(
+	return response__json(
 	    resp, 200,
 	    json_pack("{s:s, s:i, s:o, s:o}", "span_id", span_id, "link_retention_hours",
 		      req->collector->opts.link_retention_hours, "spans", arr ? arr : json_null(),
@@ -99,7 +99,7 @@ static int window_total(const struct request *req, const struct query_params *p,
 
 	if (err)
 		return err;
-	*ret = query_window_total(&w);
+	*ret = merged_window__total(&w);
 	merged_window__release(&w);
 	return 0;
 }
@@ -126,13 +126,13 @@ static int parse_slowest(const struct request *req, struct response *resp, struc
 	    read_int_param(req, resp, "limit", DEFAULT_SPANS_LIMIT, 1, MAX_SPANS_LIMIT, limit))
 		return RESPONDED;
 	if (p->trace_id[0])
-		return respond_error(resp, 400, "bad_request",
-				     "trace_id: the spans of a trace are GET "
-				     "/api/apm/traces/{trace_id}/profile"),
+		return response__error(resp, 400, "bad_request",
+				       "trace_id: the spans of a trace are GET "
+				       "/api/apm/traces/{trace_id}/profile"),
 		       RESPONDED;
 	if (p->has_deployment) /* never ignored in silence */
-		return respond_error(resp, 400, "bad_request",
-				     "deployment: span links do not record the deployment"),
+		return response__error(resp, 400, "bad_request",
+				       "deployment: span links do not record the deployment"),
 		       RESPONDED;
 	return 0;
 }
@@ -160,7 +160,7 @@ static int slowest_spans(const struct request *req, struct response *resp)
 		err = window_total(req, &p, &total);
 	if (err) {
 		free(rows);
-		return respond_store_error(resp, err, "reading the spans");
+		return response__store_error(resp, err, "reading the spans");
 	}
 	doc = json_pack("{s:s, s:s, s:s, s:s?, s:o, s:I, s:i, s:I, s:o}", "measurement",
 			p.type->name, "unit", p.type->unit, "service", p.service, "node", q.node,
@@ -168,7 +168,7 @@ static int slowest_spans(const struct request *req, struct response *resp)
 			"link_retention_hours", req->collector->opts.link_retention_hours, "limit",
 			(json_int_t)limit, "spans", slowest_json(rows, n, total));
 	free(rows);
-	return respond_json(resp, 200, doc);
+	return response__json(resp, 200, doc);
 }
 
 int handle_spans(const struct request *req, struct response *resp)
@@ -176,6 +176,6 @@ int handle_spans(const struct request *req, struct response *resp)
 	const char *span_id = read_param(req, "span_id");
 
 	if (span_id == query_param_repeated)
-		return respond_error(resp, 400, "bad_request", "span_id given more than once");
+		return response__error(resp, 400, "bad_request", "span_id given more than once");
 	return span_id ? span_lookup(req, resp, span_id) : slowest_spans(req, resp);
 }

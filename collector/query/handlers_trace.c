@@ -26,7 +26,7 @@
 
 static const char *request_param(const void *req, const char *key)
 {
-	return request_query(req, key);
+	return request__query(req, key);
 }
 
 /* The {trace_id} path segment, normalised to 32 hex digits. */
@@ -78,7 +78,7 @@ static json_t *span_json(const struct request *req, const struct span_link_query
 	if (span_links_merge(req->collector->links, &one, q->include_children, cache, &w,
 			     &family) == 0) {
 		top = top_json(&w, SPAN_TOP_FUNCTIONS);
-		with_children = query_window_total(&w);
+		with_children = merged_window__total(&w);
 		merged_window__release(&w);
 	}
 	doc = json_pack("{s:s, s:s?, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o}", "span_id",
@@ -147,25 +147,25 @@ static json_t *reason_json(const struct request *req, const char *service)
 static int parse_trace_query(const struct request *req, struct response *resp,
 			     char trace_id[TRACE_ID_HEX], struct span_link_query *q)
 {
-	const char *type = request_query(req, "profile_type");
+	const char *type = request__query(req, "profile_type");
 	char why[QUERY_ERR_MAX];
 
 	if (!path_trace_id(req->path, trace_id))
-		return respond_error(resp, 400, "bad_request",
-				     "trace id must be 1 to 32 hex digits, not all zeros"),
+		return response__error(resp, 400, "bad_request",
+				       "trace id must be 1 to 32 hex digits, not all zeros"),
 		       RESPONDED;
 	if (type && !profile_type_lookup(type))
-		return respond_error(resp, 400, "bad_request",
-				     "unknown profile_type \"%.40s\" (cpu, wall, offcpu, heap, "
-				     "alloc or lock)",
-				     type),
+		return response__error(resp, 400, "bad_request",
+				       "unknown profile_type \"%.40s\" (cpu, wall, offcpu, heap, "
+				       "alloc or lock)",
+				       type),
 		       RESPONDED;
 	memset(q, 0, sizeof(*q));
 	if (query_param_bool(request_param, req, "include_children", &q->include_children, why,
 			     sizeof(why)))
-		return respond_error(resp, 400, "bad_request", "%s", why), RESPONDED;
+		return response__error(resp, 400, "bad_request", "%s", why), RESPONDED;
 	q->environment = req->token->environment;
-	q->service = request_query(req, "service");
+	q->service = request__query(req, "service");
 	q->profile_type = type;
 	q->trace_id = trace_id;
 	q->start = 0;
@@ -179,7 +179,7 @@ static void seed_family_rows(const struct span_link_query *q, const struct span_
 			     size_t n, struct span_rows_cache *cache)
 {
 	if (q->include_children && !q->service && !q->profile_type)
-		span_rows_cache_put(cache, q->trace_id, spans, n);
+		span_rows_cache__put(cache, q->trace_id, spans, n);
 }
 
 int handle_trace_profile(const struct request *req, struct response *resp)
@@ -197,8 +197,8 @@ int handle_trace_profile(const struct request *req, struct response *resp)
 		return 0;
 	err = ls->ops->spans(ls, &q, &spans, &n);
 	if (err) {
-		return respond_error(resp, 500, "store_error", "reading the trace's links: %s",
-				     store_strerror(err));
+		return response__error(resp, 500, "store_error", "reading the trace's links: %s",
+				       store_strerror(err));
 	}
 	seed_family_rows(&q, spans, n, &family_rows);
 	arr = json_array();
@@ -210,5 +210,5 @@ int handle_trace_profile(const struct request *req, struct response *resp)
 			"link_retention_hours", req->collector->opts.link_retention_hours, "spans",
 			arr ? arr : json_null(), "reason",
 			n ? json_null() : reason_json(req, q.service));
-	return respond_json(resp, 200, doc);
+	return response__json(resp, 200, doc);
 }

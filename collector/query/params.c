@@ -69,7 +69,7 @@ static int64_t floor_div(int64_t a, int64_t b)
 	return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
-struct query_window query_window_align(struct query_window w)
+struct query_window query_window__align(struct query_window w)
 {
 	struct query_window a;
 
@@ -134,7 +134,7 @@ int query_window_parse(param_getter get, const void *ctx, const char *prefix, in
 	} else {
 		return fail(err, err_len, "missing %s and %s", k_start, k_end);
 	}
-	*ret = query_window_align(w);
+	*ret = query_window__align(w);
 	return 0;
 }
 
@@ -265,9 +265,9 @@ int query_param_int(param_getter get, const void *ctx, const char *key, int64_t 
 	return 0;
 }
 
-void query_params_window_query(const struct query_params *p, const char *environment,
-			       struct query_window w, const char *deployment, const char *node,
-			       struct window_query *ret)
+void query_params__window_query(const struct query_params *p, const char *environment,
+				struct query_window w, const char *deployment, const char *node,
+				struct window_query *ret)
 {
 	ret->node = node;
 	ret->environment = environment;

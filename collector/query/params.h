@@ -28,7 +28,7 @@ struct query_window {
 	int64_t start, end;
 };
 
-/* Parameter lookup: returns the value or NULL when absent (request_query() in handlers). */
+/* Parameter lookup: returns the value or NULL when absent (request__query() in handlers). */
 typedef const char *(*param_getter)(const void *ctx, const char *key);
 
 /* What a param_getter returns for a parameter given more than once (compared by address):
@@ -62,7 +62,7 @@ struct query_params {
 int query_parse_duration(const char *s, int64_t *ret_seconds);
 
 /* Floors start and ceils end to BUCKET_SECONDS: reads touch whole buckets. */
-struct query_window query_window_align(struct query_window w);
+struct query_window query_window__align(struct query_window w);
 
 /* Reads a window from `time_range` (a preset ending at now) or from `<prefix>start` and
  * `<prefix>end` (prefix "" or "before_" / "after_"). Neither present: `default_range` seconds
@@ -87,8 +87,8 @@ int query_param_bool(param_getter get, const void *ctx, const char *key, bool *r
 
 /* Fills a window_query for the parsed parameters (strings point into p); deployment and node
  * NULL mean every one. */
-void query_params_window_query(const struct query_params *p, const char *environment,
-			       struct query_window w, const char *deployment, const char *node,
-			       struct window_query *ret);
+void query_params__window_query(const struct query_params *p, const char *environment,
+				struct query_window w, const char *deployment, const char *node,
+				struct window_query *ret);
 
 #endif

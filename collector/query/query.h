@@ -14,10 +14,10 @@
 /* Gauges (heap) become the average over the window's uploads: every stack value is divided
  * by w->uploads (rounded to nearest); stacks that average to 0 keep value 0 and every query
  * skips them. Sums are untouched. */
-void query_window_normalise(struct merged_window *w, const struct profile_type_info *type);
+void merged_window__normalise(struct merged_window *w, const struct profile_type_info *type);
 
 /* Sum of every stack's value. */
-int64_t query_window_total(const struct merged_window *w);
+int64_t merged_window__total(const struct merged_window *w);
 
 /* ---- top ------------------------------------------------------------------------------- */
 

@@ -15,9 +15,9 @@
 
 const char *read_param(const void *ctx, const char *key)
 {
-	if (request_query_count(ctx, key) > 1)
+	if (request__query_count(ctx, key) > 1)
 		return query_param_repeated;
-	return request_query(ctx, key);
+	return request__query(ctx, key);
 }
 
 int64_t read_now_s(void)
@@ -30,9 +30,10 @@ const char *read_environment(const struct request *req)
 	return req->token->environment;
 }
 
-int respond_store_error(struct response *resp, int err, const char *what)
+int response__store_error(struct response *resp, int err, const char *what)
 {
-	return respond_error(resp, 500, "store_error", "%s failed: %s", what, store_strerror(err));
+	return response__error(resp, 500, "store_error", "%s failed: %s", what,
+			       store_strerror(err));
 }
 
 /* The seconds of w that have happened: a window reaching into the current bucket covers
@@ -85,7 +86,7 @@ int read_parse(const struct request *req, struct response *resp, int64_t default
 	char err[QUERY_ERR_MAX];
 
 	if (query_params_parse(read_param, req, read_now_s(), default_range, p, err, sizeof(err))) {
-		respond_error(resp, 400, "bad_request", "%s", err);
+		response__error(resp, 400, "bad_request", "%s", err);
 		return RESPONDED;
 	}
 	return 0;
@@ -122,11 +123,11 @@ int read_load_window(const struct request *req, const struct query_params *p, st
 
 	if (p->trace_id[0] || p->span_id[0])
 		return load_span_window(req, p, w, node, ret, NULL);
-	query_params_window_query(p, read_environment(req), w, deployment, node, &q);
+	query_params__window_query(p, read_environment(req), w, deployment, node, &q);
 	err = store->ops->merge_window(store, &q, ret);
 	if (err)
 		return err;
-	query_window_normalise(ret, p->type);
+	merged_window__normalise(ret, p->type);
 	return 0;
 }
 
@@ -149,7 +150,7 @@ int read_prepare(const struct request *req, struct response *resp, struct query_
 				       read_node(p), w);
 	}
 	if (err) {
-		respond_store_error(resp, err, "merging the window");
+		response__store_error(resp, err, "merging the window");
 		return RESPONDED;
 	}
 	return 0;
@@ -161,7 +162,7 @@ int read_int_param(const struct request *req, struct response *resp, const char 
 	char err[QUERY_ERR_MAX];
 
 	if (query_param_int(read_param, req, key, def, min, max, ret, err, sizeof(err))) {
-		respond_error(resp, 400, "bad_request", "%s", err);
+		response__error(resp, 400, "bad_request", "%s", err);
 		return RESPONDED;
 	}
 	return 0;

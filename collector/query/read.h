@@ -25,8 +25,8 @@ const char *read_param(const void *ctx, const char *key);
 int64_t read_now_s(void);
 /* The environment of the request's token: every read stays inside it. */
 const char *read_environment(const struct request *req);
-/* A 500 naming what failed; returns what respond_error() does. */
-int respond_store_error(struct response *resp, int err, const char *what);
+/* A 500 naming what failed; returns what response__error() does. */
+int response__store_error(struct response *resp, int err, const char *what);
 
 /* The seconds of w that have happened: a window reaching into the current bucket covers
  * only up to now (what cost divides by). */

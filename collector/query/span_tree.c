@@ -63,8 +63,8 @@ static const struct cached_trace *cache_find(const struct span_rows_cache *c, co
 	return NULL;
 }
 
-int span_rows_cache_put(struct span_rows_cache *c, const char *trace_id,
-			const struct span_summary *rows, size_t n)
+int span_rows_cache__put(struct span_rows_cache *c, const char *trace_id,
+			 const struct span_summary *rows, size_t n)
 {
 	struct cached_trace *grown = realloc(c->traces, (c->n + 1) * sizeof(*grown));
 	struct cached_trace *slot;
@@ -106,7 +106,7 @@ static int trace_rows_of(struct link_store *s, const struct span_link_query *q,
 	}
 	rc = s->ops->spans(s, q, &rows, &n);
 	if (!rc && cache)
-		rc = span_rows_cache_put(cache, q->trace_id, rows, n);
+		rc = span_rows_cache__put(cache, q->trace_id, rows, n);
 	if (rc) {
 		free(rows);
 		return rc;

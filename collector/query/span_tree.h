@@ -35,8 +35,8 @@ struct span_rows_cache {
 };
 
 /* Keeps a copy of rows as trace_id's. 0 or -ENOMEM. */
-int span_rows_cache_put(struct span_rows_cache *c, const char *trace_id,
-			const struct span_summary *rows, size_t n);
+int span_rows_cache__put(struct span_rows_cache *c, const char *trace_id,
+			 const struct span_summary *rows, size_t n);
 void span_rows_cache__release(struct span_rows_cache *c);
 
 /* The family of q->span_id (q's environment; every service and type, any time: a chain

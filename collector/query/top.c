@@ -115,7 +115,7 @@ double query_share(int64_t value, int64_t total)
 	return total ? (double)value * 100.0 / (double)total : 0.0;
 }
 
-int64_t query_window_total(const struct merged_window *w)
+int64_t merged_window__total(const struct merged_window *w)
 {
 	int64_t total = 0;
 
@@ -124,7 +124,7 @@ int64_t query_window_total(const struct merged_window *w)
 	return total;
 }
 
-void query_window_normalise(struct merged_window *w, const struct profile_type_info *type)
+void merged_window__normalise(struct merged_window *w, const struct profile_type_info *type)
 {
 	/* Stacks that average to 0 stay (their memory belongs to the store) and are skipped by
 	 * every consumer. */

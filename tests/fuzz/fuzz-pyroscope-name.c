@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		for (size_t i = 0; i < n->n_labels; i++) {
 			check_key(n->labels[i].key);
-			if (pyroscope_name_label(n, n->labels[i].key) != n->labels[i].value)
+			if (pyroscope_name__label(n, n->labels[i].key) != n->labels[i].value)
 				abort();
 		}
 	} else if (!err[0]) {

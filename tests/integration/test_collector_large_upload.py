@@ -19,13 +19,13 @@ CPU = [("cpu", "nanoseconds")]
 MiB = 1 << 20
 NAMES = ["github.com/acme/api/pkg%d.(*T).Method%d" % (k % 13, k) for k in range(400)]
 # Issue 17's target: one upload grows the collector's peak RSS by at most 4x its decompressed
-# size (docs/operations.md, "Limits: collector": the body, the aggregate at ~1.5 bytes a frame
+# size (docs/reference.md, "Limits: collector": the body, the aggregate at ~1.5 bytes a frame
 # and ~110 bytes a distinct stack, the writer's merge at 40 bytes a stack; the stack id cache
 # takes a stack only the second time it is seen, so a first upload of new stacks fills none).
 LARGE_UPLOAD_GROWTH_PER_BYTE = 4
 # Four of them at once on --threads 4: each within its own bound (they share one commit).
 FOUR_AT_ONCE_GROWTH_PER_BYTE = 4 * LARGE_UPLOAD_GROWTH_PER_BYTE
-# docs/operations.md, "Limits: collector": the collector's worst case with the defaults,
+# docs/reference.md, "Limits: collector": the collector's worst case with the defaults,
 # 16 + 76 + --max-inflight 64 + min(4 x (--max-upload-memory 64 + 16), --max-decode-memory 256) MiB.
 WORST_CASE_DEFAULTS = 412 * MiB
 
@@ -132,7 +132,7 @@ class LargeUpload(unittest.TestCase):
 
 
 def worst_case(threads, inflight, upload_memory, decode_memory=256 * MiB):
-    """docs/operations.md: 16 MiB + 76 MiB + --max-inflight + min(--threads x
+    """docs/reference.md: 16 MiB + 76 MiB + --max-inflight + min(--threads x
     (--max-upload-memory + 16 MiB), max(--max-decode-memory, --max-upload-memory + 16 MiB))."""
     each = upload_memory + 16 * MiB
     return 16 * MiB + 76 * MiB + inflight + min(threads * each, max(decode_memory, each))

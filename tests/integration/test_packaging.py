@@ -252,7 +252,7 @@ class KubernetesManifests(unittest.TestCase):
             self.assertEqual(d["metadata"]["namespace"], "roottrace")
 
     def test_fleet_collector_memory_limit_holds_its_documented_worst_case(self):
-        """docs/operations.md "Limits: collector": 16 + 70 MiB + --max-inflight +
+        """docs/reference.md "Limits: collector": 16 + 70 MiB + --max-inflight +
         min(--threads x (--max-upload-memory + 16 MiB), max(--max-decode-memory,
         --max-upload-memory + 16 MiB)), with the flags the manifest passes (fleet mode's 64
         threads by default) under the container's memory limit."""

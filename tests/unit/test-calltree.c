@@ -100,7 +100,7 @@ TEST(fold_keeps_totals_exact)
 	const struct calltree_node *main_, *o_root, *o_main;
 
 	CHECK_EQ_INT(calltree_build(&w, &t), 0);
-	CHECK_EQ_INT(calltree_fold(t, 5), 0);
+	CHECK_EQ_INT(calltree__fold(t, 5), 0);
 	CHECK_EQ_INT(t->n_nodes, 5);
 	CHECK_EQ_INT(check_sums(t->root), 5);
 	CHECK_EQ_INT(t->root->total, 40);
@@ -124,8 +124,8 @@ TEST(fold_to_two_nodes_is_root_and_other)
 	struct calltree *t;
 
 	CHECK_EQ_INT(calltree_build(&w, &t), 0);
-	CHECK_EQ_INT(calltree_fold(t, 1), -EINVAL);
-	CHECK_EQ_INT(calltree_fold(t, 2), 0);
+	CHECK_EQ_INT(calltree__fold(t, 1), -EINVAL);
+	CHECK_EQ_INT(calltree__fold(t, 2), 0);
 	CHECK_EQ_INT(t->n_nodes, 2);
 	CHECK_EQ_INT(t->root->n_children, 1);
 	CHECK_EQ_STR(t->root->children[0]->name, "other");
@@ -141,8 +141,8 @@ TEST(fold_not_needed_changes_nothing)
 	struct calltree *t;
 
 	CHECK_EQ_INT(calltree_build(&w, &t), 0);
-	CHECK_EQ_INT(calltree_fold(t, 7), 0);
-	CHECK_EQ_INT(calltree_fold(t, 6), 0);
+	CHECK_EQ_INT(calltree__fold(t, 7), 0);
+	CHECK_EQ_INT(calltree__fold(t, 6), 0);
 	CHECK_EQ_INT(t->n_nodes, 6);
 	CHECK(!child(t->root, "other"));
 	calltree__free(t);
@@ -180,7 +180,7 @@ TEST(fold_large_random_tree_invariants)
 
 		CHECK_EQ_INT(calltree_build(&w, &t), 0);
 		total = t->root->total;
-		CHECK_EQ_INT(calltree_fold(t, cap), 0);
+		CHECK_EQ_INT(calltree__fold(t, cap), 0);
 		n = check_sums(t->root);
 		CHECK(n > 0);
 		CHECK_EQ_INT(n, (long)t->n_nodes);
@@ -201,7 +201,7 @@ TEST(empty_window_is_a_zero_root)
 	CHECK_EQ_INT(calltree_build(&w, &t), 0);
 	CHECK_EQ_INT(t->root->total, 0);
 	CHECK_EQ_INT(t->root->n_children, 0);
-	CHECK_EQ_INT(calltree_fold(t, 2), 0);
+	CHECK_EQ_INT(calltree__fold(t, 2), 0);
 	calltree__free(t);
 	fixture_free(&w);
 }

@@ -31,8 +31,8 @@ static size_t count_rows(struct ch_buf *rows, uint32_t *ret_last_day)
 		size_t len;
 		struct ch_stack_id id;
 
-		if (ch_get_stack_id(rows, &id) || ch_get_string(rows, &frames, &len) ||
-		    ch_get_u32(rows, ret_last_day))
+		if (ch_buf__get_stack_id(rows, &id) || ch_buf__get_string(rows, &frames, &len) ||
+		    ch_buf__get_u32(rows, ret_last_day))
 			return (size_t)-1;
 	}
 	return n;
@@ -127,12 +127,12 @@ TEST(a_stack_identity_is_written_as_16_bytes_and_as_a_literal)
 	struct ch_buf b = {0};
 	struct ch_stack_id back;
 
-	ch_put_stack_id(&b, ((struct ch_stack_id){0x0102, 0xff}));
+	ch_buf__put_stack_id(&b, ((struct ch_stack_id){0x0102, 0xff}));
 	CHECK_EQ_INT(b.len, 16);
-	CHECK_EQ_INT(ch_get_stack_id(&b, &back), 0);
+	CHECK_EQ_INT(ch_buf__get_stack_id(&b, &back), 0);
 	CHECK(ch_stack_id_equal(back, ((struct ch_stack_id){0x0102, 0xff})));
 	ch_buf__reset(&b);
-	ch_put_stack_id_literal(&b, ((struct ch_stack_id){0x0102, 0xff}));
+	ch_buf__put_stack_id_literal(&b, ((struct ch_stack_id){0x0102, 0xff}));
 	CHECK_EQ_STR(b.data, "unhex('0201000000000000ff00000000000000')");
 	ch_buf__release(&b);
 }

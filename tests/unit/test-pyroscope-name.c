@@ -27,10 +27,10 @@ TEST(the_nodejs_sdk_name_gives_app_labels_and_no_type)
 	CHECK_EQ_STR(name_.app, "shop");
 	CHECK(name_.type == NULL);
 	CHECK_EQ_INT(name_.n_labels, 3);
-	CHECK_EQ_STR(pyroscope_name_label(&name_, "otel.scope.name"),
+	CHECK_EQ_STR(pyroscope_name__label(&name_, "otel.scope.name"),
 		     "com.grafana.pyroscope/nodejs");
-	CHECK_EQ_STR(pyroscope_name_label(&name_, "service_version"), "1.4.2");
-	CHECK(pyroscope_name_label(&name_, "version") == NULL);
+	CHECK_EQ_STR(pyroscope_name__label(&name_, "service_version"), "1.4.2");
+	CHECK(pyroscope_name__label(&name_, "version") == NULL);
 }
 
 TEST(only_pyroscope_type_names_are_split_off_as_suffix)
@@ -56,13 +56,13 @@ TEST(values_are_unescaped_and_spaces_around_keys_and_values_dropped)
 {
 	CHECK_EQ_INT(parse("a{ k = x\\,y\\}z\\\\ , e=, s=tail\\ ,}"), 0);
 	CHECK_EQ_INT(name_.n_labels, 3);
-	CHECK_EQ_STR(pyroscope_name_label(&name_, "k"), "x,y}z\\");
-	CHECK_EQ_STR(pyroscope_name_label(&name_, "e"), "");
-	CHECK_EQ_STR(pyroscope_name_label(&name_, "s"), "tail ");
+	CHECK_EQ_STR(pyroscope_name__label(&name_, "k"), "x,y}z\\");
+	CHECK_EQ_STR(pyroscope_name__label(&name_, "e"), "");
+	CHECK_EQ_STR(pyroscope_name__label(&name_, "s"), "tail ");
 	CHECK_EQ_INT(parse("a{}"), 0);
 	CHECK_EQ_INT(name_.n_labels, 0);
 	CHECK_EQ_INT(parse("a{u=x=y}"), 0);
-	CHECK_EQ_STR(pyroscope_name_label(&name_, "u"), "x=y");
+	CHECK_EQ_STR(pyroscope_name__label(&name_, "u"), "x=y");
 }
 
 TEST(malformed_names_are_refused_with_the_reason)

@@ -229,14 +229,14 @@ TEST(heap_is_a_gauge_averaged_over_uploads)
 	struct merged_window w = fixture_window(lines, 12), cpu = fixture_window(lines, 12);
 	struct function_table t;
 
-	query_window_normalise(&w, profile_type_lookup("heap"));
+	merged_window__normalise(&w, profile_type_lookup("heap"));
 	CHECK_EQ_INT(w.stacks[0].value, 1000000000);
 	CHECK_EQ_INT(w.stacks[1].value, 0); /* 5/12 rounds to 0: skipped by queries */
 	CHECK_EQ_INT(query_functions(&w, &t), 0);
 	CHECK_EQ_INT(t.total, 1000000000);
 	CHECK(!func(&t, "tiny"));
 	function_table__release(&t);
-	query_window_normalise(&cpu, profile_type_lookup("cpu")); /* sums are untouched */
+	merged_window__normalise(&cpu, profile_type_lookup("cpu")); /* sums are untouched */
 	CHECK_EQ_INT(cpu.stacks[0].value, 12000000000LL);
 	fixture_free(&w);
 	fixture_free(&cpu);

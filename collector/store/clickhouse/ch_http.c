@@ -48,7 +48,7 @@ static bool ch_reserve(struct ch_buf *b, size_t more)
 	return true;
 }
 
-void ch_put_bytes(struct ch_buf *b, const void *data, size_t len)
+void ch_buf__put_bytes(struct ch_buf *b, const void *data, size_t len)
 {
 	if (!ch_reserve(b, len))
 		return;
@@ -69,40 +69,40 @@ static void put_varint(struct ch_buf *b, uint64_t v)
 			out[n] |= 0x80;
 		n++;
 	} while (v);
-	ch_put_bytes(b, out, n);
+	ch_buf__put_bytes(b, out, n);
 }
 
-void ch_put_string(struct ch_buf *b, const char *s)
+void ch_buf__put_string(struct ch_buf *b, const char *s)
 {
 	size_t len = strlen(s);
 
 	put_varint(b, len);
-	ch_put_bytes(b, s, len);
+	ch_buf__put_bytes(b, s, len);
 }
 
 /* RowBinary integers are little-endian; so is every target this builds for. */
-void ch_put_u32(struct ch_buf *b, uint32_t v)
+void ch_buf__put_u32(struct ch_buf *b, uint32_t v)
 {
-	ch_put_bytes(b, &v, sizeof(v));
+	ch_buf__put_bytes(b, &v, sizeof(v));
 }
 
-void ch_put_u64(struct ch_buf *b, uint64_t v)
+void ch_buf__put_u64(struct ch_buf *b, uint64_t v)
 {
-	ch_put_bytes(b, &v, sizeof(v));
+	ch_buf__put_bytes(b, &v, sizeof(v));
 }
 
-void ch_put_literal(struct ch_buf *b, const char *s)
+void ch_buf__put_literal(struct ch_buf *b, const char *s)
 {
-	ch_put_bytes(b, "'", 1);
+	ch_buf__put_bytes(b, "'", 1);
 	for (; *s; s++) {
 		if (*s == '\'' || *s == '\\')
-			ch_put_bytes(b, "\\", 1);
-		ch_put_bytes(b, s, 1);
+			ch_buf__put_bytes(b, "\\", 1);
+		ch_buf__put_bytes(b, s, 1);
 	}
-	ch_put_bytes(b, "'", 1);
+	ch_buf__put_bytes(b, "'", 1);
 }
 
-void ch_printf(struct ch_buf *b, const char *fmt, ...)
+void ch_buf__printf(struct ch_buf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -137,7 +137,7 @@ static int get_varint(struct ch_buf *b, uint64_t *ret)
 	return -EPROTO;
 }
 
-int ch_get_string(struct ch_buf *b, const char **ret, size_t *ret_len)
+int ch_buf__get_string(struct ch_buf *b, const char **ret, size_t *ret_len)
 {
 	uint64_t len;
 
@@ -158,12 +158,12 @@ static int get_fixed(struct ch_buf *b, void *ret, size_t size)
 	return 0;
 }
 
-int ch_get_u64(struct ch_buf *b, uint64_t *ret)
+int ch_buf__get_u64(struct ch_buf *b, uint64_t *ret)
 {
 	return get_fixed(b, ret, sizeof(*ret));
 }
 
-int ch_get_u32(struct ch_buf *b, uint32_t *ret)
+int ch_buf__get_u32(struct ch_buf *b, uint32_t *ret)
 {
 	return get_fixed(b, ret, sizeof(*ret));
 }
@@ -236,8 +236,8 @@ static struct ch_connections *connections_new(void)
 	return cc;
 }
 
-int ch_client_init(struct ch_client *c, const char *url, const char *password, char *why,
-		   size_t why_len)
+int ch_client__init(struct ch_client *c, const char *url, const char *password, char *why,
+		    size_t why_len)
 {
 	static const char scheme[] = "clickhouse+http://";
 	const char *host, *at, *slash;
@@ -299,7 +299,7 @@ static size_t collect(char *data, size_t size, size_t n, void *arg)
 	struct ch_buf *out = arg;
 
 	if (out)
-		ch_put_bytes(out, data, size * n);
+		ch_buf__put_bytes(out, data, size * n);
 	return out && out->oom ? 0 : size * n;
 }
 
@@ -362,8 +362,8 @@ static int failed(CURLcode res, const struct ch_buf *answer)
 						   : "error answer without a message");
 }
 
-int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, struct ch_buf *out,
-	    char *why, size_t why_len)
+int ch_client__exec(struct ch_client *c, const char *sql, const struct ch_buf *data,
+		    struct ch_buf *out, char *why, size_t why_len)
 {
 	struct ch_buf answer = {0};
 	struct curl_slist *headers = NULL;
@@ -409,7 +409,7 @@ int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, str
 			 : status != 200 ? (answer.data ? answer.data : "error")
 					 : "");
 	if (res == CURLE_OK && status == 200 && out)
-		ch_put_bytes(out, answer.data ? answer.data : "", answer.len);
+		ch_buf__put_bytes(out, answer.data ? answer.data : "", answer.len);
 	if (res != CURLE_OK || status != 200)
 		err = failed(res, &answer);
 	else
@@ -421,7 +421,7 @@ int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, str
 	return err ? err : out && out->oom ? -ENOMEM : 0;
 }
 
-int ch_run(struct ch_client *c, const struct ch_buf *sql, struct ch_buf *out)
+int ch_client__run(struct ch_client *c, const struct ch_buf *sql, struct ch_buf *out)
 {
-	return sql->oom || !sql->data ? -ENOMEM : ch_exec(c, sql->data, NULL, out, NULL, 0);
+	return sql->oom || !sql->data ? -ENOMEM : ch_client__exec(c, sql->data, NULL, out, NULL, 0);
 }

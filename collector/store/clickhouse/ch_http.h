@@ -19,19 +19,19 @@ struct ch_buf {
 
 void ch_buf__release(struct ch_buf *b);
 void ch_buf__reset(struct ch_buf *b);
-void ch_put_bytes(struct ch_buf *b, const void *data, size_t len);
-void ch_put_string(struct ch_buf *b, const char *s);
-void ch_put_u32(struct ch_buf *b, uint32_t v);
-void ch_put_u64(struct ch_buf *b, uint64_t v);
+void ch_buf__put_bytes(struct ch_buf *b, const void *data, size_t len);
+void ch_buf__put_string(struct ch_buf *b, const char *s);
+void ch_buf__put_u32(struct ch_buf *b, uint32_t v);
+void ch_buf__put_u64(struct ch_buf *b, uint64_t v);
 /* A SQL string literal of s, quoted and escaped. */
-void ch_put_literal(struct ch_buf *b, const char *s);
+void ch_buf__put_literal(struct ch_buf *b, const char *s);
 /* printf into the buffer (SQL text). */
-void ch_printf(struct ch_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ch_buf__printf(struct ch_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Readers of RowBinary answers: 0, or -EPROTO when the answer ends early. */
-int ch_get_string(struct ch_buf *b, const char **ret, size_t *ret_len);
-int ch_get_u64(struct ch_buf *b, uint64_t *ret);
-int ch_get_u32(struct ch_buf *b, uint32_t *ret);
+int ch_buf__get_string(struct ch_buf *b, const char **ret, size_t *ret_len);
+int ch_buf__get_u64(struct ch_buf *b, uint64_t *ret);
+int ch_buf__get_u32(struct ch_buf *b, uint32_t *ret);
 
 struct ch_connections;
 
@@ -45,8 +45,8 @@ struct ch_client {
 
 /* Parses clickhouse+http://[user@]host:port/database; password NULL = none. 0, -EINVAL (with
  * why), -ENOMEM. */
-int ch_client_init(struct ch_client *c, const char *url, const char *password, char *why,
-		   size_t why_len);
+int ch_client__init(struct ch_client *c, const char *url, const char *password, char *why,
+		    size_t why_len);
 void ch_client__release(struct ch_client *c);
 
 /* Runs sql; with data, sql is an INSERT ... FORMAT RowBinary and data its rows. The answer's
@@ -54,10 +54,10 @@ void ch_client__release(struct ch_client *c);
  * clickhouse backend's fault (store/store_fault.h) and returned as its errno: -EHOSTUNREACH
  * when the server could not be reached, -ENOSPC or -EROFS when it said its disk is full or it
  * is read-only, -EREMOTEIO when it refused otherwise (its message in why when not NULL). */
-int ch_exec(struct ch_client *c, const char *sql, const struct ch_buf *data, struct ch_buf *out,
-	    char *why, size_t why_len);
+int ch_client__exec(struct ch_client *c, const char *sql, const struct ch_buf *data,
+		    struct ch_buf *out, char *why, size_t why_len);
 
-/* ch_exec() of the SQL text built in sql: -ENOMEM when building it failed. */
-int ch_run(struct ch_client *c, const struct ch_buf *sql, struct ch_buf *out);
+/* ch_client__exec() of the SQL text built in sql: -ENOMEM when building it failed. */
+int ch_client__run(struct ch_client *c, const struct ch_buf *sql, struct ch_buf *out);
 
 #endif

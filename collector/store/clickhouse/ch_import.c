@@ -41,8 +41,8 @@ static int count_rows(struct ch_client *c, const char *table, uint64_t *ret)
 	struct ch_buf sql = {0}, out = {0};
 	int rc;
 
-	ch_printf(&sql, "SELECT count() FROM %s.%s FORMAT RowBinary", c->database, table);
-	rc = ch_run(c, &sql, &out) ?: ch_get_u64(&out, ret);
+	ch_buf__printf(&sql, "SELECT count() FROM %s.%s FORMAT RowBinary", c->database, table);
+	rc = ch_client__run(c, &sql, &out) ?: ch_buf__get_u64(&out, ret);
 	ch_buf__release(&sql);
 	ch_buf__release(&out);
 	return rc;
@@ -59,7 +59,7 @@ int ch_import__open(const char *url, const char *password, struct ch_import **re
 	if (!imp)
 		return -ENOMEM;
 	imp->sha = sha256_ctx__new();
-	rc = imp->sha ? ch_client_init(&imp->client, url, password, why, why_len) : -ENOMEM;
+	rc = imp->sha ? ch_client__init(&imp->client, url, password, why, why_len) : -ENOMEM;
 	if (!rc)
 		rc = ch_schema_check(&imp->client);
 	if (!rc)
@@ -88,7 +88,7 @@ static int insert(struct ch_import *imp, const char *table, struct ch_buf *rows)
 		return 0;
 	snprintf(sql, sizeof(sql), "INSERT INTO %s.%s FORMAT RowBinary", imp->client.database,
 		 table);
-	rc = ch_exec(&imp->client, sql, rows, NULL, NULL, 0);
+	rc = ch_client__exec(&imp->client, sql, rows, NULL, NULL, 0);
 	ch_buf__reset(rows);
 	return rc;
 }
@@ -125,7 +125,7 @@ int ch_import__bucket(void *ctx, const struct copy_bucket *b)
 	r.value = b->uploads;
 	r.period = b->period;
 	r.received_at = (uint32_t)b->last_upload;
-	ch_put_rollup(&imp->rollups, &r);
+	ch_buf__put_rollup(&imp->rollups, &r);
 	return row_added(imp);
 }
 
@@ -142,7 +142,7 @@ int ch_import__value(void *ctx, const struct copy_stack_value *v)
 	if (rc)
 		return rc;
 	r.value = v->value;
-	ch_put_rollup(&imp->rollups, &r);
+	ch_buf__put_rollup(&imp->rollups, &r);
 	return row_added(imp);
 }
 
@@ -153,20 +153,21 @@ int ch_import__totals(struct ch_import *imp, struct copy_total **ret, size_t *re
 	size_t n = 0;
 	int rc;
 
-	ch_printf(&sql,
-		  "SELECT concat(environment, '/', service, '/', profile_type, '/', deployment,"
-		  " '/', node) AS k, sumIf(value, stack_hash != " CH_NO_STACK "),"
-		  " sumIf(value, stack_hash = " CH_NO_STACK ")"
-		  " FROM %s.rollups GROUP BY k ORDER BY k FORMAT RowBinary",
-		  imp->client.database);
-	rc = ch_run(&imp->client, &sql, &out);
+	ch_buf__printf(
+	    &sql,
+	    "SELECT concat(environment, '/', service, '/', profile_type, '/', deployment,"
+	    " '/', node) AS k, sumIf(value, stack_hash != " CH_NO_STACK "),"
+	    " sumIf(value, stack_hash = " CH_NO_STACK ")"
+	    " FROM %s.rollups GROUP BY k ORDER BY k FORMAT RowBinary",
+	    imp->client.database);
+	rc = ch_client__run(&imp->client, &sql, &out);
 	while (!rc && out.pos < out.len) {
 		const char *key;
 		size_t len;
 		uint64_t values, uploads;
 
-		rc = ch_get_string(&out, &key, &len) ?: ch_get_u64(&out, &values)
-							?: ch_get_u64(&out, &uploads);
+		rc = ch_buf__get_string(&out, &key, &len) ?: ch_buf__get_u64(&out, &values)
+							?: ch_buf__get_u64(&out, &uploads);
 		if (rc)
 			break;
 		grown = realloc(t, (n + 1) * sizeof(*t));

@@ -58,16 +58,16 @@ struct ch_rollup {
 };
 
 /* profiles_ch_write.c */
-void ch_put_rollup(struct ch_buf *b, const struct ch_rollup *r);
-int ch_profiles_ingest(struct profile_store *s, const struct profile_batch *batches, size_t n);
+void ch_buf__put_rollup(struct ch_buf *b, const struct ch_rollup *r);
+int ch_profiles__ingest(struct profile_store *s, const struct profile_batch *batches, size_t n);
 struct gc_item;
-void ch_profiles_commit_group(void *ctx, struct gc_item **items, size_t n);
+void ch_profiles__commit_group(void *ctx, struct gc_item **items, size_t n);
 
 /* ch_stacks.c: the stacks dictionary's writers share these. Frames joined by FRAME_SEP into
  * joined (reset first); 0 or -ENOMEM. */
 int ch_join_frames(struct ch_buf *joined, const char *const *frames, size_t n_frames);
 /* INSERT INTO database.table FORMAT RowBinary of rows (nothing when empty). */
-int ch_insert(struct ch_client *c, const char *table, const struct ch_buf *rows);
+int ch_client__insert(struct ch_client *c, const char *table, const struct ch_buf *rows);
 /* The stacks partition (UTC day) for a stack named by a row of time row_time written at now:
  * the later of the two days (ch_stacks.c states the invariant this keeps). */
 uint32_t ch_stack_day(int64_t now, uint32_t row_time);
@@ -99,13 +99,13 @@ extern const char *const ch_links_migration[];
 int ch_read_stacks(struct ch_buf *out, struct merged_window *ret);
 
 /* profiles_ch_read.c */
-int ch_profiles_merge_window(struct profile_store *s, const struct window_query *q,
-			     struct merged_window *ret);
-int ch_profiles_services(struct profile_store *s, const char *environment,
-			 struct service_summary **ret, size_t *ret_n);
-int ch_profiles_service_buckets(struct profile_store *s, const char *environment, int64_t start,
-				int64_t end, struct service_bucket **ret, size_t *ret_n);
-int ch_profiles_service_nodes(struct profile_store *s, const char *environment,
-			      struct service_node **ret, size_t *ret_n);
+int ch_profiles__merge_window(struct profile_store *s, const struct window_query *q,
+			      struct merged_window *ret);
+int ch_profiles__services(struct profile_store *s, const char *environment,
+			  struct service_summary **ret, size_t *ret_n);
+int ch_profiles__service_buckets(struct profile_store *s, const char *environment, int64_t start,
+				 int64_t end, struct service_bucket **ret, size_t *ret_n);
+int ch_profiles__service_nodes(struct profile_store *s, const char *environment,
+			       struct service_node **ret, size_t *ret_n);
 
 #endif

@@ -12,19 +12,20 @@ int ch_drop_days(struct ch_client *c, const char *table, int64_t cutoff, int64_t
 	uint32_t day, rows;
 	int rc;
 
-	ch_printf(&sql,
-		  "SELECT toUInt32(partition), toUInt32(sum(rows)) FROM system.parts"
-		  " WHERE database = '%s' AND table = '%s' AND active"
-		  " AND toUInt32(partition) < %lld GROUP BY partition FORMAT RowBinary",
-		  c->database, table, (long long)(cutoff / DAY));
-	rc = ch_run(c, &sql, &out);
+	ch_buf__printf(&sql,
+		       "SELECT toUInt32(partition), toUInt32(sum(rows)) FROM system.parts"
+		       " WHERE database = '%s' AND table = '%s' AND active"
+		       " AND toUInt32(partition) < %lld GROUP BY partition FORMAT RowBinary",
+		       c->database, table, (long long)(cutoff / DAY));
+	rc = ch_client__run(c, &sql, &out);
 	while (!rc && out.pos < out.len) {
-		rc = ch_get_u32(&out, &day) ?: ch_get_u32(&out, &rows);
+		rc = ch_buf__get_u32(&out, &day) ?: ch_buf__get_u32(&out, &rows);
 		if (rc)
 			break;
 		ch_buf__reset(&sql);
-		ch_printf(&sql, "ALTER TABLE %s.%s DROP PARTITION %u", c->database, table, day);
-		rc = ch_run(c, &sql, NULL);
+		ch_buf__printf(&sql, "ALTER TABLE %s.%s DROP PARTITION %u", c->database, table,
+			       day);
+		rc = ch_client__run(c, &sql, NULL);
 		if (!rc && rows_dropped)
 			*rows_dropped += rows;
 	}

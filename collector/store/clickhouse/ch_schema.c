@@ -152,11 +152,11 @@ static void expand(struct ch_buf *out, const char *sql, const char *db)
 
 	ch_buf__reset(out);
 	while ((mark = strstr(sql, "{db}"))) {
-		ch_put_bytes(out, sql, (size_t)(mark - sql));
-		ch_put_bytes(out, db, strlen(db));
+		ch_buf__put_bytes(out, sql, (size_t)(mark - sql));
+		ch_buf__put_bytes(out, db, strlen(db));
 		sql = mark + 4;
 	}
-	ch_put_bytes(out, sql, strlen(sql));
+	ch_buf__put_bytes(out, sql, strlen(sql));
 }
 
 static int run(struct ch_client *c, const char *sql, struct ch_buf *out, char *why, size_t len)
@@ -165,7 +165,7 @@ static int run(struct ch_client *c, const char *sql, struct ch_buf *out, char *w
 	int rc;
 
 	expand(&text, sql, c->database);
-	rc = text.oom ? -ENOMEM : ch_exec(c, text.data, NULL, out, why, len);
+	rc = text.oom ? -ENOMEM : ch_client__exec(c, text.data, NULL, out, why, len);
 	ch_buf__release(&text);
 	return rc;
 }
@@ -180,14 +180,14 @@ static int schema_version(struct ch_client *c, int *ret, char *why, size_t len)
 	uint32_t exists = 0, version = 0;
 
 	if (!rc)
-		rc = ch_get_u32(&out, &exists);
+		rc = ch_buf__get_u32(&out, &exists);
 	ch_buf__reset(&out);
 	if (!rc && exists)
 		rc = run(
 		    c, "SELECT toUInt32(max(version)) FROM {db}.schema_migrations FORMAT RowBinary",
 		    &out, why, len);
 	if (!rc && exists)
-		rc = ch_get_u32(&out, &version);
+		rc = ch_buf__get_u32(&out, &version);
 	ch_buf__release(&out);
 	*ret = (int)version;
 	return rc;

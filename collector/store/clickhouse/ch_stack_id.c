@@ -42,21 +42,21 @@ int ch_stack_id_of_joined(struct sha256_ctx *sha, const char *text, size_t len, 
 	return 0;
 }
 
-void ch_put_stack_id(struct ch_buf *b, struct ch_stack_id id)
+void ch_buf__put_stack_id(struct ch_buf *b, struct ch_stack_id id)
 {
 	uint8_t bytes[CH_STACK_ID_BYTES];
 
 	memcpy(bytes, &id.lo, 8); /* little-endian, as every target this builds for */
 	memcpy(bytes + 8, &id.hi, 8);
-	ch_put_bytes(b, bytes, sizeof(bytes));
+	ch_buf__put_bytes(b, bytes, sizeof(bytes));
 }
 
-int ch_get_stack_id(struct ch_buf *b, struct ch_stack_id *ret)
+int ch_buf__get_stack_id(struct ch_buf *b, struct ch_stack_id *ret)
 {
-	return ch_get_u64(b, &ret->lo) ?: ch_get_u64(b, &ret->hi);
+	return ch_buf__get_u64(b, &ret->lo) ?: ch_buf__get_u64(b, &ret->hi);
 }
 
-void ch_put_stack_id_literal(struct ch_buf *b, struct ch_stack_id id)
+void ch_buf__put_stack_id_literal(struct ch_buf *b, struct ch_stack_id id)
 {
 	uint8_t bytes[CH_STACK_ID_BYTES];
 
@@ -70,5 +70,5 @@ void ch_put_stack_id_literal(struct ch_buf *b, struct ch_stack_id id)
 		text[8 + 2 * i] = hex[bytes[i] & 15];
 	}
 	memcpy(text + 7 + 2 * CH_STACK_ID_BYTES, "')", 2);
-	ch_put_bytes(b, text, sizeof(text));
+	ch_buf__put_bytes(b, text, sizeof(text));
 }

@@ -2,7 +2,7 @@
 /* A stack's 128-bit identity in the ClickHouse store (schema v4): each distinct function name
  * is hashed once per upload (the first 16 bytes of its SHA-256), and the stack is the sequence
  * of those digests folded by a 128-bit permutation. The bound on collisions is in
- * docs/performance.md, "Stack identity". */
+ * docs/performance.md, "Fleet mode: stack identity". */
 #ifndef ROOTTRACE_CH_STACK_ID_H
 #define ROOTTRACE_CH_STACK_ID_H
 
@@ -76,10 +76,10 @@ int ch_stack_id_of_joined(struct sha256_ctx *sha, const char *text, size_t len, 
 			  struct ch_stack_id *ret);
 
 /* RowBinary FixedString(16), and its reader (0 or -EPROTO). */
-void ch_put_stack_id(struct ch_buf *b, struct ch_stack_id id);
-int ch_get_stack_id(struct ch_buf *b, struct ch_stack_id *ret);
+void ch_buf__put_stack_id(struct ch_buf *b, struct ch_stack_id id);
+int ch_buf__get_stack_id(struct ch_buf *b, struct ch_stack_id *ret);
 /* A SQL literal of id: unhex('...'). */
-void ch_put_stack_id_literal(struct ch_buf *b, struct ch_stack_id id);
+void ch_buf__put_stack_id_literal(struct ch_buf *b, struct ch_stack_id id);
 
 /* SQL for the mark (and no stack): a FixedString(16) of zero bytes. */
 #define CH_NO_STACK "toFixedString('', 16)"

@@ -30,21 +30,21 @@ int ch_join_frames(struct ch_buf *joined, const char *const *frames, size_t n_fr
 	ch_buf__reset(joined);
 	for (size_t f = 0; f < n_frames; f++) {
 		if (f)
-			ch_put_bytes(joined, &frame_sep, 1);
-		ch_put_bytes(joined, frames[f], strlen(frames[f]));
+			ch_buf__put_bytes(joined, &frame_sep, 1);
+		ch_buf__put_bytes(joined, frames[f], strlen(frames[f]));
 	}
-	ch_put_bytes(joined, "", 0); /* terminated even when empty */
+	ch_buf__put_bytes(joined, "", 0); /* terminated even when empty */
 	return joined->oom ? -ENOMEM : 0;
 }
 
-int ch_insert(struct ch_client *c, const char *table, const struct ch_buf *rows)
+int ch_client__insert(struct ch_client *c, const char *table, const struct ch_buf *rows)
 {
 	char sql[CH_NAME_MAX + 64];
 
 	if (rows->len == 0)
 		return 0;
 	snprintf(sql, sizeof(sql), "INSERT INTO %s.%s FORMAT RowBinary", c->database, table);
-	return ch_exec(c, sql, rows, NULL, NULL, 0);
+	return ch_client__exec(c, sql, rows, NULL, NULL, 0);
 }
 
 uint32_t ch_stack_day(int64_t now, uint32_t row_time)
@@ -78,9 +78,9 @@ int ch_stacks_queue(struct hashtab *queued, struct ch_buf *rows, struct ch_stack
 {
 	if (hashtab__put(queued, id.lo, entry(id, day)))
 		return -ENOMEM;
-	ch_put_stack_id(rows, id);
-	ch_put_string(rows, frames);
-	ch_put_u32(rows, day);
+	ch_buf__put_stack_id(rows, id);
+	ch_buf__put_string(rows, frames);
+	ch_buf__put_u32(rows, day);
 	return rows->oom ? -ENOMEM : 0;
 }
 
@@ -96,8 +96,8 @@ int ch_stacks_remember(struct hashtab *known, struct ch_buf *stacks, size_t max)
 		size_t len;
 		uint32_t day;
 
-		rc = ch_get_stack_id(stacks, &id) ?: ch_get_string(stacks, &frames, &len)
-						     ?: ch_get_u32(stacks, &day);
+		rc = ch_buf__get_stack_id(stacks, &id) ?: ch_buf__get_string(stacks, &frames, &len)
+						     ?: ch_buf__get_u32(stacks, &day);
 		if (!rc)
 			rc = hashtab__put(known, id.lo, entry(id, day));
 	}
@@ -115,12 +115,12 @@ static int oldest_naming_day(struct ch_client *c, uint32_t *ret)
 	uint64_t parts = 0;
 	int rc;
 
-	ch_printf(&sql,
-		  "SELECT toUInt32(min(toUInt32(partition))), count() FROM system.parts"
-		  " WHERE database = '%s' AND table IN (" NAMING_TABLES ") AND active"
-		  " FORMAT RowBinary",
-		  c->database);
-	rc = ch_run(c, &sql, &out) ?: ch_get_u32(&out, &oldest) ?: ch_get_u64(&out, &parts);
+	ch_buf__printf(&sql,
+		       "SELECT toUInt32(min(toUInt32(partition))), count() FROM system.parts"
+		       " WHERE database = '%s' AND table IN (" NAMING_TABLES ") AND active"
+		       " FORMAT RowBinary",
+		       c->database);
+	rc = ch_client__run(c, &sql, &out) ?: ch_buf__get_u32(&out, &oldest) ?: ch_buf__get_u64(&out, &parts);
 	*ret = parts ? oldest : UINT32_MAX;
 	ch_buf__release(&sql);
 	ch_buf__release(&out);

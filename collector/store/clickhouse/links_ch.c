@@ -52,19 +52,19 @@ static const char *const link_tables[] = {"span_links", "span_traces", "span_roo
 static void put_link(struct ch_buf *b, const char *environment, const struct span_link *k,
 		     struct ch_stack_id id)
 {
-	ch_put_string(b, environment);
-	ch_put_u32(b, (uint32_t)k->time);
-	ch_put_string(b, k->service);
-	ch_put_string(b, k->profile_type);
-	ch_put_string(b, k->trace_id);
-	ch_put_string(b, k->span_id);
-	ch_put_string(b, k->parent_span_id);
-	ch_put_string(b, k->root_span_id);
-	ch_put_string(b, k->span_name ? k->span_name : "");
-	ch_put_string(b, k->node ? k->node : "");
-	ch_put_stack_id(b, id);
-	ch_put_u64(b, (uint64_t)k->value);
-	ch_put_u64(b, (uint64_t)k->samples);
+	ch_buf__put_string(b, environment);
+	ch_buf__put_u32(b, (uint32_t)k->time);
+	ch_buf__put_string(b, k->service);
+	ch_buf__put_string(b, k->profile_type);
+	ch_buf__put_string(b, k->trace_id);
+	ch_buf__put_string(b, k->span_id);
+	ch_buf__put_string(b, k->parent_span_id);
+	ch_buf__put_string(b, k->root_span_id);
+	ch_buf__put_string(b, k->span_name ? k->span_name : "");
+	ch_buf__put_string(b, k->node ? k->node : "");
+	ch_buf__put_stack_id(b, id);
+	ch_buf__put_u64(b, (uint64_t)k->value);
+	ch_buf__put_u64(b, (uint64_t)k->samples);
 }
 
 /* The digests of one call's frame names, each name hashed once: by the name's address (a
@@ -159,12 +159,12 @@ static int links_add(struct link_store *s, const char *environment, const struct
 	pthread_mutex_lock(&l->lock);
 	rc = encode(l, environment, links, n, &rows, &stacks, &fresh);
 	if (!rc)
-		rc = ch_insert(&l->client, "stacks", &stacks);
+		rc = ch_client__insert(&l->client, "stacks", &stacks);
 	if (!rc)
 		rc = ch_stacks_remember(&l->known_stacks, &stacks, LINK_KNOWN_STACKS_MAX);
 	pthread_mutex_unlock(&l->lock);
 	if (!rc)
-		rc = ch_insert(&l->client, "span_links", &rows);
+		rc = ch_client__insert(&l->client, "span_links", &rows);
 	ch_buf__release(&rows);
 	ch_buf__release(&stacks);
 	hashtab__free(&fresh);
@@ -206,9 +206,9 @@ static void links_close(struct link_store *s)
 static const struct link_store_ops ch_link_ops = {
     .close = links_close,
     .add = links_add,
-    .merge = ch_links_merge,
-    .spans = ch_links_spans,
-    .slowest = ch_links_slowest,
+    .merge = ch_links__merge,
+    .spans = ch_links__spans,
+    .slowest = ch_links__slowest,
     .retention = links_retention,
 };
 
@@ -224,7 +224,7 @@ int link_store_ch_open(const char *url, const char *password, struct link_store 
 	l->base.ops = &ch_link_ops;
 	pthread_mutex_init(&l->lock, NULL);
 	l->sha = sha256_ctx__new();
-	err = l->sha ? ch_client_init(&l->client, url, password, why, why_len) : -ENOMEM;
+	err = l->sha ? ch_client__init(&l->client, url, password, why, why_len) : -ENOMEM;
 	if (!err)
 		err = ch_schema_check(&l->client);
 	if (err) {

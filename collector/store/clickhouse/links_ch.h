@@ -29,11 +29,11 @@ static inline struct ch_links *to_ch_links(struct link_store *s)
 }
 
 /* links_ch_read.c */
-int ch_links_merge(struct link_store *s, const struct span_link_query *q,
-		   struct merged_window *ret);
-int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct span_summary **ret,
-		   size_t *ret_n);
-int ch_links_slowest(struct link_store *s, const struct span_link_query *q, size_t limit,
-		     struct span_summary **ret, size_t *ret_n);
+int ch_links__merge(struct link_store *s, const struct span_link_query *q,
+		    struct merged_window *ret);
+int ch_links__spans(struct link_store *s, const struct span_link_query *q,
+		    struct span_summary **ret, size_t *ret_n);
+int ch_links__slowest(struct link_store *s, const struct span_link_query *q, size_t limit,
+		      struct span_summary **ret, size_t *ret_n);
 
 #endif

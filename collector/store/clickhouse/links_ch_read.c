@@ -22,8 +22,8 @@ static void put_and_eq(struct ch_buf *b, const char *column, const char *value)
 {
 	if (!value)
 		return;
-	ch_printf(b, " AND %s = ", column);
-	ch_put_literal(b, value);
+	ch_buf__printf(b, " AND %s = ", column);
+	ch_buf__put_literal(b, value);
 }
 
 /* " span_id IN (SELECT span_id FROM <table> WHERE environment = .. AND <key> = ..
@@ -32,15 +32,15 @@ static void put_and_eq(struct ch_buf *b, const char *column, const char *value)
 static void put_lookup(struct ch_buf *b, const char *db, const char *table, const char *key,
 		       const char *value, const struct span_link_query *q, const char *also)
 {
-	ch_printf(b, " span_id IN (SELECT span_id FROM %s.%s WHERE environment = ", db, table);
-	ch_put_literal(b, q->environment);
-	ch_printf(b, " AND %s = ", key);
-	ch_put_literal(b, value);
+	ch_buf__printf(b, " span_id IN (SELECT span_id FROM %s.%s WHERE environment = ", db, table);
+	ch_buf__put_literal(b, q->environment);
+	ch_buf__printf(b, " AND %s = ", key);
+	ch_buf__put_literal(b, value);
 	if (also) {
-		ch_printf(b, " UNION ALL SELECT ");
-		ch_put_literal(b, also);
+		ch_buf__printf(b, " UNION ALL SELECT ");
+		ch_buf__put_literal(b, also);
 	}
-	ch_printf(b, ")");
+	ch_buf__printf(b, ")");
 }
 
 /* The spans a merge reads: q->span_ids, else q->span_id. */
@@ -48,12 +48,12 @@ static void put_span_list(struct ch_buf *b, const struct span_link_query *q)
 {
 	size_t n = q->span_ids ? q->n_span_ids : 1;
 
-	ch_printf(b, " span_id IN (");
+	ch_buf__printf(b, " span_id IN (");
 	for (size_t i = 0; i < n; i++) {
-		ch_printf(b, "%s", i ? ", " : "");
-		ch_put_literal(b, q->span_ids ? q->span_ids[i] : q->span_id);
+		ch_buf__printf(b, "%s", i ? ", " : "");
+		ch_buf__put_literal(b, q->span_ids ? q->span_ids[i] : q->span_id);
 	}
-	ch_printf(b, ")");
+	ch_buf__printf(b, ")");
 }
 
 /* Which spans: a trace's (with a merge's span list, those of them), a merge's span list, a
@@ -64,7 +64,7 @@ static void put_spans(struct ch_buf *b, const char *db, const struct span_link_q
 		put_lookup(b, db, "span_traces", "trace_id", q->trace_id, q, NULL);
 		put_and_eq(b, "trace_id", q->trace_id);
 		if (merge && q->span_id) {
-			ch_printf(b, " AND");
+			ch_buf__printf(b, " AND");
 			put_span_list(b, q);
 		}
 	} else if (q->span_id && merge) {
@@ -72,8 +72,8 @@ static void put_spans(struct ch_buf *b, const char *db, const struct span_link_q
 	} else if (q->span_id && q->include_children) {
 		put_lookup(b, db, "span_roots", "root_span_id", q->span_id, q, q->span_id);
 	} else if (q->span_id) {
-		ch_printf(b, " span_id = ");
-		ch_put_literal(b, q->span_id);
+		ch_buf__printf(b, " span_id = ");
+		ch_buf__put_literal(b, q->span_id);
 	} else {
 		put_lookup(b, db, "span_names", "span_name", q->span_name, q, NULL);
 		put_and_eq(b, "span_name", q->span_name);
@@ -84,14 +84,15 @@ static void put_spans(struct ch_buf *b, const char *db, const struct span_link_q
 static void put_link_filter(struct ch_buf *b, const char *db, const struct span_link_query *q,
 			    bool merge)
 {
-	ch_printf(b, " WHERE environment = ");
-	ch_put_literal(b, q->environment);
-	ch_printf(b, " AND");
+	ch_buf__printf(b, " WHERE environment = ");
+	ch_buf__put_literal(b, q->environment);
+	ch_buf__printf(b, " AND");
 	put_spans(b, db, q, merge);
 	put_and_eq(b, "service", q->service);
 	put_and_eq(b, "profile_type", q->profile_type);
 	put_and_eq(b, "node", q->node);
-	ch_printf(b, " AND time >= %lld AND time < %lld", clamp_time(q->start), clamp_time(q->end));
+	ch_buf__printf(b, " AND time >= %lld AND time < %lld", clamp_time(q->start),
+		       clamp_time(q->end));
 }
 
 /* The links' stacks summed: each stack's identity and value, found by identity. */
@@ -146,7 +147,7 @@ static int read_sums(struct ch_buf *out, struct link_sums *s)
 		struct ch_stack_id id;
 		uint64_t value;
 
-		rc = ch_get_stack_id(out, &id) ?: ch_get_u64(out, &value);
+		rc = ch_buf__get_stack_id(out, &id) ?: ch_buf__get_u64(out, &value);
 		if (!rc && s->n == cap) {
 			size_t grown = cap ? cap * 2 : 64;
 			struct ch_stack_id *ids = realloc(s->ids, grown * sizeof(*ids));
@@ -209,15 +210,15 @@ static int stack_frames(struct ch_links *l, struct link_sums *s, struct ch_buf *
 	struct ch_buf sql = {0}, out = {0};
 	int rc = 0;
 
-	ch_printf(&sql, "SELECT stack_hash, any(frames) FROM %s.stacks WHERE stack_hash IN (",
-		  l->client.database);
+	ch_buf__printf(&sql, "SELECT stack_hash, any(frames) FROM %s.stacks WHERE stack_hash IN (",
+		       l->client.database);
 	for (size_t i = 0; i < s->n; i++) {
 		if (i)
-			ch_printf(&sql, ", ");
-		ch_put_stack_id_literal(&sql, s->ids[i]);
+			ch_buf__printf(&sql, ", ");
+		ch_buf__put_stack_id_literal(&sql, s->ids[i]);
 	}
-	ch_printf(&sql, ") GROUP BY stack_hash FORMAT RowBinary");
-	rc = ch_run(&l->client, &sql, &out);
+	ch_buf__printf(&sql, ") GROUP BY stack_hash FORMAT RowBinary");
+	rc = ch_client__run(&l->client, &sql, &out);
 	while (!rc && out.pos < out.len) {
 		const void *key[2] = {s, NULL};
 		struct ch_stack_id id;
@@ -225,14 +226,14 @@ static int stack_frames(struct ch_links *l, struct link_sums *s, struct ch_buf *
 		size_t len;
 		uint64_t at;
 
-		rc = ch_get_stack_id(&out, &id) ?: ch_get_string(&out, &frames, &len);
+		rc = ch_buf__get_stack_id(&out, &id) ?: ch_buf__get_string(&out, &frames, &len);
 		key[1] = &id;
 		if (!rc && hashtab__find(&s->by_id, id.lo, same_id, key, &at))
 			rc = add_frames(s, frames, len, s->values[at]);
 	}
 	for (size_t i = 0; !rc && i < s->n_frames; i++) {
-		ch_put_string(rows, s->frames[i]);
-		ch_put_u64(rows, (uint64_t)s->totals[i]);
+		ch_buf__put_string(rows, s->frames[i]);
+		ch_buf__put_u64(rows, (uint64_t)s->totals[i]);
 	}
 	ch_buf__release(&sql);
 	ch_buf__release(&out);
@@ -241,7 +242,8 @@ static int stack_frames(struct ch_links *l, struct link_sums *s, struct ch_buf *
 
 /* Two round trips rather than one join: the links' stacks summed, then those stacks' frames by
  * key (a join would read the links twice, once for its stack_hash IN subquery). */
-int ch_links_merge(struct link_store *s, const struct span_link_query *q, struct merged_window *ret)
+int ch_links__merge(struct link_store *s, const struct span_link_query *q,
+		    struct merged_window *ret)
 {
 	struct ch_links *l = to_ch_links(s);
 	const char *db = l->client.database;
@@ -252,10 +254,10 @@ int ch_links_merge(struct link_store *s, const struct span_link_query *q, struct
 	memset(ret, 0, sizeof(*ret));
 	if (!q->trace_id && !q->span_id && !q->span_name)
 		return -EINVAL;
-	ch_printf(&sql, "SELECT stack_hash, toInt64(sum(value)) FROM %s.span_links", db);
+	ch_buf__printf(&sql, "SELECT stack_hash, toInt64(sum(value)) FROM %s.span_links", db);
 	put_link_filter(&sql, db, q, true);
-	ch_printf(&sql, " GROUP BY stack_hash FORMAT RowBinary");
-	rc = ch_run(&l->client, &sql, &sums) ?: read_sums(&sums, &found);
+	ch_buf__printf(&sql, " GROUP BY stack_hash FORMAT RowBinary");
+	rc = ch_client__run(&l->client, &sql, &sums) ?: read_sums(&sums, &found);
 	if (!rc && found.n)
 		rc = stack_frames(l, &found, &rows);
 	if (!rc)
@@ -273,7 +275,7 @@ static int get_field(struct ch_buf *out, char *dst, size_t dst_len)
 {
 	const char *s;
 	size_t len;
-	int rc = ch_get_string(out, &s, &len);
+	int rc = ch_buf__get_string(out, &s, &len);
 
 	if (rc)
 		return rc;
@@ -292,8 +294,8 @@ static int read_summary(struct ch_buf *out, struct span_summary *r)
 		     ?: get_field(out, r->span_name, sizeof(r->span_name))
 		     ?: get_field(out, r->service, sizeof(r->service))
 		     ?: get_field(out, r->profile_type, sizeof(r->profile_type))
-		     ?: ch_get_u64(out, &samples) ?: ch_get_u64(out, &value)
-		     ?: ch_get_u32(out, &first) ?: ch_get_u32(out, &last)
+		     ?: ch_buf__get_u64(out, &samples) ?: ch_buf__get_u64(out, &value)
+		     ?: ch_buf__get_u32(out, &first) ?: ch_buf__get_u32(out, &last)
 		     ?: get_field(out, r->trace_id, sizeof(r->trace_id))
 		     ?: get_field(out, r->parent_span_id, sizeof(r->parent_span_id))
 		     ?: get_field(out, r->root_span_id, sizeof(r->root_span_id));
@@ -326,7 +328,7 @@ static int run_summaries(struct ch_links *l, const struct ch_buf *sql, struct sp
 	struct ch_buf out = {0};
 	struct span_summary *rows = NULL;
 	size_t n = 0, cap = 0;
-	int rc = ch_run(&l->client, sql, &out);
+	int rc = ch_client__run(&l->client, sql, &out);
 
 	while (!rc && out.pos < out.len) {
 		rc = n < cap ? 0 : grow_summaries(&rows, &cap);
@@ -347,8 +349,8 @@ static int run_summaries(struct ch_links *l, const struct ch_buf *sql, struct sp
 	" toInt64(sum(samples)), toInt64(sum(value)), min(time), max(time), max(trace_id),"        \
 	" max(parent_span_id), max(root_span_id) FROM %s.span_links"
 
-int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct span_summary **ret,
-		   size_t *ret_n)
+int ch_links__spans(struct link_store *s, const struct span_link_query *q,
+		    struct span_summary **ret, size_t *ret_n)
 {
 	struct ch_links *l = to_ch_links(s);
 	const char *db = l->client.database;
@@ -357,11 +359,11 @@ int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct
 
 	if (!q->trace_id && !q->span_id)
 		return -EINVAL;
-	ch_printf(&sql, "SELECT span_id, max(span_name), service, profile_type," SUMMARY_COLUMNS,
-		  db);
+	ch_buf__printf(
+	    &sql, "SELECT span_id, max(span_name), service, profile_type," SUMMARY_COLUMNS, db);
 	put_link_filter(&sql, db, q, false);
-	ch_printf(&sql, " GROUP BY span_id, service, profile_type ORDER BY min(time), span_id"
-			" FORMAT RowBinary");
+	ch_buf__printf(&sql, " GROUP BY span_id, service, profile_type ORDER BY min(time), span_id"
+			     " FORMAT RowBinary");
 	rc = run_summaries(l, &sql, ret, ret_n);
 	ch_buf__release(&sql);
 	return rc;
@@ -370,20 +372,21 @@ int ch_links_spans(struct link_store *s, const struct span_link_query *q, struct
 /* " WHERE" the links of q's service and type in its window (and node). */
 static void put_window_filter(struct ch_buf *b, const struct span_link_query *q)
 {
-	ch_printf(b, " WHERE environment = ");
-	ch_put_literal(b, q->environment);
+	ch_buf__printf(b, " WHERE environment = ");
+	ch_buf__put_literal(b, q->environment);
 	put_and_eq(b, "service", q->service);
 	put_and_eq(b, "profile_type", q->profile_type);
 	put_and_eq(b, "node", q->node);
-	ch_printf(b, " AND time >= %lld AND time < %lld", clamp_time(q->start), clamp_time(q->end));
+	ch_buf__printf(b, " AND time >= %lld AND time < %lld", clamp_time(q->start),
+		       clamp_time(q->end));
 }
 
 /* A service's spans in a window, from its day partitions (no lookup table holds a window's
  * spans): the limit's span ids by their sums first, then only their rows by the primary key.
  * Aggregating every span's text columns in one pass was 3-4x slower (1M links, 24 h: 1.3 s
  * against 0.4 s). */
-int ch_links_slowest(struct link_store *s, const struct span_link_query *q, size_t limit,
-		     struct span_summary **ret, size_t *ret_n)
+int ch_links__slowest(struct link_store *s, const struct span_link_query *q, size_t limit,
+		      struct span_summary **ret, size_t *ret_n)
 {
 	struct ch_links *l = to_ch_links(s);
 	const char *db = l->client.database;
@@ -392,14 +395,16 @@ int ch_links_slowest(struct link_store *s, const struct span_link_query *q, size
 
 	if (!q->service || !q->profile_type)
 		return -EINVAL;
-	ch_printf(
+	ch_buf__printf(
 	    &sql,
 	    "SELECT span_id, max(span_name), any(service), any(profile_type)," SUMMARY_COLUMNS, db);
 	put_window_filter(&sql, q);
-	ch_printf(&sql, " AND span_id IN (SELECT span_id FROM %s.span_links", db);
+	ch_buf__printf(&sql, " AND span_id IN (SELECT span_id FROM %s.span_links", db);
 	put_window_filter(&sql, q);
-	ch_printf(&sql, " GROUP BY span_id ORDER BY sum(value) DESC, span_id LIMIT %zu)", limit);
-	ch_printf(&sql, " GROUP BY span_id ORDER BY sum(value) DESC, span_id FORMAT RowBinary");
+	ch_buf__printf(&sql, " GROUP BY span_id ORDER BY sum(value) DESC, span_id LIMIT %zu)",
+		       limit);
+	ch_buf__printf(&sql,
+		       " GROUP BY span_id ORDER BY sum(value) DESC, span_id FORMAT RowBinary");
 	rc = run_summaries(l, &sql, ret, ret_n);
 	ch_buf__release(&sql);
 	return rc;

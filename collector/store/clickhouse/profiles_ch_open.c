@@ -57,13 +57,13 @@ static int ch_size_bytes(struct profile_store *s, int64_t *ret_bytes)
 	uint64_t bytes = 0;
 	int rc;
 
-	ch_printf(&sql,
-		  "SELECT toUInt64(sum(bytes_on_disk)) FROM system.parts WHERE database = '%s'"
-		  " AND active FORMAT RowBinary",
-		  p->client.database);
-	rc = ch_run(&p->client, &sql, &out);
+	ch_buf__printf(&sql,
+		       "SELECT toUInt64(sum(bytes_on_disk)) FROM system.parts WHERE database = '%s'"
+		       " AND active FORMAT RowBinary",
+		       p->client.database);
+	rc = ch_client__run(&p->client, &sql, &out);
 	if (!rc)
-		rc = ch_get_u64(&out, &bytes);
+		rc = ch_buf__get_u64(&out, &bytes);
 	*ret_bytes = (int64_t)bytes;
 	ch_buf__release(&sql);
 	ch_buf__release(&out);
@@ -78,11 +78,11 @@ static void ch_ingest_stats(struct profile_store *s, struct gc_stats *ret, const
 
 static const struct profile_store_ops ch_ops = {
     .close = ch_close,
-    .ingest = ch_profiles_ingest,
-    .merge_window = ch_profiles_merge_window,
-    .services = ch_profiles_services,
-    .service_buckets = ch_profiles_service_buckets,
-    .service_nodes = ch_profiles_service_nodes,
+    .ingest = ch_profiles__ingest,
+    .merge_window = ch_profiles__merge_window,
+    .services = ch_profiles__services,
+    .service_buckets = ch_profiles__service_buckets,
+    .service_nodes = ch_profiles__service_nodes,
     .retention = ch_retention,
     .size_bytes = ch_size_bytes,
     .ingest_stats = ch_ingest_stats,
@@ -102,7 +102,7 @@ static struct ch_profiles *ch_new(const struct store_ch_options *opts)
 	    opts->ingest_queue_entries ? opts->ingest_queue_entries : STORE_CH_INGEST_QUEUE_ENTRIES,
 	    opts->ingest_queue_bytes ? opts->ingest_queue_bytes : STORE_CH_INGEST_QUEUE_BYTES,
 	    opts->ingest_in_flight ? opts->ingest_in_flight : STORE_CH_INGEST_IN_FLIGHT,
-	    ch_profiles_commit_group, p);
+	    ch_profiles__commit_group, p);
 	if (p->gc)
 		group_commit__set_linger(p->gc, opts->ingest_linger_us ? opts->ingest_linger_us
 								       : STORE_CH_INGEST_LINGER_US);
@@ -128,7 +128,7 @@ int profile_store_ch_open(const char *url, const struct store_ch_options *opts,
 	p = ch_new(opts);
 	if (!p)
 		return -ENOMEM;
-	err = ch_client_init(&p->client, url, opts->password, why, why_len);
+	err = ch_client__init(&p->client, url, opts->password, why, why_len);
 	if (!err)
 		err = ch_schema_check(&p->client);
 	if (err) {
@@ -143,7 +143,7 @@ int store_ch_migrate(const char *url, const char *password, int *ret_from, int *
 		     size_t why_len)
 {
 	struct ch_client c;
-	int err = ch_client_init(&c, url, password, why, why_len);
+	int err = ch_client__init(&c, url, password, why, why_len);
 
 	if (err)
 		return err;

@@ -23,33 +23,34 @@ static inline int64_t ceil_to(int64_t t, int64_t unit)
 /* " AND environment = '...' AND ...": the series a window query matches. */
 static void put_series_filter(struct ch_buf *b, const struct window_query *q)
 {
-	ch_printf(b, " environment = ");
-	ch_put_literal(b, q->environment);
-	ch_printf(b, " AND service = ");
-	ch_put_literal(b, q->service);
-	ch_printf(b, " AND profile_type = ");
-	ch_put_literal(b, q->profile_type);
+	ch_buf__printf(b, " environment = ");
+	ch_buf__put_literal(b, q->environment);
+	ch_buf__printf(b, " AND service = ");
+	ch_buf__put_literal(b, q->service);
+	ch_buf__printf(b, " AND profile_type = ");
+	ch_buf__put_literal(b, q->profile_type);
 	if (q->deployment) {
-		ch_printf(b, " AND deployment = ");
-		ch_put_literal(b, q->deployment);
+		ch_buf__printf(b, " AND deployment = ");
+		ch_buf__put_literal(b, q->deployment);
 	}
 	if (q->node) {
-		ch_printf(b, " AND node = ");
-		ch_put_literal(b, q->node);
+		ch_buf__printf(b, " AND node = ");
+		ch_buf__put_literal(b, q->node);
 	}
 }
 
 static void put_tier(struct ch_buf *b, const char *db, const char *table,
 		     const struct window_query *q, const int64_t *ranges, int n_ranges)
 {
-	ch_printf(b, "SELECT stack_hash, value FROM %s.%s WHERE stack_hash != " CH_NO_STACK " AND",
-		  db, table);
+	ch_buf__printf(
+	    b, "SELECT stack_hash, value FROM %s.%s WHERE stack_hash != " CH_NO_STACK " AND", db,
+	    table);
 	put_series_filter(b, q);
-	ch_printf(b, " AND (");
+	ch_buf__printf(b, " AND (");
 	for (int i = 0; i < n_ranges; i++)
-		ch_printf(b, "%s(bucket >= %lld AND bucket < %lld)", i ? " OR " : "",
-			  (long long)ranges[2 * i], (long long)ranges[2 * i + 1]);
-	ch_printf(b, ")");
+		ch_buf__printf(b, "%s(bucket >= %lld AND bucket < %lld)", i ? " OR " : "",
+			       (long long)ranges[2 * i], (long long)ranges[2 * i + 1]);
+	ch_buf__printf(b, ")");
 }
 
 /* The window's rows of the three tiers: five-minute edges, whole hours, whole days. */
@@ -65,9 +66,9 @@ static void put_tiers(struct ch_buf *b, const char *db, const struct window_quer
 	if (d0 >= d1)
 		d0 = d1 = h1;
 	put_tier(b, db, "rollups", q, (int64_t[]){s, h0, h1, e}, 2);
-	ch_printf(b, " UNION ALL ");
+	ch_buf__printf(b, " UNION ALL ");
 	put_tier(b, db, "rollups_hour", q, (int64_t[]){h0, d0, d1, h1}, 2);
-	ch_printf(b, " UNION ALL ");
+	ch_buf__printf(b, " UNION ALL ");
 	put_tier(b, db, "rollups_day", q, (int64_t[]){d0, d1}, 1);
 }
 
@@ -76,14 +77,16 @@ static void put_tiers(struct ch_buf *b, const char *db, const struct window_quer
  * GROUP BY adds up. */
 static void put_window_query(struct ch_buf *b, const char *db, const struct window_query *q)
 {
-	ch_printf(b, "SELECT frames, sum(v) FROM (SELECT stack_hash, sum(value) AS v FROM (");
+	ch_buf__printf(b, "SELECT frames, sum(v) FROM (SELECT stack_hash, sum(value) AS v FROM (");
 	put_tiers(b, db, q);
-	ch_printf(b,
-		  ") GROUP BY stack_hash) ANY LEFT JOIN (SELECT stack_hash, any(frames) AS frames"
-		  " FROM %s.stacks WHERE stack_hash IN (SELECT stack_hash FROM (",
-		  db);
+	ch_buf__printf(
+	    b,
+	    ") GROUP BY stack_hash) ANY LEFT JOIN (SELECT stack_hash, any(frames) AS frames"
+	    " FROM %s.stacks WHERE stack_hash IN (SELECT stack_hash FROM (",
+	    db);
 	put_tiers(b, db, q);
-	ch_printf(b, ")) GROUP BY stack_hash) USING stack_hash GROUP BY frames FORMAT RowBinary");
+	ch_buf__printf(b,
+		       ")) GROUP BY stack_hash) USING stack_hash GROUP BY frames FORMAT RowBinary");
 }
 
 static int split_frames(const char *text, size_t len, struct merged_stack *ms)
@@ -118,7 +121,7 @@ int ch_read_stacks(struct ch_buf *out, struct merged_window *ret)
 		size_t len;
 		uint64_t value;
 
-		rc = ch_get_string(out, &frames, &len) ?: ch_get_u64(out, &value);
+		rc = ch_buf__get_string(out, &frames, &len) ?: ch_buf__get_u64(out, &value);
 		if (rc)
 			break;
 		if (ret->n_stacks == cap) {
@@ -144,16 +147,17 @@ static int read_uploads(struct ch_profiles *p, const struct window_query *q,
 	uint64_t uploads = 0, period = 0;
 	int rc;
 
-	ch_printf(&sql,
-		  "SELECT toInt64(sumMerge(uploads)), toInt64(argMaxMerge(period)) FROM %s.uploads"
-		  " WHERE",
-		  p->client.database);
+	ch_buf__printf(
+	    &sql,
+	    "SELECT toInt64(sumMerge(uploads)), toInt64(argMaxMerge(period)) FROM %s.uploads"
+	    " WHERE",
+	    p->client.database);
 	put_series_filter(&sql, q);
-	ch_printf(&sql, " AND bucket > %lld AND bucket < %lld FORMAT RowBinary",
-		  (long long)(q->start - BUCKET_SECONDS), (long long)q->end);
-	rc = ch_run(&p->client, &sql, &out);
+	ch_buf__printf(&sql, " AND bucket > %lld AND bucket < %lld FORMAT RowBinary",
+		       (long long)(q->start - BUCKET_SECONDS), (long long)q->end);
+	rc = ch_client__run(&p->client, &sql, &out);
 	if (!rc)
-		rc = ch_get_u64(&out, &uploads) ?: ch_get_u64(&out, &period);
+		rc = ch_buf__get_u64(&out, &uploads) ?: ch_buf__get_u64(&out, &period);
 	ret->uploads = (int64_t)uploads;
 	ret->period = (int64_t)period;
 	ch_buf__release(&sql);
@@ -161,8 +165,8 @@ static int read_uploads(struct ch_profiles *p, const struct window_query *q,
 	return rc;
 }
 
-int ch_profiles_merge_window(struct profile_store *s, const struct window_query *q,
-			     struct merged_window *ret)
+int ch_profiles__merge_window(struct profile_store *s, const struct window_query *q,
+			      struct merged_window *ret)
 {
 	struct ch_profiles *p = to_ch(s);
 	struct ch_buf sql = {0}, out = {0};
@@ -170,7 +174,7 @@ int ch_profiles_merge_window(struct profile_store *s, const struct window_query 
 
 	memset(ret, 0, sizeof(*ret));
 	put_window_query(&sql, p->client.database, q);
-	rc = ch_run(&p->client, &sql, &out);
+	rc = ch_client__run(&p->client, &sql, &out);
 	if (!rc)
 		rc = ch_read_stacks(&out, ret);
 	if (!rc)
@@ -209,9 +213,9 @@ static int read_grouped(struct ch_buf *out, struct grouped_row **ret, size_t *re
 		uint32_t last;
 		uint64_t uploads;
 
-		rc = ch_get_string(out, &service, &service_len) ?:
-		    ch_get_string(out, &second, &second_len) ?: ch_get_u32(out, &last)
-		    ?: ch_get_u64(out, &uploads);
+		rc = ch_buf__get_string(out, &service, &service_len) ?:
+		    ch_buf__get_string(out, &second, &second_len) ?: ch_buf__get_u32(out, &last)
+		    ?: ch_buf__get_u64(out, &uploads);
 		if (rc)
 			break;
 		grown = realloc(rows, (n + 1) * sizeof(*rows));
@@ -241,14 +245,14 @@ static int services_grouped_by(struct ch_profiles *p, const char *environment, c
 	struct ch_buf sql = {0}, out = {0};
 	int rc;
 
-	ch_printf(&sql,
-		  "SELECT service, %s, toUInt32(maxMerge(last_upload)),"
-		  " toInt64(sumMerge(uploads)) FROM %s.uploads WHERE environment = ",
-		  column, p->client.database);
-	ch_put_literal(&sql, environment);
-	ch_printf(&sql, " GROUP BY service, %s ORDER BY service, %s FORMAT RowBinary", column,
-		  column);
-	rc = ch_run(&p->client, &sql, &out);
+	ch_buf__printf(&sql,
+		       "SELECT service, %s, toUInt32(maxMerge(last_upload)),"
+		       " toInt64(sumMerge(uploads)) FROM %s.uploads WHERE environment = ",
+		       column, p->client.database);
+	ch_buf__put_literal(&sql, environment);
+	ch_buf__printf(&sql, " GROUP BY service, %s ORDER BY service, %s FORMAT RowBinary", column,
+		       column);
+	rc = ch_client__run(&p->client, &sql, &out);
 	if (!rc)
 		rc = read_grouped(&out, ret, ret_n);
 	ch_buf__release(&sql);
@@ -288,8 +292,8 @@ static void fill_summary(void *record, const struct grouped_row *row)
 	summary->uploads = row->uploads;
 }
 
-int ch_profiles_services(struct profile_store *s, const char *environment,
-			 struct service_summary **ret, size_t *ret_n)
+int ch_profiles__services(struct profile_store *s, const char *environment,
+			  struct service_summary **ret, size_t *ret_n)
 {
 	struct grouped_row *rows = NULL;
 	size_t n = 0;
@@ -311,8 +315,8 @@ static int read_service_buckets(struct ch_buf *out, struct service_bucket **ret,
 		size_t len;
 		uint32_t bucket, last;
 
-		rc = ch_get_string(out, &service, &len) ?: ch_get_u32(out, &bucket)
-		    ?: ch_get_u32(out, &last);
+		rc = ch_buf__get_string(out, &service, &len) ?: ch_buf__get_u32(out, &bucket)
+		    ?: ch_buf__get_u32(out, &last);
 		if (rc)
 			break;
 		grown = realloc(rows, (n + 1) * sizeof(*rows));
@@ -335,23 +339,23 @@ static int read_service_buckets(struct ch_buf *out, struct service_bucket **ret,
 	return 0;
 }
 
-int ch_profiles_service_buckets(struct profile_store *s, const char *environment, int64_t start,
-				int64_t end, struct service_bucket **ret, size_t *ret_n)
+int ch_profiles__service_buckets(struct profile_store *s, const char *environment, int64_t start,
+				 int64_t end, struct service_bucket **ret, size_t *ret_n)
 {
 	struct ch_profiles *p = to_ch(s);
 	struct ch_buf sql = {0}, out = {0};
 	int rc;
 
-	ch_printf(&sql,
-		  "SELECT service, bucket, toUInt32(maxMerge(last_upload)) FROM %s.uploads"
-		  " WHERE environment = ",
-		  p->client.database);
-	ch_put_literal(&sql, environment);
-	ch_printf(&sql,
-		  " AND bucket >= %lld AND bucket < %lld GROUP BY service, bucket"
-		  " ORDER BY bucket, service FORMAT RowBinary",
-		  (long long)(start < 0 ? 0 : start), (long long)(end < 0 ? 0 : end));
-	rc = ch_run(&p->client, &sql, &out);
+	ch_buf__printf(&sql,
+		       "SELECT service, bucket, toUInt32(maxMerge(last_upload)) FROM %s.uploads"
+		       " WHERE environment = ",
+		       p->client.database);
+	ch_buf__put_literal(&sql, environment);
+	ch_buf__printf(&sql,
+		       " AND bucket >= %lld AND bucket < %lld GROUP BY service, bucket"
+		       " ORDER BY bucket, service FORMAT RowBinary",
+		       (long long)(start < 0 ? 0 : start), (long long)(end < 0 ? 0 : end));
+	rc = ch_client__run(&p->client, &sql, &out);
 	if (!rc)
 		rc = read_service_buckets(&out, ret, ret_n);
 	ch_buf__release(&sql);
@@ -369,8 +373,8 @@ static void fill_node(void *record, const struct grouped_row *row)
 	node->uploads = row->uploads;
 }
 
-int ch_profiles_service_nodes(struct profile_store *s, const char *environment,
-			      struct service_node **ret, size_t *ret_n)
+int ch_profiles__service_nodes(struct profile_store *s, const char *environment,
+			       struct service_node **ret, size_t *ret_n)
 {
 	struct grouped_row *rows = NULL;
 	size_t n = 0;

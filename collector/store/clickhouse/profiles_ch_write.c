@@ -25,7 +25,7 @@ struct ch_ingest {
 	size_t n;
 };
 
-int ch_profiles_ingest(struct profile_store *s, const struct profile_batch *batches, size_t n)
+int ch_profiles__ingest(struct profile_store *s, const struct profile_batch *batches, size_t n)
 {
 	struct ch_ingest in = {batches, n};
 	size_t bytes = 0;
@@ -136,11 +136,11 @@ static int stack_frames(struct ch_profiles *p, const struct profile_batch *batch
 /* The five series columns, which repeat on every row of a batch. */
 static void put_series(struct ch_buf *b, const struct ch_rollup *r)
 {
-	ch_put_string(b, r->environment);
-	ch_put_string(b, r->service);
-	ch_put_string(b, r->profile_type);
-	ch_put_string(b, r->deployment ? r->deployment : "");
-	ch_put_string(b, r->node ? r->node : "");
+	ch_buf__put_string(b, r->environment);
+	ch_buf__put_string(b, r->service);
+	ch_buf__put_string(b, r->profile_type);
+	ch_buf__put_string(b, r->deployment ? r->deployment : "");
+	ch_buf__put_string(b, r->node ? r->node : "");
 }
 
 /* The columns after the series, in one copy: bucket UInt32, stack_hash FixedString(16),
@@ -157,10 +157,10 @@ static void put_values(struct ch_buf *b, const struct ch_rollup *r)
 	memcpy(row + 20, &r->value, 8);
 	memcpy(row + 28, &r->period, 8);
 	memcpy(row + 36, &r->received_at, 4);
-	ch_put_bytes(b, row, sizeof(row));
+	ch_buf__put_bytes(b, row, sizeof(row));
 }
 
-void ch_put_rollup(struct ch_buf *b, const struct ch_rollup *r)
+void ch_buf__put_rollup(struct ch_buf *b, const struct ch_rollup *r)
 {
 	put_series(b, r);
 	put_values(b, r);
@@ -170,7 +170,7 @@ void ch_put_rollup(struct ch_buf *b, const struct ch_rollup *r)
  * value, or (the mark, value 1) the upload itself. */
 static void put_rollup(struct ch_buf *b, const struct ch_buf *series, const struct ch_rollup *r)
 {
-	ch_put_bytes(b, series->data, series->len);
+	ch_buf__put_bytes(b, series->data, series->len);
 	put_values(b, r);
 }
 
@@ -240,7 +240,7 @@ static int encode_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 
 static int insert(struct ch_profiles *p, const char *table, const struct ch_buf *rows)
 {
-	return ch_insert(&p->client, table, rows);
+	return ch_client__insert(&p->client, table, rows);
 }
 
 /* Stacks first: a rollup row never names a stack the dictionary lacks. Another group may be
@@ -278,7 +278,7 @@ static void mark_duplicates(const struct group_claims *g)
 			*g->batches[i]->ret_duplicate = true;
 }
 
-void ch_profiles_commit_group(void *ctx, struct gc_item **items, size_t n)
+void ch_profiles__commit_group(void *ctx, struct gc_item **items, size_t n)
 {
 	struct ch_profiles *p = ctx;
 	struct group_claims g = {0};

@@ -130,41 +130,41 @@ static char *param_slot(struct pg_params *p)
 	return p->buf[p->n++];
 }
 
-void pg_param_text(struct pg_params *p, const char *text)
+void pg_params__text(struct pg_params *p, const char *text)
 {
 	p->formats[p->n] = 0;
 	p->lengths[p->n] = 0;
 	p->values[p->n++] = text;
 }
 
-void pg_param_int(struct pg_params *p, int64_t v)
+void pg_params__int(struct pg_params *p, int64_t v)
 {
 	snprintf(param_slot(p), sizeof(p->buf[0]), "%lld", (long long)v);
 }
 
-void pg_param_double(struct pg_params *p, double v)
+void pg_params__double(struct pg_params *p, double v)
 {
 	snprintf(param_slot(p), sizeof(p->buf[0]), "%.17g", v);
 }
 
-void pg_param_bytes(struct pg_params *p, const void *data, int len)
+void pg_params__bytes(struct pg_params *p, const void *data, int len)
 {
 	p->formats[p->n] = 1;
 	p->lengths[p->n] = len;
 	p->values[p->n++] = data;
 }
 
-void pg_param_null(struct pg_params *p)
+void pg_params__null(struct pg_params *p)
 {
-	pg_param_text(p, NULL);
+	pg_params__text(p, NULL);
 }
 
-void pg_param_optional_int(struct pg_params *p, bool has, int64_t v)
+void pg_params__optional_int(struct pg_params *p, bool has, int64_t v)
 {
 	if (has)
-		pg_param_int(p, v);
+		pg_params__int(p, v);
 	else
-		pg_param_null(p);
+		pg_params__null(p);
 }
 
 /* Whether sql changed the database, so that its success shows writes go through again (a
@@ -199,7 +199,8 @@ static enum store_fault_cause fault_cause(PGconn *conn, const char *state)
 	return STORE_FAULT_REFUSED;
 }
 
-int pg_exec(struct pg_link *l, const char *sql, const struct pg_params *params, PGresult **ret)
+int pg_link__exec(struct pg_link *l, const char *sql, const struct pg_params *params,
+		  PGresult **ret)
 {
 	PGresult *r;
 	ExecStatusType status;
@@ -236,14 +237,15 @@ int pg_exec(struct pg_link *l, const char *sql, const struct pg_params *params, 
 	return err;
 }
 
-int pg_pool_exec(struct pg_pool *p, const char *sql, const struct pg_params *params, PGresult **ret)
+int pg_pool__exec(struct pg_pool *p, const char *sql, const struct pg_params *params,
+		  PGresult **ret)
 {
 	struct pg_link *l;
 	int rc = pg_pool__acquire(p, &l);
 
 	if (rc)
 		return rc;
-	rc = pg_exec(l, sql, params, ret);
+	rc = pg_link__exec(l, sql, params, ret);
 	pg_pool__return(l);
 	return rc;
 }

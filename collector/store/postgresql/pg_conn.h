@@ -49,21 +49,22 @@ struct pg_params {
 	int n;
 };
 
-void pg_param_text(struct pg_params *p, const char *text); /* NULL = SQL NULL */
-void pg_param_int(struct pg_params *p, int64_t v);
-void pg_param_double(struct pg_params *p, double v);
-void pg_param_bytes(struct pg_params *p, const void *data, int len);
-void pg_param_null(struct pg_params *p);
-void pg_param_optional_int(struct pg_params *p, bool has, int64_t v);
+void pg_params__text(struct pg_params *p, const char *text); /* NULL = SQL NULL */
+void pg_params__int(struct pg_params *p, int64_t v);
+void pg_params__double(struct pg_params *p, double v);
+void pg_params__bytes(struct pg_params *p, const void *data, int len);
+void pg_params__null(struct pg_params *p);
+void pg_params__optional_int(struct pg_params *p, bool has, int64_t v);
 
 /* Runs sql on the link: 0 with *ret (PQclear it; may be NULL when not wanted), -EEXIST on a
  * unique violation, otherwise the failure's cause recorded as the postgresql backend's fault
  * and returned as its errno (store/store_fault.h: -EHOSTUNREACH, -ENOSPC, -EROFS, -EREMOTEIO;
  * the link is dropped when its connection is lost). */
-int pg_exec(struct pg_link *l, const char *sql, const struct pg_params *params, PGresult **ret);
-/* pg_exec() on a pooled link, for single statements. */
-int pg_pool_exec(struct pg_pool *p, const char *sql, const struct pg_params *params,
-		 PGresult **ret);
+int pg_link__exec(struct pg_link *l, const char *sql, const struct pg_params *params,
+		  PGresult **ret);
+/* pg_link__exec() on a pooled link, for single statements. */
+int pg_pool__exec(struct pg_pool *p, const char *sql, const struct pg_params *params,
+		  PGresult **ret);
 
 /* Result readers (text format). */
 int64_t pg_int(const PGresult *r, int row, int col);

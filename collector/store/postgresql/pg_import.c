@@ -26,7 +26,7 @@ void pg_import__free(struct pg_import *imp)
 		return;
 	if (imp->link) {
 		if (imp->link->conn)
-			pg_exec(imp->link, "ROLLBACK", NULL, NULL);
+			pg_link__exec(imp->link, "ROLLBACK", NULL, NULL);
 		pg_pool__return(imp->link);
 	}
 	pg_pool__release(&imp->pool);
@@ -42,13 +42,13 @@ int pg_import__open(const char *conninfo, struct pg_import **ret)
 	*ret = NULL;
 	if (!imp)
 		return -ENOMEM;
-	rc = pg_pool_open_checked(&imp->pool, conninfo);
+	rc = pg_pool__open_checked(&imp->pool, conninfo);
 	if (!rc)
 		rc = pg_pool__acquire(&imp->pool, &imp->link);
 	if (!rc)
-		rc = pg_exec(imp->link, "BEGIN", NULL, NULL);
+		rc = pg_link__exec(imp->link, "BEGIN", NULL, NULL);
 	if (!rc)
-		rc = pg_exec(imp->link, "SELECT count(*) FROM environments", NULL, &r);
+		rc = pg_link__exec(imp->link, "SELECT count(*) FROM environments", NULL, &r);
 	if (!rc && pg_int(r, 0, 0) > 0)
 		rc = -EEXIST;
 	PQclear(r);
@@ -82,13 +82,13 @@ int pg_import__row(void *ctx, const char *table, const char *const *columns,
 	strcat(sql, ")");
 	for (size_t c = 0; c < n; c++) {
 		if (values[c].null)
-			pg_param_null(&p);
+			pg_params__null(&p);
 		else if (values[c].blob)
-			pg_param_bytes(&p, values[c].data, (int)values[c].len);
+			pg_params__bytes(&p, values[c].data, (int)values[c].len);
 		else
-			pg_param_text(&p, values[c].data); /* booleans arrive as 0 / 1 */
+			pg_params__text(&p, values[c].data); /* booleans arrive as 0 / 1 */
 	}
-	return pg_exec(imp->link, sql, &p, NULL);
+	return pg_link__exec(imp->link, sql, &p, NULL);
 }
 
 int pg_import__commit(struct pg_import *imp)
@@ -101,9 +101,9 @@ int pg_import__commit(struct pg_import *imp)
 			 "SELECT setval(pg_get_serial_sequence('%s', 'id'),"
 			 " coalesce(max(id), 0) + 1, false) FROM %s",
 			 serial_tables[t], serial_tables[t]);
-		rc = pg_exec(imp->link, sql, NULL, NULL);
+		rc = pg_link__exec(imp->link, sql, NULL, NULL);
 	}
-	rc = rc ?: pg_exec(imp->link, "COMMIT", NULL, NULL);
+	rc = rc ?: pg_link__exec(imp->link, "COMMIT", NULL, NULL);
 	if (!rc) { /* nothing left to roll back */
 		pg_pool__return(imp->link);
 		imp->link = NULL;
@@ -118,7 +118,7 @@ int pg_import__count(struct pg_import *imp, const char *table, int64_t *ret)
 	int rc;
 
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", table);
-	rc = pg_exec(imp->link, sql, NULL, &r);
+	rc = pg_link__exec(imp->link, sql, NULL, &r);
 	if (!rc) {
 		*ret = pg_int(r, 0, 0);
 		PQclear(r);

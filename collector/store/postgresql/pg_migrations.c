@@ -65,7 +65,7 @@ static const char create_versions[] = "CREATE TABLE IF NOT EXISTS schema_migrati
 int pg_schema_version(struct pg_link *l, int *ret)
 {
 	PGresult *r;
-	int rc = pg_exec(l, "SELECT to_regclass('schema_migrations') IS NOT NULL", NULL, &r);
+	int rc = pg_link__exec(l, "SELECT to_regclass('schema_migrations') IS NOT NULL", NULL, &r);
 	bool exists;
 
 	if (rc)
@@ -75,7 +75,7 @@ int pg_schema_version(struct pg_link *l, int *ret)
 	*ret = 0;
 	if (!exists) /* a database no migrate has run on */
 		return 0;
-	rc = pg_exec(l, "SELECT coalesce(max(version), 0) FROM schema_migrations", NULL, &r);
+	rc = pg_link__exec(l, "SELECT coalesce(max(version), 0) FROM schema_migrations", NULL, &r);
 	if (rc)
 		return rc;
 	*ret = (int)pg_int(r, 0, 0);
@@ -87,12 +87,12 @@ static int apply(struct pg_link *l, int version)
 {
 	struct pg_params p = {0};
 
-	pg_param_int(&p, version);
-	return pg_exec(l, migrations[version - 1], NULL, NULL)
-		   ?: pg_exec(l,
-			      "INSERT INTO schema_migrations(version, applied_at)"
-			      " VALUES($1, extract(epoch from now())::bigint)",
-			      &p, NULL);
+	pg_params__int(&p, version);
+	return pg_link__exec(l, migrations[version - 1], NULL, NULL)
+		   ?: pg_link__exec(l,
+				    "INSERT INTO schema_migrations(version, applied_at)"
+				    " VALUES($1, extract(epoch from now())::bigint)",
+				    &p, NULL);
 }
 
 /* Inside one transaction holding the migration lock: every pending migration. */
@@ -102,7 +102,7 @@ static int migrate_locked(struct pg_link *l, int *ret_from, int *ret_to)
 	int rc, version;
 
 	snprintf(lock, sizeof(lock), "SELECT pg_advisory_xact_lock(%d)", MIGRATION_LOCK);
-	rc = pg_exec(l, lock, NULL, NULL) ?: pg_exec(l, create_versions, NULL, NULL)
+	rc = pg_link__exec(l, lock, NULL, NULL) ?: pg_link__exec(l, create_versions, NULL, NULL)
 					       ?: pg_schema_version(l, &version);
 	if (rc)
 		return rc;
@@ -124,8 +124,8 @@ int store_pg_migrate(const char *conninfo, int *ret_from, int *ret_to)
 	rc = pg_pool__acquire(&pool, &l);
 	if (rc)
 		goto out;
-	rc = pg_exec(l, "BEGIN", NULL, NULL) ?: migrate_locked(l, ret_from, ret_to);
-	rc = pg_exec(l, rc ? "ROLLBACK" : "COMMIT", NULL, NULL) ?: rc;
+	rc = pg_link__exec(l, "BEGIN", NULL, NULL) ?: migrate_locked(l, ret_from, ret_to);
+	rc = pg_link__exec(l, rc ? "ROLLBACK" : "COMMIT", NULL, NULL) ?: rc;
 	pg_pool__return(l);
 out:
 	pg_pool__release(&pool);
@@ -146,7 +146,7 @@ int pg_schema_check(struct pg_pool *pool)
 	return version == LATEST_VERSION ? 0 : version < LATEST_VERSION ? -ENOTSUP : -EPROTO;
 }
 
-int pg_pool_open_checked(struct pg_pool *pool, const char *conninfo)
+int pg_pool__open_checked(struct pg_pool *pool, const char *conninfo)
 {
 	int err = pg_pool__init(pool, conninfo);
 

@@ -25,7 +25,7 @@ int store_pg_migrate(const char *conninfo, int *ret_from, int *ret_to);
 int pg_schema_version(struct pg_link *l, int *ret);
 int pg_schema_check(struct pg_pool *pool);
 /* pg_pool__init() then pg_schema_check(): what every store of the backend does when opened. */
-int pg_pool_open_checked(struct pg_pool *pool, const char *conninfo);
+int pg_pool__open_checked(struct pg_pool *pool, const char *conninfo);
 
 /* pg_import.c: `migrate --from DIR` into an empty, migrated control plane (store_copy.h), in
  * one transaction: open (-EEXIST when it has an environment already), row (the copy's

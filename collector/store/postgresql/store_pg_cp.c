@@ -33,7 +33,7 @@ static int exec_returning_id(struct pg_pool *pool, const char *sql, const struct
 			     int64_t *ret_id)
 {
 	PGresult *r;
-	int rc = pg_pool_exec(pool, sql, p, &r);
+	int rc = pg_pool__exec(pool, sql, p, &r);
 
 	if (rc)
 		return rc;
@@ -48,7 +48,7 @@ static int exec_returning_id(struct pg_pool *pool, const char *sql, const struct
 static int exec_update(struct pg_pool *pool, const char *sql, const struct pg_params *p)
 {
 	PGresult *r;
-	int rc = pg_pool_exec(pool, sql, p, &r);
+	int rc = pg_pool__exec(pool, sql, p, &r);
 
 	if (rc)
 		return rc;
@@ -61,7 +61,7 @@ static int exec_rows(struct pg_pool *pool, const char *sql, const struct pg_para
 		     const struct pg_row_reader *reader, void *ret, size_t *ret_n)
 {
 	PGresult *r;
-	int rc = pg_pool_exec(pool, sql, p, &r);
+	int rc = pg_pool__exec(pool, sql, p, &r);
 
 	if (rc)
 		return rc;
@@ -75,7 +75,7 @@ static int exec_row(struct pg_pool *pool, const char *sql, const struct pg_param
 		    const struct pg_row_reader *reader, void *record)
 {
 	PGresult *r;
-	int rc = pg_pool_exec(pool, sql, p, &r);
+	int rc = pg_pool__exec(pool, sql, p, &r);
 
 	if (rc)
 		return rc;
@@ -90,8 +90,8 @@ static int cp_environment_create(struct cp_store *s, const char *name, int64_t *
 {
 	struct pg_params p = {0};
 
-	pg_param_text(&p, name);
-	pg_param_int(&p, time(NULL));
+	pg_params__text(&p, name);
+	pg_params__int(&p, time(NULL));
 	return exec_returning_id(pool_of(s),
 				 "INSERT INTO environments(name, created_at) VALUES($1, $2)"
 				 " RETURNING id",
@@ -102,7 +102,7 @@ static int cp_environment_get(struct cp_store *s, const char *name, int64_t *ret
 {
 	struct pg_params p = {0};
 
-	pg_param_text(&p, name);
+	pg_params__text(&p, name);
 	return exec_returning_id(pool_of(s), "SELECT id FROM environments WHERE name = $1", &p,
 				 ret_id);
 }
@@ -147,12 +147,12 @@ static int cp_token_create(struct cp_store *s, const struct token_record *t, int
 {
 	struct pg_params p = {0};
 
-	pg_param_text(&p, t->name);
-	pg_param_int(&p, t->environment_id);
-	pg_param_int(&p, t->kind);
-	pg_param_int(&p, t->role);
-	pg_param_int(&p, t->created_at ? t->created_at : time(NULL));
-	pg_param_bytes(&p, t->hash, sizeof(t->hash));
+	pg_params__text(&p, t->name);
+	pg_params__int(&p, t->environment_id);
+	pg_params__int(&p, t->kind);
+	pg_params__int(&p, t->role);
+	pg_params__int(&p, t->created_at ? t->created_at : time(NULL));
+	pg_params__bytes(&p, t->hash, sizeof(t->hash));
 	return exec_returning_id(pool_of(s),
 				 "INSERT INTO tokens(name, environment_id, kind, role, created_at,"
 				 " hash) VALUES($1, $2, $3, $4, $5, $6) RETURNING id",
@@ -164,7 +164,7 @@ static int cp_token_find_by_hash(struct cp_store *s, const uint8_t hash[32],
 {
 	struct pg_params p = {0};
 
-	pg_param_bytes(&p, hash, 32);
+	pg_params__bytes(&p, hash, 32);
 	return exec_row(pool_of(s), TOKEN_SELECT " WHERE t.hash = $1", &p, &token_rows, ret);
 }
 
@@ -177,7 +177,7 @@ static int cp_token_revoke(struct cp_store *s, int64_t id)
 {
 	struct pg_params p = {0};
 
-	pg_param_int(&p, id);
+	pg_params__int(&p, id);
 	return exec_update(pool_of(s), "UPDATE tokens SET revoked = true WHERE id = $1", &p);
 }
 
@@ -216,8 +216,8 @@ static int cp_settings_get(struct cp_store *s, const char *environment, const ch
 {
 	struct pg_params p = {0};
 
-	pg_param_text(&p, environment);
-	pg_param_text(&p, service ? service : "");
+	pg_params__text(&p, environment);
+	pg_params__text(&p, service ? service : "");
 	return exec_row(pool_of(s), SETTINGS_SELECT " WHERE e.name = $1 AND s.service = $2", &p,
 			&settings_rows, ret);
 }
@@ -227,7 +227,7 @@ static int cp_settings_list(struct cp_store *s, const char *environment,
 {
 	struct pg_params p = {0};
 
-	pg_param_text(&p, environment);
+	pg_params__text(&p, environment);
 	return exec_rows(pool_of(s), SETTINGS_SELECT " WHERE e.name = $1 ORDER BY s.service", &p,
 			 &settings_rows, ret, ret_n);
 }
@@ -238,21 +238,21 @@ static int settings_write(struct pg_link *l, const struct settings_record *r)
 	PGresult *res;
 	int rc;
 
-	pg_param_text(&p, r->environment);
-	pg_param_text(&p, r->service);
+	pg_params__text(&p, r->environment);
+	pg_params__text(&p, r->service);
 	if (r->has_enabled)
-		pg_param_text(&p, r->enabled ? "true" : "false");
+		pg_params__text(&p, r->enabled ? "true" : "false");
 	else
-		pg_param_null(&p);
-	pg_param_optional_int(&p, r->has_sample_rate_hz, r->sample_rate_hz);
-	pg_param_optional_int(&p, r->has_upload_interval_s, r->upload_interval_s);
-	pg_param_optional_int(&p, r->has_poll_interval_s, r->poll_interval_s);
-	pg_param_int(&p, time(NULL));
+		pg_params__null(&p);
+	pg_params__optional_int(&p, r->has_sample_rate_hz, r->sample_rate_hz);
+	pg_params__optional_int(&p, r->has_upload_interval_s, r->upload_interval_s);
+	pg_params__optional_int(&p, r->has_poll_interval_s, r->poll_interval_s);
+	pg_params__int(&p, time(NULL));
 	if (r->has_offcpu_enabled)
-		pg_param_text(&p, r->offcpu_enabled ? "true" : "false");
+		pg_params__text(&p, r->offcpu_enabled ? "true" : "false");
 	else
-		pg_param_null(&p);
-	rc = pg_exec(
+		pg_params__null(&p);
+	rc = pg_link__exec(
 	    l,
 	    "INSERT INTO settings(environment_id, service, enabled, sample_rate_hz,"
 	    " upload_interval_s, poll_interval_s, updated_at, offcpu_enabled)"
@@ -274,17 +274,17 @@ static int audit_write(struct pg_link *l, const struct audit_record *a)
 {
 	struct pg_params p = {0};
 
-	pg_param_int(&p, a->time ? a->time : time(NULL));
-	pg_param_int(&p, a->token_id);
-	pg_param_text(&p, a->token_name);
-	pg_param_text(&p, a->environment);
-	pg_param_text(&p, a->service);
-	pg_param_text(&p, a->before_json);
-	pg_param_text(&p, a->after_json);
-	return pg_exec(l,
-		       "INSERT INTO audit(time, token_id, token_name, environment, service,"
-		       " before_json, after_json) VALUES($1, $2, $3, $4, $5, $6, $7)",
-		       &p, NULL);
+	pg_params__int(&p, a->time ? a->time : time(NULL));
+	pg_params__int(&p, a->token_id);
+	pg_params__text(&p, a->token_name);
+	pg_params__text(&p, a->environment);
+	pg_params__text(&p, a->service);
+	pg_params__text(&p, a->before_json);
+	pg_params__text(&p, a->after_json);
+	return pg_link__exec(l,
+			     "INSERT INTO audit(time, token_id, token_name, environment, service,"
+			     " before_json, after_json) VALUES($1, $2, $3, $4, $5, $6, $7)",
+			     &p, NULL);
 }
 
 static int cp_settings_put(struct cp_store *s, const struct settings_record *r,
@@ -295,15 +295,15 @@ static int cp_settings_put(struct cp_store *s, const struct settings_record *r,
 
 	if (rc)
 		return rc;
-	rc = pg_exec(l, "BEGIN", NULL, NULL);
+	rc = pg_link__exec(l, "BEGIN", NULL, NULL);
 	if (!rc)
 		rc = settings_write(l, r);
 	if (!rc && a)
 		rc = audit_write(l, a);
 	if (!rc)
-		rc = pg_exec(l, "COMMIT", NULL, NULL);
+		rc = pg_link__exec(l, "COMMIT", NULL, NULL);
 	else if (l->conn)
-		pg_exec(l, "ROLLBACK", NULL, NULL);
+		pg_link__exec(l, "ROLLBACK", NULL, NULL);
 	pg_pool__return(l);
 	return rc;
 }
@@ -350,9 +350,9 @@ static int cp_audit_list(struct cp_store *s, const char *environment, int64_t si
 	    .size = sizeof(struct audit_record), .read = read_audit, .free = free_audit_rows};
 	struct pg_params p = {0};
 
-	pg_param_text(&p, environment);
-	pg_param_int(&p, since);
-	pg_param_int(&p, (int64_t)limit);
+	pg_params__text(&p, environment);
+	pg_params__int(&p, since);
+	pg_params__int(&p, (int64_t)limit);
 	return exec_rows(pool_of(s),
 			 "SELECT id, time, token_id, token_name, environment, service,"
 			 " before_json, after_json FROM audit"
@@ -366,10 +366,10 @@ static int cp_deployment_add(struct cp_store *s, const struct deployment_record 
 {
 	struct pg_params p = {0};
 
-	pg_param_text(&p, d->environment);
-	pg_param_text(&p, d->service);
-	pg_param_text(&p, d->version);
-	pg_param_int(&p, d->time);
+	pg_params__text(&p, d->environment);
+	pg_params__text(&p, d->service);
+	pg_params__text(&p, d->version);
+	pg_params__int(&p, d->time);
 	return exec_returning_id(pool_of(s),
 				 "INSERT INTO deployments(environment, service, version, time)"
 				 " VALUES($1, $2, $3, $4) RETURNING id",
@@ -396,10 +396,10 @@ static int cp_deployment_list(struct cp_store *s, const char *environment, const
 	    .size = sizeof(struct deployment_record), .read = read_deployment};
 	struct pg_params p = {0};
 
-	pg_param_text(&p, environment);
-	pg_param_text(&p, service && *service ? service : NULL);
-	pg_param_int(&p, start);
-	pg_param_int(&p, end);
+	pg_params__text(&p, environment);
+	pg_params__text(&p, service && *service ? service : NULL);
+	pg_params__int(&p, start);
+	pg_params__int(&p, end);
 	return exec_rows(pool_of(s),
 			 "SELECT id, environment, service, version, time FROM deployments"
 			 " WHERE environment = $1 AND ($2::text IS NULL OR service = $2)"
@@ -419,30 +419,30 @@ static int cp_deployment_list(struct cp_store *s, const char *environment, const
 
 static void agent_report_params(struct pg_params *p, const struct agent_report *r)
 {
-	pg_param_text(p, r->environment);
-	pg_param_text(p, r->agent_id);
-	pg_param_text(p, r->service);
-	pg_param_text(p, r->node);
-	pg_param_text(p, r->version);
-	pg_param_int(p, r->reported_at);
+	pg_params__text(p, r->environment);
+	pg_params__text(p, r->agent_id);
+	pg_params__text(p, r->service);
+	pg_params__text(p, r->node);
+	pg_params__text(p, r->version);
+	pg_params__int(p, r->reported_at);
 	/* The self-report's own figures in enum agent_figure order; one not measured is NULL. */
-	pg_param_double(p, r->window_s);
-	pg_param_double(p, r->cpu_s);
-	pg_param_double(p, r->bpf_s);
-	pg_param_int(p, r->lost_samples);
-	pg_param_int(p, r->unknown_frames);
-	pg_param_int(p, r->processes);
+	pg_params__double(p, r->window_s);
+	pg_params__double(p, r->cpu_s);
+	pg_params__double(p, r->bpf_s);
+	pg_params__int(p, r->lost_samples);
+	pg_params__int(p, r->unknown_frames);
+	pg_params__int(p, r->processes);
 	for (int f = 0; f < AGENT_FIGURES__COUNT; f++)
 		if (!(r->sent & (1u << f)))
 			p->values[AGENT_FIRST_FIGURE + f] = NULL;
 	/* A figure the agent did not send is NULL, so that it reads back as "not sent". */
 	for (int f = 0; f < UNWIND_FIGURE__COUNT; f++) {
 		if (!r->unwind_sent[f])
-			pg_param_null(p);
+			pg_params__null(p);
 		else if (unwind_figure_kinds[f] == UNWIND_FIGURE_COUNT)
-			pg_param_int(p, (int64_t)r->unwind[f]);
+			pg_params__int(p, (int64_t)r->unwind[f]);
 		else
-			pg_param_double(p, r->unwind[f]);
+			pg_params__double(p, r->unwind[f]);
 	}
 }
 
@@ -461,7 +461,7 @@ static int cp_agent_report_put(struct cp_store *s, const struct agent_report *r)
 	_Static_assert(AGENT_FIXED_COLUMNS + UNWIND_FIGURE__COUNT == 28,
 		       "agent_report_put's placeholders follow the agents columns");
 	agent_report_params(&p, r);
-	return pg_pool_exec(pool_of(s), sql, &p, NULL);
+	return pg_pool__exec(pool_of(s), sql, &p, NULL);
 }
 
 static int read_agent_report(const PGresult *r, int row, void *record)
@@ -500,7 +500,7 @@ static int cp_agent_report_list(struct cp_store *s, const char *environment,
 							.read = read_agent_report};
 	struct pg_params p = {0};
 
-	pg_param_text(&p, environment);
+	pg_params__text(&p, environment);
 	return exec_rows(pool_of(s),
 			 "SELECT " AGENT_COLUMNS " FROM agents WHERE environment = $1"
 			 " ORDER BY agent_id, service",
@@ -535,7 +535,7 @@ int cp_store_pg_open(const char *conninfo, struct cp_store **ret)
 	if (!c)
 		return -ENOMEM;
 	c->base.ops = &pg_cp_ops;
-	err = pg_pool_open_checked(&c->pool, conninfo);
+	err = pg_pool__open_checked(&c->pool, conninfo);
 	if (err) {
 		cp_close(&c->base);
 		return err;

@@ -40,13 +40,14 @@ static int claim_one(struct pg_link *l, const char *environment, const char *id,
 	PGresult *r;
 	int rc;
 
-	pg_param_text(&p, environment);
-	pg_param_text(&p, id);
-	pg_param_int(&p, now);
-	rc = pg_exec(l,
-		     "INSERT INTO uploads(environment, upload_id, received_at) VALUES($1, $2, $3)"
-		     " ON CONFLICT(environment, upload_id) DO NOTHING",
-		     &p, &r);
+	pg_params__text(&p, environment);
+	pg_params__text(&p, id);
+	pg_params__int(&p, now);
+	rc = pg_link__exec(
+	    l,
+	    "INSERT INTO uploads(environment, upload_id, received_at) VALUES($1, $2, $3)"
+	    " ON CONFLICT(environment, upload_id) DO NOTHING",
+	    &p, &r);
 	if (rc)
 		return rc;
 	*ret_duplicate = strcmp(PQcmdTuples(r), "0") == 0;
@@ -69,12 +70,12 @@ static int ledger_claim(struct upload_ledger *ledger, const char *const *environ
 		free(c);
 		return rc;
 	}
-	rc = pg_exec(c->link, "BEGIN", NULL, NULL);
+	rc = pg_link__exec(c->link, "BEGIN", NULL, NULL);
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = claim_one(c->link, environments[i], ids[i], now, &ret_duplicate[i]);
 	if (rc) {
 		if (c->link->conn)
-			pg_exec(c->link, "ROLLBACK", NULL, NULL);
+			pg_link__exec(c->link, "ROLLBACK", NULL, NULL);
 		pg_pool__return(c->link);
 		free(c);
 		return rc;
@@ -85,7 +86,7 @@ static int ledger_claim(struct upload_ledger *ledger, const char *const *environ
 
 static int ledger_commit(struct upload_claim *c)
 {
-	int rc = pg_exec(c->link, "COMMIT", NULL, NULL);
+	int rc = pg_link__exec(c->link, "COMMIT", NULL, NULL);
 
 	pg_pool__return(c->link);
 	free(c);
@@ -95,7 +96,7 @@ static int ledger_commit(struct upload_claim *c)
 static void ledger_abort(struct upload_claim *c)
 {
 	if (c->link->conn)
-		pg_exec(c->link, "ROLLBACK", NULL, NULL);
+		pg_link__exec(c->link, "ROLLBACK", NULL, NULL);
 	pg_pool__return(c->link);
 	free(c);
 }
@@ -104,8 +105,8 @@ static int ledger_expire(struct upload_ledger *l, int64_t cutoff)
 {
 	struct pg_params p = {0};
 
-	pg_param_int(&p, cutoff);
-	return pg_pool_exec(pool_of(l), "DELETE FROM uploads WHERE received_at < $1", &p, NULL);
+	pg_params__int(&p, cutoff);
+	return pg_pool__exec(pool_of(l), "DELETE FROM uploads WHERE received_at < $1", &p, NULL);
 }
 
 static const struct upload_ledger_ops pg_ledger_ops = {
@@ -126,7 +127,7 @@ int upload_ledger_pg_open(const char *conninfo, struct upload_ledger **ret)
 	if (!l)
 		return -ENOMEM;
 	l->base.ops = &pg_ledger_ops;
-	err = pg_pool_open_checked(&l->pool, conninfo);
+	err = pg_pool__open_checked(&l->pool, conninfo);
 	if (err) {
 		ledger_close(&l->base);
 		return err;

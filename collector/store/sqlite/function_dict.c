@@ -316,8 +316,8 @@ static int stack_ids_row(struct stack_ids_table *t, size_t n_frames, const uint8
 	return rc == SQLITE_ROW ? 0 : -EIO;
 }
 
-int stack_ids_find(struct stack_ids_table *t, size_t n_frames, const uint8_t *bytes, size_t len,
-		   int64_t *ret_id)
+int stack_ids_table__find(struct stack_ids_table *t, size_t n_frames, const uint8_t *bytes,
+			  size_t len, int64_t *ret_id)
 {
 	uint64_t fast;
 	bool is_new;

@@ -79,8 +79,8 @@ void stack_ids_table__release(struct stack_ids_table *t);
  * new than known). A stack enters the cache the second time it is seen, so one-off stacks fill
  * none; it is cached before commit, so a rollback must clear t->recent. 0, -E2BIG, -ENOMEM or
  * -EIO. */
-int stack_ids_find(struct stack_ids_table *t, size_t n_frames, const uint8_t *bytes, size_t len,
-		   int64_t *ret_id);
+int stack_ids_table__find(struct stack_ids_table *t, size_t n_frames, const uint8_t *bytes,
+			  size_t len, int64_t *ret_id);
 /* Decodes exactly n ids from bytes[0..len) into ids; 0 or -EINVAL (not n ids). */
 int function_ids_decode(const uint8_t *bytes, size_t len, int64_t *ids, size_t n);
 /* A stored stack row (n_frames, its ids encoded in bytes[0..len)) decoded into *ids, grown to

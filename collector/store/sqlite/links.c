@@ -186,7 +186,8 @@ static int stack_id(struct sqlite_links *l, const struct span_link *k, int64_t *
 	size_t len;
 	int rc = stack_encode(l, k, &len);
 
-	return rc ? rc : stack_ids_find(&l->stacks, k->n_frames, l->stack.bytes, len, ret_id);
+	return rc ? rc
+		  : stack_ids_table__find(&l->stacks, k->n_frames, l->stack.bytes, len, ret_id);
 }
 
 static int add_one(struct sqlite_links *l, const char *environment, const struct span_link *k)

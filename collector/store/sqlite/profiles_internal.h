@@ -142,47 +142,48 @@ static inline int64_t ceil_to(int64_t t, int64_t unit)
 }
 
 /* profiles_stacks.c: the writer's caches. Called with write_lock held (or while opening). */
-int sqlite_profiles_caches_init(struct sqlite_profiles *p);
-void sqlite_profiles__free_caches(struct sqlite_profiles *p);
+int sqlite_profiles__init_caches(struct sqlite_profiles *p);
+void sqlite_profiles__release_caches(struct sqlite_profiles *p);
 /* Converts a database whose stacks dictionary holds joined frame text (before function ids):
  * same stack ids, in one transaction. Before the writer's statements are prepared. */
 int sqlite_profiles_stacks_migrate(sqlite3 *db);
 /* Forgets every cached stack id: a rollback or retention may have removed them. */
-void sqlite_profiles_forget_stack_ids(struct sqlite_profiles *p);
+void sqlite_profiles__forget_stack_ids(struct sqlite_profiles *p);
 /* Starts a group (no stack inserted by it yet). */
-void sqlite_profiles_stacks_new_group(struct sqlite_profiles *p);
+void sqlite_profiles__stacks_new_group(struct sqlite_profiles *p);
 /* Starts a batch: its names' function ids are looked up as its stacks need them. */
-int sqlite_profiles_names_new_batch(struct sqlite_profiles *p, const struct profile_batch *b);
+int sqlite_profiles__names_new_batch(struct sqlite_profiles *p, const struct profile_batch *b);
 /* The dictionary id of a stack of batch b, inserting the stack the first time it is seen. */
-int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct profile_batch *b,
-			     const struct stack_value *sv, int64_t *ret_id);
+int sqlite_profiles__stack_id(struct sqlite_profiles *p, const struct profile_batch *b,
+			      const struct stack_value *sv, int64_t *ret_id);
 /* Empties the series cache (entries are reloaded on use). */
-void sqlite_profiles_forget_series(struct sqlite_profiles *p);
+void sqlite_profiles__forget_series(struct sqlite_profiles *p);
 /* The batch's series (created when new) with its tier marks and newest bucket. */
-int sqlite_profiles_series_get(struct sqlite_profiles *p, const struct profile_batch *b,
-			       struct series_entry **ret);
+int sqlite_profiles__series_get(struct sqlite_profiles *p, const struct profile_batch *b,
+				struct series_entry **ret);
 /* Adds the series to those the group being committed wrote (once). */
-int sqlite_profiles_series_touch(struct sqlite_profiles *p, struct series_entry *e);
+int sqlite_profiles__series_touch(struct sqlite_profiles *p, struct series_entry *e);
 
 /* profiles_write.c */
 struct gc_item;
-int sqlite_profiles_ingest(struct profile_store *s, const struct profile_batch *batches, size_t n);
+int sqlite_profiles__ingest(struct profile_store *s, const struct profile_batch *batches, size_t n);
 /* The group commit's commit function (ctx is the store). */
-void sqlite_profiles_commit_group(void *ctx, struct gc_item **items, size_t n);
+void sqlite_profiles__commit_group(void *ctx, struct gc_item **items, size_t n);
 /* Folds the closed periods of every series without tier marks, once, when opening. */
-int sqlite_profiles_backfill_tiers(struct sqlite_profiles *p);
+int sqlite_profiles__backfill_tiers(struct sqlite_profiles *p);
 
 /* profiles_read.c */
 /* Opens one reader connection and prepares its statements; 0 or -errno. */
 int sqlite_profiles_reader_open(struct reader *r, const char *path,
 				enum store_sqlite_durability durability);
-int sqlite_profiles_merge_window(struct profile_store *s, const struct window_query *q,
-				 struct merged_window *ret);
-int sqlite_profiles_services(struct profile_store *s, const char *environment,
-			     struct service_summary **ret, size_t *ret_n);
-int sqlite_profiles_service_nodes(struct profile_store *s, const char *environment,
-				  struct service_node **ret, size_t *ret_n);
-int sqlite_profiles_service_buckets(struct profile_store *s, const char *environment, int64_t start,
-				    int64_t end, struct service_bucket **ret, size_t *ret_n);
+int sqlite_profiles__merge_window(struct profile_store *s, const struct window_query *q,
+				  struct merged_window *ret);
+int sqlite_profiles__services(struct profile_store *s, const char *environment,
+			      struct service_summary **ret, size_t *ret_n);
+int sqlite_profiles__service_nodes(struct profile_store *s, const char *environment,
+				   struct service_node **ret, size_t *ret_n);
+int sqlite_profiles__service_buckets(struct profile_store *s, const char *environment,
+				     int64_t start, int64_t end, struct service_bucket **ret,
+				     size_t *ret_n);
 
 #endif

@@ -185,7 +185,7 @@ static int prof_retention(struct profile_store *s, int64_t cutoff, int64_t *ret_
 	if (rc && !sqlite3_get_autocommit(p->wdb))
 		sqlite_db_step_done(p->w[W_ROLLBACK]);
 	if (rc || deleted > 0)
-		sqlite_profiles_forget_stack_ids(p);
+		sqlite_profiles__forget_stack_ids(p);
 	pthread_mutex_unlock(&p->write_lock);
 	if (!rc && ret_deleted)
 		*ret_deleted = deleted;
@@ -221,7 +221,7 @@ static void prof_close(struct profile_store *s)
 		pthread_mutex_destroy(&p->readers[i].lock);
 	}
 	group_commit__free(p->gc);
-	sqlite_profiles__free_caches(p); /* first: the function names' statements are on wdb */
+	sqlite_profiles__release_caches(p); /* first: the function names' statements are on wdb */
 	sqlite_db_close(p->wdb, p->w, W_COUNT);
 	pthread_mutex_destroy(&p->write_lock);
 	free(p->merge);
@@ -250,11 +250,11 @@ static void prof_ingest_stats(struct profile_store *s, struct gc_stats *ret,
 
 static const struct profile_store_ops sqlite_profile_ops = {
     .close = prof_close,
-    .ingest = sqlite_profiles_ingest,
-    .merge_window = sqlite_profiles_merge_window,
-    .services = sqlite_profiles_services,
-    .service_buckets = sqlite_profiles_service_buckets,
-    .service_nodes = sqlite_profiles_service_nodes,
+    .ingest = sqlite_profiles__ingest,
+    .merge_window = sqlite_profiles__merge_window,
+    .services = sqlite_profiles__services,
+    .service_buckets = sqlite_profiles__service_buckets,
+    .service_nodes = sqlite_profiles__service_nodes,
     .retention = prof_retention,
     .size_bytes = prof_size_bytes,
     .ingest_stats = prof_ingest_stats,
@@ -313,12 +313,12 @@ int profile_store_sqlite_open(const char *path, const struct store_sqlite_option
 	if (!err)
 		err = sqlite_db_prepare_all(p->wdb, writer_sql, p->w, W_COUNT);
 	if (!err)
-		err = sqlite_profiles_backfill_tiers(p);
+		err = sqlite_profiles__backfill_tiers(p);
 	if (!err)
-		err = sqlite_profiles_caches_init(p);
+		err = sqlite_profiles__init_caches(p);
 	if (!err) {
 		p->gc = group_commit__new(o.ingest_queue_entries, o.ingest_queue_bytes,
-					  sqlite_profiles_commit_group, p);
+					  sqlite_profiles__commit_group, p);
 		err = p->gc ? 0 : -ENOMEM;
 	}
 	for (int i = 0; !err && i < READERS; i++)

@@ -259,8 +259,8 @@ static int window_stacks(struct reader *r, const struct window_sum *w, struct me
 	return rc;
 }
 
-int sqlite_profiles_merge_window(struct profile_store *s, const struct window_query *q,
-				 struct merged_window *ret)
+int sqlite_profiles__merge_window(struct profile_store *s, const struct window_query *q,
+				  struct merged_window *ret)
 {
 	struct sqlite_profiles *p = to_sqlite(s);
 	struct reader *r = reader_acquire(p);
@@ -346,8 +346,8 @@ static int environment_rows(struct profile_store *s, int stmt, const char *envir
 	return rc;
 }
 
-int sqlite_profiles_services(struct profile_store *s, const char *environment,
-			     struct service_summary **ret, size_t *ret_n)
+int sqlite_profiles__services(struct profile_store *s, const char *environment,
+			      struct service_summary **ret, size_t *ret_n)
 {
 	static const struct sqlite_db_row_reader rows = {.size = sizeof(**ret),
 							 .read = read_service_summary};
@@ -355,8 +355,9 @@ int sqlite_profiles_services(struct profile_store *s, const char *environment,
 	return environment_rows(s, R_SERVICES, environment, false, 0, 0, &rows, ret, ret_n);
 }
 
-int sqlite_profiles_service_buckets(struct profile_store *s, const char *environment, int64_t start,
-				    int64_t end, struct service_bucket **ret, size_t *ret_n)
+int sqlite_profiles__service_buckets(struct profile_store *s, const char *environment,
+				     int64_t start, int64_t end, struct service_bucket **ret,
+				     size_t *ret_n)
 {
 	static const struct sqlite_db_row_reader rows = {.size = sizeof(**ret),
 							 .read = read_service_bucket};
@@ -365,8 +366,8 @@ int sqlite_profiles_service_buckets(struct profile_store *s, const char *environ
 				ret_n);
 }
 
-int sqlite_profiles_service_nodes(struct profile_store *s, const char *environment,
-				  struct service_node **ret, size_t *ret_n)
+int sqlite_profiles__service_nodes(struct profile_store *s, const char *environment,
+				   struct service_node **ret, size_t *ret_n)
 {
 	static const struct sqlite_db_row_reader rows = {.size = sizeof(**ret),
 							 .read = read_service_node};

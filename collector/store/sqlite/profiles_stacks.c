@@ -20,7 +20,7 @@
 #define NAME_BYTES_CACHED_MAX (16u << 20) /* with at most this many bytes of names */
 
 /* Also empties the function name ids: a rollback may have removed them. */
-void sqlite_profiles_forget_stack_ids(struct sqlite_profiles *p)
+void sqlite_profiles__forget_stack_ids(struct sqlite_profiles *p)
 {
 	stack_cache__clear(p->stacks.recent);
 	function_dict__forget(p->functions);
@@ -28,12 +28,12 @@ void sqlite_profiles_forget_stack_ids(struct sqlite_profiles *p)
 
 /* --------------------------------------------------------- frame names, stack ids ---- */
 
-void sqlite_profiles_stacks_new_group(struct sqlite_profiles *p)
+void sqlite_profiles__stacks_new_group(struct sqlite_profiles *p)
 {
 	p->stacks.first_new = 0;
 }
 
-int sqlite_profiles_names_new_batch(struct sqlite_profiles *p, const struct profile_batch *b)
+int sqlite_profiles__names_new_batch(struct sqlite_profiles *p, const struct profile_batch *b)
 {
 	if (b->n_names > p->name_fids_cap) {
 		int64_t *grown = realloc(p->name_fids, b->n_names * sizeof(*grown));
@@ -81,13 +81,14 @@ static int stack_encode(struct sqlite_profiles *p, const struct profile_batch *b
 /* The stack's dictionary id: its frames' function ids, encoded, are its key. A stack seen
  * recently is found in the verified cache, without a statement; a stack enters the cache the
  * second time it is seen (an upload of stacks never seen before, however large, fills none). */
-int sqlite_profiles_stack_id(struct sqlite_profiles *p, const struct profile_batch *b,
-			     const struct stack_value *sv, int64_t *ret_id)
+int sqlite_profiles__stack_id(struct sqlite_profiles *p, const struct profile_batch *b,
+			      const struct stack_value *sv, int64_t *ret_id)
 {
 	size_t len;
 	int rc = stack_encode(p, b, sv, &len);
 
-	return rc ? rc : stack_ids_find(&p->stacks, sv->n_frames, p->stack.bytes, len, ret_id);
+	return rc ? rc
+		  : stack_ids_table__find(&p->stacks, sv->n_frames, p->stack.bytes, len, ret_id);
 }
 
 /* ------------------------------------------------- text dictionary conversion ---- */
@@ -110,7 +111,7 @@ int sqlite_profiles_stacks_migrate(sqlite3 *db)
 
 /* ------------------------------------------------------------------- series cache ---- */
 
-void sqlite_profiles_forget_series(struct sqlite_profiles *p)
+void sqlite_profiles__forget_series(struct sqlite_profiles *p)
 {
 	size_t iter = 0;
 	uint64_t e;
@@ -226,8 +227,8 @@ static int series_add(struct sqlite_profiles *p, const struct profile_batch *b,
 	return 0;
 }
 
-int sqlite_profiles_series_get(struct sqlite_profiles *p, const struct profile_batch *b,
-			       struct series_entry **ret)
+int sqlite_profiles__series_get(struct sqlite_profiles *p, const struct profile_batch *b,
+				struct series_entry **ret)
 {
 	char key[5 * STORE_NAME_MAX + 5];
 	struct series_lookup k = {.key = key, .len = series_key(b, key, sizeof(key))};
@@ -243,7 +244,7 @@ int sqlite_profiles_series_get(struct sqlite_profiles *p, const struct profile_b
 	return series_add(p, b, &k, h, ret);
 }
 
-int sqlite_profiles_series_touch(struct sqlite_profiles *p, struct series_entry *e)
+int sqlite_profiles__series_touch(struct sqlite_profiles *p, struct series_entry *e)
 {
 	if (e->touched)
 		return 0;
@@ -263,7 +264,7 @@ int sqlite_profiles_series_touch(struct sqlite_profiles *p, struct series_entry 
 
 /* ------------------------------------------------------------------ create / free ---- */
 
-int sqlite_profiles_caches_init(struct sqlite_profiles *p)
+int sqlite_profiles__init_caches(struct sqlite_profiles *p)
 {
 	p->functions = function_dict__new(p->wdb, NAMES_CACHED_MAX, NAME_BYTES_CACHED_MAX);
 	if (!p->functions)
@@ -272,11 +273,11 @@ int sqlite_profiles_caches_init(struct sqlite_profiles *p)
 				     RECENT_STACKS_MAX, RECENT_BYTES_MAX);
 }
 
-void sqlite_profiles__free_caches(struct sqlite_profiles *p)
+void sqlite_profiles__release_caches(struct sqlite_profiles *p)
 {
 	function_ids_buf__release(&p->stack);
 	free(p->name_fids);
-	sqlite_profiles_forget_series(p);
+	sqlite_profiles__forget_series(p);
 	hashtab__free(&p->series);
 	free(p->touched);
 	function_dict__free(p->functions);

@@ -174,9 +174,9 @@ static int ingest_batch(struct sqlite_profiles *p, const struct profile_batch *b
 			return rc; /* a duplicate adds nothing, not even to the bucket's upload
 				      count */
 	}
-	rc = sqlite_profiles_series_get(p, b, &e);
+	rc = sqlite_profiles__series_get(p, b, &e);
 	if (!rc)
-		rc = sqlite_profiles_series_touch(p, e);
+		rc = sqlite_profiles__series_touch(p, e);
 	if (rc)
 		return rc;
 	if (b->bucket_start > e->newest)
@@ -188,11 +188,11 @@ static int ingest_batch(struct sqlite_profiles *p, const struct profile_batch *b
 	sqlite3_bind_int64(st, 4, now);
 	rc = sqlite_db_step_done(st);
 	if (!rc)
-		rc = sqlite_profiles_names_new_batch(p, b);
+		rc = sqlite_profiles__names_new_batch(p, b);
 	for (size_t i = 0; !rc && i < b->n_stacks; i++) {
 		int64_t stack = 0;
 
-		rc = sqlite_profiles_stack_id(p, b, &b->stacks[i], &stack);
+		rc = sqlite_profiles__stack_id(p, b, &b->stacks[i], &stack);
 		if (!rc)
 			rc = merge_value(p, e, b->bucket_start, stack, b->stacks[i].value);
 	}
@@ -287,9 +287,9 @@ static int write_group(struct sqlite_profiles *p, struct gc_item **items, size_t
 	int rc;
 
 	merge_reset(p);
-	sqlite_profiles_stacks_new_group(p);
+	sqlite_profiles__stacks_new_group(p);
 	if (hashtab__count(&p->series) > SERIES_CACHE_MAX)
-		sqlite_profiles_forget_series(p); /* bounded; entries are reloaded on use */
+		sqlite_profiles__forget_series(p); /* bounded; entries are reloaded on use */
 	for (size_t i = 0; i < n; i++) { /* a failed group is retried item by item: start clean */
 		const struct ingest_call *call = items[i]->data;
 
@@ -314,8 +314,8 @@ static int write_group(struct sqlite_profiles *p, struct gc_item **items, size_t
 	if (rc) {
 		if (!sqlite3_get_autocommit(p->wdb))
 			sqlite_db_step_done(p->w[W_ROLLBACK]);
-		sqlite_profiles_forget_stack_ids(p);
-		sqlite_profiles_forget_series(p);
+		sqlite_profiles__forget_stack_ids(p);
+		sqlite_profiles__forget_series(p);
 	}
 	merge_reset(p);
 	return rc;
@@ -323,7 +323,7 @@ static int write_group(struct sqlite_profiles *p, struct gc_item **items, size_t
 
 /* The group commit's commit function: all items in one transaction; when that fails, each
  * item alone, so that one bad upload cannot fail the others. */
-void sqlite_profiles_commit_group(void *ctx, struct gc_item **items, size_t n)
+void sqlite_profiles__commit_group(void *ctx, struct gc_item **items, size_t n)
 {
 	struct sqlite_profiles *p = ctx;
 	int rc;
@@ -349,7 +349,7 @@ static size_t call_bytes(const struct profile_batch *batches, size_t n)
 	return bytes;
 }
 
-int sqlite_profiles_ingest(struct profile_store *s, const struct profile_batch *batches, size_t n)
+int sqlite_profiles__ingest(struct profile_store *s, const struct profile_batch *batches, size_t n)
 {
 	struct sqlite_profiles *p = to_sqlite(s);
 	struct ingest_call call = {.batches = batches, .n = n};
@@ -379,7 +379,7 @@ static int unmarked_series(struct sqlite_profiles *p, int64_t **ret, size_t *ret
 
 /* A database written before the tiers existed (or series that never had a fold): fold all
  * their closed periods now, once, so that reads can use the tiers at once. */
-int sqlite_profiles_backfill_tiers(struct sqlite_profiles *p)
+int sqlite_profiles__backfill_tiers(struct sqlite_profiles *p)
 {
 	int64_t *ids = NULL, now = time(NULL);
 	size_t n = 0;
