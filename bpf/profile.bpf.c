@@ -9,6 +9,7 @@
 #include "offcpu.h"
 #include "profile.h"
 #include "python_frames.h"
+#include "ruby_frames.h"
 #include "v8_frames.h"
 #include "unwind.h"
 
@@ -208,6 +209,39 @@ struct v8_walk {
 	struct v8_proc proc;
 };
 
+/* --- CRuby: filled by user space (agent/runtimes/ruby/) ---------------------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct ruby_proc);
+	__uint(max_entries, RUBY_MAX_PROCESSES);
+} ruby_procs SEC(".maps");
+
+struct ruby_counters {
+	__u64 c[RUBY_STAT__COUNT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct ruby_counters);
+	__uint(max_entries, 1);
+} ruby_stats SEC(".maps");
+
+/* The Ruby side of one walk: the next control frame, where they end, a copy of the state. */
+struct ruby_walk {
+	__u64 cursor;	 /* the next control frame; 0: none (not Ruby, or the frames ended) */
+	__u64 end;	 /* past the outermost control frame */
+	__u64 top;	 /* ec->cfp: the innermost control frame */
+	__u32 state;	 /* enum python_walk_state: the same three steps */
+	__u32 frames;	 /* Ruby frames recorded */
+	__u8 after_core; /* the last native frame was a vm_exec_core stepped over */
+	__u8 check_top;	 /* the next frame may be pushed but not run yet (see ruby_frame) */
+	__u16 pad;
+	struct ruby_proc proc;
+};
+
 enum python_walk_state {
 	PYTHON_WALK_NATIVE = 0,	   /* native frames */
 	PYTHON_WALK_EMIT = 1,	   /* recording the interpreter frames of the eval frame at pc */
@@ -238,6 +272,7 @@ struct walk_state {
 	struct profile_stack stack;
 	struct python_walk py;
 	struct v8_walk v8;
+	struct ruby_walk rb;
 };
 
 struct {
@@ -354,6 +389,7 @@ static __always_inline __u32 note_pid(struct profile_stats *st, __u32 pid, __u32
 	bpf_map_delete_elem(&unwind_procs, &pid); /* the old image's mappings */
 	bpf_map_delete_elem(&python_procs, &pid);
 	bpf_map_delete_elem(&v8_procs, &pid);
+	bpf_map_delete_elem(&ruby_procs, &pid);
 	if (seen->start_ns != now.start_ns) {
 		type = PROFILE_EVENT_PID_REUSED;
 		now.image = seen->image + 1;
@@ -645,6 +681,175 @@ static __always_inline long python_frame(struct walk_state *st)
 	return 0;
 }
 
+/* --- CRuby: the control frames of a vm_exec_core call replace its native frame ---------- */
+
+static __always_inline void ruby_count_n(__u32 stat, __u64 n)
+{
+	__u32 zero = 0;
+	struct ruby_counters *c = bpf_map_lookup_elem(&ruby_stats, &zero);
+
+	if (c && stat < RUBY_STAT__COUNT)
+		__sync_fetch_and_add(&c->c[stat], n);
+}
+
+/* Before a walk: the sampled thread's current control frame, from its ruby_current_ec (a
+ * general-dynamic TLS variable of libruby: fsbase -> dtv -> the module's block; glibc x86-64,
+ * where libruby's TLS is static because it is loaded at start). */
+static __always_inline void ruby_walk_start(struct walk_state *st)
+{
+	const struct ruby_proc *proc = bpf_map_lookup_elem(&ruby_procs, &st->pid);
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
+	const struct ruby_offsets *o = &st->rb.proc.off;
+	__u64 dtv, block, ec, cfp, stack, size;
+
+	st->rb.cursor = 0;
+	st->rb.end = 0;
+	st->rb.state = PYTHON_WALK_NATIVE;
+	st->rb.frames = 0;
+	st->rb.after_core = 0;
+	st->rb.check_top = 0;
+	if (!proc)
+		return;
+	ruby_count_n(RUBY_STAT_SAMPLES, 1);
+	st->rb.proc = *proc;
+	if (read_user_u64(&dtv, task->thread.fsbase + 8) ||
+	    read_user_u64(&block, dtv + st->rb.proc.tls_module * 16) ||
+	    read_user_u64(&ec, block + st->rb.proc.tls_offset)) {
+		ruby_count_n(RUBY_STAT_READ, 1);
+		return;
+	}
+	if (!ec) {
+		ruby_count_n(RUBY_STAT_NO_EC, 1);
+		return;
+	}
+	if (read_user_u64(&cfp, ec + o->ec_cfp) || read_user_u64(&stack, ec + o->ec_vm_stack) ||
+	    read_user_u64(&size, ec + o->ec_vm_stack_size)) {
+		ruby_count_n(RUBY_STAT_READ, 1);
+		return;
+	}
+	st->rb.cursor = cfp;
+	st->rb.top = cfp;
+	st->rb.end = stack + size * 8;
+}
+
+/* 1: pc is vm_exec_core; 2: pc is rb_vm_exec, its caller; 0: neither, or no Ruby walk. */
+static __always_inline int ruby_exec_frame(const struct walk_state *st, __u64 pc)
+{
+	const struct ruby_proc *p = &st->rb.proc;
+
+	if (!st->rb.end)
+		return 0;
+	if (pc >= p->core_start && pc < p->core_end)
+		return 1;
+	return pc >= p->exec_start && pc < p->exec_end ? 2 : 0;
+}
+
+/* Whether the exec frame at pc (kind from ruby_exec_frame) records the control frames of its
+ * vm_exec call: a vm_exec_core does, and so does an rb_vm_exec that was not entered from one
+ * (sampled before it called vm_exec_core); after its vm_exec_core it stands for them. */
+static __always_inline bool ruby_emits(struct walk_state *st, int kind, bool after_core)
+{
+	if (kind == 2 && after_core)
+		return false;
+	/* a vm_exec_core with native frames below it: the innermost frame may have been pushed
+	 * by a C caller (rb_yield) that has not reached vm_exec yet */
+	st->rb.check_top = kind == 1 && st->stack.n > 0 && st->rb.cursor == st->rb.top;
+	return true;
+}
+
+static __always_inline long ruby_give_back(struct walk_state *st)
+{
+	ruby_count_n(RUBY_STAT_READ, 1);
+	st->rb.cursor = 0;
+	st->rb.end = 0;
+	st->rb.state = PYTHON_WALK_NATIVE;
+	return 0;
+}
+
+/* Announces an iseq not sampled before in this process (or with a new body) on the shared
+ * ring buffer, tagged, so user space names it while the process lives (as Python and V8). */
+static __always_inline void ruby_note_iseq(__u32 pid, __u64 word, __u64 cookie)
+{
+	struct python_code_key key = {.pid = pid, .code = word};
+	struct python_code_event *e;
+	__u64 *known;
+
+	known = bpf_map_lookup_elem(&python_codes, &key);
+	if (known && *known == cookie)
+		return;
+	bpf_map_update_elem(&python_codes, &key, &cookie, BPF_ANY);
+	e = bpf_ringbuf_reserve(&python_events, sizeof(*e), 0);
+	if (!e) {
+		ruby_count_n(RUBY_STAT_EVENTS_LOST, 1); /* named when the window is, if alive */
+		return;
+	}
+	e->pid = pid;
+	e->pad = 0;
+	e->code = word;
+	e->cookie = cookie;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* A frame pushed to begin a vm_exec call (FINISH) whose first instruction has not run: its
+ * pc is still the start of its iseq (each instruction advances cfp->pc as it begins). */
+static __always_inline bool ruby_not_started(const struct ruby_offsets *o, __u64 cfp, __u64 iseq,
+					     __u64 flags, __u64 magic)
+{
+	__u64 pc, body, start;
+
+	if (!iseq || !(flags & RUBY_FRAME_FLAG_FINISH) || magic == RUBY_FRAME_MAGIC_CFUNC ||
+	    magic == RUBY_FRAME_MAGIC_IFUNC || magic == RUBY_FRAME_MAGIC_DUMMY)
+		return false;
+	if (read_user_u64(&pc, cfp) || read_user_u64(&body, iseq + o->iseq_body) ||
+	    read_user_u64(&start, body + o->body_encoded))
+		return false;
+	return pc == start;
+}
+
+/* Records one control frame of the current vm_exec_core call (C-function frames are skipped:
+ * their native frames name them); the frame that began the call (FINISH) ends it. 1 when the
+ * stack is full. */
+static __always_inline long ruby_frame(struct walk_state *st)
+{
+	const struct ruby_offsets *o = &st->rb.proc.off;
+	__u64 cur = st->rb.cursor, iseq, ep, flags, magic, cookie = 0;
+	__u32 n = st->stack.n;
+
+	if (!cur || cur >= st->rb.end) {
+		st->rb.cursor = 0;
+		st->rb.state = PYTHON_WALK_STEP_OVER;
+		return 0;
+	}
+	if (n >= PROFILE_STACK_DEPTH - 1) {
+		st->stack.flags |= PROFILE_STACK_TRUNCATED;
+		st->end = UNWIND_STAT_TRUNCATED;
+		ruby_count_n(RUBY_STAT_TRUNCATED, 1);
+		return 1;
+	}
+	if (read_user_u64(&iseq, cur + o->cfp_iseq) || read_user_u64(&ep, cur + o->cfp_ep) ||
+	    read_user_u64(&flags, ep))
+		return ruby_give_back(st);
+	st->rb.cursor = cur + o->cfp_size;
+	magic = flags & RUBY_FRAME_MAGIC_MASK;
+	if (st->rb.check_top) {
+		st->rb.check_top = 0;
+		if (ruby_not_started(o, cur, iseq, flags, magic))
+			return 0; /* its vm_exec call has not begun: not this vm_exec_core's */
+	}
+	if (iseq && magic != RUBY_FRAME_MAGIC_CFUNC && magic != RUBY_FRAME_MAGIC_IFUNC &&
+	    magic != RUBY_FRAME_MAGIC_DUMMY) {
+		read_user_u64(&cookie, iseq + o->iseq_body); /* unreadable: 0, [unknown] later */
+		st->stack.ips[n] = RUBY_FRAME_TAG | (iseq & RUBY_FRAME_ADDR_MASK);
+		st->stack.ips[n + 1] = cookie;
+		st->stack.n = n + 2;
+		st->rb.frames++;
+		ruby_note_iseq(st->pid, RUBY_FRAME_TAG | (iseq & RUBY_FRAME_ADDR_MASK), cookie);
+	}
+	if ((flags & RUBY_FRAME_FLAG_FINISH) && magic != RUBY_FRAME_MAGIC_CFUNC)
+		st->rb.state = PYTHON_WALK_STEP_OVER;
+	return 0;
+}
+
 /* One frame-pointer step: for code without a table (JIT, Go, no .eh_frame). */
 static __always_inline __u32 fp_step(struct walk_state *st)
 {
@@ -900,6 +1105,7 @@ static long unwind_frame(__u32 index, void *ctx)
 	struct walk_state *st;
 	__u32 zero = 0, n, slot;
 	__u64 lookup_pc;
+	bool after_core;
 	long found;
 
 	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
@@ -907,6 +1113,10 @@ static long unwind_frame(__u32 index, void *ctx)
 		return 1;
 	if (st->py.state == PYTHON_WALK_EMIT)
 		return python_frame(st);
+	if (st->rb.state == PYTHON_WALK_EMIT)
+		return ruby_frame(st);
+	after_core = st->rb.after_core;
+	st->rb.after_core = 0;
 	n = st->stack.n;
 	if (n >= PROFILE_STACK_DEPTH) {
 		st->stack.flags |= PROFILE_STACK_TRUNCATED;
@@ -921,6 +1131,15 @@ static long unwind_frame(__u32 index, void *ctx)
 	} else if (python_eval_frame(st, lookup_pc)) {
 		st->py.state = PYTHON_WALK_EMIT; /* this pc again once they are recorded */
 		return 0;
+	} else if (st->rb.state == PYTHON_WALK_STEP_OVER) {
+		st->rb.state = PYTHON_WALK_NATIVE; /* replaced by the frames it runs */
+		st->rb.after_core = 1;
+	} else if ((found = ruby_exec_frame(st, lookup_pc))) {
+		if (ruby_emits(st, found, after_core)) {
+			st->rb.state = PYTHON_WALK_EMIT; /* this pc again once they are recorded */
+			return 0;
+		}
+		/* rb_vm_exec after its vm_exec_core: stands for the frames recorded */
 	} else {
 		st->stack.ips[n] = st->exact && n ? st->pc + 1 : st->pc;
 		st->stack.n = n + 1;
@@ -1018,10 +1237,13 @@ static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, v
 	st->stack.flags = 0;
 	python_walk_start(st, (__u32)bpf_get_current_pid_tgid());
 	v8_walk_start(st);
+	ruby_walk_start(st);
 	/* twice the depth: an interpreter's eval frame takes one more step than it records */
 	bpf_loop(2 * (PROFILE_STACK_DEPTH + 1), unwind_frame, NULL, 0);
 	if (st->py.frames)
 		python_count_n(PYTHON_STAT_FRAMES, st->py.frames);
+	if (st->rb.frames)
+		ruby_count_n(RUBY_STAT_FRAMES, st->rb.frames);
 
 	/* no step at all: the leaf's pc was in no mapping */
 	kind = st->steps == STEP_FP		     ? UNWIND_STAT_FP

@@ -15,6 +15,7 @@
 enum runtime_kind {
 	RUNTIME_PYTHON = 0,
 	RUNTIME_V8 = 1,
+	RUNTIME_RUBY = 2,
 	RUNTIME__COUNT,
 };
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "python_runtime.h"
+#include "ruby_runtime.h"
 #include "runtimes.h"
 #include "v8_runtime.h"
 
@@ -16,6 +17,7 @@
 static const struct runtime_ops *const all_ops[RUNTIME__COUNT] = {
     [RUNTIME_PYTHON] = &python_runtime_ops,
     [RUNTIME_V8] = &v8_runtime_ops,
+    [RUNTIME_RUBY] = &ruby_runtime_ops,
 };
 
 struct runtimes {

@@ -13,6 +13,7 @@
 #include "offcpu.h"
 #include "profile.h"
 #include "python_frames.h"
+#include "ruby_frames.h"
 #include "v8_frames.h"
 #include "unwind.h"
 
@@ -141,6 +142,12 @@ int sampler__offcpu_stats(struct sampler *s, struct offcpu_stats *ret);
 /* Run time and count of the two off-CPU programs alone (also in sampler__bpf_runtime). */
 int sampler__offcpu_runtime(struct sampler *s, uint64_t *ret_run_ns, uint64_t *ret_run_cnt);
 uint64_t sampler__offcpu_map_bytes(const struct sampler *s);
+
+/* Ruby processes' walk state (ruby_procs). */
+int sampler__ruby_set_process(struct sampler *s, pid_t pid, const struct ruby_proc *proc);
+void sampler__ruby_forget_process(struct sampler *s, pid_t pid);
+/* The Ruby walk's counters (RUBY_STAT__COUNT of them, enum ruby_stat), cumulative. */
+int sampler__ruby_stats(struct sampler *s, uint64_t *ret);
 
 /* V8 processes' walk state (v8_procs) and the walk's counters (V8_STAT__COUNT of them). */
 int sampler__v8_set_process(struct sampler *s, pid_t pid, const struct v8_proc *proc);
