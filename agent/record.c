@@ -482,6 +482,26 @@ static void print_php(const struct runtime_stats *n)
 		(unsigned long long)n->names_unreadable);
 }
 
+static void print_ruby(const struct pipeline_ruby_stats *rb)
+{
+	const struct runtime_stats *n = &rb->names;
+	const uint64_t *w = rb->walk;
+
+	fprintf(
+	    stderr,
+	    "ruby: %llu processes attached, %llu of a version without a table; %llu samples "
+	    "walked, %llu Ruby frames, %llu without an execution context, %llu truncated, %llu "
+	    "read failures, %llu announcements lost; names: %llu read, %llu cached, %llu evicted, "
+	    "%llu stale, %llu unreadable\n",
+	    (unsigned long long)n->processes_attached, (unsigned long long)n->unsupported,
+	    (unsigned long long)w[RUBY_STAT_SAMPLES], (unsigned long long)w[RUBY_STAT_FRAMES],
+	    (unsigned long long)w[RUBY_STAT_NO_EC], (unsigned long long)w[RUBY_STAT_TRUNCATED],
+	    (unsigned long long)w[RUBY_STAT_READ], (unsigned long long)w[RUBY_STAT_EVENTS_LOST],
+	    (unsigned long long)n->names_read, (unsigned long long)n->names_cached,
+	    (unsigned long long)n->names_evicted, (unsigned long long)n->names_stale,
+	    (unsigned long long)n->names_unreadable);
+}
+
 static void print_summary(const struct window *w, const struct symbolizer_stats *ss,
 			  const struct pipeline_python_stats *py,
 			  const struct pipeline_v8_stats *v8, const struct runtime_stats *php,
@@ -548,6 +568,7 @@ static int record(const struct record_args *a, struct window *total,
 		  struct pipeline_v8_stats *ret_v8, struct runtime_stats *ret_php)
 {
 	struct pipeline_options opts = {.pid = a->pid, .unwind = a->unwind, .offcpu = a->offcpu};
+	struct pipeline_ruby_stats rb;
 	struct pipeline *p;
 	char err[256] = "";
 	int ret;
@@ -593,6 +614,8 @@ static int record(const struct record_args *a, struct window *total,
 	pipeline__python_stats(p, ret_py);
 	pipeline__v8_stats(p, ret_v8);
 	pipeline__php_stats(p, ret_php);
+	if (a->unwind == PIPELINE_UNWIND_AUTO && !pipeline__ruby_stats(p, &rb))
+		print_ruby(&rb); /* before the summary: the window is named, the process gone */
 out:
 	pipeline__close(p);
 	return ret;

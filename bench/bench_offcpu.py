@@ -8,11 +8,14 @@
 # CONFIG_IKHEADERS, as this test machine's).
 # For each: the tool's own CPU (user + system), its BPF programs' run time, both per second of
 # workload and as a share of one core, BPF ns per context switch, and the off-CPU maps' memory.
-# python3 bench/bench_offcpu.py --build DIR [--seconds 8]. Needs root.
+# python3 bench/bench_offcpu.py --build DIR [--seconds 8] [--against OLD_DIR --rounds 3]. Needs
+# root. --against compares two builds on a shared machine: each cell runs both builds in turn
+# (order alternating by round) and prints the median of the rounds for each.
 import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -142,6 +145,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--seconds", type=int, default=8)
+    ap.add_argument("--against", help="another build to alternate with --build, cell by cell")
+    ap.add_argument("--rounds", type=int, default=1)
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("bench-offcpu: needs root", file=sys.stderr)
@@ -157,15 +162,24 @@ def main():
                   "skipped", file=sys.stderr)
         else:
             tools.append(tool)
-    print("%-8s %-15s %10s %9s %9s %9s %11s %8s" % (
+    print("%-8s %-19s %10s %9s %9s %9s %11s %8s" % (
         "target", "tool", "switch/s", "user %", "BPF %", "total %", "BPF ns/sw", "map MiB"))
     # round trips per second for the target (~2.5-4 context switches each on two CPUs)
     for target, trips in ((10000, 2500), (50000, 20000)):
         for tool in tools:
-            r = run(a.build, trips, a.seconds, tool)
-            print("%-8d %-15s %10.0f %9.2f %9.2f %9.2f %11.0f %8.2f" % (
-                target, tool, r["switches_per_s"], r["user_cpu_pct"], r["bpf_cpu_pct"],
-                r["total_pct"], r["bpf_ns_per_switch"], r["offcpu_map_mib"]), flush=True)
+            builds = [("", a.build)] if not a.against or tool in ("bcc", "libbpf-tools") else \
+                [("@new", a.build), ("@old", a.against)]
+            runs = {label: [] for label, _ in builds}
+            for i in range(a.rounds):
+                for label, build in builds[::-1] if i % 2 else builds:
+                    runs[label].append(run(build, trips, a.seconds, tool))
+            for label, _ in builds:
+                r = {k: statistics.median(x[k] for x in runs[label])
+                     for k in runs[label][0] if k != "tool"}
+                print("%-8d %-19s %10.0f %9.2f %9.2f %9.2f %11.0f %8.2f" % (
+                    target, tool + label, r["switches_per_s"], r["user_cpu_pct"],
+                    r["bpf_cpu_pct"], r["total_pct"], r["bpf_ns_per_switch"],
+                    r["offcpu_map_mib"]), flush=True)
     if stats_fd is not None:
         os.close(stats_fd)
     return 0

@@ -10,6 +10,7 @@
 #include "profile.h"
 #include "php_frames.h"
 #include "python_frames.h"
+#include "ruby_frames.h"
 #include "v8_frames.h"
 #include "unwind.h"
 
@@ -219,6 +220,39 @@ struct v8_walk {
 	struct v8_proc proc;
 };
 
+/* --- CRuby: filled by user space (agent/runtimes/ruby/) ---------------------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct ruby_proc);
+	__uint(max_entries, RUBY_MAX_PROCESSES);
+} ruby_procs SEC(".maps");
+
+struct ruby_counters {
+	__u64 c[RUBY_STAT__COUNT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct ruby_counters);
+	__uint(max_entries, 1);
+} ruby_stats SEC(".maps");
+
+/* The Ruby side of one walk: the next control frame, where they end, a copy of the state. */
+struct ruby_walk {
+	__u64 cursor;	 /* the next control frame; 0: none (not Ruby, or the frames ended) */
+	__u64 end;	 /* past the outermost control frame */
+	__u64 top;	 /* ec->cfp: the innermost control frame */
+	__u32 state;	 /* enum python_walk_state: the same three steps */
+	__u32 frames;	 /* Ruby frames recorded */
+	__u8 after_core; /* the last native frame was a vm_exec_core stepped over */
+	__u8 check_top;	 /* the next frame may be pushed but not run yet (see ruby_frame) */
+	__u16 pad;
+	struct ruby_proc proc;
+};
+
 enum python_walk_state {
 	PYTHON_WALK_NATIVE = 0,	   /* native frames */
 	PYTHON_WALK_EMIT = 1,	   /* recording the interpreter frames of the eval frame at pc */
@@ -262,6 +296,7 @@ struct walk_state {
 	struct profile_stack stack;
 	struct python_walk py;
 	struct v8_walk v8;
+	struct ruby_walk rb;
 	struct php_walk php;
 };
 
@@ -379,6 +414,7 @@ static __always_inline __u32 note_pid(struct profile_stats *st, __u32 pid, __u32
 	bpf_map_delete_elem(&unwind_procs, &pid); /* the old image's mappings */
 	bpf_map_delete_elem(&python_procs, &pid);
 	bpf_map_delete_elem(&v8_procs, &pid);
+	bpf_map_delete_elem(&ruby_procs, &pid);
 	bpf_map_delete_elem(&php_procs, &pid);
 	if (seen->start_ns != now.start_ns) {
 		type = PROFILE_EVENT_PID_REUSED;
@@ -668,6 +704,175 @@ static __always_inline long python_frame(struct walk_state *st)
 	if (o->layout == PYTHON_LAYOUT_FRAME_OBJECT ||
 	    (o->layout == PYTHON_LAYOUT_IS_ENTRY && mark))
 		st->py.state = PYTHON_WALK_STEP_OVER;
+	return 0;
+}
+
+/* --- CRuby: the control frames of a vm_exec_core call replace its native frame ---------- */
+
+static __always_inline void ruby_count_n(__u32 stat, __u64 n)
+{
+	__u32 zero = 0;
+	struct ruby_counters *c = bpf_map_lookup_elem(&ruby_stats, &zero);
+
+	if (c && stat < RUBY_STAT__COUNT)
+		__sync_fetch_and_add(&c->c[stat], n);
+}
+
+/* Before a walk: the sampled thread's current control frame, from its ruby_current_ec (a
+ * general-dynamic TLS variable of libruby: fsbase -> dtv -> the module's block; glibc x86-64,
+ * where libruby's TLS is static because it is loaded at start). */
+static __always_inline void ruby_walk_start(struct walk_state *st)
+{
+	const struct ruby_proc *proc = bpf_map_lookup_elem(&ruby_procs, &st->pid);
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
+	const struct ruby_offsets *o = &st->rb.proc.off;
+	__u64 dtv, block, ec, cfp, stack, size;
+
+	st->rb.cursor = 0;
+	st->rb.end = 0;
+	st->rb.state = PYTHON_WALK_NATIVE;
+	st->rb.frames = 0;
+	st->rb.after_core = 0;
+	st->rb.check_top = 0;
+	if (!proc)
+		return;
+	ruby_count_n(RUBY_STAT_SAMPLES, 1);
+	st->rb.proc = *proc;
+	if (read_user_u64(&dtv, task->thread.fsbase + 8) ||
+	    read_user_u64(&block, dtv + st->rb.proc.tls_module * 16) ||
+	    read_user_u64(&ec, block + st->rb.proc.tls_offset)) {
+		ruby_count_n(RUBY_STAT_READ, 1);
+		return;
+	}
+	if (!ec) {
+		ruby_count_n(RUBY_STAT_NO_EC, 1);
+		return;
+	}
+	if (read_user_u64(&cfp, ec + o->ec_cfp) || read_user_u64(&stack, ec + o->ec_vm_stack) ||
+	    read_user_u64(&size, ec + o->ec_vm_stack_size)) {
+		ruby_count_n(RUBY_STAT_READ, 1);
+		return;
+	}
+	st->rb.cursor = cfp;
+	st->rb.top = cfp;
+	st->rb.end = stack + size * 8;
+}
+
+/* 1: pc is vm_exec_core; 2: pc is rb_vm_exec, its caller; 0: neither, or no Ruby walk. */
+static __always_inline int ruby_exec_frame(const struct walk_state *st, __u64 pc)
+{
+	const struct ruby_proc *p = &st->rb.proc;
+
+	if (!st->rb.end)
+		return 0;
+	if (pc >= p->core_start && pc < p->core_end)
+		return 1;
+	return pc >= p->exec_start && pc < p->exec_end ? 2 : 0;
+}
+
+/* Whether the exec frame at pc (kind from ruby_exec_frame) records the control frames of its
+ * vm_exec call: a vm_exec_core does, and so does an rb_vm_exec that was not entered from one
+ * (sampled before it called vm_exec_core); after its vm_exec_core it stands for them. */
+static __always_inline bool ruby_emits(struct walk_state *st, int kind, bool after_core)
+{
+	if (kind == 2 && after_core)
+		return false;
+	/* a vm_exec_core with native frames below it: the innermost frame may have been pushed
+	 * by a C caller (rb_yield) that has not reached vm_exec yet */
+	st->rb.check_top = kind == 1 && st->stack.n > 0 && st->rb.cursor == st->rb.top;
+	return true;
+}
+
+static __always_inline long ruby_give_back(struct walk_state *st)
+{
+	ruby_count_n(RUBY_STAT_READ, 1);
+	st->rb.cursor = 0;
+	st->rb.end = 0;
+	st->rb.state = PYTHON_WALK_NATIVE;
+	return 0;
+}
+
+/* Announces an iseq not sampled before in this process (or with a new body) on the shared
+ * ring buffer, tagged, so user space names it while the process lives (as Python and V8). */
+static __always_inline void ruby_note_iseq(__u32 pid, __u64 word, __u64 cookie)
+{
+	struct python_code_key key = {.pid = pid, .code = word};
+	struct python_code_event *e;
+	__u64 *known;
+
+	known = bpf_map_lookup_elem(&python_codes, &key);
+	if (known && *known == cookie)
+		return;
+	bpf_map_update_elem(&python_codes, &key, &cookie, BPF_ANY);
+	e = bpf_ringbuf_reserve(&python_events, sizeof(*e), 0);
+	if (!e) {
+		ruby_count_n(RUBY_STAT_EVENTS_LOST, 1); /* named when the window is, if alive */
+		return;
+	}
+	e->pid = pid;
+	e->pad = 0;
+	e->code = word;
+	e->cookie = cookie;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* A frame pushed to begin a vm_exec call (FINISH) whose first instruction has not run: its
+ * pc is still the start of its iseq (each instruction advances cfp->pc as it begins). */
+static __always_inline bool ruby_not_started(const struct ruby_offsets *o, __u64 cfp, __u64 iseq,
+					     __u64 flags, __u64 magic)
+{
+	__u64 pc, body, start;
+
+	if (!iseq || !(flags & RUBY_FRAME_FLAG_FINISH) || magic == RUBY_FRAME_MAGIC_CFUNC ||
+	    magic == RUBY_FRAME_MAGIC_IFUNC || magic == RUBY_FRAME_MAGIC_DUMMY)
+		return false;
+	if (read_user_u64(&pc, cfp) || read_user_u64(&body, iseq + o->iseq_body) ||
+	    read_user_u64(&start, body + o->body_encoded))
+		return false;
+	return pc == start;
+}
+
+/* Records one control frame of the current vm_exec_core call (C-function frames are skipped:
+ * their native frames name them); the frame that began the call (FINISH) ends it. 1 when the
+ * stack is full. */
+static __always_inline long ruby_frame(struct walk_state *st)
+{
+	const struct ruby_offsets *o = &st->rb.proc.off;
+	__u64 cur = st->rb.cursor, iseq, ep, flags, magic, cookie = 0;
+	__u32 n = st->stack.n;
+
+	if (!cur || cur >= st->rb.end) {
+		st->rb.cursor = 0;
+		st->rb.state = PYTHON_WALK_STEP_OVER;
+		return 0;
+	}
+	if (n >= PROFILE_STACK_DEPTH - 1) {
+		st->stack.flags |= PROFILE_STACK_TRUNCATED;
+		st->end = UNWIND_STAT_TRUNCATED;
+		ruby_count_n(RUBY_STAT_TRUNCATED, 1);
+		return 1;
+	}
+	if (read_user_u64(&iseq, cur + o->cfp_iseq) || read_user_u64(&ep, cur + o->cfp_ep) ||
+	    read_user_u64(&flags, ep))
+		return ruby_give_back(st);
+	st->rb.cursor = cur + o->cfp_size;
+	magic = flags & RUBY_FRAME_MAGIC_MASK;
+	if (st->rb.check_top) {
+		st->rb.check_top = 0;
+		if (ruby_not_started(o, cur, iseq, flags, magic))
+			return 0; /* its vm_exec call has not begun: not this vm_exec_core's */
+	}
+	if (iseq && magic != RUBY_FRAME_MAGIC_CFUNC && magic != RUBY_FRAME_MAGIC_IFUNC &&
+	    magic != RUBY_FRAME_MAGIC_DUMMY) {
+		read_user_u64(&cookie, iseq + o->iseq_body); /* unreadable: 0, [unknown] later */
+		st->stack.ips[n] = RUBY_FRAME_TAG | (iseq & RUBY_FRAME_ADDR_MASK);
+		st->stack.ips[n + 1] = cookie;
+		st->stack.n = n + 2;
+		st->rb.frames++;
+		ruby_note_iseq(st->pid, RUBY_FRAME_TAG | (iseq & RUBY_FRAME_ADDR_MASK), cookie);
+	}
+	if ((flags & RUBY_FRAME_FLAG_FINISH) && magic != RUBY_FRAME_MAGIC_CFUNC)
+		st->rb.state = PYTHON_WALK_STEP_OVER;
 	return 0;
 }
 
@@ -1031,6 +1236,7 @@ static long unwind_frame(__u32 index, void *ctx)
 	struct walk_state *st;
 	__u32 zero = 0, n, slot;
 	__u64 lookup_pc;
+	bool after_core;
 	long found;
 
 	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
@@ -1038,8 +1244,12 @@ static long unwind_frame(__u32 index, void *ctx)
 		return 1;
 	if (st->py.state == PYTHON_WALK_EMIT)
 		return python_frame(st);
+	if (st->rb.state == PYTHON_WALK_EMIT)
+		return ruby_frame(st);
 	if (st->php.state == PYTHON_WALK_EMIT)
 		return php_frame(st);
+	after_core = st->rb.after_core;
+	st->rb.after_core = 0;
 	n = st->stack.n;
 	if (n >= PROFILE_STACK_DEPTH) {
 		st->stack.flags |= PROFILE_STACK_TRUNCATED;
@@ -1054,6 +1264,15 @@ static long unwind_frame(__u32 index, void *ctx)
 	} else if (python_eval_frame(st, lookup_pc)) {
 		st->py.state = PYTHON_WALK_EMIT; /* this pc again once they are recorded */
 		return 0;
+	} else if (st->rb.state == PYTHON_WALK_STEP_OVER) {
+		st->rb.state = PYTHON_WALK_NATIVE; /* replaced by the frames it runs */
+		st->rb.after_core = 1;
+	} else if ((found = ruby_exec_frame(st, lookup_pc))) {
+		if (ruby_emits(st, found, after_core)) {
+			st->rb.state = PYTHON_WALK_EMIT; /* this pc again once they are recorded */
+			return 0;
+		}
+		/* rb_vm_exec after its vm_exec_core: stands for the frames recorded */
 	} else if (st->php.state == PYTHON_WALK_STEP_OVER) {
 		st->php.state = PYTHON_WALK_NATIVE; /* replaced by the PHP frames it runs */
 	} else if (php_eval_frame(st, lookup_pc)) {
@@ -1156,11 +1375,14 @@ static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, v
 	st->stack.flags = 0;
 	python_walk_start(st, (__u32)bpf_get_current_pid_tgid());
 	v8_walk_start(st);
+	ruby_walk_start(st);
 	php_walk_start(st);
 	/* twice the depth: an interpreter's eval frame takes one more step than it records */
 	bpf_loop(2 * (PROFILE_STACK_DEPTH + 1), unwind_frame, NULL, 0);
 	if (st->py.frames)
 		python_count_n(PYTHON_STAT_FRAMES, st->py.frames);
+	if (st->rb.frames)
+		ruby_count_n(RUBY_STAT_FRAMES, st->rb.frames);
 
 	/* no step at all: the leaf's pc was in no mapping */
 	kind = st->steps == STEP_FP		     ? UNWIND_STAT_FP
@@ -1319,14 +1541,25 @@ volatile __u32 offcpu_weight_value = OFFCPU_WEIGHT_ONE; /* offcpu_weight() of it
 COUNTS_MAP(offcpu_counts0);
 COUNTS_MAP(offcpu_counts1);
 
-/* tid -> where and when it blocked. LRU: a thread blocked for longer than the others' churn
- * takes to fill it loses that block, nothing else. */
+/* tid -> where and when a kept block happened: written and deleted on the kept path only (1 in
+ * N blocks), so user space can list the stacks pending blocks refer to. LRU: a thread blocked
+ * for longer than the others' churn takes to fill it loses that block, nothing else. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
 	__type(value, struct offcpu_start);
 	__uint(max_entries, OFFCPU_MAX_STARTS);
 } offcpu_starts SEC(".maps");
+
+/* The thread's own mark that it has a kept block pending: the one lookup every switch-in of a
+ * user thread makes. Task-local storage hangs off the task itself (no hashing, no bucket
+ * lock), is created at a thread's first kept block and freed with the thread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_task);
+} offcpu_tasks SEC(".maps");
 
 /* tgid -> enum offcpu_tgid_state (OFFCPU_MODE_ALLOW). */
 struct {
@@ -1345,18 +1578,23 @@ struct {
 
 #define TASK_DEAD_STATE 0x80 /* TASK_DEAD: the thread exits, it will not run again */
 
-/* Is this process's off-CPU time recorded? Unknown ones are announced once (the daemon
- * decides by their service) and skipped until allowed. */
-static __always_inline bool offcpu_wanted(struct task_struct *prev, __u32 pid)
+/* Cheap checks on the task alone: user threads of the recorded process(es), not the agent. */
+static __always_inline bool offcpu_candidate(struct task_struct *prev, __u32 pid)
+{
+	if (!pid || pid == offcpu_self_tgid || (targ_pid && pid != targ_pid))
+		return false;
+	return prev->mm != NULL; /* kernel threads: their waits are the kernel's idle work */
+}
+
+/* Is this process's off-CPU time recorded? One lookup, made for kept blocks only. Unknown
+ * processes are announced once (the daemon decides by their service) and skipped until
+ * allowed. */
+static __always_inline bool offcpu_allowed(struct task_struct *prev, __u32 pid)
 {
 	__u32 pending = OFFCPU_TGID_PENDING, *state;
 	struct profile_stats *st;
 	__u32 zero = 0;
 
-	if (!pid || pid == offcpu_self_tgid || (targ_pid && pid != targ_pid))
-		return false;
-	if (!prev->mm) /* kernel threads: their waits are the kernel's idle work */
-		return false;
 	if (offcpu_mode == OFFCPU_MODE_ALL)
 		return true;
 	state = bpf_map_lookup_elem(&offcpu_tgids, &pid);
@@ -1372,23 +1610,48 @@ static __always_inline bool offcpu_wanted(struct task_struct *prev, __u32 pid)
 	return false;
 }
 
-/* prev (the current task) blocks: 1 in N of them keep their stacks and the time. */
+/* Time the task has waited on run queues so far (sched_info, CONFIG_SCHED_INFO): run_delay
+ * sums the waits that ended; a wait under way started at last_queued, in the clock of the run
+ * queue the task is on (reached through its CFS queue: the runqueues per-CPU symbol is not in
+ * every kallsyms). 0 on kernels without them: their run-queue wait counts as blocked. */
+static __always_inline __u64 offcpu_queued_ns(struct task_struct *t)
+{
+	__u64 delay, queued, now;
+
+	if (!bpf_core_field_exists(t->sched_info))
+		return 0;
+	delay = BPF_CORE_READ(t, sched_info.run_delay);
+	queued = BPF_CORE_READ(t, sched_info.last_queued);
+	if (queued && bpf_core_field_exists(t->se.cfs_rq)) {
+		now = BPF_CORE_READ(t, se.cfs_rq, rq, clock);
+		if (now > queued)
+			delay += now - queued;
+	}
+	return delay;
+}
+
+/* prev (the current task) blocks: 1 in N of them, drawn before any map lookup, keep their
+ * stacks and the time. */
 static __always_inline void offcpu_block(void *ctx, struct task_struct *prev,
 					 struct offcpu_stats *os)
 {
 	__u32 pid = prev->tgid, tid = prev->pid, gen = generation, zero = 0;
 	struct offcpu_start start = {};
+	struct offcpu_task *task;
 	struct profile_stats *st;
 	void *stacks;
 
-	if (!offcpu_wanted(prev, pid))
+	if (!offcpu_candidate(prev, pid))
 		return;
 	os->blocks++;
 	if (!offcpu_kept(bpf_get_prandom_u32(), offcpu_keep_below_value))
 		return;
+	if (!offcpu_allowed(prev, pid))
+		return;
 	os->kept++;
 	st = bpf_map_lookup_elem(&stats, &zero);
-	if (!st)
+	task = bpf_task_storage_get(&offcpu_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st || !task)
 		return;
 	start.pid = pid;
 	start.gen = gen;
@@ -1401,9 +1664,13 @@ static __always_inline void offcpu_block(void *ctx, struct task_struct *prev,
 	else
 		start.user_stack = store_stack(ctx, stacks, BPF_F_USER_STACK, st);
 	start.kernel_stack = store_stack(ctx, stacks, 0, st);
+	start.queued_ns = offcpu_queued_ns(prev);
 	start.block_ns = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&offcpu_starts, &tid, &start, BPF_ANY))
+	if (bpf_map_update_elem(&offcpu_starts, &tid, &start, BPF_ANY)) {
 		os->starts_full++;
+		return;
+	}
+	task->pending = 1;
 }
 
 /* A stack stored in another generation than the one being written: copied over (user space
@@ -1454,22 +1721,32 @@ static __always_inline void offcpu_add(void *counts, struct profile_key *key, __
 }
 
 /* next runs again: its block (switch-out to wake-up) is charged to the stacks it blocked in;
- * wake-up to now it was runnable, waiting for a CPU (counted apart, in no profile). */
+ * wake-up to now it was runnable, waiting for a CPU (counted apart, in no profile). Threads
+ * without a kept block pending cost one task-storage lookup. */
 static __always_inline void offcpu_resume(struct task_struct *next, struct offcpu_stats *os)
 {
 	__u32 tid = next->pid, gen = generation;
 	struct profile_key key = {};
 	struct offcpu_start *start;
-	__u64 now, woke, blocked;
+	struct offcpu_task *task;
+	__u64 now, queued, blocked;
 	void *counts, *stacks;
 
+	task = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
+	if (!task || !task->pending)
+		return;
+	task->pending = 0;
 	start = bpf_map_lookup_elem(&offcpu_starts, &tid);
-	if (!start)
+	if (!start) /* the LRU took it */
 		return;
 	now = bpf_ktime_get_ns();
-	woke = start->wake_ns && start->wake_ns <= now ? start->wake_ns : now;
-	blocked = woke > start->block_ns ? woke - start->block_ns : 0;
-	os->runqueue_ns += offcpu_weighted(now - woke, start->weight);
+	queued = offcpu_queued_ns(next);
+	queued = queued > start->queued_ns ? queued - start->queued_ns : 0;
+	blocked = now > start->block_ns ? now - start->block_ns : 0;
+	if (queued > blocked)
+		queued = blocked;
+	blocked -= queued;
+	os->runqueue_ns += offcpu_weighted(queued, start->weight);
 	if (blocked < offcpu_min_ns) {
 		os->below_min++;
 		os->below_min_ns += offcpu_weighted(blocked, start->weight);
@@ -1510,19 +1787,7 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	os->switches++;
 	if (!preempt && prev_state && !(prev_state & TASK_DEAD_STATE))
 		offcpu_block(ctx, prev, os);
-	if (next->pid)
+	if (next->pid && next->mm)
 		offcpu_resume(next, os);
-	return 0;
-}
-
-/* The end of a block: from here the thread is runnable, its wait for a CPU is not blocked. */
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(offcpu_wakeup, struct task_struct *p)
-{
-	__u32 tid = p->pid;
-	struct offcpu_start *start = bpf_map_lookup_elem(&offcpu_starts, &tid);
-
-	if (start && !start->wake_ns)
-		start->wake_ns = bpf_ktime_get_ns();
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Structs and constants of the off-CPU sampler (bpf/profile.bpf.c's sched_switch and
- * sched_wakeup programs) shared with the sampler: per-thread block records, the per-tgid
- * filter, counters, and the 1-in-N event sampling rule with its weight. */
+/* Structs and constants of the off-CPU sampler (bpf/profile.bpf.c's sched_switch program)
+ * shared with the sampler: per-thread block records, the per-tgid filter, counters, and the
+ * 1-in-N event sampling rule with its weight. */
 #ifndef ROOTTRACE_OFFCPU_H
 #define ROOTTRACE_OFFCPU_H
 
@@ -27,10 +27,11 @@ enum offcpu_mode {
 	OFFCPU_MODE_ALLOW = 1, /* only tgids the filter map allows (the daemon, per service) */
 };
 
-/* Where a thread blocked: written at switch-out, charged and deleted at switch-in. */
+/* Where a kept block happened: written at switch-out, charged and deleted at switch-in. */
 struct offcpu_start {
 	__u64 block_ns;	  /* switch-out, CLOCK_MONOTONIC (bpf_ktime_get_ns) */
-	__u64 wake_ns;	  /* sched_wakeup, 0 until woken: after it the thread is runnable */
+	__u64 queued_ns;  /* the thread's run-queue wait so far (sched_info) at switch-out: the */
+			  /* growth at switch-in is its runnable time after the wake-up */
 	__u64 user_stack; /* hashes into the stacks map of generation gen */
 	__u64 kernel_stack;
 	__u64 cgroup_id;
@@ -40,10 +41,19 @@ struct offcpu_start {
 	__u32 weight; /* the 1-in-N it was kept at: its blocked time counts N times */
 };
 
+/* Task-local storage of a thread that had a kept block: whether one is pending, so that a
+ * switch-in makes no other lookup when none is. */
+struct offcpu_task {
+	__u32 pending;
+	__u32 unused;
+};
+
 /* Per-CPU counters, cumulative since load. Weighted values are estimates of the whole. */
 struct offcpu_stats {
 	__u64 switches;	    /* sched_switch runs while attached */
-	__u64 blocks;	    /* switch-outs of filtered-in threads to a blocked state */
+	__u64 blocks;	    /* switch-outs of user threads to a blocked state (with --pid, of */
+			    /* that process; per service, before the filter: kept ones are */
+			    /* filtered) */
 	__u64 kept;	    /* of them kept by 1-in-N sampling and walked */
 	__u64 charged;	    /* blocks charged at switch-in (not weighted) */
 	__u64 blocked_ns;   /* weighted blocked time charged */

@@ -4,10 +4,10 @@
 #ifndef ROOTTRACE_PHP_FRAMES_H
 #define ROOTTRACE_PHP_FRAMES_H
 
-#define PHP_MAX_PROCESSES 4096 /* PHP processes with a walk state */
-#define PHP_EXEC_READ 56       /* bytes of a zend_execute_data read (past prev_execute_data) */
-#define PHP_FUNC_READ 24       /* bytes of a zend_function read (type, name, scope) */
-#define PHP_USER_FUNCTION 2    /* zend_function.type of PHP code (internal functions are 1) */
+#define PHP_MAX_PROCESSES 4096	/* PHP processes with a walk state */
+#define PHP_EXEC_READ 56	/* bytes of a zend_execute_data read (past prev_execute_data) */
+#define PHP_FUNC_READ 24	/* bytes of a zend_function read (type, name, scope) */
+#define PHP_USER_FUNCTION 2	/* zend_function.type of PHP code (internal functions are 1) */
 #define PHP_CALL_TOP (1U << 17) /* ZEND_CALL_TOP: the frame execute_ex was entered with */
 
 /* A PHP frame takes two words of profile_stack.ips: PHP_FRAME_TAG | the zend_function's
@@ -36,8 +36,8 @@ struct php_offsets {
 
 /* Value of the php_procs map (key: pid). Addresses in the process. */
 struct php_proc {
-	__u64 current_execute_data;	/* &executor_globals.current_execute_data */
-	__u64 exec_start, exec_end;	/* execute_ex: [start, end) */
+	__u64 current_execute_data; /* &executor_globals.current_execute_data */
+	__u64 exec_start, exec_end; /* execute_ex: [start, end) */
 	struct php_offsets off;
 };
 

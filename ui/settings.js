@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Profiling → Settings: the environment switch and per-service overrides (enabled, sample rate,
-// upload interval) with the server's clamp ranges beside the fields, and the audit trail.
+// upload interval, off-CPU time) with the server's clamp ranges beside the fields, and the audit trail.
 // Engineers and admins write; a viewer sees the same read-only (the audit route, engineer and
 // above, answering 403 is how the page learns the token's role).
 import * as api from "./api.js";
@@ -8,6 +8,7 @@ import * as fmt from "./format.js";
 
 const $ = (id) => document.getElementById(id);
 const INTS = ["sample_rate_hz", "upload_interval_s", "poll_interval_s"];
+const BOOLS = ["enabled", "offcpu_enabled"]; // a checkbox for the environment, on/off/inherit per service
 
 export class SettingsView {
   constructor(app) {
@@ -18,10 +19,8 @@ export class SettingsView {
 
   body(form, service) {
     const b = {};
-    if (service) {
-      b.service = service;
-      b.enabled = form.enabled.value === "" ? null : form.enabled.value === "true";
-    } else b.enabled = form.enabled.checked;
+    if (service) b.service = service;
+    for (const k of BOOLS) b[k] = !service ? form[k].checked : form[k].value === "" ? null : form[k].value === "true";
     for (const k of INTS) if (form[k]) b[k] = form[k].value === "" ? null : Number(form[k].value);
     return b;
   }
@@ -47,7 +46,7 @@ export class SettingsView {
       f.disabled = !canWrite;
     $("env-name").textContent = cfg.environment;
     const env = $("env-form");
-    env.enabled.checked = !!cfg.enabled;
+    for (const k of BOOLS) env[k].checked = !!cfg[k];
     for (const k of INTS) env[k].value = cfg[k];
     this.services(cfg);
     this.audit(audit);
@@ -62,10 +61,11 @@ export class SettingsView {
     for (const n of [...names].sort()) {
       const o = document.createElement("option"); o.value = n; list.append(o);
       const s = (cfg.services || {})[n] || { enabled: cfg.enabled, sample_rate_hz: cfg.sample_rate_hz,
-        upload_interval_s: cfg.upload_interval_s, inherited: true };
+        upload_interval_s: cfg.upload_interval_s, offcpu_enabled: cfg.offcpu_enabled, inherited: true };
       const tr = document.createElement("tr");
       tr.append(fmt.el("td", n), fmt.el("td", (s.enabled ? "on" : "off") + (s.inherited ? " (environment)" : "")),
-        fmt.el("td", s.sample_rate_hz, "num"), fmt.el("td", s.upload_interval_s, "num"));
+        fmt.el("td", s.sample_rate_hz, "num"), fmt.el("td", s.upload_interval_s, "num"),
+        fmt.el("td", s.offcpu_enabled ? "on" : "off"));
       body.append(tr);
     }
   }

@@ -15,7 +15,8 @@
 enum runtime_kind {
 	RUNTIME_PYTHON = 0,
 	RUNTIME_V8 = 1,
-	RUNTIME_PHP = 2,
+	RUNTIME_RUBY = 2,
+	RUNTIME_PHP = 3,
 	RUNTIME__COUNT,
 };
 

@@ -226,3 +226,49 @@ const void *runtime_elf__at(const struct runtime_elf *elf, uint64_t vaddr, size_
 	}
 	return NULL;
 }
+
+/* True when the dynamic symbol at index in the table at symtab is called name. */
+static bool dynsym_named(const struct runtime_elf *elf, const Elf64_Shdr *symtab, uint64_t index,
+			 const char *name)
+{
+	const Elf64_Shdr *strtab = section(elf, symtab->sh_link);
+	const Elf64_Sym *sym;
+	size_t name_len = strlen(name);
+
+	if (index >= symtab->sh_size / sizeof(*sym) ||
+	    !in_file(elf, strtab->sh_offset, strtab->sh_size))
+		return false;
+	sym = (const Elf64_Sym *)(elf->image + symtab->sh_offset) + index;
+	return sym->st_name < strtab->sh_size && strtab->sh_size - sym->st_name > name_len &&
+	       !memcmp(elf->image + strtab->sh_offset + sym->st_name, name, name_len + 1);
+}
+
+int runtime_elf__reloc(const struct runtime_elf *elf, const char *name, uint32_t type,
+		       uint64_t *ret_vaddr)
+{
+	const Elf64_Ehdr *eh = header(elf);
+
+	for (size_t i = 0; i < eh->e_shnum; i++) {
+		const Elf64_Shdr *sh = section(elf, i), *symtab;
+		const Elf64_Rela *rela;
+		size_t n;
+
+		if (sh->sh_type != SHT_RELA || sh->sh_link >= eh->e_shnum ||
+		    !in_file(elf, sh->sh_offset, sh->sh_size))
+			continue;
+		symtab = section(elf, sh->sh_link);
+		if (symtab->sh_type != SHT_DYNSYM || symtab->sh_link >= eh->e_shnum ||
+		    !in_file(elf, symtab->sh_offset, symtab->sh_size))
+			continue;
+		rela = (const Elf64_Rela *)(elf->image + sh->sh_offset);
+		n = sh->sh_size / sizeof(*rela);
+		for (size_t k = 0; k < n; k++) {
+			if (ELF64_R_TYPE(rela[k].r_info) != type ||
+			    !dynsym_named(elf, symtab, ELF64_R_SYM(rela[k].r_info), name))
+				continue;
+			*ret_vaddr = rela[k].r_offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

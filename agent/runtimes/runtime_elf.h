@@ -31,4 +31,10 @@ int runtime_elf__load_base(const struct runtime_elf *elf, uint64_t *ret_base);
 /* The bytes at a vaddr inside a PT_LOAD segment's file contents, or NULL (bss, out of range). */
 const void *runtime_elf__at(const struct runtime_elf *elf, uint64_t vaddr, size_t len);
 
+/* Where the dynamic linker writes the relocation of that type (R_X86_64_*) against the
+ * dynamic symbol name: its vaddr (a GOT slot, such as a TLS variable's module id). 0 or
+ * -ENOENT. */
+int runtime_elf__reloc(const struct runtime_elf *elf, const char *name, uint32_t type,
+		       uint64_t *ret_vaddr);
+
 #endif

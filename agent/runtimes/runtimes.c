@@ -8,6 +8,7 @@
 
 #include "php_runtime.h"
 #include "python_runtime.h"
+#include "ruby_runtime.h"
 #include "runtimes.h"
 #include "v8_runtime.h"
 
@@ -17,6 +18,7 @@
 static const struct runtime_ops *const all_ops[RUNTIME__COUNT] = {
     [RUNTIME_PYTHON] = &python_runtime_ops,
     [RUNTIME_V8] = &v8_runtime_ops,
+    [RUNTIME_RUBY] = &ruby_runtime_ops,
     [RUNTIME_PHP] = &php_runtime_ops,
 };
 

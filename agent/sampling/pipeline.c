@@ -249,6 +249,8 @@ static int runtime_attach(void *ctx, enum runtime_kind kind, pid_t pid, const vo
 		return sampler__python_set_process(ctx, pid, state);
 	if (kind == RUNTIME_V8 && size == sizeof(struct v8_proc))
 		return sampler__v8_set_process(ctx, pid, state);
+	if (kind == RUNTIME_RUBY && size == sizeof(struct ruby_proc))
+		return sampler__ruby_set_process(ctx, pid, state);
 	if (kind == RUNTIME_PHP && size == sizeof(struct php_proc))
 		return sampler__php_set_process(ctx, pid, state);
 	return -EINVAL;
@@ -260,6 +262,8 @@ static void runtime_detach(void *ctx, enum runtime_kind kind, pid_t pid)
 		sampler__python_forget_process(ctx, pid);
 	else if (kind == RUNTIME_V8)
 		sampler__v8_forget_process(ctx, pid);
+	else if (kind == RUNTIME_RUBY)
+		sampler__ruby_forget_process(ctx, pid);
 	else if (kind == RUNTIME_PHP)
 		sampler__php_forget_process(ctx, pid);
 }
@@ -1083,6 +1087,17 @@ int pipeline__v8_stats(struct pipeline *p, struct pipeline_v8_stats *ret)
 		return -ENOTSUP;
 	runtimes__stats(p->runtimes, RUNTIME_V8, &name, &ret->names);
 	return sampler__v8_stats(p->sampler, ret->walk);
+}
+
+int pipeline__ruby_stats(struct pipeline *p, struct pipeline_ruby_stats *ret)
+{
+	const char *name;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!p->runtimes)
+		return -ENOTSUP;
+	runtimes__stats(p->runtimes, RUNTIME_RUBY, &name, &ret->names);
+	return sampler__ruby_stats(p->sampler, ret->walk);
 }
 
 int pipeline__php_stats(struct pipeline *p, struct runtime_stats *ret)

@@ -12,6 +12,7 @@
 
 #include "contract.h"
 #include "python_frames.h"
+#include "ruby_frames.h"
 #include "v8_frames.h"
 #include "runtime.h"
 #include "symbolizer.h"
@@ -81,6 +82,14 @@ struct pipeline_v8_stats {
 };
 
 int pipeline__v8_stats(struct pipeline *p, struct pipeline_v8_stats *ret);
+
+/* Ruby frames: the same two sides. -ENOTSUP with --unwind=fp. */
+struct pipeline_ruby_stats {
+	uint64_t walk[RUBY_STAT__COUNT]; /* enum ruby_stat */
+	struct runtime_stats names;
+};
+
+int pipeline__ruby_stats(struct pipeline *p, struct pipeline_ruby_stats *ret);
 
 /* PHP's detection and naming counters (its walk has no BPF counters of its own). */
 int pipeline__php_stats(struct pipeline *p, struct runtime_stats *ret);

@@ -45,9 +45,9 @@ struct sampler {
 	struct bpf_link *exec_link;
 	int exec_link_err; /* -errno when the exec hook did not attach, else 0 */
 	bool attached;
-	struct bpf_link *offcpu_links[2]; /* sched_switch, sched_wakeup */
-	bool offcpu_loaded;		  /* the off-CPU programs are in the kernel */
-	char offcpu_error[256];		  /* why they are not, when asked for; "" */
+	struct bpf_link *offcpu_link; /* sched_switch */
+	bool offcpu_loaded;	      /* the off-CPU programs are in the kernel */
+	char offcpu_error[256];	      /* why they are not, when asked for; "" */
 	int stats_fd; /* keeps BPF run-time statistics on while open; -1 if unavailable */
 	int n_possible_cpus;
 	struct sampler_options opts;
@@ -190,7 +190,8 @@ static int configure_offcpu(struct sampler *s, bool offcpu)
 	int ret = 0;
 
 	bpf_program__set_autoload(skel->progs.offcpu_switch, offcpu);
-	bpf_program__set_autoload(skel->progs.offcpu_wakeup, offcpu);
+	/* task-local storage needs Linux 5.11: not created when off-CPU is off */
+	bpf_map__set_autocreate(skel->maps.offcpu_tasks, offcpu);
 	if (offcpu && tp && *tp)
 		return bpf_program__set_attach_target(skel->progs.offcpu_switch, 0, tp);
 	if (offcpu)
@@ -205,8 +206,8 @@ static int configure_offcpu(struct sampler *s, bool offcpu)
 static void describe_offcpu_error(int ret, char *err, size_t err_len)
 {
 	snprintf(err, err_len,
-		 "the scheduler hooks (tp_btf/sched_switch, sched_wakeup) did not load: %s; "
-		 "needs kernel BTF and BPF trampolines (Linux 5.5+)",
+		 "the scheduler hooks (tp_btf/sched_switch) did not load: %s; "
+		 "needs kernel BTF, BPF trampolines and task storage (Linux 5.11+)",
 		 strerror(-ret));
 }
 
@@ -798,8 +799,6 @@ int sampler__bpf_runtime(struct sampler *s, uint64_t *ret_run_ns, uint64_t *ret_
 		ret = prog_runtime(s->skel->progs.handle_exec, &ns, &cnt);
 	if (!ret && s->offcpu_loaded)
 		ret = prog_runtime(s->skel->progs.offcpu_switch, &ns, &cnt);
-	if (!ret && s->offcpu_loaded)
-		ret = prog_runtime(s->skel->progs.offcpu_wakeup, &ns, &cnt);
 	*ret_run_ns = ns;
 	*ret_run_cnt = cnt;
 	return ret;
@@ -970,7 +969,7 @@ const char *sampler__offcpu_error(const struct sampler *s)
 
 int sampler__offcpu_attach(struct sampler *s, char *err, size_t err_len)
 {
-	struct bpf_program *progs[2] = {s->skel->progs.offcpu_switch, s->skel->progs.offcpu_wakeup};
+	struct bpf_program *prog = s->skel->progs.offcpu_switch;
 	int ret;
 
 	if (!s->offcpu_loaded) {
@@ -978,36 +977,30 @@ int sampler__offcpu_attach(struct sampler *s, char *err, size_t err_len)
 			 s->offcpu_error[0] ? s->offcpu_error : "off-CPU programs not loaded");
 		return -ENOTSUP;
 	}
-	for (int i = 0; i < 2; i++) {
-		if (s->offcpu_links[i])
-			continue;
-		s->offcpu_links[i] = bpf_program__attach(progs[i]);
-		if (!s->offcpu_links[i]) {
-			ret = -errno;
-			snprintf(err, err_len, "attaching %s failed: %s",
-				 bpf_program__name(progs[i]), strerror(-ret));
-			sampler__offcpu_detach(s);
-			return ret;
-		}
+	if (s->offcpu_link)
+		return 0;
+	s->offcpu_link = bpf_program__attach(prog);
+	if (!s->offcpu_link) {
+		ret = -errno;
+		snprintf(err, err_len, "attaching %s failed: %s", bpf_program__name(prog),
+			 strerror(-ret));
+		return ret;
 	}
 	return 0;
 }
 
 bool sampler__offcpu_attached(const struct sampler *s)
 {
-	return s && s->offcpu_links[0];
+	return s && s->offcpu_link;
 }
 
 void sampler__offcpu_detach(struct sampler *s)
 {
-	bool had = s->offcpu_links[0] || s->offcpu_links[1];
-
-	for (int i = 0; i < 2; i++) {
-		bpf_link__destroy(s->offcpu_links[i]);
-		s->offcpu_links[i] = NULL;
-	}
-	if (had)
-		wait_for_inflight_runs();
+	if (!s->offcpu_link)
+		return;
+	bpf_link__destroy(s->offcpu_link);
+	s->offcpu_link = NULL;
+	wait_for_inflight_runs();
 }
 
 void sampler__offcpu_configure(struct sampler *s, const struct sampler_offcpu_settings *set)
@@ -1085,8 +1078,6 @@ int sampler__offcpu_runtime(struct sampler *s, uint64_t *ret_run_ns, uint64_t *r
 
 	if (s->offcpu_loaded) {
 		ret = prog_runtime(s->skel->progs.offcpu_switch, &ns, &cnt);
-		if (!ret)
-			ret = prog_runtime(s->skel->progs.offcpu_wakeup, &ns, &cnt);
 	}
 	*ret_run_ns = ns;
 	*ret_run_cnt = cnt;
@@ -1142,6 +1133,43 @@ int sampler__python_stats(struct sampler *s, uint64_t *ret)
 		err = -errno;
 	for (int cpu = 0; !err && cpu < s->n_possible_cpus; cpu++)
 		for (int i = 0; i < PYTHON_STAT__COUNT; i++)
+			ret[i] += percpu[cpu].c[i];
+	free(percpu);
+	return err;
+}
+
+int sampler__ruby_set_process(struct sampler *s, pid_t pid, const struct ruby_proc *proc)
+{
+	__u32 key = pid;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.ruby_procs), &key, proc, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void sampler__ruby_forget_process(struct sampler *s, pid_t pid)
+{
+	__u32 key = pid;
+
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.ruby_procs), &key);
+}
+
+int sampler__ruby_stats(struct sampler *s, uint64_t *ret)
+{
+	struct ruby_counters {
+		__u64 c[RUBY_STAT__COUNT];
+	} * percpu;
+	__u32 zero = 0;
+	int err = 0;
+
+	memset(ret, 0, RUBY_STAT__COUNT * sizeof(*ret));
+	percpu = calloc(s->n_possible_cpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.ruby_stats), &zero, percpu))
+		err = -errno;
+	for (int cpu = 0; !err && cpu < s->n_possible_cpus; cpu++)
+		for (int i = 0; i < RUBY_STAT__COUNT; i++)
 			ret[i] += percpu[cpu].c[i];
 	free(percpu);
 	return err;

@@ -14,6 +14,7 @@
 #include "profile.h"
 #include "php_frames.h"
 #include "python_frames.h"
+#include "ruby_frames.h"
 #include "v8_frames.h"
 #include "unwind.h"
 
@@ -127,7 +128,7 @@ struct sampler_offcpu_settings {
 /* The programs are loaded (sampler__offcpu_error() says why not when asked for). */
 bool sampler__offcpu_loaded(const struct sampler *s);
 const char *sampler__offcpu_error(const struct sampler *s);
-/* Attaches the sched_switch and sched_wakeup programs. 0 or -errno (reason in err). */
+/* Attaches the sched_switch program. 0 or -errno (reason in err). */
 int sampler__offcpu_attach(struct sampler *s, char *err, size_t err_len);
 void sampler__offcpu_detach(struct sampler *s);
 bool sampler__offcpu_attached(const struct sampler *s);
@@ -142,6 +143,12 @@ int sampler__offcpu_stats(struct sampler *s, struct offcpu_stats *ret);
 /* Run time and count of the two off-CPU programs alone (also in sampler__bpf_runtime). */
 int sampler__offcpu_runtime(struct sampler *s, uint64_t *ret_run_ns, uint64_t *ret_run_cnt);
 uint64_t sampler__offcpu_map_bytes(const struct sampler *s);
+
+/* Ruby processes' walk state (ruby_procs). */
+int sampler__ruby_set_process(struct sampler *s, pid_t pid, const struct ruby_proc *proc);
+void sampler__ruby_forget_process(struct sampler *s, pid_t pid);
+/* The Ruby walk's counters (RUBY_STAT__COUNT of them, enum ruby_stat), cumulative. */
+int sampler__ruby_stats(struct sampler *s, uint64_t *ret);
 
 /* V8 processes' walk state (v8_procs) and the walk's counters (V8_STAT__COUNT of them). */
 int sampler__v8_set_process(struct sampler *s, pid_t pid, const struct v8_proc *proc);

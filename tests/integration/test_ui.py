@@ -3,7 +3,8 @@
 # DevTools protocol: sign-in (token kept out of the URL), the flame graph drawn from real
 # uploads, click-to-zoom with breadcrumb, URL and Esc, search's matched share, the top table
 # against the API, the diff ranking the product docs' example first, settings written by an
-# engineer showing in the audit trail and read-only for a viewer, hostile function names shown
+# engineer showing in the audit trail and read-only for a viewer, off-CPU time turned on and
+# off from the page, hostile function names shown
 # as text, the page's headers (CSP, ETag, 304) and size budget, and no request leaving
 # 127.0.0.1. Screenshots of each view go to $ROOTTRACE_BUILD/ui-screenshots/.
 import json
@@ -416,6 +417,46 @@ class WebUi(UiCase):
         cfg = self.api("/api/apm/config", self.viewer, service="checkout")
         self.assertEqual((cfg["enabled"], cfg["sample_rate_hz"]), (True, 150))
         page.screenshot(os.path.join(SHOTS, "settings.png"))
+
+    def test_settings_offcpu_time_turned_on_for_the_environment_and_a_service(self):
+        """Runs after the change test (name order): audit events are counted from here."""
+        page = self.open(self.engineer, "view=settings")
+        page.wait_for("document.getElementById('settings-role').textContent.includes('can change')")
+        self.assertFalse(page.eval("document.querySelector('#env-form input[name=offcpu_enabled]')"
+                                   ".checked"))
+        n = len(self.api("/api/apm/audit", self.engineer)["events"])
+        page.eval("document.querySelector('#env-form input[name=offcpu_enabled]').click()")
+        page.click_selector("#env-form button[type=submit]")
+        page.wait_for("document.querySelectorAll('#audit tbody tr').length === %d" % (n + 1),
+                      what="the environment's audit event")
+        ev = self.api("/api/apm/audit", self.engineer)["events"][0]
+        self.assertIsNone(ev["service"])
+        self.assertFalse((ev["before"] or {}).get("offcpu_enabled"))
+        self.assertIs(ev["after"]["offcpu_enabled"], True)
+        self.assertIs(self.api("/api/apm/config", self.viewer)["offcpu_enabled"], True)
+        self.assertTrue(page.eval("document.querySelector('#env-form input[name=offcpu_enabled]')"
+                                  ".checked"))
+        # a service turns it off against the environment, then back to inherit
+        page.type("#svc-form input[name=service]", "search")
+        page.eval("document.querySelector('#svc-form select[name=offcpu_enabled]').value = 'false'")
+        page.click_selector("#svc-form button[type=submit]")
+        page.wait_for("document.querySelectorAll('#audit tbody tr').length === %d" % (n + 2),
+                      what="the service's audit event")
+        ev = self.api("/api/apm/audit", self.engineer)["events"][0]
+        self.assertEqual((ev["service"], ev["after"]["offcpu_enabled"]), ("search", False))
+        cfg = self.api("/api/apm/config", self.viewer, service="search")
+        self.assertIs(cfg["offcpu_enabled"], False)
+        row = page.eval("[...document.querySelectorAll('#svc-settings tbody tr')].map(r =>"
+                        " [...r.cells].map(c => c.textContent)).find(r => r[0] === 'search')")
+        self.assertEqual(row[4], "off")
+        page.eval("document.querySelector('#svc-form select[name=offcpu_enabled]').value = ''")
+        page.click_selector("#svc-form button[type=submit]")
+        page.wait_for("document.querySelectorAll('#audit tbody tr').length === %d" % (n + 3),
+                      what="the inherit audit event")
+        ev = self.api("/api/apm/audit", self.engineer)["events"][0]
+        self.assertIsNone(ev["after"]["offcpu_enabled"])
+        self.assertIs(self.api("/api/apm/config", self.viewer, service="search")
+                      ["offcpu_enabled"], True)
 
     def test_settings_are_read_only_for_a_viewer(self):
         page = self.open(self.viewer, "view=settings")

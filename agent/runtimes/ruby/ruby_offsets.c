@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+/* CRuby 2.7-3.3 structure offsets from each version's vm_core.h, iseq.h and rstring.h (x86-64,
+ * release builds), and the String decoding that naming needs. */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "ruby_offsets.h"
+
+/* rb_execution_context_t starts vm_stack, vm_stack_size, cfp in every version; rb_iseq_t
+ * is flags, wrapper, body; a control frame is pc, sp, iseq, self, ep, block_code, then
+ * __bp__ (2.7-3.2) and jit_return (3.1+, YJIT; verified on 3.1). location sits after type,
+ * iseq_size, iseq_encoded and the 48-byte param struct. */
+#define WALK(frame_size)                                                                           \
+	{                                                                                          \
+		.ec_vm_stack = 0, .ec_vm_stack_size = 8, .ec_cfp = 16, .cfp_size = (frame_size),   \
+		.cfp_iseq = 16, .cfp_ep = 32, .iseq_body = 16, .body_encoded = 8,                  \
+	}
+
+static const struct ruby_version versions[] = {
+    {2, 7, WALK(56), 64, 80, true, 16},	 {3, 0, WALK(56), 64, 80, true, 16},
+    {3, 1, WALK(64), 64, 80, true, 16},	 {3, 2, WALK(64), 64, 80, false, 24},
+    {3, 3, WALK(56), 64, 80, false, 24},
+};
+
+const struct ruby_version *ruby_version__find(unsigned major, unsigned minor)
+{
+	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
+		if (versions[i].major == major && versions[i].minor == minor)
+			return &versions[i];
+	return NULL;
+}
+
+const struct ruby_version *ruby_version__all(size_t *ret_n)
+{
+	*ret_n = sizeof(versions) / sizeof(versions[0]);
+	return versions;
+}
+
+int ruby_str_decode(const struct ruby_version *v, ruby_read_fn read, void *ctx, uint64_t addr,
+		    char *ret, size_t len)
+{
+	uint64_t head[4], n, data;
+	int err;
+
+	if (!len)
+		return -EINVAL;
+	err = read(ctx, addr, head, sizeof(head));
+	if (err)
+		return err;
+	if ((head[0] & RUBY_T_MASK) != RUBY_T_STRING)
+		return -EINVAL;
+	if (head[0] & RUBY_FL_USER1) { /* on the heap */
+		n = head[RUBY_STR_LEN / 8];
+		data = head[RUBY_STR_PTR / 8];
+	} else {
+		n = v->str_len_in_flags
+			? head[0] >> RUBY_STR_EMBED_LEN_SHIFT & RUBY_STR_EMBED_LEN_MASK
+			: head[RUBY_STR_LEN / 8];
+		data = addr + v->str_embed_data;
+	}
+	if (n >= len)
+		n = len - 1;
+	err = n ? read(ctx, data, ret, n) : 0;
+	if (err)
+		return err;
+	ret[n] = '\0';
+	return strlen(ret) == n ? 0 : -EINVAL; /* a NUL inside: not a name */
+}
+
+int ruby_path_decode(const struct ruby_version *v, ruby_read_fn read, void *ctx, uint64_t addr,
+		     char *ret, size_t len)
+{
+	uint64_t head[5];
+	int err;
+
+	err = read(ctx, addr, head, sizeof(head));
+	if (err)
+		return err;
+	if ((head[0] & RUBY_T_MASK) == RUBY_T_ARRAY) {
+		if (head[0] & RUBY_FL_USER1)
+			addr = head[RUBY_ARRAY_EMBED_DATA / 8];
+		else if ((err = read(ctx, head[RUBY_ARRAY_PTR / 8], &addr, sizeof(addr))))
+			return err;
+	}
+	return ruby_str_decode(v, read, ctx, addr, ret, len);
+}

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: Apache-2.0
+/* CRuby behind the runtime interface (runtime.h): finds ruby_current_ec and the VM loop in
+ * libruby, picks the version's offsets, names iseqs by their label and file. */
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lru.h"
+#include "procmem.h"
+#include "ruby_runtime.h"
+#include "runtime_elf.h"
+
+#define CORE_MAX_DISTANCE (1u << 20) /* vm_exec_core lies within 1 MiB below rb_vm_exec */
+
+struct ruby_runtime {
+	struct lru *procs; /* pid -> struct ruby_process */
+	struct lru *names; /* struct name_key -> struct ruby_name */
+	struct runtime_stats stats;
+};
+
+struct ruby_process {
+	const struct ruby_version *version;
+};
+
+struct name_key {
+	uint64_t pid;
+	uint64_t iseq;
+};
+
+struct ruby_name {
+	uint64_t cookie;
+	char *function, *file;
+};
+
+static void free_process(void *value, void *ctx)
+{
+	free(value);
+}
+
+static void free_name(void *value, void *ctx)
+{
+	struct ruby_name *n = value;
+	struct ruby_runtime *rt = ctx;
+
+	if (rt)
+		rt->stats.names_evicted++;
+	free(n->function);
+	free(n->file);
+	free(n);
+}
+
+static void *ruby_new(void)
+{
+	struct ruby_runtime *rt = calloc(1, sizeof(*rt));
+
+	if (!rt)
+		return NULL;
+	rt->procs = lru__new(RUBY_MAX_PROCESSES, free_process, NULL);
+	rt->names = lru__new(RUBY_NAME_CACHE, free_name, rt);
+	if (!rt->procs || !rt->names) {
+		lru__free(rt->procs);
+		lru__free(rt->names);
+		free(rt);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return rt;
+}
+
+static void ruby_free(void *state)
+{
+	struct ruby_runtime *rt = state;
+
+	if (!rt)
+		return;
+	lru__free(rt->procs);
+	rt->stats.names_evicted = 0;
+	lru__free(rt->names);
+	free(rt);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* libruby.so.3.1, libruby-3.1.so.3.1: a ruby binary built without a shared library is not
+ * walked (its ruby_current_ec is in the executable's TLS). */
+static bool ruby_wants(const char *path)
+{
+	return !strncmp(base_name(path), "libruby", 7);
+}
+
+int ruby_find_core(const uint8_t *code, uint64_t start, uint64_t size, uint64_t *ret)
+{
+	uint64_t best = 0;
+
+	for (uint64_t i = 0; i + 5 <= size; i++) {
+		int32_t rel;
+		uint64_t target;
+
+		if (code[i] != 0xe8)
+			continue;
+		memcpy(&rel, code + i + 1, sizeof(rel));
+		target = start + i + 5 + (int64_t)rel;
+		if (target < start && start - target <= CORE_MAX_DISTANCE && target > best)
+			best = target;
+	}
+	if (!best)
+		return -ENOENT;
+	*ret = best;
+	return 0;
+}
+
+static void read_version(const struct runtime_elf *elf, const char *name, struct ruby_library *ret)
+{
+	uint64_t addr, size;
+	const char *s = NULL;
+
+	if (!runtime_elf__symbol(elf, "ruby_version", &addr, &size))
+		s = runtime_elf__at(elf, addr, 8);
+	if (s && sscanf(s, "%u.%u", &ret->major, &ret->minor) == 2)
+		return;
+	s = strstr(name, "ruby");
+	if (!s || (sscanf(s, "ruby-%u.%u", &ret->major, &ret->minor) != 2 &&
+		   sscanf(s, "ruby.so.%u.%u", &ret->major, &ret->minor) != 2))
+		ret->major = ret->minor = 0;
+}
+
+static int read_core(const struct runtime_elf *elf, struct ruby_library *ret)
+{
+	uint64_t size;
+	const uint8_t *code;
+
+	if (!runtime_elf__symbol(elf, "vm_exec_core", &ret->core_start, &size) && size) {
+		ret->core_end = ret->core_start + size;
+		return 0;
+	}
+	code = runtime_elf__at(elf, ret->exec_start, ret->exec_end - ret->exec_start);
+	if (!code || ruby_find_core(code, ret->exec_start, ret->exec_end - ret->exec_start,
+				    &ret->core_start))
+		return -ENOENT;
+	ret->core_end = ret->exec_start; /* no size without the symbol: up to rb_vm_exec */
+	return 0;
+}
+
+int ruby_library__read(const char *path, const char *name, struct ruby_library *ret)
+{
+	struct runtime_elf *elf = runtime_elf__open(path);
+	uint64_t size;
+	int err;
+
+	if (!elf)
+		return -errno;
+	memset(ret, 0, sizeof(*ret));
+	err = runtime_elf__symbol(elf, "ruby_current_ec", &ret->tls_offset, &size);
+	if (!err)
+		err = runtime_elf__reloc(elf, "ruby_current_ec", R_X86_64_DTPMOD64,
+					 &ret->tls_module_slot);
+	if (!err)
+		err = runtime_elf__symbol(elf, "rb_vm_exec", &ret->exec_start, &size);
+	if (!err && !size)
+		err = -ENOENT;
+	ret->exec_end = ret->exec_start + size;
+	if (!err)
+		err = runtime_elf__load_base(elf, &ret->load_base);
+	if (!err)
+		err = read_core(elf, ret);
+	read_version(elf, name, ret);
+	runtime_elf__close(elf);
+	return err;
+}
+
+static int attach(struct ruby_runtime *rt, pid_t pid, const struct ruby_version *v,
+		  const struct ruby_proc *proc, const struct runtime_sink *sink)
+{
+	struct ruby_process *p;
+	uint32_t key = pid;
+	int err;
+
+	err = sink->attach(sink->ctx, RUNTIME_RUBY, pid, proc, sizeof(*proc));
+	if (err) {
+		rt->stats.attach_failed++;
+		return err;
+	}
+	p = lru__get(rt->procs, &key, sizeof(key));
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p || lru__put(rt->procs, &key, sizeof(key), p)) {
+			free(p);
+			sink->detach(sink->ctx, RUNTIME_RUBY, pid);
+			return -ENOMEM;
+		}
+		rt->stats.processes_attached++;
+	}
+	p->version = v;
+	return 1;
+}
+
+/* The walk state of a process mapping libruby from start; its TLS module id is read from the
+ * process (the loader wrote it in the GOT). */
+static int fill_proc(pid_t pid, const struct ruby_library *lib, uint64_t start,
+		     const struct ruby_version *v, struct ruby_proc *ret)
+{
+	uint64_t bias = start - lib->load_base;
+	int err;
+
+	memset(ret, 0, sizeof(*ret));
+	err = procmem__read(pid, lib->tls_module_slot + bias, &ret->tls_module,
+			    sizeof(ret->tls_module));
+	if (err)
+		return err;
+	if (!ret->tls_module || ret->tls_module > 4096)
+		return -ENOENT; /* not loaded yet, or not a module id */
+	ret->tls_offset = lib->tls_offset;
+	ret->core_start = lib->core_start + bias;
+	ret->core_end = lib->core_end + bias;
+	ret->exec_start = lib->exec_start + bias;
+	ret->exec_end = lib->exec_end + bias;
+	ret->off = v->walk;
+	return 0;
+}
+
+static int ruby_capture(void *state, const struct runtime_process *proc,
+			const struct runtime_sink *sink, char *note, size_t note_len)
+{
+	struct ruby_runtime *rt = state;
+	const struct ruby_version *v;
+	struct ruby_library lib;
+	struct ruby_proc walk;
+	char path[PROCMAPS_PATH_MAX + 64];
+
+	for (size_t i = 0; i < proc->n_maps; i++) {
+		const struct procmap_entry *m = &proc->maps[i];
+
+		if (!ruby_wants(m->path))
+			continue;
+		snprintf(path, sizeof(path), "%s/%d/root%s", proc->proc_root, proc->pid, m->path);
+		if (ruby_library__read(path, base_name(m->path), &lib))
+			continue;
+		v = ruby_version__find(lib.major, lib.minor);
+		if (!v) {
+			rt->stats.unsupported++;
+			snprintf(rt->stats.unsupported_version,
+				 sizeof(rt->stats.unsupported_version), "%u.%u", lib.major,
+				 lib.minor);
+			snprintf(note, note_len,
+				 "ruby %u.%u (%s): no offset table, its frames stay native",
+				 lib.major, lib.minor, m->path);
+			return -EPROTONOSUPPORT;
+		}
+		if (fill_proc(proc->pid, &lib, m->start, v, &walk))
+			continue;
+		return attach(rt, proc->pid, v, &walk, sink);
+	}
+	return 0;
+}
+
+static void ruby_forget(void *state, pid_t pid, const struct runtime_sink *sink)
+{
+	struct ruby_runtime *rt = state;
+	uint32_t key = pid;
+
+	free(lru__remove(rt->procs, &key, sizeof(key)));
+	sink->detach(sink->ctx, RUNTIME_RUBY, pid);
+}
+
+static void set_unknown(struct sym_frame *ret)
+{
+	snprintf(ret->function, sizeof(ret->function), "[unknown]");
+	snprintf(ret->module, sizeof(ret->module), "[ruby]");
+	ret->file[0] = ret->build_id[0] = '\0';
+	ret->known = 0;
+}
+
+static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return procmem__read(*(pid_t *)ctx, addr, buf, len);
+}
+
+/* Reads an iseq's label and file now; -ESTALE when its body is no longer the sampled one. */
+static int read_name(pid_t pid, const struct ruby_version *v, uint64_t iseq, uint64_t cookie,
+		     struct ruby_name *ret)
+{
+	char label[SYM_NAME_MAX], file[SYM_NAME_MAX];
+	uint64_t body, path_obj, label_obj;
+	int err;
+
+	err = procmem__read(pid, iseq + v->walk.iseq_body, &body, sizeof(body));
+	if (err)
+		return err;
+	if (body != cookie)
+		return -ESTALE;
+	err = procmem__read(pid, body + v->body_path, &path_obj, sizeof(path_obj));
+	if (!err)
+		err = procmem__read(pid, body + v->body_label, &label_obj, sizeof(label_obj));
+	if (!err)
+		err = ruby_str_decode(v, read_pid, &pid, label_obj, label, sizeof(label));
+	if (!err && ruby_path_decode(v, read_pid, &pid, path_obj, file, sizeof(file)))
+		file[0] = '\0'; /* named without its file */
+	if (err)
+		return err;
+	ret->cookie = cookie;
+	ret->function = strdup(label);
+	ret->file = strdup(file);
+	if (!ret->file || !ret->function) {
+		free(ret->file);
+		free(ret->function);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void ruby_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cookie,
+			    struct sym_frame *ret)
+{
+	struct ruby_runtime *rt = state;
+	struct name_key key = {.pid = (uint64_t)pid, .iseq = word & RUBY_FRAME_ADDR_MASK};
+	struct ruby_process *p;
+	struct ruby_name *n;
+	uint32_t pid_key = pid;
+	int err;
+
+	n = lru__get(rt->names, &key, sizeof(key));
+	if (n && n->cookie != cookie) { /* another iseq at that address now */
+		free_name(lru__remove(rt->names, &key, sizeof(key)), NULL);
+		n = NULL;
+	}
+	if (!n) {
+		p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+		n = p ? calloc(1, sizeof(*n)) : NULL;
+		err = n ? read_name(pid, p->version, key.iseq, cookie, n) : -ENOENT;
+		if (err) {
+			rt->stats.names_stale += err == -ESTALE;
+			rt->stats.names_unreadable += err != -ESTALE;
+			free(n);
+			set_unknown(ret);
+			return;
+		}
+		rt->stats.names_read++;
+		if (lru__put(rt->names, &key, sizeof(key), n)) {
+			free_name(n, NULL);
+			set_unknown(ret);
+			return;
+		}
+	}
+	snprintf(ret->function, sizeof(ret->function), "%s", n->function);
+	snprintf(ret->file, sizeof(ret->file), "%s", n->file);
+	snprintf(ret->module, sizeof(ret->module), "[ruby]");
+	ret->build_id[0] = '\0';
+	ret->known = 1;
+}
+
+static void ruby_stats(const void *state, struct runtime_stats *ret)
+{
+	const struct ruby_runtime *rt = state;
+
+	*ret = rt->stats;
+	ret->names_cached = lru__size(rt->names);
+}
+
+const struct runtime_ops ruby_runtime_ops = {
+    .name = "ruby",
+    .kind = RUNTIME_RUBY,
+    .frame_tag = RUBY_FRAME_TAG,
+    .new = ruby_new,
+    .free = ruby_free,
+    .wants = ruby_wants,
+    .capture = ruby_capture,
+    .forget = ruby_forget,
+    .name_frame = ruby_name_frame,
+    .stats = ruby_stats,
+};

@@ -1,0 +1,210 @@
+# SPDX-License-Identifier: Apache-2.0
+# Ruby frames from the node agent, on the real interpreter (Debian's ruby3.1 with
+# libruby-3.1.so, started without flags): a hot method under a known caller named in order,
+# vm_exec_core replaced by the Ruby frames it runs, four threads each named, a process started
+# after the agent, and one that exits before its window is named.
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+
+import pprof_py
+from test_record import Recorder, require_root
+
+RUBY = "/usr/bin/ruby3.1"
+FREQ = 199
+
+HOT = """
+def hot(n)
+  s = 0
+  i = 0
+  while i < n
+    s += i * i
+    i += 1
+  end
+  s
+end
+
+def caller_of_hot
+  hot(20_000)
+end
+
+loop { caller_of_hot }
+"""
+
+SHORT = """
+def hot(n)
+  s = 0
+  i = 0
+  while i < n
+    s += i * i
+    i += 1
+  end
+  s
+end
+
+def caller_of_hot
+  hot(20_000)
+end
+
+t = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 2
+caller_of_hot while Process.clock_gettime(Process::CLOCK_MONOTONIC) < t
+"""
+
+THREADS = """
+def spin0; loop { x = 0; 2000.times { |i| x += i } }; end
+def spin1; loop { x = 0; 2000.times { |i| x += i } }; end
+def spin2; loop { x = 0; 2000.times { |i| x += i } }; end
+def spin3; loop { x = 0; 2000.times { |i| x += i } }; end
+
+threads = [:spin0, :spin1, :spin2, :spin3].each_with_index.map do |m, k|
+  Thread.new { Thread.current.name = "worker#{k}"; send(m) }
+end
+threads.each(&:join)
+"""
+
+
+def ruby_frames(sample):
+    """The sample's Ruby frames, leaf first (their mapping is [ruby])."""
+    return [f for f, m in zip(sample.stack, sample.modules) if m == "[ruby]"]
+
+
+def parent_of(sample, name):
+    """The frame directly above (rootward of) name, or None."""
+    st = sample.stack
+    if name not in st:
+        return None
+    i = st.index(name)
+    return st[i + 1] if i + 1 < len(st) else None
+
+
+def of_pid(profile, pid):
+    return [s for s in profile.samples if s.labels.get("pid") == pid]
+
+
+def share(samples, pred):
+    n = sum(s.values[0] for s in samples)
+    return sum(s.values[0] for s in samples if pred(s)) / n if n else 0.0
+
+
+class RubyFrames(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        require_root(cls)
+        if not os.access(RUBY, os.X_OK):
+            raise unittest.SkipTest("%s not installed" % RUBY)
+        cls.tmp = tempfile.mkdtemp(prefix="rt-ruby-")
+        for name, text in (("hot.rb", HOT), ("short.rb", SHORT), ("threads.rb", THREADS)):
+            with open(os.path.join(cls.tmp, name), "w") as f:
+                f.write(text)
+        cls.procs = []
+
+    @classmethod
+    def tearDownClass(cls):
+        for p in cls.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def start(self, *argv):
+        p = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.procs.append(p)
+        return p
+
+    def stop(self, p):
+        p.kill()
+        p.wait()
+
+    def record(self, seconds, extra=()):
+        out = os.path.join(self.tmp, "out-%d.pb.gz" % time.monotonic_ns())
+        rec = Recorder(["--duration", "%ds" % seconds, "--frequency", str(FREQ)] + list(extra),
+                       out)
+        rec.wait_started()
+        return rec, out
+
+    def finish(self, rec, out):
+        try:
+            rec.proc.wait(120)  # --duration ends it
+        except subprocess.TimeoutExpired:
+            pass
+        rc = rec.stop(timeout=120)
+        self.assertEqual(rc, 0, rec.stderr)
+        return pprof_py.parse_file(out), rec.stderr
+
+    def test_hot_method_and_its_caller_with_record_pid(self):
+        p = self.start(RUBY, os.path.join(self.tmp, "hot.rb"))
+        time.sleep(0.5)
+        rec, out = self.record(6, ["--pid", str(p.pid)])
+        prof, err = self.finish(rec, out)
+        self.stop(p)
+        samples = of_pid(prof, p.pid)
+        self.assertGreater(len(samples), 0, err)
+        named = share(samples, lambda s: "hot" in ruby_frames(s))
+        under = share(samples, lambda s: parent_of(s, "hot") == "caller_of_hot")
+        self.assertGreaterEqual(named, 0.95, err)
+        self.assertGreaterEqual(under, 0.90, err)
+        # Ruby frames in call order, the block that loop yields to above the caller
+        order = share(samples, lambda s: ruby_frames(s)[:3] == ["hot", "caller_of_hot",
+                                                                "block in <main>"])
+        self.assertGreaterEqual(order, 0.90, err)
+        self.assertGreaterEqual(share(samples, lambda s: "<main>" in ruby_frames(s)), 0.90)
+        # the file goes into Function.filename; rb_vm_exec stands for the frames it runs
+        files = {prof.function_files[i] for s in samples for f, i in zip(s.stack, s.function_ids)
+                 if f == "hot"}
+        self.assertEqual(files, {os.path.join(self.tmp, "hot.rb")})
+        self.assertLess(share(samples, lambda s: "rb_vm_exec" in s.stack), 0.05)
+        self.assertIn("ruby: 1 processes attached", err)
+
+    def test_four_threads_each_named(self):
+        p = self.start(RUBY, os.path.join(self.tmp, "threads.rb"))
+        time.sleep(1)
+        rec, out = self.record(6, ["--pid", str(p.pid)])
+        prof, err = self.finish(rec, out)
+        self.stop(p)
+        samples = of_pid(prof, p.pid)
+        for k in range(4):
+            mine = [s for s in samples if s.labels.get("thread") == "worker%d" % k]
+            self.assertGreater(len(mine), 0, "worker%d has no samples\n%s" % (k, err))
+            own = share(mine, lambda s: "spin%d" % k in ruby_frames(s))
+            other = share(mine, lambda s: any("spin%d" % j in ruby_frames(s)
+                                              for j in range(4) if j != k))
+            # the GVL: a thread waiting for it is sampled too, but its frames are its own
+            self.assertGreaterEqual(own, 0.90, "worker%d\n%s" % (k, err))
+            self.assertEqual(other, 0.0)
+
+    def test_a_process_started_after_the_agent(self):
+        rec, out = self.record(6)
+        time.sleep(1)
+        p = self.start(RUBY, os.path.join(self.tmp, "hot.rb"))
+        time.sleep(4)
+        prof, err = self.finish(rec, out)
+        self.stop(p)
+        samples = of_pid(prof, p.pid)
+        whole = [s for s in samples if "_start" in s.stack]
+        self.assertGreater(len(whole), 0, err)
+        under = share(whole, lambda s: parent_of(s, "hot") == "caller_of_hot")
+        self.assertGreaterEqual(under, 0.90, err)
+
+    def test_a_process_that_exits_before_the_window_is_named_keeps_its_names(self):
+        warm = self.start(RUBY, os.path.join(self.tmp, "hot.rb"))
+        rec, out = self.record(8)
+        time.sleep(2)  # libruby's and libc's tables built (for warm), kept by build-id
+        p = self.start(RUBY, os.path.join(self.tmp, "short.rb"))
+        p.wait(30)  # exits after 2 s, long before the window is named
+        prof, err = self.finish(rec, out)
+        self.stop(warm)
+        samples = of_pid(prof, p.pid)
+        whole = [s for s in samples if "_start" in s.stack]
+        # named while it lived: no Ruby frame left [unknown] (start-up's require frames too)
+        self.assertLessEqual(share(whole, lambda s: "[unknown]" in ruby_frames(s)), 0.02, err)
+        hot = [s for s in whole if "hot" in ruby_frames(s)]
+        self.assertGreater(len(hot), 0, err)
+        under = share(hot, lambda s: parent_of(s, "hot") == "caller_of_hot")
+        self.assertGreaterEqual(under, 0.90, err)
+
+
+if __name__ == "__main__":
+    unittest.main()
