@@ -50,15 +50,9 @@ PROTO_OBJS := $(PROTO_C:.c=.o)
 
 LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(PROTO_OBJS)
-# Every agent folder is on the include path, so an agent header is included by its bare name
-# from any stage ("window.h"); two headers of the same name would shadow one another.
-AGENT_HDRS := $(wildcard agent/*.h agent/*/*.h agent/*/*/*.h)
-AGENT_HDR_CLASHES := $(foreach h,$(sort $(notdir $(AGENT_HDRS))),\
-	$(if $(word 2,$(filter %/$(h),$(AGENT_HDRS))),$(filter %/$(h),$(AGENT_HDRS))))
-ifneq ($(strip $(AGENT_HDR_CLASHES)),)
-$(error headers of the same name in agent/ shadow one another: $(strip $(AGENT_HDR_CLASHES)))
-endif
-CFLAGS += $(patsubst %/,-I%,$(sort $(dir $(AGENT_HDRS))))
+# An agent header is included by its path from agent/ ("sampling/window.h"), a collector header
+# by its path from collector/ ("store/store.h"); lib/ and include/ headers by their bare names.
+CFLAGS += -Iagent
 AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c agent/*/*/*.c))
 AGENT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(AGENT_SRCS))
 COLLECTOR_SRCS := $(filter-out collector/cli/main.c,\

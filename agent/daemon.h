@@ -12,14 +12,14 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "agent_metrics.h"
-#include "config_file.h"
-#include "config_poll.h"
-#include "exclusion.h"
-#include "pipeline.h"
-#include "shipper.h"
-#include "status_listener.h"
-#include "tagger.h"
+#include "status/agent_metrics.h"
+#include "control/config_file.h"
+#include "control/config_poll.h"
+#include "service/exclusion.h"
+#include "sampling/pipeline.h"
+#include "ship/shipper.h"
+#include "status/status_listener.h"
+#include "service/tagger.h"
 
 struct daemon_options {
 	const char *collector_url;

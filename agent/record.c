@@ -14,11 +14,11 @@
 
 #include "cli_args.h"
 #include "commands.h"
-#include "debuginfod_fetch.h"
+#include "symbolize/debuginfod_fetch.h"
 #include "duration.h"
-#include "encode.h"
+#include "ship/encode.h"
 #include "offcpu.h"
-#include "pipeline.h"
+#include "sampling/pipeline.h"
 
 #define COLLECT_INTERVAL_MS 5000 /* drain often enough to keep the maps small */
 #define PROGRESS_INTERVAL_MS 5000

@@ -15,7 +15,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "daemon.h"
-#include "debuginfod_fetch.h"
+#include "symbolize/debuginfod_fetch.h"
 #include "http_client.h"
 #include "listen_addr.h"
 #include "logging.h"

@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gopclntab.h"
-#include "symbol_source.h"
+#include "symbolize/gopclntab.h"
+#include "symbolize/symbol_source.h"
 
 static double now_s(void)
 {

@@ -9,9 +9,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "../agent/process/procmaps.h"
-#include "../agent/symbolize/symbolizer.h"
-#include "../agent/process/process_registry.h"
+#include "process/procmaps.h"
+#include "symbolize/symbolizer.h"
+#include "process/process_registry.h"
 
 #define MAX_PIDS 65536
 #define MAX_ADDRS 400000

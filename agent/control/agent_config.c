@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent_config.h"
+#include "control/agent_config.h"
 #include "errmsg.h"
 
 static long long clamp_ll(long long v, long long lo, long long hi, unsigned int *flags,

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_file.h"
+#include "control/config_file.h"
 #include "errmsg.h"
 #include "listen_addr.h"
 

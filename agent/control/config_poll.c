@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "config_poll.h"
+#include "control/config_poll.h"
 #include "http_client.h"
 #include "logging.h"
 

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent_config.h"
+#include "control/agent_config.h"
 
 #define CONFIG_RETRY_MS 5000 /* poll period while no valid config is held */
 #define GRACE_MAX_MS 120000  /* fail closed at most 2 minutes after the last good poll */

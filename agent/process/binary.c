@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "binary.h"
+#include "process/binary.h"
 #include "lru.h"
-#include "state_slot.h"
+#include "process/state_slot.h"
 
 #define ALIAS_KEY_MAX 64
 

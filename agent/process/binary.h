@@ -10,8 +10,8 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "build_id.h"
-#include "procmaps.h"
+#include "process/build_id.h"
+#include "process/procmaps.h"
 
 #define BINARY_KEY_MAX 96
 #define BINARY_SLOTS 4 /* consumers with per-binary state (the symboliser, runtimes) */

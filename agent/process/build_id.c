@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "build_id.h"
+#include "process/build_id.h"
 
 #define NOTES_MAX (64u << 10) /* a note area larger than this is not read */
 #define HEADERS_MAX 256	      /* program or section headers looked at */

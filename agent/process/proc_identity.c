@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proc_identity.h"
+#include "process/proc_identity.h"
 
 #define PF_KTHREAD 0x00200000UL /* include/linux/sched.h */
 #define DELETED_SUFFIX " (deleted)"

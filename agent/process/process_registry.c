@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "lru.h"
-#include "proc_identity.h"
-#include "process_registry.h"
-#include "state_slot.h"
+#include "process/proc_identity.h"
+#include "process/process_registry.h"
+#include "process/state_slot.h"
 
 #define DEFAULT_MAX_BINARIES 256
 #define DEFAULT_MAX_PROCESSES 4096

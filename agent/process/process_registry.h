@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "binary.h"
+#include "process/binary.h"
 
 /*
  * Lifetime of a record (the rules live here and in process_registry.c, nowhere else):

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "procmaps.h"
+#include "process/procmaps.h"
 
 static const char DELETED_SUFFIX[] = " (deleted)";
 

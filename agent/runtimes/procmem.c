@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <sys/uio.h>
 
-#include "procmem.h"
+#include "runtimes/procmem.h"
 
 int procmem__read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {

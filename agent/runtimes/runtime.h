@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "procmaps.h"
-#include "symbolizer.h"
+#include "process/procmaps.h"
+#include "symbolize/symbolizer.h"
 
 enum runtime_kind {
 	RUNTIME_PYTHON = 0,

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime_elf.h"
+#include "runtimes/runtime_elf.h"
 
 struct runtime_elf {
 	const unsigned char *image;

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "php_runtime.h"
-#include "python_runtime.h"
-#include "ruby_runtime.h"
-#include "runtimes.h"
-#include "v8_runtime.h"
+#include "runtimes/php/php_runtime.h"
+#include "runtimes/python/python_runtime.h"
+#include "runtimes/ruby/ruby_runtime.h"
+#include "runtimes/runtimes.h"
+#include "runtimes/v8/v8_runtime.h"
 
 #define MAX_NOTES 32	  /* distinct "no table" notes remembered (then: counted only) */
 #define MAX_WANTED_MAPS 8 /* mappings a process hands its runtimes */

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "runtime.h"
+#include "runtimes/runtime.h"
 
 struct runtimes;
 

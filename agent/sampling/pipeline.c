@@ -9,14 +9,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "cgroup.h"
+#include "service/cgroup.h"
 #include "hashtab.h"
 #include "logging.h"
-#include "pipeline.h"
-#include "process_registry.h"
-#include "runtimes.h"
-#include "sampler.h"
-#include "symbolizer.h"
+#include "sampling/pipeline.h"
+#include "process/process_registry.h"
+#include "runtimes/runtimes.h"
+#include "sampling/sampler.h"
+#include "symbolize/symbolizer.h"
 #include "unwind/unwind_tables.h"
 
 /* Frames per sample: a kernel stack plus a user stack. */

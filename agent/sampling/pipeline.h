@@ -14,9 +14,9 @@
 #include "python_frames.h"
 #include "ruby_frames.h"
 #include "v8_frames.h"
-#include "runtime.h"
-#include "symbolizer.h"
-#include "window.h"
+#include "runtimes/runtime.h"
+#include "symbolize/symbolizer.h"
+#include "sampling/window.h"
 
 #define SAMPLE_RATE_DEFAULT_HZ 99
 

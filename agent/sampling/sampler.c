@@ -17,7 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "profile.skel.h"
-#include "sampler.h"
+#include "sampling/sampler.h"
 #include "hashtab.h"
 
 #define CAP_PERFMON_BIT 38

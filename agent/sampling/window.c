@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "intern.h"
-#include "window.h"
+#include "sampling/window.h"
 
 struct window_priv {
 	struct intern *strings;

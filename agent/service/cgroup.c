@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "cgroup.h"
+#include "service/cgroup.h"
 #include "lru.h"
-#include "proc_identity.h"
+#include "process/proc_identity.h"
 
 /* v1 controllers in preference order after name=systemd; consistent on every host. */
 static const char *const v1_preference[] = {"name=systemd", "cpu", "cpuacct", "memory", "pids"};

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exclusion.h"
+#include "service/exclusion.h"
 
 struct id_vote {
 	uint64_t id;

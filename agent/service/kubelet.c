@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kubelet.h"
+#include "service/kubelet.h"
 
 static const struct kubelet_pods empty_pods;
 

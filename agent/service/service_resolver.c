@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "hashtab.h"
-#include "service_resolver.h"
+#include "service/service_resolver.h"
 
 #define CACHE_MAX_PATHS 4096 /* the cache is emptied rather than grown past this */
 

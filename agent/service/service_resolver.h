@@ -9,9 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config_file.h"
-#include "kubelet.h"
-#include "service_rules.h"
+#include "control/config_file.h"
+#include "service/kubelet.h"
+#include "service/service_rules.h"
 
 enum cgroup_kind {
 	CGROUP_KIND_OTHER = 0,

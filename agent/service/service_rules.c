@@ -3,7 +3,7 @@
  * name, the executable path and the cgroup path; a rule needs all of its patterns. */
 #include <fnmatch.h>
 
-#include "service_rules.h"
+#include "service/service_rules.h"
 
 static bool pattern_matches(const char *glob, const char *value)
 {

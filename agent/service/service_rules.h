@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config_file.h"
+#include "control/config_file.h"
 
 /* What service tagging knows of one process (of one image: an exec changes comm and exe). */
 struct process_identity {

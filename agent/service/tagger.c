@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "http_client.h"
-#include "kubelet.h"
+#include "service/kubelet.h"
 #include "logging.h"
-#include "tagger.h"
+#include "service/tagger.h"
 
 struct service_tagger {
 	const struct agent_file_config *file_cfg;

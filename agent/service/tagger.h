@@ -9,10 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent_config.h"
-#include "config_file.h"
-#include "service_resolver.h"
-#include "window.h"
+#include "control/agent_config.h"
+#include "control/config_file.h"
+#include "service/service_resolver.h"
+#include "sampling/window.h"
 
 #define KUBELET_MIN_RETRY_S 15 /* on-demand kubelet refresh at most this often */
 

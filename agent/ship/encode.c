@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "encode.h"
+#include "ship/encode.h"
 #include "gzip.h"
 
 #define BASE_LABELS 3 /* pid, comm, thread */

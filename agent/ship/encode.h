@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "pprof.h"
-#include "window.h"
+#include "sampling/window.h"
 
 typedef bool (*window_sample_filter)(const struct window_sample *s, void *ctx);
 

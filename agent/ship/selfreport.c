@@ -8,7 +8,7 @@
 #include <sys/resource.h>
 
 #include "http_client.h"
-#include "selfreport.h"
+#include "ship/selfreport.h"
 
 double selfreport_cpu_now(void)
 {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "window.h"
+#include "sampling/window.h"
 
 struct selfreport {
 	char agent_id[160];

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "encode.h"
+#include "ship/encode.h"
 #include "http_client.h"
 #include "logging.h"
-#include "shipper.h"
+#include "ship/shipper.h"
 
 struct shipper {
 	char node[128];

@@ -8,10 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "selfreport.h"
-#include "tagger.h"
-#include "uploader.h"
-#include "window.h"
+#include "ship/selfreport.h"
+#include "service/tagger.h"
+#include "ship/uploader.h"
+#include "sampling/window.h"
 
 struct shipper_options {
 	const char *node;     /* the "node" label and self-report field */

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "spool.h"
+#include "ship/spool.h"
 
 #define MAGIC "RTSPOOL1\n"
 #define SUFFIX ".rtp"

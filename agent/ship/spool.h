@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "upload_queue.h"
+#include "ship/upload_queue.h"
 
 struct spool;
 

@@ -3,7 +3,7 @@
  * or the byte cap, counted. */
 #include <stdlib.h>
 
-#include "upload_queue.h"
+#include "ship/upload_queue.h"
 
 struct upload_queue {
 	struct upload_job *head, *tail;

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "spool.h"
-#include "upload_queue.h"
-#include "uploader.h"
+#include "ship/spool.h"
+#include "ship/upload_queue.h"
+#include "ship/uploader.h"
 
 struct uploader {
 	char *base_url, *auth;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent_health.h"
+#include "status/agent_health.h"
 #include "utf8.h"
 
 static bool uploads_failing(const struct agent_status *s, int64_t now_ms, int64_t *ret_for_ms)

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent_metrics.h"
+#include "status/agent_metrics.h"
 
 #define HEALTH_LOOP_STALL_MS 60000	/* the control loop has not run for this long: stuck */
 #define HEALTH_UPLOAD_FAIL_INTERVALS 3	/* uploads failing this many upload intervals */

@@ -10,8 +10,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "agent_metrics.h"
-#include "debuginfod_fetch.h"
+#include "status/agent_metrics.h"
+#include "symbolize/debuginfod_fetch.h"
 #include "prom_text.h"
 
 struct agent_metrics {

@@ -9,11 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config_poll.h"
-#include "pipeline.h"
-#include "symbolizer.h"
-#include "uploader.h"
-#include "window.h"
+#include "control/config_poll.h"
+#include "sampling/pipeline.h"
+#include "symbolize/symbolizer.h"
+#include "ship/uploader.h"
+#include "sampling/window.h"
 
 /* What the control loop did last, published at every iteration. */
 struct agent_control_status {

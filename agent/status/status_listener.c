@@ -9,11 +9,11 @@
 #include <strings.h>
 #include <time.h>
 
-#include "agent_health.h"
+#include "status/agent_health.h"
 #include "listen_addr.h"
 #include "prom_text.h"
-#include "status_listener.h"
-#include "status_request.h"
+#include "status/status_listener.h"
+#include "status/status_request.h"
 
 #define MAX_ARGS 8
 

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "agent_metrics.h"
+#include "status/agent_metrics.h"
 
 #define STATUS_MAX_CONNECTIONS 16
 #define STATUS_MAX_REQUEST_BYTES 8192 /* request line + headers */

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "status_request.h"
+#include "status/status_request.h"
 
 static void refuse(struct status_verdict *v, int status, const char *what, const char *arg)
 {

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "agent_health.h"
+#include "status/agent_health.h"
 
 enum status_route {
 	STATUS_ROUTE_NONE = 0, /* answered with an error */

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "debuginfod_fetch.h"
+#include "symbolize/debuginfod_fetch.h"
 
 #define BUILD_ID_MAX 129
 #define MAX_ENTRIES 4096 /* build-ids remembered; the oldest settled one goes first */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "demangle.h"
+#include "symbolize/demangle.h"
 
 /* From the Itanium C++ ABI; implemented in libstdc++. */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "elf_image.h"
+#include "symbolize/elf_image.h"
 
 int elf_image__section(const void *data, size_t size, const char *name, const void **ret,
 		       size_t *ret_len)

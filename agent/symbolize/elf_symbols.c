@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
-#include "elf_symbols.h"
+#include "symbolize/elf_symbols.h"
 
 #define MAX_SEGMENTS 16
 

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gopclntab.h"
+#include "symbolize/gopclntab.h"
 
 /* Facts of the format (src/runtime/symtab.go, runtime2.go of each release). */
 #define MAGIC_12 0xfffffffbu

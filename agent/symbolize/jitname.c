@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jitname.h"
+#include "symbolize/jitname.h"
 
 #define ANONYMOUS "(anonymous)"
 

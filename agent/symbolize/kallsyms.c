@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kallsyms.h"
+#include "symbolize/kallsyms.h"
 
 #define NO_NAME UINT32_MAX
 #define MAX_MODULES 1024

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "minidebuginfo.h"
+#include "symbolize/minidebuginfo.h"
 
 static int grow(uint8_t **buf, size_t *cap, size_t used, lzma_stream *z)
 {

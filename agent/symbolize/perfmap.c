@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfmap.h"
+#include "symbolize/perfmap.h"
 
 struct pm_entry {
 	uint64_t start, size;

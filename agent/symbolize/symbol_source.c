@@ -12,13 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "debug_file.h"
-#include "debuginfod_fetch.h"
-#include "elf_image.h"
-#include "elf_symbols.h"
-#include "gopclntab.h"
-#include "minidebuginfo.h"
-#include "symbol_source.h"
+#include "symbolize/debug_file.h"
+#include "symbolize/debuginfod_fetch.h"
+#include "symbolize/elf_image.h"
+#include "symbolize/elf_symbols.h"
+#include "symbolize/gopclntab.h"
+#include "symbolize/minidebuginfo.h"
+#include "symbolize/symbol_source.h"
 
 #define BUILD_ID_MAX 129
 #define REFRESH_INTERVAL_NS 1000000000ULL

@@ -11,14 +11,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "demangle.h"
-#include "elf_symbols.h"
-#include "jitname.h"
-#include "kallsyms.h"
-#include "perfmap.h"
-#include "process_registry.h"
-#include "symbol_source.h"
-#include "symbolizer.h"
+#include "symbolize/demangle.h"
+#include "symbolize/elf_symbols.h"
+#include "symbolize/jitname.h"
+#include "symbolize/kallsyms.h"
+#include "symbolize/perfmap.h"
+#include "process/process_registry.h"
+#include "symbolize/symbol_source.h"
+#include "symbolize/symbolizer.h"
 
 #define DEFAULT_MAX_SYMBOL_BYTES (8u << 20)
 #define NSEC_PER_MSEC 1000000ULL

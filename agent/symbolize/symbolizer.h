@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "build_id.h"
+#include "process/build_id.h"
 
 #define SYM_NAME_MAX 256
 #define SYM_MODULE_MAX 256

@@ -18,10 +18,10 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "cfi_compile.h"
-#include "cfi_rows.h"
-#include "debug_file.h"
-#include "eh_frame_image.h"
+#include "unwind/cfi_compile.h"
+#include "unwind/cfi_rows.h"
+#include "symbolize/debug_file.h"
+#include "unwind/eh_frame_image.h"
 
 #define DWARF_REG_RBP 6
 #define DWARF_REG_RSP 7

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfi_rows.h"
+#include "unwind/cfi_rows.h"
 
 #define GAP_MIN_BYTES 16 /* smaller holes between FDEs are padding */
 

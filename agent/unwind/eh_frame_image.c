@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "eh_frame_image.h"
+#include "unwind/eh_frame_image.h"
 
 static const char SHSTRTAB[] = "\0.eh_frame_hdr\0.eh_frame\0.shstrtab";
 enum { NAME_HDR = 1, NAME_EH = 15, NAME_SHSTRTAB = 25 };

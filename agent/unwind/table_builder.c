@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "table_builder.h"
+#include "unwind/table_builder.h"
 
 #define BUILDER_NICE 10
 

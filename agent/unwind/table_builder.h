@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cfi_compile.h"
+#include "unwind/cfi_compile.h"
 
 #define TABLE_BUILDER_QUEUE_MAX 64 /* files waiting at once (each holds an open fd) */
 

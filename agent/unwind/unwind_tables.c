@@ -14,11 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cfi_compile.h"
+#include "unwind/cfi_compile.h"
 #include "hashtab.h"
-#include "process_registry.h"
-#include "table_builder.h"
-#include "unwind_tables.h"
+#include "process/process_registry.h"
+#include "unwind/table_builder.h"
+#include "unwind/unwind_tables.h"
 
 #define KEY_MAX BINARY_KEY_MAX
 #define SLOT_BITS 12 /* table id = generation << SLOT_BITS | slot; UNWIND_MAX_TABLES slots */

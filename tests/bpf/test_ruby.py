@@ -10,6 +10,7 @@ import tempfile
 import time
 import unittest
 
+import harness
 import pprof_py
 from test_record import Recorder, require_root
 
@@ -207,4 +208,4 @@ class RubyFrames(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    harness.main()

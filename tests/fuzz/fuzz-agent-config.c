@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/control/agent_config.h"
-#include "../../agent/control/config_file.h"
+#include "control/agent_config.h"
+#include "control/config_file.h"
 #include "duration.h"
-#include "../../agent/sampling/pipeline.h"
-#include "../../agent/service/service_rules.h"
+#include "sampling/pipeline.h"
+#include "service/service_rules.h"
 
 static void check_served(const char *json, size_t len)
 {

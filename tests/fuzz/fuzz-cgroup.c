@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "../../agent/service/cgroup.h"
+#include "service/cgroup.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/service/kubelet.h"
+#include "service/kubelet.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

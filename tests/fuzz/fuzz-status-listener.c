@@ -15,8 +15,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "../../agent/status/agent_metrics.h"
-#include "../../agent/status/status_listener.h"
+#include "status/agent_metrics.h"
+#include "status/status_listener.h"
 
 static struct status_listener *listener;
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/status/status_request.h"
+#include "status/status_request.h"
 #include "../../lib/listen_addr.h"
 
 #define MAX_ARGS 8

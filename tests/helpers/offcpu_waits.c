@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Known off-CPU waits for the off-CPU tests and benchmark. Modes:
  *   split THREADS SECONDS  each thread loops: wait_in_sleep() (nanosleep ~7 ms), then
- *                          wait_in_read() (read from a pipe a child answers ~3 ms later);
+ *                          wait_in_read() (read from a pipe a child answers ~3 ms later;
+ *                          OFFCPU_WAITS_SLEEP_US / OFFCPU_WAITS_READ_US change the two);
  *                          prints the time each function blocked and, per thread, wall,
  *                          CPU and run-queue delay from /proc/thread-self/schedstat.
  *   mutex THREADS SECONDS  threads fight over one pthread mutex in contend_lock().
@@ -30,6 +31,7 @@ static struct worker workers[MAX_THREADS];
 static double run_seconds;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile unsigned long long sink;
+static long sleep_wait_us = 7000, read_wait_us = 3000; /* split mode's two waits */
 
 static double now_s(void)
 {
@@ -64,7 +66,7 @@ __attribute__((noinline)) void wait_in_sleep(struct worker *w)
 {
 	double t = now_s();
 
-	sleep_us(7000);
+	sleep_us(sleep_wait_us);
 	w->sleep_s += now_s() - t;
 }
 
@@ -89,7 +91,7 @@ static void answer(struct worker *w)
 	fclose(stdout);
 
 	while (read(w->req[0], &c, 1) == 1) {
-		sleep_us(3000);
+		sleep_us(read_wait_us);
 		if (write(w->resp[1], &c, 1) != 1)
 			break;
 	}
@@ -249,6 +251,10 @@ int main(int argc, char **argv)
 	}
 	n = atoi(argv[2]);
 	run_seconds = atof(argv[3]);
+	if (getenv("OFFCPU_WAITS_SLEEP_US"))
+		sleep_wait_us = atol(getenv("OFFCPU_WAITS_SLEEP_US"));
+	if (getenv("OFFCPU_WAITS_READ_US"))
+		read_wait_us = atol(getenv("OFFCPU_WAITS_READ_US"));
 	if (!strcmp(argv[1], "pingpong"))
 		return run_pingpong(n);
 	if (n < 1 || n > MAX_THREADS)

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../../agent/control/agent_config.h"
-#include "../../agent/sampling/pipeline.h"
+#include "control/agent_config.h"
+#include "sampling/pipeline.h"
 #include "test.h"
 
 static char err[256];

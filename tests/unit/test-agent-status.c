@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/control/config_file.h"
-#include "../../agent/status/agent_health.h"
-#include "../../agent/status/agent_metrics.h"
-#include "../../agent/status/status_request.h"
+#include "control/config_file.h"
+#include "status/agent_health.h"
+#include "status/agent_metrics.h"
+#include "status/status_request.h"
 #include "../../lib/listen_addr.h"
 #include "test.h"
 

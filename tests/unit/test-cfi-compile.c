@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../agent/unwind/cfi_compile.h"
-#include "../../agent/unwind/eh_frame_image.h"
+#include "unwind/cfi_compile.h"
+#include "unwind/eh_frame_image.h"
 #include "fixture_files.h"
 #include "test.h"
 

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../agent/service/cgroup.h"
+#include "service/cgroup.h"
 #include "test.h"
 
 static const char *pick(const char *content)

@@ -5,12 +5,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../agent/ship/encode.h"
+#include "ship/encode.h"
 #include "gzip.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
 #include "test.h"
-#include "../../agent/sampling/window.h"
+#include "sampling/window.h"
 
 static struct window *sample_window(void)
 {

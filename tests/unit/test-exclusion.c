@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "../../agent/service/exclusion.h"
+#include "service/exclusion.h"
 #include "test.h"
 
 static const char *enabled_services[4];

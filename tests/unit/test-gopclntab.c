@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../agent/symbolize/gopclntab.h"
+#include "symbolize/gopclntab.h"
 #include "test.h"
 
 #define TEXT 0x401000ULL

@@ -2,7 +2,7 @@
 /* Unit tests for perf-map name normalisation: real lines written by Node 20
  * (--perf-basic-prof) and OpenJDK 17 (-XX:+DumpPerfMapAtExit) on this machine; CPython 3.12,
  * perf-map-agent and .NET lines as those runtimes document them. */
-#include "jitname.h"
+#include "symbolize/jitname.h"
 #include "test.h"
 
 static void check(int *ret_failed, const char *symbol, const char *function, const char *file,

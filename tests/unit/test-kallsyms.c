@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "../../agent/symbolize/kallsyms.h"
+#include "symbolize/kallsyms.h"
 #include "temp_file.h"
 #include "test.h"
 

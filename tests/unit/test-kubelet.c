@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/service/kubelet.h"
+#include "service/kubelet.h"
 #include "test.h"
 
 #define FIXTURE "tests/fixtures/kubelet/pods.json"

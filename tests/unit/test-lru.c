@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "../../agent/lru.h"
+#include "lru.h"
 #include "test.h"
 
 static int evicted[16], n_evicted;

@@ -9,8 +9,8 @@
 
 #include "offcpu.h"
 #include "test.h"
-#include "../../agent/ship/encode.h"
-#include "../../agent/sampling/window.h"
+#include "ship/encode.h"
+#include "sampling/window.h"
 #include "gzip.h"
 #include "profile.pb-c.h"
 

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "../../agent/symbolize/perfmap.h"
+#include "symbolize/perfmap.h"
 #include "temp_file.h"
 #include "test.h"
 

@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../agent/runtimes/php/php_runtime.h"
-#include "../../agent/runtimes/runtime_elf.h"
-#include "../../agent/runtimes/runtimes.h"
-#include "../../agent/status/agent_metrics.h"
+#include "runtimes/php/php_runtime.h"
+#include "runtimes/runtime_elf.h"
+#include "runtimes/runtimes.h"
+#include "status/agent_metrics.h"
 #include "test.h"
 
 #define DEBIAN_PHP "/usr/bin/php8.2"

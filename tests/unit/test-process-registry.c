@@ -14,8 +14,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "../../agent/process/build_id.h"
-#include "../../agent/process/process_registry.h"
+#include "process/build_id.h"
+#include "process/process_registry.h"
 #include "fixture_files.h"
 #include "test.h"
 

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "../../agent/process/procmaps.h"
+#include "process/procmaps.h"
 #include "test.h"
 
 TEST(file_mapping_fields)

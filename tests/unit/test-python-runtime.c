@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../agent/runtimes/python/python_names.h"
-#include "../../agent/runtimes/python/python_runtime.h"
-#include "../../agent/runtimes/runtime_elf.h"
-#include "../../agent/runtimes/runtimes.h"
+#include "runtimes/python/python_names.h"
+#include "runtimes/python/python_runtime.h"
+#include "runtimes/runtime_elf.h"
+#include "runtimes/runtimes.h"
 #include "test.h"
 
 #define DEBIAN_PYTHON "/usr/bin/python3.11"

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../agent/runtimes/ruby/ruby_runtime.h"
-#include "../../agent/runtimes/runtime_elf.h"
-#include "../../agent/runtimes/runtimes.h"
+#include "runtimes/ruby/ruby_runtime.h"
+#include "runtimes/runtime_elf.h"
+#include "runtimes/runtimes.h"
 #include "test.h"
 
 #define DEBIAN_LIBRUBY "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"

@@ -3,7 +3,7 @@
  * collector then shows null with a reason), never sent as 0. */
 #include <string.h>
 
-#include "../../agent/ship/selfreport.h"
+#include "ship/selfreport.h"
 #include "test.h"
 
 /* The query of a report whose BPF time was measured or not. */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/service/service_resolver.h"
+#include "service/service_resolver.h"
 #include "test.h"
 
 #define UID "1b4e28ba-2fa1-11d2-883f-0016d3cca427"

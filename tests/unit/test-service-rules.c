@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../agent/service/cgroup.h"
-#include "../../agent/process/proc_identity.h"
-#include "../../agent/service/service_resolver.h"
-#include "../../agent/service/tagger.h"
+#include "service/cgroup.h"
+#include "process/proc_identity.h"
+#include "service/service_resolver.h"
+#include "service/tagger.h"
 #include "test.h"
 
 #define UNIT "/system.slice/checkout-api.service"

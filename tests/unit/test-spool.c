@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../agent/ship/spool.h"
+#include "ship/spool.h"
 #include "test.h"
 
 static char dir[64];

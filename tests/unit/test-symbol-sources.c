@@ -15,13 +15,13 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "../../agent/control/config_file.h"
-#include "../../agent/status/agent_metrics.h"
-#include "../../agent/symbolize/symbolizer.h"
-#include "../../agent/symbolize/debug_file.h"
-#include "../../agent/symbolize/debuginfod_fetch.h"
-#include "../../agent/symbolize/minidebuginfo.h"
-#include "../../agent/symbolize/symbol_source.h"
+#include "control/config_file.h"
+#include "status/agent_metrics.h"
+#include "symbolize/symbolizer.h"
+#include "symbolize/debug_file.h"
+#include "symbolize/debuginfod_fetch.h"
+#include "symbolize/minidebuginfo.h"
+#include "symbolize/symbol_source.h"
 #include "test.h"
 
 static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)

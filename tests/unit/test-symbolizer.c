@@ -16,10 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../agent/process/build_id.h"
-#include "../../agent/process/process_registry.h"
-#include "../../agent/symbolize/elf_symbols.h"
-#include "../../agent/symbolize/symbolizer.h"
+#include "process/build_id.h"
+#include "process/process_registry.h"
+#include "symbolize/elf_symbols.h"
+#include "symbolize/symbolizer.h"
 #include "fixture_files.h"
 #include "test.h"
 

@@ -12,9 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../agent/process/process_registry.h"
-#include "../../agent/unwind/cfi_compile.h"
-#include "../../agent/unwind/unwind_tables.h"
+#include "process/process_registry.h"
+#include "unwind/cfi_compile.h"
+#include "unwind/unwind_tables.h"
 #include "test.h"
 
 #define MAX_PIDS 8

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/ship/upload_queue.h"
+#include "ship/upload_queue.h"
 #include "test.h"
 
 static struct upload_job *job(uint64_t seq, size_t len)

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../agent/runtimes/runtime_elf.h"
-#include "../../agent/runtimes/v8/v8_layout.h"
-#include "../../agent/runtimes/v8/v8_names.h"
+#include "runtimes/runtime_elf.h"
+#include "runtimes/v8/v8_layout.h"
+#include "runtimes/v8/v8_names.h"
 #include "test.h"
 
 #define NODE "/usr/bin/node"

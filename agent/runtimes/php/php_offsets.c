@@ -3,7 +3,7 @@
  * measured on a real interpreter are listed (8.2: Debian's php8.2-cli and php8.2-fpm). */
 #include <stddef.h>
 
-#include "php_offsets.h"
+#include "runtimes/php/php_offsets.h"
 
 /* zend_execute_data (opline 0, call 8, return_value 16, func 24, This 32 with its u1.type_info
  * at 40, prev_execute_data 48) and zend_function's common head (type 0, function_name 8,

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "lru.h"
-#include "php_runtime.h"
-#include "procmem.h"
-#include "runtime_elf.h"
+#include "runtimes/php/php_runtime.h"
+#include "runtimes/procmem.h"
+#include "runtimes/runtime_elf.h"
 
 #define VERSION_MARK "X-Powered-By: PHP/"
 #define NAME_MAX_BYTES 255 /* a function, class or file name is cut there */

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "php_offsets.h"
-#include "runtime.h"
+#include "runtimes/php/php_offsets.h"
+#include "runtimes/runtime.h"
 
 #define PHP_NAME_CACHE 16384 /* (pid, zend_function) names kept, least recently used dropped */
 

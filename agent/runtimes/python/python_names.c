@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "python_names.h"
+#include "runtimes/python/python_names.h"
 
 #define STR_MAX_CHARS 512 /* longer names are cut: a frame name is at most SYM_NAME_MAX */
 

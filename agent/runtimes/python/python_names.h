@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "python_offsets.h"
+#include "runtimes/python/python_offsets.h"
 
 /* Reads len bytes at addr of the named process (procmem__read, or a test's buffer). */
 typedef int (*python_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);

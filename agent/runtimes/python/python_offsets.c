@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "python_offsets.h"
+#include "runtimes/python/python_offsets.h"
 
 #define NO PYTHON_NO_OFFSET
 

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "lru.h"
-#include "procmem.h"
-#include "python_names.h"
-#include "python_runtime.h"
-#include "runtime_elf.h"
+#include "runtimes/procmem.h"
+#include "runtimes/python/python_names.h"
+#include "runtimes/python/python_runtime.h"
+#include "runtimes/runtime_elf.h"
 
 struct python_runtime {
 	struct lru *procs; /* pid -> struct python_process */

@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "python_offsets.h"
-#include "runtime.h"
+#include "runtimes/python/python_offsets.h"
+#include "runtimes/runtime.h"
 
 #define PYTHON_NAME_CACHE 16384 /* (pid, code object) names kept, least recently used dropped */
 

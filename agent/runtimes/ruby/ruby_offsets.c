@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "ruby_offsets.h"
+#include "runtimes/ruby/ruby_offsets.h"
 
 /* rb_execution_context_t starts vm_stack, vm_stack_size, cfp in every version; rb_iseq_t
  * is flags, wrapper, body; a control frame is pc, sp, iseq, self, ep, block_code, then

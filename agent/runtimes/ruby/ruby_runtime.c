@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "lru.h"
-#include "procmem.h"
-#include "ruby_runtime.h"
-#include "runtime_elf.h"
+#include "runtimes/procmem.h"
+#include "runtimes/ruby/ruby_runtime.h"
+#include "runtimes/runtime_elf.h"
 
 #define CORE_MAX_DISTANCE (1u << 20) /* vm_exec_core lies within 1 MiB below rb_vm_exec */
 

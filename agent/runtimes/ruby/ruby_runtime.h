@@ -6,8 +6,8 @@
 
 #include <stdint.h>
 
-#include "ruby_offsets.h"
-#include "runtime.h"
+#include "runtimes/ruby/ruby_offsets.h"
+#include "runtimes/runtime.h"
 
 #define RUBY_NAME_CACHE 16384 /* (pid, iseq) names kept, least recently used dropped */
 

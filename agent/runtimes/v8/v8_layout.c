@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "v8_layout.h"
+#include "runtimes/v8/v8_layout.h"
 
 #define PREFIX "v8dbg_"
 #define MAX_CONSTANTS 4096 /* node 20 has 531 */

@@ -7,7 +7,7 @@
 #include <linux/types.h>
 #include <stdint.h>
 
-#include "runtime_elf.h"
+#include "runtimes/runtime_elf.h"
 #include "v8_frames.h"
 
 /* What walking (struct v8_proc, addresses aside) and naming read. Offsets are from an object's

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "v8_names.h"
+#include "runtimes/v8/v8_names.h"
 
 #define MAX_PARTS 16	     /* pieces of a cons string followed (then: cut) */
 #define MAX_HOPS 8	     /* thin and sliced indirections per piece */

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "v8_layout.h"
+#include "runtimes/v8/v8_layout.h"
 
 /* Reads len bytes at addr of the named process (procmem__read, or a test's buffer). */
 typedef int (*v8_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);

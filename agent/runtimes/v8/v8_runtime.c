@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 
 #include "lru.h"
-#include "procmem.h"
-#include "v8_layout.h"
-#include "v8_names.h"
-#include "v8_runtime.h"
+#include "runtimes/procmem.h"
+#include "runtimes/v8/v8_layout.h"
+#include "runtimes/v8/v8_names.h"
+#include "runtimes/v8/v8_runtime.h"
 
 /* One binary's layout, kept by file identity: reading 100 MB of symbols once per binary. */
 struct binary_key {

@@ -4,7 +4,7 @@
 #ifndef ROOTTRACE_V8_RUNTIME_H
 #define ROOTTRACE_V8_RUNTIME_H
 
-#include "runtime.h"
+#include "runtimes/runtime.h"
 
 #define V8_NAME_CACHE                                                                              \
 	16384		  /* (pid, SharedFunctionInfo) names kept, least recently used dropped     \
