@@ -1525,6 +1525,7 @@ int handle_exec(struct bpf_raw_tracepoint_args *ctx)
 	bpf_map_delete_elem(&unwind_procs, &pid);
 	bpf_map_delete_elem(&python_procs, &pid);
 	bpf_map_delete_elem(&v8_procs, &pid);
+	bpf_map_delete_elem(&ruby_procs, &pid);
 	bpf_map_delete_elem(&php_procs, &pid);
 	return 0;
 }
