@@ -16,6 +16,7 @@ static struct pipeline_offcpu node_settings(const struct daemon *d)
 	    .allow_list = true,
 	    .min_block_ns = (uint64_t)d->file_cfg.offcpu_min_block_us * 1000,
 	    .sample_every = d->file_cfg.offcpu_sample_every,
+	    .max_kept_per_cpu_s = d->file_cfg.offcpu_max_kept_per_cpu_s,
 	};
 }
 
@@ -74,8 +75,10 @@ int daemon_apply_offcpu(struct daemon *d)
 		return 0;
 	}
 	d->offcpu_error[0] = '\0';
-	log_info("off-CPU time on: blocks of %llu us and more, 1 in %u kept (weighted)",
-		 (unsigned long long)set.min_block_ns / 1000, set.sample_every);
+	log_info("off-CPU time on: blocks of %llu us and more, 1 in %u kept, at most %u a second "
+		 "per CPU (weighted)",
+		 (unsigned long long)set.min_block_ns / 1000, set.sample_every,
+		 set.max_kept_per_cpu_s);
 	return 0;
 }
 

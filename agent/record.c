@@ -33,6 +33,7 @@ struct record_args {
 	bool offcpu;
 	int64_t offcpu_min_us;
 	long offcpu_sample_every;
+	long offcpu_max_rate; /* kept blocks per CPU per second; 0 = no cap */
 };
 
 static volatile sig_atomic_t exiting;
@@ -48,7 +49,7 @@ static void usage(FILE *out)
 	    out,
 	    "Usage: roottrace-agent record [--duration 10s] [--frequency 99] [--pid N] "
 	    "[--output FILE] [--unwind auto|fp]\n"
-	    "       [--offcpu [--offcpu-min 1ms] [--offcpu-sample N]]\n\n"
+	    "       [--offcpu [--offcpu-min 1ms] [--offcpu-sample N] [--offcpu-max-rate N]]\n\n"
 	    "Samples the on-CPU stacks of every process (or one) with BPF and writes a gzipped\n"
 	    "pprof CPU profile. Needs root (CAP_BPF and CAP_PERFMON).\n\n"
 	    "  -d, --duration D    how long to record: 500ms, 10s, 2m, 1h (default 10s)\n"
@@ -62,15 +63,18 @@ static void usage(FILE *out)
 	    "                      offcpu/nanoseconds beside samples/count and cpu/nanoseconds\n"
 	    "      --offcpu-min D  drop blocks shorter than D: 10us, 1ms (default 0: all)\n"
 	    "      --offcpu-sample N  keep 1 in N blocks at random, each weighted by N\n"
-	    "                      (1-%d, default 1: every block)\n\n"
+	    "                      (1-%d, default 1: every block)\n"
+	    "      --offcpu-max-rate N  keep at most about N blocks a second per CPU: past that\n"
+	    "                      rate fewer are kept, each weighted by 1 / its chance\n"
+	    "                      (0-%d, default 0: no cap; the daemon's default is %d)\n\n"
 	    "Examples:\n"
 	    "  roottrace-agent record --duration 30s --output cpu.pb.gz\n"
 	    "  roottrace-agent record --pid $(pidof nginx) --frequency 199 -o nginx.pb.gz\n"
 	    "  roottrace-agent record --pid $(pidof nginx) --offcpu -o nginx.pb.gz\n"
 	    "  go tool pprof -top cpu.pb.gz\n"
 	    "  go tool pprof -top -sample_index=offcpu nginx.pb.gz\n",
-	    SAMPLE_RATE_MIN_HZ, SAMPLE_RATE_MAX_HZ, SAMPLE_RATE_DEFAULT_HZ,
-	    OFFCPU_MAX_SAMPLE_EVERY);
+	    SAMPLE_RATE_MIN_HZ, SAMPLE_RATE_MAX_HZ, SAMPLE_RATE_DEFAULT_HZ, OFFCPU_MAX_SAMPLE_EVERY,
+	    OFFCPU_MAX_KEPT_PER_CPU_S, OFFCPU_DEFAULT_MAX_KEPT_PER_CPU_S);
 }
 
 static int parse_int(const char *text, long min, long max, long *ret)
@@ -129,6 +133,11 @@ static int record_option(int opt, const char *arg, void *ctx)
 			return invalid("offcpu-sample", arg, " (1-1024)");
 		a->offcpu_sample_every = value;
 		return 0;
+	case 'R':
+		if (parse_int(arg, 0, OFFCPU_MAX_KEPT_PER_CPU_S, &value))
+			return invalid("offcpu-max-rate", arg, " (0-100000 a second per CPU)");
+		a->offcpu_max_rate = value;
+		return 0;
 	}
 	return -ENOENT;
 }
@@ -145,6 +154,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	    {"offcpu", no_argument, NULL, 'O'},
 	    {"offcpu-min", required_argument, NULL, 'M'},
 	    {"offcpu-sample", required_argument, NULL, 'S'},
+	    {"offcpu-max-rate", required_argument, NULL, 'R'},
 	    {"help", no_argument, NULL, 'h'},
 	    {},
 	};
@@ -553,6 +563,7 @@ static int start_offcpu(struct pipeline *p, const struct record_args *a, char *e
 	struct pipeline_offcpu set = {
 	    .min_block_ns = (uint64_t)a->offcpu_min_us * 1000,
 	    .sample_every = a->offcpu_sample_every,
+	    .max_kept_per_cpu_s = a->offcpu_max_rate,
 	};
 
 	if (pipeline__offcpu_error(p)[0]) {

@@ -8,9 +8,10 @@
 # CONFIG_IKHEADERS, as this test machine's).
 # For each: the tool's own CPU (user + system), its BPF programs' run time, both per second of
 # workload and as a share of one core, BPF ns per context switch, and the off-CPU maps' memory.
-# python3 bench/bench_offcpu.py --build DIR [--seconds 8] [--against OLD_DIR --rounds 3]. Needs
-# root. --against compares two builds on a shared machine: each cell runs both builds in turn
-# (order alternating by round) and prints the median of the rounds for each.
+# python3 bench/bench_offcpu.py --build DIR [--seconds 8] [--against OLD_DIR --rounds 3]
+# [--targets 50000] [--tools cpu,offcpu-1in64]. Needs root. --against compares two builds on a
+# shared machine: each cell runs both builds in turn (order alternating by round) and prints the
+# median of the rounds for each. --targets and --tools run some cells only.
 import argparse
 import json
 import os
@@ -104,7 +105,10 @@ def run(build, rate, seconds, tool):
         args = [agent, "record", "--pid", str(helper.pid), "--duration", "%ds" % (seconds + 20),
                 "--output", "/dev/null"]
         if tool.startswith("offcpu-1in"):  # 1 in N blocks kept, the daemon's 10 us minimum
-            args += ["--offcpu", "--offcpu-min", "10us", "--offcpu-sample", tool[10:]]
+            every, _, cap = tool[10:].partition("-cap")  # -capM: at most M a second per CPU
+            args += ["--offcpu", "--offcpu-min", "10us", "--offcpu-sample", every]
+            if cap:
+                args += ["--offcpu-max-rate", cap]
         elif tool == "offcpu-all":
             args += ["--offcpu"]
         proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -147,12 +151,17 @@ def main():
     ap.add_argument("--seconds", type=int, default=8)
     ap.add_argument("--against", help="another build to alternate with --build, cell by cell")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--targets", default="10000,50000",
+                    help="switches per second to aim at, comma-separated (10000, 50000)")
+    ap.add_argument("--tools", help="only these tools, comma-separated (e.g. cpu,offcpu-1in64)")
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("bench-offcpu: needs root", file=sys.stderr)
         return 1
     stats_fd = enable_bpf_stats()
-    tools = ["none", "cpu", "offcpu-all", "offcpu-1in8", "offcpu-1in64", "offcpu-1in1024"]
+    # offcpu-1in64-cap50: the daemon's defaults (1 in 64, at most 50 kept a second per CPU)
+    tools = ["none", "cpu", "offcpu-all", "offcpu-1in8", "offcpu-1in64", "offcpu-1in64-cap50",
+             "offcpu-1in1024"]
     for tool, path in (("libbpf-tools", LIBBPF_TOOLS), ("bcc", BCC)):
         if not os.path.exists(path):
             print("bench-offcpu: %s not installed: no %s peer" % (path, tool), file=sys.stderr)
@@ -162,10 +171,13 @@ def main():
                   "skipped", file=sys.stderr)
         else:
             tools.append(tool)
+    if a.tools:
+        tools = [t for t in a.tools.split(",") if t in tools or t.startswith("offcpu-1in")]
     print("%-8s %-19s %10s %9s %9s %9s %11s %8s" % (
         "target", "tool", "switch/s", "user %", "BPF %", "total %", "BPF ns/sw", "map MiB"))
     # round trips per second for the target (~2.5-4 context switches each on two CPUs)
-    for target, trips in ((10000, 2500), (50000, 20000)):
+    targets = [int(t) for t in a.targets.split(",")]
+    for target, trips in ((t, r) for t, r in ((10000, 2500), (50000, 20000)) if t in targets):
         for tool in tools:
             builds = [("", a.build)] if not a.against or tool in ("bcc", "libbpf-tools") else \
                 [("@new", a.build), ("@old", a.against)]

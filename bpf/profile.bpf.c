@@ -1538,6 +1538,7 @@ volatile __u32 offcpu_self_tgid = 0;	      /* the agent: never recorded */
 volatile __u64 offcpu_min_ns = 0;	      /* shorter blocks are dropped (counted) */
 volatile __u32 offcpu_keep_below_value = 0;   /* offcpu_keep_below(N); 0 keeps every block */
 volatile __u32 offcpu_weight_value = OFFCPU_WEIGHT_ONE; /* offcpu_weight() of it */
+volatile __u32 offcpu_max_kept_value = 0; /* kept blocks per CPU per second at most; 0: no cap */
 
 COUNTS_MAP(offcpu_counts0);
 COUNTS_MAP(offcpu_counts1);
@@ -1576,6 +1577,13 @@ struct {
 	__type(value, struct offcpu_stats);
 	__uint(max_entries, 1);
 } offcpu_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct offcpu_rate);
+	__uint(max_entries, 1);
+} offcpu_rates SEC(".maps");
 
 #define TASK_DEAD_STATE 0x80 /* TASK_DEAD: the thread exits, it will not run again */
 
@@ -1631,12 +1639,31 @@ static __always_inline __u64 offcpu_queued_ns(struct task_struct *t)
 	return delay;
 }
 
-/* prev (the current task) blocks: 1 in N of them, drawn before any map lookup, keep their
- * stacks and the time. */
+/* The keep-below of this CPU's next block and its weight: the 1-in-N rule, capped at
+ * offcpu_max_kept_value kept a second on this CPU (the rate of its last window of blocks). */
+static __always_inline __u32 offcpu_keep_below_now(__u32 *ret_weight)
+{
+	__u32 below = offcpu_keep_below_value, weight = offcpu_weight_value, zero = 0;
+	__u32 max_kept = offcpu_max_kept_value;
+	struct offcpu_rate *r;
+
+	*ret_weight = weight;
+	if (!max_kept)
+		return below;
+	r = bpf_map_lookup_elem(&offcpu_rates, &zero);
+	if (!r)
+		return below;
+	if (offcpu_rate_due(r))
+		offcpu_rate_close(r, bpf_ktime_get_ns(), max_kept);
+	return offcpu_rate_below(r, below, weight, ret_weight);
+}
+
+/* prev (the current task) blocks: 1 in N of them (fewer past the per-CPU cap), drawn before any
+ * map lookup, keep their stacks and the time. */
 static __always_inline void offcpu_block(void *ctx, struct task_struct *prev,
 					 struct offcpu_stats *os)
 {
-	__u32 pid = prev->tgid, tid = prev->pid, gen = generation, zero = 0;
+	__u32 pid = prev->tgid, tid = prev->pid, gen = generation, zero = 0, below, weight;
 	struct offcpu_start start = {};
 	struct offcpu_task *task;
 	struct profile_stats *st;
@@ -1645,7 +1672,8 @@ static __always_inline void offcpu_block(void *ctx, struct task_struct *prev,
 	if (!offcpu_candidate(prev, pid))
 		return;
 	os->blocks++;
-	if (!offcpu_kept(bpf_get_prandom_u32(), offcpu_keep_below_value))
+	below = offcpu_keep_below_now(&weight);
+	if (!offcpu_kept(bpf_get_prandom_u32(), below))
 		return;
 	if (!offcpu_allowed(prev, pid))
 		return;
@@ -1656,7 +1684,7 @@ static __always_inline void offcpu_block(void *ctx, struct task_struct *prev,
 		return;
 	start.pid = pid;
 	start.gen = gen;
-	start.weight = offcpu_weight_value;
+	start.weight = weight;
 	start.cgroup_id = bpf_get_current_cgroup_id();
 	start.image = note_pid(st, pid, tid, start.cgroup_id);
 	stacks = gen & 1 ? (void *)&stacks1 : (void *)&stacks0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Structs and constants of the off-CPU sampler (bpf/profile.bpf.c's sched_switch program)
  * shared with the sampler: per-thread block records, the per-tgid filter, counters, and the
- * 1-in-N event sampling rule with its weight. */
+ * 1-in-N event sampling rule with its weight, capped per CPU by the block rate. */
 #ifndef ROOTTRACE_OFFCPU_H
 #define ROOTTRACE_OFFCPU_H
 
@@ -90,6 +90,72 @@ static inline __u32 offcpu_weight(__u32 keep_below)
 static inline int offcpu_kept(__u32 random, __u32 keep_below)
 {
 	return !keep_below || random < keep_below;
+}
+
+/* The cap on kept blocks per CPU per second (the daemon's default; 0 in the rate below means
+ * no cap): at ~50,000 switches a second the 1-in-N rule alone keeps hundreds of blocks a second,
+ * whose stack walks (several us each, cache-cold) cost more than the rest of the hook. */
+#define OFFCPU_DEFAULT_MAX_KEPT_PER_CPU_S 50
+#define OFFCPU_MAX_KEPT_PER_CPU_S 100000
+/* A CPU's block rate is measured over windows of this many blocks (one clock read each). */
+#define OFFCPU_RATE_WINDOW_BLOCKS 128
+/* The cap never keeps fewer than 1 block in 2^15: the weight stays below 2^31. */
+#define OFFCPU_MIN_KEEP_BELOW (1u << 17)
+
+/* Per-CPU state of the cap: the current window, and the keep-below it set for the next one,
+ * from the rate the last window measured. A block's probability of being kept depends only on
+ * blocks before it, never on its own draw, so weight = 1 / P(kept) keeps E[weight * kept] = 1
+ * and the weighted total unbiased under any change of rate. */
+struct offcpu_rate {
+	__u64 window_start_ns;
+	__u32 window_blocks;
+	__u32 cap_below; /* 0: the last window was within the cap */
+	__u32 cap_weight;
+	__u32 unused;
+};
+
+/* The keep-below that keeps at most max_kept_per_s of blocks_per_s (0: no cap needed). */
+static inline __u32 offcpu_cap_below(__u64 blocks_per_s, __u32 max_kept_per_s)
+{
+	__u64 below;
+
+	if (!max_kept_per_s || blocks_per_s <= max_kept_per_s)
+		return 0;
+	below = ((__u64)max_kept_per_s << 32) / blocks_per_s;
+	return below < OFFCPU_MIN_KEEP_BELOW ? OFFCPU_MIN_KEEP_BELOW : (__u32)below;
+}
+
+/* Counts one block on this CPU; every OFFCPU_RATE_WINDOW_BLOCKS blocks (now_ns read by the
+ * caller only then: offcpu_rate_due()) the window's rate sets the cap of the next. */
+static inline int offcpu_rate_due(struct offcpu_rate *r)
+{
+	return ++r->window_blocks >= OFFCPU_RATE_WINDOW_BLOCKS;
+}
+
+static inline void offcpu_rate_close(struct offcpu_rate *r, __u64 now_ns, __u32 max_kept_per_s)
+{
+	__u64 elapsed = now_ns - r->window_start_ns;
+
+	r->cap_below = 0;
+	if (r->window_start_ns && now_ns > r->window_start_ns) /* the first window: no rate yet */
+		r->cap_below =
+		    offcpu_cap_below(r->window_blocks * 1000000000ULL / elapsed, max_kept_per_s);
+	r->cap_weight = offcpu_weight(r->cap_below);
+	r->window_start_ns = now_ns;
+	r->window_blocks = 0;
+}
+
+/* The keep-below and weight of the next block: the base 1-in-N rule's, or the cap's when it
+ * keeps fewer (keep_below 0 keeps every block: the largest probability). */
+static inline __u32 offcpu_rate_below(const struct offcpu_rate *r, __u32 base_below,
+				      __u32 base_weight, __u32 *ret_weight)
+{
+	if (r->cap_below && (!base_below || r->cap_below < base_below)) {
+		*ret_weight = r->cap_weight;
+		return r->cap_below;
+	}
+	*ret_weight = base_weight;
+	return base_below;
 }
 
 #endif

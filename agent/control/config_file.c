@@ -30,6 +30,7 @@ int agent_file_config__defaults(struct agent_file_config *c)
 	c->unwind_memory_mb = 24;
 	c->offcpu_min_block_us = OFFCPU_DEFAULT_MIN_BLOCK_US;
 	c->offcpu_sample_every = OFFCPU_DEFAULT_SAMPLE_EVERY;
+	c->offcpu_max_kept_per_cpu_s = OFFCPU_DEFAULT_MAX_KEPT;
 	if (!c->fallback_service || !c->kubelet_token_file || !c->kubelet_ca_file) {
 		agent_file_config__clear(c);
 		return -ENOMEM;
@@ -360,6 +361,9 @@ static int parse_key(const char *key, json_t *v, struct agent_file_config *c, ch
 	} else if (strcmp(key, "offcpu_sample_every") == 0) {
 		ret = set_size(v, key, 1, 1024, &n, err, err_len);
 		c->offcpu_sample_every = n;
+	} else if (strcmp(key, "offcpu_max_kept_per_cpu_s") == 0) {
+		ret = set_size(v, key, 0, 100000, &n, err, err_len);
+		c->offcpu_max_kept_per_cpu_s = n;
 	} else if (strcmp(key, "shutdown_timeout_s") == 0) {
 		ret = set_size(v, key, 1, 300, &n, err, err_len);
 		c->shutdown_timeout_s = n;

@@ -17,10 +17,12 @@ enum fallback_mode {
 #define FALLBACK_DEFAULT_SERVICE "host"
 #define SERVICE_NAME_MAX 127 /* bytes of a service name (service_tags.service) */
 /* Off-CPU defaults on a node: blocks of 10 us and more, 1 in 64 of them walked (weighted by
- * 64): the stack walk is the cost, ~2 us a block; at 50,000 context switches per second of an
- * enabled service this holds the agent to about 1.3% of a core (docs/performance.md). */
+ * 64), and at most 50 walked a second per CPU (fewer kept, weighted by 1 / P, past that rate):
+ * the stack walk is the cost, several us a block cache-cold; the cap holds the agent within 1%
+ * of a core at 50,000 context switches per second (docs/performance.md). */
 #define OFFCPU_DEFAULT_MIN_BLOCK_US 10
 #define OFFCPU_DEFAULT_SAMPLE_EVERY 64
+#define OFFCPU_DEFAULT_MAX_KEPT 50 /* = OFFCPU_DEFAULT_MAX_KEPT_PER_CPU_S (include/offcpu.h) */
 
 /* fnmatch(3) patterns, NULL = any; a rule matches when every pattern it has matches. */
 struct service_rule {
@@ -51,13 +53,14 @@ struct agent_file_config {
 	size_t queue_max_bytes;
 	size_t spool_max_bytes;
 	int grace_s; /* fail-closed grace after the config became unreachable; 0 = auto */
-	int shutdown_timeout_s;	    /* final upload on SIGTERM */
-	int upload_backoff_max_s;   /* retry delay ceiling (exponential, jittered) */
-	bool unwind_frame_pointers; /* "unwind": "fp"; default "auto" (.eh_frame tables) */
-	size_t unwind_memory_mb;    /* cap of the unwind rows map (kernel memory) */
-	size_t offcpu_min_block_us; /* off-CPU: shorter blocks are dropped (counted) */
-	size_t offcpu_sample_every; /* off-CPU: keep 1 block in N at random, weighted by N */
-	char *listen;		    /* status listener HOST:PORT (/healthz, /metrics); NULL: off */
+	int shutdown_timeout_s;		  /* final upload on SIGTERM */
+	int upload_backoff_max_s;	  /* retry delay ceiling (exponential, jittered) */
+	bool unwind_frame_pointers;	  /* "unwind": "fp"; default "auto" (.eh_frame tables) */
+	size_t unwind_memory_mb;	  /* cap of the unwind rows map (kernel memory) */
+	size_t offcpu_min_block_us;	  /* off-CPU: shorter blocks are dropped (counted) */
+	size_t offcpu_sample_every;	  /* off-CPU: keep 1 block in N at random, weighted by N */
+	size_t offcpu_max_kept_per_cpu_s; /* off-CPU: fewer past this many kept a second per CPU */
+	char *listen; /* status listener HOST:PORT (/healthz, /metrics); NULL: off */
 	char
 	    *debuginfod_urls; /* as DEBUGINFOD_URLS (which it overrides); NULL: the environment's */
 };

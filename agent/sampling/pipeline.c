@@ -969,6 +969,7 @@ int pipeline__offcpu_start(struct pipeline *p, const struct pipeline_offcpu *set
 	    .allow_list = set->allow_list,
 	    .min_block_ns = set->min_block_ns,
 	    .sample_every = set->sample_every,
+	    .max_kept_per_cpu_s = set->max_kept_per_cpu_s,
 	};
 
 	sampler__offcpu_configure(p->sampler, &s);

@@ -107,6 +107,8 @@ struct pipeline_offcpu {
 	bool allow_list;       /* only processes pipeline__offcpu_decide() allowed; else all */
 	uint64_t min_block_ns; /* shorter blocks are dropped (counted) */
 	uint32_t sample_every; /* keep 1 in N blocks, weighted by N; 0 or 1 = every block */
+	uint32_t max_kept_per_cpu_s; /* fewer (weighted by 1 / P) past this many kept a second on
+				      * one CPU; 0 = no cap */
 };
 
 /* Attaches the scheduler hooks with these settings, or applies new ones when attached: the

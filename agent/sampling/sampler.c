@@ -1014,6 +1014,9 @@ void sampler__offcpu_configure(struct sampler *s, const struct sampler_offcpu_se
 	s->skel->bss->offcpu_mode = set->allow_list ? OFFCPU_MODE_ALLOW : OFFCPU_MODE_ALL;
 	s->skel->bss->offcpu_self_tgid = getpid();
 	s->skel->bss->offcpu_min_ns = set->min_block_ns;
+	s->skel->bss->offcpu_max_kept_value = set->max_kept_per_cpu_s > OFFCPU_MAX_KEPT_PER_CPU_S
+						  ? OFFCPU_MAX_KEPT_PER_CPU_S
+						  : set->max_kept_per_cpu_s;
 	/* weight first: a block kept at the new rate must not get the old weight */
 	s->skel->data->offcpu_weight_value = offcpu_weight(below);
 	__sync_synchronize();

@@ -123,6 +123,7 @@ struct sampler_offcpu_settings {
 	bool allow_list;       /* only tgids allowed with sampler__offcpu_set_tgid(); else all */
 	uint64_t min_block_ns; /* shorter blocks are dropped (counted) */
 	uint32_t sample_every; /* keep 1 in N blocks, weighted by N; 0 or 1 = all */
+	uint32_t max_kept_per_cpu_s; /* fewer past this many kept a second on a CPU; 0 = no cap */
 };
 
 /* The programs are loaded (sampler__offcpu_error() says why not when asked for). */

@@ -2,8 +2,8 @@
 # `roottrace-agent record --offcpu` against real BPF: known waits (70% nanosleep under one
 # function, 30% pipe read under another) get their shares within 2 points and their total
 # within 5% of the threads' wall minus CPU time from /proc; a contended pthread mutex is
-# charged to the lock's caller above futex_wait; 1-in-N event sampling keeps the total within
-# 5% of the unsampled one; the minimum block time drops shorter blocks; a kernel that refuses
+# charged to the lock's caller above futex_wait; 1-in-N event sampling, and the per-CPU cap on
+# kept blocks a second, keep the total within 5% of the unsampled one; the minimum block time drops shorter blocks; a kernel that refuses
 # the scheduler hook is named in the error, and CPU recording goes on without --offcpu.
 import os
 import re
@@ -178,6 +178,27 @@ class Weighting(unittest.TestCase):
         self.assertIsNotNone(kept, sampled.stderr)
         share = int(kept.group(1)) / int(kept.group(2))
         self.assertAlmostEqual(share, 1 / 3, delta=0.03)
+
+    def test_capped_total_within_5_percent_of_unsampled(self):
+        """Every block, but at most 120 kept a second per CPU (the helper's ~800 blocks a
+        second on two CPUs keep ~1 in 3): the kept share follows the cap, not the 1-in-N rule,
+        and each kept block weighted by 1 / its chance keeps the total within 5%."""
+        require_root()
+        full = Run("split", THREADS, SECONDS)
+        capped = Run("split", THREADS, SECONDS, ["--offcpu-max-rate", "120"])
+        self.assertEqual(full.rc, 0, full.stderr)
+        self.assertEqual(capped.rc, 0, capped.stderr)
+
+        def ratio(run):
+            m = run.measured
+            return run.offcpu_total() / (m["wall_ns"] - m["cpu_ns"] - m["delay_ns"])
+
+        self.assertAlmostEqual(ratio(capped), ratio(full), delta=0.05)
+        kept = re.search(r"from (\d+) blocks kept of (\d+)", capped.stderr)
+        self.assertIsNotNone(kept, capped.stderr)
+        cpus = os.cpu_count()
+        self.assertLess(int(kept.group(1)), 1.5 * 120 * cpus * SECONDS, capped.stderr)
+        self.assertLess(int(kept.group(1)) / int(kept.group(2)), 0.6, capped.stderr)
 
 
 class MinimumBlock(unittest.TestCase):

@@ -2,8 +2,9 @@
 /* Unit tests for off-CPU event sampling (include/offcpu.h, the rule BPF applies): a kept block
  * weighs exactly 1 / P(kept), so the weighted total is unbiased for every N; a random stream
  * of blocks in a periodic pattern (a ping-pong pair: short, long, short, long) estimates its
- * total within 2%, where keeping every Nth block would be off by 80%; the encoder keeps cpu and
- * offcpu samples apart. */
+ * total within 2%, where keeping every Nth block would be off by 80%; the per-CPU cap on kept
+ * blocks a second holds the kept rate near the cap and stays unbiased when the rate and the
+ * blocks' lengths change together; the encoder keeps cpu and offcpu samples apart. */
 #include <linux/types.h>
 #include <stdint.h>
 
@@ -66,6 +67,60 @@ TEST(random_sampling_of_a_periodic_pattern_is_unbiased)
 	}
 	CHECK(estimate > truth * 0.98 && estimate < truth * 1.02);
 	CHECK(every_nth < truth * 0.5); /* aliases with the pattern: only short blocks kept */
+}
+
+/* Seconds of 20,000 short blocks alternate with seconds of 100 long ones (one CPU, 1 in 4 and
+ * the daemon's cap of 50 a second): the cap keeps ~50 a second in the bursts (after their
+ * first window of blocks, measured at the quiet rate), the 1-in-4 rule
+ * alone in the quiet seconds, and the weighted total of both stays within 2% of the truth
+ * although the long blocks are kept with a 50 times higher chance (a rule weighting by the
+ * average rate, or by the rate measured after the fact, would not be). 1 in 4 rather than the
+ * daemon's 64 keeps enough long blocks for a 2% check to be 4 standard errors wide. */
+TEST(capped_sampling_is_unbiased_when_the_rate_changes)
+{
+	const uint32_t below = offcpu_keep_below(4), base_w = offcpu_weight(below);
+	uint64_t seed = 0x2545f4914f6cdd1dULL, now = 0, truth = 0, estimate = 0;
+	uint64_t burst_kept = 0, burst_s = 0;
+	struct offcpu_rate r = {0};
+
+	for (int spell = 0; spell < 1000; spell++) {
+		bool burst = spell % 2 == 0;
+		uint64_t gap = burst ? 50000 : 10000000; /* ns between blocks */
+		uint64_t ns = burst ? 20000 : 5000000;	 /* a block's length */
+		uint64_t end = now + 1000000000ULL;
+
+		for (; now < end; now += gap) {
+			uint32_t w, b;
+			double p;
+
+			if (offcpu_rate_due(&r))
+				offcpu_rate_close(&r, now, OFFCPU_DEFAULT_MAX_KEPT_PER_CPU_S);
+			b = offcpu_rate_below(&r, below, base_w, &w);
+			/* P(kept) * weight = 1 (to the fixed point's rounding, < 1e-5): the
+			 * estimate's expectation is the truth */
+			p = (b ? b : 4294967296.0) / 4294967296.0 * w / OFFCPU_WEIGHT_ONE;
+			CHECK(p > 1 - 1e-5 && p < 1 + 1e-5);
+			truth += ns;
+			if (offcpu_kept((uint32_t)(xorshift(&seed) >> 32), b)) {
+				estimate += weighted(ns, w);
+				burst_kept += burst;
+			}
+		}
+		burst_s += burst;
+	}
+	CHECK(estimate > truth * 0.98 && estimate < truth * 1.02);
+	/* the cap, plus the first window of each burst kept at the quiet seconds' 1 in 4 */
+	CHECK(burst_kept / burst_s > 45 &&
+	      burst_kept / burst_s < 55 + OFFCPU_RATE_WINDOW_BLOCKS / 4);
+}
+
+TEST(cap_keeps_the_rule_below_it_and_bounds_the_weight)
+{
+	CHECK_EQ_INT(offcpu_cap_below(40, 50), 0);	   /* under the cap: no cap */
+	CHECK_EQ_INT(offcpu_cap_below(100000, 0), 0);	   /* 0: no cap at all */
+	CHECK_EQ_INT(offcpu_cap_below(100, 50), 1u << 31); /* half of them */
+	CHECK_EQ_INT(offcpu_cap_below(1ULL << 40, 1), OFFCPU_MIN_KEEP_BELOW);
+	CHECK(offcpu_weight(OFFCPU_MIN_KEEP_BELOW) <= 1u << 31); /* no overflow in BPF */
 }
 
 TEST(keep_all_when_n_is_one)
@@ -144,5 +199,7 @@ TEST(encoder_keeps_cpu_and_offcpu_apart)
 
 TEST_MAIN("offcpu", T(expected_weight_of_a_block_is_one_for_every_n),
 	  T(weighting_keeps_hours_without_overflow),
-	  T(random_sampling_of_a_periodic_pattern_is_unbiased), T(keep_all_when_n_is_one),
+	  T(random_sampling_of_a_periodic_pattern_is_unbiased),
+	  T(capped_sampling_is_unbiased_when_the_rate_changes),
+	  T(cap_keeps_the_rule_below_it_and_bounds_the_weight), T(keep_all_when_n_is_one),
 	  T(encoder_keeps_cpu_and_offcpu_apart))
