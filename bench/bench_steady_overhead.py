@@ -5,7 +5,8 @@
 # (schedstat) and its BPF programs' run time, between second WARMUP and WARMUP + WINDOW, so
 # the start-up (BPF load, the tables of every process on the machine) is reported apart.
 # --workload runtimes spins a stripped Go binary, python3.11, ruby, php and node instead
-# (named from .gopclntab and the interpreters' own frames), --unwind auto only.
+# (named from .gopclntab and the interpreters' own frames), --unwind auto only; --workload go
+# spins two copies of the stripped Go binary alone (issue 26's budget: Go processes running).
 # bench/bench-steady-overhead.sh --build DIR [--rounds N] [--window S] [--workload W]. Root.
 import argparse
 import json
@@ -77,6 +78,9 @@ def start_workload(build, kind, seconds):
     if kind == "spin":
         return [subprocess.Popen([os.path.join(build, "bench", "agent", "spin"), str(seconds)],
                                  stdout=subprocess.DEVNULL)]
+    if kind == "go":  # one per CPU of the test machine
+        return [subprocess.Popen([stripped_go(build), str(seconds)], stdout=subprocess.DEVNULL)
+                for _ in range(os.cpu_count() or 2)]
     cmds = [[stripped_go(build), str(seconds)], ["python3.11", "-c", SPIN_PY],
             ["ruby", "-e", SPIN_RB], ["php", "-r", SPIN_PHP], ["node", "-e", SPIN_JS]]
     procs = []
@@ -120,7 +124,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--window", type=int, default=60)
-    ap.add_argument("--workload", choices=("spin", "runtimes"), default="spin")
+    ap.add_argument("--workload", choices=("spin", "runtimes", "go"), default="spin")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     modes = ("auto", "fp") if a.workload == "spin" else ("auto",)

@@ -124,6 +124,24 @@ struct {
 	__uint(max_entries, UNWIND_MAX_PROCESSES);
 } unwind_procs SEC(".maps");
 
+/* Table pc -> its row, per CPU, direct-mapped: the frames of a hot path recur from sample to
+ * sample, and a binary search of a big table touches ~20 cold cache lines a frame. Keyed by
+ * (table id, table pc): an id names one binary's rows for as long as it is used (a reused slot
+ * gets a new id), so a cached row is never another table's. */
+#define UNWIND_ROW_CACHE_BITS 12
+struct unwind_row_cached {
+	__u64 tag; /* table id << 32 | table pc; 0: empty (id 0 has no table) */
+	struct unwind_row row;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_row_cached);
+	__uint(max_entries, 1 << UNWIND_ROW_CACHE_BITS);
+} unwind_row_cache SEC(".maps");
+
 struct unwind_counters {
 	__u64 c[UNWIND_STAT__COUNT];
 };
@@ -215,8 +233,12 @@ struct v8_walk {
 	__u64 last_fp;		    /* fp of the last JS frame recorded: a callee without a frame
 				     * of its own (a frameless builtin) is not its caller again */
 	__u64 jit_start, jit_end;   /* the last mapping found to hold JIT code: no search */
-	__u32 active;		    /* the process runs V8 */
-	__u32 pad;
+	__u64 native_start, native_end; /* the last mapping found to have a table: no search */
+	__u64 fn_map, sfi_map;		/* the last maps read (a JSFunction's, an SFI's) and */
+	__u16 fn_type, sfi_type;	/* their instance types: one read a walk, not a frame */
+	__u32 active;			/* the process runs V8 */
+	__u64 noted_word, noted_cookie; /* the last function announced (recursion: once) */
+	__u32 js_frames, native_frames; /* counted once, after the walk */
 	struct v8_proc proc;
 };
 
@@ -293,6 +315,7 @@ struct walk_state {
 	__u32 steps; /* STEP_* used so far */
 	__u32 end;   /* enum unwind_stat that ended the walk, 0 while it goes on */
 	__u32 exact; /* pc is not a return address (leaf, or interrupted by a signal) */
+	struct unwind_mapping last_map; /* the last frame's mapping (start = end = 0: none yet) */
 	struct profile_stack stack;
 	struct python_walk py;
 	struct v8_walk v8;
@@ -517,6 +540,27 @@ __noinline long find_row(__u32 first, __u32 n, __u32 pc)
 static __always_inline int read_user_u64(__u64 *ret, __u64 addr)
 {
 	return bpf_probe_read_user(ret, sizeof(*ret), (const void *)addr);
+}
+
+/* The row covering table pc pc of table: from the per-CPU cache, else searched (and cached). */
+static __always_inline const struct unwind_row *lookup_row(const struct unwind_table_info *table,
+							   __u32 pc)
+{
+	__u64 tag = (__u64)table->id << 32 | pc;
+	__u32 slot = (__u32)((tag * 0x9e3779b97f4a7c15ULL) >> (64 - UNWIND_ROW_CACHE_BITS));
+	struct unwind_row_cached *cached = bpf_map_lookup_elem(&unwind_row_cache, &slot);
+	const struct unwind_row *row;
+	long found;
+
+	if (cached && cached->tag == tag)
+		return &cached->row;
+	found = find_row(table->first_row, table->n_rows, pc);
+	row = found >= 0 ? get_row(found) : NULL;
+	if (row && cached) {
+		cached->row = *row;
+		cached->tag = tag;
+	}
+	return row;
 }
 
 /* --- CPython frames: the eval loop's native frame is replaced by the frames it runs ------ */
@@ -984,20 +1028,20 @@ static __always_inline long php_frame(struct walk_state *st)
 /* One frame-pointer step: for code without a table (JIT, Go, no .eh_frame). */
 static __always_inline __u32 fp_step(struct walk_state *st)
 {
-	__u64 ra, bp;
+	__u64 frame[2]; /* the saved rbp, the return address: one read */
 
 	st->steps |= STEP_FP; /* attempted: a walk that fails here counts as a frame-pointer one */
 	if (!st->bp)
 		return UNWIND_STAT_END_FP_CHAIN;
 	if (st->bp < st->sp || (st->bp & 7))
 		return UNWIND_STAT_END_BAD_CFA;
-	if (read_user_u64(&ra, st->bp + 8) || read_user_u64(&bp, st->bp))
+	if (bpf_probe_read_user(frame, sizeof(frame), (const void *)st->bp))
 		return UNWIND_STAT_END_READ;
 	st->sp = st->bp + 16;
-	st->bp = bp;
-	st->pc = ra;
+	st->bp = frame[0];
+	st->pc = frame[1];
 	st->exact = 0;
-	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
+	return frame[1] ? 0 : UNWIND_STAT_END_FP_CHAIN;
 }
 
 /* --- V8: a JS frame's native pc is replaced by its function (SharedFunctionInfo + cookie) -- */
@@ -1009,6 +1053,17 @@ static __always_inline void v8_count(__u32 stat)
 
 	if (c && stat < V8_STAT__COUNT)
 		c->c[stat]++;
+}
+
+static __always_inline void v8_count_frames(__u32 js, __u32 native)
+{
+	__u32 zero = 0;
+	struct v8_counters *c = bpf_map_lookup_elem(&v8_stats, &zero);
+
+	if (c) {
+		c->c[V8_STAT_FRAMES] += js;
+		c->c[V8_STAT_NATIVE] += native;
+	}
 }
 
 /* Before a walk: the process's V8 layout, and where its builtins run (read each time: V8 sets
@@ -1023,6 +1078,10 @@ static __always_inline void v8_walk_start(struct walk_state *st)
 	st->v8.last_fp = 0;
 	st->v8.blob_start = st->v8.blob_end = 0;
 	st->v8.jit_start = st->v8.jit_end = 0;
+	st->v8.native_start = st->v8.native_end = 0;
+	st->v8.fn_map = st->v8.sfi_map = 0;
+	st->v8.noted_word = 0;
+	st->v8.js_frames = st->v8.native_frames = 0;
 	if (!proc)
 		return;
 	v8_count(V8_STAT_SAMPLES);
@@ -1048,6 +1107,8 @@ static __always_inline bool v8_code(struct walk_state *st, __u64 pc)
 	if ((pc >= st->v8.blob_start && pc < st->v8.blob_end) ||
 	    (pc >= st->v8.jit_start && pc < st->v8.jit_end))
 		return true;
+	if (pc >= st->v8.native_start && pc < st->v8.native_end)
+		return false;
 	proc = bpf_map_lookup_elem(&unwind_procs, &st->pid);
 	if (!proc)
 		return true; /* its tables are not loaded yet: frame pointers, JS frames checked */
@@ -1055,18 +1116,23 @@ static __always_inline bool v8_code(struct walk_state *st, __u64 pc)
 	if (found < 0 || found >= UNWIND_MAX_MAPPINGS)
 		return true;
 	m = &proc->mappings[found & (UNWIND_MAX_MAPPINGS - 1)];
-	if (m->table_id != UNWIND_NO_TABLE)
+	if (m->table_id != UNWIND_NO_TABLE) {
+		st->v8.native_start = m->start;
+		st->v8.native_end = m->end;
 		return false;
+	}
 	st->v8.jit_start = m->start;
 	st->v8.jit_end = m->end;
 	return true;
 }
 
 /* The first V8_OBJECT_WORDS words of the heap object at tagged address word (one read: the
- * fields used are in them, user space checks), and its map's instance type. false when word is
- * no heap object or its memory cannot be read. */
+ * fields used are in them, user space checks), and its map's instance type: read from the map,
+ * unless the map is *map_seen, whose type *type_seen is (the walk's last map of that role; a
+ * map's type does not change while it lives). false when word is no heap object or its memory
+ * cannot be read. */
 static __always_inline bool v8_object(const struct v8_proc *p, __u64 word, __u64 *ret_words,
-				      __u16 *ret_type)
+				      __u16 *ret_type, __u64 *map_seen, __u16 *type_seen)
 {
 	__u64 map;
 
@@ -1074,26 +1140,37 @@ static __always_inline bool v8_object(const struct v8_proc *p, __u64 word, __u64
 						   (const void *)(word - 1)))
 		return false;
 	map = ret_words[(p->object_map / 8) & (V8_OBJECT_WORDS - 1)];
-	return (map & 3) == 1 &&
-	       !bpf_probe_read_user(ret_type, sizeof(*ret_type),
-				    (const void *)(map - 1 + p->map_instance_type));
+	if ((map & 3) != 1)
+		return false;
+	if (map == *map_seen) {
+		*ret_type = *type_seen;
+		return true;
+	}
+	if (bpf_probe_read_user(ret_type, sizeof(*ret_type),
+				(const void *)(map - 1 + p->map_instance_type)))
+		return false;
+	*map_seen = map;
+	*type_seen = *ret_type;
+	return true;
 }
 
 /* The frame at fp is a JS frame: its context slot holds no frame-type Smi, its function slot a
- * JSFunction whose shared is a SharedFunctionInfo. Fills the frame's two words. Five reads. */
-static __always_inline bool v8_js_frame(const struct v8_proc *p, __u64 fp, __u64 *ret_sfi,
+ * JSFunction whose shared is a SharedFunctionInfo. Fills the frame's two words. Three reads,
+ * five when the function's or the SFI's map is not the walk's last. */
+static __always_inline bool v8_js_frame(struct v8_walk *w, __u64 fp, __u64 *ret_sfi,
 					__u64 *ret_cookie)
 {
+	const struct v8_proc *p = &w->proc;
 	__u64 slots[2], fn[V8_OBJECT_WORDS], sfi[V8_OBJECT_WORDS];
 	__u16 type;
 
 	/* the function slot, then the context slot right above it (user space checks) */
 	if (bpf_probe_read_user(slots, sizeof(slots), (const void *)(fp + p->fp_function)) ||
-	    !(slots[1] & 1) || !v8_object(p, slots[0], fn, &type) ||
+	    !(slots[1] & 1) || !v8_object(p, slots[0], fn, &type, &w->fn_map, &w->fn_type) ||
 	    type < p->type_function_first || type > p->type_function_last)
 		return false;
 	*ret_sfi = fn[(p->function_shared / 8) & (V8_OBJECT_WORDS - 1)];
-	if (!v8_object(p, *ret_sfi, sfi, &type) || type != p->type_sfi)
+	if (!v8_object(p, *ret_sfi, sfi, &type, &w->sfi_map, &w->sfi_type) || type != p->type_sfi)
 		return false;
 	*ret_cookie = sfi[(p->sfi_cookie / 8) & (V8_OBJECT_WORDS - 1)];
 	return true;
@@ -1138,7 +1215,7 @@ static __always_inline long v8_frame(struct walk_state *st)
 		st->end = UNWIND_STAT_TRUNCATED;
 		return 1;
 	}
-	if (st->bp != st->v8.last_fp && v8_js_frame(&st->v8.proc, st->bp, &sfi, &cookie)) {
+	if (st->bp != st->v8.last_fp && v8_js_frame(&st->v8, st->bp, &sfi, &cookie)) {
 		if (n >= PROFILE_STACK_DEPTH - 1) {
 			st->stack.flags |= PROFILE_STACK_TRUNCATED;
 			st->end = UNWIND_STAT_TRUNCATED;
@@ -1148,13 +1225,17 @@ static __always_inline long v8_frame(struct walk_state *st)
 		st->stack.ips[n] = V8_FRAME_TAG | (sfi & V8_FRAME_ADDR_MASK);
 		st->stack.ips[n + 1] = cookie;
 		st->stack.n = n + 2;
-		v8_note_function(st->pid, st->stack.ips[n], cookie);
+		if (st->stack.ips[n] != st->v8.noted_word || cookie != st->v8.noted_cookie) {
+			v8_note_function(st->pid, st->stack.ips[n], cookie);
+			st->v8.noted_word = st->stack.ips[n];
+			st->v8.noted_cookie = cookie;
+		}
 		st->v8.last_fp = st->bp;
-		v8_count(V8_STAT_FRAMES);
+		st->v8.js_frames++;
 	} else {
 		st->stack.ips[n] = st->exact && n ? st->pc + 1 : st->pc;
 		st->stack.n = n + 1;
-		v8_count(V8_STAT_NATIVE);
+		st->v8.native_frames++;
 	}
 	st->end = fp_step(st);
 	return st->end ? 1 : 0;
@@ -1212,10 +1293,18 @@ static __always_inline __u32 table_step(struct walk_state *st, const struct unwi
 	}
 	if (cfa <= st->sp || (cfa & 7))
 		return UNWIND_STAT_END_BAD_CFA;
-	if (read_user_u64(&ra, cfa - 8))
+	if (row->rbp_type == UNWIND_RBP_AT_CFA && row->rbp_off == -16) {
+		/* the usual push rbp frame: rbp and the return address in one read */
+		__u64 frame[2];
+
+		if (bpf_probe_read_user(frame, sizeof(frame), (const void *)(cfa - 16)))
+			return UNWIND_STAT_END_READ;
+		bp = frame[0];
+		ra = frame[1];
+	} else if (read_user_u64(&ra, cfa - 8) ||
+		   (row->rbp_type == UNWIND_RBP_AT_CFA && read_user_u64(&bp, cfa + row->rbp_off))) {
 		return UNWIND_STAT_END_READ;
-	if (row->rbp_type == UNWIND_RBP_AT_CFA && read_user_u64(&bp, cfa + row->rbp_off))
-		return UNWIND_STAT_END_READ;
+	}
 	if (row->rbp_type == UNWIND_RBP_UNDEFINED)
 		bp = 0;
 	st->sp = cfa;
@@ -1283,27 +1372,31 @@ static long unwind_frame(__u32 index, void *ctx)
 		st->stack.n = n + 1;
 	}
 
-	proc = bpf_map_lookup_elem(&unwind_procs, &st->pid);
-	if (!proc) {
-		st->end = fp_step(st); /* the exec hook dropped it meanwhile */
-		return st->end ? 1 : 0;
+	/* the caller's mapping is often the callee's: no lookup, no search */
+	if (lookup_pc < st->last_map.start || lookup_pc >= st->last_map.end) {
+		proc = bpf_map_lookup_elem(&unwind_procs, &st->pid);
+		if (!proc) {
+			st->end = fp_step(st); /* the exec hook dropped it meanwhile */
+			return st->end ? 1 : 0;
+		}
+		found = find_mapping(proc, lookup_pc);
+		if (found < 0 || found >= UNWIND_MAX_MAPPINGS) {
+			st->end = UNWIND_STAT_END_NO_MAPPING;
+			return 1;
+		}
+		m = &proc->mappings[found & (UNWIND_MAX_MAPPINGS -
+					     1)]; /* the mask keeps the verifier sure */
+		st->last_map = *m;
 	}
-	found = find_mapping(proc, lookup_pc);
-	if (found < 0 || found >= UNWIND_MAX_MAPPINGS) {
-		st->end = UNWIND_STAT_END_NO_MAPPING;
-		return 1;
-	}
-	m = &proc->mappings[found &
-			    (UNWIND_MAX_MAPPINGS - 1)]; /* the mask keeps the verifier sure */
-	slot = m->table_id % UNWIND_MAX_TABLES;
-	table =
-	    m->table_id != UNWIND_NO_TABLE ? bpf_map_lookup_elem(&unwind_tables_info, &slot) : NULL;
-	if (!table || table->id != m->table_id || !table->n_rows) {
+	slot = st->last_map.table_id % UNWIND_MAX_TABLES;
+	table = st->last_map.table_id != UNWIND_NO_TABLE
+		    ? bpf_map_lookup_elem(&unwind_tables_info, &slot)
+		    : NULL;
+	if (!table || table->id != st->last_map.table_id || !table->n_rows) {
 		st->end = fp_step(st); /* no table, or evicted: mixed mode */
 		return st->end ? 1 : 0;
 	}
-	found = find_row(table->first_row, table->n_rows, (__u32)(lookup_pc - m->bias));
-	row = found >= 0 ? get_row(found) : NULL;
+	row = lookup_row(table, (__u32)(lookup_pc - st->last_map.bias));
 	if (!row) {
 		st->end = UNWIND_STAT_END_NO_ROW;
 		return 1;
@@ -1373,6 +1466,7 @@ static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, v
 	st->exact = 1;
 	st->stack.n = 0;
 	st->stack.flags = 0;
+	st->last_map.start = st->last_map.end = 0;
 	python_walk_start(st, (__u32)bpf_get_current_pid_tgid());
 	v8_walk_start(st);
 	ruby_walk_start(st);
@@ -1383,6 +1477,8 @@ static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, v
 		python_count_n(PYTHON_STAT_FRAMES, st->py.frames);
 	if (st->rb.frames)
 		ruby_count_n(RUBY_STAT_FRAMES, st->rb.frames);
+	if (st->v8.js_frames || st->v8.native_frames)
+		v8_count_frames(st->v8.js_frames, st->v8.native_frames);
 
 	/* no step at all: the leaf's pc was in no mapping */
 	kind = st->steps == STEP_FP		     ? UNWIND_STAT_FP
