@@ -363,6 +363,8 @@ struct reduced {
 	struct stack_agg *objects; /* NULL when the profile has no alloc_objects/count */
 	struct link_batch *links;  /* the samples that name a span */
 	struct line_agg *lines;	   /* the leaf functions' values by source position */
+	int inuse_objects_index;   /* heap: the in-use object counts' column, -1 when none */
+	int64_t inuse_objects;	   /* their sum, reported beside the bytes */
 	size_t inflated_len;	   /* the decompressed copy of the body, 0 when none */
 	struct decode_share share; /* its part of --max-decode-memory */
 	size_t counted;		   /* what upload_limits__check_memory() last counted */
@@ -504,13 +506,18 @@ static int reduce_sample(const struct pprof_decoded_sample *s, int count_idx, in
 					       count_idx >= 0 ? s->values[count_idx] : 1);
 	if (!err && r->objects)
 		err = add_value(s, &r->objects_choice, r->objects, &objects);
+	if (!err && r->inuse_objects_index >= 0 &&
+	    __builtin_add_overflow(r->inuse_objects, s->values[r->inuse_objects_index],
+				   &r->inuse_objects))
+		err = -EOVERFLOW;
 	return err;
 }
 
 static bool has_negative_value(const struct pprof_decoded_sample *s, const struct reduced *r)
 {
 	return s->values[r->choice.index] < 0 ||
-	       (r->objects && s->values[r->objects_choice.index] < 0);
+	       (r->objects && s->values[r->objects_choice.index] < 0) ||
+	       (r->inuse_objects_index >= 0 && s->values[r->inuse_objects_index] < 0);
 }
 
 /* Merges each sample as it is read: the upload's memory is its aggregates, not its samples.
@@ -581,6 +588,8 @@ static json_t *ack_json(const struct upload *u, const struct profile_batch *b, s
 	if (ack && r->objects)
 		json_object_set_new(ack, "alloc_objects",
 				    json_integer(stack_agg__total(r->objects)));
+	if (ack && r->inuse_objects_index >= 0)
+		json_object_set_new(ack, "inuse_objects", json_integer(r->inuse_objects));
 	if (ack)
 		json_object_set_new(ack, "line_positions", json_integer((json_int_t)b->n_lines));
 	if (ack)
@@ -753,6 +762,13 @@ static int reduce_profile(const struct request *req, struct response *resp, cons
 
 	r->agg = stack_agg__new();
 	r->lines = line_agg__new();
+	/* heap: in-use object counts beside the bytes (Go's inuse_objects, gperftools' objects) */
+	r->inuse_objects_index = -1;
+	if (strcmp(u->fit->profile_type, "heap") == 0) {
+		r->inuse_objects_index = pprof_decoded__find_type(p, "inuse_objects", "count");
+		if (r->inuse_objects_index < 0)
+			r->inuse_objects_index = pprof_decoded__find_type(p, "objects", "count");
+	}
 	r->links = link_batch__new(u->service, u->fit->profile_type, u->node);
 	if (strcmp(u->fit->profile_type, "alloc") == 0 &&
 	    sample_type_choose("alloc_objects", p->sample_types, p->n_sample_types,

@@ -142,7 +142,7 @@ static int add_entry(struct line_agg *a, struct line_entry *e)
 	if (!hashtab__find(&a->by_key, h, same_entry, &key, &index)) {
 		if (a->n >= MAX_ENTRIES && e->kind != LINE_KIND_DROPPED) {
 			a->dropped_early++;
-			*e = (struct line_entry){e->function, 0, LINE_DROP_SERIES, e->value,
+			*e = (struct line_entry){e->function,	    0, LINE_DROP_SERIES, e->value,
 						 LINE_KIND_DROPPED, 0};
 			return add_entry(a, e);
 		}
@@ -156,8 +156,8 @@ static int add_entry(struct line_agg *a, struct line_entry *e)
 int line_agg__add(struct line_agg *a, uint32_t function, enum line_kind kind, const char *source,
 		  uint64_t position, int64_t value)
 {
-	struct line_entry e = {.function = function, .kind = kind, .position = position,
-			       .value = value};
+	struct line_entry e = {
+	    .function = function, .kind = kind, .position = position, .value = value};
 	int err = source_id(a, source, &e.source);
 
 	return err ? err : add_entry(a, &e);
@@ -171,8 +171,8 @@ int line_agg__finish(struct line_agg *a, const struct line_value **ret, size_t *
 
 	/* the entries are sorted in place: the key table no longer finds them */
 	hashtab__clear(&a->by_key);
-	err = line_entries__normalise(a->entries, a->n, LINE_MAX_PER_FUNCTION,
-				      LINE_MAX_PER_SERIES, &n, dropped);
+	err = line_entries__normalise(a->entries, a->n, LINE_MAX_PER_FUNCTION, LINE_MAX_PER_SERIES,
+				      &n, dropped);
 	if (err)
 		return err;
 	dropped[LINE_DROP_SERIES] += a->dropped_early;

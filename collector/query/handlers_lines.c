@@ -111,12 +111,13 @@ static int resolve_row(const struct request *req, struct function_lines *f, size
 		f->resolved_files[i] = strdup(out.file);
 		if (!f->resolved_files[i])
 			return -ENOMEM;
-		f->lines[f->n_lines++] = (struct line_stat){f->resolved_files[i], out.line, r->value};
+		f->lines[f->n_lines++] =
+		    (struct line_stat){f->resolved_files[i], out.line, r->value};
 		return 0;
 	}
 	if (!out.reason[0])
-		snprintf(out.reason, sizeof(out.reason), "no line for offset 0x%" PRIx64 " of build-id %s",
-			 r->position, r->source);
+		snprintf(out.reason, sizeof(out.reason),
+			 "no line for offset 0x%" PRIx64 " of build-id %s", r->position, r->source);
 	f->unresolved[f->n_unresolved++] =
 	    (struct unresolved_stat){r->source, r->position, r->value, ""};
 	snprintf(f->unresolved[f->n_unresolved - 1].reason, sizeof(f->unresolved[0].reason), "%s",
@@ -277,11 +278,10 @@ static json_t *no_line_json(const struct function_lines *f)
 
 	for (size_t i = 0; reasons && i < f->n_reasons; i++) {
 		self += f->reasons[i].self;
-		json_array_append_new(reasons, json_pack("{s:s, s:I, s:f}", "reason",
-							 f->reasons[i].reason, "self",
-							 (json_int_t)f->reasons[i].self, "share",
-							 query_share(f->reasons[i].self,
-								     f->function_self)));
+		json_array_append_new(reasons,
+				      json_pack("{s:s, s:I, s:f}", "reason", f->reasons[i].reason,
+						"self", (json_int_t)f->reasons[i].self, "share",
+						query_share(f->reasons[i].self, f->function_self)));
 	}
 	return json_pack("{s:I, s:f, s:o*}", "self", (json_int_t)self, "share",
 			 query_share(self, f->function_self), "reasons", reasons);
@@ -376,10 +376,9 @@ static json_t *side_json(struct query_window w, const struct function_lines *f)
 			 query_share(f->function_self, f->total), "no_line", no_line_json(f));
 }
 
-static json_t *diff_json(const struct query_params *p, const char *function,
-			 struct query_window bw, struct query_window aw,
-			 const struct function_lines *before, const struct function_lines *after,
-			 int64_t limit)
+static json_t *diff_json(const struct query_params *p, const char *function, struct query_window bw,
+			 struct query_window aw, const struct function_lines *before,
+			 const struct function_lines *after, int64_t limit)
 {
 	struct function_lines merged = {0};
 	struct diff_line *d = NULL;
@@ -392,18 +391,17 @@ static json_t *diff_json(const struct query_params *p, const char *function,
 	lines = json_array();
 	if (d && lines) {
 		for (size_t i = 0; i < merged.n_lines; i++)
-			d[i] = (struct diff_line){&merged.lines[i],
-						  query_share(merged.lines[i].self,
-							      after->function_self) -
-						      query_share(merged.lines[i].before,
-								  before->function_self)};
+			d[i] = (struct diff_line){
+			    &merged.lines[i],
+			    query_share(merged.lines[i].self, after->function_self) -
+				query_share(merged.lines[i].before, before->function_self)};
 		qsort(d, merged.n_lines, sizeof(*d), cmp_delta);
 		for (size_t i = 0; i < merged.n_lines && i < (size_t)limit; i++)
 			json_array_append_new(
 			    lines, json_pack("{s:s, s:I, s:I, s:I, s:f, s:f, s:f}", "file",
 					     d[i].l->file, "line", (json_int_t)d[i].l->line,
-					     "before_self", (json_int_t)d[i].l->before, "after_self",
-					     (json_int_t)d[i].l->self, "before_share",
+					     "before_self", (json_int_t)d[i].l->before,
+					     "after_self", (json_int_t)d[i].l->self, "before_share",
 					     query_share(d[i].l->before, before->function_self),
 					     "after_share",
 					     query_share(d[i].l->self, after->function_self),
@@ -505,9 +503,10 @@ int handle_lines(const struct request *req, struct response *resp)
 		return answer_error(resp, err);
 	if (!f.function_self && !f.rows.n) {
 		function_lines__release(&f);
-		return response__error(resp, 404, "not_found",
-				       "function %s has no %s self time in service %s in this window",
-				       function, p.type->name, p.service);
+		return response__error(
+		    resp, 404, "not_found",
+		    "function %s has no %s self time in service %s in this window", function,
+		    p.type->name, p.service);
 	}
 	doc = single_json(req, &p, function, &f, limit);
 	function_lines__release(&f);

@@ -163,8 +163,8 @@ size_t line_blob__encode(const struct line_entry *e, size_t n, uint8_t *out)
 		uint64_t last_position = 0;
 
 		end = group_end(e, n, start);
-		len += protowire__put_varint(out + len,
-					     (uint64_t)(e[start].function - last_function));
+		len +=
+		    protowire__put_varint(out + len, (uint64_t)(e[start].function - last_function));
 		len += protowire__put_varint(out + len, e[start].kind);
 		len += protowire__put_varint(out + len, (uint64_t)e[start].source);
 		len += protowire__put_varint(out + len, end - start);
@@ -211,8 +211,9 @@ static int decode_group(const uint8_t **pos, const uint8_t *end, int64_t *functi
 		position += step;
 		if (wanted >= 0 && *function != wanted)
 			continue;
-		e = (struct line_entry){*function, (int64_t)source, position,
-					(int64_t)(value * scale), (uint32_t)kind, 0};
+		e = (struct line_entry){*function,	(int64_t)source,
+					position,	(int64_t)(value * scale),
+					(uint32_t)kind, 0};
 		if (push(arr, n, cap, &e))
 			return -ENOMEM;
 	}

@@ -283,6 +283,40 @@ class Bounds(LinesCase):
                       self.lines("manyfuncs", "app.f0")["no_line"]["reasons"][0]["reason"])
 
 
+class GperftoolsHeap(LinesCase):
+    """gperftools/tcmalloc heap profiles: in-use columns objects/count + space/bytes."""
+    TYPES = (("objects", "count"), ("space", "bytes"))
+
+    def test_space_bytes_is_stored_as_heap_with_object_counts_beside(self):
+        doc = self.upload([(["main", ("tc_alloc_hot", "/src/m.cc", 21)], [3, 4096]),
+                           (["main", "other"], [1, 512])], "tcm", "heap", sample_types=self.TYPES)
+        self.assertEqual(doc["sample_type"], "space/bytes")
+        self.assertEqual(doc["profile_type"], "heap")
+        self.assertEqual(doc["total"], 4608)
+        self.assertEqual(doc["inuse_objects"], 4)
+        self.assertEqual(self.top("tcm", "heap"), {"tc_alloc_hot": 4096, "other": 512, "main": 0})
+        lines = self.lines("tcm", "tc_alloc_hot", "heap")
+        self.assertEqual([(l["file"], l["line"], l["self"]) for l in lines["lines"]],
+                         [("/src/m.cc", 21, 4096)])
+
+    def test_it_is_taken_as_heap_through_pyroscope_ingest_too(self):
+        data = pprof_py.build([(["main", "tc_alloc_hot"], [2, 2048])], sample_types=self.TYPES)
+        status, _, body = self.c.request(
+            "POST", "/ingest", None, body=data, content_type="application/octet-stream",
+            params={"name": "tcm-pyro", "from": str(int(time.time())), "format": "pprof"},
+            headers={"Authorization": "Basic " + __import__("base64").b64encode(
+                ("x:" + self.tok).encode()).decode()})
+        self.assertEqual(status, 200, body)
+        self.assertEqual(self.top("tcm-pyro", "heap").get("tc_alloc_hot"), 2048)
+
+    def test_a_profile_with_only_object_counts_is_still_refused(self):
+        data = pprof_py.build([(["main"], [2])], sample_types=(("objects", "count"),))
+        status, body = self.c.upload(self.tok, data, "tcm-bad", "heap")
+        self.assertEqual(status, 422, body)
+        self.assertEqual(body["error"], "no_fitting_sample_type")
+        self.assertIn("space/bytes", body["detail"])
+
+
 class SourceText(LinesCase):
     @classmethod
     def setUpClass(cls):

@@ -181,8 +181,8 @@ static int read_entries(sqlite3_stmt **st, const struct window_query *q, int64_t
 		rc = 0;
 		while (!rc && sqlite3_step(d) == SQLITE_ROW)
 			rc = line_blob__decode(sqlite3_column_blob(d, 0),
-					       (size_t)sqlite3_column_bytes(d, 0), function, arr,
-					       n, cap);
+					       (size_t)sqlite3_column_bytes(d, 0), function, arr, n,
+					       cap);
 		sqlite3_reset(d);
 		if (rc)
 			return rc;
