@@ -283,6 +283,45 @@ class Bounds(LinesCase):
                       self.lines("manyfuncs", "app.f0")["no_line"]["reasons"][0]["reason"])
 
 
+class PyroscopeNodeSdk(LinesCase):
+    """A real Pyroscope Node.js SDK upload (wall and heap, through POST /ingest): V8 names each
+    function's own line, which must be the line the function is defined on in app.js."""
+    APP = os.path.join(SRC, "tests", "helpers", "pyroscope-nodejs", "app.js")
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        sdk = os.path.join(build_dir(), "node", "node_modules", "@pyroscope", "nodejs")
+        if not os.path.exists(sdk):
+            raise AssertionError("%s is missing: run `make node-sdk` (make check does)" % sdk)
+        env = dict(os.environ, NODE_PATH=os.path.dirname(os.path.dirname(sdk)))
+        r = subprocess.run(["node", cls.APP, "http://127.0.0.1:%d" % cls.c.port, cls.tok,
+                            "nodeapp", "5"], env=env, capture_output=True, text=True,
+                           timeout=90)
+        assert r.returncode == 0, r.stderr[-2000:]
+
+    def defined_on(self, function):
+        with open(self.APP) as f:
+            return next(i + 1 for i, l in enumerate(f) if l.startswith("function %s(" % function))
+
+    def check_hot(self, profile_type, function):
+        top = self.top("nodeapp", profile_type)
+        name = max(top, key=top.get)
+        self.assertIn(function, name, top)
+        doc = self.lines("nodeapp", name, profile_type)
+        self.assertEqual(doc["self"], top[name])
+        line = doc["lines"][0]
+        self.assertTrue(line["file"].endswith("tests/helpers/pyroscope-nodejs/app.js"), line)
+        self.assertEqual(line["line"], self.defined_on(function))
+        self.assertEqual(sum(l["self"] for l in doc["lines"]), doc["self"])
+
+    def test_wall_hot_function_line_is_its_line_in_app_js(self):
+        self.check_hot("wall", "rootTraceHotFunction")
+
+    def test_heap_hot_function_line_is_its_line_in_app_js(self):
+        self.check_hot("heap", "rootTraceKeepsMemory")
+
+
 class GperftoolsHeap(LinesCase):
     """gperftools/tcmalloc heap profiles: in-use columns objects/count + space/bytes."""
     TYPES = (("objects", "count"), ("space", "bytes"))
