@@ -356,6 +356,34 @@ class GperftoolsHeap(LinesCase):
         self.assertIn("space/bytes", body["detail"])
 
 
+class Retention(LinesCase):
+    """Line detail follows the rollups' retention."""
+    serve_args = ("--retention-days", "1", "--retention-interval", "1")
+
+    def test_old_line_detail_goes_with_its_rollups(self):
+        old = int(time.time()) - 3 * 86400
+        for t in (old, int(time.time())):
+            data = pprof_py.build([(["main", ("app.kept", "/s/k.go", 8)], NS)],
+                                  time_nanos=t * 10**9, period=NS)
+            status, body = self.c.upload(self.tok, data, "retained", "cpu")
+            self.assertEqual(status, 200, body)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            got, body = self.c.get_json("/api/apm/profiles/lines", self.viewer, params=dict(
+                service="retained", profile_type="cpu", function="app.kept",
+                start=old - 600, end=old + 600))
+            if got == 404:
+                break
+            time.sleep(0.2)
+        self.assertEqual(got, 404, body)
+        self.assertEqual(self.lines("retained", "app.kept")["lines"][0]["self"], NS)
+        if self.c.backend == "sqlite":
+            with self.c.db() as db:
+                buckets = [b for (b,) in db.execute("SELECT bucket FROM line_rollups")]
+            self.assertEqual(len(buckets), 1)
+            self.assertGreater(buckets[0], old + 86400)
+
+
 class SourceText(LinesCase):
     @classmethod
     def setUpClass(cls):
