@@ -57,6 +57,7 @@ struct otlp_sample {
 	int64_t leaf_line;	   /* 0 when none */
 	const char *leaf_build_id; /* "" when none */
 	uint64_t leaf_offset;	   /* 0 when none */
+	const char *leaf_module;   /* that mapping's filename, "" when none */
 };
 
 struct otlp_request;

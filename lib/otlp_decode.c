@@ -574,7 +574,7 @@ static void leaf_position(const struct otlp_request *r, const pb_location *l,
 	const Otlp__Mapping *m;
 	const char *build_id;
 
-	ret->leaf_file = ret->leaf_build_id = "";
+	ret->leaf_file = ret->leaf_build_id = ret->leaf_module = "";
 	if (l->n_lines && l->lines[0]->line > 0) {
 		const Otlp__Line *line = l->lines[0];
 
@@ -591,6 +591,7 @@ static void leaf_position(const struct otlp_request *r, const pb_location *l,
 	if (!build_id || l->address < m->memory_start)
 		return;
 	ret->leaf_build_id = build_id;
+	ret->leaf_module = str_at(r, m->filename_strindex);
 	ret->leaf_offset = l->address - m->memory_start + m->file_offset;
 }
 
@@ -601,7 +602,7 @@ void otlp_request__sample(struct otlp_request *r, size_t i, size_t j, struct otl
 	size_t n = 0;
 
 	memset(ret, 0, sizeof(*ret));
-	ret->leaf_file = ret->leaf_build_id = "";
+	ret->leaf_file = ret->leaf_build_id = ret->leaf_module = "";
 	if (s->stack_index) { /* validated: in range, at most OTLP_MAX_FRAMES frames */
 		const Otlp__Stack *st = d->stack_table[s->stack_index];
 

@@ -104,6 +104,7 @@ struct pprof_decoded_sample {
 	int64_t leaf_line;	   /* 0 when none */
 	const char *leaf_build_id; /* "" when none */
 	uint64_t leaf_address;	   /* 0 when none */
+	const char *leaf_module;   /* its mapping's filename, "" when none */
 };
 
 struct pprof_decoded {

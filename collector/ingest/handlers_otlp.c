@@ -223,8 +223,8 @@ static int add_line(struct otlp_item *it, const struct otlp_sample *s, int64_t v
 				     *s->leaf_file ? s->leaf_file : LINE_UNKNOWN_FILE,
 				     (uint64_t)s->leaf_line, v);
 	if (*s->leaf_build_id && s->leaf_offset)
-		return line_agg__add(it->lines, leaf, LINE_KIND_ADDRESS, s->leaf_build_id,
-				     s->leaf_offset, v);
+		return line_agg__add_address(it->lines, leaf, s->leaf_build_id, s->leaf_module,
+					     s->leaf_offset, v);
 	return 0;
 }
 

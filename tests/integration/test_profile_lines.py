@@ -162,6 +162,10 @@ class BuiltProfiles(LinesCase):
         self.assertEqual(sorted((u["offset"], u["self"]) for u in doc["unresolved"]),
                          [("0x1234", 3 * NS), ("0x1300", 1 * NS)])
         self.assertTrue(all(u["build_id"] == build_id for u in doc["unresolved"]))
+        # the module the offsets are in: the mapping's file name
+        self.assertEqual({u["module"] for u in doc["unresolved"]}, {"lib-" + build_id})
+        self.assertTrue(doc["no_line"]["reasons"][0]["reason"].startswith(
+            "lib-%s: no debug info for build-id" % build_id), doc["no_line"])
 
     def test_cpu_and_wall_lines_never_merge(self):
         f = "app.handler"
@@ -264,6 +268,7 @@ class Otlp(LinesCase):
         raw = next(n for n in top if n.startswith("abcdef12+0x"))
         doc = self.lines(service, raw)
         self.assertEqual(doc["unresolved"][0]["offset"], "0x2234")  # 0x401234 - start + 0x1000
+        self.assertEqual(doc["unresolved"][0]["module"], "app")
         self.assertIn("no debug info for build-id abcdef12", doc["no_line"]["reasons"][0]["reason"])
 
     def test_protobuf_line_table(self):
