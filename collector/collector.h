@@ -53,6 +53,10 @@ struct collector_options {
 	int link_retention_hours; /* span links older than this are deleted */
 	int threads;
 	bool sync_normal; /* synchronous=NORMAL instead of FULL */
+	/* The line resolver's debug files (lines/line_resolver.h): a directory laid out by
+	 * build-id, debuginfod servers (space-separated); NULL: none. */
+	const char *debug_dir;
+	const char *debuginfod_urls;
 };
 
 struct collector {

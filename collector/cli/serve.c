@@ -35,6 +35,7 @@ static void usage(FILE *f)
 	    "          [--ingest-queue N] [--ingest-queue-bytes BYTES]\n"
 	    "          [--max-samples N] [--max-stacks N] [--max-stack-frames N]\n"
 	    "          [--max-upload-memory BYTES] [--max-decode-memory BYTES]\n"
+	    "          [--debug-dir DIR] [--debuginfod-urls URLS]\n"
 	    "       %s serve --control-store postgresql://... --profile-store \\\n"
 	    "          clickhouse+http://HOST:PORT/DB --data DIR [--migrate] [OPTIONS]\n"
 	    "  --control-store   PostgreSQL control plane (tokens, settings, audit, upload ids);\n"
@@ -42,7 +43,8 @@ static void usage(FILE *f)
 	    "  --profile-store   ClickHouse profile store; password from\n"
 	    "                    ROOTTRACE_CLICKHOUSE_PASSWORD or the config file\n"
 	    "  --config          file of `key = value` lines: data, control_store, profile_store,\n"
-	    "                    control_store_password_file, clickhouse_password_file\n"
+	    "                    control_store_password_file, clickhouse_password_file,\n"
+	    "                    debug_dir, debuginfod_urls\n"
 	    "  --migrate         apply pending server schema migrations before serving\n"
 	    "  --listen          address to serve (default %s; port 0 picks a free one)\n"
 	    "  --max-body        request body cap, larger bodies get 413 (default %u)\n"
@@ -67,6 +69,10 @@ static void usage(FILE *f)
 	    "  --max-stack-frames  frames summed over those stacks; more get 413 (default %u)\n"
 	    "  --max-upload-memory  what decoding one upload may hold (its decompressed body,\n"
 	    "                    tables, stacks and their write); more gets 413 (default %u)\n"
+	    "  --debug-dir       debug files by build-id (DIR/.build-id/xx/yyyy.debug) for the\n"
+	    "                    lines view's on-demand file:line (config key debug_dir)\n"
+	    "  --debuginfod-urls debuginfod servers (space-separated) asked for the debug files\n"
+	    "                    not in --debug-dir (config key debuginfod_urls)\n"
 	    "  --max-decode-memory  what all uploads decoding at once may hold; an upload that\n"
 	    "                    would pass it gets 503 with Retry-After (default %u)\n"
 	    "examples:\n"
@@ -214,6 +220,8 @@ static int parse_args(int argc, char **argv, struct collector_options *o, struct
 	    {"max-stack-frames", required_argument, NULL, 'F'},
 	    {"max-upload-memory", required_argument, NULL, 'M'},
 	    {"max-decode-memory", required_argument, NULL, 'D'},
+	    {"debug-dir", required_argument, NULL, CLI_OPT_DEBUG_DIR},
+	    {"debuginfod-urls", required_argument, NULL, CLI_OPT_DEBUGINFOD_URLS},
 	    CLI_HELP_OPTION,
 	    {0},
 	};
@@ -233,6 +241,11 @@ static int parse_args(int argc, char **argv, struct collector_options *o, struct
 		}
 		if (opt == CLI_OPT_MIGRATE) {
 			a->migrate = true;
+			continue;
+		}
+		if (opt == CLI_OPT_DEBUG_DIR || opt == CLI_OPT_DEBUGINFOD_URLS) {
+			*(opt == CLI_OPT_DEBUG_DIR ? &a->loc.debug_dir : &a->loc.debuginfod_urls) =
+			    optarg;
 			continue;
 		}
 		if (store_location__parse_option(&a->loc, opt, optarg))

@@ -64,6 +64,8 @@ static int config_set(struct store_location *loc, const char *key, const char *v
 	    {"control_store_password_file",
 	     offsetof(struct store_location, control_store_password_file)},
 	    {"clickhouse_password_file", offsetof(struct store_location, clickhouse_password_file)},
+	    {"debug_dir", offsetof(struct store_location, debug_dir)},
+	    {"debuginfod_urls", offsetof(struct store_location, debuginfod_urls)},
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
@@ -208,4 +210,6 @@ void collector_options__set_stores(struct collector_options *o, const struct sto
 	o->control_store = loc->control_store;
 	o->profile_store = loc->profile_store;
 	o->clickhouse_password = loc->clickhouse_password;
+	o->debug_dir = loc->debug_dir;
+	o->debuginfod_urls = loc->debuginfod_urls;
 }
