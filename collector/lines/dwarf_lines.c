@@ -171,8 +171,7 @@ bool dwarf_lines__maps_offsets(const struct dwarf_lines *dl)
 	return false;
 }
 
-int dwarf_lines__offset_to_vaddr(const struct dwarf_lines *dl, uint64_t offset,
-				 uint64_t *ret_vaddr)
+int dwarf_lines__offset_to_vaddr(const struct dwarf_lines *dl, uint64_t offset, uint64_t *ret_vaddr)
 {
 	for (size_t i = 0; i < dl->n_loads; i++) {
 		const GElf_Phdr *ph = &dl->loads[i];

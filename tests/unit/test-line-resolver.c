@@ -84,8 +84,7 @@ static int read_source_lines(struct fixture *fx)
 	FILE *f;
 	int n = 0;
 
-	snprintf(path, sizeof(path), "%s/../../tests/fixtures/lines/lines_hot.c",
-		 fixture_path(""));
+	snprintf(path, sizeof(path), "%s/../../tests/fixtures/lines/lines_hot.c", fixture_path(""));
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
@@ -150,8 +149,7 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* Every offset of the function resolves into the function's lines, the loop body among them. */
-static void check_function_lines(struct line_resolver *r, const struct fixture *fx,
-				 int *ret_failed)
+static void check_function_lines(struct line_resolver *r, const struct fixture *fx, int *ret_failed)
 {
 	struct resolved_line out;
 	bool hot = false;
@@ -231,7 +229,8 @@ TEST(unknown_build_id_is_no_debug_info_never_guessed)
 	CHECK_EQ_INT(system(cmd), 0);
 	CHECK_EQ_INT(line_resolver__new(&(struct line_resolver_config){.debug_dir = dir}, &r), 0);
 	CHECK_EQ_INT(line_resolver__resolve(r, other, fx.fn_offset, &out), -ENOENT);
-	CHECK_EQ_STR(out.reason, "no debug info for build-id 00112233445566778899aabbccddeeff00112233");
+	CHECK_EQ_STR(out.reason,
+		     "no debug info for build-id 00112233445566778899aabbccddeeff00112233");
 	CHECK_EQ_INT(line_resolver__resolve(r, "0011", 0x1000, &out), -ENOENT);
 	CHECK_EQ_STR(out.reason, "no debug info for build-id 0011");
 	CHECK_EQ_INT(line_resolver__resolve(r, "ABCD", 0x1000, &out), -EINVAL);
@@ -269,9 +268,8 @@ TEST(results_are_cached_and_failures_expire)
 
 	CHECK_EQ_INT(load_fixture(&fx), 0);
 	make_dir(dir, &fx, "lines-hot.eu.debug", NULL);
-	CHECK_EQ_INT(line_resolver__new(&(struct line_resolver_config){.debug_dir = dir,
-								     .negative_ttl_s = 1},
-					&r),
+	CHECK_EQ_INT(line_resolver__new(
+			 &(struct line_resolver_config){.debug_dir = dir, .negative_ttl_s = 1}, &r),
 		     0);
 	CHECK_EQ_INT(line_resolver__resolve(r, fx.build_id, fx.fn_offset, &first), 0);
 	rm_tree(dir);
@@ -281,10 +279,10 @@ TEST(results_are_cached_and_failures_expire)
 	line_resolver__free(r);
 
 	make_dir(empty, &fx, NULL, NULL);
-	CHECK_EQ_INT(line_resolver__new(&(struct line_resolver_config){.debug_dir = empty,
-								     .negative_ttl_s = 1},
-					&r),
-		     0);
+	CHECK_EQ_INT(
+	    line_resolver__new(
+		&(struct line_resolver_config){.debug_dir = empty, .negative_ttl_s = 1}, &r),
+	    0);
 	CHECK_EQ_INT(line_resolver__resolve(r, fx.build_id, fx.fn_offset, &out), -ENOENT);
 	rm_tree(empty);
 	make_dir(dir, &fx, "lines-hot.eu.debug", NULL);
@@ -376,6 +374,6 @@ TEST_MAIN("line-resolver", T(eu_strip_debug_file_maps_offsets_itself),
 	  T(objcopy_debug_file_maps_offsets_through_the_executable),
 	  T(plain_elf_with_the_build_id_is_its_own_debug_file),
 	  T(objcopy_debug_file_alone_cannot_map_offsets_and_says_so),
-	  T(unknown_build_id_is_no_debug_info_never_guessed), T(offset_outside_the_code_has_no_line),
-	  T(results_are_cached_and_failures_expire), T(threads_share_one_resolver),
-	  T(lines_agree_with_eu_addr2line))
+	  T(unknown_build_id_is_no_debug_info_never_guessed),
+	  T(offset_outside_the_code_has_no_line), T(results_are_cached_and_failures_expire),
+	  T(threads_share_one_resolver), T(lines_agree_with_eu_addr2line))
