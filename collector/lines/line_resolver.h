@@ -18,7 +18,7 @@ struct line_resolver_config {
 
 #define LINE_RESOLVER_NEGATIVE_TTL_S 60
 #define LINE_RESOLVER_CACHED_LINES 16384 /* (build-id, offset) results kept */
-#define LINE_RESOLVER_OPEN_FILES 16	 /* debug files kept open, least recently used closed */
+#define LINE_RESOLVER_OPEN_FILES 8	 /* debug files kept open, least recently used closed */
 
 struct resolved_line {
 	char file[512];	  /* source file, "" when unresolved */
