@@ -24,7 +24,7 @@ $(LINES_FIXTURE_DIR)/lines-hot.stripped: $(LINES_FIXTURE_DIR)/lines-hot
 $(LINES_FIXTURE_DIR)/lines-hot.eu.debug: $(LINES_FIXTURE_DIR)/lines-hot
 	$(Q)eu-strip -f $@ -o $@.stripped $< && rm -f $@.stripped
 
-# The resolver from the command line (tests/bpf/test_lines_agent.py, bench/bench-lines.sh).
+# The resolver from the command line (tests/bpf/test_lines_agent.py, bench/bench-line-resolver.sh).
 LINES_RESOLVE := $(BUILD)/bench/lines-resolve
 all: $(LINES_RESOLVE)
 $(LINES_RESOLVE): bench/lines_resolve.c $(BUILD)/libcollector.a $(BUILD)/libroottrace.a

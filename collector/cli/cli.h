@@ -20,14 +20,7 @@
 	}
 
 /* Long-only options (no short letter) shared by the subcommands that open the stores. */
-enum {
-	CLI_OPT_CONTROL_STORE = 0x100,
-	CLI_OPT_PROFILE_STORE,
-	CLI_OPT_CONFIG,
-	CLI_OPT_MIGRATE,
-	CLI_OPT_DEBUG_DIR,
-	CLI_OPT_DEBUGINFOD_URLS,
-};
+enum { CLI_OPT_CONTROL_STORE = 0x100, CLI_OPT_PROFILE_STORE, CLI_OPT_CONFIG, CLI_OPT_MIGRATE };
 #define CLI_STORE_OPTIONS                                                                          \
 	{"control-store", required_argument, NULL, CLI_OPT_CONTROL_STORE},                         \
 	    {"profile-store", required_argument, NULL, CLI_OPT_PROFILE_STORE},                     \
@@ -45,7 +38,7 @@ struct store_location {
 	const char *clickhouse_password_file;
 	const char *clickhouse_password; /* resolved: from the file or the environment */
 	/* Not stores, but read from the same config file: where the line resolver finds debug
-	 * files (serve's --debug-dir, --debuginfod-urls; keys debug_dir, debuginfod_urls). */
+	 * files (keys debug_dir, debuginfod_urls; serve's --debug-dir, --debuginfod-urls win). */
 	const char *debug_dir;
 	const char *debuginfod_urls;
 };

@@ -35,7 +35,7 @@ static void usage(FILE *f)
 	    "          [--ingest-queue N] [--ingest-queue-bytes BYTES]\n"
 	    "          [--max-samples N] [--max-stacks N] [--max-stack-frames N]\n"
 	    "          [--max-upload-memory BYTES] [--max-decode-memory BYTES]\n"
-	    "          [--debug-dir DIR] [--debuginfod-urls URLS]\n"
+	    "          [--source-dir DIR] [--debug-dir DIR] [--debuginfod-urls URLS]\n"
 	    "       %s serve --control-store postgresql://... --profile-store \\\n"
 	    "          clickhouse+http://HOST:PORT/DB --data DIR [--migrate] [OPTIONS]\n"
 	    "  --control-store   PostgreSQL control plane (tokens, settings, audit, upload ids);\n"
@@ -69,12 +69,13 @@ static void usage(FILE *f)
 	    "  --max-stack-frames  frames summed over those stacks; more get 413 (default %u)\n"
 	    "  --max-upload-memory  what decoding one upload may hold (its decompressed body,\n"
 	    "                    tables, stacks and their write); more gets 413 (default %u)\n"
-	    "  --debug-dir       debug files by build-id (DIR/.build-id/xx/yyyy.debug) for the\n"
-	    "                    lines view's on-demand file:line (config key debug_dir)\n"
-	    "  --debuginfod-urls debuginfod servers (space-separated) asked for the debug files\n"
-	    "                    not in --debug-dir (config key debuginfod_urls)\n"
 	    "  --max-decode-memory  what all uploads decoding at once may hold; an upload that\n"
 	    "                    would pass it gets 503 with Retry-After (default %u)\n"
+	    "  --source-dir      the lines view shows source text of files found under DIR\n"
+	    "                    (a line's file, absolute or relative, looked up below it)\n"
+	    "  --debug-dir       debug files by build-id (DIR/.build-id/xx/yyyy.debug) for\n"
+	    "                    the lines of the agent's native frames\n"
+	    "  --debuginfod-urls  debuginfod servers (space-separated) asked for those\n"
 	    "examples:\n"
 	    "  %s serve --data /var/lib/roottrace\n"
 	    "  %s serve --data /var/lib/roottrace --listen 0.0.0.0:4443 \\\n"
@@ -171,6 +172,15 @@ static int parse_option(struct collector_options *o, int opt, const char *arg, l
 			return -EINVAL;
 		o->link_retention_hours = (int)*n;
 		return 0;
+	case 'o':
+		o->source_dir = arg;
+		return 0;
+	case 'g':
+		o->debug_dir = arg;
+		return 0;
+	case 'u':
+		o->debuginfod_urls = arg;
+		return 0;
 	case 't':
 		if (cli_parse_long("--threads", arg, 1, 256, n))
 			return -EINVAL;
@@ -220,8 +230,9 @@ static int parse_args(int argc, char **argv, struct collector_options *o, struct
 	    {"max-stack-frames", required_argument, NULL, 'F'},
 	    {"max-upload-memory", required_argument, NULL, 'M'},
 	    {"max-decode-memory", required_argument, NULL, 'D'},
-	    {"debug-dir", required_argument, NULL, CLI_OPT_DEBUG_DIR},
-	    {"debuginfod-urls", required_argument, NULL, CLI_OPT_DEBUGINFOD_URLS},
+	    {"source-dir", required_argument, NULL, 'o'},
+	    {"debug-dir", required_argument, NULL, 'g'},
+	    {"debuginfod-urls", required_argument, NULL, 'u'},
 	    CLI_HELP_OPTION,
 	    {0},
 	};
@@ -241,11 +252,6 @@ static int parse_args(int argc, char **argv, struct collector_options *o, struct
 		}
 		if (opt == CLI_OPT_MIGRATE) {
 			a->migrate = true;
-			continue;
-		}
-		if (opt == CLI_OPT_DEBUG_DIR || opt == CLI_OPT_DEBUGINFOD_URLS) {
-			*(opt == CLI_OPT_DEBUG_DIR ? &a->loc.debug_dir : &a->loc.debuginfod_urls) =
-			    optarg;
 			continue;
 		}
 		if (store_location__parse_option(&a->loc, opt, optarg))

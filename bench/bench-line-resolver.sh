@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# On-demand lines (issue 32; bench/bench_lines.py; docs/performance.md): 1,000 file offsets
+# On-demand lines (issue 32; bench/bench_line_resolver.py; docs/performance.md): 1,000 file offsets
 # resolved against a ~100 MB generated debug file by the collector's resolver (first and cached)
-# and by eu-addr2line on the same offsets. bench/bench-lines.sh --build DIR [--copies N].
+# and by eu-addr2line on the same offsets. bench/bench-line-resolver.sh --build DIR [--copies N].
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=build
@@ -14,4 +14,4 @@ while [ $# -gt 0 ]; do
 	esac
 done
 make --no-print-directory -s BUILD="$BUILD" "$BUILD/bench/lines-resolve"
-python3 bench/bench_lines.py --build "$BUILD" "${ARGS[@]+"${ARGS[@]}"}"
+python3 bench/bench_line_resolver.py --build "$BUILD" "${ARGS[@]+"${ARGS[@]}"}"

@@ -5,7 +5,7 @@
 # Debian does (objcopy --only-keep-debug, strip), laid out by build-id; 1,000 file offsets inside
 # random functions resolved by the collector's resolver (build/bench/lines-resolve: the first
 # pass opens the file and reads the line tables, the second is answered from the cache) and by
-# eu-addr2line on the same addresses; both must agree. bench/bench-lines.sh --build DIR.
+# eu-addr2line on the same addresses; both must agree. bench/bench-line-resolver.sh --build DIR.
 import argparse
 import os
 import random
