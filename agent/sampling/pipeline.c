@@ -136,14 +136,10 @@ static void capture_unwind_pending(struct pipeline *p, int budget_ms)
  * version without a table is logged once; its processes keep native frames. */
 static void capture_runtime(struct pipeline *p, pid_t pid)
 {
-	struct process *proc = p->runtimes ? process_registry__get(p->procs, pid) : NULL;
-	bool wanted = false;
 	char note[512];
 
-	/* the registry's executable mappings name the interpreter: no other process is read */
-	for (size_t i = 0; proc && !wanted && i < proc->n_mappings; i++)
-		wanted = proc->mappings[i].path && runtimes__wants_path(proc->mappings[i].path);
-	if (wanted && runtimes__capture_process(p->runtimes, pid, note, sizeof(note)) > 0)
+	/* the registry's record names the interpreter's binaries: nothing else is read */
+	if (p->runtimes && runtimes__capture_process(p->runtimes, pid, note, sizeof(note)) > 0)
 		log_warn("%s", note);
 }
 
@@ -276,7 +272,7 @@ static int open_runtimes(struct pipeline *p)
 	    .ctx = p->sampler,
 	};
 
-	p->runtimes = runtimes__new(&sink, "/proc");
+	p->runtimes = runtimes__new(&sink, p->procs);
 	return p->runtimes ? 0 : -errno;
 }
 
