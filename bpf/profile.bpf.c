@@ -1636,6 +1636,14 @@ volatile __u32 offcpu_keep_below_value = 0;   /* offcpu_keep_below(N); 0 keeps e
 volatile __u32 offcpu_weight_value = OFFCPU_WEIGHT_ONE; /* offcpu_weight() of it */
 volatile __u32 offcpu_max_kept_value = 0; /* kept blocks per CPU per second at most; 0: no cap */
 
+/* Threads with a kept block pending, by tid % OFFCPU_PENDING_BUCKETS: a switch-in whose bucket
+ * is 0 needs no task-storage lookup, and at tens of thousands of switches a second with a
+ * capped keep rate nearly every bucket is 0. Counted up when a thread's mark goes from 0 to 1,
+ * down when it goes back, so a count is never below its threads' marks (a mark left by a
+ * detach, or freed with its thread, only keeps the lookups on). */
+#define OFFCPU_PENDING_BUCKETS 256
+__u32 offcpu_pending[OFFCPU_PENDING_BUCKETS];
+
 COUNTS_MAP(offcpu_counts0);
 COUNTS_MAP(offcpu_counts1);
 
@@ -1795,7 +1803,10 @@ static __always_inline void offcpu_block(void *ctx, struct task_struct *prev,
 		os->starts_full++;
 		return;
 	}
-	task->pending = 1;
+	if (!task->pending) {
+		task->pending = 1;
+		__sync_fetch_and_add(&offcpu_pending[tid & (OFFCPU_PENDING_BUCKETS - 1)], 1);
+	}
 }
 
 /* A stack stored in another generation than the one being written: copied over (user space
@@ -1847,7 +1858,8 @@ static __always_inline void offcpu_add(void *counts, struct profile_key *key, __
 
 /* next runs again: its block (switch-out to wake-up) is charged to the stacks it blocked in;
  * wake-up to now it was runnable, waiting for a CPU (counted apart, in no profile). Threads
- * without a kept block pending cost one task-storage lookup. */
+ * without a kept block pending cost a read of their pending bucket, at most one task-storage
+ * lookup. */
 static __always_inline void offcpu_resume(struct task_struct *next, struct offcpu_stats *os)
 {
 	__u32 tid = next->pid, gen = generation;
@@ -1857,10 +1869,13 @@ static __always_inline void offcpu_resume(struct task_struct *next, struct offcp
 	__u64 now, queued, blocked;
 	void *counts, *stacks;
 
+	if (!offcpu_pending[tid & (OFFCPU_PENDING_BUCKETS - 1)])
+		return;
 	task = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
 	if (!task || !task->pending)
 		return;
 	task->pending = 0;
+	__sync_fetch_and_add(&offcpu_pending[tid & (OFFCPU_PENDING_BUCKETS - 1)], (__u32)-1);
 	start = bpf_map_lookup_elem(&offcpu_starts, &tid);
 	if (!start) /* the LRU took it */
 		return;
