@@ -3,12 +3,14 @@
  * Unknown keys are rejected so a typo does not silently change nothing. */
 #include <errno.h>
 #include <jansson.h>
+#include <linux/types.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "control/config_file.h"
+#include "offcpu.h"
 #include "errmsg.h"
 #include "listen_addr.h"
 
@@ -30,7 +32,7 @@ int agent_file_config__defaults(struct agent_file_config *c)
 	c->unwind_memory_mb = 24;
 	c->offcpu_min_block_us = OFFCPU_DEFAULT_MIN_BLOCK_US;
 	c->offcpu_sample_every = OFFCPU_DEFAULT_SAMPLE_EVERY;
-	c->offcpu_max_kept_per_cpu_s = OFFCPU_DEFAULT_MAX_KEPT;
+	c->offcpu_max_kept_per_cpu_s = OFFCPU_DEFAULT_MAX_KEPT_PER_CPU_S;
 	if (!c->fallback_service || !c->kubelet_token_file || !c->kubelet_ca_file) {
 		agent_file_config__clear(c);
 		return -ENOMEM;

@@ -21,8 +21,7 @@ enum fallback_mode {
  * the stack walk is the cost, several us a block cache-cold; the cap holds the agent within 1%
  * of a core at 50,000 context switches per second (docs/performance.md). */
 #define OFFCPU_DEFAULT_MIN_BLOCK_US 10
-#define OFFCPU_DEFAULT_SAMPLE_EVERY 64
-#define OFFCPU_DEFAULT_MAX_KEPT 50 /* = OFFCPU_DEFAULT_MAX_KEPT_PER_CPU_S (include/offcpu.h) */
+#define OFFCPU_DEFAULT_SAMPLE_EVERY 64 /* the cap: OFFCPU_DEFAULT_MAX_KEPT_PER_CPU_S (offcpu.h) */
 
 /* fnmatch(3) patterns, NULL = any; a rule matches when every pattern it has matches. */
 struct service_rule {
