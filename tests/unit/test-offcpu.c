@@ -5,11 +5,13 @@
  * total within 2%, where keeping every Nth block would be off by 80%; the per-CPU cap on kept
  * blocks a second holds the kept rate near the cap and stays unbiased when the rate and the
  * blocks' lengths change together; the encoder keeps cpu and offcpu samples apart. */
+#include <errno.h>
 #include <linux/types.h>
 #include <stdint.h>
 
 #include "offcpu.h"
 #include "test.h"
+#include "control/config_file.h"
 #include "ship/encode.h"
 #include "sampling/window.h"
 #include "gzip.h"
@@ -123,6 +125,24 @@ TEST(cap_keeps_the_rule_below_it_and_bounds_the_weight)
 	CHECK(offcpu_weight(OFFCPU_MIN_KEEP_BELOW) <= 1u << 31); /* no overflow in BPF */
 }
 
+/* The agent file's key: 50 by default, 0 turns the cap off, past 100,000 is refused. */
+TEST(config_key_offcpu_max_kept_per_cpu_s)
+{
+	static const char off[] = "{\"offcpu_max_kept_per_cpu_s\": 0}";
+	static const char bad[] = "{\"offcpu_max_kept_per_cpu_s\": 100001}";
+	struct agent_file_config c;
+	char err[256];
+
+	CHECK_EQ_INT(agent_file_config__defaults(&c), 0);
+	CHECK_EQ_INT(c.offcpu_max_kept_per_cpu_s, OFFCPU_DEFAULT_MAX_KEPT_PER_CPU_S);
+	CHECK_EQ_INT(agent_file_config__parse(off, sizeof(off) - 1, &c, err, sizeof(err)), 0);
+	CHECK_EQ_INT(c.offcpu_max_kept_per_cpu_s, 0);
+	agent_file_config__clear(&c);
+	CHECK_EQ_INT(agent_file_config__defaults(&c), 0);
+	CHECK_EQ_INT(agent_file_config__parse(bad, sizeof(bad) - 1, &c, err, sizeof(err)), -EINVAL);
+	agent_file_config__clear(&c);
+}
+
 TEST(keep_all_when_n_is_one)
 {
 	CHECK_EQ_INT(offcpu_keep_below(1), 0);
@@ -201,5 +221,6 @@ TEST_MAIN("offcpu", T(expected_weight_of_a_block_is_one_for_every_n),
 	  T(weighting_keeps_hours_without_overflow),
 	  T(random_sampling_of_a_periodic_pattern_is_unbiased),
 	  T(capped_sampling_is_unbiased_when_the_rate_changes),
-	  T(cap_keeps_the_rule_below_it_and_bounds_the_weight), T(keep_all_when_n_is_one),
+	  T(cap_keeps_the_rule_below_it_and_bounds_the_weight),
+	  T(config_key_offcpu_max_kept_per_cpu_s), T(keep_all_when_n_is_one),
 	  T(encoder_keeps_cpu_and_offcpu_apart))
