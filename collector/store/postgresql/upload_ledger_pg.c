@@ -109,12 +109,43 @@ static int ledger_expire(struct upload_ledger *l, int64_t cutoff)
 	return pg_pool__exec(pool_of(l), "DELETE FROM uploads WHERE received_at < $1", &p, NULL);
 }
 
+/* pg_try_advisory_xact_lock(): a transaction-level lock, released with the transaction, so
+ * that no path can leave it held (a killed collector's connection closes and rolls back). */
+static int ledger_try_lock(struct upload_ledger *ledger, int64_t key, struct upload_claim **ret)
+{
+	struct upload_claim *c = calloc(1, sizeof(*c));
+	struct pg_params p = {0};
+	PGresult *r = NULL;
+	int rc;
+
+	if (!c)
+		return -ENOMEM;
+	rc = pg_pool__acquire(pool_of(ledger), &c->link);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	pg_params__int(&p, key);
+	rc = pg_link__exec(c->link, "BEGIN", NULL, NULL)
+		 ?: pg_link__exec(c->link, "SELECT pg_try_advisory_xact_lock($1::bigint)", &p, &r);
+	if (!rc && strcmp(PQgetvalue(r, 0, 0), "t"))
+		rc = -EBUSY;
+	PQclear(r);
+	if (rc) {
+		ledger_abort(c);
+		return rc;
+	}
+	*ret = c;
+	return 0;
+}
+
 static const struct upload_ledger_ops pg_ledger_ops = {
     .close = ledger_close,
     .claim = ledger_claim,
     .commit = ledger_commit,
     .abort = ledger_abort,
     .expire = ledger_expire,
+    .try_lock = ledger_try_lock,
 };
 
 int upload_ledger_pg_open(const char *conninfo, struct upload_ledger **ret)
