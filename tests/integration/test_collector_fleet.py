@@ -303,18 +303,21 @@ class TierBuilds(unittest.TestCase):
                 total += 100 + d + 7 + h
         return total
 
+    def requests(self, windows):
+        return [(path, dict({"service": "svc", "profile_type": "cpu", "start": lo, "end": hi,
+                             "limit": 100}, **extra))
+                for lo, hi in windows
+                for path in ("/api/apm/profiles/top", "/api/apm/profiles/flamegraph")
+                for extra in ({}, {"node": "n1"}, {"deployment": "v2"})]
+
+    def read(self, c, path, params):
+        status, doc = c.get_json(path, self.viewer, params=params)
+        self.assertEqual(status, 200, doc)
+        doc.pop("covered_seconds", None)
+        return doc
+
     def reads(self, c, windows):
-        out = []
-        for lo, hi in windows:
-            for path in ("/api/apm/profiles/top", "/api/apm/profiles/flamegraph"):
-                for extra in ({}, {"node": "n1"}, {"deployment": "v2"}):
-                    params = dict({"service": "svc", "profile_type": "cpu", "start": lo,
-                                   "end": hi, "limit": 100}, **extra)
-                    status, doc = c.get_json(path, self.viewer, params=params)
-                    self.assertEqual(status, 200, doc)
-                    doc.pop("covered_seconds", None)
-                    out.append(doc)
-        return out
+        return [self.read(c, path, params) for path, params in self.requests(windows)]
 
     def tier_sum(self, table, marks=False):
         return int(self.a.clickhouse("SELECT sum(value) FROM {db}.%s WHERE stack_hash %s"
@@ -335,11 +338,12 @@ class TierBuilds(unittest.TestCase):
 
         def read_loop():
             while not stop.is_set():
-                n = self.built_days()
-                answers = self.reads(self.a, windows)
-                seen.add(n)
-                if answers != before:
-                    failures.append((n, answers))
+                for (path, params), want in zip(self.requests(windows), before):
+                    n = self.built_days()
+                    seen.add(n)
+                    got = self.read(self.a, path, params)
+                    if got != want:
+                        failures.append((n, path, params, got))
 
         readers = [threading.Thread(target=read_loop) for _ in range(2)]
         for t in readers:
