@@ -9,15 +9,15 @@
 struct line_resolver;
 
 struct line_resolver_config {
-	const char *debug_dir;       /* <dir>/.build-id/xx/yyyy.debug, or NULL */
+	const char *debug_dir;	     /* <dir>/.build-id/xx/yyyy.debug, or NULL */
 	const char *debuginfod_urls; /* space-separated, as DEBUGINFOD_URLS; NULL or "" = off */
-	const char *cache_dir;       /* where fetched debug files are kept, or NULL for a default */
+	const char *cache_dir;	     /* where fetched debug files are kept, or NULL for a default */
 };
 
 struct resolved_line {
-	char file[512];      /* source file, "" when unresolved */
-	uint32_t line;       /* 1-based, 0 when unresolved */
-	char reason[160];    /* why unresolved, e.g. "no debug info for build-id 1a2b…" */
+	char file[512];	  /* source file, "" when unresolved */
+	uint32_t line;	  /* 1-based, 0 when unresolved */
+	char reason[160]; /* why unresolved, e.g. "no debug info for build-id 1a2b…" */
 };
 
 int line_resolver__new(const struct line_resolver_config *config, struct line_resolver **out);
