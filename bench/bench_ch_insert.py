@@ -110,6 +110,9 @@ SCHEMAS = [
     ("schema v5, today's: rollups + the upload-count view (tiers built after ingest)",
      lambda db: [rollups(db)] + upload_view(db), False),
     ("rollups alone, no view", lambda db: [rollups(db)], False),
+    ("a series id (UInt64) instead of the five series strings, + the upload-count view",
+     lambda db: [s.replace(SERIES, "series UInt64").replace(KEY, "series")
+                 for s in [rollups(db)] + upload_view(db)], "series_id"),
 ]
 
 
@@ -122,9 +125,12 @@ def block(rnd, stacks, uploads, bucket, tiered):
     """RowBinary of `uploads` uploads from different nodes of 4 services, one bucket."""
     out = bytearray()
     tiers = [(0, bucket), (1, bucket // 3600 * 3600), (2, bucket // 86400 * 86400)]
+    series_id, tiered = tiered == "series_id", tiered is True
     for u in range(uploads):
         head = b"".join(string(x) for x in ("production", "svc-%d" % (u % 4), "cpu", "v1",
                                             "node-%d" % u))
+        if series_id:
+            head = struct.pack("<Q", hash(head) & (2**64 - 1))
         for tier, b in (tiers if tiered else [(None, bucket)]):
             t = bytes([tier]) if tiered else b""
             out += head + t + struct.pack("<I16sqqI", b, bytes(16), 1, 10_000_000,
