@@ -7,6 +7,7 @@
  *   profiles_ch_open.c   open, close, retention by partition drop, size on disk
  *   profiles_ch_write.c  ingest: group commit, upload-id claims, one INSERT per group
  *   profiles_ch_read.c   a window summed across the tiers, services
+ *   profiles_ch_lines.c  line detail: its table, its rows, a function's lines
  *   ch_tier_counts.c     whether a tier is complete for a period
  *   ch_tiers.c           the tier builder: hour and day tiers built after their period */
 #ifndef ROOTTRACE_CH_INTERNAL_H
@@ -107,6 +108,12 @@ int ch_drop_days(struct ch_client *c, const char *table, int64_t cutoff, int64_t
 
 /* links_ch.c: the link store's migration (NULL-terminated statements), after v1. */
 extern const char *const ch_links_migration[];
+
+/* profiles_ch_lines.c: the line detail's migration (v5), a batch's rows of it, a read. */
+extern const char *const ch_lines_migration[];
+void ch_lines_encode_batch(struct ch_buf *rows, const struct profile_batch *b);
+int ch_profiles__lines_window(struct profile_store *s, const struct window_query *q,
+			      const char *function, struct line_window *ret);
 
 /* profiles_ch_read.c: (frames, value) RowBinary rows into ret's stacks. */
 int ch_read_stacks(struct ch_buf *out, struct merged_window *ret);

@@ -142,7 +142,7 @@ static const char *const v4[] = {
     NULL,
 };
 
-/* v5: the hour and day tiers are built after their period closed (ch_tiers.c), no longer by
+/* v6: the hour and day tiers are built after their period closed (ch_tiers.c), no longer by
  * views on every insert, which were half of an INSERT's cost (docs/performance.md). A tier now
  * carries its periods' upload counts (mark rows), so that reads take a period from it only
  * when it counts every upload the five-minute rows do; the views kept both tiers complete
@@ -155,7 +155,7 @@ static const char *const v4[] = {
 	") * " unit                                                                                \
 	") AS period, stack_hash, sum(value) FROM {db}.rollups WHERE stack_hash = " CH_NO_STACK    \
 	" GROUP BY " SERIES_KEY ", period, stack_hash"
-static const char *const v5[] = {
+static const char *const v6[] = {
     "DROP TABLE {db}.rollups_hour_mv",
     "DROP TABLE {db}.rollups_day_mv",
     TIER_MARKS("rollups_hour", "3600"),
@@ -165,7 +165,9 @@ static const char *const v5[] = {
     NULL,
 };
 
-static const char *const *const migrations[] = {v1, ch_links_migration, v3, v4, v5};
+/* v5 is the line detail table (profiles_ch_lines.c). */
+static const char *const *const migrations[] = {v1, ch_links_migration, v3,
+						v4, ch_lines_migration, v6};
 #define LATEST_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
 /* sql with every {db} replaced by the database name. */
