@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Off-CPU cost (docs/performance.md): a ping-pong pair of threads on two pipes at ~10k and
 # ~50k context switches per second, recorded by `roottrace-agent record --pid` with CPU
-# sampling alone, with off-CPU time (every block, and the daemon's defaults: 1 in 8 kept,
-# blocks of 10 us and more), and by libbpf-tools' offcputime (Debian libbpf-tools) on the same
+# sampling alone, with off-CPU time (every block; 1 in 8, 64 or 1024 kept, blocks of 10 us and
+# more; offcpu-1in64-cap50, the daemon's defaults: 1 in 64, at most 50 kept a second per CPU),
+# and by libbpf-tools' offcputime (Debian libbpf-tools) on the same
 # workload. bcc's offcputime (bpfcc-tools) is tried too: it compiles its program against the
 # kernel's headers, and says so when it has none (a kernel without /lib/modules/*/build or
 # CONFIG_IKHEADERS, as this test machine's).
