@@ -3,8 +3,9 @@
 # function, 30% pipe read under another) get their shares within 2 points and their total
 # within 5% of the threads' wall minus CPU time from /proc; a contended pthread mutex is
 # charged to the lock's caller above futex_wait; 1-in-N event sampling, and the per-CPU cap on
-# kept blocks a second, keep the total within 5% of the unsampled one; the minimum block time drops shorter blocks; a kernel that refuses
-# the scheduler hook is named in the error, and CPU recording goes on without --offcpu.
+# kept blocks a second, keep the total within 5% of the unsampled one; the minimum block time
+# drops shorter blocks; a kernel that refuses the scheduler hook is named in the error, and CPU
+# recording goes on without --offcpu.
 import os
 import re
 import subprocess
