@@ -832,13 +832,38 @@ static __always_inline bool ruby_not_started(const struct ruby_offsets *o, __u64
 	return pc == start;
 }
 
+/* The method entry (rb_callable_method_entry_t) a control frame runs in, as Ruby's
+ * rb_vm_frame_method_entry finds it: ep[-2] of the frame's env, or of the envs it is nested in
+ * (a block's), up to the local one, where it may sit behind an svar. 0 when there is none
+ * (top level, class bodies) or it cannot be read. env: ep[-2..0] of the frame, read. */
+static __always_inline __u64 ruby_method_entry(__u64 env[3])
+{
+	__u64 me, head;
+
+	for (int i = 0; i < RUBY_EP_HOPS; i++) {
+		me = env[0];
+		if (me && !read_user_u64(&head, me) && RUBY_IMEMO_TYPE(head) == RUBY_IMEMO_MENT)
+			return me;
+		if (env[2] & RUBY_ENV_FLAG_LOCAL)
+			break;
+		if (bpf_probe_read_user(env, 3 * sizeof(__u64),
+					(const void *)((env[1] & ~3ULL) - 16)))
+			return 0;
+	}
+	if (!(env[2] & RUBY_ENV_FLAG_LOCAL) || !me || read_user_u64(&head, me) ||
+	    RUBY_IMEMO_TYPE(head) != RUBY_IMEMO_SVAR || read_user_u64(&me, me + 8) || !me ||
+	    read_user_u64(&head, me))
+		return 0;
+	return RUBY_IMEMO_TYPE(head) == RUBY_IMEMO_MENT ? me : 0;
+}
+
 /* Records one control frame of the current vm_exec_core call (C-function frames are skipped:
  * their native frames name them); the frame that began the call (FINISH) ends it. 1 when the
  * stack is full. */
 static __always_inline long ruby_frame(struct walk_state *st)
 {
 	const struct ruby_offsets *o = &st->rb.proc.off;
-	__u64 cur = st->rb.cursor, iseq, ep, flags, magic, cookie = 0;
+	__u64 cur = st->rb.cursor, iseq, ep, flags, magic, cookie = 0, env[3], me;
 	__u32 n = st->stack.n;
 
 	if (!cur || cur >= st->rb.end) {
@@ -853,8 +878,9 @@ static __always_inline long ruby_frame(struct walk_state *st)
 		return 1;
 	}
 	if (read_user_u64(&iseq, cur + o->cfp_iseq) || read_user_u64(&ep, cur + o->cfp_ep) ||
-	    read_user_u64(&flags, ep))
+	    bpf_probe_read_user(env, sizeof(env), (const void *)(ep - 16)))
 		return ruby_give_back(st);
+	flags = env[2];
 	st->rb.cursor = cur + o->cfp_size;
 	magic = flags & RUBY_FRAME_MAGIC_MASK;
 	if (st->rb.check_top) {
@@ -864,7 +890,11 @@ static __always_inline long ruby_frame(struct walk_state *st)
 	}
 	if (iseq && magic != RUBY_FRAME_MAGIC_CFUNC && magic != RUBY_FRAME_MAGIC_IFUNC &&
 	    magic != RUBY_FRAME_MAGIC_DUMMY) {
-		read_user_u64(&cookie, iseq + o->iseq_body); /* unreadable: 0, [unknown] later */
+		me = ruby_method_entry(env);
+		if (me) /* names Class#method; a new entry at the address is a new cookie */
+			cookie = me | RUBY_COOKIE_METHOD_ENTRY;
+		else /* unreadable: 0, [unknown] later */
+			read_user_u64(&cookie, iseq + o->iseq_body);
 		st->stack.ips[n] = RUBY_FRAME_TAG | (iseq & RUBY_FRAME_ADDR_MASK);
 		st->stack.ips[n + 1] = cookie;
 		st->stack.n = n + 2;

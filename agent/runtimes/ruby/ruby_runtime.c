@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* CRuby behind the runtime interface (runtime.h): finds ruby_current_ec and the VM loop in
- * libruby, picks the version's offsets, names iseqs by their label and file. */
+ * libruby, picks the version's offsets, names iseqs Class#method with their file. */
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 
 #include "lru.h"
 #include "runtimes/procmem.h"
+#include "runtimes/ruby/ruby_class.h"
 #include "runtimes/ruby/ruby_runtime.h"
 #include "runtimes/runtime_elf.h"
 
@@ -20,8 +21,13 @@ struct ruby_runtime {
 	struct runtime_stats stats;
 };
 
+#define IDS_TRIES 8 /* times a process's class-name IDs are looked for (it may be starting) */
+
 struct ruby_process {
 	const struct ruby_version *version;
+	uint64_t cobject;	   /* rb_cObject in the process, or 0 */
+	struct ruby_class_ids ids; /* 2.7-3.1: learnt at the first frame with a method */
+	unsigned ids_tries;
 };
 
 struct name_key {
@@ -171,12 +177,14 @@ int ruby_library__read(const char *path, const char *name, struct ruby_library *
 	if (!err)
 		err = read_core(elf, ret);
 	read_version(elf, name, ret);
+	if (runtime_elf__symbol(elf, "rb_cObject", &ret->cobject, &size))
+		ret->cobject = 0; /* frames named without their class */
 	runtime_elf__close(elf);
 	return err;
 }
 
 static int attach(struct ruby_runtime *rt, pid_t pid, const struct ruby_version *v,
-		  const struct ruby_proc *proc, const struct runtime_sink *sink)
+		  const struct ruby_proc *proc, uint64_t cobject, const struct runtime_sink *sink)
 {
 	struct ruby_process *p;
 	uint32_t key = pid;
@@ -197,7 +205,11 @@ static int attach(struct ruby_runtime *rt, pid_t pid, const struct ruby_version 
 		}
 		rt->stats.processes_attached++;
 	}
-	p->version = v;
+	if (p->version != v || p->cobject != cobject) {
+		memset(p, 0, sizeof(*p));
+		p->version = v;
+		p->cobject = cobject;
+	}
 	return 1;
 }
 
@@ -255,7 +267,8 @@ static int ruby_capture(void *state, const struct runtime_process *proc,
 		}
 		if (fill_proc(proc->pid, &lib, m->start, v, &walk))
 			continue;
-		return attach(rt, proc->pid, v, &walk, sink);
+		return attach(rt, proc->pid, v, &walk,
+			      lib.cobject ? lib.cobject + m->start - lib.load_base : 0, sink);
 	}
 	return 0;
 }
@@ -282,18 +295,57 @@ static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 	return procmem__read(*(pid_t *)ctx, addr, buf, len);
 }
 
-/* Reads an iseq's label and file now; -ESTALE when its body is no longer the sampled one. */
-static int read_name(pid_t pid, const struct ruby_version *v, uint64_t iseq, uint64_t cookie,
+/* The class part of a frame's name from its method entry me: "" when the version does not
+ * keep it where it is read, the method is not an iseq method, or (-ESTALE) the entry no longer
+ * runs an iseq that can be this frame's. */
+static int read_class(pid_t pid, struct ruby_process *p, uint64_t iseq, uint64_t me,
+		      const char *label, char *ret, size_t len, bool *ret_singleton)
+{
+	const struct ruby_version *v = p->version;
+	uint64_t head, def, def_type, method_iseq, owner;
+	int err;
+
+	ret[0] = '\0';
+	if ((err = procmem__read(pid, me, &head, sizeof(head))))
+		return err;
+	if (RUBY_IMEMO_TYPE(head) != RUBY_IMEMO_MENT)
+		return -ESTALE;
+	if ((err = procmem__read(pid, me + RUBY_ME_DEF, &def, sizeof(def))) ||
+	    (err = procmem__read(pid, me + RUBY_ME_OWNER, &owner, sizeof(owner))) ||
+	    (err = procmem__read(pid, def, &def_type, sizeof(def_type))))
+		return err;
+	if ((def_type & 0xf) != 0) /* VM_METHOD_TYPE_ISEQ: define_method blocks keep labels */
+		return 0;
+	if ((err = procmem__read(pid, def + RUBY_DEF_ISEQ, &method_iseq, sizeof(method_iseq))))
+		return err;
+	if (method_iseq != iseq && !strstr(label, " in "))
+		return -ESTALE; /* a method frame runs its own entry's iseq */
+	if (v->class_path == RUBY_CLASSPATH_IVAR && !p->ids.classpath && p->cobject &&
+	    p->ids_tries < IDS_TRIES) {
+		p->ids_tries++;
+		ruby_class_ids__learn(v, read_pid, &pid, p->cobject, &p->ids);
+	}
+	if (ruby_class_name(v, &p->ids, read_pid, &pid, owner, ret, len, ret_singleton))
+		ret[0] = '\0'; /* anonymous, or not read for this version: the label alone */
+	return 0;
+}
+
+/* Reads an iseq's name and file now; -ESTALE when its body (or method entry, for a cookie
+ * that is one) is no longer the sampled one. */
+static int read_name(pid_t pid, struct ruby_process *p, uint64_t iseq, uint64_t cookie,
 		     struct ruby_name *ret)
 {
-	char label[SYM_NAME_MAX], file[SYM_NAME_MAX];
+	const struct ruby_version *v = p->version;
+	char label[SYM_NAME_MAX], file[SYM_NAME_MAX], klass[SYM_NAME_MAX / 2];
+	char name[SYM_NAME_MAX];
 	uint64_t body, path_obj, label_obj;
+	bool singleton = false;
 	int err;
 
 	err = procmem__read(pid, iseq + v->walk.iseq_body, &body, sizeof(body));
 	if (err)
 		return err;
-	if (body != cookie)
+	if (!(cookie & RUBY_COOKIE_METHOD_ENTRY) && body != cookie)
 		return -ESTALE;
 	err = procmem__read(pid, body + v->body_path, &path_obj, sizeof(path_obj));
 	if (!err)
@@ -302,10 +354,15 @@ static int read_name(pid_t pid, const struct ruby_version *v, uint64_t iseq, uin
 		err = ruby_str_decode(v, read_pid, &pid, label_obj, label, sizeof(label));
 	if (!err && ruby_path_decode(v, read_pid, &pid, path_obj, file, sizeof(file)))
 		file[0] = '\0'; /* named without its file */
+	klass[0] = '\0';
+	if (!err && (cookie & RUBY_COOKIE_METHOD_ENTRY))
+		err = read_class(pid, p, iseq, cookie & ~RUBY_COOKIE_METHOD_ENTRY, label, klass,
+				 sizeof(klass), &singleton);
 	if (err)
 		return err;
+	ruby_qualify(label, klass, singleton, name, sizeof(name));
 	ret->cookie = cookie;
-	ret->function = strdup(label);
+	ret->function = strdup(name);
 	ret->file = strdup(file);
 	if (!ret->file || !ret->function) {
 		free(ret->file);
@@ -333,7 +390,7 @@ static void ruby_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cook
 	if (!n) {
 		p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
 		n = p ? calloc(1, sizeof(*n)) : NULL;
-		err = n ? read_name(pid, p->version, key.iseq, cookie, n) : -ENOENT;
+		err = n ? read_name(pid, p, key.iseq, cookie, n) : -ENOENT;
 		if (err) {
 			rt->stats.names_stale += err == -ESTALE;
 			rt->stats.names_unreadable += err != -ESTALE;

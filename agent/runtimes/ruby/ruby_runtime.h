@@ -21,6 +21,7 @@ struct ruby_library {
 	uint64_t core_start, core_end; /* vm_exec_core */
 	uint64_t exec_start, exec_end; /* rb_vm_exec */
 	uint64_t load_base;
+	uint64_t cobject; /* rb_cObject (class names, 2.7-3.1), or 0 */
 };
 
 /* Reads libruby at path (name: its base name, for the version when it has no ruby_version).
