@@ -15,6 +15,7 @@
 #include "runtimes/ruby/ruby_runtime.h"
 #include "runtimes/runtime_elf.h"
 #include "runtimes/runtimes.h"
+#include "status/agent_metrics.h"
 #include "test.h"
 
 #define DEBIAN_LIBRUBY "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"
@@ -379,6 +380,33 @@ static int fake_process(const char *root, int pid)
 	return 0;
 }
 
+/* /metrics names the version without a table and counts its processes, across pipelines. */
+static void check_metrics(int *ret_failed, const struct runtime_stats *st)
+{
+	struct agent_metrics *m = agent_metrics__new();
+	struct pipeline_ruby_stats rb = {.names = *st};
+	struct agent_status s;
+	char *text = NULL;
+	size_t len;
+
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	rb.walk[RUBY_STAT_FRAMES] = 40;
+	agent_metrics__ruby(m, &rb);
+	agent_metrics__ruby_closed(m); /* a pipeline closed: its counts stay */
+	rb.walk[RUBY_STAT_FRAMES] = 2;
+	agent_metrics__ruby(m, &rb);
+	agent_metrics__snapshot(m, &s);
+	agent_metrics__free(m);
+	CHECK_EQ_INT(agent_metrics__render(&s, s.started_ms, &text, &len), 0);
+	CHECK(text &&
+	      strstr(text, "roottrace_agent_ruby_version_without_table{version=\"9.9\"} 1"));
+	CHECK(text && strstr(text, "roottrace_agent_ruby_processes_total{outcome=\"no_table\"} 6"));
+	CHECK(text && strstr(text, "roottrace_agent_ruby_frames_total 42"));
+	free(text);
+}
+
 TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 {
 	struct runtime_sink sink = {.attach = count_attach, .detach = no_detach};
@@ -411,6 +439,7 @@ TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 	CHECK_EQ_INT(st.unsupported, 3);
 	CHECK_EQ_STR(st.unsupported_version, "9.9");
 	CHECK_EQ_INT(st.processes_attached, 0);
+	check_metrics(ret_failed, &st);
 	runtimes__free(r);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	CHECK_EQ_INT(system(cmd), 0);

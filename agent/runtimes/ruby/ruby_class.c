@@ -124,8 +124,7 @@ int ruby_class_name(const struct ruby_version *v, const struct ruby_class_ids *i
 	return ruby_str_decode(v, read, ctx, path, ret, len);
 }
 
-void ruby_qualify(const char *label, const char *class_name, bool singleton, char *ret,
-		  size_t len)
+void ruby_qualify(const char *label, const char *class_name, bool singleton, char *ret, size_t len)
 {
 	const char *in = strstr(label, " in "), *method = in ? in + 4 : label;
 

@@ -33,7 +33,6 @@ int ruby_class_name(const struct ruby_version *v, const struct ruby_class_ids *i
 /* A frame's name from its iseq label and its method's class, as Ruby 3.4 prints them: "hot"
  * -> "Foo#hot" (or "Foo.hot" for a singleton method), "block in hot" -> "block in Foo#hot";
  * labels of no method ("<main>", "block in <class:Foo>") stay as they are. */
-void ruby_qualify(const char *label, const char *class_name, bool singleton, char *ret,
-		  size_t len);
+void ruby_qualify(const char *label, const char *class_name, bool singleton, char *ret, size_t len);
 
 #endif
