@@ -3,7 +3,8 @@
 # libruby-3.1.so, started without flags): a hot method under a known caller named in order
 # (Class#method, Class.method, blocks in them),
 # vm_exec_core replaced by the Ruby frames it runs, four threads each named, a process started
-# after the agent, and one that exits before its window is named.
+# after the agent, one that exits before its window is named, and one in its own mount
+# namespace.
 import os
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ import pprof_py
 from test_record import Recorder, require_root
 
 RUBY = "/usr/bin/ruby3.1"
+LIBRUBY = "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"
 FREQ = 199
 
 HOT = """
@@ -222,6 +224,29 @@ class RubyFrames(unittest.TestCase):
         self.assertGreater(len(hot), 0, err)
         under = share(hot, lambda s: parent_of(s, "Object#hot") == "Object#caller_of_hot")
         self.assertGreaterEqual(under, 0.90, err)
+
+    def test_a_process_in_its_own_mount_namespace(self):
+        # a libruby only its namespace has: a private tmpfs holding copies of ruby and libruby
+        ns_dir = os.path.join(self.tmp, "ns")
+        os.mkdir(ns_dir)
+        script = ("mount -t tmpfs none {d} && cp {ruby} {d}/ruby && cp {lib} {d}/ && "
+                  "cp {src} {d}/nshot.rb && LD_LIBRARY_PATH={d} exec {d}/ruby {d}/nshot.rb"
+                  ).format(d=ns_dir, ruby=RUBY, lib=LIBRUBY, src=os.path.join(self.tmp, "hot.rb"))
+        rec, out = self.record(7)
+        in_ns = self.start("unshare", "-m", "--propagation", "private", "sh", "-c", script)
+        time.sleep(6)
+        self.assertIsNone(in_ns.poll(), "the namespaced interpreter did not start")
+        self.assertFalse(os.path.exists(os.path.join(ns_dir, os.path.basename(LIBRUBY))))
+        prof, err = self.finish(rec, out)
+        self.stop(in_ns)
+        samples = of_pid(prof, in_ns.pid)
+        whole = [s for s in samples if "_start" in s.stack]
+        self.assertGreater(len(whole), 0, err)
+        self.assertGreaterEqual(share(whole, lambda s: parent_of(s, "Shop::Cart#hot") ==
+                                      "Shop::Cart.caller_of_hot"), 0.90, err)
+        files = {prof.function_files[i] for s in whole for f, i in zip(s.stack, s.function_ids)
+                 if f == "Shop::Cart#hot"}
+        self.assertEqual(files, {os.path.join(ns_dir, "nshot.rb")})
 
 
 if __name__ == "__main__":
