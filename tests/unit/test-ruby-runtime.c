@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "runtimes/ruby/ruby_class.h"
@@ -76,6 +78,97 @@ TEST(installed_libruby_is_read)
 	/* Debian strips vm_exec_core: found as rb_vm_exec's nearest callee below it */
 	CHECK(lib.core_start < lib.core_end && lib.core_end <= lib.exec_start);
 	CHECK(lib.exec_start - lib.core_start < (1u << 20));
+}
+
+/* build/tests/helpers/ruby_static beside this test's binary (build/tests/). */
+static int helper_path(char *ret, size_t len)
+{
+	char self[512];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -errno;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = '\0';
+	snprintf(ret, len, "%s/helpers/ruby_static", self);
+	return access(ret, X_OK) ? -errno : 0;
+}
+
+static struct ruby_proc attached_proc;
+
+static int keep_attach(void *ctx, enum runtime_kind kind, pid_t pid, const void *state, size_t size)
+{
+	if (kind == RUNTIME_RUBY && size == sizeof(attached_proc))
+		memcpy(&attached_proc, state, size);
+	return 0;
+}
+
+static void keep_detach(void *ctx, enum runtime_kind kind, pid_t pid)
+{
+}
+
+/* A ruby built without libruby.so: the executable defines ruby_current_ec in its own TLS,
+ * reached with no module-id relocation; it is module 1 of every thread's DTV. */
+TEST(a_ruby_executable_without_libruby_is_detected)
+{
+	struct runtime_sink sink = {.attach = keep_attach, .detach = keep_detach};
+	struct ruby_library lib;
+	struct runtime_elf *elf;
+	uint64_t tls = 0, exec = 0, size;
+	char path[600], note[256] = "";
+	struct runtimes *r;
+	pid_t pid;
+	int err;
+
+	if (helper_path(path, sizeof(path))) {
+		printf("  (skipped: helpers/ruby_static not built)\n");
+		return;
+	}
+	CHECK_EQ_INT(ruby_library__read(path, "ruby_static", &lib), 0);
+	CHECK_EQ_INT(lib.major * 10 + lib.minor, 31);
+	CHECK_EQ_INT(lib.tls_module_slot, 0);
+	elf = runtime_elf__open(path);
+	CHECK(elf != NULL);
+	if (!elf)
+		return;
+	CHECK_EQ_INT(runtime_elf__symbol(elf, "ruby_current_ec", &tls, &size), 0);
+	CHECK_EQ_INT(runtime_elf__symbol(elf, "rb_vm_exec", &exec, &size), 0);
+	runtime_elf__close(elf);
+	CHECK_EQ_INT(lib.tls_offset, tls);
+	CHECK_EQ_INT(lib.exec_start, exec);
+	CHECK(lib.core_start < lib.core_end && lib.cobject != 0);
+	/* a libruby without the relocation is not one the walk can use */
+	CHECK_EQ_INT(ruby_library__read(path, "libruby.so.3.1", &lib), -ENOENT);
+
+	/* the running process: attached with module 1 and its own addresses */
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	CHECK(pid > 0);
+	if (pid <= 0)
+		return;
+	usleep(200 * 1000);
+	memset(&attached_proc, 0, sizeof(attached_proc));
+	r = runtimes__new(&sink, "/proc");
+	err = r ? runtimes__capture_process(r, pid, note, sizeof(note)) : -ENOMEM;
+	runtimes__free(r);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	CHECK_EQ_INT(err, 0); /* attached: not a note */
+	CHECK_EQ_INT(attached_proc.tls_module, 1);
+	CHECK_EQ_INT(attached_proc.tls_offset, tls);
+	CHECK(attached_proc.exec_start > exec && attached_proc.exec_start - exec < (1ULL << 47));
+	CHECK_EQ_INT(attached_proc.off.cfp_size, 64); /* 3.1's table */
 }
 
 TEST(the_vm_loop_is_the_nearest_call_target_below_rb_vm_exec)
@@ -446,6 +539,7 @@ TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 }
 
 TEST_MAIN("ruby-runtime", T(tables_cover_2_7_to_3_3_only), T(installed_libruby_is_read),
+	  T(a_ruby_executable_without_libruby_is_detected),
 	  T(the_vm_loop_is_the_nearest_call_target_below_rb_vm_exec),
 	  T(strings_decode_embedded_and_on_the_heap), T(paths_decode_from_a_string_or_an_array),
 	  T(class_names_from_ivars_2_7_to_3_1), T(class_names_from_classext_fields_3_3),

@@ -14,6 +14,7 @@
 #include "runtimes/runtime_elf.h"
 
 #define CORE_MAX_DISTANCE (1u << 20) /* vm_exec_core lies within 1 MiB below rb_vm_exec */
+#define RUBY_EXE_TLS_MODULE 1	     /* glibc: the executable's TLS is module 1 of every DTV */
 
 struct ruby_runtime {
 	struct lru *procs; /* pid -> struct ruby_process */
@@ -94,11 +95,11 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* libruby.so.3.1, libruby-3.1.so.3.1: a ruby binary built without a shared library is not
- * walked (its ruby_current_ec is in the executable's TLS). */
+/* libruby.so.3.1, libruby-3.1.so.3.1, or a ruby executable (ruby, ruby3.1): one built without
+ * libruby.so (--disable-shared) defines ruby_current_ec itself. */
 static bool ruby_wants(const char *path)
 {
-	return !strncmp(base_name(path), "libruby", 7);
+	return !strncmp(base_name(path), "libruby", 7) || !strncmp(base_name(path), "ruby", 4);
 }
 
 int ruby_find_core(const uint8_t *code, uint64_t start, uint64_t size, uint64_t *ret)
@@ -164,9 +165,11 @@ int ruby_library__read(const char *path, const char *name, struct ruby_library *
 		return -errno;
 	memset(ret, 0, sizeof(*ret));
 	err = runtime_elf__symbol(elf, "ruby_current_ec", &ret->tls_offset, &size);
-	if (!err)
-		err = runtime_elf__reloc(elf, "ruby_current_ec", R_X86_64_DTPMOD64,
-					 &ret->tls_module_slot);
+	if (!err &&
+	    runtime_elf__reloc(elf, "ruby_current_ec", R_X86_64_DTPMOD64, &ret->tls_module_slot))
+		/* no module id to ask the loader for: the executable's own TLS (local-exec),
+		 * module 1; a libruby always has the relocation */
+		err = strncmp(name, "libruby", 7) ? 0 : -ENOENT;
 	if (!err)
 		err = runtime_elf__symbol(elf, "rb_vm_exec", &ret->exec_start, &size);
 	if (!err && !size)
@@ -222,8 +225,10 @@ static int fill_proc(pid_t pid, const struct ruby_library *lib, uint64_t start,
 	int err;
 
 	memset(ret, 0, sizeof(*ret));
-	err = procmem__read(pid, lib->tls_module_slot + bias, &ret->tls_module,
-			    sizeof(ret->tls_module));
+	ret->tls_module = RUBY_EXE_TLS_MODULE;
+	err = lib->tls_module_slot ? procmem__read(pid, lib->tls_module_slot + bias,
+						   &ret->tls_module, sizeof(ret->tls_module))
+				   : 0;
 	if (err)
 		return err;
 	if (!ret->tls_module || ret->tls_module > 4096)
