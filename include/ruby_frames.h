@@ -22,7 +22,8 @@
 #define RUBY_IMEMO_TYPE(flags) (((flags)&0x1f) == 0x1a ? ((flags) >> 12) & 0xf : 0xff)
 #define RUBY_IMEMO_SVAR 2
 #define RUBY_IMEMO_MENT 6
-#define RUBY_EP_HOPS 4 /* blocks nested deeper than this are named without their class */
+#define RUBY_CFP_READ 40 /* bytes of a control frame read: pc, sp, iseq, self, ep */
+#define RUBY_EP_HOPS 4	 /* blocks nested deeper than this are named without their class */
 
 /* ep[0] (VM_ENV_DATA_INDEX_FLAGS) of a control frame: its type and whether it began a vm_exec
  * call (FINISH: the frames of one vm_exec_core end there). Stable from 2.7 to 3.3. */
