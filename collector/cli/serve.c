@@ -43,7 +43,8 @@ static void usage(FILE *f)
 	    "  --profile-store   ClickHouse profile store; password from\n"
 	    "                    ROOTTRACE_CLICKHOUSE_PASSWORD or the config file\n"
 	    "  --config          file of `key = value` lines: data, control_store, profile_store,\n"
-	    "                    control_store_password_file, clickhouse_password_file\n"
+	    "                    control_store_password_file, clickhouse_password_file,\n"
+	    "                    source_dir, debug_dir, debuginfod_urls\n"
 	    "  --migrate         apply pending server schema migrations before serving\n"
 	    "  --listen          address to serve (default %s; port 0 picks a free one)\n"
 	    "  --max-body        request body cap, larger bodies get 413 (default %u)\n"
@@ -265,6 +266,12 @@ static int parse_args(int argc, char **argv, struct collector_options *o, struct
 	if (store_location__resolve(&a->loc, true))
 		return -EINVAL;
 	collector_options__set_stores(o, &a->loc);
+	if (!o->source_dir) /* the command line wins over the config file */
+		o->source_dir = a->loc.source_dir;
+	if (!o->debug_dir)
+		o->debug_dir = a->loc.debug_dir;
+	if (!o->debuginfod_urls)
+		o->debuginfod_urls = a->loc.debuginfod_urls;
 	if (!o->threads)
 		o->threads = o->profile_store ? DEFAULT_FLEET_THREADS : DEFAULT_THREADS;
 	return 0;
