@@ -22,6 +22,10 @@ void runtimes__free(struct runtimes *r);
  * maps could not be read (-ESRCH: gone). */
 int runtimes__capture_process(struct runtimes *r, pid_t pid, char *note, size_t note_len);
 void runtimes__forget_process(struct runtimes *r, pid_t pid);
+/* Captures again the processes whose runtime was starting when first captured (a JVM before
+ * its VM is up: -EAGAIN from runtimes__capture_process), at most every few hundred ms, for a
+ * minute. Returns as runtimes__capture_process does (1: a note to log). */
+int runtimes__retry_pending(struct runtimes *r, char *note, size_t note_len);
 
 /* True when a process mapping this file may run a runtime: the filter that keeps the maps of
  * every other process from being read again. */
