@@ -98,8 +98,8 @@ static __always_inline bool hotspot_record(struct walk_state *st, __u32 n, __u64
 {
 	__u64 cookie = 0;
 
-	if (!method || (method & 7) ||
-	    read_user_u64(&cookie, method + st->hs.proc.method_const) || !cookie)
+	if (!method || (method & 7) || read_user_u64(&cookie, method + st->hs.proc.method_const) ||
+	    !cookie)
 		return false;
 	if (n >= PROFILE_STACK_DEPTH - 1)
 		return false;
@@ -194,8 +194,12 @@ static __always_inline long hotspot_frame(struct walk_state *st, __u64 lookup_pc
 		st->end = hotspot_interp_step(st);
 		return st->end ? 1 : 0;
 	} else {
-		st->stack.ips[n] = st->exact && n ? st->pc + 1 : st->pc;
-		st->stack.n = n + 1;
+		/* a stub, adapter or the like: named by its blob's name (its pc has no symbol) */
+		st->stack.ips[n] =
+		    HOTSPOT_FRAME_TAG | HOTSPOT_FRAME_BLOB | (blob & HOTSPOT_FRAME_ADDR_MASK);
+		st->stack.ips[n + 1] = name_ptr;
+		st->stack.n = n + 2;
+		hotspot_note_method(st->pid, st->stack.ips[n], name_ptr);
 		hotspot_count(HOTSPOT_STAT_STUB);
 	}
 	/* a leaf before its frame is built: the return address is still at sp */

@@ -15,6 +15,10 @@
  * one. Interpreted, C1 and C2 frames of one method give the same two words. */
 #define HOTSPOT_FRAME_TAG (0x4a56ULL << 48) /* "JV" */
 #define HOTSPOT_FRAME_ADDR_MASK ((1ULL << 48) - 1)
+/* A stub's frame (a CodeBlob that is no Java method: call_stub, adapters, runtime stubs):
+ * HOTSPOT_FRAME_TAG | HOTSPOT_FRAME_BLOB | the blob's address (blobs are 8-aligned, as Methods
+ * are), then its _name pointer (a string in libjvm.so) as the cookie. */
+#define HOTSPOT_FRAME_BLOB 1ULL
 
 /* One code heap: reserved once at VM start, never moved. */
 struct hotspot_heap {
@@ -43,7 +47,7 @@ enum hotspot_stat {
 	HOTSPOT_STAT_SAMPLES = 0,     /* samples of a JVM with a walk state */
 	HOTSPOT_STAT_INTERPRETED = 1, /* interpreted Java frames recorded */
 	HOTSPOT_STAT_COMPILED = 2,    /* compiled (C1, C2) Java frames recorded */
-	HOTSPOT_STAT_STUB = 3,	      /* code-cache pcs of stubs recorded as native pcs */
+	HOTSPOT_STAT_STUB = 3,	      /* stub frames recorded by their blob's name */
 	HOTSPOT_STAT_NO_BLOB = 4,     /* a code-cache pc with no blob found: [unknown] */
 	HOTSPOT_STAT_READ = 5,	      /* a frame whose memory could not be read: [unknown] */
 	HOTSPOT_STAT_TRUNCATED = 6,   /* the stack was full at a Java frame */

@@ -15,8 +15,8 @@ static int read_u64(const struct hotspot_reader *r, uint64_t addr, uint64_t *ret
 }
 
 /* The Symbol at sym as a C string (modified UTF-8, cut at SYMBOL_MAX). */
-static int read_symbol(const struct hotspot_reader *r, const struct hotspot_layout *l,
-		       uint64_t sym, char *ret, size_t len)
+static int read_symbol(const struct hotspot_reader *r, const struct hotspot_layout *l, uint64_t sym,
+		       char *ret, size_t len)
 {
 	uint16_t n = 0;
 	int err;
@@ -75,5 +75,27 @@ int hotspot_method_name(const struct hotspot_reader *r, const struct hotspot_lay
 		if (*p == '/')
 			*p = '.';
 	snprintf(ret, len, "%s.%s", klass, name);
+	return 0;
+}
+
+int hotspot_blob_name(const struct hotspot_reader *r, uint64_t name_ptr, char *ret, size_t len)
+{
+	char name[64];
+	size_t got = sizeof(name);
+	int err;
+
+	if (!name_ptr)
+		return -EINVAL;
+	/* names are short: read less near the end of a mapping */
+	if (r->read(r->ctx, name_ptr, name, got)) {
+		got = 16;
+		err = r->read(r->ctx, name_ptr, name, got);
+		if (err)
+			return err;
+	}
+	name[got - 1] = '\0';
+	if (!name[0])
+		return -EINVAL;
+	snprintf(ret, len, "[%s]", name);
 	return 0;
 }

@@ -15,4 +15,8 @@
 int hotspot_method_name(const struct hotspot_reader *r, const struct hotspot_layout *l,
 			uint64_t method, uint64_t cookie, char *ret, size_t len);
 
+/* A stub's frame name: its CodeBlob's name at name_ptr ("StubRoutines (1)", "I2C/C2I
+ * adapters"), in brackets. 0, -EINVAL (not a name) or the reader's error. */
+int hotspot_blob_name(const struct hotspot_reader *r, uint64_t name_ptr, char *ret, size_t len);
+
 #endif

@@ -109,7 +109,9 @@ static bool hotspot_wants(const char *path)
 static int read_symbols(const struct runtime_elf *elf, struct hotspot_symbols *s)
 {
 #define SYM(field, name)                                                                           \
-	{&s->field, "gHotSpot" name}
+	{                                                                                          \
+		&s->field, "gHotSpot" name                                                         \
+	}
 	const struct {
 		uint64_t *to;
 		const char *name;
@@ -141,8 +143,7 @@ static int read_symbols(const struct runtime_elf *elf, struct hotspot_symbols *s
 
 /* The table symbols of the libjvm at path, read once per file. NULL with *ret_err set when the
  * file cannot be read. */
-static const struct libjvm *libjvm_get(struct hotspot_runtime *rt, const char *path,
-				       int *ret_err)
+static const struct libjvm *libjvm_get(struct hotspot_runtime *rt, const char *path, int *ret_err)
 {
 	struct file_key key = {0};
 	struct runtime_elf *elf;
@@ -304,14 +305,17 @@ static void set_unknown(struct sym_frame *ret)
 	ret->known = 0;
 }
 
-static int read_name(pid_t pid, const struct hotspot_layout *l, uint64_t method,
-		     uint64_t cookie, struct hotspot_name *ret)
+static int read_name(pid_t pid, const struct hotspot_layout *l, uint64_t method, uint64_t cookie,
+		     struct hotspot_name *ret)
 {
 	struct hotspot_reader r = {.read = read_pid, .ctx = &pid};
 	char name[SYM_NAME_MAX];
 	int err;
 
-	err = hotspot_method_name(&r, l, method, cookie, name, sizeof(name));
+	if (method & HOTSPOT_FRAME_BLOB) /* a stub: its name, a string in libjvm.so */
+		err = hotspot_blob_name(&r, cookie, name, sizeof(name));
+	else
+		err = hotspot_method_name(&r, l, method, cookie, name, sizeof(name));
 	if (err)
 		return err;
 	ret->cookie = cookie;

@@ -173,9 +173,11 @@ static int read_table(const struct hotspot_reader *r, const struct table *t, enu
 					continue;
 			}
 			err = kind == WANT_CONSTANT ? r->read(r->ctx, at + t->offset, &value, 4)
-			      : kind == WANT_SIZE   ? read_u64(r, at + t->offset, &value)
-			      : read_u64(r, at + (w[k].kind == WANT_STATIC ? t->address : t->offset),
-					 &value);
+			      : kind == WANT_SIZE
+				  ? read_u64(r, at + t->offset, &value)
+				  : read_u64(
+					r, at + (w[k].kind == WANT_STATIC ? t->address : t->offset),
+					&value);
 			if (err)
 				return err;
 			if (kind == WANT_CONSTANT)
@@ -195,13 +197,13 @@ static int read_tables(const struct hotspot_reader *r, const struct hotspot_symb
 		uint64_t addr;
 		uint64_t *to;
 	} vars[] = {
-	    {sym->structs, &s->array},	      {sym->struct_type_name, &s->name},
+	    {sym->structs, &s->array},		 {sym->struct_type_name, &s->name},
 	    {sym->struct_field_name, &s->field}, {sym->struct_is_static, &s->is_static},
-	    {sym->struct_offset, &s->offset},    {sym->struct_address, &s->address},
-	    {sym->struct_stride, &s->stride},    {sym->types, &t->array},
-	    {sym->type_type_name, &t->name},     {sym->type_size, &t->offset},
-	    {sym->type_stride, &t->stride},	      {sym->int_constants, &c->array},
-	    {sym->int_name, &c->name},	      {sym->int_value, &c->offset},
+	    {sym->struct_offset, &s->offset},	 {sym->struct_address, &s->address},
+	    {sym->struct_stride, &s->stride},	 {sym->types, &t->array},
+	    {sym->type_type_name, &t->name},	 {sym->type_size, &t->offset},
+	    {sym->type_stride, &t->stride},	 {sym->int_constants, &c->array},
+	    {sym->int_name, &c->name},		 {sym->int_value, &c->offset},
 	    {sym->int_stride, &c->stride},
 	};
 
