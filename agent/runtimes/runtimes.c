@@ -199,6 +199,11 @@ void runtimes__forget_process(struct runtimes *r, pid_t pid)
 		all_ops[k]->forget(r->state[k], pid, &r->sink);
 }
 
+void runtimes__set_java_perfmap(struct runtimes *r, bool on)
+{
+	hotspot_runtime__set_perfmap(r->state[RUNTIME_HOTSPOT], on);
+}
+
 bool runtimes__wants_path(const char *path)
 {
 	for (int k = 0; k < RUNTIME__COUNT; k++)

@@ -31,6 +31,10 @@ int runtimes__retry_pending(struct runtimes *r, char *note, size_t note_len);
  * every other process from being read again. */
 bool runtimes__wants_path(const char *path);
 
+/* Opt-in: a JVM whose structures cannot be read is asked to write its perf map through the
+ * attach mechanism (jcmd Compiler.perfmap, JDK 17+; hotspot_attach.h). Off by default. */
+void runtimes__set_java_perfmap(struct runtimes *r, bool on);
+
 /* True when word starts an interpreter frame (two words in a user stack). */
 bool runtimes__is_frame(uint64_t word);
 /* Names the interpreter frame (word, cookie) of pid. Always fills *ret. */

@@ -342,7 +342,9 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 		goto fail;
 	}
 	/* the interpreter walk runs inside the tables' walk */
-	if (sampler_opts.unwind_tables && open_runtimes(p)) {
+	if (sampler_opts.unwind_tables && !open_runtimes(p))
+		runtimes__set_java_perfmap(p->runtimes, opts->java_perfmap);
+	if (sampler_opts.unwind_tables && !p->runtimes) {
 		snprintf(err, err_len, "creating the runtimes failed: %s", strerror(errno));
 		goto fail;
 	}

@@ -35,6 +35,7 @@ struct pipeline_options {
 	size_t max_processes;
 	bool capture_cgroups; /* fill window_sample.cgroup (captured at first sight) */
 	bool offcpu;	      /* load the off-CPU hooks (attached by pipeline__offcpu_start) */
+	bool java_perfmap;    /* ask JVMs whose structures cannot be read for a perf map */
 };
 
 struct pipeline;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "lru.h"
+#include "runtimes/hotspot/hotspot_attach.h"
 #include "runtimes/hotspot/hotspot_names.h"
 #include "runtimes/hotspot/hotspot_runtime.h"
 #include "runtimes/hotspot/hotspot_vmstructs.h"
@@ -15,6 +16,7 @@
 #include "runtimes/runtime_elf.h"
 
 #define MAX_PROCESSES HOTSPOT_MAX_PROCESSES
+#define PERFMAP_TIMEOUT_MS 2000 /* for a JVM's attach listener to start and answer */
 
 /* One libjvm file's table symbols, kept by file identity: its dynamic symbols read once. */
 struct file_key {
@@ -32,6 +34,7 @@ struct hotspot_runtime {
 	struct lru *procs; /* pid -> struct hotspot_layout */
 	struct lru *names; /* struct name_key -> struct hotspot_name */
 	struct runtime_stats stats;
+	bool perfmap; /* java_perfmap: unreadable JVMs are asked for a perf map */
 };
 
 struct name_key {
@@ -238,6 +241,24 @@ static int read_layout(pid_t pid, const struct libjvm *j, uint64_t start,
 	return err ? err : hotspot_layout__heaps(&r, ret);
 }
 
+void hotspot_runtime__set_perfmap(void *state, bool on)
+{
+	struct hotspot_runtime *rt = state;
+
+	rt->perfmap = on;
+}
+
+/* java_perfmap: the JVM writes /tmp/perf-PID.map, which the symboliser reads (once per
+ * process: the map is a snapshot of the code cache then). Appends the outcome to note. */
+static void ask_perfmap(const struct runtime_process *proc, char *note, size_t note_len)
+{
+	size_t used = strlen(note);
+	int err = hotspot_attach__perfmap(proc->proc_root, proc->pid, PERFMAP_TIMEOUT_MS);
+
+	snprintf(note + used, note_len - used, "; asked for its perf map (java_perfmap): %s",
+		 err ? strerror(-err) : "written");
+}
+
 static int hotspot_capture(void *state, const struct runtime_process *proc,
 			   const struct runtime_sink *sink, char *note, size_t note_len)
 {
@@ -278,6 +299,8 @@ static int hotspot_capture(void *state, const struct runtime_process *proc,
 				 "frames stay native",
 				 layout->version[0] ? layout->version : "(unknown version)",
 				 m->path);
+			if (rt->perfmap)
+				ask_perfmap(proc, note, note_len);
 		}
 		free(layout);
 		return err;

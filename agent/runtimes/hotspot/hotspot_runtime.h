@@ -4,11 +4,17 @@
 #ifndef ROOTTRACE_HOTSPOT_RUNTIME_H
 #define ROOTTRACE_HOTSPOT_RUNTIME_H
 
+#include <stdbool.h>
+
 #include "runtimes/runtime.h"
 
 #define HOTSPOT_NAME_CACHE 16384 /* (pid, Method*) names kept, least recently used dropped */
 #define HOTSPOT_SYMBOL_CACHE 8	 /* libjvm files whose table symbols are kept */
 
 extern const struct runtime_ops hotspot_runtime_ops;
+
+/* Opt-in (config key java_perfmap): a JVM whose structures cannot be read is asked for its
+ * perf map (hotspot_attach.h), once per process. rt is the runtime's state. */
+void hotspot_runtime__set_perfmap(void *rt, bool on);
 
 #endif
