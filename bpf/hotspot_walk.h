@@ -23,6 +23,8 @@ static __always_inline void hotspot_walk_start(struct walk_state *st)
 	const struct hotspot_proc *proc = bpf_map_lookup_elem(&hotspot_procs, &st->pid);
 
 	st->hs.active = 0;
+	st->hs.last_begin = st->hs.last_end = 0;
+	st->hs.last_method = 0;
 	if (!proc)
 		return;
 	hotspot_count(HOTSPOT_STAT_SAMPLES);
@@ -96,17 +98,56 @@ static __always_inline void hotspot_note_method(__u32 pid, __u64 word, __u64 coo
  * Method cannot be read. */
 static __always_inline bool hotspot_record(struct walk_state *st, __u32 n, __u64 method)
 {
-	__u64 cookie = 0;
+	__u64 cookie = st->hs.last_cookie;
+	bool again = method && method == st->hs.last_method; /* read and announced already */
 
-	if (!method || (method & 7) || read_user_u64(&cookie, method + st->hs.proc.method_const) ||
-	    !cookie)
+	if (!again && (!method || (method & 7) ||
+		       read_user_u64(&cookie, method + st->hs.proc.method_const) || !cookie))
 		return false;
 	if (n >= PROFILE_STACK_DEPTH - 1)
 		return false;
 	st->stack.ips[n] = HOTSPOT_FRAME_TAG | (method & HOTSPOT_FRAME_ADDR_MASK);
 	st->stack.ips[n + 1] = cookie;
 	st->stack.n = n + 2;
-	hotspot_note_method(st->pid, st->stack.ips[n], cookie);
+	if (!again)
+		hotspot_note_method(st->pid, st->stack.ips[n], cookie);
+	st->hs.last_method = method;
+	st->hs.last_cookie = cookie;
+	return true;
+}
+
+/* The blob holding pc (the last one again, or found and read): its address, kind, name,
+ * frame size and prologue, an nmethod's Method*. false when none is found or read. */
+static __always_inline bool hotspot_blob(struct walk_state *st, __u64 pc)
+{
+	const struct hotspot_proc *p = &st->hs.proc;
+	__u32 name_off = p->blob_name, size_off = p->blob_frame_size;
+	__u32 complete_off = p->blob_frame_complete, begin_off = p->blob_code_begin;
+	__u32 end_off = p->blob_code_end;
+	__u64 blob, name, begin, end, kind = 0, method = 0;
+
+	if (pc >= st->hs.last_begin && pc < st->hs.last_end)
+		return true;
+	blob = hotspot_find_blob(p, pc);
+	if (!blob || name_off > HOTSPOT_BLOB_READ - 8 || size_off > HOTSPOT_BLOB_READ - 4 ||
+	    complete_off > HOTSPOT_BLOB_READ - 4 || begin_off > HOTSPOT_BLOB_READ - 8 ||
+	    end_off > HOTSPOT_BLOB_READ - 8 ||
+	    bpf_probe_read_user(st->hs.blob, sizeof(st->hs.blob), (const void *)blob))
+		return false;
+	name = *(__u64 *)(st->hs.blob + name_off);
+	begin = *(__u64 *)(st->hs.blob + begin_off);
+	end = *(__u64 *)(st->hs.blob + end_off);
+	if (pc < begin || pc >= end || read_user_u64(&kind, name) ||
+	    (kind == HOTSPOT_NMETHOD && read_user_u64(&method, blob + p->nmethod_method)))
+		return false;
+	st->hs.last_size = *(__s32 *)(st->hs.blob + size_off);
+	st->hs.last_complete = *(__s32 *)(st->hs.blob + complete_off);
+	st->hs.last_blob = blob;
+	st->hs.last_kind = kind;
+	st->hs.last_name = name;
+	st->hs.last_blob_method = method;
+	st->hs.last_begin = begin;
+	st->hs.last_end = end;
 	return true;
 }
 
@@ -147,11 +188,8 @@ static __always_inline __u32 hotspot_interp_step(struct walk_state *st)
  * frame at rbp; other blobs (stubs, adapters) are recorded as the native pcs they are. */
 static __always_inline long hotspot_frame(struct walk_state *st, __u64 lookup_pc)
 {
-	const struct hotspot_proc *p = &st->hs.proc;
-	__u32 n = st->stack.n, name_off = p->blob_name, size_off = p->blob_frame_size;
-	__u32 complete_off = p->blob_frame_complete, begin_off = p->blob_code_begin;
-	__u32 end_off = p->blob_code_end;
-	__u64 blob, name_ptr, begin, end, kind = 0, method = 0;
+	__u32 n = st->stack.n;
+	__u64 method = 0, blob, name, begin;
 	__s32 size, complete;
 
 	if (n >= PROFILE_STACK_DEPTH - 1) {
@@ -160,32 +198,23 @@ static __always_inline long hotspot_frame(struct walk_state *st, __u64 lookup_pc
 		hotspot_count(HOTSPOT_STAT_TRUNCATED);
 		return 1;
 	}
-	blob = hotspot_find_blob(p, lookup_pc);
-	if (!blob || name_off > HOTSPOT_BLOB_READ - 8 || size_off > HOTSPOT_BLOB_READ - 4 ||
-	    complete_off > HOTSPOT_BLOB_READ - 4 || begin_off > HOTSPOT_BLOB_READ - 8 ||
-	    end_off > HOTSPOT_BLOB_READ - 8 ||
-	    bpf_probe_read_user(st->hs.blob, sizeof(st->hs.blob), (const void *)blob)) {
+	if (!hotspot_blob(st, lookup_pc)) {
 		hotspot_count(HOTSPOT_STAT_NO_BLOB);
 		goto unknown;
 	}
-	name_ptr = *(__u64 *)(st->hs.blob + name_off);
-	size = *(__s32 *)(st->hs.blob + size_off);
-	complete = *(__s32 *)(st->hs.blob + complete_off);
-	begin = *(__u64 *)(st->hs.blob + begin_off);
-	end = *(__u64 *)(st->hs.blob + end_off);
-	if (lookup_pc < begin || lookup_pc >= end || read_user_u64(&kind, name_ptr)) {
-		hotspot_count(HOTSPOT_STAT_NO_BLOB);
-		goto unknown;
-	}
-	if (kind == HOTSPOT_NMETHOD) {
-		if (read_user_u64(&method, blob + p->nmethod_method) ||
-		    !hotspot_record(st, n, method)) {
+	blob = st->hs.last_blob;
+	name = st->hs.last_name;
+	begin = st->hs.last_begin;
+	size = st->hs.last_size;
+	complete = st->hs.last_complete;
+	if (st->hs.last_kind == HOTSPOT_NMETHOD) {
+		if (!hotspot_record(st, n, st->hs.last_blob_method)) {
 			hotspot_count(HOTSPOT_STAT_READ);
 			goto unknown;
 		}
 		hotspot_count(HOTSPOT_STAT_COMPILED);
-	} else if (kind == HOTSPOT_INTERPRETER) {
-		if (st->bp < st->sp || read_user_u64(&method, st->bp + p->interp_method) ||
+	} else if (st->hs.last_kind == HOTSPOT_INTERPRETER) {
+		if (st->bp < st->sp || read_user_u64(&method, st->bp + st->hs.proc.interp_method) ||
 		    !hotspot_record(st, n, method)) {
 			hotspot_count(HOTSPOT_STAT_READ);
 			goto unknown;
@@ -197,9 +226,9 @@ static __always_inline long hotspot_frame(struct walk_state *st, __u64 lookup_pc
 		/* a stub, adapter or the like: named by its blob's name (its pc has no symbol) */
 		st->stack.ips[n] =
 		    HOTSPOT_FRAME_TAG | HOTSPOT_FRAME_BLOB | (blob & HOTSPOT_FRAME_ADDR_MASK);
-		st->stack.ips[n + 1] = name_ptr;
+		st->stack.ips[n + 1] = name;
 		st->stack.n = n + 2;
-		hotspot_note_method(st->pid, st->stack.ips[n], name_ptr);
+		hotspot_note_method(st->pid, st->stack.ips[n], name);
 		hotspot_count(HOTSPOT_STAT_STUB);
 	}
 	/* a leaf before its frame is built: the return address is still at sp */

@@ -231,10 +231,17 @@ struct {
 	__uint(max_entries, 1);
 } hotspot_stats SEC(".maps");
 
-/* The HotSpot side of one walk: a copy of the JVM's state, the blob header read last. */
+/* The HotSpot side of one walk: a copy of the JVM's state, the blob header read last, and
+ * what the last frames found, so a recursion or a run of interpreted frames searches and
+ * reads once. */
 struct hotspot_walk {
-	__u32 active; /* the process is a JVM */
+	__u32 active;			/* the process is a JVM */
+	__s32 last_size, last_complete; /* the last blob's frame size and prologue */
 	__u32 pad;
+	__u64 last_begin, last_end;	       /* the last blob's code, 0 0: none */
+	__u64 last_blob, last_kind, last_name; /* its address, kind (name's 8 bytes), name */
+	__u64 last_blob_method;		       /* an nmethod's Method* */
+	__u64 last_method, last_cookie;	       /* the Method recorded last (announced) */
 	struct hotspot_proc proc;
 	__u8 blob[HOTSPOT_BLOB_READ];
 };

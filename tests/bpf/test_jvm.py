@@ -85,10 +85,14 @@ class JvmRecording:
     def _start(self, argv):
         java = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, text=True)
+        watchdog = threading.Timer(60, java.kill)  # a JVM that never starts ends the test
+        watchdog.start()
         line = java.stdout.readline()
-        while line and not line.startswith("ready"):  # compilations printed before
+        # compilations are printed before, and by another thread: "ready" may share a line
+        while line and "ready" not in line:
             self.stdout.append(line)
             line = java.stdout.readline()
+        watchdog.cancel()
         if not line:
             raise AssertionError("java did not start: %r" % self.stdout)
         self.stdout.append(line)

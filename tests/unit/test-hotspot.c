@@ -98,13 +98,13 @@ static uint64_t s_type = offsetof(struct struct_entry, type),
 		s_address = offsetof(struct struct_entry, address),
 		s_stride = sizeof(struct struct_entry), t_type = offsetof(struct type_entry, type),
 		t_size = offsetof(struct type_entry, size), t_stride = sizeof(struct type_entry),
-		i_name = offsetof(struct int_entry, name), i_value = offsetof(struct int_entry, value),
-		i_stride = sizeof(struct int_entry);
+		i_name = offsetof(struct int_entry, name),
+		i_value = offsetof(struct int_entry, value), i_stride = sizeof(struct int_entry);
 
 static struct hotspot_symbols symbols(void)
 {
 	struct hotspot_symbols s = {
-#define A(v) ((uint64_t)(uintptr_t)&(v))
+#define A(v) ((uint64_t)(uintptr_t) & (v))
 	    .structs = A(p_structs),
 	    .types = A(p_types),
 	    .int_constants = A(p_ints),

@@ -119,9 +119,11 @@ static int request(const char *sock, const char *cmd, const char *arg, int timeo
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) || write(fd, msg, len) != (ssize_t)len)
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) ||
+	    write(fd, msg, len) != (ssize_t)len)
 		err = -errno;
-	while (!err && got < sizeof(reply) - 1 && (n = read(fd, reply + got, sizeof(reply) - 1 - got)) > 0)
+	while (!err && got < sizeof(reply) - 1 &&
+	       (n = read(fd, reply + got, sizeof(reply) - 1 - got)) > 0)
 		got += n;
 	close(fd);
 	if (err)
