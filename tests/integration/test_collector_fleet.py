@@ -159,11 +159,11 @@ class Migrations(unittest.TestCase):
                                 "--profile-store", self.ch], capture_output=True, text=True)
         self.assertEqual(first.returncode, 0, first.stderr)
         self.assertIn("PostgreSQL): schema version 0 -> 2", first.stderr)  # 2: settings.offcpu_enabled
-        self.assertIn("ClickHouse): schema version 0 -> 4", first.stderr)  # 4: 128-bit stacks
+        self.assertIn("ClickHouse): schema version 0 -> 5", first.stderr)  # 5: line detail
         again = subprocess.run([self.c.binary, "migrate", "--control-store", self.pg,
                                 "--profile-store", self.ch], capture_output=True, text=True)
         self.assertEqual(again.returncode, 0, again.stderr)
-        self.assertIn("schema version 4 -> 4", again.stderr)
+        self.assertIn("schema version 5 -> 5", again.stderr)
 
     def test_a_password_in_the_clickhouse_url_is_refused(self):
         import subprocess
@@ -190,7 +190,7 @@ class Migrations(unittest.TestCase):
         r = subprocess.run([self.c.binary, "migrate", "--config", path], capture_output=True,
                            text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("ClickHouse): schema version 0 -> 4", r.stderr)
+        self.assertIn("ClickHouse): schema version 0 -> 5", r.stderr)
 
 
 class FleetTiers(sqlite_tiers.Tiers):

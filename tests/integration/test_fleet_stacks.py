@@ -364,7 +364,8 @@ def old_store_sql(version):
                    ("span_names", "span_name")):
         sql.append("CREATE MATERIALIZED VIEW {db}.%s_mv TO {db}.%s AS SELECT environment, %s,"
                    " time, span_id FROM {db}.span_links WHERE %s != ''" % (t, t, key, key))
-    sql += ["DROP TABLE {db}.idmap", "DROP TABLE {db}.schema_migrations",
+    sql += ["DROP TABLE {db}.idmap", "DROP TABLE {db}.profile_lines",  # v5's
+            "DROP TABLE {db}.schema_migrations",
             "CREATE TABLE {db}.schema_migrations(version UInt32, applied_at UInt32)"
             " ENGINE = TinyLog",
             "INSERT INTO {db}.schema_migrations VALUES " +
@@ -432,7 +433,7 @@ class SchemaUpgrade(unittest.TestCase):
                             "--profile-store", self.c.ch_url], capture_output=True, text=True,
                            timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("ClickHouse): schema version %d -> 4" % version, r.stderr)
+        self.assertIn("ClickHouse): schema version %d -> 5" % version, r.stderr)
         self.assertEqual(self.c.clickhouse("EXISTS TABLE {db}.rollups_v3").strip(), "0")
         self.c.start()
 

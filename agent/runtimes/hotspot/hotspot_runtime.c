@@ -5,62 +5,35 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "lru.h"
 #include "runtimes/hotspot/hotspot_attach.h"
 #include "runtimes/hotspot/hotspot_names.h"
 #include "runtimes/hotspot/hotspot_runtime.h"
 #include "runtimes/hotspot/hotspot_vmstructs.h"
+#include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
-#include "runtimes/runtime_elf.h"
+#include "runtimes/runtime_binary.h"
 
 #define MAX_PROCESSES HOTSPOT_MAX_PROCESSES
 #define PERFMAP_TIMEOUT_MS 2000 /* for a JVM's attach listener to start and answer */
 
-/* One libjvm file's table symbols, kept by file identity: its dynamic symbols read once. */
-struct file_key {
-	uint64_t dev, ino, size, mtime_ns;
-};
-
+/* What HotSpot keeps of one libjvm (runtime_binary.h: read once per binary). */
 struct libjvm {
-	int err; /* 0, or -ENOENT: no tables (not HotSpot's libjvm) */
 	uint64_t load_base;
 	struct hotspot_symbols sym; /* file addresses */
 };
 
 struct hotspot_runtime {
-	struct lru *files; /* struct file_key -> struct libjvm */
 	struct lru *procs; /* pid -> struct hotspot_layout */
-	struct lru *names; /* struct name_key -> struct hotspot_name */
+	struct frame_names *names;
 	struct runtime_stats stats;
 	bool perfmap; /* java_perfmap: unreadable JVMs are asked for a perf map */
-};
-
-struct name_key {
-	uint64_t pid;
-	uint64_t method;
-};
-
-struct hotspot_name {
-	uint64_t cookie;
-	char *function;
 };
 
 static void free_value(void *value, void *ctx)
 {
 	free(value);
-}
-
-static void free_name(void *value, void *ctx)
-{
-	struct hotspot_name *n = value;
-	struct hotspot_runtime *rt = ctx;
-
-	if (rt)
-		rt->stats.names_evicted++;
-	free(n->function);
-	free(n);
 }
 
 static void hotspot_free(void *state)
@@ -69,12 +42,12 @@ static void hotspot_free(void *state)
 
 	if (!rt)
 		return;
-	lru__free(rt->files);
 	lru__free(rt->procs);
-	rt->stats.names_evicted = 0;
-	lru__free(rt->names);
+	frame_names__free(rt->names);
 	free(rt);
 }
+
+static int read_name(void *ctx, pid_t pid, uint64_t method, uint64_t cookie, struct sym_frame *ret);
 
 static void *hotspot_new(void)
 {
@@ -82,10 +55,9 @@ static void *hotspot_new(void)
 
 	if (!rt)
 		return NULL;
-	rt->files = lru__new(HOTSPOT_SYMBOL_CACHE, free_value, NULL);
 	rt->procs = lru__new(MAX_PROCESSES, free_value, NULL);
-	rt->names = lru__new(HOTSPOT_NAME_CACHE, free_name, rt);
-	if (!rt->files || !rt->procs || !rt->names) {
+	rt->names = frame_names__new(HOTSPOT_NAME_CACHE, read_name, rt);
+	if (!rt->procs || !rt->names) {
 		hotspot_free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -144,44 +116,14 @@ static int read_symbols(const struct runtime_elf *elf, struct hotspot_symbols *s
 	return 0;
 }
 
-/* The table symbols of the libjvm at path, read once per file. NULL with *ret_err set when the
- * file cannot be read. */
-static const struct libjvm *libjvm_get(struct hotspot_runtime *rt, const char *path, int *ret_err)
+static int read_binary(const struct runtime_elf *elf, const char *name, void *ret)
 {
-	struct file_key key = {0};
-	struct runtime_elf *elf;
-	struct libjvm *j;
-	struct stat st;
+	struct libjvm *j = ret;
+	int err = read_symbols(elf, &j->sym);
 
-	if (stat(path, &st)) {
-		*ret_err = -errno;
-		return NULL;
-	}
-	key.dev = st.st_dev;
-	key.ino = st.st_ino;
-	key.size = st.st_size;
-	key.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + st.st_mtim.tv_nsec;
-	j = lru__get(rt->files, &key, sizeof(key));
-	if (j)
-		return j;
-	elf = runtime_elf__open(path);
-	if (!elf) {
-		*ret_err = -errno;
-		return NULL;
-	}
-	j = calloc(1, sizeof(*j));
-	if (j) {
-		j->err = read_symbols(elf, &j->sym);
-		if (!j->err && runtime_elf__load_base(elf, &j->load_base))
-			j->err = -ENOENT;
-	}
-	runtime_elf__close(elf);
-	if (!j || lru__put(rt->files, &key, sizeof(key), j)) {
-		free(j);
-		*ret_err = -ENOMEM;
-		return NULL;
-	}
-	return j;
+	if (!err && runtime_elf__load_base(elf, &j->load_base))
+		err = -ENOENT;
+	return err;
 }
 
 static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -253,7 +195,7 @@ void hotspot_runtime__set_perfmap(void *state, bool on)
 static void ask_perfmap(const struct runtime_process *proc, char *note, size_t note_len)
 {
 	size_t used = strlen(note);
-	int err = hotspot_attach__perfmap(proc->proc_root, proc->pid, PERFMAP_TIMEOUT_MS);
+	int err = hotspot_attach__perfmap("/proc", proc->pid, PERFMAP_TIMEOUT_MS);
 
 	snprintf(note + used, note_len - used, "; asked for its perf map (java_perfmap): %s",
 		 err ? strerror(-err) : "written");
@@ -263,14 +205,15 @@ static int hotspot_capture(void *state, const struct runtime_process *proc,
 			   const struct runtime_sink *sink, char *note, size_t note_len)
 {
 	struct hotspot_runtime *rt = state;
-	char path[PROCMAPS_PATH_MAX + 64];
 	struct hotspot_layout *layout;
 	const struct libjvm *j;
+	struct libjvm scratch;
+	const void *facts;
 	bool launcher = false;
 	int err;
 
 	for (size_t i = 0; i < proc->n_maps; i++) {
-		const struct procmap_entry *m = &proc->maps[i];
+		const struct runtime_mapping *m = &proc->maps[i];
 
 		if (!hotspot_wants(m->path))
 			continue;
@@ -278,10 +221,10 @@ static int hotspot_capture(void *state, const struct runtime_process *proc,
 			launcher = true;
 			continue;
 		}
-		snprintf(path, sizeof(path), "%s/%d/root%s", proc->proc_root, proc->pid, m->path);
-		j = libjvm_get(rt, path, &err);
-		if (!j || j->err)
-			continue;
+		err = runtime_binary__facts(m, sizeof(scratch), read_binary, &scratch, &facts);
+		j = facts;
+		if (!j || err)
+			continue; /* not HotSpot's libjvm (no tables), or unreadable */
 		layout = malloc(sizeof(*layout));
 		if (!layout)
 			return -ENOMEM;
@@ -320,69 +263,30 @@ static void hotspot_forget(void *state, pid_t pid, const struct runtime_sink *si
 /* The module Java frames get, as the perf-map path gives them: one function either way. */
 #define HOTSPOT_MODULE "[jit:jvm]"
 
-static void set_unknown(struct sym_frame *ret)
+/* Reads a Method's name (or a stub's) now (frame_names_read_fn); -ESTALE when its cookie is
+ * no longer the sampled one. */
+static int read_name(void *ctx, pid_t pid, uint64_t method, uint64_t cookie, struct sym_frame *ret)
 {
-	snprintf(ret->function, sizeof(ret->function), "[unknown]");
-	snprintf(ret->module, sizeof(ret->module), HOTSPOT_MODULE);
-	ret->file[0] = ret->build_id[0] = '\0';
-	ret->known = 0;
-}
-
-static int read_name(pid_t pid, const struct hotspot_layout *l, uint64_t method, uint64_t cookie,
-		     struct hotspot_name *ret)
-{
+	struct hotspot_runtime *rt = ctx;
+	uint32_t pid_key = pid;
+	const struct hotspot_layout *l = lru__get(rt->procs, &pid_key, sizeof(pid_key));
 	struct hotspot_reader r = {.read = read_pid, .ctx = &pid};
-	char name[SYM_NAME_MAX];
-	int err;
 
+	if (!l)
+		return -ENOENT;
+	ret->file[0] = '\0';
 	if (method & HOTSPOT_FRAME_BLOB) /* a stub: its name, a string in libjvm.so */
-		err = hotspot_blob_name(&r, cookie, name, sizeof(name));
-	else
-		err = hotspot_method_name(&r, l, method, cookie, name, sizeof(name));
-	if (err)
-		return err;
-	ret->cookie = cookie;
-	ret->function = strdup(name);
-	return ret->function ? 0 : -ENOMEM;
+		return hotspot_blob_name(&r, cookie, ret->function, sizeof(ret->function));
+	return hotspot_method_name(&r, l, method, cookie, ret->function, sizeof(ret->function));
 }
 
 static void hotspot_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cookie,
 			       struct sym_frame *ret)
 {
 	struct hotspot_runtime *rt = state;
-	struct name_key key = {.pid = (uint64_t)pid, .method = word & HOTSPOT_FRAME_ADDR_MASK};
-	struct hotspot_layout *l;
-	struct hotspot_name *n;
-	uint32_t pid_key = pid;
-	int err;
 
-	n = lru__get(rt->names, &key, sizeof(key));
-	if (n && n->cookie != cookie) { /* another Method at that address now */
-		free_name(lru__remove(rt->names, &key, sizeof(key)), NULL);
-		n = NULL;
-	}
-	if (!n) {
-		l = lru__get(rt->procs, &pid_key, sizeof(pid_key));
-		n = l ? calloc(1, sizeof(*n)) : NULL;
-		err = n ? read_name(pid, l, key.method, cookie, n) : -ENOENT;
-		if (err) {
-			rt->stats.names_stale += err == -ESTALE;
-			rt->stats.names_unreadable += err != -ESTALE;
-			free(n);
-			set_unknown(ret);
-			return;
-		}
-		rt->stats.names_read++;
-		if (lru__put(rt->names, &key, sizeof(key), n)) {
-			free_name(n, NULL); /* out of memory: named, not kept */
-			set_unknown(ret);
-			return;
-		}
-	}
-	snprintf(ret->function, sizeof(ret->function), "%s", n->function);
-	snprintf(ret->module, sizeof(ret->module), HOTSPOT_MODULE);
-	ret->file[0] = ret->build_id[0] = '\0';
-	ret->known = 1;
+	frame_names__name(rt->names, pid, word & HOTSPOT_FRAME_ADDR_MASK, cookie, HOTSPOT_MODULE,
+			  ret);
 }
 
 static void hotspot_stats(const void *state, struct runtime_stats *ret)
@@ -390,7 +294,7 @@ static void hotspot_stats(const void *state, struct runtime_stats *ret)
 	const struct hotspot_runtime *rt = state;
 
 	*ret = rt->stats;
-	ret->names_cached = lru__size(rt->names);
+	frame_names__stats(rt->names, ret);
 }
 
 const struct runtime_ops hotspot_runtime_ops = {

@@ -9,7 +9,6 @@
 #include "runtimes/runtime.h"
 
 #define HOTSPOT_NAME_CACHE 16384 /* (pid, Method*) names kept, least recently used dropped */
-#define HOTSPOT_SYMBOL_CACHE 8	 /* libjvm files whose table symbols are kept */
 
 extern const struct runtime_ops hotspot_runtime_ops;
 

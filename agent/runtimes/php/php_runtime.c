@@ -2,17 +2,15 @@
 /* PHP behind the runtime interface (runtime.h): finds executor_globals and execute_ex in the
  * interpreter binary or libphp, picks the version's offsets, names zend_functions. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "lru.h"
+#include "runtimes/frame_names.h"
 #include "runtimes/php/php_runtime.h"
 #include "runtimes/procmem.h"
+#include "runtimes/runtime_binary.h"
 #include "runtimes/runtime_elf.h"
 
 #define VERSION_MARK "X-Powered-By: PHP/"
@@ -20,7 +18,7 @@
 
 struct php_runtime {
 	struct lru *procs; /* pid -> struct php_process */
-	struct lru *names; /* struct name_key -> struct php_name */
+	struct frame_names *names;
 	struct runtime_stats stats;
 };
 
@@ -28,32 +26,12 @@ struct php_process {
 	const struct php_version *version;
 };
 
-struct name_key {
-	uint64_t pid;
-	uint64_t func;
-};
-
-struct php_name {
-	uint64_t cookie;
-	char *function, *file;
-};
-
 static void free_process(void *value, void *ctx)
 {
 	free(value);
 }
 
-static void free_name(void *value, void *ctx)
-{
-	struct php_name *n = value;
-	struct php_runtime *rt = ctx;
-
-	if (rt)
-		rt->stats.names_evicted++;
-	free(n->function);
-	free(n->file);
-	free(n);
-}
+static int read_name(void *ctx, pid_t pid, uint64_t func, uint64_t cookie, struct sym_frame *ret);
 
 static void *php_new(void)
 {
@@ -62,10 +40,10 @@ static void *php_new(void)
 	if (!rt)
 		return NULL;
 	rt->procs = lru__new(PHP_MAX_PROCESSES, free_process, NULL);
-	rt->names = lru__new(PHP_NAME_CACHE, free_name, rt);
+	rt->names = frame_names__new(PHP_NAME_CACHE, read_name, rt);
 	if (!rt->procs || !rt->names) {
 		lru__free(rt->procs);
-		lru__free(rt->names);
+		frame_names__free(rt->names);
 		free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -80,8 +58,7 @@ static void php_free(void *state)
 	if (!rt)
 		return;
 	lru__free(rt->procs);
-	rt->stats.names_evicted = 0;
-	lru__free(rt->names);
+	frame_names__free(rt->names);
 	free(rt);
 }
 
@@ -115,27 +92,6 @@ int php_version_from_image(const void *image, size_t size, unsigned *ret_major, 
 	if (sscanf(text, "%u.%u", ret_major, ret_minor) != 2)
 		return -ENOENT;
 	return 0;
-}
-
-static int version_from_file(const char *path, unsigned *ret_major, unsigned *ret_minor)
-{
-	struct stat sb;
-	void *image;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &sb) || !sb.st_size) {
-		close(fd);
-		return -ENOENT;
-	}
-	image = mmap(NULL, sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (image == MAP_FAILED)
-		return -errno;
-	err = php_version_from_image(image, sb.st_size, ret_major, ret_minor);
-	munmap(image, sb.st_size);
-	return err;
 }
 
 static int32_t rel32(const uint8_t *p)
@@ -179,14 +135,13 @@ static int64_t read_eg_offset(const struct runtime_elf *elf, uint64_t eg)
 	return code ? php_decode_is_executing(code, 15, fn, eg) : -1;
 }
 
-int php_binary__read(const char *path, struct php_binary *ret)
+int php_binary__read_elf(const struct runtime_elf *elf, struct php_binary *ret)
 {
-	struct runtime_elf *elf = runtime_elf__open(path);
 	uint64_t size;
+	const void *image;
+	size_t image_size;
 	int err;
 
-	if (!elf)
-		return -errno;
 	memset(ret, 0, sizeof(*ret));
 	err = runtime_elf__symbol(elf, "executor_globals", &ret->executor_globals, &size);
 	if (!err)
@@ -196,13 +151,30 @@ int php_binary__read(const char *path, struct php_binary *ret)
 	if (!err)
 		err = runtime_elf__load_base(elf, &ret->load_base);
 	ret->eg_current_execute_data = err ? -1 : read_eg_offset(elf, ret->executor_globals);
-	runtime_elf__close(elf);
 	if (err)
 		return err;
 	ret->exec_end = ret->exec_start + size;
-	if (version_from_file(path, &ret->major, &ret->minor))
+	image = runtime_elf__image(elf, &image_size);
+	if (php_version_from_image(image, image_size, &ret->major, &ret->minor))
 		ret->major = ret->minor = 0;
 	return 0;
+}
+
+int php_binary__read(const char *path, struct php_binary *ret)
+{
+	struct runtime_elf *elf = runtime_elf__open(path);
+	int err;
+
+	if (!elf)
+		return -errno;
+	err = php_binary__read_elf(elf, ret);
+	runtime_elf__close(elf);
+	return err;
+}
+
+static int read_binary(const struct runtime_elf *elf, const char *name, void *ret)
+{
+	return php_binary__read_elf(elf, ret);
 }
 
 static int attach(struct php_runtime *rt, pid_t pid, const struct php_version *v,
@@ -236,47 +208,50 @@ static int php_capture(void *state, const struct runtime_process *proc,
 {
 	struct php_runtime *rt = state;
 	const struct php_version *v;
-	struct php_binary b;
+	const struct php_binary *b;
+	struct php_binary scratch;
 	struct php_proc walk;
-	char path[PROCMAPS_PATH_MAX + 64];
+	const void *facts;
 	uint64_t bias;
 
 	for (size_t i = 0; i < proc->n_maps; i++) {
-		const struct procmap_entry *m = &proc->maps[i];
+		const struct runtime_mapping *m = &proc->maps[i];
 
 		if (!php_wants(m->path))
 			continue;
-		snprintf(path, sizeof(path), "%s/%d/root%s", proc->proc_root, proc->pid, m->path);
-		if (php_binary__read(path, &b))
+		if (runtime_binary__facts(m, sizeof(scratch), read_binary, &scratch, &facts))
 			continue; /* a php-named file that is not the interpreter */
-		v = php_version__find(b.major, b.minor);
+		b = facts;
+		v = php_version__find(b->major, b->minor);
 		if (!v) {
 			rt->stats.unsupported++;
 			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%u", b.major, b.minor);
+				 sizeof(rt->stats.unsupported_version), "%u.%u", b->major,
+				 b->minor);
 			snprintf(note, note_len,
-				 "php %u.%u (%s): no offset table, its frames stay native", b.major,
-				 b.minor, m->path);
+				 "php %u.%u (%s): no offset table, its frames stay native",
+				 b->major, b->minor, m->path);
 			return -EPROTONOSUPPORT;
 		}
-		if (b.eg_current_execute_data >= 0 &&
-		    b.eg_current_execute_data != v->walk.eg_current_execute_data) {
+		if (b->eg_current_execute_data >= 0 &&
+		    b->eg_current_execute_data != v->walk.eg_current_execute_data) {
 			rt->stats.unsupported++;
 			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%u?", b.major, b.minor);
+				 sizeof(rt->stats.unsupported_version), "%u.%u?", b->major,
+				 b->minor);
 			snprintf(note, note_len,
 				 "php %u.%u (%s): its code reads current_execute_data at %lld, the "
 				 "table says %u (another build's layout), its frames stay native",
-				 b.major, b.minor, m->path, (long long)b.eg_current_execute_data,
+				 b->major, b->minor, m->path, (long long)b->eg_current_execute_data,
 				 v->walk.eg_current_execute_data);
 			return -EPROTONOSUPPORT;
 		}
-		bias = m->start - b.load_base;
+		bias = m->start - b->load_base;
 		memset(&walk, 0, sizeof(walk));
 		walk.current_execute_data =
-		    b.executor_globals + bias + v->walk.eg_current_execute_data;
-		walk.exec_start = b.exec_start + bias;
-		walk.exec_end = b.exec_end + bias;
+		    b->executor_globals + bias + v->walk.eg_current_execute_data;
+		walk.exec_start = b->exec_start + bias;
+		walk.exec_end = b->exec_end + bias;
 		walk.off = v->walk;
 		return attach(rt, proc->pid, v, &walk, sink);
 	}
@@ -290,14 +265,6 @@ static void php_forget(void *state, pid_t pid, const struct runtime_sink *sink)
 
 	free(lru__remove(rt->procs, &key, sizeof(key)));
 	sink->detach(sink->ctx, RUNTIME_PHP, pid);
-}
-
-static void set_unknown(struct sym_frame *ret)
-{
-	snprintf(ret->function, sizeof(ret->function), "[unknown]");
-	snprintf(ret->module, sizeof(ret->module), "[php]");
-	ret->file[0] = ret->build_id[0] = '\0';
-	ret->known = 0;
 }
 
 /* The text of the zend_string at addr, cut to fit. */
@@ -331,16 +298,22 @@ static uint64_t word_at(const unsigned char *head, size_t off)
 	return w;
 }
 
-/* Reads a zend_function's names now; -ESTALE when its cookie is no longer the sampled one.
- * A function without a name is the script's top-level code: "<main>". */
-static int read_name(pid_t pid, const struct php_version *v, uint64_t func, uint64_t cookie,
-		     struct php_name *ret)
+/* Reads a zend_function's names now (frame_names_read_fn); -ESTALE when its cookie is no
+ * longer the sampled one. A function without a name is the script's top-level code: "<main>". */
+static int read_name(void *ctx, pid_t pid, uint64_t func, uint64_t cookie, struct sym_frame *ret)
 {
+	struct php_runtime *rt = ctx;
 	unsigned char head[256];
-	char name[NAME_MAX_BYTES + 1], cls[NAME_MAX_BYTES + 1], file[NAME_MAX_BYTES + 1];
+	char name[NAME_MAX_BYTES + 1], cls[NAME_MAX_BYTES + 1];
 	uint64_t name_obj, scope, cls_obj;
+	uint32_t pid_key = pid;
+	const struct php_process *p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+	const struct php_version *v;
 	int err;
 
+	if (!p)
+		return -ENOENT;
+	v = p->version;
 	if ((size_t)v->op_array_filename + 8 > sizeof(head))
 		return -EINVAL;
 	err = procmem__read(pid, func, head, v->op_array_filename + 8);
@@ -360,18 +333,14 @@ static int read_name(pid_t pid, const struct php_version *v, uint64_t func, uint
 	    !(err = procmem__read(pid, scope + v->class_name, &cls_obj, sizeof(cls_obj))))
 		err = read_zstring(pid, cls_obj, cls, sizeof(cls));
 	if (!err)
-		err = read_zstring(pid, word_at(head, v->op_array_filename), file, sizeof(file));
+		err = read_zstring(pid, word_at(head, v->op_array_filename), ret->file,
+				   sizeof(ret->file));
 	if (err)
 		return err;
-	ret->cookie = cookie;
-	ret->file = strdup(file);
-	if (asprintf(&ret->function, "%s%s%s", cls, cls[0] ? "::" : "", name) < 0)
-		ret->function = NULL;
-	if (!ret->file || !ret->function) {
-		free(ret->file);
-		free(ret->function);
-		return -ENOMEM;
-	}
+	/* Class::function, cut to fit as the frame shows it */
+	if (snprintf(ret->function, sizeof(ret->function), "%s%s%s", cls, cls[0] ? "::" : "",
+		     name) < 0)
+		return -EINVAL;
 	return 0;
 }
 
@@ -379,40 +348,8 @@ static void php_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cooki
 			   struct sym_frame *ret)
 {
 	struct php_runtime *rt = state;
-	struct name_key key = {.pid = (uint64_t)pid, .func = word & PHP_FRAME_ADDR_MASK};
-	struct php_process *p;
-	struct php_name *n;
-	uint32_t pid_key = pid;
-	int err;
 
-	n = lru__get(rt->names, &key, sizeof(key));
-	if (n && n->cookie != cookie) { /* another function at that address now */
-		free_name(lru__remove(rt->names, &key, sizeof(key)), NULL);
-		n = NULL;
-	}
-	if (!n) {
-		p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
-		n = p ? calloc(1, sizeof(*n)) : NULL;
-		err = n ? read_name(pid, p->version, key.func, cookie, n) : -ENOENT;
-		if (err) {
-			rt->stats.names_stale += err == -ESTALE;
-			rt->stats.names_unreadable += err != -ESTALE;
-			free(n);
-			set_unknown(ret);
-			return;
-		}
-		rt->stats.names_read++;
-		if (lru__put(rt->names, &key, sizeof(key), n)) {
-			free_name(n, NULL); /* out of memory: named, not kept */
-			set_unknown(ret);
-			return;
-		}
-	}
-	snprintf(ret->function, sizeof(ret->function), "%s", n->function);
-	snprintf(ret->file, sizeof(ret->file), "%s", n->file);
-	snprintf(ret->module, sizeof(ret->module), "[php]");
-	ret->build_id[0] = '\0';
-	ret->known = 1;
+	frame_names__name(rt->names, pid, word & PHP_FRAME_ADDR_MASK, cookie, "[php]", ret);
 }
 
 static void php_stats(const void *state, struct runtime_stats *ret)
@@ -420,7 +357,7 @@ static void php_stats(const void *state, struct runtime_stats *ret)
 	const struct php_runtime *rt = state;
 
 	*ret = rt->stats;
-	ret->names_cached = lru__size(rt->names);
+	frame_names__stats(rt->names, ret);
 }
 
 const struct runtime_ops php_runtime_ops = {

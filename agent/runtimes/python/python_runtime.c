@@ -7,14 +7,16 @@
 #include <string.h>
 
 #include "lru.h"
+#include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
 #include "runtimes/python/python_names.h"
 #include "runtimes/python/python_runtime.h"
+#include "runtimes/runtime_binary.h"
 #include "runtimes/runtime_elf.h"
 
 struct python_runtime {
 	struct lru *procs; /* pid -> struct python_process */
-	struct lru *names; /* struct name_key -> struct python_name */
+	struct frame_names *names;
 	struct runtime_stats stats;
 };
 
@@ -22,32 +24,12 @@ struct python_process {
 	const struct python_version *version;
 };
 
-struct name_key {
-	uint64_t pid;
-	uint64_t code;
-};
-
-struct python_name {
-	uint64_t cookie;
-	char *function, *file;
-};
-
 static void free_process(void *value, void *ctx)
 {
 	free(value);
 }
 
-static void free_name(void *value, void *ctx)
-{
-	struct python_name *n = value;
-	struct python_runtime *rt = ctx;
-
-	if (rt)
-		rt->stats.names_evicted++;
-	free(n->function);
-	free(n->file);
-	free(n);
-}
+static int read_name(void *ctx, pid_t pid, uint64_t code, uint64_t cookie, struct sym_frame *ret);
 
 static void *python_new(void)
 {
@@ -56,10 +38,10 @@ static void *python_new(void)
 	if (!rt)
 		return NULL;
 	rt->procs = lru__new(PYTHON_MAX_PROCESSES, free_process, NULL);
-	rt->names = lru__new(PYTHON_NAME_CACHE, free_name, rt);
+	rt->names = frame_names__new(PYTHON_NAME_CACHE, read_name, rt);
 	if (!rt->procs || !rt->names) {
 		lru__free(rt->procs);
-		lru__free(rt->names);
+		frame_names__free(rt->names);
 		free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -74,8 +56,7 @@ static void python_free(void *state)
 	if (!rt)
 		return;
 	lru__free(rt->procs);
-	rt->stats.names_evicted = 0;
-	lru__free(rt->names);
+	frame_names__free(rt->names);
 	free(rt);
 }
 
@@ -122,22 +103,20 @@ static void read_eval_ranges(const struct runtime_elf *elf, struct python_binary
 	}
 }
 
-int python_binary__read(const char *path, const char *name, struct python_binary *ret)
+int python_binary__read_elf(const struct runtime_elf *elf, const char *name,
+			    struct python_binary *ret)
 {
-	struct runtime_elf *elf = runtime_elf__open(path);
 	const uint32_t *hex;
 	const void *dbg;
 	uint64_t addr, size;
 	int err;
 
-	if (!elf)
-		return -errno;
 	memset(ret, 0, sizeof(*ret));
 	err = runtime_elf__symbol(elf, "_PyRuntime", &ret->runtime, &size);
 	if (!err)
 		err = runtime_elf__load_base(elf, &ret->load_base);
 	if (err)
-		goto out;
+		return err;
 	read_eval_ranges(elf, ret);
 	dbg = runtime_elf__at(elf, ret->runtime, PYTHON_DEBUG_OFFSETS_SIZE);
 	ret->has_debug_offsets = dbg && !python_debug_offsets__parse(dbg, &ret->debug);
@@ -153,9 +132,24 @@ int python_binary__read(const char *path, const char *name, struct python_binary
 	}
 	if (!ret->eval_end[0])
 		err = -ENOENT; /* an interpreter without its eval loop's symbol: no walk */
-out:
+	return err;
+}
+
+int python_binary__read(const char *path, const char *name, struct python_binary *ret)
+{
+	struct runtime_elf *elf = runtime_elf__open(path);
+	int err;
+
+	if (!elf)
+		return -errno;
+	err = python_binary__read_elf(elf, name, ret);
 	runtime_elf__close(elf);
 	return err;
+}
+
+static int read_binary(const struct runtime_elf *elf, const char *name, void *ret)
+{
+	return python_binary__read_elf(elf, name, ret);
 }
 
 /* The walk state of a process whose binary (mapped from start) was read. */
@@ -206,40 +200,44 @@ static int python_capture(void *state, const struct runtime_process *proc,
 {
 	struct python_runtime *rt = state;
 	const struct python_version *v;
-	struct python_binary b;
+	const struct python_binary *b;
+	struct python_binary scratch;
 	struct python_proc walk;
-	char path[PROCMAPS_PATH_MAX + 64];
+	const void *facts;
 
 	for (size_t i = 0; i < proc->n_maps; i++) {
-		const struct procmap_entry *m = &proc->maps[i];
+		const struct runtime_mapping *m = &proc->maps[i];
 
 		if (!python_wants(m->path))
 			continue;
-		snprintf(path, sizeof(path), "%s/%d/root%s", proc->proc_root, proc->pid, m->path);
-		if (python_binary__read(path, base_name(m->path), &b))
-			continue; /* python3.11 linked to libpython: the library has _PyRuntime */
-		v = python_version__find(b.major, b.minor);
-		if (v && b.minor == 13 && b.has_debug_offsets &&
-		    python_version__check(v, &b.debug)) {
+		/* python3.11 linked to libpython: the library has _PyRuntime */
+		if (runtime_binary__facts(m, sizeof(scratch), read_binary, &scratch, &facts))
+			continue;
+		b = facts;
+		v = python_version__find(b->major, b->minor);
+		if (v && b->minor == 13 && b->has_debug_offsets &&
+		    python_version__check(v, &b->debug)) {
 			rt->stats.unsupported++;
 			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%ut", b.major, b.minor);
+				 sizeof(rt->stats.unsupported_version), "%u.%ut", b->major,
+				 b->minor);
 			snprintf(note, note_len,
 				 "python %u.%u (%s): its _Py_DebugOffsets disagree with the %u.%u "
 				 "table (free-threaded or debug build), its frames stay native",
-				 b.major, b.minor, m->path, b.major, b.minor);
+				 b->major, b->minor, m->path, b->major, b->minor);
 			return -EPROTONOSUPPORT;
 		}
 		if (!v) {
 			rt->stats.unsupported++;
 			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%u", b.major, b.minor);
+				 sizeof(rt->stats.unsupported_version), "%u.%u", b->major,
+				 b->minor);
 			snprintf(note, note_len,
 				 "python %u.%u (%s): no offset table, its frames stay native",
-				 b.major, b.minor, m->path);
+				 b->major, b->minor, m->path);
 			return -EPROTONOSUPPORT;
 		}
-		fill_proc(&b, m->start, v, &walk);
+		fill_proc(b, m->start, v, &walk);
 		return attach(rt, proc->pid, v, &walk, sink);
 	}
 	return 0;
@@ -254,28 +252,27 @@ static void python_forget(void *state, pid_t pid, const struct runtime_sink *sin
 	sink->detach(sink->ctx, RUNTIME_PYTHON, pid);
 }
 
-static void set_unknown(struct sym_frame *ret)
-{
-	snprintf(ret->function, sizeof(ret->function), "[unknown]");
-	snprintf(ret->module, sizeof(ret->module), "[python]");
-	ret->file[0] = ret->build_id[0] = '\0';
-	ret->known = 0;
-}
-
 static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	return procmem__read(*(pid_t *)ctx, addr, buf, len);
 }
 
-/* Reads a code object's names now; -ESTALE when its cookie is no longer the sampled one. */
-static int read_name(pid_t pid, const struct python_version *v, uint64_t code, uint64_t cookie,
-		     struct python_name *ret)
+/* Reads a code object's names now (frame_names_read_fn); -ESTALE when its cookie is no
+ * longer the sampled one. */
+static int read_name(void *ctx, pid_t pid, uint64_t code, uint64_t cookie, struct sym_frame *ret)
 {
+	struct python_runtime *rt = ctx;
 	unsigned char head[PYTHON_CODE_HEADER];
-	char qualname[SYM_NAME_MAX], file[SYM_NAME_MAX], module[SYM_NAME_MAX];
+	char qualname[SYM_NAME_MAX], module[SYM_NAME_MAX];
 	uint64_t now, file_obj, name_obj;
+	uint32_t pid_key = pid;
+	const struct python_process *p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+	const struct python_version *v;
 	int err;
 
+	if (!p)
+		return -ENOENT;
+	v = p->version;
 	err = procmem__read(pid, code, head, sizeof(head));
 	if (err)
 		return err;
@@ -287,19 +284,13 @@ static int read_name(pid_t pid, const struct python_version *v, uint64_t code, u
 	       sizeof(name_obj));
 	err = python_str_decode(v, read_pid, &pid, name_obj, qualname, sizeof(qualname));
 	if (!err)
-		err = python_str_decode(v, read_pid, &pid, file_obj, file, sizeof(file));
+		err = python_str_decode(v, read_pid, &pid, file_obj, ret->file, sizeof(ret->file));
 	if (err)
 		return err;
-	python_module_name(file, module, sizeof(module));
-	ret->cookie = cookie;
-	ret->file = strdup(file);
-	if (asprintf(&ret->function, "%s.%s", module, qualname) < 0)
-		ret->function = NULL;
-	if (!ret->file || !ret->function) {
-		free(ret->file);
-		free(ret->function);
-		return -ENOMEM;
-	}
+	python_module_name(ret->file, module, sizeof(module));
+	/* module.qualname, cut to fit as the frame shows it */
+	if (snprintf(ret->function, sizeof(ret->function), "%s.%s", module, qualname) < 0)
+		return -EINVAL;
 	return 0;
 }
 
@@ -307,40 +298,8 @@ static void python_name_frame(void *state, pid_t pid, uint64_t word, uint64_t co
 			      struct sym_frame *ret)
 {
 	struct python_runtime *rt = state;
-	struct name_key key = {.pid = (uint64_t)pid, .code = word & PYTHON_FRAME_ADDR_MASK};
-	struct python_process *p;
-	struct python_name *n;
-	uint32_t pid_key = pid;
-	int err;
 
-	n = lru__get(rt->names, &key, sizeof(key));
-	if (n && n->cookie != cookie) { /* another code object at that address now */
-		free_name(lru__remove(rt->names, &key, sizeof(key)), NULL);
-		n = NULL;
-	}
-	if (!n) {
-		p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
-		n = p ? calloc(1, sizeof(*n)) : NULL;
-		err = n ? read_name(pid, p->version, key.code, cookie, n) : -ENOENT;
-		if (err) {
-			rt->stats.names_stale += err == -ESTALE;
-			rt->stats.names_unreadable += err != -ESTALE;
-			free(n);
-			set_unknown(ret);
-			return;
-		}
-		rt->stats.names_read++;
-		if (lru__put(rt->names, &key, sizeof(key), n)) {
-			free_name(n, NULL); /* out of memory: named, not kept */
-			set_unknown(ret);
-			return;
-		}
-	}
-	snprintf(ret->function, sizeof(ret->function), "%s", n->function);
-	snprintf(ret->file, sizeof(ret->file), "%s", n->file);
-	snprintf(ret->module, sizeof(ret->module), "[python]");
-	ret->build_id[0] = '\0';
-	ret->known = 1;
+	frame_names__name(rt->names, pid, word & PYTHON_FRAME_ADDR_MASK, cookie, "[python]", ret);
 }
 
 static void python_stats(const void *state, struct runtime_stats *ret)
@@ -348,7 +307,7 @@ static void python_stats(const void *state, struct runtime_stats *ret)
 	const struct python_runtime *rt = state;
 
 	*ret = rt->stats;
-	ret->names_cached = lru__size(rt->names);
+	frame_names__stats(rt->names, ret);
 }
 
 const struct runtime_ops python_runtime_ops = {

@@ -5,29 +5,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "lru.h"
+#include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
+#include "runtimes/runtime_binary.h"
 #include "runtimes/v8/v8_layout.h"
 #include "runtimes/v8/v8_names.h"
 #include "runtimes/v8/v8_runtime.h"
 
-/* One binary's layout, kept by file identity: reading 100 MB of symbols once per binary. */
-struct binary_key {
-	uint64_t dev, ino, size, mtime_ns;
-};
-
-struct binary {
-	int err; /* v8_layout__read's result */
+/* What V8 keeps of one binary (runtime_binary.h: read once per binary, 100 MB of symbols). */
+struct v8_binary {
 	struct v8_layout layout;
 	uint64_t load_base;
 };
 
 struct v8_runtime {
-	struct lru *binaries; /* struct binary_key -> struct binary */
-	struct lru *procs;    /* pid -> struct v8_process */
-	struct lru *names;    /* struct name_key -> struct v8_name */
+	struct lru *procs; /* pid -> struct v8_process */
+	struct frame_names *names;
 	struct runtime_stats stats;
 };
 
@@ -35,31 +30,9 @@ struct v8_process {
 	struct v8_layout layout; /* a copy: the binary cache may drop its entry */
 };
 
-struct name_key {
-	uint64_t pid;
-	uint64_t sfi;
-};
-
-struct v8_name {
-	uint64_t cookie;
-	char *function, *file;
-};
-
 static void free_value(void *value, void *ctx)
 {
 	free(value);
-}
-
-static void free_name(void *value, void *ctx)
-{
-	struct v8_name *n = value;
-	struct v8_runtime *rt = ctx;
-
-	if (rt)
-		rt->stats.names_evicted++;
-	free(n->function);
-	free(n->file);
-	free(n);
 }
 
 static void v8_free(void *state)
@@ -68,12 +41,12 @@ static void v8_free(void *state)
 
 	if (!rt)
 		return;
-	lru__free(rt->binaries);
 	lru__free(rt->procs);
-	rt->stats.names_evicted = 0;
-	lru__free(rt->names);
+	frame_names__free(rt->names);
 	free(rt);
 }
+
+static int read_name(void *ctx, pid_t pid, uint64_t sfi, uint64_t cookie, struct sym_frame *ret);
 
 static void *v8_new(void)
 {
@@ -81,10 +54,9 @@ static void *v8_new(void)
 
 	if (!rt)
 		return NULL;
-	rt->binaries = lru__new(V8_LAYOUT_CACHE, free_value, NULL);
 	rt->procs = lru__new(V8_MAX_PROCESSES, free_value, NULL);
-	rt->names = lru__new(V8_NAME_CACHE, free_name, rt);
-	if (!rt->binaries || !rt->procs || !rt->names) {
+	rt->names = frame_names__new(V8_NAME_CACHE, read_name, rt);
+	if (!rt->procs || !rt->names) {
 		v8_free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -108,47 +80,17 @@ static bool v8_wants(const char *path)
 	return !strncmp(name, "node", 4) || !strncmp(name, "libnode", 7);
 }
 
-/* The layout of the binary at path, read once per file. NULL with *ret_err set when the file
- * cannot be read. */
-static const struct binary *binary_get(struct v8_runtime *rt, const char *path, int *ret_err)
+static int read_binary(const struct runtime_elf *elf, const char *name, void *ret)
 {
-	struct binary_key key = {0};
-	struct runtime_elf *elf;
-	struct binary *b;
-	struct stat st;
+	struct v8_binary *b = ret;
+	int err = v8_layout__read(elf, &b->layout);
 
-	if (stat(path, &st)) {
-		*ret_err = -errno;
-		return NULL;
-	}
-	key.dev = st.st_dev;
-	key.ino = st.st_ino;
-	key.size = st.st_size;
-	key.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + st.st_mtim.tv_nsec;
-	b = lru__get(rt->binaries, &key, sizeof(key));
-	if (b)
-		return b;
-	elf = runtime_elf__open(path);
-	if (!elf) {
-		*ret_err = -errno;
-		return NULL;
-	}
-	b = calloc(1, sizeof(*b));
-	if (b) {
-		b->err = v8_layout__read(elf, &b->layout);
-		if (!b->err && runtime_elf__load_base(elf, &b->load_base))
-			b->err = -ENOENT;
-	}
-	runtime_elf__close(elf);
-	if (!b || lru__put(rt->binaries, &key, sizeof(key), b)) {
-		free(b);
-		*ret_err = -ENOMEM;
-		return NULL;
-	}
-	return b;
+	if (!err && runtime_elf__load_base(elf, &b->load_base))
+		err = -ENOENT;
+	return err;
 }
 
-static int attach(struct v8_runtime *rt, pid_t pid, const struct binary *b, uint64_t start,
+static int attach(struct v8_runtime *rt, pid_t pid, const struct v8_binary *b, uint64_t start,
 		  const struct runtime_sink *sink)
 {
 	struct v8_proc walk = b->layout.walk;
@@ -184,20 +126,21 @@ static int v8_capture(void *state, const struct runtime_process *proc,
 		      const struct runtime_sink *sink, char *note, size_t note_len)
 {
 	struct v8_runtime *rt = state;
-	char path[PROCMAPS_PATH_MAX + 64];
-	const struct binary *b;
+	const struct v8_binary *b;
+	struct v8_binary scratch;
+	const void *facts;
 	int err;
 
 	for (size_t i = 0; i < proc->n_maps; i++) {
-		const struct procmap_entry *m = &proc->maps[i];
+		const struct runtime_mapping *m = &proc->maps[i];
 
 		if (!v8_wants(m->path))
 			continue;
-		snprintf(path, sizeof(path), "%s/%d/root%s", proc->proc_root, proc->pid, m->path);
-		b = binary_get(rt, path, &err);
-		if (!b || b->err == -ENOENT)
+		err = runtime_binary__facts(m, sizeof(scratch), read_binary, &scratch, &facts);
+		b = facts;
+		if (!b || err == -ENOENT)
 			continue; /* not V8 (or unreadable): the next mapping may be */
-		if (b->err) {
+		if (err) {
 			rt->stats.unsupported++;
 			snprintf(rt->stats.unsupported_version,
 				 sizeof(rt->stats.unsupported_version), "%u.%u.%u", b->layout.major,
@@ -225,39 +168,30 @@ static void v8_forget(void *state, pid_t pid, const struct runtime_sink *sink)
 /* The module the perf-map path gives V8 frames: a function named either way is one function. */
 #define V8_MODULE "[jit:v8]"
 
-static void set_unknown(struct sym_frame *ret)
-{
-	snprintf(ret->function, sizeof(ret->function), "[unknown]");
-	snprintf(ret->module, sizeof(ret->module), V8_MODULE);
-	ret->file[0] = ret->build_id[0] = '\0';
-	ret->known = 0;
-}
-
 static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	return procmem__read(*(pid_t *)ctx, addr, buf, len);
 }
 
-static int read_name(pid_t pid, const struct v8_layout *layout, uint64_t sfi, uint64_t cookie,
-		     struct v8_name *ret)
+/* Reads a SharedFunctionInfo's name and script now (frame_names_read_fn); -ESTALE when its
+ * cookie is no longer the sampled one. */
+static int read_name(void *ctx, pid_t pid, uint64_t sfi, uint64_t cookie, struct sym_frame *ret)
 {
-	struct v8_reader r = {.layout = layout, .read = read_pid, .ctx = &pid};
+	struct v8_runtime *rt = ctx;
+	uint32_t pid_key = pid;
+	const struct v8_process *p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+	struct v8_reader r = {.read = read_pid, .ctx = &pid};
 	struct v8_function f;
-	char name[SYM_NAME_MAX];
 	int err;
 
+	if (!p)
+		return -ENOENT;
+	r.layout = &p->layout;
 	err = v8_function_read(&r, sfi, cookie, &f);
 	if (err)
 		return err;
-	v8_function_name(&f, name, sizeof(name));
-	ret->cookie = cookie;
-	ret->function = strdup(name);
-	ret->file = strdup(f.file);
-	if (!ret->function || !ret->file) {
-		free(ret->function);
-		free(ret->file);
-		return -ENOMEM;
-	}
+	v8_function_name(&f, ret->function, sizeof(ret->function));
+	snprintf(ret->file, sizeof(ret->file), "%s", f.file);
 	return 0;
 }
 
@@ -265,40 +199,8 @@ static void v8_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cookie
 			  struct sym_frame *ret)
 {
 	struct v8_runtime *rt = state;
-	struct name_key key = {.pid = (uint64_t)pid, .sfi = word & V8_FRAME_ADDR_MASK};
-	struct v8_process *p;
-	struct v8_name *n;
-	uint32_t pid_key = pid;
-	int err;
 
-	n = lru__get(rt->names, &key, sizeof(key));
-	if (n && n->cookie != cookie) { /* another object at that address now */
-		free_name(lru__remove(rt->names, &key, sizeof(key)), NULL);
-		n = NULL;
-	}
-	if (!n) {
-		p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
-		n = p ? calloc(1, sizeof(*n)) : NULL;
-		err = n ? read_name(pid, &p->layout, key.sfi, cookie, n) : -ENOENT;
-		if (err) {
-			rt->stats.names_stale += err == -ESTALE;
-			rt->stats.names_unreadable += err != -ESTALE;
-			free(n);
-			set_unknown(ret);
-			return;
-		}
-		rt->stats.names_read++;
-		if (lru__put(rt->names, &key, sizeof(key), n)) {
-			free_name(n, NULL); /* out of memory: named, not kept */
-			set_unknown(ret);
-			return;
-		}
-	}
-	snprintf(ret->function, sizeof(ret->function), "%s", n->function);
-	snprintf(ret->file, sizeof(ret->file), "%s", n->file);
-	snprintf(ret->module, sizeof(ret->module), V8_MODULE);
-	ret->build_id[0] = '\0';
-	ret->known = 1;
+	frame_names__name(rt->names, pid, word & V8_FRAME_ADDR_MASK, cookie, V8_MODULE, ret);
 }
 
 static void v8_stats(const void *state, struct runtime_stats *ret)
@@ -306,7 +208,7 @@ static void v8_stats(const void *state, struct runtime_stats *ret)
 	const struct v8_runtime *rt = state;
 
 	*ret = rt->stats;
-	ret->names_cached = lru__size(rt->names);
+	frame_names__stats(rt->names, ret);
 }
 
 const struct runtime_ops v8_runtime_ops = {

@@ -6,7 +6,8 @@
  *   ch_stacks.c          the stacks dictionary's writers and its retention
  *   profiles_ch_open.c   open, close, retention by partition drop, size on disk
  *   profiles_ch_write.c  ingest: group commit, upload-id claims, one INSERT per group
- *   profiles_ch_read.c   a window summed across the tiers, services */
+ *   profiles_ch_read.c   a window summed across the tiers, services
+ *   profiles_ch_lines.c  line detail: its table, its rows, a function's lines */
 #ifndef ROOTTRACE_CH_INTERNAL_H
 #define ROOTTRACE_CH_INTERNAL_H
 
@@ -94,6 +95,12 @@ int ch_drop_days(struct ch_client *c, const char *table, int64_t cutoff, int64_t
 
 /* links_ch.c: the link store's migration (NULL-terminated statements), after v1. */
 extern const char *const ch_links_migration[];
+
+/* profiles_ch_lines.c: the line detail's migration (v5), a batch's rows of it, a read. */
+extern const char *const ch_lines_migration[];
+void ch_lines_encode_batch(struct ch_buf *rows, const struct profile_batch *b);
+int ch_profiles__lines_window(struct profile_store *s, const struct window_query *q,
+			      const char *function, struct line_window *ret);
 
 /* profiles_ch_read.c: (frames, value) RowBinary rows into ret's stacks. */
 int ch_read_stacks(struct ch_buf *out, struct merged_window *ret);

@@ -142,7 +142,7 @@ static const char *const v4[] = {
     NULL,
 };
 
-static const char *const *const migrations[] = {v1, ch_links_migration, v3, v4};
+static const char *const *const migrations[] = {v1, ch_links_migration, v3, v4, ch_lines_migration};
 #define LATEST_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
 /* sql with every {db} replaced by the database name. */

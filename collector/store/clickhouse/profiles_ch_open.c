@@ -13,7 +13,8 @@
 
 /* The tables partitioned by day (intDiv(bucket, 86400)); stacks is partitioned by the day of
  * its own (ch_stacks.c) and pruned after them. */
-static const char *const day_tables[] = {"rollups", "rollups_hour", "rollups_day", "uploads"};
+static const char *const day_tables[] = {"rollups", "rollups_hour", "rollups_day", "uploads",
+					 "profile_lines"};
 
 static void ch_close(struct profile_store *s)
 {
@@ -86,6 +87,7 @@ static const struct profile_store_ops ch_ops = {
     .retention = ch_retention,
     .size_bytes = ch_size_bytes,
     .ingest_stats = ch_ingest_stats,
+    .lines_window = ch_profiles__lines_window,
 };
 
 static struct ch_profiles *ch_new(const struct store_ch_options *opts)
