@@ -66,6 +66,7 @@ void daemon_publish_window(struct daemon *d, const struct window *w)
 	struct pipeline_v8_stats v8;
 	struct runtime_stats php;
 	struct pipeline_ruby_stats rb;
+	struct pipeline_hotspot_stats hs;
 	struct symbolizer_stats sym;
 
 	if (!d->metrics)
@@ -82,6 +83,8 @@ void daemon_publish_window(struct daemon *d, const struct window *w)
 			agent_metrics__php(d->metrics, &php);
 		if (!pipeline__ruby_stats(d->pipeline, &rb))
 			agent_metrics__ruby(d->metrics, &rb);
+		if (!pipeline__hotspot_stats(d->pipeline, &hs))
+			agent_metrics__hotspot(d->metrics, &hs);
 	}
 }
 
@@ -93,5 +96,6 @@ void daemon_publish_pipeline_closed(struct daemon *d)
 		agent_metrics__v8_closed(d->metrics);
 		agent_metrics__php_closed(d->metrics);
 		agent_metrics__ruby_closed(d->metrics);
+		agent_metrics__hotspot_closed(d->metrics);
 	}
 }
