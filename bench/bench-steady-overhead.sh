@@ -4,7 +4,7 @@
 # (bench/bench_steady_overhead.py; docs/performance.md). It reuses bench-agent.sh's spin
 # workload, so it runs after it (make bench runs the benchmarks in name order):
 # bench/bench-steady-overhead.sh --build DIR [--rounds N] [--window S]
-# [--workload spin|runtimes|go]. Needs root.
+# [--workload spin|runtimes|go|interpreters,native]. Needs root.
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=build

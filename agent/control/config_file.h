@@ -59,7 +59,8 @@ struct agent_file_config {
 	size_t offcpu_min_block_us;	  /* off-CPU: shorter blocks are dropped (counted) */
 	size_t offcpu_sample_every;	  /* off-CPU: keep 1 block in N at random, weighted by N */
 	size_t offcpu_max_kept_per_cpu_s; /* off-CPU: fewer past this many kept a second per CPU */
-	char *listen; /* status listener HOST:PORT (/healthz, /metrics); NULL: off */
+	char *listen;	   /* status listener HOST:PORT (/healthz, /metrics); NULL: off */
+	bool java_perfmap; /* ask JVMs whose structures cannot be read for a perf map (opt-in) */
 	char
 	    *debuginfod_urls; /* as DEBUGINFOD_URLS (which it overrides); NULL: the environment's */
 };
