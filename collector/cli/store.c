@@ -212,4 +212,8 @@ void collector_options__set_stores(struct collector_options *o, const struct sto
 	o->control_store = loc->control_store;
 	o->profile_store = loc->profile_store;
 	o->clickhouse_password = loc->clickhouse_password;
+	if (!o->debug_dir) /* the command line wins */
+		o->debug_dir = loc->debug_dir;
+	if (!o->debuginfod_urls)
+		o->debuginfod_urls = loc->debuginfod_urls;
 }
