@@ -21,8 +21,8 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-int runtime_binary__facts(const struct runtime_mapping *m, size_t size,
-			  runtime_binary_read_fn read, void *scratch, const void **ret_facts)
+int runtime_binary__facts(const struct runtime_mapping *m, size_t size, runtime_binary_read_fn read,
+			  void *scratch, const void **ret_facts)
 {
 	struct kept *k = m->facts ? *m->facts : NULL;
 	struct runtime_elf *elf;

@@ -18,7 +18,7 @@ typedef int (*runtime_binary_read_fn)(const struct runtime_elf *elf, const char 
  * result and points *ret_facts at the facts (scratch when they cannot be kept; valid until
  * the binary goes). A file that cannot be mapped as ELF: -errno, *ret_facts NULL, nothing
  * kept. */
-int runtime_binary__facts(const struct runtime_mapping *m, size_t size,
-			  runtime_binary_read_fn read, void *scratch, const void **ret_facts);
+int runtime_binary__facts(const struct runtime_mapping *m, size_t size, runtime_binary_read_fn read,
+			  void *scratch, const void **ret_facts);
 
 #endif

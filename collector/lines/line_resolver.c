@@ -156,13 +156,23 @@ static struct dwarf_lines *open_in_dir(const struct line_resolver *r, const char
 	return open_matching(path, id);
 }
 
-static struct dwarf_lines *fetch(const struct line_resolver *r, const char *id, bool executable)
+/* debuginfod's file, or NULL; *fetch_err keeps why a fetch failed other than "not found"
+ * (a timeout, the network), for the reason. */
+static struct dwarf_lines *fetch(const struct line_resolver *r, const char *id, bool executable,
+				 int *fetch_err)
 {
 	struct dwarf_lines *dl;
 	char *path = NULL;
+	int err;
 
-	if (!r->debuginfod || debuginfod_client__find(id, executable, &path))
+	if (!r->debuginfod)
 		return NULL;
+	err = debuginfod_client__find(id, executable, &path);
+	if (err) {
+		if (err != -ENOENT && !*fetch_err)
+			*fetch_err = err;
+		return NULL;
+	}
 	dl = open_matching(path, id);
 	free(path);
 	return dl;
@@ -171,7 +181,7 @@ static struct dwarf_lines *fetch(const struct line_resolver *r, const char *id, 
 /* A file with lines: the directory's debug file, its plain ELF, then debuginfod's. The plain
  * ELF is kept in *ret_exe (it may map offsets for a debug file that cannot). */
 static struct dwarf_lines *find_lines(const struct line_resolver *r, const char *id,
-				      struct dwarf_lines **ret_exe)
+				      struct dwarf_lines **ret_exe, int *fetch_err)
 {
 	struct dwarf_lines *dl = open_in_dir(r, id, ".debug");
 
@@ -185,7 +195,7 @@ static struct dwarf_lines *find_lines(const struct line_resolver *r, const char 
 		*ret_exe = NULL;
 	}
 	if (!dl) {
-		dl = fetch(r, id, false);
+		dl = fetch(r, id, false, fetch_err);
 		if (dl && !dwarf_lines__has_lines(dl)) {
 			dwarf_lines__free(dl);
 			dl = NULL;
@@ -197,12 +207,15 @@ static struct dwarf_lines *find_lines(const struct line_resolver *r, const char 
 static void load_binary(const struct line_resolver *r, const char *id, struct debug_binary *b)
 {
 	struct dwarf_lines *exe = NULL;
+	int fetch_err = 0;
 
 	memset(b, 0, sizeof(*b));
 	snprintf(b->build_id, sizeof(b->build_id), "%s", id);
-	b->lines = find_lines(r, id, &exe);
+	b->lines = find_lines(r, id, &exe, &fetch_err);
 	if (!b->lines) {
-		snprintf(b->why, sizeof(b->why), "no debug info for build-id %s", id);
+		snprintf(b->why, sizeof(b->why), "no debug info for build-id %s%s%s%s", id,
+			 fetch_err ? " (debuginfod: " : "", fetch_err ? strerror(-fetch_err) : "",
+			 fetch_err ? ")" : "");
 		goto fail;
 	}
 	if (dwarf_lines__maps_offsets(b->lines)) {
@@ -213,7 +226,7 @@ static void load_binary(const struct line_resolver *r, const char *id, struct de
 	/* objcopy --only-keep-debug rewrote the offsets: the executable's headers map them */
 	if (!exe || !dwarf_lines__maps_offsets(exe)) {
 		dwarf_lines__free(exe);
-		exe = fetch(r, id, true);
+		exe = fetch(r, id, true, &fetch_err);
 	}
 	if (exe && dwarf_lines__maps_offsets(exe)) {
 		b->layout = exe;
@@ -222,10 +235,17 @@ static void load_binary(const struct line_resolver *r, const char *id, struct de
 	dwarf_lines__free(exe);
 	dwarf_lines__free(b->lines);
 	b->lines = NULL;
-	snprintf(b->why, sizeof(b->why),
-		 "no debug info for build-id %s: its debug file cannot map file offsets and its "
-		 "executable was not found",
-		 id);
+	if (fetch_err)
+		snprintf(b->why, sizeof(b->why),
+			 "no debug info for build-id %s: its debug file cannot map file offsets "
+			 "(debuginfod: %s)",
+			 id, strerror(-fetch_err));
+	else
+		snprintf(
+		    b->why, sizeof(b->why),
+		    "no debug info for build-id %s: its debug file cannot map file offsets and "
+		    "its executable was not found",
+		    id);
 fail:
 	b->err = -ENOENT;
 	b->expires_ns = now_ns() + r->negative_ttl_ns;

@@ -24,7 +24,9 @@ SRC = os.environ.get("ROOTTRACE_SRC", os.getcwd())
 FIXTURES = os.path.join(build_dir(), "fixtures", "lines")  # mk/lines.mk
 SOURCE = os.path.join(SRC, "tests", "fixtures", "lines", "lines_hot.c")
 HOT = "lines_hot_loop"
-SERVICE = "host"  # a process outside any unit, container or pod
+# The program's own service (an agent rule on its executable): the machine is shared, and other
+# runs of this fixture (other build directories, other build-ids) would land in "host" too.
+SERVICE = "rt-test-lines-%d" % os.getpid()
 
 
 def build_id_of(path):
@@ -56,7 +58,8 @@ class AgentLinesThroughTheRoute(CleanupTestCase):
         self.assertEqual(status, 200, resp)
         hot = subprocess.Popen([self.exe, "120"], stdin=subprocess.DEVNULL)
         self.cleanups.append(lambda: (hot.kill(), hot.wait()))
-        agent = Agent(self.tmp, c.url(""), tok)
+        agent = Agent(self.tmp, c.url(""), tok,
+                      config={"rules": [{"match": {"exe": self.exe}, "service": SERVICE}]})
         self.cleanups.append(agent.stop)
 
         def enough():
@@ -143,6 +146,9 @@ class AgentLinesThroughTheRoute(CleanupTestCase):
         url = self.start_debuginfod()
         os.environ["DEBUGINFOD_CACHE_PATH"] = os.path.join(self.tmp, "cache")
         self.cleanups.append(lambda: os.environ.pop("DEBUGINFOD_CACHE_PATH", None))
+        # a loaded machine (load 25 on 2 cores) once ran past the resolver's 30 s default
+        os.environ["DEBUGINFOD_TIMEOUT"] = "120"
+        self.cleanups.append(lambda: os.environ.pop("DEBUGINFOD_TIMEOUT", None))
         c.restart(["--debuginfod-urls", url])
         status, body = self.lines(c, viewer)
         self.assertEqual(status, 200, body)

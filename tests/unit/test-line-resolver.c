@@ -243,6 +243,30 @@ TEST(unknown_build_id_is_no_debug_info_never_guessed)
 	rm_tree(dir);
 }
 
+/* A server that cannot be reached is not "no such file": the reason says what went wrong. */
+TEST(a_failed_debuginfod_fetch_says_why)
+{
+	const char *id = "00112233445566778899aabbccddeeff00112233";
+	struct line_resolver *r;
+	struct resolved_line out;
+	char cache[] = "/tmp/rt-lines-cache-XXXXXX";
+
+	CHECK(mkdtemp(cache));
+	CHECK_EQ_INT(line_resolver__new(
+			 &(struct line_resolver_config){.debuginfod_urls = "http://127.0.0.1:1",
+							.cache_dir = cache},
+			 &r),
+		     0);
+	CHECK_EQ_INT(line_resolver__resolve(r, id, 0x1000, &out), -ENOENT);
+	CHECK(!strncmp(out.reason,
+		       "no debug info for build-id 00112233445566778899aabbccddeeff00112233 "
+		       "(debuginfod: ",
+		       strlen("no debug info for build-id ") + 40 + strlen(" (debuginfod: ")));
+	line_resolver__free(r);
+	unsetenv("DEBUGINFOD_URLS");
+	rm_tree(cache);
+}
+
 TEST(offset_outside_the_code_has_no_line)
 {
 	struct line_resolver *r;
@@ -377,6 +401,6 @@ TEST_MAIN("line-resolver", T(eu_strip_debug_file_maps_offsets_itself),
 	  T(objcopy_debug_file_maps_offsets_through_the_executable),
 	  T(plain_elf_with_the_build_id_is_its_own_debug_file),
 	  T(objcopy_debug_file_alone_cannot_map_offsets_and_says_so),
-	  T(unknown_build_id_is_no_debug_info_never_guessed),
+	  T(unknown_build_id_is_no_debug_info_never_guessed), T(a_failed_debuginfod_fetch_says_why),
 	  T(offset_outside_the_code_has_no_line), T(results_are_cached_and_failures_expire),
 	  T(threads_share_one_resolver), T(lines_agree_with_eu_addr2line))
