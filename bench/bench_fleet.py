@@ -7,7 +7,11 @@
 # and 16 keep-alive clients POSTing a 500-stack gzipped CPU pprof (tests/helpers/ingest-load,
 # acknowledgements after the store committed); then bytes on disk per (bucket, stack) value in
 # each store for the same uploads spread over many buckets. Servers: tests/lib/fleet_servers.py.
-#   bench/bench_fleet.py --build DIR [--seconds N]
+# --cluster SxR runs the fleet configuration on a ClickHouse cluster of S shards of R replicas
+# instead (migrate --cluster; server CPU counts every ClickHouse node, ZooKeeper and
+# PostgreSQL); --fleet-only runs only that configuration (one collector, 16 clients), so that
+# one server and the cluster can be compared run after run.
+#   bench/bench_fleet.py --build DIR [--seconds N] [--cluster 2x1] [--fleet-only]
 import argparse
 import os
 import re
@@ -42,10 +46,12 @@ def tree_ticks(pid):
 
 
 def server_pids(fleet_servers):
-    """The throwaway PostgreSQL postmaster and ClickHouse server (their process trees)."""
+    """The throwaway PostgreSQL postmaster and ClickHouse servers, and the ZooKeeper of a
+    cluster (their process trees)."""
     s = fleet_servers.servers()
     with open(os.path.join(s.pg.data, "postmaster.pid")) as f:
-        return [int(f.readline()), s.ch.proc.pid]
+        pids = [int(f.readline())] + [n.proc.pid for n in s.nodes]
+    return pids + ([s.zk.proc.pid] if s.zk else [])
 
 
 def commits(port):
@@ -130,7 +136,16 @@ def throughput(args, binary, load, profile, tmp, fleet_servers):
     before = (fleet[0] + ["--threads", "4", "--ingest-in-flight", "1",
                           "--ingest-linger-ms", "0"], fleet[1])
     pipelined = (fleet[0] + ["--ingest-in-flight", "2"], fleet[1])
-    configs = [("SQLite (--sync full)", 1, sqlite, []),
+    shape = fleet_servers.cluster_shape()
+    if args.fleet_only:
+        name = "PostgreSQL + ClickHouse%s" % (
+            " cluster (%d shards x %d replicas, through Distributed)" % shape if shape else "")
+        configs = [(name, 1, fleet, server_pids(fleet_servers))]
+        args.clients = [16]
+    else:
+        args.clients = [4, 16]
+        configs = []
+    configs = configs or [("SQLite (--sync full)", 1, sqlite, []),
                ("PostgreSQL + ClickHouse, before (--threads 4, one INSERT in flight, no linger)",
                 1, before, server_pids(fleet_servers)),
                ("PostgreSQL + ClickHouse", 1, fleet, server_pids(fleet_servers)),
@@ -141,7 +156,7 @@ def throughput(args, binary, load, profile, tmp, fleet_servers):
         procs = [start_collector(binary, store_args, os.path.join(tmp, "log-%s-%d" % (n, i)))
                  for i in range(n)]
         try:
-            for clients in (4, 16):
+            for clients in args.clients:
                 ups, cpu_ms, server_ms, per_commit, failures = run_load(
                     load, procs, token, profile, clients, args.seconds, servers)
                 print("| %s | %d | %d | %.1f | %.0f | %.2f | %s | %.1f | %d |" % (
@@ -210,7 +225,11 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--buckets", type=int, default=200)
+    ap.add_argument("--cluster", default="", help="SxR: ClickHouse as S shards of R replicas")
+    ap.add_argument("--fleet-only", action="store_true")
     args = ap.parse_args()
+    if args.cluster:
+        os.environ["ROOTTRACE_FLEET_CLUSTER"] = args.cluster
     build = os.path.abspath(args.build)
     os.environ["ROOTTRACE_BUILD"] = build
     import fleet_servers
@@ -227,7 +246,8 @@ def main():
                        capture_output=True)
         before = open("/proc/loadavg").read().split()[:3]
         throughput(args, binary, load, profile, tmp, fleet_servers)
-        bytes_per_value(args, binary, tmp, fleet_servers)
+        if not args.fleet_only:
+            bytes_per_value(args, binary, tmp, fleet_servers)
         print("\n%d s per run; %d cores; load average before: %s, after: %s" % (
             args.seconds, os.cpu_count(), " ".join(before),
             " ".join(open("/proc/loadavg").read().split()[:3])))

@@ -61,6 +61,7 @@ static int open_profiles(struct collector *c, const char *db_path)
 	    .ingest_queue_bytes = c->opts.ingest_queue_bytes,
 	    .ingest_in_flight = c->opts.ingest_in_flight,
 	    .ingest_linger_us = c->opts.ingest_linger_us,
+	    .cluster = c->opts.clickhouse_cluster,
 	};
 	char why[256];
 	int err;

@@ -29,6 +29,7 @@ struct store_ch_options {
 	size_t ingest_queue_bytes;
 	size_t ingest_in_flight; /* 0 = STORE_CH_INGEST_IN_FLIGHT */
 	long ingest_linger_us;	 /* 0 = STORE_CH_INGEST_LINGER_US, < 0 = none */
+	const char *cluster;	 /* NULL = any; else the database must spread over it */
 };
 
 /* -ENOTSUP when the schema is older than this collector's (run migrate), -EPROTO when newer,
@@ -41,9 +42,12 @@ int profile_store_ch_open(const char *url, const struct store_ch_options *opts,
 int link_store_ch_open(const char *url, const char *password, struct link_store **ret, char *why,
 		       size_t why_len);
 
-/* Creates the database and applies every pending migration; versions before and after. */
-int store_ch_migrate(const char *url, const char *password, int *ret_from, int *ret_to, char *why,
-		     size_t why_len);
+/* Creates the database and applies every pending migration; versions before and after.
+ * cluster: a cluster of the servers' remote_servers to create a new database on (Replicated
+ * tables on every replica of every shard, Distributed tables over them; docs/operations.md),
+ * NULL = one server, or the mode an existing database has. */
+int store_ch_migrate(const char *url, const char *password, const char *cluster, int *ret_from,
+		     int *ret_to, char *why, size_t why_len);
 
 /* ch_import.c: `migrate --from DIR` into an empty, migrated store (store_copy.h). open:
  * -EEXIST (why set) when it holds profiles already. bucket and value are the copy's callbacks
