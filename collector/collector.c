@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "collector.h"
+#include "lines/line_resolver.h"
 #include "control/cp_cache.h"
 #include "store/clickhouse/store_ch.h"
 #include "store/postgresql/store_pg.h"
@@ -91,6 +92,17 @@ static int open_ch_links(struct collector *c)
 	return err;
 }
 
+/* The lines route's resolver of agent frames; it reads nothing until asked. */
+static int open_resolver(struct collector *c)
+{
+	struct line_resolver_config config = {
+	    .debug_dir = c->opts.debug_dir,
+	    .debuginfod_urls = c->opts.debuginfod_urls,
+	};
+
+	return line_resolver__new(&config, &c->resolver);
+}
+
 int collector__open(const struct collector_options *opts, struct collector **ret)
 {
 	struct collector *c;
@@ -125,6 +137,8 @@ int collector__open(const struct collector_options *opts, struct collector **ret
 
 		err = link_store_sqlite_open(path, &sqlite, &c->links);
 	}
+	if (!err)
+		err = open_resolver(c);
 	if (err) {
 		collector__close(c);
 		return err;
@@ -145,6 +159,7 @@ void collector__close(struct collector *c)
 		c->ledger->ops->close(c->ledger);
 	if (c->cp)
 		c->cp->ops->close(c->cp);
+	line_resolver__free(c->resolver);
 	metrics__free(c->metrics);
 	free(c);
 }

@@ -54,6 +54,11 @@ struct collector_options {
 	int link_retention_hours; /* span links older than this are deleted */
 	int threads;
 	bool sync_normal; /* synchronous=NORMAL instead of FULL */
+	/* The lines view: source files shown beside their lines (NULL: file:line only), and
+	 * where agent frames' build-ids find their debug info (lines/line_resolver.h). */
+	const char *source_dir;
+	const char *debug_dir;
+	const char *debuginfod_urls;
 };
 
 struct collector {
@@ -63,7 +68,8 @@ struct collector {
 	struct link_store *links;
 	struct upload_ledger *ledger; /* fleet mode: upload ids claimed in PostgreSQL */
 	struct metrics *metrics;
-	struct decode_budget decode; /* the one mutable member: an atomic counter */
+	struct line_resolver *resolver; /* agent frames' (build-id, offset) to file:line */
+	struct decode_budget decode;	/* the one mutable member: an atomic counter */
 };
 
 /* Path of the database file under data_dir; 0 or -ENAMETOOLONG. */

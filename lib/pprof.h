@@ -97,6 +97,13 @@ struct pprof_decoded_sample {
 	const int64_t *values; /* n_sample_types values */
 	const struct pprof_label *labels;
 	size_t n_labels;
+	/* The leaf location's source position, for the lines view (never part of a frame):
+	 * its innermost line's Function.filename and Line.line, and its mapping's build id with
+	 * Location.address (the agent sends the leaf's file offset in the mapping there). */
+	const char *leaf_file;	   /* "" when none */
+	int64_t leaf_line;	   /* 0 when none */
+	const char *leaf_build_id; /* "" when none */
+	uint64_t leaf_address;	   /* 0 when none */
 };
 
 struct pprof_decoded {

@@ -42,6 +42,10 @@ static int keep_sample(struct decoded_priv *d, struct pprof_decoded_sample *out,
 	    .values = copy_of(&d->copies, s->values, d->pub.n_sample_types, sizeof(*s->values)),
 	    .labels = copy_of(&d->copies, s->labels, s->n_labels, sizeof(*s->labels)),
 	    .n_labels = s->n_labels,
+	    .leaf_file = s->leaf_file,
+	    .leaf_line = s->leaf_line,
+	    .leaf_build_id = s->leaf_build_id,
+	    .leaf_address = s->leaf_address,
 	};
 	return out->frames && out->values && out->labels ? 0 : -ENOMEM;
 }

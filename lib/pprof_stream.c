@@ -137,6 +137,14 @@ struct id_index {
 	struct hashtab map;
 };
 
+/* Where a location's innermost line is: what a sample with it as its leaf reports. */
+struct location_leaf {
+	const char *file;
+	int64_t line;
+	const char *build_id;
+	uint64_t address;
+};
+
 struct pprof_stream {
 	struct pprof_decoded pub; /* the header; samples NULL */
 	struct protowire top;	  /* the whole profile; samples are read from here */
@@ -153,6 +161,12 @@ struct pprof_stream {
 	struct id_index mappings, functions, locations;
 	const char **function_names; /* function index -> name, "[unknown]" for "" */
 	size_t function_names_cap;
+	const char **function_files; /* function index -> its filename, "" when none */
+	size_t function_files_cap;
+	const char **mapping_build_ids; /* mapping index -> its build id, "" when none */
+	size_t mapping_build_ids_cap;
+	struct location_leaf *location_leaves; /* location index -> its innermost position */
+	size_t location_leaves_cap;
 	/* each location's frames (its lines innermost first), laid out once, so that a sample's
 	 * frames are copied location by location instead of chasing line -> function -> string */
 	const char **location_frames;
@@ -164,6 +178,7 @@ struct pprof_stream {
 	size_t frames_cap;
 	struct pprof_label *labels;
 	size_t labels_cap;
+	struct location_leaf leaf;
 };
 
 __attribute__((format(printf, 2, 3))) static int fail(struct pprof_stream *s, const char *fmt, ...)
@@ -514,6 +529,11 @@ static int add_mapping(struct pprof_stream *s, const struct protowire_field *f)
 		err = check_str(s, m->build_id, "mapping build id");
 	if (!err)
 		err = add_id(s, &s->mappings, m->id, "mapping");
+	if (!err && grow(&s->mapping_build_ids, &s->mapping_build_ids_cap, s->mappings.n,
+			 sizeof(*s->mapping_build_ids)))
+		err = -ENOMEM;
+	if (!err)
+		s->mapping_build_ids[s->mappings.n - 1] = str_at(s, m->build_id);
 	return err;
 }
 
@@ -535,8 +555,11 @@ static int add_function(struct pprof_stream *s, const struct protowire_field *f)
 	if (err)
 		return err;
 	if (grow(&s->function_names, &s->function_names_cap, s->functions.n,
-		 sizeof(*s->function_names)))
+		 sizeof(*s->function_names)) ||
+	    grow(&s->function_files, &s->function_files_cap, s->functions.n,
+		 sizeof(*s->function_files)))
 		return -ENOMEM;
+	s->function_files[s->functions.n - 1] = str_at(s, fn->filename);
 	name = str_at(s, fn->name);
 	s->function_names[s->functions.n - 1] = *name ? name : PPROF_UNKNOWN_FRAME;
 	return 0;
@@ -571,6 +594,26 @@ static int lay_out_location(struct pprof_stream *s, const pb_location *l)
 	return 0;
 }
 
+/* The location's innermost line (line[0]) and mapping: its position as a leaf. */
+static int lay_out_leaf(struct pprof_stream *s, const pb_location *l)
+{
+	struct location_leaf *leaf;
+	size_t idx;
+
+	if (grow(&s->location_leaves, &s->location_leaves_cap, s->locations.n,
+		 sizeof(*s->location_leaves)))
+		return -ENOMEM;
+	leaf = &s->location_leaves[s->locations.n - 1];
+	*leaf = (struct location_leaf){"", 0, "", l->address};
+	if (l->mapping_id && lookup_id(&s->mappings, l->mapping_id, &idx))
+		leaf->build_id = s->mapping_build_ids[idx];
+	if (l->n_line && lookup_id(&s->functions, l->line[0]->function_id, &idx)) {
+		leaf->file = s->function_files[idx];
+		leaf->line = l->line[0]->line > 0 ? l->line[0]->line : 0;
+	}
+	return 0;
+}
+
 static int add_location(struct pprof_stream *s, const struct protowire_field *f)
 {
 	int err;
@@ -589,6 +632,8 @@ static int add_location(struct pprof_stream *s, const struct protowire_field *f)
 		return fail(s, "location %llu has %zu lines, limit %u", (unsigned long long)l->id,
 			    l->n_line, PPROF_MAX_LINES);
 	err = add_id(s, &s->locations, l->id, "location");
+	if (!err)
+		err = lay_out_leaf(s, l);
 	return err ? err : lay_out_location(s, l);
 }
 
@@ -665,6 +710,9 @@ void pprof_stream__free(struct pprof_stream *s)
 	hashtab__free(&s->functions.map);
 	hashtab__free(&s->locations.map);
 	free(s->function_names);
+	free(s->function_files);
+	free(s->mapping_build_ids);
+	free(s->location_leaves);
 	free(s->location_frames);
 	free(s->location_start);
 	free(s->frames);
@@ -688,6 +736,9 @@ size_t pprof_stream__bytes(const struct pprof_stream *s)
 	       s->n_sample_types_cap * sizeof(*s->pub.sample_types) + id_index_bytes(&s->mappings) +
 	       id_index_bytes(&s->functions) + id_index_bytes(&s->locations) +
 	       s->function_names_cap * sizeof(*s->function_names) +
+	       s->function_files_cap * sizeof(*s->function_files) +
+	       s->mapping_build_ids_cap * sizeof(*s->mapping_build_ids) +
+	       s->location_leaves_cap * sizeof(*s->location_leaves) +
 	       s->location_frames_cap * sizeof(*s->location_frames) +
 	       s->location_start_cap * sizeof(*s->location_start) +
 	       s->frames_cap * sizeof(*s->frames) + s->labels_cap * sizeof(*s->labels);
@@ -718,6 +769,7 @@ static int flatten_frames(struct pprof_stream *s, const pb_sample *m, size_t i, 
 {
 	size_t n = 0, idx;
 
+	s->leaf = (struct location_leaf){"", 0, "", 0};
 	if (m->n_location_id > PPROF_MAX_FRAMES)
 		return fail(s, "sample %zu has %zu locations, limit %u frames", i, m->n_location_id,
 			    PPROF_MAX_FRAMES);
@@ -729,6 +781,8 @@ static int flatten_frames(struct pprof_stream *s, const pb_sample *m, size_t i, 
 		if (!lookup_id(&s->locations, m->location_id[j], &idx))
 			return fail(s, "sample %zu refers to unknown location id %llu", i,
 				    (unsigned long long)m->location_id[j]);
+		if (j == 0)
+			s->leaf = s->location_leaves[idx];
 		count = s->location_start[idx + 1] - s->location_start[idx];
 		if (n + count <= PPROF_MAX_FRAMES)
 			memcpy(s->frames + n, s->location_frames + s->location_start[idx],
@@ -795,6 +849,10 @@ static int read_sample(struct pprof_stream *s, const struct protowire_field *f,
 	out->values = m->value;
 	out->labels = s->labels;
 	out->n_labels = m->n_label;
+	out->leaf_file = s->leaf.file;
+	out->leaf_line = s->leaf.line;
+	out->leaf_build_id = s->leaf.build_id;
+	out->leaf_address = s->leaf.address;
 	s->sample_index++;
 	return 0;
 }

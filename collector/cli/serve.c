@@ -35,6 +35,7 @@ static void usage(FILE *f)
 	    "          [--ingest-queue N] [--ingest-queue-bytes BYTES]\n"
 	    "          [--max-samples N] [--max-stacks N] [--max-stack-frames N]\n"
 	    "          [--max-upload-memory BYTES] [--max-decode-memory BYTES]\n"
+	    "          [--source-dir DIR] [--debug-dir DIR] [--debuginfod-urls URLS]\n"
 	    "       %s serve --control-store postgresql://... --profile-store \\\n"
 	    "          clickhouse+http://HOST:PORT/DB --data DIR [--migrate] [OPTIONS]\n"
 	    "  --control-store   PostgreSQL control plane (tokens, settings, audit, upload ids);\n"
@@ -71,6 +72,11 @@ static void usage(FILE *f)
 	    "                    tables, stacks and their write); more gets 413 (default %u)\n"
 	    "  --max-decode-memory  what all uploads decoding at once may hold; an upload that\n"
 	    "                    would pass it gets 503 with Retry-After (default %u)\n"
+	    "  --source-dir      the lines view shows source text of files found under DIR\n"
+	    "                    (a line's file, absolute or relative, looked up below it)\n"
+	    "  --debug-dir       debug files by build-id (DIR/.build-id/xx/yyyy.debug) for\n"
+	    "                    the lines of the agent's native frames\n"
+	    "  --debuginfod-urls  debuginfod servers (space-separated) asked for those\n"
 	    "examples:\n"
 	    "  %s serve --data /var/lib/roottrace\n"
 	    "  %s serve --data /var/lib/roottrace --listen 0.0.0.0:4443 \\\n"
@@ -167,6 +173,15 @@ static int parse_option(struct collector_options *o, int opt, const char *arg, l
 			return -EINVAL;
 		o->link_retention_hours = (int)*n;
 		return 0;
+	case 'o':
+		o->source_dir = arg;
+		return 0;
+	case 'g':
+		o->debug_dir = arg;
+		return 0;
+	case 'u':
+		o->debuginfod_urls = arg;
+		return 0;
 	case 't':
 		if (cli_parse_long("--threads", arg, 1, 256, n))
 			return -EINVAL;
@@ -216,6 +231,9 @@ static int parse_args(int argc, char **argv, struct collector_options *o, struct
 	    {"max-stack-frames", required_argument, NULL, 'F'},
 	    {"max-upload-memory", required_argument, NULL, 'M'},
 	    {"max-decode-memory", required_argument, NULL, 'D'},
+	    {"source-dir", required_argument, NULL, 'o'},
+	    {"debug-dir", required_argument, NULL, 'g'},
+	    {"debuginfod-urls", required_argument, NULL, 'u'},
 	    CLI_HELP_OPTION,
 	    {0},
 	};

@@ -41,6 +41,7 @@ struct metrics {
 	atomic_uint_fast64_t rejects[REJECT_REASON_COUNT];
 	atomic_uint_fast64_t latency_buckets[N_BOUNDS + 1]; /* last = +Inf */
 	atomic_uint_fast64_t latency_sum_us;
+	atomic_uint_fast64_t lines_dropped[3]; /* by enum line_drop (store.h); [0] unused */
 };
 
 struct metrics *metrics__new(void)
@@ -71,6 +72,13 @@ void metrics__upload_accepted(struct metrics *m, size_t body_bytes, size_t stack
 void metrics__upload_duplicate(struct metrics *m)
 {
 	atomic_fetch_add_explicit(&m->duplicates, 1, memory_order_relaxed);
+}
+
+void metrics__lines_dropped(struct metrics *m, int bound, uint64_t positions)
+{
+	if (bound > 0 && bound < 3 && positions)
+		atomic_fetch_add_explicit(&m->lines_dropped[bound], positions,
+					  memory_order_relaxed);
 }
 
 void metrics__reject(struct metrics *m, enum reject_reason reason)
@@ -226,6 +234,14 @@ int metrics__render(struct metrics *m, const struct store_metrics *stores, char 
 	prom_text__counter(&t, "roottrace_stack_values_accepted_total",
 			   "Distinct stacks merged into rollups, summed over uploads.",
 			   load(&m->stack_values));
+	prom_text__header(
+	    &t, "roottrace_line_positions_dropped_total", "counter",
+	    "Source positions (file:line or build-id+offset) of leaf functions folded "
+	    "into a dropped value by a line detail bound: per function or per series.");
+	prom_text__sample(&t, "roottrace_line_positions_dropped_total", "bound=\"function\"",
+			  (double)load(&m->lines_dropped[1]));
+	prom_text__sample(&t, "roottrace_line_positions_dropped_total", "bound=\"series\"",
+			  (double)load(&m->lines_dropped[2]));
 	prom_text__header(&t, "roottrace_rejects_total", "counter", "Requests refused, by reason.");
 	for (int r = 0; r < REJECT_REASON_COUNT; r++)
 		prom_text__appendf(&t, "roottrace_rejects_total{reason=\"%s\"} %llu\n",

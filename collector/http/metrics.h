@@ -39,6 +39,8 @@ void metrics__upload_accepted(struct metrics *m, size_t body_bytes, size_t stack
 /* An upload whose upload_id was already stored: answered 200, not merged again. */
 void metrics__upload_duplicate(struct metrics *m);
 void metrics__reject(struct metrics *m, enum reject_reason reason);
+/* Source positions a line detail bound (enum line_drop: 1 function, 2 series) folded. */
+void metrics__lines_dropped(struct metrics *m, int bound, uint64_t positions);
 void metrics__request(struct metrics *m);
 
 /* What the stores report at render time. */

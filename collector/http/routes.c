@@ -29,6 +29,7 @@ static const struct route table[] = {
     {"GET", "/api/apm/profiles/flamegraph", handle_flamegraph, USER, TOKEN_ROLE_VIEWER},
     {"GET", "/api/apm/profiles/top", handle_top, USER, TOKEN_ROLE_VIEWER},
     {"GET", "/api/apm/profiles/diff", handle_diff, USER, TOKEN_ROLE_VIEWER},
+    {"GET", "/api/apm/profiles/lines", handle_lines, USER, TOKEN_ROLE_VIEWER},
     {"GET", "/api/apm/profiles/cost", handle_cost, USER, TOKEN_ROLE_VIEWER},
     {"GET", "/api/apm/profiles/export", handle_export, USER, TOKEN_ROLE_VIEWER},
     {"GET", "/api/apm/profiles/collapsed", handle_collapsed, USER, TOKEN_ROLE_VIEWER},

@@ -19,6 +19,7 @@
 #include "http/validate.h"
 #include "ingest/handlers.h"
 #include "ingest/ingest.h"
+#include "ingest/line_agg.h"
 #include "ingest/links_ack.h"
 #include "ingest/sample_type.h"
 #include "ingest/stack_agg.h"
@@ -361,6 +362,9 @@ struct reduced {
 	struct sample_type_choice objects_choice;
 	struct stack_agg *objects; /* NULL when the profile has no alloc_objects/count */
 	struct link_batch *links;  /* the samples that name a span */
+	struct line_agg *lines;	   /* the leaf functions' values by source position */
+	int inuse_objects_index;   /* heap: the in-use object counts' column, -1 when none */
+	int64_t inuse_objects;	   /* their sum, reported beside the bytes */
 	size_t inflated_len;	   /* the decompressed copy of the body, 0 when none */
 	struct decode_share share; /* its part of --max-decode-memory */
 	size_t counted;		   /* what upload_limits__check_memory() last counted */
@@ -468,6 +472,24 @@ static int add_value(const struct pprof_decoded_sample *s, const struct sample_t
 	return err ? err : stack_agg__add(agg, (const char *const *)s->frames, s->n_frames, *ret_v);
 }
 
+/* The sample's leaf position into the line detail: file:line where its leaf location has a
+ * line, else (the agent's native frames) its mapping's build-id and the leaf's file offset. */
+static int add_line(const struct pprof_decoded_sample *s, struct reduced *r, int64_t v)
+{
+	uint32_t leaf = stack_agg__last_leaf(r->agg);
+
+	if (!s->n_frames)
+		return 0;
+	if (s->leaf_line > 0)
+		return line_agg__add(r->lines, leaf, LINE_KIND_FILE,
+				     *s->leaf_file ? s->leaf_file : LINE_UNKNOWN_FILE,
+				     (uint64_t)s->leaf_line, v);
+	if (*s->leaf_build_id && s->leaf_address)
+		return line_agg__add(r->lines, leaf, LINE_KIND_ADDRESS, s->leaf_build_id,
+				     s->leaf_address, v);
+	return 0;
+}
+
 /* One sample into the aggregates and, when its labels name a span, the span links (every
  * pprof route). */
 static int reduce_sample(const struct pprof_decoded_sample *s, int count_idx, int64_t time_s,
@@ -477,18 +499,25 @@ static int reduce_sample(const struct pprof_decoded_sample *s, int count_idx, in
 	int err = add_value(s, &r->choice, r->agg, &v);
 
 	if (!err && v)
+		err = add_line(s, r, v);
+	if (!err && v)
 		err = link_batch__add_labelled(r->links, time_s, (const char *const *)s->frames,
 					       s->n_frames, s->labels, s->n_labels, v,
 					       count_idx >= 0 ? s->values[count_idx] : 1);
 	if (!err && r->objects)
 		err = add_value(s, &r->objects_choice, r->objects, &objects);
+	if (!err && r->inuse_objects_index >= 0 &&
+	    __builtin_add_overflow(r->inuse_objects, s->values[r->inuse_objects_index],
+				   &r->inuse_objects))
+		err = -EOVERFLOW;
 	return err;
 }
 
 static bool has_negative_value(const struct pprof_decoded_sample *s, const struct reduced *r)
 {
 	return s->values[r->choice.index] < 0 ||
-	       (r->objects && s->values[r->objects_choice.index] < 0);
+	       (r->objects && s->values[r->objects_choice.index] < 0) ||
+	       (r->inuse_objects_index >= 0 && s->values[r->inuse_objects_index] < 0);
 }
 
 /* Merges each sample as it is read: the upload's memory is its aggregates, not its samples.
@@ -506,7 +535,7 @@ static size_t held_bytes(const struct pprof_stream *stream, const struct reduced
 	write = (n_stacks + n_objects) * INGEST_WRITE_BYTES_PER_STACK;
 	return (r->inflated_len > write ? r->inflated_len : write) + pprof_stream__bytes(stream) +
 	       stack_agg__bytes(r->agg) + (r->objects ? stack_agg__bytes(r->objects) : 0) +
-	       link_batch__bytes(r->links);
+	       link_batch__bytes(r->links) + line_agg__bytes(r->lines);
 }
 
 static int reduce(struct pprof_stream *stream, int64_t time_s, const struct upload_limits *lim,
@@ -559,6 +588,10 @@ static json_t *ack_json(const struct upload *u, const struct profile_batch *b, s
 	if (ack && r->objects)
 		json_object_set_new(ack, "alloc_objects",
 				    json_integer(stack_agg__total(r->objects)));
+	if (ack && r->inuse_objects_index >= 0)
+		json_object_set_new(ack, "inuse_objects", json_integer(r->inuse_objects));
+	if (ack)
+		json_object_set_new(ack, "line_positions", json_integer((json_int_t)b->n_lines));
 	if (ack)
 		json_object_set_new(ack, "links", links);
 	else
@@ -581,12 +614,19 @@ static int store(const struct request *req, struct response *resp, const struct 
 	    .upload_id = u->upload_id,
 	    .node = u->node,
 	}};
+	uint64_t dropped[3] = {0}, merge_dropped[3] = {0};
 	bool duplicate = false;
 	int err;
 
 	batches[0].ret_duplicate = &duplicate;
 	batches[0].stacks = stack_agg__stacks(r->agg, &batches[0].n_stacks);
 	batches[0].names = stack_agg__names(r->agg, &batches[0].n_names);
+	batches[0].ret_lines_dropped = merge_dropped;
+	err = line_agg__finish(r->lines, &batches[0].lines, &batches[0].n_lines, dropped);
+	if (err)
+		return response__error(
+		    resp, err == -ENOMEM ? 500 : 400, err == -ENOMEM ? "internal" : "bad_profile",
+		    "%s", err == -ENOMEM ? "out of memory" : "line values overflow a 64-bit sum");
 	if (r->objects) { /* its own series, merged in the same transaction */
 		batches[1] = batches[0];
 		batches[1].profile_type = "alloc_objects";
@@ -594,6 +634,9 @@ static int store(const struct request *req, struct response *resp, const struct 
 		batches[1].ret_duplicate = NULL;
 		batches[1].stacks = stack_agg__stacks(r->objects, &batches[1].n_stacks);
 		batches[1].names = stack_agg__names(r->objects, &batches[1].n_names);
+		batches[1].lines = NULL;
+		batches[1].n_lines = 0;
+		batches[1].ret_lines_dropped = NULL;
 	}
 	err = c->profiles->ops->ingest(c->profiles, batches, r->objects ? 2 : 1);
 	if (err == -EAGAIN) {
@@ -619,6 +662,9 @@ static int store(const struct request *req, struct response *resp, const struct 
 		/* The profile is committed; a failed self-report does not undo that. */
 		if (u->has_report)
 			c->cp->ops->agent_report_put(c->cp, &u->report);
+		for (int bound = LINE_DROP_FUNCTION; bound <= LINE_DROP_SERIES; bound++)
+			metrics__lines_dropped(c->metrics, bound,
+					       dropped[bound] + merge_dropped[bound]);
 		metrics__upload_accepted(c->metrics, req->body_len, batches[0].n_stacks,
 					 seconds_since(start));
 	}
@@ -715,14 +761,23 @@ static int reduce_profile(const struct request *req, struct response *resp, cons
 	int err = 0;
 
 	r->agg = stack_agg__new();
+	r->lines = line_agg__new();
+	/* heap: in-use object counts beside the bytes (Go's inuse_objects, gperftools' objects) */
+	r->inuse_objects_index = -1;
+	if (strcmp(u->fit->profile_type, "heap") == 0) {
+		r->inuse_objects_index = pprof_decoded__find_type(p, "inuse_objects", "count");
+		if (r->inuse_objects_index < 0)
+			r->inuse_objects_index = pprof_decoded__find_type(p, "objects", "count");
+	}
 	r->links = link_batch__new(u->service, u->fit->profile_type, u->node);
 	if (strcmp(u->fit->profile_type, "alloc") == 0 &&
 	    sample_type_choose("alloc_objects", p->sample_types, p->n_sample_types,
 			       &r->objects_choice) == 0)
 		err = (r->objects = stack_agg__new()) ? 0 : -ENOMEM;
 	if (!err)
-		err = r->agg && r->links ? reduce(s, upload_time(u, p), &lim, r, why, sizeof(why))
-					 : -ENOMEM;
+		err = r->agg && r->links && r->lines
+			  ? reduce(s, upload_time(u, p), &lim, r, why, sizeof(why))
+			  : -ENOMEM;
 	if (err == -ENOMEM)
 		response__error(resp, 500, "internal", "out of memory");
 	else if (err == -E2BIG)
@@ -778,6 +833,7 @@ int ingest_pprof(const struct request *req, struct response *resp, const struct 
 	store(req, resp, &u, pprof_stream__header(profile), &reduced, start);
 out:
 	link_batch__free(reduced.links);
+	line_agg__free(reduced.lines);
 	stack_agg__free(reduced.agg);
 	stack_agg__free(reduced.objects);
 	pprof_stream__free(profile);

@@ -24,7 +24,9 @@ static const struct fit_rule rules[] = {
      {"off_cpu", "offcpu"},
      UNIT_TIME,
      "off_cpu/nanoseconds or offcpu/nanoseconds (in ns, us, ms or s)"},
-    {"heap", {"inuse_space"}, UNIT_BYTES, "inuse_space/bytes"},
+    /* gperftools/tcmalloc heap profiles name their in-use columns objects/count and
+     * space/bytes: space is in-use bytes, as go tool pprof reads it. */
+    {"heap", {"inuse_space", "space"}, UNIT_BYTES, "inuse_space/bytes or space/bytes"},
     {"alloc", {"alloc_space"}, UNIT_BYTES, "alloc_space/bytes"},
     {"alloc_objects", {"alloc_objects"}, UNIT_COUNT, "alloc_objects/count"},
     {"lock", {"delay"}, UNIT_TIME, "delay/nanoseconds (in ns, us, ms or s)"},

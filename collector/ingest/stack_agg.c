@@ -29,6 +29,7 @@ struct stack_agg {
 	int64_t total;
 	uint8_t *scratch; /* the encoded root-first frames of the sample being added */
 	size_t scratch_cap;
+	uint32_t last_leaf; /* names index of the leaf of the sample added last */
 };
 
 /* A stack being looked up. */
@@ -169,6 +170,8 @@ static int prepare(struct stack_agg *a, const char *const *leaf_first, size_t n,
 
 		if (err)
 			return err;
+		if (i == n - 1)
+			a->last_leaf = (uint32_t)index;
 		len += protowire__put_varint(a->scratch + len, index);
 	}
 	*ret_len = len;
@@ -253,6 +256,11 @@ size_t stack_agg__bytes(const struct stack_agg *a)
 	       hashtab__bytes(&a->index_by_content) + hashtab__bytes(&a->stack_by_frames) +
 	       a->names_cap * sizeof(*a->names) + a->cap * sizeof(*a->stacks) + a->arena_bytes +
 	       a->scratch_cap;
+}
+
+uint32_t stack_agg__last_leaf(const struct stack_agg *a)
+{
+	return a->last_leaf;
 }
 
 size_t stack_agg__n_frames(const struct stack_agg *a)

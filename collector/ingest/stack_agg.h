@@ -28,6 +28,9 @@ const struct stack_value *stack_agg__stacks(struct stack_agg *a, size_t *ret_n);
 /* The distinct function names (one per content, sanitised); valid until the next add. */
 const char *const *stack_agg__names(const struct stack_agg *a, size_t *ret_n);
 
+/* The names index of the leaf function of the sample added last (the lines view's key). */
+uint32_t stack_agg__last_leaf(const struct stack_agg *a);
+
 /* Frames summed over the distinct stacks (what their frame arrays hold). */
 size_t stack_agg__n_frames(const struct stack_agg *a);
 

@@ -9,6 +9,8 @@ int handle_flamegraph(const struct request *req,
 		      struct response *resp); /* GET /api/apm/profiles/flamegraph */
 int handle_top(const struct request *req, struct response *resp);  /* GET /api/apm/profiles/top */
 int handle_diff(const struct request *req, struct response *resp); /* GET /api/apm/profiles/diff */
+/* GET /api/apm/profiles/lines */
+int handle_lines(const struct request *req, struct response *resp);
 int handle_cost(const struct request *req, struct response *resp); /* GET /api/apm/profiles/cost */
 int handle_export(const struct request *req,
 		  struct response *resp); /* GET /api/apm/profiles/export */

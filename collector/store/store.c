@@ -38,3 +38,14 @@ void merged_window__release(struct merged_window *w)
 	w->stacks = NULL;
 	w->n_stacks = 0;
 }
+
+void line_window__release(struct line_window *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->n; i++)
+		free(w->rows[i].source);
+	free(w->rows);
+	w->rows = NULL;
+	w->n = 0;
+}

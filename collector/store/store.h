@@ -205,6 +205,52 @@ static inline uint32_t stack_frame_next(const uint8_t **pos)
 	return v;
 }
 
+/* ====================================== line detail ====================================== */
+
+/* Self time inside one leaf function by source position (issue 32): never part of a stack's
+ * identity, a drill-down beside the rollups, with their series, buckets and retention. */
+enum line_kind {
+	LINE_KIND_FILE = 0,    /* source: the file name; position: the line */
+	LINE_KIND_ADDRESS = 1, /* source: a build-id in hex; position: the file offset in it */
+	LINE_KIND_DROPPED = 2, /* source: ""; position: enum line_drop, the bound that dropped it */
+	LINE_KINDS
+};
+
+enum line_drop { LINE_DROP_FUNCTION = 1, LINE_DROP_SERIES = 2 };
+
+/* The source of a line whose function named no file. */
+#define LINE_UNKNOWN_FILE "[unknown file]"
+
+/* The bounds: positions kept per leaf function, and in all, per series and bucket (and per
+ * upload). Past them the smallest positions are folded into the function's dropped value. */
+#define LINE_MAX_PER_FUNCTION 256
+#define LINE_MAX_PER_SERIES 8192
+
+/* One leaf function's value at one position, in an upload's batch. */
+struct line_value {
+	uint32_t function; /* index into the batch's names */
+	uint32_t kind;	   /* enum line_kind */
+	const char *source;
+	uint64_t position;
+	int64_t value;
+};
+
+/* A function's positions summed over a window (the lines route's read). */
+struct line_row {
+	uint32_t kind; /* enum line_kind */
+	char *source;  /* malloc'd */
+	uint64_t position;
+	int64_t value;
+};
+
+struct line_window {
+	struct line_row *rows;
+	size_t n;
+	int64_t uploads; /* uploads that landed in the window's buckets (heap averages by this) */
+};
+
+void line_window__release(struct line_window *w);
+
 /* One upload, already decoded and reduced to the chosen sample type. */
 struct profile_batch {
 	const char *environment;
@@ -225,6 +271,12 @@ struct profile_batch {
 	/* The node (host) the upload came from, "" or NULL when unknown. Part of the series key:
 	 * a service on one node keeps one series (no extra rollup rows); one on N nodes has N. */
 	const char *node;
+	/* The leaf functions' values by position (none: the upload carried no positions). */
+	const struct line_value *lines;
+	size_t n_lines;
+	/* NULL, or set by ingest: positions the store's bounds folded into dropped values when
+	 * merging this batch into its bucket, by enum line_drop (index 0 unused). */
+	uint64_t *ret_lines_dropped;
 };
 
 struct window_query {
@@ -300,6 +352,10 @@ struct profile_store_ops {
 	 * name ("sqlite", "clickhouse"). */
 	void (*ingest_stats)(struct profile_store *s, struct gc_stats *ret,
 			     const char **ret_backend);
+	/* The positions of one leaf function over the window q, summed (NULL: the backend keeps
+	 * no line detail). */
+	int (*lines_window)(struct profile_store *s, const struct window_query *q,
+			    const char *function, struct line_window *ret);
 };
 
 struct profile_store {

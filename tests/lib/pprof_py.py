@@ -119,13 +119,24 @@ class _Strings:
         return self.index[s]
 
 
+def _frame_key(frame):
+    """A frame is a name (str or bytes), or (name, file, line) for a location with a line, or
+    (name, file, line, build_id, address) for one in a mapping with that build-id at that
+    address (line 0: no line, as the agent sends its native frames)."""
+    if isinstance(frame, tuple):
+        return tuple(frame) + (None, 0)[len(frame) - 3:] if len(frame) < 5 else tuple(frame)
+    return (frame, None, 0, None, 0)
+
+
 def build(samples, sample_types=(("cpu", "nanoseconds"),), period_type=None, period=0,
           time_nanos=0, duration_nanos=0, labels=None):
     """samples: iterable of (frames root first, value or [values][, labels]); frames are str or
-    bytes (bytes go into the string table as they are); a sample's own labels dict replaces
-    `labels`. Returns the raw serialized Profile."""
+    bytes (bytes go into the string table as they are) or tuples (_frame_key); a sample's own
+    labels dict replaces `labels`. Returns the raw serialized Profile."""
     strings = _Strings()
-    funcs = {}
+    locs = {}  # frame key -> location id
+    funcs = {}  # (name, file) -> function id
+    mappings = {None: 1}  # build-id -> mapping id; 1 is the default mapping "app"
     out = bytearray()
     for t, u in sample_types:
         out += field_bytes(1, _int(1, strings(t)) + _int(2, strings(u)))
@@ -135,22 +146,32 @@ def build(samples, sample_types=(("cpu", "nanoseconds"),), period_type=None, per
         if isinstance(values, int):
             values = [values]
         ids = []
-        for name in reversed(list(frames)):  # pprof lists locations leaf first
-            if name not in funcs:
-                funcs[name] = len(funcs) + 1
-            ids.append(funcs[name])
+        for frame in reversed(list(frames)):  # pprof lists locations leaf first
+            key = _frame_key(frame)
+            if key not in locs:
+                locs[key] = len(locs) + 1
+                funcs.setdefault((key[0], key[1]), len(funcs) + 1)
+                mappings.setdefault(key[3], len(mappings) + 1)
+            ids.append(locs[key])
         body = field_packed(1, ids) if ids else b""
         body += field_packed(2, values) if values else b""
         for k, v in (sample_labels or {}).items():  # an int is a numeric label (num)
             value = _int(3, v) if isinstance(v, int) else _int(2, strings(v))
             body += field_bytes(3, _int(1, strings(k)) + value)
         out += field_bytes(2, body)
-    out += field_bytes(3, _int(1, 1) + _int(2, 0x1000) + _int(3, 0x100000) +
-                       _int(5, strings("app")) + _int(7, 1))
-    for name, fid in funcs.items():  # location id == function id
-        out += field_bytes(4, _int(1, fid) + _int(2, 1) + field_bytes(4, _int(1, fid)))
-    for name, fid in funcs.items():
-        out += field_bytes(5, _int(1, fid) + _int(2, strings(name)) + _int(3, strings(name)))
+    for build_id, mid in mappings.items():
+        out += field_bytes(3, _int(1, mid) + _int(2, 0x1000) + _int(3, 0x100000) +
+                           _int(5, strings("app" if build_id is None else "lib-" + build_id)) +
+                           (_int(6, strings(build_id)) if build_id else b"") + _int(7, 1))
+    for key, lid in locs.items():
+        name, file, line, build_id, address = key
+        out += field_bytes(4, _int(1, lid) + _int(2, mappings[build_id]) +
+                           (_int(3, address) if address else b"") +
+                           field_bytes(4, _int(1, funcs[(name, file)]) +
+                                       (_int(2, line) if line else b"")))
+    for (name, file), fid in funcs.items():
+        out += field_bytes(5, _int(1, fid) + _int(2, strings(name)) + _int(3, strings(name)) +
+                           (_int(4, strings(file)) if file else b""))
     pt = period_type or sample_types[0]
     tail = (_int(9, time_nanos) + _int(10, duration_nanos) +
             field_bytes(11, _int(1, strings(pt[0])) + _int(2, strings(pt[1]))) +

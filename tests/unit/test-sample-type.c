@@ -12,6 +12,7 @@ static const struct pprof_value_type time_ns[] = {{"samples", "count"}, {"time",
 static const struct pprof_value_type wall_ms[] = {{"wall", "ms"}};
 static const struct pprof_value_type alloc[] = {{"alloc_objects", "count"},
 						{"alloc_space", "bytes"}};
+static const struct pprof_value_type gperftools_heap[] = {{"objects", "count"}, {"space", "bytes"}};
 static const struct pprof_value_type odd[] = {{"cpu", "furlongs"}, {"wall", "nanoseconds"}};
 
 TEST(time_units_convert_to_nanoseconds)
@@ -40,6 +41,17 @@ TEST(bytes_and_counts_are_kept)
 	CHECK_EQ_INT(c.index, 0);
 }
 
+TEST(gperftools_heap_space_is_heap)
+{
+	struct sample_type_choice c;
+
+	CHECK_EQ_INT(sample_type_choose("heap", gperftools_heap, 2, &c), 0);
+	CHECK_EQ_INT(c.index, 1);
+	CHECK_EQ_STR(c.type, "space");
+	CHECK_EQ_INT(c.scale, 1);
+	CHECK_EQ_INT(sample_type_choose("alloc", gperftools_heap, 2, &c), -ENOENT);
+}
+
 TEST(unknown_units_and_types_do_not_fit)
 {
 	struct sample_type_choice c;
@@ -61,4 +73,5 @@ TEST(scaling_overflow_is_refused)
 }
 
 TEST_MAIN("sample-type", T(time_units_convert_to_nanoseconds), T(bytes_and_counts_are_kept),
-	  T(unknown_units_and_types_do_not_fit), T(scaling_overflow_is_refused))
+	  T(gperftools_heap_space_is_heap), T(unknown_units_and_types_do_not_fit),
+	  T(scaling_overflow_is_refused))

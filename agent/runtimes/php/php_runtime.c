@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lru.h"
+#include "runtimes/frame_names.h"
 #include "runtimes/php/php_runtime.h"
 #include "runtimes/procmem.h"
 #include "runtimes/runtime_elf.h"
@@ -20,7 +21,7 @@
 
 struct php_runtime {
 	struct lru *procs; /* pid -> struct php_process */
-	struct lru *names; /* struct name_key -> struct php_name */
+	struct frame_names *names;
 	struct runtime_stats stats;
 };
 
@@ -28,32 +29,12 @@ struct php_process {
 	const struct php_version *version;
 };
 
-struct name_key {
-	uint64_t pid;
-	uint64_t func;
-};
-
-struct php_name {
-	uint64_t cookie;
-	char *function, *file;
-};
-
 static void free_process(void *value, void *ctx)
 {
 	free(value);
 }
 
-static void free_name(void *value, void *ctx)
-{
-	struct php_name *n = value;
-	struct php_runtime *rt = ctx;
-
-	if (rt)
-		rt->stats.names_evicted++;
-	free(n->function);
-	free(n->file);
-	free(n);
-}
+static int read_name(void *ctx, pid_t pid, uint64_t func, uint64_t cookie, struct sym_frame *ret);
 
 static void *php_new(void)
 {
@@ -62,10 +43,10 @@ static void *php_new(void)
 	if (!rt)
 		return NULL;
 	rt->procs = lru__new(PHP_MAX_PROCESSES, free_process, NULL);
-	rt->names = lru__new(PHP_NAME_CACHE, free_name, rt);
+	rt->names = frame_names__new(PHP_NAME_CACHE, read_name, rt);
 	if (!rt->procs || !rt->names) {
 		lru__free(rt->procs);
-		lru__free(rt->names);
+		frame_names__free(rt->names);
 		free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -80,8 +61,7 @@ static void php_free(void *state)
 	if (!rt)
 		return;
 	lru__free(rt->procs);
-	rt->stats.names_evicted = 0;
-	lru__free(rt->names);
+	frame_names__free(rt->names);
 	free(rt);
 }
 
@@ -292,14 +272,6 @@ static void php_forget(void *state, pid_t pid, const struct runtime_sink *sink)
 	sink->detach(sink->ctx, RUNTIME_PHP, pid);
 }
 
-static void set_unknown(struct sym_frame *ret)
-{
-	snprintf(ret->function, sizeof(ret->function), "[unknown]");
-	snprintf(ret->module, sizeof(ret->module), "[php]");
-	ret->file[0] = ret->build_id[0] = '\0';
-	ret->known = 0;
-}
-
 /* The text of the zend_string at addr, cut to fit. */
 static int read_zstring(pid_t pid, uint64_t addr, char *ret, size_t len)
 {
@@ -331,16 +303,22 @@ static uint64_t word_at(const unsigned char *head, size_t off)
 	return w;
 }
 
-/* Reads a zend_function's names now; -ESTALE when its cookie is no longer the sampled one.
- * A function without a name is the script's top-level code: "<main>". */
-static int read_name(pid_t pid, const struct php_version *v, uint64_t func, uint64_t cookie,
-		     struct php_name *ret)
+/* Reads a zend_function's names now (frame_names_read_fn); -ESTALE when its cookie is no
+ * longer the sampled one. A function without a name is the script's top-level code: "<main>". */
+static int read_name(void *ctx, pid_t pid, uint64_t func, uint64_t cookie, struct sym_frame *ret)
 {
+	struct php_runtime *rt = ctx;
 	unsigned char head[256];
-	char name[NAME_MAX_BYTES + 1], cls[NAME_MAX_BYTES + 1], file[NAME_MAX_BYTES + 1];
+	char name[NAME_MAX_BYTES + 1], cls[NAME_MAX_BYTES + 1];
 	uint64_t name_obj, scope, cls_obj;
+	uint32_t pid_key = pid;
+	const struct php_process *p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+	const struct php_version *v;
 	int err;
 
+	if (!p)
+		return -ENOENT;
+	v = p->version;
 	if ((size_t)v->op_array_filename + 8 > sizeof(head))
 		return -EINVAL;
 	err = procmem__read(pid, func, head, v->op_array_filename + 8);
@@ -360,18 +338,14 @@ static int read_name(pid_t pid, const struct php_version *v, uint64_t func, uint
 	    !(err = procmem__read(pid, scope + v->class_name, &cls_obj, sizeof(cls_obj))))
 		err = read_zstring(pid, cls_obj, cls, sizeof(cls));
 	if (!err)
-		err = read_zstring(pid, word_at(head, v->op_array_filename), file, sizeof(file));
+		err = read_zstring(pid, word_at(head, v->op_array_filename), ret->file,
+				   sizeof(ret->file));
 	if (err)
 		return err;
-	ret->cookie = cookie;
-	ret->file = strdup(file);
-	if (asprintf(&ret->function, "%s%s%s", cls, cls[0] ? "::" : "", name) < 0)
-		ret->function = NULL;
-	if (!ret->file || !ret->function) {
-		free(ret->file);
-		free(ret->function);
-		return -ENOMEM;
-	}
+	/* Class::function, cut to fit as the frame shows it */
+	if (snprintf(ret->function, sizeof(ret->function), "%s%s%s", cls, cls[0] ? "::" : "",
+		     name) < 0)
+		return -EINVAL;
 	return 0;
 }
 
@@ -379,40 +353,8 @@ static void php_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cooki
 			   struct sym_frame *ret)
 {
 	struct php_runtime *rt = state;
-	struct name_key key = {.pid = (uint64_t)pid, .func = word & PHP_FRAME_ADDR_MASK};
-	struct php_process *p;
-	struct php_name *n;
-	uint32_t pid_key = pid;
-	int err;
 
-	n = lru__get(rt->names, &key, sizeof(key));
-	if (n && n->cookie != cookie) { /* another function at that address now */
-		free_name(lru__remove(rt->names, &key, sizeof(key)), NULL);
-		n = NULL;
-	}
-	if (!n) {
-		p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
-		n = p ? calloc(1, sizeof(*n)) : NULL;
-		err = n ? read_name(pid, p->version, key.func, cookie, n) : -ENOENT;
-		if (err) {
-			rt->stats.names_stale += err == -ESTALE;
-			rt->stats.names_unreadable += err != -ESTALE;
-			free(n);
-			set_unknown(ret);
-			return;
-		}
-		rt->stats.names_read++;
-		if (lru__put(rt->names, &key, sizeof(key), n)) {
-			free_name(n, NULL); /* out of memory: named, not kept */
-			set_unknown(ret);
-			return;
-		}
-	}
-	snprintf(ret->function, sizeof(ret->function), "%s", n->function);
-	snprintf(ret->file, sizeof(ret->file), "%s", n->file);
-	snprintf(ret->module, sizeof(ret->module), "[php]");
-	ret->build_id[0] = '\0';
-	ret->known = 1;
+	frame_names__name(rt->names, pid, word & PHP_FRAME_ADDR_MASK, cookie, "[php]", ret);
 }
 
 static void php_stats(const void *state, struct runtime_stats *ret)
@@ -420,7 +362,7 @@ static void php_stats(const void *state, struct runtime_stats *ret)
 	const struct php_runtime *rt = state;
 
 	*ret = rt->stats;
-	ret->names_cached = lru__size(rt->names);
+	frame_names__stats(rt->names, ret);
 }
 
 const struct runtime_ops php_runtime_ops = {

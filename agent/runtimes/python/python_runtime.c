@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lru.h"
+#include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
 #include "runtimes/python/python_names.h"
 #include "runtimes/python/python_runtime.h"
@@ -14,7 +15,7 @@
 
 struct python_runtime {
 	struct lru *procs; /* pid -> struct python_process */
-	struct lru *names; /* struct name_key -> struct python_name */
+	struct frame_names *names;
 	struct runtime_stats stats;
 };
 
@@ -22,32 +23,12 @@ struct python_process {
 	const struct python_version *version;
 };
 
-struct name_key {
-	uint64_t pid;
-	uint64_t code;
-};
-
-struct python_name {
-	uint64_t cookie;
-	char *function, *file;
-};
-
 static void free_process(void *value, void *ctx)
 {
 	free(value);
 }
 
-static void free_name(void *value, void *ctx)
-{
-	struct python_name *n = value;
-	struct python_runtime *rt = ctx;
-
-	if (rt)
-		rt->stats.names_evicted++;
-	free(n->function);
-	free(n->file);
-	free(n);
-}
+static int read_name(void *ctx, pid_t pid, uint64_t code, uint64_t cookie, struct sym_frame *ret);
 
 static void *python_new(void)
 {
@@ -56,10 +37,10 @@ static void *python_new(void)
 	if (!rt)
 		return NULL;
 	rt->procs = lru__new(PYTHON_MAX_PROCESSES, free_process, NULL);
-	rt->names = lru__new(PYTHON_NAME_CACHE, free_name, rt);
+	rt->names = frame_names__new(PYTHON_NAME_CACHE, read_name, rt);
 	if (!rt->procs || !rt->names) {
 		lru__free(rt->procs);
-		lru__free(rt->names);
+		frame_names__free(rt->names);
 		free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -74,8 +55,7 @@ static void python_free(void *state)
 	if (!rt)
 		return;
 	lru__free(rt->procs);
-	rt->stats.names_evicted = 0;
-	lru__free(rt->names);
+	frame_names__free(rt->names);
 	free(rt);
 }
 
@@ -254,28 +234,27 @@ static void python_forget(void *state, pid_t pid, const struct runtime_sink *sin
 	sink->detach(sink->ctx, RUNTIME_PYTHON, pid);
 }
 
-static void set_unknown(struct sym_frame *ret)
-{
-	snprintf(ret->function, sizeof(ret->function), "[unknown]");
-	snprintf(ret->module, sizeof(ret->module), "[python]");
-	ret->file[0] = ret->build_id[0] = '\0';
-	ret->known = 0;
-}
-
 static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	return procmem__read(*(pid_t *)ctx, addr, buf, len);
 }
 
-/* Reads a code object's names now; -ESTALE when its cookie is no longer the sampled one. */
-static int read_name(pid_t pid, const struct python_version *v, uint64_t code, uint64_t cookie,
-		     struct python_name *ret)
+/* Reads a code object's names now (frame_names_read_fn); -ESTALE when its cookie is no
+ * longer the sampled one. */
+static int read_name(void *ctx, pid_t pid, uint64_t code, uint64_t cookie, struct sym_frame *ret)
 {
+	struct python_runtime *rt = ctx;
 	unsigned char head[PYTHON_CODE_HEADER];
-	char qualname[SYM_NAME_MAX], file[SYM_NAME_MAX], module[SYM_NAME_MAX];
+	char qualname[SYM_NAME_MAX], module[SYM_NAME_MAX];
 	uint64_t now, file_obj, name_obj;
+	uint32_t pid_key = pid;
+	const struct python_process *p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+	const struct python_version *v;
 	int err;
 
+	if (!p)
+		return -ENOENT;
+	v = p->version;
 	err = procmem__read(pid, code, head, sizeof(head));
 	if (err)
 		return err;
@@ -287,19 +266,13 @@ static int read_name(pid_t pid, const struct python_version *v, uint64_t code, u
 	       sizeof(name_obj));
 	err = python_str_decode(v, read_pid, &pid, name_obj, qualname, sizeof(qualname));
 	if (!err)
-		err = python_str_decode(v, read_pid, &pid, file_obj, file, sizeof(file));
+		err = python_str_decode(v, read_pid, &pid, file_obj, ret->file, sizeof(ret->file));
 	if (err)
 		return err;
-	python_module_name(file, module, sizeof(module));
-	ret->cookie = cookie;
-	ret->file = strdup(file);
-	if (asprintf(&ret->function, "%s.%s", module, qualname) < 0)
-		ret->function = NULL;
-	if (!ret->file || !ret->function) {
-		free(ret->file);
-		free(ret->function);
-		return -ENOMEM;
-	}
+	python_module_name(ret->file, module, sizeof(module));
+	/* module.qualname, cut to fit as the frame shows it */
+	if (snprintf(ret->function, sizeof(ret->function), "%s.%s", module, qualname) < 0)
+		return -EINVAL;
 	return 0;
 }
 
@@ -307,40 +280,8 @@ static void python_name_frame(void *state, pid_t pid, uint64_t word, uint64_t co
 			      struct sym_frame *ret)
 {
 	struct python_runtime *rt = state;
-	struct name_key key = {.pid = (uint64_t)pid, .code = word & PYTHON_FRAME_ADDR_MASK};
-	struct python_process *p;
-	struct python_name *n;
-	uint32_t pid_key = pid;
-	int err;
 
-	n = lru__get(rt->names, &key, sizeof(key));
-	if (n && n->cookie != cookie) { /* another code object at that address now */
-		free_name(lru__remove(rt->names, &key, sizeof(key)), NULL);
-		n = NULL;
-	}
-	if (!n) {
-		p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
-		n = p ? calloc(1, sizeof(*n)) : NULL;
-		err = n ? read_name(pid, p->version, key.code, cookie, n) : -ENOENT;
-		if (err) {
-			rt->stats.names_stale += err == -ESTALE;
-			rt->stats.names_unreadable += err != -ESTALE;
-			free(n);
-			set_unknown(ret);
-			return;
-		}
-		rt->stats.names_read++;
-		if (lru__put(rt->names, &key, sizeof(key), n)) {
-			free_name(n, NULL); /* out of memory: named, not kept */
-			set_unknown(ret);
-			return;
-		}
-	}
-	snprintf(ret->function, sizeof(ret->function), "%s", n->function);
-	snprintf(ret->file, sizeof(ret->file), "%s", n->file);
-	snprintf(ret->module, sizeof(ret->module), "[python]");
-	ret->build_id[0] = '\0';
-	ret->known = 1;
+	frame_names__name(rt->names, pid, word & PYTHON_FRAME_ADDR_MASK, cookie, "[python]", ret);
 }
 
 static void python_stats(const void *state, struct runtime_stats *ret)
@@ -348,7 +289,7 @@ static void python_stats(const void *state, struct runtime_stats *ret)
 	const struct python_runtime *rt = state;
 
 	*ret = rt->stats;
-	ret->names_cached = lru__size(rt->names);
+	frame_names__stats(rt->names, ret);
 }
 
 const struct runtime_ops python_runtime_ops = {

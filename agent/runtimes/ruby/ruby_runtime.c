@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lru.h"
+#include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
 #include "runtimes/ruby/ruby_runtime.h"
 #include "runtimes/runtime_elf.h"
@@ -16,7 +17,7 @@
 
 struct ruby_runtime {
 	struct lru *procs; /* pid -> struct ruby_process */
-	struct lru *names; /* struct name_key -> struct ruby_name */
+	struct frame_names *names;
 	struct runtime_stats stats;
 };
 
@@ -24,32 +25,12 @@ struct ruby_process {
 	const struct ruby_version *version;
 };
 
-struct name_key {
-	uint64_t pid;
-	uint64_t iseq;
-};
-
-struct ruby_name {
-	uint64_t cookie;
-	char *function, *file;
-};
-
 static void free_process(void *value, void *ctx)
 {
 	free(value);
 }
 
-static void free_name(void *value, void *ctx)
-{
-	struct ruby_name *n = value;
-	struct ruby_runtime *rt = ctx;
-
-	if (rt)
-		rt->stats.names_evicted++;
-	free(n->function);
-	free(n->file);
-	free(n);
-}
+static int read_name(void *ctx, pid_t pid, uint64_t iseq, uint64_t cookie, struct sym_frame *ret);
 
 static void *ruby_new(void)
 {
@@ -58,10 +39,10 @@ static void *ruby_new(void)
 	if (!rt)
 		return NULL;
 	rt->procs = lru__new(RUBY_MAX_PROCESSES, free_process, NULL);
-	rt->names = lru__new(RUBY_NAME_CACHE, free_name, rt);
+	rt->names = frame_names__new(RUBY_NAME_CACHE, read_name, rt);
 	if (!rt->procs || !rt->names) {
 		lru__free(rt->procs);
-		lru__free(rt->names);
+		frame_names__free(rt->names);
 		free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -76,8 +57,7 @@ static void ruby_free(void *state)
 	if (!rt)
 		return;
 	lru__free(rt->procs);
-	rt->stats.names_evicted = 0;
-	lru__free(rt->names);
+	frame_names__free(rt->names);
 	free(rt);
 }
 
@@ -269,27 +249,25 @@ static void ruby_forget(void *state, pid_t pid, const struct runtime_sink *sink)
 	sink->detach(sink->ctx, RUNTIME_RUBY, pid);
 }
 
-static void set_unknown(struct sym_frame *ret)
-{
-	snprintf(ret->function, sizeof(ret->function), "[unknown]");
-	snprintf(ret->module, sizeof(ret->module), "[ruby]");
-	ret->file[0] = ret->build_id[0] = '\0';
-	ret->known = 0;
-}
-
 static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	return procmem__read(*(pid_t *)ctx, addr, buf, len);
 }
 
-/* Reads an iseq's label and file now; -ESTALE when its body is no longer the sampled one. */
-static int read_name(pid_t pid, const struct ruby_version *v, uint64_t iseq, uint64_t cookie,
-		     struct ruby_name *ret)
+/* Reads an iseq's label and file now (frame_names_read_fn); -ESTALE when its body is no
+ * longer the sampled one. */
+static int read_name(void *ctx, pid_t pid, uint64_t iseq, uint64_t cookie, struct sym_frame *ret)
 {
-	char label[SYM_NAME_MAX], file[SYM_NAME_MAX];
+	struct ruby_runtime *rt = ctx;
 	uint64_t body, path_obj, label_obj;
+	uint32_t pid_key = pid;
+	const struct ruby_process *p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+	const struct ruby_version *v;
 	int err;
 
+	if (!p)
+		return -ENOENT;
+	v = p->version;
 	err = procmem__read(pid, iseq + v->walk.iseq_body, &body, sizeof(body));
 	if (err)
 		return err;
@@ -299,60 +277,19 @@ static int read_name(pid_t pid, const struct ruby_version *v, uint64_t iseq, uin
 	if (!err)
 		err = procmem__read(pid, body + v->body_label, &label_obj, sizeof(label_obj));
 	if (!err)
-		err = ruby_str_decode(v, read_pid, &pid, label_obj, label, sizeof(label));
-	if (!err && ruby_path_decode(v, read_pid, &pid, path_obj, file, sizeof(file)))
-		file[0] = '\0'; /* named without its file */
-	if (err)
-		return err;
-	ret->cookie = cookie;
-	ret->function = strdup(label);
-	ret->file = strdup(file);
-	if (!ret->file || !ret->function) {
-		free(ret->file);
-		free(ret->function);
-		return -ENOMEM;
-	}
-	return 0;
+		err = ruby_str_decode(v, read_pid, &pid, label_obj, ret->function,
+				      sizeof(ret->function));
+	if (!err && ruby_path_decode(v, read_pid, &pid, path_obj, ret->file, sizeof(ret->file)))
+		ret->file[0] = '\0'; /* named without its file */
+	return err;
 }
 
 static void ruby_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cookie,
 			    struct sym_frame *ret)
 {
 	struct ruby_runtime *rt = state;
-	struct name_key key = {.pid = (uint64_t)pid, .iseq = word & RUBY_FRAME_ADDR_MASK};
-	struct ruby_process *p;
-	struct ruby_name *n;
-	uint32_t pid_key = pid;
-	int err;
 
-	n = lru__get(rt->names, &key, sizeof(key));
-	if (n && n->cookie != cookie) { /* another iseq at that address now */
-		free_name(lru__remove(rt->names, &key, sizeof(key)), NULL);
-		n = NULL;
-	}
-	if (!n) {
-		p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
-		n = p ? calloc(1, sizeof(*n)) : NULL;
-		err = n ? read_name(pid, p->version, key.iseq, cookie, n) : -ENOENT;
-		if (err) {
-			rt->stats.names_stale += err == -ESTALE;
-			rt->stats.names_unreadable += err != -ESTALE;
-			free(n);
-			set_unknown(ret);
-			return;
-		}
-		rt->stats.names_read++;
-		if (lru__put(rt->names, &key, sizeof(key), n)) {
-			free_name(n, NULL);
-			set_unknown(ret);
-			return;
-		}
-	}
-	snprintf(ret->function, sizeof(ret->function), "%s", n->function);
-	snprintf(ret->file, sizeof(ret->file), "%s", n->file);
-	snprintf(ret->module, sizeof(ret->module), "[ruby]");
-	ret->build_id[0] = '\0';
-	ret->known = 1;
+	frame_names__name(rt->names, pid, word & RUBY_FRAME_ADDR_MASK, cookie, "[ruby]", ret);
 }
 
 static void ruby_stats(const void *state, struct runtime_stats *ret)
@@ -360,7 +297,7 @@ static void ruby_stats(const void *state, struct runtime_stats *ret)
 	const struct ruby_runtime *rt = state;
 
 	*ret = rt->stats;
-	ret->names_cached = lru__size(rt->names);
+	frame_names__stats(rt->names, ret);
 }
 
 const struct runtime_ops ruby_runtime_ops = {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "lru.h"
+#include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
 #include "runtimes/v8/v8_layout.h"
 #include "runtimes/v8/v8_names.h"
@@ -27,7 +28,7 @@ struct binary {
 struct v8_runtime {
 	struct lru *binaries; /* struct binary_key -> struct binary */
 	struct lru *procs;    /* pid -> struct v8_process */
-	struct lru *names;    /* struct name_key -> struct v8_name */
+	struct frame_names *names;
 	struct runtime_stats stats;
 };
 
@@ -35,31 +36,9 @@ struct v8_process {
 	struct v8_layout layout; /* a copy: the binary cache may drop its entry */
 };
 
-struct name_key {
-	uint64_t pid;
-	uint64_t sfi;
-};
-
-struct v8_name {
-	uint64_t cookie;
-	char *function, *file;
-};
-
 static void free_value(void *value, void *ctx)
 {
 	free(value);
-}
-
-static void free_name(void *value, void *ctx)
-{
-	struct v8_name *n = value;
-	struct v8_runtime *rt = ctx;
-
-	if (rt)
-		rt->stats.names_evicted++;
-	free(n->function);
-	free(n->file);
-	free(n);
 }
 
 static void v8_free(void *state)
@@ -70,10 +49,11 @@ static void v8_free(void *state)
 		return;
 	lru__free(rt->binaries);
 	lru__free(rt->procs);
-	rt->stats.names_evicted = 0;
-	lru__free(rt->names);
+	frame_names__free(rt->names);
 	free(rt);
 }
+
+static int read_name(void *ctx, pid_t pid, uint64_t sfi, uint64_t cookie, struct sym_frame *ret);
 
 static void *v8_new(void)
 {
@@ -83,7 +63,7 @@ static void *v8_new(void)
 		return NULL;
 	rt->binaries = lru__new(V8_LAYOUT_CACHE, free_value, NULL);
 	rt->procs = lru__new(V8_MAX_PROCESSES, free_value, NULL);
-	rt->names = lru__new(V8_NAME_CACHE, free_name, rt);
+	rt->names = frame_names__new(V8_NAME_CACHE, read_name, rt);
 	if (!rt->binaries || !rt->procs || !rt->names) {
 		v8_free(rt);
 		errno = ENOMEM;
@@ -225,39 +205,30 @@ static void v8_forget(void *state, pid_t pid, const struct runtime_sink *sink)
 /* The module the perf-map path gives V8 frames: a function named either way is one function. */
 #define V8_MODULE "[jit:v8]"
 
-static void set_unknown(struct sym_frame *ret)
-{
-	snprintf(ret->function, sizeof(ret->function), "[unknown]");
-	snprintf(ret->module, sizeof(ret->module), V8_MODULE);
-	ret->file[0] = ret->build_id[0] = '\0';
-	ret->known = 0;
-}
-
 static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	return procmem__read(*(pid_t *)ctx, addr, buf, len);
 }
 
-static int read_name(pid_t pid, const struct v8_layout *layout, uint64_t sfi, uint64_t cookie,
-		     struct v8_name *ret)
+/* Reads a SharedFunctionInfo's name and script now (frame_names_read_fn); -ESTALE when its
+ * cookie is no longer the sampled one. */
+static int read_name(void *ctx, pid_t pid, uint64_t sfi, uint64_t cookie, struct sym_frame *ret)
 {
-	struct v8_reader r = {.layout = layout, .read = read_pid, .ctx = &pid};
+	struct v8_runtime *rt = ctx;
+	uint32_t pid_key = pid;
+	const struct v8_process *p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+	struct v8_reader r = {.read = read_pid, .ctx = &pid};
 	struct v8_function f;
-	char name[SYM_NAME_MAX];
 	int err;
 
+	if (!p)
+		return -ENOENT;
+	r.layout = &p->layout;
 	err = v8_function_read(&r, sfi, cookie, &f);
 	if (err)
 		return err;
-	v8_function_name(&f, name, sizeof(name));
-	ret->cookie = cookie;
-	ret->function = strdup(name);
-	ret->file = strdup(f.file);
-	if (!ret->function || !ret->file) {
-		free(ret->function);
-		free(ret->file);
-		return -ENOMEM;
-	}
+	v8_function_name(&f, ret->function, sizeof(ret->function));
+	snprintf(ret->file, sizeof(ret->file), "%s", f.file);
 	return 0;
 }
 
@@ -265,40 +236,8 @@ static void v8_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cookie
 			  struct sym_frame *ret)
 {
 	struct v8_runtime *rt = state;
-	struct name_key key = {.pid = (uint64_t)pid, .sfi = word & V8_FRAME_ADDR_MASK};
-	struct v8_process *p;
-	struct v8_name *n;
-	uint32_t pid_key = pid;
-	int err;
 
-	n = lru__get(rt->names, &key, sizeof(key));
-	if (n && n->cookie != cookie) { /* another object at that address now */
-		free_name(lru__remove(rt->names, &key, sizeof(key)), NULL);
-		n = NULL;
-	}
-	if (!n) {
-		p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
-		n = p ? calloc(1, sizeof(*n)) : NULL;
-		err = n ? read_name(pid, &p->layout, key.sfi, cookie, n) : -ENOENT;
-		if (err) {
-			rt->stats.names_stale += err == -ESTALE;
-			rt->stats.names_unreadable += err != -ESTALE;
-			free(n);
-			set_unknown(ret);
-			return;
-		}
-		rt->stats.names_read++;
-		if (lru__put(rt->names, &key, sizeof(key), n)) {
-			free_name(n, NULL); /* out of memory: named, not kept */
-			set_unknown(ret);
-			return;
-		}
-	}
-	snprintf(ret->function, sizeof(ret->function), "%s", n->function);
-	snprintf(ret->file, sizeof(ret->file), "%s", n->file);
-	snprintf(ret->module, sizeof(ret->module), V8_MODULE);
-	ret->build_id[0] = '\0';
-	ret->known = 1;
+	frame_names__name(rt->names, pid, word & V8_FRAME_ADDR_MASK, cookie, V8_MODULE, ret);
 }
 
 static void v8_stats(const void *state, struct runtime_stats *ret)
@@ -306,7 +245,7 @@ static void v8_stats(const void *state, struct runtime_stats *ret)
 	const struct v8_runtime *rt = state;
 
 	*ret = rt->stats;
-	ret->names_cached = lru__size(rt->names);
+	frame_names__stats(rt->names, ret);
 }
 
 const struct runtime_ops v8_runtime_ops = {

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "hashtab.h"
+#include "store/line_blob.h"
 #include "store/sqlite/function_dict.h"
 #include "store/sqlite/store_sqlite.h"
 #include "store/store.h"
@@ -62,6 +63,19 @@ enum {
 	W_COUNT
 };
 
+/* The line detail's writer statements (p->lw); their SQL is in profiles_lines.c. */
+enum { LW_SOURCE_ADD, LW_SOURCE_GET, LW_DETAIL_GET, LW_DETAIL_PUT, LW_RETAIN, LW_COUNT };
+
+/* Line detail (store.h): a dictionary of sources (file names, build-ids) and, per series and
+ * five-minute bucket, one blob of the leaf functions' values by position (store/line_blob.h). */
+#define LINES_SCHEMA                                                                               \
+	"CREATE TABLE IF NOT EXISTS line_sources("                                                 \
+	" id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, text TEXT NOT NULL,"                      \
+	" UNIQUE(kind, text));"                                                                    \
+	"CREATE TABLE IF NOT EXISTS line_rollups("                                                 \
+	" series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, detail BLOB NOT NULL,"              \
+	" PRIMARY KEY(series_id, bucket)) WITHOUT ROWID;"
+
 /* Each reader connection's statements (r->st); their SQL is in profiles_read.c. */
 enum {
 	R_BEGIN,
@@ -110,6 +124,9 @@ struct sqlite_profiles {
 	struct group_commit *gc;
 	struct reader readers[READERS];
 	unsigned int next_reader;
+	sqlite3_stmt *lw[LW_COUNT];
+	struct line_entry *line_scratch; /* one bucket's line detail being merged */
+	size_t line_scratch_cap;
 };
 
 /* A series' id and tier marks, kept while the writer runs so that an upload costs no series
@@ -164,6 +181,23 @@ int sqlite_profiles__series_get(struct sqlite_profiles *p, const struct profile_
 /* Adds the series to those the group being committed wrote (once). */
 int sqlite_profiles__series_touch(struct sqlite_profiles *p, struct series_entry *e);
 
+/* The function id of batch b's name `index` (looked up once per batch). */
+int sqlite_profiles__name_function_id(struct sqlite_profiles *p, const struct profile_batch *b,
+				      uint32_t index, int64_t *ret_id);
+
+/* profiles_lines.c */
+/* Prepares the line detail's writer statements (after the schema). */
+int sqlite_profiles__lines_open(struct sqlite_profiles *p);
+void sqlite_profiles__lines_close(struct sqlite_profiles *p);
+/* Merges batch b's lines into its bucket of series_id (after its stacks: their names have
+ * function ids), in the writer's transaction. */
+int sqlite_profiles__lines_merge(struct sqlite_profiles *p, const struct profile_batch *b,
+				 int64_t series_id);
+/* Deletes the line detail of buckets ending at or before cutoff. */
+int sqlite_profiles__lines_retain(struct sqlite_profiles *p, int64_t cutoff);
+int sqlite_profiles__lines_window(struct profile_store *s, const struct window_query *q,
+				  const char *function, struct line_window *ret);
+
 /* profiles_write.c */
 struct gc_item;
 int sqlite_profiles__ingest(struct profile_store *s, const struct profile_batch *batches, size_t n);
@@ -173,6 +207,9 @@ void sqlite_profiles__commit_group(void *ctx, struct gc_item **items, size_t n);
 int sqlite_profiles__backfill_tiers(struct sqlite_profiles *p);
 
 /* profiles_read.c */
+/* A reader connection for one read (waits when all are busy), and its release. */
+struct reader *sqlite_profiles__reader_acquire(struct sqlite_profiles *p);
+void sqlite_profiles__reader_release(struct reader *r);
 /* Opens one reader connection and prepares its statements; 0 or -errno. */
 int sqlite_profiles_reader_open(struct reader *r, const char *path,
 				enum store_sqlite_durability durability);

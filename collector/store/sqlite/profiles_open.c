@@ -22,7 +22,7 @@
  * one stack -> value. `buckets` counts the uploads merged into each record (heap averages).
  */
 static const char schema[] =
-    "CREATE TABLE IF NOT EXISTS stacks" STACK_IDS_COLUMNS ";" FUNCTIONS_SCHEMA
+    "CREATE TABLE IF NOT EXISTS stacks" STACK_IDS_COLUMNS ";" FUNCTIONS_SCHEMA LINES_SCHEMA
     "CREATE TABLE IF NOT EXISTS series("
     " id INTEGER PRIMARY KEY, environment TEXT NOT NULL, service TEXT NOT NULL,"
     " profile_type TEXT NOT NULL, deployment TEXT NOT NULL, node TEXT NOT NULL DEFAULT '',"
@@ -172,6 +172,8 @@ static int prof_retention(struct profile_store *s, int64_t cutoff, int64_t *ret_
 		sqlite3_bind_int64(p->w[W_RETAIN_BUCKETS], 1, cutoff);
 		rc = sqlite_db_step_done(p->w[W_RETAIN_BUCKETS]);
 	}
+	if (!rc)
+		rc = sqlite_profiles__lines_retain(p, cutoff);
 	/* Stacks no rollup refers to any more leave the dictionary (and the cache), and so do
 	 * the function names none of the remaining stacks has. */
 	if (!rc && deleted > 0)
@@ -222,6 +224,7 @@ static void prof_close(struct profile_store *s)
 	}
 	group_commit__free(p->gc);
 	sqlite_profiles__release_caches(p); /* first: the function names' statements are on wdb */
+	sqlite_profiles__lines_close(p);
 	sqlite_db_close(p->wdb, p->w, W_COUNT);
 	pthread_mutex_destroy(&p->write_lock);
 	free(p->merge);
@@ -258,6 +261,7 @@ static const struct profile_store_ops sqlite_profile_ops = {
     .retention = prof_retention,
     .size_bytes = prof_size_bytes,
     .ingest_stats = prof_ingest_stats,
+    .lines_window = sqlite_profiles__lines_window,
 };
 
 /* A series table made before series had a node: rebuilt with the node in its key (every
@@ -312,6 +316,8 @@ int profile_store_sqlite_open(const char *path, const struct store_sqlite_option
 		err = sqlite_profiles_stacks_migrate(p->wdb);
 	if (!err)
 		err = sqlite_db_prepare_all(p->wdb, writer_sql, p->w, W_COUNT);
+	if (!err)
+		err = sqlite_profiles__lines_open(p);
 	if (!err)
 		err = sqlite_profiles__backfill_tiers(p);
 	if (!err)

@@ -68,7 +68,7 @@ int sqlite_profiles_reader_open(struct reader *r, const char *path,
 
 /* ------------------------------------------------------------------------- reads ---- */
 
-static struct reader *reader_acquire(struct sqlite_profiles *p)
+struct reader *sqlite_profiles__reader_acquire(struct sqlite_profiles *p)
 {
 	for (int i = 0; i < READERS; i++)
 		if (pthread_mutex_trylock(&p->readers[i].lock) == 0)
@@ -80,7 +80,7 @@ static struct reader *reader_acquire(struct sqlite_profiles *p)
 	return r;
 }
 
-static void reader_release(struct reader *r)
+void sqlite_profiles__reader_release(struct reader *r)
 {
 	pthread_mutex_unlock(&r->lock);
 }
@@ -263,7 +263,7 @@ int sqlite_profiles__merge_window(struct profile_store *s, const struct window_q
 				  struct merged_window *ret)
 {
 	struct sqlite_profiles *p = to_sqlite(s);
-	struct reader *r = reader_acquire(p);
+	struct reader *r = sqlite_profiles__reader_acquire(p);
 	struct window_sum w = {0};
 	sqlite3_stmt *st;
 	int rc;
@@ -287,7 +287,7 @@ int sqlite_profiles__merge_window(struct profile_store *s, const struct window_q
 	}
 	if (!sqlite3_get_autocommit(r->db))
 		sqlite_db_step_done(r->st[R_END]);
-	reader_release(r);
+	sqlite_profiles__reader_release(r);
 	window_sum_free(&w);
 	if (rc)
 		merged_window__release(ret);
@@ -332,7 +332,7 @@ static int environment_rows(struct profile_store *s, int stmt, const char *envir
 			    bool has_range, int64_t start, int64_t end,
 			    const struct sqlite_db_row_reader *rows, void *ret, size_t *ret_n)
 {
-	struct reader *r = reader_acquire(to_sqlite(s));
+	struct reader *r = sqlite_profiles__reader_acquire(to_sqlite(s));
 	sqlite3_stmt *st = r->st[stmt];
 	int rc;
 
@@ -342,7 +342,7 @@ static int environment_rows(struct profile_store *s, int stmt, const char *envir
 		sqlite3_bind_int64(st, 3, end);
 	}
 	rc = sqlite_db_read_rows(st, rows, ret, ret_n);
-	reader_release(r);
+	sqlite_profiles__reader_release(r);
 	return rc;
 }
 

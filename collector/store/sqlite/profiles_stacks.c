@@ -49,8 +49,8 @@ int sqlite_profiles__names_new_batch(struct sqlite_profiles *p, const struct pro
 }
 
 /* The function id of the batch's name `index`, looked up once per batch. */
-static int name_function_id(struct sqlite_profiles *p, const struct profile_batch *b,
-			    uint32_t index, int64_t *ret_id)
+int sqlite_profiles__name_function_id(struct sqlite_profiles *p, const struct profile_batch *b,
+				      uint32_t index, int64_t *ret_id)
 {
 	if (index >= b->n_names)
 		return -EINVAL;
@@ -72,7 +72,8 @@ static int stack_encode(struct sqlite_profiles *p, const struct profile_batch *b
 	int rc = function_ids_buf__reserve(&p->stack, sv->n_frames);
 
 	for (size_t i = 0; !rc && i < sv->n_frames; i++)
-		rc = name_function_id(p, b, stack_frame_next(&pos), &p->stack.ids[i]);
+		rc = sqlite_profiles__name_function_id(p, b, stack_frame_next(&pos),
+						       &p->stack.ids[i]);
 	if (!rc)
 		*ret_len = function_ids_encode(p->stack.ids, sv->n_frames, p->stack.bytes);
 	return rc;

@@ -196,6 +196,8 @@ static int ingest_batch(struct sqlite_profiles *p, const struct profile_batch *b
 		if (!rc)
 			rc = merge_value(p, e, b->bucket_start, stack, b->stacks[i].value);
 	}
+	if (!rc && b->n_lines)
+		rc = sqlite_profiles__lines_merge(p, b, e->id);
 	return rc;
 }
 
@@ -293,9 +295,12 @@ static int write_group(struct sqlite_profiles *p, struct gc_item **items, size_t
 	for (size_t i = 0; i < n; i++) { /* a failed group is retried item by item: start clean */
 		const struct ingest_call *call = items[i]->data;
 
-		for (size_t b = 0; b < call->n; b++)
+		for (size_t b = 0; b < call->n; b++) {
 			if (call->batches[b].ret_duplicate)
 				*call->batches[b].ret_duplicate = false;
+			if (call->batches[b].ret_lines_dropped)
+				memset(call->batches[b].ret_lines_dropped, 0, 3 * sizeof(uint64_t));
+		}
 	}
 	rc = sqlite_db_step_done(p->w[W_BEGIN]);
 	for (size_t i = 0; !rc && i < n; i++) {
@@ -345,6 +350,7 @@ static size_t call_bytes(const struct profile_batch *batches, size_t n)
 			 batches[b].n_names * (sizeof(char *) + NAME_BYTES_EST);
 		for (size_t i = 0; i < batches[b].n_stacks; i++)
 			bytes += batches[b].stacks[i].frames_len;
+		bytes += batches[b].n_lines * sizeof(struct line_value);
 	}
 	return bytes;
 }
