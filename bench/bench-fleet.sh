@@ -11,5 +11,6 @@ python3 bench/bench_fleet.py "$@"
 if [ -e /usr/share/java/zookeeper.jar ]; then
 	python3 bench/bench_fleet.py "$@" --fleet-only
 	python3 bench/bench_fleet.py "$@" --fleet-only --cluster 2x1
+	python3 bench/bench_ch_cluster_insert.py "$@"
 fi
 python3 bench/bench_ch_insert.py
