@@ -4,10 +4,11 @@
 # `migrate --cluster` makes Replicated tables on each shard with the columns one server gets and
 # Distributed tables over them; a collector on the cluster answers as a SQLite collector given
 # the same uploads (the fleet suites check one ClickHouse server against SQLite the same way); a
-# series' rows are on one shard; the config file's cluster key is checked. The fleet suites' own
-# cases run here on the cluster too: uploads through two collectors and exactly-once ids, the
-# tiers with retention dropping days on every shard, kill -9 during ingest, span links and the
-# stacks dictionary across shards. `make check-fleet` runs every fleet suite on the cluster.
+# series' rows are on one shard; the config file's cluster key is checked. Fleet suites' cases
+# run here on the cluster too: uploads through two collectors and exactly-once ids, retention
+# dropping days on every shard, span links and the stacks dictionary across shards. `make
+# check-fleet` runs every fleet suite on the cluster (kill -9 during ingest, the other tier
+# cases, migrate --from, the stacks dictionary's retention, ...).
 import os
 
 os.environ["ROOTTRACE_FLEET_CLUSTER"] = "2x1"  # before fleet_servers starts the servers
@@ -19,7 +20,8 @@ import unittest  # noqa: E402
 import fleet_servers  # noqa: E402
 import harness  # noqa: E402
 from collector_fixture import Collector  # noqa: E402
-from test_collector_fleet import FleetKillLoop, FleetTiers, TwoCollectors, cpu  # noqa: E402,F401
+import test_collector_fleet as one_server  # noqa: E402
+from test_collector_fleet import TwoCollectors, cpu  # noqa: E402,F401
 from test_spans_route import FleetSpansRoute  # noqa: E402,F401
 
 TABLES = ("stacks", "rollups", "rollups_hour", "rollups_day", "uploads", "span_links",
@@ -92,6 +94,13 @@ class Schema(unittest.TestCase):
                            timeout=60)
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("cluster elsewhere", r.stderr)
+
+
+class ClusterRetention(one_server.FleetTiers):
+    """The tier case whose retention drops days ON CLUSTER; make check-fleet runs the others
+    (test_collector_fleet.py on the cluster), which add nothing cluster-specific here."""
+    test_backdated_uploads_into_folded_hours_and_days_are_counted = None
+    test_database_without_tiers_is_backfilled_on_open = None
 
 
 def stacks_of(service, i):
