@@ -187,6 +187,10 @@ struct maps_read {
 	struct process_mapping *maps;
 	size_t n, cap;
 	int err;
+	struct { /* the last offset-0 file mapping seen: where, and which file */
+		uint64_t start, inode;
+		uint32_t dev_major, dev_minor;
+	} first;
 };
 
 static enum process_mapping_kind mapping_kind(const struct procmap_entry *e)
@@ -198,11 +202,27 @@ static enum process_mapping_kind mapping_kind(const struct procmap_entry *e)
 	return PROCESS_MAPPING_ANON;
 }
 
+/* Where the file of e is mapped from its first byte: the offset-0 mapping of the same file
+ * just below (maps lists a file's mappings in order), else as if mapped contiguously. */
+static uint64_t file_base(const struct maps_read *r, const struct procmap_entry *e)
+{
+	if (r->first.inode == e->inode && r->first.dev_major == e->dev_major &&
+	    r->first.dev_minor == e->dev_minor && r->first.start <= e->start && e->inode)
+		return r->first.start;
+	return e->start - e->offset;
+}
+
 static int add_mapping(const struct procmap_entry *e, void *arg)
 {
 	struct maps_read *r = arg;
 	struct process_mapping *m;
 
+	if (!e->offset && e->inode && procmaps__is_file(e)) {
+		r->first.start = e->start;
+		r->first.inode = e->inode;
+		r->first.dev_major = e->dev_major;
+		r->first.dev_minor = e->dev_minor;
+	}
 	if (!e->executable)
 		return 0;
 	if (r->n == r->cap) {
@@ -221,6 +241,7 @@ static int add_mapping(const struct procmap_entry *e, void *arg)
 	if (!m->path)
 		return r->err = -ENOMEM;
 	if (m->kind == PROCESS_MAPPING_FILE) {
+		m->base = file_base(r, e);
 		m->bin = binary_cache__get_mapping(r->reg->binaries, r->reg->proc_root, r->pid, e);
 		if (!m->bin)
 			m->kind = PROCESS_MAPPING_UNREADABLE;

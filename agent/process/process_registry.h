@@ -67,6 +67,10 @@ enum process_mapping_kind {
 /* One executable mapping. */
 struct process_mapping {
 	uint64_t start, end, offset;
+	/* PROCESS_MAPPING_FILE: where the file's first byte (its offset-0 mapping, often a
+	 * read-only one before the code) is mapped in this process: the load bias is base minus
+	 * the first PT_LOAD's page-aligned vaddr. Runtimes find their symbols with it. */
+	uint64_t base;
 	enum process_mapping_kind kind;
 	char *path;	    /* as maps says: a file's path, "[vdso]", "[vsyscall]"; "[anon]" */
 	struct binary *bin; /* PROCESS_MAPPING_FILE only: the binary (the record holds a ref) */

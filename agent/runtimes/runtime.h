@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "process/procmaps.h"
+#include "process/binary.h"
 #include "symbolize/symbolizer.h"
 
 enum runtime_kind {
@@ -28,11 +28,24 @@ struct runtime_sink {
 	void *ctx;
 };
 
-/* The mappings of one process its runtime asked for (ops.wants), from /proc/PID/maps. */
+/* One binary a process maps that its runtime asked for (ops.wants), as the process registry
+ * (process/process_registry.h) holds it: the runtime reads the file through bin->fd, never by
+ * a path (the process may live in another mount namespace, the file may be replaced). */
+struct runtime_mapping {
+	const char *path;	  /* as the process maps it (a name may tell the version) */
+	uint64_t start;		  /* where its offset-0 mapping starts (load bias + first page) */
+	const struct binary *bin; /* identity (bin->key) and the open file (bin->fd: never close) */
+	/* This runtime's cell on the binary, shared by every process mapping it: NULL at first,
+	 * then what the runtime read of the file (one malloc'd block, freed with free() when the
+	 * binary leaves the registry), so a binary is parsed once, not once per process. The
+	 * pointer itself is NULL when nothing can be kept (out of memory): read, do not keep. */
+	void **facts;
+};
+
+/* The mappings of one process its runtime asked for, from the process registry. */
 struct runtime_process {
 	pid_t pid;
-	const char *proc_root; /* binaries are opened as <proc_root>/<pid>/root/<path> */
-	const struct procmap_entry *maps;
+	const struct runtime_mapping *maps;
 	size_t n_maps;
 };
 

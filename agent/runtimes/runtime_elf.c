@@ -58,29 +58,22 @@ struct runtime_elf *runtime_elf__from_memory(const void *image, size_t size)
 	return elf;
 }
 
-struct runtime_elf *runtime_elf__open(const char *path)
+struct runtime_elf *runtime_elf__open_fd(int fd)
 {
 	struct runtime_elf *elf;
 	struct stat st;
 	void *image;
-	int fd, saved;
+	int saved;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fstat(fd, &st))
 		return NULL;
-	if (fstat(fd, &st) || st.st_size <= 0) {
-		saved = errno ? errno : ENOEXEC;
-		close(fd);
-		errno = saved;
+	if (st.st_size <= 0) {
+		errno = ENOEXEC;
 		return NULL;
 	}
 	image = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	saved = errno;
-	close(fd);
-	if (image == MAP_FAILED) {
-		errno = saved;
+	if (image == MAP_FAILED)
 		return NULL;
-	}
 	elf = runtime_elf__from_memory(image, st.st_size);
 	if (!elf) {
 		saved = errno;
@@ -90,6 +83,26 @@ struct runtime_elf *runtime_elf__open(const char *path)
 	}
 	elf->mapped = true;
 	return elf;
+}
+
+struct runtime_elf *runtime_elf__open(const char *path)
+{
+	struct runtime_elf *elf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), saved;
+
+	if (fd < 0)
+		return NULL;
+	elf = runtime_elf__open_fd(fd);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return elf;
+}
+
+const void *runtime_elf__image(const struct runtime_elf *elf, size_t *ret_size)
+{
+	*ret_size = elf->size;
+	return elf->image;
 }
 
 void runtime_elf__close(struct runtime_elf *elf)

@@ -11,9 +11,13 @@ struct runtime_elf;
 
 /* Maps the ELF64 file at path read-only. NULL + errno (ENOEXEC: not a 64-bit ELF). */
 struct runtime_elf *runtime_elf__open(const char *path);
+/* The same for a file open at fd (the caller keeps it: a registry binary's pinned fd). */
+struct runtime_elf *runtime_elf__open_fd(int fd);
 /* The same over a caller's buffer (kept, not copied): for tests. */
 struct runtime_elf *runtime_elf__from_memory(const void *image, size_t size);
 void runtime_elf__close(struct runtime_elf *elf);
+/* The whole file's bytes (a version string searched anywhere in it). */
+const void *runtime_elf__image(const struct runtime_elf *elf, size_t *ret_size);
 
 /* A defined symbol (function or object) by exact name, .symtab first, then .dynsym.
  * 0 or -ENOENT. */

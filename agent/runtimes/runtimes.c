@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "process/process_registry.h"
 #include "runtimes/php/php_runtime.h"
 #include "runtimes/python/python_runtime.h"
 #include "runtimes/ruby/ruby_runtime.h"
@@ -13,7 +14,7 @@
 #include "runtimes/v8/v8_runtime.h"
 
 #define MAX_NOTES 32	  /* distinct "no table" notes remembered (then: counted only) */
-#define MAX_WANTED_MAPS 8 /* mappings a process hands its runtimes */
+#define MAX_WANTED_MAPS 8 /* binaries a process hands its runtimes */
 
 static const struct runtime_ops *const all_ops[RUNTIME__COUNT] = {
     [RUNTIME_PYTHON] = &python_runtime_ops,
@@ -24,20 +25,41 @@ static const struct runtime_ops *const all_ops[RUNTIME__COUNT] = {
 
 struct runtimes {
 	struct runtime_sink sink;
-	char proc_root[256];
+	struct process_registry *reg;
+	int binary_slot; /* struct binary_facts on each binary a runtime read */
 	void *state[RUNTIME__COUNT];
 	char *notes[MAX_NOTES]; /* reported once */
 	size_t n_notes;
 };
 
-struct runtimes *runtimes__new(const struct runtime_sink *sink, const char *proc_root)
+/* What each runtime read of one binary (runtime_mapping.facts), freed with the binary. */
+struct binary_facts {
+	void *facts[RUNTIME__COUNT];
+};
+
+static void binary_facts_free(void *state, void *ctx)
+{
+	struct binary_facts *bf = state;
+
+	for (int k = 0; k < RUNTIME__COUNT; k++)
+		free(bf->facts[k]);
+	free(bf);
+}
+
+struct runtimes *runtimes__new(const struct runtime_sink *sink, struct process_registry *reg)
 {
 	struct runtimes *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return NULL;
 	r->sink = *sink;
-	snprintf(r->proc_root, sizeof(r->proc_root), "%s", proc_root ? proc_root : "/proc");
+	r->reg = reg;
+	r->binary_slot = process_registry__add_binary_slot(reg, binary_facts_free, r);
+	if (r->binary_slot < 0) {
+		free(r);
+		errno = ENOSPC;
+		return NULL;
+	}
 	for (int k = 0; k < RUNTIME__COUNT; k++) {
 		r->state[k] = all_ops[k]->new ();
 		if (!r->state[k]) {
@@ -57,30 +79,54 @@ void runtimes__free(struct runtimes *r)
 		return;
 	for (int k = 0; k < RUNTIME__COUNT; k++)
 		all_ops[k]->free(r->state[k]);
+	process_registry__remove_binary_slot(r->reg, r->binary_slot);
 	for (size_t i = 0; i < r->n_notes; i++)
 		free(r->notes[i]);
 	free(r);
 }
 
-/* The mappings some runtime wants (a handful per process at most). */
+/* The binaries some runtime wants, once each, from the registry's mappings (a handful). */
 struct wanted {
-	struct procmap_entry maps[MAX_WANTED_MAPS];
+	struct runtime_mapping maps[MAX_WANTED_MAPS];
+	struct binary *bins[MAX_WANTED_MAPS];
 	size_t n;
 };
 
-static int collect_wanted(const struct procmap_entry *e, void *ctx)
+static bool wanted_already(const struct wanted *w, const struct binary *bin)
 {
-	struct wanted *w = ctx;
+	for (size_t i = 0; i < w->n; i++)
+		if (w->bins[i] == bin)
+			return true;
+	return false;
+}
 
-	if (w->n == MAX_WANTED_MAPS || e->offset || !procmaps__is_file(e))
-		return 0;
-	for (int k = 0; k < RUNTIME__COUNT; k++) {
-		if (all_ops[k]->wants(e->path)) {
-			w->maps[w->n++] = *e;
-			break;
-		}
+static void collect_wanted(const struct process *p, struct wanted *w)
+{
+	w->n = 0;
+	for (size_t i = 0; i < p->n_mappings && w->n < MAX_WANTED_MAPS; i++) {
+		const struct process_mapping *m = &p->mappings[i];
+
+		if (m->kind != PROCESS_MAPPING_FILE || wanted_already(w, m->bin) ||
+		    !runtimes__wants_path(m->path))
+			continue;
+		w->maps[w->n] =
+		    (struct runtime_mapping){.path = m->path, .start = m->base, .bin = m->bin};
+		w->bins[w->n++] = m->bin;
 	}
-	return 0;
+}
+
+/* Points each wanted binary's facts at runtime kind's cell (made on first use). */
+static void point_facts(struct runtimes *r, struct wanted *w, int kind)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		struct binary_facts *bf = binary__slot(w->bins[i], r->binary_slot);
+
+		if (!bf) {
+			bf = calloc(1, sizeof(*bf));
+			binary__set_slot(w->bins[i], r->binary_slot, bf);
+		}
+		w->maps[i].facts = bf ? &bf->facts[kind] : NULL;
+	}
 }
 
 /* 1 the first time a note is seen (the caller logs it), 0 after. */
@@ -96,17 +142,17 @@ static int note_once(struct runtimes *r, const char *note)
 
 int runtimes__capture_process(struct runtimes *r, pid_t pid, char *note, size_t note_len)
 {
-	struct wanted *w = malloc(sizeof(*w));
-	struct runtime_process proc = {.pid = pid, .proc_root = r->proc_root};
-	int ret;
+	struct process *p = process_registry__get(r->reg, pid);
+	struct wanted w;
+	struct runtime_process proc = {.pid = pid, .maps = w.maps};
+	int ret = 0;
 
-	if (!w)
-		return -ENOMEM;
-	w->n = 0;
-	ret = procmaps__foreach(r->proc_root, pid, collect_wanted, w);
-	proc.maps = w->maps;
-	proc.n_maps = w->n;
-	for (int k = 0; !ret && w->n && k < RUNTIME__COUNT; k++) {
+	if (!p)
+		return -ESRCH;
+	collect_wanted(p, &w);
+	proc.n_maps = w.n;
+	for (int k = 0; !ret && w.n && k < RUNTIME__COUNT; k++) {
+		point_facts(r, &w, k);
 		ret = all_ops[k]->capture(r->state[k], &proc, &r->sink, note, note_len);
 		if (ret == -EPROTONOSUPPORT)
 			ret = note_once(r, note);
@@ -115,7 +161,6 @@ int runtimes__capture_process(struct runtimes *r, pid_t pid, char *note, size_t 
 		if (ret)
 			break;
 	}
-	free(w);
 	return ret;
 }
 

@@ -11,20 +11,22 @@
 #include "runtimes/runtime.h"
 
 struct runtimes;
+struct process_registry;
 
-/* NULL + errno. proc_root is "/proc" unless testing. */
-struct runtimes *runtimes__new(const struct runtime_sink *sink, const char *proc_root);
+/* NULL + errno. Processes, their mappings and binaries are looked up in reg (which must outlive
+ * the runtimes): what a runtime read of a binary is kept on it (one binary slot), once per
+ * binary, and goes with it. */
+struct runtimes *runtimes__new(const struct runtime_sink *sink, struct process_registry *reg);
 void runtimes__free(struct runtimes *r);
 
-/* Detects pid's runtime from its mappings and attaches its state. 0 (none, or attached), or
- * 1 when note names something to log once: a version without a table, seen for the first
- * time (later processes of that version are counted, not reported again). -errno when the
- * maps could not be read (-ESRCH: gone). */
+/* Detects pid's runtime from its mappings in the registry (captured now if never seen) and
+ * attaches its state. 0 (none, or attached), or 1 when note names something to log once: a
+ * version without a table, seen for the first time (later processes of that version are
+ * counted, not reported again). -ESRCH when the process could not be read (gone). */
 int runtimes__capture_process(struct runtimes *r, pid_t pid, char *note, size_t note_len);
 void runtimes__forget_process(struct runtimes *r, pid_t pid);
 
-/* True when a process mapping this file may run a runtime: the filter that keeps the maps of
- * every other process from being read again. */
+/* True when a process mapping this file may run a runtime (a name test). */
 bool runtimes__wants_path(const char *path);
 
 /* True when word starts an interpreter frame (two words in a user stack). */

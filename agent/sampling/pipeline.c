@@ -136,14 +136,10 @@ static void capture_unwind_pending(struct pipeline *p, int budget_ms)
  * version without a table is logged once; its processes keep native frames. */
 static void capture_runtime(struct pipeline *p, pid_t pid)
 {
-	struct process *proc = p->runtimes ? process_registry__get(p->procs, pid) : NULL;
-	bool wanted = false;
 	char note[512];
 
-	/* the registry's executable mappings name the interpreter: no other process is read */
-	for (size_t i = 0; proc && !wanted && i < proc->n_mappings; i++)
-		wanted = proc->mappings[i].path && runtimes__wants_path(proc->mappings[i].path);
-	if (wanted && runtimes__capture_process(p->runtimes, pid, note, sizeof(note)) > 0)
+	/* the registry's record names the interpreter's binaries: nothing else is read */
+	if (p->runtimes && runtimes__capture_process(p->runtimes, pid, note, sizeof(note)) > 0)
 		log_warn("%s", note);
 }
 
@@ -276,7 +272,7 @@ static int open_runtimes(struct pipeline *p)
 	    .ctx = p->sampler,
 	};
 
-	p->runtimes = runtimes__new(&sink, "/proc");
+	p->runtimes = runtimes__new(&sink, p->procs);
 	return p->runtimes ? 0 : -errno;
 }
 
@@ -469,6 +465,8 @@ static int add_frame(struct window *w, const struct sym_frame *f, struct window_
 	ret->module = window__intern(w, f->module);
 	ret->build_id = window__intern(w, f->build_id);
 	ret->file = window__intern(w, f->file);
+	ret->file_offset = f->has_offset ? f->file_offset : 0;
+	ret->has_offset = f->has_offset;
 	return ret->function && ret->module && ret->build_id && ret->file ? 0 : -ENOMEM;
 }
 
@@ -528,6 +526,7 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 
 		if (pid && p->runtimes && i + 1 < n && runtimes__is_frame(ips[i])) {
 			/* an interpreter frame: two words (what names it, its cookie) */
+			fs[0].has_offset = 0;
 			runtimes__name_frame(p->runtimes, pid, ips[i], ips[i + 1], &fs[0]);
 			i++;
 		} else if (pid) {
@@ -550,6 +549,7 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 	if (!ret && truncated) { /* deeper than the cap: said so at the root, never cut silently */
 		snprintf(f.function, sizeof(f.function), "[truncated]");
 		f.module[0] = f.build_id[0] = f.file[0] = '\0';
+		f.has_offset = 0;
 		ret = reserve_frames(p, out + 1);
 		if (!ret)
 			ret = add_frame(c->w, &f, &p->frames[p->n_frames + out++]);
@@ -620,6 +620,7 @@ static int symbolise(struct collect_ctx *c, const struct sampler_entry *e,
 	if (!n) { /* both walks failed or were absent: keep the CPU time, honestly unnamed */
 		snprintf(f.function, sizeof(f.function), "[unknown]");
 		f.module[0] = f.build_id[0] = f.file[0] = '\0';
+		f.has_offset = 0;
 		c->w->stats.unknown_frames++;
 		ret = add_frame(c->w, &f, &frames[n++]);
 		if (ret)

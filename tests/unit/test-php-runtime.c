@@ -15,6 +15,8 @@
 #include "runtimes/runtime_elf.h"
 #include "runtimes/runtimes.h"
 #include "status/agent_metrics.h"
+#include "fake_proc.h"
+#include "process/process_registry.h"
 #include "test.h"
 
 #define DEBIAN_PHP "/usr/bin/php8.2"
@@ -153,23 +155,7 @@ static int shift_is_executing(const char *path)
 /* <root>/<pid>/maps names /php8.2, found at <root>/<pid>/root/php8.2. */
 static int fake_process(const char *root, int pid, bool corrupt)
 {
-	char path[512], maps[512], cmd[1200];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%d/root", root, pid);
-	if (mkdir(path, 0755) && errno != EEXIST)
-		return -errno;
-	snprintf(path, sizeof(path), "%s/%d/root/php8.2", root, pid);
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", DEBIAN_PHP, path);
-	if (system(cmd) || (corrupt && corrupt_version(path)))
-		return -EIO;
-	snprintf(maps, sizeof(maps), "%s/%d/maps", root, pid);
-	f = fopen(maps, "w");
-	if (!f)
-		return -errno;
-	fprintf(f, "55d0c8a00000-55d0c8b00000 r--p 00000000 fd:01 1311 /php8.2\n");
-	fclose(f);
-	return 0;
+	return fake_proc__make(root, pid, DEBIAN_PHP, "php8.2", corrupt ? corrupt_version : NULL);
 }
 
 /* /metrics names the version without a table and counts its processes. */
@@ -197,8 +183,10 @@ static void check_metrics(int *ret_failed, const struct runtime_stats *st)
 TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 {
 	struct runtime_sink sink = {.attach = count_attach, .detach = no_detach};
-	char root[] = "/tmp/rt-phpver-XXXXXX", dir[600], note[512] = "", cmd[700];
+	char root[] = "/tmp/rt-phpver-XXXXXX", note[512] = "", cmd[700];
+	struct process_registry_options opts = {0};
 	struct runtime_stats st;
+	struct process_registry *reg;
 	struct runtimes *r;
 	const char *name;
 
@@ -207,13 +195,12 @@ TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 		return;
 	}
 	CHECK(mkdtemp(root) != NULL);
-	for (int pid = 1; pid <= 3; pid++) {
-		snprintf(dir, sizeof(dir), "%s/%d", root, pid);
-		CHECK_EQ_INT(mkdir(dir, 0755), 0);
+	for (int pid = 1; pid <= 3; pid++)
 		CHECK_EQ_INT(fake_process(root, pid, pid != 3), 0);
-	}
-
-	r = runtimes__new(&sink, root);
+	opts.proc_root = root;
+	reg = process_registry__new(&opts);
+	CHECK(reg != NULL);
+	r = runtimes__new(&sink, reg);
 	CHECK(r != NULL);
 	n_attached = 0;
 	CHECK_EQ_INT(runtimes__capture_process(r, 1, note, sizeof(note)), 1);
@@ -234,16 +221,13 @@ TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 	CHECK_EQ_INT(n_attached, 1);
 
 	/* a binary whose own code reads current_execute_data elsewhere than the table says */
-	snprintf(dir, sizeof(dir), "%s/4", root);
-	CHECK_EQ_INT(mkdir(dir, 0755), 0);
-	CHECK_EQ_INT(fake_process(root, 4, false), 0);
-	snprintf(dir, sizeof(dir), "%s/4/root/php8.2", root);
-	CHECK_EQ_INT(shift_is_executing(dir), 0);
+	CHECK_EQ_INT(fake_proc__make(root, 4, DEBIAN_PHP, "php8.2", shift_is_executing), 0);
 	note[0] = '\0';
 	CHECK_EQ_INT(runtimes__capture_process(r, 4, note, sizeof(note)), 1);
 	CHECK(strstr(note, "at 496, the table says 488") != NULL);
 	CHECK_EQ_INT(n_attached, 1);
 	runtimes__free(r);
+	process_registry__free(reg);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	CHECK_EQ_INT(system(cmd), 0);
 }

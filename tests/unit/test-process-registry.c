@@ -247,6 +247,50 @@ TEST(two_processes_of_one_binary_share_one_binary_record)
 	rm_tree(dir);
 }
 
+/* A maps line of file at start, with its real device and inode, at offset with perms. */
+static int line_of(char *buf, size_t len, uint64_t start, const char *perms, uint64_t offset,
+		   const char *file)
+{
+	struct stat st;
+
+	if (stat(file, &st))
+		return -errno;
+	return snprintf(buf, len, "%08llx-%08llx %s %08llx %02x:%02x %lu %s\n",
+			(unsigned long long)start, (unsigned long long)start + 0x1000, perms,
+			(unsigned long long)offset, major(st.st_dev), minor(st.st_dev),
+			(unsigned long)st.st_ino, file);
+}
+
+TEST(a_file_mapping_knows_where_its_first_byte_is_mapped)
+{
+	char dir[] = "/tmp/rt-registry-XXXXXX", maps[4 * PATH_MAX + 512];
+	const char *lib = fixture_path("libfixture.so"), *other = "/bin/sh";
+	struct process_registry *reg;
+	const struct process *p;
+	int n = 0;
+
+	CHECK(mkdtemp(dir));
+	/* lib: its read-only first page, then its code; other: code alone, from offset 0x2000 */
+	n += line_of(maps + n, sizeof(maps) - n, 0x10000000, "r--p", 0, lib);
+	n += line_of(maps + n, sizeof(maps) - n, 0x10001000, "r-xp", 0x1000, lib);
+	n += line_of(maps + n, sizeof(maps) - n, 0x10002000, "rw-p", 0x2000, lib);
+	n += line_of(maps + n, sizeof(maps) - n, 0x20005000, "r-xp", 0x2000, other);
+	CHECK(n > 0 && (size_t)n < sizeof(maps));
+	CHECK_EQ_INT(fake_pid(dir, PID_A, maps, "a\n"), 0);
+	reg = new_registry(dir, 0, 0);
+	CHECK(reg);
+	CHECK_EQ_INT(process_registry__capture(reg, PID_A), 0);
+	p = process_registry__peek(reg, PID_A);
+	CHECK(p && p->n_mappings == 2); /* the executable ones */
+	CHECK_EQ_INT(p->mappings[0].kind, PROCESS_MAPPING_FILE);
+	CHECK_EQ_INT(p->mappings[0].start, 0x10001000);
+	CHECK_EQ_INT(p->mappings[0].base, 0x10000000);
+	CHECK_EQ_INT(p->mappings[1].kind, PROCESS_MAPPING_FILE);
+	CHECK_EQ_INT(p->mappings[1].base, 0x20003000); /* no offset-0 mapping: as if contiguous */
+	process_registry__free(reg);
+	rm_tree(dir);
+}
+
 /* An ELF header and nothing else: an ELF file without a build-id. */
 static int write_bare_elf(const char *path)
 {
@@ -442,6 +486,7 @@ TEST_MAIN("process_registry",
 	  T(reused_pid_is_a_new_process_not_the_old_one_updated),
 	  T(a_miss_rereads_the_maps_rate_limited_backing_off_while_it_misses),
 	  T(two_processes_of_one_binary_share_one_binary_record),
+	  T(a_file_mapping_knows_where_its_first_byte_is_mapped),
 	  T(binary_without_build_id_is_named_by_device_inode_size_and_mtime),
 	  T(not_elf_is_unreadable),
 	  T(eviction_frees_the_least_recent_process_and_unmapped_binaries),

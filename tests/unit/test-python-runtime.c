@@ -13,6 +13,8 @@
 #include "runtimes/python/python_names.h"
 #include "runtimes/python/python_runtime.h"
 #include "runtimes/runtime_elf.h"
+#include "fake_proc.h"
+#include "process/process_registry.h"
 #include "runtimes/runtimes.h"
 #include "test.h"
 
@@ -212,14 +214,6 @@ static void no_detach(void *ctx, enum runtime_kind kind, pid_t pid)
 {
 }
 
-static int copy_file(const char *from, const char *to)
-{
-	char cmd[1024];
-
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
-	return system(cmd) ? -EIO : 0;
-}
-
 /* Writes 3.99 over the binary's Py_Version, as a corrupted read would see it. */
 static int corrupt_version(const char *path)
 {
@@ -247,22 +241,16 @@ static int corrupt_version(const char *path)
 /* <root>/<pid>/maps names /python3.99, found at <root>/<pid>/root/python3.99. */
 static int fake_process(const char *root, int pid, const char *binary)
 {
-	char path[512], maps[512];
-	FILE *f;
+	return fake_proc__make(root, pid, binary, "python3.99", NULL);
+}
 
-	snprintf(path, sizeof(path), "%s/%d/root", root, pid);
-	if (mkdir(path, 0755) && errno != EEXIST)
-		return -errno;
-	snprintf(path, sizeof(path), "%s/%d/root/python3.99", root, pid);
-	if (copy_file(binary, path))
-		return -EIO;
-	snprintf(maps, sizeof(maps), "%s/%d/maps", root, pid);
-	f = fopen(maps, "w");
-	if (!f)
-		return -errno;
-	fprintf(f, "55d0c8a00000-55d0c8b00000 r--p 00000000 fd:01 1311 /python3.99\n");
-	fclose(f);
-	return 0;
+static struct runtimes *runtimes_at(const struct runtime_sink *sink, const char *root,
+				    struct process_registry **ret_reg)
+{
+	struct process_registry_options opts = {.proc_root = root};
+
+	*ret_reg = process_registry__new(&opts);
+	return *ret_reg ? runtimes__new(sink, *ret_reg) : NULL;
 }
 
 TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
@@ -270,6 +258,7 @@ TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 	struct runtime_sink sink = {.attach = count_attach, .detach = no_detach};
 	char root[] = "/tmp/rt-pyver-XXXXXX", dir[600], note[512] = "", cmd[700];
 	struct runtime_stats st;
+	struct process_registry *reg;
 	struct runtimes *r;
 	const char *name;
 
@@ -278,17 +267,14 @@ TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 		return;
 	}
 	CHECK(mkdtemp(root) != NULL);
-	for (int pid = 1; pid <= 2; pid++) {
-		snprintf(dir, sizeof(dir), "%s/%d", root, pid);
-		CHECK_EQ_INT(mkdir(dir, 0755), 0);
+	for (int pid = 1; pid <= 2; pid++)
 		CHECK_EQ_INT(fake_process(root, pid, DEBIAN_PYTHON), 0);
-	}
 	snprintf(dir, sizeof(dir), "%s/1/root/python3.99", root);
 	CHECK_EQ_INT(corrupt_version(dir), 0);
 	snprintf(dir, sizeof(dir), "%s/2/root/python3.99", root);
 	CHECK_EQ_INT(corrupt_version(dir), 0);
 
-	r = runtimes__new(&sink, root);
+	r = runtimes_at(&sink, root, &reg);
 	CHECK(r != NULL);
 	n_attached = 0;
 	CHECK_EQ_INT(runtimes__capture_process(r, 1, note, sizeof(note)), 1);
@@ -301,16 +287,13 @@ TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 	CHECK_EQ_STR(name, "python");
 	CHECK_EQ_INT(st.unsupported, 3);
 	CHECK_EQ_INT(st.processes_attached, 0);
-	runtimes__free(r);
 
 	/* the same binary uncorrupted is attached */
-	snprintf(dir, sizeof(dir), "%s/3", root);
-	CHECK_EQ_INT(mkdir(dir, 0755), 0);
 	CHECK_EQ_INT(fake_process(root, 3, DEBIAN_PYTHON), 0);
-	r = runtimes__new(&sink, root);
 	CHECK_EQ_INT(runtimes__capture_process(r, 3, note, sizeof(note)), 0);
 	CHECK_EQ_INT(n_attached, 1);
 	runtimes__free(r);
+	process_registry__free(reg);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	CHECK_EQ_INT(system(cmd), 0);
 }

@@ -13,6 +13,8 @@
 #include "runtimes/ruby/ruby_runtime.h"
 #include "runtimes/runtime_elf.h"
 #include "runtimes/runtimes.h"
+#include "fake_proc.h"
+#include "process/process_registry.h"
 #include "test.h"
 
 #define DEBIAN_LIBRUBY "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"
@@ -200,32 +202,16 @@ static int corrupt_version(const char *path)
 /* <root>/<pid>/maps names /libruby.so.9.9, found at <root>/<pid>/root/libruby.so.9.9. */
 static int fake_process(const char *root, int pid)
 {
-	char path[512], cmd[1200];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%d/root", root, pid);
-	if (mkdir(path, 0755) && errno != EEXIST)
-		return -errno;
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/libruby.so.9.9'", DEBIAN_LIBRUBY, path);
-	if (system(cmd))
-		return -EIO;
-	snprintf(path, sizeof(path), "%s/%d/root/libruby.so.9.9", root, pid);
-	if (corrupt_version(path))
-		return -EIO;
-	snprintf(path, sizeof(path), "%s/%d/maps", root, pid);
-	f = fopen(path, "w");
-	if (!f)
-		return -errno;
-	fprintf(f, "7f0959e00000-7f0959f00000 r--p 00000000 fd:01 1311 /libruby.so.9.9\n");
-	fclose(f);
-	return 0;
+	return fake_proc__make(root, pid, DEBIAN_LIBRUBY, "libruby.so.9.9", corrupt_version);
 }
 
 TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 {
 	struct runtime_sink sink = {.attach = count_attach, .detach = no_detach};
-	char root[] = "/tmp/rt-rbver-XXXXXX", dir[600], note[512] = "", cmd[700];
+	char root[] = "/tmp/rt-rbver-XXXXXX", note[512] = "", cmd[700];
+	struct process_registry_options opts = {0};
 	struct runtime_stats st;
+	struct process_registry *reg;
 	struct runtimes *r;
 	const char *name;
 
@@ -234,12 +220,12 @@ TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 		return;
 	}
 	CHECK(mkdtemp(root) != NULL);
-	for (int pid = 1; pid <= 2; pid++) {
-		snprintf(dir, sizeof(dir), "%s/%d", root, pid);
-		CHECK_EQ_INT(mkdir(dir, 0755), 0);
+	for (int pid = 1; pid <= 2; pid++)
 		CHECK_EQ_INT(fake_process(root, pid), 0);
-	}
-	r = runtimes__new(&sink, root);
+	opts.proc_root = root;
+	reg = process_registry__new(&opts);
+	CHECK(reg != NULL);
+	r = runtimes__new(&sink, reg);
 	CHECK(r != NULL);
 	n_attached = 0;
 	CHECK_EQ_INT(runtimes__capture_process(r, 1, note, sizeof(note)), 1);
@@ -254,6 +240,7 @@ TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 	CHECK_EQ_STR(st.unsupported_version, "9.9");
 	CHECK_EQ_INT(st.processes_attached, 0);
 	runtimes__free(r);
+	process_registry__free(reg);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	CHECK_EQ_INT(system(cmd), 0);
 }

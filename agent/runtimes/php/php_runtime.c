@@ -2,18 +2,15 @@
 /* PHP behind the runtime interface (runtime.h): finds executor_globals and execute_ex in the
  * interpreter binary or libphp, picks the version's offsets, names zend_functions. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "lru.h"
 #include "runtimes/frame_names.h"
 #include "runtimes/php/php_runtime.h"
 #include "runtimes/procmem.h"
+#include "runtimes/runtime_binary.h"
 #include "runtimes/runtime_elf.h"
 
 #define VERSION_MARK "X-Powered-By: PHP/"
@@ -97,27 +94,6 @@ int php_version_from_image(const void *image, size_t size, unsigned *ret_major, 
 	return 0;
 }
 
-static int version_from_file(const char *path, unsigned *ret_major, unsigned *ret_minor)
-{
-	struct stat sb;
-	void *image;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &sb) || !sb.st_size) {
-		close(fd);
-		return -ENOENT;
-	}
-	image = mmap(NULL, sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (image == MAP_FAILED)
-		return -errno;
-	err = php_version_from_image(image, sb.st_size, ret_major, ret_minor);
-	munmap(image, sb.st_size);
-	return err;
-}
-
 static int32_t rel32(const uint8_t *p)
 {
 	int32_t v;
@@ -159,14 +135,13 @@ static int64_t read_eg_offset(const struct runtime_elf *elf, uint64_t eg)
 	return code ? php_decode_is_executing(code, 15, fn, eg) : -1;
 }
 
-int php_binary__read(const char *path, struct php_binary *ret)
+int php_binary__read_elf(const struct runtime_elf *elf, struct php_binary *ret)
 {
-	struct runtime_elf *elf = runtime_elf__open(path);
 	uint64_t size;
+	const void *image;
+	size_t image_size;
 	int err;
 
-	if (!elf)
-		return -errno;
 	memset(ret, 0, sizeof(*ret));
 	err = runtime_elf__symbol(elf, "executor_globals", &ret->executor_globals, &size);
 	if (!err)
@@ -176,13 +151,30 @@ int php_binary__read(const char *path, struct php_binary *ret)
 	if (!err)
 		err = runtime_elf__load_base(elf, &ret->load_base);
 	ret->eg_current_execute_data = err ? -1 : read_eg_offset(elf, ret->executor_globals);
-	runtime_elf__close(elf);
 	if (err)
 		return err;
 	ret->exec_end = ret->exec_start + size;
-	if (version_from_file(path, &ret->major, &ret->minor))
+	image = runtime_elf__image(elf, &image_size);
+	if (php_version_from_image(image, image_size, &ret->major, &ret->minor))
 		ret->major = ret->minor = 0;
 	return 0;
+}
+
+int php_binary__read(const char *path, struct php_binary *ret)
+{
+	struct runtime_elf *elf = runtime_elf__open(path);
+	int err;
+
+	if (!elf)
+		return -errno;
+	err = php_binary__read_elf(elf, ret);
+	runtime_elf__close(elf);
+	return err;
+}
+
+static int read_binary(const struct runtime_elf *elf, const char *name, void *ret)
+{
+	return php_binary__read_elf(elf, ret);
 }
 
 static int attach(struct php_runtime *rt, pid_t pid, const struct php_version *v,
@@ -216,47 +208,50 @@ static int php_capture(void *state, const struct runtime_process *proc,
 {
 	struct php_runtime *rt = state;
 	const struct php_version *v;
-	struct php_binary b;
+	const struct php_binary *b;
+	struct php_binary scratch;
 	struct php_proc walk;
-	char path[PROCMAPS_PATH_MAX + 64];
+	const void *facts;
 	uint64_t bias;
 
 	for (size_t i = 0; i < proc->n_maps; i++) {
-		const struct procmap_entry *m = &proc->maps[i];
+		const struct runtime_mapping *m = &proc->maps[i];
 
 		if (!php_wants(m->path))
 			continue;
-		snprintf(path, sizeof(path), "%s/%d/root%s", proc->proc_root, proc->pid, m->path);
-		if (php_binary__read(path, &b))
+		if (runtime_binary__facts(m, sizeof(scratch), read_binary, &scratch, &facts))
 			continue; /* a php-named file that is not the interpreter */
-		v = php_version__find(b.major, b.minor);
+		b = facts;
+		v = php_version__find(b->major, b->minor);
 		if (!v) {
 			rt->stats.unsupported++;
 			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%u", b.major, b.minor);
+				 sizeof(rt->stats.unsupported_version), "%u.%u", b->major,
+				 b->minor);
 			snprintf(note, note_len,
-				 "php %u.%u (%s): no offset table, its frames stay native", b.major,
-				 b.minor, m->path);
+				 "php %u.%u (%s): no offset table, its frames stay native",
+				 b->major, b->minor, m->path);
 			return -EPROTONOSUPPORT;
 		}
-		if (b.eg_current_execute_data >= 0 &&
-		    b.eg_current_execute_data != v->walk.eg_current_execute_data) {
+		if (b->eg_current_execute_data >= 0 &&
+		    b->eg_current_execute_data != v->walk.eg_current_execute_data) {
 			rt->stats.unsupported++;
 			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%u?", b.major, b.minor);
+				 sizeof(rt->stats.unsupported_version), "%u.%u?", b->major,
+				 b->minor);
 			snprintf(note, note_len,
 				 "php %u.%u (%s): its code reads current_execute_data at %lld, the "
 				 "table says %u (another build's layout), its frames stay native",
-				 b.major, b.minor, m->path, (long long)b.eg_current_execute_data,
+				 b->major, b->minor, m->path, (long long)b->eg_current_execute_data,
 				 v->walk.eg_current_execute_data);
 			return -EPROTONOSUPPORT;
 		}
-		bias = m->start - b.load_base;
+		bias = m->start - b->load_base;
 		memset(&walk, 0, sizeof(walk));
 		walk.current_execute_data =
-		    b.executor_globals + bias + v->walk.eg_current_execute_data;
-		walk.exec_start = b.exec_start + bias;
-		walk.exec_end = b.exec_end + bias;
+		    b->executor_globals + bias + v->walk.eg_current_execute_data;
+		walk.exec_start = b->exec_start + bias;
+		walk.exec_end = b->exec_end + bias;
 		walk.off = v->walk;
 		return attach(rt, proc->pid, v, &walk, sink);
 	}

@@ -10,6 +10,7 @@
 
 #include "runtimes/php/php_offsets.h"
 #include "runtimes/runtime.h"
+#include "runtimes/runtime_elf.h"
 
 #define PHP_NAME_CACHE 16384 /* (pid, zend_function) names kept, least recently used dropped */
 
@@ -29,6 +30,8 @@ struct php_binary {
 /* Reads the ELF at path. 0, -ENOENT (no executor_globals or execute_ex: not the
  * interpreter, or a ZTS build) or -errno. */
 int php_binary__read(const char *path, struct php_binary *ret);
+/* The same from an ELF already open (the registry's file of a mapping). */
+int php_binary__read_elf(const struct runtime_elf *elf, struct php_binary *ret);
 
 /* The offset zend_is_executing() (`return EG(current_execute_data) != NULL`) reads from
  * executor_globals, decoded from its first bytes (code, at vaddr fn; eg: &executor_globals):

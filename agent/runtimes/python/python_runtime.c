@@ -11,6 +11,7 @@
 #include "runtimes/procmem.h"
 #include "runtimes/python/python_names.h"
 #include "runtimes/python/python_runtime.h"
+#include "runtimes/runtime_binary.h"
 #include "runtimes/runtime_elf.h"
 
 struct python_runtime {
@@ -102,22 +103,20 @@ static void read_eval_ranges(const struct runtime_elf *elf, struct python_binary
 	}
 }
 
-int python_binary__read(const char *path, const char *name, struct python_binary *ret)
+int python_binary__read_elf(const struct runtime_elf *elf, const char *name,
+			    struct python_binary *ret)
 {
-	struct runtime_elf *elf = runtime_elf__open(path);
 	const uint32_t *hex;
 	const void *dbg;
 	uint64_t addr, size;
 	int err;
 
-	if (!elf)
-		return -errno;
 	memset(ret, 0, sizeof(*ret));
 	err = runtime_elf__symbol(elf, "_PyRuntime", &ret->runtime, &size);
 	if (!err)
 		err = runtime_elf__load_base(elf, &ret->load_base);
 	if (err)
-		goto out;
+		return err;
 	read_eval_ranges(elf, ret);
 	dbg = runtime_elf__at(elf, ret->runtime, PYTHON_DEBUG_OFFSETS_SIZE);
 	ret->has_debug_offsets = dbg && !python_debug_offsets__parse(dbg, &ret->debug);
@@ -133,9 +132,24 @@ int python_binary__read(const char *path, const char *name, struct python_binary
 	}
 	if (!ret->eval_end[0])
 		err = -ENOENT; /* an interpreter without its eval loop's symbol: no walk */
-out:
+	return err;
+}
+
+int python_binary__read(const char *path, const char *name, struct python_binary *ret)
+{
+	struct runtime_elf *elf = runtime_elf__open(path);
+	int err;
+
+	if (!elf)
+		return -errno;
+	err = python_binary__read_elf(elf, name, ret);
 	runtime_elf__close(elf);
 	return err;
+}
+
+static int read_binary(const struct runtime_elf *elf, const char *name, void *ret)
+{
+	return python_binary__read_elf(elf, name, ret);
 }
 
 /* The walk state of a process whose binary (mapped from start) was read. */
@@ -186,40 +200,44 @@ static int python_capture(void *state, const struct runtime_process *proc,
 {
 	struct python_runtime *rt = state;
 	const struct python_version *v;
-	struct python_binary b;
+	const struct python_binary *b;
+	struct python_binary scratch;
 	struct python_proc walk;
-	char path[PROCMAPS_PATH_MAX + 64];
+	const void *facts;
 
 	for (size_t i = 0; i < proc->n_maps; i++) {
-		const struct procmap_entry *m = &proc->maps[i];
+		const struct runtime_mapping *m = &proc->maps[i];
 
 		if (!python_wants(m->path))
 			continue;
-		snprintf(path, sizeof(path), "%s/%d/root%s", proc->proc_root, proc->pid, m->path);
-		if (python_binary__read(path, base_name(m->path), &b))
-			continue; /* python3.11 linked to libpython: the library has _PyRuntime */
-		v = python_version__find(b.major, b.minor);
-		if (v && b.minor == 13 && b.has_debug_offsets &&
-		    python_version__check(v, &b.debug)) {
+		/* python3.11 linked to libpython: the library has _PyRuntime */
+		if (runtime_binary__facts(m, sizeof(scratch), read_binary, &scratch, &facts))
+			continue;
+		b = facts;
+		v = python_version__find(b->major, b->minor);
+		if (v && b->minor == 13 && b->has_debug_offsets &&
+		    python_version__check(v, &b->debug)) {
 			rt->stats.unsupported++;
 			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%ut", b.major, b.minor);
+				 sizeof(rt->stats.unsupported_version), "%u.%ut", b->major,
+				 b->minor);
 			snprintf(note, note_len,
 				 "python %u.%u (%s): its _Py_DebugOffsets disagree with the %u.%u "
 				 "table (free-threaded or debug build), its frames stay native",
-				 b.major, b.minor, m->path, b.major, b.minor);
+				 b->major, b->minor, m->path, b->major, b->minor);
 			return -EPROTONOSUPPORT;
 		}
 		if (!v) {
 			rt->stats.unsupported++;
 			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%u", b.major, b.minor);
+				 sizeof(rt->stats.unsupported_version), "%u.%u", b->major,
+				 b->minor);
 			snprintf(note, note_len,
 				 "python %u.%u (%s): no offset table, its frames stay native",
-				 b.major, b.minor, m->path);
+				 b->major, b->minor, m->path);
 			return -EPROTONOSUPPORT;
 		}
-		fill_proc(&b, m->start, v, &walk);
+		fill_proc(b, m->start, v, &walk);
 		return attach(rt, proc->pid, v, &walk, sink);
 	}
 	return 0;

@@ -9,6 +9,7 @@
 
 #include "runtimes/python/python_offsets.h"
 #include "runtimes/runtime.h"
+#include "runtimes/runtime_elf.h"
 
 #define PYTHON_NAME_CACHE 16384 /* (pid, code object) names kept, least recently used dropped */
 
@@ -27,6 +28,9 @@ struct python_binary {
 /* Reads the ELF at path (name: its base name in the process, for the version when the binary
  * has no Py_Version). 0, -ENOENT (no _PyRuntime: not the interpreter) or -errno. */
 int python_binary__read(const char *path, const char *name, struct python_binary *ret);
+/* The same from an ELF already open (the registry's file of a mapping). */
+int python_binary__read_elf(const struct runtime_elf *elf, const char *name,
+			    struct python_binary *ret);
 
 /* major.minor from a name like python3.11, libpython3.8.so.1.0. 0 or -ENOENT. */
 int python_version_from_name(const char *name, unsigned *ret_major, unsigned *ret_minor);

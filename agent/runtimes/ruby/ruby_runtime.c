@@ -11,6 +11,7 @@
 #include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
 #include "runtimes/ruby/ruby_runtime.h"
+#include "runtimes/runtime_binary.h"
 #include "runtimes/runtime_elf.h"
 
 #define CORE_MAX_DISTANCE (1u << 20) /* vm_exec_core lies within 1 MiB below rb_vm_exec */
@@ -128,14 +129,12 @@ static int read_core(const struct runtime_elf *elf, struct ruby_library *ret)
 	return 0;
 }
 
-int ruby_library__read(const char *path, const char *name, struct ruby_library *ret)
+int ruby_library__read_elf(const struct runtime_elf *elf, const char *name,
+			   struct ruby_library *ret)
 {
-	struct runtime_elf *elf = runtime_elf__open(path);
 	uint64_t size;
 	int err;
 
-	if (!elf)
-		return -errno;
 	memset(ret, 0, sizeof(*ret));
 	err = runtime_elf__symbol(elf, "ruby_current_ec", &ret->tls_offset, &size);
 	if (!err)
@@ -151,8 +150,24 @@ int ruby_library__read(const char *path, const char *name, struct ruby_library *
 	if (!err)
 		err = read_core(elf, ret);
 	read_version(elf, name, ret);
+	return err;
+}
+
+int ruby_library__read(const char *path, const char *name, struct ruby_library *ret)
+{
+	struct runtime_elf *elf = runtime_elf__open(path);
+	int err;
+
+	if (!elf)
+		return -errno;
+	err = ruby_library__read_elf(elf, name, ret);
 	runtime_elf__close(elf);
 	return err;
+}
+
+static int read_binary(const struct runtime_elf *elf, const char *name, void *ret)
+{
+	return ruby_library__read_elf(elf, name, ret);
 }
 
 static int attach(struct ruby_runtime *rt, pid_t pid, const struct ruby_version *v,
@@ -210,30 +225,31 @@ static int ruby_capture(void *state, const struct runtime_process *proc,
 {
 	struct ruby_runtime *rt = state;
 	const struct ruby_version *v;
-	struct ruby_library lib;
+	const struct ruby_library *lib;
+	struct ruby_library scratch;
 	struct ruby_proc walk;
-	char path[PROCMAPS_PATH_MAX + 64];
+	const void *facts;
 
 	for (size_t i = 0; i < proc->n_maps; i++) {
-		const struct procmap_entry *m = &proc->maps[i];
+		const struct runtime_mapping *m = &proc->maps[i];
 
 		if (!ruby_wants(m->path))
 			continue;
-		snprintf(path, sizeof(path), "%s/%d/root%s", proc->proc_root, proc->pid, m->path);
-		if (ruby_library__read(path, base_name(m->path), &lib))
+		if (runtime_binary__facts(m, sizeof(scratch), read_binary, &scratch, &facts))
 			continue;
-		v = ruby_version__find(lib.major, lib.minor);
+		lib = facts;
+		v = ruby_version__find(lib->major, lib->minor);
 		if (!v) {
 			rt->stats.unsupported++;
 			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%u", lib.major,
-				 lib.minor);
+				 sizeof(rt->stats.unsupported_version), "%u.%u", lib->major,
+				 lib->minor);
 			snprintf(note, note_len,
 				 "ruby %u.%u (%s): no offset table, its frames stay native",
-				 lib.major, lib.minor, m->path);
+				 lib->major, lib->minor, m->path);
 			return -EPROTONOSUPPORT;
 		}
-		if (fill_proc(proc->pid, &lib, m->start, v, &walk))
+		if (fill_proc(proc->pid, lib, m->start, v, &walk))
 			continue;
 		return attach(rt, proc->pid, v, &walk, sink);
 	}

@@ -8,6 +8,7 @@
 
 #include "runtimes/ruby/ruby_offsets.h"
 #include "runtimes/runtime.h"
+#include "runtimes/runtime_elf.h"
 
 #define RUBY_NAME_CACHE 16384 /* (pid, iseq) names kept, least recently used dropped */
 
@@ -27,6 +28,9 @@ struct ruby_library {
  * 0, -ENOENT (not a libruby this walk can use: no ruby_current_ec, rb_vm_exec or VM loop)
  * or -errno. */
 int ruby_library__read(const char *path, const char *name, struct ruby_library *ret);
+/* The same from an ELF already open (the registry's file of a mapping). */
+int ruby_library__read_elf(const struct runtime_elf *elf, const char *name,
+			   struct ruby_library *ret);
 
 /* vm_exec_core's start when the library has no symbol for it: the nearest call target below
  * rb_vm_exec among the rel32 calls in its code (code: rb_vm_exec's bytes at vaddr start).

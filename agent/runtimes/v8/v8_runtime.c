@@ -5,29 +5,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "lru.h"
 #include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
+#include "runtimes/runtime_binary.h"
 #include "runtimes/v8/v8_layout.h"
 #include "runtimes/v8/v8_names.h"
 #include "runtimes/v8/v8_runtime.h"
 
-/* One binary's layout, kept by file identity: reading 100 MB of symbols once per binary. */
-struct binary_key {
-	uint64_t dev, ino, size, mtime_ns;
-};
-
-struct binary {
-	int err; /* v8_layout__read's result */
+/* What V8 keeps of one binary (runtime_binary.h: read once per binary, 100 MB of symbols). */
+struct v8_binary {
 	struct v8_layout layout;
 	uint64_t load_base;
 };
 
 struct v8_runtime {
-	struct lru *binaries; /* struct binary_key -> struct binary */
-	struct lru *procs;    /* pid -> struct v8_process */
+	struct lru *procs; /* pid -> struct v8_process */
 	struct frame_names *names;
 	struct runtime_stats stats;
 };
@@ -47,7 +41,6 @@ static void v8_free(void *state)
 
 	if (!rt)
 		return;
-	lru__free(rt->binaries);
 	lru__free(rt->procs);
 	frame_names__free(rt->names);
 	free(rt);
@@ -61,10 +54,9 @@ static void *v8_new(void)
 
 	if (!rt)
 		return NULL;
-	rt->binaries = lru__new(V8_LAYOUT_CACHE, free_value, NULL);
 	rt->procs = lru__new(V8_MAX_PROCESSES, free_value, NULL);
 	rt->names = frame_names__new(V8_NAME_CACHE, read_name, rt);
-	if (!rt->binaries || !rt->procs || !rt->names) {
+	if (!rt->procs || !rt->names) {
 		v8_free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -88,47 +80,17 @@ static bool v8_wants(const char *path)
 	return !strncmp(name, "node", 4) || !strncmp(name, "libnode", 7);
 }
 
-/* The layout of the binary at path, read once per file. NULL with *ret_err set when the file
- * cannot be read. */
-static const struct binary *binary_get(struct v8_runtime *rt, const char *path, int *ret_err)
+static int read_binary(const struct runtime_elf *elf, const char *name, void *ret)
 {
-	struct binary_key key = {0};
-	struct runtime_elf *elf;
-	struct binary *b;
-	struct stat st;
+	struct v8_binary *b = ret;
+	int err = v8_layout__read(elf, &b->layout);
 
-	if (stat(path, &st)) {
-		*ret_err = -errno;
-		return NULL;
-	}
-	key.dev = st.st_dev;
-	key.ino = st.st_ino;
-	key.size = st.st_size;
-	key.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + st.st_mtim.tv_nsec;
-	b = lru__get(rt->binaries, &key, sizeof(key));
-	if (b)
-		return b;
-	elf = runtime_elf__open(path);
-	if (!elf) {
-		*ret_err = -errno;
-		return NULL;
-	}
-	b = calloc(1, sizeof(*b));
-	if (b) {
-		b->err = v8_layout__read(elf, &b->layout);
-		if (!b->err && runtime_elf__load_base(elf, &b->load_base))
-			b->err = -ENOENT;
-	}
-	runtime_elf__close(elf);
-	if (!b || lru__put(rt->binaries, &key, sizeof(key), b)) {
-		free(b);
-		*ret_err = -ENOMEM;
-		return NULL;
-	}
-	return b;
+	if (!err && runtime_elf__load_base(elf, &b->load_base))
+		err = -ENOENT;
+	return err;
 }
 
-static int attach(struct v8_runtime *rt, pid_t pid, const struct binary *b, uint64_t start,
+static int attach(struct v8_runtime *rt, pid_t pid, const struct v8_binary *b, uint64_t start,
 		  const struct runtime_sink *sink)
 {
 	struct v8_proc walk = b->layout.walk;
@@ -164,20 +126,21 @@ static int v8_capture(void *state, const struct runtime_process *proc,
 		      const struct runtime_sink *sink, char *note, size_t note_len)
 {
 	struct v8_runtime *rt = state;
-	char path[PROCMAPS_PATH_MAX + 64];
-	const struct binary *b;
+	const struct v8_binary *b;
+	struct v8_binary scratch;
+	const void *facts;
 	int err;
 
 	for (size_t i = 0; i < proc->n_maps; i++) {
-		const struct procmap_entry *m = &proc->maps[i];
+		const struct runtime_mapping *m = &proc->maps[i];
 
 		if (!v8_wants(m->path))
 			continue;
-		snprintf(path, sizeof(path), "%s/%d/root%s", proc->proc_root, proc->pid, m->path);
-		b = binary_get(rt, path, &err);
-		if (!b || b->err == -ENOENT)
+		err = runtime_binary__facts(m, sizeof(scratch), read_binary, &scratch, &facts);
+		b = facts;
+		if (!b || err == -ENOENT)
 			continue; /* not V8 (or unreadable): the next mapping may be */
-		if (b->err) {
+		if (err) {
 			rt->stats.unsupported++;
 			snprintf(rt->stats.unsupported_version,
 				 sizeof(rt->stats.unsupported_version), "%u.%u.%u", b->layout.major,

@@ -7,9 +7,8 @@
 #include "runtimes/runtime.h"
 
 #define V8_NAME_CACHE                                                                              \
-	16384		  /* (pid, SharedFunctionInfo) names kept, least recently used dropped     \
-			   */
-#define V8_LAYOUT_CACHE 8 /* binaries whose layout is kept (one per node version running) */
+	16384 /* (pid, SharedFunctionInfo) names kept, least recently used dropped                 \
+	       */
 
 extern const struct runtime_ops v8_runtime_ops;
 
