@@ -6,6 +6,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "hotspot_frames.h"
 #include "offcpu.h"
 #include "profile.h"
 #include "php_frames.h"
@@ -209,6 +210,42 @@ struct {
 	__uint(max_entries, PHP_MAX_PROCESSES);
 } php_procs SEC(".maps");
 
+/* --- HotSpot: filled by user space (agent/runtimes/hotspot/) ------------------------------ */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct hotspot_proc);
+	__uint(max_entries, HOTSPOT_MAX_PROCESSES);
+} hotspot_procs SEC(".maps");
+
+struct hotspot_counters {
+	__u64 c[HOTSPOT_STAT__COUNT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct hotspot_counters);
+	__uint(max_entries, 1);
+} hotspot_stats SEC(".maps");
+
+/* The HotSpot side of one walk: a copy of the JVM's state, the blob header read last, and
+ * what the last frames found, so a recursion or a run of interpreted frames searches and
+ * reads once. */
+struct hotspot_walk {
+	__u32 active;			/* the process is a JVM */
+	__s32 last_size, last_complete; /* the last blob's frame size and prologue */
+	__u32 pad;
+	__u64 last_begin, last_end;	       /* the last blob's code, 0 0: none */
+	__u64 last_blob, last_kind, last_name; /* its address, kind (name's 8 bytes), name */
+	__u64 last_blob_method;		       /* an nmethod's Method* */
+	__u64 last_method, last_cookie;	       /* the Method recorded last (announced) */
+	struct hotspot_proc proc;
+	__u8 blob[HOTSPOT_BLOB_READ];
+};
+
 /* The V8 side of one walk: where the builtins run now, the last JS frame recorded. */
 struct v8_walk {
 	__u64 blob_start, blob_end; /* the embedded builtins (V8 may remap them at start) */
@@ -250,7 +287,11 @@ struct ruby_walk {
 	__u8 after_core; /* the last native frame was a vm_exec_core stepped over */
 	__u8 check_top;	 /* the next frame may be pushed but not run yet (see ruby_frame) */
 	__u16 pad;
+	__u64 last_me;	 /* the method entry found last: a recursive call is not read again */
+	__u64 last_word; /* the frame announced last, and its cookie: nor looked up again */
+	__u64 last_cookie;
 	struct ruby_proc proc;
+	__u8 cfp[RUBY_CFP_READ];
 };
 
 enum python_walk_state {
@@ -298,6 +339,7 @@ struct walk_state {
 	struct v8_walk v8;
 	struct ruby_walk rb;
 	struct php_walk php;
+	struct hotspot_walk hs;
 };
 
 struct {
@@ -734,6 +776,8 @@ static __always_inline void ruby_walk_start(struct walk_state *st)
 	st->rb.frames = 0;
 	st->rb.after_core = 0;
 	st->rb.check_top = 0;
+	st->rb.last_me = 0;
+	st->rb.last_word = 0;
 	if (!proc)
 		return;
 	ruby_count_n(RUBY_STAT_SAMPLES, 1);
@@ -832,14 +876,41 @@ static __always_inline bool ruby_not_started(const struct ruby_offsets *o, __u64
 	return pc == start;
 }
 
+/* The method entry (rb_callable_method_entry_t) a control frame runs in, as Ruby's
+ * rb_vm_frame_method_entry finds it: ep[-2] of the frame's env, or of the envs it is nested in
+ * (a block's), up to the local one, where it may sit behind an svar. 0 when there is none
+ * (top level, class bodies) or it cannot be read. env: ep[-2..0] of the frame, read. */
+static __always_inline __u64 ruby_method_entry(struct walk_state *st, __u64 env[3])
+{
+	__u64 me, head;
+
+	for (int i = 0; i < RUBY_EP_HOPS; i++) {
+		me = env[0];
+		if (me && me == st->rb.last_me)
+			return me;
+		if (me && !read_user_u64(&head, me) && RUBY_IMEMO_TYPE(head) == RUBY_IMEMO_MENT)
+			return st->rb.last_me = me;
+		if (env[2] & RUBY_ENV_FLAG_LOCAL)
+			break;
+		if (bpf_probe_read_user(env, 3 * sizeof(__u64),
+					(const void *)((env[1] & ~3ULL) - 16)))
+			return 0;
+	}
+	if (!(env[2] & RUBY_ENV_FLAG_LOCAL) || !me || read_user_u64(&head, me) ||
+	    RUBY_IMEMO_TYPE(head) != RUBY_IMEMO_SVAR || read_user_u64(&me, me + 8) || !me ||
+	    read_user_u64(&head, me))
+		return 0;
+	return RUBY_IMEMO_TYPE(head) == RUBY_IMEMO_MENT ? (st->rb.last_me = me) : 0;
+}
+
 /* Records one control frame of the current vm_exec_core call (C-function frames are skipped:
  * their native frames name them); the frame that began the call (FINISH) ends it. 1 when the
  * stack is full. */
 static __always_inline long ruby_frame(struct walk_state *st)
 {
 	const struct ruby_offsets *o = &st->rb.proc.off;
-	__u64 cur = st->rb.cursor, iseq, ep, flags, magic, cookie = 0;
-	__u32 n = st->stack.n;
+	__u64 cur = st->rb.cursor, iseq, ep, flags, magic, cookie = 0, env[3], me, word;
+	__u32 n = st->stack.n, iseq_off = o->cfp_iseq, ep_off = o->cfp_ep;
 
 	if (!cur || cur >= st->rb.end) {
 		st->rb.cursor = 0;
@@ -852,9 +923,15 @@ static __always_inline long ruby_frame(struct walk_state *st)
 		ruby_count_n(RUBY_STAT_TRUNCATED, 1);
 		return 1;
 	}
-	if (read_user_u64(&iseq, cur + o->cfp_iseq) || read_user_u64(&ep, cur + o->cfp_ep) ||
-	    read_user_u64(&flags, ep))
+	/* the frame in one read, then its env (me_cref, specval, flags) in another */
+	if (iseq_off > RUBY_CFP_READ - 8 || ep_off > RUBY_CFP_READ - 8 ||
+	    bpf_probe_read_user(st->rb.cfp, sizeof(st->rb.cfp), (const void *)cur))
 		return ruby_give_back(st);
+	iseq = *(__u64 *)(st->rb.cfp + iseq_off);
+	ep = *(__u64 *)(st->rb.cfp + ep_off);
+	if (bpf_probe_read_user(env, sizeof(env), (const void *)(ep - 16)))
+		return ruby_give_back(st);
+	flags = env[2];
 	st->rb.cursor = cur + o->cfp_size;
 	magic = flags & RUBY_FRAME_MAGIC_MASK;
 	if (st->rb.check_top) {
@@ -864,12 +941,20 @@ static __always_inline long ruby_frame(struct walk_state *st)
 	}
 	if (iseq && magic != RUBY_FRAME_MAGIC_CFUNC && magic != RUBY_FRAME_MAGIC_IFUNC &&
 	    magic != RUBY_FRAME_MAGIC_DUMMY) {
-		read_user_u64(&cookie, iseq + o->iseq_body); /* unreadable: 0, [unknown] later */
-		st->stack.ips[n] = RUBY_FRAME_TAG | (iseq & RUBY_FRAME_ADDR_MASK);
+		me = ruby_method_entry(st, env);
+		if (me) /* names Class#method; a new entry at the address is a new cookie */
+			cookie = me | RUBY_COOKIE_METHOD_ENTRY;
+		else /* unreadable: 0, [unknown] later */
+			read_user_u64(&cookie, iseq + o->iseq_body);
+		word = RUBY_FRAME_TAG | (iseq & RUBY_FRAME_ADDR_MASK);
+		st->stack.ips[n] = word;
 		st->stack.ips[n + 1] = cookie;
 		st->stack.n = n + 2;
 		st->rb.frames++;
-		ruby_note_iseq(st->pid, RUBY_FRAME_TAG | (iseq & RUBY_FRAME_ADDR_MASK), cookie);
+		if (word != st->rb.last_word || cookie != st->rb.last_cookie)
+			ruby_note_iseq(st->pid, word, cookie);
+		st->rb.last_word = word;
+		st->rb.last_cookie = cookie;
 	}
 	if ((flags & RUBY_FRAME_FLAG_FINISH) && magic != RUBY_FRAME_MAGIC_CFUNC)
 		st->rb.state = PYTHON_WALK_STEP_OVER;
@@ -999,6 +1084,8 @@ static __always_inline __u32 fp_step(struct walk_state *st)
 	st->exact = 0;
 	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
 }
+
+#include "hotspot_walk.h"
 
 /* --- V8: a JS frame's native pc is replaced by its function (SharedFunctionInfo + cookie) -- */
 
@@ -1257,6 +1344,8 @@ static long unwind_frame(__u32 index, void *ctx)
 		return 1;
 	}
 	lookup_pc = st->exact ? st->pc : st->pc - 1;
+	if (hotspot_code(st, lookup_pc))
+		return hotspot_frame(st, lookup_pc);
 	if (v8_code(st, lookup_pc))
 		return v8_frame(st);
 	if (st->py.state == PYTHON_WALK_STEP_OVER) {
@@ -1377,6 +1466,7 @@ static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, v
 	v8_walk_start(st);
 	ruby_walk_start(st);
 	php_walk_start(st);
+	hotspot_walk_start(st);
 	/* twice the depth: an interpreter's eval frame takes one more step than it records */
 	bpf_loop(2 * (PROFILE_STACK_DEPTH + 1), unwind_frame, NULL, 0);
 	if (st->py.frames)
@@ -1404,7 +1494,8 @@ static __always_inline __u64 unwind_user_stack(struct bpf_perf_event_data *ctx, 
 
 	/* a V8 process is walked here before its tables load (by frame pointers, as the kernel
 	 * would): its JS frames are found either way */
-	if (!bpf_map_lookup_elem(&unwind_procs, &pid) && !bpf_map_lookup_elem(&v8_procs, &pid)) {
+	if (!bpf_map_lookup_elem(&unwind_procs, &pid) && !bpf_map_lookup_elem(&v8_procs, &pid) &&
+	    !bpf_map_lookup_elem(&hotspot_procs, &pid)) {
 		unwind_count(UNWIND_STAT_NOT_LOADED);
 		return store_stack(ctx, stacks, BPF_F_USER_STACK, stats);
 	}
@@ -1427,7 +1518,8 @@ static __always_inline __u64 unwind_task_user_stack(void *ctx, struct task_struc
 
 	/* a V8 process is walked here before its tables load (by frame pointers, as the kernel
 	 * would): its JS frames are found either way */
-	if (!bpf_map_lookup_elem(&unwind_procs, &pid) && !bpf_map_lookup_elem(&v8_procs, &pid)) {
+	if (!bpf_map_lookup_elem(&unwind_procs, &pid) && !bpf_map_lookup_elem(&v8_procs, &pid) &&
+	    !bpf_map_lookup_elem(&hotspot_procs, &pid)) {
 		unwind_count(UNWIND_STAT_NOT_LOADED);
 		return store_stack(ctx, stacks, BPF_F_USER_STACK, stats);
 	}
@@ -1527,6 +1619,7 @@ int handle_exec(struct bpf_raw_tracepoint_args *ctx)
 	bpf_map_delete_elem(&v8_procs, &pid);
 	bpf_map_delete_elem(&ruby_procs, &pid);
 	bpf_map_delete_elem(&php_procs, &pid);
+	bpf_map_delete_elem(&hotspot_procs, &pid);
 	return 0;
 }
 
