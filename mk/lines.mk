@@ -4,6 +4,10 @@
 # debug file split two ways: objcopy --only-keep-debug (as Debian's dh_strip: the program headers
 # lose their file offsets) and eu-strip -f (they keep them).
 LINES_FIXTURE_DIR := $(BUILD)/fixtures/lines
+# Always GCC, also in the sanitizer build (CC=clang there): clang 14's DWARF 5 (addrx forms, no
+# .debug_aranges) is not read by this machine's elfutils 0.188 (eu-addr2line answers ??:0 too),
+# a limit docs/reference.md names; the fixture is about the resolver, not that libdw gap.
+LINES_FIXTURE_CC := gcc
 LINES_FIXTURES := $(addprefix $(LINES_FIXTURE_DIR)/,lines-hot lines-hot.stripped lines-hot.debug \
 	lines-hot.eu.debug)
 
@@ -13,7 +17,7 @@ $(BUILD)/tests/test-line-resolver: | $(LINES_FIXTURES)
 $(LINES_FIXTURE_DIR)/lines-hot: tests/fixtures/lines/lines_hot.c
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
-	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer $< -o $@
+	$(Q)$(LINES_FIXTURE_CC) -O1 -g -fno-omit-frame-pointer $< -o $@
 
 $(LINES_FIXTURE_DIR)/lines-hot.debug: $(LINES_FIXTURE_DIR)/lines-hot
 	$(Q)objcopy --only-keep-debug $< $@
