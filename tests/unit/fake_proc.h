@@ -33,7 +33,8 @@ static inline int fake_proc__rebuild_id(const char *path, uint32_t tag)
 		sscanf(hex + 2 * n, "%2hhx", &id[n]);
 	if (!err && (n < sizeof(tag) || fstat(fd, &st)))
 		err = -ENOENT;
-	image = err ? MAP_FAILED : mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	image =
+	    err ? MAP_FAILED : mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (!err && image == MAP_FAILED)
 		err = -errno;
 	if (!err) {

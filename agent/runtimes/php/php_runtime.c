@@ -6,18 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lru.h"
 #include "runtimes/frame_names.h"
 #include "runtimes/php/php_runtime.h"
 #include "runtimes/procmem.h"
-#include "runtimes/runtime_binary.h"
+#include "runtimes/runtime_records.h"
 #include "runtimes/runtime_elf.h"
 
 #define VERSION_MARK "X-Powered-By: PHP/"
 #define NAME_MAX_BYTES 255 /* a function, class or file name is cut there */
 
 struct php_runtime {
-	struct lru *procs; /* pid -> struct php_process */
 	struct frame_names *names;
 	struct runtime_stats stats;
 };
@@ -26,12 +24,8 @@ struct php_process {
 	const struct php_version *version;
 };
 
-static void free_process(void *value, void *ctx)
-{
-	free(value);
-}
-
-static int read_name(void *ctx, pid_t pid, uint64_t func, uint64_t cookie, struct sym_frame *ret);
+static int read_name(void *ctx, pid_t pid, const void *proc, uint64_t func, uint64_t cookie,
+		     struct sym_frame *ret);
 
 static void *php_new(void)
 {
@@ -39,11 +33,8 @@ static void *php_new(void)
 
 	if (!rt)
 		return NULL;
-	rt->procs = lru__new(PHP_MAX_PROCESSES, free_process, NULL);
 	rt->names = frame_names__new(PHP_NAME_CACHE, read_name, rt);
-	if (!rt->procs || !rt->names) {
-		lru__free(rt->procs);
-		frame_names__free(rt->names);
+	if (!rt->names) {
 		free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -57,7 +48,6 @@ static void php_free(void *state)
 
 	if (!rt)
 		return;
-	lru__free(rt->procs);
 	frame_names__free(rt->names);
 	free(rt);
 }
@@ -177,28 +167,18 @@ static int read_binary(const struct runtime_elf *elf, const char *name, void *re
 	return php_binary__read_elf(elf, ret);
 }
 
-static int attach(struct php_runtime *rt, pid_t pid, const struct php_version *v,
-		  const struct php_proc *proc, const struct runtime_sink *sink)
+/* Hands BPF the walk state; keeps the version for naming the process's frames. */
+static int attach(struct php_runtime *rt, const struct runtime_process *proc,
+		  const struct php_version *v, const struct php_proc *walk,
+		  const struct runtime_sink *sink)
 {
 	struct php_process *p;
-	uint32_t key = pid;
 	int err;
 
-	err = sink->attach(sink->ctx, RUNTIME_PHP, pid, proc, sizeof(*proc));
-	if (err) {
-		rt->stats.attach_failed++;
+	p = runtime_process__attach(proc, sink, RUNTIME_PHP, walk, sizeof(*walk), sizeof(*p),
+				    &rt->stats, &err);
+	if (!p)
 		return err;
-	}
-	p = lru__get(rt->procs, &key, sizeof(key));
-	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (!p || lru__put(rt->procs, &key, sizeof(key), p)) {
-			free(p);
-			sink->detach(sink->ctx, RUNTIME_PHP, pid);
-			return -ENOMEM;
-		}
-		rt->stats.processes_attached++; /* a process captured again is not counted twice */
-	}
 	p->version = v;
 	return 1;
 }
@@ -253,18 +233,9 @@ static int php_capture(void *state, const struct runtime_process *proc,
 		walk.exec_start = b->exec_start + bias;
 		walk.exec_end = b->exec_end + bias;
 		walk.off = v->walk;
-		return attach(rt, proc->pid, v, &walk, sink);
+		return attach(rt, proc, v, &walk, sink);
 	}
 	return 0;
-}
-
-static void php_forget(void *state, pid_t pid, const struct runtime_sink *sink)
-{
-	struct php_runtime *rt = state;
-	uint32_t key = pid;
-
-	free(lru__remove(rt->procs, &key, sizeof(key)));
-	sink->detach(sink->ctx, RUNTIME_PHP, pid);
 }
 
 /* The text of the zend_string at addr, cut to fit. */
@@ -300,14 +271,13 @@ static uint64_t word_at(const unsigned char *head, size_t off)
 
 /* Reads a zend_function's names now (frame_names_read_fn); -ESTALE when its cookie is no
  * longer the sampled one. A function without a name is the script's top-level code: "<main>". */
-static int read_name(void *ctx, pid_t pid, uint64_t func, uint64_t cookie, struct sym_frame *ret)
+static int read_name(void *ctx, pid_t pid, const void *proc, uint64_t func, uint64_t cookie,
+		     struct sym_frame *ret)
 {
-	struct php_runtime *rt = ctx;
 	unsigned char head[256];
 	char name[NAME_MAX_BYTES + 1], cls[NAME_MAX_BYTES + 1];
 	uint64_t name_obj, scope, cls_obj;
-	uint32_t pid_key = pid;
-	const struct php_process *p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+	const struct php_process *p = proc;
 	const struct php_version *v;
 	int err;
 
@@ -344,12 +314,12 @@ static int read_name(void *ctx, pid_t pid, uint64_t func, uint64_t cookie, struc
 	return 0;
 }
 
-static void php_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cookie,
+static void php_name_frame(void *state, pid_t pid, const void *proc, uint64_t word, uint64_t cookie,
 			   struct sym_frame *ret)
 {
 	struct php_runtime *rt = state;
 
-	frame_names__name(rt->names, pid, word & PHP_FRAME_ADDR_MASK, cookie, "[php]", ret);
+	frame_names__name(rt->names, pid, proc, word & PHP_FRAME_ADDR_MASK, cookie, "[php]", ret);
 }
 
 static void php_stats(const void *state, struct runtime_stats *ret)
@@ -368,7 +338,6 @@ const struct runtime_ops php_runtime_ops = {
     .free = php_free,
     .wants = php_wants,
     .capture = php_capture,
-    .forget = php_forget,
     .name_frame = php_name_frame,
     .stats = php_stats,
 };

@@ -7,17 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lru.h"
 #include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
 #include "runtimes/ruby/ruby_runtime.h"
-#include "runtimes/runtime_binary.h"
+#include "runtimes/runtime_records.h"
 #include "runtimes/runtime_elf.h"
 
 #define CORE_MAX_DISTANCE (1u << 20) /* vm_exec_core lies within 1 MiB below rb_vm_exec */
 
 struct ruby_runtime {
-	struct lru *procs; /* pid -> struct ruby_process */
 	struct frame_names *names;
 	struct runtime_stats stats;
 };
@@ -26,12 +24,8 @@ struct ruby_process {
 	const struct ruby_version *version;
 };
 
-static void free_process(void *value, void *ctx)
-{
-	free(value);
-}
-
-static int read_name(void *ctx, pid_t pid, uint64_t iseq, uint64_t cookie, struct sym_frame *ret);
+static int read_name(void *ctx, pid_t pid, const void *proc, uint64_t iseq, uint64_t cookie,
+		     struct sym_frame *ret);
 
 static void *ruby_new(void)
 {
@@ -39,11 +33,8 @@ static void *ruby_new(void)
 
 	if (!rt)
 		return NULL;
-	rt->procs = lru__new(RUBY_MAX_PROCESSES, free_process, NULL);
 	rt->names = frame_names__new(RUBY_NAME_CACHE, read_name, rt);
-	if (!rt->procs || !rt->names) {
-		lru__free(rt->procs);
-		frame_names__free(rt->names);
+	if (!rt->names) {
 		free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -57,7 +48,6 @@ static void ruby_free(void *state)
 
 	if (!rt)
 		return;
-	lru__free(rt->procs);
 	frame_names__free(rt->names);
 	free(rt);
 }
@@ -170,28 +160,18 @@ static int read_binary(const struct runtime_elf *elf, const char *name, void *re
 	return ruby_library__read_elf(elf, name, ret);
 }
 
-static int attach(struct ruby_runtime *rt, pid_t pid, const struct ruby_version *v,
-		  const struct ruby_proc *proc, const struct runtime_sink *sink)
+/* Hands BPF the walk state; keeps the version for naming the process's frames. */
+static int attach(struct ruby_runtime *rt, const struct runtime_process *proc,
+		  const struct ruby_version *v, const struct ruby_proc *walk,
+		  const struct runtime_sink *sink)
 {
 	struct ruby_process *p;
-	uint32_t key = pid;
 	int err;
 
-	err = sink->attach(sink->ctx, RUNTIME_RUBY, pid, proc, sizeof(*proc));
-	if (err) {
-		rt->stats.attach_failed++;
+	p = runtime_process__attach(proc, sink, RUNTIME_RUBY, walk, sizeof(*walk), sizeof(*p),
+				    &rt->stats, &err);
+	if (!p)
 		return err;
-	}
-	p = lru__get(rt->procs, &key, sizeof(key));
-	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (!p || lru__put(rt->procs, &key, sizeof(key), p)) {
-			free(p);
-			sink->detach(sink->ctx, RUNTIME_RUBY, pid);
-			return -ENOMEM;
-		}
-		rt->stats.processes_attached++;
-	}
 	p->version = v;
 	return 1;
 }
@@ -251,18 +231,9 @@ static int ruby_capture(void *state, const struct runtime_process *proc,
 		}
 		if (fill_proc(proc->pid, lib, m->start, v, &walk))
 			continue;
-		return attach(rt, proc->pid, v, &walk, sink);
+		return attach(rt, proc, v, &walk, sink);
 	}
 	return 0;
-}
-
-static void ruby_forget(void *state, pid_t pid, const struct runtime_sink *sink)
-{
-	struct ruby_runtime *rt = state;
-	uint32_t key = pid;
-
-	free(lru__remove(rt->procs, &key, sizeof(key)));
-	sink->detach(sink->ctx, RUNTIME_RUBY, pid);
 }
 
 static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -272,12 +243,11 @@ static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 
 /* Reads an iseq's label and file now (frame_names_read_fn); -ESTALE when its body is no
  * longer the sampled one. */
-static int read_name(void *ctx, pid_t pid, uint64_t iseq, uint64_t cookie, struct sym_frame *ret)
+static int read_name(void *ctx, pid_t pid, const void *proc, uint64_t iseq, uint64_t cookie,
+		     struct sym_frame *ret)
 {
-	struct ruby_runtime *rt = ctx;
 	uint64_t body, path_obj, label_obj;
-	uint32_t pid_key = pid;
-	const struct ruby_process *p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+	const struct ruby_process *p = proc;
 	const struct ruby_version *v;
 	int err;
 
@@ -300,12 +270,12 @@ static int read_name(void *ctx, pid_t pid, uint64_t iseq, uint64_t cookie, struc
 	return err;
 }
 
-static void ruby_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cookie,
-			    struct sym_frame *ret)
+static void ruby_name_frame(void *state, pid_t pid, const void *proc, uint64_t word,
+			    uint64_t cookie, struct sym_frame *ret)
 {
 	struct ruby_runtime *rt = state;
 
-	frame_names__name(rt->names, pid, word & RUBY_FRAME_ADDR_MASK, cookie, "[ruby]", ret);
+	frame_names__name(rt->names, pid, proc, word & RUBY_FRAME_ADDR_MASK, cookie, "[ruby]", ret);
 }
 
 static void ruby_stats(const void *state, struct runtime_stats *ret)
@@ -324,7 +294,6 @@ const struct runtime_ops ruby_runtime_ops = {
     .free = ruby_free,
     .wants = ruby_wants,
     .capture = ruby_capture,
-    .forget = ruby_forget,
     .name_frame = ruby_name_frame,
     .stats = ruby_stats,
 };
