@@ -36,7 +36,7 @@ LDFLAGS ?=
 
 LIB_LIBS := -lprotobuf-c -lz -lcrypto
 AGENT_LIBS := -lbpf -ldw -lelf -llzma -ldebuginfod -lcurl -ljansson -lmicrohttpd -lstdc++ -lpthread $(LIB_LIBS)
-COLLECTOR_LIBS := -lmicrohttpd -ljansson -lsqlite3 -lpq -lcurl -lpthread -lm $(LIB_LIBS)
+COLLECTOR_LIBS := -ldw -lelf -ldebuginfod -lmicrohttpd -ljansson -lsqlite3 -lpq -lcurl -lpthread -lm $(LIB_LIBS)
 TEST_LIBS := $(sort $(AGENT_LIBS) $(COLLECTOR_LIBS)) -lm
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

@@ -3,8 +3,10 @@
 # Writes a realistic CPU pprof for the ingest benchmark: about 500 distinct stacks of depth
 # 20-40 drawn from a shared tree of Go-like function names, cpu/nanoseconds at 10 ms a sample.
 # --otlp writes the same samples as an OTLP ExportProfilesServiceRequest ((samples, count)
-# every 10 ms of cpu), --links gives every OTLP sample its own span (one trace).
-#   bench/gen-cpu-profile.py OUT [--stacks 500] [--gzip] [--otlp [--links]]
+# every 10 ms of cpu), --links gives every OTLP sample its own span (one trace). --lines gives
+# every location a file and line, as Go's runtime/pprof does (a function's locations at up to
+# eight lines of it; the same stacks of names): the line detail's cost.
+#   bench/gen-cpu-profile.py OUT [--stacks 500] [--gzip] [--otlp [--links]] [--lines]
 import argparse
 import os
 import random
@@ -37,6 +39,17 @@ def otlp_request(stacks_values, links):
     return r.protobuf()
 
 
+def with_lines(frames, rng):
+    """Each frame as (name, file, line): its package's file, one of eight lines of it."""
+    out = []
+    for name in frames:
+        pkg = name.split(".(")[0].split(".")[0]
+        base = 20 + sum(map(ord, name)) % 400
+        out.append((name, "/src/%s/%s.go" % (pkg, pkg.rsplit("/", 1)[-1]),
+                    base + rng.randint(0, 7)))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -48,6 +61,7 @@ def main():
                          " values, not the stacks")
     ap.add_argument("--otlp", action="store_true")
     ap.add_argument("--links", action="store_true")
+    ap.add_argument("--lines", action="store_true")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     pkgs = ["net/http", "encoding/json", "runtime", "database/sql", "github.com/acme/api/handlers",
@@ -69,6 +83,8 @@ def main():
     for s in sorted(stacks):
         n = rng.randint(1, 30)
         samples.append((list(s), [n, n * 10_000_000]))
+    if a.lines and not a.otlp:  # OTLP: names only
+        samples = [(with_lines(f, rng), v) for f, v in samples]
     if a.otlp:
         data = otlp_request([(f, v[0]) for f, v in samples], a.links)
     else:

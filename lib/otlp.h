@@ -50,6 +50,14 @@ struct otlp_sample {
 	int64_t time_nanos;	 /* its first timestamp, 0 when it has none */
 	const uint8_t *trace_id; /* OTLP_TRACE_ID_LEN bytes, NULL when no link */
 	const uint8_t *span_id;	 /* OTLP_SPAN_ID_LEN bytes, NULL when no link */
+	/* The leaf location's position, for the lines view (never part of a frame): its
+	 * innermost line's function filename and line, else its mapping's build id and the file
+	 * offset of its address. */
+	const char *leaf_file;	   /* "" when none */
+	int64_t leaf_line;	   /* 0 when none */
+	const char *leaf_build_id; /* "" when none */
+	uint64_t leaf_offset;	   /* 0 when none */
+	const char *leaf_module;   /* that mapping's filename, "" when none */
 };
 
 struct otlp_request;

@@ -566,6 +566,35 @@ const struct otlp_profile *otlp_request__profile(const struct otlp_request *r, s
 	return &r->profiles[i].pub;
 }
 
+/* The leaf location's line (its innermost) or, without one, its mapping's build id and the
+ * address's file offset. */
+static void leaf_position(const struct otlp_request *r, const pb_location *l,
+			  struct otlp_sample *ret)
+{
+	const Otlp__Mapping *m;
+	const char *build_id;
+
+	ret->leaf_file = ret->leaf_build_id = ret->leaf_module = "";
+	if (l->n_lines && l->lines[0]->line > 0) {
+		const Otlp__Line *line = l->lines[0];
+
+		if (line->function_index && r->dict->n_function_table)
+			ret->leaf_file = str_at(
+			    r, r->dict->function_table[line->function_index]->filename_strindex);
+		ret->leaf_line = line->line;
+		return;
+	}
+	if (l->n_lines || !l->mapping_index || !r->dict->n_mapping_table)
+		return;
+	m = r->dict->mapping_table[l->mapping_index];
+	build_id = mapping_build_id(r, m);
+	if (!build_id || l->address < m->memory_start)
+		return;
+	ret->leaf_build_id = build_id;
+	ret->leaf_module = str_at(r, m->filename_strindex);
+	ret->leaf_offset = l->address - m->memory_start + m->file_offset;
+}
+
 void otlp_request__sample(struct otlp_request *r, size_t i, size_t j, struct otlp_sample *ret)
 {
 	const pb_sample *s = r->profiles[i].msg->samples[j];
@@ -573,8 +602,12 @@ void otlp_request__sample(struct otlp_request *r, size_t i, size_t j, struct otl
 	size_t n = 0;
 
 	memset(ret, 0, sizeof(*ret));
+	ret->leaf_file = ret->leaf_build_id = ret->leaf_module = "";
 	if (s->stack_index) { /* validated: in range, at most OTLP_MAX_FRAMES frames */
 		const Otlp__Stack *st = d->stack_table[s->stack_index];
+
+		if (st->n_location_indices)
+			leaf_position(r, d->location_table[st->location_indices[0]], ret);
 
 		for (size_t k = 0; k < st->n_location_indices; k++) {
 			size_t loc = st->location_indices[k];

@@ -37,7 +37,8 @@ struct pprof_builder_options {
 struct pprof_builder *pprof_builder__new(const struct pprof_builder_options *opts);
 void pprof_builder__free(struct pprof_builder *b);
 
-/* Mapping for a binary; deduplicated by path. Returns its id (>0) or 0 with errno set. */
+/* Mapping for a binary (has_functions: the names are in the functions); deduplicated by
+ * (path, build-id). Returns its id (>0) or 0 with errno set. */
 uint64_t pprof_builder__mapping(struct pprof_builder *b, const char *path, const char *build_id);
 
 /* Location of one function (names only, no line numbers) in a mapping (0 = none);
@@ -49,6 +50,13 @@ uint64_t pprof_builder__location(struct pprof_builder *b, const char *function,
  * Function's filename; deduplicated by (name, file, mapping). NULL or "" is no file. */
 uint64_t pprof_builder__file_location(struct pprof_builder *b, const char *function,
 				      const char *file, uint64_t mapping_id);
+
+/* A native frame's location at `address` in its binary (the agent writes the file offset, as
+ * perf and Parca do) with its function's name: deduplicated by (function, mapping, address), so
+ * the collector can resolve the address to a line on demand. mapping_id must not be 0. Returns
+ * its id (>0) or 0 with errno set. */
+uint64_t pprof_builder__address_location(struct pprof_builder *b, const char *function,
+					 uint64_t mapping_id, uint64_t address);
 
 /* One sample: location ids leaf first (pprof order), one value per sample type. */
 int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_ids,
@@ -104,6 +112,7 @@ struct pprof_decoded_sample {
 	int64_t leaf_line;	   /* 0 when none */
 	const char *leaf_build_id; /* "" when none */
 	uint64_t leaf_address;	   /* 0 when none */
+	const char *leaf_module;   /* its mapping's filename, "" when none */
 };
 
 struct pprof_decoded {

@@ -46,6 +46,7 @@ static int keep_sample(struct decoded_priv *d, struct pprof_decoded_sample *out,
 	    .leaf_line = s->leaf_line,
 	    .leaf_build_id = s->leaf_build_id,
 	    .leaf_address = s->leaf_address,
+	    .leaf_module = s->leaf_module,
 	};
 	return out->frames && out->values && out->labels ? 0 : -ENOMEM;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-/* pprof encoder: interns strings, deduplicates mappings by path and locations/functions by
- * (function name, file name, mapping), collects samples, and packs a perftools.profiles.Profile. */
+/* pprof encoder: interns strings, deduplicates mappings by (path, build-id), functions by
+ * (function name, file name, mapping) and locations by (function, mapping, address), collects
+ * samples, and packs a perftools.profiles.Profile. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +32,15 @@ struct pprof_builder {
 
 	pb_mapping **mappings;
 	size_t n_mappings, cap_mappings;
-	pb_location **locations; /* location i has id i + 1 and points at function id i + 1 */
-	pb_function **functions;
-	size_t n_locations, cap_locations, cap_functions;
+	pb_location **locations;     /* location i has id i + 1 */
+	pb_function **functions;     /* function i has id i + 1 */
+	uint64_t *function_mappings; /* the mapping function i was keyed with */
+	size_t n_locations, cap_locations, n_functions, cap_functions, cap_function_mappings;
 	pb_sample **samples;
 	size_t n_samples, cap_samples;
 
-	struct hashtab mapping_by_path;	 /* path's string index -> mapping id */
+	struct hashtab mapping_by_path;	 /* (path, build-id) string indices -> mapping id */
+	struct hashtab function_by_name; /* function_hash() -> function id */
 	struct hashtab location_by_name; /* location_hash() -> location id */
 };
 
@@ -136,10 +139,10 @@ void pprof_builder__free(struct pprof_builder *b)
 		return;
 	for (size_t i = 0; i < b->n_mappings; i++)
 		free(b->mappings[i]);
-	for (size_t i = 0; i < b->n_locations; i++) {
+	for (size_t i = 0; i < b->n_locations; i++)
 		free(b->locations[i]);
+	for (size_t i = 0; i < b->n_functions; i++)
 		free(b->functions[i]);
-	}
 	for (size_t i = 0; i < b->n_samples; i++)
 		free(b->samples[i]);
 	intern__free(b->strings);
@@ -148,8 +151,10 @@ void pprof_builder__free(struct pprof_builder *b)
 	free(b->mappings);
 	free(b->locations);
 	free(b->functions);
+	free(b->function_mappings);
 	free(b->samples);
 	hashtab__free(&b->mapping_by_path);
+	hashtab__free(&b->function_by_name);
 	hashtab__free(&b->location_by_name);
 	free(b);
 }
@@ -157,17 +162,19 @@ void pprof_builder__free(struct pprof_builder *b)
 uint64_t pprof_builder__mapping(struct pprof_builder *b, const char *path, const char *build_id)
 {
 	int64_t path_idx, build_id_idx = 0;
+	uint64_t id, key;
 	pb_mapping *m;
-	uint64_t id;
 
 	path_idx = intern(b, path);
 	if (path_idx < 0)
 		goto fail_errno;
-	if (hashtab__get(&b->mapping_by_path, (uint64_t)path_idx, &id))
-		return id;
 	build_id_idx = intern(b, build_id);
 	if (build_id_idx < 0)
 		goto fail_errno;
+	/* a binary replaced at the same path while the window ran is another mapping */
+	key = (uint64_t)path_idx << 32 | (uint64_t)build_id_idx;
+	if (hashtab__get(&b->mapping_by_path, key, &id))
+		return id;
 	if (GROW(b->mappings, b->n_mappings, b->cap_mappings) ||
 	    hashtab__reserve(&b->mapping_by_path, b->n_mappings + 1))
 		goto fail_nomem;
@@ -180,7 +187,7 @@ uint64_t pprof_builder__mapping(struct pprof_builder *b, const char *path, const
 	m->filename = path_idx;
 	m->build_id = build_id_idx;
 	m->has_functions = true;
-	hashtab__put(&b->mapping_by_path, (uint64_t)path_idx, id); /* cannot fail: reserved */
+	hashtab__put(&b->mapping_by_path, key, id); /* cannot fail: reserved */
 	b->mappings[b->n_mappings++] = m;
 	return id;
 
@@ -196,24 +203,67 @@ struct location_key {
 	const struct pprof_builder *b;
 	int64_t name_idx, file_idx;
 	uint64_t mapping_id;
+	uint64_t function_id; /* set once the function is found or made */
+	uint64_t address;     /* 0: keyed by the function alone */
 };
 
-static uint64_t location_hash(const struct location_key *k)
+static uint64_t function_hash(const struct location_key *k)
 {
 	return hash_combine(hash_combine(hash_mix((uint64_t)k->name_idx), (uint64_t)k->file_idx),
 			    k->mapping_id);
 }
 
-static bool is_location(uint64_t id, const void *key)
+static uint64_t location_hash(const struct location_key *k)
+{
+	return hash_combine(hash_combine(hash_mix(k->function_id), k->mapping_id), k->address);
+}
+
+static bool is_function(uint64_t id, const void *key)
 {
 	const struct location_key *k = key;
 	const pb_function *f = k->b->functions[id - 1];
 
 	return f->name == k->name_idx && f->filename == k->file_idx &&
-	       k->b->locations[id - 1]->mapping_id == k->mapping_id;
+	       k->b->function_mappings[id - 1] == k->mapping_id;
 }
 
-/* A location with a single line pointing at a function of the same id. */
+static bool is_location(uint64_t id, const void *key)
+{
+	const struct location_key *k = key;
+	const pb_location *l = k->b->locations[id - 1];
+
+	return l->line[0]->function_id == k->function_id && l->mapping_id == k->mapping_id &&
+	       l->address == k->address;
+}
+
+/* The function of (name, file, mapping), made when new. Its id, or 0 with errno set. */
+static uint64_t find_function(struct pprof_builder *b, const struct location_key *k)
+{
+	uint64_t hash = function_hash(k), id;
+	pb_function *f;
+
+	if (hashtab__find(&b->function_by_name, hash, is_function, k, &id))
+		return id;
+	if (GROW(b->functions, b->n_functions, b->cap_functions) ||
+	    GROW(b->function_mappings, b->n_functions, b->cap_function_mappings) ||
+	    hashtab__reserve(&b->function_by_name, b->n_functions + 1) ||
+	    !(f = malloc(sizeof(*f)))) {
+		errno = ENOMEM;
+		return 0;
+	}
+	perftools__profiles__function__init(f);
+	id = b->n_functions + 1;
+	f->id = id;
+	f->name = k->name_idx;
+	f->system_name = k->name_idx;
+	f->filename = k->file_idx;
+	b->function_mappings[b->n_functions] = k->mapping_id;
+	b->functions[b->n_functions++] = f;
+	hashtab__add(&b->function_by_name, hash, id); /* cannot fail: reserved */
+	return id;
+}
+
+/* A location with a single line (no line number) pointing at k's function. */
 static int new_location(struct pprof_builder *b, const struct location_key *k, uint64_t id)
 {
 	struct {
@@ -221,64 +271,76 @@ static int new_location(struct pprof_builder *b, const struct location_key *k, u
 		pb_line *line_ptr;
 		pb_line line;
 	} *l = malloc(sizeof(*l));
-	pb_function *f = malloc(sizeof(*f));
 
-	if (!l || !f) {
-		free(l);
-		free(f);
+	if (!l)
 		return -ENOMEM;
-	}
-	perftools__profiles__function__init(f);
-	f->id = id;
-	f->name = k->name_idx;
-	f->system_name = k->name_idx;
-	f->filename = k->file_idx;
 	perftools__profiles__line__init(&l->line);
-	l->line.function_id = id;
+	l->line.function_id = k->function_id;
 	l->line_ptr = &l->line;
 	perftools__profiles__location__init(&l->loc);
 	l->loc.id = id;
 	l->loc.mapping_id = k->mapping_id;
+	l->loc.address = k->address;
 	l->loc.n_line = 1;
 	l->loc.line = &l->line_ptr;
-	b->locations[b->n_locations] = &l->loc;
-	b->functions[b->n_locations] = f;
-	b->n_locations++;
+	b->locations[b->n_locations++] = &l->loc;
 	return 0;
+}
+
+static uint64_t find_location(struct pprof_builder *b, struct location_key *key)
+{
+	uint64_t id, hash;
+
+	if (key->mapping_id > b->n_mappings) {
+		errno = EINVAL;
+		return 0;
+	}
+	if (key->name_idx < 0 || key->file_idx < 0) {
+		errno = (int)-(key->name_idx < 0 ? key->name_idx : key->file_idx);
+		return 0;
+	}
+	key->function_id = find_function(b, key);
+	if (!key->function_id)
+		return 0;
+	hash = location_hash(key);
+	if (hashtab__find(&b->location_by_name, hash, is_location, key, &id))
+		return id;
+	if (GROW(b->locations, b->n_locations, b->cap_locations) ||
+	    hashtab__reserve(&b->location_by_name, b->n_locations + 1)) {
+		errno = ENOMEM;
+		return 0;
+	}
+	id = b->n_locations + 1;
+	if (new_location(b, key, id)) {
+		errno = ENOMEM;
+		return 0;
+	}
+	hashtab__add(&b->location_by_name, hash, id); /* cannot fail: reserved */
+	return id;
 }
 
 uint64_t pprof_builder__file_location(struct pprof_builder *b, const char *function,
 				      const char *file, uint64_t mapping_id)
 {
 	struct location_key key = {.b = b, .mapping_id = mapping_id};
-	uint64_t id, hash;
 
-	if (mapping_id > b->n_mappings) {
+	key.name_idx = intern(b, function);
+	key.file_idx = key.name_idx < 0 ? 0 : intern(b, file);
+	return find_location(b, &key);
+}
+
+uint64_t pprof_builder__address_location(struct pprof_builder *b, const char *function,
+					 uint64_t mapping_id, uint64_t address)
+{
+	struct location_key key = {.b = b, .mapping_id = mapping_id, .address = address};
+
+	if (!mapping_id) { /* an address means nothing outside a binary */
 		errno = EINVAL;
 		return 0;
 	}
 	key.name_idx = intern(b, function);
-	key.file_idx = key.name_idx < 0 ? 0 : intern(b, file);
-	if (key.name_idx < 0 || key.file_idx < 0) {
-		errno = (int)-(key.name_idx < 0 ? key.name_idx : key.file_idx);
-		return 0;
-	}
-	hash = location_hash(&key);
-	if (hashtab__find(&b->location_by_name, hash, is_location, &key, &id))
-		return id;
-	if (GROW(b->functions, b->n_locations, b->cap_functions) ||
-	    GROW(b->locations, b->n_locations, b->cap_locations) ||
-	    hashtab__reserve(&b->location_by_name, b->n_locations + 1)) {
-		errno = ENOMEM;
-		return 0;
-	}
-	id = b->n_locations + 1;
-	if (new_location(b, &key, id)) {
-		errno = ENOMEM;
-		return 0;
-	}
-	hashtab__add(&b->location_by_name, hash, id); /* cannot fail: reserved */
-	return id;
+	key.file_idx = key.name_idx < 0 ? 0 : intern(b, "");
+	return find_location(b, &key);
 }
 
 uint64_t pprof_builder__location(struct pprof_builder *b, const char *function, uint64_t mapping_id)
@@ -357,7 +419,7 @@ int pprof_builder__encode(struct pprof_builder *b, uint8_t **ret_buf, size_t *re
 	profile.mapping = b->mappings;
 	profile.n_location = b->n_locations;
 	profile.location = b->locations;
-	profile.n_function = b->n_locations;
+	profile.n_function = b->n_functions;
 	profile.function = b->functions;
 	profile.n_string_table = intern__count(b->strings);
 	profile.string_table = intern__strings(b->strings);

@@ -143,6 +143,7 @@ struct location_leaf {
 	int64_t line;
 	const char *build_id;
 	uint64_t address;
+	const char *module;
 };
 
 struct pprof_stream {
@@ -165,6 +166,8 @@ struct pprof_stream {
 	size_t function_files_cap;
 	const char **mapping_build_ids; /* mapping index -> its build id, "" when none */
 	size_t mapping_build_ids_cap;
+	const char **mapping_files; /* mapping index -> its filename, "" when none */
+	size_t mapping_files_cap;
 	struct location_leaf *location_leaves; /* location index -> its innermost position */
 	size_t location_leaves_cap;
 	/* each location's frames (its lines innermost first), laid out once, so that a sample's
@@ -529,11 +532,15 @@ static int add_mapping(struct pprof_stream *s, const struct protowire_field *f)
 		err = check_str(s, m->build_id, "mapping build id");
 	if (!err)
 		err = add_id(s, &s->mappings, m->id, "mapping");
-	if (!err && grow(&s->mapping_build_ids, &s->mapping_build_ids_cap, s->mappings.n,
-			 sizeof(*s->mapping_build_ids)))
+	if (!err && (grow(&s->mapping_build_ids, &s->mapping_build_ids_cap, s->mappings.n,
+			  sizeof(*s->mapping_build_ids)) ||
+		     grow(&s->mapping_files, &s->mapping_files_cap, s->mappings.n,
+			  sizeof(*s->mapping_files))))
 		err = -ENOMEM;
-	if (!err)
+	if (!err) {
 		s->mapping_build_ids[s->mappings.n - 1] = str_at(s, m->build_id);
+		s->mapping_files[s->mappings.n - 1] = str_at(s, m->filename);
+	}
 	return err;
 }
 
@@ -604,9 +611,11 @@ static int lay_out_leaf(struct pprof_stream *s, const pb_location *l)
 		 sizeof(*s->location_leaves)))
 		return -ENOMEM;
 	leaf = &s->location_leaves[s->locations.n - 1];
-	*leaf = (struct location_leaf){"", 0, "", l->address};
-	if (l->mapping_id && lookup_id(&s->mappings, l->mapping_id, &idx))
+	*leaf = (struct location_leaf){"", 0, "", l->address, ""};
+	if (l->mapping_id && lookup_id(&s->mappings, l->mapping_id, &idx)) {
 		leaf->build_id = s->mapping_build_ids[idx];
+		leaf->module = s->mapping_files[idx];
+	}
 	if (l->n_line && lookup_id(&s->functions, l->line[0]->function_id, &idx)) {
 		leaf->file = s->function_files[idx];
 		leaf->line = l->line[0]->line > 0 ? l->line[0]->line : 0;
@@ -712,6 +721,7 @@ void pprof_stream__free(struct pprof_stream *s)
 	free(s->function_names);
 	free(s->function_files);
 	free(s->mapping_build_ids);
+	free(s->mapping_files);
 	free(s->location_leaves);
 	free(s->location_frames);
 	free(s->location_start);
@@ -738,6 +748,7 @@ size_t pprof_stream__bytes(const struct pprof_stream *s)
 	       s->function_names_cap * sizeof(*s->function_names) +
 	       s->function_files_cap * sizeof(*s->function_files) +
 	       s->mapping_build_ids_cap * sizeof(*s->mapping_build_ids) +
+	       s->mapping_files_cap * sizeof(*s->mapping_files) +
 	       s->location_leaves_cap * sizeof(*s->location_leaves) +
 	       s->location_frames_cap * sizeof(*s->location_frames) +
 	       s->location_start_cap * sizeof(*s->location_start) +
@@ -769,7 +780,7 @@ static int flatten_frames(struct pprof_stream *s, const pb_sample *m, size_t i, 
 {
 	size_t n = 0, idx;
 
-	s->leaf = (struct location_leaf){"", 0, "", 0};
+	s->leaf = (struct location_leaf){"", 0, "", 0, ""};
 	if (m->n_location_id > PPROF_MAX_FRAMES)
 		return fail(s, "sample %zu has %zu locations, limit %u frames", i, m->n_location_id,
 			    PPROF_MAX_FRAMES);
@@ -852,6 +863,7 @@ static int read_sample(struct pprof_stream *s, const struct protowire_field *f,
 	out->leaf_file = s->leaf.file;
 	out->leaf_line = s->leaf.line;
 	out->leaf_build_id = s->leaf.build_id;
+	out->leaf_module = s->leaf.module;
 	out->leaf_address = s->leaf.address;
 	s->sample_index++;
 	return 0;

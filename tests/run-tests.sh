@@ -79,7 +79,7 @@ done
 
 # The store-level suites whose expected answers are the same on both backends.
 FLEET_SUITES="test_collector_config test_collector_auth test_collector_idempotent test_queries
-test_collector_ingest"
+test_collector_ingest test_profile_lines"
 if want fleet; then
 	for s in $FLEET_SUITES; do
 		t="tests/integration/$s.py"

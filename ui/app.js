@@ -18,6 +18,7 @@ import { sandwich } from "./sandwich.js";
 import { Timeline } from "./timeline.js";
 import { TraceView } from "./trace.js";
 import { SpansView, SpanView } from "./spans.js";
+import { LinesView } from "./lines.js";
 
 const $ = (id) => document.getElementById(id);
 const DEFAULT_MAX_NODES = 8192;
@@ -121,7 +122,7 @@ async function fillDeployments(signal) {
 }
 
 // ---- flame graph view ----------------------------------------------------------------------
-let flame, table, lastFlame, callers, callees, timeline;
+let flame, table, lastFlame, callers, callees, timeline, lines;
 const maxNodes = () => Number(state.nodes) || DEFAULT_MAX_NODES;
 
 function matcherFor(q) {
@@ -225,6 +226,10 @@ function tooltip(node, ev, graph) {
 // Sandwich of the function in the URL (sw=): callers above, callees below, every occurrence.
 // Draws what is shown: the flame graph, or the two sandwich graphs (never a hidden one).
 function showSandwich() {
+  if (state.ln) return showLines();
+  lines.hide();
+  $("lines-toggle").textContent = "Lines";
+  $("lines-toggle").disabled = !linesTarget();
   const name = state.sw;
   $("sandwich").hidden = !name;
   $("graph-pane").hidden = !!name;
@@ -239,6 +244,23 @@ function showSandwich() {
     ", " + fmt.pct(100 * up.total / flame.nodes[0].total) + " of total), callees below";
   callers.setTree(up, info); callers.icicle = false; callers.draw();
   callees.setTree(down, info); callees.draw();
+}
+
+// The function whose lines "Lines" opens: the selected top-table row, else the zoomed frame.
+function linesTarget() {
+  if (table.selected) return table.selected;
+  return flame.zoom > 0 && flame.nodes[flame.zoom] ? flame.nodes[flame.zoom].name : null;
+}
+
+// Lines of the function in the URL (ln=) in place of the graphs; errors show as every other.
+function showLines() {
+  $("sandwich").hidden = $("graph-pane").hidden = $("crumbs").hidden = true;
+  $("lines-toggle").disabled = false;
+  $("lines-toggle").textContent = "Back to the flame graph";
+  const signal = rendering ? rendering.signal : undefined;
+  return lines.show(state.ln, queryParams(), signal)
+    .then((d) => { window.__rt.linesData = d; window.__rt.linesShown++; })
+    .catch((e) => { if (!(signal && signal.aborted)) showError(e); });
 }
 
 // The diff around a deploy marker: 15 minutes before it against 15 minutes after.
@@ -305,7 +327,10 @@ async function render() {
 function wire() {
   window.__rt = { rendered: 0, flameFetches: 0 };
   flame = new FlameGraph($("flame"), {
-    onZoom: (path) => { setState({ zoom: path.length ? JSON.stringify(path) : "" }, true); crumbs(); },
+    onZoom: (path) => {
+      setState({ zoom: path.length ? JSON.stringify(path) : "" }, true); crumbs();
+      $("lines-toggle").disabled = !linesTarget();
+    },
     onHover: tooltip,
     onOther: (parentPath) => { setState({ nodes: maxNodes() * 4, zoom: JSON.stringify(parentPath) }, true); render(); },
   });
@@ -314,7 +339,14 @@ function wire() {
     applySearch();
     if (name) $("matched").textContent += " · selected " + name;
     $("sandwich-toggle").disabled = !name && !state.sw;
-    if (state.sw && name) { setState({ sw: name }, true); showSandwich(); } else if (!state.sw) flame.draw();
+    $("lines-toggle").disabled = !state.ln && !linesTarget();
+    if (state.sw && name) { setState({ sw: name }, true); showSandwich(); } else if (!state.sw && !state.ln) flame.draw();
+  });
+  lines = new LinesView($("lines"), $("lines-title"), $("lines-table"), $("lines-note"));
+  window.__rt.linesShown = 0;
+  $("lines-toggle").addEventListener("click", () => {
+    setState({ ln: state.ln ? "" : linesTarget(), sw: "" }, true);
+    showSandwich();
   });
   const sideGraph = () => ({ onZoom: () => {}, onHover: tooltip });
   callers = new FlameGraph($("callers"), sideGraph());
@@ -323,7 +355,7 @@ function wire() {
   timeline = new Timeline($("timeline"), diffAround);
   window.__rt.timeline = timeline;
   $("sandwich-toggle").addEventListener("click", () => {
-    setState({ sw: state.sw ? "" : table.selected }, true);
+    setState({ sw: state.sw ? "" : table.selected, ln: "" }, true);
     showSandwich();
   });
   diff = new DiffView({ queryParams, currentState, setState, showError, tooltip });
@@ -345,7 +377,7 @@ function wire() {
   $("logout").addEventListener("click", () => signOut());
   for (const a of document.querySelectorAll("#tabs a"))
     a.addEventListener("click", (e) => { e.preventDefault(); setState({ view: a.dataset.view, span_id: "", cmp: "", kids: "" }, true); render(); });
-  $("service").addEventListener("change", (e) => { setState({ service: e.target.value, zoom: "", deployment: "", nodes: "", sw: "" }, true); fillTypes(); setState({ type: state.type }); render(); });
+  $("service").addEventListener("change", (e) => { setState({ service: e.target.value, zoom: "", deployment: "", nodes: "", sw: "", ln: "" }, true); fillTypes(); setState({ type: state.type }); render(); });
   $("ptype").addEventListener("change", (e) => { setState({ type: e.target.value, zoom: "" }, true); render(); });
   $("deployment").addEventListener("change", (e) => { setState({ deployment: e.target.value }, true); render(); });
   $("range").addEventListener("change", (e) => {

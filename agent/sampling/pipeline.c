@@ -465,6 +465,8 @@ static int add_frame(struct window *w, const struct sym_frame *f, struct window_
 	ret->module = window__intern(w, f->module);
 	ret->build_id = window__intern(w, f->build_id);
 	ret->file = window__intern(w, f->file);
+	ret->file_offset = f->has_offset ? f->file_offset : 0;
+	ret->has_offset = f->has_offset;
 	return ret->function && ret->module && ret->build_id && ret->file ? 0 : -ENOMEM;
 }
 
@@ -524,6 +526,7 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 
 		if (pid && p->runtimes && i + 1 < n && runtimes__is_frame(ips[i])) {
 			/* an interpreter frame: two words (what names it, its cookie) */
+			fs[0].has_offset = 0;
 			runtimes__name_frame(p->runtimes, pid, ips[i], ips[i + 1], &fs[0]);
 			i++;
 		} else if (pid) {
@@ -546,6 +549,7 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 	if (!ret && truncated) { /* deeper than the cap: said so at the root, never cut silently */
 		snprintf(f.function, sizeof(f.function), "[truncated]");
 		f.module[0] = f.build_id[0] = f.file[0] = '\0';
+		f.has_offset = 0;
 		ret = reserve_frames(p, out + 1);
 		if (!ret)
 			ret = add_frame(c->w, &f, &p->frames[p->n_frames + out++]);
@@ -616,6 +620,7 @@ static int symbolise(struct collect_ctx *c, const struct sampler_entry *e,
 	if (!n) { /* both walks failed or were absent: keep the CPU time, honestly unnamed */
 		snprintf(f.function, sizeof(f.function), "[unknown]");
 		f.module[0] = f.build_id[0] = f.file[0] = '\0';
+		f.has_offset = 0;
 		c->w->stats.unknown_frames++;
 		ret = add_frame(c->w, &f, &frames[n++]);
 		if (ret)

@@ -64,6 +64,8 @@ static int intern_frames(struct window *w, const struct window_sample *s,
 		frames[i].module = window__intern(w, s->frames[i].module);
 		frames[i].build_id = window__intern(w, s->frames[i].build_id);
 		frames[i].file = window__intern(w, s->frames[i].file);
+		frames[i].file_offset = s->frames[i].file_offset;
+		frames[i].has_offset = s->frames[i].has_offset;
 		if (!frames[i].function || !frames[i].module || !frames[i].build_id ||
 		    !frames[i].file)
 			return -ENOMEM;

@@ -14,6 +14,11 @@ struct window_frame {
 	const char *module;   /* interned; binary path, "[kernel]", "[jit:v8]", "[jit]" or "" */
 	const char *build_id; /* interned; "" when none */
 	const char *file;     /* interned; a JIT function's source file, "" (or NULL) when none */
+	/* A native frame in a file-backed mapping: its address as an offset in module's file (pc
+	 * - mapping start + mapping offset; a caller's return address - 1), for the collector to
+	 * resolve to a line on demand. has_offset false for kernel, JIT and interpreter frames. */
+	uint64_t file_offset;
+	bool has_offset;
 };
 
 struct window_sample {

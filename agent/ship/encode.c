@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Window -> gzipped pprof (cpu profile): samples/count and cpu/nanoseconds per sample, one
- * location per function (names, and a JIT function's source file, no lines), mappings with
- * path and build-id, pid/comm/thread labels; optionally the process name as root frame. */
+ * location per function (names, and a JIT function's source file, no lines) but the user leaf's,
+ * one per file offset; mappings with path and build-id, pid/comm/thread labels; optionally the
+ * process name as root frame. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ship/encode.h"
 #include "gzip.h"
@@ -36,12 +38,24 @@ static struct pprof_builder *new_builder(const struct window *w, enum window_enc
 	return pprof_builder__new(&opts);
 }
 
-/* Location ids of a sample's frames, leaf first. */
+static bool kernel_frame(const struct window_frame *f)
+{
+	return f->module && !strcmp(f->module, "[kernel]");
+}
+
+/* Location ids of a sample's frames, leaf first. The user leaf (the first frame below the
+ * kernel's) is located at its file offset when it has one, for the collector to resolve to a
+ * line on demand. Callers stay keyed by name: every caller's address too made a typical
+ * recording's pprof 39 % bigger, the leaf's alone 17 % (docs/performance.md). */
 static int frame_locations(struct pprof_builder *b, const struct window_sample *s, uint64_t *ids)
 {
+	bool user_leaf = true;
+
 	for (size_t i = 0; i < s->n_frames; i++) {
 		const struct window_frame *f = &s->frames[i];
+		const char *name = f->function ? f->function : "[unknown]";
 		uint64_t mapping = 0;
+		bool kernel = kernel_frame(f);
 
 		if (f->module && *f->module) {
 			mapping =
@@ -49,10 +63,13 @@ static int frame_locations(struct pprof_builder *b, const struct window_sample *
 			if (!mapping)
 				return errno ? -errno : -ENOMEM;
 		}
-		ids[i] = pprof_builder__file_location(b, f->function ? f->function : "[unknown]",
-						      f->file, mapping);
+		if (mapping && f->has_offset && user_leaf)
+			ids[i] = pprof_builder__address_location(b, name, mapping, f->file_offset);
+		else
+			ids[i] = pprof_builder__file_location(b, name, f->file, mapping);
 		if (!ids[i])
 			return errno ? -errno : -ENOMEM;
+		user_leaf = user_leaf && kernel;
 	}
 	return 0;
 }

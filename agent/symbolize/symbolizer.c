@@ -355,6 +355,8 @@ static void resolve_in_mapping(struct symbolizer *s, struct process *p,
 		return set_unknown(s, ret, SYM_UNKNOWN_UNREADABLE, m->path);
 	case PROCESS_MAPPING_FILE:
 		snprintf(ret->build_id, sizeof(ret->build_id), "%s", m->bin->build_id);
+		ret->file_offset = addr - m->start + m->offset;
+		ret->has_offset = 1;
 		return resolve_in_file(s, m, addr, ret);
 	}
 }
@@ -375,6 +377,8 @@ void symbolizer__resolve_user_image(struct symbolizer *s, pid_t pid, uint32_t im
 	struct process *p;
 
 	ret->build_id[0] = '\0';
+	ret->has_offset = 0;
+	ret->file_offset = 0;
 	s->n_inlined = 0;
 	p = process_registry__image(s->reg, pid, image);
 	if (!p)
@@ -401,6 +405,8 @@ size_t symbolizer__resolve_user_frames(struct symbolizer *s, pid_t pid, uint32_t
 	for (size_t i = 0; i < s->n_inlined && n < max; i++, n++) {
 		set_known(&ret[n], s->inlined[i], ret[0].module);
 		snprintf(ret[n].build_id, sizeof(ret[n].build_id), "%s", ret[0].build_id);
+		ret[n].has_offset = 0; /* the innermost call carries the address */
+		ret[n].file_offset = 0;
 	}
 	s->n_inlined = 0;
 	return n;
@@ -438,6 +444,7 @@ void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_
 	const char *name = NULL;
 
 	ret->build_id[0] = '\0';
+	ret->has_offset = 0;
 	load_kallsyms(s, false);
 	if (s->kallsyms)
 		name = kallsyms__lookup(s->kallsyms, addr, NULL);

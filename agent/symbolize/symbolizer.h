@@ -37,7 +37,9 @@ struct sym_frame {
 	char module[SYM_MODULE_MAX]; /* binary path, "[kernel]", "[jit:<runtime>]" ("[jit:v8]"),
 				      * "[jit]" for a perf-map format we do not know, or "" */
 	char build_id[SYM_BUILD_ID_MAX];
-	int known; /* 1 when function is a real name */
+	uint64_t file_offset; /* the address's offset in module's file (file-backed mappings) */
+	int has_offset;	      /* 1 when file_offset is set; never for kernel, JIT or vDSO */
+	int known;	      /* 1 when function is a real name */
 };
 
 struct process_registry;

@@ -37,6 +37,8 @@ struct store_location {
 	const char *control_store_password_file;
 	const char *clickhouse_password_file;
 	const char *clickhouse_password; /* resolved: from the file or the environment */
+	/* serve's lines view (collector.h): config keys source_dir, debug_dir, debuginfod_urls */
+	const char *source_dir, *debug_dir, *debuginfod_urls;
 };
 
 /* 1 when opt (with arg) was one of --data, CLI_STORE_OPTIONS; 0 otherwise. */
@@ -60,6 +62,7 @@ int cmd_init(int argc, char **argv);
 int cmd_token(int argc, char **argv);
 int cmd_routes(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);
+int cmd_tiers(int argc, char **argv);
 
 /* Parses a whole decimal number within [min, max]; prints one line and returns -EINVAL. */
 int cli_parse_long(const char *option, const char *text, long long min, long long max,

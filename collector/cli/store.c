@@ -64,6 +64,9 @@ static int config_set(struct store_location *loc, const char *key, const char *v
 	    {"control_store_password_file",
 	     offsetof(struct store_location, control_store_password_file)},
 	    {"clickhouse_password_file", offsetof(struct store_location, clickhouse_password_file)},
+	    {"source_dir", offsetof(struct store_location, source_dir)},
+	    {"debug_dir", offsetof(struct store_location, debug_dir)},
+	    {"debuginfod_urls", offsetof(struct store_location, debuginfod_urls)},
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
@@ -98,11 +101,12 @@ static int read_config(struct store_location *loc)
 		if (eq)
 			*eq = '\0';
 		if (!eq || config_set(loc, trim(text), trim(eq + 1))) {
-			fprintf(stderr,
-				"%s: %s:%d: expected `key = value` with a key of data, "
-				"control_store, profile_store, control_store_password_file, "
-				"clickhouse_password_file\n",
-				PROG, loc->config_file, lineno);
+			fprintf(
+			    stderr,
+			    "%s: %s:%d: expected `key = value` with a key of data, "
+			    "control_store, profile_store, control_store_password_file, "
+			    "clickhouse_password_file, source_dir, debug_dir, debuginfod_urls\n",
+			    PROG, loc->config_file, lineno);
 			rc = -EINVAL;
 		}
 	}
@@ -208,4 +212,8 @@ void collector_options__set_stores(struct collector_options *o, const struct sto
 	o->control_store = loc->control_store;
 	o->profile_store = loc->profile_store;
 	o->clickhouse_password = loc->clickhouse_password;
+	if (!o->debug_dir) /* the command line wins */
+		o->debug_dir = loc->debug_dir;
+	if (!o->debuginfod_urls)
+		o->debuginfod_urls = loc->debuginfod_urls;
 }

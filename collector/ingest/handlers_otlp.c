@@ -17,6 +17,7 @@
 #include "http/validate.h"
 #include "ingest/handlers.h"
 #include "ingest/ingest.h"
+#include "ingest/line_agg.h"
 #include "ingest/link_batch.h"
 #include "ingest/stack_agg.h"
 #include "otlp.h"
@@ -39,6 +40,8 @@ struct otlp_item {
 	bool rejected;
 	struct stack_agg *agg;
 	struct link_batch *links;
+	struct line_agg *lines; /* the leaf functions' values by source position */
+	uint64_t lines_dropped[3];
 	struct profile_batch batch;
 };
 
@@ -208,6 +211,23 @@ static int64_t sample_value(const struct otlp_fit *fit, const struct otlp_sample
 	return v;
 }
 
+/* The sample's leaf position into the line detail (as the pprof route does). */
+static int add_line(struct otlp_item *it, const struct otlp_sample *s, int64_t v)
+{
+	uint32_t leaf = stack_agg__last_leaf(it->agg);
+
+	if (!s->n_frames)
+		return 0;
+	if (s->leaf_line > 0)
+		return line_agg__add(it->lines, leaf, LINE_KIND_FILE,
+				     *s->leaf_file ? s->leaf_file : LINE_UNKNOWN_FILE,
+				     (uint64_t)s->leaf_line, v);
+	if (*s->leaf_build_id && s->leaf_offset)
+		return line_agg__add_address(it->lines, leaf, s->leaf_build_id, s->leaf_module,
+					     s->leaf_offset, v);
+	return 0;
+}
+
 static int reduce_sample(struct otlp_upload *u, struct otlp_item *it, size_t i, size_t j)
 {
 	const struct otlp_profile *p = otlp_request__profile(u->otlp, i);
@@ -223,6 +243,8 @@ static int reduce_sample(struct otlp_upload *u, struct otlp_item *it, size_t i, 
 	if (!v)
 		return 0;
 	err = stack_agg__add(it->agg, s.frames, s.n_frames, v);
+	if (!err)
+		err = add_line(it, &s, v);
 	if (err || !span_context_from_bytes(s.trace_id, s.span_id, &ctx))
 		return err;
 	return link_batch__add(it->links, seconds_of(s.time_nanos ? s.time_nanos : p->time_nanos),
@@ -237,6 +259,7 @@ static size_t held_bytes(const struct otlp_upload *u, size_t n_stacks)
 
 	for (size_t i = 0; i < u->n_items; i++)
 		bytes += (u->items[i].agg ? stack_agg__bytes(u->items[i].agg) : 0) +
+			 (u->items[i].lines ? line_agg__bytes(u->items[i].lines) : 0) +
 			 link_batch__bytes(u->items[i].links);
 	return bytes;
 }
@@ -268,8 +291,9 @@ static int reduce_profile(struct otlp_upload *u, size_t i)
 	int err = 0;
 
 	it->agg = stack_agg__new();
+	it->lines = line_agg__new();
 	it->links = link_batch__new(p->service, it->fit.profile_type, NULL); /* no node */
-	if (!it->agg || !it->links)
+	if (!it->agg || !it->links || !it->lines)
 		return -ENOMEM;
 	for (size_t j = 0; j < p->n_samples && !err; j++) {
 		err = reduce_sample(u, it, i, j);
@@ -297,6 +321,9 @@ static int reduce_profile(struct otlp_upload *u, size_t i)
 	};
 	it->batch.stacks = stack_agg__stacks(it->agg, &it->batch.n_stacks);
 	it->batch.names = stack_agg__names(it->agg, &it->batch.n_names);
+	err = line_agg__finish(it->lines, &it->batch.lines, &it->batch.n_lines, it->lines_dropped);
+	if (err)
+		return err;
 	u->stacks_before += it->batch.n_stacks;
 	u->frames_before += stack_agg__n_frames(it->agg);
 	return 0;
@@ -498,6 +525,10 @@ static int store_and_answer(struct otlp_upload *u, struct response *resp, bool j
 	}
 	metrics__upload_accepted(u->req->collector->metrics, u->req->body_len, stacks,
 				 seconds_since(&u->start));
+	for (size_t i = 0; i < u->n_items; i++)
+		for (int bound = LINE_DROP_FUNCTION; bound <= LINE_DROP_SERIES; bound++)
+			metrics__lines_dropped(u->req->collector->metrics, bound,
+					       u->items[i].lines_dropped[bound]);
 	store_links(u);
 	return answer(u, resp, json);
 }
@@ -506,6 +537,7 @@ static void upload_release(struct otlp_upload *u)
 {
 	for (size_t i = 0; i < u->n_items; i++) {
 		stack_agg__free(u->items[i].agg);
+		line_agg__free(u->items[i].lines);
 		link_batch__free(u->items[i].links);
 	}
 	free(u->items);

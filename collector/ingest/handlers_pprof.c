@@ -485,8 +485,8 @@ static int add_line(const struct pprof_decoded_sample *s, struct reduced *r, int
 				     *s->leaf_file ? s->leaf_file : LINE_UNKNOWN_FILE,
 				     (uint64_t)s->leaf_line, v);
 	if (*s->leaf_build_id && s->leaf_address)
-		return line_agg__add(r->lines, leaf, LINE_KIND_ADDRESS, s->leaf_build_id,
-				     s->leaf_address, v);
+		return line_agg__add_address(r->lines, leaf, s->leaf_build_id, s->leaf_module,
+					     s->leaf_address, v);
 	return 0;
 }
 

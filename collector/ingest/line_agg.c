@@ -3,6 +3,7 @@
  * lib/hashtab table, sources numbered by content, then bounded by store/line_blob.c's rule. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,8 @@ struct line_agg {
 	size_t n_sources, sources_cap;
 	struct line_value *out;
 	size_t out_cap;
+	char **owned; /* the sources made here (addresses'), freed with the aggregate */
+	size_t n_owned;
 	uint64_t dropped_early; /* new positions folded at once past MAX_ENTRIES */
 };
 
@@ -49,6 +52,9 @@ void line_agg__free(struct line_agg *a)
 	hashtab__free(&a->by_key);
 	hashtab__free(&a->by_content);
 	free(a->entries);
+	for (size_t i = 0; i < a->n_owned; i++)
+		free(a->owned[i]);
+	free(a->owned);
 	free(a->sources);
 	free(a->out);
 	free(a);
@@ -163,6 +169,44 @@ int line_agg__add(struct line_agg *a, uint32_t function, enum line_kind kind, co
 	return err ? err : add_entry(a, &e);
 }
 
+/* text's id, from a copy of it kept by the aggregate when it is new (text is scratch). */
+static int owned_source_id(struct line_agg *a, const char *text, int64_t *ret)
+{
+	struct source_key key = {a, text};
+	uint64_t index;
+	char *copy, **grown;
+
+	if (hashtab__find(&a->by_content, hash_string(text), same_source, &key, &index)) {
+		*ret = (int64_t)index;
+		return 0;
+	}
+	grown = realloc(a->owned, (a->n_owned + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	a->owned = grown;
+	copy = strdup(text);
+	if (!copy)
+		return -ENOMEM;
+	a->owned[a->n_owned++] = copy;
+	return source_id(a, copy, ret);
+}
+
+int line_agg__add_address(struct line_agg *a, uint32_t function, const char *build_id,
+			  const char *module, uint64_t offset, int64_t value)
+{
+	const char *base = strrchr(module, '/');
+	char text[512];
+	struct line_entry e = {
+	    .function = function, .kind = LINE_KIND_ADDRESS, .position = offset, .value = value};
+	int err;
+
+	base = base ? base + 1 : module;
+	snprintf(text, sizeof(text), "%s%s%s", build_id, *base ? (char[]){LINE_MODULE_SEP, 0} : "",
+		 base);
+	err = owned_source_id(a, text, &e.source);
+	return err ? err : add_entry(a, &e);
+}
+
 int line_agg__finish(struct line_agg *a, const struct line_value **ret, size_t *ret_n,
 		     uint64_t dropped[3])
 {
@@ -202,7 +246,7 @@ int line_agg__finish(struct line_agg *a, const struct line_value **ret, size_t *
 
 size_t line_agg__bytes(const struct line_agg *a)
 {
-	return sizeof(*a) + hashtab__bytes(&a->by_key) + hashtab__bytes(&a->by_content) +
-	       a->cap * sizeof(*a->entries) + a->sources_cap * sizeof(*a->sources) +
-	       a->out_cap * sizeof(*a->out);
+	return sizeof(*a) + a->n_owned * 64 + hashtab__bytes(&a->by_key) +
+	       hashtab__bytes(&a->by_content) + a->cap * sizeof(*a->entries) +
+	       a->sources_cap * sizeof(*a->sources) + a->out_cap * sizeof(*a->out);
 }

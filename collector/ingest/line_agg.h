@@ -21,6 +21,11 @@ void line_agg__free(struct line_agg *a);
 int line_agg__add(struct line_agg *a, uint32_t function, enum line_kind kind, const char *source,
 		  uint64_t position, int64_t value);
 
+/* The same for a build-id and file offset (LINE_KIND_ADDRESS), its source made of the build-id
+ * and module's basename (store.h: LINE_MODULE_SEP) and kept by the aggregate. */
+int line_agg__add_address(struct line_agg *a, uint32_t function, const char *build_id,
+			  const char *module, uint64_t offset, int64_t value);
+
 /* Applies the bounds (line_blob.h) and lays out the batch's lines, valid until the next add or
  * free; dropped[bound] counts the positions each bound folded. 0, -ENOMEM or -EOVERFLOW. */
 int line_agg__finish(struct line_agg *a, const struct line_value **ret, size_t *ret_n,

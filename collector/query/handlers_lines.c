@@ -37,7 +37,8 @@ struct reason_stat {
 };
 
 struct unresolved_stat {
-	const char *build_id;
+	char build_id[130];
+	char module[256]; /* its mapping's file name, "" when the upload named none */
 	uint64_t offset;
 	int64_t self;
 	char reason[160];
@@ -99,14 +100,27 @@ static void dropped_reason(uint64_t bound, char *out, size_t len)
 			 LINE_MAX_PER_SERIES);
 }
 
+/* An address row's source: its build-id and module (store.h: LINE_MODULE_SEP). */
+static void split_source(const char *source, struct unresolved_stat *ret)
+{
+	size_t len = strcspn(source, (char[]){LINE_MODULE_SEP, 0});
+
+	snprintf(ret->build_id, sizeof(ret->build_id), "%.*s", (int)len, source);
+	snprintf(ret->module, sizeof(ret->module), "%s", source[len] ? source + len + 1 : "");
+}
+
 /* An agent position: resolved to file:line, or counted without a line with the resolver's
- * reason (never guessed). */
+ * reason and the module it is in (never guessed). */
 static int resolve_row(const struct request *req, struct function_lines *f, size_t i)
 {
 	const struct line_row *r = &f->rows.rows[i];
+	struct unresolved_stat *u = &f->unresolved[f->n_unresolved];
 	struct resolved_line out = {0};
-	int err = line_resolver__resolve(req->collector->resolver, r->source, r->position, &out);
+	char why[sizeof(u->module) + sizeof(out.reason) + 2];
+	int err;
 
+	split_source(r->source, u);
+	err = line_resolver__resolve(req->collector->resolver, u->build_id, r->position, &out);
 	if (!err && out.line) {
 		f->resolved_files[i] = strdup(out.file);
 		if (!f->resolved_files[i])
@@ -117,12 +131,14 @@ static int resolve_row(const struct request *req, struct function_lines *f, size
 	}
 	if (!out.reason[0])
 		snprintf(out.reason, sizeof(out.reason),
-			 "no line for offset 0x%" PRIx64 " of build-id %s", r->position, r->source);
-	f->unresolved[f->n_unresolved++] =
-	    (struct unresolved_stat){r->source, r->position, r->value, ""};
-	snprintf(f->unresolved[f->n_unresolved - 1].reason, sizeof(f->unresolved[0].reason), "%s",
-		 out.reason);
-	return add_reason(f, out.reason, r->value);
+			 "no line for offset 0x%" PRIx64 " of build-id %.80s", r->position,
+			 u->build_id);
+	u->offset = r->position;
+	u->self = r->value;
+	snprintf(u->reason, sizeof(u->reason), "%s", out.reason);
+	f->n_unresolved++;
+	snprintf(why, sizeof(why), "%s%s%s", u->module, *u->module ? ": " : "", out.reason);
+	return add_reason(f, why, r->value);
 }
 
 static int cmp_file_line(const void *a, const void *b)
@@ -295,10 +311,12 @@ static json_t *unresolved_json(const struct function_lines *f)
 		char offset[24];
 
 		snprintf(offset, sizeof(offset), "0x%" PRIx64, f->unresolved[i].offset);
-		json_array_append_new(a, json_pack("{s:s, s:s, s:I, s:s}", "build_id",
-						   f->unresolved[i].build_id, "offset", offset,
-						   "self", (json_int_t)f->unresolved[i].self,
-						   "reason", f->unresolved[i].reason));
+		json_array_append_new(
+		    a,
+		    json_pack("{s:s, s:s?, s:s, s:I, s:s}", "build_id", f->unresolved[i].build_id,
+			      "module", *f->unresolved[i].module ? f->unresolved[i].module : NULL,
+			      "offset", offset, "self", (json_int_t)f->unresolved[i].self, "reason",
+			      f->unresolved[i].reason));
 	}
 	return a;
 }

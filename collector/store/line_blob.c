@@ -134,40 +134,87 @@ static uint64_t gcd(uint64_t a, uint64_t b)
 	return a;
 }
 
-static size_t group_end(const struct line_entry *e, size_t n, size_t start)
+/* Entries of e[start..n) that continue the group of e[start]. */
+static bool same_group(const struct line_entry *a, const struct line_entry *b)
 {
-	size_t end = start + 1;
-
-	while (end < n && e[end].function == e[start].function && e[end].kind == e[start].kind &&
-	       e[end].source == e[start].source)
-		end++;
-	return end;
+	return a->function == b->function && a->kind == b->kind && a->source == b->source;
 }
 
-size_t line_blob__encode(const struct line_entry *e, size_t n, uint8_t *out)
+/* A group's header: the function as a delta from the group before, with the kind in its low
+ * bits (a function id's delta takes the same byte either way), the source, the count. */
+static size_t put_header(uint8_t *out, const struct line_entry *e, int64_t last_function,
+			 size_t count)
 {
-	uint64_t scale = 0, groups = 0;
-	int64_t last_function = 0;
-	size_t len = 0;
+	size_t len =
+	    protowire__put_varint(out, ((uint64_t)(e->function - last_function) << 2) | e->kind);
 
-	for (size_t i = 0; i < n; i++)
+	len += protowire__put_varint(out + len, (uint64_t)e->source);
+	return len + protowire__put_varint(out + len, count);
+}
+
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* What entry i costs at most in a part (its value before the scale divides it): its group's
+ * header when it opens one (the count at most 3 bytes), its position and its value. */
+static size_t entry_cost(const struct line_entry *e, size_t i)
+{
+	bool opens = i == 0 || !same_group(&e[i - 1], &e[i]);
+	int64_t last_function = i ? e[i - 1].function : 0;
+	uint64_t step = opens ? e[i].position : e[i].position - e[i - 1].position;
+	size_t cost = varint_len(step) + varint_len((uint64_t)e[i].value);
+
+	if (opens)
+		cost += varint_len(((uint64_t)(e[i].function - last_function) << 2) | e[i].kind) +
+			varint_len((uint64_t)e[i].source) + 3;
+	return cost;
+}
+
+/* The part's entries: how many fit in max_bytes (at least one), and their scale. */
+static size_t part_entries(const struct line_entry *e, size_t n, size_t max_bytes,
+			   uint64_t *ret_scale)
+{
+	size_t bytes = 3 * PROTOWIRE_VARINT_MAX, i = 0;
+	uint64_t scale = 0;
+
+	for (; i < n; i++) {
+		size_t cost = entry_cost(e, i);
+
+		if (i && bytes + cost > max_bytes)
+			break;
+		bytes += cost;
 		scale = gcd(scale, (uint64_t)e[i].value);
-	if (!scale)
-		scale = 1;
-	for (size_t i = 0; i < n; i = group_end(e, n, i))
-		groups++;
+	}
+	*ret_scale = scale ? scale : 1;
+	return i;
+}
+
+size_t line_blob__encode(const struct line_entry *e, size_t n, size_t max_bytes, uint8_t *out,
+			 size_t *ret_used)
+{
+	uint64_t scale, groups = 0;
+	int64_t last_function = 0;
+	size_t len = 0, used = part_entries(e, n, max_bytes, &scale);
+
+	for (size_t i = 0; i < used; i++)
+		groups += i == 0 || !same_group(&e[i - 1], &e[i]);
 	len += protowire__put_varint(out + len, LINE_BLOB_VERSION);
 	len += protowire__put_varint(out + len, scale);
 	len += protowire__put_varint(out + len, groups);
-	for (size_t start = 0, end; start < n; start = end) {
+	for (size_t start = 0, end; start < used; start = end) {
 		uint64_t last_position = 0;
 
-		end = group_end(e, n, start);
-		len +=
-		    protowire__put_varint(out + len, (uint64_t)(e[start].function - last_function));
-		len += protowire__put_varint(out + len, e[start].kind);
-		len += protowire__put_varint(out + len, (uint64_t)e[start].source);
-		len += protowire__put_varint(out + len, end - start);
+		for (end = start + 1; end < used && same_group(&e[start], &e[end]); end++)
+			;
+		len += put_header(out + len, &e[start], last_function, end - start);
 		for (size_t i = start; i < end; i++) {
 			len += protowire__put_varint(out + len, e[i].position - last_position);
 			len += protowire__put_varint(out + len, (uint64_t)e[i].value / scale);
@@ -175,6 +222,7 @@ size_t line_blob__encode(const struct line_entry *e, size_t n, uint8_t *out)
 		}
 		last_function = e[start].function;
 	}
+	*ret_used = used;
 	return len;
 }
 
@@ -197,14 +245,16 @@ static int push(struct line_entry **arr, size_t *n, size_t *cap, const struct li
 static int decode_group(const uint8_t **pos, const uint8_t *end, int64_t *function, uint64_t scale,
 			int64_t wanted, struct line_entry **arr, size_t *n, size_t *cap)
 {
-	uint64_t delta, kind, source, count, position = 0, step, value;
+	uint64_t delta_kind, kind, source, count, position = 0, step, value;
 	struct line_entry e = {0};
 
-	if (protowire__varint(pos, end, &delta) || protowire__varint(pos, end, &kind) ||
-	    protowire__varint(pos, end, &source) || protowire__varint(pos, end, &count) ||
-	    kind >= LINE_KINDS)
+	if (protowire__varint(pos, end, &delta_kind) || protowire__varint(pos, end, &source) ||
+	    protowire__varint(pos, end, &count))
 		return -EINVAL;
-	*function += (int64_t)delta;
+	kind = delta_kind & 3;
+	if (kind >= LINE_KINDS)
+		return -EINVAL;
+	*function += (int64_t)(delta_kind >> 2);
 	for (uint64_t i = 0; i < count; i++) {
 		if (protowire__varint(pos, end, &step) || protowire__varint(pos, end, &value))
 			return -EINVAL;
@@ -233,7 +283,8 @@ int line_blob__decode(const uint8_t *blob, size_t len, int64_t function, struct 
 	if (protowire__varint(&pos, end, &version) || version != LINE_BLOB_VERSION ||
 	    protowire__varint(&pos, end, &scale) || protowire__varint(&pos, end, &groups))
 		return -EINVAL;
-	for (uint64_t g = 0; !err && g < groups; g++)
+	/* groups are in function order: past the one wanted, the rest is not read */
+	for (uint64_t g = 0; !err && g < groups && (function < 0 || at <= function); g++)
 		err = decode_group(&pos, end, &at, scale, function, arr, n, cap);
 	return err;
 }

@@ -30,11 +30,15 @@ int line_entries__normalise(struct line_entry *e, size_t n, size_t max_per_funct
 
 /* The most bytes line_blob__encode() writes for n entries. */
 size_t line_blob__max_bytes(size_t n);
-/* Packs normalised entries; the bytes written. Values share their greatest common divisor
- * (a CPU profile's are multiples of its period), so most take a byte. */
-size_t line_blob__encode(const struct line_entry *e, size_t n, uint8_t *out);
+/* Packs normalised entries, from the first, into one part of at most max_bytes (at least one
+ * entry, whatever its size): *ret_used says how many went in; the bytes written. Parts are
+ * decoded one by one, so a store keeps each in a row of its own, small enough for its pages.
+ * Values share their greatest common divisor (a CPU profile's are multiples of its period),
+ * so most take a byte. */
+size_t line_blob__encode(const struct line_entry *e, size_t n, size_t max_bytes, uint8_t *out,
+			 size_t *ret_used);
 
-/* Appends the blob's entries of `function` (every function when function < 0) to *arr
+/* Appends the part's entries of `function` (every function when function < 0) to *arr
  * (*n of *cap, grown). 0, -ENOMEM or -EINVAL (a damaged blob). */
 int line_blob__decode(const uint8_t *blob, size_t len, int64_t function, struct line_entry **arr,
 		      size_t *n, size_t *cap);

@@ -211,12 +211,16 @@ static inline uint32_t stack_frame_next(const uint8_t **pos)
  * identity, a drill-down beside the rollups, with their series, buckets and retention. */
 enum line_kind {
 	LINE_KIND_FILE = 0,    /* source: the file name; position: the line */
-	LINE_KIND_ADDRESS = 1, /* source: a build-id in hex; position: the file offset in it */
+	LINE_KIND_ADDRESS = 1, /* source: build-id (hex) LINE_MODULE_SEP module; position: offset */
 	LINE_KIND_DROPPED = 2, /* source: ""; position: enum line_drop, the bound that dropped it */
 	LINE_KINDS
 };
 
 enum line_drop { LINE_DROP_FUNCTION = 1, LINE_DROP_SERIES = 2 };
+
+/* An address's source is its build-id, then this and its module's file name (basename; none
+ * when the upload named no file for the mapping): the answer names the module it is in. */
+#define LINE_MODULE_SEP '\n'
 
 /* The source of a line whose function named no file. */
 #define LINE_UNKNOWN_FILE "[unknown file]"

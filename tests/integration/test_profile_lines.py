@@ -11,6 +11,7 @@ import time
 import unittest
 
 import harness
+import otlp_py
 import pprof_py
 from collector_fixture import Collector, build_dir
 
@@ -161,6 +162,10 @@ class BuiltProfiles(LinesCase):
         self.assertEqual(sorted((u["offset"], u["self"]) for u in doc["unresolved"]),
                          [("0x1234", 3 * NS), ("0x1300", 1 * NS)])
         self.assertTrue(all(u["build_id"] == build_id for u in doc["unresolved"]))
+        # the module the offsets are in: the mapping's file name
+        self.assertEqual({u["module"] for u in doc["unresolved"]}, {"lib-" + build_id})
+        self.assertTrue(doc["no_line"]["reasons"][0]["reason"].startswith(
+            "lib-%s: no debug info for build-id" % build_id), doc["no_line"])
 
     def test_cpu_and_wall_lines_never_merge(self):
         f = "app.handler"
@@ -232,6 +237,49 @@ class BuiltProfiles(LinesCase):
         self.assertIn(status, (401, 403))
 
 
+class Otlp(LinesCase):
+    """OTLP profiles' line table: a leaf's innermost line with its function's filename, and an
+    unsymbolised leaf's build-id and file offset, as on the pprof route."""
+
+    def export(self, service, as_json):
+        r = otlp_py.Request()
+        t = time.time_ns()
+        hot = r.location([("otlp.hot", "/src/otlp/hot.go", 17)])
+        hot2 = r.location([("otlp.hot", "/src/otlp/hot.go", 19)])
+        main = r.location([("main", "/src/otlp/main.go", 3)])
+        exe = r.mapping("/usr/bin/app", build_id="abcdef12", start=0x400000, offset=0x1000)
+        raw = r.location([], mapping=exe, address=0x401234)
+        r.resource({"service.name": service}).profile(
+            ("cpu", "nanoseconds"), time_nanos=t, samples=[
+                {"stack": r.stack([hot, main]), "values": [3 * NS]},
+                {"stack": r.stack([hot2, main]), "values": [NS]},
+                {"stack": r.stack([raw, main]), "values": [2 * NS]}])
+        body = r.json() if as_json else r.protobuf()
+        status, _, out = self.c.request(
+            "POST", "/v1development/profiles", self.tok, body=body,
+            content_type="application/json" if as_json else "application/x-protobuf")
+        self.assertEqual(status, 200, out)
+
+    def check(self, service):
+        doc = self.lines(service, "otlp.hot")
+        self.assertEqual([(l["file"], l["line"], l["self"]) for l in doc["lines"]],
+                         [("/src/otlp/hot.go", 17, 3 * NS), ("/src/otlp/hot.go", 19, NS)])
+        top = self.top(service)
+        raw = next(n for n in top if n.startswith("abcdef12+0x"))
+        doc = self.lines(service, raw)
+        self.assertEqual(doc["unresolved"][0]["offset"], "0x2234")  # 0x401234 - start + 0x1000
+        self.assertEqual(doc["unresolved"][0]["module"], "app")
+        self.assertIn("no debug info for build-id abcdef12", doc["no_line"]["reasons"][0]["reason"])
+
+    def test_protobuf_line_table(self):
+        self.export("otlp-pb", False)
+        self.check("otlp-pb")
+
+    def test_json_line_table(self):
+        self.export("otlp-json", True)
+        self.check("otlp-json")
+
+
 class Bounds(LinesCase):
     def dropped(self, bound):
         return self.c.metrics().get(
@@ -254,6 +302,9 @@ class Bounds(LinesCase):
         self.assertEqual(doc["self"], sum(range(1, 301)) * NS)
 
     def test_the_bound_holds_across_uploads_into_one_bucket(self):
+        if self.c.backend == "fleet":
+            self.skipTest("ClickHouse sums line rows in its own merges: its bounds hold per "
+                          "upload (docs/api.md)")
         f = "app.grows"
         before = self.dropped("function")
         self.upload([(["main", (f, "/s/g.go", i + 1)], 2 * NS) for i in range(200)], "grows")
@@ -407,4 +458,25 @@ class SourceText(LinesCase):
         self.assertNotIn("text", doc["lines"][0])
 
 
+class SourceTextFromConfig(LinesCase):
+    """The same directory named by the config file's source_dir key."""
+
+    @classmethod
+    def setUpClass(cls):
+        src = os.path.join(build_dir(), "tests", "lines-src-config")
+        os.makedirs(os.path.join(src, "pkg"), exist_ok=True)
+        with open(os.path.join(src, "pkg", "a.go"), "w") as f:
+            f.write("package pkg\nfunc A() { spin() }\n")
+        conf = os.path.join(build_dir(), "tests", "lines-src-config.conf")
+        with open(conf, "w") as f:
+            f.write("# the lines view's sources\nsource_dir = %s\n" % src)
+        cls.serve_args = ("--config", conf)
+        super().setUpClass()
+
+    def test_the_config_key_source_dir_shows_source_text(self):
+        self.upload([(["main", ("pkg.A", "/home/ci/pkg/a.go", 2)], NS)], "conf")
+        self.assertEqual(self.lines("conf", "pkg.A")["lines"][0]["text"], "func A() { spin() }")
+
+
 harness.main()
+

@@ -101,9 +101,9 @@ class Request:
 
     def __init__(self):
         self.strings, self.string_index = [""], {"": 0}
-        self.functions = [None]   # name string index
+        self.functions = [None]   # name string index, or (name, filename) string indexes
         self.mappings = [None]    # (filename, start, limit, offset, build id attribute)
-        self.locations = [None]   # (mapping, address, [function indices])
+        self.locations = [None]   # (mapping, address, [function index or (index, line)])
         self.stacks = [None]      # [location indices]
         self.links = [None]       # (trace bytes, span bytes)
         self.attributes = [None]  # (key, value)
@@ -115,8 +115,9 @@ class Request:
             self.strings.append(s)
         return self.string_index[s]
 
-    def function(self, name):
-        self.functions.append(self.string(name))
+    def function(self, name, filename=None):
+        self.functions.append((self.string(name), self.string(filename)) if filename
+                              else self.string(name))
         return len(self.functions) - 1
 
     def mapping(self, filename, build_id=None, start=0x400000, limit=0x800000, offset=0):
@@ -128,8 +129,11 @@ class Request:
         return len(self.mappings) - 1
 
     def location(self, names=(), mapping=0, address=0):
-        """names: the location's lines, innermost (inlined) first."""
-        self.locations.append((mapping, address, [self.function(n) for n in names]))
+        """names: the location's lines, innermost (inlined) first; each a function name, or
+        (name, filename, line)."""
+        self.locations.append((mapping, address, [
+            (self.function(n[0], n[1]), n[2]) if isinstance(n, tuple) else self.function(n)
+            for n in names]))
         return len(self.locations) - 1
 
     def stack(self, locations):
@@ -160,10 +164,15 @@ class Request:
             if loc:
                 mapping, address, funcs = loc
                 body = _int(1, mapping) + _int(2, address)
-                body += b"".join(field_bytes(3, _int(1, f)) for f in funcs)
+                body += b"".join(field_bytes(3, _int(1, f[0]) + _int(2, f[1]))
+                                 if isinstance(f, tuple) else field_bytes(3, _int(1, f))
+                                 for f in funcs)
             out += field_bytes(2, body)
         for f in self.functions:
-            out += field_bytes(3, _int(1, f) if f else b"")
+            if isinstance(f, tuple):
+                out += field_bytes(3, _int(1, f[0]) + _int(3, f[1]))
+            else:
+                out += field_bytes(3, _int(1, f) if f else b"")
         for link in self.links:
             t, s = link or (bytes(16), bytes(8))
             out += field_bytes(4, field_bytes(1, t) + field_bytes(2, s))
@@ -198,9 +207,14 @@ class Request:
                 continue
             mapping, address, funcs = loc
             d["locationTable"].append({"mappingIndex": mapping, "address": str(address),
-                                       "lines": [{"functionIndex": f} for f in funcs]})
+                                       "lines": [{"functionIndex": f[0], "line": str(f[1])}
+                                                 if isinstance(f, tuple) else
+                                                 {"functionIndex": f} for f in funcs]})
         for f in self.functions:
-            d["functionTable"].append({"nameStrindex": f} if f else {})
+            if isinstance(f, tuple):
+                d["functionTable"].append({"nameStrindex": f[0], "filenameStrindex": f[1]})
+            else:
+                d["functionTable"].append({"nameStrindex": f} if f else {})
         for link in self.links:
             t, s = link or (bytes(16), bytes(8))
             d["linkTable"].append({"traceId": t.hex(), "spanId": s.hex()})

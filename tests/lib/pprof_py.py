@@ -198,6 +198,8 @@ class Sample:
         self.function_ids = function_ids or []  # pprof Function id per frame (0 when none)
         self.values = values      # one per sample type
         self.labels = labels      # key -> str or int
+        self.addresses = []       # Location.address per frame (0 when none)
+        self.build_ids = []       # its Mapping's build-id per frame ("" when none)
 
     @property
     def root_first(self):
@@ -270,22 +272,26 @@ def parse(data):
         # Inlined: line[0] is the innermost function, the last one its caller (leaf first).
         if not names:
             names, ids = ["0x%x" % m.get(3, 0)], [0]
-        module = mappings.get(m.get(2, 0), {}).get("filename", "")
-        locations[m.get(1, 0)] = (names, module, ids)
+        mapping = mappings.get(m.get(2, 0), {})
+        module = mapping.get("filename", "")
+        locations[m.get(1, 0)] = (names, module, ids, m.get(3, 0), mapping.get("build_id", ""))
     for sb in top[2]:
         m = _message(sb, ints=(1, 2), repeated=(3,))
-        stack, modules, function_ids = [], [], []
+        stack, modules, function_ids, addresses, build_ids = [], [], [], [], []
         for loc in m.get(1, []):
-            names, module, ids = locations.get(loc, (["?"], "", [0]))
+            names, module, ids, address, build_id = locations.get(loc, (["?"], "", [0], 0, ""))
             stack.extend(names)
             modules.extend([module] * len(names))
             function_ids.extend(ids)
+            addresses.extend([address] * len(names))
+            build_ids.extend([build_id] * len(names))
         labels = {}
         for lb in m[3]:
             lm = _message(lb)
             key = s[lm.get(1, 0)]
             labels[key] = s[lm[2]] if lm.get(2) else lm.get(3, 0)
         p.samples.append(Sample(stack, m.get(2, []), labels, modules, function_ids))
+        p.samples[-1].addresses, p.samples[-1].build_ids = addresses, build_ids
     return p
 
 

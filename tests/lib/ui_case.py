@@ -12,9 +12,11 @@ from collector_fixture import Collector
 @unittest.skipUnless(os.access(CHROMIUM, os.X_OK), "no %s (scripts/install-deps.sh installs it)"
                      % CHROMIUM)
 class UiCase(unittest.TestCase):
+    serve_args = ()  # the collector's extra `serve` arguments
+
     @classmethod
     def setUpClass(cls):
-        cls.fx = Collector()
+        cls.fx = Collector(serve_args=cls.serve_args)
         cls.origin = "http://127.0.0.1:%d" % cls.fx.port
         try:
             cls.seed(cls.fx.create_token("collector"))

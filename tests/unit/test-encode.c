@@ -256,7 +256,58 @@ TEST(empty_window_encodes)
 	window__free(w);
 }
 
-TEST_MAIN("encode", T(header_declares_cpu_profile), T(samples_keep_frames_values_and_labels),
+/* Only the user leaf carries its file offset (the lines view resolves it); the kernel frames
+ * above it and its callers stay keyed by name. */
+TEST(user_leaf_is_located_at_its_file_offset_in_a_mapping_with_its_build_id)
+{
+	struct window_frame stack_a[] = {
+	    {"hot", "/usr/bin/work", "abcd", "", 0x1234, true},
+	    {"main", "/usr/bin/work", "abcd", "", 0x1100, true},
+	};
+	struct window_frame stack_b[] = {
+	    {"do_syscall_64", "[kernel]", ""},
+	    {"hot", "/usr/bin/work", "abcd", "", 0x1250, true},
+	    {"main", "/usr/bin/work", "abcd", "", 0x1100, true},
+	};
+	struct window_sample a = {
+	    .pid = 1, .comm = "work", .frames = stack_a, .n_frames = 2, .count = 1, .cpu_ns = 10};
+	struct window_sample b = a;
+	Perftools__Profiles__Profile *p;
+	struct window *w = window__new();
+	uint8_t *gz = NULL, *raw = NULL;
+	size_t gz_len, raw_len;
+	const Perftools__Profiles__Location *leaf, *syscall_leaf, *caller;
+
+	b.frames = stack_b;
+	b.n_frames = 3;
+	CHECK(w);
+	CHECK_EQ_INT(window__add_sample(w, &a), 0);
+	CHECK_EQ_INT(window__add_sample(w, &b), 0);
+	CHECK_EQ_INT(window_encode_pprof(w, NULL, NULL, NULL, 0, &gz, &gz_len), 0);
+	CHECK_EQ_INT(gzip_inflate_capped(gz, gz_len, 1 << 24, &raw, &raw_len), 0);
+	p = perftools__profiles__profile__unpack(NULL, raw_len, raw);
+	CHECK(p);
+	leaf = p->location[p->sample[0]->location_id[0] - 1];
+	caller = p->location[p->sample[0]->location_id[1] - 1];
+	syscall_leaf = p->location[p->sample[1]->location_id[1] - 1];
+	CHECK_EQ_INT(leaf->address, 0x1234);
+	CHECK_EQ_INT(syscall_leaf->address, 0x1250);
+	CHECK_EQ_INT(caller->address, 0);
+	CHECK_EQ_INT(p->location[p->sample[1]->location_id[0] - 1]->address, 0);
+	CHECK_EQ_INT(p->sample[1]->location_id[2], p->sample[0]->location_id[1]);
+	CHECK(leaf->mapping_id);
+	CHECK_EQ_STR(p->string_table[p->mapping[leaf->mapping_id - 1]->build_id], "abcd");
+	CHECK_EQ_STR(p->string_table[p->mapping[leaf->mapping_id - 1]->filename], "/usr/bin/work");
+	CHECK(p->mapping[leaf->mapping_id - 1]->has_functions);
+	CHECK_EQ_INT(leaf->line[0]->function_id, syscall_leaf->line[0]->function_id);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(raw);
+	free(gz);
+	window__free(w);
+}
+
+TEST_MAIN("encode", T(user_leaf_is_located_at_its_file_offset_in_a_mapping_with_its_build_id),
+	  T(header_declares_cpu_profile), T(samples_keep_frames_values_and_labels),
 	  T(filter_and_extra_labels), T(window_interns_strings_once),
 	  T(jit_frame_file_is_the_function_filename), T(empty_window_encodes),
 	  T(process_roots_split_the_stacks_by_process_and_group_kernel_threads))

@@ -58,8 +58,9 @@ TEST(a_blob_decodes_to_what_was_encoded)
 	};
 	uint8_t blob[256];
 	struct line_entry *out = NULL;
-	size_t len = line_blob__encode(e, 4, blob), n = 0, cap = 0;
+	size_t used, len = line_blob__encode(e, 4, sizeof(blob), blob, &used), n = 0, cap = 0;
 
+	CHECK_EQ_INT(used, 4);
 	CHECK(len <= line_blob__max_bytes(4));
 	CHECK(len < 40); /* values share 10 ms: a byte each */
 	CHECK_EQ_INT(line_blob__decode(blob, len, -1, &out, &n, &cap), 0);
@@ -80,5 +81,33 @@ TEST(a_blob_decodes_to_what_was_encoded)
 	free(out);
 }
 
+TEST(parts_stay_under_their_size_and_decode_back_together)
+{
+	struct line_entry e[600], *out = NULL;
+	uint8_t blob[1024];
+	size_t n = 0, cap = 0, parts = 0;
+
+	for (int i = 0; i < 600; i++) /* 60 functions of 10 lines, values not sharing a divisor */
+		e[i] =
+		    (struct line_entry){i / 10 + 1,  i / 10 + 1,     (uint64_t)(i % 10) * 3 + 100,
+					1000003 + i, LINE_KIND_FILE, 0};
+	for (size_t at = 0, used; at < 600; at += used, parts++) {
+		size_t len = line_blob__encode(e + at, 600 - at, 500, blob, &used);
+
+		CHECK(len <= 500);
+		CHECK(used > 0);
+		CHECK_EQ_INT(line_blob__decode(blob, len, -1, &out, &n, &cap), 0);
+	}
+	CHECK(parts > 5);
+	CHECK_EQ_INT(n, 600);
+	for (size_t i = 0; i < n && i < 600; i++) {
+		CHECK_EQ_INT(out[i].function, e[i].function);
+		CHECK_EQ_INT(out[i].position, e[i].position);
+		CHECK_EQ_INT(out[i].value, e[i].value);
+	}
+	free(out);
+}
+
 TEST_MAIN("line-blob", T(repeated_keys_are_summed_in_key_order),
-	  T(bounds_fold_the_smallest_into_dropped_values), T(a_blob_decodes_to_what_was_encoded))
+	  T(bounds_fold_the_smallest_into_dropped_values), T(a_blob_decodes_to_what_was_encoded),
+	  T(parts_stay_under_their_size_and_decode_back_together))

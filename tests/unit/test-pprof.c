@@ -690,7 +690,52 @@ TEST(error_buffer_is_optional_and_bounded)
 	CHECK_EQ_INT(strlen(small), 7);
 }
 
+TEST(address_locations_carry_the_offset_and_share_the_function)
+{
+	struct pprof_builder *b = new_cpu_builder();
+	Perftools__Profiles__Profile *p;
+	uint64_t app, app2, at_10, at_10_again, at_20, by_name, other;
+	int64_t v[2] = {1, 1};
+	uint8_t *buf;
+	size_t len;
+
+	CHECK(b);
+	app = pprof_builder__mapping(b, "/usr/bin/app", "0011");
+	app2 = pprof_builder__mapping(b, "/usr/bin/app", "2233"); /* replaced during the window */
+	CHECK(app && app2 && app2 != app);
+	at_10 = pprof_builder__address_location(b, "hot", app, 0x1010);
+	at_10_again = pprof_builder__address_location(b, "hot", app, 0x1010);
+	at_20 = pprof_builder__address_location(b, "hot", app, 0x1020);
+	by_name = pprof_builder__location(b, "hot", app);
+	other = pprof_builder__address_location(b, "hot", app2, 0x1010);
+	CHECK_EQ_INT(at_10_again, at_10);
+	CHECK(at_20 && at_20 != at_10 && by_name && by_name != at_10 && other && other != at_10);
+	CHECK_EQ_INT(pprof_builder__address_location(b, "hot", 0, 0x1010), 0); /* no binary */
+	CHECK_EQ_INT(errno, EINVAL);
+	CHECK_EQ_INT(pprof_builder__add_sample(b, &at_10, 1, v, NULL, 0), 0);
+	CHECK_EQ_INT(pprof_builder__encode(b, &buf, &len), 0);
+	pprof_builder__free(b);
+
+	p = perftools__profiles__profile__unpack(NULL, len, buf);
+	free(buf);
+	CHECK(p);
+	CHECK_EQ_INT(p->n_mapping, 2);
+	CHECK_EQ_STR(p->string_table[p->mapping[1]->build_id], "2233");
+	CHECK(p->mapping[0]->has_functions);
+	CHECK_EQ_INT(p->n_location, 4);
+	CHECK_EQ_INT(p->n_function, 2); /* one per (name, mapping), whatever the addresses */
+	CHECK_EQ_INT(p->location[at_10 - 1]->address, 0x1010);
+	CHECK_EQ_INT(p->location[at_10 - 1]->mapping_id, app);
+	CHECK_EQ_INT(p->location[at_20 - 1]->address, 0x1020);
+	CHECK_EQ_INT(p->location[by_name - 1]->address, 0);
+	CHECK_EQ_INT(p->location[at_10 - 1]->line[0]->function_id,
+		     p->location[at_20 - 1]->line[0]->function_id);
+	CHECK_EQ_INT(p->location[at_10 - 1]->line[0]->line, 0); /* names on the node, no lines */
+	perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 TEST_MAIN("pprof", T(round_trip_keeps_samples_values_labels_and_header),
+	  T(address_locations_carry_the_offset_and_share_the_function),
 	  T(builder_dedups_strings_mappings_and_locations),
 	  T(file_locations_keep_their_file_and_dedup_by_it),
 	  T(empty_builder_encodes_a_valid_profile), T(many_locations_and_strings_round_trip),

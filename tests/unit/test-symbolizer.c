@@ -152,6 +152,7 @@ static void check_main_fixture(const char *name, int *ret_failed)
 	struct fixture_proc fp;
 	struct sym_frame f;
 	const char *names[] = {"fixture_alpha", "fixture_beta", "fixture_hidden", "main"};
+	uint64_t alpha_offset;
 
 	CHECK(s);
 	CHECK_EQ_INT(fixture_start(fixture_path(name), &fp), 0);
@@ -163,9 +164,16 @@ static void check_main_fixture(const char *name, int *ret_failed)
 		CHECK(ends_with(f.module, name));
 		CHECK_EQ_INT(strlen(f.build_id), 40);
 	}
-	/* An address inside a function (a return address) names that function. */
+	/* An address inside a function (a return address) names that function; both carry
+	 * their offset in the binary's file (for the collector's lines), 5 bytes apart. */
+	symbolizer__resolve_user(s, fp.pid, fixture_addr(&fp, "fixture_alpha"), &f);
+	CHECK_EQ_INT(f.has_offset, 1);
+	alpha_offset = f.file_offset;
+	CHECK(alpha_offset > 0 && alpha_offset < fixture_addr(&fp, "fixture_alpha"));
 	symbolizer__resolve_user(s, fp.pid, fixture_addr(&fp, "fixture_alpha") + 5, &f);
 	CHECK_EQ_STR(f.function, "fixture_alpha");
+	CHECK_EQ_INT(f.has_offset, 1);
+	CHECK_EQ_INT(f.file_offset, alpha_offset + 5);
 	CHECK_EQ_STR(comm_of(s, fp.pid), name);
 	fixture_stop(&fp);
 	symbolizer__free(s);

@@ -224,18 +224,21 @@ static bool is_duplicate(const struct group_claims *g, const struct profile_batc
 
 static int encode_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 			const struct group_claims *g, struct ch_buf *rollups, struct ch_buf *stacks,
-			struct hashtab *new_hashes)
+			struct ch_buf *lines, struct hashtab *new_hashes)
 {
 	int rc = 0;
 
 	for (size_t i = 0; !rc && i < n; i++) {
 		const struct ch_ingest *in = items[i]->data;
 
-		for (size_t b = 0; !rc && b < in->n; b++)
-			if (!is_duplicate(g, &in->batches[b]))
-				rc = encode_batch(p, &in->batches[b], rollups, stacks, new_hashes);
+		for (size_t b = 0; !rc && b < in->n; b++) {
+			if (is_duplicate(g, &in->batches[b]))
+				continue;
+			rc = encode_batch(p, &in->batches[b], rollups, stacks, new_hashes);
+			ch_lines_encode_batch(lines, &in->batches[b]);
+		}
 	}
-	return rc;
+	return rc || !lines->oom ? rc : -ENOMEM;
 }
 
 static int insert(struct ch_profiles *p, const char *table, const struct ch_buf *rows)
@@ -249,12 +252,12 @@ static int insert(struct ch_profiles *p, const char *table, const struct ch_buf 
 static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 		       const struct group_claims *g)
 {
-	struct ch_buf rollups = {0}, stacks = {0};
+	struct ch_buf rollups = {0}, stacks = {0}, lines = {0};
 	struct hashtab new_hashes = {0};
 	int rc;
 
 	pthread_mutex_lock(&p->stacks_lock);
-	rc = encode_group(p, items, n, g, &rollups, &stacks, &new_hashes);
+	rc = encode_group(p, items, n, g, &rollups, &stacks, &lines, &new_hashes);
 	pthread_mutex_unlock(&p->stacks_lock);
 	if (!rc)
 		rc = insert(p, "stacks", &stacks);
@@ -263,8 +266,13 @@ static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 		rc = ch_stacks_remember(&p->known_stacks, &stacks, KNOWN_STACKS_MAX);
 		pthread_mutex_unlock(&p->stacks_lock);
 	}
+	/* Lines before the rollups: a failure between the two is retried whole, and counting a
+	 * drill-down's lines twice costs less than counting the values twice. */
+	if (!rc)
+		rc = insert(p, "profile_lines", &lines);
 	if (!rc)
 		rc = insert(p, "rollups", &rollups);
+	ch_buf__release(&lines);
 	ch_buf__release(&rollups);
 	ch_buf__release(&stacks);
 	hashtab__free(&new_hashes);

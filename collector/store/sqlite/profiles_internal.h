@@ -64,17 +64,26 @@ enum {
 };
 
 /* The line detail's writer statements (p->lw); their SQL is in profiles_lines.c. */
-enum { LW_SOURCE_ADD, LW_SOURCE_GET, LW_DETAIL_GET, LW_DETAIL_PUT, LW_RETAIN, LW_COUNT };
+enum {
+	LW_SOURCE_ADD,
+	LW_SOURCE_GET,
+	LW_DETAIL_GET,
+	LW_DETAIL_PUT,
+	LW_DETAIL_TRIM,
+	LW_RETAIN,
+	LW_COUNT
+};
 
 /* Line detail (store.h): a dictionary of sources (file names, build-ids) and, per series and
- * five-minute bucket, one blob of the leaf functions' values by position (store/line_blob.h). */
+ * five-minute bucket, the leaf functions' values by position packed into parts
+ * (store/line_blob.h) small enough to stay inside their b-tree pages. */
 #define LINES_SCHEMA                                                                               \
 	"CREATE TABLE IF NOT EXISTS line_sources("                                                 \
 	" id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, text TEXT NOT NULL,"                      \
 	" UNIQUE(kind, text));"                                                                    \
 	"CREATE TABLE IF NOT EXISTS line_rollups("                                                 \
-	" series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, detail BLOB NOT NULL,"              \
-	" PRIMARY KEY(series_id, bucket)) WITHOUT ROWID;"
+	" series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, part INTEGER NOT NULL,"             \
+	" detail BLOB NOT NULL, PRIMARY KEY(series_id, bucket, part)) WITHOUT ROWID;"
 
 /* Each reader connection's statements (r->st); their SQL is in profiles_read.c. */
 enum {

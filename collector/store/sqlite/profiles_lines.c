@@ -14,14 +14,31 @@ static const char *const lines_sql[LW_COUNT] = {
 		      " ON CONFLICT(kind, text) DO NOTHING",
     [LW_SOURCE_GET] = "SELECT id FROM line_sources WHERE kind = ?1 AND text = ?2",
     [LW_DETAIL_GET] = "SELECT detail FROM line_rollups WHERE series_id = ?1 AND bucket = ?2",
-    [LW_DETAIL_PUT] = "INSERT INTO line_rollups(series_id, bucket, detail) VALUES(?1, ?2, ?3)"
-		      " ON CONFLICT(series_id, bucket) DO UPDATE SET detail = excluded.detail",
+    [LW_DETAIL_PUT] = "INSERT INTO line_rollups(series_id, bucket, part, detail)"
+		      " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(series_id, bucket, part)"
+		      " DO UPDATE SET detail = excluded.detail",
+    [LW_DETAIL_TRIM] = "DELETE FROM line_rollups WHERE series_id = ?1 AND bucket = ?2"
+		       " AND part >= ?3",
     [LW_RETAIN] = "DELETE FROM line_rollups WHERE bucket + 300 <= ?1",
 };
 
+/* A line_rollups table from before its rows were parts (a development build's): rebuilt
+ * empty; line detail is a drill-down, its rollups keep the values. */
+static int lines_parts_migrate(sqlite3 *db)
+{
+	bool has;
+	int err = sqlite_db_has_column(db, "line_rollups", "part", &has);
+
+	if (err || has)
+		return err;
+	return sqlite_db_exec(db, "DROP TABLE line_rollups;" LINES_SCHEMA);
+}
+
 int sqlite_profiles__lines_open(struct sqlite_profiles *p)
 {
-	return sqlite_db_prepare_all(p->wdb, lines_sql, p->lw, LW_COUNT);
+	int err = lines_parts_migrate(p->wdb);
+
+	return err ? err : sqlite_db_prepare_all(p->wdb, lines_sql, p->lw, LW_COUNT);
 }
 
 void sqlite_profiles__lines_close(struct sqlite_profiles *p)
@@ -89,22 +106,34 @@ static int batch_entries(struct sqlite_profiles *p, const struct profile_batch *
 	return rc;
 }
 
+/* A part's most bytes: a WITHOUT ROWID row keeps at most ~1,000 bytes of a 4 KiB page before
+ * spilling to an overflow page (mostly empty: a third more bytes for the line detail). */
+#define PART_MAX_BYTES 960
+
 static int write_detail(struct sqlite_profiles *p, int64_t series_id, int64_t bucket, size_t n)
 {
-	sqlite3_stmt *put = p->lw[LW_DETAIL_PUT];
-	uint8_t *blob = malloc(line_blob__max_bytes(n));
-	size_t len;
-	int rc;
+	sqlite3_stmt *put = p->lw[LW_DETAIL_PUT], *trim = p->lw[LW_DETAIL_TRIM];
+	uint8_t *blob = malloc(line_blob__max_bytes(n) + PART_MAX_BYTES);
+	int64_t part = 0;
+	int rc = blob ? 0 : -ENOMEM;
 
-	if (!blob)
-		return -ENOMEM;
-	len = line_blob__encode(p->line_scratch, n, blob);
-	sqlite3_bind_int64(put, 1, series_id);
-	sqlite3_bind_int64(put, 2, bucket);
-	sqlite3_bind_blob(put, 3, blob, (int)len, SQLITE_STATIC);
-	rc = sqlite_db_step_done(put);
+	for (size_t at = 0, used; !rc && at < n; at += used, part++) {
+		size_t len =
+		    line_blob__encode(p->line_scratch + at, n - at, PART_MAX_BYTES, blob, &used);
+
+		sqlite3_bind_int64(put, 1, series_id);
+		sqlite3_bind_int64(put, 2, bucket);
+		sqlite3_bind_int64(put, 3, part);
+		sqlite3_bind_blob(put, 4, blob, (int)len, SQLITE_STATIC);
+		rc = sqlite_db_step_done(put);
+	}
 	free(blob);
-	return rc;
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(trim, 1, series_id);
+	sqlite3_bind_int64(trim, 2, bucket);
+	sqlite3_bind_int64(trim, 3, part);
+	return sqlite_db_step_done(trim);
 }
 
 int sqlite_profiles__lines_merge(struct sqlite_profiles *p, const struct profile_batch *b,
@@ -119,13 +148,14 @@ int sqlite_profiles__lines_merge(struct sqlite_profiles *p, const struct profile
 		return rc;
 	sqlite3_bind_int64(get, 1, series_id);
 	sqlite3_bind_int64(get, 2, b->bucket_start);
-	rc = sqlite3_step(get);
-	if (rc == SQLITE_ROW)
+	while (!rc && (rc = sqlite3_step(get)) == SQLITE_ROW)
 		rc = line_blob__decode(sqlite3_column_blob(get, 0),
 				       (size_t)sqlite3_column_bytes(get, 0), -1, &p->line_scratch,
 				       &n, &p->line_scratch_cap);
-	else
-		rc = rc == SQLITE_DONE ? 0 : -EIO;
+	if (rc == SQLITE_DONE)
+		rc = 0;
+	else if (rc > 0)
+		rc = -EIO;
 	sqlite_db_reset(get);
 	if (!rc)
 		rc = line_entries__normalise(p->line_scratch, n, LINE_MAX_PER_FUNCTION,
