@@ -526,7 +526,7 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 	uint64_t key = stack_key(pid ? (uint64_t)pid : KERNEL_STACK_PID, image, stack);
 	struct sym_frame fs[SYM_FRAMES_MAX], f;
 	size_t unknown = 0, out = 0;
-	int ret = 0;
+	int ret = 0, callee_panics = 0;
 
 	if (hashtab__get(&p->stacks, key, ret_ref))
 		return 0;
@@ -537,6 +537,7 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 		if (pid && p->runtimes && i + 1 < n && runtimes__is_frame(ips[i])) {
 			/* an interpreter frame: two words (what names it, its cookie) */
 			fs[0].has_offset = 0;
+			fs[0].go_func = SYM_GO_OTHER;
 			runtimes__name_frame(p->runtimes, pid, ips[i], ips[i + 1], &fs[0]);
 			i++;
 		} else if (pid) {
@@ -552,6 +553,10 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 		}
 		ret = reserve_frames(p, out + k + truncated);
 		for (size_t j = 0; !ret && j < k; j++) {
+			/* Go's wrappers, left out as runtime/pprof leaves them out (symbolizer.h)
+			 */
+			if (pid && sym_frame__go_elided(&fs[j], &callee_panics))
+				continue;
 			unknown += !fs[j].known;
 			ret = add_frame(c->w, &fs[j], &p->frames[p->n_frames + out++]);
 		}

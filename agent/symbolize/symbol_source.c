@@ -215,13 +215,19 @@ int symtab__refresh(struct symtab *t)
 size_t symtab__lookup(const struct symtab *t, uint64_t file_offset, const char **ret_names,
 		      size_t max)
 {
+	return symtab__lookup_funcs(t, file_offset, ret_names, NULL, max);
+}
+
+size_t symtab__lookup_funcs(const struct symtab *t, uint64_t file_offset, const char **ret_names,
+			    uint8_t *ret_wrapper, size_t max)
+{
 	const char *name = NULL;
 	uint64_t vaddr;
 	size_t n;
 
 	if (!max || elf_symbols__offset_to_vaddr(t->own, file_offset, &vaddr))
 		return 0;
-	if (t->go && (n = gopclntab__lookup(t->go, vaddr, ret_names, max)))
+	if (t->go && (n = gopclntab__lookup_funcs(t->go, vaddr, ret_names, ret_wrapper, max)))
 		return n;
 	if (t->extra)
 		name = elf_symbols__lookup(t->extra, vaddr);
@@ -230,6 +236,8 @@ size_t symtab__lookup(const struct symtab *t, uint64_t file_offset, const char *
 	if (!name)
 		return 0;
 	ret_names[0] = name;
+	if (ret_wrapper)
+		ret_wrapper[0] = 0;
 	return 1;
 }
 

@@ -46,6 +46,11 @@ int symtab__refresh(struct symtab *t);
 size_t symtab__lookup(const struct symtab *t, uint64_t file_offset, const char **ret_names,
 		      size_t max);
 
+/* As symtab__lookup, and ret_wrapper[i] (NULL: not wanted) 1 when names[i] is a Go wrapper
+ * that runtime/pprof elides (gopclntab.h); always 0 for names from other sources. */
+size_t symtab__lookup_funcs(const struct symtab *t, uint64_t file_offset, const char **ret_names,
+			    uint8_t *ret_wrapper, size_t max);
+
 enum symtab_unnamed symtab__unnamed(const struct symtab *t);
 enum symtab_origin symtab__origin(const struct symtab *t);
 const char *symtab__origin_name(enum symtab_origin o);

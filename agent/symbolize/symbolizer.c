@@ -62,6 +62,7 @@ struct symbolizer {
 	/* The calls a resolved address's function inlined (leaf first, after ret->function),
 	 * for symbolizer__resolve_user_frames. */
 	const char *inlined[SYMTAB_MAX_FRAMES];
+	uint8_t inlined_wrapper[SYMTAB_MAX_FRAMES];
 	size_t n_inlined;
 	struct symbolizer_stats stats;
 };
@@ -257,6 +258,26 @@ static void set_unknown(struct symbolizer *s, struct sym_frame *ret, enum sym_un
 	s->stats.unknown[why]++;
 }
 
+/* The functions whose funcID (gopanic, sigpanic, panicwrap) keeps the wrapper that called
+ * them: the linker gives these IDs by name. */
+static int go_func_of(const char *name, uint8_t wrapper)
+{
+	if (wrapper)
+		return SYM_GO_WRAPPER;
+	if (!strcmp(name, "runtime.gopanic") || !strcmp(name, "runtime.sigpanic") ||
+	    !strcmp(name, "runtime.panicwrap"))
+		return SYM_GO_PANIC;
+	return SYM_GO_OTHER;
+}
+
+int sym_frame__go_elided(const struct sym_frame *frame, int *callee_panics)
+{
+	int elided = frame->go_func == SYM_GO_WRAPPER && !*callee_panics;
+
+	*callee_panics = frame->go_func == SYM_GO_PANIC;
+	return elided;
+}
+
 static void set_known(struct sym_frame *ret, const char *name, const char *module)
 {
 	demangle(name, ret->function, sizeof(ret->function));
@@ -317,16 +338,19 @@ static void resolve_in_file(struct symbolizer *s, const struct process_mapping *
 {
 	const struct symtab *t = binary_symbols(s, m->bin);
 	const char *names[SYMTAB_MAX_FRAMES];
+	uint8_t wrapper[SYMTAB_MAX_FRAMES];
 	size_t n;
 
 	if (!t)
 		return set_unknown(s, ret, SYM_UNKNOWN_UNREADABLE, m->path);
-	n = symtab__lookup(t, addr - m->start + m->offset, names, SYMTAB_MAX_FRAMES);
+	n = symtab__lookup_funcs(t, addr - m->start + m->offset, names, wrapper, SYMTAB_MAX_FRAMES);
 	if (!n)
 		return set_unknown(s, ret, unnamed_reasons[symtab__unnamed(t)], m->path);
 	set_known(ret, names[0], m->path);
+	ret->go_func = go_func_of(names[0], wrapper[0]);
 	s->n_inlined = n - 1;
 	memcpy(s->inlined, names + 1, (n - 1) * sizeof(*names));
+	memcpy(s->inlined_wrapper, wrapper + 1, n - 1);
 }
 
 static void resolve_in_mapping(struct symbolizer *s, struct process *p,
@@ -379,6 +403,7 @@ void symbolizer__resolve_user_image(struct symbolizer *s, pid_t pid, uint32_t im
 	ret->build_id[0] = '\0';
 	ret->has_offset = 0;
 	ret->file_offset = 0;
+	ret->go_func = SYM_GO_OTHER;
 	s->n_inlined = 0;
 	p = process_registry__image(s->reg, pid, image);
 	if (!p)
@@ -404,6 +429,7 @@ size_t symbolizer__resolve_user_frames(struct symbolizer *s, pid_t pid, uint32_t
 	/* ret[0] is the innermost inlined call; its callers follow, the holder last. */
 	for (size_t i = 0; i < s->n_inlined && n < max; i++, n++) {
 		set_known(&ret[n], s->inlined[i], ret[0].module);
+		ret[n].go_func = go_func_of(s->inlined[i], s->inlined_wrapper[i]);
 		snprintf(ret[n].build_id, sizeof(ret[n].build_id), "%s", ret[0].build_id);
 		ret[n].has_offset = 0; /* the innermost call carries the address */
 		ret[n].file_offset = 0;

@@ -40,7 +40,21 @@ struct sym_frame {
 	uint64_t file_offset; /* the address's offset in module's file (file-backed mappings) */
 	int has_offset;	      /* 1 when file_offset is set; never for kernel, JIT or vDSO */
 	int known;	      /* 1 when function is a real name */
+	int go_func;	      /* enum sym_go_func: what runtime/pprof's elision needs */
 };
+
+/* A Go frame's part in runtime/pprof's wrapper elision (Go 1.19 runtime/traceback.go): a
+ * wrapper is dropped from a stack unless the frame it called (the one below it, elided or
+ * not) is a panic function. */
+enum sym_go_func {
+	SYM_GO_OTHER,	/* not Go, or an ordinary Go function */
+	SYM_GO_WRAPPER, /* funcID_wrapper in Go's table */
+	SYM_GO_PANIC,	/* runtime.gopanic, runtime.sigpanic, runtime.panicwrap */
+};
+
+/* True when frame (leaf first) must be left out of a stack the way runtime/pprof leaves out
+ * Go's wrappers; *callee_panics carries the state from frame to frame (false at the leaf). */
+int sym_frame__go_elided(const struct sym_frame *frame, int *callee_panics);
 
 struct process_registry;
 

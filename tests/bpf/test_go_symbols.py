@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Stripped Go named from .gopclntab under real BPF: tests/helpers/gohot built here stripped
 # (-s -w), PIE, -trimpath, with cgo, unstripped, and with its section headers removed; each
-# process recorded with `record --pid`. Also the toolchain's own (stripped) compile binary.
+# process recorded with `record --pid`. Also the toolchain's own (stripped) compile binary, and
+# tests/helpers/gowrap: Go's wrappers left out of the agent's stacks as its own runtime/pprof does.
 import os
 import shutil
 import struct
@@ -205,6 +206,99 @@ class StrippedGoUnderBpf(unittest.TestCase):
 
         self.assertEqual(stacks("stripped"), stacks("unstripped"))
         self.assertTrue(stacks("stripped"))
+
+
+GOWRAP = os.path.join(SRC, "tests", "helpers", "gowrap")
+PANIC_FUNCS = {"runtime.gopanic", "runtime.sigpanic", "runtime.panicwrap"}
+
+
+def go_wrappers(path):
+    """Names of the functions whose funcID is funcID_wrapper in a 1.18/1.20 .gopclntab, read
+    here independently of the agent (the ID is runtime.systemstack_switch's plus one)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shnum, shstrndx = struct.unpack_from("<HH", data, 0x3C)
+    sh = [struct.unpack_from("<IIQQQQ", data, shoff + 64 * i) for i in range(shnum)]
+    strtab = sh[shstrndx][4]
+    tab = None
+    for name, _, _, _, off, size in sh:
+        if data[strtab + name:data.index(b"\0", strtab + name)] == b".gopclntab":
+            tab = data[off:off + size]
+    magic, = struct.unpack_from("<I", tab, 0)
+    fid_at = {0xfffffff0: 36, 0xfffffff1: 40}[magic]
+    nfunc, = struct.unpack_from("<Q", tab, 8)
+    names, = struct.unpack_from("<Q", tab, 32)
+    pcln, = struct.unpack_from("<Q", tab, 64)
+    funcs = {}
+    for i in range(nfunc):
+        rec = pcln + struct.unpack_from("<I", tab, pcln + 8 * i + 4)[0]
+        nameoff, = struct.unpack_from("<i", tab, rec + 4)
+        start = names + nameoff
+        funcs[tab[start:tab.index(b"\0", start)].decode()] = tab[rec + fid_at]
+    wrapper = funcs["runtime.systemstack_switch"] + 1
+    return {n for n, fid in funcs.items() if fid == wrapper}
+
+
+class GoWrappersElidedAsRuntimePprof(unittest.TestCase):
+    """tests/helpers/gowrap (stripped) calls through a method value (counter.Count-fm) and an
+    interface holding a pointer ((*valueSpinner).Spin): its own runtime/pprof CPU profile
+    leaves those wrappers out, and so must the agent's profile of the same process."""
+
+    def setUp(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root for BPF")
+
+    def test_agent_stacks_leave_out_the_wrappers_runtime_pprof_leaves_out(self):
+        os.makedirs(OUT, exist_ok=True)
+        exe = os.path.join(OUT, "gowrap-stripped")
+        subprocess.run(["go", "build", "-ldflags=-s -w", "-o", exe, "."], cwd=GOWRAP,
+                       env=dict(go_env(), CGO_ENABLED="0"), check=True, capture_output=True,
+                       timeout=600)
+        # The wrappers are in the stripped binary's table and really called: without
+        # elision the agent's stacks would hold them between the method and its caller.
+        wrappers = go_wrappers(exe)
+        self.assertIn("main.counter.Count-fm", wrappers)
+        self.assertIn("main.(*valueSpinner).Spin", wrappers)
+        self.assertNotIn("main.valueSpinner.Spin", wrappers)
+        tmp = tempfile.mkdtemp(prefix="rt-gowrap-")
+        try:
+            own = os.path.join(tmp, "own.pb.gz")
+            p = subprocess.Popen([exe, own, "8"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
+            try:
+                self.assertTrue(p.stdout.readline().startswith("ready"))
+                agent_out = os.path.join(tmp, "agent.pb.gz")
+                r = record_pid(p.pid, agent_out, "5s")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(p.wait(timeout=120), 0)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+                p.stdout.close()
+            agent = pprof_py.parse_file(agent_out).samples
+            gosdk = pprof_py.parse_file(own).samples
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+        def callers(samples, fn):
+            return Counter(s.stack[s.stack.index(fn) + 1] for s in samples
+                           if fn in s.stack[:-1])
+
+        def kept_wrappers(samples):
+            """Wrapper frames runtime/pprof would elide (not called into a panic)."""
+            return Counter(f for s in samples for i, f in enumerate(s.stack)
+                           if f in wrappers and (i == 0 or s.stack[i - 1] not in PANIC_FUNCS))
+
+        self.assertEqual(kept_wrappers(gosdk), Counter())  # what the SDK writes
+        self.assertEqual(kept_wrappers(agent), Counter())
+        for fn, caller in (("main.counter.Count", "main.viaMethodValue"),
+                           ("main.valueSpinner.Spin", "main.viaInterface")):
+            mine = callers(agent, fn)
+            self.assertTrue(mine, (fn, Counter(tuple(s.stack[:4]) for s in agent)))
+            self.assertEqual(set(mine), {caller}, fn)
+            self.assertLessEqual(set(callers(gosdk, fn)), {caller}, fn)
 
 
 class BigStrippedGoUnderBpf(unittest.TestCase):

@@ -197,6 +197,125 @@ static void check_lookups(struct gopclntab *t, int inlines, int *ret_failed)
 	CHECK_EQ_INT(gopclntab__lookup(t, TEXT + 0x200, names, 16), 0);
 }
 
+/* funcID bytes (runtime2.go's _func of each release): at rec + fid_off of the records outer
+ * (rec0, set to 1: a special function, funcID_abort, not a wrapper) and other (rec1: id), and
+ * in the inlined call (inl_off: id). Written after open: the records are read at first lookup. */
+static void put_funcids(struct fake *f, size_t rec0, size_t rec1, size_t fid_off, size_t inl_off,
+			uint8_t id)
+{
+	put(&f->tab, rec0 + fid_off, 1, 1);
+	put(&f->tab, rec1 + fid_off, id, 1);
+	put(&f->img, INLTREE_OFF + inl_off, id, 1);
+}
+
+/* other and the inlined call are wrappers; outer (special, not a wrapper) is not. */
+static void check_wrappers(struct gopclntab *t, int marked, int *ret_failed)
+{
+	const char *names[GOPCLNTAB_MAX_FRAMES];
+	uint8_t w[GOPCLNTAB_MAX_FRAMES];
+
+	memset(w, 7, sizeof(w));
+	CHECK_EQ_INT(gopclntab__lookup_funcs(t, TEXT + 4, names, w, 16), 1);
+	CHECK_EQ_INT(w[0], 0);
+	CHECK_EQ_INT(gopclntab__lookup_funcs(t, TEXT + 0x150, names, w, 16), 1);
+	CHECK_EQ_STR(names[0], "main.other");
+	CHECK_EQ_INT(w[0], marked);
+	if (marked) {
+		CHECK_EQ_INT(gopclntab__lookup_funcs(t, TEXT + 0x15, names, w, 16), 2);
+		CHECK_EQ_STR(names[0], "main.inner");
+		CHECK_EQ_INT(w[0], 1); /* the inlined wrapper */
+		CHECK_EQ_INT(w[1], 0);
+	}
+	/* without the flags, the same names */
+	CHECK_EQ_INT(gopclntab__lookup(t, TEXT + 0x150, names, 16), 1);
+	CHECK_EQ_STR(names[0], "main.other");
+}
+
+TEST(go120_funcid_after_start_line_marks_wrappers)
+{
+	static struct fake f;
+	struct gopclntab *t;
+
+	fake_init(&f);
+	t = build_118(&f, 0xfffffff1, 1);
+	CHECK(t);
+	/* records at pcln 0x200 + 24 and + 24 + 44 + 28; funcID at 40 (after startLine); the
+	 * 1.20 inlinedCall starts with it; wrapper is 21 (1.20 - 1.22) */
+	put_funcids(&f, 0x200 + 24, 0x200 + 96, 40, 0, 21);
+	check_wrappers(t, 1, ret_failed);
+	CHECK_EQ_INT(gopclntab__wrapper_funcid(t), 21);
+	gopclntab__free(t);
+}
+
+TEST(go118_funcid_after_cu_offset_marks_wrappers)
+{
+	static struct fake f;
+	struct gopclntab *t;
+
+	fake_init(&f);
+	t = build_118(&f, 0xfffffff0, 0);
+	CHECK(t);
+	/* funcID at 36 (u32 entryoff + 8 u32); inlinedCall: after the int16 parent */
+	put_funcids(&f, 0x200 + 24, 0x200 + 92, 36, 2, 21);
+	check_wrappers(t, 1, ret_failed);
+	gopclntab__free(t);
+}
+
+TEST(go116_funcid_after_pointer_entry_marks_wrappers)
+{
+	static struct fake f;
+	struct gopclntab *t;
+
+	fake_init(&f);
+	t = build_116(&f);
+	CHECK(t);
+	/* funcID at 40 (u64 entry + 8 u32); without runtime.systemstack_switch, 1.16's 22 */
+	put_funcids(&f, 0x200 + 48, 0x200 + 48 + 0x60, 40, 2, 22);
+	check_wrappers(t, 1, ret_failed);
+	CHECK_EQ_INT(gopclntab__wrapper_funcid(t), 22);
+	gopclntab__free(t);
+}
+
+TEST(wrapper_funcid_follows_systemstack_switch)
+{
+	static const char anchor[] = "runtime.systemstack_switch";
+	static struct fake f;
+	const char *names[GOPCLNTAB_MAX_FRAMES];
+	uint8_t w[GOPCLNTAB_MAX_FRAMES];
+	struct gopclntab *t;
+
+	fake_init(&f);
+	t = build_116(&f);
+	CHECK(t);
+	/* Go 1.17 wrote the 1.16 header with wrapper = 21: outer becomes the anchor (20). */
+	memcpy(f.tab.b + 0x40 + 40, anchor, sizeof(anchor));
+	put(&f.tab, 0x200 + 48 + 8, 40, 4);
+	put_funcids(&f, 0x200 + 48, 0x200 + 48 + 0x60, 40, 2, 21);
+	put(&f.tab, 0x200 + 48 + 40, 20, 1);
+	CHECK_EQ_INT(gopclntab__wrapper_funcid(t), 21);
+	CHECK_EQ_INT(gopclntab__lookup_funcs(t, TEXT + 0x150, names, w, 16), 1);
+	CHECK_EQ_INT(w[0], 1);
+	CHECK_EQ_INT(gopclntab__lookup_funcs(t, TEXT + 4, names, w, 16), 1);
+	CHECK_EQ_STR(names[0], anchor);
+	CHECK_EQ_INT(w[0], 0);
+	gopclntab__free(t);
+}
+
+TEST(go12_funcid_is_not_decoded)
+{
+	static struct fake f;
+	struct gopclntab *t;
+
+	fake_init(&f);
+	t = build_12(&f);
+	CHECK(t);
+	/* where Go 1.11 - 1.15 put funcID (u64 entry + 7 u32): 1.2 - 1.10 had nfuncdata there */
+	put_funcids(&f, 0x80, 0xa0, 36, 2, 21);
+	check_wrappers(t, 0, ret_failed);
+	CHECK_EQ_INT(gopclntab__wrapper_funcid(t), -1);
+	gopclntab__free(t);
+}
+
 TEST(go120_header_inlined_call_is_its_own_frame)
 {
 	static struct fake f;
@@ -321,4 +440,8 @@ TEST_MAIN("gopclntab", T(go120_header_inlined_call_is_its_own_frame),
 	  T(go118_header_inlined_call_is_its_own_frame),
 	  T(go116_header_inline_tree_through_pointer), T(go12_header_names_functions),
 	  T(go118_without_gofunc_names_holder_only),
-	  T(unknown_magic_and_damaged_tables_are_refused), T(c_binary_has_no_go_table))
+	  T(unknown_magic_and_damaged_tables_are_refused), T(c_binary_has_no_go_table),
+	  T(go120_funcid_after_start_line_marks_wrappers),
+	  T(go118_funcid_after_cu_offset_marks_wrappers),
+	  T(go116_funcid_after_pointer_entry_marks_wrappers),
+	  T(wrapper_funcid_follows_systemstack_switch), T(go12_funcid_is_not_decoded))

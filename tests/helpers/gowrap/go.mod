@@ -1,0 +1,3 @@
+module roottrace.test/gowrap
+
+go 1.19
