@@ -92,14 +92,14 @@ static void set_unknown(const char *module, struct sym_frame *ret)
 }
 
 /* A miss: read now, kept for the next sample of that object. NULL when it cannot be named. */
-static const struct name *read_name(struct frame_names *c, const struct name_key *key,
+static const struct name *read_name(struct frame_names *c, const struct name_key *key, void *proc,
 				    uint64_t cookie, struct sym_frame *scratch)
 {
 	struct name *n;
 	int err;
 
 	scratch->function[0] = scratch->file[0] = '\0';
-	err = c->read(c->ctx, (pid_t)key->pid, key->addr, cookie, scratch);
+	err = c->read(c->ctx, (pid_t)key->pid, proc, key->addr, cookie, scratch);
 	if (err) {
 		c->stale += err == -ESTALE;
 		c->unreadable += err != -ESTALE;
@@ -114,7 +114,7 @@ static const struct name *read_name(struct frame_names *c, const struct name_key
 	return n;
 }
 
-void frame_names__name(struct frame_names *c, pid_t pid, uint64_t addr, uint64_t cookie,
+void frame_names__name(struct frame_names *c, pid_t pid, void *proc, uint64_t addr, uint64_t cookie,
 		       const char *module, struct sym_frame *ret)
 {
 	struct name_key key = {.pid = (uint64_t)pid, .addr = addr};
@@ -125,7 +125,7 @@ void frame_names__name(struct frame_names *c, pid_t pid, uint64_t addr, uint64_t
 		n = NULL;
 	}
 	if (!n)
-		n = read_name(c, &key, cookie, ret);
+		n = read_name(c, &key, proc, cookie, ret);
 	if (!n) {
 		set_unknown(module, ret);
 		return;

@@ -48,6 +48,11 @@ struct runtime_process {
 	pid_t pid;
 	const struct runtime_mapping *maps;
 	size_t n_maps;
+	/* This runtime's cell on the process's record (its current image) in the registry: NULL
+	 * until the runtime attached it, then what it keeps to name its frames (one malloc'd
+	 * block, freed with free() when the record goes: exit, the window after an exec, pid
+	 * reuse, eviction; the registry's rules). NULL pointer when nothing can be kept. */
+	void **state;
 };
 
 /* Counters of one runtime, cumulative; names_cached is a level. */
@@ -75,9 +80,9 @@ struct runtime_ops {
 	 * -EPROTONOSUPPORT for a version without a table (note says which), else -errno. */
 	int (*capture)(void *rt, const struct runtime_process *proc,
 		       const struct runtime_sink *sink, char *note, size_t note_len);
-	void (*forget)(void *rt, pid_t pid, const struct runtime_sink *sink);
-	/* Names one recorded frame (its two words); always fills *ret ("[unknown]" if it must). */
-	void (*name_frame)(void *rt, pid_t pid, uint64_t word, uint64_t cookie,
+	/* Names one recorded frame (its two words) of pid, whose state (runtime_process.state) is
+	 * proc, NULL when none is held; always fills *ret ("[unknown]" if it must). */
+	void (*name_frame)(void *rt, pid_t pid, void *proc, uint64_t word, uint64_t cookie,
 			   struct sym_frame *ret);
 	void (*stats)(const void *rt, struct runtime_stats *ret);
 };

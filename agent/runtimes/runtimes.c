@@ -36,7 +36,8 @@ static const struct runtime_ops *const all_ops[RUNTIME__COUNT] = {
 struct runtimes {
 	struct runtime_sink sink;
 	struct process_registry *reg;
-	int binary_slot; /* struct binary_facts on each binary a runtime read */
+	int binary_slot;  /* struct cells on each binary a runtime read: its facts */
+	int process_slot; /* struct cells on each process record: the runtime's state */
 	void *state[RUNTIME__COUNT];
 	char *notes[MAX_NOTES]; /* reported once */
 	size_t n_notes;
@@ -45,18 +46,19 @@ struct runtimes {
 	int64_t last_retry_ms;
 };
 
-/* What each runtime read of one binary (runtime_mapping.facts), freed with the binary. */
-struct binary_facts {
-	void *facts[RUNTIME__COUNT];
+/* One malloc'd block per runtime on a registry record (a binary's facts, a process's state),
+ * freed with the record. */
+struct cells {
+	void *cell[RUNTIME__COUNT];
 };
 
-static void binary_facts_free(void *state, void *ctx)
+static void cells_free(void *state, void *ctx)
 {
-	struct binary_facts *bf = state;
+	struct cells *c = state;
 
 	for (int k = 0; k < RUNTIME__COUNT; k++)
-		free(bf->facts[k]);
-	free(bf);
+		free(c->cell[k]);
+	free(c);
 }
 
 struct runtimes *runtimes__new(const struct runtime_sink *sink, struct process_registry *reg)
@@ -67,8 +69,11 @@ struct runtimes *runtimes__new(const struct runtime_sink *sink, struct process_r
 		return NULL;
 	r->sink = *sink;
 	r->reg = reg;
-	r->binary_slot = process_registry__add_binary_slot(reg, binary_facts_free, r);
-	if (r->binary_slot < 0) {
+	r->binary_slot = process_registry__add_binary_slot(reg, cells_free, r);
+	r->process_slot = process_registry__add_process_slot(reg, cells_free, r);
+	if (r->binary_slot < 0 || r->process_slot < 0) {
+		if (r->binary_slot >= 0)
+			process_registry__remove_binary_slot(reg, r->binary_slot);
 		free(r);
 		errno = ENOSPC;
 		return NULL;
@@ -93,6 +98,7 @@ void runtimes__free(struct runtimes *r)
 	for (int k = 0; k < RUNTIME__COUNT; k++)
 		all_ops[k]->free(r->state[k]);
 	process_registry__remove_binary_slot(r->reg, r->binary_slot);
+	process_registry__remove_process_slot(r->reg, r->process_slot);
 	for (size_t i = 0; i < r->n_notes; i++)
 		free(r->notes[i]);
 	free(r);
@@ -128,17 +134,40 @@ static void collect_wanted(const struct process *p, struct wanted *w)
 	}
 }
 
-/* Points each wanted binary's facts at runtime kind's cell (made on first use). */
-static void point_facts(struct runtimes *r, struct wanted *w, int kind)
+/* The cells on a binary, made on first use; NULL when out of memory. */
+static struct cells *binary_cells(struct runtimes *r, struct binary *b)
 {
-	for (size_t i = 0; i < w->n; i++) {
-		struct binary_facts *bf = binary__slot(w->bins[i], r->binary_slot);
+	struct cells *c = binary__slot(b, r->binary_slot);
 
-		if (!bf) {
-			bf = calloc(1, sizeof(*bf));
-			binary__set_slot(w->bins[i], r->binary_slot, bf);
-		}
-		w->maps[i].facts = bf ? &bf->facts[kind] : NULL;
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		binary__set_slot(b, r->binary_slot, c);
+	}
+	return c;
+}
+
+static struct cells *process_cells(struct runtimes *r, struct process *p)
+{
+	struct cells *c = process__slot(p, r->process_slot);
+
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		process__set_slot(p, r->process_slot, c);
+	}
+	return c;
+}
+
+/* Points the process's state and each wanted binary's facts at runtime kind's cells. */
+static void point_cells(struct runtimes *r, struct process *p, struct wanted *w, int kind,
+			struct runtime_process *proc)
+{
+	struct cells *pc = process_cells(r, p);
+
+	proc->state = pc ? &pc->cell[kind] : NULL;
+	for (size_t i = 0; i < w->n; i++) {
+		struct cells *bc = binary_cells(r, w->bins[i]);
+
+		w->maps[i].facts = bc ? &bc->cell[kind] : NULL;
 	}
 }
 
@@ -226,7 +255,7 @@ static int capture(struct runtimes *r, struct process *p, pid_t pid, char *note,
 	collect_wanted(p, &w);
 	proc.n_maps = w.n;
 	for (int k = 0; !ret && w.n && k < RUNTIME__COUNT; k++) {
-		point_facts(r, &w, k);
+		point_cells(r, p, &w, k, &proc);
 		ret = all_ops[k]->capture(r->state[k], &proc, &r->sink, note, note_len);
 		if (ret == -EPROTONOSUPPORT)
 			ret = note_once(r, note);
@@ -238,6 +267,7 @@ static int capture(struct runtimes *r, struct process *p, pid_t pid, char *note,
 	return ret;
 }
 
+/* The state is the registry's (gone with the record): only BPF's copy is left to drop. */
 void runtimes__forget_process(struct runtimes *r, pid_t pid)
 {
 	for (size_t i = 0; i < r->n_pending; i++) {
@@ -247,7 +277,7 @@ void runtimes__forget_process(struct runtimes *r, pid_t pid)
 		}
 	}
 	for (int k = 0; k < RUNTIME__COUNT; k++)
-		all_ops[k]->forget(r->state[k], pid, &r->sink);
+		r->sink.detach(r->sink.ctx, k, pid);
 }
 
 void runtimes__set_java_perfmap(struct runtimes *r, bool on)
@@ -271,12 +301,28 @@ bool runtimes__is_frame(uint64_t word)
 	return false;
 }
 
+/* What runtime kind keeps of pid: its current image's, else (an exec in this window) the
+ * image it replaced, whose samples are still being named. Nothing is read. */
+static void *process_state(struct runtimes *r, pid_t pid, int kind)
+{
+	const struct process *p = process_registry__peek(r->reg, pid);
+
+	for (; p; p = p->prev) {
+		const struct cells *c = process__slot(p, r->process_slot);
+
+		if (c && c->cell[kind])
+			return c->cell[kind];
+	}
+	return NULL;
+}
+
 void runtimes__name_frame(struct runtimes *r, pid_t pid, uint64_t word, uint64_t cookie,
 			  struct sym_frame *ret)
 {
 	for (int k = 0; k < RUNTIME__COUNT; k++) {
 		if ((word & RUNTIME_FRAME_TAG_MASK) == all_ops[k]->frame_tag) {
-			all_ops[k]->name_frame(r->state[k], pid, word, cookie, ret);
+			all_ops[k]->name_frame(r->state[k], pid, process_state(r, pid, k), word,
+					       cookie, ret);
 			return;
 		}
 	}

@@ -5,22 +5,17 @@
 # PHP called back from C (array_map) in call order, and php-fpm serving FastCGI requests from a
 # loopback driver (the request's functions named in the worker's samples).
 import os
-import shutil
 import socket
 import struct
 import subprocess
-import tempfile
 import threading
 import time
-import unittest
 
 import harness
-import pprof_py
-from test_record import Recorder, require_root
+from runtime_case import RuntimeCase, function_files, of_pid, parent_of, share
 
 PHP = "/usr/bin/php8.2"
 FPM = "/usr/sbin/php-fpm8.2"
-FREQ = 199
 
 HOT = """<?php
 function hot_fn($n) { $s = 0; for ($i = 0; $i < $n; $i++) { $s += $i % 13; } return $s; }
@@ -57,24 +52,6 @@ listen = 127.0.0.1:{port}
 pm = static
 pm.max_children = 1
 """
-
-
-def of_pid(profile, pid):
-    return [s for s in profile.samples if s.labels.get("pid") == pid]
-
-
-def share(samples, pred):
-    n = sum(s.values[0] for s in samples)
-    return sum(s.values[0] for s in samples if pred(s)) / n if n else 0.0
-
-
-def parent_of(sample, name):
-    """The frame directly above (rootward of) name, or None."""
-    st = sample.stack
-    if name not in st:
-        return None
-    i = st.index(name)
-    return st[i + 1] if i + 1 < len(st) else None
 
 
 def free_port():
@@ -120,69 +97,21 @@ def fcgi_get(port, script):
     return out
 
 
-class PhpFrames(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        require_root(cls)
-        if not os.access(PHP, os.X_OK):
-            raise unittest.SkipTest("%s not installed" % PHP)
-        cls.tmp = tempfile.mkdtemp(prefix="rt-php-")
-        os.chmod(cls.tmp, 0o755)
-        for name, text in (("hot.php", HOT), ("method.php", METHOD), ("callback.php", CALLBACK),
-                           ("request.php", REQUEST)):
-            with open(os.path.join(cls.tmp, name), "w") as f:
-                f.write(text)
-        cls.procs = []
-
-    @classmethod
-    def tearDownClass(cls):
-        for p in cls.procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def start(self, *argv):
-        p = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.procs.append(p)
-        return p
-
-    def stop(self, p):
-        p.kill()
-        p.wait()
-
-    def record(self, seconds, extra=()):
-        out = os.path.join(self.tmp, "out-%d.pb.gz" % time.monotonic_ns())
-        rec = Recorder(["--duration", "%ds" % seconds, "--frequency", str(FREQ)] + list(extra),
-                       out)
-        rec.wait_started()
-        return rec, out
-
-    def finish(self, rec, out):
-        try:
-            rec.proc.wait(120)  # --duration ends it
-        except subprocess.TimeoutExpired:
-            pass
-        rc = rec.stop(timeout=120)
-        self.assertEqual(rc, 0, rec.stderr)
-        return pprof_py.parse_file(out), rec.stderr
+class PhpFrames(RuntimeCase):
+    BINARY = PHP
+    PREFIX = "rt-php-"
+    SCRIPTS = {"hot.php": HOT, "method.php": METHOD, "callback.php": CALLBACK,
+               "request.php": REQUEST}
 
     def test_hot_function_and_its_caller_with_record_pid(self):
-        p = self.start(PHP, os.path.join(self.tmp, "hot.php"))
-        time.sleep(0.5)
-        rec, out = self.record(6, ["--pid", str(p.pid)])
-        prof, err = self.finish(rec, out)
-        self.stop(p)
-        samples = of_pid(prof, p.pid)
-        self.assertGreater(len(samples), 0, err)
+        samples, prof, err = self.record_alone("hot.php", 6)
         named = share(samples, lambda s: "hot_fn" in s.stack)
         under = share(samples, lambda s: parent_of(s, "hot_fn") == "caller_fn")
         self.assertGreaterEqual(named, 0.95, err)
         self.assertGreaterEqual(under, 0.90, err)
         # the file goes into Function.filename; the interpreter loop's own frame is replaced,
         # and the script's top level reads <main> under the native frames that ran it
-        files = {prof.function_files[i] for s in samples for f, i in zip(s.stack, s.function_ids)
-                 if f == "hot_fn"}
+        files = function_files(prof, samples, "hot_fn")
         self.assertEqual(files, {os.path.join(self.tmp, "hot.php")})
         self.assertLess(share(samples, lambda s: "execute_ex" in s.stack), 0.05)
         self.assertGreaterEqual(share(samples, lambda s: parent_of(s, "caller_fn") == "<main>"),
@@ -234,13 +163,7 @@ class PhpFrames(unittest.TestCase):
         self.assertEqual(files, {os.path.join(ns_dir, "nshot.php")})
 
     def test_a_method_is_named_class_colon_colon_method(self):
-        p = self.start(PHP, os.path.join(self.tmp, "method.php"))
-        time.sleep(0.5)
-        rec, out = self.record(5, ["--pid", str(p.pid)])
-        prof, err = self.finish(rec, out)
-        self.stop(p)
-        samples = of_pid(prof, p.pid)
-        self.assertGreater(len(samples), 0, err)
+        samples, prof, err = self.record_alone("method.php", 5)
         self.assertGreaterEqual(
             share(samples, lambda s: parent_of(s, "Spinner::spin") == "drive"), 0.90, err)
 

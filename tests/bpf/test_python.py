@@ -13,11 +13,11 @@ import unittest
 
 import harness
 import pprof_py
+from runtime_case import FREQ, RuntimeCase, frames_of, function_files, of_pid, parent_of, share
 from test_record import AGENT, Recorder, require_root
 
 PYTHON = "/usr/bin/python3.11"
 PYENV = "/root/.pyenv/versions"
-FREQ = 199
 
 HOT = """
 def hot(n):
@@ -95,16 +95,7 @@ threading.Event().wait()
 
 def python_frames(sample):
     """The sample's interpreter frames, leaf first (their mapping is [python])."""
-    return [f for f, m in zip(sample.stack, sample.modules) if m == "[python]"]
-
-
-def parent_of(sample, name):
-    """The frame directly above (rootward of) name, or None."""
-    st = sample.stack
-    if name not in st:
-        return None
-    i = st.index(name)
-    return st[i + 1] if i + 1 < len(st) else None
+    return frames_of(sample, "[python]")
 
 
 def python_parent_of(sample, name):
@@ -116,76 +107,19 @@ def python_parent_of(sample, name):
     return py[i + 1] if i + 1 < len(py) else None
 
 
-def of_pid(profile, pid):
-    return [s for s in profile.samples if s.labels.get("pid") == pid]
-
-
-def share(samples, pred):
-    n = sum(s.values[0] for s in samples)
-    return sum(s.values[0] for s in samples if pred(s)) / n if n else 0.0
-
-
-class PythonFrames(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        require_root(cls)
-        if not os.access(PYTHON, os.X_OK):
-            raise unittest.SkipTest("%s not installed" % PYTHON)
-        cls.tmp = tempfile.mkdtemp(prefix="rt-python-")
-        for name, text in (("hotmod.py", HOT), ("zmod.py", ZLIB), ("thrmod.py", THREADS),
-                           ("shortmod.py", SHORT)):
-            with open(os.path.join(cls.tmp, name), "w") as f:
-                f.write(text)
-        cls.procs = []
-
-    @classmethod
-    def tearDownClass(cls):
-        for p in cls.procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def start(self, *argv):
-        p = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.procs.append(p)
-        return p
-
-    def stop(self, p):
-        p.kill()
-        p.wait()
-
-    def record(self, seconds, extra=()):
-        out = os.path.join(self.tmp, "out-%d.pb.gz" % time.monotonic_ns())
-        rec = Recorder(["--duration", "%ds" % seconds, "--frequency", str(FREQ)] + list(extra),
-                       out)
-        rec.wait_started()
-        return rec, out
-
-    def finish(self, rec, out):
-        try:
-            rec.proc.wait(120)  # --duration ends it
-        except subprocess.TimeoutExpired:
-            pass
-        rc = rec.stop(timeout=120)
-        self.assertEqual(rc, 0, rec.stderr)
-        return pprof_py.parse_file(out), rec.stderr
+class PythonFrames(RuntimeCase):
+    BINARY = PYTHON
+    PREFIX = "rt-python-"
+    SCRIPTS = {"hotmod.py": HOT, "zmod.py": ZLIB, "thrmod.py": THREADS, "shortmod.py": SHORT}
 
     def test_hot_function_and_its_caller_with_record_pid(self):
-        p = self.start(PYTHON, os.path.join(self.tmp, "hotmod.py"))
-        time.sleep(0.5)
-        rec, out = self.record(6, ["--pid", str(p.pid)])
-        prof, err = self.finish(rec, out)
-        self.stop(p)
-        samples = of_pid(prof, p.pid)
-        self.assertGreater(len(samples), 0, err)
+        samples, prof, err = self.record_alone("hotmod.py", 6)
         named = share(samples, lambda s: "hotmod.hot" in s.stack)
         under = share(samples, lambda s: parent_of(s, "hotmod.hot") == "hotmod.caller")
         self.assertGreaterEqual(named, 0.95, err)
         self.assertGreaterEqual(under, 0.90, err)
         # the file goes into Function.filename; the eval loop's own frame is replaced
-        files = {prof.function_files[i] for s in samples for f, i in zip(s.stack, s.function_ids)
-                 if f == "hotmod.hot"}
+        files = function_files(prof, samples, "hotmod.hot")
         self.assertEqual(files, {os.path.join(self.tmp, "hotmod.py")})
         self.assertLess(share(samples, lambda s: "_PyEval_EvalFrameDefault" in s.stack), 0.05)
         self.assertIn("python: 1 processes attached", err)
@@ -206,12 +140,7 @@ class PythonFrames(unittest.TestCase):
         self.assertGreaterEqual(named, 0.90, err)
 
     def test_c_call_reads_python_caller_then_native_frames(self):
-        p = self.start(PYTHON, os.path.join(self.tmp, "zmod.py"))
-        time.sleep(0.5)
-        rec, out = self.record(5, ["--pid", str(p.pid)])
-        prof, err = self.finish(rec, out)
-        self.stop(p)
-        samples = of_pid(prof, p.pid)
+        samples, prof, err = self.record_alone("zmod.py", 5)
         in_libz = [s for s in samples if any("libz" in m for m in s.modules)]
         self.assertGreater(share(samples, lambda s: s in in_libz), 0.5, err)
 
@@ -227,12 +156,7 @@ class PythonFrames(unittest.TestCase):
         self.assertGreaterEqual(share(in_libz, ordered), 0.95, err)
 
     def test_four_threads_each_named(self):
-        p = self.start(PYTHON, os.path.join(self.tmp, "thrmod.py"))
-        time.sleep(1)
-        rec, out = self.record(6, ["--pid", str(p.pid)])
-        prof, err = self.finish(rec, out)
-        self.stop(p)
-        samples = of_pid(prof, p.pid)
+        samples, prof, err = self.record_alone("thrmod.py", 6, settle=1)
         for k in range(4):
             mine = [s for s in samples if s.labels.get("thread") == "worker%d" % k]
             self.assertGreater(len(mine), 0, "worker%d has no samples\n%s" % (k, err))

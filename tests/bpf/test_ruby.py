@@ -6,19 +6,13 @@
 # after the agent, one that exits before its window is named, and one in its own mount
 # namespace.
 import os
-import shutil
-import subprocess
-import tempfile
 import time
-import unittest
 
 import harness
-import pprof_py
-from test_record import Recorder, require_root
+from runtime_case import RuntimeCase, frames_of, function_files, of_pid, parent_of, share
 
 RUBY = "/usr/bin/ruby3.1"
 LIBRUBY = "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"
-FREQ = 199
 
 HOT = """
 module Shop
@@ -77,80 +71,16 @@ threads.each(&:join)
 
 def ruby_frames(sample):
     """The sample's Ruby frames, leaf first (their mapping is [ruby])."""
-    return [f for f, m in zip(sample.stack, sample.modules) if m == "[ruby]"]
+    return frames_of(sample, "[ruby]")
 
 
-def parent_of(sample, name):
-    """The frame directly above (rootward of) name, or None."""
-    st = sample.stack
-    if name not in st:
-        return None
-    i = st.index(name)
-    return st[i + 1] if i + 1 < len(st) else None
-
-
-def of_pid(profile, pid):
-    return [s for s in profile.samples if s.labels.get("pid") == pid]
-
-
-def share(samples, pred):
-    n = sum(s.values[0] for s in samples)
-    return sum(s.values[0] for s in samples if pred(s)) / n if n else 0.0
-
-
-class RubyFrames(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        require_root(cls)
-        if not os.access(RUBY, os.X_OK):
-            raise unittest.SkipTest("%s not installed" % RUBY)
-        cls.tmp = tempfile.mkdtemp(prefix="rt-ruby-")
-        for name, text in (("hot.rb", HOT), ("short.rb", SHORT), ("threads.rb", THREADS)):
-            with open(os.path.join(cls.tmp, name), "w") as f:
-                f.write(text)
-        cls.procs = []
-
-    @classmethod
-    def tearDownClass(cls):
-        for p in cls.procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def start(self, *argv):
-        p = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.procs.append(p)
-        return p
-
-    def stop(self, p):
-        p.kill()
-        p.wait()
-
-    def record(self, seconds, extra=()):
-        out = os.path.join(self.tmp, "out-%d.pb.gz" % time.monotonic_ns())
-        rec = Recorder(["--duration", "%ds" % seconds, "--frequency", str(FREQ)] + list(extra),
-                       out)
-        rec.wait_started()
-        return rec, out
-
-    def finish(self, rec, out):
-        try:
-            rec.proc.wait(120)  # --duration ends it
-        except subprocess.TimeoutExpired:
-            pass
-        rc = rec.stop(timeout=120)
-        self.assertEqual(rc, 0, rec.stderr)
-        return pprof_py.parse_file(out), rec.stderr
+class RubyFrames(RuntimeCase):
+    BINARY = RUBY
+    PREFIX = "rt-ruby-"
+    SCRIPTS = {"hot.rb": HOT, "short.rb": SHORT, "threads.rb": THREADS}
 
     def test_hot_method_and_its_caller_with_record_pid(self):
-        p = self.start(RUBY, os.path.join(self.tmp, "hot.rb"))
-        time.sleep(0.5)
-        rec, out = self.record(6, ["--pid", str(p.pid)])
-        prof, err = self.finish(rec, out)
-        self.stop(p)
-        samples = of_pid(prof, p.pid)
-        self.assertGreater(len(samples), 0, err)
+        samples, prof, err = self.record_alone("hot.rb", 6)
         named = share(samples, lambda s: "Shop::Cart#hot" in ruby_frames(s))
         under = share(samples, lambda s: parent_of(s, "Shop::Cart#hot") ==
                       "Shop::Cart.caller_of_hot")
@@ -163,19 +93,13 @@ class RubyFrames(unittest.TestCase):
         self.assertGreaterEqual(order, 0.90, err)
         self.assertGreaterEqual(share(samples, lambda s: "<main>" in ruby_frames(s)), 0.90)
         # the file goes into Function.filename; rb_vm_exec stands for the frames it runs
-        files = {prof.function_files[i] for s in samples for f, i in zip(s.stack, s.function_ids)
-                 if f == "Shop::Cart#hot"}
+        files = function_files(prof, samples, "Shop::Cart#hot")
         self.assertEqual(files, {os.path.join(self.tmp, "hot.rb")})
         self.assertLess(share(samples, lambda s: "rb_vm_exec" in s.stack), 0.05)
         self.assertIn("ruby: 1 processes attached", err)
 
     def test_four_threads_each_named(self):
-        p = self.start(RUBY, os.path.join(self.tmp, "threads.rb"))
-        time.sleep(1)
-        rec, out = self.record(6, ["--pid", str(p.pid)])
-        prof, err = self.finish(rec, out)
-        self.stop(p)
-        samples = of_pid(prof, p.pid)
+        samples, prof, err = self.record_alone("threads.rb", 6, settle=1)
         for k in range(4):
             mine = [s for s in samples if s.labels.get("thread") == "worker%d" % k]
             self.assertGreater(len(mine), 0, "worker%d has no samples\n%s" % (k, err))

@@ -16,11 +16,14 @@ struct fake {
 	int fail_errno;
 };
 
-static int fake_read(void *ctx, pid_t pid, uint64_t addr, uint64_t cookie, struct sym_frame *ret)
+static int fake_read(void *ctx, pid_t pid, void *proc, uint64_t addr, uint64_t cookie,
+		     struct sym_frame *ret)
 {
 	struct fake *f = ctx;
 
 	f->reads++;
+	if (proc != f)
+		return -ENOENT; /* the runtime's process state is handed through */
 	if (f->fail_errno)
 		return -f->fail_errno;
 	if (addr == f->stale_addr || cookie != addr * 10)
@@ -39,14 +42,14 @@ TEST(hit_reads_once_and_fills_the_frame)
 	struct sym_frame fr;
 
 	CHECK(c);
-	frame_names__name(c, 7, 0x10, 0xa0, "[python]", &fr);
-	frame_names__name(c, 7, 0x10, 0xa0, "[python]", &fr);
+	frame_names__name(c, 7, &f, 0x10, 0xa0, "[python]", &fr);
+	frame_names__name(c, 7, &f, 0x10, 0xa0, "[python]", &fr);
 	CHECK_EQ_INT(f.reads, 1);
 	CHECK_EQ_STR(fr.function, "fn_7_10");
 	CHECK_EQ_STR(fr.file, "/srv/10.py");
 	CHECK_EQ_STR(fr.module, "[python]");
 	CHECK_EQ_INT(fr.known, 1);
-	frame_names__name(c, 8, 0x10, 0xa0, "[python]", &fr); /* another pid: its own entry */
+	frame_names__name(c, 8, &f, 0x10, 0xa0, "[python]", &fr); /* another pid: its own entry */
 	CHECK_EQ_INT(f.reads, 2);
 	frame_names__stats(c, &st);
 	CHECK_EQ_INT(st.names_read, 2);
@@ -63,9 +66,9 @@ TEST(changed_cookie_reads_again_and_stale_is_unknown)
 	struct sym_frame fr;
 
 	CHECK(c);
-	frame_names__name(c, 7, 0x10, 0xa0, "[ruby]", &fr);
+	frame_names__name(c, 7, &f, 0x10, 0xa0, "[ruby]", &fr);
 	f.stale_addr = 0x10; /* the object at 0x10 was replaced */
-	frame_names__name(c, 7, 0x10, 0x999, "[ruby]", &fr);
+	frame_names__name(c, 7, &f, 0x10, 0x999, "[ruby]", &fr);
 	CHECK_EQ_INT(f.reads, 2);
 	CHECK_EQ_STR(fr.function, "[unknown]");
 	CHECK_EQ_STR(fr.module, "[ruby]");
@@ -87,14 +90,14 @@ TEST(bound_evicts_least_recent_and_counts)
 
 	CHECK(c);
 	for (uint64_t a = 1; a <= 10; a++)
-		frame_names__name(c, 1, a, a * 10, "[php]", &fr);
+		frame_names__name(c, 1, &f, a, a * 10, "[php]", &fr);
 	frame_names__stats(c, &st);
 	CHECK_EQ_INT(st.names_cached, 4);
 	CHECK_EQ_INT(st.names_evicted, 6);
 	CHECK_EQ_INT(st.names_read, 10);
-	frame_names__name(c, 1, 10, 100, "[php]", &fr); /* the newest stayed */
+	frame_names__name(c, 1, &f, 10, 100, "[php]", &fr); /* the newest stayed */
 	CHECK_EQ_INT(f.reads, 10);
-	frame_names__name(c, 1, 1, 10, "[php]", &fr); /* the oldest went */
+	frame_names__name(c, 1, &f, 1, 10, "[php]", &fr); /* the oldest went */
 	CHECK_EQ_INT(f.reads, 11);
 	frame_names__free(c);
 }
@@ -107,7 +110,7 @@ TEST(unreadable_is_unknown_and_counted)
 	struct sym_frame fr;
 
 	CHECK(c);
-	frame_names__name(c, 3, 0x20, 0x140, "[jit:v8]", &fr);
+	frame_names__name(c, 3, &f, 0x20, 0x140, "[jit:v8]", &fr);
 	CHECK_EQ_STR(fr.function, "[unknown]");
 	CHECK_EQ_STR(fr.module, "[jit:v8]");
 	frame_names__stats(c, &st);

@@ -298,9 +298,82 @@ TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 	CHECK_EQ_INT(system(cmd), 0);
 }
 
+static int n_detached;
+
+static void count_detach(void *ctx, enum runtime_kind kind, pid_t pid)
+{
+	n_detached += kind == RUNTIME_PYTHON;
+}
+
+/* Maps <root>/1/root/python3.99 as pid's code too (the same file: one binary). */
+static int same_binary(const char *root, int pid)
+{
+	char path[600], maps[600], cmd[4096];
+
+	snprintf(path, sizeof(path), "%s/%d/root", root, pid);
+	snprintf(maps, sizeof(maps), "%s/1/maps", root);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p '%s' && ln -f '%s/1/root/python3.99' '%s/' && cp '%s' '%s/%d/'", path,
+		 root, path, maps, root, pid);
+	return system(cmd) ? -EIO : 0;
+}
+
+TEST(a_binary_is_read_once_for_its_processes_and_state_goes_with_the_process)
+{
+	struct runtime_sink sink = {.attach = count_attach, .detach = count_detach};
+	char root[] = "/tmp/rt-pyonce-XXXXXX", path[600], note[512] = "", cmd[700];
+	struct process_registry_options opts = {0};
+	struct process_registry *reg;
+	struct runtime_stats st;
+	struct sym_frame f;
+	struct runtimes *r;
+	const char *name;
+
+	if (access(DEBIAN_PYTHON, R_OK)) {
+		printf("  (skipped: " DEBIAN_PYTHON " not installed)\n");
+		return;
+	}
+	CHECK(mkdtemp(root) != NULL);
+	CHECK_EQ_INT(fake_process(root, 1, DEBIAN_PYTHON), 0);
+	CHECK_EQ_INT(same_binary(root, 2), 0);
+	opts.proc_root = root;
+	reg = process_registry__new(&opts);
+	CHECK(reg != NULL);
+	r = runtimes__new(&sink, reg);
+	CHECK(r != NULL);
+	n_attached = n_detached = 0;
+	CHECK_EQ_INT(runtimes__capture_process(r, 1, note, sizeof(note)), 0);
+	CHECK_EQ_INT(n_attached, 1);
+	/* The file changes under the same inode: pid 2's capture uses what was read for pid 1
+	 * (read again, it would say 3.99: no table, not attached). */
+	snprintf(path, sizeof(path), "%s/1/root/python3.99", root);
+	CHECK_EQ_INT(corrupt_version(path), 0);
+	CHECK_EQ_INT(runtimes__capture_process(r, 2, note, sizeof(note)), 0);
+	CHECK_EQ_INT(n_attached, 2);
+	CHECK_EQ_INT(runtimes__capture_process(r, 2, note, sizeof(note)), 0);
+	CHECK_EQ_INT(runtimes__stats(r, RUNTIME_PYTHON, &name, &st), 0);
+	CHECK_EQ_INT(st.processes_attached, 2); /* captured again: not counted twice */
+	CHECK_EQ_INT(st.unsupported, 0);
+
+	/* pid 1 exits: BPF's copy is dropped, and its state went with the registry's record */
+	process_registry__forget(reg, 1);
+	runtimes__forget_process(r, 1);
+	CHECK_EQ_INT(n_detached, 1);
+	runtimes__name_frame(r, 1, PYTHON_FRAME_TAG | 0x1000, 1, &f);
+	CHECK_EQ_STR(f.function, "[unknown]");
+	CHECK_EQ_STR(f.module, "[python]");
+	CHECK_EQ_INT(runtimes__stats(r, RUNTIME_PYTHON, &name, &st), 0);
+	CHECK_EQ_INT(st.names_unreadable, 1); /* no state held: not read at all */
+	runtimes__free(r);
+	process_registry__free(reg);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	CHECK_EQ_INT(system(cmd), 0);
+}
+
 TEST_MAIN("python-runtime", T(tables_cover_3_8_to_3_13_only), T(version_from_file_names),
 	  T(installed_interpreters_are_read),
 	  T(the_3_13_table_agrees_with_the_interpreters_own_debug_offsets),
 	  T(a_binary_without_py_runtime_is_not_the_interpreter), T(str_objects_decode_to_utf8),
 	  T(module_names_from_file_names),
-	  T(a_version_without_a_table_keeps_native_frames_and_is_reported_once))
+	  T(a_version_without_a_table_keeps_native_frames_and_is_reported_once),
+	  T(a_binary_is_read_once_for_its_processes_and_state_goes_with_the_process))

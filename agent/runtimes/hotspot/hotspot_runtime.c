@@ -6,35 +6,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lru.h"
 #include "runtimes/hotspot/hotspot_attach.h"
 #include "runtimes/hotspot/hotspot_names.h"
 #include "runtimes/hotspot/hotspot_runtime.h"
 #include "runtimes/hotspot/hotspot_vmstructs.h"
 #include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
-#include "runtimes/runtime_binary.h"
+#include "runtimes/runtime_records.h"
 
-#define MAX_PROCESSES HOTSPOT_MAX_PROCESSES
 #define PERFMAP_TIMEOUT_MS 2000 /* for a JVM's attach listener to start and answer */
 
-/* What HotSpot keeps of one libjvm (runtime_binary.h: read once per binary). */
+/* What HotSpot keeps of one libjvm (runtime_records.h: read once per binary). */
 struct libjvm {
 	uint64_t load_base;
 	struct hotspot_symbols sym; /* file addresses */
 };
 
 struct hotspot_runtime {
-	struct lru *procs; /* pid -> struct hotspot_layout */
 	struct frame_names *names;
 	struct runtime_stats stats;
 	bool perfmap; /* java_perfmap: unreadable JVMs are asked for a perf map */
 };
-
-static void free_value(void *value, void *ctx)
-{
-	free(value);
-}
 
 static void hotspot_free(void *state)
 {
@@ -42,12 +34,12 @@ static void hotspot_free(void *state)
 
 	if (!rt)
 		return;
-	lru__free(rt->procs);
 	frame_names__free(rt->names);
 	free(rt);
 }
 
-static int read_name(void *ctx, pid_t pid, uint64_t method, uint64_t cookie, struct sym_frame *ret);
+static int read_name(void *ctx, pid_t pid, void *proc, uint64_t method, uint64_t cookie,
+		     struct sym_frame *ret);
 
 static void *hotspot_new(void)
 {
@@ -55,9 +47,8 @@ static void *hotspot_new(void)
 
 	if (!rt)
 		return NULL;
-	rt->procs = lru__new(MAX_PROCESSES, free_value, NULL);
 	rt->names = frame_names__new(HOTSPOT_NAME_CACHE, read_name, rt);
-	if (!rt->procs || !rt->names) {
+	if (!rt->names) {
 		hotspot_free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -141,28 +132,18 @@ static void relocate(const struct hotspot_symbols *file, uint64_t bias, struct h
 		to[i] = from[i] + bias;
 }
 
-static int attach(struct hotspot_runtime *rt, pid_t pid, const struct hotspot_layout *layout,
-		  const struct runtime_sink *sink)
+/* Hands BPF the walk state; keeps the layout for naming the process's frames (a capture again
+ * replaces it: the heaps of a VM caught starting). */
+static int attach(struct hotspot_runtime *rt, const struct runtime_process *proc,
+		  const struct hotspot_layout *layout, const struct runtime_sink *sink)
 {
 	struct hotspot_layout *p;
-	uint32_t key = pid;
 	int err;
 
-	err = sink->attach(sink->ctx, RUNTIME_HOTSPOT, pid, &layout->walk, sizeof(layout->walk));
-	if (err) {
-		rt->stats.attach_failed++;
+	p = runtime_process__attach(proc, sink, RUNTIME_HOTSPOT, &layout->walk,
+				    sizeof(layout->walk), sizeof(*p), &rt->stats, &err);
+	if (!p)
 		return err;
-	}
-	p = lru__get(rt->procs, &key, sizeof(key));
-	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (!p || lru__put(rt->procs, &key, sizeof(key), p)) {
-			free(p);
-			sink->detach(sink->ctx, RUNTIME_HOTSPOT, pid);
-			return -ENOMEM;
-		}
-		rt->stats.processes_attached++; /* not again when captured again (an exec) */
-	}
 	*p = *layout;
 	return 1;
 }
@@ -230,7 +211,7 @@ static int hotspot_capture(void *state, const struct runtime_process *proc,
 			return -ENOMEM;
 		err = read_layout(proc->pid, j, m->start, layout);
 		if (!err)
-			err = attach(rt, proc->pid, layout, sink);
+			err = attach(rt, proc, layout, sink);
 		else if (err == -EPROTONOSUPPORT) {
 			rt->stats.unsupported++;
 			snprintf(rt->stats.unsupported_version,
@@ -251,25 +232,15 @@ static int hotspot_capture(void *state, const struct runtime_process *proc,
 	return launcher ? -EAGAIN : 0; /* the launcher, before it loaded libjvm */
 }
 
-static void hotspot_forget(void *state, pid_t pid, const struct runtime_sink *sink)
-{
-	struct hotspot_runtime *rt = state;
-	uint32_t key = pid;
-
-	free(lru__remove(rt->procs, &key, sizeof(key)));
-	sink->detach(sink->ctx, RUNTIME_HOTSPOT, pid);
-}
-
 /* The module Java frames get, as the perf-map path gives them: one function either way. */
 #define HOTSPOT_MODULE "[jit:jvm]"
 
 /* Reads a Method's name (or a stub's) now (frame_names_read_fn); -ESTALE when its cookie is
  * no longer the sampled one. */
-static int read_name(void *ctx, pid_t pid, uint64_t method, uint64_t cookie, struct sym_frame *ret)
+static int read_name(void *ctx, pid_t pid, void *proc, uint64_t method, uint64_t cookie,
+		     struct sym_frame *ret)
 {
-	struct hotspot_runtime *rt = ctx;
-	uint32_t pid_key = pid;
-	const struct hotspot_layout *l = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+	const struct hotspot_layout *l = proc;
 	struct hotspot_reader r = {.read = read_pid, .ctx = &pid};
 
 	if (!l)
@@ -280,13 +251,13 @@ static int read_name(void *ctx, pid_t pid, uint64_t method, uint64_t cookie, str
 	return hotspot_method_name(&r, l, method, cookie, ret->function, sizeof(ret->function));
 }
 
-static void hotspot_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cookie,
+static void hotspot_name_frame(void *state, pid_t pid, void *proc, uint64_t word, uint64_t cookie,
 			       struct sym_frame *ret)
 {
 	struct hotspot_runtime *rt = state;
 
-	frame_names__name(rt->names, pid, word & HOTSPOT_FRAME_ADDR_MASK, cookie, HOTSPOT_MODULE,
-			  ret);
+	frame_names__name(rt->names, pid, proc, word & HOTSPOT_FRAME_ADDR_MASK, cookie,
+			  HOTSPOT_MODULE, ret);
 }
 
 static void hotspot_stats(const void *state, struct runtime_stats *ret)
@@ -305,7 +276,6 @@ const struct runtime_ops hotspot_runtime_ops = {
     .free = hotspot_free,
     .wants = hotspot_wants,
     .capture = hotspot_capture,
-    .forget = hotspot_forget,
     .name_frame = hotspot_name_frame,
     .stats = hotspot_stats,
 };

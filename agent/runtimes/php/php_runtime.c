@@ -6,17 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lru.h"
 #include "runtimes/frame_names.h"
 #include "runtimes/php/php_runtime.h"
 #include "runtimes/procmem.h"
-#include "runtimes/runtime_binary.h"
+#include "runtimes/runtime_records.h"
 #include "runtimes/runtime_elf.h"
 
 #define VERSION_MARK "X-Powered-By: PHP/"
 
 struct php_runtime {
-	struct lru *procs; /* pid -> struct php_process */
 	struct frame_names *names;
 	struct runtime_stats stats;
 };
@@ -25,12 +23,8 @@ struct php_process {
 	const struct php_version *version;
 };
 
-static void free_process(void *value, void *ctx)
-{
-	free(value);
-}
-
-static int read_name(void *ctx, pid_t pid, uint64_t func, uint64_t cookie, struct sym_frame *ret);
+static int read_name(void *ctx, pid_t pid, void *proc, uint64_t func, uint64_t cookie,
+		     struct sym_frame *ret);
 
 static void *php_new(void)
 {
@@ -38,11 +32,8 @@ static void *php_new(void)
 
 	if (!rt)
 		return NULL;
-	rt->procs = lru__new(PHP_MAX_PROCESSES, free_process, NULL);
 	rt->names = frame_names__new(PHP_NAME_CACHE, read_name, rt);
-	if (!rt->procs || !rt->names) {
-		lru__free(rt->procs);
-		frame_names__free(rt->names);
+	if (!rt->names) {
 		free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -56,7 +47,6 @@ static void php_free(void *state)
 
 	if (!rt)
 		return;
-	lru__free(rt->procs);
 	frame_names__free(rt->names);
 	free(rt);
 }
@@ -176,28 +166,18 @@ static int read_binary(const struct runtime_elf *elf, const char *name, void *re
 	return php_binary__read_elf(elf, ret);
 }
 
-static int attach(struct php_runtime *rt, pid_t pid, const struct php_version *v,
-		  const struct php_proc *proc, const struct runtime_sink *sink)
+/* Hands BPF the walk state; keeps the version for naming the process's frames. */
+static int attach(struct php_runtime *rt, const struct runtime_process *proc,
+		  const struct php_version *v, const struct php_proc *walk,
+		  const struct runtime_sink *sink)
 {
 	struct php_process *p;
-	uint32_t key = pid;
 	int err;
 
-	err = sink->attach(sink->ctx, RUNTIME_PHP, pid, proc, sizeof(*proc));
-	if (err) {
-		rt->stats.attach_failed++;
+	p = runtime_process__attach(proc, sink, RUNTIME_PHP, walk, sizeof(*walk), sizeof(*p),
+				    &rt->stats, &err);
+	if (!p)
 		return err;
-	}
-	p = lru__get(rt->procs, &key, sizeof(key));
-	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (!p || lru__put(rt->procs, &key, sizeof(key), p)) {
-			free(p);
-			sink->detach(sink->ctx, RUNTIME_PHP, pid);
-			return -ENOMEM;
-		}
-		rt->stats.processes_attached++; /* a process captured again is not counted twice */
-	}
 	p->version = v;
 	return 1;
 }
@@ -252,18 +232,9 @@ static int php_capture(void *state, const struct runtime_process *proc,
 		walk.exec_start = b->exec_start + bias;
 		walk.exec_end = b->exec_end + bias;
 		walk.off = v->walk;
-		return attach(rt, proc->pid, v, &walk, sink);
+		return attach(rt, proc, v, &walk, sink);
 	}
 	return 0;
-}
-
-static void php_forget(void *state, pid_t pid, const struct runtime_sink *sink)
-{
-	struct php_runtime *rt = state;
-	uint32_t key = pid;
-
-	free(lru__remove(rt->procs, &key, sizeof(key)));
-	sink->detach(sink->ctx, RUNTIME_PHP, pid);
 }
 
 static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -273,11 +244,10 @@ static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 
 /* Reads a zend_function's names now (frame_names_read_fn); -ESTALE when its cookie is no
  * longer the sampled one. */
-static int read_name(void *ctx, pid_t pid, uint64_t func, uint64_t cookie, struct sym_frame *ret)
+static int read_name(void *ctx, pid_t pid, void *proc, uint64_t func, uint64_t cookie,
+		     struct sym_frame *ret)
 {
-	struct php_runtime *rt = ctx;
-	uint32_t pid_key = pid;
-	const struct php_process *p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+	const struct php_process *p = proc;
 
 	if (!p)
 		return -ENOENT;
@@ -285,12 +255,12 @@ static int read_name(void *ctx, pid_t pid, uint64_t func, uint64_t cookie, struc
 				   sizeof(ret->function), ret->file, sizeof(ret->file));
 }
 
-static void php_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cookie,
+static void php_name_frame(void *state, pid_t pid, void *proc, uint64_t word, uint64_t cookie,
 			   struct sym_frame *ret)
 {
 	struct php_runtime *rt = state;
 
-	frame_names__name(rt->names, pid, word & PHP_FRAME_ADDR_MASK, cookie, "[php]", ret);
+	frame_names__name(rt->names, pid, proc, word & PHP_FRAME_ADDR_MASK, cookie, "[php]", ret);
 }
 
 static void php_stats(const void *state, struct runtime_stats *ret)
@@ -309,7 +279,6 @@ const struct runtime_ops php_runtime_ops = {
     .free = php_free,
     .wants = php_wants,
     .capture = php_capture,
-    .forget = php_forget,
     .name_frame = php_name_frame,
     .stats = php_stats,
 };

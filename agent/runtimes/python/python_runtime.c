@@ -6,16 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lru.h"
 #include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
 #include "runtimes/python/python_names.h"
 #include "runtimes/python/python_runtime.h"
-#include "runtimes/runtime_binary.h"
+#include "runtimes/runtime_records.h"
 #include "runtimes/runtime_elf.h"
 
 struct python_runtime {
-	struct lru *procs; /* pid -> struct python_process */
 	struct frame_names *names;
 	struct runtime_stats stats;
 };
@@ -24,12 +22,8 @@ struct python_process {
 	const struct python_version *version;
 };
 
-static void free_process(void *value, void *ctx)
-{
-	free(value);
-}
-
-static int read_name(void *ctx, pid_t pid, uint64_t code, uint64_t cookie, struct sym_frame *ret);
+static int read_name(void *ctx, pid_t pid, void *proc, uint64_t code, uint64_t cookie,
+		     struct sym_frame *ret);
 
 static void *python_new(void)
 {
@@ -37,11 +31,8 @@ static void *python_new(void)
 
 	if (!rt)
 		return NULL;
-	rt->procs = lru__new(PYTHON_MAX_PROCESSES, free_process, NULL);
 	rt->names = frame_names__new(PYTHON_NAME_CACHE, read_name, rt);
-	if (!rt->procs || !rt->names) {
-		lru__free(rt->procs);
-		frame_names__free(rt->names);
+	if (!rt->names) {
 		free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -55,7 +46,6 @@ static void python_free(void *state)
 
 	if (!rt)
 		return;
-	lru__free(rt->procs);
 	frame_names__free(rt->names);
 	free(rt);
 }
@@ -169,28 +159,18 @@ static void fill_proc(const struct python_binary *b, uint64_t start, const struc
 	ret->off = v->walk;
 }
 
-static int attach(struct python_runtime *rt, pid_t pid, const struct python_version *v,
-		  const struct python_proc *proc, const struct runtime_sink *sink)
+/* Hands BPF the walk state; keeps the version for naming the process's frames. */
+static int attach(struct python_runtime *rt, const struct runtime_process *proc,
+		  const struct python_version *v, const struct python_proc *walk,
+		  const struct runtime_sink *sink)
 {
 	struct python_process *p;
-	uint32_t key = pid;
 	int err;
 
-	err = sink->attach(sink->ctx, RUNTIME_PYTHON, pid, proc, sizeof(*proc));
-	if (err) {
-		rt->stats.attach_failed++;
+	p = runtime_process__attach(proc, sink, RUNTIME_PYTHON, walk, sizeof(*walk), sizeof(*p),
+				    &rt->stats, &err);
+	if (!p)
 		return err;
-	}
-	p = lru__get(rt->procs, &key, sizeof(key));
-	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (!p || lru__put(rt->procs, &key, sizeof(key), p)) {
-			free(p);
-			sink->detach(sink->ctx, RUNTIME_PYTHON, pid);
-			return -ENOMEM;
-		}
-		rt->stats.processes_attached++; /* a process captured again is not counted twice */
-	}
 	p->version = v;
 	return 1;
 }
@@ -238,18 +218,9 @@ static int python_capture(void *state, const struct runtime_process *proc,
 			return -EPROTONOSUPPORT;
 		}
 		fill_proc(b, m->start, v, &walk);
-		return attach(rt, proc->pid, v, &walk, sink);
+		return attach(rt, proc, v, &walk, sink);
 	}
 	return 0;
-}
-
-static void python_forget(void *state, pid_t pid, const struct runtime_sink *sink)
-{
-	struct python_runtime *rt = state;
-	uint32_t key = pid;
-
-	free(lru__remove(rt->procs, &key, sizeof(key)));
-	sink->detach(sink->ctx, RUNTIME_PYTHON, pid);
 }
 
 static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -259,14 +230,13 @@ static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 
 /* Reads a code object's names now (frame_names_read_fn); -ESTALE when its cookie is no
  * longer the sampled one. */
-static int read_name(void *ctx, pid_t pid, uint64_t code, uint64_t cookie, struct sym_frame *ret)
+static int read_name(void *ctx, pid_t pid, void *proc, uint64_t code, uint64_t cookie,
+		     struct sym_frame *ret)
 {
-	struct python_runtime *rt = ctx;
 	unsigned char head[PYTHON_CODE_HEADER];
 	char qualname[SYM_NAME_MAX], module[SYM_NAME_MAX];
 	uint64_t now, file_obj, name_obj;
-	uint32_t pid_key = pid;
-	const struct python_process *p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+	const struct python_process *p = proc;
 	const struct python_version *v;
 	int err;
 
@@ -294,12 +264,13 @@ static int read_name(void *ctx, pid_t pid, uint64_t code, uint64_t cookie, struc
 	return 0;
 }
 
-static void python_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cookie,
+static void python_name_frame(void *state, pid_t pid, void *proc, uint64_t word, uint64_t cookie,
 			      struct sym_frame *ret)
 {
 	struct python_runtime *rt = state;
 
-	frame_names__name(rt->names, pid, word & PYTHON_FRAME_ADDR_MASK, cookie, "[python]", ret);
+	frame_names__name(rt->names, pid, proc, word & PYTHON_FRAME_ADDR_MASK, cookie, "[python]",
+			  ret);
 }
 
 static void python_stats(const void *state, struct runtime_stats *ret)
@@ -318,7 +289,6 @@ const struct runtime_ops python_runtime_ops = {
     .free = python_free,
     .wants = python_wants,
     .capture = python_capture,
-    .forget = python_forget,
     .name_frame = python_name_frame,
     .stats = python_stats,
 };

@@ -7,19 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lru.h"
 #include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
 #include "runtimes/ruby/ruby_class.h"
 #include "runtimes/ruby/ruby_runtime.h"
-#include "runtimes/runtime_binary.h"
+#include "runtimes/runtime_records.h"
 #include "runtimes/runtime_elf.h"
 
 #define CORE_MAX_DISTANCE (1u << 20) /* vm_exec_core lies within 1 MiB below rb_vm_exec */
 #define RUBY_EXE_TLS_MODULE 1	     /* glibc: the executable's TLS is module 1 of every DTV */
 
 struct ruby_runtime {
-	struct lru *procs; /* pid -> struct ruby_process */
 	struct frame_names *names;
 	struct runtime_stats stats;
 };
@@ -33,12 +31,8 @@ struct ruby_process {
 	unsigned ids_tries;
 };
 
-static void free_process(void *value, void *ctx)
-{
-	free(value);
-}
-
-static int read_name(void *ctx, pid_t pid, uint64_t iseq, uint64_t cookie, struct sym_frame *ret);
+static int read_name(void *ctx, pid_t pid, void *proc, uint64_t iseq, uint64_t cookie,
+		     struct sym_frame *ret);
 
 static void *ruby_new(void)
 {
@@ -46,11 +40,8 @@ static void *ruby_new(void)
 
 	if (!rt)
 		return NULL;
-	rt->procs = lru__new(RUBY_MAX_PROCESSES, free_process, NULL);
 	rt->names = frame_names__new(RUBY_NAME_CACHE, read_name, rt);
-	if (!rt->procs || !rt->names) {
-		lru__free(rt->procs);
-		frame_names__free(rt->names);
+	if (!rt->names) {
 		free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -64,7 +55,6 @@ static void ruby_free(void *state)
 
 	if (!rt)
 		return;
-	lru__free(rt->procs);
 	frame_names__free(rt->names);
 	free(rt);
 }
@@ -181,28 +171,18 @@ static int read_binary(const struct runtime_elf *elf, const char *name, void *re
 	return ruby_library__read_elf(elf, name, ret);
 }
 
-static int attach(struct ruby_runtime *rt, pid_t pid, const struct ruby_version *v,
-		  const struct ruby_proc *proc, uint64_t cobject, const struct runtime_sink *sink)
+/* Hands BPF the walk state; keeps the version (and rb_cObject) for naming the process's frames. */
+static int attach(struct ruby_runtime *rt, const struct runtime_process *proc,
+		  const struct ruby_version *v, const struct ruby_proc *walk, uint64_t cobject,
+		  const struct runtime_sink *sink)
 {
 	struct ruby_process *p;
-	uint32_t key = pid;
 	int err;
 
-	err = sink->attach(sink->ctx, RUNTIME_RUBY, pid, proc, sizeof(*proc));
-	if (err) {
-		rt->stats.attach_failed++;
+	p = runtime_process__attach(proc, sink, RUNTIME_RUBY, walk, sizeof(*walk), sizeof(*p),
+				    &rt->stats, &err);
+	if (!p)
 		return err;
-	}
-	p = lru__get(rt->procs, &key, sizeof(key));
-	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (!p || lru__put(rt->procs, &key, sizeof(key), p)) {
-			free(p);
-			sink->detach(sink->ctx, RUNTIME_RUBY, pid);
-			return -ENOMEM;
-		}
-		rt->stats.processes_attached++;
-	}
 	if (p->version != v || p->cobject != cobject) {
 		memset(p, 0, sizeof(*p));
 		p->version = v;
@@ -268,19 +248,10 @@ static int ruby_capture(void *state, const struct runtime_process *proc,
 		}
 		if (fill_proc(proc->pid, lib, m->start, v, &walk))
 			continue;
-		return attach(rt, proc->pid, v, &walk,
+		return attach(rt, proc, v, &walk,
 			      lib->cobject ? lib->cobject + m->start - lib->load_base : 0, sink);
 	}
 	return 0;
-}
-
-static void ruby_forget(void *state, pid_t pid, const struct runtime_sink *sink)
-{
-	struct ruby_runtime *rt = state;
-	uint32_t key = pid;
-
-	free(lru__remove(rt->procs, &key, sizeof(key)));
-	sink->detach(sink->ctx, RUNTIME_RUBY, pid);
 }
 
 static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -325,13 +296,12 @@ static int read_class(pid_t pid, struct ruby_process *p, uint64_t iseq, uint64_t
 
 /* Reads an iseq's name and file now (frame_names_read_fn); -ESTALE when its body (or method
  * entry, for a cookie that is one) is no longer the sampled one. */
-static int read_name(void *ctx, pid_t pid, uint64_t iseq, uint64_t cookie, struct sym_frame *ret)
+static int read_name(void *ctx, pid_t pid, void *proc, uint64_t iseq, uint64_t cookie,
+		     struct sym_frame *ret)
 {
-	struct ruby_runtime *rt = ctx;
 	char label[SYM_NAME_MAX], klass[SYM_NAME_MAX / 2];
 	uint64_t body, path_obj, label_obj;
-	uint32_t pid_key = pid;
-	struct ruby_process *p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+	struct ruby_process *p = proc;
 	const struct ruby_version *v;
 	bool singleton = false;
 	int err;
@@ -360,12 +330,12 @@ static int read_name(void *ctx, pid_t pid, uint64_t iseq, uint64_t cookie, struc
 	return err;
 }
 
-static void ruby_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cookie,
+static void ruby_name_frame(void *state, pid_t pid, void *proc, uint64_t word, uint64_t cookie,
 			    struct sym_frame *ret)
 {
 	struct ruby_runtime *rt = state;
 
-	frame_names__name(rt->names, pid, word & RUBY_FRAME_ADDR_MASK, cookie, "[ruby]", ret);
+	frame_names__name(rt->names, pid, proc, word & RUBY_FRAME_ADDR_MASK, cookie, "[ruby]", ret);
 }
 
 static void ruby_stats(const void *state, struct runtime_stats *ret)
@@ -384,7 +354,6 @@ const struct runtime_ops ruby_runtime_ops = {
     .free = ruby_free,
     .wants = ruby_wants,
     .capture = ruby_capture,
-    .forget = ruby_forget,
     .name_frame = ruby_name_frame,
     .stats = ruby_stats,
 };

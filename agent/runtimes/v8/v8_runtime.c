@@ -6,22 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lru.h"
 #include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
-#include "runtimes/runtime_binary.h"
+#include "runtimes/runtime_records.h"
 #include "runtimes/v8/v8_layout.h"
 #include "runtimes/v8/v8_names.h"
 #include "runtimes/v8/v8_runtime.h"
 
-/* What V8 keeps of one binary (runtime_binary.h: read once per binary, 100 MB of symbols). */
+/* What V8 keeps of one binary (runtime_records.h: read once per binary, 100 MB of symbols). */
 struct v8_binary {
 	struct v8_layout layout;
 	uint64_t load_base;
 };
 
 struct v8_runtime {
-	struct lru *procs; /* pid -> struct v8_process */
 	struct frame_names *names;
 	struct runtime_stats stats;
 };
@@ -30,23 +28,18 @@ struct v8_process {
 	struct v8_layout layout; /* a copy: the binary cache may drop its entry */
 };
 
-static void free_value(void *value, void *ctx)
-{
-	free(value);
-}
-
 static void v8_free(void *state)
 {
 	struct v8_runtime *rt = state;
 
 	if (!rt)
 		return;
-	lru__free(rt->procs);
 	frame_names__free(rt->names);
 	free(rt);
 }
 
-static int read_name(void *ctx, pid_t pid, uint64_t sfi, uint64_t cookie, struct sym_frame *ret);
+static int read_name(void *ctx, pid_t pid, void *proc, uint64_t sfi, uint64_t cookie,
+		     struct sym_frame *ret);
 
 static void *v8_new(void)
 {
@@ -54,9 +47,8 @@ static void *v8_new(void)
 
 	if (!rt)
 		return NULL;
-	rt->procs = lru__new(V8_MAX_PROCESSES, free_value, NULL);
 	rt->names = frame_names__new(V8_NAME_CACHE, read_name, rt);
-	if (!rt->procs || !rt->names) {
+	if (!rt->names) {
 		v8_free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -90,35 +82,25 @@ static int read_binary(const struct runtime_elf *elf, const char *name, void *re
 	return err;
 }
 
-static int attach(struct v8_runtime *rt, pid_t pid, const struct v8_binary *b, uint64_t start,
-		  const struct runtime_sink *sink)
+/* Hands BPF the walk state (the blob's variables moved by the load bias); keeps the layout
+ * for naming the process's frames. */
+static int attach(struct v8_runtime *rt, const struct runtime_process *proc,
+		  const struct v8_binary *b, uint64_t start, const struct runtime_sink *sink)
 {
 	struct v8_proc walk = b->layout.walk;
 	uint64_t bias = start - b->load_base;
 	struct v8_process *p;
-	uint32_t key = pid;
 	int err;
 
 	if (walk.blob_code_var) {
 		walk.blob_code_var += bias;
 		walk.blob_size_var += bias;
 	}
-	err = sink->attach(sink->ctx, RUNTIME_V8, pid, &walk, sizeof(walk));
-	if (err) {
-		rt->stats.attach_failed++;
+	p = runtime_process__attach(proc, sink, RUNTIME_V8, &walk, sizeof(walk), sizeof(*p),
+				    &rt->stats, &err);
+	if (!p)
 		return err;
-	}
-	p = lru__get(rt->procs, &key, sizeof(key));
-	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (!p || lru__put(rt->procs, &key, sizeof(key), p)) {
-			free(p);
-			sink->detach(sink->ctx, RUNTIME_V8, pid);
-			return -ENOMEM;
-		}
-	}
 	p->layout = b->layout;
-	rt->stats.processes_attached++;
 	return 1;
 }
 
@@ -151,18 +133,9 @@ static int v8_capture(void *state, const struct runtime_process *proc,
 				 b->layout.major, b->layout.minor, b->layout.patch, m->path);
 			return -EPROTONOSUPPORT;
 		}
-		return attach(rt, proc->pid, b, m->start, sink);
+		return attach(rt, proc, b, m->start, sink);
 	}
 	return 0;
-}
-
-static void v8_forget(void *state, pid_t pid, const struct runtime_sink *sink)
-{
-	struct v8_runtime *rt = state;
-	uint32_t key = pid;
-
-	free(lru__remove(rt->procs, &key, sizeof(key)));
-	sink->detach(sink->ctx, RUNTIME_V8, pid);
 }
 
 /* The module the perf-map path gives V8 frames: a function named either way is one function. */
@@ -175,11 +148,10 @@ static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 
 /* Reads a SharedFunctionInfo's name and script now (frame_names_read_fn); -ESTALE when its
  * cookie is no longer the sampled one. */
-static int read_name(void *ctx, pid_t pid, uint64_t sfi, uint64_t cookie, struct sym_frame *ret)
+static int read_name(void *ctx, pid_t pid, void *proc, uint64_t sfi, uint64_t cookie,
+		     struct sym_frame *ret)
 {
-	struct v8_runtime *rt = ctx;
-	uint32_t pid_key = pid;
-	const struct v8_process *p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+	const struct v8_process *p = proc;
 	struct v8_reader r = {.read = read_pid, .ctx = &pid};
 	struct v8_function f;
 	int err;
@@ -195,12 +167,12 @@ static int read_name(void *ctx, pid_t pid, uint64_t sfi, uint64_t cookie, struct
 	return 0;
 }
 
-static void v8_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cookie,
+static void v8_name_frame(void *state, pid_t pid, void *proc, uint64_t word, uint64_t cookie,
 			  struct sym_frame *ret)
 {
 	struct v8_runtime *rt = state;
 
-	frame_names__name(rt->names, pid, word & V8_FRAME_ADDR_MASK, cookie, V8_MODULE, ret);
+	frame_names__name(rt->names, pid, proc, word & V8_FRAME_ADDR_MASK, cookie, V8_MODULE, ret);
 }
 
 static void v8_stats(const void *state, struct runtime_stats *ret)
@@ -219,7 +191,6 @@ const struct runtime_ops v8_runtime_ops = {
     .free = v8_free,
     .wants = v8_wants,
     .capture = v8_capture,
-    .forget = v8_forget,
     .name_frame = v8_name_frame,
     .stats = v8_stats,
 };

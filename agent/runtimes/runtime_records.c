@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-/* What a runtime reads of an interpreter binary (its symbols' addresses, its version), read
- * once per binary through the registry's open file and kept on the binary for every process. */
+/* What a runtime keeps on the process registry's records: a binary's facts (symbols' addresses,
+ * version), read once through its open file for every process; a process's attached state. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "process/binary.h"
-#include "runtimes/runtime_binary.h"
+#include "runtimes/runtime_records.h"
 
 /* One kept block: read's result, then the facts. */
 struct kept {
@@ -49,4 +49,30 @@ int runtime_binary__facts(const struct runtime_mapping *m, size_t size, runtime_
 		*ret_facts = k->facts;
 	}
 	return err;
+}
+
+void *runtime_process__attach(const struct runtime_process *proc, const struct runtime_sink *sink,
+			      enum runtime_kind kind, const void *walk, size_t walk_size,
+			      size_t state_size, struct runtime_stats *stats, int *ret_err)
+{
+	void *state;
+	int err = sink->attach(sink->ctx, kind, proc->pid, walk, walk_size);
+
+	if (err) {
+		stats->attach_failed++;
+		*ret_err = err;
+		return NULL;
+	}
+	state = proc->state ? *proc->state : NULL;
+	if (state) /* captured again (same image): not counted twice */
+		return state;
+	state = proc->state ? calloc(1, state_size) : NULL;
+	if (!state) {
+		sink->detach(sink->ctx, kind, proc->pid);
+		*ret_err = -ENOMEM;
+		return NULL;
+	}
+	*proc->state = state;
+	stats->processes_attached++;
+	return state;
 }
