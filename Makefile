@@ -81,7 +81,7 @@ deps:
 	$(Q)./scripts/install-deps.sh
 
 # --- BPF: .bpf.c -> .bpf.o -> .skel.h ------------------------------------------------------
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard include/*.h) vmlinux/$(ARCH)/vmlinux.h
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard include/*.h bpf/*.h) vmlinux/$(ARCH)/vmlinux.h
 	@mkdir -p $(@D)
 	@echo "  BPF     $@"
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \

@@ -17,6 +17,7 @@ static void sampling_on(struct daemon *d, int hz)
 	    .unwind = d->file_cfg.unwind_frame_pointers ? PIPELINE_UNWIND_FP : PIPELINE_UNWIND_AUTO,
 	    .unwind_memory_bytes = (uint64_t)d->file_cfg.unwind_memory_mb << 20,
 	    .offcpu = daemon_offcpu_wanted(d),
+	    .java_perfmap = d->file_cfg.java_perfmap,
 	};
 	char err[256] = "";
 	int r, upload_s;

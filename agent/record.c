@@ -502,6 +502,29 @@ static void print_ruby(const struct pipeline_ruby_stats *rb)
 	    (unsigned long long)n->names_unreadable);
 }
 
+static void print_hotspot(const struct pipeline_hotspot_stats *hs)
+{
+	const struct runtime_stats *n = &hs->names;
+	const uint64_t *w = hs->walk;
+
+	fprintf(
+	    stderr,
+	    "hotspot: %llu processes attached, %llu whose VMStructs lack what Java frames need; "
+	    "%llu samples walked, %llu interpreted frames, %llu compiled frames, %llu stub "
+	    "frames, %llu code-cache pcs without a blob, %llu read failures, %llu truncated, "
+	    "%llu announcements lost; names: %llu read, %llu cached, %llu evicted, %llu stale, "
+	    "%llu unreadable\n",
+	    (unsigned long long)n->processes_attached, (unsigned long long)n->unsupported,
+	    (unsigned long long)w[HOTSPOT_STAT_SAMPLES],
+	    (unsigned long long)w[HOTSPOT_STAT_INTERPRETED],
+	    (unsigned long long)w[HOTSPOT_STAT_COMPILED], (unsigned long long)w[HOTSPOT_STAT_STUB],
+	    (unsigned long long)w[HOTSPOT_STAT_NO_BLOB], (unsigned long long)w[HOTSPOT_STAT_READ],
+	    (unsigned long long)w[HOTSPOT_STAT_TRUNCATED],
+	    (unsigned long long)w[HOTSPOT_STAT_EVENTS_LOST], (unsigned long long)n->names_read,
+	    (unsigned long long)n->names_cached, (unsigned long long)n->names_evicted,
+	    (unsigned long long)n->names_stale, (unsigned long long)n->names_unreadable);
+}
+
 static void print_summary(const struct window *w, const struct symbolizer_stats *ss,
 			  const struct pipeline_python_stats *py,
 			  const struct pipeline_v8_stats *v8, const struct runtime_stats *php,
@@ -569,6 +592,7 @@ static int record(const struct record_args *a, struct window *total,
 {
 	struct pipeline_options opts = {.pid = a->pid, .unwind = a->unwind, .offcpu = a->offcpu};
 	struct pipeline_ruby_stats rb;
+	struct pipeline_hotspot_stats hs;
 	struct pipeline *p;
 	char err[256] = "";
 	int ret;
@@ -616,6 +640,8 @@ static int record(const struct record_args *a, struct window *total,
 	pipeline__php_stats(p, ret_php);
 	if (a->unwind == PIPELINE_UNWIND_AUTO && !pipeline__ruby_stats(p, &rb))
 		print_ruby(&rb); /* before the summary: the window is named, the process gone */
+	if (a->unwind == PIPELINE_UNWIND_AUTO && !pipeline__hotspot_stats(p, &hs))
+		print_hotspot(&hs);
 out:
 	pipeline__close(p);
 	return ret;

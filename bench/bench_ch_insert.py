@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 # What one INSERT of N 500-stack uploads costs ClickHouse's CPU, by schema (docs/performance.md,
-# "Why the target cannot be met on this machine"): today's rollups with its hour, day and
-# upload-count views against cheaper shapes, down to the rollups table alone. A Python client
+# "Why the target cannot be met on this machine"): schema v4's rollups with its hour, day and
+# upload-count views against cheaper shapes (v6's: the upload-count view only), down to the
+# rollups table alone; 128-bit stack keys (FixedString(16)) as schema v4 and later store. A Python client
 # POSTs RowBinary to the throwaway ClickHouse of tests/lib/fleet_servers.py and reads the server
 # process's CPU from /proc from the first INSERT of a cell until no merge runs any more (the
 # merges the INSERTs cause are part of their cost), less the server's idle CPU over the wait.
@@ -50,7 +51,7 @@ class Server:
 
 def rollups(db, tier_column=False):
     tier = "tier UInt8, " if tier_column else ""
-    return ("CREATE TABLE %s.rollups(%s, %sbucket UInt32, stack_hash UInt64, value Int64,"
+    return ("CREATE TABLE %s.rollups(%s, %sbucket UInt32, stack_hash FixedString(16), value Int64,"
             " period Int64, received_at UInt32) ENGINE = SummingMergeTree(value)%s"
             " ORDER BY (%s, %sbucket, stack_hash)" % (db, SERIES, tier, BY_DAY, KEY,
                                                        "tier, " if tier_column else ""))
@@ -59,14 +60,14 @@ def rollups(db, tier_column=False):
 def tier_views(db, columns, key, grouped):
     out = []
     for table, unit in (("rollups_hour", 3600), ("rollups_day", 86400)):
-        out.append("CREATE TABLE %s.%s(%s, bucket UInt32, stack_hash UInt64, value Int64)"
+        out.append("CREATE TABLE %s.%s(%s, bucket UInt32, stack_hash FixedString(16), value Int64)"
                    " ENGINE = SummingMergeTree(value)%s ORDER BY (%s, bucket, stack_hash)"
                    % (db, table, columns, BY_DAY, key))
         value = "sum(value) AS value" if grouped else "value"
         group = " GROUP BY %s, bucket, stack_hash" % key if grouped else ""
         out.append("CREATE MATERIALIZED VIEW %s.%s_mv TO %s.%s AS SELECT %s,"
                    " toUInt32(intDiv(bucket, %d) * %d) AS bucket, stack_hash, %s"
-                   " FROM %s.rollups WHERE stack_hash != 0%s"
+                   " FROM %s.rollups WHERE stack_hash != toFixedString('', 16)%s"
                    % (db, table, db, table, key, unit, unit, value, db, group))
     return out
 
@@ -79,24 +80,24 @@ def upload_view(db, extra=""):
             "CREATE MATERIALIZED VIEW %s.uploads_mv TO %s.uploads AS SELECT %s, bucket,"
             " sumState(value) AS uploads, maxState(received_at) AS last_upload,"
             " argMaxState(period, received_at) AS period FROM %s.rollups"
-            " WHERE stack_hash = 0%s GROUP BY %s, bucket" % (db, db, KEY, db, extra, KEY)]
+            " WHERE stack_hash = toFixedString('', 16)%s GROUP BY %s, bucket" % (db, db, KEY, db, extra, KEY)]
 
 
 def one_tier_view(db):
     """Both tiers in one table, fed by one view that emits each row twice (ARRAY JOIN)."""
     return [rollups(db),
-            "CREATE TABLE %s.rollups_tiers(%s, tier UInt8, bucket UInt32, stack_hash UInt64,"
+            "CREATE TABLE %s.rollups_tiers(%s, tier UInt8, bucket UInt32, stack_hash FixedString(16),"
             " value Int64) ENGINE = SummingMergeTree(value)%s"
             " ORDER BY (%s, tier, bucket, stack_hash)" % (db, SERIES, BY_DAY, KEY),
             "CREATE MATERIALIZED VIEW %s.tiers_mv TO %s.rollups_tiers AS SELECT %s, tier,"
             " toUInt32(intDiv(bucket, unit) * unit) AS bucket, stack_hash, value FROM %s.rollups"
-            " ARRAY JOIN [1, 2] AS tier, [3600, 86400] AS unit WHERE stack_hash != 0"
+            " ARRAY JOIN [1, 2] AS tier, [3600, 86400] AS unit WHERE stack_hash != toFixedString('', 16)"
             % (db, db, KEY, db)] + upload_view(db)
 
 
 # name, statements, whether the collector writes the tier rows itself (tier column)
 SCHEMAS = [
-    ("today's (rollups + hour, day and upload-count views)",
+    ("schema v4 (rollups + hour, day and upload-count views)",
      lambda db: [rollups(db)] + tier_views(db, SERIES, KEY, False) + upload_view(db), False),
     ("one tier table fed by one view (ARRAY JOIN)", one_tier_view, False),
     ("tiers without the node column, the views grouping the block",
@@ -106,9 +107,12 @@ SCHEMAS = [
      lambda db: [rollups(db)] + tier_views(db, SERIES, KEY, True) + upload_view(db), False),
     ("one table with a tier column, tier rows written by the collector (3x the rows)",
      lambda db: [rollups(db, True)] + upload_view(db, " AND tier = 0"), True),
-    ("rollups + the upload-count view only (no tier views)",
+    ("schema v6, today's: rollups + the upload-count view (tiers built after ingest)",
      lambda db: [rollups(db)] + upload_view(db), False),
     ("rollups alone, no view", lambda db: [rollups(db)], False),
+    ("a series id (UInt64) instead of the five series strings, + the upload-count view",
+     lambda db: [s.replace(SERIES, "series UInt64").replace(KEY, "series")
+                 for s in [rollups(db)] + upload_view(db)], "series_id"),
 ]
 
 
@@ -121,14 +125,18 @@ def block(rnd, stacks, uploads, bucket, tiered):
     """RowBinary of `uploads` uploads from different nodes of 4 services, one bucket."""
     out = bytearray()
     tiers = [(0, bucket), (1, bucket // 3600 * 3600), (2, bucket // 86400 * 86400)]
+    series_id, tiered = tiered == "series_id", tiered is True
     for u in range(uploads):
         head = b"".join(string(x) for x in ("production", "svc-%d" % (u % 4), "cpu", "v1",
                                             "node-%d" % u))
+        if series_id:
+            head = struct.pack("<Q", hash(head) & (2**64 - 1))
         for tier, b in (tiers if tiered else [(None, bucket)]):
             t = bytes([tier]) if tiered else b""
-            out += head + t + struct.pack("<IQqqI", b, 0, 1, 10_000_000, int(time.time()))
+            out += head + t + struct.pack("<I16sqqI", b, bytes(16), 1, 10_000_000,
+                                          int(time.time()))
             for h in stacks:
-                out += head + t + struct.pack("<IQqqI", b, h, rnd.randint(1, 100), 0, 0)
+                out += head + t + struct.pack("<I16sqqI", b, h, rnd.randint(1, 100), 0, 0)
     return bytes(out)
 
 
@@ -144,7 +152,7 @@ def measure(server, db, uploads, tiered, inserts):
     """Server CPU per INSERT, the merges they cause included: from the first INSERT until no
     merge runs any more."""
     rnd = random.Random(1)
-    stacks = [rnd.getrandbits(63) | 1 for _ in range(STACKS)]
+    stacks = [(rnd.getrandbits(127) | 1).to_bytes(16, "little") for _ in range(STACKS)]
     first = int(time.time()) // 86400 * 86400 - 3 * 86400
     blocks = [block(rnd, stacks, uploads, first + 300 * i, tiered) for i in range(inserts)]
     settle(server)

@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-# Fleet-mode ingest benchmark: uploads/s, collector and database-server CPU ms/upload and
-# uploads per store commit of one collector on SQLite (--sync full), one collector on
-# PostgreSQL + ClickHouse (also with the settings before issue 13's batching work: 4 threads,
-# no linger; and with two INSERTs in flight) and two collectors sharing the servers, with 4
-# and 16 keep-alive clients POSTing a 500-stack gzipped CPU pprof (tests/helpers/ingest-load,
-# acknowledgements after the store committed); then bytes on disk per (bucket, stack) value in
-# each store for the same uploads spread over many buckets. Servers: tests/lib/fleet_servers.py.
-#   bench/bench_fleet.py --build DIR [--seconds N]
+# Fleet-mode ingest benchmark (issue 30): the CPU per upload of everything an upload causes,
+# for one collector on SQLite (--sync full) and one collector on PostgreSQL + one ClickHouse
+# server (the collector, both servers with ClickHouse's merges, and the build of the hour and
+# day tiers of the period the uploads went into), with 16 keep-alive clients POSTing a
+# 500-stack gzipped CPU pprof as 16 nodes x 4 services with unique upload ids
+# (tests/helpers/ingest-load, acknowledgements after the store committed), the configurations
+# alternating over --rounds rounds, medians; each store also with its files on tmpfs, which
+# takes away the cost of creating and deleting files on this machine's root file system
+# (ClickHouse creates ~25 files a part, two parts an INSERT, more as it merges: most of its
+# CPU on the ext4 root here, docs/performance.md); uploads/s; then bytes on disk per (bucket, stack)
+# value in each store for the same uploads spread over many buckets. Servers:
+# tests/lib/fleet_servers.py.
+#   bench/bench_fleet.py --build DIR [--seconds N] [--rounds N] [--buckets N]
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -22,17 +28,20 @@ sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
 STACKS = 500
 
 
-def cpu_ticks(pid):
+def cpu_ticks(pid, reaped=False):
+    """utime + stime of pid; reaped: and of its children that exited and were waited for."""
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
+    return sum(int(x) for x in fields[11:15 if reaped else 13])
 
 
 def tree_ticks(pid):
-    """CPU ticks of pid and its live descendants (a server and its worker processes)."""
+    """CPU ticks of pid and its descendants, live or exited (a server and its worker
+    processes: PostgreSQL's backends exit with their connections, and their CPU moves to the
+    postmaster's reaped children's)."""
     total = 0
     try:
-        total = cpu_ticks(pid)
+        total = cpu_ticks(pid, reaped=True)
         for task in os.listdir("/proc/%d/task" % pid):
             with open("/proc/%d/task/%s/children" % (pid, task)) as f:
                 total += sum(tree_ticks(int(c)) for c in f.read().split())
@@ -60,6 +69,11 @@ def commits(port):
     return found.get("count", 0), found.get("sum", 0)
 
 
+def uploads_per_commit(port):
+    count, total = commits(port)
+    return total / count if count else float("nan")
+
+
 def start_collector(binary, args, log):
     proc = subprocess.Popen([binary, "serve", "--listen", "127.0.0.1:0"] + args,
                             stdout=subprocess.DEVNULL, stderr=open(log, "w"))
@@ -74,31 +88,6 @@ def start_collector(binary, args, log):
     raise RuntimeError("collector did not start: " + open(log).read())
 
 
-def run_load(load, collectors, token, profile, clients, seconds, servers):
-    """ingest-load against each (proc, port), clients split evenly; (uploads/s, collector CPU
-    ms/upload, server CPU ms/upload or None, uploads per commit, failures)."""
-    c0 = [commits(port) for _, port in collectors]
-    s0 = sum(tree_ticks(pid) for pid in servers)
-    t0 = [cpu_ticks(p.pid) for p, _ in collectors]
-    loads = [subprocess.Popen([load, str(port), token, "service=bench&profile_type=cpu", profile,
-                               str(clients // len(collectors)), str(seconds)],
-                              stdout=subprocess.PIPE, text=True) for _, port in collectors]
-    outs = [p.communicate()[0] for p in loads]
-    t1 = [cpu_ticks(p.pid) for p, _ in collectors]
-    s1 = sum(tree_ticks(pid) for pid in servers)
-    c1 = [commits(port) for _, port in collectors]
-    groups = sum(b[0] - a[0] for a, b in zip(c0, c1))
-    per_commit = sum(b[1] - a[1] for a, b in zip(c0, c1)) / groups if groups else float("nan")
-    uploads = sum(int(re.search(r"uploads=(\d+)", o).group(1)) for o in outs)
-    ups = sum(float(re.search(r"uploads_per_s=([0-9.]+)", o).group(1)) for o in outs)
-    failures = sum(int(re.search(r"failures=(\d+)", o).group(1)) for o in outs)
-    ticks = sum(b - a for a, b in zip(t0, t1))
-    hz = os.sysconf("SC_CLK_TCK")
-    cpu_ms = ticks * 1000 / hz / uploads if uploads else float("nan")
-    server_ms = (s1 - s0) * 1000 / hz / uploads if uploads and servers else None
-    return ups, cpu_ms, server_ms, per_commit, failures
-
-
 def setup_sqlite(binary, tmp):
     os.makedirs(tmp, exist_ok=True)
     data = os.path.join(tmp, "sqlite")
@@ -109,8 +98,12 @@ def setup_sqlite(binary, tmp):
     return ["--data", data, "--sync", "full"], token, data
 
 
-def setup_fleet(binary, fleet_servers, tmp):
+def setup_fleet(binary, fleet_servers, tmp, ch_server=None):
+    """Fresh databases (ClickHouse's on ch_server when given), migrated and initialised."""
     pg, ch = fleet_servers.fresh_databases()
+    if ch_server is not None:
+        ch = ch_server.url(ch.rsplit("/", 1)[1])
+    os.makedirs(tmp, exist_ok=True)
     stores = ["--control-store", pg, "--profile-store", ch]
     subprocess.run([binary, "init"] + stores, check=True, capture_output=True)
     data = tempfile.mkdtemp(dir=tmp)  # span links stay under --data, in fleet mode too
@@ -121,38 +114,182 @@ def setup_fleet(binary, fleet_servers, tmp):
     return stores, token, ch.rsplit("/", 1)[1]
 
 
-def throughput(args, binary, load, profile, tmp, fleet_servers):
-    print("| store | collectors | clients | uploads/s | stack values/s | collector CPU ms/upload"
-          " | server CPU ms/upload | uploads per commit | failed uploads |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    sqlite = setup_sqlite(binary, tmp)[:2]
-    fleet = setup_fleet(binary, fleet_servers, tmp)[:2]
-    before = (fleet[0] + ["--threads", "4", "--ingest-in-flight", "1",
-                          "--ingest-linger-ms", "0"], fleet[1])
-    pipelined = (fleet[0] + ["--ingest-in-flight", "2"], fleet[1])
-    configs = [("SQLite (--sync full)", 1, sqlite, []),
-               ("PostgreSQL + ClickHouse, before (--threads 4, one INSERT in flight, no linger)",
-                1, before, server_pids(fleet_servers)),
-               ("PostgreSQL + ClickHouse", 1, fleet, server_pids(fleet_servers)),
-               ("PostgreSQL + ClickHouse, --ingest-in-flight 2", 1, pipelined,
-                server_pids(fleet_servers)),
-               ("PostgreSQL + ClickHouse", 2, fleet, server_pids(fleet_servers))]
-    for name, n, (store_args, token), servers in configs:
-        procs = [start_collector(binary, store_args, os.path.join(tmp, "log-%s-%d" % (n, i)))
-                 for i in range(n)]
-        try:
-            for clients in (4, 16):
-                ups, cpu_ms, server_ms, per_commit, failures = run_load(
-                    load, procs, token, profile, clients, args.seconds, servers)
-                print("| %s | %d | %d | %.1f | %.0f | %.2f | %s | %.1f | %d |" % (
-                    name, n, clients, ups, ups * STACKS, cpu_ms,
-                    "%.2f" % server_ms if server_ms is not None else "– (in the collector)",
-                    per_commit, failures))
-        finally:
-            for p, _ in procs:
-                p.terminate()
-                p.wait()
+QUERY = ("service=svc{turn4}&profile_type=cpu&node=node{client}"
+         "&upload_id=node{client}-{seq}")  # 16 clients: 16 nodes x 4 services, ids unique
 
+
+def server_cpu(pids):
+    return sum(tree_ticks(pid) for pid in pids) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu(pid):
+    return cpu_ticks(pid) / os.sysconf("SC_CLK_TCK")
+
+
+def idle_rate(pids, seconds=2.0):
+    """The servers' own CPU per second doing nothing (subtracted from the waits below)."""
+    c0 = server_cpu(pids)
+    time.sleep(seconds)
+    return (server_cpu(pids) - c0) / seconds
+
+
+def settle(ch, timeout=120):
+    """Waits until ClickHouse runs no merge (the merges an INSERT causes are its cost)."""
+    deadline = time.time() + timeout
+    time.sleep(0.5)
+    while time.time() < deadline and ch.query("SELECT count() FROM system.merges").strip() != "0":
+        time.sleep(0.2)
+
+
+def run_load(load, port, token, profile, clients, seconds):
+    """clients keep-alive clients for `seconds`: (uploads, uploads/s, failures)."""
+    out = subprocess.run([load, str(port), token, QUERY, profile, str(clients), str(seconds)],
+                         capture_output=True, text=True, check=True).stdout
+    return (int(re.search(r"uploads=(\d+)", out).group(1)),
+            float(re.search(r"uploads_per_s=([0-9.]+)", out).group(1)),
+            int(re.search(r"failures=(\d+)", out).group(1)))
+
+
+def measure_sqlite_tmpfs(binary, load, profile, tmp, args, fleet_servers):
+    shm = tempfile.mkdtemp(prefix="rt-bench-sqlite-", dir="/dev/shm")
+    try:
+        return measure_sqlite(binary, load, profile, shm, args, fleet_servers)
+    finally:
+        import shutil
+        shutil.rmtree(shm, ignore_errors=True)
+
+
+def measure_sqlite(binary, load, profile, tmp, args, _fleet_servers):
+    """One collector on SQLite: its CPU over the load and a second after it (what the commits
+    leave, a WAL checkpoint)."""
+    store_args, token, _ = setup_sqlite(binary, tmp)
+    proc, port = start_collector(binary, store_args, os.path.join(tmp, "log-sqlite"))
+    try:
+        c0 = proc_cpu(proc.pid)
+        uploads, ups, failures = run_load(load, port, token, profile, args.clients, args.seconds)
+        time.sleep(1)
+        collector = proc_cpu(proc.pid) - c0
+        per_commit = uploads_per_commit(port)
+    finally:
+        proc.terminate()
+        proc.wait()
+    return {"uploads": uploads, "ups": ups, "failures": failures, "collector": collector,
+            "servers": 0.0, "build": 0.0, "pg": 0.0, "per_commit": per_commit}
+
+
+_tmpfs_ch = None
+
+
+def tmpfs_clickhouse(fleet_servers):
+    """A second throwaway ClickHouse whose data is on tmpfs (/dev/shm): the same server without
+    the cost of creating and deleting its part files on this machine's root file system."""
+    global _tmpfs_ch
+    if _tmpfs_ch is None:
+        import atexit
+        import shutil
+        root = tempfile.mkdtemp(prefix="rt-bench-ch-", dir="/dev/shm")
+        os.chmod(root, 0o755)
+        _tmpfs_ch = fleet_servers._ClickHouse(root)
+        atexit.register(lambda: (_tmpfs_ch.stop(), shutil.rmtree(root, ignore_errors=True)))
+    return _tmpfs_ch
+
+
+def measure_fleet_tmpfs(binary, load, profile, tmp, args, fleet_servers):
+    return measure_fleet(binary, load, profile, tmp, args, fleet_servers,
+                         tmpfs_clickhouse(fleet_servers))
+
+
+def measure_fleet(binary, load, profile, tmp, args, fleet_servers, ch=None):
+    """One collector on one PostgreSQL + one ClickHouse: the collector and both servers during
+    the load, the servers until ClickHouse's merges are done (their idle CPU over that wait
+    taken off), then `tiers build` of the period the uploads went into."""
+    store_args, token, db = setup_fleet(binary, fleet_servers, tmp, ch)
+    pids = server_pids(fleet_servers)
+    if ch is None:
+        ch = fleet_servers.servers().ch
+    else:
+        pids[1] = ch.proc.pid
+    proc, port = start_collector(binary, store_args + ["--tier-build-interval-ms", "0"]
+                                 + getattr(args, "fleet_args", []),
+                                 os.path.join(tmp, "log-fleet"))
+    try:
+        settle(ch)
+        idle = idle_rate(pids)
+        c0, s0, t0 = proc_cpu(proc.pid), server_cpu(pids), time.time()
+        pg0 = server_cpu(pids[:1])
+        uploads, ups, failures = run_load(load, port, token, profile, args.clients, args.seconds)
+        pg = server_cpu(pids[:1]) - pg0
+        per_commit = uploads_per_commit(port)
+        settle(ch)
+        collector = proc_cpu(proc.pid) - c0
+        servers = server_cpu(pids) - s0 - idle * max(0.0, time.time() - t0 - args.seconds)
+    finally:
+        proc.terminate()
+        proc.wait()
+    # The build: the CLI's CPU and the servers' while it runs (a second or less, so their idle
+    # CPU is not taken off; the few parts it writes merge later, not counted).
+    s0 = server_cpu(pids)
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run([binary, "tiers", "build", "--delay-s", "0", "--days", "3"]
+                         + store_args[:4], capture_output=True, text=True, check=True).stdout
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    build = (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime + server_cpu(pids) - s0)
+    settle(ch)
+    if "days built: 1" not in out:
+        raise RuntimeError("tiers build: " + out)
+    return {"uploads": uploads, "ups": ups, "failures": failures, "collector": collector,
+            "servers": servers, "build": build, "pg": pg, "per_commit": per_commit}
+
+
+# name, measure(binary, load, profile, tmp, args, fleet_servers) -> dict of CPU seconds; more
+# configurations (a ClickHouse cluster) add a row here.
+CONFIGS = [("SQLite (--sync full)", measure_sqlite),
+           ("PostgreSQL + one ClickHouse server", measure_fleet),
+           ("SQLite (--sync full), its file on tmpfs", measure_sqlite_tmpfs),
+           ("PostgreSQL + one ClickHouse server, its data on tmpfs", measure_fleet_tmpfs)]
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def cpu_per_upload(args, binary, load, profile, tmp, fleet_servers):
+    """The configurations in turn, `rounds` times (alternating, so that the machine's load
+    falls on each alike); the medians and each one against the first (SQLite)."""
+    print("| round | store | uploads | uploads/s | uploads per commit | collector ms/upload"
+          " | servers ms/upload (with merges; of it PostgreSQL) | tier build ms/upload"
+          " | total CPU ms/upload | failed | load avg |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    results = {name: [] for name, _ in CONFIGS}
+    for rnd in range(1, args.rounds + 1):
+        for i, (name, measure) in enumerate(CONFIGS):
+            r = measure(binary, load, profile, os.path.join(tmp, "r%d-%d" % (rnd, i)), args,
+                        fleet_servers)
+            n = r["uploads"]
+            r["total"] = (r["collector"] + r["servers"] + r["build"]) * 1000 / n
+            results[name].append(r)
+            print("| %d | %s | %d | %.1f | %.1f | %.2f | %.2f (%.2f) | %.2f | **%.2f** | %d | %s |"
+                  % (rnd, name, n, r["ups"], r["per_commit"], r["collector"] * 1000 / n,
+                     r["servers"] * 1000 / n, r["pg"] * 1000 / n, r["build"] * 1000 / n,
+                     r["total"], r["failures"],
+                open("/proc/loadavg").read().split()[0]), flush=True)
+    print()
+    print("| store | uploads/s | collector | servers (with merges) | tier build"
+          " | total CPU ms/upload | against SQLite on the same file system |")
+    print("|---|---|---|---|---|---|---|")
+    for name, _ in CONFIGS:
+        rs = results[name]
+        med = median([r["total"] for r in rs])
+        # against the SQLite row on the same file system
+        base = median([r["total"] for r in results[CONFIGS[2 if "tmpfs" in name else 0][0]]])
+        print("| %s | %.1f | %.2f | %.2f | %.2f | **%.2f** | %.2fx |" % (
+            name, median([r["ups"] for r in rs]),
+            median([r["collector"] * 1000 / r["uploads"] for r in rs]),
+            median([r["servers"] * 1000 / r["uploads"] for r in rs]),
+            median([r["build"] * 1000 / r["uploads"] for r in rs]), med, med / base))
+    print("(medians of %d rounds)" % args.rounds)
 
 def spread_uploads(binary, store_args, token, tmp, buckets):
     """One upload of a fresh 500-stack profile into each of `buckets` five-minute buckets."""
@@ -185,6 +322,8 @@ def bytes_per_value(args, binary, tmp, fleet_servers):
     store_args, token, db = setup_fleet(binary, fleet_servers, tmp)
     spread_uploads(binary, store_args, token, tmp, buckets)
     ch = fleet_servers.servers().ch
+    subprocess.run([binary, "tiers", "build", "--delay-s", "0", "--days", "3"] + store_args[:4],
+                   check=True, capture_output=True)
     for table in ("rollups", "rollups_hour", "rollups_day", "uploads", "stacks"):
         ch.query("OPTIMIZE TABLE %s.%s FINAL" % (db, table))
     values = int(ch.query("SELECT count() FROM %s.rollups"
@@ -210,6 +349,8 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--buckets", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--clients", type=int, default=16)
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     os.environ["ROOTTRACE_BUILD"] = build
@@ -222,11 +363,13 @@ def main():
     load = os.path.join(build, "tests", "helpers", "ingest-load")
     with tempfile.TemporaryDirectory() as tmp:
         profile = os.path.join(tmp, "cpu.pb.gz")
+        # Dated yesterday 10:00: its hour and day are closed, so their tiers can be built.
+        at = int(time.time()) // 86400 * 86400 - 86400 + 36000 + 7
         subprocess.run([sys.executable, os.path.join(SRC, "bench", "gen-cpu-profile.py"),
-                        profile, "--stacks", str(STACKS), "--gzip"], check=True,
-                       capture_output=True)
+                        profile, "--stacks", str(STACKS), "--gzip", "--time", str(at)],
+                       check=True, capture_output=True)
         before = open("/proc/loadavg").read().split()[:3]
-        throughput(args, binary, load, profile, tmp, fleet_servers)
+        cpu_per_upload(args, binary, load, profile, tmp, fleet_servers)
         bytes_per_value(args, binary, tmp, fleet_servers)
         print("\n%d s per run; %d cores; load average before: %s, after: %s" % (
             args.seconds, os.cpu_count(), " ".join(before),

@@ -6,6 +6,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "hotspot_frames.h"
 #include "offcpu.h"
 #include "profile.h"
 #include "php_frames.h"
@@ -209,6 +210,42 @@ struct {
 	__uint(max_entries, PHP_MAX_PROCESSES);
 } php_procs SEC(".maps");
 
+/* --- HotSpot: filled by user space (agent/runtimes/hotspot/) ------------------------------ */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct hotspot_proc);
+	__uint(max_entries, HOTSPOT_MAX_PROCESSES);
+} hotspot_procs SEC(".maps");
+
+struct hotspot_counters {
+	__u64 c[HOTSPOT_STAT__COUNT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct hotspot_counters);
+	__uint(max_entries, 1);
+} hotspot_stats SEC(".maps");
+
+/* The HotSpot side of one walk: a copy of the JVM's state, the blob header read last, and
+ * what the last frames found, so a recursion or a run of interpreted frames searches and
+ * reads once. */
+struct hotspot_walk {
+	__u32 active;			/* the process is a JVM */
+	__s32 last_size, last_complete; /* the last blob's frame size and prologue */
+	__u32 pad;
+	__u64 last_begin, last_end;	       /* the last blob's code, 0 0: none */
+	__u64 last_blob, last_kind, last_name; /* its address, kind (name's 8 bytes), name */
+	__u64 last_blob_method;		       /* an nmethod's Method* */
+	__u64 last_method, last_cookie;	       /* the Method recorded last (announced) */
+	struct hotspot_proc proc;
+	__u8 blob[HOTSPOT_BLOB_READ];
+};
+
 /* The V8 side of one walk: where the builtins run now, the last JS frame recorded. */
 struct v8_walk {
 	__u64 blob_start, blob_end; /* the embedded builtins (V8 may remap them at start) */
@@ -298,6 +335,7 @@ struct walk_state {
 	struct v8_walk v8;
 	struct ruby_walk rb;
 	struct php_walk php;
+	struct hotspot_walk hs;
 };
 
 struct {
@@ -1000,6 +1038,8 @@ static __always_inline __u32 fp_step(struct walk_state *st)
 	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
 }
 
+#include "hotspot_walk.h"
+
 /* --- V8: a JS frame's native pc is replaced by its function (SharedFunctionInfo + cookie) -- */
 
 static __always_inline void v8_count(__u32 stat)
@@ -1257,6 +1297,8 @@ static long unwind_frame(__u32 index, void *ctx)
 		return 1;
 	}
 	lookup_pc = st->exact ? st->pc : st->pc - 1;
+	if (hotspot_code(st, lookup_pc))
+		return hotspot_frame(st, lookup_pc);
 	if (v8_code(st, lookup_pc))
 		return v8_frame(st);
 	if (st->py.state == PYTHON_WALK_STEP_OVER) {
@@ -1377,6 +1419,7 @@ static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, v
 	v8_walk_start(st);
 	ruby_walk_start(st);
 	php_walk_start(st);
+	hotspot_walk_start(st);
 	/* twice the depth: an interpreter's eval frame takes one more step than it records */
 	bpf_loop(2 * (PROFILE_STACK_DEPTH + 1), unwind_frame, NULL, 0);
 	if (st->py.frames)
@@ -1404,7 +1447,8 @@ static __always_inline __u64 unwind_user_stack(struct bpf_perf_event_data *ctx, 
 
 	/* a V8 process is walked here before its tables load (by frame pointers, as the kernel
 	 * would): its JS frames are found either way */
-	if (!bpf_map_lookup_elem(&unwind_procs, &pid) && !bpf_map_lookup_elem(&v8_procs, &pid)) {
+	if (!bpf_map_lookup_elem(&unwind_procs, &pid) && !bpf_map_lookup_elem(&v8_procs, &pid) &&
+	    !bpf_map_lookup_elem(&hotspot_procs, &pid)) {
 		unwind_count(UNWIND_STAT_NOT_LOADED);
 		return store_stack(ctx, stacks, BPF_F_USER_STACK, stats);
 	}
@@ -1427,7 +1471,8 @@ static __always_inline __u64 unwind_task_user_stack(void *ctx, struct task_struc
 
 	/* a V8 process is walked here before its tables load (by frame pointers, as the kernel
 	 * would): its JS frames are found either way */
-	if (!bpf_map_lookup_elem(&unwind_procs, &pid) && !bpf_map_lookup_elem(&v8_procs, &pid)) {
+	if (!bpf_map_lookup_elem(&unwind_procs, &pid) && !bpf_map_lookup_elem(&v8_procs, &pid) &&
+	    !bpf_map_lookup_elem(&hotspot_procs, &pid)) {
 		unwind_count(UNWIND_STAT_NOT_LOADED);
 		return store_stack(ctx, stacks, BPF_F_USER_STACK, stats);
 	}
@@ -1527,6 +1572,7 @@ int handle_exec(struct bpf_raw_tracepoint_args *ctx)
 	bpf_map_delete_elem(&v8_procs, &pid);
 	bpf_map_delete_elem(&ruby_procs, &pid);
 	bpf_map_delete_elem(&php_procs, &pid);
+	bpf_map_delete_elem(&hotspot_procs, &pid);
 	return 0;
 }
 

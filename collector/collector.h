@@ -44,6 +44,9 @@ struct collector_options {
 	size_t ingest_queue_bytes; /* their estimated decoded bytes (0 = store default) */
 	size_t ingest_in_flight;   /* ClickHouse: groups inserting at once (0 = store default) */
 	long ingest_linger_us;	   /* ClickHouse: a group waits for more (0 = default, < 0 none) */
+	long tier_interval_ms;	   /* ClickHouse: tier builder passes (0 or < 0: no builder) */
+	long tier_delay_s;	   /* ClickHouse: build periods ended this long ago (store_ch.h) */
+	long tier_pause_ms;	   /* ClickHouse, tests: a build waits before its REPLACE */
 	size_t max_samples;	   /* per upload */
 	size_t max_stacks;	   /* distinct stacks per upload */
 	size_t max_upload_memory;  /* bytes decoding one upload may hold */

@@ -10,7 +10,7 @@ libmicrohttpd-dev libsqlite3-dev sqlite3 libssl-dev golang-go python3 curl procp
 libclang-rt-14-dev openssl python3-yaml dpkg-dev strace clang-format nodejs chromium \
 libpq-dev postgresql clickhouse-server clickhouse-client faketime \
 liblzma-dev libdebuginfod-dev debuginfod elfutils xz-utils binutils python3.11 bpfcc-tools libbpf-tools \
-php8.2-cli php8.2-fpm ruby3.1"
+php8.2-cli php8.2-fpm ruby3.1 openjdk-17-jdk-headless"
 
 # npm installs the Node.js SDK the tests run (mk/node.mk); NodeSource's nodejs ships it,
 # Debian's comes as its own package.

@@ -333,6 +333,12 @@ static int parse_key(const char *key, json_t *v, struct agent_file_config *c, ch
 		c->kubelet_insecure = json_is_true(v);
 		return 0;
 	}
+	if (strcmp(key, "java_perfmap") == 0) {
+		if (!json_is_boolean(v))
+			return err_invalid(err, err_len, "key \"%s\": expected a boolean", key);
+		c->java_perfmap = json_is_true(v);
+		return 0;
+	}
 	if (strcmp(key, "kubelet_refresh_s") == 0) {
 		ret = set_size(v, key, 5, 3600, &n, err, err_len);
 		c->kubelet_refresh_s = n;

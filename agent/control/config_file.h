@@ -58,6 +58,7 @@ struct agent_file_config {
 	size_t offcpu_min_block_us; /* off-CPU: shorter blocks are dropped (counted) */
 	size_t offcpu_sample_every; /* off-CPU: keep 1 block in N at random, weighted by N */
 	char *listen;		    /* status listener HOST:PORT (/healthz, /metrics); NULL: off */
+	bool java_perfmap; /* ask JVMs whose structures cannot be read for a perf map (opt-in) */
 	char
 	    *debuginfod_urls; /* as DEBUGINFOD_URLS (which it overrides); NULL: the environment's */
 };

@@ -17,6 +17,7 @@ enum runtime_kind {
 	RUNTIME_V8 = 1,
 	RUNTIME_RUBY = 2,
 	RUNTIME_PHP = 3,
+	RUNTIME_HOTSPOT = 4,
 	RUNTIME__COUNT,
 };
 

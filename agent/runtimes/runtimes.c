@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "process/process_registry.h"
+#include "runtimes/hotspot/hotspot_runtime.h"
 #include "runtimes/php/php_runtime.h"
 #include "runtimes/python/python_runtime.h"
 #include "runtimes/ruby/ruby_runtime.h"
@@ -15,12 +17,20 @@
 
 #define MAX_NOTES 32	  /* distinct "no table" notes remembered (then: counted only) */
 #define MAX_WANTED_MAPS 8 /* binaries a process hands its runtimes */
+#define MAX_PENDING 64	  /* processes caught starting, captured again (then: not retried) */
+#define RETRY_MS 250	  /* between two captures of a starting process */
+#define RETRY_TRIES 240	  /* a minute of them: a VM not up by then keeps native frames */
+
+/* A process whose runtime was still starting (a JVM before its VM is up): -EAGAIN. */
+struct pending {
+	pid_t pid;
+	unsigned tries;
+};
 
 static const struct runtime_ops *const all_ops[RUNTIME__COUNT] = {
-    [RUNTIME_PYTHON] = &python_runtime_ops,
-    [RUNTIME_V8] = &v8_runtime_ops,
-    [RUNTIME_RUBY] = &ruby_runtime_ops,
-    [RUNTIME_PHP] = &php_runtime_ops,
+    [RUNTIME_PYTHON] = &python_runtime_ops,   [RUNTIME_V8] = &v8_runtime_ops,
+    [RUNTIME_RUBY] = &ruby_runtime_ops,	      [RUNTIME_PHP] = &php_runtime_ops,
+    [RUNTIME_HOTSPOT] = &hotspot_runtime_ops,
 };
 
 struct runtimes {
@@ -30,6 +40,9 @@ struct runtimes {
 	void *state[RUNTIME__COUNT];
 	char *notes[MAX_NOTES]; /* reported once */
 	size_t n_notes;
+	struct pending pending[MAX_PENDING];
+	size_t n_pending;
+	int64_t last_retry_ms;
 };
 
 /* What each runtime read of one binary (runtime_mapping.facts), freed with the binary. */
@@ -140,15 +153,76 @@ static int note_once(struct runtimes *r, const char *note)
 	return 1;
 }
 
+/* Remembers a starting process for runtimes__retry_pending (once). */
+static void add_pending(struct runtimes *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->n_pending; i++)
+		if (r->pending[i].pid == pid)
+			return;
+	if (r->n_pending < MAX_PENDING)
+		r->pending[r->n_pending++] = (struct pending){.pid = pid};
+}
+
+static void drop_pending(struct runtimes *r, size_t i)
+{
+	r->pending[i] = r->pending[--r->n_pending];
+}
+
+static int64_t monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int capture(struct runtimes *r, struct process *p, pid_t pid, char *note, size_t note_len);
+
+int runtimes__retry_pending(struct runtimes *r, char *note, size_t note_len)
+{
+	int64_t now = monotonic_ms();
+	struct process *p;
+	int ret;
+
+	if (!r->n_pending || now - r->last_retry_ms < RETRY_MS)
+		return 0;
+	r->last_retry_ms = now;
+	for (size_t i = 0; i < r->n_pending;) {
+		/* its maps as they are now: the library it was waiting for may be mapped since */
+		p = process_registry__get(r->reg, r->pending[i].pid);
+		ret = p ? process_registry__refresh(r->reg, p) : -ESRCH;
+		if (!ret)
+			ret = capture(r, p, r->pending[i].pid, note, note_len);
+		if (ret == -EAGAIN && ++r->pending[i].tries < RETRY_TRIES) {
+			i++;
+			continue;
+		}
+		drop_pending(r, i);
+		if (ret > 0)
+			return ret; /* a note: the others on the next call */
+	}
+	return 0;
+}
+
 int runtimes__capture_process(struct runtimes *r, pid_t pid, char *note, size_t note_len)
 {
 	struct process *p = process_registry__get(r->reg, pid);
+	int ret;
+
+	if (!p)
+		return -ESRCH;
+	ret = capture(r, p, pid, note, note_len);
+	if (ret == -EAGAIN)
+		add_pending(r, pid);
+	return ret;
+}
+
+static int capture(struct runtimes *r, struct process *p, pid_t pid, char *note, size_t note_len)
+{
 	struct wanted w;
 	struct runtime_process proc = {.pid = pid, .maps = w.maps};
 	int ret = 0;
 
-	if (!p)
-		return -ESRCH;
 	collect_wanted(p, &w);
 	proc.n_maps = w.n;
 	for (int k = 0; !ret && w.n && k < RUNTIME__COUNT; k++) {
@@ -166,8 +240,19 @@ int runtimes__capture_process(struct runtimes *r, pid_t pid, char *note, size_t 
 
 void runtimes__forget_process(struct runtimes *r, pid_t pid)
 {
+	for (size_t i = 0; i < r->n_pending; i++) {
+		if (r->pending[i].pid == pid) {
+			drop_pending(r, i);
+			break;
+		}
+	}
 	for (int k = 0; k < RUNTIME__COUNT; k++)
 		all_ops[k]->forget(r->state[k], pid, &r->sink);
+}
+
+void runtimes__set_java_perfmap(struct runtimes *r, bool on)
+{
+	hotspot_runtime__set_perfmap(r->state[RUNTIME_HOTSPOT], on);
 }
 
 bool runtimes__wants_path(const char *path)

@@ -25,9 +25,17 @@ void runtimes__free(struct runtimes *r);
  * counted, not reported again). -ESRCH when the process could not be read (gone). */
 int runtimes__capture_process(struct runtimes *r, pid_t pid, char *note, size_t note_len);
 void runtimes__forget_process(struct runtimes *r, pid_t pid);
+/* Captures again the processes whose runtime was starting when first captured (a JVM before
+ * its VM is up: -EAGAIN from runtimes__capture_process), at most every few hundred ms, for a
+ * minute. Returns as runtimes__capture_process does (1: a note to log). */
+int runtimes__retry_pending(struct runtimes *r, char *note, size_t note_len);
 
 /* True when a process mapping this file may run a runtime (a name test). */
 bool runtimes__wants_path(const char *path);
+
+/* Opt-in: a JVM whose structures cannot be read is asked to write its perf map through the
+ * attach mechanism (jcmd Compiler.perfmap, JDK 17+; hotspot_attach.h). Off by default. */
+void runtimes__set_java_perfmap(struct runtimes *r, bool on);
 
 /* True when word starts an interpreter frame (two words in a user stack). */
 bool runtimes__is_frame(uint64_t word);

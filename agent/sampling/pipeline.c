@@ -249,6 +249,8 @@ static int runtime_attach(void *ctx, enum runtime_kind kind, pid_t pid, const vo
 		return sampler__ruby_set_process(ctx, pid, state);
 	if (kind == RUNTIME_PHP && size == sizeof(struct php_proc))
 		return sampler__php_set_process(ctx, pid, state);
+	if (kind == RUNTIME_HOTSPOT && size == sizeof(struct hotspot_proc))
+		return sampler__hotspot_set_process(ctx, pid, state);
 	return -EINVAL;
 }
 
@@ -262,6 +264,8 @@ static void runtime_detach(void *ctx, enum runtime_kind kind, pid_t pid)
 		sampler__ruby_forget_process(ctx, pid);
 	else if (kind == RUNTIME_PHP)
 		sampler__php_forget_process(ctx, pid);
+	else if (kind == RUNTIME_HOTSPOT)
+		sampler__hotspot_forget_process(ctx, pid);
 }
 
 static int open_runtimes(struct pipeline *p)
@@ -334,7 +338,9 @@ struct pipeline *pipeline__open(const struct pipeline_options *opts, char *err, 
 		goto fail;
 	}
 	/* the interpreter walk runs inside the tables' walk */
-	if (sampler_opts.unwind_tables && open_runtimes(p)) {
+	if (sampler_opts.unwind_tables && !open_runtimes(p))
+		runtimes__set_java_perfmap(p->runtimes, opts->java_perfmap);
+	if (sampler_opts.unwind_tables && !p->runtimes) {
 		snprintf(err, err_len, "creating the runtimes failed: %s", strerror(errno));
 		goto fail;
 	}
@@ -425,7 +431,11 @@ int pipeline__frequency(const struct pipeline *p)
 int pipeline__poll(struct pipeline *p, int timeout_ms)
 {
 	int ret = sampler__poll(p->sampler, timeout_ms);
+	char note[512];
 
+	/* a JVM caught starting: captured again once its VM is up */
+	if (p->runtimes && runtimes__retry_pending(p->runtimes, note, sizeof(note)) > 0)
+		log_warn("%s", note);
 	if (p->unwind)
 		capture_unwind_pending(p, UNWIND_CAPTURE_BUDGET_MS);
 	if (p->unwind) /* big tables the builder thread finished */
@@ -1099,6 +1109,17 @@ int pipeline__ruby_stats(struct pipeline *p, struct pipeline_ruby_stats *ret)
 		return -ENOTSUP;
 	runtimes__stats(p->runtimes, RUNTIME_RUBY, &name, &ret->names);
 	return sampler__ruby_stats(p->sampler, ret->walk);
+}
+
+int pipeline__hotspot_stats(struct pipeline *p, struct pipeline_hotspot_stats *ret)
+{
+	const char *name;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!p->runtimes)
+		return -ENOTSUP;
+	runtimes__stats(p->runtimes, RUNTIME_HOTSPOT, &name, &ret->names);
+	return sampler__hotspot_stats(p->sampler, ret->walk);
 }
 
 int pipeline__php_stats(struct pipeline *p, struct runtime_stats *ret)

@@ -14,6 +14,7 @@
 #include "python_frames.h"
 #include "ruby_frames.h"
 #include "v8_frames.h"
+#include "hotspot_frames.h"
 #include "runtimes/runtime.h"
 #include "symbolize/symbolizer.h"
 #include "sampling/window.h"
@@ -34,6 +35,7 @@ struct pipeline_options {
 	size_t max_processes;
 	bool capture_cgroups; /* fill window_sample.cgroup (captured at first sight) */
 	bool offcpu;	      /* load the off-CPU hooks (attached by pipeline__offcpu_start) */
+	bool java_perfmap;    /* ask JVMs whose structures cannot be read for a perf map */
 };
 
 struct pipeline;
@@ -90,6 +92,14 @@ struct pipeline_ruby_stats {
 };
 
 int pipeline__ruby_stats(struct pipeline *p, struct pipeline_ruby_stats *ret);
+
+/* Java frames (HotSpot): the same two sides. -ENOTSUP with --unwind=fp. */
+struct pipeline_hotspot_stats {
+	uint64_t walk[HOTSPOT_STAT__COUNT]; /* enum hotspot_stat */
+	struct runtime_stats names;
+};
+
+int pipeline__hotspot_stats(struct pipeline *p, struct pipeline_hotspot_stats *ret);
 
 /* PHP's detection and naming counters (its walk has no BPF counters of its own). */
 int pipeline__php_stats(struct pipeline *p, struct runtime_stats *ret);

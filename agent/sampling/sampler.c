@@ -1212,6 +1212,43 @@ int sampler__v8_stats(struct sampler *s, uint64_t *ret)
 	return err;
 }
 
+int sampler__hotspot_set_process(struct sampler *s, pid_t pid, const struct hotspot_proc *proc)
+{
+	__u32 key = pid;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.hotspot_procs), &key, proc, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void sampler__hotspot_forget_process(struct sampler *s, pid_t pid)
+{
+	__u32 key = pid;
+
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.hotspot_procs), &key);
+}
+
+int sampler__hotspot_stats(struct sampler *s, uint64_t *ret)
+{
+	struct hotspot_counters {
+		__u64 c[HOTSPOT_STAT__COUNT];
+	} * percpu;
+	__u32 zero = 0;
+	int err = 0;
+
+	memset(ret, 0, HOTSPOT_STAT__COUNT * sizeof(*ret));
+	percpu = calloc(s->n_possible_cpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.hotspot_stats), &zero, percpu))
+		err = -errno;
+	for (int cpu = 0; !err && cpu < s->n_possible_cpus; cpu++)
+		for (int i = 0; i < HOTSPOT_STAT__COUNT; i++)
+			ret[i] += percpu[cpu].c[i];
+	free(percpu);
+	return err;
+}
+
 int sampler__php_set_process(struct sampler *s, pid_t pid, const struct php_proc *proc)
 {
 	__u32 key = pid;

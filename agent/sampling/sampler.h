@@ -16,6 +16,7 @@
 #include "python_frames.h"
 #include "ruby_frames.h"
 #include "v8_frames.h"
+#include "hotspot_frames.h"
 #include "unwind.h"
 
 /* Called from sampler__poll() for each first-sight / exec event. */
@@ -154,6 +155,11 @@ int sampler__ruby_stats(struct sampler *s, uint64_t *ret);
 int sampler__v8_set_process(struct sampler *s, pid_t pid, const struct v8_proc *proc);
 void sampler__v8_forget_process(struct sampler *s, pid_t pid);
 int sampler__v8_stats(struct sampler *s, uint64_t *ret);
+
+/* HotSpot JVMs' walk state (hotspot_procs) and the walk's counters (HOTSPOT_STAT__COUNT). */
+int sampler__hotspot_set_process(struct sampler *s, pid_t pid, const struct hotspot_proc *proc);
+void sampler__hotspot_forget_process(struct sampler *s, pid_t pid);
+int sampler__hotspot_stats(struct sampler *s, uint64_t *ret);
 
 /* PHP processes' walk state (php_procs). */
 int sampler__php_set_process(struct sampler *s, pid_t pid, const struct php_proc *proc);

@@ -181,6 +181,29 @@ void agent_metrics__php_closed(struct agent_metrics *m)
 	pthread_mutex_unlock(&m->lock);
 }
 
+void agent_metrics__hotspot(struct agent_metrics *m, const struct pipeline_hotspot_stats *now)
+{
+	pthread_mutex_lock(&m->lock);
+	m->status.hotspot_open = *now;
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void add_hotspot(struct pipeline_hotspot_stats *dst,
+			const struct pipeline_hotspot_stats *src)
+{
+	for (int i = 0; i < HOTSPOT_STAT__COUNT; i++)
+		dst->walk[i] += src->walk[i];
+	add_runtime_names(&dst->names, &src->names);
+}
+
+void agent_metrics__hotspot_closed(struct agent_metrics *m)
+{
+	pthread_mutex_lock(&m->lock);
+	add_hotspot(&m->status.hotspot_closed, &m->status.hotspot_open);
+	m->status.hotspot_open = (struct pipeline_hotspot_stats){0};
+	pthread_mutex_unlock(&m->lock);
+}
+
 void agent_metrics__uploads(struct agent_metrics *m, const struct uploader_stats *st)
 {
 	pthread_mutex_lock(&m->lock);
@@ -589,6 +612,62 @@ static void render_php(struct prom_text *t, const struct agent_status *s)
 	}
 }
 
+static void render_hotspot(struct prom_text *t, const struct agent_status *s)
+{
+	struct pipeline_hotspot_stats all = s->hotspot_closed;
+	const uint64_t *w = all.walk;
+	const struct runtime_stats *n = &all.names;
+
+	add_hotspot(&all, &s->hotspot_open);
+	counter_by(t, P "hotspot_processes_total",
+		   "HotSpot JVMs found, by outcome: walked, or whose VMStructs lack what Java "
+		   "frames need (native frames).",
+		   "outcome",
+		   (const struct labelled[]){{"attached", n->processes_attached},
+					     {"unsupported", n->unsupported},
+					     {"attach_failed", n->attach_failed}},
+		   3);
+	prom_text__counter(t, P "hotspot_samples_total", "Samples of a JVM walked for Java frames.",
+			   w[HOTSPOT_STAT_SAMPLES]);
+	counter_by(t, P "hotspot_frames_total",
+		   "Code-cache frames recorded, by kind: interpreted or compiled Java frames, or "
+		   "stubs kept as native pcs.",
+		   "kind",
+		   (const struct labelled[]){{"interpreted", w[HOTSPOT_STAT_INTERPRETED]},
+					     {"compiled", w[HOTSPOT_STAT_COMPILED]},
+					     {"stub", w[HOTSPOT_STAT_STUB]}},
+		   3);
+	counter_by(t, P "hotspot_walk_problems_total",
+		   "JVM walks that fell short, by reason: a code-cache pc in no blob, a frame "
+		   "that could not be read ([unknown]), the stack full at a Java frame, or a "
+		   "first-seen method not announced (named when its window is).",
+		   "reason",
+		   (const struct labelled[]){{"no_blob", w[HOTSPOT_STAT_NO_BLOB]},
+					     {"read", w[HOTSPOT_STAT_READ]},
+					     {"truncated", w[HOTSPOT_STAT_TRUNCATED]},
+					     {"announcement_lost", w[HOTSPOT_STAT_EVENTS_LOST]}},
+		   4);
+	counter_by(t, P "hotspot_names_total",
+		   "Java frame names by how they were served: read from the process, or [unknown] "
+		   "(another Method at that address now, memory unreadable); evicted: dropped "
+		   "from the bounded cache.",
+		   "result",
+		   (const struct labelled[]){{"read", n->names_read},
+					     {"stale", n->names_stale},
+					     {"unreadable", n->names_unreadable},
+					     {"evicted", n->names_evicted}},
+		   4);
+	prom_text__gauge(t, P "hotspot_names_cached", "Java frame names held now.",
+			 (double)n->names_cached);
+	if (n->unsupported_version[0]) {
+		prom_text__header(t, P "hotspot_version_unsupported", "gauge",
+				  "A JVM version found whose VMStructs lack what Java frames need "
+				  "(the last one).");
+		prom_text__appendf(t, P "hotspot_version_unsupported{version=\"%s\"} 1\n",
+				   n->unsupported_version);
+	}
+}
+
 int agent_metrics__render(const struct agent_status *s, int64_t now_ms, char **ret, size_t *ret_len)
 {
 	struct prom_text t = {0};
@@ -603,6 +682,7 @@ int agent_metrics__render(const struct agent_status *s, int64_t now_ms, char **r
 	render_debuginfod(&t);
 	render_v8(&t, s);
 	render_php(&t, s);
+	render_hotspot(&t, s);
 	render_uploads(&t, s);
 	render_measured(&t, s);
 	return prom_text__finish(&t, ret, ret_len);

@@ -62,6 +62,7 @@ int cmd_init(int argc, char **argv);
 int cmd_token(int argc, char **argv);
 int cmd_routes(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);
+int cmd_tiers(int argc, char **argv);
 
 /* Parses a whole decimal number within [min, max]; prints one line and returns -EINVAL. */
 int cli_parse_long(const char *option, const char *text, long long min, long long max,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* roottrace-collector: the server node agents and language SDKs talk to. main() dispatches
- * to one subcommand: serve, init, token, routes, migrate. */
+ * to one subcommand: serve, init, token, routes, migrate, tiers. */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +16,7 @@ static const struct command {
     {"token", cmd_token, "create, list or revoke collector and user tokens"},
     {"routes", cmd_routes, "list every HTTP route with its auth decision"},
     {"migrate", cmd_migrate, "create or upgrade the PostgreSQL and ClickHouse schemas"},
+    {"tiers", cmd_tiers, "fleet mode: build the hour and day tiers of closed periods now"},
 };
 
 static void usage(FILE *f)

@@ -64,6 +64,11 @@ static void usage(FILE *f)
 	    "                    once (default %d)\n"
 	    "  --ingest-linger-ms  fleet mode: how long a group waits for more uploads before\n"
 	    "                    its INSERT (default %d; 0: none)\n"
+	    "  --tier-build-interval-ms  fleet mode: how often this collector builds the hour\n"
+	    "                    and day tiers of closed periods (default %d; 0: never, the\n"
+	    "                    other collectors or `tiers build` do)\n"
+	    "  --tier-build-delay-s  fleet mode: a period is built once it ended this long ago\n"
+	    "                    (default %d; 0: at once)\n"
 	    "  --max-samples     samples in one upload; more get 413 (default %u)\n"
 	    "  --max-stacks      distinct stacks in one upload; more get 413 (default %u)\n"
 	    "  --max-stack-frames  frames summed over those stacks; more get 413 (default %u)\n"
@@ -85,9 +90,9 @@ static void usage(FILE *f)
 	    DEFAULT_RETENTION_DAYS, DEFAULT_LINK_RETENTION_HOURS, DEFAULT_THREADS,
 	    DEFAULT_FLEET_THREADS, DEFAULT_MAX_INFLIGHT, STORE_SQLITE_INGEST_QUEUE_ENTRIES,
 	    STORE_SQLITE_INGEST_QUEUE_BYTES, STORE_CH_INGEST_IN_FLIGHT,
-	    STORE_CH_INGEST_LINGER_US / 1000, DEFAULT_MAX_SAMPLES, DEFAULT_MAX_STACKS,
-	    DEFAULT_MAX_STACK_FRAMES, DEFAULT_MAX_UPLOAD_MEMORY, DEFAULT_MAX_DECODE_MEMORY, PROG,
-	    PROG, PROG);
+	    STORE_CH_INGEST_LINGER_US / 1000, STORE_CH_TIER_INTERVAL_MS, STORE_CH_TIER_DELAY_S,
+	    DEFAULT_MAX_SAMPLES, DEFAULT_MAX_STACKS, DEFAULT_MAX_STACK_FRAMES,
+	    DEFAULT_MAX_UPLOAD_MEMORY, DEFAULT_MAX_DECODE_MEMORY, PROG, PROG, PROG);
 }
 
 static int parse_option(struct collector_options *o, int opt, const char *arg, long long *n)
@@ -136,6 +141,21 @@ static int parse_option(struct collector_options *o, int opt, const char *arg, l
 		if (cli_parse_long("--ingest-linger-ms", arg, 0, 1000, n))
 			return -EINVAL;
 		o->ingest_linger_us = *n ? (long)*n * 1000 : -1;
+		return 0;
+	case 'T':
+		if (cli_parse_long("--tier-build-interval-ms", arg, 0, 86400000, n))
+			return -EINVAL;
+		o->tier_interval_ms = *n ? (long)*n : -1;
+		return 0;
+	case 'Y':
+		if (cli_parse_long("--tier-build-delay-s", arg, 0, 86400 * 7, n))
+			return -EINVAL;
+		o->tier_delay_s = *n ? (long)*n : -1;
+		return 0;
+	case 'P': /* tests: a build holds its lock this long before replacing the tier */
+		if (cli_parse_long("--tier-build-pause-ms", arg, 0, 3600000, n))
+			return -EINVAL;
+		o->tier_pause_ms = (long)*n;
 		return 0;
 	case 'S':
 		if (cli_parse_long("--max-samples", arg, 1, 1ll << 32, n))
@@ -225,6 +245,9 @@ static int parse_args(int argc, char **argv, struct collector_options *o, struct
 	    {"ingest-queue-bytes", required_argument, NULL, 'Q'},
 	    {"ingest-in-flight", required_argument, NULL, 'I'},
 	    {"ingest-linger-ms", required_argument, NULL, 'G'},
+	    {"tier-build-interval-ms", required_argument, NULL, 'T'},
+	    {"tier-build-delay-s", required_argument, NULL, 'Y'},
+	    {"tier-build-pause-ms", required_argument, NULL, 'P'}, /* for tests */
 	    {"max-samples", required_argument, NULL, 'S'},
 	    {"max-stacks", required_argument, NULL, 'K'},
 	    {"max-stack-frames", required_argument, NULL, 'F'},
@@ -302,6 +325,7 @@ int cmd_serve(int argc, char **argv)
 	    .retention_days = DEFAULT_RETENTION_DAYS,
 	    .link_retention_hours = DEFAULT_LINK_RETENTION_HOURS,
 	    .threads = 0, /* DEFAULT_THREADS, or DEFAULT_FLEET_THREADS in fleet mode */
+	    .tier_interval_ms = STORE_CH_TIER_INTERVAL_MS,
 	};
 	struct serve_args a = {.retention_interval_s = DEFAULT_RETENTION_INTERVAL_S};
 	int rc, sig, err;

@@ -27,6 +27,10 @@ struct upload_ledger_ops {
 	void (*abort)(struct upload_claim *c);
 	/* Forgets ids accepted before cutoff; 0 or -EIO. */
 	int (*expire)(struct upload_ledger *l, int64_t cutoff);
+	/* Work one collector of the fleet does at a time (a tier build): the lock named key,
+	 * held by a transaction left open, so that it is released when the holder ends it with
+	 * abort() or dies (its connection closes). -EBUSY when another holds it. */
+	int (*try_lock)(struct upload_ledger *l, int64_t key, struct upload_claim **ret);
 };
 
 struct upload_ledger {

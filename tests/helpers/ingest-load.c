@@ -19,6 +19,7 @@
 
 struct client {
 	pthread_t thread;
+	int index;
 	double *latencies;
 	size_t n, cap;
 	long failures;
@@ -99,21 +100,53 @@ static int read_response(int fd)
 	return atoi(buf + 9);
 }
 
+/* The query with its placeholders filled: {client} this client's index, {seq} its request
+ * number, {turn4} that number modulo 4 (the bench's nodes and services, distinct upload ids). */
+static void fill_query(char *out, size_t len, const struct client *c, unsigned long seq)
+{
+	size_t at = 0;
+
+	for (const char *q = query; *q && at + 24 < len;) {
+		if (!strncmp(q, "{client}", 8)) {
+			at += (size_t)snprintf(out + at, len - at, "%d", c->index);
+			q += 8;
+		} else if (!strncmp(q, "{seq}", 5)) {
+			at += (size_t)snprintf(out + at, len - at, "%lu", seq);
+			q += 5;
+		} else if (!strncmp(q, "{turn4}", 7)) {
+			at += (size_t)snprintf(out + at, len - at, "%lu", seq % 4);
+			q += 7;
+		} else {
+			out[at++] = *q++;
+		}
+	}
+	out[at] = '\0';
+}
+
+static int put_header(char *header, size_t len, const struct client *c, unsigned long seq)
+{
+	char filled[512];
+
+	fill_query(filled, sizeof(filled), c, seq);
+	return snprintf(header, len,
+			"POST %s?%s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+			"Authorization: Collector %s\r\nContent-Type: %s\r\n"
+			"Content-Length: %zu\r\n\r\n",
+			path, filled, token, content_type, payload_len);
+}
+
 static void *client_main(void *arg)
 {
 	struct client *c = arg;
 	char header[1024];
 	int fd = -1, hlen;
+	unsigned long seq = 0;
 
-	hlen = snprintf(header, sizeof(header),
-			"POST %s?%s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-			"Authorization: Collector %s\r\nContent-Type: %s\r\n"
-			"Content-Length: %zu\r\n\r\n",
-			path, query, token, content_type, payload_len);
 	while (now_s() < deadline) {
 		double start = now_s();
 		int status;
 
+		hlen = put_header(header, sizeof(header), c, seq++);
 		if (fd < 0 && (fd = connect_collector()) < 0) {
 			c->failures++;
 			usleep(10000);
@@ -180,12 +213,18 @@ int main(int argc, char **argv)
 	int n_clients;
 
 	if (argc != 7 && argc != 9) {
-		fprintf(stderr,
-			"usage: %s PORT TOKEN QUERY FILE CLIENTS SECONDS [PATH CONTENT-TYPE]\n"
-			"example: %s 4040 rtc_... 'service=api&profile_type=cpu' p.pb.gz 4 10\n"
-			"         %s 4040 rtc_... '' otlp.pb 1 10 /v1development/profiles "
-			"application/x-protobuf\n",
-			argv[0], argv[0], argv[0]);
+		fprintf(
+		    stderr,
+		    "usage: %s PORT TOKEN QUERY FILE CLIENTS SECONDS [PATH CONTENT-TYPE]\n"
+		    "  QUERY may hold {client} (the client's index), {seq} (its request number)\n"
+		    "  and {turn4} (that number modulo 4)\n"
+		    "example: %s 4040 rtc_... 'service=api&profile_type=cpu' p.pb.gz 4 10\n"
+		    "         %s 4040 rtc_... 'service=s{turn4}&profile_type=cpu&node=n{client}' "
+		    "\\\n"
+		    "             p.pb.gz 16 10\n"
+		    "         %s 4040 rtc_... '' otlp.pb 1 10 /v1development/profiles "
+		    "application/x-protobuf\n",
+		    argv[0], argv[0], argv[0], argv[0]);
 		return 2;
 	}
 	if (argc == 9) {
@@ -204,8 +243,10 @@ int main(int argc, char **argv)
 	}
 	started = now_s();
 	deadline = started + seconds;
-	for (int i = 0; i < n_clients; i++)
+	for (int i = 0; i < n_clients; i++) {
+		clients[i].index = i;
 		pthread_create(&clients[i].thread, NULL, client_main, &clients[i]);
+	}
 	for (int i = 0; i < n_clients; i++) {
 		pthread_join(clients[i].thread, NULL);
 		total += clients[i].n;

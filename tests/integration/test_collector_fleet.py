@@ -159,11 +159,11 @@ class Migrations(unittest.TestCase):
                                 "--profile-store", self.ch], capture_output=True, text=True)
         self.assertEqual(first.returncode, 0, first.stderr)
         self.assertIn("PostgreSQL): schema version 0 -> 2", first.stderr)  # 2: settings.offcpu_enabled
-        self.assertIn("ClickHouse): schema version 0 -> 5", first.stderr)  # 5: line detail
+        self.assertIn("ClickHouse): schema version 0 -> 6", first.stderr)  # 6: tiers built after ingest
         again = subprocess.run([self.c.binary, "migrate", "--control-store", self.pg,
                                 "--profile-store", self.ch], capture_output=True, text=True)
         self.assertEqual(again.returncode, 0, again.stderr)
-        self.assertIn("schema version 5 -> 5", again.stderr)
+        self.assertIn("schema version 6 -> 6", again.stderr)
 
     def test_a_password_in_the_clickhouse_url_is_refused(self):
         import subprocess
@@ -190,16 +190,18 @@ class Migrations(unittest.TestCase):
         r = subprocess.run([self.c.binary, "migrate", "--config", path], capture_output=True,
                            text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("ClickHouse): schema version 0 -> 5", r.stderr)
+        self.assertIn("ClickHouse): schema version 0 -> 6", r.stderr)
 
 
 class FleetTiers(sqlite_tiers.Tiers):
-    """The SQLite tier cases on ClickHouse, whose hour and day tiers are materialized views
-    filled on every insert (no fold marks), and whose retention drops whole days."""
+    """The SQLite tier cases on ClickHouse, whose hour and day tiers are built after ingest
+    (`tiers build` here, the collectors' builder below), and whose retention drops whole
+    days. Every window is checked before the tiers are built, after, and after late uploads
+    into built periods (which make them incomplete until built again)."""
 
     def setUp(self):
         skip_without_servers()
-        self.c = Collector(backend="fleet")
+        self.c = Collector(backend="fleet", serve_args=["--tier-build-interval-ms", "0"])
         self.tok = self.c.create_token("collector")
         self.viewer = self.c.create_token("user", role="viewer")
         self.sent = []
@@ -210,10 +212,32 @@ class FleetTiers(sqlite_tiers.Tiers):
             " AND bucket >= %d"
             " AND bucket < %d" % (table, lo, hi)))
 
+    def build(self):
+        out = self.c.cli("tiers", "build", *self.c.server_args(), "--delay-s", "0")
+        return int(out.split(":")[1])
+
+    def test_ingest_writes_only_five_minute_rows(self):
+        start = (int(time.time()) // DAY - 5) * DAY
+        self.load_days(start, 1)
+        self.assertEqual(self.tier_sum("rollups", 0, 2**32 - 1), sum(v for _, v in self.sent))
+        for table in ("rollups_hour", "rollups_day"):
+            self.assertEqual(int(self.c.clickhouse("SELECT count() FROM {db}.%s" % table)), 0)
+        views = self.c.clickhouse("SELECT name FROM system.tables WHERE database = '{db}'"
+                                  " AND name LIKE '%_mv'").split()
+        self.assertEqual(sorted(views), ["span_names_mv", "span_roots_mv", "span_traces_mv",
+                                         "uploads_mv"])
+
     def test_backdated_uploads_into_folded_hours_and_days_are_counted(self):
         start = (int(time.time()) // DAY - 5) * DAY
         self.load_days(start, 3)
+        self.check_windows(self.windows(start))  # nothing built: five-minute rows
+        self.assertEqual(self.build(), 3)
+        self.check_tier_sums(start)
+        self.check_windows(self.windows(start))
+        self.assertEqual(self.build(), 0)  # idempotent: nothing left to build
         self.send_late(start)
+        self.check_windows(self.windows(start))  # built periods now incomplete
+        self.assertEqual(self.build(), 2)  # the late days' tiers built again, not added to
         self.check_windows(self.windows(start))
         self.check_tier_sums(start)
 
@@ -226,6 +250,8 @@ class FleetTiers(sqlite_tiers.Tiers):
         for at, v in ((day - DAY + 3600, 1), (day - 600, 2), (day + 600, 4),
                       (cutoff + 2 * 3600, 8), (cutoff + DAY, 16), (cutoff + 2 * DAY, 32)):
             self.send(at, v)
+        self.c.cli("tiers", "build", *self.c.server_args(), "--delay-s", "0", "--days", "32")
+        self.assertEqual(self.tier_sum("rollups_day", 0, day), 3)  # built, then cut
         self.c.restart(["--retention-days", "30"])  # the job runs at start
         deadline = time.time() + 20
         while self.c.stored_total("t") != 60 and time.time() < deadline:
@@ -235,6 +261,136 @@ class FleetTiers(sqlite_tiers.Tiers):
         self.check_windows(((day - DAY, cutoff + 3 * DAY), (day, day + DAY)))
         self.assertEqual(self.tier_sum("rollups_day", 0, day), 0)
         self.assertEqual(self.tier_sum("rollups_hour", 0, day), 0)
+
+
+class TierBuilds(unittest.TestCase):
+    """The collectors' tier builder: reads racing builds answer the same as before any build,
+    and a build killed (kill -9 of its collector) between filling its staging partition and
+    replacing the tier's is redone by another collector, nothing doubled."""
+
+    def setUp(self):
+        skip_without_servers()
+        self.a = Collector(backend="fleet", serve_args=["--tier-build-interval-ms", "0"])
+        self.tok = self.a.create_token("collector")
+        self.viewer = self.a.create_token("user", role="viewer")
+        self.others = []
+
+    def tearDown(self):
+        for c in self.others:
+            c.close()
+        self.a.close()
+
+    def builder(self, *extra):
+        c = Collector(backend="fleet", stores=(self.a.pg_url, self.a.ch_url),
+                      serve_args=["--tier-build-interval-ms", "100", "--tier-build-delay-s", "0"]
+                      + list(extra))
+        self.others.append(c)
+        return c
+
+    def load(self, days, first):
+        """Uploads into 3 hours of each of `days` days from `first` days ago, from two nodes
+        and two deployments; their total."""
+        today = int(time.time()) // DAY * DAY
+        total = 0
+        for d in range(days):
+            for h, (node, deploy) in enumerate((("n1", "v1"), ("n2", "v1"), ("n1", "v2"))):
+                at = today - (first - d) * DAY + (3 + 5 * h) * 3600 + 17 * 60
+                stacks = [(["main", "work", "f%d" % (d % 3)], [1, 100 + d]),
+                          (["main", "gc"], [1, 7 + h])]
+                status, body = self.a.upload(self.tok, cpu(stacks, at * 10**9), "svc", "cpu",
+                                             deployment=deploy, params={"node": node})
+                self.assertEqual(status, 200, body)
+                total += 100 + d + 7 + h
+        return total
+
+    def requests(self, windows):
+        return [(path, dict({"service": "svc", "profile_type": "cpu", "start": lo, "end": hi,
+                             "limit": 100}, **extra))
+                for lo, hi in windows
+                for path in ("/api/apm/profiles/top", "/api/apm/profiles/flamegraph")
+                for extra in ({}, {"node": "n1"}, {"deployment": "v2"})]
+
+    def read(self, c, path, params):
+        status, doc = c.get_json(path, self.viewer, params=params)
+        self.assertEqual(status, 200, doc)
+        doc.pop("covered_seconds", None)
+        return doc
+
+    def reads(self, c, windows):
+        return [self.read(c, path, params) for path, params in self.requests(windows)]
+
+    def tier_sum(self, table, marks=False):
+        return int(self.a.clickhouse("SELECT sum(value) FROM {db}.%s WHERE stack_hash %s"
+                                     " toFixedString('', 16)" % (table, "=" if marks else "!=")))
+
+    def built_days(self):
+        return int(self.a.clickhouse("SELECT uniqExact(bucket) FROM {db}.rollups_day"))
+
+    def test_reads_racing_builds_answer_as_before_any_build(self):
+        total = self.load(6, 8)
+        today = int(time.time()) // DAY * DAY
+        windows = ((today - 9 * DAY, today), (today - 8 * DAY + 3600, today - 3 * DAY - 1800),
+                   (today - 7 * DAY, today - 6 * DAY), (today - 5 * DAY + 4 * 3600 + 300,
+                                                        today - 5 * DAY + 9 * 3600))
+        before = self.reads(self.a, windows)
+        self.assertEqual(before[0]["total"], total)  # the five-minute rows hold everything
+        seen, stop, failures = set(), threading.Event(), []
+
+        def read_loop():
+            while not stop.is_set():
+                for (path, params), want in zip(self.requests(windows), before):
+                    n = self.built_days()
+                    seen.add(n)
+                    got = self.read(self.a, path, params)
+                    if got != want:
+                        failures.append((n, path, params, got))
+
+        readers = [threading.Thread(target=read_loop) for _ in range(2)]
+        for t in readers:
+            t.start()
+        try:
+            self.builder("--tier-build-pause-ms", "1200")  # 6 days, one at a time
+            deadline = time.time() + 30
+            while self.built_days() < 6 and time.time() < deadline:
+                time.sleep(0.1)
+            time.sleep(0.5)
+        finally:
+            stop.set()
+            for t in readers:
+                t.join()
+        self.assertEqual(failures, [])
+        self.assertEqual(self.built_days(), 6)
+        self.assertTrue(len(seen - {0, 6}) >= 2, seen)  # reads ran while days were built
+        self.assertEqual(self.reads(self.a, windows), before)
+        self.assertEqual(self.tier_sum("rollups_day"), total)
+        self.assertEqual(self.tier_sum("rollups_hour"), total)
+
+    def test_a_build_killed_mid_way_is_redone_by_another_with_nothing_doubled(self):
+        total = self.load(1, 1)  # yesterday: closed, and recent for every pass
+        today = int(time.time()) // DAY * DAY
+        windows = ((today - 2 * DAY, today), (today - DAY + 3600, today - 1800))
+        before = self.reads(self.a, windows)
+        killed = self.builder("--tier-build-pause-ms", "600000")
+        deadline = time.time() + 20
+        while (int(self.a.clickhouse("SELECT count() FROM {db}.rollups_hour_staging")) == 0
+               and time.time() < deadline):
+            time.sleep(0.05)
+        staged = int(self.a.clickhouse("SELECT count() FROM {db}.rollups_hour_staging"))
+        self.assertGreater(staged, 0)  # the build is between its INSERT and its REPLACE
+        self.builder()  # a second collector: the day is locked, it waits its turn
+        time.sleep(1.5)
+        self.assertEqual(int(self.a.clickhouse("SELECT count() FROM {db}.rollups_hour")), 0)
+        killed.kill()
+        deadline = time.time() + 30
+        while self.built_days() < 1 and time.time() < deadline:
+            time.sleep(0.1)
+        self.assertEqual(self.built_days(), 1)
+        self.assertEqual(self.tier_sum("rollups_hour"), total)  # not doubled by the leftover
+        self.assertEqual(self.tier_sum("rollups_day"), total)
+        self.assertEqual(self.tier_sum("rollups_day", marks=True), 3)  # the three uploads
+        self.assertEqual(int(self.a.clickhouse(
+            "SELECT count() FROM {db}.rollups_hour_staging")), 0)
+        self.assertEqual(self.reads(self.a, windows), before)
 
 
 class FleetKillLoop(sqlite_hardening.KillLoop):

@@ -324,8 +324,9 @@ def old_store_sql(version):
     sql = ["CREATE TABLE {db}.idmap ENGINE = Memory AS SELECT stack_hash AS new, %s AS old"
            " FROM (SELECT stack_hash, any(frames) AS frames FROM {db}.stacks"
            " GROUP BY stack_hash)" % OLD_ID]
-    sql += ["DROP TABLE {db}.%s_mv" % v for v in (
-        "rollups_hour", "rollups_day", "uploads", "span_traces", "span_roots", "span_names")]
+    sql += ["DROP TABLE {db}.%s" % v for v in (
+        "uploads_mv", "span_traces_mv", "span_roots_mv", "span_names_mv",
+        "rollups_hour_staging", "rollups_day_staging")]
     sql += [stacks,
             "INSERT INTO {db}.stacks_old SELECT %s, any(frames)%s FROM {db}.stacks GROUP BY"
             " stack_hash" % (OLD_ID.replace("frames", "any(frames)"),
@@ -336,12 +337,15 @@ def old_store_sql(version):
             " stack_hash)",
             "INSERT INTO {db}.rollups_old SELECT " + SERIES_KEY + ", bucket, " + old +
             ", value, period, received_at FROM {db}.rollups" + joined,
+            # the tiers as those versions' views filled them: every row, at ingest
             tier % "rollups_hour",
-            "INSERT INTO {db}.rollups_hour_old SELECT " + SERIES_KEY + ", bucket, " + old +
-            ", value FROM {db}.rollups_hour" + joined,
+            "INSERT INTO {db}.rollups_hour_old SELECT " + SERIES_KEY + ", toUInt32(intDiv("
+            "bucket, 3600) * 3600), " + old + ", value FROM {db}.rollups" + joined +
+            " WHERE stack_hash != " + NO_STACK,
             tier % "rollups_day",
-            "INSERT INTO {db}.rollups_day_old SELECT " + SERIES_KEY + ", bucket, " + old +
-            ", value FROM {db}.rollups_day" + joined,
+            "INSERT INTO {db}.rollups_day_old SELECT " + SERIES_KEY + ", toUInt32(intDiv("
+            "bucket, 86400) * 86400), " + old + ", value FROM {db}.rollups" + joined +
+            " WHERE stack_hash != " + NO_STACK,
             "CREATE TABLE {db}.span_links_old(environment String, time UInt32, service String,"
             " profile_type String, trace_id String, span_id String, parent_span_id String,"
             " root_span_id String, span_name String, node String, stack_hash UInt64,"
@@ -433,7 +437,7 @@ class SchemaUpgrade(unittest.TestCase):
                             "--profile-store", self.c.ch_url], capture_output=True, text=True,
                            timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("ClickHouse): schema version %d -> 5" % version, r.stderr)
+        self.assertIn("ClickHouse): schema version %d -> 6" % version, r.stderr)
         self.assertEqual(self.c.clickhouse("EXISTS TABLE {db}.rollups_v3").strip(), "0")
         self.c.start()
 

@@ -7,7 +7,9 @@
  *   profiles_ch_open.c   open, close, retention by partition drop, size on disk
  *   profiles_ch_write.c  ingest: group commit, upload-id claims, one INSERT per group
  *   profiles_ch_read.c   a window summed across the tiers, services
- *   profiles_ch_lines.c  line detail: its table, its rows, a function's lines */
+ *   profiles_ch_lines.c  line detail: its table, its rows, a function's lines
+ *   ch_tier_counts.c     whether a tier is complete for a period
+ *   ch_tiers.c           the tier builder: hour and day tiers built after their period */
 #ifndef ROOTTRACE_CH_INTERNAL_H
 #define ROOTTRACE_CH_INTERNAL_H
 
@@ -22,6 +24,16 @@
 
 #define HOUR 3600
 #define DAY 86400
+
+static inline int64_t ch_floor_to(int64_t t, int64_t unit)
+{
+	return t - ((t % unit) + unit) % unit;
+}
+
+static inline int64_t ch_ceil_to(int64_t t, int64_t unit)
+{
+	return -ch_floor_to(-t, unit);
+}
 /* Frames are stored joined by this, as on SQLite (ingest replaces control characters). */
 #define FRAME_SEP '\n'
 /* stack_hash ch_stack_id_mark() (zero bytes, CH_NO_STACK in SQL) marks a row that counts one
@@ -38,6 +50,7 @@ struct ch_profiles {
 	struct ch_buf frames;	     /* scratch: one stack's joined frames */
 	struct ch_stack_id *digests; /* scratch: one batch's name digests */
 	size_t digests_cap;
+	struct ch_tiers *tiers; /* the builder's thread, NULL when this collector builds none */
 };
 
 static inline struct ch_profiles *to_ch(struct profile_store *s)
@@ -114,5 +127,37 @@ int ch_profiles__service_buckets(struct profile_store *s, const char *environmen
 				 int64_t end, struct service_bucket **ret, size_t *ret_n);
 int ch_profiles__service_nodes(struct profile_store *s, const char *environment,
 			       struct service_node **ret, size_t *ret_n);
+
+/* ch_tier_counts.c: per hour and per day of [from, to), the uploads the five-minute rows hold
+ * (filter: a SQL condition on the series columns, NULL = every series) and the upload count of
+ * the hour or day tier's rows for it; a tier is complete for a period when the two are equal.
+ * Sorted by start; periods with neither are absent. */
+struct ch_period {
+	uint32_t start;
+	int64_t uploads, built;
+};
+struct ch_tier_counts {
+	struct ch_period *hours, *days;
+	size_t n_hours, n_days;
+};
+int ch_tier_counts__read(struct ch_client *c, const char *filter, int64_t from, int64_t to,
+			 struct ch_tier_counts *ret);
+void ch_tier_counts__release(struct ch_tier_counts *t);
+const struct ch_period *ch_tier_counts__find(const struct ch_period *p, size_t n, uint32_t start);
+
+/* ch_tiers.c: the builder. A thread of its own (ch_tiers__start) or one pass (the CLI). */
+struct ch_tier_options {
+	int64_t delay_s;    /* a period is built once it ended this long ago */
+	long interval_ms;   /* between passes */
+	long pause_ms;	    /* tests: a build waits this long before its REPLACE */
+	int retention_days; /* how far back a full pass looks */
+};
+struct ch_tiers;
+int ch_tiers__start(struct ch_client *c, struct upload_ledger *ledger,
+		    const struct ch_tier_options *o, struct ch_tiers **ret);
+void ch_tiers__stop(struct ch_tiers *t);
+/* One pass over [from, now): builds what is due; the days built added to *ret_built. */
+int ch_tiers__pass(struct ch_client *c, struct upload_ledger *ledger,
+		   const struct ch_tier_options *o, int64_t from, int64_t now, int *ret_built);
 
 #endif

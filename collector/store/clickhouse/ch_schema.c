@@ -142,7 +142,32 @@ static const char *const v4[] = {
     NULL,
 };
 
-static const char *const *const migrations[] = {v1, ch_links_migration, v3, v4, ch_lines_migration};
+/* v6: the hour and day tiers are built after their period closed (ch_tiers.c), no longer by
+ * views on every insert, which were half of an INSERT's cost (docs/performance.md). A tier now
+ * carries its periods' upload counts (mark rows), so that reads take a period from it only
+ * when it counts every upload the five-minute rows do; the views kept both tiers complete
+ * until now, so the migration gives them those counts. The staging tables have the tiers'
+ * structure and partitions: a build fills one day there and replaces the tier's day with it.
+ * Stop the previous version's collectors first (their inserts would no longer reach the
+ * tiers; reads stay right, from five-minute rows, until the builder redoes those periods). */
+#define TIER_MARKS(name, unit)                                                                     \
+	"INSERT INTO {db}." name " SELECT " SERIES_KEY ", toUInt32(intDiv(bucket, " unit           \
+	") * " unit                                                                                \
+	") AS period, stack_hash, sum(value) FROM {db}.rollups WHERE stack_hash = " CH_NO_STACK    \
+	" GROUP BY " SERIES_KEY ", period, stack_hash"
+static const char *const v6[] = {
+    "DROP TABLE {db}.rollups_hour_mv",
+    "DROP TABLE {db}.rollups_day_mv",
+    TIER_MARKS("rollups_hour", "3600"),
+    TIER_MARKS("rollups_day", "86400"),
+    "CREATE TABLE {db}.rollups_hour_staging AS {db}.rollups_hour",
+    "CREATE TABLE {db}.rollups_day_staging AS {db}.rollups_day",
+    NULL,
+};
+
+/* v5 is the line detail table (profiles_ch_lines.c). */
+static const char *const *const migrations[] = {v1, ch_links_migration, v3,
+						v4, ch_lines_migration, v6};
 #define LATEST_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
 /* sql with every {db} replaced by the database name. */

@@ -13,8 +13,9 @@
 
 /* The tables partitioned by day (intDiv(bucket, 86400)); stacks is partitioned by the day of
  * its own (ch_stacks.c) and pruned after them. */
-static const char *const day_tables[] = {"rollups", "rollups_hour", "rollups_day", "uploads",
-					 "profile_lines"};
+static const char *const day_tables[] = {
+    "rollups",	     "rollups_hour",	     "rollups_day",	   "uploads",
+    "profile_lines", "rollups_hour_staging", "rollups_day_staging"};
 
 static void ch_close(struct profile_store *s)
 {
@@ -22,6 +23,7 @@ static void ch_close(struct profile_store *s)
 
 	if (!p)
 		return;
+	ch_tiers__stop(p->tiers);
 	group_commit__free(p->gc);
 	hashtab__free(&p->known_stacks);
 	sha256_ctx__free(p->sha);
@@ -115,6 +117,27 @@ static struct ch_profiles *ch_new(const struct store_ch_options *opts)
 	return p;
 }
 
+static struct ch_tier_options tier_options(long delay_s, long interval_ms, long pause_ms,
+					   int retention_days)
+{
+	return (struct ch_tier_options){
+	    .delay_s = delay_s < 0 ? 0
+		       : delay_s   ? delay_s
+				   : STORE_CH_TIER_DELAY_S,
+	    .interval_ms = interval_ms ? interval_ms : STORE_CH_TIER_INTERVAL_MS,
+	    .pause_ms = pause_ms,
+	    .retention_days = retention_days ? retention_days : 30,
+	};
+}
+
+static int start_tiers(struct ch_profiles *p, const struct store_ch_options *opts)
+{
+	struct ch_tier_options o = tier_options(opts->tier_delay_s, opts->tier_interval_ms,
+						opts->tier_pause_ms, opts->retention_days);
+
+	return ch_tiers__start(&p->client, p->ledger, &o, &p->tiers);
+}
+
 int profile_store_ch_open(const char *url, const struct store_ch_options *opts,
 			  struct profile_store **ret, char *why, size_t why_len)
 {
@@ -133,6 +156,8 @@ int profile_store_ch_open(const char *url, const struct store_ch_options *opts,
 	err = ch_client__init(&p->client, url, opts->password, why, why_len);
 	if (!err)
 		err = ch_schema_check(&p->client);
+	if (!err && opts->tier_interval_ms >= 0)
+		err = start_tiers(p, opts);
 	if (err) {
 		ch_close(&p->base);
 		return err;
@@ -150,6 +175,25 @@ int store_ch_migrate(const char *url, const char *password, int *ret_from, int *
 	if (err)
 		return err;
 	err = ch_schema_migrate(&c, ret_from, ret_to, why, why_len);
+	ch_client__release(&c);
+	return err;
+}
+
+int store_ch_build_tiers(const char *url, const char *password, struct upload_ledger *ledger,
+			 long delay_s, int days, int *ret_built, char *why, size_t why_len)
+{
+	struct ch_tier_options o = tier_options(delay_s, 0, 0, days);
+	int64_t now = time(NULL);
+	struct ch_client c;
+	int err = ch_client__init(&c, url, password, why, why_len);
+
+	if (err)
+		return err;
+	*ret_built = 0;
+	err = ch_schema_check(&c);
+	if (!err)
+		err = ch_tiers__pass(&c, ledger, &o, now - (int64_t)o.retention_days * DAY, now,
+				     ret_built);
 	ch_client__release(&c);
 	return err;
 }

@@ -1,24 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The ClickHouse profile store's read path: a window is summed per stack over its five-minute
- * edges, whole hours and whole days (the hour and day tiers are filled by materialized views
- * on every insert, so every closed period is complete) and joined with the stacks dictionary
- * in one query; the upload count and period come from the uploads table. */
+/* The ClickHouse profile store's read path: a window is summed per stack over its whole days
+ * and whole hours from the day and hour tiers where they are complete (built after the period
+ * closed, ch_tiers.c, with no upload arriving since), and from five-minute rows everywhere else,
+ * joined with the stacks dictionary in one query; the upload count and period come from the
+ * uploads table. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/clickhouse/ch_internal.h"
-
-static inline int64_t floor_to(int64_t t, int64_t unit)
-{
-	return t - ((t % unit) + unit) % unit;
-}
-
-static inline int64_t ceil_to(int64_t t, int64_t unit)
-{
-	return -floor_to(-t, unit);
-}
 
 /* " AND environment = '...' AND ...": the series a window query matches. */
 static void put_series_filter(struct ch_buf *b, const struct window_query *q)
@@ -39,52 +30,122 @@ static void put_series_filter(struct ch_buf *b, const struct window_query *q)
 	}
 }
 
-static void put_tier(struct ch_buf *b, const char *db, const char *table,
-		     const struct window_query *q, const int64_t *ranges, int n_ranges)
+/* Where a window's rows come from: five-minute rows over [s, e) except the hours and days
+ * taken from a tier, which are those complete (ch_tier_counts.c) among its whole hours and
+ * whole days. Read racing a build: the counts and the rows are read in two queries, and a
+ * build replaces a tier's day at once (ch_tiers.c), so each period is read whole from the
+ * tier or whole from the five-minute rows. */
+struct tier_plan {
+	int64_t s, e;
+	struct ch_buf hours, days; /* " IN (...)" lists of the periods taken from a tier */
+};
+
+static void put_tier_rows(struct ch_buf *b, const char *db, const char *table,
+			  const struct window_query *q)
 {
 	ch_buf__printf(
 	    b, "SELECT stack_hash, value FROM %s.%s WHERE stack_hash != " CH_NO_STACK " AND", db,
 	    table);
 	put_series_filter(b, q);
-	ch_buf__printf(b, " AND (");
-	for (int i = 0; i < n_ranges; i++)
-		ch_buf__printf(b, "%s(bucket >= %lld AND bucket < %lld)", i ? " OR " : "",
-			       (long long)ranges[2 * i], (long long)ranges[2 * i + 1]);
-	ch_buf__printf(b, ")");
 }
 
-/* The window's rows of the three tiers: five-minute edges, whole hours, whole days. */
-static void put_tiers(struct ch_buf *b, const char *db, const struct window_query *q)
+/* The window's rows: five-minute rows of the periods no tier has, the tiers' of the rest. */
+static void put_tiers(struct ch_buf *b, const char *db, const struct window_query *q,
+		      const struct tier_plan *plan)
 {
-	int64_t s = floor_to(q->start, BUCKET_SECONDS), e = ceil_to(q->end, BUCKET_SECONDS);
-	int64_t h0 = ceil_to(s, HOUR), h1 = floor_to(e, HOUR), d0, d1;
+	put_tier_rows(b, db, "rollups", q);
+	ch_buf__printf(b, " AND bucket >= %lld AND bucket < %lld", (long long)plan->s,
+		       (long long)plan->e);
+	if (plan->days.len) {
+		ch_buf__printf(b, " AND intDiv(bucket, 86400) * 86400 NOT");
+		ch_buf__put_bytes(b, plan->days.data, plan->days.len);
+	}
+	if (plan->hours.len) {
+		ch_buf__printf(b, " AND intDiv(bucket, 3600) * 3600 NOT");
+		ch_buf__put_bytes(b, plan->hours.data, plan->hours.len);
+	}
+	if (plan->hours.len) {
+		ch_buf__printf(b, " UNION ALL ");
+		put_tier_rows(b, db, "rollups_hour", q);
+		ch_buf__printf(b, " AND bucket");
+		ch_buf__put_bytes(b, plan->hours.data, plan->hours.len);
+	}
+	if (plan->days.len) {
+		ch_buf__printf(b, " UNION ALL ");
+		put_tier_rows(b, db, "rollups_day", q);
+		ch_buf__printf(b, " AND bucket");
+		ch_buf__put_bytes(b, plan->days.data, plan->days.len);
+	}
+}
 
+static void put_start(struct ch_buf *list, uint32_t start)
+{
+	ch_buf__printf(list, "%s%u", list->len ? ", " : " IN (", start);
+}
+
+/* The window's whole days, then whole hours outside them, that their tier has complete. */
+static void plan_periods(struct tier_plan *plan, const struct ch_tier_counts *k, int64_t h0,
+			 int64_t h1)
+{
+	int64_t d0 = ch_ceil_to(h0, DAY), d1 = ch_floor_to(h1, DAY);
+
+	for (size_t i = 0; i < k->n_days; i++)
+		if (k->days[i].start >= d0 && k->days[i].start < d1 &&
+		    k->days[i].uploads == k->days[i].built)
+			put_start(&plan->days, k->days[i].start);
+	for (size_t i = 0; i < k->n_hours; i++) {
+		const struct ch_period *h = &k->hours[i], *d;
+
+		if (h->start < h0 || h->start >= h1 || h->uploads != h->built)
+			continue;
+		d = ch_tier_counts__find(k->days, k->n_days, (uint32_t)ch_floor_to(h->start, DAY));
+		if (d && d->start >= d0 && d->start < d1 && d->uploads == d->built)
+			continue; /* read from the day tier */
+		put_start(&plan->hours, h->start);
+	}
+	if (plan->days.len)
+		ch_buf__printf(&plan->days, ")");
+	if (plan->hours.len)
+		ch_buf__printf(&plan->hours, ")");
+}
+
+static int plan_window(struct ch_profiles *p, const struct window_query *q, struct tier_plan *plan)
+{
+	struct ch_buf filter = {0};
+	struct ch_tier_counts k;
+	int64_t h0, h1;
+	int rc;
+
+	plan->s = ch_floor_to(q->start, BUCKET_SECONDS);
+	plan->e = ch_ceil_to(q->end, BUCKET_SECONDS);
+	h0 = ch_ceil_to(plan->s, HOUR);
+	h1 = ch_floor_to(plan->e, HOUR);
 	if (h0 >= h1) /* no whole hour: five-minute rows only */
-		h0 = h1 = e;
-	d0 = ceil_to(h0, DAY);
-	d1 = floor_to(h1, DAY);
-	if (d0 >= d1)
-		d0 = d1 = h1;
-	put_tier(b, db, "rollups", q, (int64_t[]){s, h0, h1, e}, 2);
-	ch_buf__printf(b, " UNION ALL ");
-	put_tier(b, db, "rollups_hour", q, (int64_t[]){h0, d0, d1, h1}, 2);
-	ch_buf__printf(b, " UNION ALL ");
-	put_tier(b, db, "rollups_day", q, (int64_t[]){d0, d1}, 1);
+		return 0;
+	put_series_filter(&filter, q);
+	rc = filter.oom ? -ENOMEM : ch_tier_counts__read(&p->client, filter.data, h0, h1, &k);
+	ch_buf__release(&filter);
+	if (rc)
+		return rc;
+	plan_periods(plan, &k, h0, h1);
+	ch_tier_counts__release(&k);
+	return plan->hours.oom || plan->days.oom ? -ENOMEM : 0;
 }
 
 /* Summed by stack, then by frames: rows written before schema v4 name their stack by its old
  * identity (ch_stack_id.h), so until they age out one stack may have two, which the outer
  * GROUP BY adds up. */
-static void put_window_query(struct ch_buf *b, const char *db, const struct window_query *q)
+static void put_window_query(struct ch_buf *b, const char *db, const struct window_query *q,
+			     const struct tier_plan *plan)
 {
 	ch_buf__printf(b, "SELECT frames, sum(v) FROM (SELECT stack_hash, sum(value) AS v FROM (");
-	put_tiers(b, db, q);
+	put_tiers(b, db, q, plan);
 	ch_buf__printf(
 	    b,
 	    ") GROUP BY stack_hash) ANY LEFT JOIN (SELECT stack_hash, any(frames) AS frames"
 	    " FROM %s.stacks WHERE stack_hash IN (SELECT stack_hash FROM (",
 	    db);
-	put_tiers(b, db, q);
+	put_tiers(b, db, q, plan);
 	ch_buf__printf(b,
 		       ")) GROUP BY stack_hash) USING stack_hash GROUP BY frames FORMAT RowBinary");
 }
@@ -170,17 +231,23 @@ int ch_profiles__merge_window(struct profile_store *s, const struct window_query
 {
 	struct ch_profiles *p = to_ch(s);
 	struct ch_buf sql = {0}, out = {0};
+	struct tier_plan plan = {0};
 	int rc;
 
 	memset(ret, 0, sizeof(*ret));
-	put_window_query(&sql, p->client.database, q);
-	rc = ch_client__run(&p->client, &sql, &out);
+	rc = plan_window(p, q, &plan);
+	if (!rc) {
+		put_window_query(&sql, p->client.database, q, &plan);
+		rc = ch_client__run(&p->client, &sql, &out);
+	}
 	if (!rc)
 		rc = ch_read_stacks(&out, ret);
 	if (!rc)
 		rc = read_uploads(p, q, ret);
 	ch_buf__release(&sql);
 	ch_buf__release(&out);
+	ch_buf__release(&plan.hours);
+	ch_buf__release(&plan.days);
 	if (rc)
 		merged_window__release(ret);
 	return rc;

@@ -22,6 +22,11 @@
  * server milliseconds of CPU whatever its size (a part per table), so fewer larger ones. */
 #define STORE_CH_INGEST_LINGER_US 10000
 
+/* The hour and day tiers are built after ingest (ch_tiers.c): a pass every interval builds the
+ * periods that ended at least the delay ago (uploads arriving later make a rebuild). */
+#define STORE_CH_TIER_INTERVAL_MS 60000
+#define STORE_CH_TIER_DELAY_S 300
+
 struct store_ch_options {
 	const char *password;	      /* NULL = none */
 	struct upload_ledger *ledger; /* borrowed; required */
@@ -29,6 +34,10 @@ struct store_ch_options {
 	size_t ingest_queue_bytes;
 	size_t ingest_in_flight; /* 0 = STORE_CH_INGEST_IN_FLIGHT */
 	long ingest_linger_us;	 /* 0 = STORE_CH_INGEST_LINGER_US, < 0 = none */
+	long tier_interval_ms; /* 0 = STORE_CH_TIER_INTERVAL_MS, < 0 = this collector builds none */
+	long tier_delay_s;     /* 0 = STORE_CH_TIER_DELAY_S, < 0 = none */
+	long tier_pause_ms;    /* tests: a build waits this long before replacing a tier's day */
+	int retention_days;    /* how far back the builder looks for unbuilt periods (0: 30) */
 };
 
 /* -ENOTSUP when the schema is older than this collector's (run migrate), -EPROTO when newer,
@@ -44,6 +53,12 @@ int link_store_ch_open(const char *url, const char *password, struct link_store 
 /* Creates the database and applies every pending migration; versions before and after. */
 int store_ch_migrate(const char *url, const char *password, int *ret_from, int *ret_to, char *why,
 		     size_t why_len);
+
+/* `tiers build`: one pass of the tier builder over the last `days` days (0: 30), for the
+ * periods that ended at least delay_s ago (0: STORE_CH_TIER_DELAY_S, < 0: none), under the
+ * same locks as the collectors' builders. *ret_built: the days built. */
+int store_ch_build_tiers(const char *url, const char *password, struct upload_ledger *ledger,
+			 long delay_s, int days, int *ret_built, char *why, size_t why_len);
 
 /* ch_import.c: `migrate --from DIR` into an empty, migrated store (store_copy.h). open:
  * -EEXIST (why set) when it holds profiles already. bucket and value are the copy's callbacks

@@ -32,27 +32,73 @@ static void ledger_close(struct upload_ledger *l)
 	free(l);
 }
 
-/* One id: true in *ret_duplicate when the row already existed. */
-static int claim_one(struct pg_link *l, const char *environment, const char *id, int64_t now,
-		     bool *ret_duplicate)
+/* Pairs claimed by one statement: two parameters each, after the shared received_at. */
+#define CLAIM_ROWS ((PG_PARAMS_MAX - 1) / 2)
+
+/* Whether the statement's RETURNING rows hold (environment, id). */
+static bool returned(const PGresult *r, const char *environment, const char *id)
 {
+	for (int row = 0; row < PQntuples(r); row++)
+		if (!strcmp(PQgetvalue(r, row, 0), environment) &&
+		    !strcmp(PQgetvalue(r, row, 1), id))
+			return true;
+	return false;
+}
+
+/* Whether pair i repeats an earlier pair of the same claim. */
+static bool repeated(const char *const *environments, const char *const *ids, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (!strcmp(environments[j], environments[i]) && !strcmp(ids[j], ids[i]))
+			return true;
+	return false;
+}
+
+/* Up to CLAIM_ROWS pairs in one INSERT (one round trip, one plan: a group of uploads used to
+ * cost a statement each); a pair is a duplicate when its row was not inserted, or when it
+ * repeats an earlier pair of the claim. */
+static int claim_some(struct pg_link *l, const char *const *environments, const char *const *ids,
+		      size_t n, int64_t now, bool *ret_duplicate)
+{
+	char sql[128 + CLAIM_ROWS * 24];
 	struct pg_params p = {0};
+	size_t at;
 	PGresult *r;
 	int rc;
 
-	pg_params__text(&p, environment);
-	pg_params__text(&p, id);
+	at = (size_t)snprintf(sql, sizeof(sql),
+			      "INSERT INTO uploads(environment, upload_id, received_at) VALUES");
 	pg_params__int(&p, now);
-	rc = pg_link__exec(
-	    l,
-	    "INSERT INTO uploads(environment, upload_id, received_at) VALUES($1, $2, $3)"
-	    " ON CONFLICT(environment, upload_id) DO NOTHING",
-	    &p, &r);
+	for (size_t i = 0; i < n; i++) {
+		pg_params__text(&p, environments[i]);
+		pg_params__text(&p, ids[i]);
+		at += (size_t)snprintf(sql + at, sizeof(sql) - at, "%s($%zu, $%zu, $1)",
+				       i ? ", " : " ", 2 * i + 2, 2 * i + 3);
+	}
+	snprintf(
+	    sql + at, sizeof(sql) - at,
+	    " ON CONFLICT(environment, upload_id) DO NOTHING RETURNING environment, upload_id");
+	rc = pg_link__exec(l, sql, &p, &r);
 	if (rc)
 		return rc;
-	*ret_duplicate = strcmp(PQcmdTuples(r), "0") == 0;
+	for (size_t i = 0; i < n; i++)
+		ret_duplicate[i] = !returned(r, environments[i], ids[i]);
 	PQclear(r);
 	return 0;
+}
+
+static int claim_all(struct pg_link *l, const char *const *environments, const char *const *ids,
+		     size_t n, int64_t now, bool *ret_duplicate)
+{
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < n; i += CLAIM_ROWS)
+		rc = claim_some(l, environments + i, ids + i,
+				n - i < CLAIM_ROWS ? n - i : CLAIM_ROWS, now, ret_duplicate + i);
+	for (size_t i = 0; !rc && i < n; i++)
+		if (!ret_duplicate[i] && repeated(environments, ids, i))
+			ret_duplicate[i] = true;
+	return rc;
 }
 
 static int ledger_claim(struct upload_ledger *ledger, const char *const *environments,
@@ -70,9 +116,8 @@ static int ledger_claim(struct upload_ledger *ledger, const char *const *environ
 		free(c);
 		return rc;
 	}
-	rc = pg_link__exec(c->link, "BEGIN", NULL, NULL);
-	for (size_t i = 0; !rc && i < n; i++)
-		rc = claim_one(c->link, environments[i], ids[i], now, &ret_duplicate[i]);
+	rc = pg_link__exec(c->link, "BEGIN", NULL, NULL)
+		 ?: claim_all(c->link, environments, ids, n, now, ret_duplicate);
 	if (rc) {
 		if (c->link->conn)
 			pg_link__exec(c->link, "ROLLBACK", NULL, NULL);
@@ -109,12 +154,43 @@ static int ledger_expire(struct upload_ledger *l, int64_t cutoff)
 	return pg_pool__exec(pool_of(l), "DELETE FROM uploads WHERE received_at < $1", &p, NULL);
 }
 
+/* pg_try_advisory_xact_lock(): a transaction-level lock, released with the transaction, so
+ * that no path can leave it held (a killed collector's connection closes and rolls back). */
+static int ledger_try_lock(struct upload_ledger *ledger, int64_t key, struct upload_claim **ret)
+{
+	struct upload_claim *c = calloc(1, sizeof(*c));
+	struct pg_params p = {0};
+	PGresult *r = NULL;
+	int rc;
+
+	if (!c)
+		return -ENOMEM;
+	rc = pg_pool__acquire(pool_of(ledger), &c->link);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	pg_params__int(&p, key);
+	rc = pg_link__exec(c->link, "BEGIN", NULL, NULL)
+		 ?: pg_link__exec(c->link, "SELECT pg_try_advisory_xact_lock($1::bigint)", &p, &r);
+	if (!rc && strcmp(PQgetvalue(r, 0, 0), "t"))
+		rc = -EBUSY;
+	PQclear(r);
+	if (rc) {
+		ledger_abort(c);
+		return rc;
+	}
+	*ret = c;
+	return 0;
+}
+
 static const struct upload_ledger_ops pg_ledger_ops = {
     .close = ledger_close,
     .claim = ledger_claim,
     .commit = ledger_commit,
     .abort = ledger_abort,
     .expire = ledger_expire,
+    .try_lock = ledger_try_lock,
 };
 
 int upload_ledger_pg_open(const char *conninfo, struct upload_ledger **ret)

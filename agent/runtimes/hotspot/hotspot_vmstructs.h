@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A HotSpot JVM's self-description: its gHotSpotVMStructs / Types / IntConstants tables (field
+ * offsets, static addresses, type sizes), read from the live process through a reader. */
+#ifndef ROOTTRACE_HOTSPOT_VMSTRUCTS_H
+#define ROOTTRACE_HOTSPOT_VMSTRUCTS_H
+
+#include <linux/types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hotspot_frames.h"
+
+/* Reads len bytes at addr of the JVM (procmem__read, or a test's buffer). 0 or -errno. */
+typedef int (*hotspot_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
+
+struct hotspot_reader {
+	hotspot_read_fn read;
+	void *ctx;
+};
+
+/* Addresses of libjvm's exported table variables in the process (the symbol's file address
+ * plus the library's load bias). */
+struct hotspot_symbols {
+	uint64_t structs, types, int_constants; /* gHotSpotVMStructs, ... (pointers to arrays) */
+	/* gHotSpotVMStructEntry*Offset / ArrayStride and gHotSpotVMTypeEntry*, in that order */
+	uint64_t struct_type_name, struct_field_name, struct_is_static, struct_offset,
+	    struct_address, struct_stride;
+	uint64_t type_type_name, type_size, type_stride;
+	uint64_t int_name, int_value, int_stride;
+};
+
+/* What walking and naming need, from the tables. */
+struct hotspot_layout {
+	char version[32];	  /* Abstract_VM_Version::_s_vm_release ("17.0.15+6-...") */
+	struct hotspot_proc walk; /* offsets; the heaps are filled by hotspot_layout__heaps */
+	/* CodeCache, CodeHeap, VirtualSpace, GrowableArray */
+	uint64_t heaps_var; /* &CodeCache::_heaps (a GrowableArray<CodeHeap*>*) */
+	uint16_t array_len, array_data, heap_memory, heap_segmap, heap_log2;
+	uint16_t space_low, space_high;
+	/* naming: ConstMethod, ConstantPool, Klass, Symbol */
+	uint16_t const_constants, const_name_index, pool_holder, pool_size, klass_name;
+	uint16_t symbol_length, symbol_body;
+};
+
+/* Reads the tables. 0; -ENOENT: the tables are not there (not HotSpot, or their pointers are
+ * still 0); -EPROTONOSUPPORT: HotSpot, but an entry needed is missing (version filled when
+ * read); else the reader's error. */
+int hotspot_layout__read(const struct hotspot_reader *r, const struct hotspot_symbols *sym,
+			 struct hotspot_layout *ret);
+
+/* Fills ret->walk's code heaps from CodeCache::_heaps. 0, or -EAGAIN while the VM has not set
+ * up its code cache yet (a JVM caught starting), or the reader's error. */
+int hotspot_layout__heaps(const struct hotspot_reader *r, struct hotspot_layout *ret);
+
+#endif

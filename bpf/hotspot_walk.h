@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
+/* The HotSpot side of the user-stack walk (included by profile.bpf.c after fp_step): a pc in
+ * the JVM's code cache is replaced by its Java method, and stepped over by the frame's size. */
+#ifndef ROOTTRACE_HOTSPOT_WALK_H
+#define ROOTTRACE_HOTSPOT_WALK_H
+
+/* A blob's kind by the first 8 bytes of its name, little-endian */
+#define HOTSPOT_NMETHOD 0x00646f6874656d6eULL	  /* "nmethod\0" */
+#define HOTSPOT_INTERPRETER 0x6572707265746e49ULL /* "Interpre(ter)" */
+
+static __always_inline void hotspot_count(__u32 stat)
+{
+	__u32 zero = 0;
+	struct hotspot_counters *c = bpf_map_lookup_elem(&hotspot_stats, &zero);
+
+	if (c && stat < HOTSPOT_STAT__COUNT)
+		c->c[stat]++;
+}
+
+/* Before a walk: the process's code cache and layout, if it is a JVM. */
+static __always_inline void hotspot_walk_start(struct walk_state *st)
+{
+	const struct hotspot_proc *proc = bpf_map_lookup_elem(&hotspot_procs, &st->pid);
+
+	st->hs.active = 0;
+	st->hs.last_begin = st->hs.last_end = 0;
+	st->hs.last_method = 0;
+	if (!proc)
+		return;
+	hotspot_count(HOTSPOT_STAT_SAMPLES);
+	st->hs.proc = *proc;
+	st->hs.active = 1;
+}
+
+static __always_inline bool hotspot_code(const struct walk_state *st, __u64 pc)
+{
+	return st->hs.active && pc >= st->hs.proc.low && pc < st->hs.proc.high;
+}
+
+/* The CodeBlob holding pc, through its heap's segment map: a byte per segment, 0 at a block's
+ * first segment, else how many segments to go back (0xff: free). 0 when there is none. */
+static __always_inline __u64 hotspot_find_blob(const struct hotspot_proc *p, __u64 pc)
+{
+	const struct hotspot_heap *h = NULL;
+	__u64 idx, low, segmap;
+	__u32 log2;
+	__u8 hop;
+
+	for (int i = 0; i < HOTSPOT_MAX_HEAPS; i++) {
+		if (i < p->n_heaps && pc >= p->heaps[i].low && pc < p->heaps[i].high) {
+			h = &p->heaps[i];
+			break;
+		}
+	}
+	if (!h)
+		return 0;
+	low = h->low;
+	segmap = h->segmap;
+	log2 = h->log2_segment & 31;
+	idx = (pc - low) >> log2;
+	for (int i = 0; i < HOTSPOT_SEGMAP_HOPS; i++) {
+		if (bpf_probe_read_user(&hop, sizeof(hop), (const void *)(segmap + idx)) ||
+		    hop == 0xff || hop > idx)
+			return 0;
+		if (!hop)
+			return low + (idx << log2) + p->heap_block;
+		idx -= hop;
+	}
+	return 0;
+}
+
+/* Announces a Method not sampled before in this process (or with a new cookie), so user space
+ * names it while it lives: Python's announcement LRU and ring carry it, keyed by the tagged
+ * word, as V8's do. */
+static __always_inline void hotspot_note_method(__u32 pid, __u64 word, __u64 cookie)
+{
+	struct python_code_key key = {.pid = pid, .code = word};
+	struct python_code_event *e;
+	__u64 *known;
+
+	known = bpf_map_lookup_elem(&python_codes, &key);
+	if (known && *known == cookie)
+		return;
+	bpf_map_update_elem(&python_codes, &key, &cookie, BPF_ANY);
+	e = bpf_ringbuf_reserve(&python_events, sizeof(*e), 0);
+	if (!e) {
+		hotspot_count(HOTSPOT_STAT_EVENTS_LOST); /* named when the window is, if alive */
+		return;
+	}
+	e->pid = pid;
+	e->pad = 0;
+	e->code = word;
+	e->cookie = cookie;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* Records the Java frame of Method* method (its ConstMethod is the cookie); false when the
+ * Method cannot be read. */
+static __always_inline bool hotspot_record(struct walk_state *st, __u32 n, __u64 method)
+{
+	__u64 cookie = st->hs.last_cookie;
+	bool again = method && method == st->hs.last_method; /* read and announced already */
+
+	if (!again && (!method || (method & 7) ||
+		       read_user_u64(&cookie, method + st->hs.proc.method_const) || !cookie))
+		return false;
+	if (n >= PROFILE_STACK_DEPTH - 1)
+		return false;
+	st->stack.ips[n] = HOTSPOT_FRAME_TAG | (method & HOTSPOT_FRAME_ADDR_MASK);
+	st->stack.ips[n + 1] = cookie;
+	st->stack.n = n + 2;
+	if (!again)
+		hotspot_note_method(st->pid, st->stack.ips[n], cookie);
+	st->hs.last_method = method;
+	st->hs.last_cookie = cookie;
+	return true;
+}
+
+/* The blob holding pc (the last one again, or found and read): its address, kind, name,
+ * frame size and prologue, an nmethod's Method*. false when none is found or read. */
+static __always_inline bool hotspot_blob(struct walk_state *st, __u64 pc)
+{
+	const struct hotspot_proc *p = &st->hs.proc;
+	__u32 name_off = p->blob_name, size_off = p->blob_frame_size;
+	__u32 complete_off = p->blob_frame_complete, begin_off = p->blob_code_begin;
+	__u32 end_off = p->blob_code_end;
+	__u64 blob, name, begin, end, kind = 0, method = 0;
+
+	if (pc >= st->hs.last_begin && pc < st->hs.last_end)
+		return true;
+	blob = hotspot_find_blob(p, pc);
+	if (!blob || name_off > HOTSPOT_BLOB_READ - 8 || size_off > HOTSPOT_BLOB_READ - 4 ||
+	    complete_off > HOTSPOT_BLOB_READ - 4 || begin_off > HOTSPOT_BLOB_READ - 8 ||
+	    end_off > HOTSPOT_BLOB_READ - 8 ||
+	    bpf_probe_read_user(st->hs.blob, sizeof(st->hs.blob), (const void *)blob))
+		return false;
+	name = *(__u64 *)(st->hs.blob + name_off);
+	begin = *(__u64 *)(st->hs.blob + begin_off);
+	end = *(__u64 *)(st->hs.blob + end_off);
+	if (pc < begin || pc >= end || read_user_u64(&kind, name) ||
+	    (kind == HOTSPOT_NMETHOD && read_user_u64(&method, blob + p->nmethod_method)))
+		return false;
+	st->hs.last_size = *(__s32 *)(st->hs.blob + size_off);
+	st->hs.last_complete = *(__s32 *)(st->hs.blob + complete_off);
+	st->hs.last_blob = blob;
+	st->hs.last_kind = kind;
+	st->hs.last_name = name;
+	st->hs.last_blob_method = method;
+	st->hs.last_begin = begin;
+	st->hs.last_end = end;
+	return true;
+}
+
+/* Steps over a frame of size words (return address and saved rbp at its top; a frame of one
+ * word: a leaf that has not pushed rbp yet). */
+static __always_inline __u32 hotspot_size_step(struct walk_state *st, __u64 words)
+{
+	__u64 csp = st->sp + words * 8, ra, bp = st->bp;
+
+	if (!words || words > 0x10000 || read_user_u64(&ra, csp - 8) ||
+	    (words > 1 && read_user_u64(&bp, csp - 16)))
+		return UNWIND_STAT_END_READ;
+	st->sp = csp;
+	st->bp = bp;
+	st->pc = ra;
+	st->exact = 0;
+	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
+}
+
+/* An interpreter frame: rbp-based, its caller's sp saved in the frame (an adapter may have
+ * extended the caller's stack). */
+static __always_inline __u32 hotspot_interp_step(struct walk_state *st)
+{
+	__u64 fp = st->bp, sender_sp, ra, bp;
+
+	if (fp < st->sp || (fp & 7) || read_user_u64(&ra, fp + 8) || read_user_u64(&bp, fp) ||
+	    read_user_u64(&sender_sp, fp + st->hs.proc.interp_sender_sp))
+		return UNWIND_STAT_END_READ;
+	st->sp = sender_sp > fp ? sender_sp : fp + 16;
+	st->bp = bp;
+	st->pc = ra;
+	st->exact = 0;
+	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
+}
+
+/* A pc in the code cache: an nmethod (C1, C2, native wrapper) records its Method and steps by
+ * its frame size (C2 code keeps no frame pointer); the interpreter records the Method of the
+ * frame at rbp; other blobs (stubs, adapters) are recorded as the native pcs they are. */
+static __always_inline long hotspot_frame(struct walk_state *st, __u64 lookup_pc)
+{
+	__u32 n = st->stack.n;
+	__u64 method = 0, blob, name, begin;
+	__s32 size, complete;
+
+	if (n >= PROFILE_STACK_DEPTH - 1) {
+		st->stack.flags |= PROFILE_STACK_TRUNCATED;
+		st->end = UNWIND_STAT_TRUNCATED;
+		hotspot_count(HOTSPOT_STAT_TRUNCATED);
+		return 1;
+	}
+	if (!hotspot_blob(st, lookup_pc)) {
+		hotspot_count(HOTSPOT_STAT_NO_BLOB);
+		goto unknown;
+	}
+	blob = st->hs.last_blob;
+	name = st->hs.last_name;
+	begin = st->hs.last_begin;
+	size = st->hs.last_size;
+	complete = st->hs.last_complete;
+	if (st->hs.last_kind == HOTSPOT_NMETHOD) {
+		if (!hotspot_record(st, n, st->hs.last_blob_method)) {
+			hotspot_count(HOTSPOT_STAT_READ);
+			goto unknown;
+		}
+		hotspot_count(HOTSPOT_STAT_COMPILED);
+	} else if (st->hs.last_kind == HOTSPOT_INTERPRETER) {
+		if (st->bp < st->sp || read_user_u64(&method, st->bp + st->hs.proc.interp_method) ||
+		    !hotspot_record(st, n, method)) {
+			hotspot_count(HOTSPOT_STAT_READ);
+			goto unknown;
+		}
+		hotspot_count(HOTSPOT_STAT_INTERPRETED);
+		st->end = hotspot_interp_step(st);
+		return st->end ? 1 : 0;
+	} else {
+		/* a stub, adapter or the like: named by its blob's name (its pc has no symbol) */
+		st->stack.ips[n] =
+		    HOTSPOT_FRAME_TAG | HOTSPOT_FRAME_BLOB | (blob & HOTSPOT_FRAME_ADDR_MASK);
+		st->stack.ips[n + 1] = name;
+		st->stack.n = n + 2;
+		hotspot_note_method(st->pid, st->stack.ips[n], name);
+		hotspot_count(HOTSPOT_STAT_STUB);
+	}
+	/* a leaf before its frame is built: the return address is still at sp */
+	if (size <= 0 || (st->exact && lookup_pc < begin + (complete > 0 ? complete : 0))) {
+		st->end = size <= 0 ? fp_step(st) : hotspot_size_step(st, 1);
+		return st->end ? 1 : 0;
+	}
+	st->end = hotspot_size_step(st, size);
+	return st->end ? 1 : 0;
+
+unknown:
+	/* the pc, named as it can be ([unknown] in anonymous code), then frame pointers */
+	st->stack.ips[n] = st->exact && n ? st->pc + 1 : st->pc;
+	st->stack.n = n + 1;
+	st->end = fp_step(st);
+	return st->end ? 1 : 0;
+}
+
+#endif
