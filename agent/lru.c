@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Bounded LRU cache: chained hash buckets sized for the capacity, a doubly linked recency
+/* Bounded LRU cache: chained hash buckets (grown with the entries), a doubly linked recency
  * list (head = most recent), lib/hashtab's hash_bytes() of the key. Chaining, not the
  * lib/hashtab table: a full cache removes a key per insert, and unlinking it from a short
  * chain costs half of an open-addressing removal (measured on put with eviction). The bucket
