@@ -67,7 +67,7 @@ HELPER_BINS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/helpers/%,$(HELPER_SR
 AGENT_BIN := $(BUILD)/roottrace-agent
 COLLECTOR_BIN := $(BUILD)/roottrace-collector
 
-.PHONY: all agent collector deps check check-quick unit bench fuzz vmlinux clean install \
+.PHONY: all agent collector deps check check-quick check-fleet unit bench fuzz vmlinux clean install \
 	quickstart deb format format-check
 .DELETE_ON_ERROR:
 # Keep generated skeletons and protobuf-c sources between builds.
@@ -154,6 +154,12 @@ check-quick:
 	$(Q)$(MAKE) --no-print-directory all node-sdk
 	$(Q)./tests/run-tests.sh --build $(BUILD) --only unit
 	$(Q)./tests/run-tests.sh --build $(BUILD) --only integration
+
+# Every fleet suite again on a ClickHouse cluster of two shards (ZooKeeper + two servers): longer
+# than make check, which runs the representative cluster suites (test_fleet_cluster.py,
+# test_fleet_replicas.py) only.
+check-fleet: deps all
+	$(Q)./tests/run-tests.sh --build $(BUILD) --only fleet-cluster
 
 bench: deps all
 	$(Q)./bench/run-bench.sh --build $(BUILD)

@@ -65,6 +65,7 @@ void daemon_publish_window(struct daemon *d, const struct window *w)
 	struct pipeline_python_stats py;
 	struct pipeline_v8_stats v8;
 	struct runtime_stats php;
+	struct pipeline_ruby_stats rb;
 	struct pipeline_hotspot_stats hs;
 	struct symbolizer_stats sym;
 
@@ -80,6 +81,8 @@ void daemon_publish_window(struct daemon *d, const struct window *w)
 			agent_metrics__v8(d->metrics, &v8);
 		if (!pipeline__php_stats(d->pipeline, &php))
 			agent_metrics__php(d->metrics, &php);
+		if (!pipeline__ruby_stats(d->pipeline, &rb))
+			agent_metrics__ruby(d->metrics, &rb);
 		if (!pipeline__hotspot_stats(d->pipeline, &hs))
 			agent_metrics__hotspot(d->metrics, &hs);
 	}
@@ -92,6 +95,7 @@ void daemon_publish_pipeline_closed(struct daemon *d)
 		agent_metrics__python_closed(d->metrics);
 		agent_metrics__v8_closed(d->metrics);
 		agent_metrics__php_closed(d->metrics);
+		agent_metrics__ruby_closed(d->metrics);
 		agent_metrics__hotspot_closed(d->metrics);
 	}
 }

@@ -3,7 +3,8 @@
 # Steady-state CPU + BPF share of a whole-machine record at 99 Hz, --unwind auto against fp
 # (bench/bench_steady_overhead.py; docs/performance.md). It reuses bench-agent.sh's spin
 # workload, so it runs after it (make bench runs the benchmarks in name order):
-# bench/bench-steady-overhead.sh --build DIR [--rounds N] [--window S] [--workload spin|runtimes].
+# bench/bench-steady-overhead.sh --build DIR [--rounds N] [--window S]
+# [--workload spin|runtimes|interpreters,native].
 # Needs root.
 set -eu
 cd "$(dirname "$0")/.."

@@ -12,7 +12,9 @@
 # CPU on the ext4 root here, docs/performance.md); uploads/s; then bytes on disk per (bucket, stack)
 # value in each store for the same uploads spread over many buckets. Servers:
 # tests/lib/fleet_servers.py.
-#   bench/bench_fleet.py --build DIR [--seconds N] [--rounds N] [--buckets N]
+# --cluster 2x1: the ClickHouse configurations on a two-shard cluster (docs/performance.md,
+# "Fleet mode on a cluster").
+#   bench/bench_fleet.py --build DIR [--seconds N] [--rounds N] [--buckets N] [--cluster SxR]
 import argparse
 import os
 import re
@@ -51,10 +53,12 @@ def tree_ticks(pid):
 
 
 def server_pids(fleet_servers):
-    """The throwaway PostgreSQL postmaster and ClickHouse server (their process trees)."""
+    """The throwaway PostgreSQL postmaster and ClickHouse servers, and the ZooKeeper of a
+    cluster (--cluster; their process trees)."""
     s = fleet_servers.servers()
     with open(os.path.join(s.pg.data, "postmaster.pid")) as f:
-        return [int(f.readline()), s.ch.proc.pid]
+        pids = [int(f.readline())] + [n.proc.pid for n in s.nodes]
+    return pids + ([s.zk.proc.pid] if s.zk else [])
 
 
 def commits(port):
@@ -351,7 +355,12 @@ def main():
     ap.add_argument("--buckets", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--clients", type=int, default=16)
+    ap.add_argument("--cluster", default="",
+                    help="SxR: ClickHouse as a cluster of S shards of R replicas (migrate"
+                    " --cluster, tests/lib/fleet_servers.py)")
     args = ap.parse_args()
+    if args.cluster:
+        os.environ["ROOTTRACE_FLEET_CLUSTER"] = args.cluster
     build = os.path.abspath(args.build)
     os.environ["ROOTTRACE_BUILD"] = build
     import fleet_servers

@@ -157,6 +157,9 @@ def main():
     tmp = tempfile.mkdtemp(prefix="rt-bench-query-")
     try:
         names = backends()
+        if os.environ.get("ROOTTRACE_FLEET_CLUSTER"):
+            print("fleet: ClickHouse as a cluster of %s (shards x replicas), reads through"
+                  " Distributed tables" % os.environ["ROOTTRACE_FLEET_CLUSTER"])
         by_backend = {b: measure(b, tmp, i == 0) for i, b in enumerate(names)}
         print("\n| query | " + " | ".join(names) + " |")
         print("|---|" + "---|" * len(names))

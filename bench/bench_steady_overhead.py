@@ -6,6 +6,9 @@
 # the start-up (BPF load, the tables of every process on the machine) is reported apart.
 # --workload runtimes spins a stripped Go binary, python3.11, ruby, php and node instead
 # (named from .gopclntab and the interpreters' own frames), --unwind auto only.
+# --workload interpreters,native alternates a python3.11, a ruby and a php process spinning
+# with three native processes spinning (edge-nofp, 10 frames deep), --unwind auto, rounds
+# alternating in order: the interpreter walks' cost against native-only on the same machine.
 # bench/bench-steady-overhead.sh --build DIR [--rounds N] [--window S] [--workload W]. Root.
 import argparse
 import json
@@ -77,8 +80,13 @@ def start_workload(build, kind, seconds):
     if kind == "spin":
         return [subprocess.Popen([os.path.join(build, "bench", "agent", "spin"), str(seconds)],
                                  stdout=subprocess.DEVNULL)]
-    cmds = [[stripped_go(build), str(seconds)], ["python3.11", "-c", SPIN_PY],
-            ["ruby", "-e", SPIN_RB], ["php", "-r", SPIN_PHP], ["node", "-e", SPIN_JS]]
+    if kind == "native":
+        return [subprocess.Popen([os.path.join(build, "unwind", "edge-nofp"), "deep",
+                                  str(seconds), "10"], stdout=subprocess.DEVNULL)
+                for _ in range(3)]
+    cmds = [["python3.11", "-c", SPIN_PY], ["ruby", "-e", SPIN_RB], ["php", "-r", SPIN_PHP]]
+    if kind == "runtimes":
+        cmds = [[stripped_go(build), str(seconds)]] + cmds + [["node", "-e", SPIN_JS]]
     procs = []
     for cmd in cmds:
         if subprocess.run(["which", cmd[0]], capture_output=True).returncode and \
@@ -98,6 +106,7 @@ def stop_workload(procs):
 
 def one(build, mode, window, workload="spin"):
     agent = os.path.join(build, "roottrace-agent")
+    os.makedirs(os.path.join(build, "bench", "agent"), exist_ok=True)
     spin = start_workload(build, workload, WARMUP_S + window + 8)
     time.sleep(0.5)
     rec = subprocess.Popen([agent, "record", "--duration", "%ds" % (WARMUP_S + window + 5),
@@ -120,9 +129,14 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--window", type=int, default=60)
-    ap.add_argument("--workload", choices=("spin", "runtimes"), default="spin")
+    ap.add_argument("--workload", default="spin",
+                    help="spin, runtimes, or interpreters,native (alternated)")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
+    if a.workload == "interpreters,native":
+        return compare(build, a.rounds, a.window)
+    if a.workload not in ("spin", "runtimes"):
+        sys.exit("bench-steady-overhead: --workload spin, runtimes or interpreters,native")
     modes = ("auto", "fp") if a.workload == "spin" else ("auto",)
     if a.workload == "spin" and not os.path.exists(os.path.join(build, "bench", "agent",
                                                                 "spin")):
@@ -141,6 +155,24 @@ def main():
         print("| %s | %.2f s | %.2f%% | %.2f%% | %.2f%% | %.1f µs |" % (
             mode, med["startup_s"], med["cpu"], med["bpf"], med["cpu"] + med["bpf"],
             med["per_sample_us"]))
+
+
+def compare(build, rounds, window):
+    """Interpreters against native processes, alternating, --unwind auto: medians."""
+    subprocess.run(["sysctl", "-qw", "kernel.bpf_stats_enabled=1"], check=True)
+    runs = {"interpreters": [], "native": []}
+    for r in range(rounds):
+        order = list(runs) if r % 2 == 0 else list(reversed(list(runs)))
+        for kind in order:
+            runs[kind].append(one(build, "auto", window, kind))
+            print("round %d %-12s %s" % (r + 1, kind, runs[kind][-1]), file=sys.stderr)
+    print("| workload (3 processes spinning) | own CPU, steady | BPF, steady | CPU + BPF "
+          "| BPF per sample |")
+    print("|---|---|---|---|---|")
+    for kind, rs in runs.items():
+        med = {k: statistics.median(r[k] for r in rs) for k in rs[0]}
+        print("| %s | %.2f%% | %.2f%% | %.2f%% | %.1f µs |" % (
+            kind, med["cpu"], med["bpf"], med["cpu"] + med["bpf"], med["per_sample_us"]))
 
 
 if __name__ == "__main__":

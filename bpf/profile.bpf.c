@@ -287,7 +287,11 @@ struct ruby_walk {
 	__u8 after_core; /* the last native frame was a vm_exec_core stepped over */
 	__u8 check_top;	 /* the next frame may be pushed but not run yet (see ruby_frame) */
 	__u16 pad;
+	__u64 last_me;	 /* the method entry found last: a recursive call is not read again */
+	__u64 last_word; /* the frame announced last, and its cookie: nor looked up again */
+	__u64 last_cookie;
 	struct ruby_proc proc;
+	__u8 cfp[RUBY_CFP_READ];
 };
 
 enum python_walk_state {
@@ -772,6 +776,8 @@ static __always_inline void ruby_walk_start(struct walk_state *st)
 	st->rb.frames = 0;
 	st->rb.after_core = 0;
 	st->rb.check_top = 0;
+	st->rb.last_me = 0;
+	st->rb.last_word = 0;
 	if (!proc)
 		return;
 	ruby_count_n(RUBY_STAT_SAMPLES, 1);
@@ -870,14 +876,41 @@ static __always_inline bool ruby_not_started(const struct ruby_offsets *o, __u64
 	return pc == start;
 }
 
+/* The method entry (rb_callable_method_entry_t) a control frame runs in, as Ruby's
+ * rb_vm_frame_method_entry finds it: ep[-2] of the frame's env, or of the envs it is nested in
+ * (a block's), up to the local one, where it may sit behind an svar. 0 when there is none
+ * (top level, class bodies) or it cannot be read. env: ep[-2..0] of the frame, read. */
+static __always_inline __u64 ruby_method_entry(struct walk_state *st, __u64 env[3])
+{
+	__u64 me, head;
+
+	for (int i = 0; i < RUBY_EP_HOPS; i++) {
+		me = env[0];
+		if (me && me == st->rb.last_me)
+			return me;
+		if (me && !read_user_u64(&head, me) && RUBY_IMEMO_TYPE(head) == RUBY_IMEMO_MENT)
+			return st->rb.last_me = me;
+		if (env[2] & RUBY_ENV_FLAG_LOCAL)
+			break;
+		if (bpf_probe_read_user(env, 3 * sizeof(__u64),
+					(const void *)((env[1] & ~3ULL) - 16)))
+			return 0;
+	}
+	if (!(env[2] & RUBY_ENV_FLAG_LOCAL) || !me || read_user_u64(&head, me) ||
+	    RUBY_IMEMO_TYPE(head) != RUBY_IMEMO_SVAR || read_user_u64(&me, me + 8) || !me ||
+	    read_user_u64(&head, me))
+		return 0;
+	return RUBY_IMEMO_TYPE(head) == RUBY_IMEMO_MENT ? (st->rb.last_me = me) : 0;
+}
+
 /* Records one control frame of the current vm_exec_core call (C-function frames are skipped:
  * their native frames name them); the frame that began the call (FINISH) ends it. 1 when the
  * stack is full. */
 static __always_inline long ruby_frame(struct walk_state *st)
 {
 	const struct ruby_offsets *o = &st->rb.proc.off;
-	__u64 cur = st->rb.cursor, iseq, ep, flags, magic, cookie = 0;
-	__u32 n = st->stack.n;
+	__u64 cur = st->rb.cursor, iseq, ep, flags, magic, cookie = 0, env[3], me, word;
+	__u32 n = st->stack.n, iseq_off = o->cfp_iseq, ep_off = o->cfp_ep;
 
 	if (!cur || cur >= st->rb.end) {
 		st->rb.cursor = 0;
@@ -890,9 +923,15 @@ static __always_inline long ruby_frame(struct walk_state *st)
 		ruby_count_n(RUBY_STAT_TRUNCATED, 1);
 		return 1;
 	}
-	if (read_user_u64(&iseq, cur + o->cfp_iseq) || read_user_u64(&ep, cur + o->cfp_ep) ||
-	    read_user_u64(&flags, ep))
+	/* the frame in one read, then its env (me_cref, specval, flags) in another */
+	if (iseq_off > RUBY_CFP_READ - 8 || ep_off > RUBY_CFP_READ - 8 ||
+	    bpf_probe_read_user(st->rb.cfp, sizeof(st->rb.cfp), (const void *)cur))
 		return ruby_give_back(st);
+	iseq = *(__u64 *)(st->rb.cfp + iseq_off);
+	ep = *(__u64 *)(st->rb.cfp + ep_off);
+	if (bpf_probe_read_user(env, sizeof(env), (const void *)(ep - 16)))
+		return ruby_give_back(st);
+	flags = env[2];
 	st->rb.cursor = cur + o->cfp_size;
 	magic = flags & RUBY_FRAME_MAGIC_MASK;
 	if (st->rb.check_top) {
@@ -902,12 +941,20 @@ static __always_inline long ruby_frame(struct walk_state *st)
 	}
 	if (iseq && magic != RUBY_FRAME_MAGIC_CFUNC && magic != RUBY_FRAME_MAGIC_IFUNC &&
 	    magic != RUBY_FRAME_MAGIC_DUMMY) {
-		read_user_u64(&cookie, iseq + o->iseq_body); /* unreadable: 0, [unknown] later */
-		st->stack.ips[n] = RUBY_FRAME_TAG | (iseq & RUBY_FRAME_ADDR_MASK);
+		me = ruby_method_entry(st, env);
+		if (me) /* names Class#method; a new entry at the address is a new cookie */
+			cookie = me | RUBY_COOKIE_METHOD_ENTRY;
+		else /* unreadable: 0, [unknown] later */
+			read_user_u64(&cookie, iseq + o->iseq_body);
+		word = RUBY_FRAME_TAG | (iseq & RUBY_FRAME_ADDR_MASK);
+		st->stack.ips[n] = word;
 		st->stack.ips[n + 1] = cookie;
 		st->stack.n = n + 2;
 		st->rb.frames++;
-		ruby_note_iseq(st->pid, RUBY_FRAME_TAG | (iseq & RUBY_FRAME_ADDR_MASK), cookie);
+		if (word != st->rb.last_word || cookie != st->rb.last_cookie)
+			ruby_note_iseq(st->pid, word, cookie);
+		st->rb.last_word = word;
+		st->rb.last_cookie = cookie;
 	}
 	if ((flags & RUBY_FRAME_FLAG_FINISH) && magic != RUBY_FRAME_MAGIC_CFUNC)
 		st->rb.state = PYTHON_WALK_STEP_OVER;

@@ -35,7 +35,8 @@ struct collector_options {
 	const char *control_store; /* postgresql://... (fleet mode) or NULL */
 	const char *profile_store; /* clickhouse+http://... (fleet mode) or NULL */
 	const char *clickhouse_password;
-	const char *listen; /* host:port */
+	const char *clickhouse_cluster; /* NULL = whichever the database has */
+	const char *listen;		/* host:port */
 	const char *tls_cert, *tls_key;
 	size_t max_body;
 	size_t max_inflated;

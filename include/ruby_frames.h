@@ -12,6 +12,19 @@
 #define RUBY_FRAME_TAG (0x5242ULL << 48) /* "RB" */
 #define RUBY_FRAME_ADDR_MASK ((1ULL << 48) - 1)
 
+/* The cookie is the frame's method entry | RUBY_COOKIE_METHOD_ENTRY when it has one (methods
+ * and their blocks: user space reads the owner class from it), else the iseq's body. */
+#define RUBY_COOKIE_METHOD_ENTRY 1ULL
+
+/* A frame's env: ep[-2] me_cref, ep[-1] specval (the enclosing env's ep | 0-3), ep[0] flags.
+ * imemo type is RBasic.flags bits 12-15 of a T_IMEMO (0x1a). Stable from 2.7 to 3.3. */
+#define RUBY_ENV_FLAG_LOCAL 0x2ULL
+#define RUBY_IMEMO_TYPE(flags) (((flags)&0x1f) == 0x1a ? ((flags) >> 12) & 0xf : 0xff)
+#define RUBY_IMEMO_SVAR 2
+#define RUBY_IMEMO_MENT 6
+#define RUBY_CFP_READ 40 /* bytes of a control frame read: pc, sp, iseq, self, ep */
+#define RUBY_EP_HOPS 4	 /* blocks nested deeper than this are named without their class */
+
 /* ep[0] (VM_ENV_DATA_INDEX_FLAGS) of a control frame: its type and whether it began a vm_exec
  * call (FINISH: the frames of one vm_exec_core end there). Stable from 2.7 to 3.3. */
 #define RUBY_FRAME_MAGIC_MASK 0x7fff0001ULL

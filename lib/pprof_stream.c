@@ -137,13 +137,19 @@ struct id_index {
 	struct hashtab map;
 };
 
-/* Where a location's innermost line is: what a sample with it as its leaf reports. */
+/* Where a location's innermost line is, as a sample with it as its leaf reports it: 8 bytes a
+ * location (a profile may have hundreds of thousands), its address kept apart for the few
+ * without a line. */
 struct location_leaf {
-	const char *file;
+	uint32_t line; /* the innermost line's, 0 when none */
+	uint32_t ref;  /* line > 0: its function's index + 1; else its mapping's index + 1, or 0 */
+};
+
+/* A sample's leaf position, resolved from its location_leaf. */
+struct leaf_position {
+	const char *file, *build_id, *module;
 	int64_t line;
-	const char *build_id;
 	uint64_t address;
-	const char *module;
 };
 
 struct pprof_stream {
@@ -162,7 +168,7 @@ struct pprof_stream {
 	struct id_index mappings, functions, locations;
 	const char **function_names; /* function index -> name, "[unknown]" for "" */
 	size_t function_names_cap;
-	const char **function_files; /* function index -> its filename, "" when none */
+	uint32_t *function_files; /* function index -> its filename's string index */
 	size_t function_files_cap;
 	const char **mapping_build_ids; /* mapping index -> its build id, "" when none */
 	size_t mapping_build_ids_cap;
@@ -170,6 +176,7 @@ struct pprof_stream {
 	size_t mapping_files_cap;
 	struct location_leaf *location_leaves; /* location index -> its innermost position */
 	size_t location_leaves_cap;
+	struct hashtab location_addresses; /* location index -> address, of those without a line */
 	/* each location's frames (its lines innermost first), laid out once, so that a sample's
 	 * frames are copied location by location instead of chasing line -> function -> string */
 	const char **location_frames;
@@ -181,7 +188,7 @@ struct pprof_stream {
 	size_t frames_cap;
 	struct pprof_label *labels;
 	size_t labels_cap;
-	struct location_leaf leaf;
+	struct leaf_position leaf;
 };
 
 __attribute__((format(printf, 2, 3))) static int fail(struct pprof_stream *s, const char *fmt, ...)
@@ -566,7 +573,7 @@ static int add_function(struct pprof_stream *s, const struct protowire_field *f)
 	    grow(&s->function_files, &s->function_files_cap, s->functions.n,
 		 sizeof(*s->function_files)))
 		return -ENOMEM;
-	s->function_files[s->functions.n - 1] = str_at(s, fn->filename);
+	s->function_files[s->functions.n - 1] = (uint32_t)fn->filename;
 	name = str_at(s, fn->name);
 	s->function_names[s->functions.n - 1] = *name ? name : PPROF_UNKNOWN_FRAME;
 	return 0;
@@ -601,7 +608,8 @@ static int lay_out_location(struct pprof_stream *s, const pb_location *l)
 	return 0;
 }
 
-/* The location's innermost line (line[0]) and mapping: its position as a leaf. */
+/* The location's innermost line (line[0]), else its mapping and address: its position as a
+ * leaf. */
 static int lay_out_leaf(struct pprof_stream *s, const pb_location *l)
 {
 	struct location_leaf *leaf;
@@ -611,16 +619,36 @@ static int lay_out_leaf(struct pprof_stream *s, const pb_location *l)
 		 sizeof(*s->location_leaves)))
 		return -ENOMEM;
 	leaf = &s->location_leaves[s->locations.n - 1];
-	*leaf = (struct location_leaf){"", 0, "", l->address, ""};
-	if (l->mapping_id && lookup_id(&s->mappings, l->mapping_id, &idx)) {
-		leaf->build_id = s->mapping_build_ids[idx];
-		leaf->module = s->mapping_files[idx];
+	*leaf = (struct location_leaf){0, 0};
+	if (l->n_line && l->line[0]->line > 0 && l->line[0]->line <= UINT32_MAX &&
+	    lookup_id(&s->functions, l->line[0]->function_id, &idx)) {
+		*leaf = (struct location_leaf){(uint32_t)l->line[0]->line, (uint32_t)idx + 1};
+		return 0;
 	}
-	if (l->n_line && lookup_id(&s->functions, l->line[0]->function_id, &idx)) {
-		leaf->file = s->function_files[idx];
-		leaf->line = l->line[0]->line > 0 ? l->line[0]->line : 0;
+	if (!l->mapping_id || !lookup_id(&s->mappings, l->mapping_id, &idx))
+		return 0;
+	leaf->ref = (uint32_t)idx + 1;
+	if (!l->address || !*s->mapping_build_ids[idx])
+		return 0;
+	return hashtab__put(&s->location_addresses, s->locations.n - 1, l->address) ? -ENOMEM : 0;
+}
+
+/* The position of location idx as a sample's leaf. */
+static void leaf_of(const struct pprof_stream *s, size_t idx, struct leaf_position *ret)
+{
+	const struct location_leaf *leaf = &s->location_leaves[idx];
+
+	*ret = (struct leaf_position){"", "", "", 0, 0};
+	if (leaf->line) {
+		ret->file = str_at(s, s->function_files[leaf->ref - 1]);
+		ret->line = leaf->line;
+		return;
 	}
-	return 0;
+	if (!leaf->ref)
+		return;
+	ret->build_id = s->mapping_build_ids[leaf->ref - 1];
+	ret->module = s->mapping_files[leaf->ref - 1];
+	hashtab__get(&s->location_addresses, idx, &ret->address);
 }
 
 static int add_location(struct pprof_stream *s, const struct protowire_field *f)
@@ -723,6 +751,7 @@ void pprof_stream__free(struct pprof_stream *s)
 	free(s->mapping_build_ids);
 	free(s->mapping_files);
 	free(s->location_leaves);
+	hashtab__free(&s->location_addresses);
 	free(s->location_frames);
 	free(s->location_start);
 	free(s->frames);
@@ -750,6 +779,7 @@ size_t pprof_stream__bytes(const struct pprof_stream *s)
 	       s->mapping_build_ids_cap * sizeof(*s->mapping_build_ids) +
 	       s->mapping_files_cap * sizeof(*s->mapping_files) +
 	       s->location_leaves_cap * sizeof(*s->location_leaves) +
+	       hashtab__bytes(&s->location_addresses) +
 	       s->location_frames_cap * sizeof(*s->location_frames) +
 	       s->location_start_cap * sizeof(*s->location_start) +
 	       s->frames_cap * sizeof(*s->frames) + s->labels_cap * sizeof(*s->labels);
@@ -780,7 +810,7 @@ static int flatten_frames(struct pprof_stream *s, const pb_sample *m, size_t i, 
 {
 	size_t n = 0, idx;
 
-	s->leaf = (struct location_leaf){"", 0, "", 0, ""};
+	s->leaf = (struct leaf_position){"", "", "", 0, 0};
 	if (m->n_location_id > PPROF_MAX_FRAMES)
 		return fail(s, "sample %zu has %zu locations, limit %u frames", i, m->n_location_id,
 			    PPROF_MAX_FRAMES);
@@ -793,7 +823,7 @@ static int flatten_frames(struct pprof_stream *s, const pb_sample *m, size_t i, 
 			return fail(s, "sample %zu refers to unknown location id %llu", i,
 				    (unsigned long long)m->location_id[j]);
 		if (j == 0)
-			s->leaf = s->location_leaves[idx];
+			leaf_of(s, idx, &s->leaf);
 		count = s->location_start[idx + 1] - s->location_start[idx];
 		if (n + count <= PPROF_MAX_FRAMES)
 			memcpy(s->frames + n, s->location_frames + s->location_start[idx],

@@ -8,7 +8,7 @@ PACKAGES="make gcc g++ clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libcurl4-openssl-dev libjansson-dev \
 libmicrohttpd-dev libsqlite3-dev sqlite3 libssl-dev golang-go python3 curl procps \
 libclang-rt-14-dev openssl python3-yaml dpkg-dev strace clang-format nodejs chromium \
-libpq-dev postgresql clickhouse-server clickhouse-client faketime \
+libpq-dev postgresql clickhouse-server clickhouse-client zookeeper faketime \
 liblzma-dev libdebuginfod-dev debuginfod elfutils xz-utils binutils python3.11 bpfcc-tools libbpf-tools \
 php8.2-cli php8.2-fpm ruby3.1 openjdk-17-jdk-headless"
 

@@ -3,9 +3,11 @@
 # Runs every test program and prints one closing line: "N passed, N failed, N skipped".
 # Each program prints "PASS name" / "FAIL name: why" / "SKIP name: why" per case; a program
 # that exits non-zero without printing a FAIL line counts as one failure of its own.
-#   tests/run-tests.sh [--build DIR] [--only unit|bpf|integration|fleet|e2e|sanitize|fuzz] [PATTERN]
+#   tests/run-tests.sh [--build DIR] [--only unit|bpf|integration|fleet|fleet-cluster|e2e|sanitize|fuzz] [PATTERN]
 # "fleet" runs the store-level integration suites again with ROOTTRACE_TEST_BACKEND=fleet: the
 # same cases against PostgreSQL + ClickHouse (throwaway servers each program starts and stops).
+# "fleet-cluster" (make check-fleet, not in make check) runs them and the fleet suites on a
+# ClickHouse cluster of two shards (ROOTTRACE_FLEET_CLUSTER=2x1: ZooKeeper + two servers).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=build
@@ -85,6 +87,15 @@ if want fleet; then
 		t="tests/integration/$s.py"
 		matches "$t" || continue
 		ROOTTRACE_TEST_BACKEND=fleet run_one fleet "$t" python3 "$t"
+	done
+fi
+
+if [ "$ONLY" = fleet-cluster ]; then
+	for s in $FLEET_SUITES test_collector_fleet test_fleet_stacks test_fleet_span_round_trips; do
+		t="tests/integration/$s.py"
+		matches "$t" || continue
+		ROOTTRACE_TEST_BACKEND=fleet ROOTTRACE_FLEET_CLUSTER=2x1 run_one fleet-cluster "$t" \
+			python3 "$t"
 	done
 fi
 

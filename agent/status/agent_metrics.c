@@ -204,6 +204,28 @@ void agent_metrics__hotspot_closed(struct agent_metrics *m)
 	pthread_mutex_unlock(&m->lock);
 }
 
+void agent_metrics__ruby(struct agent_metrics *m, const struct pipeline_ruby_stats *now)
+{
+	pthread_mutex_lock(&m->lock);
+	m->status.ruby_open = *now;
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void add_ruby(struct pipeline_ruby_stats *dst, const struct pipeline_ruby_stats *src)
+{
+	for (int i = 0; i < RUBY_STAT__COUNT; i++)
+		dst->walk[i] += src->walk[i];
+	add_runtime_names(&dst->names, &src->names);
+}
+
+void agent_metrics__ruby_closed(struct agent_metrics *m)
+{
+	pthread_mutex_lock(&m->lock);
+	add_ruby(&m->status.ruby_closed, &m->status.ruby_open);
+	m->status.ruby_open = (struct pipeline_ruby_stats){0};
+	pthread_mutex_unlock(&m->lock);
+}
+
 void agent_metrics__uploads(struct agent_metrics *m, const struct uploader_stats *st)
 {
 	pthread_mutex_lock(&m->lock);
@@ -668,6 +690,52 @@ static void render_hotspot(struct prom_text *t, const struct agent_status *s)
 	}
 }
 
+static void render_ruby(struct prom_text *t, const struct agent_status *s)
+{
+	struct pipeline_ruby_stats all = s->ruby_closed;
+	const uint64_t *w = all.walk;
+	const struct runtime_stats *n = &all.names;
+
+	add_ruby(&all, &s->ruby_open);
+	counter_by(t, P "ruby_processes_total",
+		   "Ruby processes found, by outcome: walked, or of a version without an offset "
+		   "table (native frames).",
+		   "outcome",
+		   (const struct labelled[]){{"attached", n->processes_attached},
+					     {"no_table", n->unsupported},
+					     {"attach_failed", n->attach_failed}},
+		   3);
+	prom_text__counter(t, P "ruby_samples_total",
+			   "Samples of a Ruby process whose control frames were walked.",
+			   w[RUBY_STAT_SAMPLES]);
+	prom_text__counter(t, P "ruby_frames_total", "Ruby frames recorded.", w[RUBY_STAT_FRAMES]);
+	counter_by(t, P "ruby_walk_problems_total",
+		   "Ruby samples whose walk fell short, by reason.", "reason",
+		   (const struct labelled[]){{"no_execution_context", w[RUBY_STAT_NO_EC]},
+					     {"truncated", w[RUBY_STAT_TRUNCATED]},
+					     {"unreadable", w[RUBY_STAT_READ]},
+					     {"announcement_lost", w[RUBY_STAT_EVENTS_LOST]}},
+		   4);
+	counter_by(t, P "ruby_names_total",
+		   "Ruby frame names by how they were served: read from the process, or [unknown] "
+		   "(another iseq or method entry at that address now, memory unreadable); "
+		   "evicted: dropped from the bounded cache.",
+		   "result",
+		   (const struct labelled[]){{"read", n->names_read},
+					     {"stale", n->names_stale},
+					     {"unreadable", n->names_unreadable},
+					     {"evicted", n->names_evicted}},
+		   4);
+	prom_text__gauge(t, P "ruby_names_cached", "Ruby frame names held now.",
+			 (double)n->names_cached);
+	if (n->unsupported_version[0]) {
+		prom_text__header(t, P "ruby_version_without_table", "gauge",
+				  "A Ruby version found without an offset table (the last one).");
+		prom_text__appendf(t, P "ruby_version_without_table{version=\"%s\"} 1\n",
+				   n->unsupported_version);
+	}
+}
+
 int agent_metrics__render(const struct agent_status *s, int64_t now_ms, char **ret, size_t *ret_len)
 {
 	struct prom_text t = {0};
@@ -682,6 +750,7 @@ int agent_metrics__render(const struct agent_status *s, int64_t now_ms, char **r
 	render_debuginfod(&t);
 	render_v8(&t, s);
 	render_php(&t, s);
+	render_ruby(&t, s);
 	render_hotspot(&t, s);
 	render_uploads(&t, s);
 	render_measured(&t, s);

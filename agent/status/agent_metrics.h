@@ -46,6 +46,8 @@ struct agent_status {
 	/* JS frames (V8): the same */
 	struct pipeline_v8_stats v8_closed, v8_open;
 	struct runtime_stats php_closed, php_open;
+	/* Ruby frames: the same */
+	struct pipeline_ruby_stats ruby_closed, ruby_open;
 	/* Java frames (HotSpot): the same */
 	struct pipeline_hotspot_stats hotspot_closed, hotspot_open;
 	struct uploader_stats uploads;
@@ -73,6 +75,9 @@ void agent_metrics__v8_closed(struct agent_metrics *m);
 /* The open pipeline's PHP detection and naming counters; _closed folds them into the totals. */
 void agent_metrics__php(struct agent_metrics *m, const struct runtime_stats *now);
 void agent_metrics__php_closed(struct agent_metrics *m);
+/* The open pipeline's Ruby-frame counters so far; _closed folds them into the totals. */
+void agent_metrics__ruby(struct agent_metrics *m, const struct pipeline_ruby_stats *now);
+void agent_metrics__ruby_closed(struct agent_metrics *m);
 /* The open pipeline's Java-frame (HotSpot) counters; _closed folds them into the totals. */
 void agent_metrics__hotspot(struct agent_metrics *m, const struct pipeline_hotspot_stats *now);
 void agent_metrics__hotspot_closed(struct agent_metrics *m);

@@ -20,10 +20,17 @@
 	}
 
 /* Long-only options (no short letter) shared by the subcommands that open the stores. */
-enum { CLI_OPT_CONTROL_STORE = 0x100, CLI_OPT_PROFILE_STORE, CLI_OPT_CONFIG, CLI_OPT_MIGRATE };
+enum {
+	CLI_OPT_CONTROL_STORE = 0x100,
+	CLI_OPT_PROFILE_STORE,
+	CLI_OPT_CONFIG,
+	CLI_OPT_MIGRATE,
+	CLI_OPT_CLUSTER
+};
 #define CLI_STORE_OPTIONS                                                                          \
 	{"control-store", required_argument, NULL, CLI_OPT_CONTROL_STORE},                         \
 	    {"profile-store", required_argument, NULL, CLI_OPT_PROFILE_STORE},                     \
+	    {"cluster", required_argument, NULL, CLI_OPT_CLUSTER},                                 \
 	{                                                                                          \
 		"config", required_argument, NULL, CLI_OPT_CONFIG                                  \
 	}
@@ -33,6 +40,7 @@ struct store_location {
 	const char *data_dir;
 	const char *control_store; /* postgresql://... or NULL */
 	const char *profile_store; /* clickhouse+http://host:port/db or NULL */
+	const char *cluster;	   /* ClickHouse remote_servers cluster, NULL = one server */
 	const char *config_file;
 	const char *control_store_password_file;
 	const char *clickhouse_password_file;
@@ -41,7 +49,7 @@ struct store_location {
 	const char *source_dir, *debug_dir, *debuginfod_urls;
 };
 
-/* 1 when opt (with arg) was one of --data, CLI_STORE_OPTIONS; 0 otherwise. */
+/* 1 when opt (with arg) was one of --data, CLI_STORE_OPTIONS (--cluster too); 0 otherwise. */
 int store_location__parse_option(struct store_location *loc, int opt, const char *arg);
 /* Reads the config file, checks the combination (need_data: SQLite needs --data unless both
  * stores are servers) and resolves the passwords. Prints why not; 0 or -errno. */

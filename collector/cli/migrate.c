@@ -17,10 +17,16 @@ static void usage(FILE *f)
 	    f,
 	    "usage: %s migrate [--control-store postgresql://...]\n"
 	    "          [--profile-store clickhouse+http://HOST:PORT/DATABASE] [--config FILE]\n"
-	    "          [--from DIR]\n"
+	    "          [--cluster NAME] [--from DIR]\n"
 	    "  Applies every pending schema migration of the server stores given; running it\n"
 	    "  again is a no-op. Passwords: PGPASSWORD or PGPASSFILE, and\n"
 	    "  ROOTTRACE_CLICKHOUSE_PASSWORD, or the config file's *_password_file keys.\n"
+	    "  --cluster NAME  creates a new profile store on the ClickHouse cluster NAME of the\n"
+	    "              servers' remote_servers: Replicated tables on every replica of every\n"
+	    "              shard, Distributed tables over them (a series stays on one shard);\n"
+	    "              the servers need ZooKeeper, <macros> shard and replica, and\n"
+	    "              <distributed_ddl>. An existing store keeps its mode: upgrades need no\n"
+	    "              --cluster. Config file key: cluster.\n"
 	    "  --from DIR  then copies the embedded store of DIR (a collector's --data: tokens,\n"
 	    "              settings, audit, deployments, agent reports, upload ids, profiles)\n"
 	    "              into both server stores, which must be empty, and prints the check\n"
@@ -29,8 +35,11 @@ static void usage(FILE *f)
 	    "example:\n"
 	    "  %s migrate --control-store postgresql://roottrace@db1/roottrace \\\n"
 	    "      --profile-store clickhouse+http://roottrace@ch1:8123/roottrace\n"
+	    "  %s migrate --control-store postgresql://roottrace@db1/roottrace \\\n"
+	    "      --profile-store clickhouse+http://roottrace@ch1:8123/roottrace --cluster "
+	    "roottrace\n"
 	    "  %s migrate --config /etc/roottrace/fleet.conf --from /var/lib/roottrace\n",
-	    PROG, PROG, PROG);
+	    PROG, PROG, PROG, PROG);
 }
 
 int cli_migrate_stores(const struct store_location *loc)
@@ -48,14 +57,15 @@ int cli_migrate_stores(const struct store_location *loc)
 			from, to);
 	}
 	if (loc->profile_store) {
-		err = store_ch_migrate(loc->profile_store, loc->clickhouse_password, &from, &to,
-				       why, sizeof(why));
+		err = store_ch_migrate(loc->profile_store, loc->clickhouse_password, loc->cluster,
+				       &from, &to, why, sizeof(why));
 		if (err) {
 			fprintf(stderr, "%s: migrate profile store (ClickHouse): %s\n", PROG,
 				why[0] ? why : store_strerror(err));
 			return err;
 		}
-		fprintf(stderr, "%s: profile store (ClickHouse): schema version %d -> %d\n", PROG,
+		fprintf(stderr, "%s: profile store (ClickHouse%s%s): schema version %d -> %d\n",
+			PROG, loc->cluster ? ", cluster " : "", loc->cluster ? loc->cluster : "",
 			from, to);
 	}
 	return 0;

@@ -43,8 +43,10 @@ static void usage(FILE *f)
 	    "  --profile-store   ClickHouse profile store; password from\n"
 	    "                    ROOTTRACE_CLICKHOUSE_PASSWORD or the config file\n"
 	    "  --config          file of `key = value` lines: data, control_store, profile_store,\n"
-	    "                    control_store_password_file, clickhouse_password_file,\n"
+	    "                    cluster, control_store_password_file, clickhouse_password_file,\n"
 	    "                    source_dir, debug_dir, debuginfod_urls\n"
+	    "  --cluster         the ClickHouse cluster the profile store must spread over\n"
+	    "                    (default: whichever `migrate --cluster` made it with)\n"
 	    "  --migrate         apply pending server schema migrations before serving\n"
 	    "  --listen          address to serve (default %s; port 0 picks a free one)\n"
 	    "  --max-body        request body cap, larger bodies get 413 (default %u)\n"
@@ -327,7 +329,9 @@ int cmd_serve(int argc, char **argv)
 	    .threads = 0, /* DEFAULT_THREADS, or DEFAULT_FLEET_THREADS in fleet mode */
 	    .tier_interval_ms = STORE_CH_TIER_INTERVAL_MS,
 	};
-	struct serve_args a = {.retention_interval_s = DEFAULT_RETENTION_INTERVAL_S};
+	/* static: the config file's values it holds (store.c) live as long as the process and
+	 * stay reachable, so a leak check at exit does not count them */
+	static struct serve_args a = {.retention_interval_s = DEFAULT_RETENTION_INTERVAL_S};
 	int rc, sig, err;
 	struct retention_job *retention = NULL;
 	struct http_server *server = NULL;

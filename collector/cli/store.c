@@ -34,6 +34,9 @@ int store_location__parse_option(struct store_location *loc, int opt, const char
 	case CLI_OPT_CONFIG:
 		loc->config_file = arg;
 		return 1;
+	case CLI_OPT_CLUSTER:
+		loc->cluster = arg;
+		return 1;
 	default:
 		return 0;
 	}
@@ -61,6 +64,7 @@ static int config_set(struct store_location *loc, const char *key, const char *v
 	    {"data", offsetof(struct store_location, data_dir)},
 	    {"control_store", offsetof(struct store_location, control_store)},
 	    {"profile_store", offsetof(struct store_location, profile_store)},
+	    {"cluster", offsetof(struct store_location, cluster)},
 	    {"control_store_password_file",
 	     offsetof(struct store_location, control_store_password_file)},
 	    {"clickhouse_password_file", offsetof(struct store_location, clickhouse_password_file)},
@@ -101,12 +105,12 @@ static int read_config(struct store_location *loc)
 		if (eq)
 			*eq = '\0';
 		if (!eq || config_set(loc, trim(text), trim(eq + 1))) {
-			fprintf(
-			    stderr,
-			    "%s: %s:%d: expected `key = value` with a key of data, "
-			    "control_store, profile_store, control_store_password_file, "
-			    "clickhouse_password_file, source_dir, debug_dir, debuginfod_urls\n",
-			    PROG, loc->config_file, lineno);
+			fprintf(stderr,
+				"%s: %s:%d: expected `key = value` with a key of data, "
+				"control_store, profile_store, cluster, "
+				"control_store_password_file, clickhouse_password_file, "
+				"source_dir, debug_dir, debuginfod_urls\n",
+				PROG, loc->config_file, lineno);
 			rc = -EINVAL;
 		}
 	}
@@ -173,6 +177,11 @@ int store_location__resolve(struct store_location *loc, bool need_data)
 			loc->control_store);
 		return -EINVAL;
 	}
+	if (loc->cluster && !loc->profile_store) {
+		fprintf(stderr, "%s: --cluster %s: needs --profile-store (ClickHouse)\n", PROG,
+			loc->cluster);
+		return -EINVAL;
+	}
 	if (need_data && !loc->data_dir && !loc->profile_store) {
 		fprintf(stderr, "%s: needs --data DIR, or --profile-store in fleet mode\n", PROG);
 		return -EINVAL;
@@ -211,6 +220,7 @@ void collector_options__set_stores(struct collector_options *o, const struct sto
 	o->data_dir = loc->data_dir;
 	o->control_store = loc->control_store;
 	o->profile_store = loc->profile_store;
+	o->clickhouse_cluster = loc->cluster;
 	o->clickhouse_password = loc->clickhouse_password;
 	if (!o->debug_dir) /* the command line wins */
 		o->debug_dir = loc->debug_dir;

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Ruby frames from the node agent, on the real interpreter (Debian's ruby3.1 with
-# libruby-3.1.so, started without flags): a hot method under a known caller named in order,
+# libruby-3.1.so, started without flags): a hot method under a known caller named in order
+# (Class#method, Class.method, blocks in them),
 # vm_exec_core replaced by the Ruby frames it runs, four threads each named, a process started
-# after the agent, and one that exits before its window is named.
+# after the agent, one that exits before its window is named, and one in its own mount
+# namespace.
 import os
 import shutil
 import subprocess
@@ -15,24 +17,30 @@ import pprof_py
 from test_record import Recorder, require_root
 
 RUBY = "/usr/bin/ruby3.1"
+LIBRUBY = "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"
 FREQ = 199
 
 HOT = """
-def hot(n)
-  s = 0
-  i = 0
-  while i < n
-    s += i * i
-    i += 1
+module Shop
+  class Cart
+    def hot(n)
+      s = 0
+      i = 0
+      while i < n
+        s += i * i
+        i += 1
+      end
+      s
+    end
+
+    def self.caller_of_hot
+      CART.hot(20_000)
+    end
   end
-  s
 end
 
-def caller_of_hot
-  hot(20_000)
-end
-
-loop { caller_of_hot }
+CART = Shop::Cart.new
+loop { Shop::Cart.caller_of_hot }
 """
 
 SHORT = """
@@ -143,18 +151,20 @@ class RubyFrames(unittest.TestCase):
         self.stop(p)
         samples = of_pid(prof, p.pid)
         self.assertGreater(len(samples), 0, err)
-        named = share(samples, lambda s: "hot" in ruby_frames(s))
-        under = share(samples, lambda s: parent_of(s, "hot") == "caller_of_hot")
+        named = share(samples, lambda s: "Shop::Cart#hot" in ruby_frames(s))
+        under = share(samples, lambda s: parent_of(s, "Shop::Cart#hot") ==
+                      "Shop::Cart.caller_of_hot")
         self.assertGreaterEqual(named, 0.95, err)
         self.assertGreaterEqual(under, 0.90, err)
-        # Ruby frames in call order, the block that loop yields to above the caller
-        order = share(samples, lambda s: ruby_frames(s)[:3] == ["hot", "caller_of_hot",
-                                                                "block in <main>"])
+        # Ruby frames in call order: an instance method (Class#method) under a singleton
+        # method (Class.method) under the block that loop yields to
+        order = share(samples, lambda s: ruby_frames(s)[:3] == [
+            "Shop::Cart#hot", "Shop::Cart.caller_of_hot", "block in <main>"])
         self.assertGreaterEqual(order, 0.90, err)
         self.assertGreaterEqual(share(samples, lambda s: "<main>" in ruby_frames(s)), 0.90)
         # the file goes into Function.filename; rb_vm_exec stands for the frames it runs
         files = {prof.function_files[i] for s in samples for f, i in zip(s.stack, s.function_ids)
-                 if f == "hot"}
+                 if f == "Shop::Cart#hot"}
         self.assertEqual(files, {os.path.join(self.tmp, "hot.rb")})
         self.assertLess(share(samples, lambda s: "rb_vm_exec" in s.stack), 0.05)
         self.assertIn("ruby: 1 processes attached", err)
@@ -169,11 +179,18 @@ class RubyFrames(unittest.TestCase):
         for k in range(4):
             mine = [s for s in samples if s.labels.get("thread") == "worker%d" % k]
             self.assertGreater(len(mine), 0, "worker%d has no samples\n%s" % (k, err))
-            own = share(mine, lambda s: "spin%d" % k in ruby_frames(s))
-            other = share(mine, lambda s: any("spin%d" % j in ruby_frames(s)
+            # top-level methods belong to Object; the blocks they run name them
+            own = share(mine, lambda s: "Object#spin%d" % k in ruby_frames(s))
+            block = share(mine, lambda s: "block in Object#spin%d" % k in ruby_frames(s))
+            inner = share(mine, lambda s: "block (2 levels) in Object#spin%d" % k
+                          in ruby_frames(s))
+            other = share(mine, lambda s: any("Object#spin%d" % j in ruby_frames(s)
                                               for j in range(4) if j != k))
             # the GVL: a thread waiting for it is sampled too, but its frames are its own
             self.assertGreaterEqual(own, 0.90, "worker%d\n%s" % (k, err))
+            self.assertGreaterEqual(block, 0.90, "worker%d\n%s" % (k, err))
+            # the times block is inside Integer#times (C) about half the time
+            self.assertGreaterEqual(inner, 0.25, "worker%d\n%s" % (k, err))
             self.assertEqual(other, 0.0)
 
     def test_a_process_started_after_the_agent(self):
@@ -186,7 +203,8 @@ class RubyFrames(unittest.TestCase):
         samples = of_pid(prof, p.pid)
         whole = [s for s in samples if "_start" in s.stack]
         self.assertGreater(len(whole), 0, err)
-        under = share(whole, lambda s: parent_of(s, "hot") == "caller_of_hot")
+        under = share(whole, lambda s: parent_of(s, "Shop::Cart#hot") ==
+                      "Shop::Cart.caller_of_hot")
         self.assertGreaterEqual(under, 0.90, err)
 
     def test_a_process_that_exits_before_the_window_is_named_keeps_its_names(self):
@@ -201,10 +219,34 @@ class RubyFrames(unittest.TestCase):
         whole = [s for s in samples if "_start" in s.stack]
         # named while it lived: no Ruby frame left [unknown] (start-up's require frames too)
         self.assertLessEqual(share(whole, lambda s: "[unknown]" in ruby_frames(s)), 0.02, err)
-        hot = [s for s in whole if "hot" in ruby_frames(s)]
+        # top-level methods are Object's
+        hot = [s for s in whole if "Object#hot" in ruby_frames(s)]
         self.assertGreater(len(hot), 0, err)
-        under = share(hot, lambda s: parent_of(s, "hot") == "caller_of_hot")
+        under = share(hot, lambda s: parent_of(s, "Object#hot") == "Object#caller_of_hot")
         self.assertGreaterEqual(under, 0.90, err)
+
+    def test_a_process_in_its_own_mount_namespace(self):
+        # a libruby only its namespace has: a private tmpfs holding copies of ruby and libruby
+        ns_dir = os.path.join(self.tmp, "ns")
+        os.mkdir(ns_dir)
+        script = ("mount -t tmpfs none {d} && cp {ruby} {d}/ruby && cp {lib} {d}/ && "
+                  "cp {src} {d}/nshot.rb && LD_LIBRARY_PATH={d} exec {d}/ruby {d}/nshot.rb"
+                  ).format(d=ns_dir, ruby=RUBY, lib=LIBRUBY, src=os.path.join(self.tmp, "hot.rb"))
+        rec, out = self.record(7)
+        in_ns = self.start("unshare", "-m", "--propagation", "private", "sh", "-c", script)
+        time.sleep(6)
+        self.assertIsNone(in_ns.poll(), "the namespaced interpreter did not start")
+        self.assertFalse(os.path.exists(os.path.join(ns_dir, os.path.basename(LIBRUBY))))
+        prof, err = self.finish(rec, out)
+        self.stop(in_ns)
+        samples = of_pid(prof, in_ns.pid)
+        whole = [s for s in samples if "_start" in s.stack]
+        self.assertGreater(len(whole), 0, err)
+        self.assertGreaterEqual(share(whole, lambda s: parent_of(s, "Shop::Cart#hot") ==
+                                      "Shop::Cart.caller_of_hot"), 0.90, err)
+        files = {prof.function_files[i] for s in whole for f, i in zip(s.stack, s.function_ids)
+                 if f == "Shop::Cart#hot"}
+        self.assertEqual(files, {os.path.join(ns_dir, "nshot.rb")})
 
 
 if __name__ == "__main__":

@@ -31,7 +31,9 @@ static size_t touch(const struct pprof_decoded_sample *s, size_t n_types)
 		sum += strlen(s->frames[i]);
 	for (size_t i = 0; i < s->n_labels; i++)
 		sum += strlen(s->labels[i].key) + (s->labels[i].str ? strlen(s->labels[i].str) : 0);
-	return sum;
+	/* the leaf's position (the lines view) */
+	sum += strlen(s->leaf_file) + strlen(s->leaf_build_id) + strlen(s->leaf_module);
+	return sum + (size_t)s->leaf_line + (size_t)s->leaf_address;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

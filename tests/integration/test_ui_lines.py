@@ -46,8 +46,10 @@ class LinesUi(UiCase):
         page.wait_for("!document.getElementById('login').hidden", what="the sign-in form")
         page.type("#login-token", self.viewer)
         page.click_selector("#login-form button[type=submit]")
-        page.wait_for("window.__rt && window.__rt.flame && window.__rt.flame.lastDraw.bars > 0",
-                      what="bars drawn")
+        # the whole first render (the timeline below the pickers comes last and moves the
+        # page down): coordinates read before it would miss
+        page.wait_for("window.__rt && window.__rt.rendered >= 1", what="the first render")
+        page.wait_for("window.__rt.flame.lastDraw.bars > 0", what="bars drawn")
         return page
 
     def shown_rows(self, page):

@@ -377,9 +377,14 @@ class Collector:
         return [(int(v),) for v in out.split()]
 
     def clickhouse(self, sql):
-        """Fleet mode: the answer of sql on the profile store, {db} its database."""
+        """Fleet mode: the answer of sql on the profile store, {db} its database; {parts} is
+        system.parts of every shard and {local} the suffix of a shard's own tables on a
+        cluster (collector/store/clickhouse/ch_ddl.h), system.parts and "" on one server."""
         import fleet_servers
-        return fleet_servers.servers().ch.query(sql.format(db=self.ch_url.rsplit("/", 1)[1]))
+        cluster = fleet_servers.CLUSTER if fleet_servers.cluster_shape() else None
+        return fleet_servers.servers().ch.query(sql.format(
+            db=self.ch_url.rsplit("/", 1)[1], local="_local" if cluster else "",
+            parts="cluster('%s', system, parts)" % cluster if cluster else "system.parts"))
 
     def count(self, table):
         if self.backend == "fleet":

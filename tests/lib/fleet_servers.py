@@ -5,6 +5,12 @@
 # exit, on failure and on SIGTERM too. Each fresh_databases() call gives one new database on
 # each server, so tests never see each other's rows.
 #
+# ROOTTRACE_FLEET_CLUSTER=SxR (set before the first use, e.g. "2x1" or "1x2") makes the
+# ClickHouse side a cluster instead: a ZooKeeper (Debian's zookeeper package) and S shards of R
+# replicas, each a clickhouse-server with the generated remote_servers cluster "roottrace", its
+# <macros> and distributed DDL; fresh_databases() then migrates each new database onto the
+# cluster (migrate --cluster) and ch is the first shard's first replica (nodes: all of them).
+#
 #   pg_url, ch_url = fleet_servers.fresh_databases()
 import atexit
 import itertools
@@ -23,6 +29,8 @@ from collector_fixture import build_dir
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
 CH_SERVER = "/usr/sbin/clickhouse-server"
+ZK_JAR = "/usr/share/java/zookeeper.jar"
+CLUSTER = "roottrace"
 
 _servers = None
 _counter = itertools.count(1)
@@ -34,7 +42,18 @@ def available():
         return "PostgreSQL 15 is not installed (scripts/install-deps.sh)"
     if not os.path.exists(CH_SERVER):
         return "clickhouse-server is not installed (scripts/install-deps.sh)"
+    if cluster_shape() and not os.path.exists(ZK_JAR):
+        return "zookeeper is not installed (scripts/install-deps.sh)"
     return None
+
+
+def cluster_shape():
+    """(shards, replicas) of ROOTTRACE_FLEET_CLUSTER, None for one server."""
+    shape = os.environ.get("ROOTTRACE_FLEET_CLUSTER", "")
+    if not shape:
+        return None
+    shards, replicas = shape.split("x")
+    return int(shards), int(replicas)
 
 
 def _free_port():
@@ -124,7 +143,8 @@ _CH_CONFIG = """<?xml version="1.0"?>
   <tmp_path>{dir}/data/tmp/</tmp_path>
   <user_files_path>{dir}/data/user_files/</user_files_path>
   <format_schema_path>{dir}/data/format_schemas/</format_schema_path>
-  <mark_cache_size>5368709120</mark_cache_size>
+  <mark_cache_size>{mark_cache}</mark_cache_size>
+  <uncompressed_cache_size>0</uncompressed_cache_size>{cluster}
   <max_concurrent_queries>100</max_concurrent_queries>
   <users>
     <default><password></password><networks><ip>127.0.0.1</ip></networks>
@@ -136,13 +156,28 @@ _CH_CONFIG = """<?xml version="1.0"?>
 """
 
 
+# A cluster node's part of its config: {replicas} per shard, ZooKeeper, its own macros.
+_CH_CLUSTER = """
+  <interserver_http_port>{interserver}</interserver_http_port>
+  <interserver_http_host>127.0.0.1</interserver_http_host>
+  <remote_servers><""" + CLUSTER + """>{shards}</""" + CLUSTER + """></remote_servers>
+  <zookeeper><node><host>127.0.0.1</host><port>{zk}</port></node></zookeeper>
+  <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>
+  <macros><shard>{shard}</shard><replica>{replica}</replica></macros>"""
+
+
 class _ClickHouse:
-    def __init__(self, root):
-        self.dir = os.path.join(root, "clickhouse")
+    def __init__(self, root, name="clickhouse", tcp=None, cluster=""):
+        """cluster: the _CH_CLUSTER text (with this node's ports), "" for one server."""
+        self.dir = os.path.join(root, name)
         self.port = _free_port()
+        self.tcp = tcp or _free_port()
         os.makedirs(os.path.join(self.dir, "data"))
         with open(os.path.join(self.dir, "config.xml"), "w") as f:
-            f.write(_CH_CONFIG.format(dir=self.dir, http=self.port, tcp=_free_port()))
+            # A cluster's nodes share the machine: a small mark cache each.
+            f.write(_CH_CONFIG.format(dir=self.dir, http=self.port, tcp=self.tcp,
+                                      mark_cache=(64 << 20) if cluster else 5368709120,
+                                      cluster=cluster))
         _chown(self.dir, "clickhouse")
         self.proc = None
         self.start_again()
@@ -164,8 +199,21 @@ class _ClickHouse:
         except OSError:
             return False
 
+    def has_ddl_queue(self):
+        if self.proc.poll() is not None:
+            raise RuntimeError("clickhouse-server exited: %s" %
+                               _tail(os.path.join(self.dir, "error.log")))
+        try:
+            return int(self.query("SELECT count() FROM system.zookeeper"
+                                  " WHERE path = '/clickhouse/task_queue'")) > 0
+        except (OSError, ValueError):
+            return False
+
     def query(self, sql):
-        req = urllib.request.Request("http://127.0.0.1:%d/" % self.port, data=sql.encode())
+        # On a cluster, IN and JOIN subqueries of Distributed tables run on the initiator.
+        url = "http://127.0.0.1:%d/%s" % (self.port, "?distributed_product_mode=global"
+                                           if cluster_shape() else "")
+        req = urllib.request.Request(url, data=sql.encode())
         return urllib.request.urlopen(req, timeout=60).read().decode()
 
     def url(self, db):
@@ -176,6 +224,70 @@ class _ClickHouse:
             os.killpg(self.proc.pid, signal.SIGKILL)  # throwaway data: no shutdown needed
             self.proc.wait()
         self.proc = None
+
+
+class _ZooKeeper:
+    """A standalone ZooKeeper on a free loopback port, its data in its own directory."""
+
+    def __init__(self, root):
+        self.dir = os.path.join(root, "zookeeper")
+        self.port = _free_port()
+        os.makedirs(os.path.join(self.dir, "data"))
+        with open(os.path.join(self.dir, "zoo.cfg"), "w") as f:
+            f.write("tickTime=2000\ninitLimit=10\nsyncLimit=5\ndataDir=%s/data\n"
+                    "clientPort=%d\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n"
+                    "4lw.commands.whitelist=ruok,srvr\n" % (self.dir, self.port))
+        self.proc = subprocess.Popen(
+            ["java", "-Xmx128m", "-XX:+UseSerialGC", "-cp", "/etc/zookeeper/conf:" + ZK_JAR,
+             "-Dzookeeper.log.dir=" + self.dir, "-Dzookeeper.root.logger=WARN,CONSOLE",
+             "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+             os.path.join(self.dir, "zoo.cfg")],
+            stdout=open(os.path.join(self.dir, "out.log"), "a"), stderr=subprocess.STDOUT,
+            start_new_session=True)
+        _wait(self._ok, "zookeeper", os.path.join(self.dir, "out.log"))
+
+    def _ok(self):
+        if self.proc.poll() is not None:
+            raise RuntimeError("zookeeper exited: %s" % _tail(os.path.join(self.dir, "out.log")))
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                s.sendall(b"ruok")
+                return s.recv(16) == b"imok"
+        except OSError:
+            return False
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+def _start_cluster(root, shards, replicas):
+    """(zookeeper, [clickhouse node]) with node i of shard i // replicas."""
+    zk = _ZooKeeper(root)
+    tcp = [[_free_port() for _ in range(replicas)] for _ in range(shards)]
+    text = "".join(
+        "<shard><internal_replication>true</internal_replication>%s</shard>" % "".join(
+            "<replica><host>127.0.0.1</host><port>%d</port></replica>" % p for p in ports)
+        for ports in tcp)
+    nodes = []
+    try:
+        for s in range(shards):
+            for r in range(replicas):
+                part = _CH_CLUSTER.format(interserver=_free_port(), shards=text, zk=zk.port,
+                                          shard=s + 1, replica="r%d" % (r + 1))
+                nodes.append(_ClickHouse(root, "clickhouse-%d-%d" % (s + 1, r + 1),
+                                         tcp=tcp[s][r], cluster=part))
+                # 18.16 can crash when two servers' DDL workers create the queue's path in
+                # ZooKeeper at once: the next one starts once this one has it.
+                _wait(lambda: nodes[-1].has_ddl_queue(), "clickhouse-server's ZooKeeper session",
+                      os.path.join(nodes[-1].dir, "error.log"))
+    except Exception:
+        for n in nodes:
+            n.stop()
+        zk.stop()
+        raise
+    return zk, nodes
 
 
 def _reachable_by(path, user):
@@ -195,16 +307,22 @@ class _Servers:
             shutil.rmtree(self.root, ignore_errors=True)
             self.root = tempfile.mkdtemp(prefix="rt-fleet-servers-")
             os.chmod(self.root, 0o755)
-        self.pg = self.ch = None
+        self.pg = self.ch = self.zk = None
+        self.nodes = []
         try:
             self.pg = _Postgres(self.root)
-            self.ch = _ClickHouse(self.root)
+            if cluster_shape():
+                self.zk, self.nodes = _start_cluster(self.root, *cluster_shape())
+                self.ch = self.nodes[0]
+            else:
+                self.ch = _ClickHouse(self.root)
+                self.nodes = [self.ch]
         except Exception:
             self.stop()
             raise
 
     def stop(self):
-        for s in (self.ch, self.pg):
+        for s in self.nodes[::-1] + [self.ch, self.zk, self.pg]:
             if s is not None:
                 try:
                     s.stop()
@@ -240,4 +358,11 @@ def fresh_databases():
     s = servers()
     name = "rt_%d" % next(_counter)
     s.pg.psql("CREATE DATABASE %s" % name)
+    if cluster_shape():
+        # The cluster's schema: later migrates (the collector's init) keep its mode.
+        r = subprocess.run([os.path.join(build_dir(), "roottrace-collector"), "migrate",
+                            "--control-store", s.pg.url(name), "--profile-store", s.ch.url(name),
+                            "--cluster", CLUSTER], capture_output=True, text=True, timeout=300)
+        if r.returncode:
+            raise RuntimeError("migrate --cluster: %s" % r.stderr.strip())
     return s.pg.url(name), s.ch.url(name)

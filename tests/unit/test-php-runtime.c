@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unit tests for PHP detection: the offset tables (8.2 only, measured), the version read from a
- * binary's bytes, the interpreters installed here (php8.2-cli, php8.2-fpm), and a version
- * without a table (a binary whose version string is corrupted to 9.9): native frames, reported
- * once. */
+/* Unit tests for PHP detection and naming: the offset tables (7.4-8.3; 8.2 measured), names
+ * decoded with each table, the version read from a binary's bytes, the interpreters installed
+ * here (php8.2-cli, php8.2-fpm), and a version without a table (a binary whose version string
+ * is corrupted to 9.9): native frames, reported once. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,25 +22,120 @@
 #define DEBIAN_PHP "/usr/bin/php8.2"
 #define DEBIAN_FPM "/usr/sbin/php-fpm8.2"
 
-TEST(tables_cover_8_2_only)
+TEST(tables_cover_7_4_to_8_3)
 {
-	const struct php_version *v = php_version__find(8, 2);
+	static const unsigned want[][3] = {
+	    {7, 4, 136}, {8, 0, 144}, {8, 1, 144}, {8, 2, 152}, {8, 3, 144}};
+	size_t n = 0;
 
-	CHECK(v != NULL);
-	if (v) {
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct php_version *v = php_version__find(want[i][0], want[i][1]);
+
+		CHECK(v != NULL);
+		if (!v)
+			continue;
 		CHECK_EQ_INT(v->walk.eg_current_execute_data, 488);
 		CHECK_EQ_INT(v->walk.ed_func, 24);
 		CHECK_EQ_INT(v->walk.ed_prev, 48);
 		CHECK_EQ_INT(v->walk.ed_call_info, 40);
-		CHECK_EQ_INT(v->op_array_filename, 152);
+		CHECK_EQ_INT(v->walk.fn_type, 0);
+		CHECK_EQ_INT(v->walk.fn_name, 8);
+		CHECK_EQ_INT(v->walk.fn_scope, 16);
+		CHECK_EQ_INT(v->class_name, 8);
+		CHECK_EQ_INT(v->op_array_filename, want[i][2]);
 		/* what BPF reads must lie inside the bytes it reads */
 		CHECK(v->walk.ed_func + 8 <= PHP_EXEC_READ && v->walk.ed_prev + 8 <= PHP_EXEC_READ);
 		CHECK(v->walk.fn_name + 8 <= PHP_FUNC_READ &&
 		      v->walk.fn_scope + 8 <= PHP_FUNC_READ);
 	}
-	CHECK(php_version__find(8, 1) == NULL);
+	php_version__all(&n);
+	CHECK_EQ_INT(n, 5);
+	CHECK(php_version__find(7, 3) == NULL);
+	CHECK(php_version__find(8, 4) == NULL);
 	CHECK(php_version__find(9, 9) == NULL);
-	CHECK(php_version__find(7, 4) == NULL);
+}
+
+/* --- naming over a fake process image, for every table ---------------------------------- */
+
+#define IMAGE_BASE 0x10000
+static uint8_t image[2048];
+
+static int read_image(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	if (addr < IMAGE_BASE || addr + len > IMAGE_BASE + sizeof(image))
+		return -EFAULT;
+	memcpy(buf, image + (addr - IMAGE_BASE), len);
+	return 0;
+}
+
+static void put64(uint64_t addr, uint64_t value)
+{
+	memcpy(image + (addr - IMAGE_BASE), &value, sizeof(value));
+}
+
+/* A zend_string at addr. */
+static void put_zstr(uint64_t addr, const char *s)
+{
+	put64(addr + PHP_STR_LEN, strlen(s));
+	memcpy(image + (addr - IMAGE_BASE) + PHP_STR_VAL, s, strlen(s));
+}
+
+/* A user zend_function at func laid out as v says: name, scope, filename. */
+static uint64_t put_function(const struct php_version *v, uint64_t func, uint64_t name,
+			     uint64_t scope, uint64_t file)
+{
+	image[func - IMAGE_BASE + v->walk.fn_type] = PHP_USER_FUNCTION;
+	put64(func + v->walk.fn_name, name);
+	put64(func + v->walk.fn_scope, scope);
+	put64(func + v->op_array_filename, file);
+	return php_cookie(name, scope);
+}
+
+TEST(functions_decode_with_every_table)
+{
+	const uint64_t func = IMAGE_BASE, name = IMAGE_BASE + 0x400, cls = IMAGE_BASE + 0x500;
+	const uint64_t cls_name = IMAGE_BASE + 0x600, file = IMAGE_BASE + 0x700;
+	const struct php_version *all;
+	char fn[128], path[128];
+	size_t n = 0;
+
+	all = php_version__all(&n);
+	for (size_t i = 0; i < n; i++) {
+		const struct php_version *v = &all[i];
+		uint64_t cookie;
+
+		memset(image, 0, sizeof(image));
+		put_zstr(name, "hot_fn");
+		put_zstr(cls_name, "Cart");
+		put64(cls + v->class_name, cls_name);
+		put_zstr(file, "/srv/app/cart.php");
+		/* a method: Class::method, its file from this version's filename offset */
+		cookie = put_function(v, func, name, cls, file);
+		CHECK_EQ_INT(php_function_decode(v, read_image, NULL, func, cookie, fn, sizeof(fn),
+						 path, sizeof(path)),
+			     0);
+		CHECK_EQ_STR(fn, "Cart::hot_fn");
+		CHECK_EQ_STR(path, "/srv/app/cart.php");
+		/* a function, then the script's top-level code */
+		cookie = put_function(v, func, name, 0, file);
+		CHECK_EQ_INT(php_function_decode(v, read_image, NULL, func, cookie, fn, sizeof(fn),
+						 path, sizeof(path)),
+			     0);
+		CHECK_EQ_STR(fn, "hot_fn");
+		cookie = put_function(v, func, 0, 0, file);
+		CHECK_EQ_INT(php_function_decode(v, read_image, NULL, func, cookie, fn, sizeof(fn),
+						 path, sizeof(path)),
+			     0);
+		CHECK_EQ_STR(fn, "<main>");
+		/* another function at that address now; an internal function */
+		CHECK_EQ_INT(php_function_decode(v, read_image, NULL, func, cookie ^ 1, fn,
+						 sizeof(fn), path, sizeof(path)),
+			     -ESTALE);
+		image[func - IMAGE_BASE + v->walk.fn_type] = 1;
+		CHECK_EQ_INT(php_function_decode(v, read_image, NULL, func, cookie, fn, sizeof(fn),
+						 path, sizeof(path)),
+			     -EINVAL);
+	}
 }
 
 TEST(version_from_the_binarys_bytes)
@@ -232,7 +327,8 @@ TEST(a_version_without_a_table_keeps_native_frames_and_is_reported_once)
 	CHECK_EQ_INT(system(cmd), 0);
 }
 
-TEST_MAIN("php-runtime", T(tables_cover_8_2_only), T(version_from_the_binarys_bytes),
-	  T(is_executing_decodes_both_forms), T(installed_interpreters_are_read),
+TEST_MAIN("php-runtime", T(tables_cover_7_4_to_8_3), T(functions_decode_with_every_table),
+	  T(version_from_the_binarys_bytes), T(is_executing_decodes_both_forms),
+	  T(installed_interpreters_are_read),
 	  T(a_binary_without_executor_globals_is_not_the_interpreter),
 	  T(a_version_without_a_table_keeps_native_frames_and_is_reported_once))

@@ -14,7 +14,6 @@
 #include "runtimes/runtime_elf.h"
 
 #define VERSION_MARK "X-Powered-By: PHP/"
-#define NAME_MAX_BYTES 255 /* a function, class or file name is cut there */
 
 struct php_runtime {
 	struct lru *procs; /* pid -> struct php_process */
@@ -267,81 +266,23 @@ static void php_forget(void *state, pid_t pid, const struct runtime_sink *sink)
 	sink->detach(sink->ctx, RUNTIME_PHP, pid);
 }
 
-/* The text of the zend_string at addr, cut to fit. */
-static int read_zstring(pid_t pid, uint64_t addr, char *ret, size_t len)
+static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	uint64_t n;
-	int err;
-
-	ret[0] = '\0';
-	if (!addr)
-		return -EINVAL;
-	err = procmem__read(pid, addr + PHP_STR_LEN, &n, sizeof(n));
-	if (err)
-		return err;
-	if (n > NAME_MAX_BYTES)
-		n = NAME_MAX_BYTES;
-	if (n >= len)
-		n = len - 1;
-	err = procmem__read(pid, addr + PHP_STR_VAL, ret, n);
-	if (err)
-		return err;
-	ret[n] = '\0';
-	return strlen(ret) == n ? 0 : -EINVAL; /* a NUL inside: not a name */
-}
-
-static uint64_t word_at(const unsigned char *head, size_t off)
-{
-	uint64_t w;
-
-	memcpy(&w, head + off, sizeof(w));
-	return w;
+	return procmem__read(*(pid_t *)ctx, addr, buf, len);
 }
 
 /* Reads a zend_function's names now (frame_names_read_fn); -ESTALE when its cookie is no
- * longer the sampled one. A function without a name is the script's top-level code: "<main>". */
+ * longer the sampled one. */
 static int read_name(void *ctx, pid_t pid, uint64_t func, uint64_t cookie, struct sym_frame *ret)
 {
 	struct php_runtime *rt = ctx;
-	unsigned char head[256];
-	char name[NAME_MAX_BYTES + 1], cls[NAME_MAX_BYTES + 1];
-	uint64_t name_obj, scope, cls_obj;
 	uint32_t pid_key = pid;
 	const struct php_process *p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
-	const struct php_version *v;
-	int err;
 
 	if (!p)
 		return -ENOENT;
-	v = p->version;
-	if ((size_t)v->op_array_filename + 8 > sizeof(head))
-		return -EINVAL;
-	err = procmem__read(pid, func, head, v->op_array_filename + 8);
-	if (err)
-		return err;
-	name_obj = word_at(head, v->walk.fn_name);
-	scope = word_at(head, v->walk.fn_scope);
-	if (php_cookie(name_obj, scope) != cookie)
-		return -ESTALE;
-	if (head[v->walk.fn_type] != PHP_USER_FUNCTION)
-		return -EINVAL;
-	cls[0] = '\0';
-	err = name_obj ? read_zstring(pid, name_obj, name, sizeof(name)) : 0;
-	if (!name_obj)
-		snprintf(name, sizeof(name), "<main>");
-	if (!err && scope &&
-	    !(err = procmem__read(pid, scope + v->class_name, &cls_obj, sizeof(cls_obj))))
-		err = read_zstring(pid, cls_obj, cls, sizeof(cls));
-	if (!err)
-		err = read_zstring(pid, word_at(head, v->op_array_filename), ret->file,
-				   sizeof(ret->file));
-	if (err)
-		return err;
-	/* Class::function, cut to fit as the frame shows it */
-	if (snprintf(ret->function, sizeof(ret->function), "%s%s%s", cls, cls[0] ? "::" : "",
-		     name) < 0)
-		return -EINVAL;
-	return 0;
+	return php_function_decode(p->version, read_pid, &pid, func, cookie, ret->function,
+				   sizeof(ret->function), ret->file, sizeof(ret->file));
 }
 
 static void php_name_frame(void *state, pid_t pid, uint64_t word, uint64_t cookie,

@@ -17,10 +17,21 @@
 		.cfp_iseq = 16, .cfp_ep = 32, .iseq_body = 16, .body_encoded = 8,                  \
 	}
 
+/* Class names: up to 3.1 RClass holds a pointer to its classext (after flags, klass, super)
+ * whose second field is iv_tbl, where __classpath__ and __attached__ are ivars (verified on
+ * 3.1); 3.2 keeps them in shape-indexed ivars (not read); 3.3 embeds the classext at 32 with
+ * classpath and attached_object fields. */
+#define IVAR_NAMES .class_path = RUBY_CLASSPATH_IVAR, .class_ext = 24, .ext_iv_tbl = 8
+#define FIELD_NAMES                                                                                \
+	.class_path = RUBY_CLASSPATH_FIELD, .class_ext = 32, .ext_classpath = 120,                 \
+	.ext_attached = 96
+
 static const struct ruby_version versions[] = {
-    {2, 7, WALK(56), 64, 80, true, 16},	 {3, 0, WALK(56), 64, 80, true, 16},
-    {3, 1, WALK(64), 64, 80, true, 16},	 {3, 2, WALK(64), 64, 80, false, 24},
-    {3, 3, WALK(56), 64, 80, false, 24},
+    {2, 7, WALK(56), 64, 80, true, 16, IVAR_NAMES},
+    {3, 0, WALK(56), 64, 80, true, 16, IVAR_NAMES},
+    {3, 1, WALK(64), 64, 80, true, 16, IVAR_NAMES},
+    {3, 2, WALK(64), 64, 80, false, 24},
+    {3, 3, WALK(56), 64, 80, false, 24, FIELD_NAMES},
 };
 
 const struct ruby_version *ruby_version__find(unsigned major, unsigned minor)

@@ -19,6 +19,18 @@ struct ruby_version {
 	/* RString: before 3.2 the length of an embedded string is in its flags */
 	bool str_len_in_flags;
 	uint16_t str_embed_data; /* where an embedded string's bytes start */
+	/* A class's name (Class#method): where its classpath String is kept */
+	uint8_t class_path;	/* enum ruby_class_path */
+	uint16_t class_ext;	/* RClass: a pointer to its classext (IVAR), or it (FIELD) */
+	uint16_t ext_iv_tbl;	/* IVAR: classext.iv_tbl (st_table of ID -> VALUE) */
+	uint16_t ext_classpath; /* FIELD: classext.classpath */
+	uint16_t ext_attached;	/* FIELD: classext.as.singleton_class.attached_object */
+};
+
+enum ruby_class_path {
+	RUBY_CLASSPATH_NONE = 0,  /* not read (3.2: in the class's shape-indexed ivars) */
+	RUBY_CLASSPATH_IVAR = 1,  /* 2.7-3.1: ivars __classpath__ and __attached__ */
+	RUBY_CLASSPATH_FIELD = 2, /* 3.3: classext fields */
 };
 
 #define RUBY_VALUE_FLAGS 0 /* RBasic.flags: type in bits 0-4 */
@@ -28,10 +40,21 @@ struct ruby_version {
 #define RUBY_FL_USER1 (1ULL << 13)  /* RSTRING_NOEMBED, RARRAY_EMBED_FLAG */
 #define RUBY_STR_EMBED_LEN_SHIFT 14 /* before 3.2: RSTRING_EMBED_LEN_MASK's shift */
 #define RUBY_STR_EMBED_LEN_MASK 0x1f
-#define RUBY_STR_LEN 16		 /* heap (and 3.2+ every) string: its length */
-#define RUBY_STR_PTR 24		 /* heap string: its bytes */
-#define RUBY_ARRAY_EMBED_DATA 16 /* embedded array: its elements */
-#define RUBY_ARRAY_PTR 32	 /* heap array: its elements */
+#define RUBY_STR_LEN 16		       /* heap (and 3.2+ every) string: its length */
+#define RUBY_STR_PTR 24		       /* heap string: its bytes */
+#define RUBY_ARRAY_EMBED_DATA 16       /* embedded array: its elements */
+#define RUBY_ARRAY_PTR 32	       /* heap array: its elements */
+#define RUBY_BASIC_KLASS 8	       /* RBasic.klass: a class's metaclass */
+#define RUBY_FL_SINGLETON (1ULL << 12) /* FL_USER0 on a singleton class, 2.7-3.3 */
+/* rb_method_entry_t (2.7-3.3): flags, defined_class, def, called_id, owner */
+#define RUBY_ME_DEF 16
+#define RUBY_ME_OWNER 32
+#define RUBY_DEF_ISEQ 8 /* rb_method_definition_t.body.iseq.iseqptr */
+/* st_table (2.7-3.1): entries_start, entries_bound, entries {hash, key, record} */
+#define RUBY_ST_START 32
+#define RUBY_ST_BOUND 40
+#define RUBY_ST_ENTRIES 48
+#define RUBY_ST_ENTRY_SIZE 24
 
 /* The table for major.minor, or NULL: a version without one keeps native frames. */
 const struct ruby_version *ruby_version__find(unsigned major, unsigned minor);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* CRuby behind the runtime interface (runtime.h): finds ruby_current_ec and the VM loop in
- * libruby, picks the version's offsets, names iseqs by their label and file. */
+ * libruby, picks the version's offsets, names iseqs Class#method with their file. */
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -10,11 +10,13 @@
 #include "lru.h"
 #include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
+#include "runtimes/ruby/ruby_class.h"
 #include "runtimes/ruby/ruby_runtime.h"
 #include "runtimes/runtime_binary.h"
 #include "runtimes/runtime_elf.h"
 
 #define CORE_MAX_DISTANCE (1u << 20) /* vm_exec_core lies within 1 MiB below rb_vm_exec */
+#define RUBY_EXE_TLS_MODULE 1	     /* glibc: the executable's TLS is module 1 of every DTV */
 
 struct ruby_runtime {
 	struct lru *procs; /* pid -> struct ruby_process */
@@ -22,8 +24,13 @@ struct ruby_runtime {
 	struct runtime_stats stats;
 };
 
+#define IDS_TRIES 8 /* times a process's class-name IDs are looked for (it may be starting) */
+
 struct ruby_process {
 	const struct ruby_version *version;
+	uint64_t cobject;	   /* rb_cObject in the process, or 0 */
+	struct ruby_class_ids ids; /* 2.7-3.1: learnt at the first frame with a method */
+	unsigned ids_tries;
 };
 
 static void free_process(void *value, void *ctx)
@@ -69,11 +76,11 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* libruby.so.3.1, libruby-3.1.so.3.1: a ruby binary built without a shared library is not
- * walked (its ruby_current_ec is in the executable's TLS). */
+/* libruby.so.3.1, libruby-3.1.so.3.1, or a ruby executable (ruby, ruby3.1): one built without
+ * libruby.so (--disable-shared) defines ruby_current_ec itself. */
 static bool ruby_wants(const char *path)
 {
-	return !strncmp(base_name(path), "libruby", 7);
+	return !strncmp(base_name(path), "libruby", 7) || !strncmp(base_name(path), "ruby", 4);
 }
 
 int ruby_find_core(const uint8_t *code, uint64_t start, uint64_t size, uint64_t *ret)
@@ -137,9 +144,11 @@ int ruby_library__read_elf(const struct runtime_elf *elf, const char *name,
 
 	memset(ret, 0, sizeof(*ret));
 	err = runtime_elf__symbol(elf, "ruby_current_ec", &ret->tls_offset, &size);
-	if (!err)
-		err = runtime_elf__reloc(elf, "ruby_current_ec", R_X86_64_DTPMOD64,
-					 &ret->tls_module_slot);
+	if (!err &&
+	    runtime_elf__reloc(elf, "ruby_current_ec", R_X86_64_DTPMOD64, &ret->tls_module_slot))
+		/* no module id to ask the loader for: the executable's own TLS (local-exec),
+		 * module 1; a libruby always has the relocation */
+		err = strncmp(name, "libruby", 7) ? 0 : -ENOENT;
 	if (!err)
 		err = runtime_elf__symbol(elf, "rb_vm_exec", &ret->exec_start, &size);
 	if (!err && !size)
@@ -150,6 +159,8 @@ int ruby_library__read_elf(const struct runtime_elf *elf, const char *name,
 	if (!err)
 		err = read_core(elf, ret);
 	read_version(elf, name, ret);
+	if (runtime_elf__symbol(elf, "rb_cObject", &ret->cobject, &size))
+		ret->cobject = 0; /* frames named without their class */
 	return err;
 }
 
@@ -171,7 +182,7 @@ static int read_binary(const struct runtime_elf *elf, const char *name, void *re
 }
 
 static int attach(struct ruby_runtime *rt, pid_t pid, const struct ruby_version *v,
-		  const struct ruby_proc *proc, const struct runtime_sink *sink)
+		  const struct ruby_proc *proc, uint64_t cobject, const struct runtime_sink *sink)
 {
 	struct ruby_process *p;
 	uint32_t key = pid;
@@ -192,7 +203,11 @@ static int attach(struct ruby_runtime *rt, pid_t pid, const struct ruby_version 
 		}
 		rt->stats.processes_attached++;
 	}
-	p->version = v;
+	if (p->version != v || p->cobject != cobject) {
+		memset(p, 0, sizeof(*p));
+		p->version = v;
+		p->cobject = cobject;
+	}
 	return 1;
 }
 
@@ -205,8 +220,10 @@ static int fill_proc(pid_t pid, const struct ruby_library *lib, uint64_t start,
 	int err;
 
 	memset(ret, 0, sizeof(*ret));
-	err = procmem__read(pid, lib->tls_module_slot + bias, &ret->tls_module,
-			    sizeof(ret->tls_module));
+	ret->tls_module = RUBY_EXE_TLS_MODULE;
+	err = lib->tls_module_slot ? procmem__read(pid, lib->tls_module_slot + bias,
+						   &ret->tls_module, sizeof(ret->tls_module))
+				   : 0;
 	if (err)
 		return err;
 	if (!ret->tls_module || ret->tls_module > 4096)
@@ -251,7 +268,8 @@ static int ruby_capture(void *state, const struct runtime_process *proc,
 		}
 		if (fill_proc(proc->pid, lib, m->start, v, &walk))
 			continue;
-		return attach(rt, proc->pid, v, &walk, sink);
+		return attach(rt, proc->pid, v, &walk,
+			      lib->cobject ? lib->cobject + m->start - lib->load_base : 0, sink);
 	}
 	return 0;
 }
@@ -270,15 +288,52 @@ static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 	return procmem__read(*(pid_t *)ctx, addr, buf, len);
 }
 
-/* Reads an iseq's label and file now (frame_names_read_fn); -ESTALE when its body is no
- * longer the sampled one. */
+/* The class part of a frame's name from its method entry me: "" when the version does not
+ * keep it where it is read, the method is not an iseq method, or (-ESTALE) the entry no longer
+ * runs an iseq that can be this frame's. */
+static int read_class(pid_t pid, struct ruby_process *p, uint64_t iseq, uint64_t me,
+		      const char *label, char *ret, size_t len, bool *ret_singleton)
+{
+	const struct ruby_version *v = p->version;
+	uint64_t head, def, def_type, method_iseq, owner;
+	int err;
+
+	ret[0] = '\0';
+	if ((err = procmem__read(pid, me, &head, sizeof(head))))
+		return err;
+	if (RUBY_IMEMO_TYPE(head) != RUBY_IMEMO_MENT)
+		return -ESTALE;
+	if ((err = procmem__read(pid, me + RUBY_ME_DEF, &def, sizeof(def))) ||
+	    (err = procmem__read(pid, me + RUBY_ME_OWNER, &owner, sizeof(owner))) ||
+	    (err = procmem__read(pid, def, &def_type, sizeof(def_type))))
+		return err;
+	if ((def_type & 0xf) != 0) /* VM_METHOD_TYPE_ISEQ: define_method blocks keep labels */
+		return 0;
+	if ((err = procmem__read(pid, def + RUBY_DEF_ISEQ, &method_iseq, sizeof(method_iseq))))
+		return err;
+	if (method_iseq != iseq && !strstr(label, " in "))
+		return -ESTALE; /* a method frame runs its own entry's iseq */
+	if (v->class_path == RUBY_CLASSPATH_IVAR && !p->ids.classpath && p->cobject &&
+	    p->ids_tries < IDS_TRIES) {
+		p->ids_tries++;
+		ruby_class_ids__learn(v, read_pid, &pid, p->cobject, &p->ids);
+	}
+	if (ruby_class_name(v, &p->ids, read_pid, &pid, owner, ret, len, ret_singleton))
+		ret[0] = '\0'; /* anonymous, or not read for this version: the label alone */
+	return 0;
+}
+
+/* Reads an iseq's name and file now (frame_names_read_fn); -ESTALE when its body (or method
+ * entry, for a cookie that is one) is no longer the sampled one. */
 static int read_name(void *ctx, pid_t pid, uint64_t iseq, uint64_t cookie, struct sym_frame *ret)
 {
 	struct ruby_runtime *rt = ctx;
+	char label[SYM_NAME_MAX], klass[SYM_NAME_MAX / 2];
 	uint64_t body, path_obj, label_obj;
 	uint32_t pid_key = pid;
-	const struct ruby_process *p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
+	struct ruby_process *p = lru__get(rt->procs, &pid_key, sizeof(pid_key));
 	const struct ruby_version *v;
+	bool singleton = false;
 	int err;
 
 	if (!p)
@@ -287,16 +342,21 @@ static int read_name(void *ctx, pid_t pid, uint64_t iseq, uint64_t cookie, struc
 	err = procmem__read(pid, iseq + v->walk.iseq_body, &body, sizeof(body));
 	if (err)
 		return err;
-	if (body != cookie)
+	if (!(cookie & RUBY_COOKIE_METHOD_ENTRY) && body != cookie)
 		return -ESTALE;
 	err = procmem__read(pid, body + v->body_path, &path_obj, sizeof(path_obj));
 	if (!err)
 		err = procmem__read(pid, body + v->body_label, &label_obj, sizeof(label_obj));
 	if (!err)
-		err = ruby_str_decode(v, read_pid, &pid, label_obj, ret->function,
-				      sizeof(ret->function));
+		err = ruby_str_decode(v, read_pid, &pid, label_obj, label, sizeof(label));
 	if (!err && ruby_path_decode(v, read_pid, &pid, path_obj, ret->file, sizeof(ret->file)))
 		ret->file[0] = '\0'; /* named without its file */
+	klass[0] = '\0';
+	if (!err && (cookie & RUBY_COOKIE_METHOD_ENTRY))
+		err = read_class(pid, p, iseq, cookie & ~RUBY_COOKIE_METHOD_ENTRY, label, klass,
+				 sizeof(klass), &singleton);
+	if (!err)
+		ruby_qualify(label, klass, singleton, ret->function, sizeof(ret->function));
 	return err;
 }
 

@@ -322,8 +322,11 @@ static char *request_url(CURL *curl, const struct ch_client *c, const char *sql,
 	if (has_data && !escaped)
 		return NULL;
 	/* Statements name {db}.table: the database may not exist yet when migrate runs. */
-	if (asprintf(&url, "%s%s%s", c->url, has_data ? "?query=" : "", has_data ? escaped : "") <
-	    0)
+	if (asprintf(&url, "%s?%s%s%s", c->url,
+		     c->cluster[0] ? "insert_distributed_sync=1&distributed_product_mode=global"
+				     "&insert_deduplicate=0&"
+				   : "",
+		     has_data ? "query=" : "", has_data ? escaped : "") < 0)
 		url = NULL;
 	curl_free(escaped);
 	return url;

@@ -39,6 +39,13 @@ struct ch_client {
 	char *url; /* http://host:port/ */
 	char *user, *password;
 	char database[CH_NAME_MAX];
+	/* The remote_servers cluster the tables spread over, "" on one server (ch_ddl.h). On a
+	 * cluster every request waits for its INSERT to reach the shards (what is acknowledged
+	 * is stored), runs IN and JOIN subqueries on the initiator (each shard's answer would
+	 * see only its rows), and keeps Replicated tables from dropping an INSERT whose rows
+	 * equal a recent one's (two equal uploads are two uploads; upload ids dedupe in the
+	 * control plane). */
+	char cluster[CH_NAME_MAX];
 	/* Kept-alive connections every request of this client may reuse, whatever its thread. */
 	struct ch_connections *connections;
 };

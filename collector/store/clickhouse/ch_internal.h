@@ -2,6 +2,7 @@
 /* The ClickHouse profile store's private header: its struct and what its files call of each
  * other.
  *   ch_schema.c          numbered migrations
+ *   ch_ddl.c             the SQL templates expanded for one server or a cluster (ch_ddl.h)
  *   ch_partitions.c      retention's drop of whole-day partitions
  *   ch_stacks.c          the stacks dictionary's writers and its retention
  *   profiles_ch_open.c   open, close, retention by partition drop, size on disk
@@ -60,7 +61,10 @@ static inline struct ch_profiles *to_ch(struct profile_store *s)
 
 /* ch_schema.c: the applied schema version; whether it is current (0, -ENOTSUP, -EPROTO). */
 int ch_schema_check(struct ch_client *c);
-int ch_schema_migrate(struct ch_client *c, int *ret_from, int *ret_to, char *why, size_t len);
+/* cluster: the remote_servers cluster a new database spreads over (NULL or "" on one server;
+ * an existing database keeps its mode, and asking for another is -EINVAL). */
+int ch_schema_migrate(struct ch_client *c, const char *cluster, int *ret_from, int *ret_to,
+		      char *why, size_t len);
 
 /* One row of the rollups table (RowBinary, in its column order). */
 struct ch_rollup {

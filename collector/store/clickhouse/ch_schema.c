@@ -4,12 +4,19 @@
  * accept: MergeTree with PARTITION BY / ORDER BY, materialized views TO a table,
  * AggregateFunction columns, RENAME TABLE, INSERT ... SELECT. Partitions are whole UTC days of
  * `bucket` (unix seconds), so that retention drops partitions; the stacks dictionary's are days
- * of its own (v3). */
+ * of its own (v3).
+ *
+ * On a cluster (migrate --cluster NAME) a new database gets the current schema at once, every
+ * table declared with CH_TABLE() (ch_ddl.h: Replicated tables on every shard's replicas and a
+ * Distributed table over them, sharded so that a series stays on one shard), and the versions
+ * up to CLUSTER_BASELINE are recorded as applied. Later migrations run in both modes: write
+ * them with CH_TABLE() and the {on_cluster}, {local} placeholders. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "store/clickhouse/ch_ddl.h"
 #include "store/clickhouse/ch_internal.h"
 
 #define SERIES_COLUMNS                                                                             \
@@ -78,22 +85,68 @@ static const char *const v3[] = {
  * 64-bit identity as the first 8 bytes and zero bytes after, which no new identity has: old
  * rows are read under both schemes (the reads sum by frames) until retention drops them. A
  * collector checks the version only when it starts: stop the previous version's first. */
-#define V3_ID "toFixedString(reinterpretAsString(stack_hash), 16)"
-#define TIER_TABLE_V4(name)                                                                        \
-	"CREATE TABLE {db}." name "(" SERIES_COLUMNS ", bucket UInt32,"                            \
-	" stack_hash FixedString(16), value Int64) ENGINE = SummingMergeTree(value)" BY_DAY        \
-	" ORDER BY (" SERIES_KEY ", bucket, stack_hash)"
+/* The current tables, declared once for both modes (ch_ddl.h). A series (environment,
+ * service and the rest) stays on one shard; a stack's dictionary row on the shard of its id. */
+#define SERIES_SHARD "cityHash64(environment, service)"
+#define T_STACKS                                                                                   \
+	CH_TABLE("stacks", "stack_hash FixedString(16), frames String, day UInt32",                \
+		 "ReplacingMergeTree", "PARTITION BY day ORDER BY stack_hash",                     \
+		 "cityHash64(stack_hash)")
+#define T_ROLLUPS                                                                                  \
+	CH_TABLE("rollups",                                                                        \
+		 SERIES_COLUMNS ", bucket UInt32, stack_hash FixedString(16), value Int64,"        \
+				" period Int64, received_at UInt32",                               \
+		 "SummingMergeTree(value)",                                                        \
+		 BY_DAY " ORDER BY (" SERIES_KEY ", bucket, stack_hash)", SERIES_SHARD)
+#define T_TIER(name)                                                                               \
+	CH_TABLE(name, SERIES_COLUMNS ", bucket UInt32, stack_hash FixedString(16), value Int64",  \
+		 "SummingMergeTree(value)",                                                        \
+		 BY_DAY " ORDER BY (" SERIES_KEY ", bucket, stack_hash)", SERIES_SHARD)
+#define T_UPLOADS                                                                                  \
+	CH_TABLE("uploads",                                                                        \
+		 SERIES_COLUMNS ", bucket UInt32, uploads AggregateFunction(sum, Int64),"          \
+				" last_upload AggregateFunction(max, UInt32),"                     \
+				" period AggregateFunction(argMax, Int64, UInt32)",                \
+		 "AggregatingMergeTree", BY_DAY " ORDER BY (" SERIES_KEY ", bucket)",              \
+		 SERIES_SHARD)
+#define T_SPAN_LINKS                                                                               \
+	CH_TABLE("span_links",                                                                     \
+		 "environment String, time UInt32, service String, profile_type String,"           \
+		 " trace_id String, span_id String, parent_span_id String, root_span_id String,"   \
+		 " span_name String, node String, stack_hash FixedString(16), value Int64,"        \
+		 " samples Int64",                                                                 \
+		 "MergeTree",                                                                      \
+		 "PARTITION BY intDiv(time, 86400) ORDER BY (environment, span_id, time)"          \
+		 " SETTINGS index_granularity = 1024",                                             \
+		 SERIES_SHARD)
+/* Filled by views on the shard's span_links: the shard key only names its columns. */
+#define T_LINK_LOOKUP(name, key)                                                                   \
+	CH_TABLE(name, "environment String, " key " String, time UInt32, span_id String",          \
+		 "ReplacingMergeTree",                                                             \
+		 "PARTITION BY intDiv(time, 86400) ORDER BY (environment, " key ", span_id)"       \
+		 " SETTINGS index_granularity = 1024",                                             \
+		 "cityHash64(environment, span_id)")
+/* Views read and write a shard's own tables ({local}), on every replica ({on_cluster}). */
 #define TIER_VIEW_V4(name, unit)                                                                   \
-	"CREATE MATERIALIZED VIEW {db}." name "_mv TO {db}." name " AS SELECT " SERIES_KEY         \
-	", toUInt32(intDiv(bucket, " unit ") * " unit ") AS bucket, stack_hash, value"             \
-	" FROM {db}.rollups WHERE stack_hash != " CH_NO_STACK
+	"CREATE MATERIALIZED VIEW {db}." name "_mv{on_cluster} TO {db}." name                      \
+	"{local} AS SELECT " SERIES_KEY ", toUInt32(intDiv(bucket, " unit ") * " unit              \
+	") AS bucket, stack_hash, value"                                                           \
+	" FROM {db}.rollups{local} WHERE stack_hash != " CH_NO_STACK
+#define UPLOADS_VIEW_V4                                                                            \
+	"CREATE MATERIALIZED VIEW {db}.uploads_mv{on_cluster} TO {db}.uploads{local} AS "          \
+	"SELECT " SERIES_KEY                                                                       \
+	", bucket, sumState(value) AS uploads, maxState(received_at) AS last_upload,"              \
+	" argMaxState(period, received_at) AS period FROM {db}.rollups{local}"                     \
+	" WHERE stack_hash = " CH_NO_STACK " GROUP BY " SERIES_KEY ", bucket"
+/* As links_ch.c's v2 made them. */
+#define LINK_VIEW(name, key)                                                                       \
+	"CREATE MATERIALIZED VIEW {db}." name "_mv{on_cluster} TO {db}." name "{local} AS SELECT"  \
+	" environment, " key ", time, span_id FROM {db}.span_links{local} WHERE " key " != ''"
+
+#define V3_ID "toFixedString(reinterpretAsString(stack_hash), 16)"
 #define COPY_V3(name, columns_before, columns_after)                                               \
 	"INSERT INTO {db}." name " SELECT " columns_before ", " V3_ID columns_after                \
 	" FROM {db}." name "_v3"
-/* As links_ch.c's v2 made them. */
-#define LINK_VIEW(name, key)                                                                       \
-	"CREATE MATERIALIZED VIEW {db}." name "_mv TO {db}." name " AS SELECT environment, " key   \
-	", time, span_id FROM {db}.span_links WHERE " key " != ''"
 static const char *const v4[] = {
     "DROP TABLE {db}.rollups_hour_mv",
     "DROP TABLE {db}.rollups_day_mv",
@@ -104,33 +157,22 @@ static const char *const v4[] = {
     "RENAME TABLE {db}.stacks TO {db}.stacks_v3, {db}.rollups TO {db}.rollups_v3,"
     " {db}.rollups_hour TO {db}.rollups_hour_v3, {db}.rollups_day TO {db}.rollups_day_v3,"
     " {db}.span_links TO {db}.span_links_v3",
-    "CREATE TABLE {db}.stacks(stack_hash FixedString(16), frames String, day UInt32)"
-    " ENGINE = ReplacingMergeTree PARTITION BY day ORDER BY stack_hash",
+    T_STACKS,
     "INSERT INTO {db}.stacks SELECT " V3_ID ", frames, day FROM {db}.stacks_v3",
-    "CREATE TABLE {db}.rollups(" SERIES_COLUMNS ", bucket UInt32, stack_hash FixedString(16),"
-    " value Int64, period Int64, received_at UInt32) ENGINE = SummingMergeTree(value)" BY_DAY
-    " ORDER BY (" SERIES_KEY ", bucket, stack_hash)",
+    T_ROLLUPS,
     COPY_V3("rollups", SERIES_KEY ", bucket", ", value, period, received_at"),
-    TIER_TABLE_V4("rollups_hour"),
+    T_TIER("rollups_hour"),
     COPY_V3("rollups_hour", SERIES_KEY ", bucket", ", value"),
-    TIER_TABLE_V4("rollups_day"),
+    T_TIER("rollups_day"),
     COPY_V3("rollups_day", SERIES_KEY ", bucket", ", value"),
-    "CREATE TABLE {db}.span_links(environment String, time UInt32, service String,"
-    " profile_type String, trace_id String, span_id String, parent_span_id String,"
-    " root_span_id String, span_name String, node String, stack_hash FixedString(16),"
-    " value Int64, samples Int64)"
-    " ENGINE = MergeTree PARTITION BY intDiv(time, 86400) ORDER BY (environment, span_id, time)"
-    " SETTINGS index_granularity = 1024",
+    T_SPAN_LINKS,
     COPY_V3("span_links",
 	    "environment, time, service, profile_type, trace_id, span_id, parent_span_id,"
 	    " root_span_id, span_name, node",
 	    ", value, samples"),
     TIER_VIEW_V4("rollups_hour", "3600"),
     TIER_VIEW_V4("rollups_day", "86400"),
-    "CREATE MATERIALIZED VIEW {db}.uploads_mv TO {db}.uploads AS SELECT " SERIES_KEY
-    ", bucket, sumState(value) AS uploads, maxState(received_at) AS last_upload,"
-    " argMaxState(period, received_at) AS period FROM {db}.rollups WHERE stack_hash = " CH_NO_STACK
-    " GROUP BY " SERIES_KEY ", bucket",
+    UPLOADS_VIEW_V4,
     LINK_VIEW("span_traces", "trace_id"),
     LINK_VIEW("span_roots", "root_span_id"),
     LINK_VIEW("span_names", "span_name"),
@@ -141,6 +183,28 @@ static const char *const v4[] = {
     "DROP TABLE {db}.span_links_v3",
     NULL,
 };
+
+/* A new database on a cluster: the schema of CLUSTER_BASELINE at once (its tables as v1 to v4
+ * left them on one server; test_fleet_cluster.py compares the columns). */
+static const char *const cluster_baseline[] = {
+    T_STACKS,
+    T_ROLLUPS,
+    T_TIER("rollups_hour"),
+    T_TIER("rollups_day"),
+    T_UPLOADS,
+    T_SPAN_LINKS,
+    T_LINK_LOOKUP("span_traces", "trace_id"),
+    T_LINK_LOOKUP("span_roots", "root_span_id"),
+    T_LINK_LOOKUP("span_names", "span_name"),
+    TIER_VIEW_V4("rollups_hour", "3600"),
+    TIER_VIEW_V4("rollups_day", "86400"),
+    UPLOADS_VIEW_V4,
+    LINK_VIEW("span_traces", "trace_id"),
+    LINK_VIEW("span_roots", "root_span_id"),
+    LINK_VIEW("span_names", "span_name"),
+    NULL,
+};
+#define CLUSTER_BASELINE 4
 
 /* v6: the hour and day tiers are built after their period closed (ch_tiers.c), no longer by
  * views on every insert, which were half of an INSERT's cost (docs/performance.md). A tier now
@@ -156,12 +220,13 @@ static const char *const v4[] = {
 	") AS period, stack_hash, sum(value) FROM {db}.rollups WHERE stack_hash = " CH_NO_STACK    \
 	" GROUP BY " SERIES_KEY ", period, stack_hash"
 static const char *const v6[] = {
-    "DROP TABLE {db}.rollups_hour_mv",
-    "DROP TABLE {db}.rollups_day_mv",
+    "DROP TABLE {db}.rollups_hour_mv{on_cluster}",
+    "DROP TABLE {db}.rollups_day_mv{on_cluster}",
     TIER_MARKS("rollups_hour", "3600"),
     TIER_MARKS("rollups_day", "86400"),
-    "CREATE TABLE {db}.rollups_hour_staging AS {db}.rollups_hour",
-    "CREATE TABLE {db}.rollups_day_staging AS {db}.rollups_day",
+    /* As the tiers (CH_TABLE: on a cluster, each shard's own staging table). */
+    T_TIER("rollups_hour_staging"),
+    T_TIER("rollups_day_staging"),
     NULL,
 };
 
@@ -170,43 +235,38 @@ static const char *const *const migrations[] = {v1, ch_links_migration, v3,
 						v4, ch_lines_migration, v6};
 #define LATEST_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
-/* sql with every {db} replaced by the database name. */
-static void expand(struct ch_buf *out, const char *sql, const char *db)
-{
-	const char *mark;
-
-	ch_buf__reset(out);
-	while ((mark = strstr(sql, "{db}"))) {
-		ch_buf__put_bytes(out, sql, (size_t)(mark - sql));
-		ch_buf__put_bytes(out, db, strlen(db));
-		sql = mark + 4;
-	}
-	ch_buf__put_bytes(out, sql, strlen(sql));
-}
-
 static int run(struct ch_client *c, const char *sql, struct ch_buf *out, char *why, size_t len)
 {
-	struct ch_buf text = {0};
+	return ch_client__run_template(c, sql, out, why, len);
+}
+
+/* Whether {db}.name exists on the server c talks to. */
+static int table_exists(struct ch_client *c, const char *name, bool *ret, char *why, size_t len)
+{
+	struct ch_buf sql = {0}, out = {0};
+	uint32_t n = 0;
 	int rc;
 
-	expand(&text, sql, c->database);
-	rc = text.oom ? -ENOMEM : ch_client__exec(c, text.data, NULL, out, why, len);
-	ch_buf__release(&text);
+	ch_buf__printf(&sql,
+		       "SELECT toUInt32(count()) FROM system.tables WHERE database = '{db}'"
+		       " AND name = '%s' FORMAT RowBinary",
+		       name);
+	rc = sql.oom ? -ENOMEM : run(c, sql.data, &out, why, len);
+	if (!rc)
+		rc = ch_buf__get_u32(&out, &n);
+	*ret = n > 0;
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
 	return rc;
 }
 
 static int schema_version(struct ch_client *c, int *ret, char *why, size_t len)
 {
 	struct ch_buf out = {0};
-	int rc = run(c,
-		     "SELECT toUInt32(count()) FROM system.tables WHERE database = '{db}'"
-		     " AND name = 'schema_migrations' FORMAT RowBinary",
-		     &out, why, len);
-	uint32_t exists = 0, version = 0;
+	bool exists = false;
+	uint32_t version = 0;
+	int rc = table_exists(c, "schema_migrations", &exists, why, len);
 
-	if (!rc)
-		rc = ch_buf__get_u32(&out, &exists);
-	ch_buf__reset(&out);
 	if (!rc && exists)
 		rc = run(
 		    c, "SELECT toUInt32(max(version)) FROM {db}.schema_migrations FORMAT RowBinary",
@@ -220,46 +280,96 @@ static int schema_version(struct ch_client *c, int *ret, char *why, size_t len)
 
 int ch_schema_check(struct ch_client *c)
 {
-	int version = 0, rc = schema_version(c, &version, NULL, 0);
+	int version = 0, rc = ch_ddl_detect(c) ?: schema_version(c, &version, NULL, 0);
 
 	if (rc)
 		return rc;
 	return version == LATEST_VERSION ? 0 : version < LATEST_VERSION ? -ENOTSUP : -EPROTO;
 }
 
-static int apply(struct ch_client *c, int version, char *why, size_t len)
+static int record(struct ch_client *c, int version, char *why, size_t len)
 {
-	char record[160];
-	int rc = 0;
+	char sql[160];
 
-	for (const char *const *sql = migrations[version - 1]; !rc && *sql; sql++)
-		rc = run(c, *sql, NULL, why, len);
-	snprintf(record, sizeof(record),
+	snprintf(sql, sizeof(sql),
 		 "INSERT INTO {db}.schema_migrations(version, applied_at) VALUES(%d, %lld)",
 		 version, (long long)time(NULL));
-	return rc ? rc : run(c, record, NULL, why, len);
+	return run(c, sql, NULL, why, len);
+}
+
+static int apply(struct ch_client *c, const char *const *statements, char *why, size_t len)
+{
+	int rc = 0;
+
+	for (const char *const *sql = statements; !rc && *sql; sql++)
+		rc = run(c, *sql, NULL, why, len);
+	return rc;
+}
+
+/* The mode of the database: the cluster its tables spread over, if any, against the one
+ * asked for (NULL: whichever it is). */
+static int choose_mode(struct ch_client *c, const char *cluster, char *why, size_t len)
+{
+	bool exists = false;
+	int rc = ch_ddl_detect(c) ?: table_exists(c, "schema_migrations", &exists, why, len);
+
+	if (rc || !cluster || strcmp(cluster, c->cluster) == 0)
+		return rc;
+	if (!ch_ddl_valid_cluster(cluster)) {
+		snprintf(why, len, "cluster %s: expected letters, digits and _", cluster);
+		return -EINVAL;
+	}
+	if (c->cluster[0] || exists) {
+		snprintf(why, len,
+			 "database %s was made %s%s; a store does not move between a server and a"
+			 " cluster (copy it with migrate --from)",
+			 c->database, c->cluster[0] ? "on cluster " : "on one server", c->cluster);
+		return -EINVAL;
+	}
+	snprintf(c->cluster, sizeof(c->cluster), "%s", cluster);
+	return 0;
+}
+
+static int create_version_table(struct ch_client *c, char *why, size_t len)
+{
+	bool exists = false;
+	int rc;
+
+	if (!c->cluster[0])
+		return run(c,
+			   "CREATE TABLE IF NOT EXISTS {db}.schema_migrations(version UInt32,"
+			   " applied_at UInt32) ENGINE = TinyLog",
+			   NULL, why, len);
+	rc = table_exists(c, "schema_migrations", &exists, why, len);
+	if (!rc && !exists)
+		rc = run(c,
+			 CH_TABLE("schema_migrations", "version UInt32, applied_at UInt32",
+				  "MergeTree", "ORDER BY version", "version"),
+			 NULL, why, len);
+	return rc;
 }
 
 /* Not locked: run migrate from one place. A statement that fails stops it, and the versions
  * before it stay applied. */
-int ch_schema_migrate(struct ch_client *c, int *ret_from, int *ret_to, char *why, size_t len)
+int ch_schema_migrate(struct ch_client *c, const char *cluster, int *ret_from, int *ret_to,
+		      char *why, size_t len)
 {
-	char create_db[CH_NAME_MAX + 48];
 	int rc, version = 0;
 
-	/* The database may not exist yet: this one statement runs without it. */
-	snprintf(create_db, sizeof(create_db), "CREATE DATABASE IF NOT EXISTS %s", c->database);
-	rc = run(c, create_db, NULL, why, len);
-	if (!rc)
-		rc = run(c,
-			 "CREATE TABLE IF NOT EXISTS {db}.schema_migrations(version UInt32,"
-			 " applied_at UInt32) ENGINE = TinyLog",
-			 NULL, why, len);
-	if (!rc)
-		rc = schema_version(c, &version, why, len);
+	*ret_from = *ret_to = 0;
+	/* The database may not exist yet: these statements run without it. */
+	rc = choose_mode(c, cluster, why, len) ?: run(c, "CREATE DATABASE IF NOT EXISTS {db}{on_cluster}", NULL, why, len)
+	     ?: create_version_table(c, why, len) ?: schema_version(c, &version, why, len);
 	*ret_from = *ret_to = version;
+	if (!rc && c->cluster[0] && version == 0) {
+		rc = apply(c, cluster_baseline, why, len);
+		for (int v = 1; !rc && v <= CLUSTER_BASELINE; v++)
+			rc = record(c, v, why, len);
+		if (!rc)
+			version = *ret_to = CLUSTER_BASELINE;
+	}
 	for (int v = version + 1; !rc && v <= LATEST_VERSION; v++) {
-		rc = apply(c, v, why, len);
+		rc = apply(c, migrations[v - 1], why, len) ?: record(c, v, why, len);
 		if (!rc)
 			*ret_to = v;
 	}

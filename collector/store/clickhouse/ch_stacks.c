@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "store/clickhouse/ch_ddl.h"
 #include "store/clickhouse/ch_internal.h"
 
 int ch_join_frames(struct ch_buf *joined, const char *const *frames, size_t n_frames)
@@ -105,24 +106,24 @@ int ch_stacks_remember(struct hashtab *known, struct ch_buf *stacks, size_t max)
 }
 
 /* The tables whose rows name a stack, all partitioned by UTC day. */
-#define NAMING_TABLES "'rollups', 'rollups_hour', 'rollups_day', 'span_links'"
+#define NAMING_TABLES                                                                              \
+	"'rollups{local}', 'rollups_hour{local}', 'rollups_day{local}', 'span_links{local}'"
 
-/* The oldest active day partition of the tables naming stacks; UINT32_MAX when they are empty. */
+/* The oldest active day partition of the tables naming stacks, on every shard (a stack's row
+ * may be on another shard than the rows naming it); UINT32_MAX when they are empty. */
 static int oldest_naming_day(struct ch_client *c, uint32_t *ret)
 {
-	struct ch_buf sql = {0}, out = {0};
+	struct ch_buf out = {0};
 	uint32_t oldest = 0;
 	uint64_t parts = 0;
-	int rc;
+	int rc = ch_client__run_template(c,
+					 "SELECT toUInt32(min(toUInt32(partition))), count() FROM"
+					 " {parts} WHERE database = '{db}' AND table IN (" NAMING_TABLES
+					 ") AND active FORMAT RowBinary",
+					 &out, NULL, 0)
+		     ?: ch_buf__get_u32(&out, &oldest) ?: ch_buf__get_u64(&out, &parts);
 
-	ch_buf__printf(&sql,
-		       "SELECT toUInt32(min(toUInt32(partition))), count() FROM system.parts"
-		       " WHERE database = '%s' AND table IN (" NAMING_TABLES ") AND active"
-		       " FORMAT RowBinary",
-		       c->database);
-	rc = ch_client__run(c, &sql, &out) ?: ch_buf__get_u32(&out, &oldest) ?: ch_buf__get_u64(&out, &parts);
 	*ret = parts ? oldest : UINT32_MAX;
-	ch_buf__release(&sql);
 	ch_buf__release(&out);
 	return rc;
 }

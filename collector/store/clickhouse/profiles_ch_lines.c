@@ -7,17 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/clickhouse/ch_ddl.h"
 #include "store/clickhouse/ch_internal.h"
 
 /* v5 (applied by `migrate`): the function leads the key after the series, so that one
  * function's lines over 30 days are one range of each day's part. */
 const char *const ch_lines_migration[] = {
-    "CREATE TABLE {db}.profile_lines(environment String, service String, profile_type String,"
-    " function String, bucket UInt32, deployment String, node String, kind UInt8,"
-    " source String, position UInt64, value Int64) ENGINE = SummingMergeTree(value)"
-    " PARTITION BY intDiv(bucket, 86400)"
-    " ORDER BY (environment, service, profile_type, function, bucket, deployment, node, kind,"
-    " source, position)",
+    /* On a cluster (ch_ddl.h) a series' lines are on its rollups' shard. */
+    CH_TABLE("profile_lines",
+	     "environment String, service String, profile_type String, function String,"
+	     " bucket UInt32, deployment String, node String, kind UInt8, source String,"
+	     " position UInt64, value Int64",
+	     "SummingMergeTree(value)",
+	     "PARTITION BY intDiv(bucket, 86400) ORDER BY (environment, service, profile_type,"
+	     " function, bucket, deployment, node, kind, source, position)",
+	     "cityHash64(environment, service)"),
     NULL,
 };
 

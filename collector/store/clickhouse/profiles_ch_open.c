@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "crypto.h"
+#include "store/clickhouse/ch_ddl.h"
 #include "store/clickhouse/ch_internal.h"
 #include "store/group_commit.h"
 
@@ -56,19 +57,17 @@ static int ch_retention(struct profile_store *s, int64_t cutoff, int64_t *ret_de
 static int ch_size_bytes(struct profile_store *s, int64_t *ret_bytes)
 {
 	struct ch_profiles *p = to_ch(s);
-	struct ch_buf sql = {0}, out = {0};
+	struct ch_buf out = {0};
 	uint64_t bytes = 0;
 	int rc;
 
-	ch_buf__printf(&sql,
-		       "SELECT toUInt64(sum(bytes_on_disk)) FROM system.parts WHERE database = '%s'"
-		       " AND active FORMAT RowBinary",
-		       p->client.database);
-	rc = ch_client__run(&p->client, &sql, &out);
+	rc = ch_client__run_template(&p->client,
+				     "SELECT toUInt64(sum(bytes_on_disk)) FROM {parts}"
+				     " WHERE database = '{db}' AND active FORMAT RowBinary",
+				     &out, NULL, 0);
 	if (!rc)
 		rc = ch_buf__get_u64(&out, &bytes);
 	*ret_bytes = (int64_t)bytes;
-	ch_buf__release(&sql);
 	ch_buf__release(&out);
 	return rc;
 }
@@ -156,6 +155,12 @@ int profile_store_ch_open(const char *url, const struct store_ch_options *opts,
 	err = ch_client__init(&p->client, url, opts->password, why, why_len);
 	if (!err)
 		err = ch_schema_check(&p->client);
+	if (!err && opts->cluster && strcmp(opts->cluster, p->client.cluster) != 0) {
+		snprintf(why, why_len, "cluster %s: the database's tables %s%s", opts->cluster,
+			 p->client.cluster[0] ? "spread over cluster " : "are on one server",
+			 p->client.cluster);
+		err = -EINVAL;
+	}
 	if (!err && opts->tier_interval_ms >= 0)
 		err = start_tiers(p, opts);
 	if (err) {
@@ -166,15 +171,15 @@ int profile_store_ch_open(const char *url, const struct store_ch_options *opts,
 	return 0;
 }
 
-int store_ch_migrate(const char *url, const char *password, int *ret_from, int *ret_to, char *why,
-		     size_t why_len)
+int store_ch_migrate(const char *url, const char *password, const char *cluster, int *ret_from,
+		     int *ret_to, char *why, size_t why_len)
 {
 	struct ch_client c;
 	int err = ch_client__init(&c, url, password, why, why_len);
 
 	if (err)
 		return err;
-	err = ch_schema_migrate(&c, ret_from, ret_to, why, why_len);
+	err = ch_schema_migrate(&c, cluster, ret_from, ret_to, why, why_len);
 	ch_client__release(&c);
 	return err;
 }

@@ -38,6 +38,7 @@ struct store_ch_options {
 	long tier_delay_s;     /* 0 = STORE_CH_TIER_DELAY_S, < 0 = none */
 	long tier_pause_ms;    /* tests: a build waits this long before replacing a tier's day */
 	int retention_days;    /* how far back the builder looks for unbuilt periods (0: 30) */
+	const char *cluster;   /* NULL = any; else the database must spread over it */
 };
 
 /* -ENOTSUP when the schema is older than this collector's (run migrate), -EPROTO when newer,
@@ -50,9 +51,12 @@ int profile_store_ch_open(const char *url, const struct store_ch_options *opts,
 int link_store_ch_open(const char *url, const char *password, struct link_store **ret, char *why,
 		       size_t why_len);
 
-/* Creates the database and applies every pending migration; versions before and after. */
-int store_ch_migrate(const char *url, const char *password, int *ret_from, int *ret_to, char *why,
-		     size_t why_len);
+/* Creates the database and applies every pending migration; versions before and after.
+ * cluster: a cluster of the servers' remote_servers to create a new database on (Replicated
+ * tables on every replica of every shard, Distributed tables over them; docs/operations.md),
+ * NULL = one server, or the mode an existing database has. */
+int store_ch_migrate(const char *url, const char *password, const char *cluster, int *ret_from,
+		     int *ret_to, char *why, size_t why_len);
 
 /* `tiers build`: one pass of the tier builder over the last `days` days (0: 30), for the
  * periods that ended at least delay_s ago (0: STORE_CH_TIER_DELAY_S, < 0: none), under the

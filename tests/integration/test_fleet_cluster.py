@@ -1,0 +1,195 @@
+# SPDX-License-Identifier: Apache-2.0
+# Fleet mode on a ClickHouse cluster of two shards, one replica each (two clickhouse-server
+# processes, a ZooKeeper and the remote_servers of fleet_servers.py, ROOTTRACE_FLEET_CLUSTER=2x1):
+# `migrate --cluster` makes Replicated tables on each shard with the columns one server gets and
+# Distributed tables over them; a collector on the cluster answers as a SQLite collector given
+# the same uploads (the fleet suites check one ClickHouse server against SQLite the same way); a
+# series' rows are on one shard; the config file's cluster key is checked. Fleet suites' cases
+# run here on the cluster too: uploads through two collectors and exactly-once ids, retention
+# dropping days on every shard, span links and the stacks dictionary across shards. `make
+# check-fleet` runs every fleet suite on the cluster (kill -9 during ingest, the other tier
+# cases, migrate --from, the stacks dictionary's retention, ...).
+import os
+
+os.environ["ROOTTRACE_FLEET_CLUSTER"] = "2x1"  # before fleet_servers starts the servers
+
+import subprocess  # noqa: E402
+import time  # noqa: E402
+import unittest  # noqa: E402
+
+import fleet_servers  # noqa: E402
+import harness  # noqa: E402
+from collector_fixture import Collector  # noqa: E402
+import test_collector_fleet as one_server  # noqa: E402
+from test_collector_fleet import TwoCollectors, cpu  # noqa: E402,F401
+from test_spans_route import FleetSpansRoute  # noqa: E402,F401
+
+TABLES = ("stacks", "rollups", "rollups_hour", "rollups_day", "uploads", "span_links",
+          "span_traces", "span_roots", "span_names")
+
+
+def nodes():
+    return fleet_servers.servers().nodes
+
+
+def db_of(url):
+    return url.rsplit("/", 1)[1]
+
+
+class Schema(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.pg, cls.ch = fleet_servers.fresh_databases()
+        cls.c = Collector(backend="sqlite", start=False)  # for cli()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.close()
+
+    def columns(self, node, db, table):
+        return node.query("SELECT name, type FROM system.columns WHERE database = '%s'"
+                          " AND table = '%s'" % (db, table))
+
+    def test_every_node_has_replicated_shard_tables_and_distributed_ones(self):
+        db = db_of(self.ch)
+        self.assertEqual(len(nodes()), 2)
+        for node in nodes():
+            engines = dict(line.split("\t") for line in node.query(
+                "SELECT name, engine FROM system.tables WHERE database = '%s'" % db).split("\n")
+                if line)
+            for t in TABLES:
+                self.assertEqual(engines.get(t), "Distributed", (t, engines))
+                self.assertTrue(engines.get(t + "_local", "").startswith("Replicated"),
+                                (t, engines))
+
+    def test_shard_tables_have_the_columns_one_server_gets(self):
+        # The same node, as one server: migrate without --cluster into another database.
+        name = "rt_single_%d" % os.getpid()
+        fleet_servers.servers().pg.psql("CREATE DATABASE %s" % name)
+        single = self.ch.rsplit("/", 1)[0] + "/" + name
+        self.c.cli("migrate", "--control-store", fleet_servers.servers().pg.url(name),
+                   "--profile-store", single)
+        for t in TABLES:
+            self.assertEqual(self.columns(nodes()[0], db_of(self.ch), t + "_local"),
+                             self.columns(nodes()[0], name, t), t)
+
+    def test_migrate_keeps_the_mode_and_refuses_another_cluster(self):
+        again = subprocess.run([self.c.binary, "migrate", "--control-store", self.pg,
+                                "--profile-store", self.ch], capture_output=True, text=True)
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertRegex(again.stderr, r"ClickHouse\): schema version (\d+) -> \1\n")
+        r = subprocess.run([self.c.binary, "migrate", "--control-store", self.pg,
+                            "--profile-store", self.ch, "--cluster", "other"],
+                           capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("made on cluster roottrace", r.stderr)
+
+    def test_serve_checks_the_config_files_cluster(self):
+        path = os.path.join(self.c.tmp, "fleet.conf")
+        with open(path, "w") as f:
+            f.write("control_store = %s\nprofile_store = %s\ncluster = elsewhere\n"
+                    % (self.pg, self.ch))
+        r = subprocess.run([self.c.binary, "serve", "--config", path, "--data", self.c.data,
+                            "--listen", "127.0.0.1:0"], capture_output=True, text=True,
+                           timeout=60)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("cluster elsewhere", r.stderr)
+
+
+class ClusterRetention(one_server.FleetTiers):
+    """Retention dropping days ON CLUSTER, and ingest writing five-minute rows only. No tier
+    is built on a cluster (ClickHouse 18.16 refuses REPLACE PARTITION ON CLUSTER, ch_tiers.c):
+    every window reads the five-minute rows, with the same answers."""
+    test_backdated_uploads_into_folded_hours_and_days_are_counted = None
+    test_database_without_tiers_is_backfilled_on_open = None
+
+    def test_retention_cuts_tiers_where_it_cuts_five_minute_rows(self):
+        cutoff = int(time.time()) - 30 * 86400
+        day = cutoff - cutoff % 86400  # days before this one are dropped whole
+        for at, v in ((day - 86400 + 3600, 1), (day - 600, 2), (day + 600, 4),
+                      (cutoff + 2 * 3600, 8), (cutoff + 86400, 16), (cutoff + 2 * 86400, 32)):
+            self.send(at, v)
+        self.assertEqual(self.build(), 0)  # nothing built on a cluster
+        self.c.restart(["--retention-days", "30"])  # the job runs at start
+        deadline = time.time() + 60
+        while self.c.stored_total("t") != 60 and time.time() < deadline:
+            time.sleep(0.2)
+        self.assertEqual(self.c.stored_total("t"), 60)  # days dropped on both shards
+        for node in nodes():
+            self.assertEqual(node.query(
+                "SELECT count() FROM system.parts WHERE database = '%s' AND active AND"
+                " table = 'rollups_local' AND toUInt32(partition) < %d"
+                % (db_of(self.c.ch_url), day // 86400)).strip(), "0")
+        self.sent = [(at, v) for at, v in self.sent if at >= day]
+        self.check_windows(((day - 86400, cutoff + 3 * 86400), (day, day + 86400)))
+
+
+def stacks_of(service, i):
+    return [(["main", service, "handle", "parse"], [1, 1000 * (i + 1)]),
+            (["main", service, "render%d" % (i % 3)], [1, 700]),
+            (["main", "gc"], [1, 50 + i])]
+
+
+class TwoShards(unittest.TestCase):
+    SERVICES = ["svc-%02d" % i for i in range(12)]
+
+    @classmethod
+    def setUpClass(cls):
+        cls.c = Collector(backend="fleet")
+        cls.single = Collector(backend="sqlite")
+        cls.tok = cls.c.create_token("collector")
+        cls.viewer = cls.c.create_token("user", role="viewer")
+        cls.stok = cls.single.create_token("collector")
+        cls.at = (time.time_ns() // 300_000_000_000) * 300_000_000_000 - 900_000_000_000
+        for i, service in enumerate(cls.SERVICES * 2):
+            for profile_type in ("cpu",):
+                pb = cpu(stacks_of(service, i), cls.at + (i % 3) * 300_000_000_000)
+                status, doc = cls.c.upload(cls.tok, pb, service, profile_type)
+                assert status == 200, doc
+                status, doc = cls.single.upload(cls.stok, pb, service, profile_type)
+                assert status == 200, doc
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.single.close()
+        cls.c.close()
+
+    def test_reads_answer_as_one_store_does(self):
+        base = {"profile_type": "cpu", "start": self.at // 10**9 - 3600,
+                "end": self.at // 10**9 + 900}
+        for service in self.SERVICES[:4]:
+            params = dict(base, service=service)
+            for path in ("/api/apm/profiles/top", "/api/apm/profiles/flamegraph"):
+                status, cluster = self.c.get_json(path, self.viewer, params=params)
+                self.assertEqual(status, 200, cluster)
+                status, one = self.single.get_json(path, self.single.admin_token,
+                                                   params=params)
+                self.assertEqual(status, 200, one)
+                self.assertEqual(cluster, one, (path, service))
+        mid = self.at // 10**9 + 300
+        diff = dict(service=self.SERVICES[0], profile_type="cpu", before_start=mid - 3600,
+                    before_end=mid, after_start=mid, after_end=mid + 600)
+        status, cluster = self.c.get_json("/api/apm/profiles/diff", self.viewer, params=diff)
+        self.assertEqual(status, 200, cluster)
+        status, one = self.single.get_json("/api/apm/profiles/diff", self.single.admin_token,
+                                           params=diff)
+        self.assertEqual(cluster, one)
+        self.assertEqual(self.c.stored_total(), self.single.stored_total())
+
+    def test_a_series_rows_are_on_one_shard(self):
+        db = db_of(self.c.ch_url)
+        on = []
+        for node in nodes():
+            on.append(set(node.query("SELECT DISTINCT service FROM %s.rollups_local" % db)
+                          .split()))
+        self.assertEqual(on[0] | on[1], set(self.SERVICES))
+        self.assertEqual(on[0] & on[1], set())
+        self.assertTrue(on[0] and on[1], on)  # both shards hold some series
+        for node in nodes():  # each shard's uploads (filled by its view) follow its rollups
+            self.assertEqual(
+                set(node.query("SELECT DISTINCT service FROM %s.uploads_local" % db).split()),
+                on[nodes().index(node)])
+
+
+if __name__ == "__main__":
+    harness.main()

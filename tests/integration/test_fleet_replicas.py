@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: Apache-2.0
+# Fleet mode on one ClickHouse shard of two replicas (two clickhouse-server processes and a
+# ZooKeeper of fleet_servers.py, ROOTTRACE_FLEET_CLUSTER=1x2), a collector on each replica
+# sharing one PostgreSQL: uploads sent while one replica is stopped and started again (an
+# upload refused by the stopped replica's collector is sent again, same upload id, through the
+# other) are all stored afterwards, exactly once, on both replicas; reads are served, complete,
+# through the replica still up while the other is down.
+import os
+
+os.environ["ROOTTRACE_FLEET_CLUSTER"] = "1x2"  # before fleet_servers starts the servers
+
+import time  # noqa: E402
+import unittest  # noqa: E402
+
+import fleet_servers  # noqa: E402
+import harness  # noqa: E402
+from collector_fixture import Collector  # noqa: E402
+import pprof_py  # noqa: E402
+
+
+def upload_pb(i, at):
+    """Upload i: its own function u<i> with value i + 1, so that a lost or doubled upload shows."""
+    return pprof_py.build([(["main", "u%d" % i], i + 1)], sample_types=[("wall", "nanoseconds")],
+                          time_nanos=at)
+
+
+class TwoReplicas(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.nodes = fleet_servers.servers().nodes
+        cls.a = Collector(backend="fleet")  # on replica 1
+        node2 = cls.a.ch_url.replace(":%d/" % cls.nodes[0].port, ":%d/" % cls.nodes[1].port)
+        cls.b = Collector(backend="fleet", stores=(cls.a.pg_url, node2))
+        cls.col = cls.a.create_token("collector")
+        cls.viewer = cls.a.create_token("user", role="viewer")
+        cls.db = cls.a.ch_url.rsplit("/", 1)[1]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.b.close()
+        cls.a.close()
+
+    def send(self, i, first):
+        """Upload i through first, through the other collector when first refuses it."""
+        params = {"upload_id": "replica-test/%d" % i}
+        for fx in (first, self.a if first is self.b else self.b) * 20:
+            status, doc = fx.upload(self.col, upload_pb(i, self.at), "svc", "wall",
+                                    params=params)
+            if status == 200:
+                return doc
+            self.assertEqual(status, 503, doc)
+            time.sleep(0.1)
+        self.fail("upload %d never accepted" % i)
+
+    def sync_replicas(self):
+        """Waits until each replica has fetched every part the other one has."""
+        for node in self.nodes:
+            for table in node.query("SELECT name FROM system.tables WHERE database = '%s'"
+                                    " AND engine LIKE 'Replicated%%'" % self.db).split():
+                node.query("SYSTEM SYNC REPLICA %s.%s" % (self.db, table))
+
+    def local_total(self, node):
+        return node.query("SELECT sum(value), uniqExact(stack_hash) FROM %s.rollups_local"
+                          " WHERE stack_hash != toFixedString('', 16)" % self.db).split()
+
+    def read(self, fx):
+        """{function: self} of the window, through fx."""
+        params = {"service": "svc", "profile_type": "wall", "start": self.at // 10**9 - 600,
+                  "end": self.at // 10**9 + 600}
+        status, fg = fx.get_json("/api/apm/profiles/flamegraph", self.viewer, params=params)
+        self.assertEqual(status, 200, fg)
+        main = [c for c in fg["root"]["children"] if c["name"] == "main"]
+        return {c["name"]: c["total"] for c in (main[0]["children"] if main else [])}
+
+    def test_uploads_during_a_replicas_restart_are_stored_once_and_reads_go_on(self):
+        self.at = time.time_ns() - 60 * 10**9
+        n = 60
+        expected = n * (n + 1) // 2
+        for i in range(0, 20):
+            self.send(i, (self.a, self.b)[i % 2])
+        self.nodes[1].stop()
+        for i in range(20, 40):  # half of them first to the collector whose replica is down
+            self.send(i, (self.a, self.b)[i % 2])
+        top_while_down = self.read(self.a)
+        self.nodes[1].start_again()
+        for i in range(40, n):
+            self.send(i, (self.a, self.b)[i % 2])
+        self.sync_replicas()
+        for node in self.nodes:  # every upload, once: values 1..n, one row per value
+            self.assertEqual(self.local_total(node), [str(expected), str(n)])
+        self.assertEqual(self.a.stored_total("svc", "wall"), expected)
+        self.nodes[0].stop()  # reads through the other replica alone
+        try:
+            top_other = self.read(self.b)
+        finally:
+            self.nodes[0].start_again()
+        everything = {"u%d" % i: i + 1 for i in range(n)}
+        self.assertEqual(top_other, everything)
+        self.assertEqual(self.read(self.a), everything)
+        # While replica 2 was down, replica 1 served every upload acknowledged until then.
+        self.assertEqual(top_while_down, {"u%d" % i: i + 1 for i in range(40)})
+
+
+if __name__ == "__main__":
+    harness.main()
