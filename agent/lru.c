@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Bounded LRU cache: chained hash buckets sized for the capacity, a doubly linked recency
+/* Bounded LRU cache: chained hash buckets (grown with the entries), a doubly linked recency
  * list (head = most recent), lib/hashtab's hash_bytes() of the key. Chaining, not the
  * lib/hashtab table: a full cache removes a key per insert, and unlinking it from a short
- * chain costs half of an open-addressing removal (measured on put with eviction). */
+ * chain costs half of an open-addressing removal (measured on put with eviction). The bucket
+ * array starts small and doubles with the entries up to twice the capacity: the agent keeps 15
+ * caches sized for the worst case (16,384 runtime names, 4,096 processes each), and their
+ * buckets, preallocated, took 1.7 MB though most stay nearly empty (docs/performance.md,
+ * "Agent daemon memory"). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,33 +26,37 @@ struct lru_node {
 
 struct lru {
 	struct lru_node **buckets;
-	size_t nbuckets; /* power of two */
+	size_t nbuckets;    /* power of two, grows up to max_buckets */
+	size_t max_buckets; /* the first power of two >= 2 x capacity */
 	struct lru_node *head, *tail;
 	size_t size, capacity;
 	void (*evict)(void *value, void *ctx);
 	void *ctx;
 };
 
+#define MIN_BUCKETS 16
+
 struct lru *lru__new(size_t capacity, void (*evict)(void *value, void *ctx), void *ctx)
 {
 	struct lru *c;
-	size_t n = 16;
+	size_t max = MIN_BUCKETS;
 
 	if (!capacity) {
 		errno = EINVAL;
 		return NULL;
 	}
-	while (n < capacity * 2 && n < ((size_t)1 << 30))
-		n *= 2;
+	while (max < capacity * 2 && max < ((size_t)1 << 30))
+		max *= 2;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->buckets = calloc(n, sizeof(*c->buckets));
+	c->buckets = calloc(MIN_BUCKETS, sizeof(*c->buckets));
 	if (!c->buckets) {
 		free(c);
 		return NULL;
 	}
-	c->nbuckets = n;
+	c->nbuckets = MIN_BUCKETS;
+	c->max_buckets = max;
 	c->capacity = capacity;
 	c->evict = evict;
 	c->ctx = ctx;
@@ -127,6 +135,32 @@ static void evict_oldest(struct lru *c)
 		c->evict(value, c->ctx);
 }
 
+/* Doubles the bucket array once the entries reach half of it (the load the preallocated
+ * array had at capacity); a failed allocation keeps the longer chains, not an error. */
+static void maybe_grow(struct lru *c)
+{
+	size_t n = c->nbuckets * 2;
+	struct lru_node **grown;
+
+	if (c->size < c->nbuckets / 2 || c->nbuckets >= c->max_buckets)
+		return;
+	grown = calloc(n, sizeof(*grown));
+	if (!grown)
+		return;
+	for (size_t i = 0; i < c->nbuckets; i++) {
+		struct lru_node *node = c->buckets[i], *next;
+
+		for (; node; node = next) {
+			next = node->bucket_next;
+			node->bucket_next = grown[node->hash & (n - 1)];
+			grown[node->hash & (n - 1)] = node;
+		}
+	}
+	free(c->buckets);
+	c->buckets = grown;
+	c->nbuckets = n;
+}
+
 int lru__put(struct lru *c, const void *key, size_t key_len, void *value)
 {
 	uint64_t h = hash_bytes(key, key_len);
@@ -138,10 +172,11 @@ int lru__put(struct lru *c, const void *key, size_t key_len, void *value)
 	n = malloc(sizeof(*n) + key_len);
 	if (!n)
 		return -ENOMEM;
-	if (c->size >= c->capacity) {
+	if (c->size >= c->capacity)
 		evict_oldest(c);
-		slot = find_slot(c, key, key_len, h); /* the chain may have changed */
-	}
+	else
+		maybe_grow(c);
+	slot = find_slot(c, key, key_len, h); /* the chain or the array may have changed */
 	memcpy(n->key, key, key_len);
 	n->key_len = key_len;
 	n->hash = h;
@@ -178,4 +213,9 @@ size_t lru__size(const struct lru *c)
 size_t lru__capacity(const struct lru *c)
 {
 	return c->capacity;
+}
+
+size_t lru__buckets(const struct lru *c)
+{
+	return c->nbuckets;
 }

@@ -23,5 +23,7 @@ void *lru__remove(struct lru *c, const void *key, size_t key_len);
 
 size_t lru__size(const struct lru *c);
 size_t lru__capacity(const struct lru *c);
+/* Buckets allocated now: they grow with the entries, not with the capacity. */
+size_t lru__buckets(const struct lru *c);
 
 #endif

@@ -67,5 +67,44 @@ TEST(many_keys_stay_bounded)
 	lru__free(c);
 }
 
+/* A cache sized for 16,384 names starts with 16 buckets; they double with the entries (every
+ * key still found after each rehash) and stop at twice the capacity, where eviction takes over
+ * in recency order. */
+static void *last_evicted;
+
+static void remember_evict(void *value, void *ctx)
+{
+	last_evicted = value;
+}
+
+TEST(buckets_grow_with_entries_not_capacity)
+{
+	struct lru *c = lru__new(16384, remember_evict, NULL);
+	char key[32];
+
+	CHECK(c);
+	CHECK_EQ_INT(lru__buckets(c), 16);
+	for (int i = 0; i < 3000; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		CHECK_EQ_INT(lru__put(c, key, strlen(key), (void *)(intptr_t)(i + 1)), 0);
+	}
+	CHECK_EQ_INT(lru__buckets(c), 8192); /* 3,000 entries: load <= 1/2 */
+	for (int i = 0; i < 3000; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		CHECK(lru__get(c, key, strlen(key)) == (void *)(intptr_t)(i + 1));
+	}
+	for (int i = 3000; i < 16384 + 10; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		CHECK_EQ_INT(lru__put(c, key, strlen(key), (void *)(intptr_t)(i + 1)), 0);
+	}
+	CHECK_EQ_INT(lru__buckets(c), 32768); /* 2 x capacity, as preallocated before */
+	CHECK_EQ_INT(lru__size(c), 16384);
+	CHECK(last_evicted == (void *)10); /* the 10th oldest went last: k9 (value 10) */
+	CHECK(lru__get(c, "k9", 2) == NULL);
+	CHECK(lru__get(c, "k10", 3) == (void *)11);
+	lru__free(c);
+}
+
 TEST_MAIN("lru", T(least_recently_used_is_evicted),
-	  T(duplicate_put_refused_and_remove_skips_callback), T(many_keys_stay_bounded))
+	  T(duplicate_put_refused_and_remove_skips_callback), T(many_keys_stay_bounded),
+	  T(buckets_grow_with_entries_not_capacity))
