@@ -61,6 +61,16 @@ def to_text_stacks(path):
     return rows
 
 
+
+def without_windows(answer):
+    """The answer without its "window" objects: a window ending now moves with the clock
+    between two reads (a second apart under the sanitizer), the stored answers do not."""
+    if isinstance(answer, dict):
+        return {k: without_windows(v) for k, v in answer.items() if k != "window"}
+    if isinstance(answer, list):
+        return [without_windows(v) for v in answer]
+    return answer
+
 class LinkStackDictionary(unittest.TestCase):
     def setUp(self):
         self.c = Collector(backend="sqlite")
@@ -104,7 +114,7 @@ class LinkStackDictionary(unittest.TestCase):
         out["top trace"] = self.get("/api/apm/profiles/top", trace_id=OTHER_TRACE, **svc)
         out["trace"] = self.get("/api/apm/traces/%s/profile" % TRACE, include_children="true")
         out["diff"] = self.get("/api/apm/profiles/diff", span_id="2", **svc)
-        return out
+        return without_windows(out)
 
     def test_a_name_shared_by_many_stacks_is_stored_once(self):
         stacks = [["main", SHARED, "step%d" % i, "leaf%d" % (i % 4)] for i in range(40)]
