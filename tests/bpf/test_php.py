@@ -5,6 +5,7 @@
 # PHP called back from C (array_map) in call order, and php-fpm serving FastCGI requests from a
 # loopback driver (the request's functions named in the worker's samples).
 import os
+import signal
 import socket
 import struct
 import subprocess
@@ -228,7 +229,13 @@ class PhpFrames(RuntimeCase):
         finally:
             stop.set()
             driver.join(30)
-            self.stop(master)
+            # SIGTERM: the master stops its workers (a SIGKILL left them running, orphaned)
+            master.terminate()
+            master.wait(30)
+            try:
+                os.kill(worker, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         self.assertGreater(served[0], 10)
         samples = of_pid(prof, worker)
         self.assertGreater(len(samples), 0, err)
