@@ -230,14 +230,17 @@ def go_wrappers(path):
     nfunc, = struct.unpack_from("<Q", tab, 8)
     names, = struct.unpack_from("<Q", tab, 32)
     pcln, = struct.unpack_from("<Q", tab, 64)
-    funcs = {}
+    funcs = []
     for i in range(nfunc):
         rec = pcln + struct.unpack_from("<I", tab, pcln + 8 * i + 4)[0]
         nameoff, = struct.unpack_from("<i", tab, rec + 4)
         start = names + nameoff
-        funcs[tab[start:tab.index(b"\0", start)].decode()] = tab[rec + fid_at]
-    wrapper = funcs["runtime.systemstack_switch"] + 1
-    return {n for n, fid in funcs.items() if fid == wrapper}
+        funcs.append((tab[start:tab.index(b"\0", start)].decode(), tab[rec + fid_at]))
+    wrapper = dict(funcs)["runtime.systemstack_switch"] + 1
+    # an ABI wrapper has the name of the function it wraps (runtime.mstart0 twice): a name
+    # is a wrapper's only when no other function has it
+    unwrapped = {n for n, fid in funcs if fid != wrapper}
+    return {n for n, fid in funcs if fid == wrapper and n not in unwrapped}
 
 
 class GoWrappersElidedAsRuntimePprof(unittest.TestCase):
