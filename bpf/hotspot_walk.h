@@ -20,7 +20,8 @@ static __always_inline void hotspot_count(__u32 stat)
 /* Before a walk: the process's code cache and layout, if it is a JVM. */
 static __always_inline void hotspot_walk_start(struct walk_state *st)
 {
-	const struct hotspot_proc *proc = bpf_map_lookup_elem(&hotspot_procs, &st->pid);
+	const struct hotspot_proc *proc =
+	    st->in & PROC_IN_HOTSPOT ? bpf_map_lookup_elem(&hotspot_procs, &st->pid) : NULL;
 
 	st->hs.active = 0;
 	st->hs.last_begin = st->hs.last_end = 0;

@@ -35,6 +35,12 @@ const volatile bool unwind_tables = false; /* user stacks from .eh_frame tables 
  * drains the other one. */
 volatile __u32 generation = 0;
 volatile __u32 excluded_cgroups_count = 0; /* skip the lookup while nothing is excluded */
+/* proc_maps_seq[pid % PROC_MAPS_CACHE_SLOTS] is advanced whenever the pid enters or leaves one
+ * of the per-process maps (unwind_procs and the runtimes': by user space after its update, by
+ * BPF after its delete): a per-CPU cached answer of which maps hold a pid is good while it
+ * carries the current value. Per slot: another process's changes leave it good. */
+#define PROC_MAPS_CACHE_SLOTS 1024
+volatile __u32 proc_maps_seq[PROC_MAPS_CACHE_SLOTS];
 
 /* Two generations of (counts, stacks): user space drains one while samples go to the other.
  * Stacks are keyed by a 64-bit hash of their addresses in a plain hash map, so two stacks
@@ -96,6 +102,30 @@ struct {
 	__uint(max_entries, PROFILE_MAX_EXCLUDED_CGROUPS);
 } excluded_cgroups SEC(".maps");
 
+/* Which per-process maps hold a pid, per CPU, direct-mapped by pid: a sample looked the pid up
+ * in six hash maps (the unwinder's and each runtime's), and a miss costs as much as a hit
+ * (~0.3 us each, cold buckets); now one cached word says which to look up. */
+#define PROC_IN_UNWIND 1u
+#define PROC_IN_PYTHON 2u
+#define PROC_IN_V8 4u
+#define PROC_IN_RUBY 8u
+#define PROC_IN_PHP 16u
+#define PROC_IN_HOTSPOT 32u
+
+struct proc_maps_cached {
+	__u32 pid;
+	__u32 seq; /* proc_maps_seq[slot] when it was looked up */
+	__u32 in;  /* PROC_IN_* */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct proc_maps_cached);
+	__uint(max_entries, PROC_MAPS_CACHE_SLOTS);
+} proc_maps_cache SEC(".maps");
+
 /* --- .eh_frame unwinder state, filled by user space (agent/unwind/) -------------------- */
 
 /* Two rows per element: an array rounds values up to 8 bytes, a pair of 12-byte rows is 24. */
@@ -132,8 +162,11 @@ struct {
 #define UNWIND_ROW_CACHE_BITS 12
 struct unwind_row_cached {
 	__u64 tag; /* table id << 32 | table pc; 0: empty (id 0 has no table) */
-	struct unwind_row row;
-	__u32 pad;
+	/* the row but its pc: 16 bytes a slot, four to a cache line, none across two */
+	__s32 cfa_off;
+	__s16 rbp_off;
+	__u8 cfa_type;
+	__u8 rbp_type;
 };
 
 struct {
@@ -185,6 +218,25 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, PYTHON_EVENTS_BYTES);
 } python_events SEC(".maps");
+
+/* The interpreter frames this CPU announced (or found announced) lately, direct-mapped: a hot
+ * function is sampled again and again, and a look in the python_codes LRU costs a hashed
+ * lookup of a cold bucket per frame; a slot here is one load. A stale slot only skips an
+ * announcement that was made (the LRU is a filter of repeats too). */
+#define CODES_SEEN_BITS 10
+struct code_seen {
+	__u64 word; /* the frame's tagged word; 0: empty */
+	__u64 cookie;
+	__u32 pid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct code_seen);
+	__uint(max_entries, 1 << CODES_SEEN_BITS);
+} codes_seen SEC(".maps");
 
 struct python_counters {
 	__u64 c[PYTHON_STAT__COUNT];
@@ -316,6 +368,41 @@ struct ruby_walk {
 	__u8 cfp[RUBY_CFP_READ];
 };
 
+/* PROC_IN_* of the maps that hold pid: cached per CPU until the pid's proc_maps_seq moves. It
+ * is read before the lookups, so an entry added meanwhile makes the cached answer stale at once. */
+static __always_inline __u32 proc_maps(__u32 pid)
+{
+	__u32 slot = pid & (PROC_MAPS_CACHE_SLOTS - 1), seq = proc_maps_seq[slot], in = 0;
+	struct proc_maps_cached *c = bpf_map_lookup_elem(&proc_maps_cache, &slot);
+
+	if (c && c->pid == pid && c->seq == seq)
+		return c->in;
+	if (bpf_map_lookup_elem(&unwind_procs, &pid))
+		in |= PROC_IN_UNWIND;
+	if (bpf_map_lookup_elem(&python_procs, &pid))
+		in |= PROC_IN_PYTHON;
+	if (bpf_map_lookup_elem(&v8_procs, &pid))
+		in |= PROC_IN_V8;
+	if (bpf_map_lookup_elem(&ruby_procs, &pid))
+		in |= PROC_IN_RUBY;
+	if (bpf_map_lookup_elem(&php_procs, &pid))
+		in |= PROC_IN_PHP;
+	if (bpf_map_lookup_elem(&hotspot_procs, &pid))
+		in |= PROC_IN_HOTSPOT;
+	if (c) {
+		c->pid = pid;
+		c->seq = seq;
+		c->in = in;
+	}
+	return in;
+}
+
+/* After BPF drops a pid from the per-process maps: its cached answers are stale. */
+static __always_inline void proc_maps_changed(__u32 pid)
+{
+	__sync_fetch_and_add(&proc_maps_seq[pid & (PROC_MAPS_CACHE_SLOTS - 1)], 1);
+}
+
 enum python_walk_state {
 	PYTHON_WALK_NATIVE = 0,	   /* native frames */
 	PYTHON_WALK_EMIT = 1,	   /* recording the interpreter frames of the eval frame at pc */
@@ -332,6 +419,8 @@ struct python_walk {
 	__u64 cursor; /* 0: none (not Python, or the chain ended) */
 	__u32 state;  /* enum python_walk_state */
 	__u32 frames; /* interpreter frames recorded (counted once, after the walk) */
+	__u64 last_code, last_cookie; /* the code read last: a recursive call reads it once (it
+				       * is alive while its frames are on the stack) */
 	struct python_proc proc;
 	__u8 frame[PYTHON_FRAME_READ];
 };
@@ -356,6 +445,8 @@ struct walk_state {
 	__u32 steps; /* STEP_* used so far */
 	__u32 end;   /* enum unwind_stat that ended the walk, 0 while it goes on */
 	__u32 exact; /* pc is not a return address (leaf, or interrupted by a signal) */
+	__u32 in;    /* PROC_IN_*: the per-process maps that hold pid */
+	__u32 pad;
 	struct unwind_mapping last_map; /* the last frame's mapping (start = end = 0: none yet) */
 	struct profile_stack stack;
 	struct python_walk py;
@@ -376,6 +467,40 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, PROFILE_RINGBUF_BYTES);
 } events SEC(".maps");
+
+/* Phase timers for finding where a sample's time goes: a build with -DPROFILE_TIMING adds
+ * bpf_ktime_get_ns() around the walk's phases (ns and count per phase, per CPU); read with
+ * `bpftool map dump name prof_timing`. Off in every normal build. */
+#ifdef PROFILE_TIMING
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64[2]);
+	__uint(max_entries, 32);
+} prof_timing SEC(".maps");
+
+static __always_inline void timing_add(__u32 phase, __u64 t0)
+{
+	__u64 *v = bpf_map_lookup_elem(&prof_timing, &phase);
+
+	if (v) {
+		v[0] += bpf_ktime_get_ns() - t0;
+		v[1]++;
+	}
+}
+#define T0_NOW() bpf_ktime_get_ns()
+#define T0_ADD(t0) timing_add(0, t0)
+#else
+#define T0_NOW() 0
+#define T0_ADD(t0) ((void)(t0))
+#endif
+#if defined(PROFILE_TIMING) && PROFILE_TIMING > 1 /* each phase too, not just the sample */
+#define T_NOW() bpf_ktime_get_ns()
+#define T_ADD(phase, t0) timing_add(phase, t0)
+#else
+#define T_NOW() 0
+#define T_ADD(phase, t0) ((void)(t0))
+#endif
 
 #define FNV_OFFSET 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL
@@ -451,9 +576,8 @@ static __always_inline void announce(struct profile_stats *st, __u32 pid, __u32 
  * process for the machine's uptime. */
 static __always_inline __u64 process_start_ns(void)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-
-	return BPF_CORE_READ(task, group_leader, start_time);
+	/* BTF pointers: plain loads, no probe-read helper calls */
+	return bpf_get_current_task_btf()->group_leader->start_time;
 }
 
 /* First sight of a pid, first sample after an exec, or first sample of a new process that
@@ -481,6 +605,7 @@ static __always_inline __u32 note_pid(struct profile_stats *st, __u32 pid, __u32
 	bpf_map_delete_elem(&v8_procs, &pid);
 	bpf_map_delete_elem(&ruby_procs, &pid);
 	bpf_map_delete_elem(&php_procs, &pid);
+	proc_maps_changed(pid);
 	if (seen->start_ns != now.start_ns) {
 		type = PROFILE_EVENT_PID_REUSED;
 		now.image = seen->image + 1;
@@ -584,25 +709,48 @@ static __always_inline int read_user_u64(__u64 *ret, __u64 addr)
 	return bpf_probe_read_user(ret, sizeof(*ret), (const void *)addr);
 }
 
-/* The row covering table pc pc of table: from the per-CPU cache, else searched (and cached). */
-static __always_inline const struct unwind_row *lookup_row(const struct unwind_table_info *table,
-							   __u32 pc)
+/* The row covering table pc pc of the table with id table_id into *ret: from the per-CPU
+ * cache, else searched in the table (and cached). The cache is looked at first: a cached row
+ * needs no look at the table's slot (a table id names one binary's rows for as long as it is
+ * used, so the row stays right for its binary even when the slot was evicted since). 0; 1: no
+ * table loaded for the id (frame pointers); -1: no row covers pc. */
+static __always_inline int lookup_row(__u32 table_id, __u32 pc, struct unwind_row *ret)
 {
-	__u64 tag = (__u64)table->id << 32 | pc;
+	__u64 tag = (__u64)table_id << 32 | pc;
 	__u32 slot = (__u32)((tag * 0x9e3779b97f4a7c15ULL) >> (64 - UNWIND_ROW_CACHE_BITS));
 	struct unwind_row_cached *cached = bpf_map_lookup_elem(&unwind_row_cache, &slot);
+	const struct unwind_table_info *table;
 	const struct unwind_row *row;
+	__u32 tslot = table_id % UNWIND_MAX_TABLES;
 	long found;
 
-	if (cached && cached->tag == tag)
-		return &cached->row;
+	if (cached && cached->tag == tag) {
+		ret->pc = pc;
+		ret->cfa_off = cached->cfa_off;
+		ret->rbp_off = cached->rbp_off;
+		ret->cfa_type = cached->cfa_type;
+		ret->rbp_type = cached->rbp_type;
+		return 0;
+	}
+	table = bpf_map_lookup_elem(&unwind_tables_info, &tslot);
+	if (!table || table->id != table_id || !table->n_rows)
+		return 1; /* evicted, or not loaded yet: mixed mode */
+	__u64 t0 = T_NOW();
+
 	found = find_row(table->first_row, table->n_rows, pc);
 	row = found >= 0 ? get_row(found) : NULL;
-	if (row && cached) {
-		cached->row = *row;
+	T_ADD(16, t0);
+	if (!row)
+		return -1;
+	*ret = *row;
+	if (cached) {
+		cached->cfa_off = row->cfa_off;
+		cached->rbp_off = row->rbp_off;
+		cached->cfa_type = row->cfa_type;
+		cached->rbp_type = row->rbp_type;
 		cached->tag = tag;
 	}
-	return row;
+	return 0;
 }
 
 /* --- CPython frames: the eval loop's native frame is replaced by the frames it runs ------ */
@@ -673,13 +821,15 @@ static __always_inline __u64 python_thread_state(const struct python_proc *proc,
  * CPython and the thread has a thread state (else the walk stays native). */
 static __always_inline void python_walk_start(struct walk_state *st, __u32 tid)
 {
-	const struct python_proc *proc = bpf_map_lookup_elem(&python_procs, &st->pid);
+	const struct python_proc *proc =
+	    st->in & PROC_IN_PYTHON ? bpf_map_lookup_elem(&python_procs, &st->pid) : NULL;
 	const struct python_offsets *o = &st->py.proc.off;
 	__u64 tstate, frame;
 
 	st->py.cursor = 0;
 	st->py.state = PYTHON_WALK_NATIVE;
 	st->py.frames = 0;
+	st->py.last_code = 0;
 	if (!proc)
 		return;
 	python_count(PYTHON_STAT_SAMPLES);
@@ -709,30 +859,42 @@ static __always_inline bool python_eval_frame(const struct walk_state *st, __u64
 	       (pc >= p->eval_start[1] && pc < p->eval_end[1]);
 }
 
-/* Announces a code object not sampled before in this process (or whose cookie changed), so
+/* Announces an interpreter frame's function (a Python code object, a Ruby iseq, a PHP
+ * zend_function: word, tagged) not sampled before in this process, or whose cookie changed, so
  * user space names it while the process is alive: a short-lived one is gone by the time its
- * window is named. One LRU lookup per interpreter frame. */
-static __always_inline void python_note_code(__u32 pid, __u64 code, __u64 cookie)
+ * window is named. The per-CPU codes_seen first, then the python_codes LRU. -ENOMEM when the
+ * ring was full (the caller counts it: named when the window is, if still alive). */
+static __always_inline int note_code(__u32 pid, __u64 word, __u64 cookie)
 {
-	struct python_code_key key = {.pid = pid, .code = code};
+	__u32 slot = (__u32)(((word ^ pid) * 0x9e3779b97f4a7c15ULL) >> (64 - CODES_SEEN_BITS));
+	struct python_code_key key = {.pid = pid, .code = word};
+	struct code_seen *seen = bpf_map_lookup_elem(&codes_seen, &slot);
 	struct python_code_event *e;
-	__u64 *known;
+	__u64 *known, t0 = T_NOW();
 
+	if (seen && seen->word == word && seen->cookie == cookie && seen->pid == pid) {
+		T_ADD(21, t0);
+		return 0;
+	}
 	known = bpf_map_lookup_elem(&python_codes, &key);
+	T_ADD(8, t0);
+	if (seen) {
+		seen->word = word;
+		seen->cookie = cookie;
+		seen->pid = pid;
+	}
 	if (known && *known == cookie)
-		return;
+		return 0;
 	bpf_map_update_elem(&python_codes, &key, &cookie, BPF_ANY);
 	e = bpf_ringbuf_reserve(&python_events, sizeof(*e), 0);
-	if (!e) {
-		python_count(
-		    PYTHON_STAT_EVENTS_LOST); /* named when the window is, if still alive */
-		return;
-	}
+	if (!e)
+		return -ENOMEM;
 	e->pid = pid;
 	e->pad = 0;
-	e->code = code;
+	e->code = word;
 	e->cookie = cookie;
 	bpf_ringbuf_submit(e, 0);
+	return 0;
 }
 
 /* A frame could not be read: the eval frame at pc is recorded as the native one it is. */
@@ -781,12 +943,20 @@ static __always_inline long python_frame(struct walk_state *st)
 		st->py.state = PYTHON_WALK_STEP_OVER;
 		return 0;
 	}
-	read_user_u64(&cookie, code + o->code_cookie); /* unreadable: 0, named [unknown] later */
+	if (code && code == st->py.last_code) {
+		cookie = st->py.last_cookie; /* a recursive call: read and announced already */
+	} else {
+		/* unreadable: 0, named [unknown] later */
+		read_user_u64(&cookie, code + o->code_cookie);
+		if (note_code(st->pid, code & PYTHON_FRAME_ADDR_MASK, cookie))
+			python_count(PYTHON_STAT_EVENTS_LOST);
+		st->py.last_code = code;
+		st->py.last_cookie = cookie;
+	}
 	st->stack.ips[n] = PYTHON_FRAME_TAG | (code & PYTHON_FRAME_ADDR_MASK);
 	st->stack.ips[n + 1] = cookie;
 	st->stack.n = n + 2;
 	st->py.frames++;
-	python_note_code(st->pid, code & PYTHON_FRAME_ADDR_MASK, cookie);
 	if (o->layout == PYTHON_LAYOUT_FRAME_OBJECT ||
 	    (o->layout == PYTHON_LAYOUT_IS_ENTRY && mark))
 		st->py.state = PYTHON_WALK_STEP_OVER;
@@ -804,15 +974,18 @@ static __always_inline void ruby_count_n(__u32 stat, __u64 n)
 		__sync_fetch_and_add(&c->c[stat], n);
 }
 
+#define RUBY_EC_READ 32 /* bytes of rb_execution_context_t read: vm_stack, its size, cfp */
+
 /* Before a walk: the sampled thread's current control frame, from its ruby_current_ec (a
  * general-dynamic TLS variable of libruby: fsbase -> dtv -> the module's block; glibc x86-64,
  * where libruby's TLS is static because it is loaded at start). */
 static __always_inline void ruby_walk_start(struct walk_state *st)
 {
-	const struct ruby_proc *proc = bpf_map_lookup_elem(&ruby_procs, &st->pid);
+	const struct ruby_proc *proc =
+	    st->in & PROC_IN_RUBY ? bpf_map_lookup_elem(&ruby_procs, &st->pid) : NULL;
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
 	const struct ruby_offsets *o = &st->rb.proc.off;
-	__u64 dtv, block, ec, cfp, stack, size;
+	__u64 dtv, block, ec, cfp, stack, size, head[RUBY_EC_READ / 8];
 
 	st->rb.cursor = 0;
 	st->rb.end = 0;
@@ -836,11 +1009,15 @@ static __always_inline void ruby_walk_start(struct walk_state *st)
 		ruby_count_n(RUBY_STAT_NO_EC, 1);
 		return;
 	}
-	if (read_user_u64(&cfp, ec + o->ec_cfp) || read_user_u64(&stack, ec + o->ec_vm_stack) ||
-	    read_user_u64(&size, ec + o->ec_vm_stack_size)) {
+	/* the three fields in one read: they are words among the struct's first four (every
+	 * version's table: 0, 8 and 16) */
+	if (bpf_probe_read_user(head, sizeof(head), (const void *)ec)) {
 		ruby_count_n(RUBY_STAT_READ, 1);
 		return;
 	}
+	cfp = head[(o->ec_cfp / 8) & (RUBY_EC_READ / 8 - 1)];
+	stack = head[(o->ec_vm_stack / 8) & (RUBY_EC_READ / 8 - 1)];
+	size = head[(o->ec_vm_stack_size / 8) & (RUBY_EC_READ / 8 - 1)];
 	st->rb.cursor = cfp;
 	st->rb.top = cfp;
 	st->rb.end = stack + size * 8;
@@ -878,30 +1055,6 @@ static __always_inline long ruby_give_back(struct walk_state *st)
 	st->rb.end = 0;
 	st->rb.state = PYTHON_WALK_NATIVE;
 	return 0;
-}
-
-/* Announces an iseq not sampled before in this process (or with a new body) on the shared
- * ring buffer, tagged, so user space names it while the process lives (as Python and V8). */
-static __always_inline void ruby_note_iseq(__u32 pid, __u64 word, __u64 cookie)
-{
-	struct python_code_key key = {.pid = pid, .code = word};
-	struct python_code_event *e;
-	__u64 *known;
-
-	known = bpf_map_lookup_elem(&python_codes, &key);
-	if (known && *known == cookie)
-		return;
-	bpf_map_update_elem(&python_codes, &key, &cookie, BPF_ANY);
-	e = bpf_ringbuf_reserve(&python_events, sizeof(*e), 0);
-	if (!e) {
-		ruby_count_n(RUBY_STAT_EVENTS_LOST, 1); /* named when the window is, if alive */
-		return;
-	}
-	e->pid = pid;
-	e->pad = 0;
-	e->code = word;
-	e->cookie = cookie;
-	bpf_ringbuf_submit(e, 0);
 }
 
 /* A frame pushed to begin a vm_exec call (FINISH) whose first instruction has not run: its
@@ -996,7 +1149,8 @@ static __always_inline long ruby_frame(struct walk_state *st)
 		st->stack.n = n + 2;
 		st->rb.frames++;
 		if (word != st->rb.last_word || cookie != st->rb.last_cookie)
-			ruby_note_iseq(st->pid, word, cookie);
+			if (note_code(st->pid, word, cookie))
+				ruby_count_n(RUBY_STAT_EVENTS_LOST, 1);
 		st->rb.last_word = word;
 		st->rb.last_cookie = cookie;
 	}
@@ -1011,7 +1165,8 @@ static __always_inline long ruby_frame(struct walk_state *st)
  * executor_globals per process, so every thread of it reads the same one). */
 static __always_inline void php_walk_start(struct walk_state *st)
 {
-	const struct php_proc *proc = bpf_map_lookup_elem(&php_procs, &st->pid);
+	const struct php_proc *proc =
+	    st->in & PROC_IN_PHP ? bpf_map_lookup_elem(&php_procs, &st->pid) : NULL;
 	__u64 cur = 0;
 
 	st->php.cursor = 0;
@@ -1027,29 +1182,6 @@ static __always_inline void php_walk_start(struct walk_state *st)
 static __always_inline bool php_eval_frame(const struct walk_state *st, __u64 pc)
 {
 	return st->php.cursor && pc >= st->php.proc.exec_start && pc < st->php.proc.exec_end;
-}
-
-/* Announces a zend_function not sampled before in this process (or with a new cookie), so
- * user space names it while the process lives. Python's announcement LRU and ring carry it,
- * keyed by the tagged word, as V8's do. */
-static __always_inline void php_note_function(__u32 pid, __u64 word, __u64 cookie)
-{
-	struct python_code_key key = {.pid = pid, .code = word};
-	struct python_code_event *e;
-	__u64 *known;
-
-	known = bpf_map_lookup_elem(&python_codes, &key);
-	if (known && *known == cookie)
-		return;
-	bpf_map_update_elem(&python_codes, &key, &cookie, BPF_ANY);
-	e = bpf_ringbuf_reserve(&python_events, sizeof(*e), 0);
-	if (!e)
-		return; /* named when the window is, if still alive */
-	e->pid = pid;
-	e->pad = 0;
-	e->code = word;
-	e->cookie = cookie;
-	bpf_ringbuf_submit(e, 0);
 }
 
 /* A frame could not be read: execute_ex is recorded as the native frame it is. */
@@ -1097,8 +1229,8 @@ static __always_inline long php_frame(struct walk_state *st)
 		st->php.last_cookie = php_cookie(name, scope);
 		st->php.last_user = st->php.func[type_off] == PHP_USER_FUNCTION;
 		if (st->php.last_user)
-			php_note_function(st->pid, PHP_FRAME_TAG | (fn & PHP_FRAME_ADDR_MASK),
-					  st->php.last_cookie);
+			note_code(st->pid, PHP_FRAME_TAG | (fn & PHP_FRAME_ADDR_MASK),
+				  st->php.last_cookie); /* lost: named with the window, if alive */
 	}
 	if (fn && st->php.last_user) {
 		st->stack.ips[n] = PHP_FRAME_TAG | (fn & PHP_FRAME_ADDR_MASK);
@@ -1157,7 +1289,8 @@ static __always_inline void v8_count_frames(__u32 js, __u32 native)
  * it at start, after the process may have been captured). */
 static __always_inline void v8_walk_start(struct walk_state *st)
 {
-	const struct v8_proc *proc = bpf_map_lookup_elem(&v8_procs, &st->pid);
+	const struct v8_proc *proc =
+	    st->in & PROC_IN_V8 ? bpf_map_lookup_elem(&v8_procs, &st->pid) : NULL;
 	__u64 code = 0;
 	__u32 size = 0;
 
@@ -1405,25 +1538,34 @@ static __always_inline __u32 table_step(struct walk_state *st, const struct unwi
  * as pc + 1: user space names every frame but the leaf at pc - 1 (a return address). */
 static long unwind_frame(__u32 index, void *ctx)
 {
-	const struct unwind_table_info *table;
 	const struct unwind_process *proc;
 	const struct unwind_mapping *m;
-	const struct unwind_row *row;
+	struct unwind_row row;
 	struct walk_state *st;
-	__u32 zero = 0, n, slot;
-	__u64 lookup_pc;
+	__u32 zero = 0, n;
+	__u64 lookup_pc, t0, t1;
 	bool after_core;
-	long found;
+	long found, ret;
 
 	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!st)
 		return 1;
-	if (st->py.state == PYTHON_WALK_EMIT)
-		return python_frame(st);
-	if (st->rb.state == PYTHON_WALK_EMIT)
-		return ruby_frame(st);
-	if (st->php.state == PYTHON_WALK_EMIT)
-		return php_frame(st);
+	t0 = T_NOW();
+	if (st->py.state == PYTHON_WALK_EMIT) {
+		ret = python_frame(st);
+		T_ADD(7, t0);
+		return ret;
+	}
+	if (st->rb.state == PYTHON_WALK_EMIT) {
+		ret = ruby_frame(st);
+		T_ADD(9, t0);
+		return ret;
+	}
+	if (st->php.state == PYTHON_WALK_EMIT) {
+		ret = php_frame(st);
+		T_ADD(11, t0);
+		return ret;
+	}
 	after_core = st->rb.after_core;
 	st->rb.after_core = 0;
 	n = st->stack.n;
@@ -1461,6 +1603,8 @@ static long unwind_frame(__u32 index, void *ctx)
 		st->stack.n = n + 1;
 	}
 
+	T_ADD(13, t0);
+	t1 = T_NOW();
 	/* the caller's mapping is often the callee's: no lookup, no search */
 	if (lookup_pc < st->last_map.start || lookup_pc >= st->last_map.end) {
 		proc = bpf_map_lookup_elem(&unwind_procs, &st->pid);
@@ -1477,20 +1621,25 @@ static long unwind_frame(__u32 index, void *ctx)
 					     1)]; /* the mask keeps the verifier sure */
 		st->last_map = *m;
 	}
-	slot = st->last_map.table_id % UNWIND_MAX_TABLES;
-	table = st->last_map.table_id != UNWIND_NO_TABLE
-		    ? bpf_map_lookup_elem(&unwind_tables_info, &slot)
-		    : NULL;
-	if (!table || table->id != st->last_map.table_id || !table->n_rows) {
+	T_ADD(14, t1);
+	t1 = T_NOW();
+	found =
+	    st->last_map.table_id != UNWIND_NO_TABLE
+		? lookup_row(st->last_map.table_id, (__u32)(lookup_pc - st->last_map.bias), &row)
+		: 1;
+	T_ADD(15, t1);
+	if (found > 0) {
 		st->end = fp_step(st); /* no table, or evicted: mixed mode */
 		return st->end ? 1 : 0;
 	}
-	row = lookup_row(table, (__u32)(lookup_pc - st->last_map.bias));
-	if (!row) {
+	if (found < 0) {
 		st->end = UNWIND_STAT_END_NO_ROW;
 		return 1;
 	}
-	st->end = table_step(st, row);
+	t1 = T_NOW();
+	st->end = table_step(st, &row);
+	T_ADD(17, t1);
+	T_ADD(19, t0);
 	return st->end ? 1 : 0;
 }
 
@@ -1505,6 +1654,13 @@ static __always_inline bool task_user_regs(struct task_struct *task, struct walk
 	return st->pc != 0;
 }
 
+/* The sample interrupted user code (its cs is a user segment). */
+static __always_inline bool sample_in_user_mode(struct bpf_perf_event_data *ctx)
+{
+	/* a whole-word load: the context does not allow the 2-byte one of the cs field */
+	return *(__u64 *)((char *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs)) & 3;
+}
+
 /* The user registers at the sample: the sample's own when it landed in user mode, else the
  * ones saved at kernel entry. false for a kernel thread (no user stack). */
 static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct walk_state *st)
@@ -1513,8 +1669,7 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct wa
 
 	if (!task->mm)
 		return false;
-	/* a whole-word load: the context does not allow the 2-byte one of the cs field */
-	if (*(__u64 *)((char *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs)) & 3) {
+	if (sample_in_user_mode(ctx)) {
 		st->pc = ctx->regs.ip;
 		st->sp = ctx->regs.sp;
 		st->bp = ctx->regs.bp;
@@ -1547,6 +1702,7 @@ static __always_inline __u64 store_walked_stack(void *stacks, struct profile_sta
 static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, void *stacks,
 					     struct profile_stats *stats)
 {
+	__u64 t0, h;
 	__u32 kind;
 
 	st->pid = pid;
@@ -1556,13 +1712,17 @@ static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, v
 	st->stack.n = 0;
 	st->stack.flags = 0;
 	st->last_map.start = st->last_map.end = 0;
+	t0 = T_NOW();
 	python_walk_start(st, (__u32)bpf_get_current_pid_tgid());
 	v8_walk_start(st);
 	ruby_walk_start(st);
 	php_walk_start(st);
 	hotspot_walk_start(st);
+	T_ADD(1, t0);
+	t0 = T_NOW();
 	/* twice the depth: an interpreter's eval frame takes one more step than it records */
 	bpf_loop(2 * (PROFILE_STACK_DEPTH + 1), unwind_frame, NULL, 0);
+	T_ADD(2, t0);
 	if (st->py.frames)
 		python_count_n(PYTHON_STAT_FRAMES, st->py.frames);
 	if (st->rb.frames)
@@ -1576,7 +1736,12 @@ static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, v
 						     : UNWIND_STAT_TABLES;
 	unwind_count(kind);
 	unwind_count(st->end ? st->end : UNWIND_STAT_END_CLEAN);
-	return store_walked_stack(stacks, &st->stack, stats);
+	t0 = T_NOW();
+	T_ADD(20, t0);
+	t0 = T_NOW();
+	h = store_walked_stack(stacks, &st->stack, stats);
+	T_ADD(3, t0);
+	return h;
 }
 
 /* Walks the user stack with the tables and stores it in the generation's stacks map: its
@@ -1588,16 +1753,18 @@ static __always_inline __u64 unwind_user_stack(struct bpf_perf_event_data *ctx, 
 	struct walk_state *st;
 	__u32 zero = 0;
 
+	__u32 in = proc_maps(pid);
+
 	/* a V8 process is walked here before its tables load (by frame pointers, as the kernel
 	 * would): its JS frames are found either way */
-	if (!bpf_map_lookup_elem(&unwind_procs, &pid) && !bpf_map_lookup_elem(&v8_procs, &pid) &&
-	    !bpf_map_lookup_elem(&hotspot_procs, &pid)) {
+	if (!(in & (PROC_IN_UNWIND | PROC_IN_V8 | PROC_IN_HOTSPOT))) {
 		unwind_count(UNWIND_STAT_NOT_LOADED);
 		return store_stack(ctx, stacks, BPF_F_USER_STACK, stats);
 	}
 	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!st)
 		return 0;
+	st->in = in;
 	if (!user_regs(ctx, st)) {
 		unwind_count(UNWIND_STAT_KERNEL_THREAD);
 		return 0;
@@ -1612,16 +1779,18 @@ static __always_inline __u64 unwind_task_user_stack(void *ctx, struct task_struc
 	struct walk_state *st;
 	__u32 zero = 0;
 
+	__u32 in = proc_maps(pid);
+
 	/* a V8 process is walked here before its tables load (by frame pointers, as the kernel
 	 * would): its JS frames are found either way */
-	if (!bpf_map_lookup_elem(&unwind_procs, &pid) && !bpf_map_lookup_elem(&v8_procs, &pid) &&
-	    !bpf_map_lookup_elem(&hotspot_procs, &pid)) {
+	if (!(in & (PROC_IN_UNWIND | PROC_IN_V8 | PROC_IN_HOTSPOT))) {
 		unwind_count(UNWIND_STAT_NOT_LOADED);
 		return store_stack(ctx, stacks, BPF_F_USER_STACK, stats);
 	}
 	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!st)
 		return 0;
+	st->in = in;
 	if (!task_user_regs(task, st)) {
 		unwind_count(UNWIND_STAT_KERNEL_THREAD);
 		return 0;
@@ -1642,6 +1811,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	struct profile_key key = {};
 	struct profile_stats *st;
 	void *counts, *stacks;
+	__u64 t0 = T0_NOW(), t1;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
 	if (!st)
@@ -1661,15 +1831,23 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	}
 	key.pid = pid;
 	key.tid = tid;
+	t1 = T_NOW();
 	key.image = note_pid(st, pid, tid, key.cgroup_id);
 	note_thread_name(tid);
+	T_ADD(6, t1);
 	counts = gen & 1 ? (void *)&counts1 : (void *)&counts0;
 	stacks = gen & 1 ? (void *)&stacks1 : (void *)&stacks0;
 	if (unwind_tables)
 		key.user_stack = unwind_user_stack(ctx, pid, stacks, st);
 	else
 		key.user_stack = store_stack(ctx, stacks, BPF_F_USER_STACK, st);
-	key.kernel_stack = store_stack(ctx, stacks, 0, st);
+	t1 = T_NOW();
+	/* sampled in user mode: the kernel has no stack to give (bpf_get_stack would say 0
+	 * frames after setting up a callchain buffer) */
+	if (!sample_in_user_mode(ctx))
+		key.kernel_stack = store_stack(ctx, stacks, 0, st);
+	T_ADD(4, t1);
+	t1 = T_NOW();
 
 	val = bpf_map_lookup_elem(counts, &key);
 	if (val) {
@@ -1688,6 +1866,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	}
 	__sync_fetch_and_add(&st->samples, 1);
 	__sync_fetch_and_add(&st->samples_ns, period_ns);
+	T_ADD(5, t1);
+	T0_ADD(t0);
 	return 0;
 }
 
@@ -1716,6 +1896,7 @@ int handle_exec(struct bpf_raw_tracepoint_args *ctx)
 	bpf_map_delete_elem(&ruby_procs, &pid);
 	bpf_map_delete_elem(&php_procs, &pid);
 	bpf_map_delete_elem(&hotspot_procs, &pid);
+	proc_maps_changed(pid);
 	return 0;
 }
 

@@ -900,6 +900,16 @@ int sampler__unwind_set_table(struct sampler *s, const struct unwind_table_info 
 	return 0;
 }
 
+/* After pid entered or left a per-process map: BPF's per-CPU answers of which maps hold it
+ * (proc_maps) are stale. After the update, so a sample that reads the new value sees it. */
+static void sampler__proc_maps_changed(struct sampler *s, pid_t pid)
+{
+	size_t slots = sizeof(s->skel->bss->proc_maps_seq) / sizeof(s->skel->bss->proc_maps_seq[0]);
+
+	__atomic_fetch_add(&s->skel->bss->proc_maps_seq[(uint32_t)pid % slots], 1,
+			   __ATOMIC_SEQ_CST);
+}
+
 int sampler__unwind_set_process(struct sampler *s, pid_t pid, const struct unwind_process *proc)
 {
 	__u32 key = pid;
@@ -908,6 +918,7 @@ int sampler__unwind_set_process(struct sampler *s, pid_t pid, const struct unwin
 		return -ENOTSUP;
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_procs), &key, proc, BPF_ANY))
 		return -errno;
+	sampler__proc_maps_changed(s, pid);
 	return 0;
 }
 
@@ -915,8 +926,10 @@ void sampler__unwind_forget_process(struct sampler *s, pid_t pid)
 {
 	__u32 key = pid;
 
-	if (s->rows_cap)
+	if (s->rows_cap) {
 		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.unwind_procs), &key);
+		sampler__proc_maps_changed(s, pid);
+	}
 }
 
 int sampler__unwind_stats(struct sampler *s, uint64_t *ret)
@@ -1110,6 +1123,7 @@ int sampler__python_set_process(struct sampler *s, pid_t pid, const struct pytho
 
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.python_procs), &key, proc, BPF_ANY))
 		return -errno;
+	sampler__proc_maps_changed(s, pid);
 	return 0;
 }
 
@@ -1118,6 +1132,7 @@ void sampler__python_forget_process(struct sampler *s, pid_t pid)
 	__u32 key = pid;
 
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.python_procs), &key);
+	sampler__proc_maps_changed(s, pid);
 }
 
 int sampler__python_stats(struct sampler *s, uint64_t *ret)
@@ -1147,6 +1162,7 @@ int sampler__ruby_set_process(struct sampler *s, pid_t pid, const struct ruby_pr
 
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.ruby_procs), &key, proc, BPF_ANY))
 		return -errno;
+	sampler__proc_maps_changed(s, pid);
 	return 0;
 }
 
@@ -1155,6 +1171,7 @@ void sampler__ruby_forget_process(struct sampler *s, pid_t pid)
 	__u32 key = pid;
 
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.ruby_procs), &key);
+	sampler__proc_maps_changed(s, pid);
 }
 
 int sampler__ruby_stats(struct sampler *s, uint64_t *ret)
@@ -1184,6 +1201,7 @@ int sampler__v8_set_process(struct sampler *s, pid_t pid, const struct v8_proc *
 
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.v8_procs), &key, proc, BPF_ANY))
 		return -errno;
+	sampler__proc_maps_changed(s, pid);
 	return 0;
 }
 
@@ -1192,6 +1210,7 @@ void sampler__v8_forget_process(struct sampler *s, pid_t pid)
 	__u32 key = pid;
 
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.v8_procs), &key);
+	sampler__proc_maps_changed(s, pid);
 }
 
 int sampler__v8_stats(struct sampler *s, uint64_t *ret)
@@ -1221,6 +1240,7 @@ int sampler__hotspot_set_process(struct sampler *s, pid_t pid, const struct hots
 
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.hotspot_procs), &key, proc, BPF_ANY))
 		return -errno;
+	sampler__proc_maps_changed(s, pid);
 	return 0;
 }
 
@@ -1229,6 +1249,7 @@ void sampler__hotspot_forget_process(struct sampler *s, pid_t pid)
 	__u32 key = pid;
 
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.hotspot_procs), &key);
+	sampler__proc_maps_changed(s, pid);
 }
 
 int sampler__hotspot_stats(struct sampler *s, uint64_t *ret)
@@ -1258,6 +1279,7 @@ int sampler__php_set_process(struct sampler *s, pid_t pid, const struct php_proc
 
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.php_procs), &key, proc, BPF_ANY))
 		return -errno;
+	sampler__proc_maps_changed(s, pid);
 	return 0;
 }
 
@@ -1266,4 +1288,5 @@ void sampler__php_forget_process(struct sampler *s, pid_t pid)
 	__u32 key = pid;
 
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.php_procs), &key);
+	sampler__proc_maps_changed(s, pid);
 }
