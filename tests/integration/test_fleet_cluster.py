@@ -122,16 +122,14 @@ class ClusterTiers(one_server.FleetTiers):
             self.assertEqual(status, 200, body)
         self.assertEqual(self.build(), 1)
         db = db_of(self.c.ch_url)
-        for node in nodes():
-            five = node.query("SELECT service, sum(value) FROM %s.rollups_local WHERE"
-                              " stack_hash != toFixedString('', 16) GROUP BY service"
-                              " ORDER BY service" % db)
-            self.assertTrue(five.strip())
+        for node in nodes():  # schema-neutral: sums, whatever names a series
+            five = node.query("SELECT sum(value) FROM %s.rollups_local WHERE"
+                              " stack_hash != toFixedString('', 16)" % db).strip()
+            self.assertGreater(int(five), 0)  # both shards hold some series
             for tier in ("rollups_hour_local", "rollups_day_local"):
                 self.assertEqual(node.query(
-                    "SELECT service, sum(value) FROM %s.%s WHERE stack_hash !="
-                    " toFixedString('', 16) GROUP BY service ORDER BY service" % (db, tier)),
-                    five, tier)
+                    "SELECT sum(value) FROM %s.%s WHERE stack_hash !="
+                    " toFixedString('', 16)" % (db, tier)).strip(), five, tier)
 
     def test_a_build_without_every_shard_builds_nothing(self):
         start = (int(time.time()) // 86400 - 3) * 86400
