@@ -22,6 +22,7 @@
 #include "unwind/cfi_rows.h"
 #include "symbolize/debug_file.h"
 #include "unwind/eh_frame_image.h"
+#include "unwind/go_rows.h"
 
 #define DWARF_REG_RBP 6
 #define DWARF_REG_RSP 7
@@ -648,7 +649,8 @@ static int compile_eh_frame(struct compile_ctx *c, Elf *elf, int fd,
 	return ret;
 }
 
-/* .eh_frame, else .debug_frame here or in the build-id debug file: the first with an FDE.
+/* .eh_frame, else Go's pcsp tables, else .debug_frame here or in the build-id debug file: the
+ * first with an FDE.
  * fd: the file elf reads (-1 for an image in memory). */
 static int compile_elf(Elf *elf, int fd, struct cfi_table *t, const struct cfi_row_sink *sink)
 {
@@ -664,6 +666,13 @@ static int compile_elf(Elf *elf, int fd, struct cfi_table *t, const struct cfi_r
 	if (ret)
 		return ret;
 	scn = elf_section_named(elf, ".eh_frame", &sh);
+	if (!scn && fd >= 0) {
+		/* Go without .eh_frame (cgo's has one): its pcsp tables exist even when stripped,
+		 * and say more than its .debug_frame (rbp, outermost frames). */
+		ret = go_rows__compile_fd(fd, t, sink);
+		if (ret != -ENOENT)
+			return ret;
+	}
 	if (scn) {
 		t->source = CFI_SOURCE_EH_FRAME;
 		ret = compile_eh_frame(&c, elf, fd, sink);

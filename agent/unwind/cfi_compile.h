@@ -21,7 +21,11 @@
 #define CFI_MAX_ROWS (1u << 20)
 #define CFI_MAX_SECTION_BYTES (8u << 20)
 
-enum cfi_source { CFI_SOURCE_EH_FRAME = 1, CFI_SOURCE_DEBUG_FRAME = 2 };
+enum cfi_source {
+	CFI_SOURCE_EH_FRAME = 1,
+	CFI_SOURCE_DEBUG_FRAME = 2,
+	CFI_SOURCE_GOPCLNTAB = 3, /* Go without .eh_frame: pcsp tables (go_rows.c) */
+};
 
 struct cfi_segment {
 	uint64_t offset, vaddr, filesz;
