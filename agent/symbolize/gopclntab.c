@@ -1024,6 +1024,7 @@ int gopclntab__pcsp_runs(const struct gopclntab *ct, const struct gopclntab_func
 			return -EINVAL; /* a run past the function: not this function's table */
 		if (it.hi > it.lo && (ret = run(ctx, it.lo, it.hi, it.val)))
 			return ret;
+		it.c.avail = 0; /* run may have read through the cache: its block may be gone */
 	}
 	return more;
 }

@@ -183,8 +183,8 @@ TEST(rows_agree_with_debug_frame_at_every_pc)
 				check_func(cfi, t, &f, &k);
 		}
 	}
-	printf("  %zu pcs: %zu agree, %zu outermost/stack-switching, %zu padding\n", k.pcs,
-	       k.agree, k.special, k.no_fde);
+	printf("  %zu pcs: %zu agree, %zu outermost/stack-switching, %zu padding\n", k.pcs, k.agree,
+	       k.special, k.no_fde);
 	if (k.first_bad_pc)
 		printf("  first disagreement at 0x%" PRIx64 ": dwarf rsp+%" PRId64
 		       ", row type*1e6+off %" PRId64 "\n",
@@ -228,7 +228,8 @@ static size_t objdump(const char *path, const char *name, struct insn *ret, size
 		unsigned long long pc;
 
 		if (!strncmp(line, "TEXT ", 5)) {
-			in = !strncmp(line + 5, name, strlen(name)) && line[5 + strlen(name)] == '(';
+			in =
+			    !strncmp(line + 5, name, strlen(name)) && line[5 + strlen(name)] == '(';
 			continue;
 		}
 		/* "  main.go:21\t\t0x481320\t\t31c9\t\t\tXORL CX, CX" */
@@ -289,7 +290,8 @@ TEST(framed_caller_rows_follow_its_prologue_and_epilogue)
 	for (size_t i = 0; i < n; i++) {
 		if (!sub && sscanf(in[i].text, "SUBQ $0x%x, SP", &frame) == 1)
 			sub = i;
-		else if (sub && !save && strstr(in[i].text, "MOVQ BP, ") && strstr(in[i].text, "(SP)"))
+		else if (sub && !save && strstr(in[i].text, "MOVQ BP, ") &&
+			 strstr(in[i].text, "(SP)"))
 			save = i;
 		else if (save && !add && strstr(in[i].text, "ADDQ $") && strstr(in[i].text, ", SP"))
 			add = i;
@@ -398,9 +400,71 @@ TEST(streamed_rows_equal_rows_compiled_in_memory)
 	cfi_table__free(whole);
 }
 
+/* The toolchain's own `go` (10k functions, no DWARF): its path, or NULL. */
+static const char *toolchain_go(void)
+{
+	static char path[PATH_MAX];
+	FILE *p = popen("GOCACHE=/tmp go env GOROOT 2>/dev/null", "r");
+	bool ok = p && fgets(path, sizeof(path) - 8, p);
+
+	if (p)
+		pclose(p);
+	if (!ok)
+		return NULL;
+	path[strcspn(path, "\n")] = '\0';
+	strcat(path, "/bin/go");
+	return access(path, R_OK) ? NULL : path;
+}
+
+struct run_check {
+	const struct cfi_table *t;
+	size_t runs, agree;
+};
+
+static int check_run(void *ctx, uint64_t lo, uint64_t hi, int32_t delta)
+{
+	struct run_check *k = ctx;
+	const struct unwind_row *a = row_at(k->t, lo), *b = row_at(k->t, hi - 1);
+
+	k->runs++;
+	k->agree +=
+	    delta < 0 || (a && b && a->cfa_type == UNWIND_CFA_RSP && a->cfa_off == delta + 8 &&
+			  b->cfa_type == UNWIND_CFA_RSP && b->cfa_off == delta + 8);
+	return 0;
+}
+
+/* A big binary compiled from the file (read through the table's block cache, while the
+ * prologues are read through it too) has the rows of every run of its pcsp tables, decoded
+ * here again from the file in memory; no function is damaged. */
+TEST(big_binary_rows_hold_every_pcsp_run)
+{
+	const char *path = toolchain_go();
+	struct cfi_table *t = path ? compile_path(path) : NULL;
+	struct run_check k = {.t = t};
+	struct go_file g;
+
+	CHECK(t);
+	CHECK_EQ_INT(t->source, CFI_SOURCE_GOPCLNTAB);
+	CHECK_EQ_INT(t->bad_entries, 0);
+	CHECK(t->n_rows > 20000);
+	CHECK_EQ_INT(go_file_open(path, &g), 0);
+	for (size_t i = 0; i < gopclntab__count(g.gt); i++) {
+		struct gopclntab_func f;
+
+		if (!gopclntab__func(g.gt, i, &f) && f.pcsp &&
+		    !(f.flags & (GOPCLNTAB_FLAG_TOPFRAME | GOPCLNTAB_FLAG_SPWRITE)))
+			gopclntab__pcsp_runs(g.gt, &f, check_run, &k);
+	}
+	go_file_close(&g);
+	cfi_table__free(t);
+	printf("  %zu runs, %zu agree\n", k.runs, k.agree);
+	CHECK(k.runs > 50000);
+	CHECK_EQ_INT(k.agree, k.runs);
+}
+
 TEST_MAIN("go_rows", T(rows_agree_with_debug_frame_at_every_pc),
 	  T(frameless_leaf_rows_read_the_caller_from_the_stack_top),
 	  T(framed_caller_rows_follow_its_prologue_and_epilogue),
 	  T(outermost_and_stack_switching_functions),
 	  T(stripped_build_has_the_rows_of_the_unstripped_one),
-	  T(streamed_rows_equal_rows_compiled_in_memory))
+	  T(streamed_rows_equal_rows_compiled_in_memory), T(big_binary_rows_hold_every_pcsp_run))
