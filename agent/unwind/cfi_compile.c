@@ -29,6 +29,9 @@
 #define DWARF_REG_RA 16
 #define MAX_CIES 4096	     /* distinct CIEs remembered per file (libc has 1, big C++ a few) */
 #define SIGFRAME_CFA_OFF 160 /* x86-64 rt_sigframe: saved rsp at sp + 160 */
+/* A .gopclntab costs about this many times less to compile per byte than CFI through libdw
+ * (the toolchain's compile: 4.3 MB in 25-40 ms; libc's 150 KB of .eh_frame: 7 ms). */
+#define GO_TABLE_BYTES_PER_CFI_BYTE 8
 
 struct cie_enc {
 	Dwarf_Off offset;
@@ -820,8 +823,14 @@ uint64_t cfi_bytes_fd(int fd)
 
 	if (!elf)
 		return 0;
-	if (elf_kind(elf) == ELF_K_ELF && (elf_section_named(elf, ".eh_frame", &sh) ||
-					   elf_section_named(elf, ".debug_frame", &sh)))
+	if (elf_kind(elf) != ELF_K_ELF)
+		bytes = 0;
+	else if (elf_section_named(elf, ".eh_frame", &sh))
+		bytes = sh.sh_size;
+	else if (elf_section_named(elf, ".gopclntab", &sh) ||
+		 elf_section_named(elf, ".data.rel.ro.gopclntab", &sh))
+		bytes = sh.sh_size / GO_TABLE_BYTES_PER_CFI_BYTE; /* go_rows.c compiles it */
+	else if (elf_section_named(elf, ".debug_frame", &sh))
 		bytes = sh.sh_size;
 	elf_end(elf);
 	return bytes;

@@ -462,9 +462,23 @@ TEST(big_binary_rows_hold_every_pcsp_run)
 	CHECK_EQ_INT(k.agree, k.runs);
 }
 
+/* A Go table has a compile cost (unwind_tables.c builds a costly one on its builder thread)
+ * though it has no CFI section: an eighth of its size, in .eh_frame bytes of the same cost. */
+TEST(go_table_has_a_compile_cost)
+{
+	const char *path = goleaf_path("goleaf-stripped");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	uint64_t bytes = fd >= 0 ? cfi_bytes_fd(fd) : 0;
+
+	if (fd >= 0)
+		close(fd);
+	CHECK(bytes > 10000 && bytes < 200000); /* 360 KB of .gopclntab */
+}
+
 TEST_MAIN("go_rows", T(rows_agree_with_debug_frame_at_every_pc),
 	  T(frameless_leaf_rows_read_the_caller_from_the_stack_top),
 	  T(framed_caller_rows_follow_its_prologue_and_epilogue),
 	  T(outermost_and_stack_switching_functions),
 	  T(stripped_build_has_the_rows_of_the_unstripped_one),
-	  T(streamed_rows_equal_rows_compiled_in_memory), T(big_binary_rows_hold_every_pcsp_run))
+	  T(streamed_rows_equal_rows_compiled_in_memory), T(big_binary_rows_hold_every_pcsp_run),
+	  T(go_table_has_a_compile_cost))
