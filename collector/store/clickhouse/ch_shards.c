@@ -45,7 +45,9 @@ static int default_servers(struct ch_client *c, struct ch_buf *ret)
 	return rc ?: ret->oom ? -ENOMEM : 0;
 }
 
-/* A client of server (host:port) with c's user, password, database and cluster. */
+/* A client of server (host:port) with c's user, password, database and cluster: the cluster's
+ * request settings (ch_http.c) turn off the Replicated tables' block deduplication, which
+ * would drop a rebuild's staging INSERT as a repeat of the previous build's. */
 static int open_server(const struct ch_client *c, const char *server, size_t len,
 		       struct ch_client *ret)
 {
@@ -72,8 +74,8 @@ static int open_server(const struct ch_client *c, const char *server, size_t len
 static int shard_of(struct ch_client *c, char *name, size_t len)
 {
 	struct ch_buf out = {0};
-	int rc = ask(c, "SELECT substitution FROM system.macros WHERE macro = 'shard' FORMAT TSV",
-		     &out);
+	int rc =
+	    ask(c, "SELECT substitution FROM system.macros WHERE macro = 'shard' FORMAT TSV", &out);
 
 	if (!rc)
 		snprintf(name, len, "%.*s", (int)strcspn(out.data, "\n"), out.data);
