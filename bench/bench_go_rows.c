@@ -51,7 +51,8 @@ static int one(const char *path)
 	int ret = 0;
 
 	for (int i = 0; i < COMPILES && !ret; i++) {
-		struct cfi_row_sink sink = {.ctx = &rows, .begin = count_begin, .write = count_write};
+		struct cfi_row_sink sink = {
+		    .ctx = &rows, .begin = count_begin, .write = count_write};
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		double t0 = now_ms();
 
