@@ -42,6 +42,7 @@ struct go_rows {
 	size_t next;		  /* the next function to compile */
 	bool frame_seen;	 /* the function's prologue was seen (its first run with a delta) */
 	uint64_t rbp_saved_from; /* pcs at or above this have the caller's rbp at CFA - 16 */
+	uint64_t last_lo;	 /* the function's last run pushed (rows never go back in pc) */
 	size_t bad_funcs;
 };
 
@@ -97,6 +98,7 @@ static int push_run(void *ctx, uint64_t lo, uint64_t hi, int32_t delta)
 			    &(struct unwind_row){.cfa_type = UNWIND_ROW_CANNOT,
 						 .cfa_off = UNWIND_CANNOT_RANGE});
 	}
+	c->last_lo = lo;
 	if (delta && !c->frame_seen) { /* the frame's first run: its prologue */
 		c->frame_seen = true;
 		c->rbp_saved_from = rbp_save_end(c, lo, delta);
@@ -124,10 +126,11 @@ static int compile_func(struct go_rows *c, const struct gopclntab_func *f)
 		return push(c, f->entry, &(struct unwind_row){.cfa_type = UNWIND_ROW_GAP});
 	c->frame_seen = false;
 	c->rbp_saved_from = NO_SAVE;
+	c->last_lo = f->entry;
 	ret = gopclntab__pcsp_runs(c->gt, f, push_run, c);
-	if (ret == -EINVAL) { /* this function's table is damaged: frame pointers for it */
+	if (ret == -EINVAL) { /* damaged past its last good run: frame pointers from there */
 		c->bad_funcs++;
-		return push(c, f->entry, &(struct unwind_row){.cfa_type = UNWIND_ROW_GAP});
+		return push(c, c->last_lo, &(struct unwind_row){.cfa_type = UNWIND_ROW_GAP});
 	}
 	return ret ? ret : push(c, f->end, &end);
 }
