@@ -146,6 +146,10 @@ static void add_runtime_names(struct runtime_stats *dst, const struct runtime_st
 	dst->names_stale += src->names_stale;
 	dst->names_unreadable += src->names_unreadable;
 	dst->names_cached = src->names_cached;
+	dst->inlined_frames += src->inlined_frames;
+	dst->code_read += src->code_read;
+	dst->code_unreadable += src->code_unreadable;
+	dst->code_evicted += src->code_evicted;
 	if (src->unsupported_version[0])
 		memcpy(dst->unsupported_version, src->unsupported_version,
 		       sizeof(dst->unsupported_version));
@@ -591,6 +595,21 @@ static void render_v8(struct prom_text *t, const struct agent_status *s)
 		   4);
 	prom_text__gauge(t, P "v8_names_cached", "JS frame names held now.",
 			 (double)n->names_cached);
+	prom_text__counter(t, P "v8_optimised_frames_total",
+			   "JS frames of TurboFan or Maglev code recorded with their pc offset.",
+			   w[V8_STAT_OPTIMISED]);
+	counter_by(t, P "v8_optimised_code_total",
+		   "Optimised code objects whose inlining tables were read, by outcome: read, or "
+		   "unreadable (freed, moved, another code there: outer names only); evicted: "
+		   "dropped from the bounded cache.",
+		   "result",
+		   (const struct labelled[]){{"read", n->code_read},
+					     {"unreadable", n->code_unreadable},
+					     {"evicted", n->code_evicted}},
+		   3);
+	prom_text__counter(t, P "v8_inlined_frames_total",
+			   "Frames of functions TurboFan or Maglev inlined, told as their own.",
+			   n->inlined_frames);
 	if (n->unsupported_version[0]) {
 		prom_text__header(
 		    t, P "v8_version_unsupported", "gauge",
