@@ -8,10 +8,10 @@
 
 #include "runtimes/v8/v8_inline.h"
 
-#define VLQ_MAX_BYTES 10     /* 64 bits, 7 a byte */
-#define INLINING_BYTES 16    /* sizeof(InliningPosition): SourcePosition, int, padding */
-#define DEOPT_MAX_INDEX 64   /* a deoptimisation data index past this: not that layout */
-#define CODE_HEADER_MAX 256  /* bytes of a Code read: its fields */
+#define VLQ_MAX_BYTES 10    /* 64 bits, 7 a byte */
+#define INLINING_BYTES 16   /* sizeof(InliningPosition): SourcePosition, int, padding */
+#define DEOPT_MAX_INDEX 64  /* a deoptimisation data index past this: not that layout */
+#define CODE_HEADER_MAX 256 /* bytes of a Code read: its fields */
 #define INLINED_ID_BITS 0xffff
 
 int v8_vlq_next(const uint8_t *buf, size_t len, size_t *pos, int64_t *ret)
@@ -61,7 +61,8 @@ int v8_position_runs(const uint8_t *table, size_t len, struct v8_inline_run *ret
 			return -EINVAL;
 		if (n && ret[n - 1].inlining == v8_position_inlining(position))
 			continue;
-		if (n && ret[n - 1].start == code_offset) { /* two entries at one offset: the last */
+		if (n &&
+		    ret[n - 1].start == code_offset) { /* two entries at one offset: the last */
 			ret[n - 1].inlining = v8_position_inlining(position);
 			continue;
 		}
@@ -91,7 +92,8 @@ int v8_inlinings_decode(const uint8_t *bytes, size_t len, uint32_t n_functions,
 		ret[i].function = function;
 		ret[i].caller = v8_position_inlining(position);
 		/* a call site is in code inlined before: the chain ends, always */
-		if (function < 0 || (uint32_t)function >= n_functions || ret[i].caller >= (int32_t)i)
+		if (function < 0 || (uint32_t)function >= n_functions ||
+		    ret[i].caller >= (int32_t)i)
 			return -EINVAL;
 	}
 	*ret_n = n;
@@ -254,8 +256,8 @@ static int read_deopt(const struct v8_reader *r, uint64_t deopt, struct code_par
 		return err;
 	p->sfi = items[l->deopt_sfi];
 	n = items[l->deopt_inlined_count];
-	if (typed(r, p->sfi, l->walk.type_sfi, l->walk.type_sfi) || !is_smi(n) ||
-	    (int64_t)n < 0 || ((int64_t)n >> 32) > V8_INLINE_MAX_FUNCTIONS)
+	if (typed(r, p->sfi, l->walk.type_sfi, l->walk.type_sfi) || !is_smi(n) || (int64_t)n < 0 ||
+	    ((int64_t)n >> 32) > V8_INLINE_MAX_FUNCTIONS)
 		return -EINVAL;
 	err = read_u64(r, p->sfi - 1 + l->sfi_name_or_scope_info, &p->cookie);
 	p->n_functions = (uint32_t)((int64_t)n >> 32);

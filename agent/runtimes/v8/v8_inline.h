@@ -35,12 +35,12 @@ struct v8_inline_function {
 
 /* What naming needs of one optimised code object, one allocation (free()). */
 struct v8_code_info {
-	uint64_t sfi, cookie;	 /* the outer function and its cookie */
-	uint64_t entry;		 /* the instruction start when read: its identity with the address */
-	uint32_t size;		 /* instruction bytes */
-	uint32_t n_functions;	 /* inlined functions */
-	uint32_t n_inlinings;	 /* inlining positions */
-	uint32_t n_runs;	 /* runs of the code, by start */
+	uint64_t sfi, cookie; /* the outer function and its cookie */
+	uint64_t entry;	      /* the instruction start when read: its identity with the address */
+	uint32_t size;	      /* instruction bytes */
+	uint32_t n_functions; /* inlined functions */
+	uint32_t n_inlinings; /* inlining positions */
+	uint32_t n_runs;      /* runs of the code, by start */
 	struct v8_inline_function *functions;
 	struct v8_inlining *inlinings;
 	struct v8_inline_run *runs;
