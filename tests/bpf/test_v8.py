@@ -128,6 +128,29 @@ class V8UnderBpf(unittest.TestCase):
         spellings = {f for s in rec.samples for f in s.stack if "inlinedStep" in f}
         self.assertEqual(spellings, {"inlinedStep"})
 
+    def test_optimised_code_compiled_and_dropped_lends_no_inlined_function_to_another(self):
+        # a pair per round (gen_R_step inlined into gen_R_outer), optimised, dropped, collected:
+        # a frame is named from the code it ran, or its outer function alone, never from code
+        # that took the address after it
+        rec = NodeRecording("inline_churn.js", go=True, seconds=5)
+        step, outer = re.compile(r"^gen_(\d+)_step$"), re.compile(r"^gen_(\d+)_outer$")
+        inlined = 0
+        for s in rec.samples:
+            frames = user_frames(s)
+            for i, f in enumerate(frames):
+                m = step.match(f)
+                if m:
+                    inlined += s.values[0]
+                    self.assertEqual(frames[i + 1] if i + 1 < len(frames) else None,
+                                     "gen_%s_outer" % m.group(1), rec.why([s]))
+                if outer.match(f):
+                    self.assertEqual(frames[i + 1] if i + 1 < len(frames) else None,
+                                     "inlineChurnDriver", rec.why([s]))
+        self.assertGreater(inlined, 40, rec.why())
+        m = re.search(r"^v8 inlining: .* code objects: (\d+) read, ", rec.stderr, re.M)
+        self.assertIsNotNone(m, rec.stderr)
+        self.assertGreater(int(m.group(1)), 20, rec.stderr)  # many rounds' code read
+
     def test_a_process_that_exits_before_its_samples_are_named_keeps_its_names(self):
         # node spins 2 s and exits; the recording drains at its end (4 s): the functions were
         # named when BPF first recorded them (announced), not from the dead process's memory
