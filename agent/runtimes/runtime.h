@@ -84,6 +84,11 @@ struct runtime_ops {
 	 * proc, NULL when none is held; always fills *ret ("[unknown]" if it must). */
 	void (*name_frame)(void *rt, pid_t pid, void *proc, uint64_t word, uint64_t cookie,
 			   struct sym_frame *ret);
+	/* Optional, for a recorded frame that stands for several (calls a JIT inlined into one
+	 * compiled frame): fills ret[0..max) leaf first and returns how many (0: none to add);
+	 * then name_frame is not called for it. NULL: every frame is one, named by name_frame. */
+	size_t (*name_frames)(void *rt, pid_t pid, void *proc, uint64_t word, uint64_t cookie,
+			      struct sym_frame *ret, size_t max);
 	void (*stats)(const void *rt, struct runtime_stats *ret);
 };
 

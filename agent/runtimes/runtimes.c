@@ -331,6 +331,19 @@ void runtimes__name_frame(struct runtimes *r, pid_t pid, uint64_t word, uint64_t
 	ret->known = 0;
 }
 
+size_t runtimes__name_frames(struct runtimes *r, pid_t pid, uint64_t word, uint64_t cookie,
+			     struct sym_frame *ret, size_t max)
+{
+	for (int k = 0; k < RUNTIME__COUNT; k++) {
+		if ((word & RUNTIME_FRAME_TAG_MASK) == all_ops[k]->frame_tag &&
+		    all_ops[k]->name_frames)
+			return all_ops[k]->name_frames(r->state[k], pid, process_state(r, pid, k),
+						       word, cookie, ret, max);
+	}
+	runtimes__name_frame(r, pid, word, cookie, ret);
+	return 1;
+}
+
 int runtimes__stats(const struct runtimes *r, size_t index, const char **ret_name,
 		    struct runtime_stats *ret)
 {

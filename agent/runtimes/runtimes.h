@@ -42,6 +42,10 @@ bool runtimes__is_frame(uint64_t word);
 /* Names the interpreter frame (word, cookie) of pid. Always fills *ret. */
 void runtimes__name_frame(struct runtimes *r, pid_t pid, uint64_t word, uint64_t cookie,
 			  struct sym_frame *ret);
+/* Names it as the frames it stands for (a compiled frame's inlined calls), leaf first, at most
+ * max (>= 1): returns how many, 0 when it stands for none (nothing inlined there). */
+size_t runtimes__name_frames(struct runtimes *r, pid_t pid, uint64_t word, uint64_t cookie,
+			     struct sym_frame *ret, size_t max);
 
 /* One runtime's counters; its name in ret_name. -ENOENT past the last. */
 int runtimes__stats(const struct runtimes *r, size_t index, const char **ret_name,

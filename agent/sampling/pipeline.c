@@ -535,10 +535,14 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 		size_t k = 1;
 
 		if (pid && p->runtimes && i + 1 < n && runtimes__is_frame(ips[i])) {
-			/* an interpreter frame: two words (what names it, its cookie) */
-			fs[0].has_offset = 0;
-			fs[0].go_func = SYM_GO_OTHER;
-			runtimes__name_frame(p->runtimes, pid, ips[i], ips[i + 1], &fs[0]);
+			/* an interpreter frame: two words (what names it, its cookie); a JIT's
+			 * compiled frame may stand for the calls it inlined, or for none */
+			for (size_t j = 0; j < SYM_FRAMES_MAX; j++) {
+				fs[j].has_offset = 0;
+				fs[j].go_func = SYM_GO_OTHER;
+			}
+			k = runtimes__name_frames(p->runtimes, pid, ips[i], ips[i + 1], fs,
+						  SYM_FRAMES_MAX);
 			i++;
 		} else if (pid) {
 			k = symbolizer__resolve_user_frames(
