@@ -208,7 +208,16 @@ static __always_inline long hotspot_frame(struct walk_state *st, __u64 lookup_pc
 	size = st->hs.last_size;
 	complete = st->hs.last_complete;
 	if (st->hs.last_kind == HOTSPOT_NMETHOD) {
-		if (!hotspot_record(st, n, st->hs.last_blob_method)) {
+		/* its pc first, for the calls inlined there (kept only when the Method is) */
+		__u32 at = n + 2 < PROFILE_STACK_DEPTH - 1 ? n + 2 : n;
+
+		if (at != n) {
+			st->stack.ips[n] = HOTSPOT_FRAME_TAG | HOTSPOT_FRAME_INLINED |
+					   (blob & HOTSPOT_FRAME_ADDR_MASK);
+			st->stack.ips[n + 1] =
+			    ((lookup_pc - begin) & 0xffffffff) | st->hs.last_blob_method << 32;
+		}
+		if (!hotspot_record(st, at, st->hs.last_blob_method)) {
 			hotspot_count(HOTSPOT_STAT_READ);
 			goto unknown;
 		}

@@ -19,6 +19,13 @@
  * HOTSPOT_FRAME_TAG | HOTSPOT_FRAME_BLOB | the blob's address (blobs are 8-aligned, as Methods
  * are), then its _name pointer (a string in libjvm.so) as the cookie. */
 #define HOTSPOT_FRAME_BLOB 1ULL
+/* The pc of a compiled frame, recorded just before (leafward of) its Method's two words, for
+ * the calls the JIT inlined at that pc: HOTSPOT_FRAME_TAG | HOTSPOT_FRAME_INLINED | the
+ * nmethod's address (16-aligned), then the pc's offset from the nmethod's code_begin (the
+ * return address - 1 in a caller's frame) in the low 32 bits and the Method*'s low 32 bits in
+ * the high 32 (a check that the nmethod is still the one sampled). Named in user space from
+ * the nmethod's scope data as the inlined methods, innermost first, or as none. */
+#define HOTSPOT_FRAME_INLINED 2ULL
 
 /* One code heap: reserved once at VM start, never moved. */
 struct hotspot_heap {

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "runtimes/hotspot/hotspot_attach.h"
+#include "runtimes/hotspot/hotspot_inline.h"
+#include "runtimes/hotspot/hotspot_inline_cache.h"
 #include "runtimes/hotspot/hotspot_names.h"
 #include "runtimes/hotspot/hotspot_runtime.h"
 #include "runtimes/hotspot/hotspot_vmstructs.h"
@@ -24,6 +26,7 @@ struct libjvm {
 
 struct hotspot_runtime {
 	struct frame_names *names;
+	struct hotspot_inline_cache *inlined; /* compiled pcs -> the methods inlined there */
 	struct runtime_stats stats;
 	bool perfmap; /* java_perfmap: unreadable JVMs are asked for a perf map */
 };
@@ -35,6 +38,7 @@ static void hotspot_free(void *state)
 	if (!rt)
 		return;
 	frame_names__free(rt->names);
+	hotspot_inline_cache__free(rt->inlined);
 	free(rt);
 }
 
@@ -48,7 +52,8 @@ static void *hotspot_new(void)
 	if (!rt)
 		return NULL;
 	rt->names = frame_names__new(HOTSPOT_NAME_CACHE, read_name, rt);
-	if (!rt->names) {
+	rt->inlined = hotspot_inline_cache__new(HOTSPOT_INLINE_CACHE);
+	if (!rt->names || !rt->inlined) {
 		hotspot_free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -256,16 +261,66 @@ static void hotspot_name_frame(void *state, pid_t pid, void *proc, uint64_t word
 {
 	struct hotspot_runtime *rt = state;
 
+	if (word & HOTSPOT_FRAME_INLINED) /* no one name: hotspot_name_frames' */
+		cookie = 0;
 	frame_names__name(rt->names, pid, proc, word & HOTSPOT_FRAME_ADDR_MASK, cookie,
 			  HOTSPOT_MODULE, ret);
+}
+
+/* What one inlining read needs (hotspot_inline_read_fn's ctx). */
+struct inline_read {
+	pid_t pid;
+	const struct hotspot_layout *layout;
+	uint64_t nmethod, cookie;
+};
+
+static int read_inlined(void *ctx, struct hotspot_inlined *ret)
+{
+	struct inline_read *q = ctx;
+	struct hotspot_reader r = {.read = read_pid, .ctx = &q->pid};
+
+	ret->n = 0;
+	if (!q->layout)
+		return -ENOENT;
+	return hotspot_inline__read(&r, q->layout, q->nmethod, q->cookie, ret);
+}
+
+/* A compiled frame's pc (HOTSPOT_FRAME_INLINED): the methods inlined there, innermost first,
+ * each named as its own frame; none when nothing was inlined there or it cannot be read (the
+ * frame's own method, recorded next, is named either way). Other frames: one each. */
+static size_t hotspot_name_frames(void *state, pid_t pid, void *proc, uint64_t word,
+				  uint64_t cookie, struct sym_frame *ret, size_t max)
+{
+	struct hotspot_runtime *rt = state;
+	struct inline_read q = {pid, proc, word & HOTSPOT_FRAME_ADDR_MASK & ~7ULL, cookie};
+	struct hotspot_inlined chain;
+	size_t n;
+
+	if (!(word & HOTSPOT_FRAME_INLINED) || (word & HOTSPOT_FRAME_BLOB)) {
+		hotspot_name_frame(state, pid, proc, word, cookie, ret);
+		return 1;
+	}
+	hotspot_inline_cache__get(rt->inlined, pid, q.nmethod, cookie, read_inlined, &q, &chain);
+	n = chain.n < max ? chain.n : max;
+	for (size_t i = 0; i < n; i++)
+		frame_names__name(rt->names, pid, proc, chain.method[i], chain.const_method[i],
+				  HOTSPOT_MODULE, &ret[i]);
+	return n;
 }
 
 static void hotspot_stats(const void *state, struct runtime_stats *ret)
 {
 	const struct hotspot_runtime *rt = state;
 
+	struct hotspot_inline_stats in;
+
 	*ret = rt->stats;
 	frame_names__stats(rt->names, ret);
+	/* a chain read is a name read; one that failed left its frames to their root method */
+	hotspot_inline_cache__stats(rt->inlined, &in);
+	ret->names_read += in.read;
+	ret->names_unreadable += in.failed;
+	ret->names_evicted += in.evicted;
 }
 
 const struct runtime_ops hotspot_runtime_ops = {
@@ -277,5 +332,6 @@ const struct runtime_ops hotspot_runtime_ops = {
     .wants = hotspot_wants,
     .capture = hotspot_capture,
     .name_frame = hotspot_name_frame,
+    .name_frames = hotspot_name_frames,
     .stats = hotspot_stats,
 };
