@@ -19,13 +19,15 @@
  * HOTSPOT_FRAME_TAG | HOTSPOT_FRAME_BLOB | the blob's address (blobs are 8-aligned, as Methods
  * are), then its _name pointer (a string in libjvm.so) as the cookie. */
 #define HOTSPOT_FRAME_BLOB 1ULL
-/* The pc of a compiled frame, recorded just before (leafward of) its Method's two words, for
- * the calls the JIT inlined at that pc: HOTSPOT_FRAME_TAG | HOTSPOT_FRAME_INLINED | the
- * nmethod's address (16-aligned), then the pc's offset from the nmethod's code_begin (the
- * return address - 1 in a caller's frame) in the low 32 bits and the Method*'s low 32 bits in
- * the high 32 (a check that the nmethod is still the one sampled). Named in user space from
- * the nmethod's scope data as the inlined methods, innermost first, or as none. */
+/* A compiled frame (an nmethod's) is the same two words with HOTSPOT_FRAME_INLINED set in the
+ * first (Methods are 8-aligned) and, in place of the cookie, where in which nmethod it ran: the
+ * pc's offset from the nmethod's code_begin (the return address - 1 in a caller's frame) in the
+ * low HOTSPOT_PC_BITS, HOTSPOT_PC_NONE when it does not fit, and the nmethod's distance from
+ * the code cache's low bound in 8-byte units above. User space names it from the nmethod's
+ * scope data as the methods the JIT inlined at that pc, innermost first, then the Method. */
 #define HOTSPOT_FRAME_INLINED 2ULL
+#define HOTSPOT_PC_BITS 24
+#define HOTSPOT_PC_NONE ((1ULL << HOTSPOT_PC_BITS) - 1)
 
 /* One code heap: reserved once at VM start, never moved. */
 struct hotspot_heap {

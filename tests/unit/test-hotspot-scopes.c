@@ -53,7 +53,7 @@ TEST(unsigned5_reads_hand_built_bytes)
 
 TEST(unsigned5_round_trips_the_writer)
 {
-	const uint32_t values[] = {0,	  1,	    191,	192,	    255,	  256,
+	const uint32_t values[] = {0,	  1,	    191,	192,	    255,	256,
 				   12345, 1u << 20, 0x7fffffff, 0x80000000, 0xfffffffe, UINT32_MAX};
 	uint8_t buf[5 * 12];
 	size_t len = 0, pos = 0;
@@ -95,10 +95,8 @@ TEST(the_pcdesc_of_a_pc_is_the_first_at_or_after_it)
 {
 	const struct pc_desc pcs[] = {
 	    {-1, 0, 0, 0}, /* PcDesc::lower_offset_limit */
-	    {10, 100, 0, 0},
-	    {20, 200, 0, 0},
-	    {35, 350, 0, 0},
-	    {INT32_MAX, 0, 0, 0}, /* PcDesc::upper_offset_limit */
+	    {10, 100, 0, 0}, {20, 200, 0, 0},
+	    {35, 350, 0, 0}, {INT32_MAX, 0, 0, 0}, /* PcDesc::upper_offset_limit */
 	};
 	const struct {
 		uint32_t pc;
@@ -119,8 +117,9 @@ TEST(the_pcdesc_of_a_pc_is_the_first_at_or_after_it)
 		CHECK_EQ_INT(scope, cases[i].scope);
 	}
 	/* without the end sentinel, a pc past the last entry has none */
-	CHECK_EQ_INT(hotspot_pcdesc__find((const uint8_t *)pcs, 4, sizeof(pcs[0]), 0, 4, 36, &scope),
-		     -ENOENT);
+	CHECK_EQ_INT(
+	    hotspot_pcdesc__find((const uint8_t *)pcs, 4, sizeof(pcs[0]), 0, 4, 36, &scope),
+	    -ENOENT);
 	CHECK_EQ_INT(hotspot_pcdesc__find((const uint8_t *)pcs, 0, sizeof(pcs[0]), 0, 4, 0, &scope),
 		     -ENOENT);
 }
@@ -163,11 +162,16 @@ struct fake_method {
 static _Alignas(16) uint8_t blob[BLOB_LEN];
 static struct fake_method methods[3]; /* outer (the root), middle, leaf */
 
+/* Where BPF records a compiled frame ran: the nmethod from the code cache's low bound (here
+ * 0x1000 below it) in 8-byte units, then the pc's offset in its code */
+#define CODE_CACHE_LOW_BELOW 0x1000
+
 static struct hotspot_layout layout(void)
 {
 	struct hotspot_layout l;
 
 	memset(&l, 0, sizeof(l));
+	l.walk.low = (uint64_t)(uintptr_t)blob - CODE_CACHE_LOW_BELOW;
 	l.walk.nmethod_method = NM_METHOD;
 	l.walk.blob_code_begin = NM_CODE_BEGIN;
 	l.walk.blob_code_end = NM_CODE_END;
@@ -205,8 +209,11 @@ static void build_nmethod(void)
 {
 	uint64_t base = (uint64_t)(uintptr_t)blob;
 	const struct pc_desc pcs[] = {
-	    {-1, 0, 0, 0},	    {0x20, SCOPE_OUTER, 0, 0}, {0x40, SCOPE_MIDDLE, 0, 0},
-	    {0x60, SCOPE_LEAF, 0, 0}, {INT32_MAX, 0, 0, 0},
+	    {-1, 0, 0, 0},
+	    {0x20, SCOPE_OUTER, 0, 0},
+	    {0x40, SCOPE_MIDDLE, 0, 0},
+	    {0x60, SCOPE_LEAF, 0, 0},
+	    {INT32_MAX, 0, 0, 0},
 	};
 
 	memset(blob, 0, sizeof(blob));
@@ -230,35 +237,40 @@ static void build_nmethod(void)
 	memcpy(blob + PCS_AT, pcs, sizeof(pcs));
 }
 
-/* The cookie BPF records: the pc's offset, the root Method*'s low 32 bits */
-static uint64_t cookie(uint32_t pc)
+static uint64_t where(uint32_t pc)
 {
-	return (uint64_t)(uint32_t)(uintptr_t)&methods[0] << 32 | pc;
+	return (uint64_t)CODE_CACHE_LOW_BELOW >> 3 << HOTSPOT_PC_BITS | pc;
+}
+
+static uint64_t root(void)
+{
+	return (uint64_t)(uintptr_t)&methods[0];
 }
 
 TEST(an_nmethod_names_its_inlined_calls_innermost_first)
 {
 	struct hotspot_reader r = {.read = read_self};
 	struct hotspot_layout l = layout();
-	uint64_t nm = (uint64_t)(uintptr_t)blob;
 	struct hotspot_inlined in;
 
 	build_nmethod();
+	CHECK(hotspot_inline__nmethod(&l, where(0)) == (uint64_t)(uintptr_t)blob);
 	/* inside leaf, inlined into middle, inlined into outer: leaf then middle */
-	CHECK_EQ_INT(hotspot_inline__read(&r, &l, nm, cookie(0x5f), &in), 0);
+	CHECK_EQ_INT(hotspot_inline__read(&r, &l, root(), where(0x5f), &in), 0);
 	CHECK_EQ_INT(in.n, 2);
 	CHECK(in.method[0] == (uint64_t)(uintptr_t)&methods[2]);
 	CHECK(in.method[1] == (uint64_t)(uintptr_t)&methods[1]);
 	CHECK_EQ_INT(in.const_method[0], 0x3000);
 	CHECK_EQ_INT(in.const_method[1], 0x2000);
+	CHECK_EQ_INT(in.root_const_method, 0x1000);
 	/* a return address at 0x40 (recorded less one): middle alone */
-	CHECK_EQ_INT(hotspot_inline__read(&r, &l, nm, cookie(0x3f), &in), 0);
+	CHECK_EQ_INT(hotspot_inline__read(&r, &l, root(), where(0x3f), &in), 0);
 	CHECK_EQ_INT(in.n, 1);
 	CHECK(in.method[0] == (uint64_t)(uintptr_t)&methods[1]);
 	/* outer's own code, and code past the last PcDesc: nothing inlined */
-	CHECK_EQ_INT(hotspot_inline__read(&r, &l, nm, cookie(0x10), &in), 0);
+	CHECK_EQ_INT(hotspot_inline__read(&r, &l, root(), where(0x10), &in), 0);
 	CHECK_EQ_INT(in.n, 0);
-	CHECK_EQ_INT(hotspot_inline__read(&r, &l, nm, cookie(0x61), &in), 0);
+	CHECK_EQ_INT(hotspot_inline__read(&r, &l, root(), where(0x61), &in), 0);
 	CHECK_EQ_INT(in.n, 0);
 }
 
@@ -266,37 +278,47 @@ TEST(a_freed_or_odd_nmethod_gives_no_chain_and_an_error)
 {
 	struct hotspot_reader r = {.read = read_self};
 	struct hotspot_layout l = layout();
-	uint64_t nm = (uint64_t)(uintptr_t)blob;
 	struct hotspot_inlined in;
 
 	build_nmethod();
 	/* another method's code there now */
-	CHECK_EQ_INT(hotspot_inline__read(&r, &l, nm, cookie(0x5f) ^ (1ULL << 40), &in), -ESTALE);
+	CHECK_EQ_INT(
+	    hotspot_inline__read(&r, &l, (uint64_t)(uintptr_t)&methods[1], where(0x5f), &in),
+	    -ESTALE);
 	CHECK_EQ_INT(in.n, 0);
+	CHECK_EQ_INT(in.root_const_method, 0x2000);
+	/* the nmethod no longer there (where points past it) */
+	CHECK(hotspot_inline__read(&r, &l, root(), where(0x5f) + (0x40ULL << HOTSPOT_PC_BITS),
+				   &in) < 0);
+	CHECK_EQ_INT(in.n, 0);
+	CHECK_EQ_INT(in.root_const_method, 0x1000);
+	/* a pc BPF could not record */
+	CHECK_EQ_INT(hotspot_inline__read(&r, &l, root(), where(HOTSPOT_PC_NONE), &in), -E2BIG);
 	/* a pc past the code */
-	CHECK_EQ_INT(hotspot_inline__read(&r, &l, nm, cookie(CODE_LEN), &in), -ESTALE);
+	CHECK_EQ_INT(hotspot_inline__read(&r, &l, root(), where(CODE_LEN), &in), -ESTALE);
 	/* a sender that does not go down (a loop in freed memory) */
 	blob[SCOPES_AT + SCOPE_MIDDLE] = SCOPE_LEAF;
-	CHECK_EQ_INT(hotspot_inline__read(&r, &l, nm, cookie(0x5f), &in), -EINVAL);
+	CHECK_EQ_INT(hotspot_inline__read(&r, &l, root(), where(0x5f), &in), -EINVAL);
 	CHECK_EQ_INT(in.n, 0);
 	build_nmethod();
 	/* a method index past the metadata */
 	blob[SCOPES_AT + SCOPE_LEAF + 1] = 9;
-	CHECK_EQ_INT(hotspot_inline__read(&r, &l, nm, cookie(0x5f), &in), -EINVAL);
+	CHECK_EQ_INT(hotspot_inline__read(&r, &l, root(), where(0x5f), &in), -EINVAL);
 	build_nmethod();
 	/* a chain whose root is not the nmethod's method */
 	blob[SCOPES_AT + SCOPE_OUTER + 1] = 3;
-	CHECK_EQ_INT(hotspot_inline__read(&r, &l, nm, cookie(0x5f), &in), -EINVAL);
+	CHECK_EQ_INT(hotspot_inline__read(&r, &l, root(), where(0x5f), &in), -EINVAL);
 	build_nmethod();
 	/* sections out of order */
 	put32(NM_SCOPES_PCS, METADATA_AT - 8);
-	CHECK_EQ_INT(hotspot_inline__read(&r, &l, nm, cookie(0x5f), &in), -EINVAL);
+	CHECK_EQ_INT(hotspot_inline__read(&r, &l, root(), where(0x5f), &in), -EINVAL);
 	build_nmethod();
 	/* memory gone */
-	CHECK(hotspot_inline__read(&r, &l, 8, cookie(0x5f), &in) < 0);
+	CHECK(hotspot_inline__read(&r, &l, 8, where(0x5f), &in) < 0);
+	CHECK_EQ_INT(in.root_const_method, 0);
 	/* a JVM whose tables lack the fields */
 	l.inlining.ok = false;
-	CHECK_EQ_INT(hotspot_inline__read(&r, &l, nm, cookie(0x5f), &in), -EOPNOTSUPP);
+	CHECK_EQ_INT(hotspot_inline__read(&r, &l, root(), where(0x5f), &in), -EOPNOTSUPP);
 }
 
 static int reads;
@@ -346,8 +368,8 @@ TEST(the_cache_keeps_chains_and_failures_bounded)
 	hotspot_inline_cache__free(NULL);
 }
 
-TEST_MAIN("hotspot_scopes", T(unsigned5_reads_hand_built_bytes), T(unsigned5_round_trips_the_writer),
-	  T(a_scope_head_is_sender_method_and_bci),
+TEST_MAIN("hotspot_scopes", T(unsigned5_reads_hand_built_bytes),
+	  T(unsigned5_round_trips_the_writer), T(a_scope_head_is_sender_method_and_bci),
 	  T(the_pcdesc_of_a_pc_is_the_first_at_or_after_it),
 	  T(an_nmethod_names_its_inlined_calls_innermost_first),
 	  T(a_freed_or_odd_nmethod_gives_no_chain_and_an_error),

@@ -36,7 +36,7 @@ static int64_t i32_at(const uint8_t *b, size_t off)
 
 /* Reads the header and checks it is the sampled nmethod with its sections in order. */
 static int read_view(const struct hotspot_reader *r, const struct hotspot_layout *l,
-		     uint64_t nmethod, uint64_t cookie, struct nmethod_view *v)
+		     uint64_t nmethod, uint64_t method, uint32_t pc_offset, struct nmethod_view *v)
 {
 	const struct hotspot_inline_layout *in = &l->inlining;
 	uint8_t hdr[HOTSPOT_NMETHOD_READ];
@@ -47,7 +47,7 @@ static int read_view(const struct hotspot_reader *r, const struct hotspot_layout
 	if (err)
 		return err;
 	v->method = u64_at(hdr, l->walk.nmethod_method);
-	if (!v->method || (uint32_t)v->method != cookie >> 32)
+	if (v->method != method)
 		return -ESTALE; /* another method's code there now */
 	begin = u64_at(hdr, l->walk.blob_code_begin);
 	end = u64_at(hdr, l->walk.blob_code_end);
@@ -59,7 +59,7 @@ static int read_view(const struct hotspot_reader *r, const struct hotspot_layout
 	if (begin <= nmethod || end <= begin || end - nmethod > (uint64_t)v->size)
 		return -ESTALE;
 	v->code_size = end - begin;
-	if ((uint32_t)cookie >= v->code_size)
+	if (pc_offset >= v->code_size)
 		return -ESTALE; /* the pc sampled is past this code */
 	/* header, ..., metadata, scopes data, PcDescs, dependencies, ... (nmethod.hpp) */
 	if (v->size <= 0 || v->size > NMETHOD_MAX_SIZE || v->metadata <= 0 ||
@@ -154,19 +154,36 @@ static int read_chain(const struct hotspot_reader *r, const struct hotspot_layou
 	return -EINVAL;
 }
 
-int hotspot_inline__read(const struct hotspot_reader *r, const struct hotspot_layout *l,
-			 uint64_t nmethod, uint64_t cookie, struct hotspot_inlined *ret)
+uint64_t hotspot_inline__nmethod(const struct hotspot_layout *l, uint64_t where)
 {
+	return l->walk.low + (where >> HOTSPOT_PC_BITS << 3);
+}
+
+int hotspot_inline__read(const struct hotspot_reader *r, const struct hotspot_layout *l,
+			 uint64_t method, uint64_t where, struct hotspot_inlined *ret)
+{
+	uint64_t nmethod = hotspot_inline__nmethod(l, where);
+	uint32_t pc_offset = where & HOTSPOT_PC_NONE;
 	struct nmethod_view v;
 	int32_t scope = 0;
 	int err;
 
 	ret->n = 0;
+	ret->root_const_method = 0;
+	/* the frame's own method first: named even when its nmethod is gone */
+	err = r->read(r->ctx, method + l->walk.method_const, &ret->root_const_method,
+		      sizeof(ret->root_const_method));
+	if (err || !ret->root_const_method || (ret->root_const_method & 7)) {
+		ret->root_const_method = 0;
+		return err ? err : -EINVAL;
+	}
 	if (!l->inlining.ok)
 		return -EOPNOTSUPP;
-	err = read_view(r, l, nmethod, cookie, &v);
+	if (pc_offset == HOTSPOT_PC_NONE)
+		return -E2BIG; /* a pc past what BPF records */
+	err = read_view(r, l, nmethod, method, pc_offset, &v);
 	if (!err)
-		err = find_scope(r, &l->inlining, nmethod, &v, (uint32_t)cookie, &scope);
+		err = find_scope(r, &l->inlining, nmethod, &v, pc_offset, &scope);
 	if (!err && scope > 0)
 		err = read_chain(r, l, nmethod, &v, (uint32_t)scope, ret);
 	if (err)

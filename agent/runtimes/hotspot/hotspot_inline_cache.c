@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The inlined calls of the compiled pcs sampled, cached: (pid, nmethod, pc and method cookie)
- * -> its chain of Methods (or that it could not be read), bounded, an entry per slot. */
+/* The inlined calls of the compiled pcs sampled, cached: (pid, Method, where it ran: nmethod
+ * and pc) -> its chain of Methods (or that it could not be read), bounded, an entry per slot. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -8,7 +8,7 @@
 #include "runtimes/hotspot/hotspot_inline_cache.h"
 
 struct entry {
-	uint64_t nmethod, cookie; /* nmethod 0: a free slot */
+	uint64_t method, where; /* method 0: a free slot */
 	pid_t pid;
 	int err;
 	struct hotspot_inlined chain;
@@ -48,24 +48,24 @@ void hotspot_inline_cache__free(struct hotspot_inline_cache *c)
 	free(c);
 }
 
-int hotspot_inline_cache__get(struct hotspot_inline_cache *c, pid_t pid, uint64_t nmethod,
-			      uint64_t cookie, hotspot_inline_read_fn read, void *ctx,
+int hotspot_inline_cache__get(struct hotspot_inline_cache *c, pid_t pid, uint64_t method,
+			      uint64_t where, hotspot_inline_read_fn read, void *ctx,
 			      struct hotspot_inlined *ret)
 {
-	uint64_t h = hash_combine(hash_combine(hash_mix(nmethod), cookie), (uint64_t)pid);
+	uint64_t h = hash_combine(hash_combine(hash_mix(method), where), (uint64_t)pid);
 	struct entry *e = &c->slots[h & c->mask];
 
-	if (e->nmethod == nmethod && e->cookie == cookie && e->pid == pid) {
+	if (e->method == method && e->where == where && e->pid == pid) {
 		*ret = e->chain;
 		return e->err;
 	}
 	/* a direct-mapped slot: another pc there gives way (a hot pc comes back at once) */
-	if (e->nmethod)
+	if (e->method)
 		c->stats.evicted++;
 	else
 		c->stats.cached++;
-	e->nmethod = nmethod;
-	e->cookie = cookie;
+	e->method = method;
+	e->where = where;
 	e->pid = pid;
 	e->err = read(ctx, &e->chain);
 	if (e->err)

@@ -261,7 +261,7 @@ static void hotspot_name_frame(void *state, pid_t pid, void *proc, uint64_t word
 {
 	struct hotspot_runtime *rt = state;
 
-	if (word & HOTSPOT_FRAME_INLINED) /* no one name: hotspot_name_frames' */
+	if (word & HOTSPOT_FRAME_INLINED) /* its cookie is where it ran: hotspot_name_frames' */
 		cookie = 0;
 	frame_names__name(rt->names, pid, proc, word & HOTSPOT_FRAME_ADDR_MASK, cookie,
 			  HOTSPOT_MODULE, ret);
@@ -271,7 +271,7 @@ static void hotspot_name_frame(void *state, pid_t pid, void *proc, uint64_t word
 struct inline_read {
 	pid_t pid;
 	const struct hotspot_layout *layout;
-	uint64_t nmethod, cookie;
+	uint64_t method, where;
 };
 
 static int read_inlined(void *ctx, struct hotspot_inlined *ret)
@@ -280,14 +280,15 @@ static int read_inlined(void *ctx, struct hotspot_inlined *ret)
 	struct hotspot_reader r = {.read = read_pid, .ctx = &q->pid};
 
 	ret->n = 0;
+	ret->root_const_method = 0;
 	if (!q->layout)
 		return -ENOENT;
-	return hotspot_inline__read(&r, q->layout, q->nmethod, q->cookie, ret);
+	return hotspot_inline__read(&r, q->layout, q->method, q->where, ret);
 }
 
-/* A compiled frame's pc (HOTSPOT_FRAME_INLINED): the methods inlined there, innermost first,
- * each named as its own frame; none when nothing was inlined there or it cannot be read (the
- * frame's own method, recorded next, is named either way). Other frames: one each. */
+/* A compiled frame (HOTSPOT_FRAME_INLINED): the methods inlined at its pc, innermost first,
+ * each its own frame, then its own method; that one alone when its nmethod cannot be read
+ * (counted), [unknown] when the Method cannot either. Other frames: one each. */
 static size_t hotspot_name_frames(void *state, pid_t pid, void *proc, uint64_t word,
 				  uint64_t cookie, struct sym_frame *ret, size_t max)
 {
@@ -300,12 +301,21 @@ static size_t hotspot_name_frames(void *state, pid_t pid, void *proc, uint64_t w
 		hotspot_name_frame(state, pid, proc, word, cookie, ret);
 		return 1;
 	}
-	hotspot_inline_cache__get(rt->inlined, pid, q.nmethod, cookie, read_inlined, &q, &chain);
-	n = chain.n < max ? chain.n : max;
+	hotspot_inline_cache__get(rt->inlined, pid, q.method, cookie, read_inlined, &q, &chain);
+	n = chain.n < max - 1 ? chain.n : max - 1;
 	for (size_t i = 0; i < n; i++)
 		frame_names__name(rt->names, pid, proc, chain.method[i], chain.const_method[i],
 				  HOTSPOT_MODULE, &ret[i]);
-	return n;
+	if (chain.root_const_method) {
+		frame_names__name(rt->names, pid, proc, q.method, chain.root_const_method,
+				  HOTSPOT_MODULE, &ret[n]);
+	} else { /* the Method itself unreadable (counted with the chain) */
+		snprintf(ret[n].function, sizeof(ret[n].function), "[unknown]");
+		snprintf(ret[n].module, sizeof(ret[n].module), "%s", HOTSPOT_MODULE);
+		ret[n].file[0] = ret[n].build_id[0] = '\0';
+		ret[n].known = 0;
+	}
+	return n + 1;
 }
 
 static void hotspot_stats(const void *state, struct runtime_stats *ret)
