@@ -12,7 +12,8 @@
 /* A Java frame takes two words of profile_stack.ips: HOTSPOT_FRAME_TAG | its Method*, then
  * the cookie: the Method's ConstMethod*, read at sample time and compared again when it is
  * named, so a Method freed with its class and its address reused is not named after the old
- * one. Interpreted, C1 and C2 frames of one method give the same two words. */
+ * one. Interpreted, C1 and C2 frames of one method give the same name (a compiled frame's
+ * cookie is where it ran instead: HOTSPOT_FRAME_INLINED below). */
 #define HOTSPOT_FRAME_TAG (0x4a56ULL << 48) /* "JV" */
 #define HOTSPOT_FRAME_ADDR_MASK ((1ULL << 48) - 1)
 /* A stub's frame (a CodeBlob that is no Java method: call_stub, adapters, runtime stubs):
