@@ -15,19 +15,21 @@
 #include "runtimes/hotspot/hotspot_scopes.h"
 #include "test.h"
 
-/* A reference writer (compressedStream.cpp's write_int): each byte of L and above carries 6
- * bits; below L ends the int; the fifth byte ends it whatever it is. */
-static size_t write_unsigned5(uint32_t v, uint8_t *out)
+/* A reference writer (unsigned5.hpp's write_uint; compressedStream.cpp's write_int is x = 0):
+ * each byte of x + L and above carries 6 bits, below it ends the int, the fifth byte ends it
+ * whatever it is; every byte is shifted up by x (L = 256 - x - 64). */
+static size_t write_unsigned5(uint32_t v, unsigned x, uint8_t *out)
 {
+	const uint32_t low = 256 - x - 64;
 	size_t n = 0;
 
 	for (int i = 0;; i++) {
-		if (v < 192 || i == 4) {
-			out[n++] = (uint8_t)v;
+		if (v < low || i == 4) {
+			out[n++] = (uint8_t)(v + x);
 			return n;
 		}
-		v -= 192;
-		out[n++] = (uint8_t)(192 + v % 64);
+		v -= low;
+		out[n++] = (uint8_t)(low + v % 64 + x);
 		v >>= 6;
 	}
 }
@@ -41,14 +43,15 @@ TEST(unsigned5_reads_hand_built_bytes)
 	uint32_t v;
 
 	for (size_t i = 0; i < 4; i++) {
-		CHECK_EQ_INT(hotspot_stream__read_int(bytes, sizeof(bytes), &pos, &v), 0);
+		CHECK_EQ_INT(hotspot_stream__read_int(bytes, sizeof(bytes), 0, &pos, &v), 0);
 		CHECK_EQ_INT(v, want[i]);
 	}
 	CHECK_EQ_INT(pos, sizeof(bytes));
 	/* past the end, and an int cut by the end, are errors, never a read beyond len */
-	CHECK_EQ_INT(hotspot_stream__read_int(bytes, sizeof(bytes), &pos, &v), -EINVAL);
+	CHECK_EQ_INT(hotspot_stream__read_int(bytes, sizeof(bytes), 0, &pos, &v), -EINVAL);
 	pos = 0;
-	CHECK_EQ_INT(hotspot_stream__read_int((const uint8_t[]){200, 250}, 2, &pos, &v), -EINVAL);
+	CHECK_EQ_INT(hotspot_stream__read_int((const uint8_t[]){200, 250}, 2, 0, &pos, &v),
+		     -EINVAL);
 }
 
 TEST(unsigned5_round_trips_the_writer)
@@ -56,18 +59,42 @@ TEST(unsigned5_round_trips_the_writer)
 	const uint32_t values[] = {0,	  1,	    191,	192,	    255,	256,
 				   12345, 1u << 20, 0x7fffffff, 0x80000000, 0xfffffffe, UINT32_MAX};
 	uint8_t buf[5 * 12];
-	size_t len = 0, pos = 0;
 	uint32_t v;
 
-	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
-		len += write_unsigned5(values[i], buf + len);
-	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
-		CHECK_EQ_INT(hotspot_stream__read_int(buf, len, &pos, &v), 0);
-		CHECK(v == values[i]);
+	/* JDK 19 and before (no byte excluded), JDK 20 and after ('\0' excluded) */
+	for (unsigned x = 0; x <= 1; x++) {
+		size_t len = 0, pos = 0;
+
+		for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+			len += write_unsigned5(values[i], x, buf + len);
+		CHECK(x == 0 || !memchr(buf, 0, len));
+		for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+			CHECK_EQ_INT(hotspot_stream__read_int(buf, len, x, &pos, &v), 0);
+			CHECK(v == values[i]);
+		}
+		CHECK_EQ_INT(pos, len);
 	}
-	CHECK_EQ_INT(pos, len);
 	/* a value of five bytes: the last byte taken whole */
-	CHECK_EQ_INT(write_unsigned5(UINT32_MAX, buf), 5);
+	CHECK_EQ_INT(write_unsigned5(UINT32_MAX, 0, buf), 5);
+}
+
+TEST(unsigned5_without_the_zero_byte_reads_hand_built_bytes)
+{
+	/* x = 1: 0 = {1}, 190 = {191}, 191 = {192, 1}: (192 - 1) + (1 - 1) * 64 */
+	const uint8_t bytes[] = {1, 191, 192, 1};
+	const uint32_t want[] = {0, 190, 191};
+	size_t pos = 0;
+	uint32_t v;
+
+	for (size_t i = 0; i < 3; i++) {
+		CHECK_EQ_INT(hotspot_stream__read_int(bytes, sizeof(bytes), 1, &pos, &v), 0);
+		CHECK_EQ_INT(v, want[i]);
+	}
+	/* the excluded byte is no stream's */
+	pos = 0;
+	CHECK_EQ_INT(hotspot_stream__read_int((const uint8_t[]){0}, 1, 1, &pos, &v), -EINVAL);
+	pos = 0;
+	CHECK_EQ_INT(hotspot_stream__read_int((const uint8_t[]){200, 0}, 2, 1, &pos, &v), -EINVAL);
 }
 
 TEST(a_scope_head_is_sender_method_and_bci)
@@ -76,14 +103,14 @@ TEST(a_scope_head_is_sender_method_and_bci)
 	const uint8_t bytes[] = {236, 1, 2, 13, 9, 9, 9};
 	struct hotspot_scope s;
 
-	CHECK_EQ_INT(hotspot_scope__decode(bytes, sizeof(bytes), &s), 0);
+	CHECK_EQ_INT(hotspot_scope__decode(bytes, sizeof(bytes), 0, &s), 0);
 	CHECK_EQ_INT(s.sender, 300);
 	CHECK_EQ_INT(s.method_index, 2);
 	CHECK_EQ_INT(s.bci, 12);
 	/* the method's entry: bci -1, stored as 0 */
-	CHECK_EQ_INT(hotspot_scope__decode((const uint8_t[]){0, 1, 0}, 3, &s), 0);
+	CHECK_EQ_INT(hotspot_scope__decode((const uint8_t[]){0, 1, 0}, 3, 0, &s), 0);
 	CHECK_EQ_INT(s.bci, -1);
-	CHECK_EQ_INT(hotspot_scope__decode(bytes, 3, &s), -EINVAL); /* cut inside */
+	CHECK_EQ_INT(hotspot_scope__decode(bytes, 3, 0, &s), -EINVAL); /* cut inside */
 }
 
 /* PcDesc as JDK 17 lays it out (pcDesc.hpp): four ints */
@@ -369,6 +396,7 @@ TEST(the_cache_keeps_chains_and_failures_bounded)
 }
 
 TEST_MAIN("hotspot_scopes", T(unsigned5_reads_hand_built_bytes),
+	  T(unsigned5_without_the_zero_byte_reads_hand_built_bytes),
 	  T(unsigned5_round_trips_the_writer), T(a_scope_head_is_sender_method_and_bci),
 	  T(the_pcdesc_of_a_pc_is_the_first_at_or_after_it),
 	  T(an_nmethod_names_its_inlined_calls_innermost_first),

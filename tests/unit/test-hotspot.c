@@ -287,6 +287,17 @@ TEST(inlining_fields_are_read_when_the_tables_have_them)
 	CHECK_EQ_INT(l.inlining.dependencies, 0x108);
 	CHECK_EQ_INT(l.inlining.pcdesc_size, 16);
 	CHECK_EQ_INT(l.inlining.pcdesc_scope, 4);
+	CHECK_EQ_INT(l.inlining.unsigned5_excluded, 0); /* 17: UNSIGNED5 with every byte */
+	/* JDK 20 and later leave the byte 0 out of their streams */
+	fake_release = (uint64_t)(uintptr_t) "21.0.2+13-LTS";
+	CHECK_EQ_INT(hotspot_layout__read(&r, &sym, &l), 0);
+	CHECK(l.inlining.ok);
+	CHECK_EQ_INT(l.inlining.unsigned5_excluded, 1);
+	/* a version that says no release: which encoding is unknown, inlining off */
+	fake_release = (uint64_t)(uintptr_t) "unknown";
+	CHECK_EQ_INT(hotspot_layout__read(&r, &sym, &l), 0);
+	CHECK(!l.inlining.ok);
+	fake_release = (uint64_t)(uintptr_t)release;
 	/* one missing (a JDK that renamed it): Java frames still, named by their root method */
 	structs[last].field = "_renamed";
 	CHECK_EQ_INT(hotspot_layout__read(&r, &sym, &l), 0);

@@ -97,9 +97,9 @@ static int find_scope(const struct hotspot_reader *r, const struct hotspot_inlin
 }
 
 /* The scope at offset in the scopes data, and its Method* from the metadata. */
-static int read_scope(const struct hotspot_reader *r, uint64_t nmethod,
-		      const struct nmethod_view *v, uint32_t offset, struct hotspot_scope *ret,
-		      uint64_t *ret_method)
+static int read_scope(const struct hotspot_reader *r, const struct hotspot_inline_layout *in,
+		      uint64_t nmethod, const struct nmethod_view *v, uint32_t offset,
+		      struct hotspot_scope *ret, uint64_t *ret_method)
 {
 	uint8_t head[HOTSPOT_SCOPE_HEAD_MAX];
 	size_t len = v->pcs - v->scopes - offset, n_metadata = (v->scopes - v->metadata) / 8;
@@ -111,7 +111,7 @@ static int read_scope(const struct hotspot_reader *r, uint64_t nmethod,
 		len = sizeof(head);
 	err = r->read(r->ctx, nmethod + v->scopes + offset, head, len);
 	if (!err)
-		err = hotspot_scope__decode(head, len, ret);
+		err = hotspot_scope__decode(head, len, in->unsigned5_excluded, ret);
 	if (err)
 		return err;
 	/* metadata_at(i): the (i - 1)th word, 0 naming none */
@@ -133,7 +133,7 @@ static int read_chain(const struct hotspot_reader *r, const struct hotspot_layou
 	for (int depth = 0; depth < HOTSPOT_INLINE_MAX; depth++) {
 		struct hotspot_scope s;
 		uint64_t method, cm;
-		int err = read_scope(r, nmethod, v, offset, &s, &method);
+		int err = read_scope(r, &l->inlining, nmethod, v, offset, &s, &method);
 
 		if (err)
 			return err;

@@ -6,24 +6,31 @@
 
 #include "runtimes/hotspot/hotspot_scopes.h"
 
-/* UNSIGNED5: a byte below L ends an int; each byte adds its value times 64^i (lg_H = 6); the
- * fifth byte ends it whatever it is. */
-#define UNSIGNED5_L 192
+/* UNSIGNED5 (unsigned5.hpp, compressedStream.hpp before it): byte values from X (the excluded
+ * ones) up; 64 "high" values (lg_H = 6) say more bytes follow, the L = 256 - X - 64 "low" ones
+ * end the int; each byte adds (b - X) times 64^i; the fifth byte ends it whatever it is. */
 #define UNSIGNED5_LG_H 6
+#define UNSIGNED5_H (1u << UNSIGNED5_LG_H)
 
-int hotspot_stream__read_int(const uint8_t *buf, size_t len, size_t *pos, uint32_t *ret)
+int hotspot_stream__read_int(const uint8_t *buf, size_t len, unsigned excluded, size_t *pos,
+			     uint32_t *ret)
 {
+	const uint32_t low = 256 - excluded - UNSIGNED5_H;
 	uint32_t sum = 0;
 	unsigned shift = 0;
 
+	if (excluded > 1)
+		return -EINVAL;
 	for (int i = 0; i < HOTSPOT_UNSIGNED5_MAX; i++) {
 		uint32_t b;
 
 		if (*pos >= len)
 			return -EINVAL;
 		b = buf[(*pos)++];
-		sum += b << shift;
-		if (b < UNSIGNED5_L || i == HOTSPOT_UNSIGNED5_MAX - 1)
+		if (b < excluded)
+			return -EINVAL;
+		sum += (b - excluded) << shift;
+		if (b < excluded + low || i == HOTSPOT_UNSIGNED5_MAX - 1)
 			break;
 		shift += UNSIGNED5_LG_H;
 	}
@@ -31,7 +38,8 @@ int hotspot_stream__read_int(const uint8_t *buf, size_t len, size_t *pos, uint32
 	return 0;
 }
 
-int hotspot_scope__decode(const uint8_t *buf, size_t len, struct hotspot_scope *ret)
+int hotspot_scope__decode(const uint8_t *buf, size_t len, unsigned excluded,
+			  struct hotspot_scope *ret)
 {
 	size_t pos = 0;
 	uint32_t bci;
@@ -40,11 +48,11 @@ int hotspot_scope__decode(const uint8_t *buf, size_t len, struct hotspot_scope *
 	/* DebugInfoReadStream: the sender's offset, the method (read_method), the bci stored
 	 * plus one (InvocationEntryBci is -1); then the locals', expressions' and monitors'
 	 * offsets, which naming needs none of */
-	err = hotspot_stream__read_int(buf, len, &pos, &ret->sender);
+	err = hotspot_stream__read_int(buf, len, excluded, &pos, &ret->sender);
 	if (!err)
-		err = hotspot_stream__read_int(buf, len, &pos, &ret->method_index);
+		err = hotspot_stream__read_int(buf, len, excluded, &pos, &ret->method_index);
 	if (!err)
-		err = hotspot_stream__read_int(buf, len, &pos, &bci);
+		err = hotspot_stream__read_int(buf, len, excluded, &pos, &bci);
 	if (err)
 		return err;
 	ret->bci = (int32_t)bci - 1;

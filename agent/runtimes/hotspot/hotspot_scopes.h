@@ -12,9 +12,12 @@
 /* The bytes of a scope's first three ints, the most decoded of one */
 #define HOTSPOT_SCOPE_HEAD_MAX (3 * HOTSPOT_UNSIGNED5_MAX)
 
-/* Reads the UNSIGNED5 int at buf[*pos] (len bytes in buf) and moves *pos past it. 0, or
- * -EINVAL when it runs past len. */
-int hotspot_stream__read_int(const uint8_t *buf, size_t len, size_t *pos, uint32_t *ret);
+/* Reads the UNSIGNED5 int at buf[*pos] (len bytes in buf) and moves *pos past it; excluded
+ * is how many byte values the encoding leaves out from 0 (0 up to JDK 19, 1 from JDK 20: no
+ * byte of a stream is '\0' then). 0, or -EINVAL when it runs past len or meets an excluded
+ * byte. */
+int hotspot_stream__read_int(const uint8_t *buf, size_t len, unsigned excluded, size_t *pos,
+			     uint32_t *ret);
 
 /* What names one scope (scopeDesc.cpp): the scope of its caller (0: none, this is the
  * nmethod's own method), its Method as an index into the nmethod's metadata (1-based; 0:
@@ -25,8 +28,10 @@ struct hotspot_scope {
 	int32_t bci;
 };
 
-/* Decodes the scope whose bytes start at buf (len of them). 0 or -EINVAL. */
-int hotspot_scope__decode(const uint8_t *buf, size_t len, struct hotspot_scope *ret);
+/* Decodes the scope whose bytes start at buf (len of them), excluded as for
+ * hotspot_stream__read_int. 0 or -EINVAL. */
+int hotspot_scope__decode(const uint8_t *buf, size_t len, unsigned excluded,
+			  struct hotspot_scope *ret);
 
 /* The PcDesc of a pc at pc_offset from the code's start among the n entries at pcs (stride
  * bytes each, ascending by their int at pc_field): the first at or after pc_offset, which is

@@ -3,6 +3,7 @@
  * offsets, static addresses, type sizes), read from the live process through a reader. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtimes/hotspot/hotspot_vmstructs.h"
@@ -242,16 +243,36 @@ static bool fits(uint64_t v, uint64_t max)
 	return v <= max;
 }
 
+/* The JDK's feature release from its version string ("17.0.15+6-..."; "1.8.0_..." is 8). 0
+ * when it does not start with one. */
+static int major_version(const char *version)
+{
+	char *end;
+	long major = strtol(version, &end, 10);
+
+	if (end == version || major <= 0 || major > 1000)
+		return 0;
+	if (major == 1 && *end == '.')
+		major = strtol(end + 1, &end, 10);
+	return (int)major;
+}
+
 /* The nmethod and PcDesc fields that name inlined calls, when the tables have them all (JDK
- * 9 to 22 keep them as below: int offsets from the nmethod, a scopes_data_begin pointer). */
+ * 9 to 22 keep them as below: int offsets from the nmethod, a scopes_data_begin pointer; 23
+ * moved the scopes out of the nmethod and has no _dependencies_offset). */
 static void read_inlining(const struct want *w, struct hotspot_layout *ret)
 {
 	struct hotspot_inline_layout *in = &ret->inlining;
+	int major = major_version(ret->version);
 
 	memset(in, 0, sizeof(*in));
 	for (int k = W__REQUIRED; k < W__COUNT; k++)
 		if (!w[k].found)
 			return;
+	if (!major)
+		return; /* which UNSIGNED5 the streams use is not known */
+	/* JDK 20 moved CompressedStream onto UNSIGNED5, which leaves the byte 0 out */
+	in->unsigned5_excluded = major >= 20;
 	in->blob_size = w[W_BLOB_SIZE].value;
 	in->scopes_data = w[W_NM_SCOPES_DATA].value;
 	in->metadata = w[W_NM_METADATA].value;

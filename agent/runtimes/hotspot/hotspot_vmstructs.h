@@ -43,6 +43,7 @@ struct hotspot_inline_layout {
 	uint16_t metadata, scopes_pcs; /* nmethod::_metadata_offset, _scopes_pcs_offset (ints) */
 	uint16_t dependencies;	       /* nmethod::_dependencies_offset: the PcDescs' end */
 	uint16_t pcdesc_size, pcdesc_pc, pcdesc_scope; /* sizeof(PcDesc), its two int fields */
+	uint8_t unsigned5_excluded; /* the scope stream's UNSIGNED5: 1 from JDK 20, else 0 */
 };
 
 /* What walking and naming need, from the tables. */
