@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Inlined Java methods under real BPF: a JVM started without any flag runs main -> outer ->
-# middle -> hotLeaf (tests/fixtures/jvm/Inline.java), where C1 and C2 inline middle into outer
-# (checked once with -XX:+UnlockDiagnosticVMOptions -XX:+PrintInlining: "Inline::middle (9
-# bytes)   inline (hot)"). Once compiled, middle has no frame of its own: the agent names it
-# from outer's scope data at the call's pc, as its own frame between hotLeaf and outer.
+# middle -> inner -> hotLeaf (tests/fixtures/jvm/Inline.java), where C1 and C2 inline middle and
+# inner into outer (checked once with -XX:+UnlockDiagnosticVMOptions -XX:+PrintInlining:
+# "Inline::middle (11 bytes)   inline (hot)", "Inline::inner (9 bytes)   inline (hot)" under it).
+# Once compiled, neither has a frame of its own: the agent names them from outer's scope data
+# at the call's pc, each its own frame, between hotLeaf and outer.
 import os
 import shutil
 import subprocess
@@ -57,12 +58,12 @@ def record_inline(tmp):
 
 
 def callers(sample, name):
-    """The two frames above (the caller, its caller) the first frame called name."""
+    """The three frames above (the caller, its caller, ...) the first frame called name."""
     frames = user_frames(sample)
     if name not in frames:
         return None
     i = frames.index(name)
-    return tuple(frames[i + 1:i + 3])
+    return tuple(frames[i + 1:i + 4])
 
 
 class InlinedJavaFrames(unittest.TestCase):
@@ -74,15 +75,16 @@ class InlinedJavaFrames(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="rt-jvm-inline-")
         self.addCleanup(shutil.rmtree, self.tmp, True)
 
-    def test_an_inlined_method_is_its_own_frame_between_its_callee_and_caller(self):
+    def test_inlined_methods_are_their_own_frames_between_their_callee_and_caller(self):
         samples, stderr = record_inline(self.tmp)
         why = lambda s: show(s) + "\n" + stderr
         hot = [s for s in samples if "Inline.hotLeaf" in s.stack]
         self.assertGreater(weight(hot), 40, why(samples))  # the machine may be busy
         self.assertGreaterEqual(weight(hot) / weight(samples), 0.9, why(samples))
-        # compiled code only (warm): middle exists as a frame only through outer's scopes
-        inlined = [s for s in hot
-                   if callers(s, "Inline.hotLeaf") == ("Inline.middle", "Inline.outer")]
+        # compiled code only (warm): inner and middle exist as frames only through outer's
+        # scopes, innermost first
+        inlined = [s for s in hot if callers(s, "Inline.hotLeaf") ==
+                   ("Inline.inner", "Inline.middle", "Inline.outer")]
         self.assertGreaterEqual(weight(inlined) / weight(hot), 0.9,
                                 why([s for s in hot if s not in inlined]))
         # the group's root is outer's own frame, named once: main below it, no extra outer
@@ -90,6 +92,7 @@ class InlinedJavaFrames(unittest.TestCase):
             frames = user_frames(s)
             self.assertEqual(frames.count("Inline.outer"), 1, frames)
             self.assertEqual(frames.count("Inline.middle"), 1, frames)
+            self.assertEqual(frames.count("Inline.inner"), 1, frames)
         reaches_main = [s for s in inlined if "Inline.main" in s.stack]
         self.assertGreaterEqual(weight(reaches_main) / weight(inlined), 0.9, why(inlined))
         self.assertRegex(stderr, r"hotspot: 1 processes attached", stderr)
