@@ -84,11 +84,12 @@ struct runtime_ops {
 	 * proc, NULL when none is held; always fills *ret ("[unknown]" if it must). */
 	void (*name_frame)(void *rt, pid_t pid, void *proc, uint64_t word, uint64_t cookie,
 			   struct sym_frame *ret);
-	/* Optional, for a recorded frame that stands for several (calls a JIT inlined into one
-	 * compiled frame): fills ret[0..max) leaf first and returns how many (0: none to add);
-	 * then name_frame is not called for it. NULL: every frame is one, named by name_frame. */
-	size_t (*name_frames)(void *rt, pid_t pid, void *proc, uint64_t word, uint64_t cookie,
-			      struct sym_frame *ret, size_t max);
+	/* Optional (NULL: every frame is two words and one frame, named by name_frame): names the
+	 * recorded frame at words[0] (n >= 2 words left in the stack) as frames leaf first, the
+	 * functions its JIT inlined above their callers, at most max (>= 1) in ret; sets
+	 * *ret_frames (>= 1) and returns the words the frame takes (2 or more, at most n). */
+	size_t (*name_frames)(void *rt, pid_t pid, void *proc, const uint64_t *words, size_t n,
+			      struct sym_frame *ret, size_t max, size_t *ret_frames);
 	void (*stats)(const void *rt, struct runtime_stats *ret);
 };
 

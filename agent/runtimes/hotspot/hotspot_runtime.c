@@ -288,18 +288,22 @@ static int read_inlined(void *ctx, struct hotspot_inlined *ret)
 
 /* A compiled frame (HOTSPOT_FRAME_INLINED): the methods inlined at its pc, innermost first,
  * each its own frame, then its own method; that one alone when its nmethod cannot be read
- * (counted), [unknown] when the Method cannot either. Other frames: one each. */
-static size_t hotspot_name_frames(void *state, pid_t pid, void *proc, uint64_t word,
-				  uint64_t cookie, struct sym_frame *ret, size_t max)
+ * (counted), [unknown] when the Method cannot either. Other frames: one each. Two words. */
+static size_t hotspot_name_frames(void *state, pid_t pid, void *proc, const uint64_t *words,
+				  size_t n_words, struct sym_frame *ret, size_t max,
+				  size_t *ret_frames)
 {
 	struct hotspot_runtime *rt = state;
+	uint64_t word = words[0], cookie = words[1];
 	struct inline_read q = {pid, proc, word & HOTSPOT_FRAME_ADDR_MASK & ~7ULL, cookie};
 	struct hotspot_inlined chain;
 	size_t n;
 
+	(void)n_words; /* >= 2: a Java frame is two words */
+	*ret_frames = 1;
 	if (!(word & HOTSPOT_FRAME_INLINED) || (word & HOTSPOT_FRAME_BLOB)) {
 		hotspot_name_frame(state, pid, proc, word, cookie, ret);
-		return 1;
+		return 2;
 	}
 	hotspot_inline_cache__get(rt->inlined, pid, q.method, cookie, read_inlined, &q, &chain);
 	n = chain.n < max - 1 ? chain.n : max - 1;
@@ -315,7 +319,8 @@ static size_t hotspot_name_frames(void *state, pid_t pid, void *proc, uint64_t w
 		ret[n].file[0] = ret[n].build_id[0] = '\0';
 		ret[n].known = 0;
 	}
-	return n + 1;
+	*ret_frames = n + 1;
+	return 2;
 }
 
 static void hotspot_stats(const void *state, struct runtime_stats *ret)
