@@ -4,8 +4,10 @@
 # inner into outer (checked once with -XX:+UnlockDiagnosticVMOptions -XX:+PrintInlining:
 # "Inline::middle (11 bytes)   inline (hot)", "Inline::inner (9 bytes)   inline (hot)" under it).
 # Once compiled, neither has a frame of its own: the agent names them from outer's scope data
-# at the call's pc, each its own frame, between hotLeaf and outer.
+# at the call's pc, each its own frame, between hotLeaf and outer. A JVM that unloads its
+# compiled code round after round (Churn.java) is named without a wrong frame.
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -32,11 +34,23 @@ def classes():
     return out
 
 
-def record_inline(tmp):
-    """Inline spinning, recorded with record --pid once warm; its samples and record's stderr."""
+def churn_classes():
+    """Churn on the class path, Worker alone in a directory of its own (loaded by Churn)."""
+    out = os.path.join(os.path.realpath(BUILD), "tests", "jvm-churn")
+    worker = os.path.join(out, "worker")
+    os.makedirs(worker, exist_ok=True)
+    subprocess.run([JAVAC, "-d", out, os.path.join(FIXTURES, "Churn.java")], check=True)
+    subprocess.run([JAVAC, "-d", worker, os.path.join(FIXTURES, "churn", "Worker.java")],
+                   check=True)
+    return out, worker
+
+
+def record_java(tmp, argv):
+    """java argv, recorded with record --pid once it printed "ready"; its samples and record's
+    stderr."""
     out = os.path.join(tmp, "p.pb.gz")
-    java = subprocess.Popen([JAVA, "-cp", classes(), "Inline", str(SECONDS + 30), str(WARMUP)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    java = subprocess.Popen([JAVA] + argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
     try:
         watchdog = threading.Timer(60, java.kill)  # a JVM that never starts ends the test
         watchdog.start()
@@ -55,6 +69,11 @@ def record_inline(tmp):
         java.wait()
     profile = pprof_py.parse_file(out)
     return [s for s in profile.samples if s.labels.get("pid") == java.pid], agent.stderr
+
+
+def record_inline(tmp):
+    """Inline spinning, recorded once warm."""
+    return record_java(tmp, ["-cp", classes(), "Inline", str(SECONDS + 30), str(WARMUP)])
 
 
 def callers(sample, name):
@@ -96,6 +115,32 @@ class InlinedJavaFrames(unittest.TestCase):
         reaches_main = [s for s in inlined if "Inline.main" in s.stack]
         self.assertGreaterEqual(weight(reaches_main) / weight(inlined), 0.9, why(inlined))
         self.assertRegex(stderr, r"hotspot: 1 processes attached", stderr)
+
+    def test_code_unloaded_while_sampled_leaves_no_wrong_frame(self):
+        # Worker's class unloads every 300 ms: most of its nmethods are freed before the
+        # recording names them; a chain is then left out (counted), never read from what
+        # the memory holds now
+        cp, worker = churn_classes()
+        samples, stderr = record_java(self.tmp, ["-cp", cp, "Churn", worker + "/",
+                                                 str(SECONDS + 30), "300"])
+        why = lambda s: show(s) + "\n" + stderr
+        hot = [s for s in samples if "Worker.leaf" in s.stack]
+        self.assertGreater(weight(hot), 20, why(samples))
+        # the Java frames between Worker.leaf and Churn.round: Worker's methods, reflection,
+        # stubs, in their order (libjvm's own native frames of the reflective call between)
+        allowed = re.compile(r"^(Worker\.(inner|middle|spin)|jdk\.internal\.reflect\..*|"
+                             r"java\.lang\.reflect\.Method\.invoke|\[.*\])$")
+        order = ["Worker.leaf", "Worker.inner", "Worker.middle", "Worker.spin"]
+        for s in hot:
+            java = [f for f, m in zip(s.stack, s.modules) if m == "[jit:jvm]"]
+            top = java[java.index("Worker.leaf"):]
+            top = top[:top.index("Churn.round")] if "Churn.round" in top else top
+            self.assertTrue(all(allowed.match(f) for f in top[1:]), why([s]))
+            seen = [f for f in top if f in order]
+            self.assertEqual(seen, sorted(seen, key=order.index), why([s]))
+            self.assertEqual(len(seen), len(set(seen)), why([s]))
+        named = [s for s in hot if "Worker.middle" in s.stack]
+        self.assertGreater(weight(named) / weight(hot), 0.5, why(hot))
 
 
 if __name__ == "__main__":
