@@ -129,6 +129,9 @@ struct runtime_series {
 	struct walk_label problems[SERIES_LABELS_MAX];
 	const char *names_help;
 	const char *cached_help;
+	/* series of its own (of its walk counters and names), after names_cached, or NULL */
+	void (*own_series)(struct prom_text *t, const uint64_t *walk,
+			   const struct runtime_stats *n);
 	const char *version_metric; /* after roottrace_agent_<runtime>_ */
 	const char *version_help;
 };
@@ -685,6 +688,8 @@ static void render_series(struct prom_text *t, const struct agent_status *s, int
 					     {"evicted", n.names_evicted}},
 		   4);
 	prom_text__gauge(t, NAME("names_cached"), r->cached_help, (double)n.names_cached);
+	if (r->own_series)
+		r->own_series(t, w, &n);
 	if (n.unsupported_version[0]) {
 		prom_text__header(t, NAME(r->version_metric), "gauge", r->version_help);
 		prom_text__appendf(t, "%s{version=\"%s\"} 1\n", name, n.unsupported_version);
