@@ -2,6 +2,8 @@
 /* What the interpreter runtimes share (runtime_base.h): the state that starts with the name
  * cache and counters, and picking mapped files by name. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +40,20 @@ void runtime_base__stats(const void *state, struct runtime_stats *ret)
 
 	*ret = base->stats;
 	frame_names__stats(base->names, ret);
+}
+
+int runtime_base__unsupported(struct runtime_base *rt, unsigned major, unsigned minor,
+			      const char *suffix, char *note, size_t note_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	rt->stats.unsupported++;
+	snprintf(rt->stats.unsupported_version, sizeof(rt->stats.unsupported_version), "%u.%u%s",
+		 major, minor, suffix);
+	va_start(ap, fmt);
+	vsnprintf(note, note_len, fmt, ap);
+	va_end(ap);
+	return -EPROTONOSUPPORT;
 }
 
 bool runtime_file_starts(const char *path, const char *const prefixes[])

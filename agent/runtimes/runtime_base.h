@@ -26,6 +26,13 @@ void runtime_base__free(void *state);
 /* ops.stats: the runtime's counters and its name cache's. */
 void runtime_base__stats(const void *state, struct runtime_stats *ret);
 
+/* A process of a version the runtime has no table for: counted in rt->stats.unsupported, its
+ * version ("major.minor" then suffix) kept as the last one seen (/metrics), note formatted
+ * (the log). Returns -EPROTONOSUPPORT, for ops.capture to return. */
+int runtime_base__unsupported(struct runtime_base *rt, unsigned major, unsigned minor,
+			      const char *suffix, char *note, size_t note_len, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
 /* Whether the last component of path starts with one of prefixes (NULL-terminated). */
 bool runtime_file_starts(const char *path, const char *const prefixes[]);
 

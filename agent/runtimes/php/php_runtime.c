@@ -168,29 +168,20 @@ static int php_capture(void *state, const struct runtime_process *proc,
 			continue; /* a php-named file that is not the interpreter */
 		b = facts;
 		v = php_version__find(b->major, b->minor);
-		if (!v) {
-			rt->stats.unsupported++;
-			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%u", b->major,
-				 b->minor);
-			snprintf(note, note_len,
-				 "php %u.%u (%s): no offset table, its frames stay native",
-				 b->major, b->minor, m->path);
-			return -EPROTONOSUPPORT;
-		}
+		if (!v)
+			return runtime_base__unsupported(
+			    rt, b->major, b->minor, "", note, note_len,
+			    "php %u.%u (%s): no offset table, its frames stay native", b->major,
+			    b->minor, m->path);
 		if (b->eg_current_execute_data >= 0 &&
-		    b->eg_current_execute_data != v->walk.eg_current_execute_data) {
-			rt->stats.unsupported++;
-			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%u?", b->major,
-				 b->minor);
-			snprintf(note, note_len,
-				 "php %u.%u (%s): its code reads current_execute_data at %lld, the "
-				 "table says %u (another build's layout), its frames stay native",
-				 b->major, b->minor, m->path, (long long)b->eg_current_execute_data,
-				 v->walk.eg_current_execute_data);
-			return -EPROTONOSUPPORT;
-		}
+		    b->eg_current_execute_data != v->walk.eg_current_execute_data)
+			return runtime_base__unsupported(
+			    rt, b->major, b->minor, "?", note, note_len,
+			    "php %u.%u (%s): its code reads current_execute_data at %lld, the "
+			    "table "
+			    "says %u (another build's layout), its frames stay native",
+			    b->major, b->minor, m->path, (long long)b->eg_current_execute_data,
+			    v->walk.eg_current_execute_data);
 		bias = m->start - b->load_base;
 		memset(&walk, 0, sizeof(walk));
 		walk.current_execute_data =

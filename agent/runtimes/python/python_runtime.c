@@ -163,26 +163,17 @@ static int python_capture(void *state, const struct runtime_process *proc,
 		v = python_version__find(b->major, b->minor);
 		if (v && b->minor == 13 && b->has_debug_offsets &&
 		    python_version__check(v, &b->debug)) {
-			rt->stats.unsupported++;
-			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%ut", b->major,
-				 b->minor);
-			snprintf(note, note_len,
-				 "python %u.%u (%s): its _Py_DebugOffsets disagree with the %u.%u "
-				 "table (free-threaded or debug build), its frames stay native",
-				 b->major, b->minor, m->path, b->major, b->minor);
-			return -EPROTONOSUPPORT;
+			return runtime_base__unsupported(
+			    rt, b->major, b->minor, "t", note, note_len,
+			    "python %u.%u (%s): its _Py_DebugOffsets disagree with the %u.%u table "
+			    "(free-threaded or debug build), its frames stay native",
+			    b->major, b->minor, m->path, b->major, b->minor);
 		}
-		if (!v) {
-			rt->stats.unsupported++;
-			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%u", b->major,
-				 b->minor);
-			snprintf(note, note_len,
-				 "python %u.%u (%s): no offset table, its frames stay native",
-				 b->major, b->minor, m->path);
-			return -EPROTONOSUPPORT;
-		}
+		if (!v)
+			return runtime_base__unsupported(
+			    rt, b->major, b->minor, "", note, note_len,
+			    "python %u.%u (%s): no offset table, its frames stay native", b->major,
+			    b->minor, m->path);
 		fill_proc(b, m->start, v, &walk);
 		return attach(rt, proc, v, &walk, sink);
 	}

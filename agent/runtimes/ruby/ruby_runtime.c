@@ -210,16 +210,11 @@ static int ruby_capture(void *state, const struct runtime_process *proc,
 			continue;
 		lib = facts;
 		v = ruby_version__find(lib->major, lib->minor);
-		if (!v) {
-			rt->stats.unsupported++;
-			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%u", lib->major,
-				 lib->minor);
-			snprintf(note, note_len,
-				 "ruby %u.%u (%s): no offset table, its frames stay native",
-				 lib->major, lib->minor, m->path);
-			return -EPROTONOSUPPORT;
-		}
+		if (!v)
+			return runtime_base__unsupported(
+			    rt, lib->major, lib->minor, "", note, note_len,
+			    "ruby %u.%u (%s): no offset table, its frames stay native", lib->major,
+			    lib->minor, m->path);
 		if (fill_proc(proc->pid, lib, m->start, v, &walk))
 			continue;
 		bias = m->start - lib->load_base;
