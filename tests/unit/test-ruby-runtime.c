@@ -533,24 +533,7 @@ static void no_detach(void *ctx, enum runtime_kind kind, pid_t pid)
 /* Writes "9.9.0" over the library's ruby_version, as a corrupted read would see it. */
 static int corrupt_version(const char *path)
 {
-	struct runtime_elf *elf = runtime_elf__open(path);
-	uint64_t vaddr, size, base;
-	const unsigned char *at;
-	long off;
-	int fd, ret = -ENOENT;
-
-	if (!elf)
-		return -errno;
-	if (!runtime_elf__symbol(elf, "ruby_version", &vaddr, &size) &&
-	    !runtime_elf__load_base(elf, &base) && (at = runtime_elf__at(elf, vaddr, 6))) {
-		off = (long)(at - (const unsigned char *)runtime_elf__at(elf, base, 1));
-		fd = open(path, O_WRONLY);
-		ret = fd >= 0 && pwrite(fd, "9.9.0", 6, off) == 6 ? 0 : -EIO;
-		if (fd >= 0)
-			close(fd);
-	}
-	runtime_elf__close(elf);
-	return ret;
+	return fake_proc__overwrite_symbol(path, "ruby_version", "9.9.0", 6);
 }
 
 /* <root>/<pid>/maps names /libruby.so.9.9, found at <root>/<pid>/root/libruby.so.9.9. */
