@@ -56,8 +56,9 @@ static void usage(FILE *out)
 	    "  -F, --frequency HZ  samples per second per CPU, clamped to %d-%d (default %d)\n"
 	    "  -p, --pid N         only this process\n"
 	    "  -o, --output FILE   where to write the profile (default profile.pb.gz)\n"
-	    "  -U, --unwind MODE   user stacks: auto = .eh_frame unwind tables, frame pointers\n"
-	    "                      where a binary has none (default); fp = frame pointers only\n"
+	    "  -U, --unwind MODE   user stacks: auto = .eh_frame unwind tables (Go: its\n"
+	    "                      .gopclntab), frame pointers where a binary has none\n"
+	    "                      (default); fp = frame pointers only\n"
 	    "      --offcpu        also record where threads block (switched out, not runnable)\n"
 	    "                      and for how long: sample types blocks/count and\n"
 	    "                      offcpu/nanoseconds beside samples/count and cpu/nanoseconds\n"
@@ -479,6 +480,12 @@ static void print_v8(const struct pipeline_v8_stats *v8)
 		(unsigned long long)w[V8_STAT_EVENTS_LOST], (unsigned long long)n->names_read,
 		(unsigned long long)n->names_cached, (unsigned long long)n->names_evicted,
 		(unsigned long long)n->names_stale, (unsigned long long)n->names_unreadable);
+	fprintf(stderr,
+		"v8 inlining: %llu optimised frames with their pc offset; code objects: %llu read, "
+		"%llu unreadable or stale, %llu evicted; %llu inlined frames told\n",
+		(unsigned long long)w[V8_STAT_OPTIMISED], (unsigned long long)n->code_read,
+		(unsigned long long)n->code_unreadable, (unsigned long long)n->code_evicted,
+		(unsigned long long)n->inlined_frames);
 }
 
 static void print_php(const struct runtime_stats *n)

@@ -22,12 +22,16 @@
 #include "unwind/cfi_rows.h"
 #include "symbolize/debug_file.h"
 #include "unwind/eh_frame_image.h"
+#include "unwind/go_rows.h"
 
 #define DWARF_REG_RBP 6
 #define DWARF_REG_RSP 7
 #define DWARF_REG_RA 16
 #define MAX_CIES 4096	     /* distinct CIEs remembered per file (libc has 1, big C++ a few) */
 #define SIGFRAME_CFA_OFF 160 /* x86-64 rt_sigframe: saved rsp at sp + 160 */
+/* A .gopclntab costs about this many times less to compile per byte than CFI through libdw
+ * (the toolchain's compile: 4.3 MB in 25-40 ms; libc's 150 KB of .eh_frame: 7 ms). */
+#define GO_TABLE_BYTES_PER_CFI_BYTE 8
 
 struct cie_enc {
 	Dwarf_Off offset;
@@ -49,6 +53,7 @@ struct compile_ctx {
 	struct fde_span *spans;
 	size_t n_spans, cap_spans;
 	size_t walk_bad_entries; /* counted once by the section walk, before the passes */
+	struct go_rows *go;	 /* a cgo binary's Go code, between the FDEs (go_rows.h) */
 };
 
 /* libdw keeps every FDE it has parsed until its Dwarf_CFI ends (~200 bytes an FDE, 15 MB for
@@ -549,10 +554,16 @@ static int compile_pass(struct compile_ctx *c, struct cfi_reader *r, enum cfi_ro
 	memset(c->t->cannot, 0, sizeof(c->t->cannot));
 	cfi_reader_close(r);
 	ret = cfi_reader_open(r);
+	if (c->go)
+		go_rows__rewind(c->go, c->t, &c->rows);
 	for (size_t i = 0; !ret && i < c->n_spans; i++) {
 		const struct fde_span *sp = &c->spans[i];
+		uint64_t go_floor = floor;
 		Dwarf_CFI *cfi;
 
+		if (c->go && (ret = go_rows__push_until(c->go, sp->lo, &go_floor)))
+			break;
+		floor = go_floor > floor ? (uint32_t)go_floor : floor;
 		if (sp->lo < floor) {
 			c->t->bad_entries++;
 			continue;
@@ -560,6 +571,11 @@ static int compile_pass(struct compile_ctx *c, struct cfi_reader *r, enum cfi_ro
 		cfi = cfi_reader_next_fde(r);
 		ret = cfi ? compile_fde(c, cfi, sp->lo, sp->hi) : -EINVAL;
 		floor = sp->hi;
+	}
+	if (!ret && c->go) {
+		uint64_t go_floor = floor;
+
+		ret = go_rows__push_until(c->go, UINT64_MAX, &go_floor);
 	}
 	return ret ? ret : cfi_rows__finish(&c->rows);
 }
@@ -648,7 +664,8 @@ static int compile_eh_frame(struct compile_ctx *c, Elf *elf, int fd,
 	return ret;
 }
 
-/* .eh_frame, else .debug_frame here or in the build-id debug file: the first with an FDE.
+/* .eh_frame, else Go's pcsp tables, else .debug_frame here or in the build-id debug file: the
+ * first with an FDE.
  * fd: the file elf reads (-1 for an image in memory). */
 static int compile_elf(Elf *elf, int fd, struct cfi_table *t, const struct cfi_row_sink *sink)
 {
@@ -664,9 +681,20 @@ static int compile_elf(Elf *elf, int fd, struct cfi_table *t, const struct cfi_r
 	if (ret)
 		return ret;
 	scn = elf_section_named(elf, ".eh_frame", &sh);
+	if (!scn && fd >= 0) {
+		/* Go without .eh_frame (cgo's has one): its pcsp tables exist even when stripped,
+		 * and say more than its .debug_frame (rbp, outermost frames). */
+		ret = go_rows__compile_fd(fd, t, sink);
+		if (ret != -ENOENT)
+			return ret;
+	}
 	if (scn) {
 		t->source = CFI_SOURCE_EH_FRAME;
+		/* a cgo binary: its FDEs cover the C code, the Go code's rows come from pcsp */
+		c.go = fd >= 0 ? go_rows__open(fd) : NULL;
 		ret = compile_eh_frame(&c, elf, fd, sink);
+		go_rows__free(c.go);
+		c.go = NULL;
 	}
 	if (!scn || (!ret && !c.n_spans)) {
 		ret = compile_debug_frame(&c, elf, sink);
@@ -811,8 +839,14 @@ uint64_t cfi_bytes_fd(int fd)
 
 	if (!elf)
 		return 0;
-	if (elf_kind(elf) == ELF_K_ELF && (elf_section_named(elf, ".eh_frame", &sh) ||
-					   elf_section_named(elf, ".debug_frame", &sh)))
+	if (elf_kind(elf) != ELF_K_ELF)
+		bytes = 0;
+	else if (elf_section_named(elf, ".eh_frame", &sh))
+		bytes = sh.sh_size;
+	else if (elf_section_named(elf, ".gopclntab", &sh) ||
+		 elf_section_named(elf, ".data.rel.ro.gopclntab", &sh))
+		bytes = sh.sh_size / GO_TABLE_BYTES_PER_CFI_BYTE; /* go_rows.c compiles it */
+	else if (elf_section_named(elf, ".debug_frame", &sh))
 		bytes = sh.sh_size;
 	elf_end(elf);
 	return bytes;

@@ -7,27 +7,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
 #include "runtimes/ruby/ruby_class.h"
 #include "runtimes/ruby/ruby_runtime.h"
+#include "runtimes/runtime_base.h"
 #include "runtimes/runtime_records.h"
 #include "runtimes/runtime_elf.h"
 
 #define CORE_MAX_DISTANCE (1u << 20) /* vm_exec_core lies within 1 MiB below rb_vm_exec */
 #define RUBY_EXE_TLS_MODULE 1	     /* glibc: the executable's TLS is module 1 of every DTV */
 
-struct ruby_runtime {
-	struct frame_names *names;
-	struct runtime_stats stats;
-};
-
 #define IDS_TRIES 8 /* times a process's class-name IDs are looked for (it may be starting) */
 
 struct ruby_process {
 	const struct ruby_version *version;
-	uint64_t cobject;	   /* rb_cObject in the process, or 0 */
-	struct ruby_class_ids ids; /* 2.7-3.1: learnt at the first frame with a method */
+	struct ruby_class_roots
+	    roots;		   /* rb_cObject (or 0) and ruby_current_vm_ptr in the process */
+	struct ruby_class_ids ids; /* 2.7-3.2: learnt at the first frame with a method */
 	unsigned ids_tries;
 };
 
@@ -36,41 +32,14 @@ static int read_name(void *ctx, pid_t pid, void *proc, uint64_t iseq, uint64_t c
 
 static void *ruby_new(void)
 {
-	struct ruby_runtime *rt = calloc(1, sizeof(*rt));
-
-	if (!rt)
-		return NULL;
-	rt->names = frame_names__new(RUBY_NAME_CACHE, read_name, rt);
-	if (!rt->names) {
-		free(rt);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return rt;
-}
-
-static void ruby_free(void *state)
-{
-	struct ruby_runtime *rt = state;
-
-	if (!rt)
-		return;
-	frame_names__free(rt->names);
-	free(rt);
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
+	return runtime_base__new(sizeof(struct runtime_base), RUBY_NAME_CACHE, read_name);
 }
 
 /* libruby.so.3.1, libruby-3.1.so.3.1, or a ruby executable (ruby, ruby3.1): one built without
  * libruby.so (--disable-shared) defines ruby_current_ec itself. */
 static bool ruby_wants(const char *path)
 {
-	return !strncmp(base_name(path), "libruby", 7) || !strncmp(base_name(path), "ruby", 4);
+	return runtime_file_starts(path, (const char *const[]){"libruby", "ruby", NULL});
 }
 
 int ruby_find_core(const uint8_t *code, uint64_t start, uint64_t size, uint64_t *ret)
@@ -151,6 +120,8 @@ int ruby_library__read_elf(const struct runtime_elf *elf, const char *name,
 	read_version(elf, name, ret);
 	if (runtime_elf__symbol(elf, "rb_cObject", &ret->cobject, &size))
 		ret->cobject = 0; /* frames named without their class */
+	if (runtime_elf__symbol(elf, "ruby_current_vm_ptr", &ret->vm_ptr, &size))
+		ret->vm_ptr = 0; /* 3.2: likewise */
 	return err;
 }
 
@@ -171,10 +142,11 @@ static int read_binary(const struct runtime_elf *elf, const char *name, void *re
 	return ruby_library__read_elf(elf, name, ret);
 }
 
-/* Hands BPF the walk state; keeps the version (and rb_cObject) for naming the process's frames. */
-static int attach(struct ruby_runtime *rt, const struct runtime_process *proc,
-		  const struct ruby_version *v, const struct ruby_proc *walk, uint64_t cobject,
-		  const struct runtime_sink *sink)
+/* Hands BPF the walk state; keeps the version (and where class names start) for naming the
+ * process's frames. */
+static int attach(struct runtime_base *rt, const struct runtime_process *proc,
+		  const struct ruby_version *v, const struct ruby_proc *walk,
+		  const struct ruby_class_roots *roots, const struct runtime_sink *sink)
 {
 	struct ruby_process *p;
 	int err;
@@ -183,10 +155,10 @@ static int attach(struct ruby_runtime *rt, const struct runtime_process *proc,
 				    &rt->stats, &err);
 	if (!p)
 		return err;
-	if (p->version != v || p->cobject != cobject) {
+	if (p->version != v || memcmp(&p->roots, roots, sizeof(*roots))) {
 		memset(p, 0, sizeof(*p));
 		p->version = v;
-		p->cobject = cobject;
+		p->roots = *roots;
 	}
 	return 1;
 }
@@ -220,12 +192,14 @@ static int fill_proc(pid_t pid, const struct ruby_library *lib, uint64_t start,
 static int ruby_capture(void *state, const struct runtime_process *proc,
 			const struct runtime_sink *sink, char *note, size_t note_len)
 {
-	struct ruby_runtime *rt = state;
+	struct runtime_base *rt = state;
 	const struct ruby_version *v;
 	const struct ruby_library *lib;
 	struct ruby_library scratch;
+	struct ruby_class_roots roots;
 	struct ruby_proc walk;
 	const void *facts;
+	uint64_t bias;
 
 	for (size_t i = 0; i < proc->n_maps; i++) {
 		const struct runtime_mapping *m = &proc->maps[i];
@@ -236,20 +210,17 @@ static int ruby_capture(void *state, const struct runtime_process *proc,
 			continue;
 		lib = facts;
 		v = ruby_version__find(lib->major, lib->minor);
-		if (!v) {
-			rt->stats.unsupported++;
-			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%u", lib->major,
-				 lib->minor);
-			snprintf(note, note_len,
-				 "ruby %u.%u (%s): no offset table, its frames stay native",
-				 lib->major, lib->minor, m->path);
-			return -EPROTONOSUPPORT;
-		}
+		if (!v)
+			return runtime_base__unsupported(
+			    rt, lib->major, lib->minor, "", note, note_len,
+			    "ruby %u.%u (%s): no offset table, its frames stay native", lib->major,
+			    lib->minor, m->path);
 		if (fill_proc(proc->pid, lib, m->start, v, &walk))
 			continue;
-		return attach(rt, proc, v, &walk,
-			      lib->cobject ? lib->cobject + m->start - lib->load_base : 0, sink);
+		bias = m->start - lib->load_base;
+		roots.cobject = lib->cobject ? lib->cobject + bias : 0;
+		roots.vm = lib->vm_ptr ? lib->vm_ptr + bias : 0;
+		return attach(rt, proc, v, &walk, &roots, sink);
 	}
 	return 0;
 }
@@ -284,10 +255,10 @@ static int read_class(pid_t pid, struct ruby_process *p, uint64_t iseq, uint64_t
 		return err;
 	if (method_iseq != iseq && !strstr(label, " in "))
 		return -ESTALE; /* a method frame runs its own entry's iseq */
-	if (v->class_path == RUBY_CLASSPATH_IVAR && !p->ids.classpath && p->cobject &&
+	if (ruby_class_ids__needed(v) && !p->ids.classpath && p->roots.cobject &&
 	    p->ids_tries < IDS_TRIES) {
 		p->ids_tries++;
-		ruby_class_ids__learn(v, read_pid, &pid, p->cobject, &p->ids);
+		ruby_class_ids__learn(v, read_pid, &pid, &p->roots, &p->ids);
 	}
 	if (ruby_class_name(v, &p->ids, read_pid, &pid, owner, ret, len, ret_singleton))
 		ret[0] = '\0'; /* anonymous, or not read for this version: the label alone */
@@ -333,17 +304,9 @@ static int read_name(void *ctx, pid_t pid, void *proc, uint64_t iseq, uint64_t c
 static void ruby_name_frame(void *state, pid_t pid, void *proc, uint64_t word, uint64_t cookie,
 			    struct sym_frame *ret)
 {
-	struct ruby_runtime *rt = state;
+	struct runtime_base *rt = state;
 
 	frame_names__name(rt->names, pid, proc, word & RUBY_FRAME_ADDR_MASK, cookie, "[ruby]", ret);
-}
-
-static void ruby_stats(const void *state, struct runtime_stats *ret)
-{
-	const struct ruby_runtime *rt = state;
-
-	*ret = rt->stats;
-	frame_names__stats(rt->names, ret);
 }
 
 const struct runtime_ops ruby_runtime_ops = {
@@ -351,9 +314,9 @@ const struct runtime_ops ruby_runtime_ops = {
     .kind = RUNTIME_RUBY,
     .frame_tag = RUBY_FRAME_TAG,
     .new = ruby_new,
-    .free = ruby_free,
+    .free = runtime_base__free,
     .wants = ruby_wants,
     .capture = ruby_capture,
     .name_frame = ruby_name_frame,
-    .stats = ruby_stats,
+    .stats = runtime_base__stats,
 };
