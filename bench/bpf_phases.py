@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# Where a sample's BPF time goes: record --pid at 499 Hz on the 30-deep Python, Ruby, PHP and
+# native workloads with a -DPROFILE_TIMING=2 build, prof_timing read near the end (docs/performance.md,
+# "Python, Ruby and PHP processes ... steady state"). Root. bench/bpf_phases.py BUILD [SECONDS] [HZ] [KINDS...]
+import json, os, subprocess, sys, tempfile, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_python, bench_ruby, bench_php
+build = sys.argv[1]; secs = int(sys.argv[2]) if len(sys.argv) > 2 else 6
+freq = sys.argv[3] if len(sys.argv) > 3 else "499"
+kinds = sys.argv[4:] or ["python", "ruby", "php", "native"]
+NAMES = {0: "do_sample", 1: "walk_start", 2: "bpf_loop", 3: "store_user", 4: "kstack",
+         5: "counts", 6: "note_pid+thread", 7: "py_frame", 8: "py_note_lookup", 9: "rb_frame",
+         10: "rb_note_lookup", 11: "php_frame", 12: "php_note_lookup", 13: "native_classify",
+         14: "native_mapping", 15: "lookup_row", 16: "find_row(miss)", 17: "table_step",
+         19: "native_frame_total", 20: "empty(ktime cost)", 21: "note_percpu_hit"}
+def script(kind):
+    src = {"python": bench_python.DEEP_PY, "ruby": bench_ruby.DEEP_RUBY, "php": bench_php.DEEP_PHP}[kind]
+    f = tempfile.NamedTemporaryFile("w", delete=False, suffix="." + kind)
+    f.write(src); f.close(); return f.name
+def argv(kind):
+    if kind == "native":
+        return [os.path.join(build, "unwind", "edge-nofp"), "deep", str(secs + 5), "30"]
+    return [{"python": bench_python.PYTHON, "ruby": bench_ruby.RUBY, "php": bench_php.PHP}[kind], script(kind)]
+for kind in kinds:
+    t = subprocess.Popen(argv(kind), stdout=subprocess.DEVNULL)
+    time.sleep(0.5)
+    rec = subprocess.Popen([os.path.join(build, "roottrace-agent"), "record", "--pid", str(t.pid),
+                            "--unwind", "auto", "--duration", "%ds" % secs, "--frequency", freq,
+                            "--output", tempfile.mktemp(suffix=".pb.gz")], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+    time.sleep(secs - 0.5)
+    out = subprocess.run(["bpftool", "-j", "map", "dump", "name", "prof_timing"], capture_output=True, text=True).stdout
+    err = rec.communicate()[1]
+    t.kill(); t.wait()
+    tot = {}
+    for e in json.loads(out or "[]"):
+        k = e["key"] if isinstance(e["key"], int) else int(e["key"][0], 0)
+        ns = cnt = 0
+        for v in e.get("values", []):
+            val = v["value"]
+            if isinstance(val, list):
+                vals = [int(x, 0) for x in val]
+                b = bytes(vals); ns += int.from_bytes(b[:8], "little"); cnt += int.from_bytes(b[8:16], "little")
+            else:
+                ns += val[0] if isinstance(val, list) else 0
+        tot[k] = (ns, cnt)
+    samples = tot.get(0, (0, 1))[1] or 1
+    print("== %s: %d samples  (%s)" % (kind, samples, [l for l in err.splitlines() if "BPF run" in l]))
+    for k in sorted(tot):
+        ns, cnt = tot[k]
+        if cnt:
+            print("  %-20s %8.0f ns/sample  %6.1f per sample  %6.0f ns each" % (NAMES.get(k, k), ns / samples, cnt / samples, ns / cnt))

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# BPF ns per sample of one target process, builds alternating, from the in-kernel timer of
+# -DPROFILE_TIMING=1 builds (the machine's other processes are out of it). Root.
+# bench/bpf_sample_ab.py ROUNDS SECONDS HZ KIND[,KIND...] BUILD BUILD... (KIND: python, ruby,
+# php (30 deep), pyspin, rbspin, phpspin (hot under caller), nativeN (edge-nofp N deep))
+import json, os, statistics, subprocess, sys, tempfile, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
+import bench_python, bench_ruby, bench_php, bench_steady_overhead as so
+rounds, secs, freq = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+kinds = sys.argv[4].split(","); builds = sys.argv[5:]
+def script(src, suf):
+    f = tempfile.NamedTemporaryFile("w", delete=False, suffix=suf); f.write(src); f.close(); return f.name
+ARGV = {"python": [bench_python.PYTHON, script(bench_python.DEEP_PY, ".py")],
+        "ruby": [bench_ruby.RUBY, script(bench_ruby.DEEP_RUBY, ".rb")],
+        "php": [bench_php.PHP, script(bench_php.DEEP_PHP, ".php")],
+        "pyspin": ["python3.11", "-c", so.SPIN_PY], "rbspin": ["ruby", "-e", so.SPIN_RB],
+        "phpspin": ["php", "-r", so.SPIN_PHP]}
+def phase0():
+    out = subprocess.run(["bpftool", "-j", "map", "dump", "name", "prof_timing"], capture_output=True, text=True).stdout
+    ns = cnt = 0
+    for e in json.loads(out or "[]"):
+        k = e["key"] if isinstance(e["key"], int) else int(e["key"][0], 0)
+        if k != 0: continue
+        for v in e.get("values", []):
+            b = bytes(int(x, 0) for x in v["value"])
+            ns += int.from_bytes(b[:8], "little"); cnt += int.from_bytes(b[8:16], "little")
+    return ns, cnt
+res = {(k, b): [] for k in kinds for b in builds}
+for r in range(rounds):
+    for k in kinds:
+        for b in (builds if r % 2 == 0 else builds[::-1]):
+            argv = ARGV.get(k) or [os.path.join(builds[0], "unwind", "edge-nofp"), "deep", str(secs + 5), k.replace("native", "") or "30"]
+            t = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+            time.sleep(0.5)
+            rec = subprocess.Popen([os.path.join(b, "roottrace-agent"), "record", "--pid", str(t.pid), "--unwind", "auto",
+                                    "--duration", "%ds" % secs, "--frequency", freq, "--output", tempfile.mktemp(suffix=".pb.gz")],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(2); a = phase0(); time.sleep(secs - 3); z = phase0()
+            rec.wait(); t.kill(); t.wait()
+            n = z[1] - a[1]; v = (z[0] - a[0]) / n if n else 0
+            res[(k, b)].append(v)
+            print("round %d %-8s %-14s %7.0f ns/sample (%d samples)" % (r, k, b, v, n), file=sys.stderr, flush=True)
+for k in kinds:
+    base = statistics.median(res[(k, builds[0])])
+    print("%-8s " % k + "  ".join("%s %.0f (%.2fx)" % (b, statistics.median(res[(k, b)]), statistics.median(res[(k, b)]) / base) for b in builds), flush=True)
