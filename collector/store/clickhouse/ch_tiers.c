@@ -140,8 +140,8 @@ static int build_hours(const struct build *b, const struct ch_tier_counts *k, in
 		ch_buf__reset(&sql);
 		ch_buf__printf(
 		    &sql,
-		    "INSERT INTO %s.rollups_hour_staging SELECT environment, service,"
-		    " profile_type, deployment, node, toUInt32(intDiv(bucket, 3600) * 3600)"
+		    "INSERT INTO %s.rollups_hour_staging SELECT series_id,"
+		    " toUInt32(intDiv(bucket, 3600) * 3600)"
 		    " AS hour, stack_hash, sum(value) FROM %s.rollups WHERE bucket >= %lld"
 		    " AND bucket < %lld",
 		    db, db, (long long)day, (long long)limit);
@@ -149,9 +149,7 @@ static int build_hours(const struct build *b, const struct ch_tier_counts *k, in
 			ch_buf__printf(&sql, " AND intDiv(bucket, 3600) * 3600 NOT");
 			ch_buf__put_bytes(&sql, hours.data, hours.len);
 		}
-		ch_buf__printf(&sql,
-			       " GROUP BY environment, service, profile_type, deployment, node,"
-			       " hour, stack_hash");
+		ch_buf__printf(&sql, " GROUP BY series_id, hour, stack_hash");
 		rc = ch_client__run(b->client, &sql, NULL);
 	}
 	if (!rc && !pause_before_replace(b))
@@ -182,10 +180,9 @@ static int build_day(const struct build *b, int64_t day)
 		       "ALTER TABLE %s.rollups_day_staging{local}{on_cluster} DROP PARTITION %u", db,
 		       part)
 	    ?: run_sql(b->client,
-		       "INSERT INTO %s.rollups_day_staging SELECT environment, service,"
-		       " profile_type, deployment, node, toUInt32(%lld), stack_hash, sum(value)"
-		       " FROM %s.rollups_hour WHERE bucket >= %lld AND bucket < %lld GROUP BY"
-		       " environment, service, profile_type, deployment, node, stack_hash",
+		       "INSERT INTO %s.rollups_day_staging SELECT series_id, toUInt32(%lld),"
+		       " stack_hash, sum(value) FROM %s.rollups_hour WHERE bucket >= %lld"
+		       " AND bucket < %lld GROUP BY series_id, stack_hash",
 		       db, (long long)day, db, (long long)day, (long long)(day + DAY))
 	    ?: run_sql(b->client,
 		       "ALTER TABLE %s.rollups_day{local}{on_cluster} REPLACE PARTITION %u FROM"
