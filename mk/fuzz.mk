@@ -3,6 +3,7 @@
 # bytes: tests/fuzz/fuzz-<target>.c, seeds in tests/fuzz/corpus/<target>/. The archives are
 # rebuilt with fuzzer instrumentation in $(FUZZ_BUILD) (a separate tree).
 #   make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="pprof gzip"]   run each target that long
+#     (make check runs tests/fuzz/test-fuzz.sh bounded by FUZZ_RUNS=10000 inputs a target)
 #   make fuzz-build                                           only build the fuzzers
 # New inputs go to $(FUZZ_BUILD)/work/<target>/, crashes to $(FUZZ_BUILD)/artifacts/; a crash
 # is fixed and then committed to tests/fuzz/corpus/<target>/ as a regression input.
@@ -34,5 +35,5 @@ fuzz-build:
 		BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) fuzz-targets
 
 fuzz:
-	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TARGETS="$(FUZZ_TARGETS)" FUZZ_BUILD=$(FUZZ_BUILD) \
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=0 FUZZ_TARGETS="$(FUZZ_TARGETS)" FUZZ_BUILD=$(FUZZ_BUILD) \
 		ROOTTRACE_BUILD=$(BUILD) bash tests/fuzz/test-fuzz.sh

@@ -2,14 +2,26 @@
 # Runs unittest cases and prints one "PASS name" / "FAIL name: why" / "SKIP name: why" line
 # per case, the protocol tests/run-tests.sh counts. Use: `harness.main()` in a test module.
 import sys
+import time
 import traceback
 import unittest
+
+SLOW_S = 5  # a case that takes longer says so: "PASS name (12s)", for make check's timings
 
 
 class _LineResult(unittest.TestResult):
     def __init__(self):
         super().__init__()
         self.failed = 0
+        self.started = time.monotonic()
+
+    def startTest(self, test):
+        super().startTest(test)
+        self.started = time.monotonic()
+
+    def _took(self):
+        took = time.monotonic() - self.started
+        return " (%ds)" % took if took >= SLOW_S else ""
 
     def _name(self, test):
         # setUpClass/tearDownClass errors arrive as an _ErrorHolder with no method name.
@@ -19,7 +31,7 @@ class _LineResult(unittest.TestResult):
         return "%s.%s" % (type(test).__name__, method)
 
     def addSuccess(self, test):
-        print("PASS %s" % self._name(test), flush=True)
+        print("PASS %s%s" % (self._name(test), self._took()), flush=True)
 
     def _fail(self, test, err):
         self.failed += 1
