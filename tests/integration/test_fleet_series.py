@@ -172,9 +172,11 @@ class SeriesDictionary(unittest.TestCase):
             "'%s', '\\0', 'svc-b', '\\0', 'cpu', '\\0', '', '\\0', 'node-a')), 1, 8)),"
             " '%s', 'other', 'cpu', '', 'node-a', toUInt32(intDiv(toUInt32(now()), 86400))"
             % (env, env))
-        status, _ = self.upload("svc-b", self.now)
-        self.assertNotEqual(status, 200)
+        status, doc = self.upload("svc-b", self.now)
+        self.assertEqual(status, 503, doc)  # refused: nothing stored under another's name
         self.assertIn("already %s/other" % env, self.c.log())
+        self.assertEqual(self.c.metrics().get('roottrace_rejects_total{reason="store_error"}'),
+                         1)
         self.assertEqual(self.c.stored_total("svc-b"), 0)
         self.assertEqual(self.upload("api", self.now)[0], 200)  # the others still go in
 

@@ -8,8 +8,9 @@
  * bytes (no name holds one), which ClickHouse computes the same (CH_SERIES_ID_SQL, used by the
  * migration). Two series share an id with probability about n^2 / 2^65 for n series (3e-8 at a
  * million): an id the dictionary already holds with other strings is refused (ingest answers
- * an error and the collector says so on stderr), which catches every collision but two
- * collectors storing two colliding series for the first time at the same moment.
+ * 503, counted as a store error, and the collector names both series on stderr), which catches
+ * every collision but two collectors storing two colliding series for the first time at the
+ * same moment.
  *
  * The dictionary is partitioned by day as the stacks dictionary is, under the same invariant
  * (ch_stacks.c): a row of rollups, a tier or uploads in day partition P, written on day W,

@@ -12,12 +12,6 @@
 
 #include "store/clickhouse/ch_internal.h"
 
-/* " series_id IN (...)": the series a window query matches, through the dictionary. */
-static void put_series_filter(struct ch_buf *b, const char *db, const struct window_query *q)
-{
-	ch_series_put_filter(b, db, q);
-}
-
 /* Where a window's rows come from: five-minute rows over [s, e) except the hours and days
  * taken from a tier, which are those complete (ch_tier_counts.c) among its whole hours and
  * whole days. Read racing a build: the counts and the rows are read in two queries, and a
@@ -34,7 +28,7 @@ static void put_tier_rows(struct ch_buf *b, const char *db, const char *table,
 	ch_buf__printf(
 	    b, "SELECT stack_hash, value FROM %s.%s WHERE stack_hash != " CH_NO_STACK " AND", db,
 	    table);
-	put_series_filter(b, db, q);
+	ch_series_put_filter(b, db, q);
 }
 
 /* The window's rows: five-minute rows of the periods no tier has, the tiers' of the rest. */
@@ -110,7 +104,7 @@ static int plan_window(struct ch_profiles *p, const struct window_query *q, stru
 	h1 = ch_floor_to(plan->e, HOUR);
 	if (h0 >= h1) /* no whole hour: five-minute rows only */
 		return 0;
-	put_series_filter(&filter, p->client.database, q);
+	ch_series_put_filter(&filter, p->client.database, q);
 	rc = filter.oom ? -ENOMEM : ch_tier_counts__read(&p->client, filter.data, h0, h1, &k);
 	ch_buf__release(&filter);
 	if (rc)
@@ -201,7 +195,7 @@ static int read_uploads(struct ch_profiles *p, const struct window_query *q,
 	    "SELECT toInt64(sumMerge(uploads)), toInt64(argMaxMerge(period)) FROM %s.uploads"
 	    " WHERE",
 	    p->client.database);
-	put_series_filter(&sql, p->client.database, q);
+	ch_series_put_filter(&sql, p->client.database, q);
 	ch_buf__printf(&sql, " AND bucket > %lld AND bucket < %lld FORMAT RowBinary",
 		       (long long)(q->start - BUCKET_SECONDS), (long long)q->end);
 	rc = ch_client__run(&p->client, &sql, &out);
