@@ -172,6 +172,10 @@ class SeriesDictionary(unittest.TestCase):
             "'%s', '\\0', 'svc-b', '\\0', 'cpu', '\\0', '', '\\0', 'node-a')), 1, 8)),"
             " '%s', 'other', 'cpu', '', 'node-a', toUInt32(intDiv(toUInt32(now()), 86400))"
             % (env, env))
+        deadline = time.time() + 30  # a cluster's Distributed table forwards it a moment later
+        while (self.c.clickhouse("SELECT count() FROM {db}.series WHERE service = 'other'")
+               .strip() != "1" and time.time() < deadline):
+            time.sleep(0.1)
         status, doc = self.upload("svc-b", self.now)
         self.assertEqual(status, 503, doc)  # refused: nothing stored under another's name
         self.assertIn("already %s/other" % env, self.c.log())
