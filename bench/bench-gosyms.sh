@@ -14,5 +14,5 @@ while [ $# -gt 0 ]; do
 	*) ARGS+=("$1"); shift ;;
 	esac
 done
-make --no-print-directory -s BUILD="$BUILD" "$BUILD/bench/bench-gosyms"
+make --no-print-directory -s BUILD="$BUILD" "$BUILD/bench/bench-gosyms" "$BUILD/bench/bench-go-rows"
 python3 bench/bench_gosyms.py --build "$BUILD" "${ARGS[@]+"${ARGS[@]}"}"

@@ -3,8 +3,10 @@
 # Stripped Go names: a generated program of N functions (60k by default) built here, stripped;
 # the agent's name table for it (build time, memory, lookup time per frame, bench-gosyms)
 # against `go tool addr2line` (the same stripped file) and `go tool nm` (its unstripped copy:
-# nm needs a symbol table), in the same run; then the agent's steady CPU at 99 Hz while two
-# stripped Go processes spin. bench/bench-gosyms.sh --build DIR [--functions N]. Needs root.
+# nm needs a symbol table), in the same run; its unwind table from .gopclntab and those of the
+# toolchain's own go and compile (bench-go-rows: build time, rows); then the agent's steady CPU
+# at 99 Hz while two stripped Go processes spin.
+# bench/bench-gosyms.sh --build DIR [--functions N]. Needs root.
 import argparse
 import os
 import random
@@ -46,6 +48,28 @@ def build_big(build, n):
         shutil.copy(full, stripped)
         subprocess.run(["strip", "--strip-all", stripped], check=True)
     return full, stripped
+
+
+def go_rows(build, stripped, env):
+    """bench-go-rows on the generated binary and stripped copies of the toolchain's own."""
+    goroot = subprocess.run(["go", "env", "GOROOT"], env=env, capture_output=True, text=True,
+                            check=True).stdout.strip()
+    paths = [stripped]
+    for tool in ("bin/go", "pkg/tool/linux_amd64/compile"):
+        copy = os.path.join(build, "bench", "gosyms", os.path.basename(tool) + "-stripped")
+        subprocess.run(["strip", "--strip-all", "-o", copy, os.path.join(goroot, tool)],
+                       check=True)
+        paths.append(copy)
+    out = subprocess.run([os.path.join(build, "bench", "bench-go-rows")] + paths,
+                         capture_output=True, text=True, check=True).stdout
+    lines = []
+    for line in out.splitlines():
+        f = line.split()
+        v = dict(zip(f[1::2], f[2::2]))
+        lines.append("%s: %s functions, %s rows (%.0f KiB), built in %s ms (fastest %s ms)" % (
+            os.path.basename(f[0]), v["functions"], v["rows"], int(v["row_bytes"]) / 1024,
+            v["build_ms"], v["build_ms_min"]))
+    return lines
 
 
 def timed(argv, env, stdin=None):
@@ -133,6 +157,10 @@ def main():
     print("  go tool addr2line (same stripped file): %.2f s for %d addresses, %.1f us each "
           "(includes its start)" % (a2l_s, len(sample), a2l_s / len(sample) * 1e6))
     print("  go tool nm (unstripped copy): %.2f s for %d symbols" % (nm_s, len(addrs)))
+    print("  unwind tables from .gopclntab (median of 5 compiles, rows streamed as the agent "
+          "loads them):")
+    for line in go_rows(build, stripped, env):
+        print("    " + line)
     if os.geteuid() == 0:
         pct, named = steady_overhead(build, a.window, True)
         base, _ = steady_overhead(build, a.window, False)

@@ -4,6 +4,7 @@
  * roottrace_agent_unmeasured with the reason, never written as 0. */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,43 +98,176 @@ void agent_metrics__symbolizer_closed(struct agent_metrics *m)
 	pthread_mutex_unlock(&m->lock);
 }
 
-void agent_metrics__python(struct agent_metrics *m, const struct pipeline_python_stats *now)
+/* ---- interpreter frames ------------------------------------------------------------------ */
+
+#define SERIES_LABELS_MAX 6 /* labels of one series, NULL-terminated */
+#define SERIES_WALK_MAX 16  /* walk counters of one interpreter */
+
+/* A walk counter (an index into the interpreter's walk[]) and its label value. */
+struct walk_label {
+	const char *label;
+	int stat;
+};
+
+/* One interpreter's figures. Where they sit in struct agent_status: its closed pipelines'
+ * totals and the open one's, each a struct of n_walk walk counters (at walk) and a
+ * runtime_stats (at names). What /metrics shows of them, as roottrace_agent_<runtime>_*:
+ * processes_total, samples_total, frames_total (one counter, or by kind), walk_problems_total,
+ * names_total, names_cached and the version without a table; a series without help (or
+ * labels) is not shown. A new walk counter is one more label here. */
+struct runtime_series {
+	const char *runtime;
+	size_t closed, open, size, walk, names, n_walk;
+	const char *processes_help;
+	const char *unsupported; /* the outcome label of a version it cannot walk */
+	const char *samples_help;
+	int samples;
+	const char *frames_help;
+	int frames;
+	struct walk_label frame_kinds[SERIES_LABELS_MAX]; /* frames by kind, when set */
+	const char *problems_help;
+	struct walk_label problems[SERIES_LABELS_MAX];
+	const char *names_help;
+	const char *cached_help;
+	const char *version_metric; /* after roottrace_agent_<runtime>_ */
+	const char *version_help;
+};
+
+/* An interpreter whose pipeline stats are a struct {walk[], names} of the given type. */
+#define PIPELINE(field, type)                                                                      \
+	.closed = offsetof(struct agent_status, field##_closed),                                   \
+	.open = offsetof(struct agent_status, field##_open), .size = sizeof(type),                 \
+	.walk = offsetof(type, walk), .names = offsetof(type, names),                              \
+	.n_walk = sizeof(((type *)0)->walk) / sizeof(uint64_t)
+
+_Static_assert(PYTHON_STAT__COUNT <= SERIES_WALK_MAX && V8_STAT__COUNT <= SERIES_WALK_MAX &&
+		   RUBY_STAT__COUNT <= SERIES_WALK_MAX && HOTSPOT_STAT__COUNT <= SERIES_WALK_MAX,
+	       "SERIES_WALK_MAX holds every interpreter's walk counters");
+
+#define NAMES_HELP(what, reused)                                                                   \
+	what " frame names by how they were served: read from the process, or [unknown] "          \
+	     "(" reused ", memory unreadable); evicted: dropped from the bounded cache."
+
+enum { SERIES_PYTHON, SERIES_V8, SERIES_PHP, SERIES_RUBY, SERIES_HOTSPOT, SERIES__COUNT };
+
+static const struct runtime_series series[SERIES__COUNT] = {
+    [SERIES_PYTHON] =
+	{
+	    .runtime = "python",
+	    PIPELINE(python, struct pipeline_python_stats),
+	    .processes_help = "Python processes found, by outcome: walked, or of a version "
+			      "without an offset table (native frames).",
+	    .unsupported = "no_table",
+	    .samples_help = "Samples of a Python process whose interpreter frames were walked.",
+	    .samples = PYTHON_STAT_SAMPLES,
+	    .frames_help = "Interpreter frames recorded.",
+	    .frames = PYTHON_STAT_FRAMES,
+	    .problems_help = "Python samples whose interpreter walk fell short, by reason.",
+	    .problems = {{"no_thread_state", PYTHON_STAT_NO_THREAD},
+			 {"truncated", PYTHON_STAT_TRUNCATED},
+			 {"unreadable", PYTHON_STAT_READ},
+			 {"announcement_lost", PYTHON_STAT_EVENTS_LOST}},
+	    .names_help = NAMES_HELP("Interpreter", "code object freed and reused"),
+	    .cached_help = "Interpreter frame names held now.",
+	    .version_metric = "version_without_table",
+	    .version_help = "A Python version found without an offset table (the last one).",
+	},
+    [SERIES_V8] =
+	{
+	    .runtime = "v8",
+	    PIPELINE(v8, struct pipeline_v8_stats),
+	    .processes_help = "V8 (Node.js) processes found, by outcome: walked, or whose "
+			      "v8dbg_* constants lack what JS frames need (native frames).",
+	    .unsupported = "unsupported",
+	    .samples_help = "Samples of a V8 process walked for JS frames.",
+	    .samples = V8_STAT_SAMPLES,
+	    .frames_help = "JS frames recorded.",
+	    .frames = V8_STAT_FRAMES,
+	    .problems_help = "V8 walks that fell short, by reason: the stack was full at a JS "
+			     "frame, or a first-seen function was not announced (named when its "
+			     "window is).",
+	    .problems = {{"truncated", V8_STAT_TRUNCATED},
+			 {"announcement_lost", V8_STAT_EVENTS_LOST}},
+	    .names_help = NAMES_HELP("JS", "another object at the function's address now"),
+	    .cached_help = "JS frame names held now.",
+	    .version_metric = "version_unsupported",
+	    .version_help = "A V8 version found without the constants JS frames need (the last "
+			    "one).",
+	},
+    [SERIES_PHP] =
+	{
+	    .runtime = "php",
+	    .closed = offsetof(struct agent_status, php_closed),
+	    .open = offsetof(struct agent_status, php_open),
+	    .size = sizeof(struct runtime_stats),
+	    .processes_help = "PHP processes found, by outcome: walked, or of a version without "
+			      "an offset table (native frames).",
+	    .unsupported = "unsupported",
+	    .names_help = NAMES_HELP("PHP", "another function at that address now"),
+	    .cached_help = "PHP frame names held now.",
+	    .version_metric = "version_without_table",
+	    .version_help = "A PHP version found without an offset table (the last one).",
+	},
+    [SERIES_RUBY] =
+	{
+	    .runtime = "ruby",
+	    PIPELINE(ruby, struct pipeline_ruby_stats),
+	    .processes_help = "Ruby processes found, by outcome: walked, or of a version without "
+			      "an offset table (native frames).",
+	    .unsupported = "no_table",
+	    .samples_help = "Samples of a Ruby process whose control frames were walked.",
+	    .samples = RUBY_STAT_SAMPLES,
+	    .frames_help = "Ruby frames recorded.",
+	    .frames = RUBY_STAT_FRAMES,
+	    .problems_help = "Ruby samples whose walk fell short, by reason.",
+	    .problems = {{"no_execution_context", RUBY_STAT_NO_EC},
+			 {"truncated", RUBY_STAT_TRUNCATED},
+			 {"unreadable", RUBY_STAT_READ},
+			 {"announcement_lost", RUBY_STAT_EVENTS_LOST}},
+	    .names_help = NAMES_HELP("Ruby", "another iseq or method entry at that address now"),
+	    .cached_help = "Ruby frame names held now.",
+	    .version_metric = "version_without_table",
+	    .version_help = "A Ruby version found without an offset table (the last one).",
+	},
+    [SERIES_HOTSPOT] =
+	{
+	    .runtime = "hotspot",
+	    PIPELINE(hotspot, struct pipeline_hotspot_stats),
+	    .processes_help = "HotSpot JVMs found, by outcome: walked, or whose VMStructs lack "
+			      "what Java frames need (native frames).",
+	    .unsupported = "unsupported",
+	    .samples_help = "Samples of a JVM walked for Java frames.",
+	    .samples = HOTSPOT_STAT_SAMPLES,
+	    .frames_help = "Code-cache frames recorded, by kind: interpreted or compiled Java "
+			   "frames, or stubs kept as native pcs.",
+	    .frame_kinds = {{"interpreted", HOTSPOT_STAT_INTERPRETED},
+			    {"compiled", HOTSPOT_STAT_COMPILED},
+			    {"stub", HOTSPOT_STAT_STUB}},
+	    .problems_help = "JVM walks that fell short, by reason: a code-cache pc in no blob, "
+			     "a frame that could not be read ([unknown]), the stack full at a "
+			     "Java frame, or a first-seen method not announced (named when its "
+			     "window is).",
+	    .problems = {{"no_blob", HOTSPOT_STAT_NO_BLOB},
+			 {"read", HOTSPOT_STAT_READ},
+			 {"truncated", HOTSPOT_STAT_TRUNCATED},
+			 {"announcement_lost", HOTSPOT_STAT_EVENTS_LOST}},
+	    .names_help = NAMES_HELP("Java", "another Method at that address now"),
+	    .cached_help = "Java frame names held now.",
+	    .version_metric = "version_unsupported",
+	    .version_help = "A JVM version found whose VMStructs lack what Java frames need (the "
+			    "last one).",
+	},
+};
+
+/* The walk counters and names in one of r's stats structs (as strchr, const in, not out). */
+static uint64_t *walk_of(const struct runtime_series *r, const void *stats)
 {
-	pthread_mutex_lock(&m->lock);
-	m->status.python_open = *now;
-	pthread_mutex_unlock(&m->lock);
+	return (uint64_t *)((const char *)stats + r->walk);
 }
 
-static void add_python(struct pipeline_python_stats *dst, const struct pipeline_python_stats *src)
+static struct runtime_stats *names_of(const struct runtime_series *r, const void *stats)
 {
-	for (int i = 0; i < PYTHON_STAT__COUNT; i++)
-		dst->walk[i] += src->walk[i];
-	dst->names.processes_attached += src->names.processes_attached;
-	dst->names.unsupported += src->names.unsupported;
-	dst->names.attach_failed += src->names.attach_failed;
-	dst->names.names_read += src->names.names_read;
-	dst->names.names_evicted += src->names.names_evicted;
-	dst->names.names_stale += src->names.names_stale;
-	dst->names.names_unreadable += src->names.names_unreadable;
-	dst->names.names_cached = src->names.names_cached;
-	if (src->names.unsupported_version[0])
-		memcpy(dst->names.unsupported_version, src->names.unsupported_version,
-		       sizeof(dst->names.unsupported_version));
-}
-
-void agent_metrics__python_closed(struct agent_metrics *m)
-{
-	pthread_mutex_lock(&m->lock);
-	add_python(&m->status.python_closed, &m->status.python_open);
-	m->status.python_open = (struct pipeline_python_stats){0};
-	pthread_mutex_unlock(&m->lock);
-}
-
-void agent_metrics__v8(struct agent_metrics *m, const struct pipeline_v8_stats *now)
-{
-	pthread_mutex_lock(&m->lock);
-	m->status.v8_open = *now;
-	pthread_mutex_unlock(&m->lock);
+	return (struct runtime_stats *)((const char *)stats + r->names);
 }
 
 static void add_runtime_names(struct runtime_stats *dst, const struct runtime_stats *src)
@@ -151,79 +285,76 @@ static void add_runtime_names(struct runtime_stats *dst, const struct runtime_st
 		       sizeof(dst->unsupported_version));
 }
 
-static void add_v8(struct pipeline_v8_stats *dst, const struct pipeline_v8_stats *src)
+/* The open pipeline's figures so far. */
+static void series_publish(struct agent_metrics *m, int id, const void *now)
 {
-	for (int i = 0; i < V8_STAT__COUNT; i++)
-		dst->walk[i] += src->walk[i];
-	add_runtime_names(&dst->names, &src->names);
+	pthread_mutex_lock(&m->lock);
+	memcpy((char *)&m->status + series[id].open, now, series[id].size);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* The open pipeline closed: its counters join the totals (its cache level replaces theirs). */
+static void series_closed(struct agent_metrics *m, int id)
+{
+	const struct runtime_series *r = &series[id];
+	char *closed = (char *)&m->status + r->closed, *open = (char *)&m->status + r->open;
+
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < r->n_walk; i++)
+		walk_of(r, closed)[i] += walk_of(r, open)[i];
+	add_runtime_names(names_of(r, closed), names_of(r, open));
+	memset(open, 0, r->size);
+	pthread_mutex_unlock(&m->lock);
+}
+
+void agent_metrics__python(struct agent_metrics *m, const struct pipeline_python_stats *now)
+{
+	series_publish(m, SERIES_PYTHON, now);
+}
+
+void agent_metrics__python_closed(struct agent_metrics *m)
+{
+	series_closed(m, SERIES_PYTHON);
+}
+
+void agent_metrics__v8(struct agent_metrics *m, const struct pipeline_v8_stats *now)
+{
+	series_publish(m, SERIES_V8, now);
 }
 
 void agent_metrics__v8_closed(struct agent_metrics *m)
 {
-	pthread_mutex_lock(&m->lock);
-	add_v8(&m->status.v8_closed, &m->status.v8_open);
-	m->status.v8_open = (struct pipeline_v8_stats){0};
-	pthread_mutex_unlock(&m->lock);
+	series_closed(m, SERIES_V8);
 }
 
 void agent_metrics__php(struct agent_metrics *m, const struct runtime_stats *now)
 {
-	pthread_mutex_lock(&m->lock);
-	m->status.php_open = *now;
-	pthread_mutex_unlock(&m->lock);
+	series_publish(m, SERIES_PHP, now);
 }
 
 void agent_metrics__php_closed(struct agent_metrics *m)
 {
-	pthread_mutex_lock(&m->lock);
-	add_runtime_names(&m->status.php_closed, &m->status.php_open);
-	m->status.php_open = (struct runtime_stats){0};
-	pthread_mutex_unlock(&m->lock);
-}
-
-void agent_metrics__hotspot(struct agent_metrics *m, const struct pipeline_hotspot_stats *now)
-{
-	pthread_mutex_lock(&m->lock);
-	m->status.hotspot_open = *now;
-	pthread_mutex_unlock(&m->lock);
-}
-
-static void add_hotspot(struct pipeline_hotspot_stats *dst,
-			const struct pipeline_hotspot_stats *src)
-{
-	for (int i = 0; i < HOTSPOT_STAT__COUNT; i++)
-		dst->walk[i] += src->walk[i];
-	add_runtime_names(&dst->names, &src->names);
-}
-
-void agent_metrics__hotspot_closed(struct agent_metrics *m)
-{
-	pthread_mutex_lock(&m->lock);
-	add_hotspot(&m->status.hotspot_closed, &m->status.hotspot_open);
-	m->status.hotspot_open = (struct pipeline_hotspot_stats){0};
-	pthread_mutex_unlock(&m->lock);
+	series_closed(m, SERIES_PHP);
 }
 
 void agent_metrics__ruby(struct agent_metrics *m, const struct pipeline_ruby_stats *now)
 {
-	pthread_mutex_lock(&m->lock);
-	m->status.ruby_open = *now;
-	pthread_mutex_unlock(&m->lock);
-}
-
-static void add_ruby(struct pipeline_ruby_stats *dst, const struct pipeline_ruby_stats *src)
-{
-	for (int i = 0; i < RUBY_STAT__COUNT; i++)
-		dst->walk[i] += src->walk[i];
-	add_runtime_names(&dst->names, &src->names);
+	series_publish(m, SERIES_RUBY, now);
 }
 
 void agent_metrics__ruby_closed(struct agent_metrics *m)
 {
-	pthread_mutex_lock(&m->lock);
-	add_ruby(&m->status.ruby_closed, &m->status.ruby_open);
-	m->status.ruby_open = (struct pipeline_ruby_stats){0};
-	pthread_mutex_unlock(&m->lock);
+	series_closed(m, SERIES_RUBY);
+}
+
+void agent_metrics__hotspot(struct agent_metrics *m, const struct pipeline_hotspot_stats *now)
+{
+	series_publish(m, SERIES_HOTSPOT, now);
+}
+
+void agent_metrics__hotspot_closed(struct agent_metrics *m)
+{
+	series_closed(m, SERIES_HOTSPOT);
 }
 
 void agent_metrics__uploads(struct agent_metrics *m, const struct uploader_stats *st)
@@ -505,235 +636,60 @@ static void render_measured(struct prom_text *t, const struct agent_status *s)
 				 (double)rss);
 }
 
+/* An interpreter's walk counters, labelled, as counter_by takes them; the count. */
+static size_t walk_labelled(const struct walk_label *labels, const uint64_t *walk,
+			    struct labelled *ret)
+{
+	size_t n = 0;
+
+	for (; n < SERIES_LABELS_MAX && labels[n].label; n++)
+		ret[n] = (struct labelled){labels[n].label, walk[labels[n].stat]};
+	return n;
+}
+
 /* Interpreter frames: what the walk recorded and missed, what naming read and dropped, and
- * the last interpreter version without an offset table (its processes keep native frames). */
-static void render_python(struct prom_text *t, const struct agent_status *s)
+ * the last interpreter version without an offset table (its processes keep native frames).
+ * Closed pipelines' totals and the open one's, summed. */
+static void render_series(struct prom_text *t, const struct agent_status *s, int id)
 {
-	struct pipeline_python_stats all = s->python_closed;
-	const uint64_t *w = all.walk;
-	const struct runtime_stats *n = &all.names;
+	const struct runtime_series *r = &series[id];
+	const char *closed = (const char *)s + r->closed, *open = (const char *)s + r->open;
+	struct runtime_stats n = *names_of(r, closed);
+	uint64_t w[SERIES_WALK_MAX] = {0};
+	struct labelled values[SERIES_LABELS_MAX];
+	char name[96];
 
-	add_python(&all, &s->python_open);
-	counter_by(t, P "python_processes_total",
-		   "Python processes found, by outcome: walked, or of a version without an "
-		   "offset table (native frames).",
-		   "outcome",
-		   (const struct labelled[]){{"attached", n->processes_attached},
-					     {"no_table", n->unsupported},
-					     {"attach_failed", n->attach_failed}},
-		   3);
-	prom_text__counter(t, P "python_samples_total",
-			   "Samples of a Python process whose interpreter frames were walked.",
-			   w[PYTHON_STAT_SAMPLES]);
-	prom_text__counter(t, P "python_frames_total", "Interpreter frames recorded.",
-			   w[PYTHON_STAT_FRAMES]);
-	counter_by(t, P "python_walk_problems_total",
-		   "Python samples whose interpreter walk fell short, by reason.", "reason",
-		   (const struct labelled[]){{"no_thread_state", w[PYTHON_STAT_NO_THREAD]},
-					     {"truncated", w[PYTHON_STAT_TRUNCATED]},
-					     {"unreadable", w[PYTHON_STAT_READ]},
-					     {"announcement_lost", w[PYTHON_STAT_EVENTS_LOST]}},
-		   4);
-	counter_by(t, P "python_names_total",
-		   "Interpreter frame names by how they were served: read from the process, or "
-		   "[unknown] (code object freed and reused, memory unreadable); evicted: dropped "
-		   "from the bounded cache.",
-		   "result",
-		   (const struct labelled[]){{"read", n->names_read},
-					     {"stale", n->names_stale},
-					     {"unreadable", n->names_unreadable},
-					     {"evicted", n->names_evicted}},
-		   4);
-	prom_text__gauge(t, P "python_names_cached", "Interpreter frame names held now.",
-			 (double)n->names_cached);
-	if (n->unsupported_version[0]) {
-		prom_text__header(t, P "python_version_without_table", "gauge",
-				  "A Python version found without an offset table (the last one).");
-		prom_text__appendf(t, P "python_version_without_table{version=\"%s\"} 1\n",
-				   n->unsupported_version);
-	}
-}
-
-static void render_v8(struct prom_text *t, const struct agent_status *s)
-{
-	struct pipeline_v8_stats all = s->v8_closed;
-	const uint64_t *w = all.walk;
-	const struct runtime_stats *n = &all.names;
-
-	add_v8(&all, &s->v8_open);
-	counter_by(t, P "v8_processes_total",
-		   "V8 (Node.js) processes found, by outcome: walked, or whose v8dbg_* constants "
-		   "lack what JS frames need (native frames).",
-		   "outcome",
-		   (const struct labelled[]){{"attached", n->processes_attached},
-					     {"unsupported", n->unsupported},
-					     {"attach_failed", n->attach_failed}},
-		   3);
-	prom_text__counter(t, P "v8_samples_total", "Samples of a V8 process walked for JS frames.",
-			   w[V8_STAT_SAMPLES]);
-	prom_text__counter(t, P "v8_frames_total", "JS frames recorded.", w[V8_STAT_FRAMES]);
-	counter_by(t, P "v8_walk_problems_total",
-		   "V8 walks that fell short, by reason: the stack was full at a JS frame, or a "
-		   "first-seen function was not announced (named when its window is).",
-		   "reason",
-		   (const struct labelled[]){{"truncated", w[V8_STAT_TRUNCATED]},
-					     {"announcement_lost", w[V8_STAT_EVENTS_LOST]}},
-		   2);
-	counter_by(t, P "v8_names_total",
-		   "JS frame names by how they were served: read from the process, or [unknown] "
-		   "(another object at the function's address now, memory unreadable); evicted: "
-		   "dropped from the bounded cache.",
-		   "result",
-		   (const struct labelled[]){{"read", n->names_read},
-					     {"stale", n->names_stale},
-					     {"unreadable", n->names_unreadable},
-					     {"evicted", n->names_evicted}},
-		   4);
-	prom_text__gauge(t, P "v8_names_cached", "JS frame names held now.",
-			 (double)n->names_cached);
-	if (n->unsupported_version[0]) {
-		prom_text__header(
-		    t, P "v8_version_unsupported", "gauge",
-		    "A V8 version found without the constants JS frames need (the last "
-		    "one).");
-		prom_text__appendf(t, P "v8_version_unsupported{version=\"%s\"} 1\n",
-				   n->unsupported_version);
-	}
-}
-
-static void render_php(struct prom_text *t, const struct agent_status *s)
-{
-	struct runtime_stats n = s->php_closed;
-
-	add_runtime_names(&n, &s->php_open);
-	counter_by(t, P "php_processes_total",
-		   "PHP processes found, by outcome: walked, or of a version without an offset "
-		   "table (native frames).",
-		   "outcome",
+	for (size_t i = 0; i < r->n_walk; i++)
+		w[i] = walk_of(r, closed)[i] + walk_of(r, open)[i];
+	add_runtime_names(&n, names_of(r, open));
+#define NAME(suffix) (snprintf(name, sizeof(name), P "%s_%s", r->runtime, suffix), name)
+	counter_by(t, NAME("processes_total"), r->processes_help, "outcome",
 		   (const struct labelled[]){{"attached", n.processes_attached},
-					     {"unsupported", n.unsupported},
+					     {r->unsupported, n.unsupported},
 					     {"attach_failed", n.attach_failed}},
 		   3);
-	counter_by(t, P "php_names_total",
-		   "PHP frame names by how they were served: read from the process, or [unknown] "
-		   "(another function at that address now, memory unreadable); evicted: dropped "
-		   "from the bounded cache.",
-		   "result",
+	if (r->samples_help)
+		prom_text__counter(t, NAME("samples_total"), r->samples_help, w[r->samples]);
+	if (r->frame_kinds[0].label)
+		counter_by(t, NAME("frames_total"), r->frames_help, "kind", values,
+			   walk_labelled(r->frame_kinds, w, values));
+	else if (r->frames_help)
+		prom_text__counter(t, NAME("frames_total"), r->frames_help, w[r->frames]);
+	if (r->problems[0].label)
+		counter_by(t, NAME("walk_problems_total"), r->problems_help, "reason", values,
+			   walk_labelled(r->problems, w, values));
+	counter_by(t, NAME("names_total"), r->names_help, "result",
 		   (const struct labelled[]){{"read", n.names_read},
 					     {"stale", n.names_stale},
 					     {"unreadable", n.names_unreadable},
 					     {"evicted", n.names_evicted}},
 		   4);
-	prom_text__gauge(t, P "php_names_cached", "PHP frame names held now.",
-			 (double)n.names_cached);
+	prom_text__gauge(t, NAME("names_cached"), r->cached_help, (double)n.names_cached);
 	if (n.unsupported_version[0]) {
-		prom_text__header(t, P "php_version_without_table", "gauge",
-				  "A PHP version found without an offset table (the last one).");
-		prom_text__appendf(t, P "php_version_without_table{version=\"%s\"} 1\n",
-				   n.unsupported_version);
+		prom_text__header(t, NAME(r->version_metric), "gauge", r->version_help);
+		prom_text__appendf(t, "%s{version=\"%s\"} 1\n", name, n.unsupported_version);
 	}
-}
-
-static void render_hotspot(struct prom_text *t, const struct agent_status *s)
-{
-	struct pipeline_hotspot_stats all = s->hotspot_closed;
-	const uint64_t *w = all.walk;
-	const struct runtime_stats *n = &all.names;
-
-	add_hotspot(&all, &s->hotspot_open);
-	counter_by(t, P "hotspot_processes_total",
-		   "HotSpot JVMs found, by outcome: walked, or whose VMStructs lack what Java "
-		   "frames need (native frames).",
-		   "outcome",
-		   (const struct labelled[]){{"attached", n->processes_attached},
-					     {"unsupported", n->unsupported},
-					     {"attach_failed", n->attach_failed}},
-		   3);
-	prom_text__counter(t, P "hotspot_samples_total", "Samples of a JVM walked for Java frames.",
-			   w[HOTSPOT_STAT_SAMPLES]);
-	counter_by(t, P "hotspot_frames_total",
-		   "Code-cache frames recorded, by kind: interpreted or compiled Java frames, or "
-		   "stubs kept as native pcs.",
-		   "kind",
-		   (const struct labelled[]){{"interpreted", w[HOTSPOT_STAT_INTERPRETED]},
-					     {"compiled", w[HOTSPOT_STAT_COMPILED]},
-					     {"stub", w[HOTSPOT_STAT_STUB]}},
-		   3);
-	counter_by(t, P "hotspot_walk_problems_total",
-		   "JVM walks that fell short, by reason: a code-cache pc in no blob, a frame "
-		   "that could not be read ([unknown]), the stack full at a Java frame, or a "
-		   "first-seen method not announced (named when its window is).",
-		   "reason",
-		   (const struct labelled[]){{"no_blob", w[HOTSPOT_STAT_NO_BLOB]},
-					     {"read", w[HOTSPOT_STAT_READ]},
-					     {"truncated", w[HOTSPOT_STAT_TRUNCATED]},
-					     {"announcement_lost", w[HOTSPOT_STAT_EVENTS_LOST]}},
-		   4);
-	counter_by(t, P "hotspot_names_total",
-		   "Java frame names by how they were served: read from the process, or [unknown] "
-		   "(another Method at that address now, memory unreadable); evicted: dropped "
-		   "from the bounded cache.",
-		   "result",
-		   (const struct labelled[]){{"read", n->names_read},
-					     {"stale", n->names_stale},
-					     {"unreadable", n->names_unreadable},
-					     {"evicted", n->names_evicted}},
-		   4);
-	prom_text__gauge(t, P "hotspot_names_cached", "Java frame names held now.",
-			 (double)n->names_cached);
-	if (n->unsupported_version[0]) {
-		prom_text__header(t, P "hotspot_version_unsupported", "gauge",
-				  "A JVM version found whose VMStructs lack what Java frames need "
-				  "(the last one).");
-		prom_text__appendf(t, P "hotspot_version_unsupported{version=\"%s\"} 1\n",
-				   n->unsupported_version);
-	}
-}
-
-static void render_ruby(struct prom_text *t, const struct agent_status *s)
-{
-	struct pipeline_ruby_stats all = s->ruby_closed;
-	const uint64_t *w = all.walk;
-	const struct runtime_stats *n = &all.names;
-
-	add_ruby(&all, &s->ruby_open);
-	counter_by(t, P "ruby_processes_total",
-		   "Ruby processes found, by outcome: walked, or of a version without an offset "
-		   "table (native frames).",
-		   "outcome",
-		   (const struct labelled[]){{"attached", n->processes_attached},
-					     {"no_table", n->unsupported},
-					     {"attach_failed", n->attach_failed}},
-		   3);
-	prom_text__counter(t, P "ruby_samples_total",
-			   "Samples of a Ruby process whose control frames were walked.",
-			   w[RUBY_STAT_SAMPLES]);
-	prom_text__counter(t, P "ruby_frames_total", "Ruby frames recorded.", w[RUBY_STAT_FRAMES]);
-	counter_by(t, P "ruby_walk_problems_total",
-		   "Ruby samples whose walk fell short, by reason.", "reason",
-		   (const struct labelled[]){{"no_execution_context", w[RUBY_STAT_NO_EC]},
-					     {"truncated", w[RUBY_STAT_TRUNCATED]},
-					     {"unreadable", w[RUBY_STAT_READ]},
-					     {"announcement_lost", w[RUBY_STAT_EVENTS_LOST]}},
-		   4);
-	counter_by(t, P "ruby_names_total",
-		   "Ruby frame names by how they were served: read from the process, or [unknown] "
-		   "(another iseq or method entry at that address now, memory unreadable); "
-		   "evicted: dropped from the bounded cache.",
-		   "result",
-		   (const struct labelled[]){{"read", n->names_read},
-					     {"stale", n->names_stale},
-					     {"unreadable", n->names_unreadable},
-					     {"evicted", n->names_evicted}},
-		   4);
-	prom_text__gauge(t, P "ruby_names_cached", "Ruby frame names held now.",
-			 (double)n->names_cached);
-	if (n->unsupported_version[0]) {
-		prom_text__header(t, P "ruby_version_without_table", "gauge",
-				  "A Ruby version found without an offset table (the last one).");
-		prom_text__appendf(t, P "ruby_version_without_table{version=\"%s\"} 1\n",
-				   n->unsupported_version);
-	}
+#undef NAME
 }
 
 int agent_metrics__render(const struct agent_status *s, int64_t now_ms, char **ret, size_t *ret_len)
@@ -746,12 +702,10 @@ int agent_metrics__render(const struct agent_status *s, int64_t now_ms, char **r
 	render_samples(&t, s);
 	render_unwind(&t, &s->total.unwind);
 	render_symbolizer(&t, s);
-	render_python(&t, s);
+	render_series(&t, s, SERIES_PYTHON);
 	render_debuginfod(&t);
-	render_v8(&t, s);
-	render_php(&t, s);
-	render_ruby(&t, s);
-	render_hotspot(&t, s);
+	for (int id = SERIES_V8; id < SERIES__COUNT; id++)
+		render_series(&t, s, id);
 	render_uploads(&t, s);
 	render_measured(&t, s);
 	return prom_text__finish(&t, ret, ret_len);

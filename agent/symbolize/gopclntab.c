@@ -469,29 +469,52 @@ static int read_uvarint(struct cursor *c, uint32_t *ret)
 	return -EINVAL;
 }
 
+/* A pc-value table being decoded: each step gives the value on [lo, hi). */
+struct pcvalue_iter {
+	struct cursor c;
+	uint64_t lo, hi;
+	int32_t val;
+	bool first;
+};
+
+static int pcvalue_start(struct gopclntab *t, struct pcvalue_iter *it, uint32_t off, uint64_t entry)
+{
+	if (!off || off >= t->pctab_len)
+		return -EINVAL;
+	*it = (struct pcvalue_iter){
+	    .c = {.t = t, .off = t->pctab + off}, .hi = entry, .val = -1, .first = true};
+	return 0;
+}
+
+/* The next run: 1, 0 at the table's end, -EINVAL when it is damaged. */
+static int pcvalue_next(struct pcvalue_iter *it)
+{
+	uint32_t uv, pcdelta;
+
+	if (read_uvarint(&it->c, &uv))
+		return -EINVAL;
+	if (uv == 0 && !it->first)
+		return 0;
+	it->val += (uv & 1) ? ~(int32_t)(uv >> 1) : (int32_t)(uv >> 1);
+	if (read_uvarint(&it->c, &pcdelta))
+		return -EINVAL;
+	it->lo = it->hi;
+	it->hi += (uint64_t)pcdelta * it->c.t->quantum;
+	it->first = false;
+	return 1;
+}
+
 /* Value of the pc-value table at off for target (entry: the function's first pc), or -1. */
 static int32_t pcvalue(struct gopclntab *t, uint32_t off, uint64_t entry, uint64_t target)
 {
-	struct cursor c = {.t = t, .off = t->pctab + off};
-	uint64_t pc = entry;
-	int32_t val = -1;
-	bool first = true;
+	struct pcvalue_iter it;
 
-	if (!off || off >= t->pctab_len)
+	if (pcvalue_start(t, &it, off, entry))
 		return -1;
-	for (;;) {
-		uint32_t uv, pcdelta;
-
-		if (read_uvarint(&c, &uv) || (uv == 0 && !first))
-			return -1;
-		val += (uv & 1) ? ~(int32_t)(uv >> 1) : (int32_t)(uv >> 1);
-		if (read_uvarint(&c, &pcdelta))
-			return -1;
-		pc += (uint64_t)pcdelta * t->quantum;
-		first = false;
-		if (target < pc)
-			return val;
-	}
+	while (pcvalue_next(&it) > 0)
+		if (target < it.hi)
+			return it.val;
+	return -1;
 }
 
 /* len bytes at table offset off lie inside the records (a damaged table must not read past
@@ -958,4 +981,63 @@ int gopclntab__wrapper_funcid(const struct gopclntab *ct)
 int gopclntab__has_inline(const struct gopclntab *t)
 {
 	return t->version == GOPCLNTAB_V116 || (t->version >= GOPCLNTAB_V118 && t->gofunc_vaddr);
+}
+
+/* --- frames for the unwinder (agent/unwind/go_rows.c) -------------------------------- */
+
+/* Offset of pcsp in a _func: after entry, nameoff, args and deferreturn (1.2's frame). */
+static size_t pcsp_off(const struct gopclntab *t)
+{
+	return func_entry_size(t) + 3 * 4;
+}
+
+int gopclntab__func(const struct gopclntab *ct, size_t i, struct gopclntab_func *ret)
+{
+	struct gopclntab *t = (struct gopclntab *)ct; /* the cache changes, the table does not */
+	size_t need = funcid_off(t) ? funcid_off(t) + 2 : pcsp_off(t) + 4;
+	uint64_t rec, v;
+
+	if (i >= t->nfunc)
+		return -EINVAL;
+	rec = func_record(t, i, need);
+	if (rec == NOWHERE || get_uint(t, &t->tab, rec + pcsp_off(t), 4, &v))
+		return -EINVAL;
+	*ret = (struct gopclntab_func){
+	    .entry = entry_pc(t, i), .end = entry_pc(t, i + 1), .pcsp = (uint32_t)v};
+	/* funcFlag follows funcID from 1.17 (padding, 0, in 1.16's) */
+	if (funcid_off(t) && !get_uint(t, &t->tab, rec + funcid_off(t) + 1, 1, &v))
+		ret->flags = (uint8_t)v;
+	return 0;
+}
+
+int gopclntab__pcsp_runs(const struct gopclntab *ct, const struct gopclntab_func *f,
+			 gopclntab_run_fn run, void *ctx)
+{
+	struct gopclntab *t = (struct gopclntab *)ct;
+	struct pcvalue_iter it;
+	int more, ret;
+
+	if (pcvalue_start(t, &it, f->pcsp, f->entry))
+		return -EINVAL;
+	while ((more = pcvalue_next(&it)) > 0) {
+		if (it.hi > f->end)
+			return -EINVAL; /* a run past the function: not this function's table */
+		if (it.hi > it.lo && (ret = run(ctx, it.lo, it.hi, it.val)))
+			return ret;
+		it.c.avail = 0; /* run may have read through the cache: its block may be gone */
+	}
+	return more;
+}
+
+int gopclntab__read_vaddr(const struct gopclntab *ct, uint64_t vaddr, void *buf, size_t len)
+{
+	struct gopclntab *t = (struct gopclntab *)ct;
+	uint64_t off = image_at(&t->img, vaddr, len);
+
+	return off == NOWHERE ? -EINVAL : get(t, &t->image, off, buf, len);
+}
+
+unsigned gopclntab__quantum(const struct gopclntab *t)
+{
+	return t->quantum;
 }

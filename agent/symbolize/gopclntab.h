@@ -71,4 +71,28 @@ size_t gopclntab__count(const struct gopclntab *t);   /* functions */
 size_t gopclntab__memory(const struct gopclntab *t);  /* heap bytes held */
 int gopclntab__has_inline(const struct gopclntab *t); /* 1 when inlined frames are expanded */
 
+/* --- frames, for the unwinder (agent/unwind/go_rows.c) --- */
+
+/* funcFlag bits (Go 1.17+ tables; 0 before) */
+#define GOPCLNTAB_FLAG_TOPFRAME 0x1 /* outermost: nothing called it (goexit, mstart, rt0_go) */
+#define GOPCLNTAB_FLAG_SPWRITE 0x2  /* writes SP arbitrarily: its SP deltas say nothing */
+
+struct gopclntab_func {
+	uint64_t entry, end; /* [entry, end): end is the next function's entry (padding included) */
+	uint32_t pcsp;	     /* its pcsp table (SP delta from entry at each pc), 0: none */
+	uint8_t flags;	     /* GOPCLNTAB_FLAG_* */
+};
+
+/* Function i of gopclntab__count(), in address order. 0 or -EINVAL (damaged record). */
+int gopclntab__func(const struct gopclntab *t, size_t i, struct gopclntab_func *ret);
+/* The pcsp table of f, decoded in pc order: run(ctx, lo, hi, sp_delta) for each [lo, hi) with
+ * one value. 0, -EINVAL (damaged: unreadable, or a run past f->end), or run's non-zero return,
+ * which ends the walk. Not for concurrent use (the block cache). */
+typedef int (*gopclntab_run_fn)(void *ctx, uint64_t lo, uint64_t hi, int32_t value);
+int gopclntab__pcsp_runs(const struct gopclntab *t, const struct gopclntab_func *f,
+			 gopclntab_run_fn run, void *ctx);
+/* len bytes of the file at vaddr (code, through a loadable segment). 0 or -EINVAL. */
+int gopclntab__read_vaddr(const struct gopclntab *t, uint64_t vaddr, void *buf, size_t len);
+unsigned gopclntab__quantum(const struct gopclntab *t); /* pc quantum: 1 on x86-64 */
+
 #endif

@@ -22,12 +22,16 @@
 #include "unwind/cfi_rows.h"
 #include "symbolize/debug_file.h"
 #include "unwind/eh_frame_image.h"
+#include "unwind/go_rows.h"
 
 #define DWARF_REG_RBP 6
 #define DWARF_REG_RSP 7
 #define DWARF_REG_RA 16
 #define MAX_CIES 4096	     /* distinct CIEs remembered per file (libc has 1, big C++ a few) */
 #define SIGFRAME_CFA_OFF 160 /* x86-64 rt_sigframe: saved rsp at sp + 160 */
+/* A .gopclntab costs about this many times less to compile per byte than CFI through libdw
+ * (the toolchain's compile: 4.3 MB in 25-40 ms; libc's 150 KB of .eh_frame: 7 ms). */
+#define GO_TABLE_BYTES_PER_CFI_BYTE 8
 
 struct cie_enc {
 	Dwarf_Off offset;
@@ -648,7 +652,8 @@ static int compile_eh_frame(struct compile_ctx *c, Elf *elf, int fd,
 	return ret;
 }
 
-/* .eh_frame, else .debug_frame here or in the build-id debug file: the first with an FDE.
+/* .eh_frame, else Go's pcsp tables, else .debug_frame here or in the build-id debug file: the
+ * first with an FDE.
  * fd: the file elf reads (-1 for an image in memory). */
 static int compile_elf(Elf *elf, int fd, struct cfi_table *t, const struct cfi_row_sink *sink)
 {
@@ -664,6 +669,13 @@ static int compile_elf(Elf *elf, int fd, struct cfi_table *t, const struct cfi_r
 	if (ret)
 		return ret;
 	scn = elf_section_named(elf, ".eh_frame", &sh);
+	if (!scn && fd >= 0) {
+		/* Go without .eh_frame (cgo's has one): its pcsp tables exist even when stripped,
+		 * and say more than its .debug_frame (rbp, outermost frames). */
+		ret = go_rows__compile_fd(fd, t, sink);
+		if (ret != -ENOENT)
+			return ret;
+	}
 	if (scn) {
 		t->source = CFI_SOURCE_EH_FRAME;
 		ret = compile_eh_frame(&c, elf, fd, sink);
@@ -811,8 +823,14 @@ uint64_t cfi_bytes_fd(int fd)
 
 	if (!elf)
 		return 0;
-	if (elf_kind(elf) == ELF_K_ELF && (elf_section_named(elf, ".eh_frame", &sh) ||
-					   elf_section_named(elf, ".debug_frame", &sh)))
+	if (elf_kind(elf) != ELF_K_ELF)
+		bytes = 0;
+	else if (elf_section_named(elf, ".eh_frame", &sh))
+		bytes = sh.sh_size;
+	else if (elf_section_named(elf, ".gopclntab", &sh) ||
+		 elf_section_named(elf, ".data.rel.ro.gopclntab", &sh))
+		bytes = sh.sh_size / GO_TABLE_BYTES_PER_CFI_BYTE; /* go_rows.c compiles it */
+	else if (elf_section_named(elf, ".debug_frame", &sh))
 		bytes = sh.sh_size;
 	elf_end(elf);
 	return bytes;

@@ -21,7 +21,11 @@
 #define CFI_MAX_ROWS (1u << 20)
 #define CFI_MAX_SECTION_BYTES (8u << 20)
 
-enum cfi_source { CFI_SOURCE_EH_FRAME = 1, CFI_SOURCE_DEBUG_FRAME = 2 };
+enum cfi_source {
+	CFI_SOURCE_EH_FRAME = 1,
+	CFI_SOURCE_DEBUG_FRAME = 2,
+	CFI_SOURCE_GOPCLNTAB = 3, /* Go without .eh_frame: pcsp tables (go_rows.c) */
+};
 
 struct cfi_segment {
 	uint64_t offset, vaddr, filesz;
@@ -63,8 +67,9 @@ struct cfi_table *cfi_compile_memory(const void *image, size_t size);
 struct cfi_table *cfi_compile_own_vdso(void);
 void cfi_table__free(struct cfi_table *t);
 
-/* Size of the CFI section a compile of fd would read (.eh_frame, else .debug_frame); 0 when
- * there is none or fd is not ELF. Cheap: section headers only. */
+/* Size of the CFI section a compile of fd would read (.eh_frame, else a Go table as the
+ * .eh_frame of the same compile cost, else .debug_frame); 0 when there is none or fd is not
+ * ELF. Cheap: section headers only. */
 uint64_t cfi_bytes_fd(int fd);
 
 /* The row covering a table pc (last row at or before it), or NULL when pc is below the first. */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Unit tests for CRuby detection and naming: the offset tables (2.7-3.3, none for others), the
- * libruby installed here, String and path decoding, class names (Class#method) from ivars and
- * classext fields, the VM loop found without its symbol, and a version without a table (a
- * libruby whose ruby_version says 9.9): native frames, once. */
+ * libruby installed here, String and path decoding, class names (Class#method) from ivars (by
+ * table, and by object shape for 3.2) and classext fields, the VM loop found without its symbol,
+ * and a version without a table (a libruby whose ruby_version says 9.9): native frames, once. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -46,7 +46,8 @@ TEST(tables_cover_2_7_to_3_3_only)
 	}
 	CHECK(ruby_version__find(2, 6) == NULL);
 	/* where Class#method's class name is: ivars up to 3.1 (a classext pointer at 24 whose
-	 * iv_tbl is its second word), not read in 3.2, classext fields in 3.3 */
+	 * iv_tbl is its second word), ivars by object shape in 3.2 (the classext embedded at 32,
+	 * iv_ptr its first word; the VM's shape list at 376), classext fields in 3.3 */
 	for (size_t i = 0; i < sizeof(minors) / sizeof(minors[0]); i++) {
 		const struct ruby_version *v = ruby_version__find(minors[i][0], minors[i][1]);
 		unsigned ver = minors[i][0] * 10 + minors[i][1];
@@ -54,10 +55,13 @@ TEST(tables_cover_2_7_to_3_3_only)
 		if (!v)
 			continue;
 		CHECK_EQ_INT(v->class_path, ver <= 31	? RUBY_CLASSPATH_IVAR
-					    : ver == 32 ? RUBY_CLASSPATH_NONE
+					    : ver == 32 ? RUBY_CLASSPATH_SHAPE
 							: RUBY_CLASSPATH_FIELD);
-		CHECK_EQ_INT(v->class_ext, ver <= 31 ? 24 : ver == 33 ? 32 : 0);
+		CHECK_EQ_INT(v->class_ext, ver <= 31 ? 24 : 32);
 		CHECK_EQ_INT(v->ext_iv_tbl, ver <= 31 ? 8 : 0);
+		CHECK_EQ_INT(v->ext_iv_ptr, 0);
+		CHECK_EQ_INT(v->vm_shape_list, ver == 32 ? 376 : 0);
+		CHECK_EQ_INT(ruby_class_ids__needed(v), ver <= 32);
 		CHECK_EQ_INT(v->ext_classpath, ver == 33 ? 120 : 0);
 		CHECK_EQ_INT(v->ext_attached, ver == 33 ? 96 : 0);
 	}
@@ -331,6 +335,7 @@ TEST(class_names_from_ivars_2_7_to_3_1)
 	const uint64_t cobject = CLS_BASE + 8, object = CLS_BASE + 0x100, meta = CLS_BASE + 0x200;
 	const uint64_t cart = CLS_BASE + 0x300, cart_meta = CLS_BASE + 0x400;
 	const uint64_t id_path = 0xf01, id_attached = 0xc11, id_other = 0x1e01;
+	const struct ruby_class_roots roots = {.cobject = cobject};
 	struct ruby_class_ids ids;
 	char out[64];
 	bool singleton = true;
@@ -345,7 +350,7 @@ TEST(class_names_from_ivars_2_7_to_3_1)
 	       (const uint64_t[][2]){{id_other, CLS_BASE + 0x880}, {id_path, CLS_BASE + 0x800}}, 2);
 	hclass(meta, RUBY_FL_SINGLETON, 0, CLS_BASE + 0x520, CLS_BASE + 0x700,
 	       (const uint64_t[][2]){{id_attached, object}}, 1);
-	CHECK_EQ_INT(ruby_class_ids__learn(v, read_heap, NULL, cobject, &ids), 0);
+	CHECK_EQ_INT(ruby_class_ids__learn(v, read_heap, NULL, &roots, &ids), 0);
 	CHECK_EQ_INT(ids.classpath, id_path);
 	CHECK_EQ_INT(ids.attached, id_attached);
 	/* an instance method's owner, then a singleton method's (named after its class) */
@@ -361,7 +366,7 @@ TEST(class_names_from_ivars_2_7_to_3_1)
 	    ruby_class_name(v, &ids, read_heap, NULL, cart_meta, out, sizeof(out), &singleton), 0);
 	CHECK_EQ_STR(out, "Shop::Cart");
 	CHECK(singleton);
-	/* an anonymous class (no __classpath__), IDs not learnt, and 3.2 (not read) */
+	/* an anonymous class (no __classpath__), IDs not learnt (for 3.2 too) */
 	hput(CLS_BASE + 0x900 + 64 + 24 + 8, id_other);
 	CHECK_EQ_INT(ruby_class_name(v, &ids, read_heap, NULL, cart, out, sizeof(out), &singleton),
 		     -ENOENT);
@@ -370,6 +375,103 @@ TEST(class_names_from_ivars_2_7_to_3_1)
 		     -ENOTSUP);
 	CHECK_EQ_INT(ruby_class_name(ruby_version__find(3, 2), &ids, read_heap, NULL, cart, out,
 				     sizeof(out), &singleton),
+		     -ENOTSUP);
+}
+
+/* A 3.2 class at addr: its shape id in the top half of its flags, its classext embedded at 32
+ * with iv_ptr (its ivars' values, at the indexes its shapes give) first. */
+static void hclass32(uint64_t addr, uint64_t flags, uint32_t shape, uint64_t meta, uint64_t iv_ptr)
+{
+	hput(addr, 0x2 | flags | (uint64_t)shape << RUBY_SHAPE_ID_SHIFT); /* T_CLASS */
+	hput(addr + RUBY_BASIC_KLASS, meta);
+	hput(addr + 32, iv_ptr);
+}
+
+/* Shape id of the list at list: {edges, edge_name, next_iv_index, capacity, type, pool, parent}. */
+static void hshape(uint64_t list, uint32_t id, uint8_t type, uint64_t edge, uint32_t next_iv,
+		   uint32_t parent)
+{
+	uint64_t at = list + (uint64_t)id * RUBY_SHAPE_SIZE;
+
+	hput(at + RUBY_SHAPE_EDGE_NAME, edge);
+	hput(at + RUBY_SHAPE_NEXT_IV, next_iv);
+	heap[at - CLS_BASE + RUBY_SHAPE_TYPE] = type;
+	memcpy(heap + (at - CLS_BASE) + RUBY_SHAPE_PARENT, &parent, sizeof(parent));
+}
+
+/* An embedded 3.2 String at addr: length at +16, bytes at +24. */
+static void hstr32(uint64_t addr, const char *s)
+{
+	hput(addr, RUBY_T_STRING);
+	hput(addr + 16, strlen(s));
+	memcpy(heap + (addr - CLS_BASE + 24), s, strlen(s));
+}
+
+TEST(class_names_from_shape_indexed_ivars_3_2)
+{
+	const struct ruby_version *v = ruby_version__find(3, 2);
+	const uint64_t cobject = CLS_BASE + 8, vm_ptr = CLS_BASE + 16, vm = CLS_BASE + 0x20;
+	const uint64_t shapes = CLS_BASE + 0xc00, object = CLS_BASE + 0x200;
+	const uint64_t meta = CLS_BASE + 0x280, cart = CLS_BASE + 0x300,
+		       cart_meta = CLS_BASE + 0x380;
+	const uint64_t anon = CLS_BASE + 0x400, iv = CLS_BASE + 0x500;
+	const uint64_t id_path = 0xf01, id_attached = 0xc11, id_other = 0x1e01, id_frozen = 0x2a01;
+	const struct ruby_class_roots roots = {.cobject = cobject, .vm = vm_ptr};
+	struct ruby_class_ids ids;
+	char out[64];
+	bool singleton = true;
+
+	memset(heap, 0, sizeof(heap));
+	hput(cobject, object);
+	hput(vm_ptr, vm);
+	hput(vm + 376, shapes);
+	hstr32(CLS_BASE + 0x800, "Object");
+	hstr32(CLS_BASE + 0x840, "Shop::Cart");
+	hstr32(CLS_BASE + 0x880, "not a path");
+	/* the shape tree: the root, then one branch per class; Object's __classpath__ is its second
+	 * ivar (index 1), Cart's its first under a frozen shape (which holds no ivar) */
+	hshape(shapes, 0, 0, 0, 0, RUBY_SHAPE_INVALID);
+	hshape(shapes, 1, RUBY_SHAPE_IVAR, id_other, 1, 0);
+	hshape(shapes, 2, RUBY_SHAPE_IVAR, id_path, 2, 1);
+	hshape(shapes, 3, RUBY_SHAPE_IVAR, id_attached, 1, 0);
+	hshape(shapes, 4, RUBY_SHAPE_IVAR, id_path, 1, 0);
+	hshape(shapes, 5, 2 /* SHAPE_FROZEN */, id_frozen, 1, 4);
+	hput(iv, CLS_BASE + 0x880); /* Object: [other, classpath] */
+	hput(iv + 8, CLS_BASE + 0x800);
+	hput(iv + 16, object);		 /* Object's metaclass: [attached] */
+	hput(iv + 24, CLS_BASE + 0x840); /* Cart: [classpath] */
+	hput(iv + 32, cart);		 /* Cart's metaclass: [attached] */
+	hput(iv + 40, CLS_BASE + 0x880); /* an anonymous class: [other] */
+	hclass32(object, 0, 2, meta, iv);
+	hclass32(meta, RUBY_FL_SINGLETON, 3, 0, iv + 16);
+	hclass32(cart, 0, 5, cart_meta, iv + 24);
+	hclass32(cart_meta, RUBY_FL_SINGLETON, 3, 0, iv + 32);
+	hclass32(anon, 0, 1, 0, iv + 40);
+
+	CHECK_EQ_INT(ruby_class_ids__learn(v, read_heap, NULL, &roots, &ids), 0);
+	CHECK_EQ_INT(ids.classpath, id_path);
+	CHECK_EQ_INT(ids.attached, id_attached);
+	CHECK_EQ_INT(ids.shapes, shapes);
+	CHECK_EQ_INT(ruby_class_name(v, &ids, read_heap, NULL, cart, out, sizeof(out), &singleton),
+		     0);
+	CHECK_EQ_STR(out, "Shop::Cart");
+	CHECK(!singleton);
+	CHECK_EQ_INT(
+	    ruby_class_name(v, &ids, read_heap, NULL, cart_meta, out, sizeof(out), &singleton), 0);
+	CHECK_EQ_STR(out, "Shop::Cart");
+	CHECK(singleton);
+	CHECK_EQ_INT(ruby_class_name(v, &ids, read_heap, NULL, anon, out, sizeof(out), &singleton),
+		     -ENOENT);
+	/* a shape chain that does not end (a corrupt or moving tree) is given up, not followed */
+	hshape(shapes, 6, RUBY_SHAPE_IVAR, id_other, 1, 6);
+	hclass32(anon, 0, 6, 0, iv + 40);
+	CHECK_EQ_INT(ruby_class_name(v, &ids, read_heap, NULL, anon, out, sizeof(out), &singleton),
+		     -ENOENT);
+	/* without ruby_current_vm_ptr the IDs cannot be learnt, and names are not read */
+	CHECK_EQ_INT(ruby_class_ids__learn(v, read_heap, NULL,
+					   &(struct ruby_class_roots){.cobject = cobject}, &ids),
+		     -ENOENT);
+	CHECK_EQ_INT(ruby_class_name(v, &ids, read_heap, NULL, cart, out, sizeof(out), &singleton),
 		     -ENOTSUP);
 }
 
@@ -534,6 +636,6 @@ TEST_MAIN("ruby-runtime", T(tables_cover_2_7_to_3_3_only), T(installed_libruby_i
 	  T(a_ruby_executable_without_libruby_is_detected),
 	  T(the_vm_loop_is_the_nearest_call_target_below_rb_vm_exec),
 	  T(strings_decode_embedded_and_on_the_heap), T(paths_decode_from_a_string_or_an_array),
-	  T(class_names_from_ivars_2_7_to_3_1), T(class_names_from_classext_fields_3_3),
-	  T(frame_names_as_ruby_prints_them),
+	  T(class_names_from_ivars_2_7_to_3_1), T(class_names_from_shape_indexed_ivars_3_2),
+	  T(class_names_from_classext_fields_3_3), T(frame_names_as_ruby_prints_them),
 	  T(a_version_without_a_table_keeps_native_frames_and_is_reported_once))

@@ -19,9 +19,14 @@
 
 /* Class names: up to 3.1 RClass holds a pointer to its classext (after flags, klass, super)
  * whose second field is iv_tbl, where __classpath__ and __attached__ are ivars (verified on
- * 3.1); 3.2 keeps them in shape-indexed ivars (not read); 3.3 embeds the classext at 32 with
- * classpath and attached_object fields. */
+ * 3.1); 3.2 embeds the classext at 32 (variable-width allocation: RClass is flags, klass,
+ * super, m_tbl) and keeps the same ivars in its first field, iv_ptr, at the indexes the class's
+ * shape gives (internal/class.h, shape.h); rb_vm_t.shape_list sits at 376 in every 3.2.x
+ * (vm_core.h: after the ractor, waitpid and special_exceptions fields); 3.3 embeds the classext
+ * at 32 with classpath and attached_object fields. */
 #define IVAR_NAMES .class_path = RUBY_CLASSPATH_IVAR, .class_ext = 24, .ext_iv_tbl = 8
+#define SHAPE_NAMES                                                                                \
+	.class_path = RUBY_CLASSPATH_SHAPE, .class_ext = 32, .ext_iv_ptr = 0, .vm_shape_list = 376
 #define FIELD_NAMES                                                                                \
 	.class_path = RUBY_CLASSPATH_FIELD, .class_ext = 32, .ext_classpath = 120,                 \
 	.ext_attached = 96
@@ -30,7 +35,7 @@ static const struct ruby_version versions[] = {
     {2, 7, WALK(56), 64, 80, true, 16, IVAR_NAMES},
     {3, 0, WALK(56), 64, 80, true, 16, IVAR_NAMES},
     {3, 1, WALK(64), 64, 80, true, 16, IVAR_NAMES},
-    {3, 2, WALK(64), 64, 80, false, 24},
+    {3, 2, WALK(64), 64, 80, false, 24, SHAPE_NAMES},
     {3, 3, WALK(56), 64, 80, false, 24, FIELD_NAMES},
 };
 

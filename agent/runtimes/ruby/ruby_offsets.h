@@ -21,16 +21,19 @@ struct ruby_version {
 	uint16_t str_embed_data; /* where an embedded string's bytes start */
 	/* A class's name (Class#method): where its classpath String is kept */
 	uint8_t class_path;	/* enum ruby_class_path */
-	uint16_t class_ext;	/* RClass: a pointer to its classext (IVAR), or it (FIELD) */
+	uint16_t class_ext;	/* RClass: a pointer to its classext (IVAR), or it (SHAPE, FIELD) */
 	uint16_t ext_iv_tbl;	/* IVAR: classext.iv_tbl (st_table of ID -> VALUE) */
+	uint16_t ext_iv_ptr;	/* SHAPE: classext.iv_ptr (VALUE[], indexed by the shape) */
+	uint16_t vm_shape_list; /* SHAPE: rb_vm_t.shape_list (rb_shape_t[], by shape id) */
 	uint16_t ext_classpath; /* FIELD: classext.classpath */
 	uint16_t ext_attached;	/* FIELD: classext.as.singleton_class.attached_object */
 };
 
 enum ruby_class_path {
-	RUBY_CLASSPATH_NONE = 0,  /* not read (3.2: in the class's shape-indexed ivars) */
-	RUBY_CLASSPATH_IVAR = 1,  /* 2.7-3.1: ivars __classpath__ and __attached__ */
+	RUBY_CLASSPATH_NONE = 0,  /* not read */
+	RUBY_CLASSPATH_IVAR = 1,  /* 2.7-3.1: ivars __classpath__ and __attached__ in an st_table */
 	RUBY_CLASSPATH_FIELD = 2, /* 3.3: classext fields */
+	RUBY_CLASSPATH_SHAPE = 3, /* 3.2: the same ivars, indexed by the class's object shape */
 };
 
 #define RUBY_VALUE_FLAGS 0 /* RBasic.flags: type in bits 0-4 */
@@ -55,6 +58,17 @@ enum ruby_class_path {
 #define RUBY_ST_BOUND 40
 #define RUBY_ST_ENTRIES 48
 #define RUBY_ST_ENTRY_SIZE 24
+/* Object shapes (3.2, 64-bit): a shape id in the top 32 bits of RBasic.flags indexes the VM's
+ * shape list; each shape is {edges, edge_name, next_iv_index, capacity, type, size_pool_index,
+ * parent_id}, and an ivar's index is its SHAPE_IVAR shape's next_iv_index - 1. */
+#define RUBY_SHAPE_ID_SHIFT 32
+#define RUBY_SHAPE_INVALID 0xffffffffu /* the root shape's parent */
+#define RUBY_SHAPE_SIZE 32
+#define RUBY_SHAPE_EDGE_NAME 8
+#define RUBY_SHAPE_NEXT_IV 16
+#define RUBY_SHAPE_TYPE 24
+#define RUBY_SHAPE_PARENT 28
+#define RUBY_SHAPE_IVAR 1 /* enum shape_type: SHAPE_ROOT, SHAPE_IVAR, SHAPE_FROZEN, ... */
 
 /* The table for major.minor, or NULL: a version without one keeps native frames. */
 const struct ruby_version *ruby_version__find(unsigned major, unsigned minor);

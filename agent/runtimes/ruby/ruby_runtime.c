@@ -26,8 +26,9 @@ struct ruby_runtime {
 
 struct ruby_process {
 	const struct ruby_version *version;
-	uint64_t cobject;	   /* rb_cObject in the process, or 0 */
-	struct ruby_class_ids ids; /* 2.7-3.1: learnt at the first frame with a method */
+	struct ruby_class_roots
+	    roots;		   /* rb_cObject (or 0) and ruby_current_vm_ptr in the process */
+	struct ruby_class_ids ids; /* 2.7-3.2: learnt at the first frame with a method */
 	unsigned ids_tries;
 };
 
@@ -151,6 +152,8 @@ int ruby_library__read_elf(const struct runtime_elf *elf, const char *name,
 	read_version(elf, name, ret);
 	if (runtime_elf__symbol(elf, "rb_cObject", &ret->cobject, &size))
 		ret->cobject = 0; /* frames named without their class */
+	if (runtime_elf__symbol(elf, "ruby_current_vm_ptr", &ret->vm_ptr, &size))
+		ret->vm_ptr = 0; /* 3.2: likewise */
 	return err;
 }
 
@@ -171,10 +174,11 @@ static int read_binary(const struct runtime_elf *elf, const char *name, void *re
 	return ruby_library__read_elf(elf, name, ret);
 }
 
-/* Hands BPF the walk state; keeps the version (and rb_cObject) for naming the process's frames. */
+/* Hands BPF the walk state; keeps the version (and where class names start) for naming the
+ * process's frames. */
 static int attach(struct ruby_runtime *rt, const struct runtime_process *proc,
-		  const struct ruby_version *v, const struct ruby_proc *walk, uint64_t cobject,
-		  const struct runtime_sink *sink)
+		  const struct ruby_version *v, const struct ruby_proc *walk,
+		  const struct ruby_class_roots *roots, const struct runtime_sink *sink)
 {
 	struct ruby_process *p;
 	int err;
@@ -183,10 +187,10 @@ static int attach(struct ruby_runtime *rt, const struct runtime_process *proc,
 				    &rt->stats, &err);
 	if (!p)
 		return err;
-	if (p->version != v || p->cobject != cobject) {
+	if (p->version != v || memcmp(&p->roots, roots, sizeof(*roots))) {
 		memset(p, 0, sizeof(*p));
 		p->version = v;
-		p->cobject = cobject;
+		p->roots = *roots;
 	}
 	return 1;
 }
@@ -224,8 +228,10 @@ static int ruby_capture(void *state, const struct runtime_process *proc,
 	const struct ruby_version *v;
 	const struct ruby_library *lib;
 	struct ruby_library scratch;
+	struct ruby_class_roots roots;
 	struct ruby_proc walk;
 	const void *facts;
+	uint64_t bias;
 
 	for (size_t i = 0; i < proc->n_maps; i++) {
 		const struct runtime_mapping *m = &proc->maps[i];
@@ -248,8 +254,10 @@ static int ruby_capture(void *state, const struct runtime_process *proc,
 		}
 		if (fill_proc(proc->pid, lib, m->start, v, &walk))
 			continue;
-		return attach(rt, proc, v, &walk,
-			      lib->cobject ? lib->cobject + m->start - lib->load_base : 0, sink);
+		bias = m->start - lib->load_base;
+		roots.cobject = lib->cobject ? lib->cobject + bias : 0;
+		roots.vm = lib->vm_ptr ? lib->vm_ptr + bias : 0;
+		return attach(rt, proc, v, &walk, &roots, sink);
 	}
 	return 0;
 }
@@ -284,10 +292,10 @@ static int read_class(pid_t pid, struct ruby_process *p, uint64_t iseq, uint64_t
 		return err;
 	if (method_iseq != iseq && !strstr(label, " in "))
 		return -ESTALE; /* a method frame runs its own entry's iseq */
-	if (v->class_path == RUBY_CLASSPATH_IVAR && !p->ids.classpath && p->cobject &&
+	if (ruby_class_ids__needed(v) && !p->ids.classpath && p->roots.cobject &&
 	    p->ids_tries < IDS_TRIES) {
 		p->ids_tries++;
-		ruby_class_ids__learn(v, read_pid, &pid, p->cobject, &p->ids);
+		ruby_class_ids__learn(v, read_pid, &pid, &p->roots, &p->ids);
 	}
 	if (ruby_class_name(v, &p->ids, read_pid, &pid, owner, ret, len, ret_singleton))
 		ret[0] = '\0'; /* anonymous, or not read for this version: the label alone */

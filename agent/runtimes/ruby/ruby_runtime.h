@@ -23,7 +23,8 @@ struct ruby_library {
 	uint64_t core_start, core_end; /* vm_exec_core */
 	uint64_t exec_start, exec_end; /* rb_vm_exec */
 	uint64_t load_base;
-	uint64_t cobject; /* rb_cObject (class names, 2.7-3.1), or 0 */
+	uint64_t cobject; /* rb_cObject (class names, 2.7-3.2), or 0 */
+	uint64_t vm_ptr;  /* ruby_current_vm_ptr (3.2 class names: the shape list), or 0 */
 };
 
 /* Reads libruby, or a ruby executable built without it, at path (name: its base name, for the

@@ -1,0 +1,3 @@
+module roottrace.test/goleaf
+
+go 1.19
