@@ -36,10 +36,18 @@ TICK = ("import time\n"
         "    while time.monotonic() - t < 0.02:\n"
         "        pass\n"
         "    time.sleep(0.08)\n")
-# blocks in nanosleep for NAP_S, says "napped", then blocks in one read of stdin until a line
-LONG_READ = ("import sys, time\n"
-             "end = time.monotonic() + float(sys.argv[1])\n"
-             "while time.monotonic() < end:\n"
+# A child forked after the move into the cgroup (its every block is there: the off-CPU filter
+# decides a process once, by the cgroup it is in when its first block is announced, and the
+# move itself may block) prints its pid, blocks in short nanosleeps until SIGUSR1, says
+# "napped", then blocks in one read of stdin until a line comes.
+LONG_READ = ("import os, signal, sys, time\n"
+             "napping = [True]\n"
+             "signal.signal(signal.SIGUSR1, lambda *_: napping.clear())\n"
+             "pid = os.fork()\n"
+             "if pid:\n"
+             "    sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n"
+             "print(os.getpid(), flush=True)\n"
+             "while napping:\n"
              "    time.sleep(0.05)\n"
              "print('napped', flush=True)\n"
              "sys.stdin.readline()\n")
@@ -241,17 +249,27 @@ class AgentOffCpu(CleanupTestCase):
         self.put(c, eng, service="rt-test-stale", offcpu_enabled=True)
         agent = self.start_agent(c, tok, config=KEEP_ALL)
         self.assertTrue(wait_for(lambda: "off-CPU time on" in agent.log(), 30), agent.log())
-        nap_s = 4
-        p = self.spawn_in(svc_dir, [sys.executable, "-c", LONG_READ, str(nap_s)],
+        p = self.spawn_in(svc_dir, [sys.executable, "-c", LONG_READ],
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        napper = int(p.stdout.readline())
+        # its naps arrive: it is decided (allowed), so its read's block will be kept
+        self.assertTrue(wait_for(lambda: c.stored_total("rt-test-stale", "offcpu") > 0, 60,
+                                 step=1), agent.log())
+        os.kill(napper, signal.SIGUSR1)
         self.assertEqual(p.stdout.readline().strip(), "napped")  # now blocked in read
         blocked_at = time.monotonic()
-        # its naps arrive: it is decided (allowed), so its read's block is kept and pending
-        self.assertTrue(wait_for(lambda: c.stored_total("rt-test-stale", "offcpu") > 0, 40,
-                                 step=1), agent.log())
         self.put(c, eng, service="rt-test-stale", offcpu_enabled=False)
         self.assertTrue(wait_for(lambda: "off-CPU time off" in agent.log(), 20), agent.log())
-        time.sleep(5)
+
+        def windows_pass(count):
+            """count more upload windows queued: what was charged before is uploaded."""
+            n = self.queued_windows(agent, "rt-test-tick")
+            self.assertTrue(wait_for(lambda: self.queued_windows(agent, "rt-test-tick") >=
+                                     n + count, 20 * count, step=1), agent.log())
+
+        # off for two windows; every nap is charged and uploaded by then
+        windows_pass(2)
+        naps_s = c.stored_total("rt-test-stale", "offcpu") / 1e9
         ons = agent.log().count("off-CPU time on")
         self.put(c, eng, service="rt-test-stale", offcpu_enabled=True)
         self.assertTrue(wait_for(lambda: agent.log().count("off-CPU time on") > ons, 20),
@@ -260,14 +278,12 @@ class AgentOffCpu(CleanupTestCase):
         p.stdin.flush()
         self.assertEqual(p.wait(timeout=30), 0)
         long_block_s = time.monotonic() - blocked_at
-        # two more upload windows: the switch-in's charge, had there been one, is uploaded
-        n = self.queued_windows(agent, "rt-test-tick")
-        self.assertTrue(wait_for(lambda: self.queued_windows(agent, "rt-test-tick") >= n + 2,
-                                 40, step=1), agent.log())
-        total_s = c.stored_total("rt-test-stale", "offcpu") / 1e9
-        # the naps (at most nap_s blocked) and nothing of the read's block of ~20 s and more
-        self.assertGreater(long_block_s, 2 * nap_s + 5)
-        self.assertLess(total_s, nap_s + 1, "the read's block was charged across the detach")
+        # the switch-in's charge, had there been one, is uploaded two windows later
+        windows_pass(2)
+        after_s = c.stored_total("rt-test-stale", "offcpu") / 1e9 - naps_s
+        self.assertGreater(long_block_s, 10)
+        self.assertLess(after_s, 0.5, "the read's block (%.1f s) was charged across the detach"
+                        % long_block_s)
         self.assertRegex(agent.log(), r"off-CPU: [1-9]\d* blocks pending since before the "
                                       r"hook was detached dropped")
         self.assertEqual(agent.stop(), 0)
