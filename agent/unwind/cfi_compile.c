@@ -53,6 +53,7 @@ struct compile_ctx {
 	struct fde_span *spans;
 	size_t n_spans, cap_spans;
 	size_t walk_bad_entries; /* counted once by the section walk, before the passes */
+	struct go_rows *go;	 /* a cgo binary's Go code, between the FDEs (go_rows.h) */
 };
 
 /* libdw keeps every FDE it has parsed until its Dwarf_CFI ends (~200 bytes an FDE, 15 MB for
@@ -553,10 +554,16 @@ static int compile_pass(struct compile_ctx *c, struct cfi_reader *r, enum cfi_ro
 	memset(c->t->cannot, 0, sizeof(c->t->cannot));
 	cfi_reader_close(r);
 	ret = cfi_reader_open(r);
+	if (c->go)
+		go_rows__rewind(c->go, c->t, &c->rows);
 	for (size_t i = 0; !ret && i < c->n_spans; i++) {
 		const struct fde_span *sp = &c->spans[i];
+		uint64_t go_floor = floor;
 		Dwarf_CFI *cfi;
 
+		if (c->go && (ret = go_rows__push_until(c->go, sp->lo, &go_floor)))
+			break;
+		floor = go_floor > floor ? (uint32_t)go_floor : floor;
 		if (sp->lo < floor) {
 			c->t->bad_entries++;
 			continue;
@@ -564,6 +571,11 @@ static int compile_pass(struct compile_ctx *c, struct cfi_reader *r, enum cfi_ro
 		cfi = cfi_reader_next_fde(r);
 		ret = cfi ? compile_fde(c, cfi, sp->lo, sp->hi) : -EINVAL;
 		floor = sp->hi;
+	}
+	if (!ret && c->go) {
+		uint64_t go_floor = floor;
+
+		ret = go_rows__push_until(c->go, UINT64_MAX, &go_floor);
 	}
 	return ret ? ret : cfi_rows__finish(&c->rows);
 }
@@ -678,7 +690,11 @@ static int compile_elf(Elf *elf, int fd, struct cfi_table *t, const struct cfi_r
 	}
 	if (scn) {
 		t->source = CFI_SOURCE_EH_FRAME;
+		/* a cgo binary: its FDEs cover the C code, the Go code's rows come from pcsp */
+		c.go = fd >= 0 ? go_rows__open(fd) : NULL;
 		ret = compile_eh_frame(&c, elf, fd, sink);
+		go_rows__free(c.go);
+		c.go = NULL;
 	}
 	if (!scn || (!ret && !c.n_spans)) {
 		ret = compile_debug_frame(&c, elf, sink);

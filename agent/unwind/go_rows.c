@@ -33,26 +33,30 @@
 #define RBP_SLOT (-16)		      /* the caller's rbp, from the CFA */
 #define NO_SAVE UINT64_MAX
 
-struct go_compile {
-	const struct gopclntab *gt;
+struct go_rows {
+	struct gopclntab *gt;
 	struct cfi_table *t;
-	struct cfi_rows rows;
+	struct cfi_rows own_rows; /* a Go-only compile's */
+	struct cfi_rows *rows;	  /* where rows go: own_rows, or a .eh_frame compile's */
+	bool merged;		  /* beside .eh_frame: only functions with pcsp tables */
+	size_t next;		  /* the next function to compile */
 	bool frame_seen;	 /* the function's prologue was seen (its first run with a delta) */
 	uint64_t rbp_saved_from; /* pcs at or above this have the caller's rbp at CFA - 16 */
+	uint64_t last_lo;	 /* the function's last run pushed (rows never go back in pc) */
 	size_t bad_funcs;
 };
 
-static int push(struct go_compile *c, uint64_t pc, const struct unwind_row *row)
+static int push(struct go_rows *c, uint64_t pc, const struct unwind_row *row)
 {
 	if (pc < c->t->vaddr_base || pc - c->t->vaddr_base > UINT32_MAX)
 		return -E2BIG; /* code above 4 GiB: not in the 32-bit row format */
-	return cfi_rows__push(&c->rows, (uint32_t)(pc - c->t->vaddr_base), row);
+	return cfi_rows__push(c->rows, (uint32_t)(pc - c->t->vaddr_base), row);
 }
 
 /* Where the prologue has stored the caller's rbp, from the instruction that opened the frame
  * (first run with a delta, at lo): the end of Go 1.19's MOVQ BP, n-8(SP) at lo, or lo itself
  * after a PUSHQ BP. NO_SAVE: this function does not save it (frameless, assembly). */
-static uint64_t rbp_save_end(const struct go_compile *c, uint64_t lo, int32_t delta)
+static uint64_t rbp_save_end(const struct go_rows *c, uint64_t lo, int32_t delta)
 {
 	uint8_t b[8];
 	int32_t disp;
@@ -83,7 +87,7 @@ static struct unwind_row sp_row(int32_t delta, bool rbp_saved)
 /* One pcsp run [lo, hi): rows, split where the prologue's rbp store completes. */
 static int push_run(void *ctx, uint64_t lo, uint64_t hi, int32_t delta)
 {
-	struct go_compile *c = ctx;
+	struct go_rows *c = ctx;
 	struct unwind_row before, after;
 	uint64_t from;
 	int ret;
@@ -94,6 +98,7 @@ static int push_run(void *ctx, uint64_t lo, uint64_t hi, int32_t delta)
 			    &(struct unwind_row){.cfa_type = UNWIND_ROW_CANNOT,
 						 .cfa_off = UNWIND_CANNOT_RANGE});
 	}
+	c->last_lo = lo;
 	if (delta && !c->frame_seen) { /* the frame's first run: its prologue */
 		c->frame_seen = true;
 		c->rbp_saved_from = rbp_save_end(c, lo, delta);
@@ -108,7 +113,7 @@ static int push_run(void *ctx, uint64_t lo, uint64_t hi, int32_t delta)
 	return push(c, from > lo ? from : lo, &after);
 }
 
-static int compile_func(struct go_compile *c, const struct gopclntab_func *f)
+static int compile_func(struct go_rows *c, const struct gopclntab_func *f)
 {
 	struct unwind_row end = {.cfa_type = UNWIND_ROW_GAP, .cfa_off = CFI_ROWS_FDE_END};
 	int ret;
@@ -121,62 +126,92 @@ static int compile_func(struct go_compile *c, const struct gopclntab_func *f)
 		return push(c, f->entry, &(struct unwind_row){.cfa_type = UNWIND_ROW_GAP});
 	c->frame_seen = false;
 	c->rbp_saved_from = NO_SAVE;
+	c->last_lo = f->entry;
 	ret = gopclntab__pcsp_runs(c->gt, f, push_run, c);
-	if (ret == -EINVAL) { /* this function's table is damaged: frame pointers for it */
+	if (ret == -EINVAL) { /* damaged past its last good run: frame pointers from there */
 		c->bad_funcs++;
-		return push(c, f->entry, &(struct unwind_row){.cfa_type = UNWIND_ROW_GAP});
+		return push(c, c->last_lo, &(struct unwind_row){.cfa_type = UNWIND_ROW_GAP});
 	}
 	return ret ? ret : push(c, f->end, &end);
 }
 
-/* Every function in address order; below the first, frame pointers (C code of a cgo binary
- * whose .eh_frame could not be found). */
-static int compile_pass(struct go_compile *c, enum cfi_rows_mode mode, size_t limit)
+/* f is one to compile: 1, or 0 (skipped: out of order, or, beside .eh_frame, code without a
+ * pcsp table of its own, which has its FDE or keeps the frame-pointer step). */
+static int take_func(struct go_rows *c, uint64_t floor, const struct gopclntab_func *f)
+{
+	if (f->entry < floor || f->end <= f->entry) {
+		c->bad_funcs++;
+		return 0;
+	}
+	return !c->merged || (f->pcsp && !(f->flags & GOPCLNTAB_FLAG_SPWRITE));
+}
+
+static int push_until(struct go_rows *c, uint64_t limit, uint64_t *floor)
 {
 	size_t n = gopclntab__count(c->gt);
-	uint64_t floor = 0;
-	int ret;
+	int ret = 0;
 
-	cfi_rows__reset(&c->rows, mode, limit);
-	memset(c->t->cannot, 0, sizeof(c->t->cannot));
-	c->bad_funcs = 0;
-	ret = push(c, c->t->vaddr_base, &(struct unwind_row){.cfa_type = UNWIND_ROW_GAP});
-	for (size_t i = 0; !ret && i < n; i++) {
+	for (; !ret && c->next < n; c->next++) {
 		struct gopclntab_func f;
 
-		if (gopclntab__func(c->gt, i, &f) || f.entry < floor || f.end <= f.entry) {
+		if (gopclntab__func(c->gt, c->next, &f)) {
 			c->bad_funcs++;
 			continue;
 		}
+		if (f.entry >= limit)
+			break;
+		if (f.end > limit) { /* runs into the next FDE */
+			c->bad_funcs++;
+			continue;
+		}
+		if (!take_func(c, *floor, &f))
+			continue;
 		ret = compile_func(c, &f);
-		floor = f.end;
+		*floor = f.end;
 	}
+	return ret;
+}
+
+/* Every function in address order; below the first, frame pointers (C code of a cgo binary
+ * whose .eh_frame could not be found). */
+static int compile_pass(struct go_rows *c, enum cfi_rows_mode mode, size_t limit)
+{
+	uint64_t floor = 0;
+	int ret;
+
+	cfi_rows__reset(c->rows, mode, limit);
+	memset(c->t->cannot, 0, sizeof(c->t->cannot));
+	c->bad_funcs = 0;
+	c->next = 0;
+	ret = push(c, c->t->vaddr_base, &(struct unwind_row){.cfa_type = UNWIND_ROW_GAP});
+	if (!ret)
+		ret = push_until(c, UINT64_MAX, &floor);
 	c->t->bad_entries = c->bad_funcs;
-	return ret ? ret : cfi_rows__finish(&c->rows);
+	return ret ? ret : cfi_rows__finish(c->rows);
 }
 
 /* In memory when small, else counted, then streamed (cfi_compile.c's compile_section). */
-static int compile_rows(struct go_compile *c, const struct cfi_row_sink *sink)
+static int compile_rows(struct go_rows *c, const struct cfi_row_sink *sink)
 {
 	size_t in_memory = sink->in_memory_max ? sink->in_memory_max : GO_ROWS_IN_MEMORY;
 	int ret = compile_pass(c, CFI_ROWS_COLLECT, in_memory);
 
 	if (!ret) {
-		c->t->n_rows = c->rows.emitted;
+		c->t->n_rows = c->rows->emitted;
 		ret = sink->begin(sink->ctx, c->t);
-		return ret ? ret : sink->write(sink->ctx, 0, c->rows.rows, c->rows.n);
+		return ret ? ret : sink->write(sink->ctx, 0, c->rows->rows, c->rows->n);
 	}
 	if (ret != -EOVERFLOW)
 		return ret;
 	ret = compile_pass(c, CFI_ROWS_COUNT, CFI_MAX_ROWS);
-	c->t->n_rows = c->rows.emitted;
+	c->t->n_rows = c->rows->emitted;
 	if (!ret)
 		ret = sink->begin(sink->ctx, c->t);
-	c->rows.ctx = sink->ctx;
-	c->rows.write = sink->write;
+	c->rows->ctx = sink->ctx;
+	c->rows->write = sink->write;
 	if (!ret)
 		ret = compile_pass(c, CFI_ROWS_STREAM, c->t->n_rows);
-	if (!ret && c->rows.emitted != c->t->n_rows)
+	if (!ret && c->rows->emitted != c->t->n_rows)
 		ret = -EIO; /* the second pass must see what the first counted */
 	return ret;
 }
@@ -199,25 +234,58 @@ static struct gopclntab *open_table(int fd)
 	return gt;
 }
 
+struct go_rows *go_rows__open(int fd)
+{
+	struct go_rows *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->gt = open_table(fd);
+	if (!c->gt || gopclntab__quantum(c->gt) != 1) {
+		go_rows__free(c);
+		return NULL;
+	}
+	c->rows = &c->own_rows;
+	return c;
+}
+
+void go_rows__free(struct go_rows *c)
+{
+	if (!c)
+		return;
+	gopclntab__free(c->gt);
+	cfi_rows__release(&c->own_rows);
+	free(c);
+}
+
+void go_rows__rewind(struct go_rows *c, struct cfi_table *t, struct cfi_rows *rows)
+{
+	c->t = t;
+	c->rows = rows;
+	c->merged = true;
+	c->next = 0;
+	c->bad_funcs = 0;
+}
+
+int go_rows__push_until(struct go_rows *c, uint64_t limit, uint64_t *floor)
+{
+	return push_until(c, limit, floor);
+}
+
 int go_rows__compile_fd(int fd, struct cfi_table *t, const struct cfi_row_sink *sink)
 {
-	struct go_compile c = {.t = t};
+	struct go_rows *c = go_rows__open(fd);
 	int ret;
 
-	c.gt = open_table(fd);
-	if (!c.gt)
+	if (!c)
 		return -ENOENT;
-	if (gopclntab__quantum(c.gt) != 1) {
-		gopclntab__free((struct gopclntab *)c.gt);
-		return -ENOENT;
-	}
+	c->t = t;
 	t->source = CFI_SOURCE_GOPCLNTAB;
 	t->vaddr_base = 0;
-	t->n_fdes = gopclntab__count(c.gt);
-	ret = compile_rows(&c, sink);
-	if (!ret && c.bad_funcs == t->n_fdes)
+	t->n_fdes = gopclntab__count(c->gt);
+	ret = compile_rows(c, sink);
+	if (!ret && c->bad_funcs == t->n_fdes)
 		ret = -EINVAL; /* a table, none of it readable */
-	cfi_rows__release(&c.rows);
-	gopclntab__free((struct gopclntab *)c.gt);
+	go_rows__free(c);
 	return ret;
 }

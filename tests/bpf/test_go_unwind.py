@@ -4,7 +4,7 @@
 # no frame, called by main.ledgerPass. Walked by frame pointers (`--unwind fp`, what the agent
 # did for every Go binary before), a sample in the leaf loses ledgerPass; walked by the pcsp
 # rows (the default), ledgerPass is directly under the leaf and the stack reaches
-# runtime.main and runtime.goexit.
+# runtime.main and runtime.goexit; also in a cgo build, whose .eh_frame covers only its C code.
 import os
 import re
 import subprocess
@@ -23,23 +23,26 @@ GOLEAF = os.path.join(SRC, "tests", "helpers", "goleaf")
 OUT = os.path.join(BUILD, "goleaf-bpf")
 LEAF, CALLER = "main.mixLeaf", "main.ledgerPass"
 
-# name -> go build flags
+# name -> (go build flags, CGO_ENABLED)
 VARIANTS = {
-    "unstripped": [],
-    "stripped": ["-ldflags=-s -w"],
-    "pie": ["-buildmode=pie", "-ldflags=-s -w"],
+    "unstripped": ([], "0"),
+    "stripped": (["-ldflags=-s -w"], "0"),
+    "pie": (["-buildmode=pie", "-ldflags=-s -w"], "0"),
+    # linked externally: .eh_frame for the C code, none for the Go code
+    "cgo": (["-ldflags=-s -w"], "1"),
 }
 
 
-def go_env():
+def go_env(cgo="0"):
     return dict(os.environ, GOFLAGS="-mod=mod", GOPROXY="off", GOTOOLCHAIN="local",
-                GOCACHE=os.path.join(BUILD, "gocache"), CGO_ENABLED="0")
+                GOCACHE=os.path.join(BUILD, "gocache"), CGO_ENABLED=cgo)
 
 
 def build_variant(name):
+    flags, cgo = VARIANTS[name]
     exe = os.path.join(OUT, "goleaf-" + name)
-    subprocess.run(["go", "build"] + VARIANTS[name] + ["-o", exe, "."], cwd=GOLEAF,
-                   env=go_env(), check=True, capture_output=True, timeout=600)
+    subprocess.run(["go", "build"] + flags + ["-o", exe, "."], cwd=GOLEAF,
+                   env=go_env(cgo), check=True, capture_output=True, timeout=600)
     return exe
 
 
@@ -98,7 +101,7 @@ class GoLeafUnwoundFromPcsp(unittest.TestCase):
             os.makedirs(OUT, exist_ok=True)
             cls.exes = {name: build_variant(name) for name in VARIANTS}
             cls.profiles["fp"] = run_and_record(cls.exes["stripped"], cls.tmp, ["fp"])["fp"]
-            for name in ("stripped", "pie", "unstripped"):
+            for name in ("stripped", "pie", "unstripped", "cgo"):
                 cls.profiles[name] = run_and_record(cls.exes[name], cls.tmp, ["auto"])["auto"]
         except Exception as e:  # noqa: BLE001
             cls.setup_error = "%s: %s" % (type(e).__name__, e)
@@ -164,6 +167,11 @@ class GoLeafUnwoundFromPcsp(unittest.TestCase):
 
     def test_unstripped_leaf_has_its_caller_under_it(self):
         self.assert_caller_under_leaf("unstripped")
+
+    def test_cgo_leaf_has_its_caller_under_it(self):
+        """The C code's rows from its .eh_frame, the Go code's from pcsp, in one table."""
+        self.assertIn(".eh_frame", section_names(self.exes["cgo"]))
+        self.assert_caller_under_leaf("cgo")
 
 
 if __name__ == "__main__":

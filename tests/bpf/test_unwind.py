@@ -172,9 +172,7 @@ class RealBinaries(unittest.TestCase):
         self.assertGreaterEqual(share(good, samples), 0.99, show([s for s in samples
                                                                   if s not in good]))
 
-    def test_go_binary_without_tables_unwinds_with_frame_pointers(self):
-        # -ldflags=-w: no DWARF, so no .debug_frame, and Go writes no .eh_frame: frame-pointer
-        # steps through Go code, table steps in the vDSO (time.Now): mixed mode.
+    def go_nodwarf(self):
         go = shutil.which("go")
         if not go:
             self.fail("go (golang-go) not installed")
@@ -185,14 +183,21 @@ class RealBinaries(unittest.TestCase):
                    GOCACHE=os.path.join(BUILD, "gocache"), CGO_ENABLED="0")
         subprocess.run([go, "build", "-ldflags=-w", "-o", exe, "."], cwd=src, env=env,
                        check=True, capture_output=True, timeout=300)
+        return exe
+
+    def record_go_half(self, warmup):
+        """gocpuprofile runs sha256 for its first 4.5 s, fib for the next 4.5."""
         tmp = tempfile.mkdtemp(prefix="rt-unwind-go-")
         try:
-            # first half sha256, second half fib: record in the second
-            prof, err = record([exe, os.path.join(tmp, "cpu.pprof"), "9"], 3, warmup=4.8)
+            return record([self.go_nodwarf(), os.path.join(tmp, "cpu.pprof"), "9"], 3,
+                          warmup=warmup)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        # main.fib only: crypto/sha256's assembly uses rbp as a general register, which no
-        # frame-pointer walk (the kernel's or ours) gets through.
+
+    def test_go_binary_without_cfi_unwinds_from_its_pcsp_tables(self):
+        # -ldflags=-w: no DWARF, so no .debug_frame, and Go writes no .eh_frame: the rows come
+        # from .gopclntab's pcsp tables (agent/unwind/go_rows.c), table steps through Go code.
+        prof, err = self.record_go_half(4.8)
         work = [s for s in prof.samples if "main.fib" in user_frames(s)]
         self.assertGreater(weight(work), 100, err)
         good = [s for s in work if ordered(user_frames(s), ["main.fibLoop", "main.main",
@@ -200,7 +205,19 @@ class RealBinaries(unittest.TestCase):
                 and user_frames(s)[-1].startswith("runtime.goexit")]
         self.assertGreaterEqual(share(good, work), 0.99, show([s for s in work
                                                               if s not in good]))
-        self.assertRegex(err, r"[1-9]\d* by frame pointers")
+        self.assertRegex(err, r"[1-9]\d* samples by tables")
+
+    def test_go_assembly_using_rbp_unwinds_from_its_pcsp_tables(self):
+        # crypto/sha256's assembly uses rbp as a general register: no frame-pointer walk (the
+        # kernel's or ours) gets through it; its pcsp table does.
+        prof, err = self.record_go_half(0.8)
+        work = [s for s in prof.samples if user_frames(s)[:1] == ["crypto/sha256.block"]]
+        self.assertGreater(weight(work), 20, err)  # about a third of the samples
+        good = [s for s in work if ordered(user_frames(s), ["main.hashLoop", "main.main",
+                                                            "runtime.main"])
+                and user_frames(s)[-1].startswith("runtime.goexit")]
+        self.assertGreaterEqual(share(good, work), 0.95, show([s for s in work
+                                                              if s not in good]))
 
     def test_binary_deleted_while_mapped_still_unwinds(self):
         tmp = tempfile.mkdtemp(prefix="rt-unwind-del-")

@@ -475,10 +475,42 @@ TEST(go_table_has_a_compile_cost)
 	CHECK(bytes > 10000 && bytes < 200000); /* 360 KB of .gopclntab */
 }
 
+/* A cgo binary linked externally has .eh_frame for its C code only: its table keeps those FDEs
+ * and takes the Go functions' rows from pcsp between them (the leaf and its caller as in a
+ * Go-only build). */
+TEST(cgo_binary_gets_go_rows_between_its_fdes)
+{
+	const char *path = goleaf_path("goleaf-cgo");
+	struct cfi_table *t = compile_path(path);
+	struct gopclntab_func leaf, caller, first, last;
+	size_t c_rows = 0;
+	struct go_file g;
+
+	CHECK(t);
+	CHECK_EQ_INT(t->source, CFI_SOURCE_EH_FRAME);
+	CHECK_EQ_INT(go_file_open(path, &g), 0);
+	CHECK_EQ_INT(find_func(&g, "main.mixLeaf", &leaf), 0);
+	CHECK_EQ_INT(find_func(&g, "main.ledgerPass", &caller), 0);
+	CHECK_EQ_INT(gopclntab__func(g.gt, 0, &first), 0);
+	CHECK_EQ_INT(gopclntab__func(g.gt, gopclntab__count(g.gt) - 1, &last), 0);
+	go_file_close(&g);
+	for (size_t i = 0; i < t->n_rows; i++)
+		c_rows += (t->rows[i].pc < first.entry || t->rows[i].pc >= last.end) &&
+			  t->rows[i].cfa_type != UNWIND_ROW_GAP;
+	CHECK(c_rows > 0); /* the C code's, from .eh_frame */
+	CHECK_EQ_INT(row_at(t, leaf.entry + 4)->cfa_type, UNWIND_CFA_RSP);
+	CHECK_EQ_INT(row_at(t, leaf.entry + 4)->cfa_off, 8);
+	CHECK_EQ_INT(row_at(t, leaf.entry + 4)->rbp_type, UNWIND_RBP_SAME);
+	CHECK_EQ_INT(row_at(t, caller.end - 1)->cfa_type, UNWIND_CFA_RSP);
+	CHECK(row_at(t, caller.entry + 0x30)->cfa_off > 16); /* its body: the frame's size */
+	CHECK_EQ_INT(row_at(t, caller.entry + 0x30)->rbp_type, UNWIND_RBP_AT_CFA);
+	cfi_table__free(t);
+}
+
 TEST_MAIN("go_rows", T(rows_agree_with_debug_frame_at_every_pc),
 	  T(frameless_leaf_rows_read_the_caller_from_the_stack_top),
 	  T(framed_caller_rows_follow_its_prologue_and_epilogue),
 	  T(outermost_and_stack_switching_functions),
 	  T(stripped_build_has_the_rows_of_the_unstripped_one),
 	  T(streamed_rows_equal_rows_compiled_in_memory), T(big_binary_rows_hold_every_pcsp_run),
-	  T(go_table_has_a_compile_cost))
+	  T(go_table_has_a_compile_cost), T(cgo_binary_gets_go_rows_between_its_fdes))

@@ -436,7 +436,94 @@ TEST(c_binary_has_no_go_table)
 	munmap(map, st.st_size);
 }
 
-TEST_MAIN("gopclntab", T(go120_header_inlined_call_is_its_own_frame),
+/* pcsp of main.outer: 0 on [0, 0x10), 0x20 on [0x10, 0x40), 0 on [0x40, 0x100); main.other's
+ * runs past its end (damaged). Zigzag value deltas from -1, then pc deltas. */
+static const uint8_t PCSP_OUTER[] = {0x02, 0x10, 0x40, 0x30, 0x3f, 0xc0, 0x01, 0x00};
+static const uint8_t PCSP_OTHER[] = {0x02, 0x80, 0x04, 0x00};
+
+struct runs {
+	uint64_t lo[8], hi[8];
+	int32_t v[8];
+	int n;
+};
+
+static int keep_run(void *ctx, uint64_t lo, uint64_t hi, int32_t value)
+{
+	struct runs *r = ctx;
+
+	if (r->n < 8) {
+		r->lo[r->n] = lo;
+		r->hi[r->n] = hi;
+		r->v[r->n] = value;
+	}
+	r->n++;
+	return 0;
+}
+
+/* The tables at pctab + off and + off + 8 (1.2: pctab is the table's start), the records' pcsp
+ * field (after entry, nameoff, args, deferreturn) pointing at them. */
+static void check_pcsp(struct fake *f, struct gopclntab *t, size_t rec0, size_t rec1,
+		       size_t entry_size, size_t pctab, size_t off, int *ret_failed)
+{
+	struct gopclntab_func outer, other;
+	struct runs r = {0};
+
+	CHECK(t);
+	memcpy(f->tab.b + pctab + off, PCSP_OUTER, sizeof(PCSP_OUTER));
+	memcpy(f->tab.b + pctab + off + 8, PCSP_OTHER, sizeof(PCSP_OTHER));
+	put(&f->tab, rec0 + entry_size + 12, off, 4);
+	put(&f->tab, rec1 + entry_size + 12, off + 8, 4);
+	CHECK_EQ_INT(gopclntab__func(t, 0, &outer), 0);
+	CHECK_EQ_INT(gopclntab__func(t, 1, &other), 0);
+	CHECK_EQ_INT(outer.entry, TEXT);
+	CHECK_EQ_INT(outer.end, TEXT + 0x100);
+	CHECK_EQ_INT(other.end, TEXT + 0x200);
+	CHECK_EQ_INT(gopclntab__pcsp_runs(t, &outer, keep_run, &r), 0);
+	CHECK_EQ_INT(r.n, 3);
+	CHECK(r.lo[0] == TEXT && r.hi[0] == TEXT + 0x10 && r.v[0] == 0);
+	CHECK(r.lo[1] == TEXT + 0x10 && r.hi[1] == TEXT + 0x40 && r.v[1] == 0x20);
+	CHECK(r.lo[2] == TEXT + 0x40 && r.hi[2] == TEXT + 0x100 && r.v[2] == 0);
+	CHECK_EQ_INT(gopclntab__pcsp_runs(t, &other, keep_run, &r), -EINVAL);
+	gopclntab__free(t);
+}
+
+TEST(pcsp_runs_decoded_in_every_format)
+{
+	struct fake f;
+
+	fake_init(&f);
+	check_pcsp(&f, build_118(&f, 0xfffffff1, 1), 0x200 + 3 * 8, 0x200 + 3 * 8 + 44 + 28, 4,
+		   0x100, 0x20, ret_failed);
+	fake_init(&f);
+	check_pcsp(&f, build_118(&f, 0xfffffff0, 0), 0x200 + 3 * 8, 0x200 + 3 * 8 + 40 + 28, 4,
+		   0x100, 0x20, ret_failed);
+	fake_init(&f);
+	check_pcsp(&f, build_116(&f), 0x200 + 3 * 16, 0x200 + 3 * 16 + 0x60, 8, 0x100, 0x20,
+		   ret_failed);
+	fake_init(&f);
+	check_pcsp(&f, build_12(&f), 0x80, 0xa0, 8, 0, 0x180, ret_failed);
+}
+
+/* funcFlag follows funcID (1.17+): TOPFRAME on a record reads back. */
+TEST(go118_func_flags_follow_funcid)
+{
+	struct fake f;
+	struct gopclntab *t;
+	struct gopclntab_func fn;
+
+	fake_init(&f);
+	t = build_118(&f, 0xfffffff0, 0);
+	CHECK(t);
+	put(&f.tab, 0x200 + 3 * 8 + 40 + 28 + 37, GOPCLNTAB_FLAG_TOPFRAME, 1);
+	CHECK_EQ_INT(gopclntab__func(t, 1, &fn), 0);
+	CHECK_EQ_INT(fn.flags, GOPCLNTAB_FLAG_TOPFRAME);
+	CHECK_EQ_INT(gopclntab__func(t, 0, &fn), 0);
+	CHECK_EQ_INT(fn.flags, 0);
+	gopclntab__free(t);
+}
+
+TEST_MAIN("gopclntab", T(pcsp_runs_decoded_in_every_format), T(go118_func_flags_follow_funcid),
+	  T(go120_header_inlined_call_is_its_own_frame),
 	  T(go118_header_inlined_call_is_its_own_frame),
 	  T(go116_header_inline_tree_through_pointer), T(go12_header_names_functions),
 	  T(go118_without_gofunc_names_holder_only),

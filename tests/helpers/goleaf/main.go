@@ -3,7 +3,7 @@
 // goleaf SECONDS spins in main.mixLeaf, a leaf with no locals, so Go gives it no frame and
 // leaves rbp alone; its only caller is main.ledgerPass, called by main.main. Walked by frame
 // pointers, a sample in the leaf reads ledgerPass's frame and loses ledgerPass itself. Prints
-// "ready" once running.
+// "ready" once running. Built with cgo, its C code has .eh_frame and its Go code none.
 package main
 
 import (
@@ -45,7 +45,7 @@ func main() {
 			seconds = s
 		}
 	}
-	fmt.Println("ready")
+	fmt.Println("ready", cgoMark())
 	ledgerPass(time.Now().Add(time.Duration(seconds * float64(time.Second))))
 	fmt.Println(sink)
 }
