@@ -157,8 +157,8 @@ check-quick:
 
 # Every fleet suite again on a ClickHouse cluster of two shards (ZooKeeper + two servers): longer
 # than make check, which runs the representative cluster suites (test_fleet_cluster.py,
-# test_fleet_replicas.py) only.
-check-fleet: deps all
+# test_fleet_replicas.py) only. node-sdk: test_profile_lines has a Node.js SDK case.
+check-fleet: deps all node-sdk
 	$(Q)./tests/run-tests.sh --build $(BUILD) --only fleet-cluster
 
 bench: deps all

@@ -480,6 +480,12 @@ static void print_v8(const struct pipeline_v8_stats *v8)
 		(unsigned long long)w[V8_STAT_EVENTS_LOST], (unsigned long long)n->names_read,
 		(unsigned long long)n->names_cached, (unsigned long long)n->names_evicted,
 		(unsigned long long)n->names_stale, (unsigned long long)n->names_unreadable);
+	fprintf(stderr,
+		"v8 inlining: %llu optimised frames with their pc offset; code objects: %llu read, "
+		"%llu unreadable or stale, %llu evicted; %llu inlined frames told\n",
+		(unsigned long long)w[V8_STAT_OPTIMISED], (unsigned long long)n->code_read,
+		(unsigned long long)n->code_unreadable, (unsigned long long)n->code_evicted,
+		(unsigned long long)n->inlined_frames);
 }
 
 static void print_php(const struct runtime_stats *n)

@@ -140,12 +140,24 @@ def idle_rate(pids, seconds=2.0):
     return (server_cpu(pids) - c0) / seconds
 
 
-def settle(ch, timeout=120):
-    """Waits until ClickHouse runs no merge (the merges an INSERT causes are its cost)."""
+def settle(ch, timeout=120, fleet_servers=None):
+    """Waits until ClickHouse runs no merge (the merges an INSERT causes are its cost): on ch,
+    and on every node of a cluster when fleet_servers is given."""
+    nodes = [ch]
+    if fleet_servers is not None and fleet_servers.cluster_shape():
+        nodes = fleet_servers.servers().nodes
     deadline = time.time() + timeout
     time.sleep(0.5)
-    while time.time() < deadline and ch.query("SELECT count() FROM system.merges").strip() != "0":
+    while time.time() < deadline and any(
+            n.query("SELECT count() FROM system.merges").strip() != "0" for n in nodes):
         time.sleep(0.2)
+
+
+def tier_args(fleet_servers):
+    """On a cluster, where `tiers build` reaches each shard (their HTTP ports differ here)."""
+    if not fleet_servers.cluster_shape():
+        return []
+    return ["--clickhouse-servers", fleet_servers.http_servers()]
 
 
 def run_load(load, port, token, profile, clients, seconds):
@@ -220,14 +232,14 @@ def measure_fleet(binary, load, profile, tmp, args, fleet_servers, ch=None):
                                  + getattr(args, "fleet_args", []),
                                  os.path.join(tmp, "log-fleet"))
     try:
-        settle(ch)
+        settle(ch, fleet_servers=fleet_servers)
         idle = idle_rate(pids)
         c0, s0, t0 = proc_cpu(proc.pid), server_cpu(pids), time.time()
         pg0 = server_cpu(pids[:1])
         uploads, ups, failures = run_load(load, port, token, profile, args.clients, args.seconds)
         pg = server_cpu(pids[:1]) - pg0
         per_commit = uploads_per_commit(port)
-        settle(ch)
+        settle(ch, fleet_servers=fleet_servers)
         collector = proc_cpu(proc.pid) - c0
         servers = server_cpu(pids) - s0 - idle * max(0.0, time.time() - t0 - args.seconds)
     finally:
@@ -238,10 +250,11 @@ def measure_fleet(binary, load, profile, tmp, args, fleet_servers, ch=None):
     s0 = server_cpu(pids)
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run([binary, "tiers", "build", "--delay-s", "0", "--days", "3"]
-                         + store_args[:4], capture_output=True, text=True, check=True).stdout
+                         + store_args[:4] + tier_args(fleet_servers), capture_output=True,
+                         text=True, check=True).stdout
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     build = (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime + server_cpu(pids) - s0)
-    settle(ch)
+    settle(ch, fleet_servers=fleet_servers)
     if "days built: 1" not in out:
         raise RuntimeError("tiers build: " + out)
     return {"uploads": uploads, "ups": ups, "failures": failures, "collector": collector,
@@ -344,15 +357,28 @@ def bytes_per_value(args, binary, tmp, fleet_servers):
     store_args, token, db = setup_fleet(binary, fleet_servers, tmp)
     spread_uploads(binary, store_args, token, tmp, buckets)
     ch = fleet_servers.servers().ch
-    subprocess.run([binary, "tiers", "build", "--delay-s", "0", "--days", "3"] + store_args[:4],
-                   check=True, capture_output=True)
-    for table in ("rollups", "rollups_hour", "rollups_day", "uploads", "stacks"):
-        ch.query("OPTIMIZE TABLE %s.%s FINAL" % (db, table))
+    subprocess.run([binary, "tiers", "build", "--delay-s", "0", "--days", "3"] + store_args[:4]
+                   + tier_args(fleet_servers), check=True, capture_output=True)
+    # On a cluster: each node's shard tables (_local), summed over the nodes.
+    local = "_local" if fleet_servers.cluster_shape() else ""
+    nodes = fleet_servers.servers().nodes
+    unmerged = []
+    for node in nodes:
+        for table in ("rollups", "rollups_hour", "rollups_day", "uploads", "stacks"):
+            try:
+                node.query("OPTIMIZE TABLE %s.%s%s FINAL" % (db, table, local))
+            except OSError as e:  # 18.16 on a Replicated table: "Unknown log entry type: 0"
+                unmerged.append("%s%s (%s)" % (table, local, getattr(e, "read", bytes)()
+                                               .decode(errors="replace").strip()[:80]))
     values = int(ch.query("SELECT count() FROM %s.rollups"
                           " WHERE stack_hash != toFixedString('', 16)" % db))
-    parts = ch.query("SELECT table, sum(bytes_on_disk) FROM system.parts WHERE database = '%s'"
-                     " AND active GROUP BY table FORMAT TSV" % db)
-    by_table = {t: int(b) for t, b in (line.split("\t") for line in parts.splitlines())}
+    by_table = {}
+    for node in nodes:
+        parts = node.query("SELECT table, sum(bytes_on_disk) FROM system.parts WHERE"
+                           " database = '%s' AND active GROUP BY table FORMAT TSV" % db)
+        for t, b in (line.split("\t") for line in parts.splitlines()):
+            t = t[:-len(local)] if local and t.endswith(local) else t
+            by_table[t] = by_table.get(t, 0) + int(b)
     total = sum(by_table.values())
     print()
     print("| store | (bucket, stack) values | bytes on disk | bytes per value |")
@@ -362,6 +388,9 @@ def bytes_per_value(args, binary, tmp, fleet_servers):
     print("| ClickHouse (all tables) | %d | %d | %.1f |" % (values, total, total / values))
     print("| ClickHouse rollups only (five-minute tier) | %d | %d | %.1f |" % (
         values, by_table.get("rollups", 0), by_table.get("rollups", 0) / values))
+    if unmerged:
+        print("\nOPTIMIZE FINAL refused, as merged as ClickHouse left them: "
+              + "; ".join(sorted(set(unmerged))))
     print("\nClickHouse bytes by table: " + ", ".join(
         "%s %d" % kv for kv in sorted(by_table.items())))
 
@@ -382,6 +411,10 @@ def main():
     args = ap.parse_args()
     if args.cluster:
         os.environ["ROOTTRACE_FLEET_CLUSTER"] = args.cluster
+        # The tmpfs ClickHouse is one server beside the cluster: its rows compare nothing.
+        CONFIGS[:] = [("SQLite (--sync full)", measure_sqlite),
+                      ("PostgreSQL + ClickHouse cluster %s (shards x replicas)" % args.cluster,
+                       measure_fleet)]
     build = os.path.abspath(args.build)
     os.environ["ROOTTRACE_BUILD"] = build
     import fleet_servers

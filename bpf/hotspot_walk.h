@@ -94,9 +94,11 @@ static __always_inline void hotspot_note_method(__u32 pid, __u64 word, __u64 coo
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* Records the Java frame of Method* method (its ConstMethod is the cookie); false when the
- * Method cannot be read. */
-static __always_inline bool hotspot_record(struct walk_state *st, __u32 n, __u64 method)
+/* Records the Java frame of Method* method (its ConstMethod is the cookie; a compiled frame's
+ * is its pc, where, hotspot_frames.h, when pc_word is not 0); false when the Method cannot be
+ * read. */
+static __always_inline bool hotspot_record(struct walk_state *st, __u32 n, __u64 method,
+					   __u64 pc_word)
 {
 	__u64 cookie = st->hs.last_cookie;
 	bool again = method && method == st->hs.last_method; /* read and announced already */
@@ -107,10 +109,12 @@ static __always_inline bool hotspot_record(struct walk_state *st, __u32 n, __u64
 	if (n >= PROFILE_STACK_DEPTH - 1)
 		return false;
 	st->stack.ips[n] = HOTSPOT_FRAME_TAG | (method & HOTSPOT_FRAME_ADDR_MASK);
-	st->stack.ips[n + 1] = cookie;
+	st->stack.ips[n + 1] = pc_word ? pc_word : cookie;
 	st->stack.n = n + 2;
 	if (!again)
 		hotspot_note_method(st->pid, st->stack.ips[n], cookie);
+	if (pc_word)
+		st->stack.ips[n] |= HOTSPOT_FRAME_INLINED;
 	st->hs.last_method = method;
 	st->hs.last_cookie = cookie;
 	return true;
@@ -208,14 +212,18 @@ static __always_inline long hotspot_frame(struct walk_state *st, __u64 lookup_pc
 	size = st->hs.last_size;
 	complete = st->hs.last_complete;
 	if (st->hs.last_kind == HOTSPOT_NMETHOD) {
-		if (!hotspot_record(st, n, st->hs.last_blob_method)) {
+		__u64 pc = lookup_pc - begin;
+		__u64 where = (blob - st->hs.proc.low) >> 3 << HOTSPOT_PC_BITS |
+			      (pc < HOTSPOT_PC_NONE ? pc : HOTSPOT_PC_NONE);
+
+		if (!hotspot_record(st, n, st->hs.last_blob_method, where)) {
 			hotspot_count(HOTSPOT_STAT_READ);
 			goto unknown;
 		}
 		hotspot_count(HOTSPOT_STAT_COMPILED);
 	} else if (st->hs.last_kind == HOTSPOT_INTERPRETER) {
 		if (st->bp < st->sp || read_user_u64(&method, st->bp + st->hs.proc.interp_method) ||
-		    !hotspot_record(st, n, method)) {
+		    !hotspot_record(st, n, method, 0)) {
 			hotspot_count(HOTSPOT_STAT_READ);
 			goto unknown;
 		}

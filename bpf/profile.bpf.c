@@ -270,12 +270,16 @@ struct v8_walk {
 	__u64 last_fp;		    /* fp of the last JS frame recorded: a callee without a frame
 				     * of its own (a frameless builtin) is not its caller again */
 	__u64 jit_start, jit_end;   /* the last mapping found to hold JIT code: no search */
-	__u64 native_start, native_end; /* the last mapping found to have a table: no search */
-	__u64 fn_map, sfi_map;		/* the last maps read (a JSFunction's, an SFI's) and */
-	__u16 fn_type, sfi_type;	/* their instance types: one read a walk, not a frame */
-	__u32 active;			/* the process runs V8 */
-	__u64 noted_word, noted_cookie; /* the last function announced (recursion: once) */
-	__u32 js_frames, native_frames; /* counted once, after the walk */
+	__u64 native_start, native_end;	 /* the last mapping found to have a table: no search */
+	__u64 fn_map, sfi_map;		 /* the last maps read (a JSFunction's, an SFI's) and */
+	__u16 fn_type, sfi_type;	 /* their instance types: one read a walk, not a frame */
+	__u32 active;			 /* the process runs V8 */
+	__u64 noted_word, noted_cookie;	 /* the last function announced (recursion: once) */
+	__u32 js_frames, native_frames;	 /* counted once, after the walk */
+	__u64 code, code_entry;		 /* the last Code read (0: none), its instruction start, */
+	__u32 code_size, code_optimised; /* size, and whether it is TurboFan's or Maglev's */
+	__u32 optimised_frames;		 /* counted once, after the walk */
+	__u32 pad;
 	struct v8_proc proc;
 };
 
@@ -1142,7 +1146,7 @@ static __always_inline void v8_count(__u32 stat)
 		c->c[stat]++;
 }
 
-static __always_inline void v8_count_frames(__u32 js, __u32 native)
+static __always_inline void v8_count_frames(__u32 js, __u32 native, __u32 optimised)
 {
 	__u32 zero = 0;
 	struct v8_counters *c = bpf_map_lookup_elem(&v8_stats, &zero);
@@ -1150,6 +1154,7 @@ static __always_inline void v8_count_frames(__u32 js, __u32 native)
 	if (c) {
 		c->c[V8_STAT_FRAMES] += js;
 		c->c[V8_STAT_NATIVE] += native;
+		c->c[V8_STAT_OPTIMISED] += optimised;
 	}
 }
 
@@ -1169,6 +1174,8 @@ static __always_inline void v8_walk_start(struct walk_state *st)
 	st->v8.fn_map = st->v8.sfi_map = 0;
 	st->v8.noted_word = 0;
 	st->v8.js_frames = st->v8.native_frames = 0;
+	st->v8.code = 0;
+	st->v8.optimised_frames = 0;
 	if (!proc)
 		return;
 	v8_count(V8_STAT_SAMPLES);
@@ -1213,20 +1220,12 @@ static __always_inline bool v8_code(struct walk_state *st, __u64 pc)
 	return true;
 }
 
-/* The first V8_OBJECT_WORDS words of the heap object at tagged address word (one read: the
- * fields used are in them, user space checks), and its map's instance type: read from the map,
- * unless the map is *map_seen, whose type *type_seen is (the walk's last map of that role; a
- * map's type does not change while it lives). false when word is no heap object or its memory
- * cannot be read. */
-static __always_inline bool v8_object(const struct v8_proc *p, __u64 word, __u64 *ret_words,
-				      __u16 *ret_type, __u64 *map_seen, __u16 *type_seen)
+/* The instance type of a heap object whose map is map: read from the map, unless the map is
+ * *map_seen, whose type *type_seen is (the walk's last map of that role; a map's type does not
+ * change while it lives). false when map is no heap object or cannot be read. */
+static __always_inline bool v8_map_type(const struct v8_proc *p, __u64 map, __u16 *ret_type,
+					__u64 *map_seen, __u16 *type_seen)
 {
-	__u64 map;
-
-	if ((word & 3) != 1 || bpf_probe_read_user(ret_words, V8_OBJECT_WORDS * sizeof(__u64),
-						   (const void *)(word - 1)))
-		return false;
-	map = ret_words[(p->object_map / 8) & (V8_OBJECT_WORDS - 1)];
 	if ((map & 3) != 1)
 		return false;
 	if (map == *map_seen) {
@@ -1241,26 +1240,78 @@ static __always_inline bool v8_object(const struct v8_proc *p, __u64 word, __u64
 	return true;
 }
 
+/* The first V8_OBJECT_WORDS words of the heap object at tagged address word (one read: the
+ * fields used are in them, user space checks), and its map's instance type (v8_map_type).
+ * false when word is no heap object or its memory cannot be read. */
+static __always_inline bool v8_object(const struct v8_proc *p, __u64 word, __u64 *ret_words,
+				      __u16 *ret_type, __u64 *map_seen, __u16 *type_seen)
+{
+	if ((word & 3) != 1 || bpf_probe_read_user(ret_words, V8_OBJECT_WORDS * sizeof(__u64),
+						   (const void *)(word - 1)))
+		return false;
+	return v8_map_type(p, ret_words[(p->object_map / 8) & (V8_OBJECT_WORDS - 1)], ret_type,
+			   map_seen, type_seen);
+}
+
 /* The frame at fp is a JS frame: its context slot holds no frame-type Smi, its function slot a
- * JSFunction whose shared is a SharedFunctionInfo. Fills the frame's two words. Three reads,
- * five when the function's or the SFI's map is not the walk's last. */
+ * JSFunction whose shared is a SharedFunctionInfo. Fills the frame's two words and the code
+ * the function runs now. Three reads, five when the function's or the SFI's map is not the
+ * walk's last. */
 static __always_inline bool v8_js_frame(struct v8_walk *w, __u64 fp, __u64 *ret_sfi,
-					__u64 *ret_cookie)
+					__u64 *ret_cookie, __u64 *ret_code)
 {
 	const struct v8_proc *p = &w->proc;
-	__u64 slots[2], fn[V8_OBJECT_WORDS], sfi[V8_OBJECT_WORDS];
+	__u64 slots[2], fn[V8_FUNCTION_WORDS], sfi[V8_OBJECT_WORDS];
 	__u16 type;
 
+	fn[V8_FUNCTION_WORDS - 1] = 0; /* past V8_FUNCTION_READ */
 	/* the function slot, then the context slot right above it (user space checks) */
 	if (bpf_probe_read_user(slots, sizeof(slots), (const void *)(fp + p->fp_function)) ||
-	    !(slots[1] & 1) || !v8_object(p, slots[0], fn, &type, &w->fn_map, &w->fn_type) ||
+	    !(slots[1] & 1) || (slots[0] & 3) != 1 ||
+	    bpf_probe_read_user(fn, V8_FUNCTION_READ, (const void *)(slots[0] - 1)) ||
+	    !v8_map_type(p, fn[(p->object_map / 8) & (V8_FUNCTION_WORDS - 1)], &type, &w->fn_map,
+			 &w->fn_type) ||
 	    type < p->type_function_first || type > p->type_function_last)
 		return false;
-	*ret_sfi = fn[(p->function_shared / 8) & (V8_OBJECT_WORDS - 1)];
+	*ret_sfi = fn[(p->function_shared / 8) & (V8_FUNCTION_WORDS - 1)];
+	*ret_code = fn[(p->function_code / 8) & (V8_FUNCTION_WORDS - 1)];
 	if (!v8_object(p, *ret_sfi, sfi, &type, &w->sfi_map, &w->sfi_type) || type != p->type_sfi)
 		return false;
 	*ret_cookie = sfi[(p->sfi_cookie / 8) & (V8_OBJECT_WORDS - 1)];
 	return true;
+}
+
+/* The third word of an optimised frame (V8_FRAME_OPTIMISED) running code (tagged) at pc (a
+ * return address minus one, or the leaf's): 0 when the code is not TurboFan's or Maglev's, pc
+ * is not in its instructions (a frame still running code the function replaced, OSR code) or
+ * it cannot be read. One read a frame, none for the same code again (a recursion). */
+static __always_inline __u64 v8_code_word(struct v8_walk *w, __u64 code, __u64 pc)
+{
+	const struct v8_proc *p = &w->proc;
+	__u64 words[V8_CODE_WORDS + 1], offset;
+	__u32 flags, kind;
+
+	if (!p->code_entry || (code & 3) != 1 || code >= (1ULL << (V8_CODE_ADDR_BITS + 3)))
+		return 0;
+	if (code != w->code) {
+		words[V8_CODE_WORDS] = 0;
+		if (bpf_probe_read_user(words, V8_CODE_WORDS * sizeof(__u64),
+					(const void *)(code - 1 + p->code_entry)))
+			return 0;
+		flags = words[(p->code_flags / 8) & V8_CODE_WORDS] >> (p->code_flags & 4) * 8;
+		kind = (flags >> (p->kind_shift & 31)) & p->kind_mask;
+		w->code = code;
+		w->code_entry = words[0];
+		w->code_size = words[(p->code_size / 8) & V8_CODE_WORDS] >> (p->code_size & 4) * 8;
+		w->code_optimised =
+		    kind >= p->kind_optimised_first && kind <= p->kind_optimised_last;
+	}
+	if (!w->code_optimised || pc < w->code_entry || pc - w->code_entry >= w->code_size)
+		return 0;
+	offset = pc - w->code_entry;
+	if (offset > V8_CODE_OFFSET_MAX)
+		return 0;
+	return (code - 1) >> 3 | offset << V8_CODE_ADDR_BITS;
 }
 
 /* Announces a SharedFunctionInfo not sampled before in this process (or with a new cookie), so
@@ -1292,9 +1343,9 @@ static __always_inline void v8_note_function(__u32 pid, __u64 word, __u64 cookie
 /* Records the frame of a pc in V8 code and steps to its caller by frame pointer (V8 keeps
  * one): the JS function whose frame fp is, else (typed frames: entry, exit, stubs, builtins
  * with a frame of their own) the pc, named as a native symbol. */
-static __always_inline long v8_frame(struct walk_state *st)
+static __always_inline long v8_frame(struct walk_state *st, __u64 pc)
 {
-	__u64 sfi = 0, cookie = 0;
+	__u64 sfi = 0, cookie = 0, code = 0, code_word = 0, note, note_cookie;
 	__u32 n = st->stack.n;
 
 	if (n >= PROFILE_STACK_DEPTH) { /* checked by the caller: again for the verifier */
@@ -1302,8 +1353,12 @@ static __always_inline long v8_frame(struct walk_state *st)
 		st->end = UNWIND_STAT_TRUNCATED;
 		return 1;
 	}
-	if (st->bp != st->v8.last_fp && v8_js_frame(&st->v8, st->bp, &sfi, &cookie)) {
-		if (n >= PROFILE_STACK_DEPTH - 1) {
+	if (st->bp != st->v8.last_fp && v8_js_frame(&st->v8, st->bp, &sfi, &cookie, &code)) {
+		/* a builtin's pc (the interpreter's, a frameless builtin's) runs no optimised code
+		 */
+		if (pc < st->v8.blob_start || pc >= st->v8.blob_end)
+			code_word = v8_code_word(&st->v8, code, pc);
+		if (n >= PROFILE_STACK_DEPTH - 2 && (code_word || n >= PROFILE_STACK_DEPTH - 1)) {
 			st->stack.flags |= PROFILE_STACK_TRUNCATED;
 			st->end = UNWIND_STAT_TRUNCATED;
 			v8_count(V8_STAT_TRUNCATED);
@@ -1312,10 +1367,21 @@ static __always_inline long v8_frame(struct walk_state *st)
 		st->stack.ips[n] = V8_FRAME_TAG | (sfi & V8_FRAME_ADDR_MASK);
 		st->stack.ips[n + 1] = cookie;
 		st->stack.n = n + 2;
-		if (st->stack.ips[n] != st->v8.noted_word || cookie != st->v8.noted_cookie) {
-			v8_note_function(st->pid, st->stack.ips[n], cookie);
-			st->v8.noted_word = st->stack.ips[n];
-			st->v8.noted_cookie = cookie;
+		note = st->stack.ips[n];
+		note_cookie = cookie;
+		if (code_word && n < PROFILE_STACK_DEPTH - 2) {
+			/* the code is announced instead: its tables name the outer function too */
+			st->stack.ips[n] |= V8_FRAME_OPTIMISED;
+			st->stack.ips[n + 2] = code_word;
+			st->stack.n = n + 3;
+			note = V8_FRAME_TAG | (code - 1) | V8_CODE_NOTE;
+			note_cookie = st->v8.code_entry;
+			st->v8.optimised_frames++;
+		}
+		if (note != st->v8.noted_word || note_cookie != st->v8.noted_cookie) {
+			v8_note_function(st->pid, note, note_cookie);
+			st->v8.noted_word = note;
+			st->v8.noted_cookie = note_cookie;
 		}
 		st->v8.last_fp = st->bp;
 		st->v8.js_frames++;
@@ -1436,7 +1502,7 @@ static long unwind_frame(__u32 index, void *ctx)
 	if (hotspot_code(st, lookup_pc))
 		return hotspot_frame(st, lookup_pc);
 	if (v8_code(st, lookup_pc))
-		return v8_frame(st);
+		return v8_frame(st, lookup_pc);
 	if (st->py.state == PYTHON_WALK_STEP_OVER) {
 		st->py.state = PYTHON_WALK_NATIVE; /* replaced by the frames it runs */
 	} else if (python_eval_frame(st, lookup_pc)) {
@@ -1568,7 +1634,7 @@ static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, v
 	if (st->rb.frames)
 		ruby_count_n(RUBY_STAT_FRAMES, st->rb.frames);
 	if (st->v8.js_frames || st->v8.native_frames)
-		v8_count_frames(st->v8.js_frames, st->v8.native_frames);
+		v8_count_frames(st->v8.js_frames, st->v8.native_frames, st->v8.optimised_frames);
 
 	/* no step at all: the leaf's pc was in no mapping */
 	kind = st->steps == STEP_FP		     ? UNWIND_STAT_FP
@@ -1792,14 +1858,39 @@ static __always_inline bool offcpu_candidate(struct task_struct *prev, __u32 pid
 	return prev->mm != NULL; /* kernel threads: their waits are the kernel's idle work */
 }
 
-/* Is this process's off-CPU time recorded? One lookup, made for kept blocks only. Unknown
- * processes are announced once (the daemon decides by their service) and skipped until
- * allowed. */
-static __always_inline bool offcpu_allowed(struct task_struct *prev, __u32 pid)
+/* The announcement of a process the filter does not know; false when the ring buffer is full
+ * (counted in events_lost as every lost announcement). */
+static __always_inline bool offcpu_announce(__u32 pid, __u32 tid)
 {
-	__u32 pending = OFFCPU_TGID_PENDING, *state;
+	struct profile_event *e;
 	struct profile_stats *st;
 	__u32 zero = 0;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		st = bpf_map_lookup_elem(&stats, &zero);
+		if (st)
+			__sync_fetch_and_add(&st->events_lost, 1);
+		return false;
+	}
+	e->type = OFFCPU_EVENT_UNKNOWN_TGID;
+	e->pid = pid;
+	e->tid = tid;
+	e->image = 0;
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+	return true;
+}
+
+/* Is this process's off-CPU time recorded? One lookup, made for kept blocks only. Unknown
+ * processes are announced once (the daemon decides by their service) and skipped until
+ * allowed. An announcement the full ring buffer lost would leave the process pending (never
+ * decided): it is unknown again instead, announced at its next kept block (counted). */
+static __always_inline bool offcpu_allowed(struct task_struct *prev, __u32 pid,
+					   struct offcpu_stats *os)
+{
+	__u32 pending = OFFCPU_TGID_PENDING, *state;
 
 	if (offcpu_mode == OFFCPU_MODE_ALL)
 		return true;
@@ -1809,10 +1900,10 @@ static __always_inline bool offcpu_allowed(struct task_struct *prev, __u32 pid)
 	/* -EEXIST: another CPU announced it first */
 	if (bpf_map_update_elem(&offcpu_tgids, &pid, &pending, BPF_NOEXIST))
 		return false;
-	st = bpf_map_lookup_elem(&stats, &zero);
-	if (st)
-		announce(st, pid, prev->pid, OFFCPU_EVENT_UNKNOWN_TGID, 0,
-			 bpf_get_current_cgroup_id());
+	if (!offcpu_announce(pid, prev->pid)) {
+		bpf_map_delete_elem(&offcpu_tgids, &pid);
+		os->announce_lost++;
+	}
 	return false;
 }
 
@@ -1872,7 +1963,7 @@ static __always_inline void offcpu_block(void *ctx, struct task_struct *prev,
 	below = offcpu_keep_below_now(&weight);
 	if (!offcpu_kept(bpf_get_prandom_u32(), below))
 		return;
-	if (!offcpu_allowed(prev, pid))
+	if (!offcpu_allowed(prev, pid, os))
 		return;
 	os->kept++;
 	st = bpf_map_lookup_elem(&stats, &zero);

@@ -63,6 +63,7 @@ static int open_profiles(struct collector *c, const char *db_path)
 	    .ingest_in_flight = c->opts.ingest_in_flight,
 	    .ingest_linger_us = c->opts.ingest_linger_us,
 	    .cluster = c->opts.clickhouse_cluster,
+	    .servers = c->opts.clickhouse_servers,
 	    /* Only serve builds tiers: init and the other commands open the store briefly. */
 	    .tier_interval_ms = c->opts.tier_interval_ms > 0 ? c->opts.tier_interval_ms : -1,
 	    .tier_delay_s = c->opts.tier_delay_s,

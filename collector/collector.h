@@ -36,6 +36,7 @@ struct collector_options {
 	const char *profile_store; /* clickhouse+http://... (fleet mode) or NULL */
 	const char *clickhouse_password;
 	const char *clickhouse_cluster; /* NULL = whichever the database has */
+	const char *clickhouse_servers; /* a cluster's HTTP host:port list (store_ch.h) or NULL */
 	const char *listen;		/* host:port */
 	const char *tls_cert, *tls_key;
 	size_t max_body;

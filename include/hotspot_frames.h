@@ -12,13 +12,23 @@
 /* A Java frame takes two words of profile_stack.ips: HOTSPOT_FRAME_TAG | its Method*, then
  * the cookie: the Method's ConstMethod*, read at sample time and compared again when it is
  * named, so a Method freed with its class and its address reused is not named after the old
- * one. Interpreted, C1 and C2 frames of one method give the same two words. */
+ * one. Interpreted, C1 and C2 frames of one method give the same name (a compiled frame's
+ * cookie is where it ran instead: HOTSPOT_FRAME_INLINED below). */
 #define HOTSPOT_FRAME_TAG (0x4a56ULL << 48) /* "JV" */
 #define HOTSPOT_FRAME_ADDR_MASK ((1ULL << 48) - 1)
 /* A stub's frame (a CodeBlob that is no Java method: call_stub, adapters, runtime stubs):
  * HOTSPOT_FRAME_TAG | HOTSPOT_FRAME_BLOB | the blob's address (blobs are 8-aligned, as Methods
  * are), then its _name pointer (a string in libjvm.so) as the cookie. */
 #define HOTSPOT_FRAME_BLOB 1ULL
+/* A compiled frame (an nmethod's) is the same two words with HOTSPOT_FRAME_INLINED set in the
+ * first (Methods are 8-aligned) and, in place of the cookie, where in which nmethod it ran: the
+ * pc's offset from the nmethod's code_begin (the return address - 1 in a caller's frame) in the
+ * low HOTSPOT_PC_BITS, HOTSPOT_PC_NONE when it does not fit, and the nmethod's distance from
+ * the code cache's low bound in 8-byte units above. User space names it from the nmethod's
+ * scope data as the methods the JIT inlined at that pc, innermost first, then the Method. */
+#define HOTSPOT_FRAME_INLINED 2ULL
+#define HOTSPOT_PC_BITS 24
+#define HOTSPOT_PC_NONE ((1ULL << HOTSPOT_PC_BITS) - 1)
 
 /* One code heap: reserved once at VM start, never moved. */
 struct hotspot_heap {

@@ -65,6 +65,10 @@ struct runtime_stats {
 	uint64_t names_evicted;	      /* dropped for room (the cache is bounded) */
 	uint64_t names_stale;	      /* the code object at that address changed: [unknown] */
 	uint64_t names_unreadable;    /* memory gone (process exited) or not a name: [unknown] */
+	uint64_t inlined_frames;      /* frames told of functions a JIT inlined (stacks named) */
+	uint64_t code_read;	      /* compiled code objects whose inlining tables were read */
+	uint64_t code_unreadable;     /* ... that could not be read or were stale: outer names */
+	uint64_t code_evicted;	      /* ... dropped for room (the cache is bounded) */
 	char unsupported_version[16]; /* the last version without a table ("3.99"), or "" */
 };
 
@@ -84,6 +88,12 @@ struct runtime_ops {
 	 * proc, NULL when none is held; always fills *ret ("[unknown]" if it must). */
 	void (*name_frame)(void *rt, pid_t pid, void *proc, uint64_t word, uint64_t cookie,
 			   struct sym_frame *ret);
+	/* Optional (NULL: every frame is two words and one frame, named by name_frame): names the
+	 * recorded frame at words[0] (n >= 2 words left in the stack) as frames leaf first, the
+	 * functions its JIT inlined above their callers, at most max (>= 1) in ret; sets
+	 * *ret_frames (>= 1) and returns the words the frame takes (2 or more, at most n). */
+	size_t (*name_frames)(void *rt, pid_t pid, void *proc, const uint64_t *words, size_t n,
+			      struct sym_frame *ret, size_t max, size_t *ret_frames);
 	void (*stats)(const void *rt, struct runtime_stats *ret);
 };
 

@@ -331,6 +331,20 @@ void runtimes__name_frame(struct runtimes *r, pid_t pid, uint64_t word, uint64_t
 	ret->known = 0;
 }
 
+size_t runtimes__name_frames(struct runtimes *r, pid_t pid, const uint64_t *words, size_t n,
+			     struct sym_frame *ret, size_t max, size_t *ret_frames)
+{
+	for (int k = 0; k < RUNTIME__COUNT; k++) {
+		if ((words[0] & RUNTIME_FRAME_TAG_MASK) == all_ops[k]->frame_tag &&
+		    all_ops[k]->name_frames)
+			return all_ops[k]->name_frames(r->state[k], pid, process_state(r, pid, k),
+						       words, n, ret, max, ret_frames);
+	}
+	*ret_frames = 1;
+	runtimes__name_frame(r, pid, words[0], words[1], ret);
+	return 2;
+}
+
 int runtimes__stats(const struct runtimes *r, size_t index, const char **ret_name,
 		    struct runtime_stats *ret)
 {

@@ -39,6 +39,12 @@ void runtimes__set_java_perfmap(struct runtimes *r, bool on);
 
 /* True when word starts an interpreter frame (two words in a user stack). */
 bool runtimes__is_frame(uint64_t word);
+/* Names the interpreter frame at words[0] of pid (n >= 2 words left in its stack, words[0] a
+ * frame: runtimes__is_frame), leaf first, a function its JIT inlined as its own frame above
+ * its caller: at most max (>= 1) in ret, how many in *ret_frames (>= 1). Returns the words the
+ * frame takes (2 or more). Always fills ret[0]. */
+size_t runtimes__name_frames(struct runtimes *r, pid_t pid, const uint64_t *words, size_t n,
+			     struct sym_frame *ret, size_t max, size_t *ret_frames);
 /* Names the interpreter frame (word, cookie) of pid. Always fills *ret. */
 void runtimes__name_frame(struct runtimes *r, pid_t pid, uint64_t word, uint64_t cookie,
 			  struct sym_frame *ret);

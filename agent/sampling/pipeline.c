@@ -535,11 +535,17 @@ static int stack_frames(struct collect_ctx *c, pid_t pid, uint32_t image, __u64 
 		size_t k = 1;
 
 		if (pid && p->runtimes && i + 1 < n && runtimes__is_frame(ips[i])) {
-			/* an interpreter frame: two words (what names it, its cookie) */
-			fs[0].has_offset = 0;
-			fs[0].go_func = SYM_GO_OTHER;
-			runtimes__name_frame(p->runtimes, pid, ips[i], ips[i + 1], &fs[0]);
-			i++;
+			/* an interpreter frame: two words (what names it, its cookie) or more, and
+			 * one frame or more (the functions its JIT inlined, above their callers) */
+			size_t used =
+			    runtimes__name_frames(p->runtimes, pid, (const uint64_t *)(ips + i),
+						  n - i, fs, SYM_FRAMES_MAX, &k);
+
+			for (size_t j = 0; j < k; j++) {
+				fs[j].has_offset = 0;
+				fs[j].go_func = SYM_GO_OTHER;
+			}
+			i += used - 1;
 		} else if (pid) {
 			k = symbolizer__resolve_user_frames(
 			    p->sym, pid, image, ips[i] - (i ? 1 : 0), fs, SYM_FRAMES_MAX);
@@ -836,6 +842,8 @@ static void add_offcpu_stats(struct pipeline *p, struct window_offcpu *o)
 		o->below_min_ns = now.below_min_ns - last->below_min_ns;
 		o->lost = now.map_full + now.starts_full - last->map_full - last->starts_full;
 		o->stack_lost = now.stack_lost - last->stack_lost;
+		o->announce_lost = now.announce_lost - last->announce_lost;
+		o->stale = now.stale - last->stale;
 		*last = now;
 	}
 	if (!sampler__offcpu_runtime(p->sampler, &run_ns, &run_cnt)) {

@@ -129,6 +129,10 @@ struct runtime_series {
 	struct walk_label problems[SERIES_LABELS_MAX];
 	const char *names_help;
 	const char *cached_help;
+	/* a JIT's inlined functions told as their own frames, when set: optimised_frames_total
+	 * (the walk counter optimised), optimised_code_total (by result), inlined_frames_total */
+	const char *optimised_help, *code_help, *inlined_help;
+	int optimised;
 	const char *version_metric; /* after roottrace_agent_<runtime>_ */
 	const char *version_help;
 };
@@ -190,6 +194,13 @@ static const struct runtime_series series[SERIES__COUNT] = {
 			 {"announcement_lost", V8_STAT_EVENTS_LOST}},
 	    .names_help = NAMES_HELP("JS", "another object at the function's address now"),
 	    .cached_help = "JS frame names held now.",
+	    .optimised_help = "JS frames of TurboFan or Maglev code recorded with their pc offset.",
+	    .optimised = V8_STAT_OPTIMISED,
+	    .code_help =
+		"Optimised code objects whose inlining tables were read, by outcome: "
+		"read, or unreadable (freed, moved, another code there: outer names only); "
+		"evicted: dropped from the bounded cache.",
+	    .inlined_help = "Frames of functions TurboFan or Maglev inlined, told as their own.",
 	    .version_metric = "version_unsupported",
 	    .version_help = "A V8 version found without the constants JS frames need (the last "
 			    "one).",
@@ -280,6 +291,10 @@ static void add_runtime_names(struct runtime_stats *dst, const struct runtime_st
 	dst->names_stale += src->names_stale;
 	dst->names_unreadable += src->names_unreadable;
 	dst->names_cached = src->names_cached;
+	dst->inlined_frames += src->inlined_frames;
+	dst->code_read += src->code_read;
+	dst->code_unreadable += src->code_unreadable;
+	dst->code_evicted += src->code_evicted;
 	if (src->unsupported_version[0])
 		memcpy(dst->unsupported_version, src->unsupported_version,
 		       sizeof(dst->unsupported_version));
@@ -685,6 +700,17 @@ static void render_series(struct prom_text *t, const struct agent_status *s, int
 					     {"evicted", n.names_evicted}},
 		   4);
 	prom_text__gauge(t, NAME("names_cached"), r->cached_help, (double)n.names_cached);
+	if (r->optimised_help) {
+		prom_text__counter(t, NAME("optimised_frames_total"), r->optimised_help,
+				   w[r->optimised]);
+		counter_by(t, NAME("optimised_code_total"), r->code_help, "result",
+			   (const struct labelled[]){{"read", n.code_read},
+						     {"unreadable", n.code_unreadable},
+						     {"evicted", n.code_evicted}},
+			   3);
+		prom_text__counter(t, NAME("inlined_frames_total"), r->inlined_help,
+				   n.inlined_frames);
+	}
 	if (n.unsupported_version[0]) {
 		prom_text__header(t, NAME(r->version_metric), "gauge", r->version_help);
 		prom_text__appendf(t, "%s{version=\"%s\"} 1\n", name, n.unsupported_version);

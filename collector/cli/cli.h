@@ -25,12 +25,14 @@ enum {
 	CLI_OPT_PROFILE_STORE,
 	CLI_OPT_CONFIG,
 	CLI_OPT_MIGRATE,
-	CLI_OPT_CLUSTER
+	CLI_OPT_CLUSTER,
+	CLI_OPT_CLICKHOUSE_SERVERS
 };
 #define CLI_STORE_OPTIONS                                                                          \
 	{"control-store", required_argument, NULL, CLI_OPT_CONTROL_STORE},                         \
 	    {"profile-store", required_argument, NULL, CLI_OPT_PROFILE_STORE},                     \
 	    {"cluster", required_argument, NULL, CLI_OPT_CLUSTER},                                 \
+	    {"clickhouse-servers", required_argument, NULL, CLI_OPT_CLICKHOUSE_SERVERS},           \
 	{                                                                                          \
 		"config", required_argument, NULL, CLI_OPT_CONFIG                                  \
 	}
@@ -38,9 +40,10 @@ enum {
 /* Where the stores are: --data (SQLite) or the server URLs, with their passwords' sources. */
 struct store_location {
 	const char *data_dir;
-	const char *control_store; /* postgresql://... or NULL */
-	const char *profile_store; /* clickhouse+http://host:port/db or NULL */
-	const char *cluster;	   /* ClickHouse remote_servers cluster, NULL = one server */
+	const char *control_store;	/* postgresql://... or NULL */
+	const char *profile_store;	/* clickhouse+http://host:port/db or NULL */
+	const char *cluster;		/* ClickHouse remote_servers cluster, NULL = one server */
+	const char *clickhouse_servers; /* the cluster's HTTP host:port list, for tier builds */
 	const char *config_file;
 	const char *control_store_password_file;
 	const char *clickhouse_password_file;

@@ -37,6 +37,9 @@ int store_location__parse_option(struct store_location *loc, int opt, const char
 	case CLI_OPT_CLUSTER:
 		loc->cluster = arg;
 		return 1;
+	case CLI_OPT_CLICKHOUSE_SERVERS:
+		loc->clickhouse_servers = arg;
+		return 1;
 	default:
 		return 0;
 	}
@@ -65,6 +68,7 @@ static int config_set(struct store_location *loc, const char *key, const char *v
 	    {"control_store", offsetof(struct store_location, control_store)},
 	    {"profile_store", offsetof(struct store_location, profile_store)},
 	    {"cluster", offsetof(struct store_location, cluster)},
+	    {"clickhouse_servers", offsetof(struct store_location, clickhouse_servers)},
 	    {"control_store_password_file",
 	     offsetof(struct store_location, control_store_password_file)},
 	    {"clickhouse_password_file", offsetof(struct store_location, clickhouse_password_file)},
@@ -107,7 +111,7 @@ static int read_config(struct store_location *loc)
 		if (!eq || config_set(loc, trim(text), trim(eq + 1))) {
 			fprintf(stderr,
 				"%s: %s:%d: expected `key = value` with a key of data, "
-				"control_store, profile_store, cluster, "
+				"control_store, profile_store, cluster, clickhouse_servers, "
 				"control_store_password_file, clickhouse_password_file, "
 				"source_dir, debug_dir, debuginfod_urls\n",
 				PROG, loc->config_file, lineno);
@@ -221,6 +225,7 @@ void collector_options__set_stores(struct collector_options *o, const struct sto
 	o->control_store = loc->control_store;
 	o->profile_store = loc->profile_store;
 	o->clickhouse_cluster = loc->cluster;
+	o->clickhouse_servers = loc->clickhouse_servers;
 	o->clickhouse_password = loc->clickhouse_password;
 	if (!o->debug_dir) /* the command line wins */
 		o->debug_dir = loc->debug_dir;

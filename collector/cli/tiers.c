@@ -17,10 +17,12 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: %s tiers build --control-store postgresql://... \\\n"
 		"          --profile-store clickhouse+http://HOST:PORT/DB [--config FILE]\n"
-		"          [--days N] [--delay-s N]\n"
+		"          [--days N] [--delay-s N] [--clickhouse-servers HOST:PORT,...]\n"
 		"  Builds the hour and day tiers of the periods of the last N days (default 30)\n"
 		"  that ended at least --delay-s ago (default %d; 0: every closed hour) and that\n"
-		"  lack uploads the five-minute rows hold; prints the days built.\n"
+		"  lack uploads the five-minute rows hold; prints the days built. On a cluster,\n"
+		"  each shard's on one of --clickhouse-servers (HTTP; default: system.clusters'\n"
+		"  hosts at --profile-store's port).\n"
 		"example:\n"
 		"  %s tiers build --config /etc/roottrace/fleet.conf --days 90\n",
 		PROG, STORE_CH_TIER_DELAY_S, PROG);
@@ -36,8 +38,9 @@ static int build(const struct store_location *loc, int days, long delay_s)
 		cli_store_error("open the control store", "(PostgreSQL)", err);
 		return 1;
 	}
-	err = store_ch_build_tiers(loc->profile_store, loc->clickhouse_password, ledger, delay_s,
-				   days, &built, why, sizeof(why));
+	err = store_ch_build_tiers(loc->profile_store, loc->clickhouse_password,
+				   loc->clickhouse_servers, ledger, delay_s, days, &built, why,
+				   sizeof(why));
 	ledger->ops->close(ledger);
 	if (err) {
 		fprintf(stderr, "%s: tiers build: %s\n", PROG, why[0] ? why : store_strerror(err));

@@ -2,7 +2,8 @@
 # JS frames under real BPF from V8's own structures: node started without any flag (and
 # before the agent) is recorded with `record --pid`; its functions are named from their
 # SharedFunctionInfo through every tier, with their callers, down to node's start; worker
-# threads are named; code that is compiled and dropped by the thousand leaves no wrong name.
+# threads are named; code that is compiled and dropped by the thousand leaves no wrong name;
+# a function TurboFan inlined into its caller is its own frame above it.
 import os
 import re
 import subprocess
@@ -102,6 +103,53 @@ class V8UnderBpf(unittest.TestCase):
         ids = {i for i, name in rec.profile.functions.items() if name == "hotLoop"}
         self.assertEqual({rec.profile.function_files[i] for i in ids},
                          {os.path.join(FIXTURES, "hot.js")})
+
+    def test_a_function_turbofan_inlined_is_its_own_frame_above_its_caller(self):
+        # inlinedStep runs inside outerOfInlined's optimised code (TurboFan inlined it): told
+        # from that code's position table and inlining positions at the sampled pc offset
+        rec = NodeRecording("inline.js", go=True)
+        busy = [s for s in rec.samples if "outerOfInlined" in s.stack]
+        self.assertGreater(weight(busy), 100, rec.why())
+        inlined = [s for s in busy if user_frames(s)[:2] == ["inlinedStep", "outerOfInlined"]]
+        self.assertGreaterEqual(weight(inlined) / weight(busy), 0.9,
+                                rec.why([s for s in busy if s not in inlined]))
+        # the frames after an optimised frame's third word are read on: down to node's start
+        to_start = [s for s in inlined if NODE_START in s.stack]
+        self.assertGreaterEqual(weight(to_start) / weight(inlined), 0.95,
+                                rec.why([s for s in inlined if s not in to_start]))
+        # they came from the optimised code (no frame of inlinedStep's own: that would be the
+        # interpreter's or its own code, before TurboFan inlined it)
+        m = re.search(r"^v8 inlining: (\d+) optimised frames .* code objects: (\d+) read, "
+                      r"(\d+) unreadable .*; (\d+) inlined frames told$", rec.stderr, re.M)
+        self.assertIsNotNone(m, rec.stderr)
+        self.assertGreaterEqual(int(m.group(1)), 0.8 * weight(inlined), rec.stderr)
+        self.assertGreater(int(m.group(2)), 0, rec.stderr)
+        self.assertGreater(int(m.group(4)), 0, rec.stderr)
+        spellings = {f for s in rec.samples for f in s.stack if "inlinedStep" in f}
+        self.assertEqual(spellings, {"inlinedStep"})
+
+    def test_optimised_code_compiled_and_dropped_lends_no_inlined_function_to_another(self):
+        # a pair per round (gen_R_step inlined into gen_R_outer), optimised, dropped, collected:
+        # a frame is named from the code it ran, or its outer function alone, never from code
+        # that took the address after it
+        rec = NodeRecording("inline_churn.js", go=True, seconds=5)
+        step, outer = re.compile(r"^gen_(\d+)_step$"), re.compile(r"^gen_(\d+)_outer$")
+        inlined = 0
+        for s in rec.samples:
+            frames = user_frames(s)
+            for i, f in enumerate(frames):
+                m = step.match(f)
+                if m:
+                    inlined += s.values[0]
+                    self.assertEqual(frames[i + 1] if i + 1 < len(frames) else None,
+                                     "gen_%s_outer" % m.group(1), rec.why([s]))
+                if outer.match(f):
+                    self.assertEqual(frames[i + 1] if i + 1 < len(frames) else None,
+                                     "inlineChurnDriver", rec.why([s]))
+        self.assertGreater(inlined, 40, rec.why())
+        m = re.search(r"^v8 inlining: .* code objects: (\d+) read, ", rec.stderr, re.M)
+        self.assertIsNotNone(m, rec.stderr)
+        self.assertGreater(int(m.group(1)), 20, rec.stderr)  # many rounds' code read
 
     def test_a_process_that_exits_before_its_samples_are_named_keeps_its_names(self):
         # node spins 2 s and exits; the recording drains at its end (4 s): the functions were

@@ -3,15 +3,11 @@
 # BPF, real cgroups, Debian's php8.2-cli started without flags): the service's top list and
 # flame graph name the PHP functions, hot under caller, and /metrics counts the process.
 import os
-import subprocess
-import time
 import unittest
 
 import harness
-from cleanup_case import CleanupTestCase
-from collector_fixture import Collector
-from test_agent_daemon import POLL_S, Agent, CgroupDirs, wait_for
-from test_agent_metrics import P, free_port, get
+from agent_runtime_case import AgentRuntimeCase, find
+from test_agent_metrics import P, get
 
 PHP = "/usr/bin/php8.2"
 SERVICE = "rt-test-phphot"
@@ -22,49 +18,13 @@ caller_fn();
 """
 
 
-def find(node, name):
-    """The first node of the call tree named name (depth first), or None."""
-    if node.get("name") == name:
-        return node
-    for child in node.get("children") or []:
-        found = find(child, name)
-        if found:
-            return found
-    return None
-
-
 @unittest.skipUnless(os.geteuid() == 0, "needs root (BPF, perf events, cgroups)")
 @unittest.skipUnless(os.access(PHP, os.X_OK), PHP + " not installed")
-class AgentPhpTest(CleanupTestCase):
+class AgentPhpTest(AgentRuntimeCase):
     tmp_prefix = "rt-agent-php-"
 
     def test_run_ships_php_functions_to_the_collector(self):
-        cg = CgroupDirs()
-        self.cleanups.append(cg.cleanup)
-        unit_dir = cg.make("system.slice/%s.service" % SERVICE)
-        src = os.path.join(self.tmp, "hot.php")
-        with open(src, "w") as f:
-            f.write(HOT)
-        php = subprocess.Popen([PHP, src])
-        self.cleanups.append(lambda: (php.kill(), php.wait()))
-        cg.move(php.pid, unit_dir)
-
-        c = Collector()
-        self.cleanups.append(c.close)
-        tok = c.create_token("collector")
-        eng = c.create_token("user", role="engineer")
-        viewer = c.create_token("user", role="viewer")
-        status, resp = c.put_json("/api/apm/config", eng, {
-            "environment": "production", "service": None, "enabled": True,
-            "poll_interval_s": POLL_S, "upload_interval_s": 10})
-        self.assertEqual(status, 200, resp)
-        port = free_port()
-        agent = Agent(self.tmp, c.url(""), tok, extra_args=["--listen", "127.0.0.1:%d" % port])
-        self.cleanups.append(agent.stop)
-        # two uploads: the first window may hold samples from before the tables were loaded
-        ok = wait_for(lambda: len({r[4] for r in c.stored_rows(SERVICE, "cpu")}) >= 1
-                      and c.stored_total(SERVICE, "cpu") > 3e9, 60, step=1)
-        self.assertTrue(ok, agent.log())
+        c, viewer, agent, port = self.ship([PHP], "hot.php", HOT, SERVICE)
 
         params = {"service": SERVICE, "profile_type": "cpu", "time_range": "1h"}
         status, top = c.get_json("/api/apm/profiles/top", viewer, params=params)

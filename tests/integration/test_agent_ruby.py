@@ -4,15 +4,11 @@
 # graph name the Ruby methods (Class#method, Class.method), hot under caller, and /metrics
 # counts the process and its frames.
 import os
-import subprocess
-import time
 import unittest
 
 import harness
-from cleanup_case import CleanupTestCase
-from collector_fixture import Collector
-from test_agent_daemon import POLL_S, Agent, CgroupDirs, wait_for
-from test_agent_metrics import P, free_port, get
+from agent_runtime_case import AgentRuntimeCase, find
+from test_agent_metrics import P, get
 
 RUBY = "/usr/bin/ruby3.1"
 SERVICE = "rt-test-rubyhot"
@@ -40,49 +36,13 @@ HOT_FN = "Ledger#hot_fn"
 CALLER_FN = "Ledger.caller_fn"
 
 
-def find(node, name):
-    """The first node of the call tree named name (depth first), or None."""
-    if node.get("name") == name:
-        return node
-    for child in node.get("children") or []:
-        found = find(child, name)
-        if found:
-            return found
-    return None
-
-
 @unittest.skipUnless(os.geteuid() == 0, "needs root (BPF, perf events, cgroups)")
 @unittest.skipUnless(os.access(RUBY, os.X_OK), RUBY + " not installed")
-class AgentRubyTest(CleanupTestCase):
+class AgentRubyTest(AgentRuntimeCase):
     tmp_prefix = "rt-agent-ruby-"
 
     def test_run_ships_ruby_methods_to_the_collector(self):
-        cg = CgroupDirs()
-        self.cleanups.append(cg.cleanup)
-        unit_dir = cg.make("system.slice/%s.service" % SERVICE)
-        src = os.path.join(self.tmp, "hot.rb")
-        with open(src, "w") as f:
-            f.write(HOT)
-        ruby = subprocess.Popen([RUBY, src])
-        self.cleanups.append(lambda: (ruby.kill(), ruby.wait()))
-        cg.move(ruby.pid, unit_dir)
-
-        c = Collector()
-        self.cleanups.append(c.close)
-        tok = c.create_token("collector")
-        eng = c.create_token("user", role="engineer")
-        viewer = c.create_token("user", role="viewer")
-        status, resp = c.put_json("/api/apm/config", eng, {
-            "environment": "production", "service": None, "enabled": True,
-            "poll_interval_s": POLL_S, "upload_interval_s": 10})
-        self.assertEqual(status, 200, resp)
-        port = free_port()
-        agent = Agent(self.tmp, c.url(""), tok, extra_args=["--listen", "127.0.0.1:%d" % port])
-        self.cleanups.append(agent.stop)
-        # two uploads: the first window may hold samples from before the tables were loaded
-        ok = wait_for(lambda: len({r[4] for r in c.stored_rows(SERVICE, "cpu")}) >= 1
-                      and c.stored_total(SERVICE, "cpu") > 3e9, 60, step=1)
-        self.assertTrue(ok, agent.log())
+        c, viewer, agent, port = self.ship([RUBY], "hot.rb", HOT, SERVICE)
 
         params = {"service": SERVICE, "profile_type": "cpu", "time_range": "1h"}
         status, top = c.get_json("/api/apm/profiles/top", viewer, params=params)

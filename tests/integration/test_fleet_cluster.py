@@ -4,11 +4,13 @@
 # `migrate --cluster` makes Replicated tables on each shard with the columns one server gets and
 # Distributed tables over them; a collector on the cluster answers as a SQLite collector given
 # the same uploads (the fleet suites check one ClickHouse server against SQLite the same way); a
-# series' rows (and its row of the series dictionary, schema v7) are on one shard; the config file's cluster key is checked. Fleet suites' cases
-# run here on the cluster too: uploads through two collectors and exactly-once ids, retention
-# dropping days on every shard, span links and the stacks dictionary across shards. `make
-# check-fleet` runs every fleet suite on the cluster (kill -9 during ingest, the other tier
-# cases, migrate --from, the stacks dictionary's retention, ...).
+# series' rows (and its row of the series dictionary, schema v7) are on one shard; the config
+# file's cluster key is checked. Fleet suites' cases
+# run here on the cluster too: uploads through two collectors and exactly-once ids, the tiers
+# built shard by shard (a read racing the builder, late uploads, retention dropping days on
+# every shard), span links and the stacks dictionary across shards. `make check-fleet` runs
+# every fleet suite on the cluster (kill -9 during ingest and during a tier build, migrate
+# --from, the stacks dictionary's retention, ...).
 import os
 
 os.environ["ROOTTRACE_FLEET_CLUSTER"] = "2x1"  # before fleet_servers starts the servers
@@ -21,6 +23,7 @@ import fleet_servers  # noqa: E402
 import harness  # noqa: E402
 from collector_fixture import Collector  # noqa: E402
 import test_collector_fleet as one_server  # noqa: E402
+from test_collector_tiers import cpu as tiers_cpu  # noqa: E402
 from test_collector_fleet import TwoCollectors, cpu  # noqa: E402,F401
 from test_spans_route import FleetSpansRoute  # noqa: E402,F401
 
@@ -97,32 +100,57 @@ class Schema(unittest.TestCase):
         self.assertIn("cluster elsewhere", r.stderr)
 
 
-class ClusterRetention(one_server.FleetTiers):
-    """Retention dropping days ON CLUSTER, and ingest writing five-minute rows only. No tier
-    is built on a cluster (ClickHouse 18.16 refuses REPLACE PARTITION ON CLUSTER, ch_tiers.c):
-    every window reads the five-minute rows, with the same answers."""
-    test_backdated_uploads_into_folded_hours_and_days_are_counted = None
-    test_database_without_tiers_is_backfilled_on_open = None
+class ClusterTiers(one_server.FleetTiers):
+    """The tiers on a cluster: `tiers build` builds each shard's tiers on that shard's own
+    tables (ClickHouse 18.16 refuses REPLACE PARTITION ON CLUSTER), the windows answer the same
+    before a build, after it, and after late uploads into built periods; retention drops days
+    on every shard, the tiers' too."""
 
     def test_retention_cuts_tiers_where_it_cuts_five_minute_rows(self):
-        cutoff = int(time.time()) - 30 * 86400
-        day = cutoff - cutoff % 86400  # days before this one are dropped whole
-        for at, v in ((day - 86400 + 3600, 1), (day - 600, 2), (day + 600, 4),
-                      (cutoff + 2 * 3600, 8), (cutoff + 86400, 16), (cutoff + 2 * 86400, 32)):
-            self.send(at, v)
-        self.assertEqual(self.build(), 0)  # nothing built on a cluster
-        self.c.restart(["--retention-days", "30"])  # the job runs at start
-        deadline = time.time() + 60
-        while self.c.stored_total("t") != 60 and time.time() < deadline:
-            time.sleep(0.2)
-        self.assertEqual(self.c.stored_total("t"), 60)  # days dropped on both shards
+        super().test_retention_cuts_tiers_where_it_cuts_five_minute_rows()
+        day = (int(time.time()) - 30 * 86400) // 86400
         for node in nodes():
             self.assertEqual(node.query(
                 "SELECT count() FROM system.parts WHERE database = '%s' AND active AND"
-                " table = 'rollups_local' AND toUInt32(partition) < %d"
-                % (db_of(self.c.ch_url), day // 86400)).strip(), "0")
-        self.sent = [(at, v) for at, v in self.sent if at >= day]
-        self.check_windows(((day - 86400, cutoff + 3 * 86400), (day, day + 86400)))
+                " table IN ('rollups_local', 'rollups_hour_local', 'rollups_day_local')"
+                " AND toUInt32(partition) < %d" % (db_of(self.c.ch_url), day)).strip(), "0")
+
+    def test_each_shard_builds_its_own_series(self):
+        start = (int(time.time()) // 86400 - 3) * 86400
+        for i in range(8):  # eight services: both shards hold some
+            status, body = self.c.upload(self.tok, tiers_cpu({"main;work": 1 + i},
+                                                             start + 3600 + 600 * i),
+                                         "svc-%d" % i, "cpu")
+            self.assertEqual(status, 200, body)
+        self.assertEqual(self.build(), 1)
+        db = db_of(self.c.ch_url)
+        for node in nodes():  # schema-neutral: sums, whatever names a series
+            five = node.query("SELECT sum(value) FROM %s.rollups_local WHERE"
+                              " stack_hash != toFixedString('', 16)" % db).strip()
+            self.assertGreater(int(five), 0)  # both shards hold some series
+            for tier in ("rollups_hour_local", "rollups_day_local"):
+                self.assertEqual(node.query(
+                    "SELECT sum(value) FROM %s.%s WHERE stack_hash !="
+                    " toFixedString('', 16)" % (db, tier)).strip(), five, tier)
+
+    def test_a_build_without_every_shard_builds_nothing(self):
+        start = (int(time.time()) // 86400 - 3) * 86400
+        self.send(start + 3600, 5)
+        r = subprocess.run([self.c.binary, "tiers", "build", "--control-store", self.c.pg_url,
+                            "--profile-store", self.c.ch_url, "--delay-s", "0",
+                            "--clickhouse-servers", "127.0.0.1:%d" % nodes()[0].port],
+                           capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("1 of its 2 shards reached", r.stderr)
+        self.assertEqual(int(self.c.clickhouse("SELECT count() FROM {db}.rollups_hour")), 0)
+        self.check_windows(((start, start + 86400),))
+
+
+class ClusterTierBuilds(one_server.TierBuilds):
+    """A read racing the collectors' builder on the cluster answers as before any build (a day
+    is read from its tiers once every shard built it). The kill -9 case runs under make
+    check-fleet (test_collector_fleet on the cluster)."""
+    test_a_build_killed_mid_way_is_redone_by_another_with_nothing_doubled = None
 
 
 def stacks_of(service, i):
@@ -141,7 +169,8 @@ class TwoShards(unittest.TestCase):
         cls.tok = cls.c.create_token("collector")
         cls.viewer = cls.c.create_token("user", role="viewer")
         cls.stok = cls.single.create_token("collector")
-        cls.at = (time.time_ns() // 300_000_000_000) * 300_000_000_000 - 900_000_000_000
+        # Two hours ago: closed hours, which a tier build folds.
+        cls.at = (time.time_ns() // 300_000_000_000) * 300_000_000_000 - 7200_000_000_000
         for i, service in enumerate(cls.SERVICES * 2):
             for profile_type in ("cpu",):
                 pb = cpu(stacks_of(service, i), cls.at + (i % 3) * 300_000_000_000)
@@ -156,6 +185,17 @@ class TwoShards(unittest.TestCase):
         cls.c.close()
 
     def test_reads_answer_as_one_store_does(self):
+        self.compare()
+
+    def test_reads_after_a_tier_build_answer_as_one_store_does(self):
+        self.c.cli("tiers", "build", *self.c.server_args(), "--delay-s", "0")
+        self.assertGreater(int(self.c.clickhouse("SELECT count() FROM {db}.rollups_hour")), 0)
+        for node in nodes():  # each shard built its own series' hours
+            self.assertGreater(int(node.query("SELECT count() FROM %s.rollups_hour_local"
+                                              % db_of(self.c.ch_url))), 0)
+        self.compare()
+
+    def compare(self):
         base = {"profile_type": "cpu", "start": self.at // 10**9 - 3600,
                 "end": self.at // 10**9 + 900}
         for service in self.SERVICES[:4]:

@@ -4,7 +4,9 @@
 # sharing one PostgreSQL: uploads sent while one replica is stopped and started again (an
 # upload refused by the stopped replica's collector is sent again, same upload id, through the
 # other) are all stored afterwards, exactly once, on both replicas; reads are served, complete,
-# through the replica still up while the other is down.
+# through the replica still up while the other is down. A tier build run on one replica reaches
+# the other (REPLACE PARTITION between Replicated tables is replicated), which then answers
+# from its tiers alone.
 import os
 
 os.environ["ROOTTRACE_FLEET_CLUSTER"] = "1x2"  # before fleet_servers starts the servers
@@ -102,6 +104,50 @@ class TwoReplicas(unittest.TestCase):
         self.assertEqual(self.read(self.a), everything)
         # While replica 2 was down, replica 1 served every upload acknowledged until then.
         self.assertEqual(top_while_down, {"u%d" % i: i + 1 for i in range(40)})
+
+
+class TierBuildOnOneReplica(unittest.TestCase):
+    """A tier build runs on one replica of the shard (the first of --clickhouse-servers that
+    answers); its REPLACE PARTITION goes through the replication log, so the other replica
+    holds the same tiers and answers from them alone."""
+
+    def test_the_other_replica_gets_the_tiers_and_answers_alone(self):
+        nodes = fleet_servers.servers().nodes
+        a = Collector(backend="fleet")
+        try:
+            node2 = a.ch_url.replace(":%d/" % nodes[0].port, ":%d/" % nodes[1].port)
+            b = Collector(backend="fleet", stores=(a.pg_url, node2))
+            self.addCleanup(b.close)
+            col = a.create_token("collector")
+            viewer = a.create_token("user", role="viewer")
+            day = (int(time.time()) // 86400 - 2) * 86400
+            for i in range(6):
+                status, doc = a.upload(col, upload_pb(i, (day + 3600 * (i + 1)) * 10**9), "svc",
+                                       "wall")
+                self.assertEqual(status, 200, doc)
+            params = {"service": "svc", "profile_type": "wall", "start": day,
+                      "end": day + 86400}
+            status, before = a.get_json("/api/apm/profiles/top", viewer, params=params)
+            self.assertEqual(status, 200, before)
+            out = a.cli("tiers", "build", *a.server_args(), "--delay-s", "0", "--days", "4")
+            self.assertIn("days built: 1", out)
+            db = a.ch_url.rsplit("/", 1)[1]
+            for node in nodes:
+                for table in ("rollups_hour_local", "rollups_day_local"):
+                    node.query("SYSTEM SYNC REPLICA %s.%s" % (db, table))
+                sums = [node.query("SELECT sum(value) FROM %s.%s WHERE stack_hash !="
+                                   " toFixedString('', 16)" % (db, t)).strip()
+                        for t in ("rollups_local", "rollups_hour_local", "rollups_day_local")]
+                self.assertEqual(sums, [str(21)] * 3)  # values 1..6
+            nodes[0].stop()  # replica 2 alone: its tiers answer
+            try:
+                status, alone = b.get_json("/api/apm/profiles/top", viewer, params=params)
+            finally:
+                nodes[0].start_again()
+            self.assertEqual(status, 200, alone)
+            self.assertEqual(alone, before)
+        finally:
+            a.close()
 
 
 if __name__ == "__main__":

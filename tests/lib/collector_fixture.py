@@ -153,7 +153,12 @@ class Collector:
         """The fleet stores' options for every subcommand (none for SQLite)."""
         if self.backend != "fleet":
             return []
-        return ["--control-store", self.pg_url, "--profile-store", self.ch_url]
+        import fleet_servers
+        # On a cluster, where the tier builder reaches each shard (the servers' HTTP ports
+        # differ on loopback: system.clusters' hosts at one port would not do).
+        servers = (["--clickhouse-servers", fleet_servers.http_servers()]
+                   if fleet_servers.cluster_shape() else [])
+        return ["--control-store", self.pg_url, "--profile-store", self.ch_url] + servers
 
     def store_args(self):
         """Options naming the control store for token subcommands."""

@@ -353,6 +353,11 @@ def servers():
     return _servers
 
 
+def http_servers():
+    """Every ClickHouse server's HTTP host:port, comma-separated (--clickhouse-servers)."""
+    return ",".join("127.0.0.1:%d" % n.port for n in servers().nodes)
+
+
 def fresh_databases():
     """(postgresql URL, clickhouse+http URL) of a new empty database on each server."""
     s = servers()

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "process/build_id.h"
+#include "runtimes/runtime_elf.h"
 
 /* Gives the copy at path a build-id of its own (tag in its first bytes): a rebuilt binary is
  * another binary to the registry, as a real one is. 0 or -errno. */
@@ -47,6 +48,31 @@ static inline int fake_proc__rebuild_id(const char *path, uint32_t tag)
 	}
 	close(fd);
 	return err;
+}
+
+/* Writes len bytes over the start of symbol's value in the ELF at path, as a corrupted read
+ * would see it (a version the runtime has no table for). 0 or -errno. */
+static inline int fake_proc__overwrite_symbol(const char *path, const char *symbol,
+					      const void *bytes, size_t len)
+{
+	struct runtime_elf *elf = runtime_elf__open(path);
+	uint64_t vaddr, size, base;
+	const unsigned char *at;
+	long off;
+	int fd, ret = -ENOENT;
+
+	if (!elf)
+		return -errno;
+	if (!runtime_elf__symbol(elf, symbol, &vaddr, &size) &&
+	    !runtime_elf__load_base(elf, &base) && (at = runtime_elf__at(elf, vaddr, len))) {
+		off = (long)(at - (const unsigned char *)runtime_elf__at(elf, base, 1));
+		fd = open(path, O_WRONLY);
+		ret = fd >= 0 && pwrite(fd, bytes, len, off) == (ssize_t)len ? 0 : -EIO;
+		if (fd >= 0)
+			close(fd);
+	}
+	runtime_elf__close(elf);
+	return ret;
 }
 
 /* Copies binary to <root>/<pid>/root/<name> (with its own build-id), lets prepare (NULL: none)

@@ -80,12 +80,21 @@ static struct struct_entry structs[] = {
     {"Klass", "_name", "Symbol*", 0, 0x18, NULL},
     {"Symbol", "_length", "u2", 0, 4, NULL},
     {"Symbol", "_body", NULL, 0, 6, NULL},
+    /* what names inlined calls (optional: without them compiled frames are their root's) */
+    {"CodeBlob", "_size", "int", 0, 0x8, NULL},
+    {"CompiledMethod", "_scopes_data_begin", "address", 0, 0x78, NULL},
+    {"nmethod", "_metadata_offset", "int", 0, 0x100, NULL},
+    {"nmethod", "_scopes_pcs_offset", "int", 0, 0x104, NULL},
+    {"nmethod", "_dependencies_offset", "int", 0, 0x108, NULL},
+    {"PcDesc", "_pc_offset", "int", 0, 0, NULL},
+    {"PcDesc", "_scope_decode_offset", "int", 0, 4, NULL},
     {NULL},
 };
 
 static struct type_entry types[] = {
     {"HeapBlock", NULL, 0, 0, 0, 16},
     {"ConstantPool", "Metadata", 0, 0, 0, 72},
+    {"PcDesc", NULL, 0, 0, 0, 16},
     {NULL},
 };
 
@@ -261,6 +270,47 @@ TEST(a_jvm_writes_its_perf_map_when_asked)
 	CHECK_EQ_INT(system(cmd), 0);
 }
 
+TEST(inlining_fields_are_read_when_the_tables_have_them)
+{
+	struct hotspot_reader r = {.read = read_self};
+	struct hotspot_symbols sym = symbols();
+	struct hotspot_layout l;
+	size_t last = sizeof(structs) / sizeof(structs[0]) - 2; /* PcDesc::_scope_decode_offset */
+	struct struct_entry saved = structs[last];
+
+	CHECK_EQ_INT(hotspot_layout__read(&r, &sym, &l), 0);
+	CHECK(l.inlining.ok);
+	CHECK_EQ_INT(l.inlining.blob_size, 0x8);
+	CHECK_EQ_INT(l.inlining.scopes_data, 0x78);
+	CHECK_EQ_INT(l.inlining.metadata, 0x100);
+	CHECK_EQ_INT(l.inlining.scopes_pcs, 0x104);
+	CHECK_EQ_INT(l.inlining.dependencies, 0x108);
+	CHECK_EQ_INT(l.inlining.pcdesc_size, 16);
+	CHECK_EQ_INT(l.inlining.pcdesc_scope, 4);
+	CHECK_EQ_INT(l.inlining.unsigned5_excluded, 0); /* 17: UNSIGNED5 with every byte */
+	/* JDK 20 and later leave the byte 0 out of their streams */
+	fake_release = (uint64_t)(uintptr_t) "21.0.2+13-LTS";
+	CHECK_EQ_INT(hotspot_layout__read(&r, &sym, &l), 0);
+	CHECK(l.inlining.ok);
+	CHECK_EQ_INT(l.inlining.unsigned5_excluded, 1);
+	/* a version that says no release: which encoding is unknown, inlining off */
+	fake_release = (uint64_t)(uintptr_t) "unknown";
+	CHECK_EQ_INT(hotspot_layout__read(&r, &sym, &l), 0);
+	CHECK(!l.inlining.ok);
+	fake_release = (uint64_t)(uintptr_t)release;
+	/* one missing (a JDK that renamed it): Java frames still, named by their root method */
+	structs[last].field = "_renamed";
+	CHECK_EQ_INT(hotspot_layout__read(&r, &sym, &l), 0);
+	CHECK(!l.inlining.ok);
+	structs[last] = saved;
+	/* a field past the nmethod header read at once: not used */
+	structs[last - 3].offset = HOTSPOT_NMETHOD_READ;
+	CHECK_EQ_INT(hotspot_layout__read(&r, &sym, &l), 0);
+	CHECK(!l.inlining.ok);
+	structs[last - 3].offset = 0x104;
+}
+
 TEST_MAIN("hotspot", T(tables_read_as_libjvm_lays_them_out),
+	  T(inlining_fields_are_read_when_the_tables_have_them),
 	  T(a_table_without_an_entry_keeps_native_frames), T(java_perfmap_is_off_unless_configured),
 	  T(a_jvm_writes_its_perf_map_when_asked))

@@ -217,25 +217,9 @@ static void no_detach(void *ctx, enum runtime_kind kind, pid_t pid)
 /* Writes 3.99 over the binary's Py_Version, as a corrupted read would see it. */
 static int corrupt_version(const char *path)
 {
-	struct runtime_elf *elf = runtime_elf__open(path);
-	uint64_t vaddr, size, base;
-	const unsigned char *at;
-	uint32_t bad = 0x036300f0;
-	long off;
-	int fd, ret = -ENOENT;
+	const uint32_t bad = 0x036300f0;
 
-	if (!elf)
-		return -errno;
-	if (!runtime_elf__symbol(elf, "Py_Version", &vaddr, &size) &&
-	    !runtime_elf__load_base(elf, &base) && (at = runtime_elf__at(elf, vaddr, 4))) {
-		off = (long)(at - (const unsigned char *)runtime_elf__at(elf, base, 1));
-		fd = open(path, O_WRONLY);
-		ret = fd >= 0 && pwrite(fd, &bad, sizeof(bad), off) == sizeof(bad) ? 0 : -EIO;
-		if (fd >= 0)
-			close(fd);
-	}
-	runtime_elf__close(elf);
-	return ret;
+	return fake_proc__overwrite_symbol(path, "Py_Version", &bad, sizeof(bad));
 }
 
 /* <root>/<pid>/maps names /python3.99, found at <root>/<pid>/root/python3.99. */

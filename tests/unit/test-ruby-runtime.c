@@ -329,6 +329,24 @@ static void hclass(uint64_t addr, uint64_t flags, uint64_t meta, uint64_t ext, u
 	}
 }
 
+/* klass is named name, and so is its metaclass meta, as a singleton. */
+static void check_class_and_metaclass(int *ret_failed, const struct ruby_version *v,
+				      const struct ruby_class_ids *ids, uint64_t klass,
+				      uint64_t meta, const char *name)
+{
+	char out[64];
+	bool singleton = true;
+
+	CHECK_EQ_INT(ruby_class_name(v, ids, read_heap, NULL, klass, out, sizeof(out), &singleton),
+		     0);
+	CHECK_EQ_STR(out, name);
+	CHECK(!singleton);
+	CHECK_EQ_INT(ruby_class_name(v, ids, read_heap, NULL, meta, out, sizeof(out), &singleton),
+		     0);
+	CHECK_EQ_STR(out, name);
+	CHECK(singleton);
+}
+
 TEST(class_names_from_ivars_2_7_to_3_1)
 {
 	const struct ruby_version *v = ruby_version__find(3, 1);
@@ -358,14 +376,7 @@ TEST(class_names_from_ivars_2_7_to_3_1)
 	       (const uint64_t[][2]){{id_path, CLS_BASE + 0x840}}, 1);
 	hclass(cart_meta, RUBY_FL_SINGLETON, 0, CLS_BASE + 0x560, CLS_BASE + 0xa00,
 	       (const uint64_t[][2]){{id_attached, cart}}, 1);
-	CHECK_EQ_INT(ruby_class_name(v, &ids, read_heap, NULL, cart, out, sizeof(out), &singleton),
-		     0);
-	CHECK_EQ_STR(out, "Shop::Cart");
-	CHECK(!singleton);
-	CHECK_EQ_INT(
-	    ruby_class_name(v, &ids, read_heap, NULL, cart_meta, out, sizeof(out), &singleton), 0);
-	CHECK_EQ_STR(out, "Shop::Cart");
-	CHECK(singleton);
+	check_class_and_metaclass(ret_failed, v, &ids, cart, cart_meta, "Shop::Cart");
 	/* an anonymous class (no __classpath__), IDs not learnt (for 3.2 too) */
 	hput(CLS_BASE + 0x900 + 64 + 24 + 8, id_other);
 	CHECK_EQ_INT(ruby_class_name(v, &ids, read_heap, NULL, cart, out, sizeof(out), &singleton),
@@ -452,14 +463,7 @@ TEST(class_names_from_shape_indexed_ivars_3_2)
 	CHECK_EQ_INT(ids.classpath, id_path);
 	CHECK_EQ_INT(ids.attached, id_attached);
 	CHECK_EQ_INT(ids.shapes, shapes);
-	CHECK_EQ_INT(ruby_class_name(v, &ids, read_heap, NULL, cart, out, sizeof(out), &singleton),
-		     0);
-	CHECK_EQ_STR(out, "Shop::Cart");
-	CHECK(!singleton);
-	CHECK_EQ_INT(
-	    ruby_class_name(v, &ids, read_heap, NULL, cart_meta, out, sizeof(out), &singleton), 0);
-	CHECK_EQ_STR(out, "Shop::Cart");
-	CHECK(singleton);
+	check_class_and_metaclass(ret_failed, v, &ids, cart, cart_meta, "Shop::Cart");
 	CHECK_EQ_INT(ruby_class_name(v, &ids, read_heap, NULL, anon, out, sizeof(out), &singleton),
 		     -ENOENT);
 	/* a shape chain that does not end (a corrupt or moving tree) is given up, not followed */
@@ -479,8 +483,6 @@ TEST(class_names_from_classext_fields_3_3)
 {
 	const struct ruby_version *v = ruby_version__find(3, 3);
 	const uint64_t cart = CLS_BASE + 0x100, meta = CLS_BASE + 0x300, path = CLS_BASE + 0x800;
-	char out[64];
-	bool singleton = true;
 
 	memset(heap, 0, sizeof(heap));
 	hput(path, RUBY_T_STRING); /* 3.2+ embedded: length at +16, bytes at +24 */
@@ -490,14 +492,7 @@ TEST(class_names_from_classext_fields_3_3)
 	hput(cart + 32 + 120, path);
 	hput(meta, 0x2 | RUBY_FL_SINGLETON);
 	hput(meta + 32 + 96, cart);
-	CHECK_EQ_INT(ruby_class_name(v, NULL, read_heap, NULL, cart, out, sizeof(out), &singleton),
-		     0);
-	CHECK_EQ_STR(out, "Cart");
-	CHECK(!singleton);
-	CHECK_EQ_INT(ruby_class_name(v, NULL, read_heap, NULL, meta, out, sizeof(out), &singleton),
-		     0);
-	CHECK_EQ_STR(out, "Cart");
-	CHECK(singleton);
+	check_class_and_metaclass(ret_failed, v, NULL, cart, meta, "Cart");
 }
 
 TEST(frame_names_as_ruby_prints_them)
@@ -538,24 +533,7 @@ static void no_detach(void *ctx, enum runtime_kind kind, pid_t pid)
 /* Writes "9.9.0" over the library's ruby_version, as a corrupted read would see it. */
 static int corrupt_version(const char *path)
 {
-	struct runtime_elf *elf = runtime_elf__open(path);
-	uint64_t vaddr, size, base;
-	const unsigned char *at;
-	long off;
-	int fd, ret = -ENOENT;
-
-	if (!elf)
-		return -errno;
-	if (!runtime_elf__symbol(elf, "ruby_version", &vaddr, &size) &&
-	    !runtime_elf__load_base(elf, &base) && (at = runtime_elf__at(elf, vaddr, 6))) {
-		off = (long)(at - (const unsigned char *)runtime_elf__at(elf, base, 1));
-		fd = open(path, O_WRONLY);
-		ret = fd >= 0 && pwrite(fd, "9.9.0", 6, off) == 6 ? 0 : -EIO;
-		if (fd >= 0)
-			close(fd);
-	}
-	runtime_elf__close(elf);
-	return ret;
+	return fake_proc__overwrite_symbol(path, "ruby_version", "9.9.0", 6);
 }
 
 /* <root>/<pid>/maps names /libruby.so.9.9, found at <root>/<pid>/root/libruby.so.9.9. */

@@ -36,6 +36,18 @@ TEST(node_binary_layout_from_its_constants)
 	CHECK(l.walk.type_function_last > l.walk.type_function_first);
 	CHECK(l.walk.blob_code_var != 0 && l.walk.blob_size_var != 0);
 	CHECK(l.type_scope_info != 0 && l.type_script != 0 && l.walk.type_sfi != 0);
+	if (l.major != 11 || l.minor != 3)
+		return; /* the optimised code's layout below was read from node 20's memory */
+	/* the JSFunction's code, the Code's instruction start, flags and size (per version: no
+	 * constant tells them), MAGLEV and TURBOFAN after BASELINE */
+	CHECK_EQ_INT(l.walk.function_code, 48);
+	CHECK_EQ_INT(l.walk.code_entry, 40);
+	CHECK_EQ_INT(l.walk.code_flags, 8);
+	CHECK_EQ_INT(l.walk.code_size, 16);
+	CHECK_EQ_INT(l.walk.kind_optimised_first, 12);
+	CHECK_EQ_INT(l.walk.kind_optimised_last, 13);
+	CHECK_EQ_INT(l.code_deopt_data, 16);
+	CHECK_EQ_INT(l.deopt_inlining_positions, 7);
 }
 
 TEST(a_binary_without_constants_is_not_v8)

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "runtimes/hotspot/hotspot_attach.h"
+#include "runtimes/hotspot/hotspot_inline.h"
+#include "runtimes/hotspot/hotspot_inline_cache.h"
 #include "runtimes/hotspot/hotspot_names.h"
 #include "runtimes/hotspot/hotspot_runtime.h"
 #include "runtimes/hotspot/hotspot_vmstructs.h"
@@ -24,6 +26,7 @@ struct libjvm {
 
 struct hotspot_runtime {
 	struct frame_names *names;
+	struct hotspot_inline_cache *inlined; /* compiled pcs -> the methods inlined there */
 	struct runtime_stats stats;
 	bool perfmap; /* java_perfmap: unreadable JVMs are asked for a perf map */
 };
@@ -35,6 +38,7 @@ static void hotspot_free(void *state)
 	if (!rt)
 		return;
 	frame_names__free(rt->names);
+	hotspot_inline_cache__free(rt->inlined);
 	free(rt);
 }
 
@@ -48,7 +52,8 @@ static void *hotspot_new(void)
 	if (!rt)
 		return NULL;
 	rt->names = frame_names__new(HOTSPOT_NAME_CACHE, read_name, rt);
-	if (!rt->names) {
+	rt->inlined = hotspot_inline_cache__new(HOTSPOT_INLINE_CACHE);
+	if (!rt->names || !rt->inlined) {
 		hotspot_free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -256,16 +261,81 @@ static void hotspot_name_frame(void *state, pid_t pid, void *proc, uint64_t word
 {
 	struct hotspot_runtime *rt = state;
 
+	if (word & HOTSPOT_FRAME_INLINED) /* its cookie is where it ran: hotspot_name_frames' */
+		cookie = 0;
 	frame_names__name(rt->names, pid, proc, word & HOTSPOT_FRAME_ADDR_MASK, cookie,
 			  HOTSPOT_MODULE, ret);
+}
+
+/* What one inlining read needs (hotspot_inline_read_fn's ctx). */
+struct inline_read {
+	pid_t pid;
+	const struct hotspot_layout *layout;
+	uint64_t method, where;
+};
+
+static int read_inlined(void *ctx, struct hotspot_inlined *ret)
+{
+	struct inline_read *q = ctx;
+	struct hotspot_reader r = {.read = read_pid, .ctx = &q->pid};
+
+	ret->n = 0;
+	ret->root_const_method = 0;
+	if (!q->layout)
+		return -ENOENT;
+	return hotspot_inline__read(&r, q->layout, q->method, q->where, ret);
+}
+
+/* A compiled frame (HOTSPOT_FRAME_INLINED): the methods inlined at its pc, innermost first,
+ * each its own frame, then its own method; that one alone when its nmethod cannot be read
+ * (counted), [unknown] when the Method cannot either. Other frames: one each. Two words. */
+static size_t hotspot_name_frames(void *state, pid_t pid, void *proc, const uint64_t *words,
+				  size_t n_words, struct sym_frame *ret, size_t max,
+				  size_t *ret_frames)
+{
+	struct hotspot_runtime *rt = state;
+	uint64_t word = words[0], cookie = words[1];
+	struct inline_read q = {pid, proc, word & HOTSPOT_FRAME_ADDR_MASK & ~7ULL, cookie};
+	struct hotspot_inlined chain;
+	size_t n;
+
+	(void)n_words; /* >= 2: a Java frame is two words */
+	*ret_frames = 1;
+	if (!(word & HOTSPOT_FRAME_INLINED) || (word & HOTSPOT_FRAME_BLOB)) {
+		hotspot_name_frame(state, pid, proc, word, cookie, ret);
+		return 2;
+	}
+	hotspot_inline_cache__get(rt->inlined, pid, q.method, cookie, read_inlined, &q, &chain);
+	n = chain.n < max - 1 ? chain.n : max - 1;
+	for (size_t i = 0; i < n; i++)
+		frame_names__name(rt->names, pid, proc, chain.method[i], chain.const_method[i],
+				  HOTSPOT_MODULE, &ret[i]);
+	if (chain.root_const_method) {
+		frame_names__name(rt->names, pid, proc, q.method, chain.root_const_method,
+				  HOTSPOT_MODULE, &ret[n]);
+	} else { /* the Method itself unreadable (counted with the chain) */
+		snprintf(ret[n].function, sizeof(ret[n].function), "[unknown]");
+		snprintf(ret[n].module, sizeof(ret[n].module), "%s", HOTSPOT_MODULE);
+		ret[n].file[0] = ret[n].build_id[0] = '\0';
+		ret[n].known = 0;
+	}
+	*ret_frames = n + 1;
+	return 2;
 }
 
 static void hotspot_stats(const void *state, struct runtime_stats *ret)
 {
 	const struct hotspot_runtime *rt = state;
 
+	struct hotspot_inline_stats in;
+
 	*ret = rt->stats;
 	frame_names__stats(rt->names, ret);
+	/* a chain read is a name read; one that failed left its frames to their root method */
+	hotspot_inline_cache__stats(rt->inlined, &in);
+	ret->names_read += in.read;
+	ret->names_unreadable += in.failed;
+	ret->names_evicted += in.evicted;
 }
 
 const struct runtime_ops hotspot_runtime_ops = {
@@ -277,5 +347,6 @@ const struct runtime_ops hotspot_runtime_ops = {
     .wants = hotspot_wants,
     .capture = hotspot_capture,
     .name_frame = hotspot_name_frame,
+    .name_frames = hotspot_name_frames,
     .stats = hotspot_stats,
 };

@@ -8,7 +8,8 @@
 
 #include "runtimes/runtime.h"
 
-#define HOTSPOT_NAME_CACHE 16384 /* (pid, Method*) names kept, least recently used dropped */
+#define HOTSPOT_NAME_CACHE 16384  /* (pid, Method*) names kept, least recently used dropped */
+#define HOTSPOT_INLINE_CACHE 4096 /* (pid, nmethod, pc) inlining chains kept (about 1 MiB) */
 
 extern const struct runtime_ops hotspot_runtime_ops;
 

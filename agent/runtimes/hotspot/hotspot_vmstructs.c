@@ -3,6 +3,7 @@
  * offsets, static addresses, type sizes), read from the live process through a reader. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtimes/hotspot/hotspot_vmstructs.h"
@@ -80,6 +81,16 @@ enum {
 	W_SYMBOL_BODY,
 	W_SENDER_SP,
 	W_LAST_SP,
+	W__REQUIRED, /* the wants below only name inlined calls: without them, compiled frames
+		      * are named by their root method */
+	W_BLOB_SIZE = W__REQUIRED,
+	W_NM_SCOPES_DATA,
+	W_NM_METADATA,
+	W_NM_SCOPES_PCS,
+	W_NM_DEPENDENCIES,
+	W_PCDESC_SIZE,
+	W_PCDESC_PC,
+	W_PCDESC_SCOPE,
 	W__COUNT,
 };
 
@@ -112,6 +123,14 @@ static void init_wants(struct want *w)
 	    [W_SYMBOL_BODY] = {WANT_FIELD, "Symbol", "_body"},
 	    [W_SENDER_SP] = {WANT_CONSTANT, NULL, "frame::interpreter_frame_sender_sp_offset"},
 	    [W_LAST_SP] = {WANT_CONSTANT, NULL, "frame::interpreter_frame_last_sp_offset"},
+	    [W_BLOB_SIZE] = {WANT_FIELD, "CodeBlob", "_size"},
+	    [W_NM_SCOPES_DATA] = {WANT_FIELD, "CompiledMethod", "_scopes_data_begin"},
+	    [W_NM_METADATA] = {WANT_FIELD, "nmethod", "_metadata_offset"},
+	    [W_NM_SCOPES_PCS] = {WANT_FIELD, "nmethod", "_scopes_pcs_offset"},
+	    [W_NM_DEPENDENCIES] = {WANT_FIELD, "nmethod", "_dependencies_offset"},
+	    [W_PCDESC_SIZE] = {WANT_SIZE, "PcDesc"},
+	    [W_PCDESC_PC] = {WANT_FIELD, "PcDesc", "_pc_offset"},
+	    [W_PCDESC_SCOPE] = {WANT_FIELD, "PcDesc", "_scope_decode_offset"},
 	};
 
 	memcpy(w, all, sizeof(all));
@@ -224,6 +243,56 @@ static bool fits(uint64_t v, uint64_t max)
 	return v <= max;
 }
 
+/* The JDK's feature release from its version string ("17.0.15+6-..."; "1.8.0_..." is 8). 0
+ * when it does not start with one. */
+static int major_version(const char *version)
+{
+	char *end;
+	long major = strtol(version, &end, 10);
+
+	if (end == version || major <= 0 || major > 1000)
+		return 0;
+	if (major == 1 && *end == '.')
+		major = strtol(end + 1, &end, 10);
+	return (int)major;
+}
+
+/* The nmethod and PcDesc fields that name inlined calls, when the tables have them all (JDK
+ * 9 to 22 keep them as below: int offsets from the nmethod, a scopes_data_begin pointer; 23
+ * moved the scopes out of the nmethod and has no _dependencies_offset). */
+static void read_inlining(const struct want *w, struct hotspot_layout *ret)
+{
+	struct hotspot_inline_layout *in = &ret->inlining;
+	int major = major_version(ret->version);
+
+	memset(in, 0, sizeof(*in));
+	for (int k = W__REQUIRED; k < W__COUNT; k++)
+		if (!w[k].found)
+			return;
+	if (!major)
+		return; /* which UNSIGNED5 the streams use is not known */
+	/* JDK 20 moved CompressedStream onto UNSIGNED5, which leaves the byte 0 out */
+	in->unsigned5_excluded = major >= 20;
+	in->blob_size = w[W_BLOB_SIZE].value;
+	in->scopes_data = w[W_NM_SCOPES_DATA].value;
+	in->metadata = w[W_NM_METADATA].value;
+	in->scopes_pcs = w[W_NM_SCOPES_PCS].value;
+	in->dependencies = w[W_NM_DEPENDENCIES].value;
+	in->pcdesc_size = w[W_PCDESC_SIZE].value;
+	in->pcdesc_pc = w[W_PCDESC_PC].value;
+	in->pcdesc_scope = w[W_PCDESC_SCOPE].value;
+	/* each a field the header read covers, each PcDesc field an int inside its entry */
+	in->ok = fits(w[W_BLOB_SIZE].value, HOTSPOT_NMETHOD_READ - 4) &&
+		 fits(w[W_NM_SCOPES_DATA].value, HOTSPOT_NMETHOD_READ - 8) &&
+		 fits(w[W_NM_METADATA].value, HOTSPOT_NMETHOD_READ - 4) &&
+		 fits(w[W_NM_SCOPES_PCS].value, HOTSPOT_NMETHOD_READ - 4) &&
+		 fits(w[W_NM_DEPENDENCIES].value, HOTSPOT_NMETHOD_READ - 4) &&
+		 fits(ret->walk.nmethod_method, HOTSPOT_NMETHOD_READ - 8) &&
+		 w[W_PCDESC_SIZE].value >= 8 && w[W_PCDESC_SIZE].value <= 64 &&
+		 w[W_PCDESC_PC].value + 4 <= w[W_PCDESC_SIZE].value &&
+		 w[W_PCDESC_SCOPE].value + 4 <= w[W_PCDESC_SIZE].value;
+}
+
 int hotspot_layout__read(const struct hotspot_reader *r, const struct hotspot_symbols *sym,
 			 struct hotspot_layout *ret)
 {
@@ -248,7 +317,7 @@ int hotspot_layout__read(const struct hotspot_reader *r, const struct hotspot_sy
 		return err;
 	if (w[W_RELEASE].found && !read_u64(r, w[W_RELEASE].value, &release))
 		read_string(r, release, ret->version, sizeof(ret->version));
-	for (int k = 0; k < W__COUNT; k++)
+	for (int k = 0; k < W__REQUIRED; k++)
 		if (!w[k].found)
 			return -EPROTONOSUPPORT;
 	ret->heaps_var = w[W_HEAPS].value;
@@ -277,6 +346,7 @@ int hotspot_layout__read(const struct hotspot_reader *r, const struct hotspot_sy
 	/* x86's frame layout: the Method* slot sits right below last_sp's (frame_x86.hpp) */
 	p->interp_sender_sp = (int16_t)((int64_t)w[W_SENDER_SP].value * 8);
 	p->interp_method = (int16_t)(((int64_t)w[W_LAST_SP].value - 1) * 8);
+	read_inlining(w, ret);
 	/* BPF reads a blob's fields from one read of its header */
 	if (!fits(p->blob_name, HOTSPOT_BLOB_READ - 8) ||
 	    !fits(p->blob_frame_size, HOTSPOT_BLOB_READ - 4) ||

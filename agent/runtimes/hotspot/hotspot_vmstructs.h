@@ -5,6 +5,7 @@
 #define ROOTTRACE_HOTSPOT_VMSTRUCTS_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,22 @@ struct hotspot_symbols {
 	uint64_t int_name, int_value, int_stride;
 };
 
+/* Bytes of an nmethod's header read at once: the fields that find its scope data. */
+#define HOTSPOT_NMETHOD_READ 512
+
+/* Where an nmethod keeps what names the calls it inlined (nmethod.hpp): its PcDescs (pc ->
+ * scope) at scopes_pcs..dependencies, its scopes from *scopes_data, its Method*s from
+ * metadata; offsets from the nmethod's address. ok is false when the tables lack one. */
+struct hotspot_inline_layout {
+	bool ok;
+	uint16_t blob_size;	       /* CodeBlob::_size (int): the nmethod's bytes */
+	uint16_t scopes_data;	       /* CompiledMethod::_scopes_data_begin (a pointer) */
+	uint16_t metadata, scopes_pcs; /* nmethod::_metadata_offset, _scopes_pcs_offset (ints) */
+	uint16_t dependencies;	       /* nmethod::_dependencies_offset: the PcDescs' end */
+	uint16_t pcdesc_size, pcdesc_pc, pcdesc_scope; /* sizeof(PcDesc), its two int fields */
+	uint8_t unsigned5_excluded; /* the scope stream's UNSIGNED5: 1 from JDK 20, else 0 */
+};
+
 /* What walking and naming need, from the tables. */
 struct hotspot_layout {
 	char version[32];	  /* Abstract_VM_Version::_s_vm_release ("17.0.15+6-...") */
@@ -40,6 +57,7 @@ struct hotspot_layout {
 	/* naming: ConstMethod, ConstantPool, Klass, Symbol */
 	uint16_t const_constants, const_name_index, pool_holder, pool_size, klass_name;
 	uint16_t symbol_length, symbol_body;
+	struct hotspot_inline_layout inlining;
 };
 
 /* Reads the tables. 0; -ENOENT: the tables are not there (not HotSpot, or their pointers are

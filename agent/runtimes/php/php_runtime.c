@@ -6,18 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtimes/frame_names.h"
 #include "runtimes/php/php_runtime.h"
 #include "runtimes/procmem.h"
+#include "runtimes/runtime_base.h"
 #include "runtimes/runtime_records.h"
 #include "runtimes/runtime_elf.h"
 
 #define VERSION_MARK "X-Powered-By: PHP/"
-
-struct php_runtime {
-	struct frame_names *names;
-	struct runtime_stats stats;
-};
 
 struct php_process {
 	const struct php_version *version;
@@ -28,42 +23,13 @@ static int read_name(void *ctx, pid_t pid, void *proc, uint64_t func, uint64_t c
 
 static void *php_new(void)
 {
-	struct php_runtime *rt = calloc(1, sizeof(*rt));
-
-	if (!rt)
-		return NULL;
-	rt->names = frame_names__new(PHP_NAME_CACHE, read_name, rt);
-	if (!rt->names) {
-		free(rt);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return rt;
-}
-
-static void php_free(void *state)
-{
-	struct php_runtime *rt = state;
-
-	if (!rt)
-		return;
-	frame_names__free(rt->names);
-	free(rt);
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
+	return runtime_base__new(sizeof(struct runtime_base), PHP_NAME_CACHE, read_name);
 }
 
 /* php8.2, php-fpm8.2, php-cgi8.2, or the embed/Apache library libphp.so / libphp8.so. */
 static bool php_wants(const char *path)
 {
-	const char *name = base_name(path);
-
-	return !strncmp(name, "php", 3) || !strncmp(name, "libphp", 6);
+	return runtime_file_starts(path, (const char *const[]){"php", "libphp", NULL});
 }
 
 int php_version_from_image(const void *image, size_t size, unsigned *ret_major, unsigned *ret_minor)
@@ -167,7 +133,7 @@ static int read_binary(const struct runtime_elf *elf, const char *name, void *re
 }
 
 /* Hands BPF the walk state; keeps the version for naming the process's frames. */
-static int attach(struct php_runtime *rt, const struct runtime_process *proc,
+static int attach(struct runtime_base *rt, const struct runtime_process *proc,
 		  const struct php_version *v, const struct php_proc *walk,
 		  const struct runtime_sink *sink)
 {
@@ -185,7 +151,7 @@ static int attach(struct php_runtime *rt, const struct runtime_process *proc,
 static int php_capture(void *state, const struct runtime_process *proc,
 		       const struct runtime_sink *sink, char *note, size_t note_len)
 {
-	struct php_runtime *rt = state;
+	struct runtime_base *rt = state;
 	const struct php_version *v;
 	const struct php_binary *b;
 	struct php_binary scratch;
@@ -202,29 +168,20 @@ static int php_capture(void *state, const struct runtime_process *proc,
 			continue; /* a php-named file that is not the interpreter */
 		b = facts;
 		v = php_version__find(b->major, b->minor);
-		if (!v) {
-			rt->stats.unsupported++;
-			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%u", b->major,
-				 b->minor);
-			snprintf(note, note_len,
-				 "php %u.%u (%s): no offset table, its frames stay native",
-				 b->major, b->minor, m->path);
-			return -EPROTONOSUPPORT;
-		}
+		if (!v)
+			return runtime_base__unsupported(
+			    rt, b->major, b->minor, "", note, note_len,
+			    "php %u.%u (%s): no offset table, its frames stay native", b->major,
+			    b->minor, m->path);
 		if (b->eg_current_execute_data >= 0 &&
-		    b->eg_current_execute_data != v->walk.eg_current_execute_data) {
-			rt->stats.unsupported++;
-			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%u?", b->major,
-				 b->minor);
-			snprintf(note, note_len,
-				 "php %u.%u (%s): its code reads current_execute_data at %lld, the "
-				 "table says %u (another build's layout), its frames stay native",
-				 b->major, b->minor, m->path, (long long)b->eg_current_execute_data,
-				 v->walk.eg_current_execute_data);
-			return -EPROTONOSUPPORT;
-		}
+		    b->eg_current_execute_data != v->walk.eg_current_execute_data)
+			return runtime_base__unsupported(
+			    rt, b->major, b->minor, "?", note, note_len,
+			    "php %u.%u (%s): its code reads current_execute_data at %lld, the "
+			    "table "
+			    "says %u (another build's layout), its frames stay native",
+			    b->major, b->minor, m->path, (long long)b->eg_current_execute_data,
+			    v->walk.eg_current_execute_data);
 		bias = m->start - b->load_base;
 		memset(&walk, 0, sizeof(walk));
 		walk.current_execute_data =
@@ -258,17 +215,9 @@ static int read_name(void *ctx, pid_t pid, void *proc, uint64_t func, uint64_t c
 static void php_name_frame(void *state, pid_t pid, void *proc, uint64_t word, uint64_t cookie,
 			   struct sym_frame *ret)
 {
-	struct php_runtime *rt = state;
+	struct runtime_base *rt = state;
 
 	frame_names__name(rt->names, pid, proc, word & PHP_FRAME_ADDR_MASK, cookie, "[php]", ret);
-}
-
-static void php_stats(const void *state, struct runtime_stats *ret)
-{
-	const struct php_runtime *rt = state;
-
-	*ret = rt->stats;
-	frame_names__stats(rt->names, ret);
 }
 
 const struct runtime_ops php_runtime_ops = {
@@ -276,9 +225,9 @@ const struct runtime_ops php_runtime_ops = {
     .kind = RUNTIME_PHP,
     .frame_tag = PHP_FRAME_TAG,
     .new = php_new,
-    .free = php_free,
+    .free = runtime_base__free,
     .wants = php_wants,
     .capture = php_capture,
     .name_frame = php_name_frame,
-    .stats = php_stats,
+    .stats = runtime_base__stats,
 };

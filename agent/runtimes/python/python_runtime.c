@@ -6,17 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
 #include "runtimes/python/python_names.h"
 #include "runtimes/python/python_runtime.h"
+#include "runtimes/runtime_base.h"
 #include "runtimes/runtime_records.h"
 #include "runtimes/runtime_elf.h"
-
-struct python_runtime {
-	struct frame_names *names;
-	struct runtime_stats stats;
-};
 
 struct python_process {
 	const struct python_version *version;
@@ -27,42 +22,13 @@ static int read_name(void *ctx, pid_t pid, void *proc, uint64_t code, uint64_t c
 
 static void *python_new(void)
 {
-	struct python_runtime *rt = calloc(1, sizeof(*rt));
-
-	if (!rt)
-		return NULL;
-	rt->names = frame_names__new(PYTHON_NAME_CACHE, read_name, rt);
-	if (!rt->names) {
-		free(rt);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return rt;
-}
-
-static void python_free(void *state)
-{
-	struct python_runtime *rt = state;
-
-	if (!rt)
-		return;
-	frame_names__free(rt->names);
-	free(rt);
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
+	return runtime_base__new(sizeof(struct runtime_base), PYTHON_NAME_CACHE, read_name);
 }
 
 /* The interpreter binary (python3.11) or its library (libpython3.11.so.1.0). */
 static bool python_wants(const char *path)
 {
-	const char *name = base_name(path);
-
-	return !strncmp(name, "python", 6) || !strncmp(name, "libpython", 9);
+	return runtime_file_starts(path, (const char *const[]){"python", "libpython", NULL});
 }
 
 int python_version_from_name(const char *name, unsigned *ret_major, unsigned *ret_minor)
@@ -160,7 +126,7 @@ static void fill_proc(const struct python_binary *b, uint64_t start, const struc
 }
 
 /* Hands BPF the walk state; keeps the version for naming the process's frames. */
-static int attach(struct python_runtime *rt, const struct runtime_process *proc,
+static int attach(struct runtime_base *rt, const struct runtime_process *proc,
 		  const struct python_version *v, const struct python_proc *walk,
 		  const struct runtime_sink *sink)
 {
@@ -178,7 +144,7 @@ static int attach(struct python_runtime *rt, const struct runtime_process *proc,
 static int python_capture(void *state, const struct runtime_process *proc,
 			  const struct runtime_sink *sink, char *note, size_t note_len)
 {
-	struct python_runtime *rt = state;
+	struct runtime_base *rt = state;
 	const struct python_version *v;
 	const struct python_binary *b;
 	struct python_binary scratch;
@@ -197,26 +163,17 @@ static int python_capture(void *state, const struct runtime_process *proc,
 		v = python_version__find(b->major, b->minor);
 		if (v && b->minor == 13 && b->has_debug_offsets &&
 		    python_version__check(v, &b->debug)) {
-			rt->stats.unsupported++;
-			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%ut", b->major,
-				 b->minor);
-			snprintf(note, note_len,
-				 "python %u.%u (%s): its _Py_DebugOffsets disagree with the %u.%u "
-				 "table (free-threaded or debug build), its frames stay native",
-				 b->major, b->minor, m->path, b->major, b->minor);
-			return -EPROTONOSUPPORT;
+			return runtime_base__unsupported(
+			    rt, b->major, b->minor, "t", note, note_len,
+			    "python %u.%u (%s): its _Py_DebugOffsets disagree with the %u.%u table "
+			    "(free-threaded or debug build), its frames stay native",
+			    b->major, b->minor, m->path, b->major, b->minor);
 		}
-		if (!v) {
-			rt->stats.unsupported++;
-			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%u", b->major,
-				 b->minor);
-			snprintf(note, note_len,
-				 "python %u.%u (%s): no offset table, its frames stay native",
-				 b->major, b->minor, m->path);
-			return -EPROTONOSUPPORT;
-		}
+		if (!v)
+			return runtime_base__unsupported(
+			    rt, b->major, b->minor, "", note, note_len,
+			    "python %u.%u (%s): no offset table, its frames stay native", b->major,
+			    b->minor, m->path);
 		fill_proc(b, m->start, v, &walk);
 		return attach(rt, proc, v, &walk, sink);
 	}
@@ -267,18 +224,10 @@ static int read_name(void *ctx, pid_t pid, void *proc, uint64_t code, uint64_t c
 static void python_name_frame(void *state, pid_t pid, void *proc, uint64_t word, uint64_t cookie,
 			      struct sym_frame *ret)
 {
-	struct python_runtime *rt = state;
+	struct runtime_base *rt = state;
 
 	frame_names__name(rt->names, pid, proc, word & PYTHON_FRAME_ADDR_MASK, cookie, "[python]",
 			  ret);
-}
-
-static void python_stats(const void *state, struct runtime_stats *ret)
-{
-	const struct python_runtime *rt = state;
-
-	*ret = rt->stats;
-	frame_names__stats(rt->names, ret);
 }
 
 const struct runtime_ops python_runtime_ops = {
@@ -286,9 +235,9 @@ const struct runtime_ops python_runtime_ops = {
     .kind = RUNTIME_PYTHON,
     .frame_tag = PYTHON_FRAME_TAG,
     .new = python_new,
-    .free = python_free,
+    .free = runtime_base__free,
     .wants = python_wants,
     .capture = python_capture,
     .name_frame = python_name_frame,
-    .stats = python_stats,
+    .stats = runtime_base__stats,
 };

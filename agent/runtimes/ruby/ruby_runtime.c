@@ -7,20 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
 #include "runtimes/ruby/ruby_class.h"
 #include "runtimes/ruby/ruby_runtime.h"
+#include "runtimes/runtime_base.h"
 #include "runtimes/runtime_records.h"
 #include "runtimes/runtime_elf.h"
 
 #define CORE_MAX_DISTANCE (1u << 20) /* vm_exec_core lies within 1 MiB below rb_vm_exec */
 #define RUBY_EXE_TLS_MODULE 1	     /* glibc: the executable's TLS is module 1 of every DTV */
-
-struct ruby_runtime {
-	struct frame_names *names;
-	struct runtime_stats stats;
-};
 
 #define IDS_TRIES 8 /* times a process's class-name IDs are looked for (it may be starting) */
 
@@ -37,41 +32,14 @@ static int read_name(void *ctx, pid_t pid, void *proc, uint64_t iseq, uint64_t c
 
 static void *ruby_new(void)
 {
-	struct ruby_runtime *rt = calloc(1, sizeof(*rt));
-
-	if (!rt)
-		return NULL;
-	rt->names = frame_names__new(RUBY_NAME_CACHE, read_name, rt);
-	if (!rt->names) {
-		free(rt);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return rt;
-}
-
-static void ruby_free(void *state)
-{
-	struct ruby_runtime *rt = state;
-
-	if (!rt)
-		return;
-	frame_names__free(rt->names);
-	free(rt);
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
+	return runtime_base__new(sizeof(struct runtime_base), RUBY_NAME_CACHE, read_name);
 }
 
 /* libruby.so.3.1, libruby-3.1.so.3.1, or a ruby executable (ruby, ruby3.1): one built without
  * libruby.so (--disable-shared) defines ruby_current_ec itself. */
 static bool ruby_wants(const char *path)
 {
-	return !strncmp(base_name(path), "libruby", 7) || !strncmp(base_name(path), "ruby", 4);
+	return runtime_file_starts(path, (const char *const[]){"libruby", "ruby", NULL});
 }
 
 int ruby_find_core(const uint8_t *code, uint64_t start, uint64_t size, uint64_t *ret)
@@ -176,7 +144,7 @@ static int read_binary(const struct runtime_elf *elf, const char *name, void *re
 
 /* Hands BPF the walk state; keeps the version (and where class names start) for naming the
  * process's frames. */
-static int attach(struct ruby_runtime *rt, const struct runtime_process *proc,
+static int attach(struct runtime_base *rt, const struct runtime_process *proc,
 		  const struct ruby_version *v, const struct ruby_proc *walk,
 		  const struct ruby_class_roots *roots, const struct runtime_sink *sink)
 {
@@ -224,7 +192,7 @@ static int fill_proc(pid_t pid, const struct ruby_library *lib, uint64_t start,
 static int ruby_capture(void *state, const struct runtime_process *proc,
 			const struct runtime_sink *sink, char *note, size_t note_len)
 {
-	struct ruby_runtime *rt = state;
+	struct runtime_base *rt = state;
 	const struct ruby_version *v;
 	const struct ruby_library *lib;
 	struct ruby_library scratch;
@@ -242,16 +210,11 @@ static int ruby_capture(void *state, const struct runtime_process *proc,
 			continue;
 		lib = facts;
 		v = ruby_version__find(lib->major, lib->minor);
-		if (!v) {
-			rt->stats.unsupported++;
-			snprintf(rt->stats.unsupported_version,
-				 sizeof(rt->stats.unsupported_version), "%u.%u", lib->major,
-				 lib->minor);
-			snprintf(note, note_len,
-				 "ruby %u.%u (%s): no offset table, its frames stay native",
-				 lib->major, lib->minor, m->path);
-			return -EPROTONOSUPPORT;
-		}
+		if (!v)
+			return runtime_base__unsupported(
+			    rt, lib->major, lib->minor, "", note, note_len,
+			    "ruby %u.%u (%s): no offset table, its frames stay native", lib->major,
+			    lib->minor, m->path);
 		if (fill_proc(proc->pid, lib, m->start, v, &walk))
 			continue;
 		bias = m->start - lib->load_base;
@@ -341,17 +304,9 @@ static int read_name(void *ctx, pid_t pid, void *proc, uint64_t iseq, uint64_t c
 static void ruby_name_frame(void *state, pid_t pid, void *proc, uint64_t word, uint64_t cookie,
 			    struct sym_frame *ret)
 {
-	struct ruby_runtime *rt = state;
+	struct runtime_base *rt = state;
 
 	frame_names__name(rt->names, pid, proc, word & RUBY_FRAME_ADDR_MASK, cookie, "[ruby]", ret);
-}
-
-static void ruby_stats(const void *state, struct runtime_stats *ret)
-{
-	const struct ruby_runtime *rt = state;
-
-	*ret = rt->stats;
-	frame_names__stats(rt->names, ret);
 }
 
 const struct runtime_ops ruby_runtime_ops = {
@@ -359,9 +314,9 @@ const struct runtime_ops ruby_runtime_ops = {
     .kind = RUNTIME_RUBY,
     .frame_tag = RUBY_FRAME_TAG,
     .new = ruby_new,
-    .free = ruby_free,
+    .free = runtime_base__free,
     .wants = ruby_wants,
     .capture = ruby_capture,
     .name_frame = ruby_name_frame,
-    .stats = ruby_stats,
+    .stats = runtime_base__stats,
 };

@@ -127,18 +127,85 @@ static const struct field fields[] = {
     F("scopeinfo_idx_ncontextlocals", scope_info_context_locals),
 };
 
-static int fill(const struct constants *c, struct v8_layout *ret)
+/* The optimised code's tables: what the constants tell, optional (a V8 without them keeps its
+ * outer names). */
+static const struct field code_fields[] = {
+    F("class_Code__deoptimization_data__FixedArray", code_deopt_data),
+    F("class_Code__source_position_table__ByteArray", code_source_positions),
+    F("DeoptimizationDataInlinedFunctionCountIndex", deopt_inlined_count),
+    F("DeoptimizationDataLiteralArrayIndex", deopt_literals),
+    F("DeoptimizationDataSharedFunctionInfoIndex", deopt_sfi),
+    F("DeoptimizationDataInliningPositionsIndex", deopt_inlining_positions),
+    F("class_FixedArrayBase__length__SMI", array_length),
+    F("class_FixedArray__data__uintptr_t", array_data),
+    F("type_Code__CODE_TYPE", type_code),
+    F("type_FixedArray__FIXED_ARRAY_TYPE", type_fixed_array),
+    F("type_ByteArray__BYTE_ARRAY_TYPE", type_byte_array),
+    F("type_WeakFixedArray__WEAK_FIXED_ARRAY_TYPE", type_weak_fixed_array),
+    F("CodeKindBaseline", kind_baseline),
+};
+
+static int fill_fields(const struct constants *c, const struct field *fs, size_t n,
+		       struct v8_layout *ret);
+
+static bool version_at_least(const struct v8_layout *l, unsigned major, unsigned minor,
+			     unsigned patch)
+{
+	if (l->major != major)
+		return l->major > major;
+	if (l->minor != minor)
+		return l->minor > minor;
+	return l->patch >= patch;
+}
+
+/* What no constant tells, per version, where the Code object holds a pointer to its
+ * instructions (V8 11.1.204 on) and before its fields moved to the trusted space (V8 12): the
+ * JSFunction's code field, then the Code's instruction start, flags (a 16-bit builtin id and
+ * 16 bits of kind-specific flags follow until V8 11.4.59) and instruction size, after its
+ * source position table and the InstructionStream pointer. Checked against node 20 (11.3). */
+static void fill_code(const struct constants *c, struct v8_layout *ret)
+{
+	struct v8_proc *w = &ret->walk;
+	int64_t mask = 0, shift = -1;
+	unsigned entry;
+
+	if (fill_fields(c, code_fields, sizeof(code_fields) / sizeof(code_fields[0]), ret) ||
+	    !lookup(c, "CodeKindFieldMask", &mask) || !lookup(c, "CodeKindFieldShift", &shift) ||
+	    mask <= 0 || mask > 0xff || shift < 0 || shift > 31 ||
+	    !version_at_least(ret, 11, 1, 204) || version_at_least(ret, 12, 0, 0))
+		goto none;
+	w->function_code =
+	    version_at_least(ret, 11, 7, 368) ? w->function_shared - 8 : w->function_shared + 24;
+	entry = ret->code_source_positions + 16;
+	w->code_entry = entry;
+	w->code_flags = 8;
+	w->code_size = version_at_least(ret, 11, 4, 59) ? 12 : 16;
+	w->kind_shift = shift;
+	w->kind_mask = mask;
+	/* BASELINE, then MAGLEV and TURBOFAN: the last kinds of the enum */
+	w->kind_optimised_first = ret->kind_baseline + 1;
+	w->kind_optimised_last = ret->kind_baseline + 2;
+	if (w->function_code + 8 > V8_FUNCTION_READ || (w->function_code & 7) || entry > 0xffff ||
+	    ret->kind_baseline + 2 > mask)
+		goto none;
+	return;
+none:
+	w->function_code = w->code_entry = 0;
+}
+
+static int fill_fields(const struct constants *c, const struct field *fs, size_t n,
+		       struct v8_layout *ret)
 {
 	int64_t v;
 
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		char *at = (char *)ret + fields[i].offset;
+	for (size_t i = 0; i < n; i++) {
+		char *at = (char *)ret + fs[i].offset;
 
-		if (!lookup(c, fields[i].names, &v))
+		if (!lookup(c, fs[i].names, &v))
 			return -EPROTONOSUPPORT;
-		if (fields[i].is_signed ? (v < INT16_MIN || v > INT16_MAX) : (v < 0 || v > 0xffff))
+		if (fs[i].is_signed ? (v < INT16_MIN || v > INT16_MAX) : (v < 0 || v > 0xffff))
 			return -EPROTONOSUPPORT;
-		if (fields[i].is_signed) {
+		if (fs[i].is_signed) {
 			int16_t s16 = v;
 
 			memcpy(at, &s16, sizeof(s16));
@@ -148,6 +215,15 @@ static int fill(const struct constants *c, struct v8_layout *ret)
 			memcpy(at, &u16, sizeof(u16));
 		}
 	}
+	return 0;
+}
+
+static int fill(const struct constants *c, struct v8_layout *ret)
+{
+	int64_t v;
+
+	if (fill_fields(c, fields, sizeof(fields) / sizeof(fields[0]), ret))
+		return -EPROTONOSUPPORT;
 	/* tagged values of 8 bytes, Smis in the upper half: no pointer compression */
 	if (!lookup(c, "TaggedSize", &v) || v != 8 || !lookup(c, "HeapObjectTag", &v) || v != 1 ||
 	    !lookup(c, "SmiTagMask", &v) || v != 1)
@@ -160,6 +236,7 @@ static int fill(const struct constants *c, struct v8_layout *ret)
 	    ret->walk.sfi_cookie + 8 > V8_OBJECT_WORDS * 8 || (ret->walk.object_map & 7) ||
 	    (ret->walk.function_shared & 7) || (ret->walk.sfi_cookie & 7))
 		return -EPROTONOSUPPORT;
+	fill_code(c, ret);
 	return 0;
 }
 

@@ -26,11 +26,19 @@ struct v8_layout {
 	/* ScopeInfo (the function name and its start position sit in its first slots) */
 	uint16_t type_scope_info, type_script;
 	uint16_t scope_info_first_vars, scope_info_context_locals;
+	/* Optimised code's tables (v8_inline.h); walk.code_entry 0: not read for this version */
+	uint16_t code_deopt_data, code_source_positions; /* Code fields */
+	uint16_t deopt_inlined_count, deopt_literals, deopt_sfi, deopt_inlining_positions;
+	uint16_t array_length, array_data; /* FixedArray, ByteArray and WeakFixedArray headers */
+	uint16_t type_code, type_fixed_array, type_byte_array, type_weak_fixed_array;
+	uint16_t kind_baseline; /* CodeKind::BASELINE: MAGLEV and TURBOFAN follow it */
 };
 
 /* Reads the layout of the V8 in elf. 0; -ENOENT: no v8dbg_* symbols (not V8);
  * -EPROTONOSUPPORT: V8, but a constant it needs is missing or its tagged values are not 8 bytes
- * (pointer compression), the version is then filled for the caller's note. */
+ * (pointer compression), the version is then filled for the caller's note. A V8 whose
+ * optimised code this version cannot read is supported with walk.code_entry 0: its frames
+ * keep their outer function only (inlined functions are not told). */
 int v8_layout__read(const struct runtime_elf *elf, struct v8_layout *ret);
 
 #endif

@@ -22,8 +22,7 @@ static int read_u64(const struct v8_reader *r, uint64_t addr, uint64_t *ret)
 	return r->read(r->ctx, addr, ret, sizeof(*ret));
 }
 
-/* The instance type of the heap object at tagged address word. */
-static int object_type(const struct v8_reader *r, uint64_t word, uint16_t *ret)
+int v8_object_type(const struct v8_reader *r, uint64_t word, uint16_t *ret)
 {
 	const struct v8_layout *l = r->layout;
 	uint64_t map;
@@ -133,7 +132,7 @@ static int put_piece(const struct v8_reader *r, struct piece p, struct piece *st
 	int err;
 
 	for (int hop = 0; hop < MAX_HOPS; hop++) {
-		err = object_type(r, p.str, &type);
+		err = v8_object_type(r, p.str, &type);
 		if (!err && type >= l->first_nonstring_type)
 			err = -EINVAL;
 		if (!err)
@@ -217,7 +216,8 @@ static void scope_info_scan(const struct v8_reader *r, uint64_t info, struct v8_
 	    (smi_value(locals) < SCOPE_INLINED_NAMES ? 2 * smi_value(locals) : smi_value(locals));
 	if (r->read(r->ctx, base + 8ULL * first, slots, sizeof(slots)))
 		return;
-	if (object_type(r, slots[0], &type) || type >= l->first_nonstring_type || !is_smi(slots[1]))
+	if (v8_object_type(r, slots[0], &type) || type >= l->first_nonstring_type ||
+	    !is_smi(slots[1]))
 		return; /* no function variable: not a function's scope */
 	if (v8_string_decode(r, slots[0], ret->name, sizeof(ret->name)))
 		ret->name[0] = '\0';
@@ -240,7 +240,7 @@ int v8_function_read(const struct v8_reader *r, uint64_t sfi, uint64_t cookie,
 
 	memset(ret, 0, sizeof(*ret));
 	ret->start = -1;
-	err = object_type(r, sfi, &type);
+	err = v8_object_type(r, sfi, &type);
 	if (!err && type != l->walk.type_sfi)
 		err = -EINVAL;
 	if (!err)
@@ -251,7 +251,7 @@ int v8_function_read(const struct v8_reader *r, uint64_t sfi, uint64_t cookie,
 		err = read_u64(r, sfi - 1 + l->sfi_script_or_debug_info, &script);
 	if (err)
 		return err;
-	if (!object_type(r, name, &type)) { /* else a Smi: no name */
+	if (!v8_object_type(r, name, &type)) { /* else a Smi: no name */
 		if (type < l->first_nonstring_type)
 			err = v8_string_decode(r, name, ret->name, sizeof(ret->name));
 		else if (type == l->type_scope_info)
@@ -259,7 +259,7 @@ int v8_function_read(const struct v8_reader *r, uint64_t sfi, uint64_t cookie,
 		if (err)
 			return err;
 	}
-	if (!object_type(r, script, &type) && type == l->type_script &&
+	if (!v8_object_type(r, script, &type) && type == l->type_script &&
 	    !read_u64(r, script - 1 + l->script_name, &script_name) &&
 	    v8_string_decode(r, script_name, ret->file, sizeof(ret->file)))
 		ret->file[0] = '\0'; /* no name (eval code) or not one we read */

@@ -18,6 +18,10 @@ struct v8_reader {
 	void *ctx;
 };
 
+/* The instance type of the heap object at tagged address word (its map's). 0, -EINVAL (no heap
+ * object) or the reader's error. */
+int v8_object_type(const struct v8_reader *r, uint64_t word, uint16_t *ret);
+
 /* Decodes the String at tagged address str (sequential one- or two-byte, cons, thin, sliced;
  * bounded: long names are cut) to UTF-8. 0, -EINVAL (not a string we read) or the reader's
  * error. */

@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lru.h"
 #include "runtimes/frame_names.h"
 #include "runtimes/procmem.h"
 #include "runtimes/runtime_records.h"
+#include "runtimes/v8/v8_inline.h"
 #include "runtimes/v8/v8_layout.h"
 #include "runtimes/v8/v8_names.h"
 #include "runtimes/v8/v8_runtime.h"
@@ -21,7 +23,16 @@ struct v8_binary {
 
 struct v8_runtime {
 	struct frame_names *names;
+	struct lru *codes; /* struct code_key -> struct v8_code_info (v8_inline.h) */
 	struct runtime_stats stats;
+	uint64_t codes_evicted;
+	bool closing; /* frees at the end are not evictions */
+};
+
+/* An optimised code object of a process, by its untagged address. */
+struct code_key {
+	uint64_t pid;
+	uint64_t code;
 };
 
 struct v8_process {
@@ -34,8 +45,18 @@ static void v8_free(void *state)
 
 	if (!rt)
 		return;
+	rt->closing = true;
+	lru__free(rt->codes);
 	frame_names__free(rt->names);
 	free(rt);
+}
+
+static void code_evicted(void *value, void *ctx)
+{
+	struct v8_runtime *rt = ctx;
+
+	rt->codes_evicted += !rt->closing;
+	free(value);
 }
 
 static int read_name(void *ctx, pid_t pid, void *proc, uint64_t sfi, uint64_t cookie,
@@ -48,7 +69,8 @@ static void *v8_new(void)
 	if (!rt)
 		return NULL;
 	rt->names = frame_names__new(V8_NAME_CACHE, read_name, rt);
-	if (!rt->names) {
+	rt->codes = lru__new(V8_CODE_CACHE, code_evicted, rt);
+	if (!rt->names || !rt->codes) {
 		v8_free(rt);
 		errno = ENOMEM;
 		return NULL;
@@ -167,12 +189,112 @@ static int read_name(void *ctx, pid_t pid, void *proc, uint64_t sfi, uint64_t co
 	return 0;
 }
 
+static void name_function(struct v8_runtime *rt, pid_t pid, void *proc, uint64_t sfi,
+			  uint64_t cookie, struct sym_frame *ret)
+{
+	frame_names__name(rt->names, pid, proc, sfi, cookie, V8_MODULE, ret);
+}
+
+/* Reads the optimised code (tagged) of pid now and keeps it, replacing what was kept at its
+ * address: NULL when it cannot be read (counted). entry, when not 0, is its instruction start
+ * when sampled: other code there now is not kept. Its functions are named now, while they
+ * live (their names outlive the process, in frame_names). */
+static const struct v8_code_info *code_read(struct v8_runtime *rt, pid_t pid, void *proc,
+					    uint64_t code, uint64_t entry)
+{
+	const struct v8_process *p = proc;
+	struct v8_reader r = {.read = read_pid, .ctx = &pid};
+	struct code_key key = {.pid = (uint64_t)pid, .code = code - 1};
+	struct v8_code_info *c = NULL;
+	struct sym_frame scratch;
+
+	if (!p)
+		return NULL;
+	r.layout = &p->layout;
+	free(lru__remove(rt->codes, &key, sizeof(key)));
+	if (v8_code_read(&r, code, &c) || (entry && c->entry != entry) ||
+	    lru__put(rt->codes, &key, sizeof(key), c)) {
+		free(c);
+		rt->stats.code_unreadable++;
+		return NULL;
+	}
+	rt->stats.code_read++;
+	name_function(rt, pid, proc, c->sfi, c->cookie, &scratch);
+	for (uint32_t i = 0; i < c->n_functions; i++)
+		name_function(rt, pid, proc, c->functions[i].sfi, c->functions[i].cookie, &scratch);
+	return c;
+}
+
+/* The code kept for (pid, code) when it is sfi's, else read now. */
+static const struct v8_code_info *code_get(struct v8_runtime *rt, pid_t pid, void *proc,
+					   uint64_t code, uint64_t sfi)
+{
+	struct code_key key = {.pid = (uint64_t)pid, .code = code - 1};
+	const struct v8_code_info *c = lru__get(rt->codes, &key, sizeof(key));
+
+	if (!c || c->sfi != sfi)
+		c = code_read(rt, pid, proc, code, 0);
+	if (c && c->sfi != sfi) {
+		rt->stats.code_unreadable++; /* other code there now */
+		return NULL;
+	}
+	return c;
+}
+
 static void v8_name_frame(void *state, pid_t pid, void *proc, uint64_t word, uint64_t cookie,
 			  struct sym_frame *ret)
 {
 	struct v8_runtime *rt = state;
+	const struct v8_code_info *c;
 
-	frame_names__name(rt->names, pid, proc, word & V8_FRAME_ADDR_MASK, cookie, V8_MODULE, ret);
+	if ((word & 3) == V8_CODE_NOTE) {
+		/* optimised code announced (v8_frames.h): read while it lives, named later */
+		struct code_key key = {.pid = (uint64_t)pid,
+				       .code = word & V8_FRAME_ADDR_MASK & ~7ULL};
+
+		c = lru__get(rt->codes, &key, sizeof(key));
+		if (!c || c->entry != cookie)
+			c = code_read(rt, pid, proc, key.code | 1, cookie);
+		if (c) {
+			name_function(rt, pid, proc, c->sfi, c->cookie, ret);
+			return;
+		}
+		snprintf(ret->function, sizeof(ret->function), "[unknown]"); /* counted */
+		snprintf(ret->module, sizeof(ret->module), "%s", V8_MODULE);
+		ret->file[0] = ret->build_id[0] = '\0';
+		ret->known = 0;
+		return;
+	}
+	name_function(rt, pid, proc, word & V8_FRAME_ADDR_MASK, cookie, ret);
+}
+
+/* An optimised frame (three words, v8_frames.h): the functions inlined at its pc offset, each
+ * above its caller, then the outer function (always: the code gone, it alone). */
+static size_t v8_name_frames(void *state, pid_t pid, void *proc, const uint64_t *words, size_t n,
+			     struct sym_frame *ret, size_t max, size_t *ret_frames)
+{
+	struct v8_runtime *rt = state;
+	uint64_t sfi = words[0] & V8_FRAME_ADDR_MASK & ~V8_FRAME_OPTIMISED;
+	uint32_t chain[V8_INLINE_MAX_DEPTH];
+	const struct v8_code_info *c;
+	size_t k = 0;
+
+	if (!(words[0] & V8_FRAME_OPTIMISED) || n < 3) {
+		*ret_frames = 1;
+		name_function(rt, pid, proc, sfi, words[1], ret);
+		return 2;
+	}
+	c = code_get(rt, pid, proc, (words[2] & ((1ULL << V8_CODE_ADDR_BITS) - 1)) << 3 | 1, sfi);
+	if (c)
+		k = v8_inline_chain(c, (uint32_t)(words[2] >> V8_CODE_ADDR_BITS), chain,
+				    max - 1 < V8_INLINE_MAX_DEPTH ? max - 1 : V8_INLINE_MAX_DEPTH);
+	for (size_t i = 0; i < k; i++)
+		name_function(rt, pid, proc, c->functions[chain[i]].sfi,
+			      c->functions[chain[i]].cookie, &ret[i]);
+	rt->stats.inlined_frames += k;
+	name_function(rt, pid, proc, sfi, words[1], &ret[k]);
+	*ret_frames = k + 1;
+	return 3;
 }
 
 static void v8_stats(const void *state, struct runtime_stats *ret)
@@ -180,6 +302,7 @@ static void v8_stats(const void *state, struct runtime_stats *ret)
 	const struct v8_runtime *rt = state;
 
 	*ret = rt->stats;
+	ret->code_evicted = rt->codes_evicted;
 	frame_names__stats(rt->names, ret);
 }
 
@@ -192,5 +315,6 @@ const struct runtime_ops v8_runtime_ops = {
     .wants = v8_wants,
     .capture = v8_capture,
     .name_frame = v8_name_frame,
+    .name_frames = v8_name_frames,
     .stats = v8_stats,
 };

@@ -10,6 +10,8 @@
 	16384 /* (pid, SharedFunctionInfo) names kept, least recently used dropped                 \
 	       */
 
+#define V8_CODE_CACHE 4096 /* optimised code objects' inlining tables kept (about 1 KiB each) */
+
 extern const struct runtime_ops v8_runtime_ops;
 
 #endif

@@ -11,7 +11,8 @@
  *   profiles_ch_read.c   a window summed across the tiers, services
  *   profiles_ch_lines.c  line detail: its table, its rows, a function's lines
  *   ch_tier_counts.c     whether a tier is complete for a period
- *   ch_tiers.c           the tier builder: hour and day tiers built after their period */
+ *   ch_tiers.c           the tier builder: hour and day tiers built after their period
+ *   ch_shards.c          a cluster's shards as the tier builder reaches them */
 #ifndef ROOTTRACE_CH_INTERNAL_H
 #define ROOTTRACE_CH_INTERNAL_H
 
@@ -179,17 +180,32 @@ const struct ch_period *ch_tier_counts__find(const struct ch_period *p, size_t n
 
 /* ch_tiers.c: the builder. A thread of its own (ch_tiers__start) or one pass (the CLI). */
 struct ch_tier_options {
-	int64_t delay_s;    /* a period is built once it ended this long ago */
-	long interval_ms;   /* between passes */
-	long pause_ms;	    /* tests: a build waits this long before its REPLACE */
-	int retention_days; /* how far back a full pass looks */
+	int64_t delay_s;     /* a period is built once it ended this long ago */
+	long interval_ms;    /* between passes */
+	long pause_ms;	     /* tests: a build waits this long before its REPLACE */
+	int retention_days;  /* how far back a full pass looks */
+	const char *servers; /* a cluster's servers, "host:port,..." (NULL: system.clusters') */
 };
 struct ch_tiers;
 int ch_tiers__start(struct ch_client *c, struct upload_ledger *ledger,
 		    const struct ch_tier_options *o, struct ch_tiers **ret);
 void ch_tiers__stop(struct ch_tiers *t);
-/* One pass over [from, now): builds what is due; the days built added to *ret_built. */
+/* One pass over [from, now): builds what is due; the days built added to *ret_built. why:
+ * a cluster's shard not reached. */
 int ch_tiers__pass(struct ch_client *c, struct upload_ledger *ledger,
-		   const struct ch_tier_options *o, int64_t from, int64_t now, int *ret_built);
+		   const struct ch_tier_options *o, int64_t from, int64_t now, int *ret_built,
+		   char *why, size_t why_len);
+
+/* ch_shards.c: one client per shard of c's cluster, each on the first server of servers
+ * (HTTP "host:port" separated by commas; NULL or "": system.clusters' hosts at c's port) whose
+ * <macros><shard> no earlier one had. -EHOSTUNREACH (why set) when a shard has no server. */
+struct ch_shards {
+	struct ch_client *clients;
+	char (*names)[CH_NAME_MAX]; /* each client's shard macro */
+	size_t n, want;		    /* clients found, shards of the cluster */
+};
+int ch_shards__open(struct ch_client *c, const char *servers, struct ch_shards *ret, char *why,
+		    size_t why_len);
+void ch_shards__release(struct ch_shards *s);
 
 #endif

@@ -6,7 +6,12 @@
  * TABLE ... REPLACE PARTITION is atomic: a read sees the old partition or the new one). Then
  * the same for the day tier, from the hour tier. A build counts its uploads (mark rows), so it
  * is idempotent, a killed build is redone by whoever comes next, and a late upload into a built
- * period makes it incomplete (ch_tier_counts.c) until the next pass builds it again. */
+ * period makes it incomplete (ch_tier_counts.c) until the next pass builds it again.
+ *
+ * On a cluster the same build runs on each shard's own tables, on one replica of it
+ * (ch_shards.c; replication carries the REPLACE to the others): a series' rows are on one
+ * shard, so a shard's tier sums only its own five-minute rows. Reads count the tier through
+ * the Distributed tables, so a period is complete only once every shard has built it. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -16,7 +21,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "store/clickhouse/ch_ddl.h"
 #include "store/clickhouse/ch_internal.h"
 
 /* A pass looks this far back; every FULL_PASS_EVERY passes (and the first), as far back as
@@ -36,13 +40,18 @@ struct ch_tiers {
 	bool stopping;
 };
 
-/* What one pass works with; t is NULL outside the thread (nothing to wake a pause). */
+/* What one pass works with; t is NULL outside the thread (nothing to wake a pause). shard is
+ * the server whose tables a build writes, local the suffix of their names there: client and
+ * "" on one server, one shard's client and "_local" on a cluster. */
 struct build {
 	struct ch_client *client;
 	struct upload_ledger *ledger;
 	const struct ch_tier_options *opts;
 	struct ch_tiers *t;
 	int64_t now;
+	struct ch_client *shards, *shard; /* every shard's client (n_shards), the one building */
+	size_t n_shards;
+	const char *local;
 };
 
 static bool complete(const struct ch_period *p)
@@ -90,8 +99,7 @@ static int run_sql(struct ch_client *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	/* A template (ch_ddl.h): on a cluster, ALTERs name each shard's tables ON CLUSTER. */
-	return ch_client__run_template(c, text, NULL, NULL, 0);
+	return ch_client__exec(c, text, NULL, NULL, NULL, 0);
 }
 
 /* " IN (h1, h2, ...)" of the day's complete hours before limit; false when there is none. */
@@ -113,84 +121,115 @@ static bool put_complete_hours(struct ch_buf *b, const struct ch_tier_counts *k,
 	return any;
 }
 
-/* The hour tier of [day, limit): its complete hours copied, the others summed from the
- * five-minute rows, into the staging partition, which then replaces the tier's. */
-static int build_hours(const struct build *b, const struct ch_tier_counts *k, int64_t day,
+/* The hour tier of [day, limit) staged: its complete hours copied, the others summed from
+ * the five-minute rows, into the staging partition (replace_hours() swaps it in). */
+static int stage_hours(const struct build *b, const struct ch_tier_counts *k, int64_t day,
 		       int64_t limit)
 {
-	const char *db = b->client->database;
+	const char *db = b->client->database, *l = b->local;
 	struct ch_buf sql = {0}, hours = {0};
 	bool copy = put_complete_hours(&hours, k, day, limit);
 	uint32_t part = (uint32_t)(day / DAY);
 	int rc;
 
 	/* A build killed before its REPLACE left rows here: they go first. */
-	rc = run_sql(b->client,
-		     "ALTER TABLE %s.rollups_hour_staging{local}{on_cluster} DROP PARTITION %u", db,
+	rc = run_sql(b->shard, "ALTER TABLE %s.rollups_hour_staging%s DROP PARTITION %u", db, l,
 		     part);
 	if (!rc && copy) {
 		ch_buf__printf(&sql,
-			       "INSERT INTO %s.rollups_hour_staging SELECT * FROM %s.rollups_hour"
-			       " WHERE bucket",
-			       db, db);
+			       "INSERT INTO %s.rollups_hour_staging%s SELECT * FROM"
+			       " %s.rollups_hour%s WHERE bucket",
+			       db, l, db, l);
 		ch_buf__put_bytes(&sql, hours.data, hours.len);
-		rc = ch_client__run(b->client, &sql, NULL);
+		rc = ch_client__run(b->shard, &sql, NULL);
 	}
 	if (!rc) {
 		ch_buf__reset(&sql);
 		ch_buf__printf(
 		    &sql,
-		    "INSERT INTO %s.rollups_hour_staging SELECT series_id,"
+		    "INSERT INTO %s.rollups_hour_staging%s SELECT series_id,"
 		    " toUInt32(intDiv(bucket, 3600) * 3600)"
-		    " AS hour, stack_hash, sum(value) FROM %s.rollups WHERE bucket >= %lld"
+		    " AS hour, stack_hash, sum(value) FROM %s.rollups%s WHERE bucket >= %lld"
 		    " AND bucket < %lld",
-		    db, db, (long long)day, (long long)limit);
+		    db, l, db, l, (long long)day, (long long)limit);
 		if (copy) {
 			ch_buf__printf(&sql, " AND intDiv(bucket, 3600) * 3600 NOT");
 			ch_buf__put_bytes(&sql, hours.data, hours.len);
 		}
 		ch_buf__printf(&sql, " GROUP BY series_id, hour, stack_hash");
-		rc = ch_client__run(b->client, &sql, NULL);
+		rc = ch_client__run(b->shard, &sql, NULL);
 	}
-	if (!rc && !pause_before_replace(b))
-		rc = -ECANCELED;
-	if (!rc)
-		rc = run_sql(
-		    b->client,
-		    "ALTER TABLE %s.rollups_hour{local}{on_cluster} REPLACE PARTITION %u FROM"
-		    " %s.rollups_hour_staging{local}",
-		    db, part, db);
-	if (!rc)
-		rc = run_sql(
-		    b->client,
-		    "ALTER TABLE %s.rollups_hour_staging{local}{on_cluster} DROP PARTITION %u", db,
-		    part);
 	ch_buf__release(&sql);
 	ch_buf__release(&hours);
 	return rc;
 }
 
+/* The staged day replaces the hour tier's partition of it, atomically for this shard. */
+static int replace_hours(const struct build *b, int64_t day)
+{
+	const char *db = b->client->database, *l = b->local;
+	uint32_t part = (uint32_t)(day / DAY);
+
+	return run_sql(b->shard,
+		       "ALTER TABLE %s.rollups_hour%s REPLACE PARTITION %u FROM"
+		       " %s.rollups_hour_staging%s",
+		       db, l, part, db, l)
+		   ?: run_sql(b->shard, "ALTER TABLE %s.rollups_hour_staging%s DROP PARTITION %u",
+			      db, l, part);
+}
+
 /* The day tier of a closed day, summed from its hour tier (complete: built just before). */
 static int build_day(const struct build *b, int64_t day)
 {
-	const char *db = b->client->database;
+	const char *db = b->client->database, *l = b->local;
 	uint32_t part = (uint32_t)(day / DAY);
 
-	return run_sql(b->client,
-		       "ALTER TABLE %s.rollups_day_staging{local}{on_cluster} DROP PARTITION %u", db,
+	return run_sql(b->shard, "ALTER TABLE %s.rollups_day_staging%s DROP PARTITION %u", db, l,
 		       part)
-	    ?: run_sql(b->client,
-		       "INSERT INTO %s.rollups_day_staging SELECT series_id, toUInt32(%lld),"
-		       " stack_hash, sum(value) FROM %s.rollups_hour WHERE bucket >= %lld"
+	    ?: run_sql(b->shard,
+		       "INSERT INTO %s.rollups_day_staging%s SELECT series_id, toUInt32(%lld),"
+		       " stack_hash, sum(value) FROM %s.rollups_hour%s WHERE bucket >= %lld"
 		       " AND bucket < %lld GROUP BY series_id, stack_hash",
-		       db, (long long)day, db, (long long)day, (long long)(day + DAY))
-	    ?: run_sql(b->client,
-		       "ALTER TABLE %s.rollups_day{local}{on_cluster} REPLACE PARTITION %u FROM"
-		       " %s.rollups_day_staging{local}",
-		       db, part, db)
-	    ?: run_sql(b->client,
-		       "ALTER TABLE %s.rollups_day_staging{local}{on_cluster} DROP PARTITION %u", db,
+		       db, l, (long long)day, db, l, (long long)day, (long long)(day + DAY))
+	    ?: run_sql(b->shard,
+		       "ALTER TABLE %s.rollups_day%s REPLACE PARTITION %u FROM"
+		       " %s.rollups_day_staging%s",
+		       db, l, part, db, l)
+	    ?: run_sql(b->shard, "ALTER TABLE %s.rollups_day_staging%s DROP PARTITION %u", db, l,
 		       part);
+}
+
+/* step on each shard in turn (on one server, once). */
+static int on_every_shard(const struct build *b, int64_t day,
+			  int (*step)(const struct build *, int64_t))
+{
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < b->n_shards; i++) {
+		struct build on = *b;
+
+		on.shard = &b->shards[i];
+		rc = step(&on, day);
+	}
+	return rc;
+}
+
+/* The hour tier of [day, limit), staged on every shard, then swapped in shard after shard:
+ * reads see the day from its tiers once the last shard swapped (its counts are complete). */
+static int build_hours(const struct build *b, const struct ch_tier_counts *k, int64_t day,
+		       int64_t limit)
+{
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < b->n_shards; i++) {
+		struct build on = *b;
+
+		on.shard = &b->shards[i];
+		rc = stage_hours(&on, k, day, limit);
+	}
+	if (!rc && !pause_before_replace(b))
+		rc = -ECANCELED;
+	return rc ?: on_every_shard(b, day, replace_hours);
 }
 
 /* What the day's counts ask for: its closed hours that are incomplete, the day itself once
@@ -227,7 +266,7 @@ static int build_one_day(const struct build *b, int64_t day, int *ret_built)
 		if (hours)
 			rc = build_hours(b, &k, day, limit < day + DAY ? limit : day + DAY);
 		if (!rc && (whole_day || (hours && day + DAY <= limit)))
-			rc = build_day(b, day);
+			rc = on_every_shard(b, day, build_day);
 		if (!rc && (hours || whole_day))
 			(*ret_built)++;
 		ch_tier_counts__release(&k);
@@ -236,30 +275,19 @@ static int build_one_day(const struct build *b, int64_t day, int *ret_built)
 	return rc;
 }
 
-/* Every day of the counts that has uploads; the days due built one by one. */
-static int run_pass(struct ch_client *c, struct upload_ledger *ledger,
-		    const struct ch_tier_options *o, struct ch_tiers *t, int64_t from, int64_t now,
-		    int *ret_built)
+/* The days due in [from, now), built one by one. */
+static int build_days(struct build *b, int64_t from, int *ret_built)
 {
-	struct build b = {c, ledger, o, t, now};
 	struct ch_tier_counts k;
-	int rc;
-
-	/* On a cluster, ClickHouse 18.16 refuses REPLACE PARTITION ON CLUSTER ("Unsupported type
-	 * of ALTER query") and a collector reaches one server only: no tier is built, and reads
-	 * take every period from the five-minute rows (the same answers, without the tiers'
-	 * speed). Building per shard is not done yet (docs/operations.md). */
-	if (c->cluster[0])
-		return 0;
-	rc = ch_tier_counts__read(c, NULL, ch_floor_to(from, DAY), now, &k);
+	int rc = ch_tier_counts__read(b->client, NULL, ch_floor_to(from, DAY), b->now, &k);
 
 	for (size_t i = 0; !rc && i < k.n_days; i++) {
 		bool hours, whole_day;
 
-		due(&b, &k, k.days[i].start, &hours, &whole_day);
+		due(b, &k, k.days[i].start, &hours, &whole_day);
 		if (!hours && !whole_day)
 			continue;
-		rc = build_one_day(&b, k.days[i].start, ret_built);
+		rc = build_one_day(b, k.days[i].start, ret_built);
 		if (rc == -EBUSY) /* another collector builds it */
 			rc = 0;
 	}
@@ -267,10 +295,34 @@ static int run_pass(struct ch_client *c, struct upload_ledger *ledger,
 	return rc;
 }
 
-int ch_tiers__pass(struct ch_client *c, struct upload_ledger *ledger,
-		   const struct ch_tier_options *o, int64_t from, int64_t now, int *ret_built)
+/* Every day of the counts that has uploads; on a cluster, on every shard (ClickHouse 18.16
+ * refuses REPLACE PARTITION ON CLUSTER: each shard's is run on one of its servers). */
+static int run_pass(struct ch_client *c, struct upload_ledger *ledger,
+		    const struct ch_tier_options *o, struct ch_tiers *t, int64_t from, int64_t now,
+		    int *ret_built, char *why, size_t why_len)
 {
-	return run_pass(c, ledger, o, NULL, from, now, ret_built);
+	struct build b = {c, ledger, o, t, now, c, c, 1, ""};
+	struct ch_shards shards = {0};
+	int rc;
+
+	if (c->cluster[0]) {
+		rc = ch_shards__open(c, o->servers, &shards, why, why_len);
+		if (rc)
+			return rc;
+		b.shards = shards.clients;
+		b.n_shards = shards.n;
+		b.local = "_local";
+	}
+	rc = build_days(&b, from, ret_built);
+	ch_shards__release(&shards);
+	return rc;
+}
+
+int ch_tiers__pass(struct ch_client *c, struct upload_ledger *ledger,
+		   const struct ch_tier_options *o, int64_t from, int64_t now, int *ret_built,
+		   char *why, size_t why_len)
+{
+	return run_pass(c, ledger, o, NULL, from, now, ret_built, why, why_len);
 }
 
 static void *tiers_main(void *arg)
@@ -284,12 +336,14 @@ static void *tiers_main(void *arg)
 		int64_t now = (int64_t)time(NULL);
 		int days = pass++ % FULL_PASS_EVERY ? RECENT_DAYS : t->opts.retention_days + 1;
 		int built = 0, rc;
+		char why[512] = "";
 
 		pthread_mutex_unlock(&t->lock);
 		rc = run_pass(t->client, t->ledger, &t->opts, t, now - (int64_t)days * DAY, now,
-			      &built);
+			      &built, why, sizeof(why));
 		if (rc && rc != -ECANCELED)
-			fprintf(stderr, "roottrace-collector: tier build: %s\n", strerror(-rc));
+			fprintf(stderr, "roottrace-collector: tier build: %s\n",
+				why[0] ? why : strerror(-rc));
 		pthread_mutex_lock(&t->lock);
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += t->opts.interval_ms / 1000;

@@ -120,7 +120,7 @@ static struct ch_profiles *ch_new(const struct store_ch_options *opts)
 }
 
 static struct ch_tier_options tier_options(long delay_s, long interval_ms, long pause_ms,
-					   int retention_days)
+					   int retention_days, const char *servers)
 {
 	return (struct ch_tier_options){
 	    .delay_s = delay_s < 0 ? 0
@@ -129,13 +129,15 @@ static struct ch_tier_options tier_options(long delay_s, long interval_ms, long 
 	    .interval_ms = interval_ms ? interval_ms : STORE_CH_TIER_INTERVAL_MS,
 	    .pause_ms = pause_ms,
 	    .retention_days = retention_days ? retention_days : 30,
+	    .servers = servers,
 	};
 }
 
 static int start_tiers(struct ch_profiles *p, const struct store_ch_options *opts)
 {
-	struct ch_tier_options o = tier_options(opts->tier_delay_s, opts->tier_interval_ms,
-						opts->tier_pause_ms, opts->retention_days);
+	struct ch_tier_options o =
+	    tier_options(opts->tier_delay_s, opts->tier_interval_ms, opts->tier_pause_ms,
+			 opts->retention_days, opts->servers);
 
 	return ch_tiers__start(&p->client, p->ledger, &o, &p->tiers);
 }
@@ -187,10 +189,11 @@ int store_ch_migrate(const char *url, const char *password, const char *cluster,
 	return err;
 }
 
-int store_ch_build_tiers(const char *url, const char *password, struct upload_ledger *ledger,
-			 long delay_s, int days, int *ret_built, char *why, size_t why_len)
+int store_ch_build_tiers(const char *url, const char *password, const char *servers,
+			 struct upload_ledger *ledger, long delay_s, int days, int *ret_built,
+			 char *why, size_t why_len)
 {
-	struct ch_tier_options o = tier_options(delay_s, 0, 0, days);
+	struct ch_tier_options o = tier_options(delay_s, 0, 0, days, servers);
 	int64_t now = time(NULL);
 	struct ch_client c;
 	int err = ch_client__init(&c, url, password, why, why_len);
@@ -201,7 +204,7 @@ int store_ch_build_tiers(const char *url, const char *password, struct upload_le
 	err = ch_schema_check(&c);
 	if (!err)
 		err = ch_tiers__pass(&c, ledger, &o, now - (int64_t)o.retention_days * DAY, now,
-				     ret_built);
+				     ret_built, why, why_len);
 	ch_client__release(&c);
 	return err;
 }

@@ -39,6 +39,9 @@ struct store_ch_options {
 	long tier_pause_ms;    /* tests: a build waits this long before replacing a tier's day */
 	int retention_days;    /* how far back the builder looks for unbuilt periods (0: 30) */
 	const char *cluster;   /* NULL = any; else the database must spread over it */
+	/* On a cluster, the HTTP "host:port" of its servers, comma-separated, where the tier
+	 * builder runs each shard's build (NULL: system.clusters' hosts at url's port). */
+	const char *servers;
 };
 
 /* -ENOTSUP when the schema is older than this collector's (run migrate), -EPROTO when newer,
@@ -60,9 +63,11 @@ int store_ch_migrate(const char *url, const char *password, const char *cluster,
 
 /* `tiers build`: one pass of the tier builder over the last `days` days (0: 30), for the
  * periods that ended at least delay_s ago (0: STORE_CH_TIER_DELAY_S, < 0: none), under the
- * same locks as the collectors' builders. *ret_built: the days built. */
-int store_ch_build_tiers(const char *url, const char *password, struct upload_ledger *ledger,
-			 long delay_s, int days, int *ret_built, char *why, size_t why_len);
+ * same locks as the collectors' builders; servers as in store_ch_options. *ret_built: the
+ * days built. */
+int store_ch_build_tiers(const char *url, const char *password, const char *servers,
+			 struct upload_ledger *ledger, long delay_s, int days, int *ret_built,
+			 char *why, size_t why_len);
 
 /* ch_import.c: `migrate --from DIR` into an empty, migrated store (store_copy.h). open:
  * -EEXIST (why set) when it holds profiles already. bucket and value are the copy's callbacks
