@@ -125,6 +125,17 @@ void daemon_offcpu_decide(struct daemon *d)
 
 void daemon_offcpu_report(const struct daemon *d, const struct window *w, struct selfreport *rep)
 {
+	const struct window_offcpu *o = &w->stats.offcpu;
+
+	/* said per window: both only happen under pressure (a full ring) or after a toggle */
+	if (o->announce_lost)
+		log_info("off-CPU: %llu announcements of new processes lost (ring buffer full): "
+			 "each is announced again at its next kept block",
+			 (unsigned long long)o->announce_lost);
+	if (o->stale)
+		log_info("off-CPU: %llu blocks pending since before the hook was detached dropped "
+			 "at re-attach (not charged)",
+			 (unsigned long long)o->stale);
 	rep->offcpu = w->stats.offcpu;
 	if (!daemon_offcpu_wanted(d))
 		rep->offcpu_state = "off";

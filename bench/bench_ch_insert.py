@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 # What one INSERT of N 500-stack uploads costs ClickHouse's CPU, by schema (docs/performance.md,
-# "Why the target cannot be met on this machine"): schema v4's rollups with its hour, day and
-# upload-count views against cheaper shapes (v6's: the upload-count view only), down to the
-# rollups table alone; 128-bit stack keys (FixedString(16)) as schema v4 and later store. A Python client
+# "Where the CPU goes"): schema v4's rollups with its hour, day and upload-count views against
+# cheaper shapes (v6's: the upload-count view only; v7's: a series id instead of the five
+# series strings), down to the rollups table alone; 128-bit stack keys (FixedString(16)) as schema v4 and later store. A Python client
 # POSTs RowBinary to the throwaway ClickHouse of tests/lib/fleet_servers.py and reads the server
 # process's CPU from /proc from the first INSERT of a cell until no merge runs any more (the
 # merges the INSERTs cause are part of their cost), less the server's idle CPU over the wait.
@@ -107,10 +107,11 @@ SCHEMAS = [
      lambda db: [rollups(db)] + tier_views(db, SERIES, KEY, True) + upload_view(db), False),
     ("one table with a tier column, tier rows written by the collector (3x the rows)",
      lambda db: [rollups(db, True)] + upload_view(db, " AND tier = 0"), True),
-    ("schema v6, today's: rollups + the upload-count view (tiers built after ingest)",
+    ("schema v6: rollups + the upload-count view (tiers built after ingest)",
      lambda db: [rollups(db)] + upload_view(db), False),
     ("rollups alone, no view", lambda db: [rollups(db)], False),
-    ("a series id (UInt64) instead of the five series strings, + the upload-count view",
+    ("schema v7, today's: a series id (UInt64) instead of the five series strings, + the"
+     " upload-count view",
      lambda db: [s.replace(SERIES, "series UInt64").replace(KEY, "series")
                  for s in [rollups(db)] + upload_view(db)], "series_id"),
 ]

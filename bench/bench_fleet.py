@@ -14,7 +14,10 @@
 # tests/lib/fleet_servers.py.
 # --cluster 2x1: the ClickHouse configurations on a two-shard cluster (docs/performance.md,
 # "Fleet mode on a cluster").
+# --before BINARY: another build's collector (main's, before a change) measured on the fleet
+# configurations right after this build's, alternating.
 #   bench/bench_fleet.py --build DIR [--seconds N] [--rounds N] [--buckets N] [--cluster SxR]
+#                        [--before BINARY]
 import argparse
 import os
 import re
@@ -272,16 +275,31 @@ def median(xs):
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
 
+def with_before(configs, before):
+    """configs and, when before (another build's roottrace-collector, e.g. main's) is given,
+    its fleet configurations, each right after ours: before and after alternate."""
+    if not before:
+        return configs
+    out = []
+    for name, measure in configs:
+        out.append((name, measure))
+        if name.startswith("PostgreSQL"):
+            out.append((name + ", before (--before)",
+                        lambda _binary, *rest, m=measure: m(before, *rest)))
+    return out
+
+
 def cpu_per_upload(args, binary, load, profile, tmp, fleet_servers):
     """The configurations in turn, `rounds` times (alternating, so that the machine's load
-    falls on each alike); the medians and each one against the first (SQLite)."""
+    falls on each alike); the medians and each one against SQLite on the same file system."""
+    configs = with_before(CONFIGS, args.before)
     print("| round | store | uploads | uploads/s | uploads per commit | collector ms/upload"
           " | servers ms/upload (with merges; of it PostgreSQL) | tier build ms/upload"
           " | total CPU ms/upload | failed | load avg |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    results = {name: [] for name, _ in CONFIGS}
+    results = {name: [] for name, _ in configs}
     for rnd in range(1, args.rounds + 1):
-        for i, (name, measure) in enumerate(CONFIGS):
+        for i, (name, measure) in enumerate(configs):
             r = measure(binary, load, profile, os.path.join(tmp, "r%d-%d" % (rnd, i)), args,
                         fleet_servers)
             n = r["uploads"]
@@ -296,7 +314,7 @@ def cpu_per_upload(args, binary, load, profile, tmp, fleet_servers):
     print("| store | uploads/s | collector | servers (with merges) | tier build"
           " | total CPU ms/upload | against SQLite on the same file system |")
     print("|---|---|---|---|---|---|---|")
-    for name, _ in CONFIGS:
+    for name, _ in configs:
         rs = results[name]
         med = median([r["total"] for r in rs])
         # against the SQLite row on the same file system
@@ -384,6 +402,9 @@ def main():
     ap.add_argument("--buckets", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--clients", type=int, default=16)
+    ap.add_argument("--before", default="",
+                    help="another build's roottrace-collector (e.g. main's): its fleet"
+                    " configurations alternate with this build's")
     ap.add_argument("--cluster", default="",
                     help="SxR: ClickHouse as a cluster of S shards of R replicas (migrate"
                     " --cluster, tests/lib/fleet_servers.py)")

@@ -2039,14 +2039,39 @@ static __always_inline bool offcpu_candidate(struct task_struct *prev, __u32 pid
 	return prev->mm != NULL; /* kernel threads: their waits are the kernel's idle work */
 }
 
-/* Is this process's off-CPU time recorded? One lookup, made for kept blocks only. Unknown
- * processes are announced once (the daemon decides by their service) and skipped until
- * allowed. */
-static __always_inline bool offcpu_allowed(struct task_struct *prev, __u32 pid)
+/* The announcement of a process the filter does not know; false when the ring buffer is full
+ * (counted in events_lost as every lost announcement). */
+static __always_inline bool offcpu_announce(__u32 pid, __u32 tid)
 {
-	__u32 pending = OFFCPU_TGID_PENDING, *state;
+	struct profile_event *e;
 	struct profile_stats *st;
 	__u32 zero = 0;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		st = bpf_map_lookup_elem(&stats, &zero);
+		if (st)
+			__sync_fetch_and_add(&st->events_lost, 1);
+		return false;
+	}
+	e->type = OFFCPU_EVENT_UNKNOWN_TGID;
+	e->pid = pid;
+	e->tid = tid;
+	e->image = 0;
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+	return true;
+}
+
+/* Is this process's off-CPU time recorded? One lookup, made for kept blocks only. Unknown
+ * processes are announced once (the daemon decides by their service) and skipped until
+ * allowed. An announcement the full ring buffer lost would leave the process pending (never
+ * decided): it is unknown again instead, announced at its next kept block (counted). */
+static __always_inline bool offcpu_allowed(struct task_struct *prev, __u32 pid,
+					   struct offcpu_stats *os)
+{
+	__u32 pending = OFFCPU_TGID_PENDING, *state;
 
 	if (offcpu_mode == OFFCPU_MODE_ALL)
 		return true;
@@ -2056,10 +2081,10 @@ static __always_inline bool offcpu_allowed(struct task_struct *prev, __u32 pid)
 	/* -EEXIST: another CPU announced it first */
 	if (bpf_map_update_elem(&offcpu_tgids, &pid, &pending, BPF_NOEXIST))
 		return false;
-	st = bpf_map_lookup_elem(&stats, &zero);
-	if (st)
-		announce(st, pid, prev->pid, OFFCPU_EVENT_UNKNOWN_TGID, 0,
-			 bpf_get_current_cgroup_id());
+	if (!offcpu_announce(pid, prev->pid)) {
+		bpf_map_delete_elem(&offcpu_tgids, &pid);
+		os->announce_lost++;
+	}
 	return false;
 }
 
@@ -2119,7 +2144,7 @@ static __always_inline void offcpu_block(void *ctx, struct task_struct *prev,
 	below = offcpu_keep_below_now(&weight);
 	if (!offcpu_kept(bpf_get_prandom_u32(), below))
 		return;
-	if (!offcpu_allowed(prev, pid))
+	if (!offcpu_allowed(prev, pid, os))
 		return;
 	os->kept++;
 	st = bpf_map_lookup_elem(&stats, &zero);

@@ -64,6 +64,9 @@ struct offcpu_stats {
 	__u64 map_full_ns;
 	__u64 stack_lost; /* the block's stacks were gone when it was charged ([unknown]) */
 	__u64 starts_full;
+	__u64 announce_lost; /* announcements of an unknown process the full ring buffer lost: */
+			     /* unknown again, announced at its next kept block */
+	__u64 stale; /* user space's: block records from before a detach, dropped at re-attach */
 };
 
 /* 1-in-N event sampling: a block is kept when a uniform 32-bit random number falls below

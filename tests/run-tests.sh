@@ -31,6 +31,8 @@ LOG_DIR="$ROOTTRACE_BUILD/test-logs"
 mkdir -p "$LOG_DIR"
 passed=0 failed=0 skipped=0
 failed_names=()
+timings=() # "seconds suite/program", for the closing list of the slowest
+RUN_START=$(date +%s)
 
 run_one() { # suite file program [args...]
 	local suite="$1" file="$2" prog="$3"
@@ -57,6 +59,7 @@ run_one() { # suite file program [args...]
 		failed_names+=("$name")
 	fi
 	echo "   ($(( $(date +%s) - start ))s)" >&2
+	timings+=("$(( $(date +%s) - start )) $name")
 	passed=$((passed + p))
 	failed=$((failed + f))
 	skipped=$((skipped + s))
@@ -134,7 +137,8 @@ if want fleet; then
 fi
 
 if [ "$ONLY" = fleet-cluster ]; then
-	for s in $FLEET_SUITES test_collector_fleet test_fleet_stacks test_fleet_span_round_trips; do
+	for s in $FLEET_SUITES test_collector_fleet test_fleet_stacks test_fleet_series \
+		test_fleet_span_round_trips; do
 		t="tests/integration/$s.py"
 		matches "$t" || continue
 		ROOTTRACE_TEST_BACKEND=fleet ROOTTRACE_FLEET_CLUSTER=2x1 run_one fleet-cluster "$t" \
@@ -145,6 +149,9 @@ fi
 if [ -n "$E2E_BG_PID" ]; then
 	wait "$E2E_BG_PID"
 	grep -v '^E2E_TOTALS ' "$E2E_BG_OUT" >&2
+	while read -r line; do
+		timings+=("$line (background)")
+	done < <(awk '/^== /{n=$2} /^   \([0-9]+s\)$/{gsub(/[()s ]/,""); print $0, n}' "$E2E_BG_OUT")
 	read -r _ p f s names < <(grep '^E2E_TOTALS ' "$E2E_BG_OUT")
 	if [ -z "${p:-}" ]; then
 		p=0 f=1 s=0 names="e2e (no totals: the background run died)"
@@ -155,6 +162,10 @@ if [ -n "$E2E_BG_PID" ]; then
 	[ -n "${names:-}" ] && failed_names+=($names)
 fi
 
+if [ ${#timings[@]} -gt 1 ]; then
+	echo "slowest programs (s): $(printf '%s\n' "${timings[@]}" | sort -rn | head -n 8 |
+		tr '\n' ';' | sed 's/;$//; s/;/; /g'); all: $(( $(date +%s) - RUN_START ))s" >&2
+fi
 if [ ${#failed_names[@]} -gt 0 ]; then
 	echo "failed programs: ${failed_names[*]}" >&2
 fi

@@ -842,6 +842,8 @@ static void add_offcpu_stats(struct pipeline *p, struct window_offcpu *o)
 		o->below_min_ns = now.below_min_ns - last->below_min_ns;
 		o->lost = now.map_full + now.starts_full - last->map_full - last->starts_full;
 		o->stack_lost = now.stack_lost - last->stack_lost;
+		o->announce_lost = now.announce_lost - last->announce_lost;
+		o->stale = now.stale - last->stale;
 		*last = now;
 	}
 	if (!sampler__offcpu_runtime(p->sampler, &run_ns, &run_cnt)) {

@@ -48,6 +48,7 @@ struct sampler {
 	struct bpf_link *offcpu_link; /* sched_switch */
 	bool offcpu_loaded;	      /* the off-CPU programs are in the kernel */
 	char offcpu_error[256];	      /* why they are not, when asked for; "" */
+	__u64 offcpu_stale;	      /* block records dropped at attach (offcpu_stats.stale) */
 	int stats_fd; /* keeps BPF run-time statistics on while open; -1 if unavailable */
 	int n_possible_cpus;
 	struct sampler_options opts;
@@ -980,6 +981,18 @@ const char *sampler__offcpu_error(const struct sampler *s)
 	return s ? s->offcpu_error : "";
 }
 
+/* Records of blocks that began before the hook was detached: their thread's next switch-in
+ * after a re-attach would charge the detached time too, from a start of another attach. The
+ * hook is detached here: nothing writes the map meanwhile. */
+static void offcpu_drop_stale_starts(struct sampler *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.offcpu_starts);
+	__u32 tid;
+
+	while (!bpf_map_get_next_key(fd, NULL, &tid) && !bpf_map_delete_elem(fd, &tid))
+		s->offcpu_stale++;
+}
+
 int sampler__offcpu_attach(struct sampler *s, char *err, size_t err_len)
 {
 	struct bpf_program *prog = s->skel->progs.offcpu_switch;
@@ -992,6 +1005,7 @@ int sampler__offcpu_attach(struct sampler *s, char *err, size_t err_len)
 	}
 	if (s->offcpu_link)
 		return 0;
+	offcpu_drop_stale_starts(s);
 	s->offcpu_link = bpf_program__attach(prog);
 	if (!s->offcpu_link) {
 		ret = -errno;
@@ -1084,6 +1098,7 @@ int sampler__offcpu_stats(struct sampler *s, struct offcpu_stats *ret)
 			dst[i] += src[i];
 	}
 	free(percpu);
+	ret->stale = s->offcpu_stale;
 	return err;
 }
 

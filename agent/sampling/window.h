@@ -84,6 +84,9 @@ struct window_offcpu {
 	uint64_t below_min, below_min_ns; /* blocks shorter than the minimum: dropped */
 	uint64_t lost;			  /* map full, or no room for the block record */
 	uint64_t stack_lost;		  /* charged as [unknown]: its stacks were gone */
+	uint64_t announce_lost; /* a new process's announcement lost (ring buffer full): again */
+				/* at its next kept block */
+	uint64_t stale; /* blocks pending across a detach, dropped at re-attach (not charged) */
 	uint64_t bpf_run_ns, bpf_run_cnt; /* the two off-CPU programs (in bpf_run_* too) */
 };
 

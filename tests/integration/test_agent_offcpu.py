@@ -3,10 +3,15 @@
 # real cgroups): a service with offcpu_enabled uploads its blocked time as `offcpu`, one with it
 # off contributes nothing; cpu and offcpu of the same service stay apart in every query and the
 # cost route answers null for offcpu; an environment without off-CPU loads no scheduler hook;
-# a kernel that refuses the hook is named in /healthz while CPU profiles still arrive.
+# a kernel that refuses the hook is named in /healthz while CPU profiles still arrive; a
+# process whose announcement the full ring buffer lost is announced again and recorded; a block
+# pending across a detach and re-attach of the hook is dropped, not charged with the time off.
 import json
 import os
+import re
+import signal
 import subprocess
+import sys
 import time
 import unittest
 
@@ -18,6 +23,34 @@ from collector_fixture import Collector, build_dir
 from test_agent_metrics import free_port, health
 
 WAITS = os.path.join(build_dir(), "tests", "helpers", "offcpu_waits")
+# every block kept and no per-CPU cap: the filter sees (and announces) each new process's first
+# block, and the recorded process's every block is charged
+KEEP_ALL = {"offcpu_sample_every": 1, "offcpu_max_kept_per_cpu_s": 0}
+# short-lived processes that each block once (a 1 ms sleep): one announcement each, more than
+# the ring buffer holds (256 KiB of 56-byte records: ~4,700) while the agent is stopped
+FLOOD = os.path.join(build_dir(), "tests", "helpers", "announce_flood")
+# on CPU a fifth of the time: a CPU profile in every upload window
+TICK = ("import time\n"
+        "while True:\n"
+        "    t = time.monotonic()\n"
+        "    while time.monotonic() - t < 0.02:\n"
+        "        pass\n"
+        "    time.sleep(0.08)\n")
+# A child forked after the move into the cgroup (its every block is there: the off-CPU filter
+# decides a process once, by the cgroup it is in when its first block is announced, and the
+# move itself may block) prints its pid, blocks in short nanosleeps until SIGUSR1, says
+# "napped", then blocks in one read of stdin until a line comes.
+LONG_READ = ("import os, signal, sys, time\n"
+             "napping = [True]\n"
+             "signal.signal(signal.SIGUSR1, lambda *_: napping.clear())\n"
+             "pid = os.fork()\n"
+             "if pid:\n"
+             "    sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n"
+             "print(os.getpid(), flush=True)\n"
+             "while napping:\n"
+             "    time.sleep(0.05)\n"
+             "print('napped', flush=True)\n"
+             "sys.stdin.readline()\n")
 POLL_S = test_agent_daemon.POLL_S
 wait_for = test_agent_daemon.wait_for
 Agent = test_agent_daemon.Agent
@@ -59,6 +92,21 @@ class AgentOffCpu(CleanupTestCase):
         p.stdin.write("go\n")
         p.stdin.flush()
         return p
+
+    def spawn_in(self, cgroup_dir, args, **kw):
+        """args started inside cgroup_dir (moved between fork and exec: its first block is
+        already there)."""
+        p = subprocess.Popen(args, preexec_fn=lambda: CgroupDirs.move(os.getpid(), cgroup_dir),
+                             **kw)
+        self.cleanups.append(lambda: (p.kill(), p.wait()))
+        return p
+
+    @staticmethod
+    def queued_windows(agent, service):
+        """Upload windows the agent has queued so far, counted by the CPU profiles of a service
+        that runs on CPU in every window."""
+        return len(re.findall(r"queued profile \S+: service=%s type=cpu " % service,
+                              agent.log()))
 
     def put(self, c, eng, **doc):
         body = {"environment": "production", "service": None}
@@ -150,6 +198,94 @@ class AgentOffCpu(CleanupTestCase):
         self.assertIn("scheduler hooks", doc["reason"])
         self.assertTrue(wait_for(lambda: c.stored_total(None, "cpu") > 0, 40, step=1),
                         agent.log())
+        self.assertEqual(agent.stop(), 0)
+
+    def test_lost_announcement_is_made_again_and_the_process_recorded(self):
+        """A process's first kept block announces it (the daemon decides by its service); until
+        then it is pending and its blocks are not recorded. An announcement the full ring
+        buffer lost used to leave it pending for its lifetime."""
+        cg = CgroupDirs()
+        self.cleanups.append(cg.cleanup)
+        lost_dir = cg.make("system.slice/rt-test-lost.service")
+        c = self.start_collector()
+        tok = c.create_token("collector")
+        eng = c.create_token("user", role="engineer")
+        self.put(c, eng, enabled=True, poll_interval_s=POLL_S, upload_interval_s=10)
+        self.put(c, eng, service="rt-test-lost", offcpu_enabled=True)
+        agent = self.start_agent(c, tok, config=KEEP_ALL)
+        self.assertTrue(wait_for(lambda: "off-CPU time on" in agent.log(), 30), agent.log())
+        # the agent reads no announcement while stopped: the flood fills the ring buffer, and
+        # the split workload's first block (waiting for "go") is announced into a full ring
+        os.kill(agent.pid, signal.SIGSTOP)
+        try:
+            subprocess.run([FLOOD, "8000"], check=True, timeout=300, stdout=subprocess.DEVNULL)
+            waits = self.spawn_in(lost_dir, [WAITS, "split", "2", "600"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            self.assertEqual(waits.stdout.readline().strip(), "ready")
+            time.sleep(0.5)  # blocked in its read of stdin
+            waits.stdin.write("go\n")
+            waits.stdin.flush()
+            time.sleep(0.5)
+        finally:
+            os.kill(agent.pid, signal.SIGCONT)
+        ok = wait_for(lambda: c.stored_total("rt-test-lost", "offcpu") > 1e9, 60, step=1)
+        self.assertTrue(ok, "the process stayed undecided: %s" % agent.log()[-3000:])
+        self.assertRegex(agent.log(), r"off-CPU: [1-9]\d* announcements of new processes lost")
+        self.assertEqual(agent.stop(), 0)
+
+    def test_block_pending_across_detach_is_not_charged_at_reattach(self):
+        """A block kept before the hook is detached has its record left in the kernel; after a
+        re-attach its thread's switch-in used to charge it from the old start: the time off
+        too. Such records are dropped at attach."""
+        cg = CgroupDirs()
+        self.cleanups.append(cg.cleanup)
+        svc_dir = cg.make("system.slice/rt-test-stale.service")
+        tick_dir = cg.make("system.slice/rt-test-tick.service")
+        self.spawn_in(tick_dir, [sys.executable, "-c", TICK])
+        c = self.start_collector()
+        tok = c.create_token("collector")
+        eng = c.create_token("user", role="engineer")
+        self.put(c, eng, enabled=True, poll_interval_s=POLL_S, upload_interval_s=10)
+        self.put(c, eng, service="rt-test-stale", offcpu_enabled=True)
+        agent = self.start_agent(c, tok, config=KEEP_ALL)
+        self.assertTrue(wait_for(lambda: "off-CPU time on" in agent.log(), 30), agent.log())
+        p = self.spawn_in(svc_dir, [sys.executable, "-c", LONG_READ],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        napper = int(p.stdout.readline())
+        # its naps arrive: it is decided (allowed), so its read's block will be kept
+        self.assertTrue(wait_for(lambda: c.stored_total("rt-test-stale", "offcpu") > 0, 60,
+                                 step=1), agent.log())
+        os.kill(napper, signal.SIGUSR1)
+        self.assertEqual(p.stdout.readline().strip(), "napped")  # now blocked in read
+        blocked_at = time.monotonic()
+        self.put(c, eng, service="rt-test-stale", offcpu_enabled=False)
+        self.assertTrue(wait_for(lambda: "off-CPU time off" in agent.log(), 20), agent.log())
+
+        def windows_pass(count):
+            """count more upload windows queued: what was charged before is uploaded."""
+            n = self.queued_windows(agent, "rt-test-tick")
+            self.assertTrue(wait_for(lambda: self.queued_windows(agent, "rt-test-tick") >=
+                                     n + count, 20 * count, step=1), agent.log())
+
+        # off for two windows; every nap is charged and uploaded by then
+        windows_pass(2)
+        naps_s = c.stored_total("rt-test-stale", "offcpu") / 1e9
+        ons = agent.log().count("off-CPU time on")
+        self.put(c, eng, service="rt-test-stale", offcpu_enabled=True)
+        self.assertTrue(wait_for(lambda: agent.log().count("off-CPU time on") > ons, 20),
+                        agent.log())
+        p.stdin.write("wake\n")
+        p.stdin.flush()
+        self.assertEqual(p.wait(timeout=30), 0)
+        long_block_s = time.monotonic() - blocked_at
+        # the switch-in's charge, had there been one, is uploaded two windows later
+        windows_pass(2)
+        after_s = c.stored_total("rt-test-stale", "offcpu") / 1e9 - naps_s
+        self.assertGreater(long_block_s, 10)
+        self.assertLess(after_s, 0.5, "the read's block (%.1f s) was charged across the detach"
+                        % long_block_s)
+        self.assertRegex(agent.log(), r"off-CPU: [1-9]\d* blocks pending since before the "
+                                      r"hook was detached dropped")
         self.assertEqual(agent.stop(), 0)
 
 

@@ -162,11 +162,11 @@ class Migrations(unittest.TestCase):
                                 "--profile-store", self.ch], capture_output=True, text=True)
         self.assertEqual(first.returncode, 0, first.stderr)
         self.assertIn("PostgreSQL): schema version 0 -> 2", first.stderr)  # 2: settings.offcpu_enabled
-        self.assertIn("ClickHouse): schema version 0 -> 6", first.stderr)  # 6: tiers built after ingest
+        self.assertIn("ClickHouse): schema version 0 -> 7", first.stderr)  # 7: series ids
         again = subprocess.run([self.c.binary, "migrate", "--control-store", self.pg,
                                 "--profile-store", self.ch], capture_output=True, text=True)
         self.assertEqual(again.returncode, 0, again.stderr)
-        self.assertIn("schema version 6 -> 6", again.stderr)
+        self.assertIn("schema version 7 -> 7", again.stderr)
 
     def test_a_password_in_the_clickhouse_url_is_refused(self):
         import subprocess
@@ -193,7 +193,7 @@ class Migrations(unittest.TestCase):
         r = subprocess.run([self.c.binary, "migrate", "--config", path], capture_output=True,
                            text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("ClickHouse): schema version 0 -> 6", r.stderr)
+        self.assertIn("ClickHouse): schema version 0 -> 7", r.stderr)
 
 
 class FleetTiers(sqlite_tiers.Tiers):

@@ -4,7 +4,8 @@
 # `migrate --cluster` makes Replicated tables on each shard with the columns one server gets and
 # Distributed tables over them; a collector on the cluster answers as a SQLite collector given
 # the same uploads (the fleet suites check one ClickHouse server against SQLite the same way); a
-# series' rows are on one shard; the config file's cluster key is checked. Fleet suites' cases
+# series' rows (and its row of the series dictionary, schema v7) are on one shard; the config
+# file's cluster key is checked. Fleet suites' cases
 # run here on the cluster too: uploads through two collectors and exactly-once ids, the tiers
 # built shard by shard (a read racing the builder, late uploads, retention dropping days on
 # every shard), span links and the stacks dictionary across shards. `make check-fleet` runs
@@ -26,8 +27,9 @@ from test_collector_tiers import cpu as tiers_cpu  # noqa: E402
 from test_collector_fleet import TwoCollectors, cpu  # noqa: E402,F401
 from test_spans_route import FleetSpansRoute  # noqa: E402,F401
 
-TABLES = ("stacks", "rollups", "rollups_hour", "rollups_day", "uploads", "span_links",
-          "span_traces", "span_roots", "span_names")
+TABLES = ("stacks", "series", "rollups", "rollups_hour", "rollups_day", "uploads",
+          "rollups_hour_staging", "rollups_day_staging", "span_links", "span_traces",
+          "span_roots", "span_names")
 
 
 def nodes():
@@ -216,19 +218,22 @@ class TwoShards(unittest.TestCase):
         self.assertEqual(self.c.stored_total(), self.single.stored_total())
 
     def test_a_series_rows_are_on_one_shard(self):
+        """Rows name their series by id (schema v7) and are sharded by it: each id's rollups,
+        upload counts and dictionary row are on one shard."""
         db = db_of(self.c.ch_url)
         on = []
         for node in nodes():
-            on.append(set(node.query("SELECT DISTINCT service FROM %s.rollups_local" % db)
+            on.append(set(node.query("SELECT DISTINCT series_id FROM %s.rollups_local" % db)
                           .split()))
-        self.assertEqual(on[0] | on[1], set(self.SERVICES))
+        self.assertEqual(len(on[0] | on[1]), len(self.SERVICES))  # one node, one series each
         self.assertEqual(on[0] & on[1], set())
         self.assertTrue(on[0] and on[1], on)  # both shards hold some series
-        for node in nodes():  # each shard's uploads (filled by its view) follow its rollups
-            self.assertEqual(
-                set(node.query("SELECT DISTINCT service FROM %s.uploads_local" % db).split()),
-                on[nodes().index(node)])
-
+        for node, ids in zip(nodes(), on):  # uploads (filled by its view) and the dictionary
+            for table in ("uploads_local", "series_local"):
+                self.assertEqual(set(node.query("SELECT DISTINCT series_id FROM %s.%s"
+                                                % (db, table)).split()), ids, table)
+        names = self.c.clickhouse("SELECT DISTINCT service FROM {db}.series").split()
+        self.assertEqual(sorted(names), sorted(self.SERVICES))
 
 if __name__ == "__main__":
     harness.main()

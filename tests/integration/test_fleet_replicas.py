@@ -80,6 +80,9 @@ class TwoReplicas(unittest.TestCase):
         expected = n * (n + 1) // 2
         for i in range(0, 20):
             self.send(i, (self.a, self.b)[i % 2])
+        # An upload is acknowledged once one replica stored it; the other fetches it a moment
+        # later. Wait for that, so that what replica 1 serves alone below is every upload.
+        self.sync_replicas()
         self.nodes[1].stop()
         for i in range(20, 40):  # half of them first to the collector whose replica is down
             self.send(i, (self.a, self.b)[i % 2])

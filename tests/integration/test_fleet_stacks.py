@@ -8,6 +8,7 @@
 # collectors (one a day behind) ingesting while both prune leave no row without its stack. A
 # store at schema version 2 or 3 with data (stacks named by their old 64-bit identity),
 # migrated to v4 (128-bit identities), answers the same, and new uploads add up with its rows.
+# The series dictionary (schema v7, partitioned by day the same way) is pruned with them.
 import contextlib
 import gzip
 import os
@@ -147,13 +148,16 @@ class StacksRetention(unittest.TestCase):
         the stacks partitions before day gone_before are dropped."""
         self.c.start(args)
         deadline = time.time() + 30
-        while min(self.stacks_days()) < gone_before and time.time() < deadline:
+        while (min(self.stacks_days() + self.stacks_days("series")) < gone_before
+               and time.time() < deadline):
             time.sleep(0.2)
         self.assertGreaterEqual(min(self.stacks_days()), gone_before, self.c.log()[-2000:])
+        self.assertGreaterEqual(min(self.stacks_days("series")), gone_before)
 
-    def stacks_days(self):
+    def stacks_days(self, table="stacks"):
+        """The active partitions of the stacks dictionary (or of the series one, schema v7)."""
         out = self.c.clickhouse("SELECT DISTINCT toUInt32(partition) FROM {parts} WHERE"
-                                " database = '{db}' AND table = 'stacks{local}' AND active")
+                                " database = '{db}' AND table = '%s{local}' AND active" % table)
         return sorted(int(x) for x in out.split())
 
     def stored_frames(self):
@@ -161,17 +165,24 @@ class StacksRetention(unittest.TestCase):
         return set(out.split())
 
     def dangling(self):
-        """Rows of rollups, its tiers and span_links naming a stack the dictionary lacks."""
-        return {t: int(self.c.clickhouse(
+        """Rows of rollups, its tiers and span_links naming a stack the dictionary lacks, and
+        rows of rollups, its tiers and uploads naming a series the series dictionary lacks."""
+        out = {t: int(self.c.clickhouse(
             "SELECT count() FROM {db}.%s WHERE stack_hash != toFixedString('', 16)"
             " AND stack_hash NOT IN"
             " (SELECT stack_hash FROM {db}.stacks)" % t))
             for t in ("rollups", "rollups_hour", "rollups_day", "span_links")}
+        out.update({"series of " + t: int(self.c.clickhouse(
+            "SELECT count() FROM {db}.%s WHERE series_id NOT IN"
+            " (SELECT series_id FROM {db}.series)" % t))
+            for t in ("rollups", "rollups_hour", "rollups_day", "uploads")})
+        return out
 
     def test_retention_drops_the_stacks_only_dropped_days_named(self):
         self.load_four_days()
         self.assertEqual(self.stacks_days(), [self.today - 3, self.today - 2, self.today - 1,
                                               self.today])
+        self.assertEqual(self.stacks_days("series"), self.stacks_days())
         kept = ((self.today - 1) * DAY, self.end)
         with clock_days_back(0):
             self.c.start(["--retention-days", "30", "--link-retention-hours", "720"])
@@ -186,6 +197,7 @@ class StacksRetention(unittest.TestCase):
                        gone_before=self.today - 1)
         self.assertEqual(self.reads(*kept, days=(1, 0)), before)
         self.assertEqual(self.stacks_days(), [self.today - 1, self.today])
+        self.assertEqual(self.stacks_days("series"), [self.today - 1, self.today])
         frames = self.stored_frames()
         self.assertNotIn("main;day3", frames)
         self.assertNotIn("main;day2", frames)
@@ -292,6 +304,10 @@ class ConcurrentRetention(unittest.TestCase):
                 "SELECT count() FROM {db}.%s WHERE stack_hash != toFixedString('', 16)"
                 " AND stack_hash NOT IN"
                 " (SELECT stack_hash FROM {db}.stacks)" % t).strip(), "0", t)
+        for t in ("rollups", "rollups_hour", "rollups_day", "uploads"):  # and their series
+            self.assertEqual(self.a.clickhouse(
+                "SELECT count() FROM {db}.%s WHERE series_id NOT IN"
+                " (SELECT series_id FROM {db}.series)" % t).strip(), "0", t)
 
     def oldest_days(self):
         """The oldest active partition of rollups and of stacks."""
@@ -308,9 +324,54 @@ NO_STACK = "toFixedString('', 16)"
 OLD_ID = "reinterpretAsUInt64(substring(SHA256(frames), 1, 8))"
 
 
+# Schema v7's series dictionary as a join's right side: a series id -> its five strings.
+SERIES_OF = (" ANY INNER JOIN (SELECT series_id, any(environment) AS environment, any(service)"
+             " AS service, any(profile_type) AS profile_type, any(deployment) AS deployment,"
+             " any(node) AS node FROM {db}.series GROUP BY series_id) USING series_id")
+
+
+def v6_store_sql():
+    """What a store at schema version 6 had (the five series strings on every row of the
+    rollups, the tiers and the upload counts; no series dictionary), made from the current
+    tables with v6's DDL: each table made again under its v6 shape and its rows copied with
+    their series' strings."""
+    v6 = {"rollups": (SERIES + ", bucket UInt32, stack_hash FixedString(16), value Int64,"
+                      " period Int64, received_at UInt32", "SummingMergeTree(value)",
+                      "bucket, stack_hash, value, period, received_at",
+                      "(" + SERIES_KEY + ", bucket, stack_hash)"),
+          "uploads": (SERIES + ", bucket UInt32, uploads AggregateFunction(sum, Int64),"
+                      " last_upload AggregateFunction(max, UInt32), period"
+                      " AggregateFunction(argMax, Int64, UInt32)", "AggregatingMergeTree",
+                      "bucket, uploads, last_upload, period", "(" + SERIES_KEY + ", bucket)")}
+    for t in ("rollups_hour", "rollups_day"):
+        v6[t] = (SERIES + ", bucket UInt32, stack_hash FixedString(16), value Int64",
+                 "SummingMergeTree(value)", "bucket, stack_hash, value",
+                 "(" + SERIES_KEY + ", bucket, stack_hash)")
+    sql = ["DROP TABLE {db}.uploads_mv"]
+    for t, (columns, engine, copied, key) in v6.items():
+        sql += ["CREATE TABLE {db}.%s_v6(%s) ENGINE = %s PARTITION BY intDiv(bucket, 86400)"
+                " ORDER BY %s" % (t, columns, engine, key),
+                "INSERT INTO {db}.%s_v6 SELECT %s, %s FROM {db}.%s%s"
+                % (t, SERIES_KEY, copied, t, SERIES_OF),
+                "DROP TABLE {db}.%s" % t, "RENAME TABLE {db}.%s_v6 TO {db}.%s" % (t, t)]
+    for t in ("rollups_hour_staging", "rollups_day_staging"):
+        sql += ["DROP TABLE {db}.%s" % t,
+                "CREATE TABLE {db}.%s AS {db}.%s" % (t, t[:-len("_staging")])]
+    sql += ["CREATE MATERIALIZED VIEW {db}.uploads_mv TO {db}.uploads AS SELECT " + SERIES_KEY +
+            ", bucket, sumState(value) AS uploads, maxState(received_at) AS last_upload,"
+            " argMaxState(period, received_at) AS period FROM {db}.rollups WHERE stack_hash = "
+            + NO_STACK + " GROUP BY " + SERIES_KEY + ", bucket",
+            "DROP TABLE {db}.series", "DROP TABLE {db}.schema_migrations",
+            "CREATE TABLE {db}.schema_migrations(version UInt32, applied_at UInt32)"
+            " ENGINE = TinyLog",
+            "INSERT INTO {db}.schema_migrations VALUES " +
+            ", ".join("(%d, %d)" % (v, v) for v in range(1, 7))]
+    return sql
+
+
 def old_store_sql(version):
-    """What a store at schema version 2 or 3 had, made from the current tables: every stack
-    named by its old identity, the views as those versions made them."""
+    """What a store at schema version 2 or 3 had, made from v6's tables (v6_store_sql() first):
+    every stack named by its old identity, the views as those versions made them."""
     tier = ("CREATE TABLE {db}.%s_old(" + SERIES + ", bucket UInt32, stack_hash UInt64,"
             " value Int64) ENGINE = SummingMergeTree(value) PARTITION BY intDiv(bucket, 86400)"
             " ORDER BY (" + SERIES_KEY + ", bucket, stack_hash)")
@@ -431,7 +492,7 @@ class SchemaUpgrade(unittest.TestCase):
 
     def migrate(self, version):
         self.c.stop()
-        for sql in old_store_sql(version):
+        for sql in v6_store_sql() + old_store_sql(version):
             self.c.clickhouse(sql)
         with self.assertRaises(RuntimeError) as refused:
             self.c.start()
@@ -440,7 +501,7 @@ class SchemaUpgrade(unittest.TestCase):
                             "--profile-store", self.c.ch_url], capture_output=True, text=True,
                            timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("ClickHouse): schema version %d -> 6" % version, r.stderr)
+        self.assertIn("ClickHouse): schema version %d -> 7" % version, r.stderr)
         self.assertEqual(self.c.clickhouse("EXISTS TABLE {db}.rollups_v3").strip(), "0")
         self.c.start()
 

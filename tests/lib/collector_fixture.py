@@ -24,6 +24,11 @@ import urllib.parse
 import unittest
 import urllib.request
 
+# Fleet mode (schema v7): the series dictionary as a join's right side, {ch} the database.
+FLEET_SERIES = ("SELECT series_id, any(environment) AS environment, any(service) AS service,"
+                " any(profile_type) AS profile_type, any(deployment) AS deployment,"
+                " any(node) AS node FROM {ch}.series GROUP BY series_id")
+
 
 def build_dir():
     """Absolute: tests pass it to programs that run in other directories (go build)."""
@@ -325,26 +330,29 @@ class Collector:
             ("environment", environment)) if val is not None)
         out = fleet_servers.servers().ch.query(
             "SELECT environment, service, deployment, profile_type, bucket, frames, sum(value)"
-            " AS value FROM %s.rollups ANY LEFT JOIN (SELECT stack_hash, any(frames) AS frames"
-            " FROM %s.stacks GROUP BY stack_hash) USING stack_hash"
-            " WHERE stack_hash != toFixedString('', 16)%s"
+            " AS value FROM (SELECT * FROM %s.rollups ANY LEFT JOIN (SELECT stack_hash,"
+            " any(frames) AS frames FROM %s.stacks GROUP BY stack_hash) USING stack_hash)"
+            " ANY INNER JOIN (%s) USING series_id WHERE stack_hash != toFixedString('', 16)%s"
             " GROUP BY environment, service, deployment, profile_type, bucket, frames"
-            " FORMAT JSONEachRow" % (db, db, where))
+            " FORMAT JSONEachRow" % (db, db, FLEET_SERIES.format(ch=db), where))
         rows = [json.loads(line) for line in out.splitlines() if line]
         return [(r["environment"], r["service"], r["deployment"], r["profile_type"],
                  int(r["bucket"]), tuple(r["frames"].split("\n")), int(r["value"]))
                 for r in rows]
 
-    # Tables of the SQLite schema -> how fleet mode counts the same rows.
+    # Tables of the SQLite schema -> how fleet mode counts the same rows (series named by id
+    # since schema v7: joined with the series dictionary, FLEET_SERIES).
     _FLEET_COUNTS = {
-        "rollups": "SELECT count() FROM (SELECT 1 FROM {ch}.rollups"
-                   " WHERE stack_hash != toFixedString('', 16) GROUP BY environment, service, profile_type, deployment, bucket,"
-                   " stack_hash)",
+        "rollups": "SELECT count() FROM (SELECT 1 FROM {ch}.rollups ANY INNER JOIN (%s) USING"
+                   " series_id WHERE stack_hash != toFixedString('', 16) GROUP BY environment,"
+                   " service, profile_type, deployment, bucket, stack_hash)" % FLEET_SERIES,
         "stacks": "SELECT uniqExact(stack_hash) FROM {ch}.stacks",
-        "buckets": "SELECT count() FROM (SELECT 1 FROM {ch}.uploads GROUP BY environment,"
-                   " service, profile_type, deployment, bucket)",
-        "series": "SELECT count() FROM (SELECT 1 FROM {ch}.uploads GROUP BY environment,"
-                  " service, profile_type, deployment)",
+        "buckets": "SELECT count() FROM (SELECT 1 FROM {ch}.uploads ANY INNER JOIN (%s) USING"
+                   " series_id GROUP BY environment, service, profile_type, deployment, bucket)"
+                   % FLEET_SERIES,
+        "series": "SELECT count() FROM (SELECT 1 FROM {ch}.uploads ANY INNER JOIN (%s) USING"
+                  " series_id GROUP BY environment, service, profile_type, deployment)"
+                  % FLEET_SERIES,
     }
 
     def control_sql(self, sql):
@@ -377,8 +385,10 @@ class Collector:
                                   " s.id = b.series_id WHERE ?1 IS NULL OR s.service = ?1",
                                   (service,)).fetchall()
         where = " WHERE service = '%s'" % service if service else ""
-        out = self.clickhouse("SELECT toInt64(sumMerge(uploads)) FROM {db}.uploads%s GROUP BY"
-                              " environment, service, profile_type, deployment, bucket" % where)
+        out = self.clickhouse("SELECT toInt64(sumMerge(uploads)) FROM {db}.uploads ANY INNER"
+                              " JOIN (%s) USING series_id%s GROUP BY environment, service,"
+                              " profile_type, deployment, bucket"
+                              % (FLEET_SERIES.format(ch="{db}"), where))
         return [(int(v),) for v in out.split()]
 
     def clickhouse(self, sql):

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the ClickHouse SQL templates (collector/store/clickhouse/ch_ddl.c): what a
- * CH_TABLE() declaration and the {db}, {on_cluster}, {local}, {parts} placeholders become on one
- * server and on a cluster, and the cluster name read back from a Distributed engine. The
- * statements themselves run on real servers in tests/integration/test_fleet_cluster.py. */
+ * CH_TABLE() or CH_DISTRIBUTED() declaration and the {db}, {on_cluster}, {local}, {parts}
+ * placeholders become on one server and on a cluster, and the cluster name read back from a
+ * Distributed engine. The statements themselves run on real servers in
+ * tests/integration/test_fleet_cluster.py. */
 #include <errno.h>
 #include <string.h>
 
@@ -93,6 +94,22 @@ TEST(placeholders_name_the_shard_tables_only_on_a_cluster)
 	ch_buf__release(&b);
 }
 
+TEST(a_distributed_table_alone_is_made_only_on_a_cluster)
+{
+	struct ch_client one = client(""), cluster = client("fleet");
+	struct ch_buf out = {0};
+
+	CHECK_EQ_INT(ch_ddl_expand(&one, CH_DISTRIBUTED("rollups", "series_id"), &out), 0);
+	CHECK(statement(&out, 0) == NULL); /* one server: nothing to run */
+	CHECK_EQ_INT(ch_ddl_expand(&cluster, CH_DISTRIBUTED("rollups", "series_id"), &out), 0);
+	CHECK_EQ_STR(statement(&out, 0), "CREATE TABLE rt.rollups ON CLUSTER fleet AS"
+					 " rt.rollups_local ENGINE = Distributed(fleet, rt,"
+					 " rollups_local, series_id)");
+	CHECK(statement(&out, 1) == NULL);
+	CHECK_EQ_INT(ch_ddl_expand(&cluster, CH_DDL_DISTRIBUTED_MARK "rollups", &out), -EINVAL);
+	ch_buf__release(&out);
+}
+
 TEST(a_malformed_table_declaration_is_refused)
 {
 	struct ch_client c = client("fleet");
@@ -115,5 +132,6 @@ TEST_MAIN("ch-ddl", T(a_table_on_one_server_is_one_plain_create),
 	  T(a_table_on_a_cluster_is_replicated_per_shard_and_distributed_over_them),
 	  T(an_engine_without_arguments_gets_only_the_path_and_replica),
 	  T(placeholders_name_the_shard_tables_only_on_a_cluster),
+	  T(a_distributed_table_alone_is_made_only_on_a_cluster),
 	  T(a_malformed_table_declaration_is_refused),
 	  T(cluster_names_are_letters_digits_and_underscores))

@@ -116,6 +116,21 @@ static void put_replicated_engine(const struct ch_client *c, struct ch_buf *out,
 	}
 }
 
+/* CREATE TABLE db.name ON CLUSTER c AS db.name_local ENGINE = Distributed(...): t's name and
+ * shard key (fields 0 and 4). */
+static void put_distributed(const struct ch_client *c, struct ch_buf *out,
+			    const struct table_decl *t)
+{
+	ch_buf__printf(out, "CREATE TABLE %s.%.*s ON CLUSTER %s AS %s.%.*s_local", c->database,
+		       (int)t->len[0], t->field[0], c->cluster, c->database, (int)t->len[0],
+		       t->field[0]);
+	ch_buf__printf(out, " ENGINE = Distributed(%s, %s, %.*s_local, ", c->cluster, c->database,
+		       (int)t->len[0], t->field[0]);
+	put_field(c, out, t, 4);
+	ch_buf__put_bytes(out, ")", 1);
+	put_statement_end(out);
+}
+
 static int expand_table(const struct ch_client *c, const char *decl, struct ch_buf *out)
 {
 	struct table_decl t;
@@ -143,14 +158,25 @@ static int expand_table(const struct ch_client *c, const char *decl, struct ch_b
 	ch_buf__put_bytes(out, " ", 1);
 	put_field(c, out, &t, 3);
 	put_statement_end(out);
-	ch_buf__printf(out, "CREATE TABLE %s.%.*s ON CLUSTER %s AS %s.%.*s_local", c->database,
-		       (int)t.len[0], t.field[0], c->cluster, c->database, (int)t.len[0],
-		       t.field[0]);
-	ch_buf__printf(out, " ENGINE = Distributed(%s, %s, %.*s_local, ", c->cluster, c->database,
-		       (int)t.len[0], t.field[0]);
-	put_field(c, out, &t, 4);
-	ch_buf__put_bytes(out, ")", 1);
-	put_statement_end(out);
+	put_distributed(c, out, &t);
+	return 0;
+}
+
+/* CH_DISTRIBUTED's two fields. */
+static int expand_distributed(const struct ch_client *c, const char *decl, struct ch_buf *out)
+{
+	const char *sep = strstr(decl, CH_DDL_FIELD_SEP);
+	struct table_decl t = {0};
+
+	if (!sep)
+		return -EINVAL;
+	if (!on_cluster(c))
+		return 0;
+	t.field[0] = decl;
+	t.len[0] = (size_t)(sep - decl);
+	t.field[4] = sep + 1;
+	t.len[4] = strlen(sep + 1);
+	put_distributed(c, out, &t);
 	return 0;
 }
 
@@ -161,6 +187,8 @@ int ch_ddl_expand(const struct ch_client *c, const char *tmpl, struct ch_buf *ou
 
 	if (strncmp(tmpl, CH_DDL_TABLE_MARK, mark) == 0) {
 		rc = expand_table(c, tmpl + mark, out);
+	} else if (strncmp(tmpl, CH_DDL_DISTRIBUTED_MARK, strlen(CH_DDL_DISTRIBUTED_MARK)) == 0) {
+		rc = expand_distributed(c, tmpl + strlen(CH_DDL_DISTRIBUTED_MARK), out);
 	} else {
 		put_expanded(c, out, tmpl, strlen(tmpl));
 		put_statement_end(out);

@@ -31,6 +31,12 @@
 	CH_DDL_TABLE_MARK name CH_DDL_FIELD_SEP columns CH_DDL_FIELD_SEP engine CH_DDL_FIELD_SEP   \
 	    layout CH_DDL_FIELD_SEP shard_key
 
+/* A migration's statement that (re)makes only the Distributed table `name` over the shards'
+ * name_local tables on a cluster, and nothing on one server (after name_local was renamed into
+ * place: schema v7). */
+#define CH_DDL_DISTRIBUTED_MARK "{distributed}"
+#define CH_DISTRIBUTED(name, shard_key) CH_DDL_DISTRIBUTED_MARK name CH_DDL_FIELD_SEP shard_key
+
 /* The statements tmpl stands for on c's server or cluster, appended to out, each ended by a
  * NUL byte. 0, -EINVAL for a malformed CH_TABLE, -ENOMEM. */
 int ch_ddl_expand(const struct ch_client *c, const char *tmpl, struct ch_buf *out);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /* `migrate --from DIR` into the ClickHouse profile store (store_copy.h): each five-minute
  * bucket becomes one mark row (the zero stack id, value = its upload count, its period and
- * last arrival), each stack value one rollups row, every stack one dictionary row (in today's
- * stacks partition, or its bucket's day when that is later: ch_stacks.c); the tiers
- * and upload counts follow by the materialized views, as for ingest. Rows go in INSERTs of at
- * most IMPORT_ROWS_PER_INSERT, stacks before the rollups naming them. Into an empty store only. */
+ * last arrival), each stack value one rollups row, every stack and every series one row of its
+ * dictionary (in today's partition, or its bucket's day when that is later: ch_stacks.c,
+ * ch_series.c); the upload counts follow by the materialized view, as for ingest, and the tier
+ * builder builds the tiers. Rows go in INSERTs of at most IMPORT_ROWS_PER_INSERT, the
+ * dictionaries' before the rollups naming them. Into an empty store only. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,8 @@ struct ch_import {
 	struct ch_client client;
 	struct sha256_ctx *sha;
 	struct hashtab sent; /* the stacks sent, with the partition they went to (ch_stacks.c) */
-	struct ch_buf rollups, stacks;
+	struct hashtab sent_series; /* the same for series (ch_series.c) */
+	struct ch_buf rollups, stacks, series;
 	size_t rows;
 };
 
@@ -31,6 +33,8 @@ void ch_import__free(struct ch_import *imp)
 	ch_client__release(&imp->client);
 	sha256_ctx__free(imp->sha);
 	hashtab__free(&imp->sent);
+	hashtab__free(&imp->sent_series);
+	ch_buf__release(&imp->series);
 	ch_buf__release(&imp->rollups);
 	ch_buf__release(&imp->stacks);
 	free(imp);
@@ -95,7 +99,8 @@ static int insert(struct ch_import *imp, const char *table, struct ch_buf *rows)
 
 int ch_import__flush(struct ch_import *imp)
 {
-	int rc = insert(imp, "stacks", &imp->stacks) ?: insert(imp, "rollups", &imp->rollups);
+	int rc = insert(imp, "series", &imp->series) ?: insert(imp, "stacks", &imp->stacks)
+							  ?: insert(imp, "rollups", &imp->rollups);
 
 	imp->rows = 0;
 	return rc;
@@ -106,21 +111,33 @@ static int row_added(struct ch_import *imp)
 	return ++imp->rows >= IMPORT_ROWS_PER_INSERT ? ch_import__flush(imp) : 0;
 }
 
-static struct ch_rollup rollup_of(const struct copy_series *s, int64_t bucket)
+/* The rollup row of a series and bucket; the series queued for the dictionary if not yet. */
+static int rollup_of(struct ch_import *imp, const struct copy_series *s, int64_t bucket,
+		     struct ch_rollup *r)
 {
-	return (struct ch_rollup){.environment = s->environment,
-				  .service = s->service,
-				  .profile_type = s->profile_type,
-				  .deployment = s->deployment,
-				  .node = s->node,
-				  .bucket = bucket};
+	uint32_t day = ch_stack_day(time(NULL), (uint32_t)bucket);
+	int rc;
+
+	*r = (struct ch_rollup){.environment = s->environment,
+				.service = s->service,
+				.profile_type = s->profile_type,
+				.deployment = s->deployment,
+				.node = s->node,
+				.bucket = bucket};
+	rc = ch_series_id(imp->sha, r, &r->series);
+	if (!rc && ch_series_wanted(NULL, &imp->sent_series, r->series, day))
+		rc = ch_series_queue(&imp->sent_series, &imp->series, r, day);
+	return rc;
 }
 
 int ch_import__bucket(void *ctx, const struct copy_bucket *b)
 {
 	struct ch_import *imp = ctx;
-	struct ch_rollup r = rollup_of(&b->series, b->bucket);
+	struct ch_rollup r;
+	int rc = rollup_of(imp, &b->series, b->bucket, &r);
 
+	if (rc)
+		return rc;
 	r.stack = ch_stack_id_mark();
 	r.value = b->uploads;
 	r.period = b->period;
@@ -132,9 +149,11 @@ int ch_import__bucket(void *ctx, const struct copy_bucket *b)
 int ch_import__value(void *ctx, const struct copy_stack_value *v)
 {
 	struct ch_import *imp = ctx;
-	struct ch_rollup r = rollup_of(&v->series, v->bucket);
+	struct ch_rollup r;
 	uint32_t day = ch_stack_day(time(NULL), (uint32_t)v->bucket);
-	int rc = ch_stack_id_of_joined(imp->sha, v->frames, v->frames_len, FRAME_SEP, &r.stack);
+	int rc =
+	    rollup_of(imp, &v->series, v->bucket, &r)
+		?: ch_stack_id_of_joined(imp->sha, v->frames, v->frames_len, FRAME_SEP, &r.stack);
 
 	/* stacks are flushed before the rollups naming them: queued is stored */
 	if (!rc && ch_stacks_wanted(NULL, &imp->sent, r.stack, day))
@@ -158,8 +177,11 @@ int ch_import__totals(struct ch_import *imp, struct copy_total **ret, size_t *re
 	    "SELECT concat(environment, '/', service, '/', profile_type, '/', deployment,"
 	    " '/', node) AS k, sumIf(value, stack_hash != " CH_NO_STACK "),"
 	    " sumIf(value, stack_hash = " CH_NO_STACK ")"
-	    " FROM %s.rollups GROUP BY k ORDER BY k FORMAT RowBinary",
-	    imp->client.database);
+	    " FROM %s.rollups ANY INNER JOIN (SELECT series_id, any(environment) AS environment,"
+	    " any(service) AS service, any(profile_type) AS profile_type,"
+	    " any(deployment) AS deployment, any(node) AS node FROM %s.series GROUP BY series_id)"
+	    " USING series_id GROUP BY k ORDER BY k FORMAT RowBinary",
+	    imp->client.database, imp->client.database);
 	rc = ch_client__run(&imp->client, &sql, &out);
 	while (!rc && out.pos < out.len) {
 		const char *key;

@@ -5,6 +5,7 @@
  *   ch_ddl.c             the SQL templates expanded for one server or a cluster (ch_ddl.h)
  *   ch_partitions.c      retention's drop of whole-day partitions
  *   ch_stacks.c          the stacks dictionary's writers and its retention
+ *   ch_series.c          the series dictionary (v7): ids, writers, collision check, retention
  *   profiles_ch_open.c   open, close, retention by partition drop, size on disk
  *   profiles_ch_write.c  ingest: group commit, upload-id claims, one INSERT per group
  *   profiles_ch_read.c   a window summed across the tiers, services
@@ -48,6 +49,7 @@ struct ch_profiles {
 	struct group_commit *gc;
 	pthread_mutex_t stacks_lock; /* the writer's state below */
 	struct hashtab known_stacks; /* ch_stacks_queue(): stacks stored, with their partition */
+	struct hashtab known_series; /* ch_series_queue(): series stored, with their partition */
 	struct sha256_ctx *sha;
 	struct ch_buf frames;	     /* scratch: one stack's joined frames */
 	struct ch_stack_id *digests; /* scratch: one batch's name digests */
@@ -67,9 +69,11 @@ int ch_schema_check(struct ch_client *c);
 int ch_schema_migrate(struct ch_client *c, const char *cluster, int *ret_from, int *ret_to,
 		      char *why, size_t len);
 
-/* One row of the rollups table (RowBinary, in its column order). */
+/* One row of the rollups table: its series (the strings, and series, their id in the
+ * dictionary: ch_series_id), then its columns (RowBinary, in their order). */
 struct ch_rollup {
 	const char *environment, *service, *profile_type, *deployment, *node; /* NULL = "" */
+	uint64_t series;
 	int64_t bucket;
 	struct ch_stack_id stack; /* ch_stack_id_mark(): value counts uploads */
 	int64_t value, period;
@@ -105,6 +109,30 @@ int ch_stacks_remember(struct hashtab *known, struct ch_buf *stacks, size_t max)
  * oldest active partition of the tables naming stacks; their rows are added to *rows_dropped
  * when not NULL. Run after those tables' own drops. */
 int ch_stacks_prune(struct ch_client *c, int64_t now, int64_t *rows_dropped);
+
+/* ch_series.c: the series dictionary (schema v7). The id of r's series strings into *ret
+ * (sha may be NULL: a one-off context). 0, -ENAMETOOLONG, -EIO. */
+struct sha256_ctx;
+int ch_series_id(struct sha256_ctx *sha, const struct ch_rollup *r, uint64_t *ret);
+/* Whether the series row (id, day) must be sent (ch_stacks_wanted's rule; known may be NULL). */
+bool ch_series_wanted(const struct hashtab *known, const struct hashtab *queued, uint64_t id,
+		      uint32_t day);
+/* Appends r's series row (series_id, the five strings, day) to rows, records it in queued. */
+int ch_series_queue(struct hashtab *queued, struct ch_buf *rows, const struct ch_rollup *r,
+		    uint32_t day);
+/* Before rows go in: -EEXIST (said on stderr) when the dictionary holds one of their ids with
+ * other strings, a collision of two series' ids. */
+int ch_series_check(struct ch_client *c, struct ch_buf *rows);
+/* After ClickHouse stored rows: each into known, which starts over past max. */
+int ch_series_remember(struct hashtab *known, struct ch_buf *rows, size_t max);
+/* " series_id IN (SELECT ... FROM db.series WHERE ...)": the series a window query matches. */
+void ch_series_put_filter(struct ch_buf *b, const char *db, const struct window_query *q);
+/* Retention of the dictionary, as ch_stacks_prune: run after the naming tables' drops. */
+int ch_series_prune(struct ch_client *c, int64_t now, int64_t *rows_dropped);
+/* The migration's SQL of the id of the row's series columns (ch_series_id's value). */
+#define CH_SERIES_ID_SQL                                                                           \
+	"reinterpretAsUInt64(substring(SHA256(concat(environment, '\\0', service, '\\0',"          \
+	" profile_type, '\\0', deployment, '\\0', node)), 1, 8))"
 
 /* ch_partitions.c: drops the day partitions of table whose every row is before cutoff;
  * their rows are added to *rows_dropped when not NULL. Below the stacks dictionary and the

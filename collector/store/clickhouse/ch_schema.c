@@ -230,9 +230,92 @@ static const char *const v6[] = {
     NULL,
 };
 
+/* v7: a series named by a 64-bit id (ch_series.c) in the rollups, the tiers and the upload
+ * counts: one UInt64 sort-key column instead of five Strings, which halves what an INSERT
+ * costs ClickHouse (docs/performance.md), and the strings once a series in the `series`
+ * dictionary, partitioned by day like the stacks dictionary. Every row is converted, not read
+ * under both shapes: the new tables are made under a _v7 name, filled by INSERT ... SELECT
+ * (the id computed by ClickHouse as the collector computes it), the old ones dropped and the
+ * new ones renamed (on a cluster, each shard's tables, then a Distributed table made over them:
+ * a series' rows move to the shard of its id). Each series goes in the dictionary's partition
+ * of the latest day a row names it from, or today (ch_series.c's invariant). The upload-count
+ * view is dropped first (the copy must not count twice) and made again last; the staging
+ * tables are empty between builds and are made again. Stop the previous version's collectors
+ * first (they would write the old rows into the dropped tables). */
+#define V7_ROLLUP_COLUMNS                                                                          \
+	"series_id UInt64, bucket UInt32, stack_hash FixedString(16), value Int64, period Int64,"  \
+	" received_at UInt32"
+#define V7_TIER_COLUMNS "series_id UInt64, bucket UInt32, stack_hash FixedString(16), value Int64"
+#define V7_UPLOAD_COLUMNS                                                                          \
+	"series_id UInt64, bucket UInt32, uploads AggregateFunction(sum, Int64),"                  \
+	" last_upload AggregateFunction(max, UInt32),"                                             \
+	" period AggregateFunction(argMax, Int64, UInt32)"
+#define V7_KEY " ORDER BY (series_id, bucket, stack_hash)"
+#define V7_SHARD "series_id"
+#define T_SERIES                                                                                   \
+	CH_TABLE("series", "series_id UInt64, " SERIES_COLUMNS ", day UInt32",                     \
+		 "ReplacingMergeTree", "PARTITION BY day ORDER BY series_id", V7_SHARD)
+#define T_ROLLUPS_V7(name)                                                                         \
+	CH_TABLE(name, V7_ROLLUP_COLUMNS, "SummingMergeTree(value)", BY_DAY V7_KEY, V7_SHARD)
+#define T_TIER_V7(name)                                                                            \
+	CH_TABLE(name, V7_TIER_COLUMNS, "SummingMergeTree(value)", BY_DAY V7_KEY, V7_SHARD)
+#define T_UPLOADS_V7(name)                                                                         \
+	CH_TABLE(name, V7_UPLOAD_COLUMNS, "AggregatingMergeTree",                                  \
+		 BY_DAY " ORDER BY (series_id, bucket)", V7_SHARD)
+#define UPLOADS_VIEW_V7                                                                            \
+	"CREATE MATERIALIZED VIEW {db}.uploads_mv{on_cluster} TO {db}.uploads{local} AS "          \
+	"SELECT series_id, bucket, sumState(value) AS uploads, maxState(received_at) AS"           \
+	" last_upload, argMaxState(period, received_at) AS period FROM {db}.rollups{local}"        \
+	" WHERE stack_hash = " CH_NO_STACK " GROUP BY series_id, bucket"
+/* Every series any table names, with the day of its latest row. */
+#define V7_SERIES_DAYS(table)                                                                      \
+	"SELECT " SERIES_KEY ", toUInt32(intDiv(max(bucket), 86400)) AS d FROM {db}." table        \
+	" GROUP BY " SERIES_KEY
+#define V7_ALL_SERIES                                                                              \
+	V7_SERIES_DAYS("rollups")                                                                  \
+	" UNION ALL " V7_SERIES_DAYS("rollups_hour") " UNION ALL " V7_SERIES_DAYS(                 \
+	    "rollups_day") " UNION ALL " V7_SERIES_DAYS("uploads")
+#define V7_TODAY "toUInt32(intDiv(toUInt32(now()), 86400))"
+#define V7_COPY(name, columns)                                                                     \
+	"INSERT INTO {db}." name "_v7 SELECT " CH_SERIES_ID_SQL ", " columns " FROM {db}." name
+/* The old table dropped (on a cluster: its Distributed table, then the shards' tables) and the
+ * new one renamed in its place (on a cluster: the shards' tables, then the Distributed table
+ * made again under the name). */
+#define V7_SWAP(name)                                                                              \
+	"DROP TABLE {db}." name "{on_cluster}",                                                    \
+	    "DROP TABLE IF EXISTS {db}." name "{local}{on_cluster}",                               \
+	    "RENAME TABLE {db}." name "_v7{local} TO {db}." name "{local}{on_cluster}",            \
+	    "DROP TABLE IF EXISTS {db}." name "_v7{on_cluster}", CH_DISTRIBUTED(name, V7_SHARD)
+static const char *const v7[] = {
+    "DROP TABLE {db}.uploads_mv{on_cluster}",
+    T_SERIES,
+    "INSERT INTO {db}.series SELECT " CH_SERIES_ID_SQL ", " SERIES_KEY ", greatest(" V7_TODAY
+    ", max(d)) FROM (" V7_ALL_SERIES ") GROUP BY " SERIES_KEY,
+    T_ROLLUPS_V7("rollups_v7"),
+    V7_COPY("rollups", "bucket, stack_hash, value, period, received_at"),
+    T_TIER_V7("rollups_hour_v7"),
+    V7_COPY("rollups_hour", "bucket, stack_hash, value"),
+    T_TIER_V7("rollups_day_v7"),
+    V7_COPY("rollups_day", "bucket, stack_hash, value"),
+    T_UPLOADS_V7("uploads_v7"),
+    V7_COPY("uploads", "bucket, uploads, last_upload, period"),
+    V7_SWAP("rollups"),
+    V7_SWAP("rollups_hour"),
+    V7_SWAP("rollups_day"),
+    V7_SWAP("uploads"),
+    "DROP TABLE {db}.rollups_hour_staging{on_cluster}",
+    "DROP TABLE IF EXISTS {db}.rollups_hour_staging{local}{on_cluster}",
+    T_TIER_V7("rollups_hour_staging"),
+    "DROP TABLE {db}.rollups_day_staging{on_cluster}",
+    "DROP TABLE IF EXISTS {db}.rollups_day_staging{local}{on_cluster}",
+    T_TIER_V7("rollups_day_staging"),
+    UPLOADS_VIEW_V7,
+    NULL,
+};
+
 /* v5 is the line detail table (profiles_ch_lines.c). */
-static const char *const *const migrations[] = {v1, ch_links_migration, v3,
-						v4, ch_lines_migration, v6};
+static const char *const *const migrations[] = {
+    v1, ch_links_migration, v3, v4, ch_lines_migration, v6, v7};
 #define LATEST_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
 static int run(struct ch_client *c, const char *sql, struct ch_buf *out, char *why, size_t len)

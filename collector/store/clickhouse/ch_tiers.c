@@ -147,8 +147,8 @@ static int stage_hours(const struct build *b, const struct ch_tier_counts *k, in
 		ch_buf__reset(&sql);
 		ch_buf__printf(
 		    &sql,
-		    "INSERT INTO %s.rollups_hour_staging%s SELECT environment, service,"
-		    " profile_type, deployment, node, toUInt32(intDiv(bucket, 3600) * 3600)"
+		    "INSERT INTO %s.rollups_hour_staging%s SELECT series_id,"
+		    " toUInt32(intDiv(bucket, 3600) * 3600)"
 		    " AS hour, stack_hash, sum(value) FROM %s.rollups%s WHERE bucket >= %lld"
 		    " AND bucket < %lld",
 		    db, l, db, l, (long long)day, (long long)limit);
@@ -156,9 +156,7 @@ static int stage_hours(const struct build *b, const struct ch_tier_counts *k, in
 			ch_buf__printf(&sql, " AND intDiv(bucket, 3600) * 3600 NOT");
 			ch_buf__put_bytes(&sql, hours.data, hours.len);
 		}
-		ch_buf__printf(&sql,
-			       " GROUP BY environment, service, profile_type, deployment, node,"
-			       " hour, stack_hash");
+		ch_buf__printf(&sql, " GROUP BY series_id, hour, stack_hash");
 		rc = ch_client__run(b->shard, &sql, NULL);
 	}
 	ch_buf__release(&sql);
@@ -189,10 +187,9 @@ static int build_day(const struct build *b, int64_t day)
 	return run_sql(b->shard, "ALTER TABLE %s.rollups_day_staging%s DROP PARTITION %u", db, l,
 		       part)
 	    ?: run_sql(b->shard,
-		       "INSERT INTO %s.rollups_day_staging%s SELECT environment, service,"
-		       " profile_type, deployment, node, toUInt32(%lld), stack_hash, sum(value)"
-		       " FROM %s.rollups_hour%s WHERE bucket >= %lld AND bucket < %lld GROUP BY"
-		       " environment, service, profile_type, deployment, node, stack_hash",
+		       "INSERT INTO %s.rollups_day_staging%s SELECT series_id, toUInt32(%lld),"
+		       " stack_hash, sum(value) FROM %s.rollups_hour%s WHERE bucket >= %lld"
+		       " AND bucket < %lld GROUP BY series_id, stack_hash",
 		       db, l, (long long)day, db, l, (long long)day, (long long)(day + DAY))
 	    ?: run_sql(b->shard,
 		       "ALTER TABLE %s.rollups_day%s REPLACE PARTITION %u FROM"

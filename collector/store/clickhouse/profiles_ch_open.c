@@ -12,8 +12,8 @@
 #include "store/clickhouse/ch_internal.h"
 #include "store/group_commit.h"
 
-/* The tables partitioned by day (intDiv(bucket, 86400)); stacks is partitioned by the day of
- * its own (ch_stacks.c) and pruned after them. */
+/* The tables partitioned by day (intDiv(bucket, 86400)); the stacks and series dictionaries
+ * are partitioned by a day of their own (ch_stacks.c, ch_series.c) and pruned after them. */
 static const char *const day_tables[] = {
     "rollups",	     "rollups_hour",	     "rollups_day",	   "uploads",
     "profile_lines", "rollups_hour_staging", "rollups_day_staging"};
@@ -27,6 +27,7 @@ static void ch_close(struct profile_store *s)
 	ch_tiers__stop(p->tiers);
 	group_commit__free(p->gc);
 	hashtab__free(&p->known_stacks);
+	hashtab__free(&p->known_series);
 	sha256_ctx__free(p->sha);
 	ch_buf__release(&p->frames);
 	free(p->digests);
@@ -47,6 +48,8 @@ static int ch_retention(struct profile_store *s, int64_t cutoff, int64_t *ret_de
 		rc = ch_drop_days(&p->client, day_tables[i], cutoff, i ? NULL : &dropped);
 	if (!rc)
 		rc = ch_stacks_prune(&p->client, time(NULL), NULL);
+	if (!rc)
+		rc = ch_series_prune(&p->client, time(NULL), NULL);
 	if (!rc)
 		rc = p->ledger->ops->expire(p->ledger, cutoff > oldest_id ? cutoff : oldest_id);
 	if (ret_deleted)

@@ -3,32 +3,14 @@
  * and whole hours from the day and hour tiers where they are complete (built after the period
  * closed, ch_tiers.c, with no upload arriving since), and from five-minute rows everywhere else,
  * joined with the stacks dictionary in one query; the upload count and period come from the
- * uploads table. */
+ * uploads table. Rows name their series by id (schema v7): every read takes the ids of the
+ * series it asks for from the series dictionary (ch_series.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/clickhouse/ch_internal.h"
-
-/* " AND environment = '...' AND ...": the series a window query matches. */
-static void put_series_filter(struct ch_buf *b, const struct window_query *q)
-{
-	ch_buf__printf(b, " environment = ");
-	ch_buf__put_literal(b, q->environment);
-	ch_buf__printf(b, " AND service = ");
-	ch_buf__put_literal(b, q->service);
-	ch_buf__printf(b, " AND profile_type = ");
-	ch_buf__put_literal(b, q->profile_type);
-	if (q->deployment) {
-		ch_buf__printf(b, " AND deployment = ");
-		ch_buf__put_literal(b, q->deployment);
-	}
-	if (q->node) {
-		ch_buf__printf(b, " AND node = ");
-		ch_buf__put_literal(b, q->node);
-	}
-}
 
 /* Where a window's rows come from: five-minute rows over [s, e) except the hours and days
  * taken from a tier, which are those complete (ch_tier_counts.c) among its whole hours and
@@ -46,7 +28,7 @@ static void put_tier_rows(struct ch_buf *b, const char *db, const char *table,
 	ch_buf__printf(
 	    b, "SELECT stack_hash, value FROM %s.%s WHERE stack_hash != " CH_NO_STACK " AND", db,
 	    table);
-	put_series_filter(b, q);
+	ch_series_put_filter(b, db, q);
 }
 
 /* The window's rows: five-minute rows of the periods no tier has, the tiers' of the rest. */
@@ -122,7 +104,7 @@ static int plan_window(struct ch_profiles *p, const struct window_query *q, stru
 	h1 = ch_floor_to(plan->e, HOUR);
 	if (h0 >= h1) /* no whole hour: five-minute rows only */
 		return 0;
-	put_series_filter(&filter, q);
+	ch_series_put_filter(&filter, p->client.database, q);
 	rc = filter.oom ? -ENOMEM : ch_tier_counts__read(&p->client, filter.data, h0, h1, &k);
 	ch_buf__release(&filter);
 	if (rc)
@@ -213,7 +195,7 @@ static int read_uploads(struct ch_profiles *p, const struct window_query *q,
 	    "SELECT toInt64(sumMerge(uploads)), toInt64(argMaxMerge(period)) FROM %s.uploads"
 	    " WHERE",
 	    p->client.database);
-	put_series_filter(&sql, q);
+	ch_series_put_filter(&sql, p->client.database, q);
 	ch_buf__printf(&sql, " AND bucket > %lld AND bucket < %lld FORMAT RowBinary",
 		       (long long)(q->start - BUCKET_SECONDS), (long long)q->end);
 	rc = ch_client__run(&p->client, &sql, &out);
@@ -305,18 +287,45 @@ static int read_grouped(struct ch_buf *out, struct grouped_row **ret, size_t *re
 	return 0;
 }
 
-/* The environment's uploads summed by (service, column), ordered by both. */
+/* The series of the environment, from the dictionary, as a join's right side: series_id,
+ * service and column (NULL: none more). */
+static void put_series_of(struct ch_buf *b, const char *db, const char *environment,
+			  const char *column)
+{
+	ch_buf__printf(b, " ANY INNER JOIN (SELECT series_id, any(service) AS service");
+	if (column)
+		ch_buf__printf(b, ", any(%s) AS %s", column, column);
+	ch_buf__printf(b, " FROM %s.series WHERE environment = ", db);
+	ch_buf__put_literal(b, environment);
+	ch_buf__printf(b, " GROUP BY series_id) USING series_id");
+}
+
+/* " series_id IN (...)" of the environment's series. */
+static void put_environment_filter(struct ch_buf *b, const char *db, const char *environment)
+{
+	ch_buf__printf(b,
+		       " series_id IN (SELECT series_id FROM %s.series WHERE environment = ", db);
+	ch_buf__put_literal(b, environment);
+	ch_buf__printf(b, ")");
+}
+
+/* The environment's uploads summed by (service, column), ordered by both: summed per series
+ * first, then named through the dictionary. */
 static int services_grouped_by(struct ch_profiles *p, const char *environment, const char *column,
 			       struct grouped_row **ret, size_t *ret_n)
 {
+	const char *db = p->client.database;
 	struct ch_buf sql = {0}, out = {0};
 	int rc;
 
 	ch_buf__printf(&sql,
-		       "SELECT service, %s, toUInt32(maxMerge(last_upload)),"
-		       " toInt64(sumMerge(uploads)) FROM %s.uploads WHERE environment = ",
-		       column, p->client.database);
-	ch_buf__put_literal(&sql, environment);
+		       "SELECT service, %s, toUInt32(max(last)), toInt64(sum(n)) FROM (SELECT"
+		       " series_id, maxMerge(last_upload) AS last, sumMerge(uploads) AS n FROM"
+		       " %s.uploads WHERE",
+		       column, db);
+	put_environment_filter(&sql, db, environment);
+	ch_buf__printf(&sql, " GROUP BY series_id)");
+	put_series_of(&sql, db, environment, column);
 	ch_buf__printf(&sql, " GROUP BY service, %s ORDER BY service, %s FORMAT RowBinary", column,
 		       column);
 	rc = ch_client__run(&p->client, &sql, &out);
@@ -414,14 +423,14 @@ int ch_profiles__service_buckets(struct profile_store *s, const char *environmen
 	int rc;
 
 	ch_buf__printf(&sql,
-		       "SELECT service, bucket, toUInt32(maxMerge(last_upload)) FROM %s.uploads"
-		       " WHERE environment = ",
+		       "SELECT service, bucket, toUInt32(max(last)) FROM (SELECT series_id, bucket,"
+		       " maxMerge(last_upload) AS last FROM %s.uploads WHERE",
 		       p->client.database);
-	ch_buf__put_literal(&sql, environment);
-	ch_buf__printf(&sql,
-		       " AND bucket >= %lld AND bucket < %lld GROUP BY service, bucket"
-		       " ORDER BY bucket, service FORMAT RowBinary",
+	put_environment_filter(&sql, p->client.database, environment);
+	ch_buf__printf(&sql, " AND bucket >= %lld AND bucket < %lld GROUP BY series_id, bucket)",
 		       (long long)(start < 0 ? 0 : start), (long long)(end < 0 ? 0 : end));
+	put_series_of(&sql, p->client.database, environment, NULL);
+	ch_buf__printf(&sql, " GROUP BY service, bucket ORDER BY bucket, service FORMAT RowBinary");
 	rc = ch_client__run(&p->client, &sql, &out);
 	if (!rc)
 		rc = read_service_buckets(&out, ret, ret_n);

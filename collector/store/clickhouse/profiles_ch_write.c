@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The ClickHouse profile store's write path: uploads queue in a group commit; the leader claims
  * the group's upload ids in PostgreSQL (transaction left open), inserts the stacks this
- * collector has not stored in today's stacks partition yet (ch_stacks.c), then every value and
- * upload mark in ONE INSERT into rollups (the tiers and upload counts follow by materialized
- * views), and commits the claim only after ClickHouse answered 200. A failed insert aborts the
- * claim, so the retry is not a duplicate. */
+ * collector has not stored in today's stacks partition yet (ch_stacks.c) and the series it has
+ * not stored there (ch_series.c, checked for an id collision first), then every value and
+ * upload mark in ONE INSERT into rollups (the upload counts follow by a materialized view; the
+ * tiers are built later, ch_tiers.c), and commits the claim only after ClickHouse answered 200. A
+ * failed insert aborts the claim, so the retry is not a duplicate. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,8 @@
  * at most half full: about 128 MiB); past it the set starts over and stacks are sent again,
  * which costs only bytes. */
 #define KNOWN_STACKS_MAX (4u << 20)
+/* The same for series (a fleet has thousands, not millions). */
+#define KNOWN_SERIES_MAX (1u << 20)
 
 /* One ingest call, queued in the group commit. */
 struct ch_ingest {
@@ -133,14 +136,10 @@ static int stack_frames(struct ch_profiles *p, const struct profile_batch *batch
 	return rc;
 }
 
-/* The five series columns, which repeat on every row of a batch. */
+/* The series column (its id, schema v7), which repeats on every row of a batch. */
 static void put_series(struct ch_buf *b, const struct ch_rollup *r)
 {
-	ch_buf__put_string(b, r->environment);
-	ch_buf__put_string(b, r->service);
-	ch_buf__put_string(b, r->profile_type);
-	ch_buf__put_string(b, r->deployment ? r->deployment : "");
-	ch_buf__put_string(b, r->node ? r->node : "");
+	ch_buf__put_u64(b, r->series);
 }
 
 /* The columns after the series, in one copy: bucket UInt32, stack_hash FixedString(16),
@@ -174,10 +173,16 @@ static void put_rollup(struct ch_buf *b, const struct ch_buf *series, const stru
 	put_values(b, r);
 }
 
-/* The rows of one batch; stacks this collector has not stored in the batch's stacks
- * partition yet are added to `stacks` and `new_hashes` (hash -> partition). */
+/* What one group writes besides its rollups: the dictionaries' new rows. */
+struct group_rows {
+	struct ch_buf stacks, series;
+	struct hashtab new_hashes, new_series; /* id -> partition, of the rows above */
+};
+
+/* The rows of one batch; stacks and series this collector has not stored in the batch's
+ * partition of their dictionary yet are added to `g`. */
 static int encode_batch(struct ch_profiles *p, const struct profile_batch *batch,
-			struct ch_buf *rollups, struct ch_buf *stacks, struct hashtab *new_hashes)
+			struct ch_buf *rollups, struct group_rows *g)
 {
 	struct ch_rollup r = {.environment = batch->environment,
 			      .service = batch->service,
@@ -193,16 +198,21 @@ static int encode_batch(struct ch_profiles *p, const struct profile_batch *batch
 	struct ch_buf series = {0};
 	int rc = 0;
 
+	rc = ch_series_id(p->sha, &r, &r.series);
+	if (!rc && ch_series_wanted(&p->known_series, &g->new_series, r.series, day))
+		rc = ch_series_queue(&g->new_series, &g->series, &r, day);
+	if (rc)
+		return rc;
 	put_series(&series, &r);
 	put_rollup(rollups, &series, &r);
 	r.period = r.received_at = 0;
 	rc = name_digests(p, batch);
 	for (size_t i = 0; !rc && i < batch->n_stacks; i++) {
 		r.stack = stack_id(p, &batch->stacks[i]);
-		if (ch_stacks_wanted(&p->known_stacks, new_hashes, r.stack, day))
+		if (ch_stacks_wanted(&p->known_stacks, &g->new_hashes, r.stack, day))
 			rc = stack_frames(p, batch, &batch->stacks[i])
-				 ?: ch_stacks_queue(new_hashes, stacks, r.stack, p->frames.data,
-						    day);
+				 ?: ch_stacks_queue(&g->new_hashes, &g->stacks, r.stack,
+						    p->frames.data, day);
 		if (rc)
 			break;
 		r.value = batch->stacks[i].value;
@@ -223,8 +233,8 @@ static bool is_duplicate(const struct group_claims *g, const struct profile_batc
 }
 
 static int encode_group(struct ch_profiles *p, struct gc_item **items, size_t n,
-			const struct group_claims *g, struct ch_buf *rollups, struct ch_buf *stacks,
-			struct ch_buf *lines, struct hashtab *new_hashes)
+			const struct group_claims *g, struct ch_buf *rollups,
+			struct group_rows *rows, struct ch_buf *lines)
 {
 	int rc = 0;
 
@@ -234,7 +244,7 @@ static int encode_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 		for (size_t b = 0; !rc && b < in->n; b++) {
 			if (is_duplicate(g, &in->batches[b]))
 				continue;
-			rc = encode_batch(p, &in->batches[b], rollups, stacks, new_hashes);
+			rc = encode_batch(p, &in->batches[b], rollups, rows);
 			ch_lines_encode_batch(lines, &in->batches[b]);
 		}
 	}
@@ -246,24 +256,26 @@ static int insert(struct ch_profiles *p, const char *table, const struct ch_buf 
 	return ch_client__insert(&p->client, table, rows);
 }
 
-/* Stacks first: a rollup row never names a stack the dictionary lacks. Another group may be
- * inserting at the same time: stacks_lock covers the writer's state, not the round trips, and
- * a stack both groups lack is sent by both (the dictionary replaces duplicates). */
+/* Stacks and series first: a rollup row never names one its dictionary lacks. Another group
+ * may be inserting at the same time: stacks_lock covers the writer's state, not the round
+ * trips, and a row both groups lack is sent by both (the dictionaries replace duplicates). */
 static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 		       const struct group_claims *g)
 {
-	struct ch_buf rollups = {0}, stacks = {0}, lines = {0};
-	struct hashtab new_hashes = {0};
+	struct ch_buf rollups = {0}, lines = {0};
+	struct group_rows rows = {0};
 	int rc;
 
 	pthread_mutex_lock(&p->stacks_lock);
-	rc = encode_group(p, items, n, g, &rollups, &stacks, &lines, &new_hashes);
+	rc = encode_group(p, items, n, g, &rollups, &rows, &lines);
 	pthread_mutex_unlock(&p->stacks_lock);
 	if (!rc)
-		rc = insert(p, "stacks", &stacks);
-	if (!rc) { /* only now, after ClickHouse stored them, are the new stacks known */
+		rc = ch_series_check(&p->client, &rows.series)
+			 ?: insert(p, "series", &rows.series) ?: insert(p, "stacks", &rows.stacks);
+	if (!rc) { /* only now, after ClickHouse stored them, are the new rows known */
 		pthread_mutex_lock(&p->stacks_lock);
-		rc = ch_stacks_remember(&p->known_stacks, &stacks, KNOWN_STACKS_MAX);
+		rc = ch_stacks_remember(&p->known_stacks, &rows.stacks, KNOWN_STACKS_MAX)
+			 ?: ch_series_remember(&p->known_series, &rows.series, KNOWN_SERIES_MAX);
 		pthread_mutex_unlock(&p->stacks_lock);
 	}
 	/* Lines before the rollups: a failure between the two is retried whole, and counting a
@@ -274,8 +286,10 @@ static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 		rc = insert(p, "rollups", &rollups);
 	ch_buf__release(&lines);
 	ch_buf__release(&rollups);
-	ch_buf__release(&stacks);
-	hashtab__free(&new_hashes);
+	ch_buf__release(&rows.stacks);
+	ch_buf__release(&rows.series);
+	hashtab__free(&rows.new_hashes);
+	hashtab__free(&rows.new_series);
 	return rc;
 }
 
