@@ -20,7 +20,10 @@
 #include "symbolize/symbol_source.h"
 #include "symbolize/symbolizer.h"
 
-#define DEFAULT_MAX_SYMBOL_BYTES (8u << 20)
+/* 16 MiB: a node running node (~6 MiB of libnode symbols), a JVM (~2.5 MiB for libjvm) and
+ * libc/libstdc++ needs ~10 MiB; at 8 MiB those tables were dropped and parsed again every
+ * window (0.9 % of a core of symtab__load with a JVM and node spinning). */
+#define DEFAULT_MAX_SYMBOL_BYTES (16u << 20)
 #define NSEC_PER_MSEC 1000000ULL
 #define PERFMAP_CHECK_NS (200 * NSEC_PER_MSEC) /* perf map file re-stat */
 /* A process without a perf map is checked less and less often, up to this. */

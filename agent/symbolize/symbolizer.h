@@ -65,7 +65,7 @@ struct symbolizer_options {
 	struct process_registry *registry;
 	size_t max_binaries;	 /* cached ELF files (default 256) */
 	size_t max_processes;	 /* cached process address maps (default 4096) */
-	size_t max_symbol_bytes; /* loaded symbol tables, least recently used dropped (8 MiB) */
+	size_t max_symbol_bytes; /* loaded symbol tables, least recently used dropped (16 MiB) */
 	const char *proc_root;	 /* "/proc" unless testing */
 	const char *tmp_dir;	 /* where perf-PID.map files live, "/tmp" unless testing */
 };
