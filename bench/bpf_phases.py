@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 # Where a sample's BPF time goes: record --pid at 499 Hz on the 30-deep Python, Ruby, PHP and
-# native workloads with a -DPROFILE_TIMING=2 build, prof_timing read near the end (docs/performance.md,
-# "Python, Ruby and PHP processes ... steady state"). Root. bench/bpf_phases.py BUILD [SECONDS] [HZ] [KINDS...]
+# native workloads with a -DPROFILE_TIMING=2 build, prof_timing read near the end
+# (docs/performance.md, "Agent: Python, Ruby and PHP processes against native ones, steady
+# state"). Root. bench/bpf_phases.py BUILD [SECONDS] [HZ] [KINDS...]
 import json, os, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_python, bench_ruby, bench_php
