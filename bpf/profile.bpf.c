@@ -12,6 +12,7 @@
 #include "php_frames.h"
 #include "python_frames.h"
 #include "ruby_frames.h"
+#include "stack_tail.h"
 #include "v8_frames.h"
 #include "unwind.h"
 
@@ -1250,6 +1251,7 @@ static __always_inline long php_frame(struct walk_state *st)
 static __always_inline __u32 fp_step(struct walk_state *st)
 {
 	__u64 frame[2]; /* the saved rbp, the return address: one read */
+	struct stack_tail_walk *tail = stack_tail_noting();
 
 	st->steps |= STEP_FP; /* attempted: a walk that fails here counts as a frame-pointer one */
 	if (!st->bp)
@@ -1258,6 +1260,8 @@ static __always_inline __u32 fp_step(struct walk_state *st)
 		return UNWIND_STAT_END_BAD_CFA;
 	if (bpf_probe_read_user(frame, sizeof(frame), (const void *)st->bp))
 		return UNWIND_STAT_END_READ;
+	stack_tail_note(tail, st->bp, frame[0]);
+	stack_tail_note(tail, st->bp + 8, frame[1]);
 	st->sp = st->bp + 16;
 	st->bp = frame[0];
 	st->pc = frame[1];
@@ -1547,6 +1551,7 @@ static __always_inline __u32 signal_step(struct walk_state *st)
 static __always_inline __u32 table_step(struct walk_state *st, const struct unwind_row *row)
 {
 	__u64 cfa = 0, ra, bp = st->bp;
+	struct stack_tail_walk *tail = stack_tail_noting();
 
 	if (row->cfa_type != UNWIND_ROW_GAP)
 		st->steps |= STEP_TABLE;
@@ -1563,10 +1568,12 @@ static __always_inline __u32 table_step(struct walk_state *st, const struct unwi
 	case UNWIND_CFA_DEREF_RSP:
 		if (read_user_u64(&cfa, st->sp + row->cfa_off))
 			return UNWIND_STAT_END_READ;
+		stack_tail_note(tail, st->sp + row->cfa_off, cfa);
 		break;
 	case UNWIND_CFA_DEREF_RBP:
 		if (read_user_u64(&cfa, st->bp + row->cfa_off))
 			return UNWIND_STAT_END_READ;
+		stack_tail_note(tail, st->bp + row->cfa_off, cfa);
 		break;
 	case UNWIND_ROW_STOP:
 		return UNWIND_STAT_END_CLEAN;
@@ -1587,10 +1594,14 @@ static __always_inline __u32 table_step(struct walk_state *st, const struct unwi
 			return UNWIND_STAT_END_READ;
 		bp = frame[0];
 		ra = frame[1];
+		stack_tail_note(tail, cfa - 16, bp);
 	} else if (read_user_u64(&ra, cfa - 8) ||
 		   (row->rbp_type == UNWIND_RBP_AT_CFA && read_user_u64(&bp, cfa + row->rbp_off))) {
 		return UNWIND_STAT_END_READ;
+	} else if (row->rbp_type == UNWIND_RBP_AT_CFA) {
+		stack_tail_note(tail, cfa + row->rbp_off, bp);
 	}
+	stack_tail_note(tail, cfa - 8, ra);
 	if (row->rbp_type == UNWIND_RBP_UNDEFINED)
 		bp = 0;
 	st->sp = cfa;
@@ -1599,6 +1610,8 @@ static __always_inline __u32 table_step(struct walk_state *st, const struct unwi
 	st->exact = 0;
 	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
 }
+
+#include "stack_tail_walk.h"
 
 /* Records the current pc, then steps to its caller. A frame after a signal frame is recorded
  * as pc + 1: user space names every frame but the leaf at pc - 1 (a return address). */
@@ -1665,6 +1678,8 @@ static long unwind_frame(__u32 index, void *ctx)
 		st->php.state = PYTHON_WALK_EMIT;
 		return 0;
 	} else {
+		if (stack_tail_frame(st, lookup_pc))
+			return 1; /* the rest is the thread's cached stack tail */
 		st->stack.ips[n] = st->exact && n ? st->pc + 1 : st->pc;
 		st->stack.n = n + 1;
 	}
@@ -1675,6 +1690,7 @@ static long unwind_frame(__u32 index, void *ctx)
 	if (lookup_pc < st->last_map.start || lookup_pc >= st->last_map.end) {
 		proc = bpf_map_lookup_elem(&unwind_procs, &st->pid);
 		if (!proc) {
+			stack_tail_drop();
 			st->end = fp_step(st); /* the exec hook dropped it meanwhile */
 			return st->end ? 1 : 0;
 		}
@@ -1695,6 +1711,7 @@ static long unwind_frame(__u32 index, void *ctx)
 		: 1;
 	T_ADD(15, t1);
 	if (found > 0) {
+		stack_tail_drop();
 		st->end = fp_step(st); /* no table, or evicted: mixed mode */
 		return st->end ? 1 : 0;
 	}
@@ -1704,6 +1721,7 @@ static long unwind_frame(__u32 index, void *ctx)
 	}
 	t1 = T_NOW();
 	st->end = table_step(st, &row);
+	stack_tail_stepped(st, &row);
 	T_ADD(17, t1);
 	T_ADD(19, t0);
 	return st->end ? 1 : 0;
@@ -1784,11 +1802,15 @@ static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, v
 	ruby_walk_start(st);
 	php_walk_start(st);
 	hotspot_walk_start(st);
+	stack_tail_begin(st, (__u32)bpf_get_current_pid_tgid());
 	T_ADD(1, t0);
 	t0 = T_NOW();
 	/* twice the depth: an interpreter's eval frame takes one more step than it records */
 	bpf_loop(2 * (PROFILE_STACK_DEPTH + 1), unwind_frame, NULL, 0);
 	T_ADD(2, t0);
+	t0 = T_NOW();
+	stack_tail_end(st);
+	T_ADD(23, t0);
 	if (st->py.frames)
 		python_count_n(PYTHON_STAT_FRAMES, st->py.frames);
 	if (st->rb.frames)
