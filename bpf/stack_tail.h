@@ -30,13 +30,22 @@
 #define STACK_TAIL_SPAN 4096	/* bytes from a tail's first frame's sp: one read validates */
 #define STACK_TAIL_THREADS 2048 /* threads with a tail (LRU): 1.6 KiB each, 3.3 MiB */
 
+/* How a frame's step treats the incoming rbp (STACK_TAIL_BP_*): the frames from a join on
+ * depend on rbp only if a step uses it before another reloads it from the stack. A VM's eval
+ * loop clobbers rbp (-fomit-frame-pointer code keeps data in it): its caller's frame is
+ * reached with an rbp that changes with every sample, yet the walk from there on may not
+ * read it. */
+#define STACK_TAIL_BP_USES 1u	/* the CFA is rbp-based, or a frame-pointer step */
+#define STACK_TAIL_BP_PASSES 2u /* neither used nor restored: the caller gets it as is */
+#define STACK_TAIL_BP_NEEDED 4u /* (stored tails) the walk from this frame on reads it */
+
 /* One frame of a tail: the unwinder's state when it reached the frame (its pc is the frame's
  * recorded address: tails have no leaf), the first of its noted words, and its step kind. */
 struct stack_tail_frame {
 	__u64 pc, sp, bp;
 	__u16 slot_first;
-	__u16 steps; /* STEP_TABLE or STEP_FP: the walk's kind counters */
-	__u32 pad;
+	__u16 steps;  /* STEP_TABLE or STEP_FP: the walk's kind counters */
+	__u32 bp_use; /* STACK_TAIL_BP_* */
 };
 
 /* A thread's tail (the LRU's value; keyed by tid). */

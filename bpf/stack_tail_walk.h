@@ -69,8 +69,7 @@ static __always_inline int stack_tail_validate(struct stack_tail_walk *t,
 		return STACK_TAIL_FRAMES; /* not joinable here: no later try either */
 	if (!t->read_lo || lo < t->read_lo) {
 		size = hi - lo;
-		if (size > STACK_TAIL_SPAN ||
-		    bpf_probe_read_user(t->span, size, (const void *)lo))
+		if (size > STACK_TAIL_SPAN || bpf_probe_read_user(t->span, size, (const void *)lo))
 			return STACK_TAIL_FRAMES;
 		t->read_lo = lo;
 	}
@@ -110,7 +109,8 @@ __noinline int stack_tail_join(struct walk_state *st)
 	t->j = j;
 	if (j >= t->n_cand || j >= STACK_TAIL_FRAMES)
 		return 0;
-	if (t->cand[j].sp != st->sp || t->cand[j].pc != st->pc || t->cand[j].bp != st->bp)
+	if (t->cand[j].sp != st->sp || t->cand[j].pc != st->pc ||
+	    ((t->cand[j].bp_use & STACK_TAIL_BP_NEEDED) && t->cand[j].bp != st->bp))
 		return 0;
 	n = st->stack.n;
 	if (n + (t->n_cand - j) > PROFILE_STACK_DEPTH)
@@ -169,6 +169,7 @@ __noinline int stack_tail_record(struct walk_state *st)
 	r->bp = st->bp;
 	r->slot_first = t->n_slots;
 	r->steps = 0;
+	r->bp_use = 0; /* a walk that ends at this frame does not step it */
 	t->n_rec = k + 1;
 	t->noting = 1;
 	return 0;
@@ -181,9 +182,8 @@ static __always_inline bool stack_tail_eval_pc(const struct walk_state *st, __u6
 	const struct python_proc *py = &st->py.proc;
 	const struct ruby_proc *rb = &st->rb.proc;
 
-	if ((st->in & PROC_IN_PYTHON) &&
-	    ((pc >= py->eval_start[0] && pc < py->eval_end[0]) ||
-	     (pc >= py->eval_start[1] && pc < py->eval_end[1])))
+	if ((st->in & PROC_IN_PYTHON) && ((pc >= py->eval_start[0] && pc < py->eval_end[0]) ||
+					  (pc >= py->eval_start[1] && pc < py->eval_end[1])))
 		return true;
 	if ((st->in & PROC_IN_RUBY) && ((pc >= rb->core_start && pc < rb->core_end) ||
 					(pc >= rb->exec_start && pc < rb->exec_end)))
@@ -247,6 +247,19 @@ static __always_inline void stack_tail_stepped(struct walk_state *st, const stru
 	}
 	r = &t->rec[k];
 	r->steps = row->cfa_type == UNWIND_ROW_GAP ? STEP_FP : STEP_TABLE;
+	switch (row->cfa_type) {
+	case UNWIND_CFA_RBP:
+	case UNWIND_CFA_DEREF_RBP:
+	case UNWIND_ROW_GAP:
+		r->bp_use = STACK_TAIL_BP_USES;
+		break;
+	case UNWIND_ROW_STOP: /* the walk ends there: nothing after it */
+	case UNWIND_ROW_CANNOT:
+		r->bp_use = 0;
+		break;
+	default:
+		r->bp_use = row->rbp_type == UNWIND_RBP_SAME ? STACK_TAIL_BP_PASSES : 0;
+	}
 	for (__u64 s = 0; s < 3; s++) {
 		__u64 i = r->slot_first + s;
 
@@ -273,7 +286,7 @@ __noinline int stack_tail_end(struct walk_state *st)
 	struct stack_tail_walk *t = stack_tail_get();
 	struct stack_tail *e;
 	__u32 zero = 0;
-	__u64 hi = 0, last, first, base, n = 0, m = 0, k, s;
+	__u64 hi = 0, last, first, base, n = 0, m = 0, k, s, needed = 0;
 
 	if (!st || !t || !t->on)
 		return 0;
@@ -302,6 +315,21 @@ __noinline int stack_tail_end(struct walk_state *st)
 			break;
 	if (first >= STACK_TAIL_FRAMES)
 		return 0;
+	/* from the root up: whether the walk from each frame on reads the rbp it arrives with */
+	for (k = 0; k < STACK_TAIL_FRAMES; k++) {
+		__u64 i = last - k;
+
+		STACK_TAIL_KEEP(i);
+		if (i < first || i >= STACK_TAIL_FRAMES)
+			break;
+		if ((t->rec[i].bp_use & STACK_TAIL_BP_USES) ||
+		    ((t->rec[i].bp_use & STACK_TAIL_BP_PASSES) && needed))
+			needed = 1;
+		else
+			needed = 0;
+		if (needed)
+			t->rec[i].bp_use |= STACK_TAIL_BP_NEEDED;
+	}
 	base = t->rec[first].slot_first;
 	for (k = first; k < STACK_TAIL_FRAMES; k++, n++) {
 		STACK_TAIL_KEEP(k);
