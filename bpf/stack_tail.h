@@ -27,7 +27,9 @@
  * out: their code moves. */
 #define STACK_TAIL_FRAMES 24	/* frames of a tail (a full recording restarts: the outer ones) */
 #define STACK_TAIL_SLOTS 48	/* stack words noted (a step reads 1-3) */
-#define STACK_TAIL_SPAN 4096	/* bytes from a tail's first frame's sp: one read validates */
+#define STACK_TAIL_SPAN 16384	/* bytes from a tail's first frame's sp to its last word */
+#define STACK_TAIL_WINDOW 512	/* bytes a validating read takes: the words in a few reads, */
+				/* past the big buffers between them (PHP's MAXPATHLEN ones) */
 #define STACK_TAIL_THREADS 2048 /* threads with a tail (LRU): 1.6 KiB each, 3.3 MiB */
 
 /* How a frame's step treats the incoming rbp (STACK_TAIL_BP_*): the frames from a join on
@@ -74,13 +76,13 @@ struct stack_tail_walk {
 	__u32 copied;	      /* frames copied from the tail */
 	__u32 pad;
 	__u64 next_pc, next_sp; /* the state the last recorded frame's step led to */
-	__u64 read_lo;		/* start of the words read into span (0: none yet) */
+	__u64 win_lo, win_len;	/* the stack bytes read into span (win_lo 0: none yet) */
 	struct stack_tail_frame cand[STACK_TAIL_FRAMES];
 	struct stack_tail_frame rec[STACK_TAIL_FRAMES];
 	__u64 slot_addr[STACK_TAIL_SLOTS];
 	__u64 slot_val[STACK_TAIL_SLOTS];
 	__u8 slot_frame[STACK_TAIL_SLOTS];
-	__u64 span[STACK_TAIL_SPAN / 8];
+	__u64 span[STACK_TAIL_WINDOW / 8];
 };
 
 struct {

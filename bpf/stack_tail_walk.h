@@ -42,7 +42,7 @@ __noinline int stack_tail_begin(struct walk_state *st, __u32 tid)
 	t->seq = proc_maps_seq[st->pid & (PROC_MAPS_CACHE_SLOTS - 1)];
 	t->n_cand = t->j = t->n_rec = t->n_slots = t->noting = 0;
 	t->hit = t->fallbacks = t->copied = 0;
-	t->read_lo = 0;
+	t->win_lo = t->win_len = 0;
 	if (!t->on)
 		return 0;
 	e = bpf_map_lookup_elem(&stack_tails, &tid);
@@ -55,31 +55,33 @@ __noinline int stack_tail_begin(struct walk_state *st, __u32 tid)
 	return 0;
 }
 
-/* The tail's words from cand[j] on against the stack now, read in one piece (kept for a later
- * try of this walk: its span starts higher). -1 when every word holds its noted value, else
- * the outermost frame whose step read a changed word (the frames above it may still join). */
+/* The tail's words from cand[j] on against the stack now, read a window at a time (the last
+ * one kept for a later try of this walk). -1 when every word holds its noted value, else the
+ * outermost frame whose step read a changed word (the frames above it may still join);
+ * STACK_TAIL_FRAMES when the stack cannot be read. */
 static __always_inline int stack_tail_validate(struct stack_tail_walk *t,
 					       const struct stack_tail *e, __u64 j)
 {
-	__u64 lo = t->cand[j].sp, hi = e->span_hi, size, off;
-	__u64 first = t->cand[j].slot_first, k;
+	__u64 first = t->cand[j].slot_first, k, addr, len, off;
 	int bad = -1;
 
-	if (hi <= lo || hi - lo > STACK_TAIL_SPAN)
-		return STACK_TAIL_FRAMES; /* not joinable here: no later try either */
-	if (!t->read_lo || lo < t->read_lo) {
-		size = hi - lo;
-		if (size > STACK_TAIL_SPAN || bpf_probe_read_user(t->span, size, (const void *)lo))
-			return STACK_TAIL_FRAMES;
-		t->read_lo = lo;
-	}
 	for (__u64 s = 0; s < STACK_TAIL_SLOTS; s++) {
 		k = first + s;
 		STACK_TAIL_KEEP(k);
 		if (k >= e->n_slots || k >= STACK_TAIL_SLOTS)
 			break;
-		off = (e->slot_addr[k] - t->read_lo) / 8;
-		if (off >= STACK_TAIL_SPAN / 8)
+		addr = e->slot_addr[k];
+		if (!t->win_lo || addr < t->win_lo || addr + 8 > t->win_lo + t->win_len) {
+			len = e->span_hi - addr;
+			if (len > STACK_TAIL_WINDOW)
+				len = STACK_TAIL_WINDOW;
+			if (len < 8 || bpf_probe_read_user(t->span, len, (const void *)addr))
+				return STACK_TAIL_FRAMES;
+			t->win_lo = addr;
+			t->win_len = len;
+		}
+		off = (addr - t->win_lo) / 8;
+		if (off >= STACK_TAIL_WINDOW / 8)
 			return STACK_TAIL_FRAMES;
 		if (t->span[off] != e->slot_val[k])
 			bad = e->slot_frame[k];

@@ -86,13 +86,13 @@ class AlternatingChains(unittest.TestCase):
         self.assertGreater(tails["fallbacks"], 10, err)
 
     def test_each_sample_names_its_own_chains_outer_function(self):
-        self.check_chains([os.path.join(UNWIND, "tail-nofp"), "10"], ["main"] + START_FRAMES)
+        self.check_chains([os.path.join(UNWIND, "tail-nofp"), "60"], ["main"] + START_FRAMES)
 
     def test_with_frame_pointers_too(self):
-        self.check_chains([os.path.join(UNWIND, "tail-fp"), "10"], ["main"] + START_FRAMES)
+        self.check_chains([os.path.join(UNWIND, "tail-fp"), "60"], ["main"] + START_FRAMES)
 
     def test_threads_out_of_step_keep_their_own_tails(self):
-        self.check_chains([os.path.join(UNWIND, "tail-nofp"), "10", "3", "2"],
+        self.check_chains([os.path.join(UNWIND, "tail-nofp"), "60", "3", "2"],
                           ["thread_main", "start_thread", "__clone3"])
 
 
