@@ -515,9 +515,16 @@ class AgentDaemonTest(CleanupTestCase):
         script = ('i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; '
                   'echo $$ > "$1/cgroup.procs" && exec "$2" 700')
         subprocess.run(["sh", "-c", script, "sh", unit_dir, helper], check=True, timeout=30)
-        got = wait_for(lambda: [b for q, b in stub.accepted()
-                                if q.get("service") == "rt-test-execd"], 25)
+        uploads = lambda: [b for q, b in stub.accepted()  # noqa: E731
+                           if q.get("service") == "rt-test-execd"]
+        got = wait_for(uploads, 25)
         self.assertTrue(got, [q.get("service") for q, _ in stub.accepted()])
+        # the 0.7 s may straddle a window end: its samples arrive in one upload or two
+        hot_total = lambda: sum(smp.values[0] for b in uploads()  # noqa: E731
+                                for smp in pprof_py.parse(b).samples
+                                if "short_lived_hot" in smp.stack)
+        wait_for(lambda: hot_total() > 20, 2 * WINDOW_S + 5)
+        got = uploads()
         samples = [smp for b in got for smp in pprof_py.parse(b).samples]
         hot = sum(smp.values[0] for smp in samples if "short_lived_hot" in smp.stack)
         self.assertGreater(hot, 20, [smp.stack for smp in samples][:3])
@@ -560,11 +567,16 @@ class AgentDaemonTest(CleanupTestCase):
                 break
         else:
             self.skipTest("could not get pid %d again" % pid)
-        got = wait_for(lambda: [b for q, b in stub.accepted()
-                                if q.get("service") == "rt-test-pid-second"], 25)
+        seconds = lambda: [b for q, b in stub.accepted()  # noqa: E731
+                           if q.get("service") == "rt-test-pid-second"]
+        got = wait_for(seconds, 25)
         self.assertTrue(got, [q.get("service") for q, _ in stub.accepted()])
-        hot = sum(smp.values[0] for b in got for smp in pprof_py.parse(b).samples
-                  if "reused_pid_hot" in smp.stack)
+        # its 1.5 s may straddle a window end: its samples arrive in one upload or two
+        hot_total = lambda: sum(smp.values[0] for b in seconds()  # noqa: E731
+                                for smp in pprof_py.parse(b).samples
+                                if "reused_pid_hot" in smp.stack)
+        wait_for(lambda: hot_total() > 50, 2 * WINDOW_S + 5)
+        hot = hot_total()
         self.assertGreater(hot, 50)
         firsts = [b for q, b in stub.accepted() if q.get("service") == "rt-test-pid-first"]
         first_hot = sum(smp.values[0] for b in firsts for smp in pprof_py.parse(b).samples
