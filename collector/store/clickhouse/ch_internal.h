@@ -144,7 +144,15 @@ extern const char *const ch_links_migration[];
 
 /* profiles_ch_lines.c: the line detail's migration (v5), a batch's rows of it, a read. */
 extern const char *const ch_lines_migration[];
-void ch_lines_encode_batch(struct ch_buf *rows, const struct profile_batch *b);
+/* The identity of b's lines in profile_lines (a hash of its environment and upload id) into
+ * *ret, 0 when b has no upload id or no lines: nothing marks them. 0, -ENAMETOOLONG, -EIO. */
+int ch_lines_mark(const struct profile_batch *b, uint64_t *ret);
+/* b's line rows, after its mark's row when mark is not 0: one INSERT stores both or neither. */
+void ch_lines_encode_batch(struct ch_buf *rows, const struct profile_batch *b, uint64_t mark);
+/* For each batch whose mark is not 0, whether profile_lines holds its mark (its lines were
+ * stored by an earlier try of its upload). */
+int ch_lines_find_marks(struct ch_client *c, const struct profile_batch *const *batches,
+			const uint64_t *marks, size_t n, bool *ret_found);
 int ch_profiles__lines_window(struct profile_store *s, const struct window_query *q,
 			      const char *function, struct line_window *ret);
 
