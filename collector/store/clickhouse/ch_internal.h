@@ -120,8 +120,8 @@ bool ch_series_wanted(const struct hashtab *known, const struct hashtab *queued,
 /* Appends r's series row (series_id, the five strings, day) to rows, records it in queued. */
 int ch_series_queue(struct hashtab *queued, struct ch_buf *rows, const struct ch_rollup *r,
 		    uint32_t day);
-/* Before rows go in: -EEXIST (said on stderr) when the dictionary holds one of their ids with
- * other strings, a collision of two series' ids. */
+/* Before rows go in: STORE_ERR_SERIES_COLLISION (said on stderr, counted: store_fault.h) when
+ * the dictionary holds one of their ids with other strings, a collision of two series' ids. */
 int ch_series_check(struct ch_client *c, struct ch_buf *rows);
 /* After ClickHouse stored rows: each into known, which starts over past max. */
 int ch_series_remember(struct hashtab *known, struct ch_buf *rows, size_t max);
