@@ -108,8 +108,8 @@ static int batch_entries(struct sqlite_profiles *p, const struct profile_batch *
 		if (!rc && v->kind != LINE_KIND_DROPPED) {
 			/* the batch is sorted by function, not source: remember the last one */
 			if (!last_text || v->kind != last_kind || strcmp(v->source, last_text))
-				rc = source_id(p, v->kind, v->source, b->bucket_start,
-					       &last_source);
+				rc =
+				    source_id(p, v->kind, v->source, b->bucket_start, &last_source);
 			last_text = v->source;
 			last_kind = v->kind;
 			e.source = last_source;
