@@ -5,7 +5,9 @@
  * not stored there (ch_series.c, checked for an id collision first), then every value and
  * upload mark in ONE INSERT into rollups (the upload counts follow by a materialized view; the
  * tiers are built later, ch_tiers.c), and commits the claim only after ClickHouse answered 200. A
- * failed insert aborts the claim, so the retry is not a duplicate. */
+ * failed insert aborts the claim, so the retry is not a duplicate. Line detail goes in before
+ * the rollups, each upload's lines with a mark row; a retry leaves out the lines whose mark an
+ * earlier try stored (profiles_ch_lines.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
