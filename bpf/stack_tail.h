@@ -12,10 +12,11 @@
  * the cached walk read below it still holds the value it read, would produce the cached frames
  * exactly. So each thread keeps the frames of its last walk that are pure native steps (a
  * "tail"), each frame's state, and the words read with their values; a later walk compares its
- * frames' states with the tail's as it goes, and on equal state re-reads the tail's part of the
- * stack in one read and, when every noted word is unchanged, copies the frames instead of
- * walking them. A difference falls back to the walk (the next frames may still match: only the
- * frames above the last changed word are walked), which stores a fresh tail at its end.
+ * frames' states with the tail's as it goes, and on equal state re-reads the noted words (reads
+ * of at most STACK_TAIL_WINDOW bytes over the stretches they lie in) and, when every one is
+ * unchanged, copies the frames instead of walking them. A difference falls back to the walk (the
+ * next frames may still match: only the frames above the last changed word are walked), which
+ * stores a fresh tail at its end.
  *
  * Where a tail starts: at the first frame (from the leaf) after which the walk took only
  * native table or frame-pointer steps — never at the leaf (its pc is not a return address),
