@@ -1449,44 +1449,33 @@ static __always_inline __u64 v8_code_word(struct v8_walk *w, __u64 code, __u64 p
 
 /* Announces a SharedFunctionInfo not sampled before in this process (or with a new cookie), so
  * user space names it while it lives: a function dropped and collected before its window is
- * named, or a short-lived process, keeps its name. Python's announcement LRU and ring carry
- * it, keyed by the frame's tagged word (the tag tells the runtimes apart). */
+ * named, or a short-lived process, keeps its name. note_code's per-CPU slots, then Python's
+ * announcement LRU and ring carry it, keyed by the frame's tagged word (the tag tells the
+ * runtimes apart). */
 static __always_inline void v8_note_function(__u32 pid, __u64 word, __u64 cookie)
 {
-	struct python_code_key key = {.pid = pid, .code = word};
-	struct python_code_event *e;
-	__u64 *known;
-
-	known = bpf_map_lookup_elem(&python_codes, &key);
-	if (known && *known == cookie)
-		return;
-	bpf_map_update_elem(&python_codes, &key, &cookie, BPF_ANY);
-	e = bpf_ringbuf_reserve(&python_events, sizeof(*e), 0);
-	if (!e) {
+	if (note_code(pid, word, cookie) == -ENOMEM)
 		v8_count(V8_STAT_EVENTS_LOST); /* named when the window is, if still alive */
-		return;
-	}
-	e->pid = pid;
-	e->pad = 0;
-	e->code = word;
-	e->cookie = cookie;
-	bpf_ringbuf_submit(e, 0);
 }
 
 /* Records the frame of a pc in V8 code and steps to its caller by frame pointer (V8 keeps
  * one): the JS function whose frame fp is, else (typed frames: entry, exit, stubs, builtins
  * with a frame of their own) the pc, named as a native symbol. */
-static __always_inline long v8_frame(struct walk_state *st, __u64 pc)
+static __always_inline long v8_frame_walk(struct walk_state *st, __u64 pc)
 {
-	__u64 sfi = 0, cookie = 0, code = 0, code_word = 0, note, note_cookie;
+	__u64 sfi = 0, cookie = 0, code = 0, code_word = 0, note, note_cookie, t0;
 	__u32 n = st->stack.n;
+	bool js;
 
 	if (n >= PROFILE_STACK_DEPTH) { /* checked by the caller: again for the verifier */
 		st->stack.flags |= PROFILE_STACK_TRUNCATED;
 		st->end = UNWIND_STAT_TRUNCATED;
 		return 1;
 	}
-	if (st->bp != st->v8.last_fp && v8_js_frame(&st->v8, st->bp, &sfi, &cookie, &code)) {
+	t0 = T_NOW();
+	js = st->bp != st->v8.last_fp && v8_js_frame(&st->v8, st->bp, &sfi, &cookie, &code);
+	T_ADD(25, t0);
+	if (js) {
 		/* a builtin's pc (the interpreter's, a frameless builtin's) runs no optimised code
 		 */
 		if (pc < st->v8.blob_start || pc >= st->v8.blob_end)
@@ -1525,6 +1514,16 @@ static __always_inline long v8_frame(struct walk_state *st, __u64 pc)
 	}
 	st->end = fp_step(st);
 	return st->end ? 1 : 0;
+}
+
+/* v8_frame_walk, timed in a -DPROFILE_TIMING=2 build (phase 23: bench/bpf_phases.py). */
+static __always_inline long v8_frame(struct walk_state *st, __u64 pc)
+{
+	__u64 t0 = T_NOW();
+	long ret = v8_frame_walk(st, pc);
+
+	T_ADD(23, t0);
+	return ret;
 }
 
 /* The kernel's rt_sigframe: the handler returned into the trampoline, sp is at the ucontext;
