@@ -41,7 +41,12 @@ def argv(kind):
     if kind == "native":
         return [os.path.join(build, "unwind", "edge-nofp"), "deep", str(secs + 5), "30"]
     return [{"python": bench_python.PYTHON, "ruby": bench_ruby.RUBY, "php": bench_php.PHP}[kind], script(kind)]
+def timing_maps():
+    maps = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True,
+                                     text=True).stdout or "[]")
+    return [m["id"] for m in maps if m.get("name") == "prof_timing"]
 for kind in kinds:
+    before = set(timing_maps())
     t = start(kind)
     time.sleep(0.5)
     rec = subprocess.Popen([os.path.join(build, "roottrace-agent"), "record", "--pid", str(t.pid),
@@ -49,7 +54,11 @@ for kind in kinds:
                             "--output", tempfile.mktemp(suffix=".pb.gz")], stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True)
     time.sleep(secs - 0.5)
-    out = subprocess.run(["bpftool", "-j", "map", "dump", "name", "prof_timing"], capture_output=True, text=True).stdout
+    # this record's map: another timing build's may be loaded too (bpftool names both)
+    ids = sorted(set(timing_maps()) - before) or [None]
+    out = subprocess.run(["bpftool", "-j", "map", "dump"] +
+                         (["id", str(ids[0])] if ids[0] else ["name", "prof_timing"]),
+                         capture_output=True, text=True).stdout
     err = rec.communicate()[1]
     t.kill(); t.wait()
     tot = {}
