@@ -138,7 +138,7 @@ fi
 
 if [ "$ONLY" = fleet-cluster ]; then
 	for s in $FLEET_SUITES test_collector_fleet test_fleet_stacks test_fleet_series \
-		test_fleet_span_round_trips; do
+		test_fleet_lines test_fleet_span_round_trips; do
 		t="tests/integration/$s.py"
 		matches "$t" || continue
 		ROOTTRACE_TEST_BACKEND=fleet ROOTTRACE_FLEET_CLUSTER=2x1 run_one fleet-cluster "$t" \

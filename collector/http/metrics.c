@@ -175,6 +175,14 @@ static void render_backend_errors(const struct store_metrics *stores, struct pro
 			  "Requests to a database server that failed (no connection, timeout, "
 			  "error answer), by server.",
 			  backend_errors__get);
+	if (stores->clickhouse) {
+		prom_text__header(
+		    t, "roottrace_store_series_collisions_total", "counter",
+		    "Upload groups refused because a series' 64-bit id in the ClickHouse "
+		    "series dictionary already names other strings (the log names both).");
+		prom_text__appendf(t, "roottrace_store_series_collisions_total %llu\n",
+				   (unsigned long long)store_fault__collisions());
+	}
 }
 
 /* Whether backend b serves one of the stores. */
