@@ -338,16 +338,18 @@ static void print_top_functions(const struct window *w, uint64_t cpu_ns, bool of
 
 static void print_symbolizer(const struct symbolizer_stats *ss)
 {
-	fprintf(stderr,
-		"symbolizer: %llu processes captured, %llu dropped after exit, %llu evicted, "
-		"%llu held; %llu binaries loaded, %llu evicted; %.1f MiB of symbols, %llu tables "
-		"dropped over the cap; %llu execs seen\n",
-		(unsigned long long)ss->processes_captured,
-		(unsigned long long)ss->processes_forgotten,
-		(unsigned long long)ss->processes_evicted, (unsigned long long)ss->processes_cached,
-		(unsigned long long)ss->binaries_loaded, (unsigned long long)ss->binaries_evicted,
-		ss->symbol_bytes / 1048576.0, (unsigned long long)ss->symbol_tables_dropped,
-		(unsigned long long)ss->images_replaced);
+	fprintf(
+	    stderr,
+	    "symbolizer: %llu processes captured, %llu dropped after exit, %llu evicted, "
+	    "%llu held; %llu binaries loaded, %llu evicted; %.1f MiB of symbols, %llu tables "
+	    "dropped over the cap, %llu read again, %llu windows over the cap; %llu execs "
+	    "seen\n",
+	    (unsigned long long)ss->processes_captured, (unsigned long long)ss->processes_forgotten,
+	    (unsigned long long)ss->processes_evicted, (unsigned long long)ss->processes_cached,
+	    (unsigned long long)ss->binaries_loaded, (unsigned long long)ss->binaries_evicted,
+	    ss->symbol_bytes / 1048576.0, (unsigned long long)ss->symbol_tables_dropped,
+	    (unsigned long long)ss->symbol_tables_reread,
+	    (unsigned long long)ss->symbol_cap_exceeded, (unsigned long long)ss->images_replaced);
 }
 
 /* The tables line: work, kernel memory, and binaries left to frame pointers by reason. */

@@ -26,6 +26,7 @@ static __always_inline void hotspot_walk_start(struct walk_state *st)
 	st->hs.active = 0;
 	st->hs.last_begin = st->hs.last_end = 0;
 	st->hs.last_method = 0;
+	st->hs.last_name = 0;
 	if (!proc)
 		return;
 	hotspot_count(HOTSPOT_STAT_SAMPLES);
@@ -71,28 +72,12 @@ static __always_inline __u64 hotspot_find_blob(const struct hotspot_proc *p, __u
 }
 
 /* Announces a Method not sampled before in this process (or with a new cookie), so user space
- * names it while it lives: Python's announcement LRU and ring carry it, keyed by the tagged
- * word, as V8's do. */
+ * names it while it lives: note_code's per-CPU slots, then Python's announcement LRU and
+ * ring, keyed by the tagged word, as V8's are. */
 static __always_inline void hotspot_note_method(__u32 pid, __u64 word, __u64 cookie)
 {
-	struct python_code_key key = {.pid = pid, .code = word};
-	struct python_code_event *e;
-	__u64 *known;
-
-	known = bpf_map_lookup_elem(&python_codes, &key);
-	if (known && *known == cookie)
-		return;
-	bpf_map_update_elem(&python_codes, &key, &cookie, BPF_ANY);
-	e = bpf_ringbuf_reserve(&python_events, sizeof(*e), 0);
-	if (!e) {
+	if (note_code(pid, word, cookie) == -ENOMEM)
 		hotspot_count(HOTSPOT_STAT_EVENTS_LOST); /* named when the window is, if alive */
-		return;
-	}
-	e->pid = pid;
-	e->pad = 0;
-	e->code = word;
-	e->cookie = cookie;
-	bpf_ringbuf_submit(e, 0);
 }
 
 /* Records the Java frame of Method* method (its ConstMethod is the cookie; a compiled frame's
@@ -129,11 +114,13 @@ static __always_inline bool hotspot_blob(struct walk_state *st, __u64 pc)
 	__u32 name_off = p->blob_name, size_off = p->blob_frame_size;
 	__u32 complete_off = p->blob_frame_complete, begin_off = p->blob_code_begin;
 	__u32 end_off = p->blob_code_end;
-	__u64 blob, name, begin, end, kind = 0, method = 0;
+	__u64 blob, name, begin, end, kind = 0, method = 0, t0;
 
 	if (pc >= st->hs.last_begin && pc < st->hs.last_end)
 		return true;
+	t0 = T_NOW();
 	blob = hotspot_find_blob(p, pc);
+	T_ADD(24, t0);
 	if (!blob || name_off > HOTSPOT_BLOB_READ - 8 || size_off > HOTSPOT_BLOB_READ - 4 ||
 	    complete_off > HOTSPOT_BLOB_READ - 4 || begin_off > HOTSPOT_BLOB_READ - 8 ||
 	    end_off > HOTSPOT_BLOB_READ - 8 ||
@@ -142,9 +129,20 @@ static __always_inline bool hotspot_blob(struct walk_state *st, __u64 pc)
 	name = *(__u64 *)(st->hs.blob + name_off);
 	begin = *(__u64 *)(st->hs.blob + begin_off);
 	end = *(__u64 *)(st->hs.blob + end_off);
-	if (pc < begin || pc >= end || read_user_u64(&kind, name) ||
-	    (kind == HOTSPOT_NMETHOD && read_user_u64(&method, blob + p->nmethod_method)))
+	if (pc < begin || pc >= end)
 		return false;
+	/* a kind's name is one string of libjvm's: the last blob's kind again without a read */
+	if (name && name == st->hs.last_name)
+		kind = st->hs.last_kind;
+	else if (read_user_u64(&kind, name))
+		return false;
+	if (kind == HOTSPOT_NMETHOD) {
+		if (p->nmethod_method <= HOTSPOT_BLOB_READ - 8) /* in the header read (JDK 17) */
+			method =
+			    *(__u64 *)(st->hs.blob + (p->nmethod_method & (HOTSPOT_BLOB_READ - 1)));
+		else if (read_user_u64(&method, blob + p->nmethod_method))
+			return false;
+	}
 	st->hs.last_size = *(__s32 *)(st->hs.blob + size_off);
 	st->hs.last_complete = *(__s32 *)(st->hs.blob + complete_off);
 	st->hs.last_blob = blob;
@@ -160,11 +158,18 @@ static __always_inline bool hotspot_blob(struct walk_state *st, __u64 pc)
  * word: a leaf that has not pushed rbp yet). */
 static __always_inline __u32 hotspot_size_step(struct walk_state *st, __u64 words)
 {
-	__u64 csp = st->sp + words * 8, ra, bp = st->bp;
+	__u64 csp = st->sp + words * 8, ra, bp = st->bp, top[2];
 
-	if (!words || words > 0x10000 || read_user_u64(&ra, csp - 8) ||
-	    (words > 1 && read_user_u64(&bp, csp - 16)))
+	if (!words || words > 0x10000)
 		return UNWIND_STAT_END_READ;
+	if (words > 1) { /* saved rbp and return address: one read */
+		if (bpf_probe_read_user(top, sizeof(top), (const void *)(csp - 16)))
+			return UNWIND_STAT_END_READ;
+		bp = top[0];
+		ra = top[1];
+	} else if (read_user_u64(&ra, csp - 8)) {
+		return UNWIND_STAT_END_READ;
+	}
 	st->sp = csp;
 	st->bp = bp;
 	st->pc = ra;
@@ -172,15 +177,37 @@ static __always_inline __u32 hotspot_size_step(struct walk_state *st, __u64 word
 	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
 }
 
-/* An interpreter frame: rbp-based, its caller's sp saved in the frame (an adapter may have
- * extended the caller's stack). */
-static __always_inline __u32 hotspot_interp_step(struct walk_state *st)
+/* An interpreter frame's slots at rbp: its Method*, its caller's sp (an adapter may have
+ * extended the caller's stack), the saved rbp and the return address. One read for x86_64's
+ * layout (method at fp - 24, sender sp at fp - 8), else four. */
+static __always_inline bool hotspot_interp_read(const struct walk_state *st, __u64 *ret_method,
+						__u64 *ret_sender_sp, __u64 *ret_bp, __u64 *ret_ra)
 {
-	__u64 fp = st->bp, sender_sp, ra, bp;
+	const struct hotspot_proc *p = &st->hs.proc;
+	__u64 fp = st->bp, slots[5];
 
-	if (fp < st->sp || (fp & 7) || read_user_u64(&ra, fp + 8) || read_user_u64(&bp, fp) ||
-	    read_user_u64(&sender_sp, fp + st->hs.proc.interp_sender_sp))
-		return UNWIND_STAT_END_READ;
+	if (fp < st->sp || (fp & 7))
+		return false;
+	if (p->interp_method == -24 && p->interp_sender_sp == -8) {
+		if (bpf_probe_read_user(slots, sizeof(slots), (const void *)(fp - 24)))
+			return false;
+		*ret_method = slots[0];
+		*ret_sender_sp = slots[2];
+		*ret_bp = slots[3];
+		*ret_ra = slots[4];
+		return true;
+	}
+	return !read_user_u64(ret_method, fp + p->interp_method) &&
+	       !read_user_u64(ret_sender_sp, fp + p->interp_sender_sp) &&
+	       !read_user_u64(ret_bp, fp) && !read_user_u64(ret_ra, fp + 8);
+}
+
+/* Steps over an interpreter frame whose slots hotspot_interp_read read. */
+static __always_inline __u32 hotspot_interp_step(struct walk_state *st, __u64 sender_sp, __u64 bp,
+						 __u64 ra)
+{
+	__u64 fp = st->bp;
+
 	st->sp = sender_sp > fp ? sender_sp : fp + 16;
 	st->bp = bp;
 	st->pc = ra;
@@ -191,10 +218,10 @@ static __always_inline __u32 hotspot_interp_step(struct walk_state *st)
 /* A pc in the code cache: an nmethod (C1, C2, native wrapper) records its Method and steps by
  * its frame size (C2 code keeps no frame pointer); the interpreter records the Method of the
  * frame at rbp; other blobs (stubs, adapters) are recorded as the native pcs they are. */
-static __always_inline long hotspot_frame(struct walk_state *st, __u64 lookup_pc)
+static __always_inline long hotspot_frame_walk(struct walk_state *st, __u64 lookup_pc)
 {
 	__u32 n = st->stack.n;
-	__u64 method = 0, blob, name, begin;
+	__u64 method = 0, blob, name, begin, sender_sp = 0, bp = 0, ra = 0;
 	__s32 size, complete;
 
 	if (n >= PROFILE_STACK_DEPTH - 1) {
@@ -223,13 +250,13 @@ static __always_inline long hotspot_frame(struct walk_state *st, __u64 lookup_pc
 		}
 		hotspot_count(HOTSPOT_STAT_COMPILED);
 	} else if (st->hs.last_kind == HOTSPOT_INTERPRETER) {
-		if (st->bp < st->sp || read_user_u64(&method, st->bp + st->hs.proc.interp_method) ||
+		if (!hotspot_interp_read(st, &method, &sender_sp, &bp, &ra) ||
 		    !hotspot_record(st, n, method, 0)) {
 			hotspot_count(HOTSPOT_STAT_READ);
 			goto unknown;
 		}
 		hotspot_count(HOTSPOT_STAT_INTERPRETED);
-		st->end = hotspot_interp_step(st);
+		st->end = hotspot_interp_step(st, sender_sp, bp, ra);
 		return st->end ? 1 : 0;
 	} else {
 		/* a stub, adapter or the like: named by its blob's name (its pc has no symbol) */
@@ -254,6 +281,16 @@ unknown:
 	st->stack.n = n + 1;
 	st->end = fp_step(st);
 	return st->end ? 1 : 0;
+}
+
+/* hotspot_frame_walk, timed in a -DPROFILE_TIMING=2 build (phase 22: bench/bpf_phases.py). */
+static __always_inline long hotspot_frame(struct walk_state *st, __u64 lookup_pc)
+{
+	__u64 t0 = T_NOW();
+	long ret = hotspot_frame_walk(st, lookup_pc);
+
+	T_ADD(22, t0);
+	return ret;
 }
 
 #endif

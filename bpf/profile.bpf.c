@@ -333,6 +333,7 @@ struct v8_walk {
 	__u32 code_size, code_optimised; /* size, and whether it is TurboFan's or Maglev's */
 	__u32 optimised_frames;		 /* counted once, after the walk */
 	__u32 pad;
+	__u64 fn, fn_sfi, fn_cookie, fn_code; /* the last JSFunction read and what it gave */
 	struct v8_proc proc;
 };
 
@@ -1313,6 +1314,7 @@ static __always_inline void v8_walk_start(struct walk_state *st)
 	st->v8.js_frames = st->v8.native_frames = 0;
 	st->v8.code = 0;
 	st->v8.optimised_frames = 0;
+	st->v8.fn = 0;
 	if (!proc)
 		return;
 	v8_count(V8_STAT_SAMPLES);
@@ -1390,22 +1392,47 @@ static __always_inline bool v8_object(const struct v8_proc *p, __u64 word, __u64
 			   map_seen, type_seen);
 }
 
+/* The frame at fp's function and context slots, and when they lie right under the saved fp
+ * (V8's layout on x86_64: function at fp - 16), the saved fp and return address too, in one
+ * read (*ret_step set); else the two slots alone. */
+static __always_inline bool v8_frame_slots(const struct v8_proc *p, __u64 fp, __u64 *slots,
+					   bool *ret_step)
+{
+	*ret_step = false;
+	if (p->fp_function == -16) {
+		if (bpf_probe_read_user(slots, 4 * sizeof(__u64), (const void *)(fp - 16)))
+			return false;
+		*ret_step = true;
+		return true;
+	}
+	return !bpf_probe_read_user(slots, 2 * sizeof(__u64), (const void *)(fp + p->fp_function));
+}
+
 /* The frame at fp is a JS frame: its context slot holds no frame-type Smi, its function slot a
  * JSFunction whose shared is a SharedFunctionInfo. Fills the frame's two words and the code
  * the function runs now. Three reads, five when the function's or the SFI's map is not the
- * walk's last. */
+ * walk's last, one when the function is the walk's last (a recursion). slots (4 words) gets
+ * the frame's slots, and *ret_step whether its saved fp and return address are in them
+ * (v8_frame_slots), even when it is not a JS frame. */
 static __always_inline bool v8_js_frame(struct v8_walk *w, __u64 fp, __u64 *ret_sfi,
-					__u64 *ret_cookie, __u64 *ret_code)
+					__u64 *ret_cookie, __u64 *ret_code, __u64 *slots,
+					bool *ret_step)
 {
 	const struct v8_proc *p = &w->proc;
-	__u64 slots[2], fn[V8_FUNCTION_WORDS], sfi[V8_OBJECT_WORDS];
+	__u64 fn[V8_FUNCTION_WORDS], sfi[V8_OBJECT_WORDS];
 	__u16 type;
 
 	fn[V8_FUNCTION_WORDS - 1] = 0; /* past V8_FUNCTION_READ */
 	/* the function slot, then the context slot right above it (user space checks) */
-	if (bpf_probe_read_user(slots, sizeof(slots), (const void *)(fp + p->fp_function)) ||
-	    !(slots[1] & 1) || (slots[0] & 3) != 1 ||
-	    bpf_probe_read_user(fn, V8_FUNCTION_READ, (const void *)(slots[0] - 1)) ||
+	if (!v8_frame_slots(p, fp, slots, ret_step) || !(slots[1] & 1) || (slots[0] & 3) != 1)
+		return false;
+	if (slots[0] == w->fn) { /* the same JSFunction in this walk: what it gave then */
+		*ret_sfi = w->fn_sfi;
+		*ret_cookie = w->fn_cookie;
+		*ret_code = w->fn_code;
+		return true;
+	}
+	if (bpf_probe_read_user(fn, V8_FUNCTION_READ, (const void *)(slots[0] - 1)) ||
 	    !v8_map_type(p, fn[(p->object_map / 8) & (V8_FUNCTION_WORDS - 1)], &type, &w->fn_map,
 			 &w->fn_type) ||
 	    type < p->type_function_first || type > p->type_function_last)
@@ -1415,6 +1442,10 @@ static __always_inline bool v8_js_frame(struct v8_walk *w, __u64 fp, __u64 *ret_
 	if (!v8_object(p, *ret_sfi, sfi, &type, &w->sfi_map, &w->sfi_type) || type != p->type_sfi)
 		return false;
 	*ret_cookie = sfi[(p->sfi_cookie / 8) & (V8_OBJECT_WORDS - 1)];
+	w->fn = slots[0];
+	w->fn_sfi = *ret_sfi;
+	w->fn_cookie = *ret_cookie;
+	w->fn_code = *ret_code;
 	return true;
 }
 
@@ -1453,44 +1484,47 @@ static __always_inline __u64 v8_code_word(struct v8_walk *w, __u64 code, __u64 p
 
 /* Announces a SharedFunctionInfo not sampled before in this process (or with a new cookie), so
  * user space names it while it lives: a function dropped and collected before its window is
- * named, or a short-lived process, keeps its name. Python's announcement LRU and ring carry
- * it, keyed by the frame's tagged word (the tag tells the runtimes apart). */
+ * named, or a short-lived process, keeps its name. note_code's per-CPU slots, then Python's
+ * announcement LRU and ring carry it, keyed by the frame's tagged word (the tag tells the
+ * runtimes apart). */
 static __always_inline void v8_note_function(__u32 pid, __u64 word, __u64 cookie)
 {
-	struct python_code_key key = {.pid = pid, .code = word};
-	struct python_code_event *e;
-	__u64 *known;
-
-	known = bpf_map_lookup_elem(&python_codes, &key);
-	if (known && *known == cookie)
-		return;
-	bpf_map_update_elem(&python_codes, &key, &cookie, BPF_ANY);
-	e = bpf_ringbuf_reserve(&python_events, sizeof(*e), 0);
-	if (!e) {
+	if (note_code(pid, word, cookie) == -ENOMEM)
 		v8_count(V8_STAT_EVENTS_LOST); /* named when the window is, if still alive */
-		return;
-	}
-	e->pid = pid;
-	e->pad = 0;
-	e->code = word;
-	e->cookie = cookie;
-	bpf_ringbuf_submit(e, 0);
+}
+
+/* fp_step with the saved fp and return address at fp already read (v8_frame_slots). */
+static __always_inline __u32 v8_fp_step(struct walk_state *st, __u64 bp, __u64 ra)
+{
+	st->steps |= STEP_FP;
+	if (st->bp < st->sp || (st->bp & 7))
+		return UNWIND_STAT_END_BAD_CFA;
+	st->sp = st->bp + 16;
+	st->bp = bp;
+	st->pc = ra;
+	st->exact = 0;
+	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
 }
 
 /* Records the frame of a pc in V8 code and steps to its caller by frame pointer (V8 keeps
  * one): the JS function whose frame fp is, else (typed frames: entry, exit, stubs, builtins
  * with a frame of their own) the pc, named as a native symbol. */
-static __always_inline long v8_frame(struct walk_state *st, __u64 pc)
+static __always_inline long v8_frame_walk(struct walk_state *st, __u64 pc)
 {
-	__u64 sfi = 0, cookie = 0, code = 0, code_word = 0, note, note_cookie;
+	__u64 sfi = 0, cookie = 0, code = 0, code_word = 0, note, note_cookie, t0, slots[4];
 	__u32 n = st->stack.n;
+	bool js, step = false;
 
 	if (n >= PROFILE_STACK_DEPTH) { /* checked by the caller: again for the verifier */
 		st->stack.flags |= PROFILE_STACK_TRUNCATED;
 		st->end = UNWIND_STAT_TRUNCATED;
 		return 1;
 	}
-	if (st->bp != st->v8.last_fp && v8_js_frame(&st->v8, st->bp, &sfi, &cookie, &code)) {
+	t0 = T_NOW();
+	js = st->bp != st->v8.last_fp &&
+	     v8_js_frame(&st->v8, st->bp, &sfi, &cookie, &code, slots, &step);
+	T_ADD(25, t0);
+	if (js) {
 		/* a builtin's pc (the interpreter's, a frameless builtin's) runs no optimised code
 		 */
 		if (pc < st->v8.blob_start || pc >= st->v8.blob_end)
@@ -1527,8 +1561,18 @@ static __always_inline long v8_frame(struct walk_state *st, __u64 pc)
 		st->stack.n = n + 1;
 		st->v8.native_frames++;
 	}
-	st->end = fp_step(st);
+	st->end = step ? v8_fp_step(st, slots[2], slots[3]) : fp_step(st);
 	return st->end ? 1 : 0;
+}
+
+/* v8_frame_walk, timed in a -DPROFILE_TIMING=2 build (phase 23: bench/bpf_phases.py). */
+static __always_inline long v8_frame(struct walk_state *st, __u64 pc)
+{
+	__u64 t0 = T_NOW();
+	long ret = v8_frame_walk(st, pc);
+
+	T_ADD(23, t0);
+	return ret;
 }
 
 /* The kernel's rt_sigframe: the handler returned into the trampoline, sp is at the ucontext;
@@ -1810,7 +1854,7 @@ static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, v
 	T_ADD(2, t0);
 	t0 = T_NOW();
 	stack_tail_end(st);
-	T_ADD(23, t0);
+	T_ADD(27, t0);
 	if (st->py.frames)
 		python_count_n(PYTHON_STAT_FRAMES, st->py.frames);
 	if (st->rb.frames)

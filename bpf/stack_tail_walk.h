@@ -211,7 +211,7 @@ static __always_inline bool stack_tail_frame(struct walk_state *st, __u64 lookup
 	}
 	t0 = T_NOW();
 	if (t->n_cand && stack_tail_join(st)) {
-		T_ADD(22, t0);
+		T_ADD(26, t0);
 		return true;
 	}
 	stack_tail_record(st);

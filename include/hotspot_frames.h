@@ -7,7 +7,7 @@
 #define HOTSPOT_MAX_PROCESSES 4096 /* JVMs with a walk state */
 #define HOTSPOT_MAX_HEAPS 4	   /* code heaps (JDK 9+ segmented cache: 3; unsegmented: 1) */
 #define HOTSPOT_SEGMAP_HOPS 64	   /* segment-map hops to a blob's start (254 segments each) */
-#define HOTSPOT_BLOB_READ 112	   /* bytes of a CodeBlob header read at once: its fields */
+#define HOTSPOT_BLOB_READ 128	   /* bytes of a CodeBlob header read at once: its fields */
 
 /* A Java frame takes two words of profile_stack.ips: HOTSPOT_FRAME_TAG | its Method*, then
  * the cookie: the Method's ConstMethod*, read at sample time and compared again when it is

@@ -934,6 +934,7 @@ int pipeline__collect(struct pipeline *p, struct window **ret)
 	finish_processes(&c);
 	offcpu_forget_exited(p);
 	process_registry__end_window(p->procs);
+	symbolizer__end_window(p->sym);
 	add_unwind_stats(p, &c.w->stats.unwind);
 	free(c.pids);
 	if (err) {

@@ -87,6 +87,8 @@ static void add_symbolizer(struct symbolizer_stats *dst, const struct symbolizer
 	dst->binary_cache_hits += src->binary_cache_hits;
 	dst->recaptures += src->recaptures;
 	dst->symbol_tables_dropped += src->symbol_tables_dropped;
+	dst->symbol_tables_reread += src->symbol_tables_reread;
+	dst->symbol_cap_exceeded += src->symbol_cap_exceeded;
 	dst->images_replaced += src->images_replaced;
 }
 
@@ -572,6 +574,13 @@ static void render_symbolizer(struct prom_text *t, const struct agent_status *s)
 					     {"symbol_tables", all.symbol_tables_dropped},
 					     {"processes", all.processes_evicted}},
 		   3);
+	prom_text__counter(t, P "symbol_tables_reread_total",
+			   "Symbol tables parsed again after a drop over the memory cap.",
+			   all.symbol_tables_reread);
+	prom_text__counter(t, P "symbol_cache_over_cap_total",
+			   "Windows that ended with the symbol tables they used over the memory "
+			   "cap (a soft cap: none of them dropped).",
+			   all.symbol_cap_exceeded);
 }
 
 static void render_uploads(struct prom_text *t, const struct agent_status *s)

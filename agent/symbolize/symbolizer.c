@@ -22,7 +22,8 @@
 
 /* 16 MiB: a node running node (~6 MiB of libnode symbols), a JVM (~2.5 MiB for libjvm) and
  * libc/libstdc++ needs ~10 MiB; at 8 MiB those tables were dropped and parsed again every
- * window (0.9 % of a core of symtab__load with a JVM and node spinning). */
+ * window (0.9 % of a core of symtab__load with a JVM and node spinning). A soft cap: tables
+ * are dropped at a window's end, and only those the window did not use. */
 #define DEFAULT_MAX_SYMBOL_BYTES (16u << 20)
 #define NSEC_PER_MSEC 1000000ULL
 #define PERFMAP_CHECK_NS (200 * NSEC_PER_MSEC) /* perf map file re-stat */
@@ -38,6 +39,8 @@ struct binary_symbols {
 	struct binary *bin;
 	struct symtab *syms; /* NULL: not loaded (or dropped over max_symbol_bytes) */
 	int load_err;
+	bool dropped;	      /* dropped over the cap: loading it again is a re-read */
+	uint64_t used_window; /* the symbolizer's window when the table was last used */
 	struct binary_symbols *newer, *older; /* in the symbolizer's list of loaded tables */
 };
 
@@ -56,6 +59,7 @@ struct symbolizer {
 	int bin_slot, proc_slot;
 	struct binary_symbols *newest, *oldest; /* tables loaded, by last use */
 	size_t max_symbol_bytes;
+	uint64_t window; /* windows ended (symbolizer__end_window) */
 	struct kallsyms *kallsyms;
 	uint64_t kallsyms_loaded_ns;
 	uint64_t kallsyms_reload_ns; /* after a miss; doubles while reloads do not help */
@@ -121,15 +125,21 @@ static void binary_symbols_free(void *state, void *ctx)
 	free(state);
 }
 
-/* Keeps the loaded tables under max_symbol_bytes: the least recently used go first (their
- * binaries stay, and are read again from the pinned fd if a frame needs them). The table in
- * use is kept even when it alone is larger. */
-static void trim_symbols(struct symbolizer *s, const struct binary_symbols *in_use)
+/* Brings the loaded tables down to max_symbol_bytes at a window's end: the least recently used
+ * go first (their binaries stay, and are read again from the pinned fd if a frame needs them),
+ * never one the window used, so tables the host needs every window are not parsed again
+ * every window however many there are (the cap is then exceeded, and counted). Tables used in
+ * the window are the newest of the list, so the walk stops at the first one. */
+static void trim_symbols(struct symbolizer *s)
 {
-	while (s->stats.symbol_bytes > s->max_symbol_bytes && s->oldest && s->oldest != in_use) {
+	while (s->stats.symbol_bytes > s->max_symbol_bytes && s->oldest &&
+	       s->oldest->used_window != s->window) {
+		s->oldest->dropped = true;
 		drop_symbols(s, s->oldest);
 		s->stats.symbol_tables_dropped++;
 	}
+	if (s->stats.symbol_bytes > s->max_symbol_bytes)
+		s->stats.symbol_cap_exceeded++;
 }
 
 /* The one place a binary's symbol table is read, from its pinned fd and its build-id, through
@@ -154,6 +164,7 @@ static const struct symtab *binary_symbols(struct symbolizer *s, struct binary *
 		bs->bin = bin;
 		binary__set_slot(bin, s->bin_slot, bs);
 	}
+	bs->used_window = s->window;
 	if (bs->syms) {
 		size_t before = symtab__memory(bs->syms);
 
@@ -173,9 +184,10 @@ static const struct symtab *binary_symbols(struct symbolizer *s, struct binary *
 	}
 	bs->syms = es;
 	s->stats.binaries_loaded++;
+	s->stats.symbol_tables_reread += bs->dropped;
+	bs->dropped = false;
 	s->stats.symbol_bytes += symtab__memory(es);
 	loaded_push(s, bs);
-	trim_symbols(s, bs);
 	return es;
 }
 
@@ -559,6 +571,12 @@ void symbolizer__free(struct symbolizer *s)
 struct process_registry *symbolizer__registry(struct symbolizer *s)
 {
 	return s->reg;
+}
+
+void symbolizer__end_window(struct symbolizer *s)
+{
+	trim_symbols(s);
+	s->window++;
 }
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)

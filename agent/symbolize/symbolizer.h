@@ -63,11 +63,13 @@ struct symbolizer_options {
 	 * tables); it must outlive the symbolizer. NULL: the symbolizer makes its own from
 	 * max_binaries, max_processes and proc_root (a symbolizer alone: tests, benchmarks). */
 	struct process_registry *registry;
-	size_t max_binaries;	 /* cached ELF files (default 256) */
-	size_t max_processes;	 /* cached process address maps (default 4096) */
-	size_t max_symbol_bytes; /* loaded symbol tables, least recently used dropped (16 MiB) */
-	const char *proc_root;	 /* "/proc" unless testing */
-	const char *tmp_dir;	 /* where perf-PID.map files live, "/tmp" unless testing */
+	size_t max_binaries;  /* cached ELF files (default 256) */
+	size_t max_processes; /* cached process address maps (default 4096) */
+	/* loaded symbol tables, a soft cap (16 MiB): at a window's end the least recently used
+	 * are dropped, never one used in that window */
+	size_t max_symbol_bytes;
+	const char *proc_root; /* "/proc" unless testing */
+	const char *tmp_dir;   /* where perf-PID.map files live, "/tmp" unless testing */
 };
 
 struct symbolizer_stats {
@@ -83,6 +85,8 @@ struct symbolizer_stats {
 	uint64_t recaptures;		/* maps re-read for an address outside known mappings */
 	uint64_t symbol_bytes;		/* memory held by cached symbol tables now */
 	uint64_t symbol_tables_dropped; /* over max_symbol_bytes: read again when needed */
+	uint64_t symbol_tables_reread;	/* of those, parsed again (0 in a steady state) */
+	uint64_t symbol_cap_exceeded;	/* windows that ended over the cap: their tables in use */
 	uint64_t images_replaced; /* a process exec'd (or its pid was reused) while captured */
 };
 
@@ -90,10 +94,13 @@ struct symbolizer_stats {
 struct symbolizer;
 
 /* NULL + errno on failure. A symbol table is read once per binary of the registry however
- * many processes map it, from the fd the registry pinned. Loaded tables are bounded by
- * max_symbol_bytes, whatever else runs on the host: the least recently used table is dropped
- * and read again from its fd if needed. Processes are captured, replaced at exec and
- * forgotten in the registry (process_registry.h), not here. */
+ * many processes map it, from the fd the registry pinned. Loaded tables are brought down to
+ * max_symbol_bytes at each window's end (symbolizer__end_window): the least recently used
+ * tables the window did not use are dropped and read again from their fd if needed; tables
+ * used in the window stay even over the cap (counted), so a host that needs more every window
+ * does not parse them again every window. Without symbolizer__end_window nothing is dropped.
+ * Processes are captured, replaced at exec and forgotten in the registry (process_registry.h), not
+ * here. */
 struct symbolizer *symbolizer__new(const struct symbolizer_options *opts);
 void symbolizer__free(struct symbolizer *s);
 
@@ -120,6 +127,10 @@ void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_
 /* Loads /proc/kallsyms now (~150 ms of CPU: the kernel formats every symbol) instead of at
  * the first kernel frame, so the cost is paid at start, not while sampling. */
 void symbolizer__preload_kernel(struct symbolizer *s);
+
+/* A window's frames are all named: loaded tables over max_symbol_bytes that it did not use
+ * are dropped, and the next window begins. */
+void symbolizer__end_window(struct symbolizer *s);
 
 void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret);
 

@@ -145,6 +145,11 @@ static void render_batches(const struct store_metrics *stores, struct prom_text 
 			  "Uploads whose store commit failed (answered 500 or 503), by backend.");
 	prom_text__appendf(t, "roottrace_ingest_commit_failures_total{backend=\"%s\"} %llu\n",
 			   stores->ingest_backend, (unsigned long long)s->failed);
+	prom_text__header(
+	    t, "roottrace_ingest_linger_expired_total", "counter",
+	    "Commits whose leader waited the whole linger for more uploads, by backend.");
+	prom_text__appendf(t, "roottrace_ingest_linger_expired_total{backend=\"%s\"} %llu\n",
+			   stores->ingest_backend, (unsigned long long)s->lingers_expired);
 }
 
 /* One counter per database server in use. */

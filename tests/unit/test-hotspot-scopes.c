@@ -395,10 +395,58 @@ TEST(the_cache_keeps_chains_and_failures_bounded)
 	hotspot_inline_cache__free(NULL);
 }
 
+static int self_reads;
+
+static int read_self_counted(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	self_reads++;
+	return read_self(ctx, addr, buf, len);
+}
+
+/* A hot loop samples most pcs of its nmethod (issue 28's JVM bench: "377 names read, 86
+ * evicted" in one record, a chain and the whole PcDesc table read for every new pc, the
+ * chains thrashing a direct-mapped slot): each pc's chain is its PcDesc's, so the table is
+ * read once, a chain once per scope, and windows after the first read nothing. */
+TEST(every_pc_of_an_nmethod_reads_its_pcdescs_once_and_a_chain_per_scope)
+{
+	struct hotspot_reader r = {.read = read_self_counted};
+	struct hotspot_layout l = layout();
+	struct hotspot_inline_cache *c = hotspot_inline_cache__new(HOTSPOT_INLINE_CACHE_DEFAULT);
+	struct hotspot_inline_stats st;
+	struct hotspot_inlined in;
+	int first_window = 0, bad = 0;
+
+	CHECK(c != NULL);
+	build_nmethod();
+	self_reads = 0;
+	for (int window = 0; window < 3; window++) {
+		for (uint32_t pc = 0; pc < CODE_LEN; pc++) {
+			bad |= hotspot_inline_cache__chain(c, &r, &l, getpid(), root(), where(pc),
+							   &in) != 0;
+			bad |= in.root_const_method != 0x1000;
+			/* leaf and middle inlined up to 0x60, middle alone up to 0x40 */
+			bad |= in.n != (pc > 0x60 || pc <= 0x20 ? 0 : pc > 0x40 ? 2 : 1);
+		}
+		if (!window)
+			first_window = self_reads;
+	}
+	hotspot_inline_cache__stats(c, &st);
+	hotspot_inline_cache__free(c);
+	CHECK_EQ_INT(bad, 0);
+	CHECK_EQ_INT(st.pcs_read, 1);
+	CHECK_EQ_INT(st.read, 4); /* outer's own, middle's, leaf's, past the last PcDesc */
+	CHECK_EQ_INT(st.evicted, 0);
+	CHECK_EQ_INT(st.cached, 4);
+	/* header and PcDescs, then per chain the root and up to two scopes of 3 reads each */
+	CHECK(first_window <= 2 + 4 * 7);
+	CHECK_EQ_INT(self_reads, first_window); /* the later windows: no read */
+}
+
 TEST_MAIN("hotspot_scopes", T(unsigned5_reads_hand_built_bytes),
 	  T(unsigned5_without_the_zero_byte_reads_hand_built_bytes),
 	  T(unsigned5_round_trips_the_writer), T(a_scope_head_is_sender_method_and_bci),
 	  T(the_pcdesc_of_a_pc_is_the_first_at_or_after_it),
 	  T(an_nmethod_names_its_inlined_calls_innermost_first),
 	  T(a_freed_or_odd_nmethod_gives_no_chain_and_an_error),
-	  T(the_cache_keeps_chains_and_failures_bounded))
+	  T(the_cache_keeps_chains_and_failures_bounded),
+	  T(every_pc_of_an_nmethod_reads_its_pcdescs_once_and_a_chain_per_scope))

@@ -246,29 +246,87 @@ TEST(shared_library_function_named_with_library_module)
 	CHECK(ends_with(f.module, "/libfixture.so"));
 }
 
-TEST(symbol_tables_over_the_cap_are_dropped_and_read_again)
+/* One window of the test below: main and the library's function of fp, named. */
+static void resolve_lib_fixture(struct symbolizer *s, const struct fixture_proc *fp, bool lib,
+				int *ret_failed)
+{
+	char name[SYM_NAME_MAX];
+	int failed = 0;
+
+	resolve_name(s, fp->pid, fixture_addr(fp, "main"), name, sizeof(name));
+	if (strcmp(name, "main"))
+		failed = 1;
+	if (lib) {
+		resolve_name(s, fp->pid, fixture_addr(fp, "fixture_lib_spin") + 3, name,
+			     sizeof(name));
+		if (strcmp(name, "fixture_lib_spin"))
+			failed = 1;
+	}
+	*ret_failed |= failed;
+}
+
+TEST(symbol_tables_over_the_cap_are_dropped_at_window_end_when_unused_and_read_again)
 {
 	struct symbolizer_options o = {.max_symbol_bytes = 1}; /* every table is over the cap */
 	struct symbolizer *s = symbolizer__new(&o);
 	struct symbolizer_stats st;
 	struct fixture_proc fp;
-	char name[SYM_NAME_MAX];
+	int failed = 0;
 
 	CHECK(s);
 	CHECK_EQ_INT(fixture_start(fixture_path("fixture-uses-lib"), &fp), 0);
-	/* main and the library alternate: each load drops the other table, each is read again */
-	for (int i = 0; i < 3; i++) {
-		resolve_name(s, fp.pid, fixture_addr(&fp, "main"), name, sizeof(name));
-		CHECK_EQ_STR(name, "main");
-		resolve_name(s, fp.pid, fixture_addr(&fp, "fixture_lib_spin") + 3, name,
-			     sizeof(name));
-		CHECK_EQ_STR(name, "fixture_lib_spin");
-	}
+	resolve_lib_fixture(s, &fp, true, &failed); /* both used: both kept */
+	symbolizer__end_window(s);
+	symbolizer__stats(s, &st);
+	CHECK_EQ_INT(st.symbol_tables_dropped, 0);
+	resolve_lib_fixture(s, &fp, false, &failed); /* the library unused: dropped at the end */
+	symbolizer__end_window(s);
+	symbolizer__stats(s, &st);
+	CHECK_EQ_INT(st.symbol_tables_dropped, 1);
+	resolve_lib_fixture(s, &fp, true, &failed); /* and read again when a frame needs it */
+	symbolizer__end_window(s);
 	symbolizer__stats(s, &st);
 	fixture_stop(&fp);
 	symbolizer__free(s);
-	CHECK_EQ_INT(st.binaries_loaded, 6);
-	CHECK_EQ_INT(st.symbol_tables_dropped, 5);
+	CHECK_EQ_INT(failed, 0);
+	CHECK_EQ_INT(st.binaries_loaded, 3);
+	CHECK_EQ_INT(st.symbol_tables_reread, 1);
+	CHECK_EQ_INT(st.symbol_cap_exceeded, 3);
+}
+
+/* The thrash of 2026-12-01 (tables needed every window dropped and parsed again every window
+ * under a cap smaller than them): several processes whose tables exceed a small cap, named
+ * window after window, parse each table once. */
+TEST(symbol_tables_used_every_window_are_never_read_again_over_the_cap)
+{
+	struct symbolizer_options o = {.max_symbol_bytes = 1};
+	struct symbolizer *s = symbolizer__new(&o);
+	struct symbolizer_stats st;
+	struct fixture_proc lib, cpp;
+	char name[SYM_NAME_MAX];
+	int failed = 0;
+
+	CHECK(s);
+	CHECK_EQ_INT(fixture_start(fixture_path("fixture-uses-lib"), &lib), 0);
+	CHECK_EQ_INT(fixture_start(fixture_path("fixture-cpp"), &cpp), 0);
+	for (int window = 0; window < 4; window++) {
+		resolve_lib_fixture(s, &lib, true, &failed);
+		for (size_t i = 0; i < cpp.n; i++) {
+			resolve_name(s, cpp.pid, cpp.addrs[i], name, sizeof(name));
+			failed |= strcmp(name, cpp.names[i]) != 0;
+		}
+		symbolizer__end_window(s);
+	}
+	symbolizer__stats(s, &st);
+	fixture_stop(&lib);
+	fixture_stop(&cpp);
+	symbolizer__free(s);
+	CHECK_EQ_INT(failed, 0);
+	CHECK_EQ_INT(st.binaries_loaded, 3); /* uses-lib, libfixture.so, fixture-cpp */
+	CHECK_EQ_INT(st.symbol_tables_reread, 0);
+	CHECK_EQ_INT(st.symbol_tables_dropped, 0);
+	CHECK_EQ_INT(st.symbol_cap_exceeded, 4); /* every window ended over the cap */
+	CHECK(st.symbol_bytes > 1);
 }
 
 TEST(cpp_names_are_demangled)
@@ -853,8 +911,9 @@ TEST_MAIN("symbolizer", T(pie_binary_names_exported_and_static_functions),
 	  T(address_past_symbol_end_is_unknown_not_previous_symbol),
 	  T(stripped_binary_names_dynsym_functions_only),
 	  T(shared_library_function_named_with_library_module),
-	  T(symbol_tables_over_the_cap_are_dropped_and_read_again), T(cpp_names_are_demangled),
-	  T(process_exited_after_capture_still_named),
+	  T(symbol_tables_over_the_cap_are_dropped_at_window_end_when_unused_and_read_again),
+	  T(symbol_tables_used_every_window_are_never_read_again_over_the_cap),
+	  T(cpp_names_are_demangled), T(process_exited_after_capture_still_named),
 	  T(never_seen_exited_process_is_unknown_no_mapping),
 	  T(deleted_binary_named_through_map_files_or_counted_unreadable),
 	  T(damaged_binary_is_unknown_unreadable_with_module),

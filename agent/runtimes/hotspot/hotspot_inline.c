@@ -11,13 +11,6 @@
 #define NMETHOD_MAX_SIZE (64u << 20) /* an nmethod bigger than this is none we read */
 #define PCS_MAX_BYTES (256u << 10)   /* PcDescs of one nmethod read at most (16k of them) */
 
-/* What the nmethod's header says, in offsets from its address. */
-struct nmethod_view {
-	uint64_t method;
-	uint64_t code_size;
-	int64_t size, metadata, scopes, pcs, dependencies;
-};
-
 static uint64_t u64_at(const uint8_t *b, size_t off)
 {
 	uint64_t v;
@@ -36,7 +29,7 @@ static int64_t i32_at(const uint8_t *b, size_t off)
 
 /* Reads the header and checks it is the sampled nmethod with its sections in order. */
 static int read_view(const struct hotspot_reader *r, const struct hotspot_layout *l,
-		     uint64_t nmethod, uint64_t method, uint32_t pc_offset, struct nmethod_view *v)
+		     uint64_t nmethod, uint64_t method, struct hotspot_nmethod_view *v)
 {
 	const struct hotspot_inline_layout *in = &l->inlining;
 	uint8_t hdr[HOTSPOT_NMETHOD_READ];
@@ -59,8 +52,6 @@ static int read_view(const struct hotspot_reader *r, const struct hotspot_layout
 	if (begin <= nmethod || end <= begin || end - nmethod > (uint64_t)v->size)
 		return -ESTALE;
 	v->code_size = end - begin;
-	if (pc_offset >= v->code_size)
-		return -ESTALE; /* the pc sampled is past this code */
 	/* header, ..., metadata, scopes data, PcDescs, dependencies, ... (nmethod.hpp) */
 	if (v->size <= 0 || v->size > NMETHOD_MAX_SIZE || v->metadata <= 0 ||
 	    v->metadata > v->scopes || v->scopes > v->pcs || v->pcs > v->dependencies ||
@@ -71,34 +62,46 @@ static int read_view(const struct hotspot_reader *r, const struct hotspot_layout
 	return 0;
 }
 
-/* The scope decode offset of the PcDesc of the sampled pc; 0 when it has no scope. */
-static int find_scope(const struct hotspot_reader *r, const struct hotspot_inline_layout *in,
-		      uint64_t nmethod, const struct nmethod_view *v, uint32_t pc_offset,
-		      int32_t *ret)
+/* The PcDescs of the nmethod as (pc offset, scope offset) pairs, in ret->pairs. */
+static int read_pairs(const struct hotspot_reader *r, const struct hotspot_inline_layout *in,
+		      uint64_t nmethod, struct hotspot_nmethod_pcs *ret)
 {
-	size_t bytes = v->dependencies - v->pcs;
+	size_t bytes = ret->view.dependencies - ret->view.pcs, n = bytes / in->pcdesc_size;
 	uint8_t *pcs;
 	int err;
 
-	*ret = 0;
-	if (!bytes)
+	ret->n = 0;
+	ret->pairs = NULL;
+	if (!n)
 		return 0;
+	if (in->pcdesc_pc + 4 > in->pcdesc_size || in->pcdesc_scope + 4 > in->pcdesc_size)
+		return -EINVAL;
 	pcs = malloc(bytes);
-	if (!pcs)
+	ret->pairs = malloc(n * 2 * sizeof(*ret->pairs));
+	if (!pcs || !ret->pairs) {
+		free(pcs);
+		free(ret->pairs);
+		ret->pairs = NULL;
 		return -ENOMEM;
-	err = r->read(r->ctx, nmethod + v->pcs, pcs, bytes);
-	if (!err)
-		err = hotspot_pcdesc__find(pcs, bytes / in->pcdesc_size, in->pcdesc_size,
-					   in->pcdesc_pc, in->pcdesc_scope, pc_offset, ret);
+	}
+	err = r->read(r->ctx, nmethod + ret->view.pcs, pcs, bytes);
+	for (size_t i = 0; !err && i < n; i++) {
+		memcpy(&ret->pairs[2 * i], pcs + i * in->pcdesc_size + in->pcdesc_pc, 4);
+		memcpy(&ret->pairs[2 * i + 1], pcs + i * in->pcdesc_size + in->pcdesc_scope, 4);
+	}
 	free(pcs);
-	if (err == -ENOENT) /* past the last entry (its end sentinel): no scope */
-		err = 0;
-	return err;
+	if (err) {
+		free(ret->pairs);
+		ret->pairs = NULL;
+		return err;
+	}
+	ret->n = n;
+	return 0;
 }
 
 /* The scope at offset in the scopes data, and its Method* from the metadata. */
 static int read_scope(const struct hotspot_reader *r, const struct hotspot_inline_layout *in,
-		      uint64_t nmethod, const struct nmethod_view *v, uint32_t offset,
+		      uint64_t nmethod, const struct hotspot_nmethod_view *v, uint32_t offset,
 		      struct hotspot_scope *ret, uint64_t *ret_method)
 {
 	uint8_t head[HOTSPOT_SCOPE_HEAD_MAX];
@@ -127,7 +130,7 @@ static int read_scope(const struct hotspot_reader *r, const struct hotspot_inlin
 /* Walks the chain from the innermost scope at offset to the nmethod's own: callers are
  * written before their callees, so each sender's offset is below its callee's. */
 static int read_chain(const struct hotspot_reader *r, const struct hotspot_layout *l,
-		      uint64_t nmethod, const struct nmethod_view *v, uint32_t offset,
+		      uint64_t nmethod, const struct hotspot_nmethod_view *v, uint32_t offset,
 		      struct hotspot_inlined *ret)
 {
 	for (int depth = 0; depth < HOTSPOT_INLINE_MAX; depth++) {
@@ -159,33 +162,95 @@ uint64_t hotspot_inline__nmethod(const struct hotspot_layout *l, uint64_t where)
 	return l->walk.low + (where >> HOTSPOT_PC_BITS << 3);
 }
 
-int hotspot_inline__read(const struct hotspot_reader *r, const struct hotspot_layout *l,
-			 uint64_t method, uint64_t where, struct hotspot_inlined *ret)
+/* The frame's own Method's ConstMethod, named even when its nmethod is gone. */
+static int read_root(const struct hotspot_reader *r, const struct hotspot_layout *l,
+		     uint64_t method, struct hotspot_inlined *ret)
 {
-	uint64_t nmethod = hotspot_inline__nmethod(l, where);
-	uint32_t pc_offset = where & HOTSPOT_PC_NONE;
-	struct nmethod_view v;
-	int32_t scope = 0;
 	int err;
 
 	ret->n = 0;
 	ret->root_const_method = 0;
-	/* the frame's own method first: named even when its nmethod is gone */
 	err = r->read(r->ctx, method + l->walk.method_const, &ret->root_const_method,
 		      sizeof(ret->root_const_method));
 	if (err || !ret->root_const_method || (ret->root_const_method & 7)) {
 		ret->root_const_method = 0;
 		return err ? err : -EINVAL;
 	}
+	return 0;
+}
+
+int hotspot_inline__read_pcs(const struct hotspot_reader *r, const struct hotspot_layout *l,
+			     uint64_t method, uint64_t nmethod, struct hotspot_nmethod_pcs *ret)
+{
+	int err;
+
+	ret->nmethod = nmethod;
+	ret->n = 0;
+	ret->pairs = NULL;
 	if (!l->inlining.ok)
 		return -EOPNOTSUPP;
+	err = read_view(r, l, nmethod, method, &ret->view);
+	return err ? err : read_pairs(r, &l->inlining, nmethod, ret);
+}
+
+void hotspot_nmethod_pcs__clear(struct hotspot_nmethod_pcs *p)
+{
+	free(p->pairs);
+	p->pairs = NULL;
+	p->n = 0;
+}
+
+int hotspot_inline__scope(const struct hotspot_nmethod_pcs *p, uint32_t pc_offset,
+			  int32_t *ret_scope)
+{
+	int err;
+
+	*ret_scope = 0;
 	if (pc_offset == HOTSPOT_PC_NONE)
 		return -E2BIG; /* a pc past what BPF records */
-	err = read_view(r, l, nmethod, method, pc_offset, &v);
-	if (!err)
-		err = find_scope(r, &l->inlining, nmethod, &v, pc_offset, &scope);
+	if (pc_offset >= p->view.code_size)
+		return -ESTALE; /* the pc sampled is past this code */
+	if (!p->n)
+		return 0;
+	err = hotspot_pcdesc__find((const uint8_t *)p->pairs, p->n, 2 * sizeof(*p->pairs), 0,
+				   sizeof(*p->pairs), pc_offset, ret_scope);
+	if (err == -ENOENT) /* past the last entry (its end sentinel): no scope */
+		err = 0;
+	return err;
+}
+
+int hotspot_inline__read_at(const struct hotspot_reader *r, const struct hotspot_layout *l,
+			    uint64_t method, const struct hotspot_nmethod_pcs *p, int32_t scope,
+			    struct hotspot_inlined *ret)
+{
+	int err = read_root(r, l, method, ret);
+
 	if (!err && scope > 0)
-		err = read_chain(r, l, nmethod, &v, (uint32_t)scope, ret);
+		err = read_chain(r, l, p->nmethod, &p->view, (uint32_t)scope, ret);
+	if (err)
+		ret->n = 0;
+	return err;
+}
+
+int hotspot_inline__read(const struct hotspot_reader *r, const struct hotspot_layout *l,
+			 uint64_t method, uint64_t where, struct hotspot_inlined *ret)
+{
+	struct hotspot_nmethod_pcs p;
+	int32_t scope = 0;
+	int err = read_root(r, l, method, ret);
+
+	if (err)
+		return err;
+	if (!l->inlining.ok)
+		return -EOPNOTSUPP;
+	if ((where & HOTSPOT_PC_NONE) == HOTSPOT_PC_NONE)
+		return -E2BIG; /* a pc past what BPF records */
+	err = hotspot_inline__read_pcs(r, l, method, hotspot_inline__nmethod(l, where), &p);
+	if (!err)
+		err = hotspot_inline__scope(&p, where & HOTSPOT_PC_NONE, &scope);
+	if (!err && scope > 0)
+		err = read_chain(r, l, p.nmethod, &p.view, (uint32_t)scope, ret);
+	hotspot_nmethod_pcs__clear(&p);
 	if (err)
 		ret->n = 0;
 	return err;

@@ -26,6 +26,40 @@ struct hotspot_inlined {
  * and the pc's offset in its code (HOTSPOT_PC_NONE: unknown). */
 uint64_t hotspot_inline__nmethod(const struct hotspot_layout *l, uint64_t where);
 
+/* What an nmethod's header says, in offsets from its address. */
+struct hotspot_nmethod_view {
+	uint64_t method;
+	uint64_t code_size;
+	int64_t size, metadata, scopes, pcs, dependencies;
+};
+
+/* An nmethod's PcDescs as (pc offset, scope offset) pairs, with its header: read once per
+ * nmethod, then any pc of it finds its scope without a read. */
+struct hotspot_nmethod_pcs {
+	uint64_t nmethod;
+	struct hotspot_nmethod_view view;
+	size_t n;
+	int32_t *pairs; /* 2 n: pc offset, scope offset; malloc'd */
+};
+
+/* Reads the header and PcDescs of the nmethod at nmethod, checked to be one of Method*
+ * method. 0 or the errors of hotspot_inline__read; ret->pairs to be freed with
+ * hotspot_nmethod_pcs__clear (NULL on an error). */
+int hotspot_inline__read_pcs(const struct hotspot_reader *r, const struct hotspot_layout *l,
+			     uint64_t method, uint64_t nmethod, struct hotspot_nmethod_pcs *ret);
+void hotspot_nmethod_pcs__clear(struct hotspot_nmethod_pcs *p);
+
+/* The scope decode offset of pc_offset's PcDesc (0: none, nothing inlined); -ESTALE past the
+ * code, -E2BIG for HOTSPOT_PC_NONE. No read. */
+int hotspot_inline__scope(const struct hotspot_nmethod_pcs *p, uint32_t pc_offset,
+			  int32_t *ret_scope);
+
+/* The chain at scope of the nmethod p (hotspot_inline__scope), with the Method's ConstMethod,
+ * as hotspot_inline__read gives them. */
+int hotspot_inline__read_at(const struct hotspot_reader *r, const struct hotspot_layout *l,
+			    uint64_t method, const struct hotspot_nmethod_pcs *p, int32_t scope,
+			    struct hotspot_inlined *ret);
+
 /* Reads what was inlined at the pc recorded as (method, where) for a compiled frame of Method*
  * method. 0 (n may be 0: nothing inlined there); -ESTALE when the nmethod there is no longer
  * one of method (freed, its memory reused); -EINVAL when what is there does not decode as its

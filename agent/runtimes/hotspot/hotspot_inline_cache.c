@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The inlined calls of the compiled pcs sampled, cached: (pid, Method, where it ran: nmethod
- * and pc) -> its chain of Methods (or that it could not be read), bounded, an entry per slot. */
+ * and pc's scope) -> its chain of Methods (or that it could not be read), and the nmethods'
+ * PcDescs that map a pc to its scope; bounded, an entry per slot. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -14,11 +15,23 @@ struct entry {
 	struct hotspot_inlined chain;
 };
 
+/* An nmethod's PcDescs (pcs.nmethod 0: a free slot) */
+struct pcs_entry {
+	uint64_t method;
+	pid_t pid;
+	int err;
+	struct hotspot_nmethod_pcs pcs;
+};
+
 struct hotspot_inline_cache {
 	struct entry *slots; /* calloc'd: pages never used stay unbacked */
 	size_t mask;
+	struct pcs_entry pcs[HOTSPOT_PCS_SLOTS];
 	struct hotspot_inline_stats stats;
 };
+
+/* A chain keyed by its scope, not its pc (where's high bit: the nmethod's part stays below) */
+#define WHERE_SCOPE (1ULL << 63)
 
 struct hotspot_inline_cache *hotspot_inline_cache__new(size_t capacity)
 {
@@ -44,6 +57,8 @@ void hotspot_inline_cache__free(struct hotspot_inline_cache *c)
 {
 	if (!c)
 		return;
+	for (size_t i = 0; i < HOTSPOT_PCS_SLOTS; i++)
+		hotspot_nmethod_pcs__clear(&c->pcs[i].pcs);
 	free(c->slots);
 	free(c);
 }
@@ -75,6 +90,69 @@ int hotspot_inline_cache__get(struct hotspot_inline_cache *c, pid_t pid, uint64_
 	c->stats.failed += e->err && e->err != -EOPNOTSUPP;
 	*ret = e->chain;
 	return e->err;
+}
+
+/* The PcDescs of (pid, method, nmethod): kept, else read now (a failure is kept too). */
+static int pcs_get(struct hotspot_inline_cache *c, const struct hotspot_reader *r,
+		   const struct hotspot_layout *l, pid_t pid, uint64_t method, uint64_t nmethod,
+		   const struct hotspot_nmethod_pcs **ret)
+{
+	uint64_t h = hash_combine(hash_mix(nmethod), (uint64_t)pid);
+	struct pcs_entry *e = &c->pcs[h & (HOTSPOT_PCS_SLOTS - 1)];
+
+	*ret = &e->pcs;
+	if (e->pcs.nmethod == nmethod && e->pid == pid && e->method == method)
+		return e->err;
+	if (e->pcs.nmethod) {
+		c->stats.pcs_evicted++;
+		c->stats.bytes -= e->pcs.n * 2 * sizeof(*e->pcs.pairs);
+		hotspot_nmethod_pcs__clear(&e->pcs);
+	}
+	e->err = hotspot_inline__read_pcs(r, l, method, nmethod, &e->pcs);
+	e->pcs.nmethod = nmethod;
+	e->pid = pid;
+	e->method = method;
+	c->stats.pcs_read++;
+	c->stats.bytes += e->pcs.n * 2 * sizeof(*e->pcs.pairs);
+	return e->err;
+}
+
+/* What one chain read needs (hotspot_inline_read_fn's ctx). */
+struct chain_read {
+	const struct hotspot_reader *r;
+	const struct hotspot_layout *l;
+	uint64_t method, where;
+	const struct hotspot_nmethod_pcs *pcs; /* NULL: read by the pc, all of it */
+	int32_t scope;
+};
+
+static int read_chain(void *ctx, struct hotspot_inlined *ret)
+{
+	const struct chain_read *q = ctx;
+
+	if (q->pcs)
+		return hotspot_inline__read_at(q->r, q->l, q->method, q->pcs, q->scope, ret);
+	return hotspot_inline__read(q->r, q->l, q->method, q->where, ret);
+}
+
+int hotspot_inline_cache__chain(struct hotspot_inline_cache *c, const struct hotspot_reader *r,
+				const struct hotspot_layout *l, pid_t pid, uint64_t method,
+				uint64_t where, struct hotspot_inlined *ret)
+{
+	struct chain_read q = {r, l, method, where, NULL, 0};
+	uint32_t pc = where & HOTSPOT_PC_NONE;
+	const struct hotspot_nmethod_pcs *pcs;
+	uint64_t key = where;
+
+	/* the pcs of one PcDesc share a chain: keyed by its scope, read once for all of them */
+	if (l->inlining.ok && pc != HOTSPOT_PC_NONE &&
+	    !pcs_get(c, r, l, pid, method, hotspot_inline__nmethod(l, where), &pcs) &&
+	    !hotspot_inline__scope(pcs, pc, &q.scope) && q.scope >= 0 &&
+	    (uint64_t)q.scope < HOTSPOT_PC_NONE) {
+		q.pcs = pcs;
+		key = (where & ~HOTSPOT_PC_NONE) | (uint64_t)q.scope | WHERE_SCOPE;
+	}
+	return hotspot_inline_cache__get(c, pid, method, key, read_chain, &q, ret);
 }
 
 void hotspot_inline_cache__stats(const struct hotspot_inline_cache *c,

@@ -13,6 +13,8 @@
 
 /* Entries kept: each about 256 bytes, allocated as the slots are first used */
 #define HOTSPOT_INLINE_CACHE_DEFAULT 4096
+/* nmethods whose PcDescs are kept (8 bytes a PcDesc, 128 KiB at most each) */
+#define HOTSPOT_PCS_SLOTS 64
 
 struct hotspot_inline_cache;
 
@@ -22,7 +24,8 @@ struct hotspot_inline_stats {
 	uint64_t failed;  /* of those, unreadable or stale: the root method alone is named */
 	uint64_t evicted; /* entries replaced by another pc for room */
 	uint64_t cached;  /* entries held now */
-	uint64_t bytes;	  /* the cache's memory, at most */
+	uint64_t bytes;	  /* the cache's memory: its slots, at most, and the PcDescs held */
+	uint64_t pcs_read, pcs_evicted; /* nmethods' PcDesc tables read, replaced for room */
 };
 
 /* A cache of capacity entries (rounded up to a power of two). NULL + errno. */
@@ -36,6 +39,14 @@ typedef int (*hotspot_inline_read_fn)(void *ctx, struct hotspot_inlined *ret);
 int hotspot_inline_cache__get(struct hotspot_inline_cache *c, pid_t pid, uint64_t method,
 			      uint64_t where, hotspot_inline_read_fn read, void *ctx,
 			      struct hotspot_inlined *ret);
+
+/* The chain of the compiled frame (method, where: hotspot_frames.h) of process pid, through r
+ * and l when it is not cached: the nmethod's PcDescs once (kept for HOTSPOT_PCS_SLOTS
+ * nmethods), then a chain per PcDesc's scope, which every pc of that scope shares. Returns
+ * as hotspot_inline__read. */
+int hotspot_inline_cache__chain(struct hotspot_inline_cache *c, const struct hotspot_reader *r,
+				const struct hotspot_layout *l, pid_t pid, uint64_t method,
+				uint64_t where, struct hotspot_inlined *ret);
 
 void hotspot_inline_cache__stats(const struct hotspot_inline_cache *c,
 				 struct hotspot_inline_stats *ret);

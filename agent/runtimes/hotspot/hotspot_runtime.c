@@ -267,25 +267,6 @@ static void hotspot_name_frame(void *state, pid_t pid, void *proc, uint64_t word
 			  HOTSPOT_MODULE, ret);
 }
 
-/* What one inlining read needs (hotspot_inline_read_fn's ctx). */
-struct inline_read {
-	pid_t pid;
-	const struct hotspot_layout *layout;
-	uint64_t method, where;
-};
-
-static int read_inlined(void *ctx, struct hotspot_inlined *ret)
-{
-	struct inline_read *q = ctx;
-	struct hotspot_reader r = {.read = read_pid, .ctx = &q->pid};
-
-	ret->n = 0;
-	ret->root_const_method = 0;
-	if (!q->layout)
-		return -ENOENT;
-	return hotspot_inline__read(&r, q->layout, q->method, q->where, ret);
-}
-
 /* A compiled frame (HOTSPOT_FRAME_INLINED): the methods inlined at its pc, innermost first,
  * each its own frame, then its own method; that one alone when its nmethod cannot be read
  * (counted), [unknown] when the Method cannot either. Other frames: one each. Two words. */
@@ -294,9 +275,11 @@ static size_t hotspot_name_frames(void *state, pid_t pid, void *proc, const uint
 				  size_t *ret_frames)
 {
 	struct hotspot_runtime *rt = state;
-	uint64_t word = words[0], cookie = words[1];
-	struct inline_read q = {pid, proc, word & HOTSPOT_FRAME_ADDR_MASK & ~7ULL, cookie};
-	struct hotspot_inlined chain;
+	uint64_t word = words[0], cookie = words[1],
+		 method = word & HOTSPOT_FRAME_ADDR_MASK & ~7ULL;
+	struct hotspot_reader r = {.read = read_pid, .ctx = &pid};
+	const struct hotspot_layout *layout = proc;
+	struct hotspot_inlined chain = {0};
 	size_t n;
 
 	(void)n_words; /* >= 2: a Java frame is two words */
@@ -305,13 +288,14 @@ static size_t hotspot_name_frames(void *state, pid_t pid, void *proc, const uint
 		hotspot_name_frame(state, pid, proc, word, cookie, ret);
 		return 2;
 	}
-	hotspot_inline_cache__get(rt->inlined, pid, q.method, cookie, read_inlined, &q, &chain);
+	if (layout) /* else: the Method unreadable, [unknown] below */
+		hotspot_inline_cache__chain(rt->inlined, &r, layout, pid, method, cookie, &chain);
 	n = chain.n < max - 1 ? chain.n : max - 1;
 	for (size_t i = 0; i < n; i++)
 		frame_names__name(rt->names, pid, proc, chain.method[i], chain.const_method[i],
 				  HOTSPOT_MODULE, &ret[i]);
 	if (chain.root_const_method) {
-		frame_names__name(rt->names, pid, proc, q.method, chain.root_const_method,
+		frame_names__name(rt->names, pid, proc, method, chain.root_const_method,
 				  HOTSPOT_MODULE, &ret[n]);
 	} else { /* the Method itself unreadable (counted with the chain) */
 		snprintf(ret[n].function, sizeof(ret[n].function), "[unknown]");
@@ -335,6 +319,7 @@ static void hotspot_stats(const void *state, struct runtime_stats *ret)
 	hotspot_inline_cache__stats(rt->inlined, &in);
 	ret->names_read += in.read;
 	ret->names_unreadable += in.failed;
+	ret->names_cached += in.cached;
 	ret->names_evicted += in.evicted;
 }
 
