@@ -536,6 +536,34 @@ TEST(without_compile_ids_a_changed_size_tells_the_reuse)
 	hotspot_inline_cache__free(c);
 }
 
+static int read_gone(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	(void)ctx, (void)addr, (void)buf, (void)len;
+	return -ESRCH;
+}
+
+/* The process gone by the window's end: its table and chains go, not counted as a reuse */
+TEST(a_cached_nmethod_unreadable_at_the_window_end_is_dropped_not_counted_stale)
+{
+	struct hotspot_reader r = {.read = read_self};
+	struct hotspot_layout l = layout();
+	struct hotspot_inline_cache *c = hotspot_inline_cache__new(HOTSPOT_INLINE_CACHE_DEFAULT);
+	struct hotspot_inline_stats st, empty;
+	int n;
+
+	CHECK(c != NULL);
+	build_nmethod();
+	hotspot_inline_cache__stats(c, &empty);
+	n = chain_at(c, &r, &l, 0x5f);
+	hotspot_inline_cache__end_window(c, read_gone);
+	hotspot_inline_cache__stats(c, &st);
+	hotspot_inline_cache__free(c);
+	CHECK_EQ_INT(n, 2);
+	CHECK_EQ_INT(st.pcs_stale, 0);
+	CHECK_EQ_INT(st.cached, 0);
+	CHECK_EQ_INT(st.bytes, empty.bytes); /* no PcDescs held */
+}
+
 TEST_MAIN("hotspot_scopes", T(unsigned5_reads_hand_built_bytes),
 	  T(unsigned5_without_the_zero_byte_reads_hand_built_bytes),
 	  T(unsigned5_round_trips_the_writer), T(a_scope_head_is_sender_method_and_bci),
@@ -545,4 +573,5 @@ TEST_MAIN("hotspot_scopes", T(unsigned5_reads_hand_built_bytes),
 	  T(the_cache_keeps_chains_and_failures_bounded),
 	  T(every_pc_of_an_nmethod_reads_its_pcdescs_once_and_a_chain_per_scope),
 	  T(a_cached_nmethod_whose_compile_id_changed_is_read_again_and_counted_stale),
-	  T(without_compile_ids_a_changed_size_tells_the_reuse))
+	  T(without_compile_ids_a_changed_size_tells_the_reuse),
+	  T(a_cached_nmethod_unreadable_at_the_window_end_is_dropped_not_counted_stale))

@@ -164,16 +164,18 @@ void hotspot_inline_cache__end_window(struct hotspot_inline_cache *c, hotspot_re
 		struct hotspot_reader r = {.read = read, .ctx = &e->pid};
 		struct hotspot_layout l = {.inlining = e->inlining};
 		struct hotspot_nmethod_id now;
+		int err;
 
 		if (!e->pcs.nmethod || !e->used)
 			continue;
 		e->used = false;
 		l.walk.nmethod_method = e->nmethod_method;
-		if (!e->err && !hotspot_inline__read_id(&r, &l, e->pcs.nmethod, &now) &&
-		    !memcmp(&now, &e->id, sizeof(now)))
+		err = e->err ? e->err : hotspot_inline__read_id(&r, &l, e->pcs.nmethod, &now);
+		if (!err && !memcmp(&now, &e->id, sizeof(now)))
 			continue;
-		/* another nmethod there now (or its identity unreadable): its chains go too */
-		c->stats.pcs_stale += !e->err;
+		/* another nmethod there now (counted), or unreadable (the process gone, or a
+		 * failed table tried again): its chains go with it */
+		c->stats.pcs_stale += !err;
 		chains_drop(c, e->pid, e->where);
 		pcs_drop(c, e);
 	}

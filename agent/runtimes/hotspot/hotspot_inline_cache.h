@@ -52,9 +52,9 @@ int hotspot_inline_cache__chain(struct hotspot_inline_cache *c, const struct hot
 /* At a window's end: each nmethod whose PcDescs were used since the last one has its identity
  * (hotspot_inline__read_id) read again through read (its ctx a pid_t *), one small read each,
  * HOTSPOT_PCS_SLOTS at most; one changed (freed, another nmethod at its address) has its
- * PcDescs and chains dropped, counted in pcs_stale, to be read again when next sampled; a
- * table whose read failed is dropped too (not counted), to be tried again. What remains: a
- * reuse within a window is named with the old chain for the rest of that window (the
+ * PcDescs and chains dropped, counted in pcs_stale, to be read again when next sampled; one
+ * whose identity is unreadable now, or whose read failed, is dropped too (not counted). What
+ * remains: a reuse within a window is named with the old chain for the rest of that window (the
  * nmethod's own Method* is still checked when a chain is first read). */
 void hotspot_inline_cache__end_window(struct hotspot_inline_cache *c, hotspot_read_fn read);
 
