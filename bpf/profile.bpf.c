@@ -506,6 +506,8 @@ static __always_inline void timing_add(__u32 phase, __u64 t0)
 #define T_ADD(phase, t0) ((void)(t0))
 #endif
 
+#include "sample_caches.h"
+
 #define FNV_OFFSET 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL
 
@@ -547,13 +549,17 @@ static __always_inline __u64 store_stack(void *ctx, void *stacks, __u64 flags,
 	}
 	buf->n = len / sizeof(__u64);
 	h = stack_hash(buf);
-	if (bpf_map_lookup_elem(stacks, &h))
+	if (stack_known__has(stacks, h))
 		return h;
+	if (bpf_map_lookup_elem(stacks, &h))
+		goto known;
 	/* -EEXIST: another CPU stored it meanwhile; else the map is full */
 	if (bpf_map_update_elem(stacks, &h, buf, BPF_NOEXIST) && !bpf_map_lookup_elem(stacks, &h)) {
 		__sync_fetch_and_add(user ? &st->user_stack_full : &st->kernel_stack_full, 1);
 		return 0;
 	}
+known:
+	stack_known__note(stacks, h);
 	return h;
 }
 
@@ -635,6 +641,7 @@ static __always_inline void note_thread_name(__u32 tid)
 	if (old && old[0] == cur.words[0] && old[1] == cur.words[1])
 		return;
 	bpf_map_update_elem(&thread_names, &tid, &cur.name, BPF_ANY);
+	thread_name_changed(tid);
 }
 
 /* --- the .eh_frame unwinder ------------------------------------------------------------- */
@@ -1752,8 +1759,10 @@ static __always_inline __u64 store_walked_stack(void *stacks, struct profile_sta
 	__u64 h = stack_hash(stack) ^ stack->flags;
 
 	h = h ? h : 1;
-	if (bpf_map_lookup_elem(stacks, &h))
+	if (stack_known__has(stacks, h))
 		return h;
+	if (bpf_map_lookup_elem(stacks, &h))
+		goto known;
 	/* -EEXIST: another CPU stored it meanwhile; else the map is full */
 	if (bpf_map_update_elem(stacks, &h, stack, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(stacks, &h)) {
@@ -1761,6 +1770,8 @@ static __always_inline __u64 store_walked_stack(void *stacks, struct profile_sta
 		unwind_count(UNWIND_STAT_STACK_MAP_FULL);
 		return 0;
 	}
+known:
+	stack_known__note(stacks, h);
 	return h;
 }
 
@@ -1876,6 +1887,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	struct profile_value one = {1, period_ns}, *val;
 	struct profile_key key = {};
 	struct profile_stats *st;
+	struct sample_ids ids;
 	void *counts, *stacks;
 	__u64 t0 = T0_NOW(), t1;
 
@@ -1898,8 +1910,11 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	key.pid = pid;
 	key.tid = tid;
 	t1 = T_NOW();
-	key.image = note_pid(st, pid, tid, key.cgroup_id);
-	note_thread_name(tid);
+	if (!sample_ids__hit(&ids, pid, tid, &key.image)) {
+		key.image = note_pid(st, pid, tid, key.cgroup_id);
+		note_thread_name(tid);
+		sample_ids__fill(&ids, pid, tid, key.image);
+	}
 	T_ADD(6, t1);
 	counts = gen & 1 ? (void *)&counts1 : (void *)&counts0;
 	stacks = gen & 1 ? (void *)&stacks1 : (void *)&stacks0;

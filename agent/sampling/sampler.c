@@ -728,7 +728,8 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 	int counts_fd, stacks_fd, ret, ret2;
 	size_t n = 0;
 
-	s->skel->bss->generation = old ^ 1;
+	/* counted, not toggled: BPF's per-CPU "stored this generation" stack hashes go stale */
+	s->skel->bss->generation++;
 	__sync_synchronize();
 	wait_for_inflight_runs();
 
@@ -816,11 +817,14 @@ int sampler__thread_name(struct sampler *s, pid_t tid, char *buf, size_t len)
 	return 0;
 }
 
+static void sampler__proc_maps_changed(struct sampler *s, pid_t pid);
+
 void sampler__forget_pid(struct sampler *s, pid_t pid)
 {
 	__u32 key = pid;
 
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.seen_pids), &key);
+	sampler__proc_maps_changed(s, pid); /* BPF's per-CPU copies of the entry are stale */
 }
 
 int sampler__set_excluded_cgroups(struct sampler *s, const uint64_t *ids, size_t n)
