@@ -1884,7 +1884,6 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id, gen = generation, zero = 0;
 	__u64 period_ns = ctx->sample_period;
-	struct profile_value one = {1, period_ns}, *val;
 	struct profile_key key = {};
 	struct profile_stats *st;
 	struct sample_ids ids;
@@ -1929,24 +1928,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		key.kernel_stack = store_stack(ctx, stacks, 0, st);
 	T_ADD(4, t1);
 	t1 = T_NOW();
-
-	val = bpf_map_lookup_elem(counts, &key);
-	if (val) {
-		__sync_fetch_and_add(&val->count, 1);
-		__sync_fetch_and_add(&val->period_ns, period_ns);
-	} else if (bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST)) {
-		/* -EEXIST: another CPU inserted the key meanwhile; else the map is full */
-		val = bpf_map_lookup_elem(counts, &key);
-		if (!val) {
-			__sync_fetch_and_add(&st->map_full, 1);
-			__sync_fetch_and_add(&st->map_full_ns, period_ns);
-			return 0;
-		}
-		__sync_fetch_and_add(&val->count, 1);
-		__sync_fetch_and_add(&val->period_ns, period_ns);
-	}
-	__sync_fetch_and_add(&st->samples, 1);
-	__sync_fetch_and_add(&st->samples_ns, period_ns);
+	counts_batch__add(gen, counts, &key, period_ns, st);
 	T_ADD(5, t1);
 	T0_ADD(t0);
 	return 0;
