@@ -29,8 +29,9 @@ struct daemon_options {
 	const char *spool_dir;
 	const char *ca_file;
 	bool insecure;
-	const char *proc_root; /* "/proc" */
-	const char *listen;    /* status listener HOST:PORT; NULL: the config file's, or off */
+	const char *proc_root;	    /* "/proc" */
+	const char *listen;	    /* status listener HOST:PORT; NULL: the config file's, or off */
+	int test_upload_interval_s; /* --test-upload-interval-s (tests only); 0: served interval */
 };
 
 struct daemon {

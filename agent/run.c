@@ -91,6 +91,26 @@ static int read_token(const char *path, char **ret, char *err, size_t err_len)
 	return *ret ? 0 : -ENOMEM;
 }
 
+/* --test-upload-interval-s N: not in --help (docs/agent.md, "Test knobs"). It can only
+ * shorten windows, to 1-10 s, so tests wait less for them; it is logged at start. */
+static int parse_test_interval(const char *arg, int *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 1 || v > UPLOAD_INTERVAL_MIN_S) {
+		fprintf(stderr,
+			"roottrace-agent run: --test-upload-interval-s %s: expected 1 to %d "
+			"(seconds; for tests only)\n",
+			arg, UPLOAD_INTERVAL_MIN_S);
+		return -EINVAL;
+	}
+	*ret = (int)v;
+	return 0;
+}
+
 static int run_option(int opt, const char *arg, void *ctx)
 {
 	struct daemon_options *o = ctx;
@@ -121,6 +141,8 @@ static int run_option(int opt, const char *arg, void *ctx)
 	case 'L':
 		o->listen = arg;
 		return 0;
+	case 'W':
+		return parse_test_interval(arg, &o->test_upload_interval_s);
 	case 'l':
 		level = log_level_parse(arg);
 		if (level < 0) {
@@ -148,6 +170,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
 	    {"ca-file", required_argument, NULL, 'a'},
 	    {"insecure", no_argument, NULL, 'k'},
 	    {"listen", required_argument, NULL, 'L'},
+	    {"test-upload-interval-s", required_argument, NULL, 'W'},
 	    {"help", no_argument, NULL, 'h'},
 	    {},
 	};
@@ -200,6 +223,7 @@ static int setup(struct daemon *d, char *err, size_t err_len)
 	    .ca_file = d->opts.ca_file,
 	    .insecure = d->opts.insecure,
 	    .grace_s = d->file_cfg.grace_s,
+	    .test_upload_interval_s = d->opts.test_upload_interval_s,
 	};
 	struct shipper_options sopts = {
 	    .node = d->node,
@@ -387,6 +411,10 @@ int cmd_run(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	log_info("roottrace-agent %s on node %s: polling %s/api/apm/config; off until enabled",
 		 ROOTTRACE_VERSION, d.node, d.opts.collector_url);
+	if (d.opts.test_upload_interval_s)
+		log_warn("test knob --test-upload-interval-s %d: uploading every %d s, not at the "
+			 "served interval; for tests only, never on a production node",
+			 d.opts.test_upload_interval_s, d.opts.test_upload_interval_s);
 	main_loop(&d);
 	shut_down(&d);
 	teardown(&d);

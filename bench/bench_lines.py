@@ -11,7 +11,10 @@
 #    p99 of QUERIES reads of GET /api/apm/profiles/lines over those days for the hottest leaf
 #    function, beside GET /api/apm/profiles/top over the same window. Latency includes the HTTP
 #    round trip (urllib, one connection per request).
-#   bench/bench_lines.py --build DIR [--buckets N] [--days N] [--queries N]
+# --backend fleet runs part 2 only, on the ClickHouse store (throwaway PostgreSQL and ClickHouse
+# of tests/lib/fleet_servers.py), and times the lookup of a group's line marks as the writer
+# sends it (collector/store/clickhouse/profiles_ch_lines.c).
+#   bench/bench_lines.py --build DIR [--buckets N] [--days N] [--queries N] [--backend fleet]
 import argparse
 import base64
 import concurrent.futures
@@ -28,9 +31,14 @@ SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
 
 
+BACKEND = "sqlite"
+
+
 def collector(build):
     os.environ["ROOTTRACE_BUILD"] = os.path.abspath(build)
     from collector_fixture import Collector
+    if BACKEND == "fleet":
+        return Collector(backend="fleet")
     return Collector(backend="sqlite", serve_args=("--sync", "normal"))
 
 
@@ -145,8 +153,31 @@ def query_30_days(build, tmp, days, queries):
                                                           percentile(lines, 0.99)))
         print("| top (for comparison) | %.1f | %.1f |" % (percentile(tops, 0.5),
                                                           percentile(tops, 0.99)))
+        if BACKEND == "fleet":
+            mark_lookup(c, queries)
     finally:
         c.close()
+
+
+def mark_lookup(c, queries):
+    """The writer's lookup of one group's line marks (8 uploads of the bench series) among
+    the 30 days' marks, timed over HTTP as ClickHouse answers it."""
+    marks = c.clickhouse("SELECT environment, bucket, position FROM {db}.profile_lines"
+                         " WHERE function = '' AND kind = 255 LIMIT 8").split("\n")
+    cond = " OR ".join(
+        "(environment = '%s' AND service = 'bench' AND profile_type = 'cpu' AND bucket = %s"
+        " AND position = %s)" % tuple(m.split("\t")) for m in marks if m)
+    sql = ("SELECT position FROM {db}.profile_lines WHERE function = '' AND kind = 255 AND (%s)"
+           " GROUP BY position" % cond)
+    for name, q in (("a group's mark lookup (8 uploads; %s marks stored)" % c.clickhouse(
+            "SELECT count() FROM {db}.profile_lines WHERE kind = 255").strip(), sql),
+                    ("SELECT 1 (the round trip alone, for comparison)", "SELECT 1")):
+        took = []
+        for _ in range(queries):
+            t0 = time.perf_counter()
+            c.clickhouse(q)
+            took.append((time.perf_counter() - t0) * 1000)
+        print("| %s | %.1f | %.1f |" % (name, percentile(took, 0.5), percentile(took, 0.99)))
 
 
 def main():
@@ -155,9 +186,13 @@ def main():
     ap.add_argument("--buckets", type=int, default=96)
     ap.add_argument("--days", type=int, default=30)
     ap.add_argument("--queries", type=int, default=20)
+    ap.add_argument("--backend", choices=("sqlite", "fleet"), default="sqlite")
     a = ap.parse_args()
+    global BACKEND
+    BACKEND = a.backend
     with tempfile.TemporaryDirectory() as tmp:
-        bytes_per_value(a.build, tmp, a.buckets)
+        if BACKEND == "sqlite":
+            bytes_per_value(a.build, tmp, a.buckets)
         query_30_days(a.build, tmp, a.days, a.queries)
     print("\n%d cores; load average after: %s" % (os.cpu_count(),
                                                  open("/proc/loadavg").read().split()[:3]))

@@ -23,6 +23,8 @@
 #define DEFAULT_MAX_STACK_FRAMES (8u << 20)
 /* What decoding one upload may hold (docs/reference.md, "Limits: collector"): 64 MiB. */
 #define DEFAULT_MAX_UPLOAD_MEMORY (64u << 20)
+/* opts.threads: no pool, a thread per connection (fleet mode's default, --threads 0). */
+#define COLLECTOR_THREAD_PER_CONNECTION (-1)
 /* What all uploads decoding at once may hold: 256 MiB, whatever the number of threads. */
 #define DEFAULT_MAX_DECODE_MEMORY (256u << 20)
 #define DEFAULT_RETENTION_DAYS 30
@@ -56,7 +58,7 @@ struct collector_options {
 	size_t max_stack_frames;   /* frames of those distinct stacks */
 	int retention_days;
 	int link_retention_hours; /* span links older than this are deleted */
-	int threads;
+	int threads; /* HTTP pool threads; COLLECTOR_THREAD_PER_CONNECTION: one per connection */
 	bool sync_normal; /* synchronous=NORMAL instead of FULL */
 	/* The lines view: source files shown beside their lines (NULL: file:line only), and
 	 * where agent frames' build-ids find their debug info (lines/line_resolver.h). */

@@ -8,8 +8,8 @@
 # same cases against PostgreSQL + ClickHouse (throwaway servers each program starts and stops).
 # "fleet-cluster" (make check-fleet, not in make check) runs them and the fleet suites on a
 # ClickHouse cluster of two shards (ROOTTRACE_FLEET_CLUSTER=2x1: ZooKeeper + two servers).
-# A full run (no --only) runs the e2e suite in the background beside sanitize, fuzz and fleet
-# (see below); its lines come last. Python cases print "(Ns)" after PASS when they took 5 s+.
+# A full run (no --only) runs the e2e suite in the background beside sanitize, fuzz, fleet and
+# the ClickHouse cluster suites (see below); its lines come last. Python cases print "(Ns)" after PASS when they took 5 s+.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=build
@@ -86,9 +86,17 @@ run_file() { # suite file
 	esac
 }
 
+# A full run moves these integration programs beside the background e2e suite (see below):
+# collector and ClickHouse only, no share or timing assertions, and minutes long, so they fill
+# the e2e suite's wait for its bucket boundary instead of running before it. --only integration
+# (make check-quick) runs them in place.
+BESIDE_E2E="test_fleet_cluster.py test_fleet_replicas.py"
+beside_e2e() { [ -z "$ONLY" ] && want e2e && [[ " $BESIDE_E2E " == *" $(basename "$1") "* ]]; }
+
 for suite in bpf integration; do
 	want "$suite" || continue
 	for t in $(suite_files "$suite"); do
+		[ "$suite" = integration ] && beside_e2e "$t" && continue
 		run_file "$suite" "$t"
 	done
 done
@@ -136,9 +144,13 @@ if want fleet; then
 	done
 fi
 
+for t in $(suite_files integration); do
+	beside_e2e "$t" && run_file integration "$t"
+done
+
 if [ "$ONLY" = fleet-cluster ]; then
 	for s in $FLEET_SUITES test_collector_fleet test_fleet_stacks test_fleet_series \
-		test_fleet_span_round_trips; do
+		test_fleet_lines test_fleet_span_round_trips; do
 		t="tests/integration/$s.py"
 		matches "$t" || continue
 		ROOTTRACE_TEST_BACKEND=fleet ROOTTRACE_FLEET_CLUSTER=2x1 run_one fleet-cluster "$t" \

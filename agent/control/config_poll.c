@@ -15,9 +15,11 @@ struct config_poll {
 	const char *collector_url;
 	const char *auth_header;
 	int grace_s;
-	struct http_client *http; /* main thread only */
+	int test_upload_interval_s; /* 0, or the windows tests asked for */
+	struct http_client *http;   /* main thread only */
 
-	struct agent_config cfg; /* last valid served config */
+	struct agent_config cfg;   /* last valid served config (test interval applied) */
+	int env_upload_interval_s; /* cfg's clamped served interval, before the test one */
 	bool have_cfg;
 	bool failing;
 	char error[256];
@@ -44,6 +46,7 @@ struct config_poll *config_poll__new(const struct config_poll_options *opts)
 	c->collector_url = opts->collector_url;
 	c->auth_header = opts->auth_header;
 	c->grace_s = opts->grace_s;
+	c->test_upload_interval_s = opts->test_upload_interval_s;
 	c->http = http_client__new(&hopts);
 	if (!c->http) {
 		int e = errno;
@@ -174,7 +177,7 @@ static void log_unapplied_services(const struct config_poll *c, const struct age
 			      held ? held->sample_rate_hz : 0, c->cfg.sample_rate_hz);
 		log_unapplied(s->name, "upload_interval_s", s->upload_interval_s,
 			      fresh->upload_interval_s, held ? held->upload_interval_s : 0,
-			      c->cfg.upload_interval_s);
+			      c->env_upload_interval_s);
 	}
 }
 
@@ -192,6 +195,7 @@ static enum config_poll_result on_failure(struct config_poll *c, int64_t now_ms,
 	c->polls_failed++;
 	if (c->have_cfg && now_ms - c->last_ok_ms >= grace_ms(c)) {
 		agent_config__clear(&c->cfg);
+		c->env_upload_interval_s = 0;
 		c->have_cfg = false;
 		snprintf(why, why_len, "no valid config for %lld s (fail closed)",
 			 (long long)(now_ms - c->last_ok_ms) / 1000);
@@ -224,6 +228,9 @@ enum config_poll_result config_poll__poll(struct config_poll *c, int64_t now_ms,
 	log_unapplied_services(c, &fresh);
 	agent_config__clear(&c->cfg);
 	c->cfg = fresh;
+	c->env_upload_interval_s = fresh.upload_interval_s;
+	if (c->test_upload_interval_s) /* after the clamp and its logs: they say what was served */
+		c->cfg.upload_interval_s = c->test_upload_interval_s;
 	c->have_cfg = true;
 	c->last_ok_ms = now_ms;
 	clock_gettime(CLOCK_REALTIME, &ts);

@@ -20,6 +20,9 @@ struct config_poll_options {
 	const char *ca_file;	 /* NULL = system CA store */
 	bool insecure;
 	int grace_s; /* 0: twice the poll interval, at most GRACE_MAX_MS */
+	/* Tests only (--test-upload-interval-s): windows of this many seconds, 1 to
+	 * UPLOAD_INTERVAL_MIN_S, replace the served interval; 0 in production. */
+	int test_upload_interval_s;
 };
 
 enum config_poll_result {

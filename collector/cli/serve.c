@@ -17,10 +17,12 @@
 #include "store/sqlite/store_sqlite.h"
 
 #define DEFAULT_THREADS 4
-/* Fleet mode: a thread waits on a server round trip most of the time, and a libmicrohttpd pool
- * thread serves its connections one at a time, so uploads from more connections share one
- * ClickHouse INSERT only when more threads wait in the group commit (docs/performance.md). */
-#define DEFAULT_FLEET_THREADS 64
+/* Fleet mode: a thread per connection. A thread waits on a server round trip most of the time,
+ * and a libmicrohttpd pool thread serves its connections one at a time; the pool hands a burst
+ * of new connections to whichever threads accept first (16 clients landed on 6 to 16 of 64
+ * threads), so the uploads of connections sharing a thread could not share an INSERT
+ * (docs/performance.md, "Fleet mode: CPU per upload"). */
+#define DEFAULT_FLEET_THREADS COLLECTOR_THREAD_PER_CONNECTION
 #define DEFAULT_RETENTION_INTERVAL_S 3600
 #define SHUTDOWN_GRACE_S 30
 
@@ -57,7 +59,8 @@ static void usage(FILE *f)
 	    "  --retention-days  profile data older than this is deleted (default %d)\n"
 	    "  --link-retention-hours  span links (samples with a trace context) older than\n"
 	    "                    this are deleted, rollups are not (default %d)\n"
-	    "  --threads         HTTP worker threads (default %d; %d in fleet mode)\n"
+	    "  --threads         HTTP worker threads, 0 = one per connection (default %d;\n"
+	    "                    one per connection in fleet mode)\n"
 	    "  --sync            full: an acknowledged upload survives power loss (default);\n"
 	    "                    normal: it survives a crash of the collector process\n"
 	    "  --max-inflight    request bodies held at once over all connections; a request\n"
@@ -93,7 +96,7 @@ static void usage(FILE *f)
 	    "  %s serve --config /etc/roottrace/fleet.conf --data /var/lib/roottrace\n",
 	    PROG, PROG, DEFAULT_LISTEN, DEFAULT_MAX_BODY, DEFAULT_MAX_INFLATED,
 	    DEFAULT_RETENTION_DAYS, DEFAULT_LINK_RETENTION_HOURS, DEFAULT_THREADS,
-	    DEFAULT_FLEET_THREADS, DEFAULT_MAX_INFLIGHT, STORE_SQLITE_INGEST_QUEUE_ENTRIES,
+	    DEFAULT_MAX_INFLIGHT, STORE_SQLITE_INGEST_QUEUE_ENTRIES,
 	    STORE_SQLITE_INGEST_QUEUE_BYTES, STORE_CH_INGEST_IN_FLIGHT,
 	    STORE_CH_INGEST_LINGER_US / 1000, STORE_CH_TIER_INTERVAL_MS, STORE_CH_TIER_DELAY_S,
 	    DEFAULT_MAX_SAMPLES, DEFAULT_MAX_STACKS, DEFAULT_MAX_STACK_FRAMES,
@@ -207,9 +210,9 @@ static int parse_option(struct collector_options *o, int opt, const char *arg, l
 		o->debuginfod_urls = arg;
 		return 0;
 	case 't':
-		if (cli_parse_long("--threads", arg, 1, 256, n))
+		if (cli_parse_long("--threads", arg, 0, 256, n))
 			return -EINVAL;
-		o->threads = (int)*n;
+		o->threads = *n ? (int)*n : COLLECTOR_THREAD_PER_CONNECTION;
 		return 0;
 	case 's':
 		if (strcmp(arg, "full") && strcmp(arg, "normal")) {

@@ -145,6 +145,11 @@ static void render_batches(const struct store_metrics *stores, struct prom_text 
 			  "Uploads whose store commit failed (answered 500 or 503), by backend.");
 	prom_text__appendf(t, "roottrace_ingest_commit_failures_total{backend=\"%s\"} %llu\n",
 			   stores->ingest_backend, (unsigned long long)s->failed);
+	prom_text__header(
+	    t, "roottrace_ingest_linger_expired_total", "counter",
+	    "Commits whose leader waited the whole linger for more uploads, by backend.");
+	prom_text__appendf(t, "roottrace_ingest_linger_expired_total{backend=\"%s\"} %llu\n",
+			   stores->ingest_backend, (unsigned long long)s->lingers_expired);
 }
 
 /* One counter per database server in use. */
@@ -175,6 +180,14 @@ static void render_backend_errors(const struct store_metrics *stores, struct pro
 			  "Requests to a database server that failed (no connection, timeout, "
 			  "error answer), by server.",
 			  backend_errors__get);
+	if (stores->clickhouse) {
+		prom_text__header(
+		    t, "roottrace_store_series_collisions_total", "counter",
+		    "Upload groups refused because a series' 64-bit id in the ClickHouse "
+		    "series dictionary already names other strings (the log names both).");
+		prom_text__appendf(t, "roottrace_store_series_collisions_total %llu\n",
+				   (unsigned long long)store_fault__collisions());
+	}
 }
 
 /* Whether backend b serves one of the stores. */

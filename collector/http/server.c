@@ -419,9 +419,15 @@ int http_server__start(struct collector *c, struct http_server **ret, char *err,
 	}
 	if (s->tls_cert)
 		flags |= MHD_USE_TLS;
+	/* A thread per connection: every connection's upload can wait in a group commit at once
+	 * (a pool thread serves its connections one at a time). Pool size 0: no pool. */
+	if (c->opts.threads == COLLECTOR_THREAD_PER_CONNECTION)
+		flags |= MHD_USE_THREAD_PER_CONNECTION;
 	s->daemon = MHD_start_daemon(
 	    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)c->opts.threads,
+	    MHD_OPTION_THREAD_POOL_SIZE,
+	    (unsigned int)(c->opts.threads == COLLECTOR_THREAD_PER_CONNECTION ? 0
+									      : c->opts.threads),
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONNECTION_LIMIT,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,

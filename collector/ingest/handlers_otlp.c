@@ -520,8 +520,8 @@ static int store_and_answer(struct otlp_upload *u, struct response *resp, bool j
 				err == -EAGAIN ? REJECT_OVERLOADED : REJECT_STORE_ERROR);
 		return response__error(resp, err == -EAGAIN ? 429 : 503,
 				       err == -EAGAIN ? "overloaded" : "store_unavailable",
-				       "the profiles could not be stored%s%s; retry",
-				       *cause ? ": " : "", cause);
+				       "the profiles could not be stored%s%s%s", *cause ? ": " : "",
+				       cause, err == STORE_ERR_SERIES_COLLISION ? "" : "; retry");
 	}
 	metrics__upload_accepted(u->req->collector->metrics, u->req->body_len, stacks,
 				 seconds_since(&u->start));

@@ -650,8 +650,9 @@ static int store(const struct request *req, struct response *resp, const struct 
 		char cause[STORE_FAULT_DETAIL_MAX + 64], detail[sizeof(cause) + 64];
 
 		store_fault_describe(err, cause, sizeof(cause));
-		snprintf(detail, sizeof(detail), "the profile could not be stored%s%s; retry",
-			 *cause ? ": " : "", cause);
+		snprintf(detail, sizeof(detail), "the profile could not be stored%s%s%s",
+			 *cause ? ": " : "", cause,
+			 err == STORE_ERR_SERIES_COLLISION ? "" : "; retry");
 		resp->retry_after_s = INGEST_RETRY_AFTER_S;
 		return reject(req, resp, REJECT_STORE_ERROR, 503, "store_unavailable", detail);
 	}

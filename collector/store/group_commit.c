@@ -16,7 +16,7 @@ struct group_commit {
 	struct gc_item *head, **tail; /* queued, not yet taken by a leader */
 	size_t queued;		      /* items in that list */
 	long linger_ns;		      /* how long a leader waits for more items, 0 = not */
-	size_t last_group;	      /* items the last leader took: what the next waits for */
+	size_t peak;		      /* most items pending at once since the last take */
 	size_t committing;	      /* leaders committing now, <= max_in_flight */
 	size_t max_entries, max_bytes, max_in_flight;
 	struct gc_stats stats;
@@ -114,12 +114,17 @@ static void count_group(struct gc_stats *s, struct gc_item **items, size_t n)
 	s->items += n;
 }
 
-/* With a linger set, the leader lets more items join its group: until the group is as large
- * as the last one (steady load: the same senders are back), or the linger has passed (load
- * fell; the next group waits for fewer). Called and returns with the lock held. */
+/* With a linger set, the leader lets more items join its group: until as many are queued as
+ * were pending at once (queued or committing) since the last group was taken, or the linger
+ * has passed. Those were the concurrent submitters: under steady load they come back, those of
+ * the commit that just ended included, so the group carries all of them. The last group's size
+ * was the target before: it only fell (a group cut short by the linger made the next wait for
+ * fewer, and with two groups in flight each waited for half), and 16 clients settled at 3 an
+ * INSERT. A lone submitter sees itself alone: after a burst it waits the linger once, and the
+ * target it then leaves is 1. Called and returns with the lock held. */
 static void linger(struct group_commit *g)
 {
-	size_t want = g->last_group < g->max_entries ? g->last_group : g->max_entries;
+	size_t want = g->peak < g->max_entries ? g->peak : g->max_entries;
 	struct timespec deadline;
 
 	if (!g->linger_ns || g->queued >= want)
@@ -128,8 +133,12 @@ static void linger(struct group_commit *g)
 	deadline.tv_nsec += g->linger_ns;
 	deadline.tv_sec += deadline.tv_nsec / 1000000000;
 	deadline.tv_nsec %= 1000000000;
-	while (g->queued < want && pthread_cond_timedwait(&g->arrived, &g->lock, &deadline) == 0)
-		;
+	while (g->queued < want) {
+		if (pthread_cond_timedwait(&g->arrived, &g->lock, &deadline)) {
+			g->stats.lingers_expired++;
+			return;
+		}
+	}
 }
 
 /* Called with the lock held and a leader slot free; returns with the lock held. */
@@ -151,8 +160,7 @@ static void lead(struct group_commit *g)
 	g->head = NULL;
 	g->tail = &g->head;
 	g->queued = 0;
-	if (n)
-		g->last_group = n;
+	g->peak = g->stats.pending; /* this group and any other committing: counted afresh */
 	if (n) { /* none when another leader took the queue while this one lingered */
 		pthread_mutex_unlock(&g->lock);
 		g->fn(g->ctx, taken, n);
@@ -181,6 +189,8 @@ int group_commit__submit(struct group_commit *g, const void *data, size_t bytes)
 		pthread_cond_signal(&g->arrived);
 	g->stats.pending++;
 	g->stats.pending_bytes += bytes;
+	if (g->stats.pending > g->peak)
+		g->peak = g->stats.pending;
 	/* Still queued with a leader slot free: lead. Otherwise a running commit either carries
 	 * the item or its leader's broadcast (when its slot frees) lets the next one lead. */
 	while (!item.done) {

@@ -32,10 +32,11 @@ struct group_commit;
 struct gc_stats {
 	size_t pending; /* items queued or being committed now */
 	size_t pending_bytes;
-	uint64_t commits;  /* transactions committed by leaders */
-	uint64_t items;	   /* items those transactions carried */
-	uint64_t failed;   /* items whose commit failed (rc != 0) */
-	uint64_t rejected; /* submissions refused because the queue was full */
+	uint64_t commits;	  /* transactions committed by leaders */
+	uint64_t items;		  /* items those transactions carried */
+	uint64_t failed;	  /* items whose commit failed (rc != 0) */
+	uint64_t rejected;	  /* submissions refused because the queue was full */
+	uint64_t lingers_expired; /* leaders that waited the whole linger for more items */
 	uint64_t sizes[GC_SIZE_BUCKETS];
 };
 
@@ -49,7 +50,9 @@ struct group_commit *group_commit__new_pipelined(size_t max_entries, size_t max_
 void group_commit__free(struct group_commit *g);
 
 /* A leader waits up to linger_us for more items before it takes the queue (0, the default:
- * not at all): fewer, larger commits when each commit has a large fixed cost. */
+ * not at all): until as many items are queued as were pending at once since the last group
+ * was taken (the concurrent submitters). Fewer, larger commits when each commit has a large
+ * fixed cost; a lone submitter is not kept waiting. */
 void group_commit__set_linger(struct group_commit *g, long linger_us);
 
 /* Queues data and returns once it was committed: the commit function's rc for it, or

@@ -119,6 +119,23 @@ uint64_t store_fault__count(enum store_backend b, enum store_fault_cause c)
 	return atomic_load_explicit(&counts[b][c], memory_order_relaxed);
 }
 
+static atomic_uint_fast64_t collisions;
+static char collision_detail[STORE_FAULT_DETAIL_MAX]; /* the last one's, under lock */
+
+int store_fault__collision(const char *detail)
+{
+	atomic_fetch_add_explicit(&collisions, 1, memory_order_relaxed);
+	pthread_mutex_lock(&lock);
+	copy_detail(collision_detail, detail);
+	pthread_mutex_unlock(&lock);
+	return STORE_ERR_SERIES_COLLISION;
+}
+
+uint64_t store_fault__collisions(void)
+{
+	return atomic_load_explicit(&collisions, memory_order_relaxed);
+}
+
 /* The cause an error names; false for errors that name none (-ENOMEM, -EINVAL...). */
 static bool cause_of(int err, enum store_fault_cause *ret)
 {
@@ -145,6 +162,12 @@ void store_fault_describe(int err, char *buf, size_t len)
 	if (!len)
 		return;
 	buf[0] = '\0';
+	if (err == STORE_ERR_SERIES_COLLISION) {
+		pthread_mutex_lock(&lock);
+		snprintf(buf, len, "a series id collision (clickhouse: %s)", collision_detail);
+		pthread_mutex_unlock(&lock);
+		return;
+	}
 	if (!cause_of(err, &c))
 		return;
 	/* The backend now in that fault gives its words; a plain -EIO names a cause only when

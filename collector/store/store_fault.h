@@ -5,6 +5,7 @@
 #ifndef ROOTTRACE_STORE_FAULT_H
 #define ROOTTRACE_STORE_FAULT_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,8 +63,21 @@ bool store_fault__get(enum store_backend b, struct store_fault *ret);
 /* Requests to backend b that failed for cause c since the process started. */
 uint64_t store_fault__count(enum store_backend b, enum store_fault_cause c);
 
+/* A series id collision (the ClickHouse store's series dictionary, ch_series.c): the id of an
+ * upload's series is already another series'. Not an outage: the upload is refused with this
+ * error, and retrying it fails the same way until the dictionary's row is gone. */
+#define STORE_ERR_SERIES_COLLISION (-ENOTUNIQ)
+
+/* Records a collision (detail: both series, one line), counts it and returns
+ * STORE_ERR_SERIES_COLLISION for the caller to pass up. */
+int store_fault__collision(const char *detail);
+
+/* Collisions recorded since the process started. */
+uint64_t store_fault__collisions(void);
+
 /* For an error a store operation returned: "disk full (sqlite: database or disk is full)",
- * naming the cause and the words of the backend now in that fault, or "" when err names no
+ * naming the cause and the words of the backend now in that fault ("a series id collision
+ * (...)" with the last one's detail for STORE_ERR_SERIES_COLLISION), or "" when err names no
  * cause. Always NUL-terminates buf. */
 void store_fault_describe(int err, char *buf, size_t len);
 

@@ -27,6 +27,7 @@ POLL_S = 5
 TAG = "rt-e2e-%d" % os.getpid()
 HOURS_PER_MONTH = 730
 COST_CPU_S = 10  # the cost case's workload runs until its unit used this much CPU
+V1_S = 40  # v1 runs at most this long before the deploy's bucket boundary
 
 
 def perf_fds(pid):
@@ -139,14 +140,18 @@ class ProductPromise(unittest.TestCase):
             return perf_fds(cls.agent_pid) > 0
         wait_for("the agent to start sampling", sampling, 60)
         # The deploy scenario needs v1 and v2 in different five-minute buckets with the marker
-        # on the boundary between them: run v1 now, until just before the next boundary.
+        # on the boundary between them: run v1 until just before the next boundary, for its
+        # last V1_S seconds only (the diff compares shares, which need samples, not minutes
+        # of them): until then the wait leaves the CPU to the suites running beside this one.
         now = time.time()
         cls.boundary = (int(now) // BUCKET + 1) * BUCKET
         if cls.boundary - now < 15:
             cls.boundary += BUCKET
         cls.deploy_service = TAG + "-checkout"
         cls.deploy_cg = cls.make_cgroup(cls.deploy_service)
-        cls.v1 = cls.run_workload(cls.deploy_cg, "v1", cls.boundary - 2 - now, duty=50)
+        delay = max(0, cls.boundary - V1_S - now)
+        cls.v1 = cls.run_workload(cls.deploy_cg, "v1", cls.boundary - 2 - now - delay, duty=50,
+                                  delay=delay)
 
     @classmethod
     def tearDownClass(cls):
@@ -194,9 +199,14 @@ class ProductPromise(unittest.TestCase):
         return cg
 
     @classmethod
-    def run_workload(cls, cg, version, seconds, duty=100):
-        p = cg.spawn([DEMO, "--duration", str(max(1, int(seconds))), "--threads", "1",
-                      "--duty", str(duty), "--version", version], cls.log)
+    def run_workload(cls, cg, version, seconds, duty=100, delay=0):
+        """The demo workload in cg; after delay seconds asleep in cg (a shell that then execs
+        it: its exec is seen like any unit's start) when delay is given."""
+        argv = [DEMO, "--duration", str(max(1, int(seconds))), "--threads", "1",
+                "--duty", str(duty), "--version", version]
+        if delay > 0:
+            argv = ["sh", "-c", 'sleep "$0" && exec "$@"', "%.1f" % delay] + argv
+        p = cg.spawn(argv, cls.log)
         cls.workloads.append(p)
         return p
 

@@ -21,7 +21,7 @@ import harness
 import pprof_py
 from cleanup_case import CleanupTestCase
 from collector_fixture import build_dir
-from test_agent_daemon import Agent, enabled_config, fully_off, sampling, wait_for
+from test_agent_daemon import WINDOW_S, Agent, enabled_config, fully_off, sampling, wait_for
 
 AGENT = os.path.join(build_dir(), "roottrace-agent")
 HELPERS = os.path.join(build_dir(), "tests", "helpers")
@@ -122,8 +122,8 @@ class AgentHardeningTest(CleanupTestCase):
         self.cleanups.append(s.close)
         return s
 
-    def agent(self, url, config=None):
-        a = Agent(self.tmp, url, "rtc_stub", config=config)
+    def agent(self, url, config=None, window_s=WINDOW_S):
+        a = Agent(self.tmp, url, "rtc_stub", config=config, window_s=window_s)
         self.cleanups.append(a.stop)
         return a
 
@@ -206,7 +206,7 @@ class AgentHardeningTest(CleanupTestCase):
         srv = self.server()
         self.spawn(["sh", "-c", "while :; do :; done"])
         srv.mode = ("json", enabled_config(sample_rate_hz=-5, upload_interval_s=-1))
-        agent = self.agent(srv.url())
+        agent = self.agent(srv.url(), window_s=None)  # the served interval's clamp is tested
         self.assertTrue(wait_for(lambda: "sampling at 10 Hz, uploading every 10 s" in
                                  agent.log(), 15), agent.log())
         self.assertIn("sample_rate_hz=-5; the agent clamps it to 10", agent.log())

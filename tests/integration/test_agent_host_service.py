@@ -67,7 +67,7 @@ class HostServiceTest(CleanupTestCase):
         return c, proxy, tok, viewer
 
     def start_agent(self, url, token, config=None):
-        agent = daemon.Agent(self.tmp, url, token, config=config)
+        agent = daemon.Agent(self.tmp, url, token, config=config, window_s=daemon.WINDOW_S)
         self.cleanups.append(agent.stop)
         return agent
 

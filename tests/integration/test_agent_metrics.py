@@ -103,6 +103,7 @@ class AgentMetricsTest(CleanupTestCase):
         port = free_port()
         if listen:
             kw["extra_args"] = ["--listen", "127.0.0.1:%d" % port]
+        kw.setdefault("window_s", test_agent_daemon.WINDOW_S)
         agent = Agent(self.tmp, url, token, **kw)
         self.cleanups.append(agent.stop)
         agent.port = port
@@ -214,7 +215,8 @@ class AgentMetricsTest(CleanupTestCase):
         self.start_busy()
         agent = self.start_agent(stub.url(), config={"upload_backoff_max_s": 2})
         self.assertTrue(wait_for(lambda: health(agent.port)[1].get("state") == "sampling", 20))
-        # three upload intervals (10 s) after the first failure, at most ~45 s in all
+        # three upload intervals, and at least 30 s (HEALTH_UPLOAD_FAIL_MIN_MS), after the
+        # first failure
         ok = wait_for(lambda: health(agent.port)[1].get("state") == "uploads_failing", 60,
                       step=1)
         self.assertTrue(ok, "%s\n%s" % (health(agent.port), agent.log()[-3000:]))

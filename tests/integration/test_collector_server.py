@@ -118,6 +118,8 @@ class HealthAndMetrics(unittest.TestCase):
             self.assertEqual(m['roottrace_ingest_batch_uploads_bucket{backend="%s",le="1"}' % b],
                              1)
             self.assertEqual(m['roottrace_ingest_commit_failures_total{backend="%s"}' % b], 0)
+            # a lone upload is not held for the linger (ClickHouse's 10 ms) in case others come
+            self.assertEqual(m['roottrace_ingest_linger_expired_total{backend="%s"}' % b], 0)
             # server errors are counted in fleet mode only (SQLite has no server to fail)
             errors = sorted(k for k in m if k.startswith("roottrace_backend_errors_total"))
             self.assertEqual(errors, ['roottrace_backend_errors_total{backend="clickhouse"}',

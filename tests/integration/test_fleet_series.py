@@ -176,11 +176,17 @@ class SeriesDictionary(unittest.TestCase):
         while (self.c.clickhouse("SELECT count() FROM {db}.series WHERE service = 'other'")
                .strip() != "1" and time.time() < deadline):
             time.sleep(0.1)
+        before = self.c.metrics()["roottrace_store_series_collisions_total"]
         status, doc = self.upload("svc-b", self.now)
         self.assertEqual(status, 503, doc)  # refused: nothing stored under another's name
         self.assertIn("already %s/other" % env, self.c.log())
-        self.assertEqual(self.c.metrics().get('roottrace_rejects_total{reason="store_error"}'),
-                         1)
+        # Said by name: in the answer's detail and its own counter, beside store_error.
+        self.assertIn("a series id collision (clickhouse: series id ", doc["detail"])
+        self.assertIn("of %s/svc-b is already %s/other's" % (env, env), doc["detail"])
+        self.assertNotIn("retry", doc["detail"])
+        metrics = self.c.metrics()
+        self.assertEqual(metrics["roottrace_store_series_collisions_total"], before + 1)
+        self.assertEqual(metrics.get('roottrace_rejects_total{reason="store_error"}'), 1)
         self.assertEqual(self.c.stored_total("svc-b"), 0)
         self.assertEqual(self.upload("api", self.now)[0], 200)  # the others still go in
 

@@ -254,8 +254,8 @@ class KubernetesManifests(unittest.TestCase):
     def test_fleet_collector_memory_limit_holds_its_documented_worst_case(self):
         """docs/reference.md "Limits: collector": 16 + 70 MiB + --max-inflight +
         min(--threads x (--max-upload-memory + 16 MiB), max(--max-decode-memory,
-        --max-upload-memory + 16 MiB)), with the flags the manifest passes (fleet mode's 64
-        threads by default) under the container's memory limit."""
+        --max-upload-memory + 16 MiB)), with the flags the manifest passes (fleet mode: a
+        thread per connection by default, at most 1,000) under the container's memory limit."""
         dep = find(load_fleet_manifests(), "Deployment", "roottrace-collector-fleet")
         container = dep["spec"]["template"]["spec"]["containers"][0]
         flags = dict(a[2:].split("=", 1) for a in container["args"] if a.startswith("--"))
@@ -263,7 +263,7 @@ class KubernetesManifests(unittest.TestCase):
         inflight = int(flags.get("max-inflight", 64 * mib))
         each = int(flags.get("max-upload-memory", 64 * mib)) + 16 * mib
         decode = int(flags.get("max-decode-memory", 256 * mib))
-        threads = int(flags.get("threads", 64))
+        threads = int(flags.get("threads", 0)) or 1000  # 0: one per connection
         worst = 86 * mib + inflight + min(threads * each, max(decode, each))
         limit = container["resources"]["limits"]["memory"]
         self.assertTrue(limit.endswith("Gi") or limit.endswith("Mi"), limit)

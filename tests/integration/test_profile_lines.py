@@ -6,6 +6,7 @@
 # the diff form; source text from --source-dir; top's answers unchanged by line detail.
 import os
 import re
+import sqlite3
 import subprocess
 import time
 import unittest
@@ -413,8 +414,8 @@ class Retention(LinesCase):
 
     def test_old_line_detail_goes_with_its_rollups(self):
         old = int(time.time()) - 3 * 86400
-        for t in (old, int(time.time())):
-            data = pprof_py.build([(["main", ("app.kept", "/s/k.go", 8)], NS)],
+        for t, source in ((old, "/s/gone.go"), (int(time.time()), "/s/k.go")):
+            data = pprof_py.build([(["main", ("app.kept", source, 8)], NS)],
                                   time_nanos=t * 10**9, period=NS)
             status, body = self.c.upload(self.tok, data, "retained", "cpu")
             self.assertEqual(status, 200, body)
@@ -431,8 +432,38 @@ class Retention(LinesCase):
         if self.c.backend == "sqlite":
             with self.c.db() as db:
                 buckets = [b for (b,) in db.execute("SELECT bucket FROM line_rollups")]
+                # the sources dictionary keeps only what the kept rows name
+                sources = [t for (t,) in db.execute("SELECT text FROM line_sources")]
             self.assertEqual(len(buckets), 1)
             self.assertGreater(buckets[0], old + 86400)
+            self.assertEqual(sources, ["/s/k.go"])
+        else:
+            files = self.c.clickhouse("SELECT DISTINCT source FROM {db}.profile_lines"
+                                      " WHERE service = 'retained' AND kind = 0").split()
+            self.assertEqual(files, ["/s/k.go"])
+
+
+class SourcesUpgrade(LinesCase):
+    """A line_sources table from before sources were retained gains their latest bucket: the
+    latest of the line detail, so each stays until every row that can name it is gone."""
+
+    def test_an_old_sources_table_is_given_the_latest_bucket_and_still_reads(self):
+        if self.c.backend != "sqlite":
+            self.skipTest("SQLite's sources dictionary (ClickHouse keeps sources in its rows)")
+        self.upload([(["main", ("app.old", "/s/old.go", 3)], NS)], "upgraded")
+        self.c.stop()
+        with sqlite3.connect(os.path.join(self.c.data, "roottrace.db")) as db:
+            db.executescript(
+                "CREATE TABLE s(id INTEGER PRIMARY KEY, kind INTEGER NOT NULL,"
+                " text TEXT NOT NULL, UNIQUE(kind, text));"
+                " INSERT INTO s SELECT id, kind, text FROM line_sources;"
+                " DROP TABLE line_sources; ALTER TABLE s RENAME TO line_sources;")
+        self.c.start()
+        with self.c.db() as db:
+            got = db.execute("SELECT text, last_bucket FROM line_sources").fetchall()
+            latest = db.execute("SELECT max(bucket) FROM line_rollups").fetchone()[0]
+        self.assertEqual(got, [("/s/old.go", latest)])
+        self.assertEqual(self.lines("upgraded", "app.old")["lines"][0]["file"], "/s/old.go")
 
 
 class SourceText(LinesCase):

@@ -2,7 +2,8 @@
 /* Unit tests of the collector's group commit queue (every submitter woken after the commit
  * that carried it, groups form under concurrency, a full queue refuses at once, a pipelined
  * queue commits up to its bound of groups at once and counts group sizes, a lingering leader
- * waits for as many items as the last group had) and of the
+ * waits for as many items as were pending at once, steady submitters share large groups, a lone
+ * submitter waits the linger at most once) and of the
  * verified stack id cache (a hit needs the exact frames). */
 #include <errno.h>
 #include <pthread.h>
@@ -200,6 +201,15 @@ static void *submit_small(void *arg)
 	return (void *)(long)group_commit__submit(arg, "w", 10);
 }
 
+static void wait_committed(struct group_commit *g, uint64_t commits)
+{
+	struct timespec ms = {0, 1000 * 1000};
+	struct gc_stats st;
+
+	for (group_commit__stats(g, &st); st.commits < commits; group_commit__stats(g, &st))
+		nanosleep(&ms, NULL);
+}
+
 static void wait_pending(struct group_commit *g, size_t n)
 {
 	struct timespec ms = {0, 1000 * 1000};
@@ -209,18 +219,19 @@ static void wait_pending(struct group_commit *g, size_t n)
 		nanosleep(&ms, NULL);
 }
 
-/* The second group forms behind a blocked commit (4 items); a lone item then leads and waits,
- * within its linger (far longer than the test needs), until as many as that group have come. */
-TEST(a_lingering_leader_waits_for_as_many_as_its_last_group)
+/* Four items queue behind a blocked commit of one: five were pending at once. Once it ends, the
+ * leader of the four lingers (far longer than the test needs) until a fifth has come: the
+ * concurrent submitters, where the last group's size (one) let it go with four at once. */
+TEST(a_lingering_leader_waits_for_as_many_as_were_pending_at_once)
 {
 	static struct blocking b = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
 	struct group_commit *g = group_commit__new(8, 1 << 20, blocking_commit, &b);
-	pthread_t t[8];
+	pthread_t t[5];
 	struct gc_stats st;
 
 	CHECK(g != NULL);
 	group_commit__set_linger(g, 60L * 1000 * 1000);
-	pthread_create(&t[0], NULL, submit_small, g); /* no group before it: no linger */
+	pthread_create(&t[0], NULL, submit_small, g); /* nothing pending before it: no linger */
 	pthread_mutex_lock(&b.lock);
 	while (!b.entered)
 		pthread_cond_wait(&b.cond, &b.lock);
@@ -232,21 +243,116 @@ TEST(a_lingering_leader_waits_for_as_many_as_its_last_group)
 	b.release = 1;
 	pthread_cond_broadcast(&b.cond);
 	pthread_mutex_unlock(&b.lock);
-	for (int i = 0; i < 5; i++)
-		pthread_join(t[i], NULL);
-	pthread_create(&t[5], NULL, submit_small, g); /* leads, lingers for three more */
-	wait_pending(g, 1);
-	for (int i = 6; i < 8; i++)
-		pthread_create(&t[i], NULL, submit_small, g);
-	wait_pending(g, 3);
+	pthread_join(t[0], NULL);
+	wait_committed(g, 1);
 	group_commit__stats(g, &st);
-	CHECK(st.commits == 2); /* still lingering with three of four */
+	CHECK(st.commits == 1 && st.pending == 4); /* the four wait for a fifth */
 	CHECK(group_commit__submit(g, "v", 10) == 0);
-	for (int i = 5; i < 8; i++)
+	for (int i = 1; i < 5; i++)
 		pthread_join(t[i], NULL);
 	group_commit__stats(g, &st);
-	CHECK(st.commits == 3 && st.items == 9);
-	CHECK(st.sizes[0] == 1 && st.sizes[2] == 2); /* 1, then 4 and 4 */
+	CHECK(st.commits == 2 && st.items == 6);
+	CHECK(st.sizes[0] == 1 && st.sizes[3] == 1); /* 1, then 5 */
+	CHECK(st.lingers_expired == 0);
+	group_commit__free(g);
+}
+
+/* Steady load: STEADY submitters each submit again as soon as their commit returned, into a
+ * queue that commits one group at a time. Record the groups' sizes. */
+#define STEADY 8
+#define STEADY_GROUPS 60
+
+struct steady {
+	struct group_commit *gc;
+	atomic_int stop;
+	atomic_int groups;
+	int sizes[STEADY_GROUPS];
+};
+
+static void steady_commit(void *ctx, struct gc_item **items, size_t n)
+{
+	struct steady *s = ctx;
+	struct timespec ms = {0, 1000 * 1000};
+	int i = atomic_fetch_add(&s->groups, 1);
+
+	nanosleep(&ms, NULL); /* a round trip to the server */
+	if (i < STEADY_GROUPS)
+		s->sizes[i] = (int)n;
+	for (size_t k = 0; k < n; k++)
+		items[k]->rc = 0;
+}
+
+static void *steady_loop(void *arg)
+{
+	struct steady *s = arg;
+
+	while (!atomic_load(&s->stop))
+		group_commit__submit(s->gc, "s", 10);
+	return NULL;
+}
+
+/* The target is the number of concurrent submitters, not the last group's size: after the
+ * first groups every group carries at least half of them, and most carry all. */
+TEST(steady_submitters_share_large_groups)
+{
+	static struct steady s;
+	struct timespec ms = {0, 1000 * 1000};
+	pthread_t t[STEADY];
+	int full = 0;
+
+	s.gc = group_commit__new(64, 1 << 20, steady_commit, &s);
+	CHECK(s.gc != NULL);
+	/* long enough that a submitter always makes it back within it, even on a busy machine */
+	group_commit__set_linger(s.gc, 500L * 1000);
+	for (int i = 0; i < STEADY; i++)
+		pthread_create(&t[i], NULL, steady_loop, &s);
+	while (atomic_load(&s.groups) < STEADY_GROUPS)
+		nanosleep(&ms, NULL);
+	atomic_store(&s.stop, 1);
+	for (int i = 0; i < STEADY; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 5; i < STEADY_GROUPS; i++) {
+		CHECK(s.sizes[i] >= STEADY / 2);
+		full += s.sizes[i] == STEADY;
+	}
+	CHECK(full >= (STEADY_GROUPS - 5) / 2);
+	group_commit__free(s.gc);
+}
+
+/* After a burst of eight, a lone submitter waits the linger once (the eight might have come
+ * back), then never again: what it leaves as the target is itself. */
+TEST(a_lone_submitter_waits_the_linger_at_most_once)
+{
+	static struct blocking b = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+	struct group_commit *g = group_commit__new(16, 1 << 20, blocking_commit, &b);
+	uint64_t after_burst;
+	pthread_t t[8];
+	struct gc_stats st;
+
+	CHECK(g != NULL);
+	group_commit__set_linger(g, 50L * 1000);
+	pthread_create(&t[0], NULL, submit_small, g);
+	pthread_mutex_lock(&b.lock);
+	while (!b.entered)
+		pthread_cond_wait(&b.cond, &b.lock);
+	pthread_mutex_unlock(&b.lock);
+	for (int i = 1; i < 8; i++)
+		pthread_create(&t[i], NULL, submit_small, g);
+	wait_pending(g, 8);
+	pthread_mutex_lock(&b.lock);
+	b.release = 1;
+	pthread_cond_broadcast(&b.cond);
+	pthread_mutex_unlock(&b.lock);
+	for (int i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	group_commit__stats(g, &st);
+	CHECK(st.items == 8);
+	after_burst = st.lingers_expired; /* the seven's leader waited for the eighth in vain */
+	for (int i = 0; i < 5; i++)
+		CHECK(group_commit__submit(g, "l", 10) == 0);
+	group_commit__stats(g, &st);
+	CHECK(st.items == 13 && st.sizes[0] == 6); /* the first of the burst, then five alone */
+	CHECK(st.lingers_expired - after_burst == 1);
 	group_commit__free(g);
 }
 
@@ -322,6 +428,8 @@ TEST(stack_cache_forgets_everything_when_its_slots_are_half_full)
 TEST_MAIN("group-commit", T(every_submitter_returns_after_its_commit_with_its_rc),
 	  T(a_pipelined_queue_commits_two_groups_at_once_never_three),
 	  T(a_full_queue_refuses_at_once_by_entries_and_bytes),
-	  T(a_lingering_leader_waits_for_as_many_as_its_last_group),
+	  T(a_lingering_leader_waits_for_as_many_as_were_pending_at_once),
+	  T(steady_submitters_share_large_groups),
+	  T(a_lone_submitter_waits_the_linger_at_most_once),
 	  T(stack_cache_hits_only_the_exact_bytes), T(stack_cache_stays_within_its_byte_bound),
 	  T(stack_cache_forgets_everything_when_its_slots_are_half_full))

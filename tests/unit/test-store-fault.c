@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Unit tests of the store fault record (store/store_fault.h): each cause's errno and name, the
  * 503 detail naming the backend in that fault, a read ending only "unreachable", a write ending
- * any fault, counts by backend and cause, and which errors are an outage. */
+ * any fault, counts by backend and cause, which errors are an outage, and a series id
+ * collision counted and described by name. */
 #include <errno.h>
 #include <string.h>
 
@@ -82,8 +83,23 @@ TEST(an_outage_is_a_cause_or_eio_not_a_missing_row)
 	CHECK(!store_fault_is_outage(0));
 }
 
+TEST(a_series_collision_is_counted_and_described_by_name_not_an_outage)
+{
+	uint64_t before = store_fault__collisions();
+	char buf[256];
+
+	CHECK_EQ_INT(store_fault__collision("series id 00000000000000ab of p/b is already p/a's\n"),
+		     STORE_ERR_SERIES_COLLISION);
+	CHECK_EQ_INT(store_fault__collisions(), before + 1);
+	store_fault_describe(STORE_ERR_SERIES_COLLISION, buf, sizeof(buf));
+	CHECK_EQ_STR(buf, "a series id collision (clickhouse: series id 00000000000000ab of p/b is"
+			  " already p/a's)");
+	CHECK(!store_fault_is_outage(STORE_ERR_SERIES_COLLISION));
+}
+
 TEST_MAIN("store-fault", T(a_cause_comes_back_as_its_errno_and_names_itself),
 	  T(the_detail_names_the_backend_in_that_fault_in_its_own_words),
 	  T(a_read_ends_only_unreachable_a_write_ends_any_fault),
 	  T(failures_are_counted_by_backend_and_cause),
-	  T(an_outage_is_a_cause_or_eio_not_a_missing_row))
+	  T(an_outage_is_a_cause_or_eio_not_a_missing_row),
+	  T(a_series_collision_is_counted_and_described_by_name_not_an_outage))

@@ -120,8 +120,8 @@ bool ch_series_wanted(const struct hashtab *known, const struct hashtab *queued,
 /* Appends r's series row (series_id, the five strings, day) to rows, records it in queued. */
 int ch_series_queue(struct hashtab *queued, struct ch_buf *rows, const struct ch_rollup *r,
 		    uint32_t day);
-/* Before rows go in: -EEXIST (said on stderr) when the dictionary holds one of their ids with
- * other strings, a collision of two series' ids. */
+/* Before rows go in: STORE_ERR_SERIES_COLLISION (said on stderr, counted: store_fault.h) when
+ * the dictionary holds one of their ids with other strings, a collision of two series' ids. */
 int ch_series_check(struct ch_client *c, struct ch_buf *rows);
 /* After ClickHouse stored rows: each into known, which starts over past max. */
 int ch_series_remember(struct hashtab *known, struct ch_buf *rows, size_t max);
@@ -144,7 +144,15 @@ extern const char *const ch_links_migration[];
 
 /* profiles_ch_lines.c: the line detail's migration (v5), a batch's rows of it, a read. */
 extern const char *const ch_lines_migration[];
-void ch_lines_encode_batch(struct ch_buf *rows, const struct profile_batch *b);
+/* The identity of b's lines in profile_lines (a hash of its environment and upload id) into
+ * *ret, 0 when b has no upload id or no lines: nothing marks them. 0, -ENAMETOOLONG, -EIO. */
+int ch_lines_mark(const struct profile_batch *b, uint64_t *ret);
+/* b's line rows, after its mark's row when mark is not 0: one INSERT stores both or neither. */
+void ch_lines_encode_batch(struct ch_buf *rows, const struct profile_batch *b, uint64_t mark);
+/* For each batch whose mark is not 0, whether profile_lines holds its mark (its lines were
+ * stored by an earlier try of its upload). */
+int ch_lines_find_marks(struct ch_client *c, const struct profile_batch *const *batches,
+			const uint64_t *marks, size_t n, bool *ret_found);
 int ch_profiles__lines_window(struct profile_store *s, const struct window_query *q,
 			      const char *function, struct line_window *ret);
 

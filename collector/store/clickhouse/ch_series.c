@@ -23,6 +23,7 @@
 #include "crypto.h"
 #include "store/clickhouse/ch_ddl.h"
 #include "store/clickhouse/ch_internal.h"
+#include "store/store_fault.h"
 
 static const char *or_empty(const char *s)
 {
@@ -107,7 +108,20 @@ static bool same_strings(const struct series_row *a, const struct series_row *b)
 	return true;
 }
 
-/* -EEXIST when a stored row has the id of a row of ours with other strings. */
+/* Said on stderr, counted for /metrics and kept for the 503 detail (store_fault.h). */
+static int collision(const struct series_row *ours, const struct series_row *theirs)
+{
+	char detail[STORE_FAULT_DETAIL_MAX];
+
+	snprintf(detail, sizeof(detail), "series id %016llx of %.*s/%.*s is already %.*s/%.*s's",
+		 (unsigned long long)ours->id, (int)ours->len[0], ours->s[0], (int)ours->len[1],
+		 ours->s[1], (int)theirs->len[0], theirs->s[0], (int)theirs->len[1], theirs->s[1]);
+	fprintf(stderr, "roottrace-collector: %s: upload refused\n", detail);
+	return store_fault__collision(detail);
+}
+
+/* STORE_ERR_SERIES_COLLISION when a stored row has the id of a row of ours with other
+ * strings. */
 static int compare_stored(struct ch_buf *stored, struct ch_buf *rows)
 {
 	int rc = 0;
@@ -118,15 +132,8 @@ static int compare_stored(struct ch_buf *stored, struct ch_buf *rows)
 		rc = get_row(stored, &theirs, false);
 		for (rows->pos = 0; !rc && rows->pos < rows->len;) {
 			rc = get_row(rows, &ours, true);
-			if (!rc && ours.id == theirs.id && !same_strings(&ours, &theirs)) {
-				fprintf(stderr,
-					"roottrace-collector: series id %016llx of %.*s/%.*s is"
-					" already %.*s/%.*s's: upload refused\n",
-					(unsigned long long)ours.id, (int)ours.len[0], ours.s[0],
-					(int)ours.len[1], ours.s[1], (int)theirs.len[0],
-					theirs.s[0], (int)theirs.len[1], theirs.s[1]);
-				rc = -EEXIST;
-			}
+			if (!rc && ours.id == theirs.id && !same_strings(&ours, &theirs))
+				rc = collision(&ours, &theirs);
 		}
 	}
 	return rc;

@@ -2,11 +2,14 @@
 /* The ClickHouse profile store's line detail (store.h): one SummingMergeTree table,
  * profile_lines, keyed by series, leaf function, bucket and position, partitioned by day as the
  * rollups (so retention drops it with them); an upload's lines inserted with its rollups, a
- * function's summed over a window. */
+ * function's summed over a window. An upload's lines carry a mark row in the same INSERT, so a
+ * retried group finds which uploads' lines are already stored and does not add them twice. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "crypto.h"
 #include "store/clickhouse/ch_ddl.h"
 #include "store/clickhouse/ch_internal.h"
 
@@ -25,24 +28,102 @@ const char *const ch_lines_migration[] = {
     NULL,
 };
 
-void ch_lines_encode_batch(struct ch_buf *rows, const struct profile_batch *b)
+/* A mark row: no function, this kind, no source, the upload's identity as its position. Line
+ * reads ask for a named function and a kind below it, so marks are never summed into lines. */
+#define MARK_KIND 255
+
+int ch_lines_mark(const struct profile_batch *b, uint64_t *ret)
 {
+	char key[2 * UPLOAD_ID_MAX];
+	uint8_t digest[SHA256_LEN];
+	int len, rc;
+
+	*ret = 0;
+	if (!b->upload_id || !b->n_lines)
+		return 0;
+	/* the ledger's identity of an upload is (environment, id) */
+	len = snprintf(key, sizeof(key), "%s%c%s", b->environment ? b->environment : "", '\0',
+		       b->upload_id);
+	if (len < 0 || (size_t)len >= sizeof(key))
+		return -ENAMETOOLONG;
+	rc = sha256(key, (size_t)len, digest);
+	if (!rc)
+		memcpy(ret, digest, sizeof(*ret));
+	*ret |= !*ret; /* 0 is "no mark" */
+	return rc;
+}
+
+static void put_row(struct ch_buf *rows, const struct profile_batch *b, const char *function,
+		    uint8_t kind, const char *source, uint64_t position, int64_t value)
+{
+	ch_buf__put_string(rows, b->environment);
+	ch_buf__put_string(rows, b->service);
+	ch_buf__put_string(rows, b->profile_type);
+	ch_buf__put_string(rows, function);
+	ch_buf__put_u32(rows, (uint32_t)b->bucket_start);
+	ch_buf__put_string(rows, b->deployment ? b->deployment : "");
+	ch_buf__put_string(rows, b->node ? b->node : "");
+	ch_buf__put_bytes(rows, &kind, 1);
+	ch_buf__put_string(rows, source);
+	ch_buf__put_u64(rows, position);
+	ch_buf__put_u64(rows, (uint64_t)value);
+}
+
+void ch_lines_encode_batch(struct ch_buf *rows, const struct profile_batch *b, uint64_t mark)
+{
+	if (mark)
+		put_row(rows, b, "", MARK_KIND, "", mark, 1);
 	for (size_t i = 0; i < b->n_lines; i++) {
 		const struct line_value *v = &b->lines[i];
-		uint8_t kind = (uint8_t)v->kind;
 
-		ch_buf__put_string(rows, b->environment);
-		ch_buf__put_string(rows, b->service);
-		ch_buf__put_string(rows, b->profile_type);
-		ch_buf__put_string(rows, b->names[v->function]);
-		ch_buf__put_u32(rows, (uint32_t)b->bucket_start);
-		ch_buf__put_string(rows, b->deployment ? b->deployment : "");
-		ch_buf__put_string(rows, b->node ? b->node : "");
-		ch_buf__put_bytes(rows, &kind, 1);
-		ch_buf__put_string(rows, v->source);
-		ch_buf__put_u64(rows, v->position);
-		ch_buf__put_u64(rows, (uint64_t)v->value);
+		put_row(rows, b, b->names[v->function], (uint8_t)v->kind, v->source, v->position,
+			v->value);
 	}
+}
+
+/* Which marks are stored: one range of the key per mark (its series, no function, its bucket),
+ * so the lookup reads a granule a mark, not the table. */
+int ch_lines_find_marks(struct ch_client *c, const struct profile_batch *const *batches,
+			const uint64_t *marks, size_t n, bool *ret_found)
+{
+	struct ch_buf sql = {0}, out = {0};
+	const char * or = "";
+	uint64_t found;
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_batch *b = batches[i];
+
+		ret_found[i] = false;
+		if (!marks[i])
+			continue;
+		if (!* or)
+			ch_buf__printf(&sql,
+				       "SELECT position FROM %s.profile_lines WHERE function = ''"
+				       " AND kind = %d AND (",
+				       c->database, MARK_KIND);
+		ch_buf__printf(&sql, "%s(environment = ", or);
+		ch_buf__put_literal(&sql, b->environment ? b->environment : "");
+		ch_buf__printf(&sql, " AND service = ");
+		ch_buf__put_literal(&sql, b->service);
+		ch_buf__printf(&sql, " AND profile_type = ");
+		ch_buf__put_literal(&sql, b->profile_type);
+		ch_buf__printf(&sql, " AND bucket = %lld AND position = %llu)",
+			       (long long)b->bucket_start, (unsigned long long)marks[i]);
+		or = " OR ";
+	}
+	if (!* or)
+		return 0;
+	ch_buf__printf(&sql, ") GROUP BY position FORMAT RowBinary");
+	rc = sql.oom ? -ENOMEM : ch_client__run(c, &sql, &out);
+	while (!rc && out.pos < out.len) {
+		rc = ch_buf__get_u64(&out, &found);
+		for (size_t i = 0; !rc && i < n; i++)
+			ret_found[i] |= marks[i] == found;
+	}
+	ch_buf__release(&sql);
+	ch_buf__release(&out);
+	return rc;
 }
 
 static void put_query(struct ch_buf *sql, const char *db, const struct window_query *q,
@@ -59,8 +140,8 @@ static void put_query(struct ch_buf *sql, const char *db, const struct window_qu
 	ch_buf__put_literal(sql, q->profile_type);
 	ch_buf__printf(sql, " AND function = ");
 	ch_buf__put_literal(sql, function);
-	ch_buf__printf(sql, " AND bucket >= %lld AND bucket < %lld", (long long)q->start,
-		       (long long)q->end);
+	ch_buf__printf(sql, " AND kind < %d AND bucket >= %lld AND bucket < %lld", MARK_KIND,
+		       (long long)q->start, (long long)q->end);
 	if (q->deployment) {
 		ch_buf__printf(sql, " AND deployment = ");
 		ch_buf__put_literal(sql, q->deployment);

@@ -5,7 +5,9 @@
  * not stored there (ch_series.c, checked for an id collision first), then every value and
  * upload mark in ONE INSERT into rollups (the upload counts follow by a materialized view; the
  * tiers are built later, ch_tiers.c), and commits the claim only after ClickHouse answered 200. A
- * failed insert aborts the claim, so the retry is not a duplicate. */
+ * failed insert aborts the claim, so the retry is not a duplicate. Line detail goes in before
+ * the rollups, each upload's lines with a mark row; a retry leaves out the lines whose mark an
+ * earlier try stored (profiles_ch_lines.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,11 +40,13 @@ int ch_profiles__ingest(struct profile_store *s, const struct profile_batch *bat
 	return group_commit__submit(to_ch(s)->gc, &in, bytes);
 }
 
-/* The group's batches that carry an upload id, claimed in one ledger transaction. */
+/* The group's batches that carry an upload id, claimed in one ledger transaction; their lines'
+ * marks (ch_lines_mark) and whether an earlier try stored those lines already. */
 struct group_claims {
 	const struct profile_batch **batches;
 	const char **environments, **ids;
-	bool *duplicate;
+	bool *duplicate, *lines_stored;
+	uint64_t *marks;
 	size_t n;
 };
 
@@ -52,6 +56,8 @@ static void group_claims_free(struct group_claims *g)
 	free(g->environments);
 	free(g->ids);
 	free(g->duplicate);
+	free(g->lines_stored);
+	free(g->marks);
 }
 
 static int group_claims_collect(struct gc_item **items, size_t n, struct group_claims *g)
@@ -64,7 +70,10 @@ static int group_claims_collect(struct gc_item **items, size_t n, struct group_c
 	g->environments = calloc(total + 1, sizeof(*g->environments));
 	g->ids = calloc(total + 1, sizeof(*g->ids));
 	g->duplicate = calloc(total + 1, sizeof(*g->duplicate));
-	if (!g->batches || !g->environments || !g->ids || !g->duplicate)
+	g->lines_stored = calloc(total + 1, sizeof(*g->lines_stored));
+	g->marks = calloc(total + 1, sizeof(*g->marks));
+	if (!g->batches || !g->environments || !g->ids || !g->duplicate || !g->lines_stored ||
+	    !g->marks)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const struct ch_ingest *in = items[i]->data;
@@ -224,12 +233,32 @@ static int encode_batch(struct ch_profiles *p, const struct profile_batch *batch
 	return rc;
 }
 
-static bool is_duplicate(const struct group_claims *g, const struct profile_batch *b)
+/* b's index in the claims, or g->n when it carries no upload id. */
+static size_t claim_of(const struct group_claims *g, const struct profile_batch *b)
 {
-	for (size_t i = 0; i < g->n; i++)
-		if (g->batches[i] == b)
-			return g->duplicate[i];
-	return false;
+	size_t i = 0;
+
+	while (i < g->n && g->batches[i] != b)
+		i++;
+	return i;
+}
+
+/* The lines of the claimed uploads that are not duplicates, marked; the marks an earlier try
+ * of the same upload stored are found, so its lines are not inserted again. Run after the
+ * claim: it holds the upload ids, so no other collector writes them meanwhile. */
+static int find_stored_lines(struct ch_profiles *p, struct group_claims *g)
+{
+	bool any = false;
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < g->n; i++) {
+		if (!g->duplicate[i])
+			rc = ch_lines_mark(g->batches[i], &g->marks[i]);
+		any |= g->marks[i] != 0;
+	}
+	if (!rc && any)
+		rc = ch_lines_find_marks(&p->client, g->batches, g->marks, g->n, g->lines_stored);
+	return rc;
 }
 
 static int encode_group(struct ch_profiles *p, struct gc_item **items, size_t n,
@@ -242,10 +271,14 @@ static int encode_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 		const struct ch_ingest *in = items[i]->data;
 
 		for (size_t b = 0; !rc && b < in->n; b++) {
-			if (is_duplicate(g, &in->batches[b]))
+			size_t c = claim_of(g, &in->batches[b]);
+
+			if (c < g->n && g->duplicate[c])
 				continue;
 			rc = encode_batch(p, &in->batches[b], rollups, rows);
-			ch_lines_encode_batch(lines, &in->batches[b]);
+			if (c == g->n || !g->lines_stored[c])
+				ch_lines_encode_batch(lines, &in->batches[b],
+						      c < g->n ? g->marks[c] : 0);
 		}
 	}
 	return rc || !lines->oom ? rc : -ENOMEM;
@@ -260,12 +293,14 @@ static int insert(struct ch_profiles *p, const char *table, const struct ch_buf 
  * may be inserting at the same time: stacks_lock covers the writer's state, not the round
  * trips, and a row both groups lack is sent by both (the dictionaries replace duplicates). */
 static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
-		       const struct group_claims *g)
+		       struct group_claims *g)
 {
 	struct ch_buf rollups = {0}, lines = {0};
 	struct group_rows rows = {0};
-	int rc;
+	int rc = find_stored_lines(p, g);
 
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&p->stacks_lock);
 	rc = encode_group(p, items, n, g, &rollups, &rows, &lines);
 	pthread_mutex_unlock(&p->stacks_lock);
@@ -278,8 +313,9 @@ static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 			 ?: ch_series_remember(&p->known_series, &rows.series, KNOWN_SERIES_MAX);
 		pthread_mutex_unlock(&p->stacks_lock);
 	}
-	/* Lines before the rollups: a failure between the two is retried whole, and counting a
-	 * drill-down's lines twice costs less than counting the values twice. */
+	/* Lines before the rollups: a failure between the two is retried whole, and the retry
+	 * finds the uploads' marks stored with their lines (find_stored_lines) and sends only
+	 * the rollups; lines without an upload id are sent again, as their rollups are. */
 	if (!rc)
 		rc = insert(p, "profile_lines", &lines);
 	if (!rc)

@@ -71,16 +71,18 @@ enum {
 	LW_DETAIL_PUT,
 	LW_DETAIL_TRIM,
 	LW_RETAIN,
+	LW_RETAIN_SOURCES,
 	LW_COUNT
 };
 
-/* Line detail (store.h): a dictionary of sources (file names, build-ids) and, per series and
+/* Line detail (store.h): a dictionary of sources (file names, build-ids), each with the latest
+ * bucket a row named it in (retention drops it with that bucket), and, per series and
  * five-minute bucket, the leaf functions' values by position packed into parts
  * (store/line_blob.h) small enough to stay inside their b-tree pages. */
 #define LINES_SCHEMA                                                                               \
 	"CREATE TABLE IF NOT EXISTS line_sources("                                                 \
 	" id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, text TEXT NOT NULL,"                      \
-	" UNIQUE(kind, text));"                                                                    \
+	" last_bucket INTEGER NOT NULL DEFAULT 0, UNIQUE(kind, text));"                            \
 	"CREATE TABLE IF NOT EXISTS line_rollups("                                                 \
 	" series_id INTEGER NOT NULL, bucket INTEGER NOT NULL, part INTEGER NOT NULL,"             \
 	" detail BLOB NOT NULL, PRIMARY KEY(series_id, bucket, part)) WITHOUT ROWID;"

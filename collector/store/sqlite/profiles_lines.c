@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The SQLite profile store's line detail: per series and five-minute bucket one blob of the
  * leaf functions' values by position (store/line_blob.h), merged in the writer's transaction,
- * retained with the rollups, and summed for one function over a window. */
+ * retained with the rollups (the sources dictionary too), and summed for one function over a
+ * window. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,11 @@
 #include "store/sqlite/store_sqlite_db.h"
 
 static const char *const lines_sql[LW_COUNT] = {
-    [LW_SOURCE_ADD] = "INSERT INTO line_sources(kind, text) VALUES(?1, ?2)"
-		      " ON CONFLICT(kind, text) DO NOTHING",
+    /* the latest bucket only: a late upload's does not move it back, and a source used again
+     * in the same bucket writes nothing */
+    [LW_SOURCE_ADD] = "INSERT INTO line_sources(kind, text, last_bucket) VALUES(?1, ?2, ?3)"
+		      " ON CONFLICT(kind, text) DO UPDATE SET last_bucket = excluded.last_bucket"
+		      " WHERE excluded.last_bucket > line_sources.last_bucket",
     [LW_SOURCE_GET] = "SELECT id FROM line_sources WHERE kind = ?1 AND text = ?2",
     [LW_DETAIL_GET] = "SELECT detail FROM line_rollups WHERE series_id = ?1 AND bucket = ?2",
     [LW_DETAIL_PUT] = "INSERT INTO line_rollups(series_id, bucket, part, detail)"
@@ -20,6 +24,8 @@ static const char *const lines_sql[LW_COUNT] = {
     [LW_DETAIL_TRIM] = "DELETE FROM line_rollups WHERE series_id = ?1 AND bucket = ?2"
 		       " AND part >= ?3",
     [LW_RETAIN] = "DELETE FROM line_rollups WHERE bucket + 300 <= ?1",
+    /* LW_RETAIN's condition on the latest bucket naming the source: no kept row names it */
+    [LW_RETAIN_SOURCES] = "DELETE FROM line_sources WHERE last_bucket + 300 <= ?1",
 };
 
 /* A line_rollups table from before its rows were parts (a development build's): rebuilt
@@ -34,9 +40,23 @@ static int lines_parts_migrate(sqlite3 *db)
 	return sqlite_db_exec(db, "DROP TABLE line_rollups;" LINES_SCHEMA);
 }
 
+/* A line_sources table from before sources were retained: each source is given the latest
+ * bucket of the line detail, which no row naming it is after, so it goes once they all have. */
+static int lines_sources_migrate(sqlite3 *db)
+{
+	bool has;
+	int err = sqlite_db_has_column(db, "line_sources", "last_bucket", &has);
+
+	if (err || has)
+		return err;
+	return sqlite_db_exec(db, "ALTER TABLE line_sources ADD COLUMN last_bucket INTEGER NOT NULL"
+				  " DEFAULT 0; UPDATE line_sources SET last_bucket = (SELECT"
+				  " coalesce(max(bucket), 0) FROM line_rollups);");
+}
+
 int sqlite_profiles__lines_open(struct sqlite_profiles *p)
 {
-	int err = lines_parts_migrate(p->wdb);
+	int err = lines_parts_migrate(p->wdb) ?: lines_sources_migrate(p->wdb);
 
 	return err ? err : sqlite_db_prepare_all(p->wdb, lines_sql, p->lw, LW_COUNT);
 }
@@ -50,14 +70,16 @@ void sqlite_profiles__lines_close(struct sqlite_profiles *p)
 
 /* ---------------------------------------------------------------------- write ---- */
 
-/* The dictionary id of (kind, text), inserted the first time. */
-static int source_id(struct sqlite_profiles *p, uint32_t kind, const char *text, int64_t *ret)
+/* The dictionary id of (kind, text), inserted the first time; named by a row of bucket. */
+static int source_id(struct sqlite_profiles *p, uint32_t kind, const char *text, int64_t bucket,
+		     int64_t *ret)
 {
 	sqlite3_stmt *add = p->lw[LW_SOURCE_ADD], *get = p->lw[LW_SOURCE_GET];
 	int rc;
 
 	sqlite3_bind_int64(add, 1, kind);
 	sqlite3_bind_text(add, 2, text, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(add, 3, bucket);
 	rc = sqlite_db_step_done(add);
 	if (rc)
 		return rc;
@@ -86,7 +108,8 @@ static int batch_entries(struct sqlite_profiles *p, const struct profile_batch *
 		if (!rc && v->kind != LINE_KIND_DROPPED) {
 			/* the batch is sorted by function, not source: remember the last one */
 			if (!last_text || v->kind != last_kind || strcmp(v->source, last_text))
-				rc = source_id(p, v->kind, v->source, &last_source);
+				rc =
+				    source_id(p, v->kind, v->source, b->bucket_start, &last_source);
 			last_text = v->source;
 			last_kind = v->kind;
 			e.source = last_source;
@@ -168,10 +191,18 @@ int sqlite_profiles__lines_merge(struct sqlite_profiles *p, const struct profile
 	return rc;
 }
 
+/* The rows before cutoff, then the sources only they named (a source's latest bucket is
+ * before cutoff too). */
 int sqlite_profiles__lines_retain(struct sqlite_profiles *p, int64_t cutoff)
 {
+	int rc;
+
 	sqlite3_bind_int64(p->lw[LW_RETAIN], 1, cutoff);
-	return sqlite_db_step_done(p->lw[LW_RETAIN]);
+	rc = sqlite_db_step_done(p->lw[LW_RETAIN]);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(p->lw[LW_RETAIN_SOURCES], 1, cutoff);
+	return sqlite_db_step_done(p->lw[LW_RETAIN_SOURCES]);
 }
 
 /* ----------------------------------------------------------------------- read ---- */
