@@ -17,9 +17,15 @@ ARGV = {"python": [bench_python.PYTHON, script(bench_python.DEEP_PY, ".py")],
         "php": [bench_php.PHP, script(bench_php.DEEP_PHP, ".php")],
         "pyspin": ["python3.11", "-c", so.SPIN_PY], "rbspin": ["ruby", "-e", so.SPIN_RB],
         "phpspin": ["php", "-r", so.SPIN_PHP]}
-def phase0():
-    out = subprocess.run(["bpftool", "-j", "map", "dump", "name", "prof_timing"], capture_output=True, text=True).stdout
+def timing_ids():
+    out = subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True).stdout
+    return {m["id"] for m in json.loads(out or "[]") if m.get("name") == "prof_timing"}
+def phase0(ids):
+    """The timer of the record's own map: another engineer's timing build may run beside it."""
     ns = cnt = 0
+    out = "[]"
+    for i in ids:
+        out = subprocess.run(["bpftool", "-j", "map", "dump", "id", str(i)], capture_output=True, text=True).stdout
     for e in json.loads(out or "[]"):
         k = e["key"] if isinstance(e["key"], int) else int(e["key"][0], 0)
         if k != 0: continue
@@ -32,12 +38,13 @@ for r in range(rounds):
     for k in kinds:
         for b in (builds if r % 2 == 0 else builds[::-1]):
             argv = ARGV.get(k) or [os.path.join(builds[0], "unwind", "edge-nofp"), "deep", str(secs + 5), k.replace("native", "") or "30"]
+            before = timing_ids()
             t = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
             time.sleep(0.5)
             rec = subprocess.Popen([os.path.join(b, "roottrace-agent"), "record", "--pid", str(t.pid), "--unwind", "auto",
                                     "--duration", "%ds" % secs, "--frequency", freq, "--output", tempfile.mktemp(suffix=".pb.gz")],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(2); a = phase0(); time.sleep(secs - 3); z = phase0()
+            time.sleep(2); ids = timing_ids() - before; a = phase0(ids); time.sleep(secs - 3); z = phase0(ids)
             rec.wait(); t.kill(); t.wait()
             n = z[1] - a[1]; v = (z[0] - a[0]) / n if n else 0
             res[(k, b)].append(v)
