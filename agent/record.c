@@ -548,6 +548,11 @@ static void print_hotspot(const struct pipeline_hotspot_stats *hs)
 	    (unsigned long long)w[HOTSPOT_STAT_EVENTS_LOST], (unsigned long long)n->names_read,
 	    (unsigned long long)n->names_cached, (unsigned long long)n->names_evicted,
 	    (unsigned long long)n->names_stale, (unsigned long long)n->names_unreadable);
+	fprintf(stderr,
+		"hotspot inlining: nmethod PcDesc tables: %llu read, %llu stale (another nmethod "
+		"at the address at a window's end), %llu evicted\n",
+		(unsigned long long)n->code_read, (unsigned long long)n->code_stale,
+		(unsigned long long)n->code_evicted);
 }
 
 static void print_summary(const struct window *w, const struct symbolizer_stats *ss,

@@ -508,6 +508,8 @@ static __always_inline void timing_add(__u32 phase, __u64 t0)
 #define T_ADD(phase, t0) ((void)(t0))
 #endif
 
+#include "sample_caches.h"
+
 #define FNV_OFFSET 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL
 
@@ -549,13 +551,17 @@ static __always_inline __u64 store_stack(void *ctx, void *stacks, __u64 flags,
 	}
 	buf->n = len / sizeof(__u64);
 	h = stack_hash(buf);
-	if (bpf_map_lookup_elem(stacks, &h))
+	if (stack_known__has(stacks, h))
 		return h;
+	if (bpf_map_lookup_elem(stacks, &h))
+		goto known;
 	/* -EEXIST: another CPU stored it meanwhile; else the map is full */
 	if (bpf_map_update_elem(stacks, &h, buf, BPF_NOEXIST) && !bpf_map_lookup_elem(stacks, &h)) {
 		__sync_fetch_and_add(user ? &st->user_stack_full : &st->kernel_stack_full, 1);
 		return 0;
 	}
+known:
+	stack_known__note(stacks, h);
 	return h;
 }
 
@@ -637,6 +643,7 @@ static __always_inline void note_thread_name(__u32 tid)
 	if (old && old[0] == cur.words[0] && old[1] == cur.words[1])
 		return;
 	bpf_map_update_elem(&thread_names, &tid, &cur.name, BPF_ANY);
+	thread_name_changed(tid);
 }
 
 /* --- the .eh_frame unwinder ------------------------------------------------------------- */
@@ -1814,8 +1821,10 @@ static __always_inline __u64 store_walked_stack(void *stacks, struct profile_sta
 	__u64 h = stack_hash(stack) ^ stack->flags;
 
 	h = h ? h : 1;
-	if (bpf_map_lookup_elem(stacks, &h))
+	if (stack_known__has(stacks, h))
 		return h;
+	if (bpf_map_lookup_elem(stacks, &h))
+		goto known;
 	/* -EEXIST: another CPU stored it meanwhile; else the map is full */
 	if (bpf_map_update_elem(stacks, &h, stack, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(stacks, &h)) {
@@ -1823,6 +1832,8 @@ static __always_inline __u64 store_walked_stack(void *stacks, struct profile_sta
 		unwind_count(UNWIND_STAT_STACK_MAP_FULL);
 		return 0;
 	}
+known:
+	stack_known__note(stacks, h);
 	return h;
 }
 
@@ -1939,9 +1950,9 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id, gen = generation, zero = 0;
 	__u64 period_ns = ctx->sample_period;
-	struct profile_value one = {1, period_ns}, *val;
 	struct profile_key key = {};
 	struct profile_stats *st;
+	struct sample_ids ids;
 	void *counts, *stacks;
 	__u64 t0 = T0_NOW(), t1;
 
@@ -1964,8 +1975,11 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	key.pid = pid;
 	key.tid = tid;
 	t1 = T_NOW();
-	key.image = note_pid(st, pid, tid, key.cgroup_id);
-	note_thread_name(tid);
+	if (!sample_ids__hit(&ids, pid, tid, &key.image)) {
+		key.image = note_pid(st, pid, tid, key.cgroup_id);
+		note_thread_name(tid);
+		sample_ids__fill(&ids, pid, tid, key.image);
+	}
 	T_ADD(6, t1);
 	counts = gen & 1 ? (void *)&counts1 : (void *)&counts0;
 	stacks = gen & 1 ? (void *)&stacks1 : (void *)&stacks0;
@@ -1980,24 +1994,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		key.kernel_stack = store_stack(ctx, stacks, 0, st);
 	T_ADD(4, t1);
 	t1 = T_NOW();
-
-	val = bpf_map_lookup_elem(counts, &key);
-	if (val) {
-		__sync_fetch_and_add(&val->count, 1);
-		__sync_fetch_and_add(&val->period_ns, period_ns);
-	} else if (bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST)) {
-		/* -EEXIST: another CPU inserted the key meanwhile; else the map is full */
-		val = bpf_map_lookup_elem(counts, &key);
-		if (!val) {
-			__sync_fetch_and_add(&st->map_full, 1);
-			__sync_fetch_and_add(&st->map_full_ns, period_ns);
-			return 0;
-		}
-		__sync_fetch_and_add(&val->count, 1);
-		__sync_fetch_and_add(&val->period_ns, period_ns);
-	}
-	__sync_fetch_and_add(&st->samples, 1);
-	__sync_fetch_and_add(&st->samples_ns, period_ns);
+	counts_batch__add(gen, counts, &key, period_ns, st);
 	T_ADD(5, t1);
 	T0_ADD(t0);
 	return 0;

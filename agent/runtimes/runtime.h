@@ -57,18 +57,19 @@ struct runtime_process {
 
 /* Counters of one runtime, cumulative; names_cached is a level. */
 struct runtime_stats {
-	uint64_t processes_attached;  /* detected and handed to BPF */
-	uint64_t unsupported;	      /* processes of a version without a table */
-	uint64_t attach_failed;	      /* detected, but the BPF map refused it */
-	uint64_t names_read;	      /* frames named from the process's memory (cache misses) */
-	uint64_t names_cached;	      /* names held now */
-	uint64_t names_evicted;	      /* dropped for room (the cache is bounded) */
-	uint64_t names_stale;	      /* the code object at that address changed: [unknown] */
-	uint64_t names_unreadable;    /* memory gone (process exited) or not a name: [unknown] */
-	uint64_t inlined_frames;      /* frames told of functions a JIT inlined (stacks named) */
-	uint64_t code_read;	      /* compiled code objects whose inlining tables were read */
-	uint64_t code_unreadable;     /* ... that could not be read or were stale: outer names */
-	uint64_t code_evicted;	      /* ... dropped for room (the cache is bounded) */
+	uint64_t processes_attached; /* detected and handed to BPF */
+	uint64_t unsupported;	     /* processes of a version without a table */
+	uint64_t attach_failed;	     /* detected, but the BPF map refused it */
+	uint64_t names_read;	     /* frames named from the process's memory (cache misses) */
+	uint64_t names_cached;	     /* names held now */
+	uint64_t names_evicted;	     /* dropped for room (the cache is bounded) */
+	uint64_t names_stale;	     /* the code object at that address changed: [unknown] */
+	uint64_t names_unreadable;   /* memory gone (process exited) or not a name: [unknown] */
+	uint64_t inlined_frames;     /* frames told of functions a JIT inlined (stacks named) */
+	uint64_t code_read;	     /* compiled code objects whose inlining tables were read */
+	uint64_t code_unreadable;    /* ... that could not be read or were stale: outer names */
+	uint64_t code_evicted;	     /* ... dropped for room (the cache is bounded) */
+	uint64_t code_stale; /* ... dropped at a window's end: other code at that address now */
 	char unsupported_version[16]; /* the last version without a table ("3.99"), or "" */
 };
 
@@ -95,6 +96,8 @@ struct runtime_ops {
 	size_t (*name_frames)(void *rt, pid_t pid, void *proc, const uint64_t *words, size_t n,
 			      struct sym_frame *ret, size_t max, size_t *ret_frames);
 	void (*stats)(const void *rt, struct runtime_stats *ret);
+	/* Optional: at each window's end, after its stacks were named (checks what it caches). */
+	void (*end_window)(void *rt);
 };
 
 #define RUNTIME_FRAME_TAG_MASK (0xffffULL << 48)

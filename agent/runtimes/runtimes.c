@@ -345,6 +345,13 @@ size_t runtimes__name_frames(struct runtimes *r, pid_t pid, const uint64_t *word
 	return 2;
 }
 
+void runtimes__end_window(struct runtimes *r)
+{
+	for (int k = 0; k < RUNTIME__COUNT; k++)
+		if (all_ops[k]->end_window)
+			all_ops[k]->end_window(r->state[k]);
+}
+
 int runtimes__stats(const struct runtimes *r, size_t index, const char **ret_name,
 		    struct runtime_stats *ret)
 {

@@ -50,6 +50,9 @@ void runtimes__name_frame(struct runtimes *r, pid_t pid, uint64_t word, uint64_t
 			  struct sym_frame *ret);
 
 /* One runtime's counters; its name in ret_name. -ENOENT past the last. */
+/* At each window's end, once its stacks are named: each runtime checks what it caches. */
+void runtimes__end_window(struct runtimes *r);
+
 int runtimes__stats(const struct runtimes *r, size_t index, const char **ret_name,
 		    struct runtime_stats *ret);
 

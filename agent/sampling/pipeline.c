@@ -935,6 +935,8 @@ int pipeline__collect(struct pipeline *p, struct window **ret)
 	offcpu_forget_exited(p);
 	process_registry__end_window(p->procs);
 	symbolizer__end_window(p->sym);
+	if (p->runtimes)
+		runtimes__end_window(p->runtimes);
 	add_unwind_stats(p, &c.w->stats.unwind);
 	free(c.pids);
 	if (err) {

@@ -266,6 +266,9 @@ static const struct runtime_series series[SERIES__COUNT] = {
 			 {"announcement_lost", HOTSPOT_STAT_EVENTS_LOST}},
 	    .names_help = NAMES_HELP("Java", "another Method at that address now"),
 	    .cached_help = "Java frame names held now.",
+	    .code_help = "nmethods' PcDesc tables (where their inlined calls are) by result: "
+			 "read, dropped as another nmethod's at a window's end (stale), or "
+			 "replaced for room (evicted).",
 	    .version_metric = "version_unsupported",
 	    .version_help = "A JVM version found whose VMStructs lack what Java frames need (the "
 			    "last one).",
@@ -297,6 +300,7 @@ static void add_runtime_names(struct runtime_stats *dst, const struct runtime_st
 	dst->code_read += src->code_read;
 	dst->code_unreadable += src->code_unreadable;
 	dst->code_evicted += src->code_evicted;
+	dst->code_stale += src->code_stale;
 	if (src->unsupported_version[0])
 		memcpy(dst->unsupported_version, src->unsupported_version,
 		       sizeof(dst->unsupported_version));
@@ -731,6 +735,12 @@ static void render_series(struct prom_text *t, const struct agent_status *s, int
 			   3);
 		prom_text__counter(t, NAME("inlined_frames_total"), r->inlined_help,
 				   n.inlined_frames);
+	} else if (r->code_help) { /* inlining tables without a walk counter of their own */
+		counter_by(t, NAME("compiled_code_total"), r->code_help, "result",
+			   (const struct labelled[]){{"read", n.code_read},
+						     {"stale", n.code_stale},
+						     {"evicted", n.code_evicted}},
+			   3);
 	}
 	if (n.unsupported_version[0]) {
 		prom_text__header(t, NAME(r->version_metric), "gauge", r->version_help);

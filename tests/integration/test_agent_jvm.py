@@ -79,6 +79,9 @@ class AgentJvmTest(CleanupTestCase):
                     if l.startswith(P + 'hotspot_processes_total{outcome="attached"} ')]
         self.assertTrue(attached and float(attached[0].split()[1]) >= 1, body)
         self.assertIn(P + 'hotspot_names_total{result="read"}', body)
+        # the nmethods' PcDesc tables, checked against reuse at each window's end
+        for result in ("read", "stale", "evicted"):
+            self.assertIn(P + 'hotspot_compiled_code_total{result="%s"}' % result, body)
         self.assertEqual(agent.stop(), 0)
 
 

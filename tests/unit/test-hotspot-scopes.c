@@ -172,6 +172,7 @@ enum {
 	NM_METADATA = 0x100,
 	NM_SCOPES_PCS = 0x104,
 	NM_DEPENDENCIES = 0x108,
+	NM_COMPILE_ID = 0x10c,
 	CODE_AT = 0x200,
 	CODE_LEN = 0x100,
 	METADATA_AT = 0x300, /* 4 Method* */
@@ -213,6 +214,7 @@ static struct hotspot_layout layout(void)
 	    .pcdesc_size = sizeof(struct pc_desc),
 	    .pcdesc_pc = offsetof(struct pc_desc, pc_offset),
 	    .pcdesc_scope = offsetof(struct pc_desc, scope_decode_offset),
+	    .compile_id = NM_COMPILE_ID,
 	};
 	return l;
 }
@@ -257,6 +259,7 @@ static void build_nmethod(void)
 	put32(NM_METADATA, METADATA_AT);
 	put32(NM_SCOPES_PCS, PCS_AT);
 	put32(NM_DEPENDENCIES, PCS_AT + sizeof(pcs));
+	put32(NM_COMPILE_ID, 7);
 	/* each scope: sender, method index, bci + 1, locals, expressions, monitors */
 	memcpy(blob + SCOPES_AT + SCOPE_OUTER, (const uint8_t[]){0, 1, 5, 0, 0, 0}, 6);
 	memcpy(blob + SCOPES_AT + SCOPE_MIDDLE, (const uint8_t[]){SCOPE_OUTER, 2, 3, 0, 0, 0}, 6);
@@ -437,9 +440,128 @@ TEST(every_pc_of_an_nmethod_reads_its_pcdescs_once_and_a_chain_per_scope)
 	CHECK_EQ_INT(st.read, 4); /* outer's own, middle's, leaf's, past the last PcDesc */
 	CHECK_EQ_INT(st.evicted, 0);
 	CHECK_EQ_INT(st.cached, 4);
-	/* header and PcDescs, then per chain the root and up to two scopes of 3 reads each */
-	CHECK(first_window <= 2 + 4 * 7);
+	/* identity, header and PcDescs, then per chain the root and up to two scopes of 3 reads */
+	CHECK(first_window <= 3 + 4 * 7);
 	CHECK_EQ_INT(self_reads, first_window); /* the later windows: no read */
+}
+
+/* Another nmethod placed where a cached one was freed (JIT code flushed, the address reused):
+ * its PcDescs map the pc to another scope. The check at the window's end drops the old table
+ * and its chains (counted stale); the next window reads the new ones. An unchanged nmethod
+ * costs one identity read at the window's end, and nothing is read again. */
+static void reuse_with_another_table(void)
+{
+	const struct pc_desc leaf_now_middle = {0x60, SCOPE_MIDDLE, 0, 0};
+
+	memcpy(blob + PCS_AT + 3 * sizeof(struct pc_desc), &leaf_now_middle,
+	       sizeof(leaf_now_middle));
+}
+
+static int chain_at(struct hotspot_inline_cache *c, const struct hotspot_reader *r,
+		    const struct hotspot_layout *l, uint32_t pc)
+{
+	struct hotspot_inlined in;
+	int err = hotspot_inline_cache__chain(c, r, l, getpid(), root(), where(pc), &in);
+
+	return err ? -1 : (int)in.n;
+}
+
+/* The checks of both tests on cache c (a helper CHECKs through ret_failed as a TEST does) */
+static void check_reuse_is_found(int *ret_failed, struct hotspot_inline_cache *c,
+				 struct hotspot_layout l, void (*change)(void))
+{
+	struct hotspot_reader r = {.read = read_self_counted};
+	struct hotspot_inline_stats st;
+	int before;
+
+	CHECK(c != NULL);
+	build_nmethod();
+	CHECK_EQ_INT(chain_at(c, &r, &l, 0x5f), 2); /* leaf, middle */
+	/* unchanged: one identity read, the table and chain kept */
+	self_reads = 0;
+	hotspot_inline_cache__end_window(c, read_self_counted);
+	CHECK_EQ_INT(self_reads, 1);
+	before = self_reads;
+	CHECK_EQ_INT(chain_at(c, &r, &l, 0x5f), 2);
+	CHECK_EQ_INT(self_reads, before);
+	hotspot_inline_cache__stats(c, &st);
+	CHECK_EQ_INT(st.pcs_read, 1);
+	CHECK_EQ_INT(st.pcs_stale, 0);
+	/* reused: within the window the old chain stays (the documented limit) */
+	reuse_with_another_table();
+	change();
+	CHECK_EQ_INT(chain_at(c, &r, &l, 0x5f), 2);
+	hotspot_inline_cache__end_window(c, read_self_counted);
+	hotspot_inline_cache__stats(c, &st);
+	CHECK_EQ_INT(st.pcs_stale, 1);
+	CHECK_EQ_INT(st.cached, 0); /* its chain dropped with it */
+	/* the next window: the new table, the new chain (middle alone) */
+	CHECK_EQ_INT(chain_at(c, &r, &l, 0x5f), 1);
+	hotspot_inline_cache__stats(c, &st);
+	CHECK_EQ_INT(st.pcs_read, 2);
+	/* not used in a window: not read at its end */
+	hotspot_inline_cache__end_window(c, read_self_counted);
+	before = self_reads;
+	hotspot_inline_cache__end_window(c, read_self_counted);
+	CHECK_EQ_INT(self_reads, before);
+	hotspot_inline_cache__stats(c, &st);
+	CHECK_EQ_INT(st.pcs_stale, 1);
+}
+
+static void new_compile_id(void)
+{
+	put32(NM_COMPILE_ID, 8);
+}
+
+static void new_size(void)
+{
+	put32(NM_SIZE, BLOB_LEN - 8);
+}
+
+TEST(a_cached_nmethod_whose_compile_id_changed_is_read_again_and_counted_stale)
+{
+	struct hotspot_inline_cache *c = hotspot_inline_cache__new(HOTSPOT_INLINE_CACHE_DEFAULT);
+
+	check_reuse_is_found(ret_failed, c, layout(), new_compile_id);
+	hotspot_inline_cache__free(c);
+}
+
+TEST(without_compile_ids_a_changed_size_tells_the_reuse)
+{
+	struct hotspot_inline_cache *c = hotspot_inline_cache__new(HOTSPOT_INLINE_CACHE_DEFAULT);
+	struct hotspot_layout l = layout();
+
+	l.inlining.compile_id = 0;
+	check_reuse_is_found(ret_failed, c, l, new_size);
+	hotspot_inline_cache__free(c);
+}
+
+static int read_gone(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	(void)ctx, (void)addr, (void)buf, (void)len;
+	return -ESRCH;
+}
+
+/* The process gone by the window's end: its table and chains go, not counted as a reuse */
+TEST(a_cached_nmethod_unreadable_at_the_window_end_is_dropped_not_counted_stale)
+{
+	struct hotspot_reader r = {.read = read_self};
+	struct hotspot_layout l = layout();
+	struct hotspot_inline_cache *c = hotspot_inline_cache__new(HOTSPOT_INLINE_CACHE_DEFAULT);
+	struct hotspot_inline_stats st, empty;
+	int n;
+
+	CHECK(c != NULL);
+	build_nmethod();
+	hotspot_inline_cache__stats(c, &empty);
+	n = chain_at(c, &r, &l, 0x5f);
+	hotspot_inline_cache__end_window(c, read_gone);
+	hotspot_inline_cache__stats(c, &st);
+	hotspot_inline_cache__free(c);
+	CHECK_EQ_INT(n, 2);
+	CHECK_EQ_INT(st.pcs_stale, 0);
+	CHECK_EQ_INT(st.cached, 0);
+	CHECK_EQ_INT(st.bytes, empty.bytes); /* no PcDescs held */
 }
 
 TEST_MAIN("hotspot_scopes", T(unsigned5_reads_hand_built_bytes),
@@ -449,4 +571,7 @@ TEST_MAIN("hotspot_scopes", T(unsigned5_reads_hand_built_bytes),
 	  T(an_nmethod_names_its_inlined_calls_innermost_first),
 	  T(a_freed_or_odd_nmethod_gives_no_chain_and_an_error),
 	  T(the_cache_keeps_chains_and_failures_bounded),
-	  T(every_pc_of_an_nmethod_reads_its_pcdescs_once_and_a_chain_per_scope))
+	  T(every_pc_of_an_nmethod_reads_its_pcdescs_once_and_a_chain_per_scope),
+	  T(a_cached_nmethod_whose_compile_id_changed_is_read_again_and_counted_stale),
+	  T(without_compile_ids_a_changed_size_tells_the_reuse),
+	  T(a_cached_nmethod_unreadable_at_the_window_end_is_dropped_not_counted_stale))

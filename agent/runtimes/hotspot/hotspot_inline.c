@@ -193,6 +193,34 @@ int hotspot_inline__read_pcs(const struct hotspot_reader *r, const struct hotspo
 	return err ? err : read_pairs(r, &l->inlining, nmethod, ret);
 }
 
+int hotspot_inline__read_id(const struct hotspot_reader *r, const struct hotspot_layout *l,
+			    uint64_t nmethod, struct hotspot_nmethod_id *ret)
+{
+	const struct hotspot_inline_layout *in = &l->inlining;
+	uint16_t at[3] = {l->walk.nmethod_method, in->blob_size, in->compile_id};
+	uint16_t end[3] = {at[0] + 8, at[1] + 4, at[2] + 4};
+	uint8_t buf[HOTSPOT_NMETHOD_READ];
+	uint16_t lo = at[0], hi = end[0];
+	int err;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!in->ok)
+		return -EOPNOTSUPP;
+	for (int i = 1; i < (in->compile_id ? 3 : 2); i++) {
+		lo = at[i] < lo ? at[i] : lo;
+		hi = end[i] > hi ? end[i] : hi;
+	}
+	/* the fields lie within the header read (hotspot_vmstructs.c checks them) */
+	err = r->read(r->ctx, nmethod + lo, buf, hi - lo);
+	if (err)
+		return err;
+	ret->method = u64_at(buf, at[0] - lo);
+	ret->size = (int32_t)i32_at(buf, at[1] - lo);
+	if (in->compile_id)
+		ret->compile_id = (int32_t)i32_at(buf, at[2] - lo);
+	return 0;
+}
+
 void hotspot_nmethod_pcs__clear(struct hotspot_nmethod_pcs *p)
 {
 	free(p->pairs);

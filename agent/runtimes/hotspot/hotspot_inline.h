@@ -49,6 +49,18 @@ int hotspot_inline__read_pcs(const struct hotspot_reader *r, const struct hotspo
 			     uint64_t method, uint64_t nmethod, struct hotspot_nmethod_pcs *ret);
 void hotspot_nmethod_pcs__clear(struct hotspot_nmethod_pcs *p);
 
+/* What tells one nmethod from another later placed at its address: its compile id (unique in
+ * the VM's life) when the tables have nmethod::_compile_id, and its Method* and size. */
+struct hotspot_nmethod_id {
+	uint64_t method;
+	int32_t size, compile_id; /* compile_id 0: not in the tables */
+};
+
+/* Reads the identity of the nmethod at nmethod: one read of the header's span that holds the
+ * three fields. 0 or the reader's error; -EOPNOTSUPP without the inlining fields. */
+int hotspot_inline__read_id(const struct hotspot_reader *r, const struct hotspot_layout *l,
+			    uint64_t nmethod, struct hotspot_nmethod_id *ret);
+
 /* The scope decode offset of pc_offset's PcDesc (0: none, nothing inlined); -ESTALE past the
  * code, -E2BIG for HOTSPOT_PC_NONE. No read. */
 int hotspot_inline__scope(const struct hotspot_nmethod_pcs *p, uint32_t pc_offset,

@@ -4,6 +4,7 @@
  * PcDescs that map a pc to its scope; bounded, an entry per slot. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hashtab.h"
 #include "runtimes/hotspot/hotspot_inline_cache.h"
@@ -15,11 +16,18 @@ struct entry {
 	struct hotspot_inlined chain;
 };
 
-/* An nmethod's PcDescs (pcs.nmethod 0: a free slot) */
+/* An nmethod's PcDescs (pcs.nmethod 0: a free slot), with its identity read before them: a
+ * table is kept only with one, checked again at the end of each window it was used in. */
 struct pcs_entry {
 	uint64_t method;
+	uint64_t where; /* the nmethod's part of where (its chains' keys) */
 	pid_t pid;
 	int err;
+	bool used; /* since the last window's end */
+	/* its process's layout, what reading the identity again needs of it */
+	uint16_t nmethod_method;
+	struct hotspot_inline_layout inlining;
+	struct hotspot_nmethod_id id;
 	struct hotspot_nmethod_pcs pcs;
 };
 
@@ -32,6 +40,7 @@ struct hotspot_inline_cache {
 
 /* A chain keyed by its scope, not its pc (where's high bit: the nmethod's part stays below) */
 #define WHERE_SCOPE (1ULL << 63)
+#define WHERE_NMETHOD (~(HOTSPOT_PC_NONE | WHERE_SCOPE))
 
 struct hotspot_inline_cache *hotspot_inline_cache__new(size_t capacity)
 {
@@ -92,29 +101,84 @@ int hotspot_inline_cache__get(struct hotspot_inline_cache *c, pid_t pid, uint64_
 	return e->err;
 }
 
-/* The PcDescs of (pid, method, nmethod): kept, else read now (a failure is kept too). */
+static void pcs_drop(struct hotspot_inline_cache *c, struct pcs_entry *e)
+{
+	c->stats.bytes -= e->pcs.n * 2 * sizeof(*e->pcs.pairs);
+	hotspot_nmethod_pcs__clear(&e->pcs);
+	e->pcs.nmethod = 0;
+	e->used = false;
+}
+
+/* The PcDescs of (pid, method, nmethod) at where: kept, else read now, its identity first (a
+ * failure is kept too, for the window: dropped at its end). */
 static int pcs_get(struct hotspot_inline_cache *c, const struct hotspot_reader *r,
-		   const struct hotspot_layout *l, pid_t pid, uint64_t method, uint64_t nmethod,
+		   const struct hotspot_layout *l, pid_t pid, uint64_t method, uint64_t where,
 		   const struct hotspot_nmethod_pcs **ret)
 {
+	uint64_t nmethod = hotspot_inline__nmethod(l, where);
 	uint64_t h = hash_combine(hash_mix(nmethod), (uint64_t)pid);
 	struct pcs_entry *e = &c->pcs[h & (HOTSPOT_PCS_SLOTS - 1)];
 
 	*ret = &e->pcs;
-	if (e->pcs.nmethod == nmethod && e->pid == pid && e->method == method)
+	if (e->pcs.nmethod == nmethod && e->pid == pid && e->method == method) {
+		e->used = true;
 		return e->err;
+	}
 	if (e->pcs.nmethod) {
 		c->stats.pcs_evicted++;
-		c->stats.bytes -= e->pcs.n * 2 * sizeof(*e->pcs.pairs);
-		hotspot_nmethod_pcs__clear(&e->pcs);
+		pcs_drop(c, e);
 	}
-	e->err = hotspot_inline__read_pcs(r, l, method, nmethod, &e->pcs);
+	/* the identity before the table: a reuse between the two shows at the window's end */
+	e->err = hotspot_inline__read_id(r, l, nmethod, &e->id);
+	if (!e->err)
+		e->err = hotspot_inline__read_pcs(r, l, method, nmethod, &e->pcs);
 	e->pcs.nmethod = nmethod;
+	e->where = where & WHERE_NMETHOD;
 	e->pid = pid;
 	e->method = method;
+	e->nmethod_method = l->walk.nmethod_method;
+	e->inlining = l->inlining;
+	e->used = true;
 	c->stats.pcs_read++;
 	c->stats.bytes += e->pcs.n * 2 * sizeof(*e->pcs.pairs);
 	return e->err;
+}
+
+/* Drops the chains of pid's nmethod at where (any Method's, any scope's or pc's). */
+static void chains_drop(struct hotspot_inline_cache *c, pid_t pid, uint64_t where)
+{
+	for (size_t i = 0; i <= c->mask; i++) {
+		struct entry *e = &c->slots[i];
+
+		if (e->method && e->pid == pid && (e->where & WHERE_NMETHOD) == where) {
+			e->method = 0;
+			c->stats.cached--;
+		}
+	}
+}
+
+void hotspot_inline_cache__end_window(struct hotspot_inline_cache *c, hotspot_read_fn read)
+{
+	for (size_t i = 0; i < HOTSPOT_PCS_SLOTS; i++) {
+		struct pcs_entry *e = &c->pcs[i];
+		struct hotspot_reader r = {.read = read, .ctx = &e->pid};
+		struct hotspot_layout l = {.inlining = e->inlining};
+		struct hotspot_nmethod_id now;
+		int err;
+
+		if (!e->pcs.nmethod || !e->used)
+			continue;
+		e->used = false;
+		l.walk.nmethod_method = e->nmethod_method;
+		err = e->err ? e->err : hotspot_inline__read_id(&r, &l, e->pcs.nmethod, &now);
+		if (!err && !memcmp(&now, &e->id, sizeof(now)))
+			continue;
+		/* another nmethod there now (counted), or unreadable (the process gone, or a
+		 * failed table tried again): its chains go with it */
+		c->stats.pcs_stale += !err;
+		chains_drop(c, e->pid, e->where);
+		pcs_drop(c, e);
+	}
 }
 
 /* What one chain read needs (hotspot_inline_read_fn's ctx). */
@@ -146,7 +210,7 @@ int hotspot_inline_cache__chain(struct hotspot_inline_cache *c, const struct hot
 
 	/* the pcs of one PcDesc share a chain: keyed by its scope, read once for all of them */
 	if (l->inlining.ok && pc != HOTSPOT_PC_NONE &&
-	    !pcs_get(c, r, l, pid, method, hotspot_inline__nmethod(l, where), &pcs) &&
+	    !pcs_get(c, r, l, pid, method, where, &pcs) &&
 	    !hotspot_inline__scope(pcs, pc, &q.scope) && q.scope >= 0 &&
 	    (uint64_t)q.scope < HOTSPOT_PC_NONE) {
 		q.pcs = pcs;

@@ -26,6 +26,7 @@ struct hotspot_inline_stats {
 	uint64_t cached;  /* entries held now */
 	uint64_t bytes;	  /* the cache's memory: its slots, at most, and the PcDescs held */
 	uint64_t pcs_read, pcs_evicted; /* nmethods' PcDesc tables read, replaced for room */
+	uint64_t pcs_stale; /* tables dropped with their chains: another nmethod at its address */
 };
 
 /* A cache of capacity entries (rounded up to a power of two). NULL + errno. */
@@ -47,6 +48,15 @@ int hotspot_inline_cache__get(struct hotspot_inline_cache *c, pid_t pid, uint64_
 int hotspot_inline_cache__chain(struct hotspot_inline_cache *c, const struct hotspot_reader *r,
 				const struct hotspot_layout *l, pid_t pid, uint64_t method,
 				uint64_t where, struct hotspot_inlined *ret);
+
+/* At a window's end: each nmethod whose PcDescs were used since the last one has its identity
+ * (hotspot_inline__read_id) read again through read (its ctx a pid_t *), one small read each,
+ * HOTSPOT_PCS_SLOTS at most; one changed (freed, another nmethod at its address) has its
+ * PcDescs and chains dropped, counted in pcs_stale, to be read again when next sampled; one
+ * whose identity is unreadable now, or whose read failed, is dropped too (not counted). What
+ * remains: a reuse within a window is named with the old chain for the rest of that window (the
+ * nmethod's own Method* is still checked when a chain is first read). */
+void hotspot_inline_cache__end_window(struct hotspot_inline_cache *c, hotspot_read_fn read);
 
 void hotspot_inline_cache__stats(const struct hotspot_inline_cache *c,
 				 struct hotspot_inline_stats *ret);

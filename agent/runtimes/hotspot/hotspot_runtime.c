@@ -321,6 +321,19 @@ static void hotspot_stats(const void *state, struct runtime_stats *ret)
 	ret->names_unreadable += in.failed;
 	ret->names_cached += in.cached;
 	ret->names_evicted += in.evicted;
+	/* the nmethods' PcDesc tables: read, replaced for room, dropped as another's now */
+	ret->code_read += in.pcs_read;
+	ret->code_evicted += in.pcs_evicted;
+	ret->code_stale += in.pcs_stale;
+}
+
+/* The PcDesc tables used this window are checked to be of the nmethod still there. */
+static void hotspot_end_window(void *state)
+{
+	struct hotspot_runtime *rt = state;
+
+	if (rt)
+		hotspot_inline_cache__end_window(rt->inlined, read_pid);
 }
 
 const struct runtime_ops hotspot_runtime_ops = {
@@ -334,4 +347,5 @@ const struct runtime_ops hotspot_runtime_ops = {
     .name_frame = hotspot_name_frame,
     .name_frames = hotspot_name_frames,
     .stats = hotspot_stats,
+    .end_window = hotspot_end_window,
 };

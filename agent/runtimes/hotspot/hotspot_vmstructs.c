@@ -91,6 +91,8 @@ enum {
 	W_PCDESC_SIZE,
 	W_PCDESC_PC,
 	W_PCDESC_SCOPE,
+	W__INLINING, /* optional below: a cached nmethod's identity (its compile id) */
+	W_NM_COMPILE_ID = W__INLINING,
 	W__COUNT,
 };
 
@@ -131,6 +133,7 @@ static void init_wants(struct want *w)
 	    [W_PCDESC_SIZE] = {WANT_SIZE, "PcDesc"},
 	    [W_PCDESC_PC] = {WANT_FIELD, "PcDesc", "_pc_offset"},
 	    [W_PCDESC_SCOPE] = {WANT_FIELD, "PcDesc", "_scope_decode_offset"},
+	    [W_NM_COMPILE_ID] = {WANT_FIELD, "nmethod", "_compile_id"},
 	};
 
 	memcpy(w, all, sizeof(all));
@@ -266,7 +269,7 @@ static void read_inlining(const struct want *w, struct hotspot_layout *ret)
 	int major = major_version(ret->version);
 
 	memset(in, 0, sizeof(*in));
-	for (int k = W__REQUIRED; k < W__COUNT; k++)
+	for (int k = W__REQUIRED; k < W__INLINING; k++)
 		if (!w[k].found)
 			return;
 	if (!major)
@@ -281,6 +284,9 @@ static void read_inlining(const struct want *w, struct hotspot_layout *ret)
 	in->pcdesc_size = w[W_PCDESC_SIZE].value;
 	in->pcdesc_pc = w[W_PCDESC_PC].value;
 	in->pcdesc_scope = w[W_PCDESC_SCOPE].value;
+	/* 0 (absent, or past the header read): the identity is the header's size and method */
+	if (w[W_NM_COMPILE_ID].found && fits(w[W_NM_COMPILE_ID].value, HOTSPOT_NMETHOD_READ - 4))
+		in->compile_id = w[W_NM_COMPILE_ID].value;
 	/* each a field the header read covers, each PcDesc field an int inside its entry */
 	in->ok = fits(w[W_BLOB_SIZE].value, HOTSPOT_NMETHOD_READ - 4) &&
 		 fits(w[W_NM_SCOPES_DATA].value, HOTSPOT_NMETHOD_READ - 8) &&

@@ -44,6 +44,7 @@ struct hotspot_inline_layout {
 	uint16_t dependencies;	       /* nmethod::_dependencies_offset: the PcDescs' end */
 	uint16_t pcdesc_size, pcdesc_pc, pcdesc_scope; /* sizeof(PcDesc), its two int fields */
 	uint8_t unsigned5_excluded; /* the scope stream's UNSIGNED5: 1 from JDK 20, else 0 */
+	uint16_t compile_id; /* nmethod::_compile_id (int), optional: 0 when not in the tables */
 };
 
 /* What walking and naming need, from the tables. */
