@@ -313,9 +313,17 @@ class Collector:
             if val is not None:
                 sql += " AND %s = ?" % col
                 args.append(val)
-        with self.db() as db:
+        # one read transaction: both SELECTs see one snapshot, so retention deleting a
+        # stack's names between them cannot leave a row naming a function already gone
+        db = self.db()
+        try:
+            db.isolation_level = None
+            db.execute("BEGIN")
             rows = db.execute(sql, args).fetchall()
             names = dict(db.execute("SELECT id, name FROM functions"))
+            db.execute("COMMIT")
+        finally:
+            db.close()
         return [(e, s, d, t, b, tuple(names[i] for i in stack_function_ids(f)), v)
                 for e, s, d, t, b, f, v in rows]
 
