@@ -393,6 +393,12 @@ static void print_unwind(const struct window_unwind *u)
 		fprintf(stderr, "%s%s %llu", i ? ", " : "", reasons[i],
 			(unsigned long long)u->end_early[i]);
 	fprintf(stderr, ")\n");
+	fprintf(stderr,
+		"stack tails: %llu walks ended with the thread's cached tail (%llu frames copied), "
+		"%llu walked to the end, %llu tails changed (walked instead), %llu stored\n",
+		(unsigned long long)u->tail_hits, (unsigned long long)u->tail_frames,
+		(unsigned long long)u->tail_misses, (unsigned long long)u->tail_fallbacks,
+		(unsigned long long)u->tail_stored);
 	print_unwind_tables(u);
 }
 

@@ -16,7 +16,8 @@ NAMES = {0: "do_sample", 1: "walk_start", 2: "bpf_loop", 3: "store_user", 4: "ks
          10: "rb_note_lookup", 11: "php_frame", 12: "php_note_lookup", 13: "native_classify",
          14: "native_mapping", 15: "lookup_row", 16: "find_row(miss)", 17: "table_step",
          19: "native_frame_total", 20: "empty(ktime cost)", 21: "note_percpu_hit",
-         22: "hotspot_frame", 23: "v8_frame", 24: "hotspot_find_blob", 25: "v8_js_frame"}
+         22: "hotspot_frame", 23: "v8_frame", 24: "hotspot_find_blob", 25: "v8_js_frame",
+         26: "stack_tail_join(hit)", 27: "stack_tail_end"}
 def script(kind):
     src = {"python": bench_python.DEEP_PY, "ruby": bench_ruby.DEEP_RUBY, "php": bench_php.DEEP_PHP}[kind]
     f = tempfile.NamedTemporaryFile("w", delete=False, suffix="." + kind)

@@ -12,6 +12,7 @@
 #include "php_frames.h"
 #include "python_frames.h"
 #include "ruby_frames.h"
+#include "stack_tail.h"
 #include "v8_frames.h"
 #include "unwind.h"
 
@@ -507,6 +508,8 @@ static __always_inline void timing_add(__u32 phase, __u64 t0)
 #define T_ADD(phase, t0) ((void)(t0))
 #endif
 
+#include "sample_caches.h"
+
 #define FNV_OFFSET 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL
 
@@ -548,13 +551,17 @@ static __always_inline __u64 store_stack(void *ctx, void *stacks, __u64 flags,
 	}
 	buf->n = len / sizeof(__u64);
 	h = stack_hash(buf);
-	if (bpf_map_lookup_elem(stacks, &h))
+	if (stack_known__has(stacks, h))
 		return h;
+	if (bpf_map_lookup_elem(stacks, &h))
+		goto known;
 	/* -EEXIST: another CPU stored it meanwhile; else the map is full */
 	if (bpf_map_update_elem(stacks, &h, buf, BPF_NOEXIST) && !bpf_map_lookup_elem(stacks, &h)) {
 		__sync_fetch_and_add(user ? &st->user_stack_full : &st->kernel_stack_full, 1);
 		return 0;
 	}
+known:
+	stack_known__note(stacks, h);
 	return h;
 }
 
@@ -636,6 +643,7 @@ static __always_inline void note_thread_name(__u32 tid)
 	if (old && old[0] == cur.words[0] && old[1] == cur.words[1])
 		return;
 	bpf_map_update_elem(&thread_names, &tid, &cur.name, BPF_ANY);
+	thread_name_changed(tid);
 }
 
 /* --- the .eh_frame unwinder ------------------------------------------------------------- */
@@ -1251,6 +1259,7 @@ static __always_inline long php_frame(struct walk_state *st)
 static __always_inline __u32 fp_step(struct walk_state *st)
 {
 	__u64 frame[2]; /* the saved rbp, the return address: one read */
+	struct stack_tail_walk *tail = stack_tail_noting();
 
 	st->steps |= STEP_FP; /* attempted: a walk that fails here counts as a frame-pointer one */
 	if (!st->bp)
@@ -1259,6 +1268,8 @@ static __always_inline __u32 fp_step(struct walk_state *st)
 		return UNWIND_STAT_END_BAD_CFA;
 	if (bpf_probe_read_user(frame, sizeof(frame), (const void *)st->bp))
 		return UNWIND_STAT_END_READ;
+	stack_tail_note(tail, st->bp, frame[0]);
+	stack_tail_note(tail, st->bp + 8, frame[1]);
 	st->sp = st->bp + 16;
 	st->bp = frame[0];
 	st->pc = frame[1];
@@ -1591,6 +1602,7 @@ static __always_inline __u32 signal_step(struct walk_state *st)
 static __always_inline __u32 table_step(struct walk_state *st, const struct unwind_row *row)
 {
 	__u64 cfa = 0, ra, bp = st->bp;
+	struct stack_tail_walk *tail = stack_tail_noting();
 
 	if (row->cfa_type != UNWIND_ROW_GAP)
 		st->steps |= STEP_TABLE;
@@ -1607,10 +1619,12 @@ static __always_inline __u32 table_step(struct walk_state *st, const struct unwi
 	case UNWIND_CFA_DEREF_RSP:
 		if (read_user_u64(&cfa, st->sp + row->cfa_off))
 			return UNWIND_STAT_END_READ;
+		stack_tail_note(tail, st->sp + row->cfa_off, cfa);
 		break;
 	case UNWIND_CFA_DEREF_RBP:
 		if (read_user_u64(&cfa, st->bp + row->cfa_off))
 			return UNWIND_STAT_END_READ;
+		stack_tail_note(tail, st->bp + row->cfa_off, cfa);
 		break;
 	case UNWIND_ROW_STOP:
 		return UNWIND_STAT_END_CLEAN;
@@ -1631,10 +1645,14 @@ static __always_inline __u32 table_step(struct walk_state *st, const struct unwi
 			return UNWIND_STAT_END_READ;
 		bp = frame[0];
 		ra = frame[1];
+		stack_tail_note(tail, cfa - 16, bp);
 	} else if (read_user_u64(&ra, cfa - 8) ||
 		   (row->rbp_type == UNWIND_RBP_AT_CFA && read_user_u64(&bp, cfa + row->rbp_off))) {
 		return UNWIND_STAT_END_READ;
+	} else if (row->rbp_type == UNWIND_RBP_AT_CFA) {
+		stack_tail_note(tail, cfa + row->rbp_off, bp);
 	}
+	stack_tail_note(tail, cfa - 8, ra);
 	if (row->rbp_type == UNWIND_RBP_UNDEFINED)
 		bp = 0;
 	st->sp = cfa;
@@ -1643,6 +1661,8 @@ static __always_inline __u32 table_step(struct walk_state *st, const struct unwi
 	st->exact = 0;
 	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
 }
+
+#include "stack_tail_walk.h"
 
 /* Records the current pc, then steps to its caller. A frame after a signal frame is recorded
  * as pc + 1: user space names every frame but the leaf at pc - 1 (a return address). */
@@ -1709,6 +1729,8 @@ static long unwind_frame(__u32 index, void *ctx)
 		st->php.state = PYTHON_WALK_EMIT;
 		return 0;
 	} else {
+		if (stack_tail_frame(st, lookup_pc))
+			return 1; /* the rest is the thread's cached stack tail */
 		st->stack.ips[n] = st->exact && n ? st->pc + 1 : st->pc;
 		st->stack.n = n + 1;
 	}
@@ -1719,6 +1741,7 @@ static long unwind_frame(__u32 index, void *ctx)
 	if (lookup_pc < st->last_map.start || lookup_pc >= st->last_map.end) {
 		proc = bpf_map_lookup_elem(&unwind_procs, &st->pid);
 		if (!proc) {
+			stack_tail_drop();
 			st->end = fp_step(st); /* the exec hook dropped it meanwhile */
 			return st->end ? 1 : 0;
 		}
@@ -1739,6 +1762,7 @@ static long unwind_frame(__u32 index, void *ctx)
 		: 1;
 	T_ADD(15, t1);
 	if (found > 0) {
+		stack_tail_drop();
 		st->end = fp_step(st); /* no table, or evicted: mixed mode */
 		return st->end ? 1 : 0;
 	}
@@ -1748,6 +1772,7 @@ static long unwind_frame(__u32 index, void *ctx)
 	}
 	t1 = T_NOW();
 	st->end = table_step(st, &row);
+	stack_tail_stepped(st, &row);
 	T_ADD(17, t1);
 	T_ADD(19, t0);
 	return st->end ? 1 : 0;
@@ -1796,8 +1821,10 @@ static __always_inline __u64 store_walked_stack(void *stacks, struct profile_sta
 	__u64 h = stack_hash(stack) ^ stack->flags;
 
 	h = h ? h : 1;
-	if (bpf_map_lookup_elem(stacks, &h))
+	if (stack_known__has(stacks, h))
 		return h;
+	if (bpf_map_lookup_elem(stacks, &h))
+		goto known;
 	/* -EEXIST: another CPU stored it meanwhile; else the map is full */
 	if (bpf_map_update_elem(stacks, &h, stack, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(stacks, &h)) {
@@ -1805,6 +1832,8 @@ static __always_inline __u64 store_walked_stack(void *stacks, struct profile_sta
 		unwind_count(UNWIND_STAT_STACK_MAP_FULL);
 		return 0;
 	}
+known:
+	stack_known__note(stacks, h);
 	return h;
 }
 
@@ -1828,11 +1857,15 @@ static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, v
 	ruby_walk_start(st);
 	php_walk_start(st);
 	hotspot_walk_start(st);
+	stack_tail_begin(st, (__u32)bpf_get_current_pid_tgid());
 	T_ADD(1, t0);
 	t0 = T_NOW();
 	/* twice the depth: an interpreter's eval frame takes one more step than it records */
 	bpf_loop(2 * (PROFILE_STACK_DEPTH + 1), unwind_frame, NULL, 0);
 	T_ADD(2, t0);
+	t0 = T_NOW();
+	stack_tail_end(st);
+	T_ADD(27, t0);
 	if (st->py.frames)
 		python_count_n(PYTHON_STAT_FRAMES, st->py.frames);
 	if (st->rb.frames)
@@ -1917,9 +1950,9 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id, gen = generation, zero = 0;
 	__u64 period_ns = ctx->sample_period;
-	struct profile_value one = {1, period_ns}, *val;
 	struct profile_key key = {};
 	struct profile_stats *st;
+	struct sample_ids ids;
 	void *counts, *stacks;
 	__u64 t0 = T0_NOW(), t1;
 
@@ -1942,8 +1975,11 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	key.pid = pid;
 	key.tid = tid;
 	t1 = T_NOW();
-	key.image = note_pid(st, pid, tid, key.cgroup_id);
-	note_thread_name(tid);
+	if (!sample_ids__hit(&ids, pid, tid, &key.image)) {
+		key.image = note_pid(st, pid, tid, key.cgroup_id);
+		note_thread_name(tid);
+		sample_ids__fill(&ids, pid, tid, key.image);
+	}
 	T_ADD(6, t1);
 	counts = gen & 1 ? (void *)&counts1 : (void *)&counts0;
 	stacks = gen & 1 ? (void *)&stacks1 : (void *)&stacks0;
@@ -1958,24 +1994,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		key.kernel_stack = store_stack(ctx, stacks, 0, st);
 	T_ADD(4, t1);
 	t1 = T_NOW();
-
-	val = bpf_map_lookup_elem(counts, &key);
-	if (val) {
-		__sync_fetch_and_add(&val->count, 1);
-		__sync_fetch_and_add(&val->period_ns, period_ns);
-	} else if (bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST)) {
-		/* -EEXIST: another CPU inserted the key meanwhile; else the map is full */
-		val = bpf_map_lookup_elem(counts, &key);
-		if (!val) {
-			__sync_fetch_and_add(&st->map_full, 1);
-			__sync_fetch_and_add(&st->map_full_ns, period_ns);
-			return 0;
-		}
-		__sync_fetch_and_add(&val->count, 1);
-		__sync_fetch_and_add(&val->period_ns, period_ns);
-	}
-	__sync_fetch_and_add(&st->samples, 1);
-	__sync_fetch_and_add(&st->samples_ns, period_ns);
+	counts_batch__add(gen, counts, &key, period_ns, st);
 	T_ADD(5, t1);
 	T0_ADD(t0);
 	return 0;

@@ -93,4 +93,16 @@ struct profile_thread_name {
 	char comm[PROFILE_COMM_LEN];
 };
 
+/* Value of the per-CPU count batches (counts_batch0/1, by generation & 1, PROFILE_BATCH_SLOTS
+ * slots direct-mapped by key): a key's samples are added here, without a hash lookup or an
+ * atomic, and go to the counts map when another key takes the slot. The generation they were
+ * taken in: user space adds the drained generation's to its counts map before taking it. */
+#define PROFILE_BATCH_SLOTS 256
+struct profile_batched {
+	struct profile_key key;
+	struct profile_value value;
+	__u32 generation;
+	__u32 pad;
+};
+
 #endif

@@ -90,7 +90,12 @@ enum unwind_stat {
 	UNWIND_STAT_TRUNCATED = 11,	 /* deeper than PROFILE_STACK_DEPTH frames */
 	UNWIND_STAT_STACK_MAP_FULL = 12, /* the user-stack map refused the stack */
 	UNWIND_STAT_KERNEL_THREAD = 13,	 /* no user stack */
-	UNWIND_STAT__COUNT = 14,
+	UNWIND_STAT_TAIL_HIT = 14,	 /* walks that ended with the thread's cached stack tail */
+	UNWIND_STAT_TAIL_MISS = 15,	/* ... that did not (no tail, none of its frames matched) */
+	UNWIND_STAT_TAIL_FALLBACK = 16, /* a tail frame matched but a stack word had changed */
+	UNWIND_STAT_TAIL_FRAMES = 17,	/* frames copied from tails */
+	UNWIND_STAT_TAIL_STORED = 18,	/* tails stored (refreshed) for the next walk */
+	UNWIND_STAT__COUNT = 19,
 };
 
 #endif

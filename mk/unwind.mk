@@ -7,7 +7,7 @@ UNWIND_DIR := $(BUILD)/unwind
 UNWIND_NOFP := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls
 UNWIND_FP := -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls
 UNWIND_PROGS := $(addprefix $(UNWIND_DIR)/,chain-nofp libchain-nofp.so chain-fp libchain-fp.so \
-	edge-nofp edge-fp)
+	edge-nofp edge-fp tail-nofp tail-fp)
 
 .PHONY: unwind-fixtures
 unwind-fixtures: $(UNWIND_PROGS)
@@ -22,6 +22,12 @@ $(UNWIND_DIR)/chain-%: $(UNWIND_SRC)/chain_main.c $(UNWIND_DIR)/libchain-%.so
 	@echo "  CC      $@"
 	$(Q)$(CC) $(if $(filter nofp,$*),$(UNWIND_NOFP),$(UNWIND_FP)) $< -o $@ \
 		-L$(UNWIND_DIR) -lchain-$* -Wl,-rpath,'$$ORIGIN'
+
+# alternating call chains of one frame layout: the stack tail cache's exactness
+$(UNWIND_DIR)/tail-%: $(UNWIND_SRC)/tail.c
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(if $(filter nofp,$*),$(UNWIND_NOFP),$(UNWIND_FP)) -pthread $< -o $@
 
 $(UNWIND_DIR)/edge-%: $(UNWIND_SRC)/edge.c
 	@mkdir -p $(@D)

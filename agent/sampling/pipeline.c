@@ -884,6 +884,11 @@ static void add_unwind_stats(struct pipeline *p, struct window_unwind *u)
 	u->end_clean = d[UNWIND_STAT_END_CLEAN];
 	u->end_fp_chain = d[UNWIND_STAT_END_FP_CHAIN];
 	u->truncated = d[UNWIND_STAT_TRUNCATED];
+	u->tail_hits = d[UNWIND_STAT_TAIL_HIT];
+	u->tail_misses = d[UNWIND_STAT_TAIL_MISS];
+	u->tail_fallbacks = d[UNWIND_STAT_TAIL_FALLBACK];
+	u->tail_frames = d[UNWIND_STAT_TAIL_FRAMES];
+	u->tail_stored = d[UNWIND_STAT_TAIL_STORED];
 	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
 		u->end_early[ends[i].to] = d[ends[i].from];
 	unwind_tables__stats(p->unwind, &ts);

@@ -58,6 +58,8 @@ struct sampler {
 	struct profile_key *keys;
 	struct profile_value *values;
 	size_t counts_cap;
+	struct profile_batched *overflow; /* batched entries the full counts map had no room for */
+	size_t n_overflow, overflow_cap;
 	struct hashtab slot_of_stack;  /* stack hash -> 1-based slot of this drain */
 	struct hashtab pending_stacks; /* stacks of blocks not charged yet: kept by the drain */
 	struct stack_slot *slots;
@@ -294,6 +296,7 @@ void sampler__free(struct sampler *s)
 		close(s->stats_fd);
 	free(s->keys);
 	free(s->values);
+	free(s->overflow);
 	hashtab__free(&s->slot_of_stack);
 	hashtab__free(&s->pending_stacks);
 	free(s->slots);
@@ -722,19 +725,96 @@ static int hand_over(struct sampler *s, int stacks_fd, size_t n, bool offcpu, sa
 	return ret;
 }
 
+/* Adds one batched entry to a counts map no longer written; one that does not fit (the map is
+ * full) is kept in s->overflow, to be handed over after the map's entries. */
+static int add_batched(struct sampler *s, int counts_fd, const struct profile_batched *b)
+{
+	struct profile_value v;
+
+	if (!bpf_map_lookup_elem(counts_fd, &b->key, &v)) {
+		v.count += b->value.count;
+		v.period_ns += b->value.period_ns;
+	} else {
+		v = b->value;
+	}
+	if (!bpf_map_update_elem(counts_fd, &b->key, &v, BPF_ANY))
+		return 0;
+	for (size_t i = 0; i < s->n_overflow; i++)
+		if (!memcmp(&s->overflow[i].key, &b->key, sizeof(b->key))) {
+			s->overflow[i].value.count += b->value.count;
+			s->overflow[i].value.period_ns += b->value.period_ns;
+			return 0;
+		}
+	if (s->n_overflow == s->overflow_cap) {
+		size_t cap = s->overflow_cap ? 2 * s->overflow_cap : 64;
+		struct profile_batched *grown = realloc(s->overflow, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		s->overflow = grown;
+		s->overflow_cap = cap;
+	}
+	s->overflow[s->n_overflow++] = *b;
+	return 0;
+}
+
+/* BPF's per-CPU count batches of generation gen (no longer written) into its counts map. */
+static int take_batches(struct sampler *s, __u32 gen, int counts_fd)
+{
+	int fd = bpf_map__fd(gen & 1 ? s->skel->maps.counts_batch1 : s->skel->maps.counts_batch0);
+	struct profile_batched *percpu;
+	int ret = 0;
+
+	s->n_overflow = 0;
+	percpu = calloc(s->n_possible_cpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	for (__u32 slot = 0; !ret && slot < PROFILE_BATCH_SLOTS; slot++) {
+		if (bpf_map_lookup_elem(fd, &slot, percpu)) {
+			ret = -errno;
+			break;
+		}
+		for (int cpu = 0; !ret && cpu < s->n_possible_cpus; cpu++)
+			if (percpu[cpu].generation == gen && percpu[cpu].value.count)
+				ret = add_batched(s, counts_fd, &percpu[cpu]);
+	}
+	free(percpu);
+	return ret;
+}
+
+/* The entries add_batched could not put in the full map, after the map's own. */
+static int take_overflow(struct sampler *s, size_t *n)
+{
+	int ret = grow_counts(s, *n + s->n_overflow);
+
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < s->n_overflow; i++) {
+		s->keys[*n] = s->overflow[i].key;
+		s->values[(*n)++] = s->overflow[i].value;
+	}
+	return 0;
+}
+
 int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 {
-	__u32 old = s->skel->bss->generation & 1;
+	__u32 gen = s->skel->bss->generation, old = gen & 1;
 	int counts_fd, stacks_fd, ret, ret2;
 	size_t n = 0;
 
-	s->skel->bss->generation = old ^ 1;
+	/* counted, not toggled: BPF's per-CPU "stored this generation" stack hashes and count
+	 * batches tell generations apart by it */
+	s->skel->bss->generation = gen + 1;
 	__sync_synchronize();
 	wait_for_inflight_runs();
 
 	counts_fd = bpf_map__fd(old ? s->skel->maps.counts1 : s->skel->maps.counts0);
 	stacks_fd = bpf_map__fd(old ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
-	ret = take_counts(s, counts_fd, &n);
+	ret = take_batches(s, gen, counts_fd);
+	ret2 = take_counts(s, counts_fd, &n);
+	ret = ret ? ret : ret2;
+	if (!ret)
+		ret = take_overflow(s, &n);
 	if (!ret)
 		ret = hand_over(s, stacks_fd, n, false, fn, ctx);
 	if (!ret && s->offcpu_loaded) {
@@ -816,11 +896,14 @@ int sampler__thread_name(struct sampler *s, pid_t tid, char *buf, size_t len)
 	return 0;
 }
 
+static void sampler__proc_maps_changed(struct sampler *s, pid_t pid);
+
 void sampler__forget_pid(struct sampler *s, pid_t pid)
 {
 	__u32 key = pid;
 
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.seen_pids), &key);
+	sampler__proc_maps_changed(s, pid); /* BPF's per-CPU copies of the entry are stale */
 }
 
 int sampler__set_excluded_cgroups(struct sampler *s, const uint64_t *ids, size_t n)

@@ -141,6 +141,11 @@ static void add_unwind_stats(struct window_unwind *dst, const struct window_unwi
 	for (int i = 0; i < WINDOW_UNWIND_END__COUNT; i++)
 		dst->end_early[i] += src->end_early[i];
 	dst->truncated += src->truncated;
+	dst->tail_hits += src->tail_hits;
+	dst->tail_misses += src->tail_misses;
+	dst->tail_fallbacks += src->tail_fallbacks;
+	dst->tail_frames += src->tail_frames;
+	dst->tail_stored += src->tail_stored;
 	dst->tables_built += src->tables_built;
 	dst->build_ns += src->build_ns;
 	dst->tables_corrupt += src->tables_corrupt;

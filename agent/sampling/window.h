@@ -62,7 +62,11 @@ struct window_unwind {
 	uint64_t end_clean;		  /* stacks that reached an undefined return address */
 	uint64_t end_fp_chain;		  /* frame-pointer chain ended (rbp or ra 0) */
 	uint64_t end_early[WINDOW_UNWIND_END__COUNT];
-	uint64_t truncated;		 /* deeper than the cap: a [truncated] root frame */
+	uint64_t truncated; /* deeper than the cap: a [truncated] root frame */
+	/* the per-thread stack tails (bpf/stack_tail.h): walks that ended with the thread's
+	 * cached outer frames, walks that did not, tails whose stack words had changed (walked
+	 * instead), frames copied, tails stored */
+	uint64_t tail_hits, tail_misses, tail_fallbacks, tail_frames, tail_stored;
 	uint64_t tables_built, build_ns; /* over the window */
 	/* binaries whose table could not be built over the window (frame pointers for them) */
 	uint64_t tables_corrupt, tables_too_big, tables_unreadable;

@@ -487,6 +487,18 @@ static void render_unwind(struct prom_text *t, const struct window_unwind *u)
 				      {"no_row", u->end_early[WINDOW_UNWIND_END_NO_ROW]},
 				      {"stack_map_full", u->end_early[WINDOW_UNWIND_END_MAP_FULL]}},
 	    9);
+	counter_by(
+	    t, P "stack_tail_walks_total",
+	    "User stack walks by the thread's cached stack tail: ended with it (hit), walked "
+	    "to the end (miss), or a tail frame matched but a stack word had changed "
+	    "(fallback: walked instead).",
+	    "result",
+	    (const struct labelled[]){
+		{"hit", u->tail_hits}, {"miss", u->tail_misses}, {"fallback", u->tail_fallbacks}},
+	    3);
+	prom_text__counter(t, P "stack_tail_frames_total",
+			   "Frames copied from cached stack tails instead of unwound.",
+			   u->tail_frames);
 	prom_text__counter(t, P "unwind_tables_built_total", "Unwind tables compiled.",
 			   u->tables_built);
 	counter_by(t, P "unwind_table_failures_total",

@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: Apache-2.0
+# The per-thread stack tail cache (bpf/stack_tail.h) against real BPF: two call chains of one
+# frame layout alternate every 3 ms (tests/fixtures/unwind/tail.c), so the cached tail of one
+# chain meets the other chain's walk at a frame of equal state; every sample must still name
+# its own chain's outer function, in one thread and in threads that alternate out of step.
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+
+import harness
+import pprof_py
+from stacks import base_name, share, show, user_frames, weight
+
+BUILD = os.path.abspath(os.environ.get("ROOTTRACE_BUILD", "build"))
+AGENT = os.path.join(BUILD, "roottrace-agent")
+UNWIND = os.path.join(BUILD, "unwind")
+FREQ = 199
+START_FRAMES = ["__libc_start_call_main", "__libc_start_main", "_start"]
+TAILS = re.compile(r"stack tails: (\d+) walks ended with the thread's cached tail \((\d+) frames "
+                   r"copied\), (\d+) walked to the end, (\d+) tails changed")
+
+
+def require_root():
+    if os.geteuid() != 0:
+        raise unittest.SkipTest("needs root for BPF")
+    if not os.path.exists(AGENT):
+        raise AssertionError("%s not built" % AGENT)
+
+
+def record(argv, seconds):
+    """Runs argv, records only its pid for `seconds`; (profile, stderr, tail counters)."""
+    tmp = tempfile.mkdtemp(prefix="rt-tail-")
+    out = os.path.join(tmp, "p.pb.gz")
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.3)
+        res = subprocess.run([AGENT, "record", "--pid", str(proc.pid), "--unwind", "auto",
+                              "--duration", "%gs" % seconds, "--frequency", str(FREQ),
+                              "--output", out], capture_output=True, text=True, timeout=120)
+        if res.returncode != 0:
+            raise AssertionError("record exited %d: %s" % (res.returncode, res.stderr))
+        m = TAILS.search(res.stderr)
+        if not m:
+            raise AssertionError("no stack tail counters in: " + res.stderr)
+        tails = dict(zip(("hits", "frames", "misses", "fallbacks"), map(int, m.groups())))
+        return pprof_py.parse_file(out), res.stderr, tails
+    finally:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def chain_samples(prof, leaf):
+    """Samples in leaf (leaf_a or leaf_b), their user frames from the leaf function on."""
+    out = []
+    for s in prof.samples:
+        # glibc's internal alias: __GI___clone3 is __clone3
+        frames = [base_name(f).replace("__GI___", "__") for f in user_frames(s)]
+        if leaf in frames:
+            out.append((s, frames[frames.index(leaf):]))
+    return out
+
+
+class AlternatingChains(unittest.TestCase):
+    def setUp(self):
+        require_root()
+
+    def check_chains(self, argv, root):
+        prof, err, tails = record(argv, 5)
+        for chain in ("a", "b"):
+            got = chain_samples(prof, "leaf_" + chain)
+            samples = [s for s, _ in got]
+            self.assertGreater(weight(samples), 40, err)
+            want = ["leaf_" + chain, "mid", "outer_" + chain, "alternate"] + root
+            good = [s for s, frames in got if frames == want]
+            bad = [s for s in samples if s not in good]
+            self.assertGreaterEqual(share(good, samples), 0.99,
+                                    "chain %s:\n%s\n%s" % (chain, show(bad), err))
+        # the tails were used, and a chain's walk met the other's tail and found its words
+        # changed: the exactness above is the cache's, not its absence
+        self.assertGreater(tails["hits"], 50, err)
+        self.assertGreater(tails["fallbacks"], 10, err)
+
+    def test_each_sample_names_its_own_chains_outer_function(self):
+        self.check_chains([os.path.join(UNWIND, "tail-nofp"), "60"], ["main"] + START_FRAMES)
+
+    def test_with_frame_pointers_too(self):
+        self.check_chains([os.path.join(UNWIND, "tail-fp"), "60"], ["main"] + START_FRAMES)
+
+    def test_threads_out_of_step_keep_their_own_tails(self):
+        self.check_chains([os.path.join(UNWIND, "tail-nofp"), "60", "3", "2"],
+                          ["thread_main", "start_thread", "__clone3"])
+
+
+if __name__ == "__main__":
+    harness.main()
