@@ -3,11 +3,13 @@
 # BPF ns per sample of one target process, builds alternating, from the in-kernel timer of
 # -DPROFILE_TIMING=1 builds (the machine's other processes are out of it). Root.
 # bench/bpf_sample_ab.py ROUNDS SECONDS HZ KIND[,KIND...] BUILD BUILD... (KIND: python, ruby,
-# php (30 deep), pyspin, rbspin, phpspin (hot under caller), nativeN (edge-nofp N deep))
+# php, jvm, node (30 deep), pyspin, rbspin, phpspin, nodespin (hot under caller), nativeN
+# (edge-nofp N deep)). AB_WARM=S: the timer is read from S seconds into the recording on
+# (default 2; a JVM's or node's big tables take seconds to build on a busy machine).
 import json, os, statistics, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
-import bench_python, bench_ruby, bench_php, bench_steady_overhead as so
+import bench_python, bench_ruby, bench_php, bench_jvm, bench_v8, bench_steady_overhead as so
 rounds, secs, freq = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 kinds = sys.argv[4].split(","); builds = sys.argv[5:]
 def script(src, suf):
@@ -16,17 +18,44 @@ ARGV = {"python": [bench_python.PYTHON, script(bench_python.DEEP_PY, ".py")],
         "ruby": [bench_ruby.RUBY, script(bench_ruby.DEEP_RUBY, ".rb")],
         "php": [bench_php.PHP, script(bench_php.DEEP_PHP, ".php")],
         "pyspin": ["python3.11", "-c", so.SPIN_PY], "rbspin": ["ruby", "-e", so.SPIN_RB],
-        "phpspin": ["php", "-r", so.SPIN_PHP]}
+        "phpspin": ["php", "-r", so.SPIN_PHP], "nodespin": [bench_v8.NODE, "-e", so.SPIN_JS],
+        "jvm": ["java", "-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,Deep::*", "-cp",
+                bench_jvm.classes(builds[0]) if "jvm" in kinds else "", "Deep", str(secs + 60),
+                str(bench_jvm.DEPTH)],
+        "node": [bench_v8.NODE, bench_v8.DEEP_JS, str(secs + 60), str(bench_v8.DEPTH)]}
+GO = ("jvm", "node")  # print "ready", descend on "go"
+warm = float(os.environ.get("AB_WARM", "2"))
+def start(k, argv):
+    if k not in GO:
+        return subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    t = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    if not t.stdout.readline().startswith("ready"):
+        raise SystemExit(k + " did not start")
+    t.stdin.write("go\n"); t.stdin.flush()
+    return t
 def timing_ids():
     out = subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True).stdout
     return {m["id"] for m in json.loads(out or "[]") if m.get("name") == "prof_timing"}
+def own_ids(pid):
+    """The map ids the record process holds: its own prof_timing among others' (the machine is
+    shared: other timing builds start and stop meanwhile)."""
+    ids = set()
+    for fd in os.listdir("/proc/%d/fdinfo" % pid):
+        try:
+            for line in open("/proc/%d/fdinfo/%s" % (pid, fd)):
+                if line.startswith("map_id:"):
+                    ids.add(int(line.split()[1]))
+        except OSError:
+            pass
+    return ids
 def phase0(ids):
     """The timer of the record's own map: another engineer's timing build may run beside it."""
     ns = cnt = 0
     out = "[]"
     for i in ids:
         out = subprocess.run(["bpftool", "-j", "map", "dump", "id", str(i)], capture_output=True, text=True).stdout
-    for e in json.loads(out or "[]"):
+    dump = json.loads(out or "[]")
+    for e in dump if isinstance(dump, list) else []:
         k = e["key"] if isinstance(e["key"], int) else int(e["key"][0], 0)
         if k != 0: continue
         for v in e.get("values", []):
@@ -39,12 +68,12 @@ for r in range(rounds):
         for b in (builds if r % 2 == 0 else builds[::-1]):
             argv = ARGV.get(k) or [os.path.join(builds[0], "unwind", "edge-nofp"), "deep", str(secs + 5), k.replace("native", "") or "30"]
             before = timing_ids()
-            t = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+            t = start(k, argv)
             time.sleep(0.5)
             rec = subprocess.Popen([os.path.join(b, "roottrace-agent"), "record", "--pid", str(t.pid), "--unwind", "auto",
                                     "--duration", "%ds" % secs, "--frequency", freq, "--output", tempfile.mktemp(suffix=".pb.gz")],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(2); ids = timing_ids() - before; a = phase0(ids); time.sleep(secs - 3); z = phase0(ids)
+            time.sleep(warm); ids = (timing_ids() - before) & own_ids(rec.pid); a = phase0(ids); time.sleep(secs - warm - 1); z = phase0(ids)
             rec.wait(); t.kill(); t.wait()
             n = z[1] - a[1]; v = (z[0] - a[0]) / n if n else 0
             res[(k, b)].append(v)

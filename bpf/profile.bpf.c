@@ -1762,7 +1762,10 @@ static long unwind_frame(__u32 index, void *ctx)
 		: 1;
 	T_ADD(15, t1);
 	if (found > 0) {
-		stack_tail_drop();
+		if (st->last_map.table_id != UNWIND_NO_TABLE)
+			stack_tail_table_pending(); /* not loaded yet, or evicted */
+		else
+			stack_tail_drop();
 		st->end = fp_step(st); /* no table, or evicted: mixed mode */
 		return st->end ? 1 : 0;
 	}

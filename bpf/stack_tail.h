@@ -24,8 +24,8 @@
  * interpreter's memory, not the stack, so a tail never covers one: a frame whose pc lies in an
  * eval loop, or that the interpreter walk steps over, ends the tail being recorded). Any
  * frame of the tail can be where a later walk joins it: the merge of the walk's frames with
- * the tail's, by sp, costs one comparison a frame. Processes with a JIT (V8, HotSpot) are left
- * out: their code moves. */
+ * the tail's, by sp, costs one comparison a frame. In V8 and HotSpot processes the tail is the
+ * native frames below the outermost JS or Java frame (stack_tail_vm.h). */
 #define STACK_TAIL_FRAMES 24	/* frames of a tail (a full recording restarts: the outer ones) */
 #define STACK_TAIL_SLOTS 48	/* stack words noted (a step reads 1-3) */
 #define STACK_TAIL_SPAN 16384	/* bytes from a tail's first frame's sp to its last word */
@@ -59,6 +59,7 @@ struct stack_tail {
 	__u32 end; /* enum unwind_stat that ended the walk */
 	__u32 pad;
 	__u64 span_hi; /* past the highest noted word */
+	__u64 vm_key;  /* stack_tail_vm_key when recorded (stack_tail_vm.h) */
 	struct stack_tail_frame frames[STACK_TAIL_FRAMES];
 	__u64 slot_addr[STACK_TAIL_SLOTS];
 	__u64 slot_val[STACK_TAIL_SLOTS];
@@ -68,14 +69,15 @@ struct stack_tail {
 /* A walk's side: the tail it may join (the frames' states, copied at its start) and the tail
  * it records for the next walk. */
 struct stack_tail_walk {
-	__u32 on;	      /* tails used in this walk (native tables, no JIT runtime) */
-	__u32 tid, seq;	      /* the thread, proc_maps_seq at the walk's start */
-	__u32 n_cand, j;      /* frames of the cached tail; the next to compare */
-	__u32 n_rec, n_slots; /* frames and words of the tail being recorded */
-	__u32 noting;	      /* the current frame is recorded: its step notes its reads */
-	__u32 hit, fallbacks; /* the walk ended with the cached tail; validations failed */
-	__u32 copied;	      /* frames copied from the tail */
-	__u32 pad;
+	__u32 on;		/* tails used in this walk */
+	__u32 tid, seq;		/* the thread, proc_maps_seq at the walk's start */
+	__u32 n_cand, j;	/* frames of the cached tail; the next to compare */
+	__u32 n_rec, n_slots;	/* frames and words of the tail being recorded */
+	__u32 noting;		/* the current frame is recorded: its step notes its reads */
+	__u32 hit, fallbacks;	/* the walk ended with the cached tail; validations failed */
+	__u32 copied;		/* frames copied from the tail */
+	__u32 pending;		/* a step found its table not loaded yet: no tail stored */
+	__u64 vm_key;		/* stack_tail_vm_key at the walk's start */
 	__u64 next_pc, next_sp; /* the state the last recorded frame's step led to */
 	__u64 win_lo, win_len;	/* the stack bytes read into span (win_lo 0: none yet) */
 	struct stack_tail_frame cand[STACK_TAIL_FRAMES];

@@ -5,6 +5,7 @@
 #define ROOTTRACE_STACK_TAIL_WALK_H
 
 #include "stack_tail.h"
+#include "stack_tail_vm.h"
 
 /* Keeps an index in one register between its bounds check and its use (clang would otherwise
  * use a copy the verifier knows no bound of). */
@@ -27,8 +28,8 @@ static __always_inline void stack_tail_count(__u32 stat, __u64 n)
 }
 
 /* Before a walk: the thread's tail, when it was recorded in this process under its current
- * mapping set (proc_maps_seq moves with every new set: other binaries, other tables). A
- * global function: verified once, apart from the walk's paths. */
+ * mapping set (proc_maps_seq moves with every new set: other binaries, other tables) and VM
+ * state (stack_tail_vm_key). A global function: verified once, apart from the walk's paths. */
 __noinline int stack_tail_begin(struct walk_state *st, __u32 tid)
 {
 	struct stack_tail_walk *t = stack_tail_get();
@@ -37,16 +38,17 @@ __noinline int stack_tail_begin(struct walk_state *st, __u32 tid)
 
 	if (!st || !t)
 		return 0;
-	t->on = !(st->in & (PROC_IN_V8 | PROC_IN_HOTSPOT)); /* JIT code moves */
+	t->on = 1; /* V8 and HotSpot too: below their outermost frame (stack_tail_vm.h) */
 	t->tid = tid;
+	t->vm_key = stack_tail_vm_key(st);
 	t->seq = proc_maps_seq[st->pid & (PROC_MAPS_CACHE_SLOTS - 1)];
 	t->n_cand = t->j = t->n_rec = t->n_slots = t->noting = 0;
-	t->hit = t->fallbacks = t->copied = 0;
+	t->hit = t->fallbacks = t->copied = t->pending = 0;
 	t->win_lo = t->win_len = 0;
 	if (!t->on)
 		return 0;
 	e = bpf_map_lookup_elem(&stack_tails, &tid);
-	if (!e || e->pid != st->pid || e->seq != t->seq)
+	if (!e || e->pid != st->pid || e->seq != t->seq || e->vm_key != t->vm_key)
 		return 0;
 	n = e->n_frames;
 	for (i = 0; i < STACK_TAIL_FRAMES && i < n; i++)
@@ -119,7 +121,8 @@ __noinline int stack_tail_join(struct walk_state *st)
 		return 0; /* the walk is truncated there: walked, to say so */
 	e = bpf_map_lookup_elem(&stack_tails, &t->tid);
 	/* the copy taken at the walk's start: an LRU element is reused once evicted */
-	if (!e || e->pid != st->pid || e->seq != t->seq || e->n_frames != t->n_cand) {
+	if (!e || e->pid != st->pid || e->seq != t->seq || e->vm_key != t->vm_key ||
+	    e->n_frames != t->n_cand) {
 		t->n_cand = 0;
 		return 0;
 	}
@@ -230,6 +233,22 @@ static __always_inline void stack_tail_drop(void)
 	}
 }
 
+/* The frame's binary has a table whose rows are not loaded yet (a big one is built for
+ * seconds: node's, libjvm's): its frame-pointer step restarts the tail, and the tail is not
+ * stored. Stored, it would be joined below that frame on every later walk, which never
+ * records again (a hit stores nothing), and the loaded rows, which move no proc_maps_seq,
+ * would be walked above it on every sample. */
+static __always_inline void stack_tail_table_pending(void)
+{
+	struct stack_tail_walk *t = stack_tail_get();
+
+	if (t) {
+		t->pending = 1;
+		t->noting = 0;
+		t->n_rec = t->n_slots = 0;
+	}
+}
+
 /* After the recorded frame's table step: its kind, and the state it led to (its caller must
  * start there to follow it in the tail). A signal frame's registers, and words read outside
  * the frame's span, are not tail material. */
@@ -282,7 +301,8 @@ static __always_inline void stack_tail_stepped(struct walk_state *st, const stru
 
 /* After the walk: the counters, and the walk's tail stored for the thread's next walk when the
  * walk ended on a recorded frame for a reason its state and words decide (not a failed read,
- * not the depth cap or the loop's bound). The outermost frames whose words fit the span. */
+ * not the depth cap or the loop's bound) and found every table it looked for loaded. The
+ * outermost frames whose words fit the span. */
 __noinline int stack_tail_end(struct walk_state *st)
 {
 	struct stack_tail_walk *t = stack_tail_get();
@@ -297,8 +317,8 @@ __noinline int stack_tail_end(struct walk_state *st)
 		stack_tail_count(UNWIND_STAT_TAIL_FALLBACK, t->fallbacks);
 	if (t->copied)
 		stack_tail_count(UNWIND_STAT_TAIL_FRAMES, t->copied);
-	if (t->hit || !t->noting || !t->n_rec || t->n_rec > STACK_TAIL_FRAMES || !st->end ||
-	    st->end == UNWIND_STAT_TRUNCATED || st->end == UNWIND_STAT_END_READ)
+	if (t->hit || t->pending || !t->noting || !t->n_rec || t->n_rec > STACK_TAIL_FRAMES ||
+	    !st->end || st->end == UNWIND_STAT_TRUNCATED || st->end == UNWIND_STAT_END_READ)
 		return 0;
 	e = bpf_map_lookup_elem(&stack_tail_build, &zero);
 	if (!e)
@@ -357,6 +377,7 @@ __noinline int stack_tail_end(struct walk_state *st)
 	e->end = st->end;
 	e->pad = 0;
 	e->span_hi = hi;
+	e->vm_key = t->vm_key;
 	if (!bpf_map_update_elem(&stack_tails, &t->tid, e, BPF_ANY))
 		stack_tail_count(UNWIND_STAT_TAIL_STORED, 1);
 	return 0;

@@ -3,6 +3,8 @@
 # frame layout alternate every 3 ms (tests/fixtures/unwind/tail.c), so the cached tail of one
 # chain meets the other chain's walk at a frame of equal state; every sample must still name
 # its own chain's outer function, in one thread and in threads that alternate out of step.
+# node and a JVM (bpf/stack_tail_vm.h): the native frames below the outermost JS or Java frame
+# are copied from the tail, and the stacks are the walk's (names, callers, one native root).
 import os
 import re
 import shutil
@@ -13,6 +15,8 @@ import unittest
 
 import harness
 import pprof_py
+import test_jvm
+import test_v8
 from stacks import base_name, share, show, user_frames, weight
 
 BUILD = os.path.abspath(os.environ.get("ROOTTRACE_BUILD", "build"))
@@ -52,6 +56,21 @@ def record(argv, seconds):
         proc.kill()
         proc.wait()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def tail_counters(stderr):
+    m = TAILS.search(stderr)
+    if not m:
+        raise AssertionError("no stack tail counters in: " + stderr)
+    return dict(zip(("hits", "frames", "misses", "fallbacks"), map(int, m.groups())))
+
+
+def below_vm(sample, module):
+    """The native frames below the outermost frame of the VM's module ([jit:v8], [jit:jvm])."""
+    frames = [(f.split("(")[0], m) for f, m in zip(sample.stack, sample.modules)
+              if m != "[kernel]"]
+    vm = [i for i, (_, m) in enumerate(frames) if m == module]
+    return tuple(f for f, _ in frames[vm[-1] + 1:]) if vm else ()
 
 
 def chain_samples(prof, leaf):
@@ -94,6 +113,53 @@ class AlternatingChains(unittest.TestCase):
     def test_threads_out_of_step_keep_their_own_tails(self):
         self.check_chains([os.path.join(UNWIND, "tail-nofp"), "60", "3", "2"],
                           ["thread_main", "start_thread", "__clone3"])
+
+
+# Long enough for node's and libjvm's tables (tens of MiB of text) to be built and loaded on a
+# busy machine: the tail holds table-walked frames only.
+VM_SECONDS = 30
+
+
+class VmTails(unittest.TestCase):
+    """The tail below a VM's outermost frame: used, and the stacks stay the walk's."""
+
+    def setUp(self):
+        require_root()
+
+    def check(self, rec, module, hot, caller, entry, root):
+        tails = tail_counters(rec.stderr)
+        # the native frames below JSEntry or the call stub came from the tail, most samples
+        self.assertGreater(tails["hits"], 20, rec.stderr)
+        self.assertGreaterEqual(tails["frames"], 5 * tails["hits"], rec.stderr)
+        hot_samples = [s for s in rec.samples if hot in s.stack]
+        self.assertGreaterEqual(share(hot_samples, rec.samples), 0.95, rec.why())
+        with_caller = [s for s in hot_samples if test_v8.above(s, hot) == caller]
+        self.assertGreaterEqual(share(with_caller, hot_samples), 0.90,
+                                rec.why([s for s in hot_samples if s not in with_caller]))
+        to_entry = [s for s in hot_samples if entry in s.stack]
+        self.assertGreaterEqual(share(to_entry, hot_samples), 0.95,
+                                rec.why([s for s in hot_samples if s not in to_entry]))
+        # walked (before the tail, or its words changed) and copied, the frames below the VM
+        # are one sequence, down to the thread's root
+        natives = {}
+        for s in hot_samples:
+            natives.setdefault(below_vm(s, module), []).append(s)
+        main = max(natives, key=lambda k: weight(natives[k]))
+        self.assertGreaterEqual(share(natives[main], hot_samples), 0.99,
+                                "\n".join("%d: %s" % (weight(v), " <- ".join(k))
+                                          for k, v in natives.items()) + "\n" + rec.stderr)
+        self.assertEqual([base_name(f).replace("__GI___", "__") for f in main[-len(root):]],
+                         root, main)
+
+    def test_node_native_frames_below_js_entry_come_from_the_tail(self):
+        rec = test_v8.NodeRecording("hot.js", "hot", go=True, seconds=VM_SECONDS)
+        self.check(rec, "[jit:v8]", "hotLoop", "callerOfHot", test_v8.NODE_START,
+                   [test_v8.NODE_START.split("(")[0]] + START_FRAMES)
+
+    def test_jvm_native_frames_below_the_call_stub_come_from_the_tail(self):
+        rec = test_jvm.JvmRecording("hot", go=True, seconds=VM_SECONDS)
+        self.check(rec, "[jit:jvm]", "Hot.hotLoop", "Hot.callerOfHot", "Hot.main",
+                   ["start_thread", "__clone3"])
 
 
 if __name__ == "__main__":
