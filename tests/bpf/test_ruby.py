@@ -3,13 +3,15 @@
 # libruby-3.1.so, started without flags): a hot method under a known caller named in order
 # (Class#method, Class.method, blocks in them),
 # vm_exec_core replaced by the Ruby frames it runs, four threads each named, a process started
-# after the agent, one that exits before its window is named, and one in its own mount
-# namespace.
+# after the agent, one that exits before its window is named, one first sampled while its
+# loader runs, and one in its own mount namespace.
 import os
+import subprocess
 import time
 
 import harness
 from runtime_case import RuntimeCase, frames_of, function_files, of_pid, parent_of, share
+from test_record import BUILD
 
 RUBY = "/usr/bin/ruby3.1"
 LIBRUBY = "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"
@@ -148,6 +150,37 @@ class RubyFrames(RuntimeCase):
         self.assertGreater(len(hot), 0, err)
         under = share(hot, lambda s: parent_of(s, "Object#hot") == "Object#caller_of_hot")
         self.assertGreaterEqual(under, 0.90, err)
+
+    def loader_caught(self, step):
+        """short.rb started after the agent, its loader held busy for a second at step (an
+        LD_AUDIT fixture): its first samples, which announce it, are taken in ld.so. Its
+        hot method must be named under its caller all the same."""
+        audit = os.path.join(BUILD, "fixtures", "libslowld-%s.so" % step)
+        self.assertTrue(os.path.exists(audit), audit)
+        rec, out = self.record(8)
+        time.sleep(1)
+        p = subprocess.Popen([RUBY, os.path.join(self.tmp, "short.rb")],
+                             env=dict(os.environ, LD_AUDIT=audit),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.procs.append(p)
+        p.wait(30)  # a second in the loader, then two running Ruby
+        prof, err = self.finish(rec, out)
+        samples = of_pid(prof, p.pid)
+        self.assertGreater(len(samples), 0, err)
+        # (its stacks end in __libc_start_call_main under LD_AUDIT: not "whole" ones)
+        hot = [s for s in samples if "Object#hot" in ruby_frames(s)]
+        self.assertGreater(len(hot), 0, err)
+        under = share(hot, lambda s: parent_of(s, "Object#hot") == "Object#caller_of_hot")
+        self.assertGreaterEqual(under, 0.90, err)
+
+    def test_a_process_announced_before_its_loader_mapped_libruby(self):
+        # the ruby executable mapped, libruby not yet: it is captured again once mapped
+        self.loader_caught("search")
+
+    def test_a_process_announced_before_its_loader_relocated_libruby(self):
+        # libruby mapped, its TLS module id not written yet (the loader relocates after
+        # mapping every library): it is captured again once written
+        self.loader_caught("open")
 
     def test_a_process_in_its_own_mount_namespace(self):
         # a libruby only its namespace has: a private tmpfs holding copies of ruby and libruby
