@@ -99,6 +99,9 @@ static int64_t realtime_ns(void)
  * captured every process of the batch, so a short-lived one is not missed meanwhile. */
 static void queue_unwind_capture(struct pipeline *p, pid_t pid)
 {
+	for (size_t i = 0; i < p->n_unwind_pending; i++)
+		if (p->unwind_pending[i] == pid)
+			return; /* queued already: its maps are read when it is captured */
 	if (p->n_unwind_pending == p->unwind_pending_cap) {
 		size_t cap = p->unwind_pending_cap ? 2 * p->unwind_pending_cap : 64;
 		pid_t *tmp = realloc(p->unwind_pending, cap * sizeof(*tmp));
@@ -238,34 +241,45 @@ static int open_unwind_tables(struct pipeline *p)
 
 /* --- the runtimes' sink: the sampler's interpreter maps ---------------------------------- */
 
+/* A runtime attached to pid: its tables are captured (again) from the maps as they are now.
+ * One caught while its loader ran (-EAGAIN, captured again later) may have had its mapping
+ * table published then too, without the libraries mapped since (libc, libruby): its walks
+ * would end there, never reaching _start, until the next window's refresh. */
 static int runtime_attach(void *ctx, enum runtime_kind kind, pid_t pid, const void *state,
 			  size_t size)
 {
+	struct pipeline *p = ctx;
+	int ret = -EINVAL;
+
 	if (kind == RUNTIME_PYTHON && size == sizeof(struct python_proc))
-		return sampler__python_set_process(ctx, pid, state);
-	if (kind == RUNTIME_V8 && size == sizeof(struct v8_proc))
-		return sampler__v8_set_process(ctx, pid, state);
-	if (kind == RUNTIME_RUBY && size == sizeof(struct ruby_proc))
-		return sampler__ruby_set_process(ctx, pid, state);
-	if (kind == RUNTIME_PHP && size == sizeof(struct php_proc))
-		return sampler__php_set_process(ctx, pid, state);
-	if (kind == RUNTIME_HOTSPOT && size == sizeof(struct hotspot_proc))
-		return sampler__hotspot_set_process(ctx, pid, state);
-	return -EINVAL;
+		ret = sampler__python_set_process(p->sampler, pid, state);
+	else if (kind == RUNTIME_V8 && size == sizeof(struct v8_proc))
+		ret = sampler__v8_set_process(p->sampler, pid, state);
+	else if (kind == RUNTIME_RUBY && size == sizeof(struct ruby_proc))
+		ret = sampler__ruby_set_process(p->sampler, pid, state);
+	else if (kind == RUNTIME_PHP && size == sizeof(struct php_proc))
+		ret = sampler__php_set_process(p->sampler, pid, state);
+	else if (kind == RUNTIME_HOTSPOT && size == sizeof(struct hotspot_proc))
+		ret = sampler__hotspot_set_process(p->sampler, pid, state);
+	if (!ret && p->unwind)
+		queue_unwind_capture(p, pid);
+	return ret;
 }
 
 static void runtime_detach(void *ctx, enum runtime_kind kind, pid_t pid)
 {
+	struct sampler *s = ((struct pipeline *)ctx)->sampler;
+
 	if (kind == RUNTIME_PYTHON)
-		sampler__python_forget_process(ctx, pid);
+		sampler__python_forget_process(s, pid);
 	else if (kind == RUNTIME_V8)
-		sampler__v8_forget_process(ctx, pid);
+		sampler__v8_forget_process(s, pid);
 	else if (kind == RUNTIME_RUBY)
-		sampler__ruby_forget_process(ctx, pid);
+		sampler__ruby_forget_process(s, pid);
 	else if (kind == RUNTIME_PHP)
-		sampler__php_forget_process(ctx, pid);
+		sampler__php_forget_process(s, pid);
 	else if (kind == RUNTIME_HOTSPOT)
-		sampler__hotspot_forget_process(ctx, pid);
+		sampler__hotspot_forget_process(s, pid);
 }
 
 static int open_runtimes(struct pipeline *p)
@@ -273,7 +287,7 @@ static int open_runtimes(struct pipeline *p)
 	struct runtime_sink sink = {
 	    .attach = runtime_attach,
 	    .detach = runtime_detach,
-	    .ctx = p->sampler,
+	    .ctx = p,
 	};
 
 	p->runtimes = runtimes__new(&sink, p->procs);
