@@ -247,12 +247,15 @@ static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 
 /* The class part of a frame's name from its method entry me: "" when the version does not
  * keep it where it is read, the method is not an iseq method, or (-ESTALE) the entry no longer
- * runs an iseq that can be this frame's. */
-static int read_class(pid_t pid, struct ruby_process *p, uint64_t iseq, uint64_t me,
+ * runs an iseq that can be this frame's: its own, a block's in it (" in " in the label), or
+ * code it evals (body's type: rubygems' gemspecs at every start), named as the method, as
+ * Ruby's backtraces do. */
+static int read_class(pid_t pid, struct ruby_process *p, uint64_t iseq, uint64_t body, uint64_t me,
 		      const char *label, char *ret, size_t len, bool *ret_singleton)
 {
 	const struct ruby_version *v = p->version;
 	uint64_t head, def, def_type, method_iseq, owner;
+	uint32_t type = 0;
 	int err;
 
 	ret[0] = '\0';
@@ -268,7 +271,9 @@ static int read_class(pid_t pid, struct ruby_process *p, uint64_t iseq, uint64_t
 		return 0;
 	if ((err = procmem__read(pid, def + RUBY_DEF_ISEQ, &method_iseq, sizeof(method_iseq))))
 		return err;
-	if (method_iseq != iseq && !strstr(label, " in "))
+	if (method_iseq != iseq && !strstr(label, " in ") &&
+	    (procmem__read(pid, body + RUBY_BODY_TYPE, &type, sizeof(type)) ||
+	     type != RUBY_ISEQ_TYPE_EVAL))
 		return -ESTALE; /* a method frame runs its own entry's iseq */
 	if (ruby_class_ids__needed(v) && !p->ids.classpath && p->roots.cobject &&
 	    p->ids_tries < IDS_TRIES) {
@@ -309,8 +314,8 @@ static int read_name(void *ctx, pid_t pid, void *proc, uint64_t iseq, uint64_t c
 		ret->file[0] = '\0'; /* named without its file */
 	klass[0] = '\0';
 	if (!err && (cookie & RUBY_COOKIE_METHOD_ENTRY))
-		err = read_class(pid, p, iseq, cookie & ~RUBY_COOKIE_METHOD_ENTRY, label, klass,
-				 sizeof(klass), &singleton);
+		err = read_class(pid, p, iseq, body, cookie & ~RUBY_COOKIE_METHOD_ENTRY, label,
+				 klass, sizeof(klass), &singleton);
 	if (!err)
 		ruby_qualify(label, klass, singleton, ret->function, sizeof(ret->function));
 	return err;
