@@ -122,11 +122,27 @@ static int64_t monotonic_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Captures queued processes' tables for up to budget_ms, oldest first. */
+/* Captures queued processes' tables for up to budget_ms: first those whose binaries all have
+ * their tables (publishing costs well under a millisecond), then the others oldest first. A
+ * short-lived process of known binaries (a script's interpreter) is not left behind other
+ * processes' table builds: on a loaded machine those took over a second, longer than it ran
+ * (its samples stay frame-pointer walks until captured, without interpreter frames). A capture
+ * may poll the sampler between builds, whose announcements append to the queue: the passes
+ * read its pointer and length at each step. */
 static void capture_unwind_pending(struct pipeline *p, int budget_ms)
 {
 	int64_t end = monotonic_ms() + budget_ms;
-	size_t done = 0;
+	size_t done = 0, kept = 0;
+
+	for (size_t i = 0; i < p->n_unwind_pending;) {
+		pid_t pid = p->unwind_pending[i++];
+
+		if (monotonic_ms() < end && unwind_tables__ready(p->unwind, pid))
+			unwind_tables__capture_process(p->unwind, pid);
+		else
+			p->unwind_pending[kept++] = pid; /* kept <= i: unread entries stay */
+	}
+	p->n_unwind_pending = kept;
 
 	while (done < p->n_unwind_pending && monotonic_ms() < end)
 		unwind_tables__capture_process(p->unwind, p->unwind_pending[done++]);

@@ -651,6 +651,25 @@ int unwind_tables__capture_process(struct unwind_tables *ut, pid_t pid)
 	return ret ? ret : publish_process(ut, p);
 }
 
+bool unwind_tables__ready(struct unwind_tables *ut, pid_t pid)
+{
+	const struct process *p = process_registry__peek(ut->reg, pid);
+
+	if (!p || p->gone)
+		return false;
+	for (size_t i = 0; i < p->n_mappings; i++) {
+		const struct process_mapping *m = &p->mappings[i];
+		const struct table_entry *e;
+
+		if (m->kind != PROCESS_MAPPING_FILE || !m->bin)
+			continue;
+		e = find_key(ut, m->bin->key);
+		if (!e || (!e->loaded && !e->no_table && !e->building))
+			return false; /* a table to build (or load again) first */
+	}
+	return true;
+}
+
 void unwind_tables__forget_process(struct unwind_tables *ut, pid_t pid)
 {
 	struct proc_rec *rec = find_proc(ut, pid);

@@ -66,6 +66,9 @@ int unwind_tables__publish_built(struct unwind_tables *ut);
 /* Waits up to timeout_ms for the builder thread to finish what is queued, then publishes it
  * (a single-process recording before its first sample; tests). true: nothing is left. */
 bool unwind_tables__wait_built(struct unwind_tables *ut, int timeout_ms);
+/* True when each binary pid maps (as the registry last read its maps) has its table loaded,
+ * being built, or none to build: capturing it publishes a mapping table and builds nothing. */
+bool unwind_tables__ready(struct unwind_tables *ut, pid_t pid);
 /* The process exited (or exec'd): its mapping table goes. */
 void unwind_tables__forget_process(struct unwind_tables *ut, pid_t pid);
 /* pid was sampled: its tables are the most recently used; evicted ones are loaded again, and

@@ -199,6 +199,37 @@ TEST(libc_is_built_once_for_two_processes)
 	free_tables(ut);
 }
 
+/* The pipeline captures ready processes first: a new process of known binaries is not queued
+ * behind other processes' table builds. Ready means nothing is left to build. */
+TEST(a_process_is_ready_once_each_of_its_binaries_has_a_table)
+{
+	static struct unwind_row rows[1 << 18];
+	struct fake_sink f;
+	struct unwind_tables *ut = new_tables(&f, rows, 1 << 18);
+	struct unwind_tables_stats a, b;
+	pid_t pid;
+
+	CHECK(ut);
+	CHECK(!unwind_tables__ready(ut, getpid())); /* not in the registry yet */
+	CHECK_EQ_INT(process_registry__capture(registry, getpid()), 0);
+	CHECK(!unwind_tables__ready(ut, getpid())); /* its binaries have no tables yet */
+	CHECK_EQ_INT(unwind_tables__capture_process(ut, getpid()), 0);
+	CHECK(unwind_tables__ready(ut, getpid()));
+	/* sleep's own executable is new: not ready until captured */
+	pid = spawn_sleeper();
+	CHECK_EQ_INT(process_registry__capture(registry, pid), 0);
+	CHECK(!unwind_tables__ready(ut, pid));
+	CHECK_EQ_INT(unwind_tables__capture_process(ut, pid), 0);
+	CHECK(unwind_tables__ready(ut, pid));
+	/* ready: capturing it again builds nothing */
+	unwind_tables__stats(ut, &a);
+	CHECK_EQ_INT(unwind_tables__capture_process(ut, pid), 0);
+	unwind_tables__stats(ut, &b);
+	reap(pid);
+	CHECK_EQ_INT(b.tables_built, a.tables_built);
+	free_tables(ut);
+}
+
 TEST(full_rows_map_evicts_least_recently_sampled_and_touch_reloads)
 {
 	static struct unwind_row rows[60000];
@@ -312,6 +343,7 @@ TEST(binary_with_megabytes_of_cfi_is_built_by_the_thread_and_streamed_into_the_m
 
 TEST_MAIN("unwind_tables", T(own_process_mappings_get_tables_and_rows_cover_functions),
 	  T(libc_is_built_once_for_two_processes),
+	  T(a_process_is_ready_once_each_of_its_binaries_has_a_table),
 	  T(full_rows_map_evicts_least_recently_sampled_and_touch_reloads),
 	  T(gone_process_is_esrch),
 	  T(binary_with_megabytes_of_cfi_is_built_by_the_thread_and_streamed_into_the_map))
