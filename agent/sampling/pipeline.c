@@ -845,6 +845,7 @@ static void add_kernel_stats(struct pipeline *p, struct window_stats *ws)
 		ws->lost_stack_kernel = now.kernel_stack_full + now.kernel_stack_other -
 					last->kernel_stack_full - last->kernel_stack_other;
 		ws->lost_map_full = now.map_full - last->map_full;
+		ws->bpf_samples = now.samples - last->samples;
 		*last = now;
 	}
 	if (!sampler__bpf_runtime(p->sampler, &run_ns, &run_cnt)) {
