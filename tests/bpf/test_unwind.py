@@ -122,6 +122,24 @@ class EdgeCases(unittest.TestCase):
         self.assertGreaterEqual(share(good, deep), 0.99, show([s for s in deep if s not in good]))
         self.assertRegex(err, r"[1-9]\d* truncated")
 
+    def test_deep_native_stack_is_exact_frame_for_frame(self):
+        # 100 recursions: every frame comes from a table row found through the table's bucket
+        # index (edge-nofp's table and libc's both have one), so a wrong bucket shows as a
+        # missing, doubled or wrong frame anywhere in the 107
+        depth = 100
+        prof, err = record([os.path.join(UNWIND, "edge-nofp"), "deep", "60", str(depth)], 3)
+        leaf = [s for s in prof.samples if user_frames(s)[:2] in (["burn", "recurse_leaf"],
+                                                                  ["recurse_leaf", "recurse"])]
+        self.assertGreater(weight(leaf), 20, err)
+        want = ["recurse_leaf"] + ["recurse"] * (depth + 1) + ["recurse_loop", "main"]
+
+        def exact(frames):
+            i = frames.index("recurse_leaf")
+            return frames[i:i + len(want)] == want and \
+                ordered(frames[i + len(want) - 1:], ["main"] + START_FRAMES)
+        good = [s for s in leaf if exact(user_frames(s))]
+        self.assertGreaterEqual(share(good, leaf), 0.99, show([s for s in leaf if s not in good]))
+
     def test_qsort_comparator_reaches_main_through_libc(self):
         prof, err = self.edge("qsort")
         cmp_ = [s for s in prof.samples if "slow_compare" in user_frames(s)]
