@@ -178,7 +178,7 @@ static void unload(struct unwind_tables *ut, struct table_entry *e)
 	rows_free(ut, e->first_row, e->span);
 	e->loaded = false;
 	ut->stats.tables_loaded--;
-	ut->stats.rows_loaded -= e->n_rows;
+	ut->stats.rows_loaded -= e->span;
 }
 
 /* Unloads the least recently sampled loaded table not used since tick. false: none. */
@@ -273,7 +273,7 @@ static int publish(struct unwind_tables *ut, struct table_entry *e, const struct
 	e->loaded = true;
 	e->loaded_ns = now_ns();
 	ut->stats.tables_loaded++;
-	ut->stats.rows_loaded += t->n_rows;
+	ut->stats.rows_loaded += span; /* the map's rows it takes: its index's too */
 	return 0;
 }
 
