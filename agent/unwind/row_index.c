@@ -74,7 +74,8 @@ static void put_bucket(struct unwind_row *ret, uint32_t b, struct unwind_bucket 
 
 struct unwind_bucket row_index__bucket(const struct unwind_row *index, uint32_t b)
 {
-	const char *pair = (const char *)index + (size_t)(b / UNWIND_BUCKETS_PER_PAIR) * 2 * sizeof(*index);
+	const char *pair =
+	    (const char *)index + (size_t)(b / UNWIND_BUCKETS_PER_PAIR) * 2 * sizeof(*index);
 	struct unwind_bucket bucket;
 
 	memcpy(&bucket, pair + (b % UNWIND_BUCKETS_PER_PAIR) * sizeof(bucket), sizeof(bucket));
@@ -131,7 +132,8 @@ size_t row_index__build(const struct row_index *ri, struct unwind_table_info *in
 }
 
 int row_index__write(const struct row_index *ri, uint32_t index_row, struct unwind_table_info *info,
-		     int (*write)(void *ctx, uint32_t first, const struct unwind_row *rows, size_t n),
+		     int (*write)(void *ctx, uint32_t first, const struct unwind_row *rows,
+				  size_t n),
 		     void *ctx)
 {
 	struct unwind_row *index;

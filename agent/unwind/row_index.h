@@ -43,7 +43,8 @@ size_t row_index__build_pcs(const uint32_t *pcs, size_t n, uint32_t budget,
  * past the table's rows), which must have room for ri->budget rows; info's index fields are
  * set (n_buckets 0: the table has no index and is searched whole). 0 or write's -errno. */
 int row_index__write(const struct row_index *ri, uint32_t index_row, struct unwind_table_info *info,
-		     int (*write)(void *ctx, uint32_t first, const struct unwind_row *rows, size_t n),
+		     int (*write)(void *ctx, uint32_t first, const struct unwind_row *rows,
+				  size_t n),
 		     void *ctx);
 
 /* Bucket b of an index written by __build (as BPF reads it). */

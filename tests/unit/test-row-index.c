@@ -155,7 +155,8 @@ TEST(widest_pc_range)
 	int steps;
 
 	for (uint32_t i = 0; i < UNWIND_INDEX_MIN_ROWS; i++)
-		rows[i] = (struct unwind_row){.pc = i < UNWIND_INDEX_MIN_ROWS - 1 ? i * 16 : UINT32_MAX};
+		rows[i] =
+		    (struct unwind_row){.pc = i < UNWIND_INDEX_MIN_ROWS - 1 ? i * 16 : UINT32_MAX};
 	CHECK(index_of(rows, UNWIND_INDEX_MIN_ROWS, &info, &index) > 0);
 	CHECK(info.n_buckets <= row_index__budget(UNWIND_INDEX_MIN_ROWS));
 	CHECK_EQ_INT(bpf_row_search(&info, rows, index, UINT32_MAX, &steps),
