@@ -44,14 +44,14 @@ for r in range(rounds):
             rec = subprocess.Popen([os.path.join(b, "roottrace-agent"), "record", "--pid", str(t.pid), "--unwind", "auto",
                                     "--duration", "%ds" % (secs + 60), "--frequency", freq, "--output", tempfile.mktemp(suffix=".pb.gz")],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            # the window starts 2 s after the program is loaded: the verifier takes 0.5-9 s here
+            # the window starts 1 s after the first sample: the verifier takes 0.5-10 s here
             # (machine load), and a fixed wait measured nothing when it took longer
             ids = set()
-            for _ in range(120):
+            for _ in range(240):
                 ids = timing_ids() - before
-                if ids: break
+                if ids and phase0(ids)[1]: break
                 time.sleep(0.25)
-            time.sleep(2); a = phase0(ids); time.sleep(secs - 3); z = phase0(ids)
+            time.sleep(1); a = phase0(ids); time.sleep(secs); z = phase0(ids)
             rec.send_signal(signal.SIGINT)
             try: rec.wait(timeout=30)
             except subprocess.TimeoutExpired: rec.kill(); rec.wait()
