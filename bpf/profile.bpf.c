@@ -750,8 +750,8 @@ static __always_inline void table_bucket(const struct unwind_table_info *table, 
 	bucket = (const struct unwind_bucket *)pair;
 	if (b & 1)
 		bucket++;
-	if (bucket->lo < bucket->hi && bucket->hi <= n) { /* else a torn or bad index: all */
-		*lo = bucket->lo + 1; /* row lo starts at or below the bucket's first pc */
+	if (bucket->lo && bucket->lo <= bucket->hi && bucket->hi <= n) { /* else: bad, all rows */
+		*lo = bucket->lo;
 		*hi = bucket->hi;
 	}
 }

@@ -57,8 +57,9 @@ struct unwind_row {
 	__u8 rbp_type; /* enum unwind_rbp_type */
 };
 
-/* One bucket of a table's index: the row covering pc of table pc in the bucket is among rows
- * [lo, hi) of the table (row lo covers the bucket's first pc). Two to a row pair. */
+/* One bucket of a table's index: the row covering a table pc in the bucket is the last of
+ * rows [lo, hi) of the table starting at or below it, or row lo - 1 (which covers the
+ * bucket's first pc) when none does; lo >= 1. Two to a row pair. */
 struct unwind_bucket {
 	__u32 lo, hi;
 };

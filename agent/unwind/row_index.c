@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Builds a table's bucket index from its rows' pcs: the bucket size is the smallest power of
- * two whose bucket count fits the budget reserved with the rows (about one bucket per
- * UNWIND_INDEX_ROWS_PER_BUCKET rows), so dense code gets small buckets and the index stays
- * a bounded fraction of the table. */
+/* Builds a table's bucket index while its rows stream to the map: buckets start at the first
+ * row's pc and cover the table's code up to the end of its segments, their size the smallest
+ * power of two whose count fits the budget reserved with the rows (about one bucket per
+ * UNWIND_INDEX_ROWS_PER_BUCKET rows), so the index stays a bounded fraction of the table. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "unwind/cfi_compile.h"
 #include "unwind/row_index.h"
 
-#define MIN_SHIFT 4 /* 16-byte buckets: finer would index inside single instructions */
+#define MIN_SHIFT 4	  /* 16-byte buckets: finer would index inside single instructions */
+#define WRITE_BATCH 2048u /* index rows written at a time (1024 pairs, 2048 buckets) */
 
 uint32_t row_index__budget(size_t n_rows)
 {
@@ -21,53 +23,101 @@ uint32_t row_index__budget(size_t n_rows)
 	return (uint32_t)((b + 1) & ~(size_t)1); /* two buckets to a row pair */
 }
 
-int row_index__begin(struct row_index *ri, size_t n_rows)
+int row_index__begin(struct row_index *ri, size_t n_rows, uint64_t end_pc)
 {
 	memset(ri, 0, sizeof(*ri));
+	if (!end_pc || n_rows > UINT32_MAX)
+		return 0; /* budget 0: nothing reserved */
 	ri->budget = row_index__budget(n_rows);
 	if (!ri->budget)
 		return 0;
-	ri->pcs = malloc(n_rows * sizeof(*ri->pcs));
-	if (!ri->pcs)
+	ri->first = malloc((size_t)ri->budget * sizeof(*ri->first));
+	ri->end = malloc((size_t)ri->budget * sizeof(*ri->end));
+	if (!ri->first || !ri->end) {
+		row_index__free(ri);
 		return -ENOMEM;
-	ri->cap = n_rows;
+	}
+	ri->end_pc = end_pc;
+	ri->n_rows = (uint32_t)n_rows;
 	return 0;
 }
 
-int row_index__add(struct row_index *ri, const struct unwind_row *rows, size_t n)
+int row_index__begin_table(struct row_index *ri, const struct cfi_table *t)
 {
-	if (!ri->budget)
-		return 0;
-	if (ri->n + n > ri->cap) { /* more rows than the header said: no index then */
-		row_index__free(ri);
-		return 0;
+	uint64_t end = 0;
+
+	for (size_t i = 0; i < t->n_segs; i++) {
+		uint64_t seg_end = t->segs[i].vaddr + t->segs[i].filesz;
+
+		if (seg_end > end)
+			end = seg_end;
 	}
-	for (size_t i = 0; i < n; i++)
-		ri->pcs[ri->n++] = rows[i].pc;
-	return 0;
+	end = end > t->vaddr_base ? end - t->vaddr_base : 0;
+	if (end > (uint64_t)UINT32_MAX + 1)
+		end = (uint64_t)UINT32_MAX + 1;
+	return row_index__begin(ri, t->n_rows, end);
 }
 
 void row_index__free(struct row_index *ri)
 {
-	free(ri->pcs);
-	ri->pcs = NULL;
-	ri->n = ri->cap = 0;
-	ri->budget = 0;
+	free(ri->first);
+	free(ri->end);
+	memset(ri, 0, sizeof(*ri));
 }
 
-/* Smallest shift whose buckets over [0, range] number at most budget. */
-static uint32_t shift_for(uint64_t range, uint32_t budget)
+static uint64_t bucket_start(const struct row_index *ri, uint32_t b)
 {
-	uint32_t shift = MIN_SHIFT;
-
-	while (shift < 32 && (range >> shift) + 1 > budget)
-		shift++;
-	return shift;
+	return (uint64_t)ri->base_pc + ((uint64_t)b << ri->shift);
 }
 
-static void put_bucket(struct unwind_row *ret, uint32_t b, struct unwind_bucket bucket)
+/* The first row: buckets from its pc to end_pc, as fine as the budget allows (a pc past the
+ * last bucket, if the segments said less than the rows, belongs to the last bucket). */
+static void place_buckets(struct row_index *ri, uint32_t pc)
 {
-	char *pair = (char *)ret + (size_t)(b / UNWIND_BUCKETS_PER_PAIR) * 2 * sizeof(*ret);
+	uint64_t range = ri->end_pc > pc ? ri->end_pc - pc - 1 : 0;
+
+	ri->base_pc = pc;
+	ri->shift = MIN_SHIFT;
+	while (ri->shift < 32 && (range >> ri->shift) + 1 > ri->budget)
+		ri->shift++;
+	ri->n_buckets = (uint32_t)(range >> ri->shift) + 1;
+}
+
+/* Row i at pc: it starts past bucket b's first pc (b's search starts at it at the latest),
+ * and at or past the next bucket's first pc (b's rows end before it). */
+static void add_row(struct row_index *ri, uint32_t i, uint32_t pc)
+{
+	while (ri->next_first < ri->n_buckets && bucket_start(ri, ri->next_first) < pc)
+		ri->first[ri->next_first++] = i;
+	while (ri->next_end + 1 < ri->n_buckets && bucket_start(ri, ri->next_end + 1) <= pc)
+		ri->end[ri->next_end++] = i;
+}
+
+void row_index__add(struct row_index *ri, const struct unwind_row *rows, size_t n)
+{
+	if (!ri->first)
+		return;
+	if (ri->seen + n > ri->n_rows) { /* more rows than the header said: no index */
+		row_index__free(ri);
+		return;
+	}
+	for (size_t k = 0; k < n; k++) {
+		uint32_t pc = rows[k].pc;
+
+		if (!ri->seen)
+			place_buckets(ri, pc);
+		else if (pc < ri->last_pc) { /* not sorted: the search, which assumes it, decides */
+			row_index__free(ri);
+			return;
+		}
+		add_row(ri, ri->seen++, pc);
+		ri->last_pc = pc;
+	}
+}
+
+static void put_bucket(struct unwind_row *pairs, uint32_t b, struct unwind_bucket bucket)
+{
+	char *pair = (char *)pairs + (size_t)(b / UNWIND_BUCKETS_PER_PAIR) * 2 * sizeof(*pairs);
 
 	memcpy(pair + (b % UNWIND_BUCKETS_PER_PAIR) * sizeof(bucket), &bucket, sizeof(bucket));
 }
@@ -82,53 +132,11 @@ struct unwind_bucket row_index__bucket(const struct unwind_row *index, uint32_t 
 	return bucket;
 }
 
-size_t row_index__build_pcs(const uint32_t *pcs, size_t n, uint32_t budget,
-			    struct unwind_table_info *info, struct unwind_row *ret)
+/* Bucket b once every row went by: what add_row did not set, the end of the table sets. */
+static struct unwind_bucket finished(const struct row_index *ri, uint32_t b)
 {
-	uint64_t range, start, last;
-	uint32_t shift, n_buckets;
-	size_t lo = 0, hi = 0;
-
-	info->n_buckets = 0;
-	if (!n || budget < UNWIND_BUCKETS_PER_PAIR)
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if (pcs[i] < pcs[i - 1])
-			return 0; /* not sorted: the plain search, which assumes it too, decides */
-	range = (uint64_t)pcs[n - 1] - pcs[0];
-	shift = shift_for(range, budget);
-	if (shift >= 32)
-		return 0;
-	n_buckets = (uint32_t)(range >> shift) + 1;
-	memset(ret, 0, (size_t)((n_buckets + 1) & ~1u) * sizeof(*ret));
-	for (uint32_t b = 0; b < n_buckets; b++) {
-		start = (uint64_t)pcs[0] + ((uint64_t)b << shift);
-		last = start + (1ull << shift) - 1;
-		/* lo: the row covering the bucket's first pc (the last at or before it) */
-		while (lo + 1 < n && pcs[lo + 1] <= start)
-			lo++;
-		/* hi: past the last row starting inside the bucket; the last bucket takes every
-		 * row to the end (a pc beyond it is covered by the table's last row) */
-		if (hi < lo + 1)
-			hi = lo + 1;
-		while (hi < n && (b == n_buckets - 1 || pcs[hi] <= last))
-			hi++;
-		put_bucket(ret, b, (struct unwind_bucket){.lo = (uint32_t)lo, .hi = (uint32_t)hi});
-	}
-	info->n_buckets = n_buckets;
-	info->base_pc = pcs[0];
-	info->shift = shift;
-	return (size_t)((n_buckets + 1) & ~1u);
-}
-
-size_t row_index__build(const struct row_index *ri, struct unwind_table_info *info,
-			struct unwind_row *ret)
-{
-	if (!ri->pcs || ri->n != ri->cap) {
-		info->n_buckets = 0;
-		return 0;
-	}
-	return row_index__build_pcs(ri->pcs, ri->n, ri->budget, info, ret);
+	return (struct unwind_bucket){.lo = b < ri->next_first ? ri->first[b] : ri->n_rows,
+				      .hi = b < ri->next_end ? ri->end[b] : ri->n_rows};
 }
 
 int row_index__write(const struct row_index *ri, uint32_t index_row, struct unwind_table_info *info,
@@ -136,21 +144,25 @@ int row_index__write(const struct row_index *ri, uint32_t index_row, struct unwi
 				  size_t n),
 		     void *ctx)
 {
-	struct unwind_row *index;
-	size_t n;
-	int ret;
+	struct unwind_row batch[WRITE_BATCH];
+	int ret = 0;
 
 	info->n_buckets = 0;
-	if (!ri->pcs || !ri->budget)
+	if (!ri->first || ri->seen != ri->n_rows || !ri->n_buckets)
 		return 0;
-	index = malloc((size_t)ri->budget * sizeof(*index));
-	if (!index)
-		return 0; /* no index: the table is searched whole */
-	n = row_index__build(ri, info, index);
-	ret = n ? write(ctx, index_row, index, n) : 0;
-	free(index);
+	for (uint32_t b0 = 0; b0 < ri->n_buckets && !ret; b0 += WRITE_BATCH) {
+		uint32_t n = ri->n_buckets - b0 < WRITE_BATCH ? ri->n_buckets - b0 : WRITE_BATCH;
+
+		memset(batch, 0, sizeof(batch));
+		for (uint32_t b = 0; b < n; b++)
+			put_bucket(batch, b, finished(ri, b0 + b));
+		ret = write(ctx, index_row + b0, batch, (n + 1) & ~1u);
+	}
 	if (ret)
-		info->n_buckets = 0;
+		return ret;
+	info->n_buckets = ri->n_buckets;
 	info->index_row = index_row;
-	return ret;
+	info->base_pc = ri->base_pc;
+	info->shift = ri->shift;
+	return 0;
 }

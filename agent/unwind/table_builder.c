@@ -59,7 +59,7 @@ static int build_begin(void *ctx, const struct cfi_table *t)
 
 	if (t->n_rows > ops->capacity / 2)
 		return -E2BIG;
-	if (row_index__begin(&c->ri, t->n_rows))
+	if (row_index__begin_table(&c->ri, t))
 		return -ENOMEM;
 	/* ranges start on a row pair; the index follows the rows */
 	c->b->span = ((uint32_t)(t->n_rows + 1) & ~1u) + c->ri.budget;

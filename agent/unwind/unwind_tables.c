@@ -219,7 +219,7 @@ static int load_begin(void *ctx, const struct cfi_table *t)
 
 	if (t->n_rows > ut->sink.capacity / 2)
 		return -E2BIG;
-	if (row_index__begin(&l->ri, t->n_rows))
+	if (row_index__begin_table(&l->ri, t))
 		return -ENOMEM;
 	/* ranges start on a row pair; the index follows the rows */
 	l->span = ((t->n_rows + 1) & ~1u) + l->ri.budget;

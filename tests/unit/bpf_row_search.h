@@ -26,8 +26,8 @@ static inline long bpf_row_search(const struct unwind_table_info *t, const struc
 		if (b >= t->n_buckets)
 			b = t->n_buckets - 1;
 		bk = row_index__bucket(index, b);
-		if (bk.lo < bk.hi && bk.hi <= t->n_rows) {
-			lo = bk.lo + 1;
+		if (bk.lo && bk.lo <= bk.hi && bk.hi <= t->n_rows) {
+			lo = bk.lo;
 			hi = bk.hi;
 		}
 	}

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "bpf_row_search.h"
@@ -12,25 +13,31 @@
 #include "unwind/cfi_compile.h"
 #include "unwind/row_index.h"
 
-/* Builds the index of rows (their pcs), as the loader does. */
-static size_t index_of(const struct unwind_row *rows, size_t n, struct unwind_table_info *info,
-		       struct unwind_row **ret_index)
+/* Where row_index__write puts the index: memory. */
+static int write_mem(void *ctx, uint32_t first, const struct unwind_row *rows, size_t n)
+{
+	memcpy((struct unwind_row *)ctx + first, rows, n * sizeof(*rows));
+	return 0;
+}
+
+/* Builds the index of rows as the loader does: begun (code below end_pc), the rows streamed
+ * in batches of 7, written. How many buckets. */
+static uint32_t index_of(const struct unwind_row *rows, size_t n, uint64_t end_pc,
+			 struct unwind_table_info *info, struct unwind_row **ret_index)
 {
 	struct row_index ri;
-	size_t written = 0;
 
 	*info = (struct unwind_table_info){.n_rows = (uint32_t)n};
 	*ret_index = NULL;
-	if (row_index__begin(&ri, n))
+	if (row_index__begin(&ri, n, end_pc))
 		return 0;
-	row_index__add(&ri, rows, n);
-	if (ri.budget) {
-		*ret_index = calloc(ri.budget, sizeof(**ret_index));
-		if (*ret_index)
-			written = row_index__build(&ri, info, *ret_index);
-	}
+	for (size_t i = 0; i < n; i += 7)
+		row_index__add(&ri, rows + i, n - i < 7 ? n - i : 7);
+	*ret_index = calloc(ri.budget + 2, sizeof(**ret_index));
+	if (*ret_index && row_index__write(&ri, 0, info, write_mem, *ret_index))
+		info->n_buckets = 0;
 	row_index__free(&ri);
-	return written;
+	return info->n_buckets;
 }
 
 /* Every pc in [from, to): the indexed search finds the scan's row. -1 or the first pc where
@@ -78,7 +85,7 @@ TEST(rows_spanning_buckets_and_empty_buckets_find_the_covering_row)
 	pc += 0x4000; /* the last dense row above covers 0x4003 bytes: many buckets */
 	for (int i = 0; i < 200; i++, pc += 5)
 		rows[n++] = (struct unwind_row){.pc = pc, .cfa_off = 1000 + i};
-	CHECK(index_of(rows, n, &info, &index) > 0);
+	CHECK(index_of(rows, n, pc, &info, &index) > 0);
 	CHECK(info.n_buckets > 2 && info.n_buckets <= row_index__budget(n));
 	CHECK_EQ_INT(info.base_pc, 0x1000);
 	CHECK_EQ_INT(first_mismatch(&info, rows, index, 0, pc + 0x100, &max_steps), -1);
@@ -101,7 +108,7 @@ TEST(rows_on_bucket_edges_and_equal_pcs)
 		rows[n++] = (struct unwind_row){.pc = 0x400000 + 64 * i + (i % 3 ? 17 : 0),
 						.cfa_off = (int)n};
 	}
-	CHECK(index_of(rows, n, &info, &index) > 0);
+	CHECK(index_of(rows, n, 0x400000 + 64 * 128, &info, &index) > 0);
 	CHECK(info.shift >= 4 && info.shift < 32);
 	CHECK_EQ_INT(first_mismatch(&info, rows, index, 0x3fff00, 0x400000 + 64 * 130, &max_steps),
 		     -1);
@@ -118,13 +125,30 @@ TEST(last_row_covers_pcs_past_the_last_bucket)
 
 	for (uint32_t i = 0; i < 100; i++)
 		rows[i] = (struct unwind_row){.pc = 0x2000 + 40 * i};
-	CHECK(index_of(rows, 100, &info, &index) > 0);
+	CHECK(index_of(rows, 100, 0x2000 + 40 * 100, &info, &index) > 0);
 	CHECK_EQ_INT(bpf_row_search(&info, rows, index, rows[99].pc, &steps), 99);
 	CHECK_EQ_INT(bpf_row_search(&info, rows, index, rows[99].pc + 1000000, &steps), 99);
 	CHECK_EQ_INT(bpf_row_search(&info, rows, index, UINT32_MAX, &steps), 99);
 	CHECK_EQ_INT(bpf_row_search(&info, rows, index, 0x1fff, &steps), -1); /* below the first */
 	CHECK_EQ_INT(bpf_row_search(&info, rows, index, 0, &steps), -1);
 	CHECK_EQ_INT(first_mismatch(&info, rows, index, 0x1f00, 0x2000 + 40 * 101, &max_steps), -1);
+	free(index);
+}
+
+/* Segments that end before the rows do (a table whose headers say less than its rows): the
+ * rows past the last bucket are found in it, still exactly. */
+TEST(rows_past_the_segments_end_fall_in_the_last_bucket)
+{
+	static struct unwind_row rows[200];
+	struct unwind_table_info info;
+	struct unwind_row *index;
+	int max_steps;
+
+	for (uint32_t i = 0; i < 200; i++)
+		rows[i] = (struct unwind_row){.pc = 0x8000 + 24 * i};
+	CHECK(index_of(rows, 200, rows[50].pc, &info, &index) > 0);
+	CHECK_EQ_INT(first_mismatch(&info, rows, index, 0x7f00, rows[199].pc + 100, &max_steps),
+		     -1);
 	free(index);
 }
 
@@ -137,11 +161,14 @@ TEST(small_or_unsorted_tables_have_no_index)
 
 	for (uint32_t i = 0; i < 100; i++)
 		rows[i] = (struct unwind_row){.pc = 0x2000 + 40 * i};
-	CHECK_EQ_INT(index_of(rows, UNWIND_INDEX_MIN_ROWS - 1, &info, &index), 0);
+	CHECK_EQ_INT(index_of(rows, UNWIND_INDEX_MIN_ROWS - 1, 0x10000, &info, &index), 0);
+	CHECK_EQ_INT(info.n_buckets, 0);
+	free(index);
+	CHECK_EQ_INT(index_of(rows, 100, 0, &info, &index), 0); /* no segments: no end */
 	CHECK_EQ_INT(info.n_buckets, 0);
 	free(index);
 	rows[50].pc = 0x1000;
-	CHECK_EQ_INT(index_of(rows, 100, &info, &index), 0);
+	CHECK_EQ_INT(index_of(rows, 100, 0x10000, &info, &index), 0);
 	CHECK_EQ_INT(info.n_buckets, 0);
 	free(index);
 }
@@ -157,7 +184,7 @@ TEST(widest_pc_range)
 	for (uint32_t i = 0; i < UNWIND_INDEX_MIN_ROWS; i++)
 		rows[i] =
 		    (struct unwind_row){.pc = i < UNWIND_INDEX_MIN_ROWS - 1 ? i * 16 : UINT32_MAX};
-	CHECK(index_of(rows, UNWIND_INDEX_MIN_ROWS, &info, &index) > 0);
+	CHECK(index_of(rows, UNWIND_INDEX_MIN_ROWS, (uint64_t)UINT32_MAX + 1, &info, &index) > 0);
 	CHECK(info.n_buckets <= row_index__budget(UNWIND_INDEX_MIN_ROWS));
 	CHECK_EQ_INT(bpf_row_search(&info, rows, index, UINT32_MAX, &steps),
 		     UNWIND_INDEX_MIN_ROWS - 1);
@@ -177,7 +204,7 @@ TEST(libc_table_every_pc_matches_the_whole_search)
 	struct unwind_row *index;
 	int steps, max_steps = 0;
 	long mismatch = -1;
-	uint64_t total_steps = 0, pcs = 0;
+	uint64_t total_steps = 0, pcs = 0, end_pc;
 
 	for (size_t i = 0; i < 2 && !t; i++) {
 		int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
@@ -188,7 +215,12 @@ TEST(libc_table_every_pc_matches_the_whole_search)
 		}
 	}
 	CHECK(t && t->n_rows > 10000);
-	CHECK(index_of(t->rows, t->n_rows, &info, &index) > 0);
+	end_pc = 0;
+	for (size_t i = 0; i < t->n_segs; i++) /* as row_index__begin_table takes it */
+		if (t->segs[i].vaddr + t->segs[i].filesz > end_pc)
+			end_pc = t->segs[i].vaddr + t->segs[i].filesz;
+	CHECK(end_pc > t->rows[t->n_rows - 1].pc);
+	CHECK(index_of(t->rows, t->n_rows, end_pc, &info, &index) > 0);
 	for (uint32_t pc = t->rows[0].pc - 64; pc < t->rows[t->n_rows - 1].pc + 64; pc++) {
 		long got = bpf_row_search(&info, t->rows, index, pc, &steps);
 		const struct unwind_row *want = cfi_table__lookup(t, pc);
@@ -214,5 +246,6 @@ TEST(libc_table_every_pc_matches_the_whole_search)
 TEST_MAIN("row_index", T(budget_is_an_eighth_of_the_rows_and_none_for_small_tables),
 	  T(rows_spanning_buckets_and_empty_buckets_find_the_covering_row),
 	  T(rows_on_bucket_edges_and_equal_pcs), T(last_row_covers_pcs_past_the_last_bucket),
+	  T(rows_past_the_segments_end_fall_in_the_last_bucket),
 	  T(small_or_unsorted_tables_have_no_index), T(widest_pc_range),
 	  T(libc_table_every_pc_matches_the_whole_search))

@@ -324,6 +324,25 @@ TEST(binary_with_megabytes_of_cfi_is_built_by_the_thread_and_streamed_into_the_m
 	CHECK_EQ_INT((int)st.tables_loaded, (int)st.tables_built);
 	CHECK(big && big->n_rows > 200000);
 	CHECK(big && big->n_buckets > 1000); /* node's index went in with its streamed rows */
+	/* searched through it, every 61st pc of node's rows finds the scan's row */
+	for (uint64_t pc = rows[big->first_row].pc;
+	     big && pc < (uint64_t)rows[big->first_row + big->n_rows - 1].pc + 64; pc += 61) {
+		const struct unwind_row *t_rows = rows + big->first_row;
+		long lo = 0, hi = (long)big->n_rows, got;
+		int steps;
+
+		got = bpf_row_search(big, t_rows, rows + big->index_row, (uint32_t)pc, &steps);
+		while (lo < hi) { /* the scan, by bisection: 277k rows */
+			long mid = lo + (hi - lo) / 2;
+
+			if (t_rows[mid].pc <= (uint32_t)pc)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		CHECK_EQ_INT(got, lo - 1);
+		CHECK(steps <= 12);
+	}
 	fd = open("/usr/bin/node", O_RDONLY | O_CLOEXEC);
 	whole = fd >= 0 ? cfi_compile_fd(fd) : NULL;
 	if (fd >= 0)
