@@ -4,7 +4,8 @@
 # native workloads (and, asked by name, jvm: tests/fixtures/jvm/Deep.java, node:
 # tests/fixtures/v8/deep.js) with a -DPROFILE_TIMING=2 build, prof_timing read near the end
 # (docs/performance.md, "Agent: Python, Ruby and PHP processes against native ones, steady
-# state"). Root. bench/bpf_phases.py BUILD [SECONDS] [HZ] [KINDS...]
+# state"; kind all: the whole machine, no target, which is where the unwind row cache misses).
+# Root. bench/bpf_phases.py BUILD [SECONDS] [HZ] [KINDS...]
 import json, os, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_python, bench_ruby, bench_php, bench_jvm, bench_v8
@@ -22,8 +23,14 @@ def script(kind):
     src = {"python": bench_python.DEEP_PY, "ruby": bench_ruby.DEEP_RUBY, "php": bench_php.DEEP_PHP}[kind]
     f = tempfile.NamedTemporaryFile("w", delete=False, suffix="." + kind)
     f.write(src); f.close(); return f.name
+class Nothing:
+    pid = None
+    def kill(self): pass
+    def wait(self): pass
 def start(kind):
-    """The target process, running its deep stack."""
+    """The target process, running its deep stack (all: none, the whole machine is recorded)."""
+    if kind == "all":
+        return Nothing()
     if kind not in ("jvm", "node"):
         return subprocess.Popen(argv(kind), stdout=subprocess.DEVNULL)
     if kind == "jvm":
@@ -50,8 +57,8 @@ for kind in kinds:
     before = set(timing_maps())
     t = start(kind)
     time.sleep(0.5)
-    rec = subprocess.Popen([os.path.join(build, "roottrace-agent"), "record", "--pid", str(t.pid),
-                            "--unwind", "auto", "--duration", "%ds" % secs, "--frequency", freq,
+    rec = subprocess.Popen([os.path.join(build, "roottrace-agent"), "record"] +
+                           (["--pid", str(t.pid)] if t.pid else []) + ["--unwind", "auto", "--duration", "%ds" % secs, "--frequency", freq,
                             "--output", tempfile.mktemp(suffix=".pb.gz")], stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True)
     time.sleep(secs - 0.5)

@@ -4,7 +4,7 @@
 # -DPROFILE_TIMING=1 builds (the machine's other processes are out of it). Root.
 # bench/bpf_sample_ab.py ROUNDS SECONDS HZ KIND[,KIND...] BUILD BUILD... (KIND: python, ruby,
 # php (30 deep), pyspin, rbspin, phpspin (hot under caller), nativeN (edge-nofp N deep))
-import json, os, statistics, subprocess, sys, tempfile, time
+import json, os, signal, statistics, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
 import bench_python, bench_ruby, bench_php, bench_steady_overhead as so
@@ -37,18 +37,29 @@ res = {(k, b): [] for k in kinds for b in builds}
 for r in range(rounds):
     for k in kinds:
         for b in (builds if r % 2 == 0 else builds[::-1]):
-            argv = ARGV.get(k) or [os.path.join(builds[0], "unwind", "edge-nofp"), "deep", str(secs + 5), k.replace("native", "") or "30"]
+            argv = ARGV.get(k) or [os.path.join(builds[0], "unwind", "edge-nofp"), "deep", str(secs + 90), k.replace("native", "") or "30"]
             before = timing_ids()
             t = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
             time.sleep(0.5)
             rec = subprocess.Popen([os.path.join(b, "roottrace-agent"), "record", "--pid", str(t.pid), "--unwind", "auto",
-                                    "--duration", "%ds" % secs, "--frequency", freq, "--output", tempfile.mktemp(suffix=".pb.gz")],
+                                    "--duration", "%ds" % (secs + 60), "--frequency", freq, "--output", tempfile.mktemp(suffix=".pb.gz")],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(2); ids = timing_ids() - before; a = phase0(ids); time.sleep(secs - 3); z = phase0(ids)
-            rec.wait(); t.kill(); t.wait()
+            # the window starts 1 s after the first sample: the verifier takes 0.5-10 s here
+            # (machine load), and a fixed wait measured nothing when it took longer
+            ids = set()
+            for _ in range(240):
+                ids = timing_ids() - before
+                if ids and phase0(ids)[1]: break
+                time.sleep(0.25)
+            time.sleep(1); a = phase0(ids); time.sleep(secs); z = phase0(ids)
+            rec.send_signal(signal.SIGINT)
+            try: rec.wait(timeout=30)
+            except subprocess.TimeoutExpired: rec.kill(); rec.wait()
+            t.kill(); t.wait()
             n = z[1] - a[1]; v = (z[0] - a[0]) / n if n else 0
             res[(k, b)].append(v)
-            print("round %d %-8s %-14s %7.0f ns/sample (%d samples)" % (r, k, b, v, n), file=sys.stderr, flush=True)
+            print("round %d %-8s %-14s %7.0f ns/sample (%d samples, load %.1f)" % (r, k, b, v, n, os.getloadavg()[0]),
+                  file=sys.stderr, flush=True)
 for k in kinds:
     base = statistics.median(res[(k, builds[0])])
     print("%-8s " % k + "  ".join("%s %.0f (%.2fx)" % (b, statistics.median(res[(k, b)]), statistics.median(res[(k, b)]) / base) for b in builds), flush=True)

@@ -698,11 +698,12 @@ static __always_inline const struct unwind_row *get_row(__u32 index)
 	return &pair->rows[0];
 }
 
-/* Index in the rows map of the row covering pc in rows [first, first + n), or -1. */
-__noinline long find_row(__u32 first, __u32 n, __u32 pc)
+/* Index in the rows map of the row covering pc in rows [first, first + hi), searched in
+ * [lo, hi) (row lo - 1 covers pc when no row there does: the bucket's first row), or -1. */
+__noinline long find_row(__u32 first, __u32 lo, __u32 hi, __u32 pc)
 {
-	__u32 lo = 0, hi = n, mid;
 	const struct unwind_row *row;
+	__u32 mid;
 
 	for (int i = 0; i < UNWIND_SEARCH_STEPS && lo < hi; i++) {
 		mid = lo + (hi - lo) / 2;
@@ -722,6 +723,39 @@ static __always_inline int read_user_u64(__u64 *ret, __u64 addr)
 	return bpf_probe_read_user(ret, sizeof(*ret), (const void *)addr);
 }
 
+/* The rows [*lo, *hi) of table's bucket holding pc: the search's range (the row covering pc
+ * is *lo - 1 when none of them starts at or below pc). Without an index, the whole table. */
+static __always_inline void table_bucket(const struct unwind_table_info *table, __u32 pc, __u32 *lo,
+					 __u32 *hi)
+{
+	const struct unwind_bucket *bucket;
+	struct unwind_row_pair *pair;
+	__u32 n = table->n_rows, b, key;
+
+	*lo = 0;
+	*hi = n;
+	if (!table->n_buckets)
+		return;
+	if (pc < table->base_pc) { /* below the first row (base_pc is its pc): no search */
+		*hi = 0;
+		return;
+	}
+	b = (pc - table->base_pc) >> (table->shift & 31);
+	if (b >= table->n_buckets)
+		b = table->n_buckets - 1; /* past the last row's pc: the last bucket */
+	key = table->index_row / 2 + b / UNWIND_BUCKETS_PER_PAIR;
+	pair = bpf_map_lookup_elem(&unwind_rows, &key);
+	if (!pair)
+		return;
+	bucket = (const struct unwind_bucket *)pair;
+	if (b & 1)
+		bucket++;
+	if (bucket->lo && bucket->lo <= bucket->hi && bucket->hi <= n) { /* else: bad, all rows */
+		*lo = bucket->lo;
+		*hi = bucket->hi;
+	}
+}
+
 /* The row covering table pc pc of the table with id table_id into *ret: from the per-CPU
  * cache, else searched in the table (and cached). The cache is looked at first: a cached row
  * needs no look at the table's slot (a table id names one binary's rows for as long as it is
@@ -734,7 +768,7 @@ static __always_inline int lookup_row(__u32 table_id, __u32 pc, struct unwind_ro
 	struct unwind_row_cached *cached = bpf_map_lookup_elem(&unwind_row_cache, &slot);
 	const struct unwind_table_info *table;
 	const struct unwind_row *row;
-	__u32 tslot = table_id % UNWIND_MAX_TABLES;
+	__u32 tslot = table_id % UNWIND_MAX_TABLES, lo, hi;
 	long found;
 
 	if (cached && cached->tag == tag) {
@@ -750,7 +784,8 @@ static __always_inline int lookup_row(__u32 table_id, __u32 pc, struct unwind_ro
 		return 1; /* evicted, or not loaded yet: mixed mode */
 	__u64 t0 = T_NOW();
 
-	found = find_row(table->first_row, table->n_rows, pc);
+	table_bucket(table, pc, &lo, &hi);
+	found = find_row(table->first_row, lo, hi, pc);
 	row = found >= 0 ? get_row(found) : NULL;
 	T_ADD(16, t0);
 	if (!row)

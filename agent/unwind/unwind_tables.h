@@ -41,7 +41,7 @@ struct unwind_tables_stats {
 	uint64_t tables_building;  /* big tables queued for or compiling in the builder thread */
 	uint64_t tables_evicted;   /* unloaded to make room (rows map full) */
 	uint64_t tables_loaded;	   /* in the rows map now */
-	uint64_t rows_loaded;	   /* rows in the rows map now */
+	uint64_t rows_loaded;	   /* rows map rows in use: tables, their indexes */
 	uint64_t rows_capacity;
 	uint64_t processes;	   /* with a mapping table now */
 	uint64_t mappings_dropped; /* executable mappings over UNWIND_MAX_MAPPINGS */
