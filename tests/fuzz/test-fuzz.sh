@@ -47,6 +47,13 @@ run_target() { # name
 		local why
 		why=$(grep -m1 -E 'ERROR: |runtime error:|deadly signal|out-of-memory|timeout' "$log")
 		echo "FAIL fuzz.$name: ${why:-exited $rc} (log $log; input in $FUZZ/artifacts/)"
+		# a CI run keeps only this output: the log's end and the input, to replay it here
+		tail -n 25 "$log" | sed "s/^/  fuzz.$name| /"
+		for input in "$FUZZ/artifacts/$name-"*; do
+			[ -f "$input" ] || continue
+			echo "  fuzz.$name| input $(basename "$input"), base64:"
+			head -c 2048 "$input" | base64 -w 100 | sed "s/^/  fuzz.$name| /"
+		done
 	fi
 	return $rc
 }
