@@ -577,6 +577,11 @@ static void print_hotspot(const struct pipeline_hotspot_stats *hs)
 		"at the address at a window's end), %llu evicted\n",
 		(unsigned long long)n->code_read, (unsigned long long)n->code_stale,
 		(unsigned long long)n->code_evicted);
+	fprintf(stderr,
+		"hotspot blob cache: %llu code-cache pcs found from the per-CPU cache, %llu "
+		"cached blobs whose header changed (code freed and reused: searched again)\n",
+		(unsigned long long)w[HOTSPOT_STAT_BLOB_CACHED],
+		(unsigned long long)w[HOTSPOT_STAT_BLOB_STALE]);
 }
 
 static void print_summary(const struct window *w, const struct symbolizer_stats *ss,

@@ -3,11 +3,13 @@
 # BPF ns per sample of one target process, builds alternating, from the in-kernel timer of
 # -DPROFILE_TIMING=1 builds (the machine's other processes are out of it). Root.
 # bench/bpf_sample_ab.py ROUNDS SECONDS HZ KIND[,KIND...] BUILD BUILD... (KIND: python, ruby,
-# php (30 deep), pyspin, rbspin, phpspin (hot under caller), nativeN (edge-nofp N deep))
-import json, os, signal, statistics, subprocess, sys, tempfile, time
+# php (30 deep), pyspin, rbspin, phpspin (hot under caller), nativeN (edge-nofp N deep), jvm
+# (tests/fixtures/jvm/Deep.java, 30 deep), node (tests/fixtures/v8/deep.js, 30 deep),
+# nodespin (bench_steady_overhead.py's hot under caller))
+import json, os, re, signal, statistics, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
-import bench_python, bench_ruby, bench_php, bench_steady_overhead as so
+import bench_python, bench_ruby, bench_php, bench_jvm, bench_v8, bench_steady_overhead as so
 rounds, secs, freq = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 kinds = sys.argv[4].split(","); builds = sys.argv[5:]
 def script(src, suf):
@@ -16,10 +18,39 @@ ARGV = {"python": [bench_python.PYTHON, script(bench_python.DEEP_PY, ".py")],
         "ruby": [bench_ruby.RUBY, script(bench_ruby.DEEP_RUBY, ".rb")],
         "php": [bench_php.PHP, script(bench_php.DEEP_PHP, ".php")],
         "pyspin": ["python3.11", "-c", so.SPIN_PY], "rbspin": ["ruby", "-e", so.SPIN_RB],
-        "phpspin": ["php", "-r", so.SPIN_PHP]}
+        "phpspin": ["php", "-r", so.SPIN_PHP], "nodespin": [bench_v8.NODE, "-e", so.SPIN_JS],
+        "jvm": ["java", "-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,Deep::*", "-cp",
+                bench_jvm.classes(builds[0]), "Deep", str(secs + 60), str(bench_jvm.DEPTH)],
+        "node": [bench_v8.NODE, bench_v8.DEEP_JS, str(secs + 60), str(bench_v8.DEPTH)]}
+def start(k, argv):
+    """The target; jvm and node print ready, descend on a line, are compiled after 2 s."""
+    if k not in ("jvm", "node"):
+        return subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    t = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    if not t.stdout.readline().startswith("ready"):
+        raise SystemExit(k + " did not start")
+    t.stdin.write("go\n"); t.stdin.flush(); time.sleep(2)
+    return t
 def timing_ids():
     out = subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True).stdout
     return {m["id"] for m in json.loads(out or "[]") if m.get("name") == "prof_timing"}
+def timing_maps_of(pid):
+    """The prof_timing maps process pid holds (its fds' fdinfo name the map ids): other
+    engineers' timing builds may run beside it, and bpftool names all of them."""
+    ids = set()
+    try:
+        fds = os.listdir("/proc/%d/fdinfo" % pid)
+    except OSError:
+        return ids
+    for fd in fds:
+        try:
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                m = re.search(r"^map_id:\s*(\d+)", f.read(), re.M)
+        except OSError:
+            continue
+        if m and int(m.group(1)) in timing_ids():
+            ids.add(int(m.group(1)))
+    return ids
 def phase0(ids):
     """The timer of the record's own map: another engineer's timing build may run beside it."""
     ns = cnt = 0
@@ -38,8 +69,7 @@ for r in range(rounds):
     for k in kinds:
         for b in (builds if r % 2 == 0 else builds[::-1]):
             argv = ARGV.get(k) or [os.path.join(builds[0], "unwind", "edge-nofp"), "deep", str(secs + 90), k.replace("native", "") or "30"]
-            before = timing_ids()
-            t = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+            t = start(k, argv)
             time.sleep(0.5)
             rec = subprocess.Popen([os.path.join(b, "roottrace-agent"), "record", "--pid", str(t.pid), "--unwind", "auto",
                                     "--duration", "%ds" % (secs + 60), "--frequency", freq, "--output", tempfile.mktemp(suffix=".pb.gz")],
@@ -48,7 +78,7 @@ for r in range(rounds):
             # (machine load), and a fixed wait measured nothing when it took longer
             ids = set()
             for _ in range(240):
-                ids = timing_ids() - before
+                ids = timing_maps_of(rec.pid)
                 if ids and phase0(ids)[1]: break
                 time.sleep(0.25)
             time.sleep(1); a = phase0(ids); time.sleep(secs); z = phase0(ids)
