@@ -18,9 +18,14 @@
 #include "duration.h"
 #include "ship/encode.h"
 #include "offcpu.h"
+#include "profile.h"
 #include "sampling/pipeline.h"
 
-#define COLLECT_INTERVAL_MS 5000 /* drain often enough to keep the maps small */
+/* How often the maps are drained: between these, by how full the last window's keys made them
+ * (a window's drain, names and /proc checks are paid per window, whatever its length). */
+#define COLLECT_MIN_MS 5000			      /* the first window, a busy machine */
+#define COLLECT_MAX_MS 20000			      /* a machine whose keys stay few */
+#define COLLECT_TARGET_KEYS (PROFILE_MAX_ENTRIES / 8) /* a window's keys: far from full */
 #define PROGRESS_INTERVAL_MS 5000
 #define TOP_FUNCTIONS 5
 
@@ -192,7 +197,24 @@ static int64_t monotonic_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int collect_into(struct pipeline *p, struct window *total)
+/* The next window's length from the last one's: as long as its keys, grown in proportion, stay
+ * under COLLECT_TARGET_KEYS; the minimum again as soon as BPF dropped samples or blocks (a full
+ * map). */
+static int64_t next_collect_ms(const struct window *w, int64_t last_ms)
+{
+	int64_t next;
+
+	if (w->stats.lost_map_full || w->stats.offcpu.lost)
+		return COLLECT_MIN_MS;
+	next =
+	    w->n_samples ? last_ms * COLLECT_TARGET_KEYS / (int64_t)w->n_samples : COLLECT_MAX_MS;
+	return next < COLLECT_MIN_MS   ? COLLECT_MIN_MS
+	       : next > COLLECT_MAX_MS ? COLLECT_MAX_MS
+				       : next;
+}
+
+/* Drains one window into total; *interval_ms becomes the next window's length. */
+static int collect_into(struct pipeline *p, struct window *total, int64_t *interval_ms)
 {
 	struct window *w;
 	int ret;
@@ -200,6 +222,7 @@ static int collect_into(struct pipeline *p, struct window *total)
 	ret = pipeline__collect(p, &w);
 	if (ret)
 		return ret;
+	*interval_ms = next_collect_ms(w, *interval_ms);
 	ret = window__append(total, w);
 	window__free(w);
 	return ret;
@@ -216,6 +239,7 @@ static void progress(const struct window *total, int64_t elapsed_ms, int64_t dur
 static int record_loop(struct pipeline *p, const struct record_args *a, struct window *total)
 {
 	int64_t start = monotonic_ms(), now = start, last_collect = start, last_progress = start;
+	int64_t collect_ms = COLLECT_MIN_MS;
 	int ret;
 
 	while (!exiting && now - start < a->duration_ms) {
@@ -227,8 +251,8 @@ static int record_loop(struct pipeline *p, const struct record_args *a, struct w
 			return ret;
 		}
 		now = monotonic_ms();
-		if (now - last_collect >= COLLECT_INTERVAL_MS) {
-			ret = collect_into(p, total);
+		if (now - last_collect >= collect_ms) {
+			ret = collect_into(p, total, &collect_ms);
 			if (ret) {
 				fprintf(stderr, "record: collecting samples failed: %s\n",
 					strerror(-ret));
@@ -553,6 +577,11 @@ static void print_hotspot(const struct pipeline_hotspot_stats *hs)
 		"at the address at a window's end), %llu evicted\n",
 		(unsigned long long)n->code_read, (unsigned long long)n->code_stale,
 		(unsigned long long)n->code_evicted);
+	fprintf(stderr,
+		"hotspot blob cache: %llu code-cache pcs found from the per-CPU cache, %llu "
+		"cached blobs whose header changed (code freed and reused: searched again)\n",
+		(unsigned long long)w[HOTSPOT_STAT_BLOB_CACHED],
+		(unsigned long long)w[HOTSPOT_STAT_BLOB_STALE]);
 }
 
 static void print_summary(const struct window *w, const struct symbolizer_stats *ss,
@@ -576,6 +605,7 @@ static void print_summary(const struct window *w, const struct symbolizer_stats 
 		(unsigned long long)st->lost_map_full, (unsigned long long)st->lost_stack_user,
 		(unsigned long long)st->lost_stack_kernel);
 	fprintf(stderr, "unknown frames: %llu\n", (unsigned long long)st->unknown_frames);
+	fprintf(stderr, "samples counted by BPF: %llu\n", (unsigned long long)st->bpf_samples);
 	print_symbol_sources(ss);
 	if (st->bpf_run_cnt)
 		fprintf(stderr, "BPF run time: %.3f ms over %llu runs (%.2f us/run)\n",
@@ -662,7 +692,7 @@ static int record(const struct record_args *a, struct window *total,
 	ret = record_loop(p, a, total);
 	pipeline__stop(p);
 	if (!ret)
-		ret = collect_into(p, total);
+		ret = collect_into(p, total, &(int64_t){COLLECT_MIN_MS});
 	if (ret)
 		fprintf(stderr, "record: collecting samples failed: %s\n", strerror(-ret));
 	pipeline__symbolizer_stats(p, ret_sym);

@@ -8,6 +8,24 @@
 #define HOTSPOT_NMETHOD 0x00646f6874656d6eULL	  /* "nmethod\0" */
 #define HOTSPOT_INTERPRETER 0x6572707265746e49ULL /* "Interpre(ter)" */
 
+/* A pc's blob found before on this CPU: its address, and what its header said then (name,
+ * code bounds) and the kind its name gave. A hit still reads the header at blob (a frame's
+ * size, an nmethod's Method are taken from it now) and is good only when name and bounds are
+ * as they were: an nmethod freed and its memory reused by another blob rewrites them. It
+ * skips the segment-map search and the read of the kind's name. */
+struct hotspot_blob_cached {
+	__u32 pid;
+	__u32 pad;
+	__u64 pc, blob, name, kind, begin, end;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct hotspot_blob_cached);
+	__uint(max_entries, 1 << HOTSPOT_BLOB_CACHE_BITS);
+} hotspot_blob_cache SEC(".maps");
+
 static __always_inline void hotspot_count(__u32 stat)
 {
 	__u32 zero = 0;
@@ -15,6 +33,19 @@ static __always_inline void hotspot_count(__u32 stat)
 
 	if (c && stat < HOTSPOT_STAT__COUNT)
 		c->c[stat]++;
+}
+
+/* The frames a walk recorded, counted once after it (a map lookup a walk, not a frame). */
+static __always_inline void hotspot_count_frames(const struct hotspot_walk *w)
+{
+	__u32 zero = 0;
+	struct hotspot_counters *c = bpf_map_lookup_elem(&hotspot_stats, &zero);
+
+	if (c) {
+		c->c[HOTSPOT_STAT_INTERPRETED] += w->interpreted;
+		c->c[HOTSPOT_STAT_COMPILED] += w->compiled;
+		c->c[HOTSPOT_STAT_STUB] += w->stubs;
+	}
 }
 
 /* Before a walk: the process's code cache and layout, if it is a JVM. */
@@ -27,6 +58,7 @@ static __always_inline void hotspot_walk_start(struct walk_state *st)
 	st->hs.last_begin = st->hs.last_end = 0;
 	st->hs.last_method = 0;
 	st->hs.last_name = 0;
+	st->hs.interpreted = st->hs.compiled = st->hs.stubs = 0;
 	if (!proc)
 		return;
 	hotspot_count(HOTSPOT_STAT_SAMPLES);
@@ -106,36 +138,80 @@ static __always_inline bool hotspot_record(struct walk_state *st, __u32 n, __u64
 	return true;
 }
 
-/* The blob holding pc (the last one again, or found and read): its address, kind, name,
- * frame size and prologue, an nmethod's Method*. false when none is found or read. */
-static __always_inline bool hotspot_blob(struct walk_state *st, __u64 pc)
+/* pc's slot in this CPU's hotspot_blob_cache. */
+static __always_inline struct hotspot_blob_cached *hotspot_blob_slot(__u32 pid, __u64 pc)
 {
-	const struct hotspot_proc *p = &st->hs.proc;
-	__u32 name_off = p->blob_name, size_off = p->blob_frame_size;
-	__u32 complete_off = p->blob_frame_complete, begin_off = p->blob_code_begin;
-	__u32 end_off = p->blob_code_end;
-	__u64 blob, name, begin, end, kind = 0, method = 0, t0;
+	__u32 slot =
+	    (__u32)(((pc ^ pid) * 0x9e3779b97f4a7c15ULL) >> (64 - HOTSPOT_BLOB_CACHE_BITS));
 
-	if (pc >= st->hs.last_begin && pc < st->hs.last_end)
-		return true;
-	t0 = T_NOW();
-	blob = hotspot_find_blob(p, pc);
-	T_ADD(24, t0);
-	if (!blob || name_off > HOTSPOT_BLOB_READ - 8 || size_off > HOTSPOT_BLOB_READ - 4 ||
-	    complete_off > HOTSPOT_BLOB_READ - 4 || begin_off > HOTSPOT_BLOB_READ - 8 ||
+	return bpf_map_lookup_elem(&hotspot_blob_cache, &slot);
+}
+
+/* Reads the header of the blob at blob into st->hs.blob: its name and code bounds. */
+static __always_inline bool hotspot_blob_header(struct walk_state *st, __u64 blob, __u64 *ret_name,
+						__u64 *ret_begin, __u64 *ret_end)
+{
+	__u32 name_off = st->hs.proc.blob_name, begin_off = st->hs.proc.blob_code_begin;
+	__u32 end_off = st->hs.proc.blob_code_end;
+
+	if (!blob || name_off > HOTSPOT_BLOB_READ - 8 || begin_off > HOTSPOT_BLOB_READ - 8 ||
 	    end_off > HOTSPOT_BLOB_READ - 8 ||
 	    bpf_probe_read_user(st->hs.blob, sizeof(st->hs.blob), (const void *)blob))
 		return false;
-	name = *(__u64 *)(st->hs.blob + name_off);
-	begin = *(__u64 *)(st->hs.blob + begin_off);
-	end = *(__u64 *)(st->hs.blob + end_off);
-	if (pc < begin || pc >= end)
+	/* masked again for the verifier (the offsets were checked above) */
+	*ret_name = *(__u64 *)(st->hs.blob + (name_off & (HOTSPOT_BLOB_READ - 1)));
+	*ret_begin = *(__u64 *)(st->hs.blob + (begin_off & (HOTSPOT_BLOB_READ - 1)));
+	*ret_end = *(__u64 *)(st->hs.blob + (end_off & (HOTSPOT_BLOB_READ - 1)));
+	return true;
+}
+
+/* The blob holding pc (the last one again, the cached one if its header is unchanged, or found
+ * and read): its address, kind, name, frame size and prologue, an nmethod's Method*. false
+ * when none is found or read. */
+static __always_inline bool hotspot_blob(struct walk_state *st, __u64 pc)
+{
+	const struct hotspot_proc *p = &st->hs.proc;
+	__u32 size_off = p->blob_frame_size, complete_off = p->blob_frame_complete;
+	__u64 blob, name, begin, end, kind = 0, method = 0, t0;
+	struct hotspot_blob_cached *c;
+
+	if (pc >= st->hs.last_begin && pc < st->hs.last_end)
+		return true;
+	if (size_off > HOTSPOT_BLOB_READ - 4 || complete_off > HOTSPOT_BLOB_READ - 4)
+		return false;
+	c = hotspot_blob_slot(st->pid, pc);
+	if (c && c->pid == st->pid && c->pc == pc && c->blob) {
+		blob = c->blob;
+		if (hotspot_blob_header(st, blob, &name, &begin, &end) && name == c->name &&
+		    begin == c->begin && end == c->end && pc >= begin && pc < end) {
+			kind = c->kind;
+			hotspot_count(HOTSPOT_STAT_BLOB_CACHED);
+			goto found;
+		}
+		/* freed and reused, or unreadable now: searched as if never cached */
+		hotspot_count(HOTSPOT_STAT_BLOB_STALE);
+		c->blob = 0;
+	}
+	t0 = T_NOW();
+	blob = hotspot_find_blob(p, pc);
+	T_ADD(24, t0);
+	if (!hotspot_blob_header(st, blob, &name, &begin, &end) || pc < begin || pc >= end)
 		return false;
 	/* a kind's name is one string of libjvm's: the last blob's kind again without a read */
 	if (name && name == st->hs.last_name)
 		kind = st->hs.last_kind;
 	else if (read_user_u64(&kind, name))
 		return false;
+	if (c) {
+		c->pid = st->pid;
+		c->pc = pc;
+		c->blob = blob;
+		c->name = name;
+		c->kind = kind;
+		c->begin = begin;
+		c->end = end;
+	}
+found:
 	if (kind == HOTSPOT_NMETHOD) {
 		if (p->nmethod_method <= HOTSPOT_BLOB_READ - 8) /* in the header read (JDK 17) */
 			method =
@@ -143,8 +219,8 @@ static __always_inline bool hotspot_blob(struct walk_state *st, __u64 pc)
 		else if (read_user_u64(&method, blob + p->nmethod_method))
 			return false;
 	}
-	st->hs.last_size = *(__s32 *)(st->hs.blob + size_off);
-	st->hs.last_complete = *(__s32 *)(st->hs.blob + complete_off);
+	st->hs.last_size = *(__s32 *)(st->hs.blob + (size_off & (HOTSPOT_BLOB_READ - 1)));
+	st->hs.last_complete = *(__s32 *)(st->hs.blob + (complete_off & (HOTSPOT_BLOB_READ - 1)));
 	st->hs.last_blob = blob;
 	st->hs.last_kind = kind;
 	st->hs.last_name = name;
@@ -162,12 +238,12 @@ static __always_inline __u32 hotspot_size_step(struct walk_state *st, __u64 word
 
 	if (!words || words > 0x10000)
 		return UNWIND_STAT_END_READ;
-	if (words > 1) { /* saved rbp and return address: one read */
-		if (bpf_probe_read_user(top, sizeof(top), (const void *)(csp - 16)))
+	if (words > 1) { /* saved rbp and return address, from the stack window */
+		if (!vm_stack_read(&st->vmstack, csp - 16, top, 2))
 			return UNWIND_STAT_END_READ;
 		bp = top[0];
 		ra = top[1];
-	} else if (read_user_u64(&ra, csp - 8)) {
+	} else if (!vm_stack_read(&st->vmstack, csp - 8, &ra, 1)) {
 		return UNWIND_STAT_END_READ;
 	}
 	st->sp = csp;
@@ -178,9 +254,9 @@ static __always_inline __u32 hotspot_size_step(struct walk_state *st, __u64 word
 }
 
 /* An interpreter frame's slots at rbp: its Method*, its caller's sp (an adapter may have
- * extended the caller's stack), the saved rbp and the return address. One read for x86_64's
- * layout (method at fp - 24, sender sp at fp - 8), else four. */
-static __always_inline bool hotspot_interp_read(const struct walk_state *st, __u64 *ret_method,
+ * extended the caller's stack), the saved rbp and the return address. From the stack window
+ * for x86_64's layout (method at fp - 24, sender sp at fp - 8), else four reads. */
+static __always_inline bool hotspot_interp_read(struct walk_state *st, __u64 *ret_method,
 						__u64 *ret_sender_sp, __u64 *ret_bp, __u64 *ret_ra)
 {
 	const struct hotspot_proc *p = &st->hs.proc;
@@ -189,7 +265,7 @@ static __always_inline bool hotspot_interp_read(const struct walk_state *st, __u
 	if (fp < st->sp || (fp & 7))
 		return false;
 	if (p->interp_method == -24 && p->interp_sender_sp == -8) {
-		if (bpf_probe_read_user(slots, sizeof(slots), (const void *)(fp - 24)))
+		if (!vm_stack_read(&st->vmstack, fp - 24, slots, 5))
 			return false;
 		*ret_method = slots[0];
 		*ret_sender_sp = slots[2];
@@ -248,14 +324,14 @@ static __always_inline long hotspot_frame_walk(struct walk_state *st, __u64 look
 			hotspot_count(HOTSPOT_STAT_READ);
 			goto unknown;
 		}
-		hotspot_count(HOTSPOT_STAT_COMPILED);
+		st->hs.compiled++;
 	} else if (st->hs.last_kind == HOTSPOT_INTERPRETER) {
 		if (!hotspot_interp_read(st, &method, &sender_sp, &bp, &ra) ||
 		    !hotspot_record(st, n, method, 0)) {
 			hotspot_count(HOTSPOT_STAT_READ);
 			goto unknown;
 		}
-		hotspot_count(HOTSPOT_STAT_INTERPRETED);
+		st->hs.interpreted++;
 		st->end = hotspot_interp_step(st, sender_sp, bp, ra);
 		return st->end ? 1 : 0;
 	} else {
@@ -265,7 +341,7 @@ static __always_inline long hotspot_frame_walk(struct walk_state *st, __u64 look
 		st->stack.ips[n + 1] = name;
 		st->stack.n = n + 2;
 		hotspot_note_method(st->pid, st->stack.ips[n], name);
-		hotspot_count(HOTSPOT_STAT_STUB);
+		st->hs.stubs++;
 	}
 	/* a leaf before its frame is built: the return address is still at sp */
 	if (size <= 0 || (st->exact && lookup_pc < begin + (complete > 0 ? complete : 0))) {

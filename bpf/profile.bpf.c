@@ -15,6 +15,7 @@
 #include "stack_tail.h"
 #include "v8_frames.h"
 #include "unwind.h"
+#include "vm_stack.h"
 
 #ifndef EFAULT
 #define EFAULT 14
@@ -313,6 +314,8 @@ struct hotspot_walk {
 	__u64 last_blob, last_kind, last_name; /* its address, kind (name's 8 bytes), name */
 	__u64 last_blob_method;		       /* an nmethod's Method* */
 	__u64 last_method, last_cookie;	       /* the Method recorded last (announced) */
+	__u32 interpreted, compiled, stubs;    /* frames recorded, counted once after the walk */
+	__u32 pad2;
 	struct hotspot_proc proc;
 	__u8 blob[HOTSPOT_BLOB_READ];
 };
@@ -326,6 +329,8 @@ struct v8_walk {
 	__u64 native_start, native_end;	 /* the last mapping found to have a table: no search */
 	__u64 fn_map, sfi_map;		 /* the last maps read (a JSFunction's, an SFI's) and */
 	__u16 fn_type, sfi_type;	 /* their instance types: one read a walk, not a frame */
+	__u16 fn_type2;			 /* the JSFunction map before fn_map, and its type: */
+	__u64 fn_map2;			 /* strict, sloppy and method functions alternate */
 	__u32 active;			 /* the process runs V8 */
 	__u64 noted_word, noted_cookie;	 /* the last function announced (recursion: once) */
 	__u32 js_frames, native_frames;	 /* counted once, after the walk */
@@ -460,6 +465,7 @@ struct walk_state {
 	struct ruby_walk rb;
 	struct php_walk php;
 	struct hotspot_walk hs;
+	struct vm_stack_window vmstack; /* the JVM's and V8's frames' slots (vm_stack.h) */
 };
 
 struct {
@@ -698,11 +704,12 @@ static __always_inline const struct unwind_row *get_row(__u32 index)
 	return &pair->rows[0];
 }
 
-/* Index in the rows map of the row covering pc in rows [first, first + n), or -1. */
-__noinline long find_row(__u32 first, __u32 n, __u32 pc)
+/* Index in the rows map of the row covering pc in rows [first, first + hi), searched in
+ * [lo, hi) (row lo - 1 covers pc when no row there does: the bucket's first row), or -1. */
+__noinline long find_row(__u32 first, __u32 lo, __u32 hi, __u32 pc)
 {
-	__u32 lo = 0, hi = n, mid;
 	const struct unwind_row *row;
+	__u32 mid;
 
 	for (int i = 0; i < UNWIND_SEARCH_STEPS && lo < hi; i++) {
 		mid = lo + (hi - lo) / 2;
@@ -722,6 +729,39 @@ static __always_inline int read_user_u64(__u64 *ret, __u64 addr)
 	return bpf_probe_read_user(ret, sizeof(*ret), (const void *)addr);
 }
 
+/* The rows [*lo, *hi) of table's bucket holding pc: the search's range (the row covering pc
+ * is *lo - 1 when none of them starts at or below pc). Without an index, the whole table. */
+static __always_inline void table_bucket(const struct unwind_table_info *table, __u32 pc, __u32 *lo,
+					 __u32 *hi)
+{
+	const struct unwind_bucket *bucket;
+	struct unwind_row_pair *pair;
+	__u32 n = table->n_rows, b, key;
+
+	*lo = 0;
+	*hi = n;
+	if (!table->n_buckets)
+		return;
+	if (pc < table->base_pc) { /* below the first row (base_pc is its pc): no search */
+		*hi = 0;
+		return;
+	}
+	b = (pc - table->base_pc) >> (table->shift & 31);
+	if (b >= table->n_buckets)
+		b = table->n_buckets - 1; /* past the last row's pc: the last bucket */
+	key = table->index_row / 2 + b / UNWIND_BUCKETS_PER_PAIR;
+	pair = bpf_map_lookup_elem(&unwind_rows, &key);
+	if (!pair)
+		return;
+	bucket = (const struct unwind_bucket *)pair;
+	if (b & 1)
+		bucket++;
+	if (bucket->lo && bucket->lo <= bucket->hi && bucket->hi <= n) { /* else: bad, all rows */
+		*lo = bucket->lo;
+		*hi = bucket->hi;
+	}
+}
+
 /* The row covering table pc pc of the table with id table_id into *ret: from the per-CPU
  * cache, else searched in the table (and cached). The cache is looked at first: a cached row
  * needs no look at the table's slot (a table id names one binary's rows for as long as it is
@@ -734,7 +774,7 @@ static __always_inline int lookup_row(__u32 table_id, __u32 pc, struct unwind_ro
 	struct unwind_row_cached *cached = bpf_map_lookup_elem(&unwind_row_cache, &slot);
 	const struct unwind_table_info *table;
 	const struct unwind_row *row;
-	__u32 tslot = table_id % UNWIND_MAX_TABLES;
+	__u32 tslot = table_id % UNWIND_MAX_TABLES, lo, hi;
 	long found;
 
 	if (cached && cached->tag == tag) {
@@ -750,7 +790,8 @@ static __always_inline int lookup_row(__u32 table_id, __u32 pc, struct unwind_ro
 		return 1; /* evicted, or not loaded yet: mixed mode */
 	__u64 t0 = T_NOW();
 
-	found = find_row(table->first_row, table->n_rows, pc);
+	table_bucket(table, pc, &lo, &hi);
+	found = find_row(table->first_row, lo, hi, pc);
 	row = found >= 0 ? get_row(found) : NULL;
 	T_ADD(16, t0);
 	if (!row)
@@ -1316,12 +1357,13 @@ static __always_inline void v8_walk_start(struct walk_state *st)
 	st->v8.blob_start = st->v8.blob_end = 0;
 	st->v8.jit_start = st->v8.jit_end = 0;
 	st->v8.native_start = st->v8.native_end = 0;
-	st->v8.fn_map = st->v8.sfi_map = 0;
+	st->v8.fn_map = st->v8.sfi_map = st->v8.fn_map2 = 0;
 	st->v8.noted_word = 0;
 	st->v8.js_frames = st->v8.native_frames = 0;
 	st->v8.code = 0;
 	st->v8.optimised_frames = 0;
 	st->v8.fn = 0;
+	vm_stack_reset(&st->vmstack); /* the JVM walk shares it */
 	if (!proc)
 		return;
 	v8_count(V8_STAT_SAMPLES);
@@ -1386,6 +1428,27 @@ static __always_inline bool v8_map_type(const struct v8_proc *p, __u64 map, __u1
 	return true;
 }
 
+/* A JSFunction's map's instance type (v8_map_type), from the walk's last two such maps when it
+ * is one of them: a stack's functions have a few maps (strict, sloppy, methods) that
+ * alternate, which one remembered map would read again and again. */
+static __always_inline bool v8_fn_map_type(struct v8_walk *w, __u64 map, __u16 *ret_type)
+{
+	__u64 prev = w->fn_map;
+	__u16 prev_type = w->fn_type;
+
+	if (map && map == w->fn_map2) {
+		*ret_type = w->fn_type2;
+		return true;
+	}
+	if (!v8_map_type(&w->proc, map, ret_type, &w->fn_map, &w->fn_type))
+		return false;
+	if (w->fn_map != prev) {
+		w->fn_map2 = prev;
+		w->fn_type2 = prev_type;
+	}
+	return true;
+}
+
 /* The first V8_OBJECT_WORDS words of the heap object at tagged address word (one read: the
  * fields used are in them, user space checks), and its map's instance type (v8_map_type).
  * false when word is no heap object or its memory cannot be read. */
@@ -1400,19 +1463,19 @@ static __always_inline bool v8_object(const struct v8_proc *p, __u64 word, __u64
 }
 
 /* The frame at fp's function and context slots, and when they lie right under the saved fp
- * (V8's layout on x86_64: function at fp - 16), the saved fp and return address too, in one
- * read (*ret_step set); else the two slots alone. */
-static __always_inline bool v8_frame_slots(const struct v8_proc *p, __u64 fp, __u64 *slots,
-					   bool *ret_step)
+ * (V8's layout on x86_64: function at fp - 16), the saved fp and return address too (*ret_step
+ * set); else the two slots alone. From the stack window: a read every few frames. */
+static __always_inline bool v8_frame_slots(const struct v8_proc *p, struct vm_stack_window *win,
+					   __u64 fp, __u64 *slots, bool *ret_step)
 {
 	*ret_step = false;
 	if (p->fp_function == -16) {
-		if (bpf_probe_read_user(slots, 4 * sizeof(__u64), (const void *)(fp - 16)))
+		if (!vm_stack_read(win, fp - 16, slots, 4))
 			return false;
 		*ret_step = true;
 		return true;
 	}
-	return !bpf_probe_read_user(slots, 2 * sizeof(__u64), (const void *)(fp + p->fp_function));
+	return vm_stack_read(win, fp + p->fp_function, slots, 2);
 }
 
 /* The frame at fp is a JS frame: its context slot holds no frame-type Smi, its function slot a
@@ -1421,9 +1484,9 @@ static __always_inline bool v8_frame_slots(const struct v8_proc *p, __u64 fp, __
  * walk's last, one when the function is the walk's last (a recursion). slots (4 words) gets
  * the frame's slots, and *ret_step whether its saved fp and return address are in them
  * (v8_frame_slots), even when it is not a JS frame. */
-static __always_inline bool v8_js_frame(struct v8_walk *w, __u64 fp, __u64 *ret_sfi,
-					__u64 *ret_cookie, __u64 *ret_code, __u64 *slots,
-					bool *ret_step)
+static __always_inline bool v8_js_frame(struct v8_walk *w, struct vm_stack_window *win, __u64 fp,
+					__u64 *ret_sfi, __u64 *ret_cookie, __u64 *ret_code,
+					__u64 *slots, bool *ret_step)
 {
 	const struct v8_proc *p = &w->proc;
 	__u64 fn[V8_FUNCTION_WORDS], sfi[V8_OBJECT_WORDS];
@@ -1431,7 +1494,7 @@ static __always_inline bool v8_js_frame(struct v8_walk *w, __u64 fp, __u64 *ret_
 
 	fn[V8_FUNCTION_WORDS - 1] = 0; /* past V8_FUNCTION_READ */
 	/* the function slot, then the context slot right above it (user space checks) */
-	if (!v8_frame_slots(p, fp, slots, ret_step) || !(slots[1] & 1) || (slots[0] & 3) != 1)
+	if (!v8_frame_slots(p, win, fp, slots, ret_step) || !(slots[1] & 1) || (slots[0] & 3) != 1)
 		return false;
 	if (slots[0] == w->fn) { /* the same JSFunction in this walk: what it gave then */
 		*ret_sfi = w->fn_sfi;
@@ -1440,8 +1503,7 @@ static __always_inline bool v8_js_frame(struct v8_walk *w, __u64 fp, __u64 *ret_
 		return true;
 	}
 	if (bpf_probe_read_user(fn, V8_FUNCTION_READ, (const void *)(slots[0] - 1)) ||
-	    !v8_map_type(p, fn[(p->object_map / 8) & (V8_FUNCTION_WORDS - 1)], &type, &w->fn_map,
-			 &w->fn_type) ||
+	    !v8_fn_map_type(w, fn[(p->object_map / 8) & (V8_FUNCTION_WORDS - 1)], &type) ||
 	    type < p->type_function_first || type > p->type_function_last)
 		return false;
 	*ret_sfi = fn[(p->function_shared / 8) & (V8_FUNCTION_WORDS - 1)];
@@ -1529,7 +1591,7 @@ static __always_inline long v8_frame_walk(struct walk_state *st, __u64 pc)
 	}
 	t0 = T_NOW();
 	js = st->bp != st->v8.last_fp &&
-	     v8_js_frame(&st->v8, st->bp, &sfi, &cookie, &code, slots, &step);
+	     v8_js_frame(&st->v8, &st->vmstack, st->bp, &sfi, &cookie, &code, slots, &step);
 	T_ADD(25, t0);
 	if (js) {
 		/* a builtin's pc (the interpreter's, a frameless builtin's) runs no optimised code
@@ -1875,6 +1937,8 @@ static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, v
 		ruby_count_n(RUBY_STAT_FRAMES, st->rb.frames);
 	if (st->v8.js_frames || st->v8.native_frames)
 		v8_count_frames(st->v8.js_frames, st->v8.native_frames, st->v8.optimised_frames);
+	if (st->hs.active)
+		hotspot_count_frames(&st->hs);
 
 	/* no step at all: the leaf's pc was in no mapping */
 	kind = st->steps == STEP_FP		     ? UNWIND_STAT_FP

@@ -8,6 +8,7 @@
 #define HOTSPOT_MAX_HEAPS 4	   /* code heaps (JDK 9+ segmented cache: 3; unsegmented: 1) */
 #define HOTSPOT_SEGMAP_HOPS 64	   /* segment-map hops to a blob's start (254 segments each) */
 #define HOTSPOT_BLOB_READ 128	   /* bytes of a CodeBlob header read at once: its fields */
+#define HOTSPOT_BLOB_CACHE_BITS 8  /* per-CPU slots of pc -> blob (direct-mapped): 256 */
 
 /* A Java frame takes two words of profile_stack.ips: HOTSPOT_FRAME_TAG | its Method*, then
  * the cookie: the Method's ConstMethod*, read at sample time and compared again when it is
@@ -62,7 +63,9 @@ enum hotspot_stat {
 	HOTSPOT_STAT_READ = 5,	      /* a frame whose memory could not be read: [unknown] */
 	HOTSPOT_STAT_TRUNCATED = 6,   /* the stack was full at a Java frame */
 	HOTSPOT_STAT_EVENTS_LOST = 7, /* a first-seen method not announced (ring buffer full) */
-	HOTSPOT_STAT__COUNT = 8,
+	HOTSPOT_STAT_BLOB_CACHED = 8, /* a pc's blob from the per-CPU cache, its header unchanged */
+	HOTSPOT_STAT_BLOB_STALE = 9,  /* a cached blob whose header changed (code freed, reused) */
+	HOTSPOT_STAT__COUNT = 10,
 };
 
 #endif

@@ -11,6 +11,12 @@
 #define UNWIND_SEARCH_STEPS 24	       /* binary-search steps: at most 16M rows per table */
 #define UNWIND_MAPPING_STEPS 8	       /* 2^8 > UNWIND_MAX_MAPPINGS */
 #define UNWIND_NO_TABLE 0	       /* mapping without a table: frame-pointer steps */
+/* The first-level index of a table (agent/unwind/row_index.c): about one bucket per
+ * UNWIND_INDEX_ROWS_PER_BUCKET rows, in the rows map right after the table's rows (so at most
+ * 1/8 more rows, shared, allocated and evicted with them); smaller tables have none. */
+#define UNWIND_INDEX_MIN_ROWS 32
+#define UNWIND_INDEX_ROWS_PER_BUCKET 8
+#define UNWIND_BUCKETS_PER_PAIR 2 /* struct unwind_bucket in a row pair's first 16 bytes */
 
 /* How a row computes the CFA (the caller's sp), or what else it says. */
 enum unwind_cfa_type {
@@ -51,12 +57,24 @@ struct unwind_row {
 	__u8 rbp_type; /* enum unwind_rbp_type */
 };
 
+/* One bucket of a table's index: the row covering a table pc in the bucket is the last of
+ * rows [lo, hi) of the table starting at or below it, or row lo - 1 (which covers the
+ * bucket's first pc) when none does; lo >= 1. Two to a row pair. */
+struct unwind_bucket {
+	__u32 lo, hi;
+};
+
 /* Value of the table-slot array: a table's rows in the rows array. A slot is valid for the
  * mapping whose table_id equals id (slots are reused under other ids after eviction). */
 struct unwind_table_info {
 	__u32 id;
 	__u32 first_row;
-	__u32 n_rows; /* 0: not loaded */
+	__u32 n_rows;	 /* 0: not loaded */
+	__u32 n_buckets; /* 0: no index, a binary search over all rows */
+	__u32
+	    index_row; /* the index's first row in the rows map (even): bucket b in its pair b/2 */
+	__u32 base_pc; /* bucket b: table pcs [base_pc + (b << shift), + (1 << shift)) */
+	__u32 shift;   /* pcs past the last bucket belong to the last one */
 	__u32 pad;
 };
 

@@ -82,7 +82,8 @@ struct runtime_ops {
 	/* A mapped file it may need, by its path (cheap: a name test). */
 	bool (*wants)(const char *path);
 	/* 1 when the process runs this runtime and its state was attached, 0 when it does not,
-	 * -EPROTONOSUPPORT for a version without a table (note says which), else -errno. */
+	 * -EPROTONOSUPPORT for a version without a table (note says which), -EAGAIN while it
+	 * is starting (captured again a few hundred ms later), else -errno. */
 	int (*capture)(void *rt, const struct runtime_process *proc,
 		       const struct runtime_sink *sink, char *note, size_t note_len);
 	/* Names one recorded frame (its two words) of pid, whose state (runtime_process.state) is

@@ -26,8 +26,9 @@ void runtimes__free(struct runtimes *r);
 int runtimes__capture_process(struct runtimes *r, pid_t pid, char *note, size_t note_len);
 void runtimes__forget_process(struct runtimes *r, pid_t pid);
 /* Captures again the processes whose runtime was starting when first captured (a JVM before
- * its VM is up: -EAGAIN from runtimes__capture_process), at most every few hundred ms, for a
- * minute. Returns as runtimes__capture_process does (1: a note to log). */
+ * its VM is up, a Ruby whose loader has not mapped or relocated libruby yet: -EAGAIN from
+ * runtimes__capture_process), at most every few hundred ms, for a minute. Returns as
+ * runtimes__capture_process does (1: a note to log). */
 int runtimes__retry_pending(struct runtimes *r, char *note, size_t note_len);
 
 /* True when a process mapping this file may run a runtime (a name test). */

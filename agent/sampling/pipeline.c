@@ -99,6 +99,9 @@ static int64_t realtime_ns(void)
  * captured every process of the batch, so a short-lived one is not missed meanwhile. */
 static void queue_unwind_capture(struct pipeline *p, pid_t pid)
 {
+	for (size_t i = 0; i < p->n_unwind_pending; i++)
+		if (p->unwind_pending[i] == pid)
+			return; /* queued already: its maps are read when it is captured */
 	if (p->n_unwind_pending == p->unwind_pending_cap) {
 		size_t cap = p->unwind_pending_cap ? 2 * p->unwind_pending_cap : 64;
 		pid_t *tmp = realloc(p->unwind_pending, cap * sizeof(*tmp));
@@ -119,11 +122,27 @@ static int64_t monotonic_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Captures queued processes' tables for up to budget_ms, oldest first. */
+/* Captures queued processes' tables for up to budget_ms: first those whose binaries all have
+ * their tables (publishing costs well under a millisecond), then the others oldest first. A
+ * short-lived process of known binaries (a script's interpreter) is not left behind other
+ * processes' table builds: on a loaded machine those took over a second, longer than it ran
+ * (its samples stay frame-pointer walks until captured, without interpreter frames). A capture
+ * may poll the sampler between builds, whose announcements append to the queue: the passes
+ * read its pointer and length at each step. */
 static void capture_unwind_pending(struct pipeline *p, int budget_ms)
 {
 	int64_t end = monotonic_ms() + budget_ms;
-	size_t done = 0;
+	size_t done = 0, kept = 0;
+
+	for (size_t i = 0; i < p->n_unwind_pending;) {
+		pid_t pid = p->unwind_pending[i++];
+
+		if (monotonic_ms() < end && unwind_tables__ready(p->unwind, pid))
+			unwind_tables__capture_process(p->unwind, pid);
+		else
+			p->unwind_pending[kept++] = pid; /* kept <= i: unread entries stay */
+	}
+	p->n_unwind_pending = kept;
 
 	while (done < p->n_unwind_pending && monotonic_ms() < end)
 		unwind_tables__capture_process(p->unwind, p->unwind_pending[done++]);
@@ -238,34 +257,45 @@ static int open_unwind_tables(struct pipeline *p)
 
 /* --- the runtimes' sink: the sampler's interpreter maps ---------------------------------- */
 
+/* A runtime attached to pid: its tables are captured (again) from the maps as they are now.
+ * One caught while its loader ran (-EAGAIN, captured again later) may have had its mapping
+ * table published then too, without the libraries mapped since (libc, libruby): its walks
+ * would end there, never reaching _start, until the next window's refresh. */
 static int runtime_attach(void *ctx, enum runtime_kind kind, pid_t pid, const void *state,
 			  size_t size)
 {
+	struct pipeline *p = ctx;
+	int ret = -EINVAL;
+
 	if (kind == RUNTIME_PYTHON && size == sizeof(struct python_proc))
-		return sampler__python_set_process(ctx, pid, state);
-	if (kind == RUNTIME_V8 && size == sizeof(struct v8_proc))
-		return sampler__v8_set_process(ctx, pid, state);
-	if (kind == RUNTIME_RUBY && size == sizeof(struct ruby_proc))
-		return sampler__ruby_set_process(ctx, pid, state);
-	if (kind == RUNTIME_PHP && size == sizeof(struct php_proc))
-		return sampler__php_set_process(ctx, pid, state);
-	if (kind == RUNTIME_HOTSPOT && size == sizeof(struct hotspot_proc))
-		return sampler__hotspot_set_process(ctx, pid, state);
-	return -EINVAL;
+		ret = sampler__python_set_process(p->sampler, pid, state);
+	else if (kind == RUNTIME_V8 && size == sizeof(struct v8_proc))
+		ret = sampler__v8_set_process(p->sampler, pid, state);
+	else if (kind == RUNTIME_RUBY && size == sizeof(struct ruby_proc))
+		ret = sampler__ruby_set_process(p->sampler, pid, state);
+	else if (kind == RUNTIME_PHP && size == sizeof(struct php_proc))
+		ret = sampler__php_set_process(p->sampler, pid, state);
+	else if (kind == RUNTIME_HOTSPOT && size == sizeof(struct hotspot_proc))
+		ret = sampler__hotspot_set_process(p->sampler, pid, state);
+	if (!ret && p->unwind)
+		queue_unwind_capture(p, pid);
+	return ret;
 }
 
 static void runtime_detach(void *ctx, enum runtime_kind kind, pid_t pid)
 {
+	struct sampler *s = ((struct pipeline *)ctx)->sampler;
+
 	if (kind == RUNTIME_PYTHON)
-		sampler__python_forget_process(ctx, pid);
+		sampler__python_forget_process(s, pid);
 	else if (kind == RUNTIME_V8)
-		sampler__v8_forget_process(ctx, pid);
+		sampler__v8_forget_process(s, pid);
 	else if (kind == RUNTIME_RUBY)
-		sampler__ruby_forget_process(ctx, pid);
+		sampler__ruby_forget_process(s, pid);
 	else if (kind == RUNTIME_PHP)
-		sampler__php_forget_process(ctx, pid);
+		sampler__php_forget_process(s, pid);
 	else if (kind == RUNTIME_HOTSPOT)
-		sampler__hotspot_forget_process(ctx, pid);
+		sampler__hotspot_forget_process(s, pid);
 }
 
 static int open_runtimes(struct pipeline *p)
@@ -273,7 +303,7 @@ static int open_runtimes(struct pipeline *p)
 	struct runtime_sink sink = {
 	    .attach = runtime_attach,
 	    .detach = runtime_detach,
-	    .ctx = p->sampler,
+	    .ctx = p,
 	};
 
 	p->runtimes = runtimes__new(&sink, p->procs);
@@ -815,6 +845,7 @@ static void add_kernel_stats(struct pipeline *p, struct window_stats *ws)
 		ws->lost_stack_kernel = now.kernel_stack_full + now.kernel_stack_other -
 					last->kernel_stack_full - last->kernel_stack_other;
 		ws->lost_map_full = now.map_full - last->map_full;
+		ws->bpf_samples = now.samples - last->samples;
 		*last = now;
 	}
 	if (!sampler__bpf_runtime(p->sampler, &run_ns, &run_cnt)) {

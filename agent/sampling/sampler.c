@@ -25,6 +25,7 @@
 #define CAP_SYS_ADMIN_BIT 21
 #define DRAIN_BATCH 1024 /* counts entries per lookup-and-delete syscall */
 #define SWEEP_EVERY 8	 /* drains between full sweeps of a stack map */
+#define STACK_BATCH 256	 /* stacks per lookup-batch syscall (a hash bucket must fit) */
 
 /* One stack read during a drain: its ips in the pool. */
 struct stack_slot {
@@ -58,14 +59,18 @@ struct sampler {
 	struct profile_key *keys;
 	struct profile_value *values;
 	size_t counts_cap;
-	struct profile_batched *overflow; /* batched entries the full counts map had no room for */
-	size_t n_overflow, overflow_cap;
-	struct hashtab slot_of_stack;  /* stack hash -> 1-based slot of this drain */
-	struct hashtab pending_stacks; /* stacks of blocks not charged yet: kept by the drain */
+	struct profile_batched *batched; /* the count batches' slots, PROFILE_BATCH_SLOTS x CPUs */
+	__u32 *batch_slot_keys;		 /* their slot numbers as the batch lookup returns them */
+	struct hashtab taken_by_hash;	 /* key hash -> 1-based taken entry, while merging */
+	struct hashtab slot_of_stack;	 /* stack hash -> 1-based slot of this drain */
+	struct hashtab pending_stacks;	 /* stacks of blocks not charged yet: kept by the drain */
 	struct stack_slot *slots;
 	size_t n_slots, slots_cap;
 	struct profile_stack stack_buf; /* one stack as read from the map */
-	__u64 *ips;			/* pool of the stacks read */
+	__u64 *stack_keys;		/* STACK_BATCH stacks read in one syscall */
+	struct profile_stack *stack_vals;
+	bool stacks_read; /* this drain read the whole stack map: every stack has a slot */
+	__u64 *ips;	  /* pool of the stacks read */
 	size_t n_ips, ips_cap;
 	unsigned int drains;
 
@@ -296,11 +301,15 @@ void sampler__free(struct sampler *s)
 		close(s->stats_fd);
 	free(s->keys);
 	free(s->values);
-	free(s->overflow);
+	free(s->batched);
+	free(s->batch_slot_keys);
+	hashtab__free(&s->taken_by_hash);
 	hashtab__free(&s->slot_of_stack);
 	hashtab__free(&s->pending_stacks);
 	free(s->slots);
 	free(s->ips);
+	free(s->stack_keys);
+	free(s->stack_vals);
 	free(s);
 }
 
@@ -596,23 +605,13 @@ static int reserve_stack(struct sampler *s)
 	return 0;
 }
 
-/* Slot (1-based) of a stack's ips, read once per drain however many entries share it;
- * 0 when the stack is absent or unreadable. */
-static __u32 stack_slot(struct sampler *s, int stacks_fd, __u64 hash)
+/* Puts a stack read from the map into the pool: its 1-based slot, 0 when out of memory. */
+static __u32 add_slot(struct sampler *s, __u64 hash, struct profile_stack *stack)
 {
-	struct profile_stack *stack;
 	struct stack_slot *slot;
-	uint64_t known;
 
-	if (!hash)
-		return 0;
-	if (hashtab__get(&s->slot_of_stack, hash, &known))
-		return (__u32)known;
 	if (reserve_stack(s))
 		return 0; /* out of memory: this entry's stack is shown unnamed */
-	stack = &s->stack_buf;
-	if (bpf_map_lookup_elem(stacks_fd, &hash, stack))
-		return 0;
 	if (stack->n > PROFILE_STACK_DEPTH)
 		stack->n = PROFILE_STACK_DEPTH;
 	memcpy(s->ips + s->n_ips, stack->ips, stack->n * sizeof(*stack->ips));
@@ -625,6 +624,58 @@ static __u32 stack_slot(struct sampler *s, int stacks_fd, __u64 hash)
 	slot->flags = stack->flags;
 	s->n_ips += stack->n;
 	return s->n_slots;
+}
+
+/* The whole stack map into the pool, STACK_BATCH stacks a syscall, before the entries are
+ * handed over: a drain's stacks cost a few syscalls instead of one each. On a kernel without
+ * batch lookups (or any failure) stacks_read stays false and stack_slot reads them one by one. */
+static void read_stacks(struct sampler *s, int stacks_fd)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 in = 0, out = 0, count;
+	bool first = true;
+	int ret;
+
+	if (s->no_batch)
+		return;
+	if (!s->stack_keys) {
+		s->stack_keys = calloc(STACK_BATCH, sizeof(*s->stack_keys));
+		s->stack_vals = calloc(STACK_BATCH, sizeof(*s->stack_vals));
+		if (!s->stack_keys || !s->stack_vals)
+			return;
+	}
+	for (;;) {
+		count = STACK_BATCH;
+		ret = bpf_map_lookup_batch(stacks_fd, first ? NULL : &in, &out, s->stack_keys,
+					   s->stack_vals, &count, &opts);
+		if (ret && ret != -ENOENT)
+			return; /* the rest one by one */
+		for (__u32 i = 0; i < count; i++)
+			if (!add_slot(s, s->stack_keys[i], &s->stack_vals[i]))
+				return;
+		if (ret == -ENOENT)
+			break;
+		first = false;
+		in = out;
+	}
+	s->stacks_read = true;
+}
+
+/* Slot (1-based) of a stack's ips, read once per drain however many entries share it;
+ * 0 when the stack is absent or unreadable. */
+static __u32 stack_slot(struct sampler *s, int stacks_fd, __u64 hash)
+{
+	uint64_t known;
+
+	if (!hash)
+		return 0;
+	if (hashtab__get(&s->slot_of_stack, hash, &known))
+		return (__u32)known;
+	if (s->stacks_read)
+		return 0; /* the whole map was read: not there */
+	if (bpf_map_lookup_elem(stacks_fd, &hash, &s->stack_buf))
+		return 0;
+	return add_slot(s, hash, &s->stack_buf);
 }
 
 static size_t slot_ips(const struct sampler *s, __u32 slot, const __u64 **ret_ips)
@@ -655,22 +706,55 @@ static int sweep_stacks(struct sampler *s, int stacks_fd)
 	return 0;
 }
 
-/* Deletes the stacks this drain read; every SWEEP_EVERY drains the whole map, so stacks that
- * no count references (the counts map was full) do not stay. The stacks of a block not
- * charged yet stay: BPF copies them to the other generation when the thread runs again. */
+/* Deletes keys[0 .. n) in batches, one by one where the kernel has no batch delete; a key
+ * already gone is passed over. */
+static void delete_keys(struct sampler *s, int fd, __u64 *keys, size_t n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	size_t i = 0;
+
+	while (i < n && !s->no_batch) {
+		__u32 count = n - i > DRAIN_BATCH ? DRAIN_BATCH : (__u32)(n - i);
+		int ret = bpf_map_delete_batch(fd, keys + i, &count, &opts);
+
+		if (ret == -EINVAL || ret == -ENOTSUP || ret == -EOPNOTSUPP) {
+			if (count)
+				i += count; /* only a partial batch: the rest one by one */
+			break;
+		}
+		i += count + (ret ? 1 : 0); /* ret: keys[i + count] failed (gone), pass it */
+	}
+	for (; i < n; i++)
+		bpf_map_delete_elem(fd, &keys[i]);
+}
+
+/* Deletes the stacks this drain read (with the whole map read, that is every stack); else every
+ * SWEEP_EVERY drains the whole map, so stacks that no count references (the counts map was full)
+ * do not stay. The stacks of a block not charged yet stay: BPF copies them to the other
+ * generation when the thread runs again. */
 static int clear_stacks(struct sampler *s, int stacks_fd)
 {
+	__u64 *keys = s->n_slots ? malloc(s->n_slots * sizeof(*keys)) : NULL;
 	uint64_t unused;
+	size_t n = 0;
 	int ret = 0;
 
-	for (size_t i = 0; i < s->n_slots; i++)
-		if (!hashtab__get(&s->pending_stacks, s->slots[i].hash, &unused))
+	for (size_t i = 0; i < s->n_slots; i++) {
+		if (hashtab__get(&s->pending_stacks, s->slots[i].hash, &unused))
+			continue;
+		if (keys)
+			keys[n++] = s->slots[i].hash;
+		else /* out of memory: one by one */
 			bpf_map_delete_elem(stacks_fd, &s->slots[i].hash);
+	}
+	delete_keys(s, stacks_fd, keys, n);
+	free(keys);
 	hashtab__clear(&s->slot_of_stack);
 	s->n_slots = 0;
 	s->n_ips = 0;
-	if (!(++s->drains % SWEEP_EVERY))
+	if (!(++s->drains % SWEEP_EVERY) && !s->stacks_read)
 		ret = sweep_stacks(s, stacks_fd);
+	s->stacks_read = false;
 	hashtab__clear(&s->pending_stacks);
 	return ret;
 }
@@ -725,75 +809,105 @@ static int hand_over(struct sampler *s, int stacks_fd, size_t n, bool offcpu, sa
 	return ret;
 }
 
-/* Adds one batched entry to a counts map no longer written; one that does not fit (the map is
- * full) is kept in s->overflow, to be handed over after the map's entries. */
-static int add_batched(struct sampler *s, int counts_fd, const struct profile_batched *b)
+/* 1-based index of key among the n taken entries, 0 when absent; by_hash indexes them by the
+ * key's hash (a second key of the same hash is found by a scan). */
+static size_t find_taken(const struct sampler *s, size_t n, const struct profile_key *key,
+			 uint64_t h)
 {
-	struct profile_value v;
+	uint64_t i;
 
-	if (!bpf_map_lookup_elem(counts_fd, &b->key, &v)) {
-		v.count += b->value.count;
-		v.period_ns += b->value.period_ns;
-	} else {
-		v = b->value;
-	}
-	if (!bpf_map_update_elem(counts_fd, &b->key, &v, BPF_ANY))
-		return 0;
-	for (size_t i = 0; i < s->n_overflow; i++)
-		if (!memcmp(&s->overflow[i].key, &b->key, sizeof(b->key))) {
-			s->overflow[i].value.count += b->value.count;
-			s->overflow[i].value.period_ns += b->value.period_ns;
-			return 0;
-		}
-	if (s->n_overflow == s->overflow_cap) {
-		size_t cap = s->overflow_cap ? 2 * s->overflow_cap : 64;
-		struct profile_batched *grown = realloc(s->overflow, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		s->overflow = grown;
-		s->overflow_cap = cap;
-	}
-	s->overflow[s->n_overflow++] = *b;
+	if (!hashtab__get(&s->taken_by_hash, h, &i))
+		return 0; /* every taken entry's hash is in the index */
+	if (!memcmp(&s->keys[i - 1], key, sizeof(*key)))
+		return i;
+	for (size_t j = 0; j < n; j++) /* another key of the same hash: rare */
+		if (!memcmp(&s->keys[j], key, sizeof(*key)))
+			return j + 1;
 	return 0;
 }
 
-/* BPF's per-CPU count batches of generation gen (no longer written) into its counts map. */
-static int take_batches(struct sampler *s, __u32 gen, int counts_fd)
+/* Adds one batched entry to the n taken ones (its key's or a new entry): in user space, no map
+ * update, so a full counts map does not turn it away. */
+static int merge_batched(struct sampler *s, size_t *n, const struct profile_batched *b)
 {
-	int fd = bpf_map__fd(gen & 1 ? s->skel->maps.counts_batch1 : s->skel->maps.counts_batch0);
-	struct profile_batched *percpu;
-	int ret = 0;
+	uint64_t h = hash_bytes(&b->key, sizeof(b->key));
+	size_t i = find_taken(s, *n, &b->key, h);
+	int ret;
 
-	s->n_overflow = 0;
-	percpu = calloc(s->n_possible_cpus, sizeof(*percpu));
-	if (!percpu)
-		return -ENOMEM;
-	for (__u32 slot = 0; !ret && slot < PROFILE_BATCH_SLOTS; slot++) {
-		if (bpf_map_lookup_elem(fd, &slot, percpu)) {
-			ret = -errno;
-			break;
-		}
-		for (int cpu = 0; !ret && cpu < s->n_possible_cpus; cpu++)
-			if (percpu[cpu].generation == gen && percpu[cpu].value.count)
-				ret = add_batched(s, counts_fd, &percpu[cpu]);
+	if (i) {
+		s->values[i - 1].count += b->value.count;
+		s->values[i - 1].period_ns += b->value.period_ns;
+		return 0;
 	}
-	free(percpu);
+	ret = grow_counts(s, *n + 1);
+	if (ret)
+		return ret;
+	s->keys[*n] = b->key;
+	s->values[(*n)++] = b->value;
+	if (!hashtab__get(&s->taken_by_hash, h, &(uint64_t){0}))
+		ret = hashtab__put(&s->taken_by_hash, h, *n);
 	return ret;
 }
 
-/* The entries add_batched could not put in the full map, after the map's own. */
-static int take_overflow(struct sampler *s, size_t *n)
+/* Every per-CPU slot of a count batch map, in one syscall (PROFILE_BATCH_SLOTS x CPUs values);
+ * slot by slot on kernels without batch lookups. */
+static int read_batch_slots(struct sampler *s, int fd)
 {
-	int ret = grow_counts(s, *n + s->n_overflow);
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 out, count = PROFILE_BATCH_SLOTS;
+	int ret = -EOPNOTSUPP;
 
-	if (ret)
-		return ret;
-	for (size_t i = 0; i < s->n_overflow; i++) {
-		s->keys[*n] = s->overflow[i].key;
-		s->values[(*n)++] = s->overflow[i].value;
+	if (!s->no_batch) {
+		ret = bpf_map_lookup_batch(fd, NULL, &out, s->batch_slot_keys, s->batched, &count,
+					   &opts);
+		if (ret == -ENOENT && count == PROFILE_BATCH_SLOTS)
+			ret = 0; /* all read, and nothing after */
+		if (!ret && count != PROFILE_BATCH_SLOTS)
+			ret = -EIO;
 	}
+	if (ret != -EINVAL && ret != -ENOTSUP && ret != -EOPNOTSUPP)
+		return ret;
+	for (__u32 slot = 0; slot < PROFILE_BATCH_SLOTS; slot++)
+		if (bpf_map_lookup_elem(fd, &slot, s->batched + (size_t)slot * s->n_possible_cpus))
+			return -errno;
 	return 0;
+}
+
+/* BPF's per-CPU count batches of generation gen (no longer written), added to the n entries
+ * taken from its counts map. */
+static int take_batches(struct sampler *s, __u32 gen, size_t *n)
+{
+	int fd = bpf_map__fd(gen & 1 ? s->skel->maps.counts_batch1 : s->skel->maps.counts_batch0);
+	size_t total = (size_t)PROFILE_BATCH_SLOTS * s->n_possible_cpus;
+	bool indexed = false;
+	int ret = 0;
+
+	if (!s->batched) {
+		s->batched = calloc(total, sizeof(*s->batched));
+		s->batch_slot_keys = calloc(PROFILE_BATCH_SLOTS, sizeof(*s->batch_slot_keys));
+		if (!s->batched || !s->batch_slot_keys)
+			return -ENOMEM;
+	}
+	ret = read_batch_slots(s, fd);
+	for (size_t i = 0; !ret && i < total; i++) {
+		const struct profile_batched *b = &s->batched[i];
+
+		if (b->generation != gen || !b->value.count)
+			continue;
+		if (!indexed) { /* the taken entries by key hash, once a batch has something */
+			for (size_t j = 0; !ret && j < *n; j++) {
+				uint64_t h = hash_bytes(&s->keys[j], sizeof(s->keys[j]));
+
+				if (!hashtab__get(&s->taken_by_hash, h, &(uint64_t){0}))
+					ret = hashtab__put(&s->taken_by_hash, h, j + 1);
+			}
+			indexed = true;
+		}
+		if (!ret)
+			ret = merge_batched(s, n, b);
+	}
+	hashtab__clear(&s->taken_by_hash);
+	return ret;
 }
 
 int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
@@ -810,11 +924,11 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 
 	counts_fd = bpf_map__fd(old ? s->skel->maps.counts1 : s->skel->maps.counts0);
 	stacks_fd = bpf_map__fd(old ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
-	ret = take_batches(s, gen, counts_fd);
-	ret2 = take_counts(s, counts_fd, &n);
-	ret = ret ? ret : ret2;
+	ret = take_counts(s, counts_fd, &n);
 	if (!ret)
-		ret = take_overflow(s, &n);
+		ret = take_batches(s, gen, &n);
+	if (!ret)
+		read_stacks(s, stacks_fd);
 	if (!ret)
 		ret = hand_over(s, stacks_fd, n, false, fn, ctx);
 	if (!ret && s->offcpu_loaded) {

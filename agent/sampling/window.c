@@ -178,6 +178,7 @@ void window_stats__add(struct window_stats *dst, const struct window_stats *src)
 	dst->lost_stack_user += src->lost_stack_user;
 	dst->lost_stack_kernel += src->lost_stack_kernel;
 	dst->lost_map_full += src->lost_map_full;
+	dst->bpf_samples += src->bpf_samples;
 	dst->unknown_frames += src->unknown_frames;
 	dst->processes += src->processes; /* an upper bound once windows are merged */
 	dst->bpf_run_ns += src->bpf_run_ns;

@@ -102,6 +102,7 @@ struct window_stats {
 	uint64_t lost_stack_user; /* user stacks not stored: stacks map full, failed walk */
 	uint64_t lost_stack_kernel;
 	uint64_t lost_map_full; /* aggregation map full: samples dropped in the kernel */
+	uint64_t bpf_samples; /* samples BPF counted as stored: the drains hand all of them over */
 	uint64_t unknown_frames;
 	uint64_t processes;  /* distinct pids in the window */
 	uint64_t bpf_run_ns; /* BPF program run time over the window (0 if stats are off) */

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "unwind/row_index.h"
 #include "unwind/table_builder.h"
 
 #define BUILDER_NICE 10
@@ -46,6 +47,7 @@ static uint64_t now_ns(void)
 struct build_ctx {
 	struct table_builder *tb;
 	struct table_build *b;
+	struct row_index ri; /* the rows' pcs, for the index */
 };
 
 /* The compiled size is known: a free range, or the build ends (frame pointers for it). */
@@ -57,7 +59,10 @@ static int build_begin(void *ctx, const struct cfi_table *t)
 
 	if (t->n_rows > ops->capacity / 2)
 		return -E2BIG;
-	c->b->span = (uint32_t)(t->n_rows + 1) & ~1u; /* ranges start on a row pair */
+	if (row_index__begin_table(&c->ri, t))
+		return -ENOMEM;
+	/* ranges start on a row pair; the index follows the rows */
+	c->b->span = ((uint32_t)(t->n_rows + 1) & ~1u) + c->ri.budget;
 	ret = ops->reserve(ops->ctx, c->b->span, &c->b->first_row);
 	c->b->reserved = !ret;
 	return ret;
@@ -70,6 +75,7 @@ static int build_write(void *ctx, size_t first, const struct unwind_row *rows, s
 
 	if (__atomic_load_n(&c->tb->stop, __ATOMIC_RELAXED))
 		return -ECANCELED;
+	row_index__add(&c->ri, rows, n);
 	return ops->write_rows(ops->ctx, c->b->first_row + (uint32_t)first, rows, n);
 }
 
@@ -82,6 +88,11 @@ static void build_one(struct table_builder *tb, const struct queued_file *f, str
 	memset(b, 0, sizeof(*b));
 	b->id = f->id;
 	b->ret = cfi_compile_fd_to(f->fd, &b->info, &sink);
+	if (!b->ret && b->reserved)
+		b->ret =
+		    row_index__write(&c.ri, b->first_row + (((uint32_t)b->info.n_rows + 1) & ~1u),
+				     &b->index, tb->ops.write_rows, tb->ops.ctx);
+	row_index__free(&c.ri);
 	b->build_ns = now_ns() - t0;
 	close(f->fd);
 	malloc_trim(0); /* the compile's memory (libdw's FDE cache) goes back to the system */

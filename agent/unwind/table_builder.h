@@ -26,11 +26,12 @@ struct table_builder_ops {
 
 /* A finished build, handed back to the owner. */
 struct table_build {
-	uint32_t id;   /* the owner's table id, as submitted */
-	int ret;       /* 0 or cfi_compile's -errno (-ENOSPC: no free range) */
-	bool reserved; /* rows [first_row, first_row + span) belong to this table now */
-	uint32_t first_row, span;
-	uint64_t build_ns;     /* compile time, wall clock */
+	uint32_t id;		  /* the owner's table id, as submitted */
+	int ret;		  /* 0 or cfi_compile's -errno (-ENOSPC: no free range) */
+	bool reserved;		  /* rows [first_row, first_row + span) belong to this table now */
+	uint32_t first_row, span; /* span: the rows (to a pair), then their index */
+	struct unwind_table_info index; /* the index's fields (row_index__write) */
+	uint64_t build_ns;		/* compile time, wall clock */
 	struct cfi_table info; /* header: n_rows, segments, bias, counts (rows stay NULL) */
 };
 

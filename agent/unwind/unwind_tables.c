@@ -17,6 +17,7 @@
 #include "unwind/cfi_compile.h"
 #include "hashtab.h"
 #include "process/process_registry.h"
+#include "unwind/row_index.h"
 #include "unwind/table_builder.h"
 #include "unwind/unwind_tables.h"
 
@@ -47,6 +48,7 @@ struct table_entry {
 	bool building; /* a big table queued for, or compiling in, the builder thread */
 	uint64_t retry_ns, retry_wait_ns; /* did not fit the rows map: not before retry_ns */
 	uint32_t first_row, n_rows;
+	uint32_t span;	    /* rows map rows taken: the rows (to a pair) and the index after them */
 	uint64_t loaded_ns; /* processes captured before this get its mapping published again */
 	uint64_t last_used;
 	uint64_t vaddr_base;
@@ -173,10 +175,10 @@ static void unload(struct unwind_tables *ut, struct table_entry *e)
 		return;
 	ut->sink.set_table(ut->sink.ctx, &info); /* unpublished first ... */
 	ut->sink.sync(ut->sink.ctx);		 /* ... then no walk reads the rows any more */
-	rows_free(ut, e->first_row, (e->n_rows + 1) & ~1u);
+	rows_free(ut, e->first_row, e->span);
 	e->loaded = false;
 	ut->stats.tables_loaded--;
-	ut->stats.rows_loaded -= e->n_rows;
+	ut->stats.rows_loaded -= e->span;
 }
 
 /* Unloads the least recently sampled loaded table not used since tick. false: none. */
@@ -204,6 +206,8 @@ struct table_load {
 	struct table_entry *e;
 	uint32_t start, span;
 	bool reserved;
+	struct row_index ri;		/* the rows' pcs, for the index */
+	struct unwind_table_info index; /* its fields (n_buckets, index_row, base_pc, shift) */
 };
 
 /* The compiled size is known: reserve a range, evicting the least recently sampled tables.
@@ -215,7 +219,10 @@ static int load_begin(void *ctx, const struct cfi_table *t)
 
 	if (t->n_rows > ut->sink.capacity / 2)
 		return -E2BIG;
-	l->span = (t->n_rows + 1) & ~1u; /* ranges start on a row pair */
+	if (row_index__begin_table(&l->ri, t))
+		return -ENOMEM;
+	/* ranges start on a row pair; the index follows the rows */
+	l->span = ((t->n_rows + 1) & ~1u) + l->ri.budget;
 	/* A big table takes free rows only: it never evicts others (their processes would
 	 * rebuild them, and a host running several big binaries would rebuild tables without
 	 * end); a small table evicts the least recently sampled, big ones included. */
@@ -230,15 +237,29 @@ static int load_write(void *ctx, size_t first, const struct unwind_row *rows, si
 {
 	struct table_load *l = ctx;
 
+	row_index__add(&l->ri, rows, n);
 	return l->ut->sink.write_rows(l->ut->sink.ctx, l->start + (uint32_t)first, rows, n);
 }
 
-/* Publishes a table whose rows are all in [first, first + span) (or gives the range back
- * after a failure). */
-static int publish(struct unwind_tables *ut, struct table_entry *e, uint32_t first, uint32_t span,
+static int sink_write(void *ctx, uint32_t first, const struct unwind_row *rows, size_t n)
+{
+	struct unwind_tables *ut = ctx;
+
+	return ut->sink.write_rows(ut->sink.ctx, first, rows, n);
+}
+
+/* Publishes a table whose rows and index are all in [first, first + span) (or gives the
+ * range back after a failure). */
+static int publish(struct unwind_tables *ut, struct table_entry *e, const struct table_load *l,
 		   const struct cfi_table *t, int ret)
 {
-	struct unwind_table_info info = {.id = e->id, .first_row = first, .n_rows = t->n_rows};
+	uint32_t first = l->start, span = l->span;
+	struct unwind_table_info info = l->index;
+
+	info.id = e->id;
+	info.first_row = first;
+	info.n_rows = (uint32_t)t->n_rows;
+	info.pad = 0;
 
 	if (!ret)
 		ret = ut->sink.set_table(ut->sink.ctx, &info);
@@ -248,10 +269,11 @@ static int publish(struct unwind_tables *ut, struct table_entry *e, uint32_t fir
 	}
 	e->first_row = first;
 	e->n_rows = t->n_rows;
+	e->span = span;
 	e->loaded = true;
 	e->loaded_ns = now_ns();
 	ut->stats.tables_loaded++;
-	ut->stats.rows_loaded += t->n_rows;
+	ut->stats.rows_loaded += span; /* the map's rows it takes: its index's too */
 	return 0;
 }
 
@@ -361,7 +383,7 @@ static void build_done(struct unwind_tables *ut, struct table_entry *e, const st
 		       const struct cfi_table *t, int ret, uint64_t ns)
 {
 	if (l->reserved)
-		ret = publish(ut, e, l->start, l->span, t, ret);
+		ret = publish(ut, e, l, t, ret);
 	if (!l->reserved && ret && ret != -ENOSPC) { /* no table: frame pointers for it */
 		e->no_table = true;
 		count_no_table(&ut->stats, -ret);
@@ -386,6 +408,10 @@ static void build(struct unwind_tables *ut, struct table_entry *e, int fd)
 	uint64_t t0 = now_ns();
 	int ret = fd >= 0 ? cfi_compile_fd_to(fd, &t, &sink) : cfi_compile_own_vdso_to(&t, &sink);
 
+	if (!ret && l.reserved)
+		ret = row_index__write(&l.ri, l.start + (((uint32_t)t.n_rows + 1) & ~1u), &l.index,
+				       sink_write, ut);
+	row_index__free(&l.ri);
 	build_done(ut, e, &l, &t, ret, now_ns() - t0);
 	malloc_trim(0); /* a big table's compile memory goes back to the system now */
 	if (ut->sink.between_builds)
@@ -430,8 +456,12 @@ static bool build_in_background(struct unwind_tables *ut, struct table_entry *e,
 static bool finish_background_build(struct unwind_tables *ut, const struct table_build *b)
 {
 	struct table_entry *e = ut->entries[b->id % UNWIND_MAX_TABLES];
-	struct table_load l = {
-	    .ut = ut, .e = e, .start = b->first_row, .span = b->span, .reserved = b->reserved};
+	struct table_load l = {.ut = ut,
+			       .e = e,
+			       .start = b->first_row,
+			       .span = b->span,
+			       .reserved = b->reserved,
+			       .index = b->index};
 
 	if (!e || e->id != b->id || !e->building) {
 		if (b->reserved)
@@ -649,6 +679,25 @@ int unwind_tables__capture_process(struct unwind_tables *ut, pid_t pid)
 	else
 		ret = registry_process(ut, pid, &p);
 	return ret ? ret : publish_process(ut, p);
+}
+
+bool unwind_tables__ready(struct unwind_tables *ut, pid_t pid)
+{
+	const struct process *p = process_registry__peek(ut->reg, pid);
+
+	if (!p || p->gone)
+		return false;
+	for (size_t i = 0; i < p->n_mappings; i++) {
+		const struct process_mapping *m = &p->mappings[i];
+		const struct table_entry *e;
+
+		if (m->kind != PROCESS_MAPPING_FILE || !m->bin)
+			continue;
+		e = find_key(ut, m->bin->key);
+		if (!e || (!e->loaded && !e->no_table && !e->building))
+			return false; /* a table to build (or load again) first */
+	}
+	return true;
 }
 
 void unwind_tables__forget_process(struct unwind_tables *ut, pid_t pid)

@@ -41,7 +41,7 @@ struct unwind_tables_stats {
 	uint64_t tables_building;  /* big tables queued for or compiling in the builder thread */
 	uint64_t tables_evicted;   /* unloaded to make room (rows map full) */
 	uint64_t tables_loaded;	   /* in the rows map now */
-	uint64_t rows_loaded;	   /* rows in the rows map now */
+	uint64_t rows_loaded;	   /* rows map rows in use: tables, their indexes */
 	uint64_t rows_capacity;
 	uint64_t processes;	   /* with a mapping table now */
 	uint64_t mappings_dropped; /* executable mappings over UNWIND_MAX_MAPPINGS */
@@ -66,6 +66,9 @@ int unwind_tables__publish_built(struct unwind_tables *ut);
 /* Waits up to timeout_ms for the builder thread to finish what is queued, then publishes it
  * (a single-process recording before its first sample; tests). true: nothing is left. */
 bool unwind_tables__wait_built(struct unwind_tables *ut, int timeout_ms);
+/* True when each binary pid maps (as the registry last read its maps) has its table loaded,
+ * being built, or none to build: capturing it publishes a mapping table and builds nothing. */
+bool unwind_tables__ready(struct unwind_tables *ut, pid_t pid);
 /* The process exited (or exec'd): its mapping table goes. */
 void unwind_tables__forget_process(struct unwind_tables *ut, pid_t pid);
 /* pid was sampled: its tables are the most recently used; evicted ones are loaded again, and

@@ -141,6 +141,13 @@ class InlinedJavaFrames(unittest.TestCase):
             self.assertEqual(len(seen), len(set(seen)), why([s]))
         named = [s for s in hot if "Worker.middle" in s.stack]
         self.assertGreater(weight(named) / weight(hot), 0.5, why(hot))
+        # the per-CPU pc -> blob cache served frames while the code came and went, each hit
+        # checked against the blob's header read then (bpf/hotspot_walk.h): the frames above
+        # are what it gave
+        cache = re.search(r"^hotspot blob cache: (\d+) code-cache pcs found from the per-CPU "
+                          r"cache, (\d+) cached blobs whose header changed", stderr, re.M)
+        self.assertIsNotNone(cache, stderr)
+        self.assertGreater(int(cache.group(1)), 0, stderr)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 # Ruby frames from the node agent, on the real interpreter (Debian's ruby3.1 with
 # libruby-3.1.so, started without flags): a hot method under a known caller named in order
-# (Class#method, Class.method, blocks in them),
+# (Class#method, Class.method, blocks in them, code a method evals),
 # vm_exec_core replaced by the Ruby frames it runs, four threads each named, a process started
-# after the agent, one that exits before its window is named, and one in its own mount
-# namespace.
+# after the agent, one that exits before its window is named, one first sampled while its
+# loader runs, and one in its own mount namespace.
 import os
+import subprocess
 import time
 
 import harness
 from runtime_case import RuntimeCase, frames_of, function_files, of_pid, parent_of, share
+from test_record import BUILD
 
 RUBY = "/usr/bin/ruby3.1"
 LIBRUBY = "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"
@@ -69,6 +71,24 @@ threads.each(&:join)
 """
 
 
+# rubygems evals each gemspec (at every start, for the default gems): the eval'd code's frame
+# runs in Gem::Specification.load's method entry but not its iseq
+GEMSPEC = """
+spec = File.join(__dir__, "shop.gemspec")
+File.write(spec, <<~G)
+  Gem::Specification.new do |s|
+    s.name = "shop"
+    s.version = "1.0.0"
+    s.summary = "a gemspec loaded in a loop"
+    s.authors = ["shop"]
+    s.files = ["lib/shop.rb"]
+  end
+G
+cache = Gem::Specification.instance_variable_get(:@load_cache)
+loop { cache.clear; Gem::Specification.load(spec) }
+"""
+
+
 def ruby_frames(sample):
     """The sample's Ruby frames, leaf first (their mapping is [ruby])."""
     return frames_of(sample, "[ruby]")
@@ -77,7 +97,7 @@ def ruby_frames(sample):
 class RubyFrames(RuntimeCase):
     BINARY = RUBY
     PREFIX = "rt-ruby-"
-    SCRIPTS = {"hot.rb": HOT, "short.rb": SHORT, "threads.rb": THREADS}
+    SCRIPTS = {"hot.rb": HOT, "short.rb": SHORT, "threads.rb": THREADS, "gemspec.rb": GEMSPEC}
 
     def test_hot_method_and_its_caller_with_record_pid(self):
         samples, prof, err = self.record_alone("hot.rb", 6)
@@ -148,6 +168,51 @@ class RubyFrames(RuntimeCase):
         self.assertGreater(len(hot), 0, err)
         under = share(hot, lambda s: parent_of(s, "Object#hot") == "Object#caller_of_hot")
         self.assertGreaterEqual(under, 0.90, err)
+
+    def test_code_a_method_evals_is_named_as_the_method(self):
+        samples, prof, err = self.record_alone("gemspec.rb", 4)
+        self.assertLessEqual(share(samples, lambda s: "[unknown]" in ruby_frames(s)), 0.02, err)
+        init = [s for s in samples if "Gem::Specification#initialize" in ruby_frames(s)]
+        self.assertGreater(len(init), 0, err)
+        # the gemspec's own frame, between Specification.new (Class#new: native frames) and
+        # the load that evals it
+        def ruby_parent(s):
+            r = ruby_frames(s)
+            i = r.index("Gem::Specification#initialize")
+            return r[i + 1] if i + 1 < len(r) else None
+        self.assertGreaterEqual(share(init, lambda s: ruby_parent(s) == "Gem::Specification.load"),
+                                0.90, err)
+
+    def loader_caught(self, step):
+        """short.rb started after the agent, its loader held busy for a second at step (an
+        LD_AUDIT fixture): its first samples, which announce it, are taken in ld.so. Its
+        whole stacks must name its hot method under its caller all the same."""
+        audit = os.path.join(BUILD, "fixtures", "libslowld-%s.so" % step)
+        self.assertTrue(os.path.exists(audit), audit)
+        rec, out = self.record(8)
+        time.sleep(1)
+        p = subprocess.Popen([RUBY, os.path.join(self.tmp, "short.rb")],
+                             env=dict(os.environ, LD_AUDIT=audit),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.procs.append(p)
+        p.wait(30)  # a second in the loader, then two running Ruby
+        prof, err = self.finish(rec, out)
+        # whole: its mapping table was published again with the libraries mapped since
+        whole = [s for s in of_pid(prof, p.pid) if "_start" in s.stack]
+        self.assertGreater(len(whole), 0, err)
+        hot = [s for s in whole if "Object#hot" in ruby_frames(s)]
+        self.assertGreater(len(hot), 0, err)
+        under = share(hot, lambda s: parent_of(s, "Object#hot") == "Object#caller_of_hot")
+        self.assertGreaterEqual(under, 0.90, err)
+
+    def test_a_process_announced_before_its_loader_mapped_libruby(self):
+        # the ruby executable mapped, libruby not yet: it is captured again once mapped
+        self.loader_caught("search")
+
+    def test_a_process_announced_before_its_loader_relocated_libruby(self):
+        # libruby mapped, its TLS module id not written yet (the loader relocates after
+        # mapping every library): it is captured again once written
+        self.loader_caught("open")
 
     def test_a_process_in_its_own_mount_namespace(self):
         # a libruby only its namespace has: a private tmpfs holding copies of ruby and libruby

@@ -19,6 +19,10 @@ AGENT = os.path.join(BUILD, "roottrace-agent")
 UNWIND = os.path.join(BUILD, "unwind")
 FREQ = 199
 START_FRAMES = ["__libc_start_call_main", "__libc_start_main", "_start"]
+# How long a fixture spins (it is killed after its record): record's window starts once the
+# program is verified, which took up to 10 s on a loaded 2-core machine, and a fixture that
+# spun only a few seconds more than the window had exited by then (no samples)
+LIFE = "60"
 
 
 def require_root():
@@ -56,7 +60,7 @@ class ChainWithoutFramePointers(unittest.TestCase):
         require_root()
 
     def test_leaf_samples_carry_the_chain_to_main_and_libc_start(self):
-        prof, err = record([os.path.join(UNWIND, "chain-nofp"), "8"], 5)
+        prof, err = record([os.path.join(UNWIND, "chain-nofp"), LIFE], 5)
         leaf = [s for s in prof.samples if user_frames(s)[:1] == ["chain_leaf"]]
         self.assertGreater(weight(leaf), 200, err)
         want = ["chain_leaf", "chain_c", "chain_b", "chain_a", "main"] + START_FRAMES
@@ -74,7 +78,7 @@ class FramelessLeaf(unittest.TestCase):
         require_root()
 
     def caller_share(self, unwind):
-        prof, err = record([os.path.join(UNWIND, "chain-fp"), "6"], 3, unwind=unwind)
+        prof, err = record([os.path.join(UNWIND, "chain-fp"), LIFE], 3, unwind=unwind)
         leaf = [s for s in prof.samples if user_frames(s)[:1] == ["chain_leaf"]]
         self.assertGreater(weight(leaf), 100, err)
         good = [s for s in leaf if user_frames(s)[1:3] == ["chain_c", "chain_b"]]
@@ -92,7 +96,7 @@ class EdgeCases(unittest.TestCase):
         require_root()
 
     def edge(self, mode, seconds=3):
-        return record([os.path.join(UNWIND, "edge-nofp"), mode, str(seconds + 3)], seconds)
+        return record([os.path.join(UNWIND, "edge-nofp"), mode, LIFE], seconds)
 
     def test_thread_stacks_end_at_the_thread_start_frames(self):
         prof, err = self.edge("threads")
@@ -121,6 +125,24 @@ class EdgeCases(unittest.TestCase):
                 and len(user_frames(s)) == 128]
         self.assertGreaterEqual(share(good, deep), 0.99, show([s for s in deep if s not in good]))
         self.assertRegex(err, r"[1-9]\d* truncated")
+
+    def test_deep_native_stack_is_exact_frame_for_frame(self):
+        # 100 recursions: every frame comes from a table row found through the table's bucket
+        # index (edge-nofp's table and libc's both have one), so a wrong bucket shows as a
+        # missing, doubled or wrong frame anywhere in the 107
+        depth = 100
+        prof, err = record([os.path.join(UNWIND, "edge-nofp"), "deep", "60", str(depth)], 3)
+        leaf = [s for s in prof.samples if user_frames(s)[:2] in (["burn", "recurse_leaf"],
+                                                                  ["recurse_leaf", "recurse"])]
+        self.assertGreater(weight(leaf), 20, err)
+        want = ["recurse_leaf"] + ["recurse"] * (depth + 1) + ["recurse_loop", "main"]
+
+        def exact(frames):
+            i = frames.index("recurse_leaf")
+            return frames[i:i + len(want)] == want and \
+                ordered(frames[i + len(want) - 1:], ["main"] + START_FRAMES)
+        good = [s for s in leaf if exact(user_frames(s))]
+        self.assertGreaterEqual(share(good, leaf), 0.99, show([s for s in leaf if s not in good]))
 
     def test_qsort_comparator_reaches_main_through_libc(self):
         prof, err = self.edge("qsort")
@@ -225,7 +247,7 @@ class RealBinaries(unittest.TestCase):
             for name in ("chain-nofp", "libchain-nofp.so"):
                 shutil.copy(os.path.join(UNWIND, name), tmp)
             exe = os.path.join(tmp, "chain-nofp")
-            proc = subprocess.Popen([exe, "6"])
+            proc = subprocess.Popen([exe, LIFE])
             time.sleep(0.3)
             os.unlink(exe)
             os.unlink(os.path.join(tmp, "libchain-nofp.so"))

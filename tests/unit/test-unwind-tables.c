@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "process/process_registry.h"
+#include "bpf_row_search.h"
 #include "unwind/cfi_compile.h"
 #include "unwind/unwind_tables.h"
 #include "test.h"
@@ -106,6 +107,9 @@ static const struct unwind_process *proc_of(const struct fake_sink *f, pid_t pid
 	return NULL;
 }
 
+/* What row_for returns when the indexed search and a scan of the table disagree. */
+static const struct unwind_row search_mismatch = {.cfa_type = 0xff};
+
 /* The row the BPF unwinder would use for pc in pid, as it would find it. */
 static const struct unwind_row *row_for(const struct fake_sink *f, const struct unwind_row *rows,
 					pid_t pid, uint64_t pc)
@@ -117,11 +121,19 @@ static const struct unwind_row *row_for(const struct fake_sink *f, const struct 
 		const struct unwind_mapping *m = &p->mappings[i];
 		const struct unwind_table_info *t = &f->tables[m->table_id % UNWIND_MAX_TABLES];
 
+		uint32_t tpc = (uint32_t)(pc - m->bias);
+		long found, scanned;
+		int steps;
+
 		if (pc < m->start || pc >= m->end || !m->table_id || t->id != m->table_id)
 			continue;
-		for (uint32_t r = 0; r < t->n_rows; r++)
-			if (rows[t->first_row + r].pc <= (uint32_t)(pc - m->bias))
-				best = &rows[t->first_row + r];
+		/* through the table's index, as BPF searches; checked against a scan */
+		found = bpf_row_search(t, rows + t->first_row, rows + t->index_row, tpc, &steps);
+		scanned = scan_row(rows + t->first_row, t->n_rows, tpc);
+		if (found != scanned)
+			return &search_mismatch;
+		if (found >= 0)
+			best = &rows[t->first_row + found];
 	}
 	return best;
 }
@@ -164,6 +176,18 @@ TEST(own_process_mappings_get_tables_and_rows_cover_functions)
 			CHECK(p->mappings[i - 1].start < p->mappings[i].start);
 	}
 	CHECK(with_table >= 3); /* the test binary, libc, the vDSO at least */
+	/* Every 3rd byte of every mapping with a table: the indexed search finds the scan's row. */
+	for (uint32_t i = 0; i < p->n_mappings; i++) {
+		const struct unwind_mapping *m = &p->mappings[i];
+		const struct unwind_table_info *t = &f.tables[m->table_id % UNWIND_MAX_TABLES];
+
+		if (m->table_id == UNWIND_NO_TABLE)
+			continue;
+		if (t->n_rows > 10000) /* libc: big enough for an index */
+			CHECK(t->n_buckets > 0 && t->index_row >= t->first_row + t->n_rows);
+		for (uint64_t pc = m->start; pc < m->end; pc += 3)
+			CHECK(row_for(&f, rows, getpid(), pc) != &search_mismatch);
+	}
 	/* Entry of a libc function: CFA = rsp + 8, return address at CFA - 8. */
 	r = row_for(&f, rows, getpid(), (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "qsort"));
 	CHECK(r);
@@ -196,6 +220,37 @@ TEST(libc_is_built_once_for_two_processes)
 	unwind_tables__forget_process(ut, pid);
 	unwind_tables__stats(ut, &b);
 	CHECK_EQ_INT(b.processes, 1);
+	free_tables(ut);
+}
+
+/* The pipeline captures ready processes first: a new process of known binaries is not queued
+ * behind other processes' table builds. Ready means nothing is left to build. */
+TEST(a_process_is_ready_once_each_of_its_binaries_has_a_table)
+{
+	static struct unwind_row rows[1 << 18];
+	struct fake_sink f;
+	struct unwind_tables *ut = new_tables(&f, rows, 1 << 18);
+	struct unwind_tables_stats a, b;
+	pid_t pid;
+
+	CHECK(ut);
+	CHECK(!unwind_tables__ready(ut, getpid())); /* not in the registry yet */
+	CHECK_EQ_INT(process_registry__capture(registry, getpid()), 0);
+	CHECK(!unwind_tables__ready(ut, getpid())); /* its binaries have no tables yet */
+	CHECK_EQ_INT(unwind_tables__capture_process(ut, getpid()), 0);
+	CHECK(unwind_tables__ready(ut, getpid()));
+	/* sleep's own executable is new: not ready until captured */
+	pid = spawn_sleeper();
+	CHECK_EQ_INT(process_registry__capture(registry, pid), 0);
+	CHECK(!unwind_tables__ready(ut, pid));
+	CHECK_EQ_INT(unwind_tables__capture_process(ut, pid), 0);
+	CHECK(unwind_tables__ready(ut, pid));
+	/* ready: capturing it again builds nothing */
+	unwind_tables__stats(ut, &a);
+	CHECK_EQ_INT(unwind_tables__capture_process(ut, pid), 0);
+	unwind_tables__stats(ut, &b);
+	reap(pid);
+	CHECK_EQ_INT(b.tables_built, a.tables_built);
 	free_tables(ut);
 }
 
@@ -299,6 +354,26 @@ TEST(binary_with_megabytes_of_cfi_is_built_by_the_thread_and_streamed_into_the_m
 	CHECK_EQ_INT((int)st.tables_building, 0);
 	CHECK_EQ_INT((int)st.tables_loaded, (int)st.tables_built);
 	CHECK(big && big->n_rows > 200000);
+	CHECK(big && big->n_buckets > 1000); /* node's index went in with its streamed rows */
+	/* searched through it, every 61st pc of node's rows finds the scan's row */
+	for (uint64_t pc = rows[big->first_row].pc;
+	     big && pc < (uint64_t)rows[big->first_row + big->n_rows - 1].pc + 64; pc += 61) {
+		const struct unwind_row *t_rows = rows + big->first_row;
+		long lo = 0, hi = (long)big->n_rows, got;
+		int steps;
+
+		got = bpf_row_search(big, t_rows, rows + big->index_row, (uint32_t)pc, &steps);
+		while (lo < hi) { /* the scan, by bisection: 277k rows */
+			long mid = lo + (hi - lo) / 2;
+
+			if (t_rows[mid].pc <= (uint32_t)pc)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		CHECK_EQ_INT(got, lo - 1);
+		CHECK(steps <= 12);
+	}
 	fd = open("/usr/bin/node", O_RDONLY | O_CLOEXEC);
 	whole = fd >= 0 ? cfi_compile_fd(fd) : NULL;
 	if (fd >= 0)
@@ -312,6 +387,7 @@ TEST(binary_with_megabytes_of_cfi_is_built_by_the_thread_and_streamed_into_the_m
 
 TEST_MAIN("unwind_tables", T(own_process_mappings_get_tables_and_rows_cover_functions),
 	  T(libc_is_built_once_for_two_processes),
+	  T(a_process_is_ready_once_each_of_its_binaries_has_a_table),
 	  T(full_rows_map_evicts_least_recently_sampled_and_touch_reloads),
 	  T(gone_process_is_esrch),
 	  T(binary_with_megabytes_of_cfi_is_built_by_the_thread_and_streamed_into_the_map))

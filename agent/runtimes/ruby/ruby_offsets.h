@@ -53,6 +53,9 @@ enum ruby_class_path {
 #define RUBY_ME_DEF 16
 #define RUBY_ME_OWNER 32
 #define RUBY_DEF_ISEQ 8 /* rb_method_definition_t.body.iseq.iseqptr */
+/* rb_iseq_constant_body.type (its first field, 2.7-3.3): ISEQ_TYPE_EVAL of enum iseq_type */
+#define RUBY_BODY_TYPE 0
+#define RUBY_ISEQ_TYPE_EVAL 6
 /* st_table (2.7-3.1): entries_start, entries_bound, entries {hash, key, record} */
 #define RUBY_ST_START 32
 #define RUBY_ST_BOUND 40

@@ -164,7 +164,9 @@ static int attach(struct runtime_base *rt, const struct runtime_process *proc,
 }
 
 /* The walk state of a process mapping libruby from start; its TLS module id is read from the
- * process (the loader wrote it in the GOT). */
+ * process (the loader wrote it in the GOT). -EAGAIN while the slot is still 0: the loader
+ * mapped libruby but has not relocated it yet (a process announced by a sample taken in
+ * ld.so, the first one of a process started after the agent), to be captured again. */
 static int fill_proc(pid_t pid, const struct ruby_library *lib, uint64_t start,
 		     const struct ruby_version *v, struct ruby_proc *ret)
 {
@@ -178,8 +180,10 @@ static int fill_proc(pid_t pid, const struct ruby_library *lib, uint64_t start,
 				   : 0;
 	if (err)
 		return err;
-	if (!ret->tls_module || ret->tls_module > 4096)
-		return -ENOENT; /* not loaded yet, or not a module id */
+	if (!ret->tls_module)
+		return -EAGAIN;
+	if (ret->tls_module > 4096)
+		return -ENOENT; /* not a module id */
 	ret->tls_offset = lib->tls_offset;
 	ret->core_start = lib->core_start + bias;
 	ret->core_end = lib->core_end + bias;
@@ -200,14 +204,21 @@ static int ruby_capture(void *state, const struct runtime_process *proc,
 	struct ruby_proc walk;
 	const void *facts;
 	uint64_t bias;
+	bool launcher = false, libruby = false, starting = false;
+	int err;
 
 	for (size_t i = 0; i < proc->n_maps; i++) {
 		const struct runtime_mapping *m = &proc->maps[i];
+		const char *slash = strrchr(m->path, '/'), *name = slash ? slash + 1 : m->path;
 
 		if (!ruby_wants(m->path))
 			continue;
-		if (runtime_binary__facts(m, sizeof(scratch), read_binary, &scratch, &facts))
+		libruby |= !strncmp(name, "libruby", 7);
+		if (runtime_binary__facts(m, sizeof(scratch), read_binary, &scratch, &facts)) {
+			/* a ruby executable without the interpreter: it runs libruby's */
+			launcher |= strncmp(name, "libruby", 7) != 0;
 			continue;
+		}
 		lib = facts;
 		v = ruby_version__find(lib->major, lib->minor);
 		if (!v)
@@ -215,14 +226,18 @@ static int ruby_capture(void *state, const struct runtime_process *proc,
 			    rt, lib->major, lib->minor, "", note, note_len,
 			    "ruby %u.%u (%s): no offset table, its frames stay native", lib->major,
 			    lib->minor, m->path);
-		if (fill_proc(proc->pid, lib, m->start, v, &walk))
+		err = fill_proc(proc->pid, lib, m->start, v, &walk);
+		starting |= err == -EAGAIN;
+		if (err)
 			continue;
 		bias = m->start - lib->load_base;
 		roots.cobject = lib->cobject ? lib->cobject + bias : 0;
 		roots.vm = lib->vm_ptr ? lib->vm_ptr + bias : 0;
 		return attach(rt, proc, v, &walk, &roots, sink);
 	}
-	return 0;
+	/* Caught while its loader runs (libruby not mapped or not relocated yet): the first
+	 * sample of a new process is often taken in ld.so, and nothing announces it again. */
+	return starting || (launcher && !libruby) ? -EAGAIN : 0;
 }
 
 static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -232,12 +247,15 @@ static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 
 /* The class part of a frame's name from its method entry me: "" when the version does not
  * keep it where it is read, the method is not an iseq method, or (-ESTALE) the entry no longer
- * runs an iseq that can be this frame's. */
-static int read_class(pid_t pid, struct ruby_process *p, uint64_t iseq, uint64_t me,
+ * runs an iseq that can be this frame's: its own, a block's in it (" in " in the label), or
+ * code it evals (body's type: rubygems' gemspecs at every start), named as the method, as
+ * Ruby's backtraces do. */
+static int read_class(pid_t pid, struct ruby_process *p, uint64_t iseq, uint64_t body, uint64_t me,
 		      const char *label, char *ret, size_t len, bool *ret_singleton)
 {
 	const struct ruby_version *v = p->version;
 	uint64_t head, def, def_type, method_iseq, owner;
+	uint32_t type = 0;
 	int err;
 
 	ret[0] = '\0';
@@ -253,7 +271,9 @@ static int read_class(pid_t pid, struct ruby_process *p, uint64_t iseq, uint64_t
 		return 0;
 	if ((err = procmem__read(pid, def + RUBY_DEF_ISEQ, &method_iseq, sizeof(method_iseq))))
 		return err;
-	if (method_iseq != iseq && !strstr(label, " in "))
+	if (method_iseq != iseq && !strstr(label, " in ") &&
+	    (procmem__read(pid, body + RUBY_BODY_TYPE, &type, sizeof(type)) ||
+	     type != RUBY_ISEQ_TYPE_EVAL))
 		return -ESTALE; /* a method frame runs its own entry's iseq */
 	if (ruby_class_ids__needed(v) && !p->ids.classpath && p->roots.cobject &&
 	    p->ids_tries < IDS_TRIES) {
@@ -294,8 +314,8 @@ static int read_name(void *ctx, pid_t pid, void *proc, uint64_t iseq, uint64_t c
 		ret->file[0] = '\0'; /* named without its file */
 	klass[0] = '\0';
 	if (!err && (cookie & RUBY_COOKIE_METHOD_ENTRY))
-		err = read_class(pid, p, iseq, cookie & ~RUBY_COOKIE_METHOD_ENTRY, label, klass,
-				 sizeof(klass), &singleton);
+		err = read_class(pid, p, iseq, body, cookie & ~RUBY_COOKIE_METHOD_ENTRY, label,
+				 klass, sizeof(klass), &singleton);
 	if (!err)
 		ruby_qualify(label, klass, singleton, ret->function, sizeof(ret->function));
 	return err;
