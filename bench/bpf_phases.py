@@ -6,9 +6,10 @@
 # (docs/performance.md, "Agent: Python, Ruby and PHP processes against native ones, steady
 # state"; kind all: the whole machine, no target, which is where the unwind row cache misses).
 # Root. bench/bpf_phases.py BUILD [SECONDS] [HZ] [KINDS...]
-import json, os, re, subprocess, sys, tempfile, time
+import json, os, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_python, bench_ruby, bench_php, bench_jvm, bench_v8, bench_steady_overhead
+from bpf_timing_maps import timing_maps_of
 build = sys.argv[1]; secs = int(sys.argv[2]) if len(sys.argv) > 2 else 6
 freq = sys.argv[3] if len(sys.argv) > 3 else "499"
 kinds = sys.argv[4:] or ["python", "ruby", "php", "native"]
@@ -52,27 +53,6 @@ def argv(kind):
     if kind == "native":
         return [os.path.join(build, "unwind", "edge-nofp"), "deep", str(secs + 5), "30"]
     return [{"python": bench_python.PYTHON, "ruby": bench_ruby.RUBY, "php": bench_php.PHP}[kind], script(kind)]
-def timing_maps_of(pid):
-    """The prof_timing maps process pid holds (its fds' fdinfo name the map ids): other
-    engineers' timing builds may run beside it, and bpftool names all of them."""
-    ids = set()
-    try:
-        fds = os.listdir("/proc/%d/fdinfo" % pid)
-    except OSError:
-        return ids
-    for fd in fds:
-        try:
-            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
-                m = re.search(r"^map_id:\s*(\d+)", f.read(), re.M)
-        except OSError:
-            continue
-        if m and int(m.group(1)) in set(timing_maps()):
-            ids.add(int(m.group(1)))
-    return ids
-def timing_maps():
-    maps = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True,
-                                     text=True).stdout or "[]")
-    return [m["id"] for m in maps if m.get("name") == "prof_timing"]
 for kind in kinds:
     t = start(kind)
     time.sleep(0.5)

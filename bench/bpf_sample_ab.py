@@ -8,10 +8,11 @@
 # nodespin (bench_steady_overhead.py's hot under caller)). AB_WARM=S: the window starts S s
 # after the first sample (default 1; node's and libjvm's big tables take 10-20 s to build on a
 # busy machine, and the stack tails under JSEntry and the call stub wait for them).
-import json, os, re, signal, statistics, subprocess, sys, tempfile, time
+import json, os, signal, statistics, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
 import bench_python, bench_ruby, bench_php, bench_jvm, bench_v8, bench_steady_overhead as so
+from bpf_timing_maps import timing_maps_of
 rounds, secs, freq = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 kinds = sys.argv[4].split(","); builds = sys.argv[5:]
 def script(src, suf):
@@ -34,26 +35,6 @@ def start(k, argv):
         raise SystemExit(k + " did not start")
     t.stdin.write("go\n"); t.stdin.flush(); time.sleep(2)
     return t
-def timing_ids():
-    out = subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True).stdout
-    return {m["id"] for m in json.loads(out or "[]") if m.get("name") == "prof_timing"}
-def timing_maps_of(pid):
-    """The prof_timing maps process pid holds (its fds' fdinfo name the map ids): other
-    engineers' timing builds may run beside it, and bpftool names all of them."""
-    ids = set()
-    try:
-        fds = os.listdir("/proc/%d/fdinfo" % pid)
-    except OSError:
-        return ids
-    for fd in fds:
-        try:
-            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
-                m = re.search(r"^map_id:\s*(\d+)", f.read(), re.M)
-        except OSError:
-            continue
-        if m and int(m.group(1)) in timing_ids():
-            ids.add(int(m.group(1)))
-    return ids
 def phase0(ids):
     """The timer of the record's own map: another engineer's timing build may run beside it."""
     ns = cnt = 0
