@@ -376,6 +376,19 @@ static void print_symbolizer(const struct symbolizer_stats *ss)
 	    (unsigned long long)ss->symbol_cap_exceeded, (unsigned long long)ss->images_replaced);
 }
 
+/* What the drains cost the agent's own CPU (the collecting thread), and the names they did not
+ * work out again. */
+static void print_drains(const struct window_stats *st, const struct symbolizer_stats *ss)
+{
+	fprintf(stderr,
+		"drains: %llu, %.1f ms of the agent's CPU (%.2f ms a drain); C++ names: %llu "
+		"demangled, %llu from the cache (%.1f KiB)\n",
+		(unsigned long long)st->drains, st->drain_cpu_ns / 1e6,
+		st->drains ? st->drain_cpu_ns / 1e6 / st->drains : 0.0,
+		(unsigned long long)ss->demangled.demangled, (unsigned long long)ss->demangled.hits,
+		ss->demangled.bytes / 1024.0);
+}
+
 /* The tables line: work, kernel memory, and binaries left to frame pointers by reason. */
 static void print_unwind_tables(const struct window_unwind *u)
 {
@@ -392,6 +405,10 @@ static void print_unwind_tables(const struct window_unwind *u)
 	fprintf(stderr, "%llu failed to build (corrupt %llu, too_big %llu, unreadable %llu)\n",
 		(unsigned long long)failed, (unsigned long long)u->tables_corrupt,
 		(unsigned long long)u->tables_too_big, (unsigned long long)u->tables_unreadable);
+	fprintf(stderr,
+		"early maps: %llu processes captured in their first second, their maps read "
+		"%llu times again (the loader may have been mapping libraries)\n",
+		(unsigned long long)u->early_captures, (unsigned long long)u->early_rereads);
 }
 
 static void print_unwind(const struct window_unwind *u)
@@ -418,11 +435,12 @@ static void print_unwind(const struct window_unwind *u)
 			(unsigned long long)u->end_early[i]);
 	fprintf(stderr, ")\n");
 	fprintf(stderr,
-		"stack tails: %llu walks ended with the thread's cached tail (%llu frames copied), "
-		"%llu walked to the end, %llu tails changed (walked instead), %llu stored\n",
+		"stack tails: %llu walks ended with the thread's cached tail (%llu frames copied, "
+		"%llu of them VM frames), %llu walked to the end, %llu tails changed (walked "
+		"instead), %llu stored\n",
 		(unsigned long long)u->tail_hits, (unsigned long long)u->tail_frames,
-		(unsigned long long)u->tail_misses, (unsigned long long)u->tail_fallbacks,
-		(unsigned long long)u->tail_stored);
+		(unsigned long long)u->tail_vm_frames, (unsigned long long)u->tail_misses,
+		(unsigned long long)u->tail_fallbacks, (unsigned long long)u->tail_stored);
 	print_unwind_tables(u);
 }
 
@@ -612,6 +630,7 @@ static void print_summary(const struct window *w, const struct symbolizer_stats 
 			st->bpf_run_ns / 1e6, (unsigned long long)st->bpf_run_cnt,
 			st->bpf_run_ns / 1e3 / st->bpf_run_cnt);
 	fprintf(stderr, "BPF load (verifier): %llu ms\n", (unsigned long long)st->unwind.load_ms);
+	print_drains(st, ss);
 	if (unwind == PIPELINE_UNWIND_AUTO)
 		print_unwind(&st->unwind);
 	print_symbolizer(ss);

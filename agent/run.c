@@ -337,14 +337,24 @@ static void wait_events(struct daemon *d, int timeout_ms)
 		log_debug("pipeline poll: %s", strerror(-r));
 }
 
+/* The loop's longest wait: short while the pipeline has work that no event announces (tables
+ * to capture or publish, a starting runtime), else long, so a steady daemon wakes for the
+ * sampler's events, its deadlines and this heartbeat only (the status listener's control
+ * figures, the upload state's log lines, are refreshed at each wake). */
+#define BUSY_WAIT_MAX_MS 200
+#define IDLE_WAIT_MAX_MS 1000
+
 static int next_wait_ms(const struct daemon *d, int64_t now)
 {
 	int64_t next = config_poll__next_poll_ms(d->control);
+	int max_ms = IDLE_WAIT_MAX_MS;
 
 	if (d->pipeline && d->next_upload_ms < next)
 		next = d->next_upload_ms;
+	if (d->pipeline && pipeline__has_pending_work(d->pipeline))
+		max_ms = BUSY_WAIT_MAX_MS;
 	next -= now;
-	return next < 0 ? 0 : next > 200 ? 200 : (int)next;
+	return next < 0 ? 0 : next > max_ms ? max_ms : (int)next;
 }
 
 static void main_loop(struct daemon *d)

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # BPF time per sample of a JVM stack 30 Java frames deep (named from HotSpot's own structures)
 # against 30-deep native stacks, and the agent's CPU and RSS at 99 Hz with a JVM and a node
-# process spinning (docs/performance.md):
-# bench/bench-jvm.sh --build DIR [--rounds 3] [--seconds 5] [--window 60]. Root, java, node.
+# process spinning: the node daemon against a real collector, after a warm-up until a window
+# built no unwind table, each window and the median (docs/performance.md):
+# bench/bench-jvm.sh --build DIR [--rounds 3] [--seconds 5] [--steady daemon|record|both]
+#   [--windows 3] [--window 60] [--max-warmup 600]. Root, java, node.
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=build

@@ -5,7 +5,8 @@
 # bench/bpf_sample_ab.py ROUNDS SECONDS HZ KIND[,KIND...] BUILD BUILD... (KIND: python, ruby,
 # php (30 deep), pyspin, rbspin, phpspin (hot under caller), nativeN (edge-nofp N deep), jvm
 # (tests/fixtures/jvm/Deep.java, 30 deep), node (tests/fixtures/v8/deep.js, 30 deep),
-# nodespin (bench_steady_overhead.py's hot under caller)). AB_WARM=S: the window starts S s
+# nodespin (bench_steady_overhead.py's hot under caller), jvmspin (bench_jvm.steady_run's JVM:
+# Hot.java's one spinning worker, issue 28's budget's JVM)). AB_WARM=S: the window starts S s
 # after the first sample (default 1; node's and libjvm's big tables take 10-20 s to build on a
 # busy machine, and the stack tails under JSEntry and the call stub wait for them).
 import json, os, signal, statistics, subprocess, sys, tempfile, time
@@ -24,7 +25,9 @@ ARGV = {"python": [bench_python.PYTHON, script(bench_python.DEEP_PY, ".py")],
         "phpspin": ["php", "-r", so.SPIN_PHP], "nodespin": [bench_v8.NODE, "-e", so.SPIN_JS],
         "jvm": ["java", "-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,Deep::*", "-cp",
                 bench_jvm.classes(builds[0]), "Deep", str(secs + 60), str(bench_jvm.DEPTH)],
-        "node": [bench_v8.NODE, bench_v8.DEEP_JS, str(secs + 60), str(bench_v8.DEPTH)]}
+        "node": [bench_v8.NODE, bench_v8.DEEP_JS, str(secs + 60), str(bench_v8.DEPTH)],
+        "jvmspin": ["java", "-cp", bench_jvm.classes(builds[0]), "Hot", "threads",
+                    str(secs + 150), "1"]}
 warm = float(os.environ.get("AB_WARM", "1"))
 def start(k, argv):
     """The target; jvm and node print ready, descend on a line, are compiled after 2 s."""

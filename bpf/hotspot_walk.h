@@ -51,24 +51,34 @@ static __always_inline void hotspot_count_frames(const struct hotspot_walk *w)
 /* Before a walk: the process's code cache and layout, if it is a JVM. */
 static __always_inline void hotspot_walk_start(struct walk_state *st)
 {
-	const struct hotspot_proc *proc =
-	    st->in & PROC_IN_HOTSPOT ? bpf_map_lookup_elem(&hotspot_procs, &st->pid) : NULL;
+	const struct hotspot_proc *proc;
 
 	st->hs.active = 0;
 	st->hs.last_begin = st->hs.last_end = 0;
 	st->hs.last_method = 0;
 	st->hs.last_name = 0;
 	st->hs.interpreted = st->hs.compiled = st->hs.stubs = 0;
-	if (!proc)
+	if (!(st->in & PROC_IN_HOTSPOT))
 		return;
+	/* the entry (176 bytes) copied again only when the walk's copy is not of this pid under
+	 * its current proc_maps_seq (user space advances it after each update of the entry) */
+	if (st->hs.proc_pid != st->pid || st->hs.proc_seq != st->seq) {
+		proc = bpf_map_lookup_elem(&hotspot_procs, &st->pid);
+		st->hs.proc_pid = 0;
+		if (!proc)
+			return;
+		st->hs.proc = *proc;
+		st->hs.proc_pid = st->pid;
+		st->hs.proc_seq = st->seq;
+	}
 	hotspot_count(HOTSPOT_STAT_SAMPLES);
-	st->hs.proc = *proc;
 	st->hs.active = 1;
 }
 
 static __always_inline bool hotspot_code(const struct walk_state *st, __u64 pc)
 {
-	return st->hs.active && pc >= st->hs.proc.low && pc < st->hs.proc.high;
+	return (st->in & PROC_IN_HOTSPOT) && st->hs.active && pc >= st->hs.proc.low &&
+	       pc < st->hs.proc.high;
 }
 
 /* The CodeBlob holding pc, through its heap's segment map: a byte per segment, 0 at a block's
@@ -243,8 +253,11 @@ static __always_inline __u32 hotspot_size_step(struct walk_state *st, __u64 word
 			return UNWIND_STAT_END_READ;
 		bp = top[0];
 		ra = top[1];
+		stack_tail_vm_note(csp - 16, top, 2);
 	} else if (!vm_stack_read(&st->vmstack, csp - 8, &ra, 1)) {
 		return UNWIND_STAT_END_READ;
+	} else {
+		stack_tail_vm_note(csp - 8, &ra, 1);
 	}
 	st->sp = csp;
 	st->bp = bp;
@@ -271,8 +284,11 @@ static __always_inline bool hotspot_interp_read(struct walk_state *st, __u64 *re
 		*ret_sender_sp = slots[2];
 		*ret_bp = slots[3];
 		*ret_ra = slots[4];
+		stack_tail_vm_note(fp - 24, slots, 1);
+		stack_tail_vm_note(fp - 8, slots + 2, 3);
 		return true;
 	}
+	stack_tail_drop(); /* another layout: its four reads are not noted */
 	return !read_user_u64(ret_method, fp + p->interp_method) &&
 	       !read_user_u64(ret_sender_sp, fp + p->interp_sender_sp) &&
 	       !read_user_u64(ret_bp, fp) && !read_user_u64(ret_ra, fp + 8);
@@ -306,6 +322,8 @@ static __always_inline long hotspot_frame_walk(struct walk_state *st, __u64 look
 		hotspot_count(HOTSPOT_STAT_TRUNCATED);
 		return 1;
 	}
+	if (stack_tail_vm_frame(st))
+		return 1; /* the rest is the thread's cached stack tail */
 	if (!hotspot_blob(st, lookup_pc)) {
 		hotspot_count(HOTSPOT_STAT_NO_BLOB);
 		goto unknown;
@@ -325,6 +343,9 @@ static __always_inline long hotspot_frame_walk(struct walk_state *st, __u64 look
 			goto unknown;
 		}
 		st->hs.compiled++;
+		stack_tail_vm_recorded(st, n, STACK_TAIL_KIND_HS_COMPILED,
+				       blob + st->hs.proc.nmethod_method, st->hs.last_blob_method,
+				       0);
 	} else if (st->hs.last_kind == HOTSPOT_INTERPRETER) {
 		if (!hotspot_interp_read(st, &method, &sender_sp, &bp, &ra) ||
 		    !hotspot_record(st, n, method, 0)) {
@@ -332,7 +353,9 @@ static __always_inline long hotspot_frame_walk(struct walk_state *st, __u64 look
 			goto unknown;
 		}
 		st->hs.interpreted++;
+		stack_tail_vm_recorded(st, n, STACK_TAIL_KIND_HS_INTERPRETED, 0, 0, 0);
 		st->end = hotspot_interp_step(st, sender_sp, bp, ra);
+		stack_tail_stepped_as(st, STEP_FP, STACK_TAIL_BP_USES);
 		return st->end ? 1 : 0;
 	} else {
 		/* a stub, adapter or the like: named by its blob's name (its pc has no symbol) */
@@ -342,17 +365,24 @@ static __always_inline long hotspot_frame_walk(struct walk_state *st, __u64 look
 		st->stack.n = n + 2;
 		hotspot_note_method(st->pid, st->stack.ips[n], name);
 		st->hs.stubs++;
+		stack_tail_vm_recorded(st, n, STACK_TAIL_KIND_HS_STUB, 0, 0, 0);
 	}
 	/* a leaf before its frame is built: the return address is still at sp */
 	if (size <= 0 || (st->exact && lookup_pc < begin + (complete > 0 ? complete : 0))) {
 		st->end = size <= 0 ? fp_step(st) : hotspot_size_step(st, 1);
+		stack_tail_stepped_as(st, STEP_FP,
+				      size <= 0 ? STACK_TAIL_BP_USES : STACK_TAIL_BP_PASSES);
 		return st->end ? 1 : 0;
 	}
 	st->end = hotspot_size_step(st, size);
+	/* rbp comes from the frame's top (a one-word frame passes it on) */
+	stack_tail_stepped_as(st, 0, size > 1 ? 0 : STACK_TAIL_BP_PASSES);
 	return st->end ? 1 : 0;
 
 unknown:
-	/* the pc, named as it can be ([unknown] in anonymous code), then frame pointers */
+	/* the pc, named as it can be ([unknown] in anonymous code), then frame pointers: the
+	 * VM's memory decided, so no stack tail frame */
+	stack_tail_drop();
 	st->stack.ips[n] = st->exact && n ? st->pc + 1 : st->pc;
 	st->stack.n = n + 1;
 	st->end = fp_step(st);

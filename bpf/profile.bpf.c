@@ -309,6 +309,8 @@ struct {
 struct hotspot_walk {
 	__u32 active;			/* the process is a JVM */
 	__s32 last_size, last_complete; /* the last blob's frame size and prologue */
+	__u32 proc_pid; /* kept across walks: whose hotspot_procs entry proc is, under */
+	__u32 proc_seq; /* which proc_maps_seq */
 	__u32 pad;
 	__u64 last_begin, last_end;	       /* the last blob's code, 0 0: none */
 	__u64 last_blob, last_kind, last_name; /* its address, kind (name's 8 bytes), name */
@@ -339,6 +341,11 @@ struct v8_walk {
 	__u32 optimised_frames;		 /* counted once, after the walk */
 	__u32 pad;
 	__u64 fn, fn_sfi, fn_cookie, fn_code; /* the last JSFunction read and what it gave */
+	/* Kept across walks: whose v8_procs entry proc is, under which proc_maps_seq; the
+	 * builtins' bounds last read for it (0: none) and how many walks used them since */
+	__u32 proc_pid, proc_seq;
+	__u64 blob_read_start, blob_read_end;
+	__u32 blob_read_uses, pad2;
 	struct v8_proc proc;
 };
 
@@ -457,6 +464,8 @@ struct walk_state {
 	__u32 end;   /* enum unwind_stat that ended the walk, 0 while it goes on */
 	__u32 exact; /* pc is not a return address (leaf, or interrupted by a signal) */
 	__u32 in;    /* PROC_IN_*: the per-process maps that hold pid */
+	__u32 dirty; /* PROC_IN_* of the runtimes whose walk state the last walk may have set */
+	__u32 seq;   /* proc_maps_seq of pid, read before the walk's map lookups */
 	__u32 pad;
 	struct unwind_mapping last_map; /* the last frame's mapping (start = end = 0: none yet) */
 	struct profile_stack stack;
@@ -572,7 +581,7 @@ known:
 }
 
 static __always_inline void announce(struct profile_stats *st, __u32 pid, __u32 tid, __u32 type,
-				     __u32 image, __u64 cgroup_id)
+				     const struct profile_seen *seen, __u64 cgroup_id)
 {
 	struct profile_event *e;
 
@@ -584,8 +593,9 @@ static __always_inline void announce(struct profile_stats *st, __u32 pid, __u32 
 	e->type = type;
 	e->pid = pid;
 	e->tid = tid;
-	e->image = image;
+	e->image = seen->image;
 	e->cgroup_id = cgroup_id;
+	e->start_ns = seen->start_ns;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 }
@@ -615,7 +625,7 @@ static __always_inline __u32 note_pid(struct profile_stats *st, __u32 pid, __u32
 		/* -EEXIST: another CPU announced it first */
 		if (bpf_map_update_elem(&seen_pids, &pid, &now, BPF_NOEXIST))
 			return 0;
-		announce(st, pid, tid, PROFILE_EVENT_FIRST_SIGHT, 0, cgroup_id);
+		announce(st, pid, tid, PROFILE_EVENT_FIRST_SIGHT, &now, cgroup_id);
 		return 0;
 	}
 	bpf_map_delete_elem(&unwind_procs, &pid); /* the old image's mappings */
@@ -632,7 +642,7 @@ static __always_inline __u32 note_pid(struct profile_stats *st, __u32 pid, __u32
 		now.image = seen->image; /* advanced by the exec hook */
 	}
 	*seen = now; /* racing CPUs may both announce: user space recaptures twice, no harm */
-	announce(st, pid, tid, type, now.image, cgroup_id);
+	announce(st, pid, tid, type, &now, cgroup_id);
 	return now.image;
 }
 
@@ -907,7 +917,7 @@ static __always_inline bool python_eval_frame(const struct walk_state *st, __u64
 {
 	const struct python_proc *p = &st->py.proc;
 
-	if (!st->py.cursor)
+	if (!(st->in & PROC_IN_PYTHON) || !st->py.cursor)
 		return false;
 	return (pc >= p->eval_start[0] && pc < p->eval_end[0]) ||
 	       (pc >= p->eval_start[1] && pc < p->eval_end[1]);
@@ -1082,7 +1092,7 @@ static __always_inline int ruby_exec_frame(const struct walk_state *st, __u64 pc
 {
 	const struct ruby_proc *p = &st->rb.proc;
 
-	if (!st->rb.end)
+	if (!(st->in & PROC_IN_RUBY) || !st->rb.end)
 		return 0;
 	if (pc >= p->core_start && pc < p->core_end)
 		return 1;
@@ -1235,7 +1245,8 @@ static __always_inline void php_walk_start(struct walk_state *st)
 
 static __always_inline bool php_eval_frame(const struct walk_state *st, __u64 pc)
 {
-	return st->php.cursor && pc >= st->php.proc.exec_start && pc < st->php.proc.exec_end;
+	return (st->in & PROC_IN_PHP) && st->php.cursor && pc >= st->php.proc.exec_start &&
+	       pc < st->php.proc.exec_end;
 }
 
 /* A frame could not be read: execute_ex is recorded as the native frame it is. */
@@ -1318,6 +1329,7 @@ static __always_inline __u32 fp_step(struct walk_state *st)
 	return frame[1] ? 0 : UNWIND_STAT_END_FP_CHAIN;
 }
 
+#include "stack_tail_walk.h" /* before the VM walks: their frames are tail frames too */
 #include "hotspot_walk.h"
 
 /* --- V8: a JS frame's native pc is replaced by its function (SharedFunctionInfo + cookie) -- */
@@ -1343,14 +1355,41 @@ static __always_inline void v8_count_frames(__u32 js, __u32 native, __u32 optimi
 	}
 }
 
-/* Before a walk: the process's V8 layout, and where its builtins run (read each time: V8 sets
- * it at start, after the process may have been captured). */
-static __always_inline void v8_walk_start(struct walk_state *st)
+/* Where the process's builtins run. V8 sets it at start, after the process may have been
+ * captured, and may remap them once then; before it sets them their pcs are native ones in
+ * node's text. Reading it was two cold user reads a sample, so the bounds read are kept with
+ * the walk's copy of the process's entry and read again after V8_BLOB_RECHECK walks: a remap
+ * at start is seen within that many of a CPU's samples. Until the process sets them (0) they
+ * are read every walk. */
+#define V8_BLOB_RECHECK 32
+
+static __always_inline void v8_blob_bounds(struct v8_walk *w)
 {
-	const struct v8_proc *proc =
-	    st->in & PROC_IN_V8 ? bpf_map_lookup_elem(&v8_procs, &st->pid) : NULL;
+	const struct v8_proc *p = &w->proc;
 	__u64 code = 0;
 	__u32 size = 0;
+
+	if (!w->blob_read_start || w->blob_read_uses >= V8_BLOB_RECHECK) {
+		w->blob_read_start = 0;
+		if (!p->blob_code_var || read_user_u64(&code, p->blob_code_var) ||
+		    bpf_probe_read_user(&size, sizeof(size), (const void *)p->blob_size_var) ||
+		    !code)
+			return;
+		w->blob_read_start = code;
+		w->blob_read_end = code + size;
+		w->blob_read_uses = 0;
+	}
+	w->blob_read_uses++;
+	w->blob_start = w->blob_read_start;
+	w->blob_end = w->blob_read_end;
+}
+
+/* Before a walk: the process's V8 layout (its v8_procs entry, copied when the walk's copy is
+ * not of this pid under its current proc_maps_seq: user space advances it after each update of
+ * the entry), and where its builtins run. */
+static __always_inline void v8_walk_start(struct walk_state *st)
+{
+	const struct v8_proc *proc;
 
 	st->v8.active = 0;
 	st->v8.last_fp = 0;
@@ -1363,17 +1402,21 @@ static __always_inline void v8_walk_start(struct walk_state *st)
 	st->v8.code = 0;
 	st->v8.optimised_frames = 0;
 	st->v8.fn = 0;
-	vm_stack_reset(&st->vmstack); /* the JVM walk shares it */
-	if (!proc)
+	if (!(st->in & PROC_IN_V8))
 		return;
-	v8_count(V8_STAT_SAMPLES);
-	st->v8.proc = *proc;
-	st->v8.active = 1;
-	if (proc->blob_code_var && !read_user_u64(&code, proc->blob_code_var) &&
-	    !bpf_probe_read_user(&size, sizeof(size), (const void *)proc->blob_size_var) && code) {
-		st->v8.blob_start = code;
-		st->v8.blob_end = code + size;
+	if (st->v8.proc_pid != st->pid || st->v8.proc_seq != st->seq) {
+		proc = bpf_map_lookup_elem(&v8_procs, &st->pid);
+		st->v8.proc_pid = 0;
+		if (!proc)
+			return;
+		st->v8.proc = *proc;
+		st->v8.proc_pid = st->pid;
+		st->v8.proc_seq = st->seq;
+		st->v8.blob_read_start = 0;
 	}
+	v8_count(V8_STAT_SAMPLES);
+	st->v8.active = 1;
+	v8_blob_bounds(&st->v8);
 }
 
 /* A pc V8 generated or runs as its own: the embedded builtins, or code in no mapping with a
@@ -1384,7 +1427,7 @@ static __always_inline bool v8_code(struct walk_state *st, __u64 pc)
 	const struct unwind_mapping *m;
 	long found;
 
-	if (!st->v8.active)
+	if (!(st->in & PROC_IN_V8) || !st->v8.active)
 		return false;
 	if ((pc >= st->v8.blob_start && pc < st->v8.blob_end) ||
 	    (pc >= st->v8.jit_start && pc < st->v8.jit_end))
@@ -1483,10 +1526,15 @@ static __always_inline bool v8_frame_slots(const struct v8_proc *p, struct vm_st
  * the function runs now. Three reads, five when the function's or the SFI's map is not the
  * walk's last, one when the function is the walk's last (a recursion). slots (4 words) gets
  * the frame's slots, and *ret_step whether its saved fp and return address are in them
- * (v8_frame_slots), even when it is not a JS frame. */
-static __always_inline bool v8_js_frame(struct v8_walk *w, struct vm_stack_window *win, __u64 fp,
-					__u64 *ret_sfi, __u64 *ret_cookie, __u64 *ret_code,
-					__u64 *slots, bool *ret_step)
+ * (v8_frame_slots), even when it is not a JS frame. V8_JS, V8_NOT_JS when the frame's slots
+ * alone say it is none (a typed frame's Smi marker, no heap object), V8_UNREAD when they or
+ * the heap could not be read or the heap said no (the stack tail keeps only the first two). */
+#define V8_JS 1
+#define V8_NOT_JS 0
+#define V8_UNREAD (-1)
+static __always_inline int v8_js_frame(struct v8_walk *w, struct vm_stack_window *win, __u64 fp,
+				       __u64 *ret_sfi, __u64 *ret_cookie, __u64 *ret_code,
+				       __u64 *slots, bool *ret_step)
 {
 	const struct v8_proc *p = &w->proc;
 	__u64 fn[V8_FUNCTION_WORDS], sfi[V8_OBJECT_WORDS];
@@ -1494,28 +1542,30 @@ static __always_inline bool v8_js_frame(struct v8_walk *w, struct vm_stack_windo
 
 	fn[V8_FUNCTION_WORDS - 1] = 0; /* past V8_FUNCTION_READ */
 	/* the function slot, then the context slot right above it (user space checks) */
-	if (!v8_frame_slots(p, win, fp, slots, ret_step) || !(slots[1] & 1) || (slots[0] & 3) != 1)
-		return false;
+	if (!v8_frame_slots(p, win, fp, slots, ret_step))
+		return V8_UNREAD;
+	if (!(slots[1] & 1) || (slots[0] & 3) != 1)
+		return V8_NOT_JS;
 	if (slots[0] == w->fn) { /* the same JSFunction in this walk: what it gave then */
 		*ret_sfi = w->fn_sfi;
 		*ret_cookie = w->fn_cookie;
 		*ret_code = w->fn_code;
-		return true;
+		return V8_JS;
 	}
 	if (bpf_probe_read_user(fn, V8_FUNCTION_READ, (const void *)(slots[0] - 1)) ||
 	    !v8_fn_map_type(w, fn[(p->object_map / 8) & (V8_FUNCTION_WORDS - 1)], &type) ||
 	    type < p->type_function_first || type > p->type_function_last)
-		return false;
+		return V8_UNREAD;
 	*ret_sfi = fn[(p->function_shared / 8) & (V8_FUNCTION_WORDS - 1)];
 	*ret_code = fn[(p->function_code / 8) & (V8_FUNCTION_WORDS - 1)];
 	if (!v8_object(p, *ret_sfi, sfi, &type, &w->sfi_map, &w->sfi_type) || type != p->type_sfi)
-		return false;
+		return V8_UNREAD;
 	*ret_cookie = sfi[(p->sfi_cookie / 8) & (V8_OBJECT_WORDS - 1)];
 	w->fn = slots[0];
 	w->fn_sfi = *ret_sfi;
 	w->fn_cookie = *ret_cookie;
 	w->fn_code = *ret_code;
-	return true;
+	return V8_JS;
 }
 
 /* The third word of an optimised frame (V8_FRAME_OPTIMISED) running code (tagged) at pc (a
@@ -1575,25 +1625,46 @@ static __always_inline __u32 v8_fp_step(struct walk_state *st, __u64 bp, __u64 r
 	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
 }
 
+/* The stack words a V8 frame's walk read (v8_frame_slots), noted for the stack tail: the
+ * function and context slots, and the saved fp and return address when they came with them. */
+static __always_inline void v8_tail_note(const struct v8_proc *p, __u64 fp, const __u64 *slots,
+					 bool step)
+{
+	if (step)
+		stack_tail_vm_note(fp - 16, slots, 4);
+	else
+		stack_tail_vm_note(fp + p->fp_function, slots, 2);
+}
+
 /* Records the frame of a pc in V8 code and steps to its caller by frame pointer (V8 keeps
  * one): the JS function whose frame fp is, else (typed frames: entry, exit, stubs, builtins
- * with a frame of their own) the pc, named as a native symbol. */
+ * with a frame of their own) the pc, named as a native symbol. A frame whose fp is the last JS
+ * frame's (a frameless callee) depends on that frame: it is no stack tail frame. */
 static __always_inline long v8_frame_walk(struct walk_state *st, __u64 pc)
 {
 	__u64 sfi = 0, cookie = 0, code = 0, code_word = 0, note, note_cookie, t0, slots[4];
 	__u32 n = st->stack.n;
-	bool js, step = false;
+	bool step = false, own_fp = st->bp != st->v8.last_fp;
+	int js = V8_UNREAD;
 
 	if (n >= PROFILE_STACK_DEPTH) { /* checked by the caller: again for the verifier */
 		st->stack.flags |= PROFILE_STACK_TRUNCATED;
 		st->end = UNWIND_STAT_TRUNCATED;
 		return 1;
 	}
+	if (!own_fp)
+		stack_tail_drop();
+	else if (stack_tail_vm_frame(st))
+		return 1; /* the rest is the thread's cached stack tail */
 	t0 = T_NOW();
-	js = st->bp != st->v8.last_fp &&
-	     v8_js_frame(&st->v8, &st->vmstack, st->bp, &sfi, &cookie, &code, slots, &step);
+	if (own_fp)
+		js = v8_js_frame(&st->v8, &st->vmstack, st->bp, &sfi, &cookie, &code, slots, &step);
 	T_ADD(25, t0);
-	if (js) {
+	if (js == V8_UNREAD)
+		stack_tail_drop(); /* the heap decided (or nothing was read): walked each time */
+	else
+		v8_tail_note(&st->v8.proc, st->bp, slots, step);
+	if (js == V8_JS) {
 		/* a builtin's pc (the interpreter's, a frameless builtin's) runs no optimised code
 		 */
 		if (pc < st->v8.blob_start || pc >= st->v8.blob_end)
@@ -1625,12 +1696,17 @@ static __always_inline long v8_frame_walk(struct walk_state *st, __u64 pc)
 		}
 		st->v8.last_fp = st->bp;
 		st->v8.js_frames++;
+		stack_tail_vm_recorded(st, n,
+				       st->stack.n > n + 2 ? STACK_TAIL_KIND_V8_OPTIMISED
+							   : STACK_TAIL_KIND_V8_JS,
+				       slots[0], sfi, code);
 	} else {
 		st->stack.ips[n] = st->exact && n ? st->pc + 1 : st->pc;
 		st->stack.n = n + 1;
 		st->v8.native_frames++;
 	}
 	st->end = step ? v8_fp_step(st, slots[2], slots[3]) : fp_step(st);
+	stack_tail_stepped_as(st, STEP_FP, STACK_TAIL_BP_USES);
 	return st->end ? 1 : 0;
 }
 
@@ -1724,8 +1800,6 @@ static __always_inline __u32 table_step(struct walk_state *st, const struct unwi
 	return ra ? 0 : UNWIND_STAT_END_FP_CHAIN;
 }
 
-#include "stack_tail_walk.h"
-
 /* Records the current pc, then steps to its caller. A frame after a signal frame is recorded
  * as pc + 1: user space names every frame but the leaf at pc - 1 (a return address). */
 static long unwind_frame(__u32 index, void *ctx)
@@ -1743,23 +1817,26 @@ static long unwind_frame(__u32 index, void *ctx)
 	if (!st)
 		return 1;
 	t0 = T_NOW();
-	if (st->py.state == PYTHON_WALK_EMIT) {
+	if ((st->in & PROC_IN_PYTHON) && st->py.state == PYTHON_WALK_EMIT) {
 		ret = python_frame(st);
 		T_ADD(7, t0);
 		return ret;
 	}
-	if (st->rb.state == PYTHON_WALK_EMIT) {
+	if ((st->in & PROC_IN_RUBY) && st->rb.state == PYTHON_WALK_EMIT) {
 		ret = ruby_frame(st);
 		T_ADD(9, t0);
 		return ret;
 	}
-	if (st->php.state == PYTHON_WALK_EMIT) {
+	if ((st->in & PROC_IN_PHP) && st->php.state == PYTHON_WALK_EMIT) {
 		ret = php_frame(st);
 		T_ADD(11, t0);
 		return ret;
 	}
-	after_core = st->rb.after_core;
-	st->rb.after_core = 0;
+	after_core = false;
+	if (st->in & PROC_IN_RUBY) {
+		after_core = st->rb.after_core;
+		st->rb.after_core = 0;
+	}
 	n = st->stack.n;
 	if (n >= PROFILE_STACK_DEPTH) {
 		st->stack.flags |= PROFILE_STACK_TRUNCATED;
@@ -1771,12 +1848,12 @@ static long unwind_frame(__u32 index, void *ctx)
 		return hotspot_frame(st, lookup_pc);
 	if (v8_code(st, lookup_pc))
 		return v8_frame(st, lookup_pc);
-	if (st->py.state == PYTHON_WALK_STEP_OVER) {
+	if ((st->in & PROC_IN_PYTHON) && st->py.state == PYTHON_WALK_STEP_OVER) {
 		st->py.state = PYTHON_WALK_NATIVE; /* replaced by the frames it runs */
 	} else if (python_eval_frame(st, lookup_pc)) {
 		st->py.state = PYTHON_WALK_EMIT; /* this pc again once they are recorded */
 		return 0;
-	} else if (st->rb.state == PYTHON_WALK_STEP_OVER) {
+	} else if ((st->in & PROC_IN_RUBY) && st->rb.state == PYTHON_WALK_STEP_OVER) {
 		st->rb.state = PYTHON_WALK_NATIVE; /* replaced by the frames it runs */
 		st->rb.after_core = 1;
 	} else if ((found = ruby_exec_frame(st, lookup_pc))) {
@@ -1785,7 +1862,7 @@ static long unwind_frame(__u32 index, void *ctx)
 			return 0;
 		}
 		/* rb_vm_exec after its vm_exec_core: stands for the frames recorded */
-	} else if (st->php.state == PYTHON_WALK_STEP_OVER) {
+	} else if ((st->in & PROC_IN_PHP) && st->php.state == PYTHON_WALK_STEP_OVER) {
 		st->php.state = PYTHON_WALK_NATIVE; /* replaced by the PHP frames it runs */
 	} else if (php_eval_frame(st, lookup_pc)) {
 		st->php.state = PYTHON_WALK_EMIT;
@@ -1878,6 +1955,33 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct wa
 	return task_user_regs(task, st);
 }
 
+#define PROC_IN_RUNTIMES                                                                           \
+	(PROC_IN_PYTHON | PROC_IN_V8 | PROC_IN_RUBY | PROC_IN_PHP | PROC_IN_HOTSPOT)
+
+/* Before a walk, each runtime's side: started when the process runs it, reset when the last
+ * walk on this CPU may have left it set, else untouched. Each side is a few cold lines of the
+ * scratch (a sample starts with all of it evicted) and a walk reads a side only when st->in
+ * holds its runtime, so a process pays for its own runtime only. A side is reset to zeros,
+ * what the scratch holds at load. */
+static __always_inline void runtimes_walk_start(struct walk_state *st)
+{
+	__u32 touched = st->in | st->dirty;
+
+	if (touched & PROC_IN_PYTHON)
+		python_walk_start(st, (__u32)bpf_get_current_pid_tgid());
+	if (touched & PROC_IN_V8)
+		v8_walk_start(st);
+	if (touched & PROC_IN_RUBY)
+		ruby_walk_start(st);
+	if (touched & PROC_IN_PHP)
+		php_walk_start(st);
+	if (touched & PROC_IN_HOTSPOT)
+		hotspot_walk_start(st);
+	if (touched & (PROC_IN_V8 | PROC_IN_HOTSPOT))
+		vm_stack_reset(&st->vmstack); /* the JVM's and V8's walks share it */
+	st->dirty = st->in & PROC_IN_RUNTIMES;
+}
+
 /* Stores a walked stack under its hash, as store_stack does. The hash, or 0 when the map is
  * full (counted). */
 static __always_inline __u64 store_walked_stack(void *stacks, struct profile_stack *stack,
@@ -1906,23 +2010,22 @@ known:
 static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, void *stacks,
 					     struct profile_stats *stats)
 {
-	__u64 t0, h;
+	__u64 t0, t1, h;
 	__u32 kind;
 
 	st->pid = pid;
 	st->steps = 0;
 	st->end = 0;
 	st->exact = 1;
+	st->seq = proc_maps_seq[pid & (PROC_MAPS_CACHE_SLOTS - 1)];
 	st->stack.n = 0;
 	st->stack.flags = 0;
 	st->last_map.start = st->last_map.end = 0;
 	t0 = T_NOW();
-	python_walk_start(st, (__u32)bpf_get_current_pid_tgid());
-	v8_walk_start(st);
-	ruby_walk_start(st);
-	php_walk_start(st);
-	hotspot_walk_start(st);
+	runtimes_walk_start(st);
+	t1 = T_NOW();
 	stack_tail_begin(st, (__u32)bpf_get_current_pid_tgid());
+	T_ADD(28, t1);
 	T_ADD(1, t0);
 	t0 = T_NOW();
 	/* twice the depth: an interpreter's eval frame takes one more step than it records */
@@ -1931,13 +2034,13 @@ static __always_inline __u64 walk_user_stack(struct walk_state *st, __u32 pid, v
 	t0 = T_NOW();
 	stack_tail_end(st);
 	T_ADD(27, t0);
-	if (st->py.frames)
+	if ((st->in & PROC_IN_PYTHON) && st->py.frames)
 		python_count_n(PYTHON_STAT_FRAMES, st->py.frames);
-	if (st->rb.frames)
+	if ((st->in & PROC_IN_RUBY) && st->rb.frames)
 		ruby_count_n(RUBY_STAT_FRAMES, st->rb.frames);
-	if (st->v8.js_frames || st->v8.native_frames)
+	if ((st->in & PROC_IN_V8) && (st->v8.js_frames || st->v8.native_frames))
 		v8_count_frames(st->v8.js_frames, st->v8.native_frames, st->v8.optimised_frames);
-	if (st->hs.active)
+	if ((st->in & PROC_IN_HOTSPOT) && st->hs.active)
 		hotspot_count_frames(&st->hs);
 
 	/* no step at all: the leaf's pc was in no mapping */

@@ -71,6 +71,9 @@ struct profile_event {
 	char comm[PROFILE_COMM_LEN];
 	__u32 image;	 /* as in profile_key */
 	__u64 cgroup_id; /* as in profile_key */
+	/* the process's start (its leader's fork), CLOCK_MONOTONIC ns: one announced in its
+	 * first moments may have been sampled while its dynamic loader still mapped libraries */
+	__u64 start_ns;
 };
 
 enum profile_seen_state {

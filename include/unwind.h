@@ -113,7 +113,8 @@ enum unwind_stat {
 	UNWIND_STAT_TAIL_FALLBACK = 16, /* a tail frame matched but a stack word had changed */
 	UNWIND_STAT_TAIL_FRAMES = 17,	/* frames copied from tails */
 	UNWIND_STAT_TAIL_STORED = 18,	/* tails stored (refreshed) for the next walk */
-	UNWIND_STAT__COUNT = 19,
+	UNWIND_STAT_TAIL_VM_FRAMES = 19, /* JS and Java frames among those copied */
+	UNWIND_STAT__COUNT = 20,
 };
 
 #endif

@@ -207,6 +207,11 @@ static int64_t monotonic_ms(void)
 
 static int capture(struct runtimes *r, struct process *p, pid_t pid, char *note, size_t note_len);
 
+bool runtimes__has_pending(const struct runtimes *r)
+{
+	return r->n_pending > 0;
+}
+
 int runtimes__retry_pending(struct runtimes *r, char *note, size_t note_len)
 {
 	int64_t now = monotonic_ms();

@@ -30,6 +30,8 @@ void runtimes__forget_process(struct runtimes *r, pid_t pid);
  * runtimes__capture_process), at most every few hundred ms, for a minute. Returns as
  * runtimes__capture_process does (1: a note to log). */
 int runtimes__retry_pending(struct runtimes *r, char *note, size_t note_len);
+/* True while some process waits for runtimes__retry_pending. */
+bool runtimes__has_pending(const struct runtimes *r);
 
 /* True when a process mapping this file may run a runtime (a name test). */
 bool runtimes__wants_path(const char *path);

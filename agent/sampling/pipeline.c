@@ -11,6 +11,7 @@
 
 #include "service/cgroup.h"
 #include "hashtab.h"
+#include "sampling/early_maps.h"
 #include "logging.h"
 #include "sampling/pipeline.h"
 #include "process/process_registry.h"
@@ -34,10 +35,12 @@ struct pipeline {
 	struct sampler *sampler;
 	struct process_registry *procs; /* what sym and unwind look processes up in */
 	struct symbolizer *sym;
-	struct cgroup_pids *cgroups;  /* NULL unless opts.capture_cgroups */
-	struct unwind_tables *unwind; /* NULL with --unwind=fp */
-	struct runtimes *runtimes;    /* interpreter frames: NULL with --unwind=fp */
-	pid_t *unwind_pending;	      /* first-sight pids whose tables are not captured yet */
+	struct cgroup_pids *cgroups;   /* NULL unless opts.capture_cgroups */
+	struct unwind_tables *unwind;  /* NULL with --unwind=fp */
+	struct runtimes *runtimes;     /* interpreter frames: NULL with --unwind=fp */
+	pid_t *unwind_pending;	       /* first-sight pids whose tables are not captured yet */
+	struct early_maps *early_maps; /* young captures, read again soon; NULL with --unwind=fp */
+	struct early_maps_stats last_early;
 	size_t n_unwind_pending, unwind_pending_cap;
 	uint64_t last_unwind[UNWIND_STAT__COUNT];
 	struct unwind_tables_stats last_tables;
@@ -114,12 +117,31 @@ static void queue_unwind_capture(struct pipeline *p, pid_t pid)
 	p->unwind_pending[p->n_unwind_pending++] = pid;
 }
 
-static int64_t monotonic_ms(void)
+static uint64_t monotonic_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int64_t monotonic_ms(void)
+{
+	return (int64_t)(monotonic_ns() / 1000000);
+}
+
+/* Young processes captured while their loader may still have been mapping libraries: their
+ * maps are read again (capture_process re-reads them) when due (early_maps.h). */
+static void queue_early_recaptures(struct pipeline *p)
+{
+	pid_t due[64];
+	size_t n, cap = sizeof(due) / sizeof(due[0]);
+
+	do {
+		n = early_maps__due(p->early_maps, monotonic_ns(), due, cap);
+		for (size_t i = 0; i < n; i++)
+			queue_unwind_capture(p, due[i]);
+	} while (n == cap);
 }
 
 /* Captures queued processes' tables for up to budget_ms: first those whose binaries all have
@@ -180,8 +202,11 @@ static void on_event(const struct profile_event *e, void *ctx)
 	/* The new image is captured beside the old one, which still names the samples it took
 	 * before the exec. -ESRCH: it already exited; its frames will be [unknown], counted. */
 	process_registry__capture_image(p->procs, e->pid, e->image);
-	if (p->unwind) /* after an exec, BPF dropped the old mapping table already */
+	if (p->unwind) { /* after an exec, BPF dropped the old mapping table already */
 		queue_unwind_capture(p, e->pid);
+		early_maps__note(p->early_maps, e->pid, e->start_ns, e->type == PROFILE_EVENT_EXEC,
+				 monotonic_ns());
+	}
 	/* Now, from the same event: the process may be gone by the time its samples are tagged
 	 * (an exec re-reads it: runtimes move a process into its cgroup before exec). */
 	if (p->cgroups && stale)
@@ -251,7 +276,8 @@ static int open_unwind_tables(struct pipeline *p)
 	};
 
 	sink.capacity = sampler__unwind_rows_capacity(p->sampler);
-	p->unwind = unwind_tables__new(&sink, p->procs);
+	p->early_maps = early_maps__new();
+	p->unwind = p->early_maps ? unwind_tables__new(&sink, p->procs) : NULL;
 	return p->unwind ? 0 : -errno;
 }
 
@@ -389,6 +415,7 @@ void pipeline__close(struct pipeline *p)
 	if (!p)
 		return;
 	unwind_tables__free(p->unwind);
+	early_maps__free(p->early_maps);
 	runtimes__free(p->runtimes);
 	sampler__free(p->sampler);
 	symbolizer__free(p->sym);
@@ -467,10 +494,20 @@ int pipeline__poll(struct pipeline *p, int timeout_ms)
 	if (p->runtimes && runtimes__retry_pending(p->runtimes, note, sizeof(note)) > 0)
 		log_warn("%s", note);
 	if (p->unwind)
+		queue_early_recaptures(p);
+	if (p->unwind)
 		capture_unwind_pending(p, UNWIND_CAPTURE_BUDGET_MS);
 	if (p->unwind) /* big tables the builder thread finished */
 		unwind_tables__publish_built(p->unwind);
 	return ret;
+}
+
+bool pipeline__has_pending_work(struct pipeline *p)
+{
+	return p->n_unwind_pending || p->n_offcpu_unknown ||
+	       (p->runtimes && runtimes__has_pending(p->runtimes)) ||
+	       (p->early_maps && early_maps__pending(p->early_maps)) ||
+	       (p->unwind && unwind_tables__builds_in_flight(p->unwind));
 }
 
 static bool cgroup_excluded(const struct pipeline *p, uint64_t id)
@@ -901,6 +938,7 @@ static void add_unwind_stats(struct pipeline *p, struct window_unwind *u)
 	};
 	uint64_t now[UNWIND_STAT__COUNT], d[UNWIND_STAT__COUNT];
 	struct unwind_tables_stats ts;
+	struct early_maps_stats early;
 
 	u->load_ms = sampler__load_ns(p->sampler) / 1000000;
 	if (!p->unwind || sampler__unwind_stats(p->sampler, now))
@@ -919,6 +957,7 @@ static void add_unwind_stats(struct pipeline *p, struct window_unwind *u)
 	u->tail_misses = d[UNWIND_STAT_TAIL_MISS];
 	u->tail_fallbacks = d[UNWIND_STAT_TAIL_FALLBACK];
 	u->tail_frames = d[UNWIND_STAT_TAIL_FRAMES];
+	u->tail_vm_frames = d[UNWIND_STAT_TAIL_VM_FRAMES];
 	u->tail_stored = d[UNWIND_STAT_TAIL_STORED];
 	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
 		u->end_early[ends[i].to] = d[ends[i].from];
@@ -929,6 +968,10 @@ static void add_unwind_stats(struct pipeline *p, struct window_unwind *u)
 	u->tables_too_big = ts.build_too_big - p->last_tables.build_too_big;
 	u->tables_unreadable = ts.build_unreadable - p->last_tables.build_unreadable;
 	p->last_tables = ts;
+	early_maps__stats(p->early_maps, &early);
+	u->early_captures = early.noted - p->last_early.noted;
+	u->early_rereads = early.rereads - p->last_early.rereads;
+	p->last_early = early;
 	u->tables_loaded = ts.tables_loaded;
 	u->tables_building = ts.tables_building;
 	u->rows_loaded = ts.rows_loaded;
@@ -937,9 +980,19 @@ static void add_unwind_stats(struct pipeline *p, struct window_unwind *u)
 	u->map_bytes = sampler__unwind_rows_bytes(p->sampler);
 }
 
+/* This thread's CPU time: what a drain costs the agent, whatever else the machine runs. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 int pipeline__collect(struct pipeline *p, struct window **ret)
 {
 	struct collect_ctx c = {.p = p};
+	uint64_t cpu_start = thread_cpu_ns();
 	int err;
 
 	c.w = window__new();
@@ -970,6 +1023,8 @@ int pipeline__collect(struct pipeline *p, struct window **ret)
 		runtimes__end_window(p->runtimes);
 	add_unwind_stats(p, &c.w->stats.unwind);
 	free(c.pids);
+	c.w->stats.drains = 1;
+	c.w->stats.drain_cpu_ns = thread_cpu_ns() - cpu_start;
 	if (err) {
 		window__free(c.w);
 		return err;

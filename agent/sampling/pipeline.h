@@ -60,6 +60,11 @@ int pipeline__frequency(const struct pipeline *p);
 /* Services first-sight events (captures short-lived processes early). Call in the main loop;
  * returns within timeout_ms. 0 or -errno (-EINTR is not an error for the caller). */
 int pipeline__poll(struct pipeline *p, int timeout_ms);
+/* True while pipeline__poll has work that waits on no event (first-sight tables to capture,
+ * big tables being built, a starting runtime to capture again, off-CPU pids to decide): the
+ * loop should call it again within a few hundred ms. False in a steady state, where only
+ * the sampler's events (which end the poll) bring work. */
+bool pipeline__has_pending_work(struct pipeline *p);
 
 /* Drains the kernel aggregation (no sample lost during the drain) and symbolises it into a
  * window covering the time since the previous collect. Caller frees with window__free(). */

@@ -145,12 +145,15 @@ static void add_unwind_stats(struct window_unwind *dst, const struct window_unwi
 	dst->tail_misses += src->tail_misses;
 	dst->tail_fallbacks += src->tail_fallbacks;
 	dst->tail_frames += src->tail_frames;
+	dst->tail_vm_frames += src->tail_vm_frames;
 	dst->tail_stored += src->tail_stored;
 	dst->tables_built += src->tables_built;
 	dst->build_ns += src->build_ns;
 	dst->tables_corrupt += src->tables_corrupt;
 	dst->tables_too_big += src->tables_too_big;
 	dst->tables_unreadable += src->tables_unreadable;
+	dst->early_captures += src->early_captures;
+	dst->early_rereads += src->early_rereads;
 	/* levels: the later window's */
 	dst->tables_loaded = src->tables_loaded;
 	dst->tables_building = src->tables_building;
@@ -183,6 +186,8 @@ void window_stats__add(struct window_stats *dst, const struct window_stats *src)
 	dst->processes += src->processes; /* an upper bound once windows are merged */
 	dst->bpf_run_ns += src->bpf_run_ns;
 	dst->bpf_run_cnt += src->bpf_run_cnt;
+	dst->drains += src->drains;
+	dst->drain_cpu_ns += src->drain_cpu_ns;
 	add_unwind_stats(&dst->unwind, &src->unwind);
 	add_offcpu_stats(&dst->offcpu, &src->offcpu);
 }

@@ -65,8 +65,8 @@ struct window_unwind {
 	uint64_t truncated; /* deeper than the cap: a [truncated] root frame */
 	/* the per-thread stack tails (bpf/stack_tail.h): walks that ended with the thread's
 	 * cached outer frames, walks that did not, tails whose stack words had changed (walked
-	 * instead), frames copied, tails stored */
-	uint64_t tail_hits, tail_misses, tail_fallbacks, tail_frames, tail_stored;
+	 * instead), frames copied (and the JS or Java ones of them), tails stored */
+	uint64_t tail_hits, tail_misses, tail_fallbacks, tail_frames, tail_vm_frames, tail_stored;
 	uint64_t tables_built, build_ns; /* over the window */
 	/* binaries whose table could not be built over the window (frame pointers for them) */
 	uint64_t tables_corrupt, tables_too_big, tables_unreadable;
@@ -74,6 +74,8 @@ struct window_unwind {
 	uint64_t tables_loaded, rows_loaded, rows_bytes, rows_capacity, map_bytes;
 	uint64_t tables_building; /* big tables in the builder thread (frame pointers meanwhile) */
 	uint64_t load_ms;	  /* BPF object load (verifier) time */
+	/* processes captured in their first second (early_maps.h), and their maps' re-reads */
+	uint64_t early_captures, early_rereads;
 };
 
 /* Off-CPU sampling over the window (all zero when it is off). Weighted values estimate the
@@ -107,6 +109,8 @@ struct window_stats {
 	uint64_t processes;  /* distinct pids in the window */
 	uint64_t bpf_run_ns; /* BPF program run time over the window (0 if stats are off) */
 	uint64_t bpf_run_cnt;
+	uint64_t drains;       /* collects that closed this window (merged windows: all of them) */
+	uint64_t drain_cpu_ns; /* the collecting thread's CPU in them: drain, naming, exits */
 	struct window_unwind unwind;
 	struct window_offcpu offcpu;
 };

@@ -441,6 +441,10 @@ static void render_samples(struct prom_text *t, const struct agent_status *s)
 	prom_text__counter(t, P "windows_total",
 			   "Windows collected (the figures below advance once per window).",
 			   s->windows);
+	prom_text__header(t, P "drain_cpu_seconds_total", "counter",
+			  "The agent's own CPU time in its drains (reading the maps, naming the "
+			  "stacks, the exited processes): the collecting thread's.");
+	prom_text__sample(t, P "drain_cpu_seconds_total", "", w->drain_cpu_ns / 1e9);
 	prom_text__counter(t, P "samples_total", "On-CPU samples recorded (idle excluded).",
 			   w->samples);
 	prom_text__counter(t, P "idle_samples_total", "Samples that hit the idle task.",
@@ -499,6 +503,9 @@ static void render_unwind(struct prom_text *t, const struct window_unwind *u)
 	prom_text__counter(t, P "stack_tail_frames_total",
 			   "Frames copied from cached stack tails instead of unwound.",
 			   u->tail_frames);
+	prom_text__counter(t, P "stack_tail_vm_frames_total",
+			   "Of the frames copied from stack tails, the JS and Java ones.",
+			   u->tail_vm_frames);
 	prom_text__counter(t, P "unwind_tables_built_total", "Unwind tables compiled.",
 			   u->tables_built);
 	counter_by(t, P "unwind_table_failures_total",

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "symbolize/demangle.h"
+#include "symbolize/demangle_cache.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/jitname.h"
 #include "symbolize/kallsyms.h"
@@ -65,6 +65,7 @@ struct symbolizer {
 	uint64_t kallsyms_reload_ns; /* after a miss; doubles while reloads do not help */
 	struct elf_symbols *vdso;
 	size_t vdso_size;
+	struct demangle_cache *demangled; /* kept across windows; NULL: demangled every time */
 	int vdso_err;
 	/* The calls a resolved address's function inlined (leaf first, after ret->function),
 	 * for symbolizer__resolve_user_frames. */
@@ -293,9 +294,10 @@ int sym_frame__go_elided(const struct sym_frame *frame, int *callee_panics)
 	return elided;
 }
 
-static void set_known(struct sym_frame *ret, const char *name, const char *module)
+static void set_known(struct symbolizer *s, struct sym_frame *ret, const char *name,
+		      const char *module)
 {
-	demangle(name, ret->function, sizeof(ret->function));
+	demangle_cache__get(s->demangled, name, ret->function, sizeof(ret->function));
 	ret->file[0] = '\0';
 	snprintf(ret->module, sizeof(ret->module), "%s", module);
 	ret->known = 1;
@@ -304,14 +306,14 @@ static void set_known(struct sym_frame *ret, const char *name, const char *modul
 /* A perf-map entry: one name per function whatever its tier or source position, its file
  * apart, its runtime in the module ("[jit:v8]"). A format we do not know is kept as written
  * (demangled: some JITs write C++ symbols) under "[jit]". */
-static void set_jit(struct sym_frame *ret, const char *perf_map_name)
+static void set_jit(struct symbolizer *s, struct sym_frame *ret, const char *perf_map_name)
 {
 	struct jit_name jit;
 	const char *runtime;
 
 	jitname__parse(perf_map_name, &jit);
 	if (jit.runtime == JIT_RUNTIME_UNKNOWN)
-		return set_known(ret, perf_map_name, "[jit]");
+		return set_known(s, ret, perf_map_name, "[jit]");
 	runtime = jitname__runtime_name(jit.runtime);
 	snprintf(ret->function, sizeof(ret->function), "%s", jit.function);
 	snprintf(ret->file, sizeof(ret->file), "%s", jit.file);
@@ -361,7 +363,7 @@ static void resolve_in_file(struct symbolizer *s, const struct process_mapping *
 	n = symtab__lookup_funcs(t, addr - m->start + m->offset, names, wrapper, SYMTAB_MAX_FRAMES);
 	if (!n)
 		return set_unknown(s, ret, unnamed_reasons[symtab__unnamed(t)], m->path);
-	set_known(ret, names[0], m->path);
+	set_known(s, ret, names[0], m->path);
 	ret->go_func = go_func_of(names[0], wrapper[0]);
 	s->n_inlined = n - 1;
 	memcpy(s->inlined, names + 1, (n - 1) * sizeof(*names));
@@ -381,14 +383,14 @@ static void resolve_in_mapping(struct symbolizer *s, struct process *p,
 		pm = proc_perfmap(s, p);
 		name = pm ? perfmap__lookup(pm, addr) : NULL;
 		if (name)
-			return set_jit(ret, name);
+			return set_jit(s, ret, name);
 		return set_unknown(s, ret, SYM_UNKNOWN_JIT, m->path);
 	case PROCESS_MAPPING_VDSO:
 		es = vdso_symbols(s);
 		/* Ours stands for theirs only when it is the same image (same ABI). */
 		name = es && m->end - m->start == s->vdso_size ? elf_name(es, m, addr) : NULL;
 		if (name)
-			return set_known(ret, name, m->path);
+			return set_known(s, ret, name, m->path);
 		return set_unknown(s, ret, SYM_UNKNOWN_NO_SYMBOL, m->path);
 	case PROCESS_MAPPING_UNREADABLE:
 		return set_unknown(s, ret, SYM_UNKNOWN_UNREADABLE, m->path);
@@ -429,7 +431,7 @@ void symbolizer__resolve_user_image(struct symbolizer *s, pid_t pid, uint32_t im
 	pm = proc_perfmap(s, p);
 	name = pm ? perfmap__lookup(pm, addr) : NULL;
 	if (name)
-		return set_jit(ret, name);
+		return set_jit(s, ret, name);
 	set_unknown(s, ret, SYM_UNKNOWN_NO_MAPPING, NULL);
 }
 
@@ -443,7 +445,7 @@ size_t symbolizer__resolve_user_frames(struct symbolizer *s, pid_t pid, uint32_t
 	symbolizer__resolve_user_image(s, pid, image, addr, &ret[0]);
 	/* ret[0] is the innermost inlined call; its callers follow, the holder last. */
 	for (size_t i = 0; i < s->n_inlined && n < max; i++, n++) {
-		set_known(&ret[n], s->inlined[i], ret[0].module);
+		set_known(s, &ret[n], s->inlined[i], ret[0].module);
 		ret[n].go_func = go_func_of(s->inlined[i], s->inlined_wrapper[i]);
 		snprintf(ret[n].build_id, sizeof(ret[n].build_id), "%s", ret[0].build_id);
 		ret[n].has_offset = 0; /* the innermost call carries the address */
@@ -544,7 +546,8 @@ struct symbolizer *symbolizer__new(const struct symbolizer_options *opts)
 	snprintf(s->tmp_dir, sizeof(s->tmp_dir), "%s", o.tmp_dir ? o.tmp_dir : "/tmp");
 	s->kallsyms_reload_ns = KALLSYMS_RELOAD_NS;
 	s->max_symbol_bytes = o.max_symbol_bytes ? o.max_symbol_bytes : DEFAULT_MAX_SYMBOL_BYTES;
-	err = attach_registry(s, &o);
+	s->demangled = demangle_cache__new(0);
+	err = s->demangled ? attach_registry(s, &o) : -ENOMEM;
 	if (err) {
 		symbolizer__free(s);
 		errno = -err;
@@ -565,6 +568,7 @@ void symbolizer__free(struct symbolizer *s)
 		process_registry__free(s->reg);
 	kallsyms__free(s->kallsyms);
 	elf_symbols__free(s->vdso);
+	demangle_cache__free(s->demangled);
 	free(s);
 }
 
@@ -576,6 +580,7 @@ struct process_registry *symbolizer__registry(struct symbolizer *s)
 void symbolizer__end_window(struct symbolizer *s)
 {
 	trim_symbols(s);
+	demangle_cache__end_window(s->demangled);
 	s->window++;
 }
 
@@ -585,6 +590,7 @@ void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 
 	process_registry__stats(s->reg, &rs);
 	*ret = s->stats;
+	demangle_cache__stats(s->demangled, &ret->demangled);
 	ret->processes_captured = rs.processes_captured;
 	ret->processes_evicted = rs.processes_evicted;
 	ret->processes_forgotten = rs.processes_forgotten;

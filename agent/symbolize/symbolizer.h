@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "process/build_id.h"
+#include "symbolize/demangle_cache.h"
 
 #define SYM_NAME_MAX 256
 #define SYM_MODULE_MAX 256
@@ -88,6 +89,7 @@ struct symbolizer_stats {
 	uint64_t symbol_tables_reread;	/* of those, parsed again (0 in a steady state) */
 	uint64_t symbol_cap_exceeded;	/* windows that ended over the cap: their tables in use */
 	uint64_t images_replaced; /* a process exec'd (or its pid was reused) while captured */
+	struct demangle_cache_stats demangled; /* C++ names demangled once, kept across windows */
 };
 
 /* Not thread-safe: one thread owns a symbolizer. */

@@ -207,6 +207,16 @@ size_t table_builder__busy(struct table_builder *tb)
 	return n;
 }
 
+size_t table_builder__in_flight(struct table_builder *tb)
+{
+	size_t n;
+
+	pthread_mutex_lock(&tb->lock);
+	n = tb->n_queued + tb->building + tb->n_done;
+	pthread_mutex_unlock(&tb->lock);
+	return n;
+}
+
 bool table_builder__wait_idle(struct table_builder *tb, int timeout_ms)
 {
 	struct timespec deadline;

@@ -49,6 +49,8 @@ int table_builder__submit(struct table_builder *tb, uint32_t id, int fd);
 size_t table_builder__take_done(struct table_builder *tb, struct table_build *ret, size_t max);
 /* Files queued or being compiled now. */
 size_t table_builder__busy(struct table_builder *tb);
+/* Files queued, being compiled, or compiled and not taken yet: work the caller will publish. */
+size_t table_builder__in_flight(struct table_builder *tb);
 /* Waits until nothing is queued or being compiled, at most timeout_ms. true: idle. */
 bool table_builder__wait_idle(struct table_builder *tb, int timeout_ms);
 

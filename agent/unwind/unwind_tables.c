@@ -473,6 +473,11 @@ static bool finish_background_build(struct unwind_tables *ut, const struct table
 	return e->loaded;
 }
 
+bool unwind_tables__builds_in_flight(struct unwind_tables *ut)
+{
+	return ut->builder && table_builder__in_flight(ut->builder) > 0;
+}
+
 int unwind_tables__publish_built(struct unwind_tables *ut)
 {
 	struct table_build done[4];

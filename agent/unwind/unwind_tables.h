@@ -63,6 +63,9 @@ int unwind_tables__capture_process(struct unwind_tables *ut, pid_t pid);
 /* Publishes the big tables the builder thread finished (their processes' mappings get them
  * at their next touch). Call from the poll loop; never blocks on a build. How many. */
 int unwind_tables__publish_built(struct unwind_tables *ut);
+/* True while the builder thread holds tables for unwind_tables__publish_built (queued, being
+ * built or built): the caller's loop should come back soon. */
+bool unwind_tables__builds_in_flight(struct unwind_tables *ut);
 /* Waits up to timeout_ms for the builder thread to finish what is queued, then publishes it
  * (a single-process recording before its first sample; tests). true: nothing is left. */
 bool unwind_tables__wait_built(struct unwind_tables *ut, int timeout_ms);

@@ -192,6 +192,14 @@ class RecordMachine(unittest.TestCase):
         self.assertGreater(got, 0)
         self.assertEqual(got, int(counted.group(1)))
 
+    def test_drains_and_their_cpu_are_reported(self):
+        # the agent's own CPU in its drains (pipeline__collect), for the overhead benchmarks
+        m = re.search(r"^drains: (\d+), ([\d.]+) ms of the agent's CPU \(([\d.]+) ms a drain\); "
+                      r"C\+\+ names: (\d+) demangled, (\d+) from the cache", self.stderr, re.M)
+        self.assertIsNotNone(m, self.stderr)
+        self.assertGreaterEqual(int(m.group(1)), 1)
+        self.assertGreater(float(m.group(2)), 0)
+
     def test_short_lived_process_named(self):
         samples = self.samples_of(self.short_pid)
         self.assertTrue(samples, "no samples of the 50 ms process")

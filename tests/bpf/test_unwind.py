@@ -2,7 +2,7 @@
 # The .eh_frame unwinder against real BPF: a -fomit-frame-pointer chain across a shared
 # library reaches main and libc's start frames; a frameless leaf's caller is kept (and lost
 # with --unwind=fp); threads, read(), deep recursion, qsort, a signal handler, python3, a
-# deleted binary.
+# deleted binary, a process whose loader was still mapping its libraries when first sampled.
 import os
 import shutil
 import subprocess
@@ -13,6 +13,7 @@ import unittest
 import harness
 import pprof_py
 from stacks import base_name, ordered, share, user_frames, weight
+from test_record import Recorder
 
 BUILD = os.path.abspath(os.environ.get("ROOTTRACE_BUILD", "build"))  # go build runs elsewhere
 AGENT = os.path.join(BUILD, "roottrace-agent")
@@ -266,6 +267,55 @@ class RealBinaries(unittest.TestCase):
             self.assertGreaterEqual(share(good, leaf), 0.99, show(leaf))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+class StartedWhileItsLoaderMaps(unittest.TestCase):
+    """A process first sampled while its dynamic loader is still mapping its libraries has its
+    maps read then, without libc: its stacks end there ("no_mapping") until they are read
+    again. That must be within its first seconds, not at the next drain (5 s for record)."""
+
+    def setUp(self):
+        require_root()
+
+    def test_stacks_are_whole_within_its_first_seconds(self):
+        tmp = tempfile.mkdtemp(prefix="rt-unwind-early-")
+        # Each library is searched in every LD_LIBRARY_PATH folder first (libchain's RUNPATH
+        # comes after it): with thousands of empty ones (a missing one is skipped after its
+        # first search) the loader runs for a few hundred ms before it maps libc, so the
+        # process is first sampled and captured before that.
+        empty = ["d/%d" % i for i in range(5000)]  # relative: the variable's 128 KiB hold them
+        for d in empty:
+            os.makedirs(os.path.join(tmp, d))
+        env = dict(os.environ, LD_LIBRARY_PATH=":".join(empty))
+        out = os.path.join(tmp, "p.pb.gz")
+        # 4.5 s: under record's first drain (5 s), whose re-read of missed maps would hide it
+        rec = Recorder(["--duration", "4500ms", "--frequency", str(FREQ)], out)
+        try:
+            rec.wait_started()
+            # after the agent's first captures of the machine's processes: queued behind
+            # them, this one's would come after its loader finished
+            time.sleep(1.5)
+            proc = subprocess.Popen([os.path.join(UNWIND, "chain-nofp"), LIFE], env=env,
+                                    cwd=tmp)
+            try:
+                rec.proc.wait(120)
+            finally:
+                proc.kill()
+                proc.wait()
+            self.assertEqual(rec.stop(), 0, rec.stderr)
+            prof = pprof_py.parse_file(out)
+        finally:
+            if rec.proc.poll() is None:
+                rec.stop()
+            shutil.rmtree(tmp, ignore_errors=True)
+        leaf = [s for s in prof.samples
+                if s.labels.get("pid") == proc.pid and user_frames(s)[:1] == ["chain_leaf"]]
+        want = ["chain_leaf", "chain_c", "chain_b", "chain_a", "main"] + START_FRAMES
+        whole = [s for s in leaf if [base_name(f) for f in user_frames(s)] == want]
+        self.assertGreater(weight(leaf), 100, rec.stderr)
+        # its first half second or so (the loader, then until its maps are read again) may
+        # miss; on the old code every one of its samples did (share 0.0)
+        self.assertGreaterEqual(share(whole, leaf), 0.6,
+                                show([s for s in leaf if s not in whole]) + "\n" + rec.stderr)
 
 
 if __name__ == "__main__":

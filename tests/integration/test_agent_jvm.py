@@ -11,15 +11,13 @@ import unittest
 import harness
 from cleanup_case import CleanupTestCase
 from collector_fixture import Collector
+from jvm_classes import JAVAC, hot_classes
 from test_agent_daemon import POLL_S, Agent, CgroupDirs, wait_for
 from test_agent_metrics import P, free_port, get
 from test_agent_python import find
 
 JAVA = shutil.which("java") or "/usr/bin/java"
-JAVAC = shutil.which("javac") or "/usr/bin/javac"
 SERVICE = "rt-test-jvmhot"
-HOT_JAVA = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", "fixtures", "jvm",
-                                         "Hot.java"))
 
 
 @unittest.skipUnless(os.geteuid() == 0, "needs root (BPF, perf events, cgroups)")
@@ -28,11 +26,10 @@ class AgentJvmTest(CleanupTestCase):
     tmp_prefix = "rt-agent-jvm-"
 
     def test_run_ships_java_methods_to_the_collector(self):
-        subprocess.run([JAVAC, "-d", self.tmp, HOT_JAVA], check=True)
         cg = CgroupDirs()
         self.cleanups.append(cg.cleanup)
         unit_dir = cg.make("system.slice/%s.service" % SERVICE)
-        java = subprocess.Popen([JAVA, "-cp", self.tmp, "Hot", "hot", "600"],
+        java = subprocess.Popen([JAVA, "-cp", hot_classes(), "Hot", "hot", "600"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.cleanups.append(lambda: (java.kill(), java.wait()))
         self.assertTrue(java.stdout.readline().startswith("ready"))

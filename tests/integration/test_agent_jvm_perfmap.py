@@ -13,12 +13,10 @@ import unittest
 import harness
 from cleanup_case import CleanupTestCase
 from collector_fixture import Collector
+from jvm_classes import JAVAC, hot_classes
 from test_agent_daemon import POLL_S, Agent, wait_for
 
 JAVA = shutil.which("java") or "/usr/bin/java"
-JAVAC = shutil.which("javac") or "/usr/bin/javac"
-HOT_JAVA = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", "fixtures", "jvm",
-                                         "Hot.java"))
 # An x86 interpreter constant the walk needs; the JVM itself never reads the table's names
 RENAMED = (b"frame::interpreter_frame_sender_sp_offset\0",
            b"frame::interpreter_frame_sender_sp_offsex\0")
@@ -56,7 +54,6 @@ class JavaPerfmapKey(CleanupTestCase):
 
     def setUp(self):
         super().setUp()
-        subprocess.run([JAVAC, "-d", self.tmp, HOT_JAVA], check=True)
         self.java = unreadable_jdk(os.path.join(self.tmp, "jdk"))
         self.c = Collector()
         self.cleanups.append(self.c.close)
@@ -70,7 +67,7 @@ class JavaPerfmapKey(CleanupTestCase):
 
     def spin(self):
         """The unreadable JVM spinning hotLoop, C2-compiled before the agent starts."""
-        java = subprocess.Popen([self.java, "-cp", self.tmp, "Hot", "hot", "600"],
+        java = subprocess.Popen([self.java, "-cp", hot_classes(), "Hot", "hot", "600"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.cleanups.append(lambda: (java.kill(), java.wait()))
         for path in ("/tmp/perf-%d.map" % java.pid, "/tmp/.java_pid%d" % java.pid):

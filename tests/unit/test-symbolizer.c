@@ -346,6 +346,32 @@ TEST(cpp_names_are_demangled)
 	symbolizer__free(s);
 }
 
+/* Every window names its stacks again: a C++ name is demangled in the first only. */
+TEST(cpp_names_are_demangled_once_across_windows)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct symbolizer_stats st;
+	struct fixture_proc fp;
+	char name[SYM_NAME_MAX];
+
+	CHECK(s);
+	CHECK_EQ_INT(fixture_start(fixture_path("fixture-cpp"), &fp), 0);
+	CHECK_EQ_INT(fp.n, 2);
+	for (int window = 0; window < 3; window++) {
+		for (size_t i = 0; i < fp.n; i++) {
+			resolve_name(s, fp.pid, fp.addrs[i], name, sizeof(name));
+			CHECK_EQ_STR(name, fp.names[i]);
+		}
+		symbolizer__end_window(s);
+	}
+	symbolizer__stats(s, &st);
+	fixture_stop(&fp);
+	symbolizer__free(s);
+	CHECK_EQ_INT(st.demangled.demangled, 2);
+	CHECK_EQ_INT(st.demangled.hits, 4);
+	CHECK_EQ_INT(st.demangled.entries, 2);
+}
+
 TEST(process_exited_after_capture_still_named)
 {
 	struct symbolizer *s = symbolizer__new(NULL);
@@ -913,7 +939,8 @@ TEST_MAIN("symbolizer", T(pie_binary_names_exported_and_static_functions),
 	  T(shared_library_function_named_with_library_module),
 	  T(symbol_tables_over_the_cap_are_dropped_at_window_end_when_unused_and_read_again),
 	  T(symbol_tables_used_every_window_are_never_read_again_over_the_cap),
-	  T(cpp_names_are_demangled), T(process_exited_after_capture_still_named),
+	  T(cpp_names_are_demangled), T(cpp_names_are_demangled_once_across_windows),
+	  T(process_exited_after_capture_still_named),
 	  T(never_seen_exited_process_is_unknown_no_mapping),
 	  T(deleted_binary_named_through_map_files_or_counted_unreadable),
 	  T(damaged_binary_is_unknown_unreadable_with_module),
