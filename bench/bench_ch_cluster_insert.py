@@ -6,7 +6,8 @@
 # table, synchronously (what the collector does), or split by shard in the client and sent to
 # each shard's `rollups_local` directly. Each INSERT carries UPLOADS 500-stack uploads of
 # services spread over both shards; CPU is every ClickHouse node's process tree from the first
-# INSERT until no merge runs, less their idle CPU over the same time; wall time per INSERT too.
+# INSERT until no merge runs, less their idle CPU over the same time (and ZooKeeper's); wall time
+# per INSERT too.
 #   bench/bench_ch_cluster_insert.py --build DIR [--inserts N] [--uploads N]
 import argparse
 import os
@@ -40,12 +41,19 @@ def put_string(out, s):
     out.extend(b)
 
 
+def series_id(service):
+    """A series id per service (schema v7's rollups name a series by a UInt64; the collector's
+    ids are hashes of the strings, any spread of ids does here)."""
+    return int.from_bytes(service.encode().ljust(8, b"_")[:8], "little") * 0x9E3779B97F4A7C15 \
+        % (1 << 64)
+
+
 def upload_rows(rnd, service, bucket, now):
-    """One upload's rollups rows (RowBinary, the rollups table's columns)."""
+    """One upload's rollups rows (RowBinary, schema v7's rollups columns)."""
     out = bytearray()
+    series = struct.pack("<Q", series_id(service))
     for s in range(STACKS + 1):  # + the mark row counting the upload
-        for v in ("production", service, "cpu", "", "node-1"):
-            put_string(out, v)
+        out += series
         out += struct.pack("<I", bucket)
         out += b"\0" * 16 if s == STACKS else rnd.getrandbits(128).to_bytes(16, "little")
         out += struct.pack("<qqI", 1 if s == STACKS else rnd.randrange(1, 10**7), 10**7, now)
@@ -59,7 +67,10 @@ def post(port, sql, data=None):
 
 
 def cpu(nodes):
-    return sum(tree_ticks(n.proc.pid) for n in nodes) / os.sysconf("SC_CLK_TCK")
+    """Every ClickHouse node's CPU and ZooKeeper's (each part is a ZooKeeper transaction)."""
+    import fleet_servers
+    pids = [n.proc.pid for n in nodes] + [fleet_servers.servers().zk.proc.pid]
+    return sum(tree_ticks(p) for p in pids) / os.sysconf("SC_CLK_TCK")
 
 
 def settle(nodes, db):
@@ -99,6 +110,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--inserts", type=int, default=40)
     ap.add_argument("--uploads", type=int, default=8, help="uploads per INSERT (a group)")
+    ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_known_args()[0]  # bench-fleet.sh passes bench_fleet.py's options too
     os.environ["ROOTTRACE_BUILD"] = os.path.abspath(args.build)
     os.environ["ROOTTRACE_FLEET_CLUSTER"] = "2x1"
@@ -110,18 +122,17 @@ def main():
     nodes = fleet_servers.servers().nodes
     print("ClickHouse %s, 2 shards x 1 replica; %d INSERTs of %d uploads x %d stacks each"
           % (nodes[0].query("SELECT version()").strip(), args.inserts, args.uploads, STACKS))
-    print("| write path | ClickHouse CPU ms per upload (all nodes, merges included) |"
+    print("| write path | ClickHouse + ZooKeeper CPU ms per upload (merges included) |"
           " wall ms per INSERT |")
     print("|---|---|---|")
     rnd = random.Random(7)
     now = int(time.time())
     bucket = now - now % 300
-    for mode in ("distributed", "direct", "distributed", "direct"):
+    for mode in ["distributed", "direct"] * args.rounds:
         db = fleet_servers.fresh_databases()[1].rsplit("/", 1)[1]
         shard_of = {}
-        for s in SERVICES:  # the Distributed table's own choice: cityHash64 % 2 shards
-            shard_of[s] = int(nodes[0].query(
-                "SELECT cityHash64('production', '%s') %% 2" % s))
+        for s in SERVICES:  # the Distributed table's own choice: series_id % 2 shards
+            shard_of[s] = series_id(s) % 2
         groups = [[(s, upload_rows(rnd, s, bucket, now))
                    for s in rnd.sample(SERVICES, args.uploads)] for _ in range(args.inserts)]
         spent, insert_s = run(mode, nodes, db, groups, shard_of)

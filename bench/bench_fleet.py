@@ -13,7 +13,8 @@
 # value in each store for the same uploads spread over many buckets. Servers:
 # tests/lib/fleet_servers.py.
 # --cluster 2x1: the ClickHouse configurations on a two-shard cluster (docs/performance.md,
-# "Fleet mode on a cluster").
+# "Fleet mode on a cluster"), after one unmeasured warm-up run (its ZooKeeper JVM's JIT); each
+# fleet round also prints each server's share (PostgreSQL, each ClickHouse node, ZooKeeper).
 # --before BINARY: another build's collector (main's, before a change) measured on the fleet
 # configurations right after this build's, alternating.
 #   bench/bench_fleet.py --build DIR [--seconds N] [--rounds N] [--buckets N] [--cluster SxR]
@@ -134,10 +135,19 @@ def proc_cpu(pid):
 
 
 def idle_rate(pids, seconds=2.0):
-    """The servers' own CPU per second doing nothing (subtracted from the waits below)."""
-    c0 = server_cpu(pids)
+    """The servers' own CPU per second doing nothing (subtracted from the waits below), of
+    each of pids."""
+    c0 = [server_cpu([p]) for p in pids]
     time.sleep(seconds)
-    return (server_cpu(pids) - c0) / seconds
+    return [(server_cpu([p]) - c) / seconds for p, c in zip(pids, c0)]
+
+
+def pid_names(fleet_servers):
+    """Names of server_pids()' processes, in their order."""
+    nodes = fleet_servers.servers().nodes
+    names = ["PostgreSQL"] + (["ClickHouse %s" % os.path.basename(n.dir) for n in nodes]
+                              if len(nodes) > 1 else ["ClickHouse"])
+    return names + (["ZooKeeper"] if fleet_servers.servers().zk else [])
 
 
 def settle(ch, timeout=120, fleet_servers=None):
@@ -228,20 +238,24 @@ def measure_fleet(binary, load, profile, tmp, args, fleet_servers, ch=None):
         ch = fleet_servers.servers().ch
     else:
         pids[1] = ch.proc.pid
+    # On a cluster the collector is told its servers (their HTTP ports differ here), as an
+    # operator does (operations.md): it writes each shard's rows to them (ch_route.c).
     proc, port = start_collector(binary, store_args + ["--tier-build-interval-ms", "0"]
-                                 + getattr(args, "fleet_args", []),
+                                 + tier_args(fleet_servers) + getattr(args, "fleet_args", []),
                                  os.path.join(tmp, "log-fleet"))
     try:
         settle(ch, fleet_servers=fleet_servers)
         idle = idle_rate(pids)
-        c0, s0, t0 = proc_cpu(proc.pid), server_cpu(pids), time.time()
-        pg0 = server_cpu(pids[:1])
+        c0, t0 = proc_cpu(proc.pid), time.time()
+        each0 = [server_cpu([p]) for p in pids]
         uploads, ups, failures = run_load(load, port, token, profile, args.clients, args.seconds)
-        pg = server_cpu(pids[:1]) - pg0
+        pg = server_cpu(pids[:1]) - each0[0]
         per_commit = uploads_per_commit(port)
         settle(ch, fleet_servers=fleet_servers)
         collector = proc_cpu(proc.pid) - c0
-        servers = server_cpu(pids) - s0 - idle * max(0.0, time.time() - t0 - args.seconds)
+        wait = max(0.0, time.time() - t0 - args.seconds)
+        each = [server_cpu([p]) - e0 - i * wait for p, e0, i in zip(pids, each0, idle)]
+        servers = sum(each)
     finally:
         proc.terminate()
         proc.wait()
@@ -258,7 +272,8 @@ def measure_fleet(binary, load, profile, tmp, args, fleet_servers, ch=None):
     if "days built: 1" not in out:
         raise RuntimeError("tiers build: " + out)
     return {"uploads": uploads, "ups": ups, "failures": failures, "collector": collector,
-            "servers": servers, "build": build, "pg": pg, "per_commit": per_commit}
+            "servers": servers, "build": build, "pg": pg, "per_commit": per_commit,
+            "each": dict(zip(pid_names(fleet_servers), each))}
 
 
 # name, measure(binary, load, profile, tmp, args, fleet_servers) -> dict of CPU seconds; more
@@ -289,10 +304,22 @@ def with_before(configs, before):
     return out
 
 
+def warm_up(args, binary, load, profile, tmp, fleet_servers):
+    """One unmeasured fleet run on a cluster first: its ZooKeeper is a JVM started with the
+    servers, whose JIT compilers spend about 2 ms per upload of CPU in its first 10 s of load
+    and little after (docs/performance.md); a fleet's ZooKeeper has long been warm."""
+    r = measure_fleet(binary, load, profile, os.path.join(tmp, "warm-up"), args, fleet_servers)
+    print("(warm-up run, not counted: %d uploads, ZooKeeper %.2f ms/upload)\n" % (
+        r["uploads"], r["each"].get("ZooKeeper", 0.0) * 1000 / max(1, r["uploads"])),
+        flush=True)
+
+
 def cpu_per_upload(args, binary, load, profile, tmp, fleet_servers):
     """The configurations in turn, `rounds` times (alternating, so that the machine's load
     falls on each alike); the medians and each one against SQLite on the same file system."""
     configs = with_before(CONFIGS, args.before)
+    if fleet_servers.cluster_shape():
+        warm_up(args, binary, load, profile, tmp, fleet_servers)
     print("| round | store | uploads | uploads/s | uploads per commit | collector ms/upload"
           " | servers ms/upload (with merges; of it PostgreSQL) | tier build ms/upload"
           " | total CPU ms/upload | failed | load avg |")
@@ -310,6 +337,9 @@ def cpu_per_upload(args, binary, load, profile, tmp, fleet_servers):
                      r["servers"] * 1000 / n, r["pg"] * 1000 / n, r["build"] * 1000 / n,
                      r["total"], r["failures"],
                 open("/proc/loadavg").read().split()[0]), flush=True)
+            if r.get("each"):
+                print("|   | of the servers, ms/upload: %s |" % ", ".join(
+                    "%s %.2f" % (k, v * 1000 / n) for k, v in r["each"].items()), flush=True)
     print()
     print("| store | uploads/s | collector | servers (with merges) | tier build"
           " | total CPU ms/upload | against SQLite on the same file system |")

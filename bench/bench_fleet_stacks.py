@@ -70,7 +70,7 @@ def unpartitioned_bytes(c):
     return size
 
 
-def load(c, pprof_py, clock_days_back, token, args, now):
+def load(c, pprof_py, days_back, token, args, now):
     for d in range(args.days - 1, -1, -1):
         stacks = [frames("common", i) for i in range(args.common)]
         stacks += [frames("day%d" % d, i) for i in range(args.per_day)]
@@ -95,7 +95,8 @@ def main():
     os.environ["ROOTTRACE_BUILD"] = os.path.abspath(args.build)
     import pprof_py
     from collector_fixture import Collector
-    from test_fleet_stacks import anchor, clock_days_back, require_servers_and_faketime
+    from fake_clock import days_back
+    from test_fleet_stacks import anchor, require_servers_and_faketime
 
     require_servers_and_faketime()
     now, _ = anchor()
@@ -103,7 +104,7 @@ def main():
     c = Collector(backend="fleet", start=False)
     try:
         token = c.create_token("collector")
-        load(c, pprof_py, clock_days_back, token, args, now)
+        load(c, pprof_py, days_back, token, args, now)
         print("stacks dictionary: %d days of %d uploads, each of %d shared + %d own stacks;"
               " clickhouse %s" % (args.days, args.uploads, args.common, args.per_day,
                                   c.clickhouse("SELECT version()").strip()))

@@ -90,6 +90,14 @@ static bool is_preset(const char *s)
 	return false;
 }
 
+/* The end of a window ending now: past now's own second, which holds what was stamped in it.
+ * Ending at now itself, a window read on a bucket's first second ends before that bucket, and
+ * an upload acknowledged in that second is missing from a read right after it. */
+static int64_t now_end(int64_t now)
+{
+	return now + 1;
+}
+
 int query_window_parse(param_getter get, const void *ctx, const char *prefix, int64_t now,
 		       int64_t default_range, struct query_window *ret, char *err, size_t err_len)
 {
@@ -112,7 +120,7 @@ int query_window_parse(param_getter get, const void *ctx, const char *prefix, in
 				    range);
 		query_parse_duration(range, &seconds);
 		w.start = now - seconds;
-		w.end = now;
+		w.end = now_end(now);
 	} else if (start || end) {
 		if (!start || !end)
 			return fail(err, err_len, "%s and %s go together", k_start, k_end);
@@ -130,7 +138,7 @@ int query_window_parse(param_getter get, const void *ctx, const char *prefix, in
 			return fail(err, err_len, "window longer than 400 days");
 	} else if (default_range > 0) {
 		w.start = now - default_range;
-		w.end = now;
+		w.end = now_end(now);
 	} else {
 		return fail(err, err_len, "missing %s and %s", k_start, k_end);
 	}

@@ -64,9 +64,10 @@ int query_parse_duration(const char *s, int64_t *ret_seconds);
 /* Floors start and ceils end to BUCKET_SECONDS: reads touch whole buckets. */
 struct query_window query_window__align(struct query_window w);
 
-/* Reads a window from `time_range` (a preset ending at now) or from `<prefix>start` and
+/* Reads a window from `time_range` (a preset ending now) or from `<prefix>start` and
  * `<prefix>end` (prefix "" or "before_" / "after_"). Neither present: `default_range` seconds
- * ending now. The result is aligned. 0 or -EINVAL with err filled. */
+ * ending now. A window ending now takes in now's own second, so the bucket now is in is read
+ * on its first second too. The result is aligned. 0 or -EINVAL with err filled. */
 int query_window_parse(param_getter get, const void *ctx, const char *prefix, int64_t now,
 		       int64_t default_range, struct query_window *ret, char *err, size_t err_len);
 

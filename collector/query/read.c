@@ -20,9 +20,16 @@ const char *read_param(const void *ctx, const char *key)
 	return request__query(ctx, key);
 }
 
+/* CLOCK_REALTIME, not time(): time() reads the coarse clock, which lags by up to a tick, so
+ * just after a second turns a read would still be in the second before the one an uploader
+ * (time.time(), time.Now()) stamped its profile with; on a bucket's first second the window
+ * ending now would then end before the bucket that upload went in. */
 int64_t read_now_s(void)
 {
-	return (int64_t)time(NULL);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec;
 }
 
 const char *read_environment(const struct request *req)

@@ -25,7 +25,16 @@ struct upload_ledger_ops {
 	/* Ends the claim: commit makes the ids permanent (0 or -EIO), abort forgets them. */
 	int (*commit)(struct upload_claim *c);
 	void (*abort)(struct upload_claim *c);
-	/* Forgets ids accepted before cutoff; 0 or -EIO. */
+	/* Line detail written apart from the claim's outcome (ClickHouse's profile_lines): notes,
+	 * committed at once on a connection of its own, that the n uploads' lines are about to be
+	 * written, so that a later try of one knows an earlier try may have stored them. 0 or
+	 * -EIO (then the lines must not be written). */
+	int (*note_line_tries)(struct upload_ledger *l, const char *const *environments,
+			       const char *const *ids, size_t n);
+	/* In claim c: whether an earlier try noted each pair's lines (ret_tried[i]). 0 or -EIO. */
+	int (*line_tries)(struct upload_claim *c, const char *const *environments,
+			  const char *const *ids, size_t n, bool *ret_tried);
+	/* Forgets ids (and line tries) accepted before cutoff; 0 or -EIO. */
 	int (*expire)(struct upload_ledger *l, int64_t cutoff);
 	/* Work one collector of the fleet does at a time (a tier build): the lock named key,
 	 * held by a transaction left open, so that it is released when the holder ends it with

@@ -19,15 +19,12 @@ class TokenScoping(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.c = Collector(environment="A")
+        cls.addClassCleanup(cls.c.close)
         cls.col_a = cls.c.create_token("collector", "A", name="agent-a")
         cls.col_b = cls.c.create_token("collector", "B", name="agent-b")
         cls.viewer_a = cls.c.create_token("user", "A", "viewer", name="viewer-a")
         cls.engineer_a = cls.c.create_token("user", "A", "engineer", name="engineer-a")
         cls.engineer_b = cls.c.create_token("user", "B", "engineer", name="engineer-b")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.close()
 
     def config_of(self, token):
         status, doc = self.c.get_json("/api/apm/config", token)
@@ -133,6 +130,7 @@ class RouteTable(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.c = Collector(environment="A")
+        cls.addClassCleanup(cls.c.close)
         cls.tokens = {
             "collector": cls.c.create_token("collector", "A"),
             "viewer": cls.c.create_token("user", "A", "viewer"),
@@ -142,10 +140,6 @@ class RouteTable(unittest.TestCase):
         out = subprocess.run([collector_binary(), "routes"], capture_output=True, text=True,
                              check=True).stdout
         cls.routes = [line.split("\t") for line in out.splitlines()]
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.close()
 
     def call(self, method, path, token):
         body = b"{}" if method in ("PUT", "POST") else None

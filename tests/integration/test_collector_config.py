@@ -10,11 +10,9 @@ from collector_fixture import Collector
 class Config(unittest.TestCase):
     def setUp(self):
         self.c = Collector(environment="prod")
+        self.addCleanup(self.c.close)
         self.col = self.c.create_token("collector", "prod")
         self.eng = self.c.create_token("user", "prod", "engineer", name="eng")
-
-    def tearDown(self):
-        self.c.close()
 
     def served(self, service=None):
         status, doc = self.c.get_json("/api/apm/config", self.col,

@@ -52,15 +52,12 @@ class TwoCollectors(unittest.TestCase):
     def setUpClass(cls):
         skip_without_servers()
         cls.a = Collector(backend="fleet")
+        cls.addClassCleanup(cls.a.close)
         cls.b = Collector(backend="fleet", stores=(cls.a.pg_url, cls.a.ch_url))
+        cls.addClassCleanup(cls.b.close)
         cls.col = cls.a.create_token("collector")
         cls.eng = cls.a.create_token("user", role="engineer", name="eng")
         cls.viewer = cls.a.create_token("user", role="viewer", name="viewer")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.b.close()
-        cls.a.close()
 
     def test_a_setting_written_through_one_is_served_by_the_other(self):
         status, doc = self.a.put_json("/api/apm/config", self.eng,
@@ -137,9 +134,7 @@ class Migrations(unittest.TestCase):
                           " (test_fleet_cluster.py checks migrate --cluster)")
         self.pg, self.ch = fleet_servers.fresh_databases()
         self.c = Collector(backend="sqlite", start=False)  # for cli() and the binary
-
-    def tearDown(self):
-        self.c.close()
+        self.addCleanup(self.c.close)
 
     def migrate(self, *stores):
         args = ["migrate"]
@@ -161,7 +156,7 @@ class Migrations(unittest.TestCase):
         first = subprocess.run([self.c.binary, "migrate", "--control-store", self.pg,
                                 "--profile-store", self.ch], capture_output=True, text=True)
         self.assertEqual(first.returncode, 0, first.stderr)
-        self.assertIn("PostgreSQL): schema version 0 -> 2", first.stderr)  # 2: settings.offcpu_enabled
+        self.assertIn("PostgreSQL): schema version 0 -> 3", first.stderr)  # 3: upload_line_tries
         self.assertIn("ClickHouse): schema version 0 -> 7", first.stderr)  # 7: series ids
         again = subprocess.run([self.c.binary, "migrate", "--control-store", self.pg,
                                 "--profile-store", self.ch], capture_output=True, text=True)
@@ -205,6 +200,7 @@ class FleetTiers(sqlite_tiers.Tiers):
     def setUp(self):
         skip_without_servers()
         self.c = Collector(backend="fleet", serve_args=["--tier-build-interval-ms", "0"])
+        self.addCleanup(self.c.close)
         self.tok = self.c.create_token("collector")
         self.viewer = self.c.create_token("user", role="viewer")
         self.sent = []
@@ -278,14 +274,15 @@ class TierBuilds(unittest.TestCase):
     def setUp(self):
         skip_without_servers()
         self.a = Collector(backend="fleet", serve_args=["--tier-build-interval-ms", "0"])
+        self.addCleanup(self.a.close)
+        self.others = []
+        self.addCleanup(self.close_others)
         self.tok = self.a.create_token("collector")
         self.viewer = self.a.create_token("user", role="viewer")
-        self.others = []
 
-    def tearDown(self):
+    def close_others(self):
         for c in self.others:
             c.close()
-        self.a.close()
 
     def builder(self, *extra):
         c = Collector(backend="fleet", stores=(self.a.pg_url, self.a.ch_url),

@@ -228,11 +228,8 @@ class HostileInput(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.c = Collector()
+        cls.addClassCleanup(cls.c.close)
         cls.token = cls.c.create_token("collector")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.close()
 
     def tearDown(self):
         self.assertIsNone(self.c.proc.poll(), "the collector died")

@@ -20,11 +20,8 @@ class UploadId(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.c = Collector()
+        cls.addClassCleanup(cls.c.close)
         cls.tok = cls.c.create_token("collector")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.close()
 
     def upload(self, service, value, upload_id=None, token=None, headers=None):
         params = {"upload_id": upload_id} if upload_id is not None else None

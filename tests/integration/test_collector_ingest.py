@@ -34,6 +34,7 @@ class GoCpuProfile(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.c = Collector()
+        cls.addClassCleanup(cls.c.close)
         cls.tok = cls.c.create_token("collector")
         prog = build_go_profiler()
         path = os.path.join(cls.c.tmp, "cpu.pprof")
@@ -44,10 +45,6 @@ class GoCpuProfile(unittest.TestCase):
         if cls.gz[:2] != b"\x1f\x8b":
             cls.gz = gzip.compress(cls.raw)
         cls.expected = pprof_py.parse(cls.raw).total("cpu", "nanoseconds")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.close()
 
     def check_stored(self, service, status, doc):
         self.assertEqual(status, 200, doc)
@@ -131,11 +128,8 @@ class BadInput(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.c = Collector(serve_args=["--max-body", "65536", "--max-inflated", "1048576"])
+        cls.addClassCleanup(cls.c.close)
         cls.tok = cls.c.create_token("collector")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.close()
 
     def refused(self, status, data, service="bad", profile_type="wall", **kw):
         got, doc = self.c.upload(self.tok, data, service, profile_type, **kw)
@@ -239,11 +233,8 @@ class SelfReportAndDeployments(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.c = Collector(environment="prod")
+        cls.addClassCleanup(cls.c.close)
         cls.tok = cls.c.create_token("collector", "prod")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.close()
 
     def test_agent_self_report_from_headers(self):
         headers = {"X-RootTrace-Agent-Id": "agent-1", "X-RootTrace-Node": "node-a",

@@ -291,8 +291,8 @@ class DecodeBudget(unittest.TestCase):
 class UploadLimits(unittest.TestCase):
     def setUp(self):
         self.c = Collector(serve_args=["--max-stacks", "1000", "--max-samples", "5000"])
-        self.tok = self.c.create_token("collector")
         self.addCleanup(self.c.close)
+        self.tok = self.c.create_token("collector")
         self.assertEqual(self.c.upload(self.tok, small_profile(10), "svc", "cpu")[0], 200)
 
     def rejects(self, reason):

@@ -35,12 +35,10 @@ def in_window(at, lo, hi):
 class Tiers(unittest.TestCase):
     def setUp(self):
         self.c = Collector()
+        self.addCleanup(self.c.close)
         self.tok = self.c.create_token("collector")
         self.viewer = self.c.create_token("user", role="viewer")
         self.sent = []  # (at, value) of every upload of service "t"
-
-    def tearDown(self):
-        self.c.close()
 
     def send(self, at, value, stack="main;work"):
         status, body = self.c.upload(self.tok, cpu({stack: value}, at), "t", "cpu")

@@ -42,12 +42,9 @@ class UnwindFiguresThroughServices(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.c = Collector(environment="prod")
+        cls.addClassCleanup(cls.c.close)
         cls.tok = cls.c.create_token("collector", "prod")
         cls.viewer = cls.c.create_token("user", "prod", "viewer")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.close()
 
     def upload(self, service, params):
         return self.c.upload(self.tok, PROFILE, service, "wall", params=params)

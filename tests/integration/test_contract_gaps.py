@@ -37,13 +37,10 @@ class ContractGapsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.fx = Collector()
+        cls.addClassCleanup(cls.fx.close)
         cls.tok = cls.fx.create_token("collector")
         cls.viewer = cls.fx.create_token("user", role="viewer")
         cls.engineer = cls.fx.create_token("user", role="engineer")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.fx.close()
 
     def upload(self, service, profile_type, pb, **params):
         status, body = self.fx.upload(self.tok, pb, service, profile_type,

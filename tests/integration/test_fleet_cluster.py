@@ -4,7 +4,8 @@
 # `migrate --cluster` makes Replicated tables on each shard with the columns one server gets and
 # Distributed tables over them; a collector on the cluster answers as a SQLite collector given
 # the same uploads (the fleet suites check one ClickHouse server against SQLite the same way); a
-# series' rows (and its row of the series dictionary, schema v7) are on one shard; the config
+# series' rows (and its row of the series dictionary, schema v7) are on one shard, written to the
+# shard's own table where the Distributed table would put them (ch_route.c); the config
 # file's cluster key is checked. Fleet suites' cases
 # run here on the cluster too: uploads through two collectors and exactly-once ids, the tiers
 # built shard by shard (a read racing the builder, late uploads, retention dropping days on
@@ -29,7 +30,7 @@ from test_spans_route import FleetSpansRoute  # noqa: E402,F401
 
 TABLES = ("stacks", "series", "rollups", "rollups_hour", "rollups_day", "uploads",
           "rollups_hour_staging", "rollups_day_staging", "span_links", "span_traces",
-          "span_roots", "span_names")
+          "span_roots", "span_names", "profile_lines")
 
 
 def nodes():
@@ -45,10 +46,7 @@ class Schema(unittest.TestCase):
     def setUpClass(cls):
         cls.pg, cls.ch = fleet_servers.fresh_databases()
         cls.c = Collector(backend="sqlite", start=False)  # for cli()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.close()
+        cls.addClassCleanup(cls.c.close)
 
     def columns(self, node, db, table):
         return node.query("SELECT name, type FROM system.columns WHERE database = '%s'"
@@ -98,6 +96,11 @@ class Schema(unittest.TestCase):
                            timeout=60)
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("cluster elsewhere", r.stderr)
+        # migrate reads the same key (as --cluster): another cluster is refused
+        r = subprocess.run([self.c.binary, "migrate", "--config", path], capture_output=True,
+                           text=True, timeout=60)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("made on cluster roottrace", r.stderr)
 
 
 class ClusterTiers(one_server.FleetTiers):
@@ -112,7 +115,8 @@ class ClusterTiers(one_server.FleetTiers):
         for node in nodes():
             self.assertEqual(node.query(
                 "SELECT count() FROM system.parts WHERE database = '%s' AND active AND"
-                " table IN ('rollups_local', 'rollups_hour_local', 'rollups_day_local')"
+                " table IN ('rollups_local', 'rollups_hour_local', 'rollups_day_local',"
+                " 'uploads_local')"
                 " AND toUInt32(partition) < %d" % (db_of(self.c.ch_url), day)).strip(), "0")
 
     def test_each_shard_builds_its_own_series(self):
@@ -165,7 +169,9 @@ class TwoShards(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.c = Collector(backend="fleet")
+        cls.addClassCleanup(cls.c.close)
         cls.single = Collector(backend="sqlite")
+        cls.addClassCleanup(cls.single.close)
         cls.tok = cls.c.create_token("collector")
         cls.viewer = cls.c.create_token("user", role="viewer")
         cls.stok = cls.single.create_token("collector")
@@ -178,11 +184,6 @@ class TwoShards(unittest.TestCase):
                 assert status == 200, doc
                 status, doc = cls.single.upload(cls.stok, pb, service, profile_type)
                 assert status == 200, doc
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.single.close()
-        cls.c.close()
 
     def test_reads_answer_as_one_store_does(self):
         self.compare()
@@ -234,6 +235,46 @@ class TwoShards(unittest.TestCase):
                                                 % (db, table)).split()), ids, table)
         names = self.c.clickhouse("SELECT DISTINCT service FROM {db}.series").split()
         self.assertEqual(sorted(names), sorted(self.SERVICES))
+
+
+def inserted_rows(node):
+    return int(node.query("SELECT value FROM system.events WHERE event = 'InsertedRows'")
+               or 0)
+
+
+class DirectToShards(unittest.TestCase):
+    """The collector writes a group's rollups to each shard's own table, on the shard the
+    Distributed table would choose (series_id modulo the shards' weights), not through the
+    Distributed table (ch_route.c): a series of the second shard's costs the first server
+    nothing once its dictionary rows are stored."""
+
+    def test_rollups_go_to_their_shard_without_the_distributed_hop(self):
+        with Collector(backend="fleet", serve_args=["--tier-build-interval-ms", "0"]) as c:
+            tok = c.create_token("collector")
+            at = time.time_ns()
+            for i in range(20):  # a service whose series is on the second shard
+                service = "direct-%d" % i
+                status, doc = c.upload(tok, cpu(stacks_of(service, 1), at), service, "cpu")
+                self.assertEqual(status, 200, doc)
+                sid = int(c.clickhouse("SELECT series_id FROM {db}.series WHERE service = '%s'"
+                                       % service))
+                if sid % 2 == 1:
+                    break
+            self.assertEqual(sid % 2, 1)
+            first, second = nodes()
+            before = inserted_rows(first), inserted_rows(second)
+            status, doc = c.upload(tok, cpu(stacks_of(service, 1), at), service, "cpu")
+            self.assertEqual(status, 200, doc)
+            self.assertEqual(inserted_rows(first), before[0])  # no Distributed INSERT there
+            self.assertGreater(inserted_rows(second), before[1])
+            db = db_of(c.ch_url)
+            for k, node in enumerate(nodes()):  # every row where Distributed would put it
+                self.assertEqual(node.query("SELECT count() FROM %s.rollups_local WHERE"
+                                            " series_id %% 2 != %d" % (db, k)).strip(), "0")
+            self.assertEqual(int(c.clickhouse(
+                "SELECT sum(value) FROM {db}.rollups WHERE series_id = %d"
+                " AND stack_hash = toFixedString('', 16)" % sid)), 2)  # two uploads counted
+
 
 if __name__ == "__main__":
     harness.main()

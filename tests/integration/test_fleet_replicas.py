@@ -3,10 +3,11 @@
 # ZooKeeper of fleet_servers.py, ROOTTRACE_FLEET_CLUSTER=1x2), a collector on each replica
 # sharing one PostgreSQL: uploads sent while one replica is stopped and started again (an
 # upload refused by the stopped replica's collector is sent again, same upload id, through the
-# other) are all stored afterwards, exactly once, on both replicas; reads are served, complete,
-# through the replica still up while the other is down. A tier build run on one replica reaches
-# the other (REPLACE PARTITION between Replicated tables is replicated), which then answers
-# from its tiers alone.
+# other) are all stored afterwards, exactly once, on both replicas, their line detail too; reads
+# are served, complete, through the replica still up while the other is down. A tier build run
+# on one replica reaches the other (REPLACE PARTITION between Replicated tables is replicated),
+# which then answers from its tiers alone. A retried group's lines are not stored twice while
+# the replica holding them is down or the other one behind.
 import os
 
 os.environ["ROOTTRACE_FLEET_CLUSTER"] = "1x2"  # before fleet_servers starts the servers
@@ -21,9 +22,10 @@ import pprof_py  # noqa: E402
 
 
 def upload_pb(i, at):
-    """Upload i: its own function u<i> with value i + 1, so that a lost or doubled upload shows."""
-    return pprof_py.build([(["main", "u%d" % i], i + 1)], sample_types=[("wall", "nanoseconds")],
-                          time_nanos=at)
+    """Upload i: its own function u<i> with value i + 1, so that a lost or doubled upload shows;
+    on a line of its own, so that its lines' mark is looked up on the replicas."""
+    return pprof_py.build([(["main", ("u%d" % i, "/s/u.go", i + 1)], i + 1)],
+                          sample_types=[("wall", "nanoseconds")], time_nanos=at)
 
 
 class TwoReplicas(unittest.TestCase):
@@ -31,16 +33,13 @@ class TwoReplicas(unittest.TestCase):
     def setUpClass(cls):
         cls.nodes = fleet_servers.servers().nodes
         cls.a = Collector(backend="fleet")  # on replica 1
+        cls.addClassCleanup(cls.a.close)
         node2 = cls.a.ch_url.replace(":%d/" % cls.nodes[0].port, ":%d/" % cls.nodes[1].port)
         cls.b = Collector(backend="fleet", stores=(cls.a.pg_url, node2))
+        cls.addClassCleanup(cls.b.close)
         cls.col = cls.a.create_token("collector")
         cls.viewer = cls.a.create_token("user", role="viewer")
         cls.db = cls.a.ch_url.rsplit("/", 1)[1]
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.b.close()
-        cls.a.close()
 
     def send(self, i, first):
         """Upload i through first, through the other collector when first refuses it."""
@@ -64,6 +63,11 @@ class TwoReplicas(unittest.TestCase):
     def local_total(self, node):
         return node.query("SELECT sum(value), uniqExact(stack_hash) FROM %s.rollups_local"
                           " WHERE stack_hash != toFixedString('', 16)" % self.db).split()
+
+    def local_lines(self, node):
+        """The lines' total and the marks' count, on node."""
+        return node.query("SELECT sumIf(value, kind < 255), countIf(kind = 255) FROM"
+                          " %s.profile_lines_local" % self.db).split()
 
     def read(self, fx):
         """{function: self} of the window, through fx."""
@@ -93,6 +97,7 @@ class TwoReplicas(unittest.TestCase):
         self.sync_replicas()
         for node in self.nodes:  # every upload, once: values 1..n, one row per value
             self.assertEqual(self.local_total(node), [str(expected), str(n)])
+            self.assertEqual(self.local_lines(node), [str(expected), str(n)])
         self.assertEqual(self.a.stored_total("svc", "wall"), expected)
         self.nodes[0].stop()  # reads through the other replica alone
         try:
@@ -148,6 +153,94 @@ class TierBuildOnOneReplica(unittest.TestCase):
             self.assertEqual(alone, before)
         finally:
             a.close()
+
+
+NS = 10_000_000  # one 10 ms sample
+
+
+def lines_pb(hot, warm):
+    """app.hot's self time on two lines, 12 and 14."""
+    return pprof_py.build([(["main", ("app.hot", "/s/hot.go", 12)], hot),
+                           (["main", ("app.hot", "/s/hot.go", 14)], warm)],
+                          time_nanos=time.time_ns(), period=NS)
+
+
+class LinesOfARetry(unittest.TestCase):
+    """A group whose lines went in on one replica but whose rollups INSERT failed is retried:
+    the retry must find the lines' mark on the replica that holds it, not on the other one that
+    has not fetched it yet (fetches stopped), and while that replica is down the retry is
+    refused rather than stored with its lines a second time (profiles_ch_lines.c); a first try
+    is stored meanwhile (the ledger's line tries, profiles_ch_write.c)."""
+
+    def test_a_retry_while_the_replica_with_its_lines_is_down_or_behind_adds_them_once(self):
+        nodes = fleet_servers.servers().nodes
+        a = Collector(backend="fleet")
+        self.addCleanup(a.close)
+        node2 = a.ch_url.replace(":%d/" % nodes[0].port, ":%d/" % nodes[1].port)
+        b = Collector(backend="fleet", stores=(a.pg_url, node2))
+        self.addCleanup(b.close)
+        col = a.create_token("collector")
+        viewer = a.create_token("user", role="viewer")
+        db = a.ch_url.rsplit("/", 1)[1]
+        params = {"upload_id": "lines-retry"}
+        marks = ("SELECT count() FROM %s.profile_lines_local WHERE function = '' AND kind = 255"
+                 % db)
+        for node in nodes:
+            node.query("SYSTEM STOP FETCHES %s.profile_lines_local" % db)
+        # a's server without its rollups table, and the shard's replicas without theirs (the
+        # collector writes the rollups to them directly, ch_route.c): the lines INSERT goes
+        # in (on one replica, which keeps it to itself), the rollups INSERT fails.
+        renames = [(nodes[0], "rollups")] + [(n, "rollups_local") for n in nodes]
+        for node, table in renames:
+            node.query("RENAME TABLE %s.%s TO %s.%s_away" % (db, table, db, table))
+        try:
+            status, doc = a.upload(col, lines_pb(5 * NS, 2 * NS), "svc", "cpu", params=params)
+        finally:
+            for node, table in renames:
+                node.query("RENAME TABLE %s.%s_away TO %s.%s" % (db, table, db, table))
+        self.assertEqual(status, 503, doc)
+        holders = [n for n in nodes if int(n.query(marks)) > 0]
+        self.assertEqual(len(holders), 1)
+        holder = holders[0]
+        other, through = ((nodes[1], b) if holder is nodes[0] else (nodes[0], a))
+        holder.stop()
+        try:  # the other replica has not fetched the lines: it cannot say they are not stored
+            status, doc = through.upload(col, lines_pb(5 * NS, 2 * NS), "svc", "cpu",
+                                         params=params)
+            # A first try meanwhile is stored: no earlier try noted its lines in the ledger.
+            first = through.upload(col, lines_pb(NS, NS), "svc", "cpu",
+                                   params={"upload_id": "lines-first"})
+        finally:
+            holder.start_again()
+        self.assertEqual(status, 503, doc)
+        self.assertIn("line detail", doc["detail"])
+        self.assertEqual(first[0], 200, first[1])
+        self.assertEqual(int(other.query(marks)), 1)  # the first try's, not the retry's
+        # Back, a replica's tables stay read-only until its ZooKeeper session is up again
+        # (the killed server's session must expire first): an INSERT sent there fails.
+        for _ in range(120):
+            if holder.query("SELECT sum(is_readonly) FROM system.replicas WHERE database = '%s'"
+                            % db).strip() == "0":
+                break
+            time.sleep(0.5)
+        for _ in range(40):  # the holder back (the other still behind): its mark is found
+            status, doc = through.upload(col, lines_pb(5 * NS, 2 * NS), "svc", "cpu",
+                                         params=params)
+            if status == 200:
+                break
+            time.sleep(0.5)
+        self.assertEqual((status, doc.get("duplicate")), (200, False), doc)
+        for node in nodes:
+            node.query("SYSTEM START FETCHES %s.profile_lines_local" % db)
+        for node in nodes:
+            node.query("SYSTEM SYNC REPLICA %s.profile_lines_local" % db)
+            self.assertEqual(node.query(
+                "SELECT sum(value) FROM %s.profile_lines_local WHERE function = 'app.hot'"
+                % db).strip(), str(9 * NS))
+        status, body = a.get_json("/api/apm/profiles/lines", viewer, params=dict(
+            service="svc", profile_type="cpu", function="app.hot", time_range="1h"))
+        self.assertEqual(status, 200, body)
+        self.assertEqual({l["line"]: l["self"] for l in body["lines"]}, {12: 6 * NS, 14: 3 * NS})
 
 
 if __name__ == "__main__":

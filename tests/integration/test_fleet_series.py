@@ -28,13 +28,11 @@ class SeriesUpgrade(unittest.TestCase):
         if fleet_servers.cluster_shape():
             self.skipTest("builds a version 6 store by hand on one server")
         self.c = Collector(backend="fleet", start=False)
+        self.addCleanup(self.c.close)
         self.now = int(time.time())
         # whole days in the past (tiers built), today, and a day ahead (future partition)
         self.times = (self.now - 2 * DAY, self.now - DAY, self.now, self.now + DAY)
         self.start, self.end = self.now - 3 * DAY, self.now + 2 * DAY
-
-    def tearDown(self):
-        self.c.close()
 
     def upload_all(self, c, tok):
         for i, at in enumerate(self.times):
@@ -144,11 +142,9 @@ class SeriesDictionary(unittest.TestCase):
     def setUp(self):
         require_servers_and_faketime()
         self.c = Collector(backend="fleet")
+        self.addCleanup(self.c.close)
         self.tok = self.c.create_token("collector")
         self.now = int(time.time())
-
-    def tearDown(self):
-        self.c.close()
 
     def upload(self, service, at, node="node-a"):
         status, doc = self.c.upload(self.tok, cpu([(["main", service], 10, {})], at), service,

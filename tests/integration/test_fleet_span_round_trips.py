@@ -19,6 +19,7 @@ class FleetSpanRoundTrips(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.c = Collector(backend="fleet")
+        cls.addClassCleanup(cls.c.close)
         cls.tok = cls.c.create_token("collector")
         cls.user = cls.c.create_token("user", role="viewer")
         # root -> mid -> leaf: three spans of one trace, each naming its parent
@@ -30,10 +31,6 @@ class FleetSpanRoundTrips(unittest.TestCase):
                                                      "trace_id": TRACE})])
         status, doc = cls.c.upload(cls.tok, tree, "trips-svc", "cpu")
         assert status == 200 and doc["links"]["stored"] == 3, doc
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.close()
 
     def get(self, path, params):
         status, doc = self.c.get_json(path, self.user, params=params)

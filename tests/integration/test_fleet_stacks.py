@@ -9,7 +9,6 @@
 # store at schema version 2 or 3 with data (stacks named by their old 64-bit identity),
 # migrated to v4 (128-bit identities), answers the same, and new uploads add up with its rows.
 # The series dictionary (schema v7, partitioned by day the same way) is pruned with them.
-import contextlib
 import gzip
 import os
 import re
@@ -18,13 +17,13 @@ import threading
 import time
 import unittest
 
+import fake_clock
 import fleet_servers
 import harness
 import pprof_py
 from collector_fixture import Collector
 
 DAY = 86400
-FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 TRACE = "0af7651916cd43dd8448eb211c8031%02x"
 
 
@@ -34,25 +33,7 @@ def require_servers_and_faketime():
     why = fleet_servers.available()
     if why:
         raise RuntimeError(why)
-    if not os.path.exists(FAKETIME):
-        raise RuntimeError("libfaketime is not installed (scripts/install-deps.sh)")
-
-
-@contextlib.contextmanager
-def clock_days_back(days):
-    """Processes started inside see a clock `days` days behind (libfaketime), none when 0."""
-    saved = {k: os.environ.get(k) for k in ("LD_PRELOAD", "FAKETIME")}
-    if days:
-        os.environ["LD_PRELOAD"] = FAKETIME
-        os.environ["FAKETIME"] = "-%dd" % days
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    fake_clock.require()
 
 
 def cpu(samples, at):
@@ -95,11 +76,9 @@ class StacksRetention(unittest.TestCase):
         self.at, self.end = anchor()
         self.today = self.at // DAY
         self.c = Collector(backend="fleet", start=False)
+        self.addCleanup(self.c.close)
         self.tok = self.c.create_token("collector")
         self.viewer = self.c.create_token("user", role="viewer")
-
-    def tearDown(self):
-        self.c.close()
 
     def upload(self, samples, at):
         status, doc = self.c.upload(self.tok, cpu(samples, at), "api", "cpu")
@@ -111,7 +90,7 @@ class StacksRetention(unittest.TestCase):
         dated two days later (the agent's clock ahead of the collector's). Today also brings a
         late upload dated three days back."""
         for d in (3, 2, 1, 0):
-            with clock_days_back(d):
+            with fake_clock.days_back(d):
                 self.c.start(["--retention-days", "30", "--link-retention-hours", "720"])
             at = self.at - d * DAY
             self.upload([(["main", "serve"], 100, {}),
@@ -184,7 +163,7 @@ class StacksRetention(unittest.TestCase):
                                               self.today])
         self.assertEqual(self.stacks_days("series"), self.stacks_days())
         kept = ((self.today - 1) * DAY, self.end)
-        with clock_days_back(0):
+        with fake_clock.days_back(0):
             self.c.start(["--retention-days", "30", "--link-retention-hours", "720"])
         before = self.reads(*kept, days=(1, 0))
         self.c.stop()
@@ -208,7 +187,7 @@ class StacksRetention(unittest.TestCase):
 
     def test_a_kept_span_link_keeps_its_stack_after_its_rollups_are_dropped(self):
         self.load_four_days()
-        with clock_days_back(0):
+        with fake_clock.days_back(0):
             self.c.start(["--retention-days", "30", "--link-retention-hours", "720"])
         before = self.reads((self.today - 3) * DAY, self.end, days=(3, 2))
         self.c.stop()
@@ -245,24 +224,22 @@ class ConcurrentRetention(unittest.TestCase):
         self.at, _ = anchor()
         self.today = self.at // DAY
         self.a = Collector(backend="fleet", start=False)
+        self.addCleanup(self.a.close)
         self.b = Collector(backend="fleet", stores=(self.a.pg_url, self.a.ch_url),
                            serve_args=self.RETENTION, start=False)
+        self.addCleanup(self.b.close)
         self.tok = self.a.create_token("collector")
         self.viewer = self.a.create_token("user", role="viewer")
         for d in (3, 2):  # stacks partitions for the retention below to drop meanwhile
-            with clock_days_back(d):
+            with fake_clock.days_back(d):
                 self.a.start()
             self.assertEqual(self.a.upload(self.tok, cpu([(["main", "shared"], 100, {})],
                                                          self.at - d * DAY), "api", "cpu")[0],
                              200)
             self.a.stop()
         self.a.start(self.RETENTION)
-        with clock_days_back(1):
+        with fake_clock.days_back(1):
             self.b.start()
-
-    def tearDown(self):
-        self.b.close()
-        self.a.close()
 
     def send(self, c, name, sent):
         for i in range(self.UPLOADS):
@@ -451,12 +428,10 @@ class SchemaUpgrade(unittest.TestCase):
             self.skipTest("builds a version 2 or 3 store by hand on one server; a cluster"
                           " starts at version 4 (migrate --cluster)")
         self.c = Collector(backend="fleet", start=False)
+        self.addCleanup(self.c.close)
         self.now = int(time.time())
         self.window = {"service": "api", "profile_type": "cpu", "start": self.now - 3 * DAY,
                        "end": self.now + 3 * DAY}
-
-    def tearDown(self):
-        self.c.close()
 
     def upload_days(self, c, tok):
         for i, at in enumerate((self.now - 2 * DAY, self.now - DAY, self.now,

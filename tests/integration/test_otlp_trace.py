@@ -60,6 +60,7 @@ class Base(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.c = Collector(serve_args=cls.serve_args, backend=cls.backend)
+        cls.addClassCleanup(cls.c.close)
         cls.tok = cls.c.create_token("collector")
         cls.user = cls.c.create_token("user", role="viewer")
         # Reads go to `reader`: in fleet mode a second collector on the same servers, so that
@@ -68,12 +69,7 @@ class Base(unittest.TestCase):
         if cls.c.backend == "fleet":
             cls.reader = Collector(backend="fleet", stores=(cls.c.pg_url, cls.c.ch_url),
                                    serve_args=cls.serve_args)
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.reader is not cls.c:
-            cls.reader.close()
-        cls.c.close()
+            cls.addClassCleanup(cls.reader.close)
 
     def post(self, body, content_type=PROTOBUF, token=None):
         status, headers, data = self.c.request("POST", OTLP, token or self.tok, body=body,

@@ -49,12 +49,11 @@ class LinesCase(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.c = Collector(serve_args=cls.serve_args)
+        # A class cleanup, not tearDownClass: it runs when a subclass's setUpClass raises
+        # after this (a missing node SDK, a failed go build) too.
+        cls.addClassCleanup(cls.c.close)
         cls.tok = cls.c.create_token("collector")
         cls.viewer = cls.c.create_token("user", role="viewer")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.close()
 
     def upload(self, samples, service, profile_type="cpu", sample_types=(("cpu", "nanoseconds"),),
                **kw):

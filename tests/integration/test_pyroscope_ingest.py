@@ -29,12 +29,9 @@ class PyroscopeIngest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.c = Collector()
+        cls.addClassCleanup(cls.c.close)
         cls.tok = cls.c.create_token("collector")
         cls.viewer = cls.c.create_token("user", role="viewer")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.close()
 
     def ingest(self, body, name, auth=None, content_type="application/octet-stream", **params):
         params["name"] = name

@@ -35,13 +35,10 @@ class NodeSdkUploads(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.c = Collector()
+        cls.addClassCleanup(cls.c.close)
         cls.tok = cls.c.create_token("collector")
         cls.viewer = cls.c.create_token("user", role="viewer")
         cls.app = run_app(cls.c, cls.tok, "checkout", RUN_SECONDS, version="2.7.1")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.close()
 
     def query(self, route, profile_type, **params):
         params.update(service="checkout", profile_type=profile_type, time_range="1h")

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Collector read side against the real collector on 127.0.0.1: hand-computed answers through
 # HTTP, measurements never mixed, cost only for CPU, export that go tool pprof opens and that
-# re-ingests to identical answers, and an anchored diff across a deploy marker.
+# re-ingests to identical answers, an anchored diff across a deploy marker, and a read right
+# after an upload on a bucket's first second (the collector's clock stopped there).
 import json
 import os
 import re
@@ -14,10 +15,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+import fake_clock
 import harness
 import pprof_py
 
-from collector_fixture import Collector
+from collector_fixture import Collector, collector_binary, default_backend
 
 SEC = 1000000000
 HOUR = 3600
@@ -51,12 +53,9 @@ class QueryTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.fx = Collector()
+        cls.addClassCleanup(cls.fx.close)
         cls.collector_token = cls.fx.create_token("collector")
         cls.viewer_token = cls.fx.create_token("user", role="viewer")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.fx.close()
 
     # ---- HTTP helpers -------------------------------------------------------------------
     def request(self, method, path, params=None, body=None, token=None):
@@ -442,6 +441,38 @@ class QueryTests(unittest.TestCase):
                                            {"service": "x", "profile_type": "cpu", **params})
             self.assertEqual(status, 400, params)
             self.assertTrue(json.loads(body)["detail"])
+
+
+class ReadOnABucketEdge(unittest.TestCase):
+    """A read right after an acknowledged upload sees it, on a five-minute bucket's first
+    second too: the collector's clock stands still on an edge, where a window ending now ended
+    before the bucket the upload went in (test_profile_lines' GperftoolsHeap read {} so)."""
+
+    @classmethod
+    def setUpClass(cls):
+        fake_clock.require(collector_binary())
+        cls.edge = int(time.time()) // 300 * 300
+        if default_backend() == "fleet":
+            import fleet_servers
+            fleet_servers.servers()  # the servers keep the real clock
+        with fake_clock.stopped_at(cls.edge):
+            cls.fx = Collector()
+            cls.addClassCleanup(cls.fx.close)  # a failed create_token below stops it too
+            cls.collector_token = cls.fx.create_token("collector")
+            cls.viewer_token = cls.fx.create_token("user", role="viewer")
+
+    def test_an_upload_stamped_on_the_edge_is_in_the_window_ending_now(self):
+        status, ack = self.fx.upload(self.collector_token, heap({"main;edge_alloc": 4096},
+                                                                self.edge), "edge", "heap")
+        self.assertEqual(status, 200, ack)
+        self.assertEqual(ack["bucket"], self.edge)
+        for window in ({"time_range": "1h"}, {}):  # a preset, and the default last hour
+            status, doc = self.fx.get_json("/api/apm/profiles/top", self.viewer_token, params={
+                "service": "edge", "profile_type": "heap", **window})
+            self.assertEqual(status, 200, doc)
+            self.assertEqual({f["name"]: f["self"] for f in doc["functions"]},
+                             {"edge_alloc": 4096, "main": 0}, window)
+            self.assertEqual(doc["window"]["end"], self.edge + 300, window)
 
 
 if __name__ == "__main__":

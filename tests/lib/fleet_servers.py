@@ -2,8 +2,10 @@
 # Throwaway PostgreSQL and ClickHouse servers for fleet-mode tests: started once per test
 # process on free loopback ports with their data under $ROOTTRACE_BUILD/fleet-servers/, as the
 # servers' own unprivileged users when running as root (PostgreSQL refuses root), and stopped at
-# exit, on failure and on SIGTERM too. Each fresh_databases() call gives one new database on
-# each server, so tests never see each other's rows.
+# exit, on failure and on SIGTERM too: a server that fails to start (or is interrupted while
+# starting) stops itself before the error goes on, and the others already started are stopped
+# with it, so a failed start leaves no server behind. Each fresh_databases() call gives one new
+# database on each server, so tests never see each other's rows.
 #
 # ROOTTRACE_FLEET_CLUSTER=SxR (set before the first use, e.g. "2x1" or "1x2") makes the
 # ClickHouse side a cluster instead: a ZooKeeper (Debian's zookeeper package) and S shards of R
@@ -87,6 +89,17 @@ def _wait(check, what, log, timeout=60):
     raise RuntimeError("%s did not start: %s" % (what, _tail(log)))
 
 
+def _stop_if_raises(server, fn, *args, **kwargs):
+    """fn(*args, **kwargs), stopping server first if it raises (SIGTERM's SystemExit too): a
+    server whose start failed half way is not yet known to _Servers, so nothing else would
+    stop it."""
+    try:
+        return fn(*args, **kwargs)
+    except BaseException:
+        server.stop()
+        raise
+
+
 def _tail(path):
     try:
         with open(path, errors="replace") as f:
@@ -107,10 +120,7 @@ class _Postgres:
         subprocess.run(self.user + [os.path.join(PG_BIN, "initdb"), "-D", self.data, "-U",
                                     "postgres", "-A", "trust", "--no-sync"],
                        check=True, capture_output=True, timeout=120)
-        opts = "-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off" % (self.port, self.dir)
-        subprocess.run(self.user + [os.path.join(PG_BIN, "pg_ctl"), "-D", self.data, "-l",
-                                    self.log, "-o", opts, "-w", "start"],
-                       check=True, capture_output=True, timeout=120)
+        self.start_again()
 
     def psql(self, sql, db="postgres"):
         return subprocess.run(self.user + [os.path.join(PG_BIN, "psql"), "-h", "127.0.0.1",
@@ -127,9 +137,11 @@ class _Postgres:
 
     def start_again(self):
         opts = "-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off" % (self.port, self.dir)
-        subprocess.run(self.user + [os.path.join(PG_BIN, "pg_ctl"), "-D", self.data, "-l",
-                                    self.log, "-o", opts, "-w", "start"],
-                       check=True, capture_output=True, timeout=120)
+        # pg_ctl may give up waiting (or be interrupted) with the postmaster still running.
+        _stop_if_raises(self, subprocess.run,
+                        self.user + [os.path.join(PG_BIN, "pg_ctl"), "-D", self.data, "-l",
+                                     self.log, "-o", opts, "-w", "start"],
+                        check=True, capture_output=True, timeout=120)
 
 
 _CH_CONFIG = """<?xml version="1.0"?>
@@ -149,8 +161,10 @@ _CH_CONFIG = """<?xml version="1.0"?>
   <users>
     <default><password></password><networks><ip>127.0.0.1</ip></networks>
       <profile>default</profile><quota>default</quota></default>
+    <admin><password></password><networks><ip>127.0.0.1</ip></networks>
+      <profile>admin</profile><quota>default</quota></admin>
   </users>
-  <profiles><default></default></profiles>
+  <profiles><default></default><admin><readonly>0</readonly></admin></profiles>
   <quotas><default></default></quotas>
 </yandex>
 """
@@ -187,7 +201,8 @@ class _ClickHouse:
             _as_user("clickhouse") + [CH_SERVER, "--config-file=%s/config.xml" % self.dir],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.dir, "stderr.log"), "a"),
             start_new_session=True)
-        _wait(self._ping, "clickhouse-server", os.path.join(self.dir, "error.log"))
+        _stop_if_raises(self, _wait, self._ping, "clickhouse-server",
+                        os.path.join(self.dir, "error.log"))
 
     def _ping(self):
         if self.proc.poll() is not None:
@@ -215,6 +230,14 @@ class _ClickHouse:
                                            if cluster_shape() else "")
         req = urllib.request.Request(url, data=sql.encode())
         return urllib.request.urlopen(req, timeout=60).read().decode()
+
+    def reload_config(self):
+        """Reloads config.xml's users and profiles now (the server otherwise looks at the file
+        every 2 s, and only when its mtime's second changed), as the admin user: its profile sets
+        readonly 0, since every profile starts from the default one's settings."""
+        req = urllib.request.Request("http://127.0.0.1:%d/?user=admin" % self.port,
+                                     data=b"SYSTEM RELOAD CONFIG")
+        urllib.request.urlopen(req, timeout=60).read()
 
     def url(self, db):
         return "clickhouse+http://127.0.0.1:%d/%s" % (self.port, db)
@@ -244,7 +267,7 @@ class _ZooKeeper:
              os.path.join(self.dir, "zoo.cfg")],
             stdout=open(os.path.join(self.dir, "out.log"), "a"), stderr=subprocess.STDOUT,
             start_new_session=True)
-        _wait(self._ok, "zookeeper", os.path.join(self.dir, "out.log"))
+        _stop_if_raises(self, _wait, self._ok, "zookeeper", os.path.join(self.dir, "out.log"))
 
     def _ok(self):
         if self.proc.poll() is not None:
@@ -260,34 +283,15 @@ class _ZooKeeper:
         if self.proc and self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+        self.proc = None
 
 
-def _start_cluster(root, shards, replicas):
-    """(zookeeper, [clickhouse node]) with node i of shard i // replicas."""
-    zk = _ZooKeeper(root)
-    tcp = [[_free_port() for _ in range(replicas)] for _ in range(shards)]
-    text = "".join(
+def _cluster_shards_text(tcp):
+    """remote_servers' shards of the cluster: tcp[s][r] is shard s's replica r's TCP port."""
+    return "".join(
         "<shard><internal_replication>true</internal_replication>%s</shard>" % "".join(
             "<replica><host>127.0.0.1</host><port>%d</port></replica>" % p for p in ports)
         for ports in tcp)
-    nodes = []
-    try:
-        for s in range(shards):
-            for r in range(replicas):
-                part = _CH_CLUSTER.format(interserver=_free_port(), shards=text, zk=zk.port,
-                                          shard=s + 1, replica="r%d" % (r + 1))
-                nodes.append(_ClickHouse(root, "clickhouse-%d-%d" % (s + 1, r + 1),
-                                         tcp=tcp[s][r], cluster=part))
-                # 18.16 can crash when two servers' DDL workers create the queue's path in
-                # ZooKeeper at once: the next one starts once this one has it.
-                _wait(lambda: nodes[-1].has_ddl_queue(), "clickhouse-server's ZooKeeper session",
-                      os.path.join(nodes[-1].dir, "error.log"))
-    except Exception:
-        for n in nodes:
-            n.stop()
-        zk.stop()
-        raise
-    return zk, nodes
 
 
 def _reachable_by(path, user):
@@ -309,20 +313,36 @@ class _Servers:
             os.chmod(self.root, 0o755)
         self.pg = self.ch = self.zk = None
         self.nodes = []
-        try:
-            self.pg = _Postgres(self.root)
-            if cluster_shape():
-                self.zk, self.nodes = _start_cluster(self.root, *cluster_shape())
-                self.ch = self.nodes[0]
-            else:
-                self.ch = _ClickHouse(self.root)
-                self.nodes = [self.ch]
-        except Exception:
-            self.stop()
-            raise
+
+    def start(self):
+        """Starts the servers, each one known to stop() as soon as it runs (a half-started one
+        stops itself), so that stop() after a failure here stops all that did start."""
+        self.pg = _Postgres(self.root)
+        if cluster_shape():
+            self._start_cluster(*cluster_shape())
+        else:
+            self.nodes.append(_ClickHouse(self.root))
+        self.ch = self.nodes[0]
+
+    def _start_cluster(self, shards, replicas):
+        """A ZooKeeper and shards x replicas ClickHouse nodes, node i of shard i // replicas."""
+        self.zk = _ZooKeeper(self.root)
+        tcp = [[_free_port() for _ in range(replicas)] for _ in range(shards)]
+        text = _cluster_shards_text(tcp)
+        for s in range(shards):
+            for r in range(replicas):
+                part = _CH_CLUSTER.format(interserver=_free_port(), shards=text, zk=self.zk.port,
+                                          shard=s + 1, replica="r%d" % (r + 1))
+                node = _ClickHouse(self.root, "clickhouse-%d-%d" % (s + 1, r + 1),
+                                   tcp=tcp[s][r], cluster=part)
+                self.nodes.append(node)
+                # 18.16 can crash when two servers' DDL workers create the queue's path in
+                # ZooKeeper at once: the next one starts once this one has it.
+                _wait(node.has_ddl_queue, "clickhouse-server's ZooKeeper session",
+                      os.path.join(node.dir, "error.log"))
 
     def stop(self):
-        for s in self.nodes[::-1] + [self.ch, self.zk, self.pg]:
+        for s in self.nodes[::-1] + [self.zk, self.pg]:
             if s is not None:
                 try:
                     s.stop()
@@ -344,12 +364,20 @@ def _on_signal(signum, frame):
 
 
 def servers():
-    """The process's servers, started on first use."""
+    """The process's servers, started on first use. They are _servers while they start, so
+    that SIGTERM then stops those already running; a failed start stops them all (the next
+    call starts afresh)."""
     global _servers
     if _servers is None:
+        atexit.unregister(_stop_at_exit)  # once, however many starts fail
         atexit.register(_stop_at_exit)
         signal.signal(signal.SIGTERM, _on_signal)
         _servers = _Servers()
+        try:
+            _servers.start()
+        except BaseException:
+            _stop_at_exit()
+            raise
     return _servers
 
 

@@ -300,6 +300,25 @@ TEST(params_presets_end_now_and_align_to_buckets)
 	CHECK_EQ_INT(p.window.end, 1714564800 + 300);
 }
 
+/* now on a bucket's edge is that bucket's first second: an upload stamped in it is read. */
+TEST(params_window_ending_now_on_a_bucket_edge_reads_that_bucket)
+{
+	const char *preset[] = {"service", "api", "profile_type", "heap", "time_range", "1h", NULL};
+	const char *none[] = {"service", "api", "profile_type", "heap", NULL};
+	struct query_params p;
+	char err[QUERY_ERR_MAX] = "";
+	int64_t edge = 1714564800;
+
+	CHECK_EQ_INT(query_params_parse(kv_get, preset, edge, 3600, &p, err, sizeof(err)), 0);
+	CHECK_EQ_INT(p.window.start, edge - 3600);
+	CHECK_EQ_INT(p.window.end, edge + 300);
+	CHECK_EQ_INT(query_params_parse(kv_get, none, edge, 3600, &p, err, sizeof(err)), 0);
+	CHECK_EQ_INT(p.window.end, edge + 300);
+	/* its last second still ends the window with the bucket */
+	CHECK_EQ_INT(query_params_parse(kv_get, preset, edge + 299, 3600, &p, err, sizeof(err)), 0);
+	CHECK_EQ_INT(p.window.end, edge + 300);
+}
+
 TEST(params_explicit_window_and_deployment)
 {
 	const char *kv[] = {
@@ -384,6 +403,8 @@ TEST_MAIN("query", T(top_ranks_by_self_with_total_beside), T(top_counts_recursio
 	  T(cost_is_null_with_a_reason_for_everything_but_cpu),
 	  T(heap_is_a_gauge_averaged_over_uploads), T(collapsed_lines_biggest_first),
 	  T(params_durations_name_a_unit_of_a_second_or_more),
-	  T(params_presets_end_now_and_align_to_buckets), T(params_explicit_window_and_deployment),
+	  T(params_presets_end_now_and_align_to_buckets),
+	  T(params_window_ending_now_on_a_bucket_edge_reads_that_bucket),
+	  T(params_explicit_window_and_deployment),
 	  T(params_refuse_missing_mixed_or_unknown_profile_type), T(params_refuse_bad_windows),
 	  T(params_int_bounds))

@@ -346,17 +346,43 @@ static bool reads_only(const char *sql, bool has_data)
 	return !has_data && (strncmp(sql, "SELECT", 6) == 0 || strncmp(sql, "WITH", 4) == 0);
 }
 
-/* Names the failure's cause (store_fault.h) and returns its errno: no answer is "unreachable";
- * an error answer is "refused", unless ClickHouse's code says its disk is full
- * (NOT_ENOUGH_SPACE 243) or the table or server is read-only (READONLY 164,
- * TABLE_IS_READ_ONLY 242). */
+/* The system errno a file error answer carries: "errno: 28, strerror: ..." (ErrnoException)
+ * or "e.code() = 30, ..." (Poco's file exceptions), 0 if none. */
+static long answer_errno(const struct ch_buf *answer)
+{
+	const char *at;
+
+	if (!answer->data)
+		return 0;
+	if ((at = strstr(answer->data, "errno: ")))
+		return strtol(at + 7, NULL, 10);
+	if ((at = strstr(answer->data, "e.code() = ")))
+		return strtol(at + 11, NULL, 10);
+	return 0;
+}
+
+/* The cause an error answer names. 18.16 reports a full disk under an insert as a failed
+ * write (CANNOT_WRITE_TO_FILE_DESCRIPTOR 75, errno 28) and a read-only file system as a Poco
+ * file error (1000, e.code() 30): the errno decides; NOT_ENOUGH_SPACE (243, a merge's or a
+ * newer server's reservation), READONLY (164, a readonly profile) and TABLE_IS_READ_ONLY
+ * (242, a replica without ZooKeeper) name theirs; any other is "refused". */
+static enum store_fault_cause answer_cause(const struct ch_buf *answer)
+{
+	long code = answer_code(answer), err = answer_errno(answer);
+
+	if (code == 243 || err == ENOSPC || err == EDQUOT)
+		return STORE_FAULT_DISK_FULL;
+	if (code == 164 || code == 242 || err == EROFS)
+		return STORE_FAULT_READ_ONLY;
+	return STORE_FAULT_REFUSED;
+}
+
+/* Names the failure's cause (store_fault.h) and returns its errno: no answer is "unreachable",
+ * an error answer says its own (answer_cause). */
 static int failed(CURLcode res, const struct ch_buf *answer)
 {
-	long code = res == CURLE_OK ? answer_code(answer) : 0;
-	enum store_fault_cause cause = res != CURLE_OK		    ? STORE_FAULT_UNREACHABLE
-				       : code == 243		    ? STORE_FAULT_DISK_FULL
-				       : code == 164 || code == 242 ? STORE_FAULT_READ_ONLY
-								    : STORE_FAULT_REFUSED;
+	enum store_fault_cause cause =
+	    res != CURLE_OK ? STORE_FAULT_UNREACHABLE : answer_cause(answer);
 
 	backend_errors__count(BACKEND_CLICKHOUSE);
 	return store_fault__record(STORE_BACKEND_CLICKHOUSE, cause,

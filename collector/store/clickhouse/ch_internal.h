@@ -12,7 +12,8 @@
  *   profiles_ch_lines.c  line detail: its table, its rows, a function's lines
  *   ch_tier_counts.c     whether a tier is complete for a period
  *   ch_tiers.c           the tier builder: hour and day tiers built after their period
- *   ch_shards.c          a cluster's shards as the tier builder reaches them */
+ *   ch_shards.c          a cluster's servers list (one walk over it) and its shards
+ *   ch_route.c           a cluster's rollups written to each shard's own table */
 #ifndef ROOTTRACE_CH_INTERNAL_H
 #define ROOTTRACE_CH_INTERNAL_H
 
@@ -55,6 +56,9 @@ struct ch_profiles {
 	struct ch_stack_id *digests; /* scratch: one batch's name digests */
 	size_t digests_cap;
 	struct ch_tiers *tiers; /* the builder's thread, NULL when this collector builds none */
+	struct ch_line_servers *line_servers; /* a cluster's replicas (line marks), else NULL */
+	struct ch_route
+	    *route; /* on a cluster: the shards' own rollups tables; NULL: Distributed */
 };
 
 static inline struct ch_profiles *to_ch(struct profile_store *s)
@@ -149,10 +153,16 @@ extern const char *const ch_lines_migration[];
 int ch_lines_mark(const struct profile_batch *b, uint64_t *ret);
 /* b's line rows, after its mark's row when mark is not 0: one INSERT stores both or neither. */
 void ch_lines_encode_batch(struct ch_buf *rows, const struct profile_batch *b, uint64_t mark);
+/* A cluster's servers, each replica asked on its own for the marks (NULL on one server). */
+struct ch_line_servers;
+int ch_line_servers__open(struct ch_client *c, const char *servers, struct ch_line_servers **ret);
+void ch_line_servers__free(struct ch_line_servers *s);
 /* For each batch whose mark is not 0, whether profile_lines holds its mark (its lines were
- * stored by an earlier try of its upload). */
-int ch_lines_find_marks(struct ch_client *c, const struct profile_batch *const *batches,
-			const uint64_t *marks, size_t n, bool *ret_found);
+ * stored by an earlier try of its upload): through c on one server, on every shard's replicas
+ * on a cluster, where -EHOSTUNREACH (a fault recorded) says no replica could tell for sure. */
+int ch_lines_find_marks(struct ch_client *c, struct ch_line_servers *servers,
+			const struct profile_batch *const *batches, const uint64_t *marks, size_t n,
+			bool *ret_found);
 int ch_profiles__lines_window(struct profile_store *s, const struct window_query *q,
 			      const char *function, struct line_window *ret);
 
@@ -204,8 +214,19 @@ int ch_tiers__pass(struct ch_client *c, struct upload_ledger *ledger,
 		   const struct ch_tier_options *o, int64_t from, int64_t now, int *ret_built,
 		   char *why, size_t why_len);
 
-/* ch_shards.c: one client per shard of c's cluster, each on the first server of servers
- * (HTTP "host:port" separated by commas; NULL or "": system.clusters' hosts at c's port) whose
+/* ch_shards.c: a cluster's servers list, HTTP "host:port" separated by commas (NULL or "":
+ * system.clusters' hosts at c's port), and its shards.
+ * ch_shards__each_server calls use with a client of each server of the list in turn (c's user,
+ * password, database and cluster); use answers with what it did with it, or a negative errno
+ * (the client left) that ends the walk and is returned. */
+enum ch_server_use {
+	CH_SERVER_LEFT,	 /* not kept: the walk releases it */
+	CH_SERVER_KEPT,	 /* use's to release now */
+	CH_SERVERS_DONE, /* kept, and no more servers wanted */
+};
+typedef int (*ch_server_fn)(struct ch_client *server, void *ctx);
+int ch_shards__each_server(struct ch_client *c, const char *servers, ch_server_fn use, void *ctx);
+/* One client per shard of c's cluster, each on the first server of servers whose
  * <macros><shard> no earlier one had. -EHOSTUNREACH (why set) when a shard has no server. */
 struct ch_shards {
 	struct ch_client *clients;
@@ -214,6 +235,24 @@ struct ch_shards {
 };
 int ch_shards__open(struct ch_client *c, const char *servers, struct ch_shards *ret, char *why,
 		    size_t why_len);
+/* One client per server of servers (as above), every replica of every shard, none asked yet:
+ * names are "" (the caller learns them); want is the cluster's shard count. */
+int ch_shards__open_every(struct ch_client *c, const char *servers, struct ch_shards *ret);
 void ch_shards__release(struct ch_shards *s);
+
+/* ch_route.c: a cluster's rows of a table keyed by a leading UInt64 shard key (the rollups:
+ * series_id), split as the Distributed table splits them and sent to each shard's own table
+ * on one of its replicas. Opened on servers as ch_shards__open's; *ret NULL (and 0) when the
+ * database is on one server. */
+struct ch_route;
+int ch_route__open(struct ch_client *c, const char *servers, struct ch_route **ret);
+void ch_route__free(struct ch_route *r);
+/* INSERT of rows (row_len bytes each, the first 8 the shard key, little-endian) into table:
+ * each shard's share into table_local on the first of its replicas that takes it, else
+ * through the Distributed table c names. */
+int ch_route__insert(struct ch_route *r, struct ch_client *c, const char *table,
+		     const struct ch_buf *rows, size_t row_len);
+/* Bytes of one rollups row (put_values of profiles_ch_write.c after the series id). */
+#define CH_ROLLUP_ROW_BYTES (8 + 4 + CH_STACK_ID_BYTES + 8 + 8 + 4)
 
 #endif

@@ -25,7 +25,9 @@ static void ch_close(struct profile_store *s)
 	if (!p)
 		return;
 	ch_tiers__stop(p->tiers);
+	ch_line_servers__free(p->line_servers);
 	group_commit__free(p->gc);
+	ch_route__free(p->route);
 	hashtab__free(&p->known_stacks);
 	hashtab__free(&p->known_series);
 	sha256_ctx__free(p->sha);
@@ -142,6 +144,15 @@ static int start_tiers(struct ch_profiles *p, const struct store_ch_options *opt
 	return ch_tiers__start(&p->client, p->ledger, &o, &p->tiers);
 }
 
+/* On a cluster, the shards' own tables for the rollups; a cluster whose shards cannot be
+ * made out (system.clusters unreadable) is written through its Distributed table. */
+static int open_route(struct ch_profiles *p, const struct store_ch_options *opts)
+{
+	int rc = ch_route__open(&p->client, opts->servers, &p->route);
+
+	return rc == -ENOMEM ? rc : 0;
+}
+
 int profile_store_ch_open(const char *url, const struct store_ch_options *opts,
 			  struct profile_store **ret, char *why, size_t why_len)
 {
@@ -166,6 +177,12 @@ int profile_store_ch_open(const char *url, const struct store_ch_options *opts,
 			 p->client.cluster);
 		err = -EINVAL;
 	}
+	if (!err && p->client.cluster[0]) /* no server asked yet: one may be down now */
+		if ((err = ch_line_servers__open(&p->client, opts->servers, &p->line_servers)))
+			snprintf(why, why_len, "cluster %s: its servers not listed: %s",
+				 p->client.cluster, strerror(-err));
+	if (!err)
+		err = open_route(p, opts);
 	if (!err && opts->tier_interval_ms >= 0)
 		err = start_tiers(p, opts);
 	if (err) {

@@ -3,7 +3,8 @@
  * the group's upload ids in PostgreSQL (transaction left open), inserts the stacks this
  * collector has not stored in today's stacks partition yet (ch_stacks.c) and the series it has
  * not stored there (ch_series.c, checked for an id collision first), then every value and
- * upload mark in ONE INSERT into rollups (the upload counts follow by a materialized view; the
+ * upload mark in ONE INSERT into rollups (on a cluster, one per shard into its own table,
+ * ch_route.c; the upload counts follow by a materialized view; the
  * tiers are built later, ch_tiers.c), and commits the claim only after ClickHouse answered 200. A
  * failed insert aborts the claim, so the retry is not a duplicate. Line detail goes in before
  * the rollups, each upload's lines with a mark row; a retry leaves out the lines whose mark an
@@ -41,12 +42,13 @@ int ch_profiles__ingest(struct profile_store *s, const struct profile_batch *bat
 }
 
 /* The group's batches that carry an upload id, claimed in one ledger transaction; their lines'
- * marks (ch_lines_mark) and whether an earlier try stored those lines already. */
+ * marks (ch_lines_mark), whether an earlier try noted writing those lines (tried) and whether
+ * it stored them; picked_*: scratch, a subset of the pairs for the ledger. */
 struct group_claims {
 	const struct profile_batch **batches;
-	const char **environments, **ids;
-	bool *duplicate, *lines_stored;
-	uint64_t *marks;
+	const char **environments, **ids, **picked_environments, **picked_ids;
+	bool *duplicate, *lines_stored, *tried, *picked_tried;
+	uint64_t *marks, *looked_up;
 	size_t n;
 };
 
@@ -58,6 +60,11 @@ static void group_claims_free(struct group_claims *g)
 	free(g->duplicate);
 	free(g->lines_stored);
 	free(g->marks);
+	free(g->picked_environments);
+	free(g->picked_ids);
+	free(g->tried);
+	free(g->picked_tried);
+	free(g->looked_up);
 }
 
 static int group_claims_collect(struct gc_item **items, size_t n, struct group_claims *g)
@@ -72,8 +79,14 @@ static int group_claims_collect(struct gc_item **items, size_t n, struct group_c
 	g->duplicate = calloc(total + 1, sizeof(*g->duplicate));
 	g->lines_stored = calloc(total + 1, sizeof(*g->lines_stored));
 	g->marks = calloc(total + 1, sizeof(*g->marks));
+	g->picked_environments = calloc(total + 1, sizeof(*g->picked_environments));
+	g->picked_ids = calloc(total + 1, sizeof(*g->picked_ids));
+	g->tried = calloc(total + 1, sizeof(*g->tried));
+	g->picked_tried = calloc(total + 1, sizeof(*g->picked_tried));
+	g->looked_up = calloc(total + 1, sizeof(*g->looked_up));
 	if (!g->batches || !g->environments || !g->ids || !g->duplicate || !g->lines_stored ||
-	    !g->marks)
+	    !g->marks || !g->picked_environments || !g->picked_ids || !g->tried ||
+	    !g->picked_tried || !g->looked_up)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const struct ch_ingest *in = items[i]->data;
@@ -159,6 +172,8 @@ static void put_values(struct ch_buf *b, const struct ch_rollup *r)
 	uint8_t row[4 + CH_STACK_ID_BYTES + 8 + 8 + 4];
 	uint32_t bucket = (uint32_t)r->bucket;
 
+	_Static_assert(8 + sizeof(row) == CH_ROLLUP_ROW_BYTES, "ch_route.c splits rows by size");
+
 	memcpy(row, &bucket, 4);
 	memcpy(row + 4, &r->stack.lo, 8);
 	memcpy(row + 12, &r->stack.hi, 8);
@@ -243,22 +258,60 @@ static size_t claim_of(const struct group_claims *g, const struct profile_batch 
 	return i;
 }
 
-/* The lines of the claimed uploads that are not duplicates, marked; the marks an earlier try
- * of the same upload stored are found, so its lines are not inserted again. Run after the
- * claim: it holds the upload ids, so no other collector writes them meanwhile. */
-static int find_stored_lines(struct ch_profiles *p, struct group_claims *g)
+/* Picks the pairs whose lines carry a mark and, with lines_left, have not been stored or noted:
+ * into g->picked_*; their count. */
+static size_t pick(struct group_claims *g, bool lines_left)
 {
-	bool any = false;
+	size_t k = 0;
+
+	for (size_t i = 0; i < g->n; i++) {
+		if (!g->marks[i] || (lines_left && (g->lines_stored[i] || g->tried[i])))
+			continue;
+		g->picked_environments[k] = g->environments[i];
+		g->picked_ids[k++] = g->ids[i];
+	}
+	return k;
+}
+
+/* The lines of the claimed uploads that are not duplicates, marked; of those, the ones an
+ * earlier try noted writing (the ledger's line tries) are looked up, so that lines it stored
+ * are not inserted again. Run after the claim: it holds the upload ids, so no other collector
+ * writes them meanwhile. A first try is not looked up: nothing can have stored its lines. */
+static int find_stored_lines(struct ch_profiles *p, struct upload_claim *claim,
+			     struct group_claims *g)
+{
+	size_t n_marked, k = 0;
 	int rc = 0;
 
-	for (size_t i = 0; !rc && i < g->n; i++) {
+	for (size_t i = 0; !rc && i < g->n; i++)
 		if (!g->duplicate[i])
 			rc = ch_lines_mark(g->batches[i], &g->marks[i]);
-		any |= g->marks[i] != 0;
+	n_marked = rc ? 0 : pick(g, false);
+	if (!n_marked)
+		return rc;
+	rc = p->ledger->ops->line_tries(claim, g->picked_environments, g->picked_ids, n_marked,
+					g->picked_tried);
+	for (size_t i = 0; !rc && i < g->n; i++) {
+		if (!g->marks[i])
+			continue;
+		g->tried[i] = g->picked_tried[k++];
+		g->looked_up[i] = g->tried[i] ? g->marks[i] : 0;
 	}
-	if (!rc && any)
-		rc = ch_lines_find_marks(&p->client, g->batches, g->marks, g->n, g->lines_stored);
-	return rc;
+	return rc
+		   ?: ch_lines_find_marks(&p->client, p->line_servers, g->batches, g->looked_up,
+					  g->n, g->lines_stored);
+}
+
+/* Before the lines INSERT: the uploads whose lines it carries for the first time, noted in the
+ * ledger (committed), so that whatever happens next (the rollups INSERT fails, this collector
+ * dies) a retry knows to look their marks up. */
+static int note_line_tries(struct ch_profiles *p, struct group_claims *g)
+{
+	size_t k = pick(g, true);
+
+	return k ? p->ledger->ops->note_line_tries(p->ledger, g->picked_environments, g->picked_ids,
+						   k)
+		 : 0;
 }
 
 static int encode_group(struct ch_profiles *p, struct gc_item **items, size_t n,
@@ -293,11 +346,11 @@ static int insert(struct ch_profiles *p, const char *table, const struct ch_buf 
  * may be inserting at the same time: stacks_lock covers the writer's state, not the round
  * trips, and a row both groups lack is sent by both (the dictionaries replace duplicates). */
 static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
-		       struct group_claims *g)
+		       struct upload_claim *claim, struct group_claims *g)
 {
 	struct ch_buf rollups = {0}, lines = {0};
 	struct group_rows rows = {0};
-	int rc = find_stored_lines(p, g);
+	int rc = find_stored_lines(p, claim, g);
 
 	if (rc)
 		return rc;
@@ -316,10 +369,12 @@ static int write_group(struct ch_profiles *p, struct gc_item **items, size_t n,
 	/* Lines before the rollups: a failure between the two is retried whole, and the retry
 	 * finds the uploads' marks stored with their lines (find_stored_lines) and sends only
 	 * the rollups; lines without an upload id are sent again, as their rollups are. */
-	if (!rc)
-		rc = insert(p, "profile_lines", &lines);
-	if (!rc)
-		rc = insert(p, "rollups", &rollups);
+	if (!rc && lines.len)
+		rc = note_line_tries(p, g) ?: insert(p, "profile_lines", &lines);
+	if (!rc) /* on a cluster, to each shard's own table (ch_route.c) */
+		rc = p->route ? ch_route__insert(p->route, &p->client, "rollups", &rollups,
+						 CH_ROLLUP_ROW_BYTES)
+			      : insert(p, "rollups", &rollups);
 	ch_buf__release(&lines);
 	ch_buf__release(&rollups);
 	ch_buf__release(&rows.stacks);
@@ -348,7 +403,7 @@ void ch_profiles__commit_group(void *ctx, struct gc_item **items, size_t n)
 		rc = p->ledger->ops->claim(p->ledger, g.environments, g.ids, g.n, g.duplicate,
 					   &claim);
 	if (!rc)
-		rc = write_group(p, items, n, &g);
+		rc = write_group(p, items, n, claim, &g);
 	if (claim && !rc)
 		rc = p->ledger->ops->commit(claim);
 	else if (claim)

@@ -53,6 +53,11 @@ static const char *const migrations[] = {
 			   "CREATE INDEX uploads_received ON uploads(received_at);",
     /* 2: off-CPU time per environment and service (NULL inherits). */
     "ALTER TABLE settings ADD COLUMN offcpu_enabled BOOLEAN;",
+    /* 3: uploads whose line detail a try may have written to ClickHouse (upload_ledger.h). */
+    "CREATE TABLE upload_line_tries("
+    " environment TEXT NOT NULL, upload_id TEXT NOT NULL, received_at BIGINT NOT NULL,"
+    " PRIMARY KEY(environment, upload_id));"
+    "CREATE INDEX upload_line_tries_received ON upload_line_tries(received_at);",
 };
 
 #define LATEST_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -151,7 +151,73 @@ static int ledger_expire(struct upload_ledger *l, int64_t cutoff)
 	struct pg_params p = {0};
 
 	pg_params__int(&p, cutoff);
-	return pg_pool__exec(pool_of(l), "DELETE FROM uploads WHERE received_at < $1", &p, NULL);
+	return pg_pool__exec(pool_of(l), "DELETE FROM uploads WHERE received_at < $1", &p, NULL)
+		   ?: pg_pool__exec(pool_of(l),
+				    "DELETE FROM upload_line_tries WHERE received_at < $1", &p,
+				    NULL);
+}
+
+/* Up to CLAIM_ROWS pairs, "($2, $3, $1), ($4, $5, $1), ..." after head (with_time: each row
+ * ends with $1, set by the caller first) or "($1, $2), ($3, $4), ..." (without), then tail. */
+static void put_pairs(char *sql, size_t len, const char *head, const char *tail,
+		      struct pg_params *p, const char *const *environments, const char *const *ids,
+		      size_t n, bool with_time)
+{
+	size_t at = (size_t)snprintf(sql, len, "%s", head), first = with_time ? 2 : 1;
+
+	for (size_t i = 0; i < n; i++) {
+		pg_params__text(p, environments[i]);
+		pg_params__text(p, ids[i]);
+		at += (size_t)snprintf(sql + at, len - at, "%s($%zu, $%zu%s)", i ? ", " : " ",
+				       2 * i + first, 2 * i + first + 1, with_time ? ", $1" : "");
+	}
+	snprintf(sql + at, len - at, "%s", tail);
+}
+
+/* Autocommitted on a pooled connection, apart from any claim: the note must outlive the try's
+ * outcome (an aborted claim, a killed collector). */
+static int ledger_note_line_tries(struct upload_ledger *l, const char *const *environments,
+				  const char *const *ids, size_t n)
+{
+	char sql[160 + CLAIM_ROWS * 24];
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < n; i += CLAIM_ROWS) {
+		struct pg_params p = {0};
+
+		pg_params__int(&p, time(NULL));
+		put_pairs(
+		    sql, sizeof(sql),
+		    "INSERT INTO upload_line_tries(environment, upload_id, received_at) VALUES",
+		    " ON CONFLICT(environment, upload_id) DO NOTHING", &p, environments + i,
+		    ids + i, n - i < CLAIM_ROWS ? n - i : CLAIM_ROWS, true);
+		rc = pg_pool__exec(pool_of(l), sql, &p, NULL);
+	}
+	return rc;
+}
+
+static int ledger_line_tries(struct upload_claim *c, const char *const *environments,
+			     const char *const *ids, size_t n, bool *ret_tried)
+{
+	char sql[160 + CLAIM_ROWS * 24];
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < n; i += CLAIM_ROWS) {
+		size_t some = n - i < CLAIM_ROWS ? n - i : CLAIM_ROWS;
+		struct pg_params p = {0};
+		PGresult *r;
+
+		put_pairs(sql, sizeof(sql),
+			  "SELECT environment, upload_id FROM upload_line_tries WHERE"
+			  " (environment, upload_id) IN (",
+			  ")", &p, environments + i, ids + i, some, false);
+		rc = pg_link__exec(c->link, sql, &p, &r);
+		for (size_t j = 0; !rc && j < some; j++)
+			ret_tried[i + j] = returned(r, environments[i + j], ids[i + j]);
+		if (!rc)
+			PQclear(r);
+	}
+	return rc;
 }
 
 /* pg_try_advisory_xact_lock(): a transaction-level lock, released with the transaction, so
@@ -189,6 +255,8 @@ static const struct upload_ledger_ops pg_ledger_ops = {
     .claim = ledger_claim,
     .commit = ledger_commit,
     .abort = ledger_abort,
+    .note_line_tries = ledger_note_line_tries,
+    .line_tries = ledger_line_tries,
     .expire = ledger_expire,
     .try_lock = ledger_try_lock,
 };
