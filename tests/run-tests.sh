@@ -8,8 +8,9 @@
 # same cases against PostgreSQL + ClickHouse (throwaway servers each program starts and stops).
 # "fleet-cluster" (make check-fleet, not in make check) runs them and the fleet suites on a
 # ClickHouse cluster of two shards (ROOTTRACE_FLEET_CLUSTER=2x1: ZooKeeper + two servers).
-# A full run (no --only) runs the e2e suite in the background beside sanitize, fuzz, fleet and
-# the ClickHouse cluster suites (see below); its lines come last. Python cases print "(Ns)" after PASS when they took 5 s+.
+# A full run (no --only) runs two streams in the background beside the sanitize and fuzz suites
+# (see below): the e2e suite, and the fleet suites followed by the ClickHouse cluster programs of
+# integration; their lines come last. Python cases print "(Ns)" after PASS when they took 5 s+.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=build
@@ -86,12 +87,12 @@ run_file() { # suite file
 	esac
 }
 
-# A full run moves these integration programs beside the background e2e suite (see below):
-# collector and ClickHouse only, no share or timing assertions, and minutes long, so they fill
-# the e2e suite's wait for its bucket boundary instead of running before it. --only integration
-# (make check-quick) runs them in place.
+# A full run moves these integration programs to its background ClickHouse stream (see below):
+# collector and ClickHouse only, no share or timing assertions, and minutes long, so they run
+# beside the sanitizer and fuzz suites and the e2e suite's wait for its bucket boundary instead
+# of before them. --only integration (make check-quick) runs them in place.
 BESIDE_E2E="test_fleet_cluster.py test_fleet_replicas.py"
-beside_e2e() { [ -z "$ONLY" ] && want e2e && [[ " $BESIDE_E2E " == *" $(basename "$1") "* ]]; }
+beside_e2e() { [ -z "$ONLY" ] && [[ " $BESIDE_E2E " == *" $(basename "$1") "* ]]; }
 
 for suite in bpf integration; do
 	want "$suite" || continue
@@ -101,29 +102,84 @@ for suite in bpf integration; do
 	done
 done
 
+# A background stream: its own counters, its lines to a file, its totals on the file's last
+# line; bg_collect prints the file and adds the totals once the stream ends.
+BG_STREAMS=() # "pid:file:tag"
+bg_start() { # file-stem tag function
+	local out="$LOG_DIR/$1-background.txt"
+	(
+		passed=0 failed=0 skipped=0 failed_names=()
+		"$3"
+		echo "BG_TOTALS $passed $failed $skipped ${failed_names[*]}" >&2
+	) 2>"$out" &
+	BG_STREAMS+=("$!:$out:$2")
+}
+bg_collect() {
+	local entry pid out tag line p f s names
+	for entry in "${BG_STREAMS[@]}"; do
+		IFS=: read -r pid out tag <<<"$entry"
+		wait "$pid"
+		grep -v '^BG_TOTALS ' "$out" >&2
+		while read -r line; do
+			timings+=("$line ($tag)")
+		done < <(awk '/^== /{n=$2} /^   \([0-9]+s\)$/{gsub(/[()s ]/,""); print $0, n}' "$out")
+		p="" f="" s="" names=""
+		read -r _ p f s names < <(grep '^BG_TOTALS ' "$out")
+		if [ -z "${p:-}" ]; then
+			p=0 f=1 s=0 names="$tag (no totals: the background run died)"
+		fi
+		passed=$((passed + p))
+		failed=$((failed + f))
+		skipped=$((skipped + s))
+		[ -n "${names:-}" ] && failed_names+=($names)
+	done
+}
+
 # The end-to-end suite spends most of its ~5 minutes waiting for a five-minute bucket boundary
 # (its deploy scenario needs one between v1 and v2), with one workload thread at half a core.
 # In a full run it waits in the background while the sanitizer, fuzz and fleet suites run (no
 # share or timing assertions there; its own assertions compare the profile with the cgroup's
 # CPU, which load does not change). --only e2e runs it alone, in the foreground.
-E2E_BG_PID=""
-E2E_BG_OUT=""
-if want e2e && [ -z "$ONLY" ] && [ -n "$(suite_files e2e)" ]; then
-	E2E_BG_OUT="$LOG_DIR/e2e-background.txt"
-	(
-		# its own counters: the parent's are printed back from its last line
-		passed=0 failed=0 skipped=0 failed_names=()
-		for t in $(suite_files e2e); do
-			run_file e2e "$t"
-		done
-		echo "E2E_TOTALS $passed $failed $skipped ${failed_names[*]}" >&2
-	) 2>"$E2E_BG_OUT" &
-	E2E_BG_PID=$!
-	echo "== e2e: running in the background (results after the other suites)" >&2
-elif want e2e; then
+e2e_suite() {
+	local t
 	for t in $(suite_files e2e); do
 		run_file e2e "$t"
 	done
+}
+if want e2e && [ -z "$ONLY" ] && [ -n "$(suite_files e2e)" ]; then
+	bg_start e2e background e2e_suite
+	echo "== e2e: running in the background (results after the other suites)" >&2
+elif want e2e; then
+	e2e_suite
+fi
+
+# The store-level suites whose expected answers are the same on both backends.
+FLEET_SUITES="test_collector_config test_collector_auth test_collector_idempotent test_queries
+test_collector_ingest test_profile_lines"
+fleet_suites() {
+	local s t
+	for s in $FLEET_SUITES; do
+		t="tests/integration/$s.py"
+		matches "$t" || continue
+		ROOTTRACE_TEST_BACKEND=fleet run_one fleet "$t" python3 "$t"
+	done
+}
+# A full run's ClickHouse stream: the cluster programs moved beside e2e. Their servers mostly
+# wait (~0.5 core of CPU: ZooKeeper, merges, tier builds, retries), no share or timing
+# assertions: they run beside the CPU-bound sanitizer and fuzz builds instead of after them.
+# The fleet suites stay in the foreground after those builds, where they always ran (the two
+# heap reads one fresh-clone run lost beside them were a read in the first second of a
+# five-minute bucket, a window-edge bug since fixed: test_queries.py ReadOnABucketEdge).
+# --only fleet runs the fleet suites alone.
+clickhouse_stream() {
+	local t
+	for t in $(suite_files integration); do
+		beside_e2e "$t" && run_file integration "$t"
+	done
+}
+if [ -z "$ONLY" ]; then
+	bg_start clickhouse beside clickhouse_stream
+	echo "== ClickHouse cluster: running beside the sanitizer and fuzz suites" >&2
 fi
 
 for suite in sanitize fuzz; do
@@ -133,20 +189,9 @@ for suite in sanitize fuzz; do
 	done
 done
 
-# The store-level suites whose expected answers are the same on both backends.
-FLEET_SUITES="test_collector_config test_collector_auth test_collector_idempotent test_queries
-test_collector_ingest test_profile_lines"
 if want fleet; then
-	for s in $FLEET_SUITES; do
-		t="tests/integration/$s.py"
-		matches "$t" || continue
-		ROOTTRACE_TEST_BACKEND=fleet run_one fleet "$t" python3 "$t"
-	done
+	fleet_suites
 fi
-
-for t in $(suite_files integration); do
-	beside_e2e "$t" && run_file integration "$t"
-done
 
 if [ "$ONLY" = fleet-cluster ]; then
 	for s in $FLEET_SUITES test_collector_fleet test_fleet_stacks test_fleet_series \
@@ -158,21 +203,7 @@ if [ "$ONLY" = fleet-cluster ]; then
 	done
 fi
 
-if [ -n "$E2E_BG_PID" ]; then
-	wait "$E2E_BG_PID"
-	grep -v '^E2E_TOTALS ' "$E2E_BG_OUT" >&2
-	while read -r line; do
-		timings+=("$line (background)")
-	done < <(awk '/^== /{n=$2} /^   \([0-9]+s\)$/{gsub(/[()s ]/,""); print $0, n}' "$E2E_BG_OUT")
-	read -r _ p f s names < <(grep '^E2E_TOTALS ' "$E2E_BG_OUT")
-	if [ -z "${p:-}" ]; then
-		p=0 f=1 s=0 names="e2e (no totals: the background run died)"
-	fi
-	passed=$((passed + p))
-	failed=$((failed + f))
-	skipped=$((skipped + s))
-	[ -n "${names:-}" ] && failed_names+=($names)
-fi
+bg_collect
 
 if [ ${#timings[@]} -gt 1 ]; then
 	echo "slowest programs (s): $(printf '%s\n' "${timings[@]}" | sort -rn | head -n 8 |

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-# A unittest case with a private temporary directory and a list of cleanups that tearDown runs
-# last-first (best effort: a failing cleanup does not stop the others), then removes the dir.
+# A unittest case with a private temporary directory and a list of cleanups run last-first
+# (best effort: a failing cleanup does not stop the others), then the dir removed: after each
+# test, and also when a subclass's setUp raises after starting something (unittest runs
+# addCleanup's functions then, never tearDown).
 import shutil
 import tempfile
 import unittest
@@ -12,8 +14,9 @@ class CleanupTestCase(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix=self.tmp_prefix)
         self.cleanups = []
+        self.addCleanup(self._run_cleanups)
 
-    def tearDown(self):
+    def _run_cleanups(self):
         for fn in reversed(self.cleanups):
             try:
                 fn()

@@ -25,6 +25,8 @@ class _LineResult(unittest.TestResult):
 
     def _name(self, test):
         # setUpClass/tearDownClass errors arrive as an _ErrorHolder with no method name.
+        if isinstance(test, unittest.case._SubTest):  # "Class.method[params]"
+            return "%s%s" % (self._name(test.test_case), test._subDescription().replace(" ", ""))
         method = getattr(test, "_testMethodName", None)
         if method is None:
             return getattr(test, "description", str(test)).replace(" ", "")
@@ -45,6 +47,12 @@ class _LineResult(unittest.TestResult):
 
     def addError(self, test, err):
         self._fail(test, err)
+
+    def addSubTest(self, test, subtest, err):
+        # unittest's own addSubTest only files a failed subtest away: without this a case whose
+        # subtests fail prints neither PASS nor FAIL and the program exits 0.
+        if err is not None:
+            self._fail(subtest, err)
 
     def addSkip(self, test, reason):
         print("SKIP %s: %s" % (self._name(test), reason), flush=True)

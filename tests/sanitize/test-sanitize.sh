@@ -42,17 +42,25 @@ san_env() { # name
 
 first_report() { # dir -> first line naming the finding (report files, then the output)
 	cat "$1"/asan.* "$1"/ubsan.* "$1.out" 2>/dev/null |
-		grep -m1 -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY:'
+		grep -a -m1 -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY:'
+}
+
+# The program's own failed cases, on one line: run-tests.sh shows only lines that start with
+# PASS/FAIL/SKIP, so the indented copies above them never reach make check's summary.
+failed_cases() { # out-file -> "case: why; case: why" (the first three)
+	grep -a -E '^FAIL ' "$1" 2>/dev/null | head -n 3 | sed 's/^FAIL //' | paste -s -d ';' - |
+		sed 's/;/; /g'
 }
 
 check_case() { # name rc dir
-	local name="$1" rc="$2" dir="$3" report
+	local name="$1" rc="$2" dir="$3" report cases
 	report="$(first_report "$dir")"
+	cases="$(failed_cases "$dir.out")"
 	if [ -n "$report" ]; then
 		echo "FAIL $name: $report (logs in $dir)"
 		failed=1
 	elif [ "$rc" -ne 0 ]; then
-		echo "FAIL $name: exited $rc"
+		echo "FAIL $name: exited $rc${cases:+ (failed: $cases)}"
 		failed=1
 	else
 		echo "PASS $name"
@@ -64,7 +72,7 @@ for t in "$SAN"/tests/test-*; do
 	name="sanitize.unit.$(basename "$t")"
 	(san_env "$(basename "$t")" && exec timeout "$TIMEOUT_S" "$t") >"$LOGS/$(basename "$t").out" 2>&1
 	rc=$?
-	grep -E '^(FAIL|SKIP) ' "$LOGS/$(basename "$t").out" | sed 's/^/  /'
+	grep -a -E '^(FAIL|SKIP) ' "$LOGS/$(basename "$t").out" | sed 's/^/  /'
 	check_case "$name" "$rc" "$LOGS/$(basename "$t")"
 done
 
@@ -77,7 +85,7 @@ for f in $SAN_INTEGRATION; do
 	(san_env "${f%.py}" && ROOTTRACE_BUILD="$SAN" exec timeout "$TIMEOUT_S" python3 \
 		"tests/integration/$f") >"$LOGS/${f%.py}.out" 2>&1
 	rc=$?
-	grep -E '^(FAIL|SKIP) ' "$LOGS/${f%.py}.out" | sed 's/^/  /'
+	grep -a -E '^(FAIL|SKIP) ' "$LOGS/${f%.py}.out" | sed 's/^/  /'
 	check_case "$name" "$rc" "$LOGS/${f%.py}"
 done
 exit $failed
