@@ -5,6 +5,7 @@
  * (or for 0.3 s: libmicrohttpd waits for the rest of an unfinished request until its timeout).
  * Whatever arrives must be an HTTP status line; a 200 only for GET /healthz or GET /metrics. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -32,17 +33,34 @@ static void start(void)
 	agent_metrics__control(metrics, &c);
 }
 
+/* A connection to the listener. Closed by a reset (linger 0), so that hundreds of thousands of
+ * inputs (make fuzz) leave no TIME_WAIT behind to use up the ephemeral ports; should they run
+ * out anyway, connect is retried for a second before the run is called broken. */
 static int connect_listener(void)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET};
 	struct timeval tv = {.tv_usec = 300000};
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct linger reset = {.l_onoff = 1, .l_linger = 0};
+	int fd = -1;
 
 	a.sin_port = htons((uint16_t)status_listener__port(listener));
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+	for (int tries = 0; fd < 0 && tries < 100; tries++) {
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			abort();
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+			break;
+		if (errno != EADDRNOTAVAIL && errno != EAGAIN)
+			abort();
+		close(fd);
+		fd = -1;
+		usleep(10000);
+	}
+	if (fd < 0)
 		abort();
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
 	return fd;
 }
 
@@ -72,22 +90,43 @@ static size_t exchange(const uint8_t *data, size_t size, char *head, size_t head
 	return got;
 }
 
+/* Where libmicrohttpd takes the request line to start: empty lines before it are skipped (RFC
+ * 9112 2.2), a CR alone ending a line as CRLF and LF do, and a line is a C string, so one that
+ * starts with a NUL byte is empty too. */
+static const uint8_t *request_line(const uint8_t *p, const uint8_t *end)
+{
+	while (p < end) {
+		const uint8_t *eol = p;
+
+		while (eol < end && *eol != '\r' && *eol != '\n')
+			eol++;
+		if (eol == end || (eol > p && *p != '\0'))
+			return p;
+		p = eol + (eol + 1 < end && eol[0] == '\r' && eol[1] == '\n' ? 2 : 1);
+	}
+	return p;
+}
+
 /* GET /healthz or GET /metrics as libmicrohttpd reads the request line: the method is a C
  * string, so it ends at a NUL byte ("GET\0x /metrics" is a GET); the path follows the first
- * space. */
+ * space and any spaces after it ("GET  /metrics" is a GET of /metrics, as RFC 9112 3 lets a
+ * server parse on whitespace). */
 static bool is_status_get(const uint8_t *data, size_t size)
 {
-	const uint8_t *sp = memchr(data, ' ', size);
-	size_t method_len, rest;
+	const uint8_t *end = data + size, *line = request_line(data, end), *sp, *path, *nul;
+	size_t method_len;
 
+	sp = memchr(line, ' ', (size_t)(end - line));
 	if (!sp)
 		return false;
-	method_len = (size_t)(sp - data);
-	if (memchr(data, '\0', method_len))
-		method_len = (size_t)((const uint8_t *)memchr(data, '\0', method_len) - data);
-	rest = size - (size_t)(sp + 1 - data);
-	return method_len == 3 && !memcmp(data, "GET", 3) && rest >= 8 &&
-	       (!memcmp(sp + 1, "/healthz", 8) || !memcmp(sp + 1, "/metrics", 8));
+	method_len = (size_t)(sp - line);
+	nul = memchr(line, '\0', method_len);
+	if (nul)
+		method_len = (size_t)(nul - line);
+	for (path = sp + 1; path < end && *path == ' '; path++)
+		;
+	return method_len == 3 && !memcmp(line, "GET", 3) && end - path >= 8 &&
+	       (!memcmp(path, "/healthz", 8) || !memcmp(path, "/metrics", 8));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
