@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Profiling windows: ownership of samples, frames and interned strings (each distinct string
- * stored once, so a window with 10k samples of the same stack holds one copy of each name). */
+ * stored once, so a window with 10k samples of the same stack holds one copy of each name; each
+ * distinct stack's frames once, window_stacks.h, so those samples share one array). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "intern.h"
 #include "sampling/window.h"
+#include "sampling/window_stacks.h"
 
 struct window_priv {
 	struct intern *strings;
+	struct window_stacks *stacks;
 	size_t sample_cap;
+	struct window_frame *scratch; /* a sample's frames while their strings are interned */
+	size_t scratch_cap;
 };
 
 struct window *window__new(void)
@@ -18,15 +23,18 @@ struct window *window__new(void)
 	struct window *w = calloc(1, sizeof(*w));
 	struct window_priv *priv = calloc(1, sizeof(*priv));
 	struct intern *strings = intern__new();
+	struct window_stacks *stacks = window_stacks__new();
 
-	if (!w || !priv || !strings) {
+	if (!w || !priv || !strings || !stacks) {
 		free(w);
 		free(priv);
 		intern__free(strings);
+		window_stacks__free(stacks);
 		errno = ENOMEM;
 		return NULL;
 	}
 	priv->strings = strings;
+	priv->stacks = stacks;
 	w->priv_ = priv;
 	return w;
 }
@@ -38,11 +46,11 @@ void window__free(struct window *w)
 	if (!w)
 		return;
 	priv = w->priv_;
-	for (size_t i = 0; i < w->n_samples; i++)
-		free(w->samples[i].frames);
 	free(w->samples);
 	if (priv) {
 		intern__free(priv->strings);
+		window_stacks__free(priv->stacks);
+		free(priv->scratch);
 		free(priv);
 	}
 	free(w);
@@ -91,21 +99,36 @@ static int reserve_sample(struct window *w)
 
 int window__add_interned_sample(struct window *w, const struct window_sample *s)
 {
+	struct window_priv *priv = w->priv_;
 	struct window_sample copy = *s;
 
 	if (reserve_sample(w))
 		return -ENOMEM;
-	copy.frames = malloc((s->n_frames ? s->n_frames : 1) * sizeof(*copy.frames));
+	copy.frames = window_stacks__add(priv->stacks, s->frames, s->n_frames);
 	if (!copy.frames)
 		return -ENOMEM;
-	memcpy(copy.frames, s->frames, s->n_frames * sizeof(*copy.frames));
 	w->samples[w->n_samples++] = copy;
 	return 0;
 }
 
+static struct window_frame *scratch_frames(struct window_priv *priv, size_t n)
+{
+	if (n > priv->scratch_cap) {
+		struct window_frame *tmp = realloc(priv->scratch, n * sizeof(*tmp));
+
+		if (!tmp)
+			return NULL;
+		priv->scratch = tmp;
+		priv->scratch_cap = n;
+	}
+	return priv->scratch;
+}
+
 int window__add_sample(struct window *w, const struct window_sample *s)
 {
+	struct window_priv *priv = w->priv_;
 	struct window_sample copy = *s;
+	struct window_frame *frames;
 
 	if (reserve_sample(w))
 		return -ENOMEM;
@@ -121,11 +144,12 @@ int window__add_sample(struct window *w, const struct window_sample *s)
 		if (!copy.exe)
 			return -ENOMEM;
 	}
-	copy.frames = calloc(s->n_frames ? s->n_frames : 1, sizeof(*copy.frames));
-	if (!copy.comm || !copy.thread || !copy.frames || intern_frames(w, s, copy.frames)) {
-		free(copy.frames);
+	frames = scratch_frames(priv, s->n_frames);
+	if (!copy.comm || !copy.thread || (s->n_frames && !frames) || intern_frames(w, s, frames))
 		return -ENOMEM;
-	}
+	copy.frames = window_stacks__add(priv->stacks, frames, s->n_frames);
+	if (!copy.frames)
+		return -ENOMEM;
 	w->samples[w->n_samples++] = copy;
 	return 0;
 }

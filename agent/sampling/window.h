@@ -32,7 +32,9 @@ struct window_sample {
 	const char *exe;    /* interned executable path, captured with the cgroup; NULL when
 			     * unknown or none (kernel threads) */
 	bool kernel_thread; /* captured with the cgroup (false when not captured) */
-	struct window_frame *frames; /* leaf first: kernel frames, then user frames */
+	/* leaf first: kernel frames, then user frames; in a window, shared by every sample of
+	 * the same stack (window_stacks.h) */
+	const struct window_frame *frames;
 	size_t n_frames;
 	uint64_t count;	 /* samples */
 	uint64_t cpu_ns; /* summed actual sample periods */
@@ -138,12 +140,13 @@ struct window *window__new(void);
 /* The window's copy of s (one copy per distinct string). NULL on -ENOMEM. */
 const char *window__intern(struct window *w, const char *s);
 
-/* Appends a copy of s: its frames array is copied and every string interned in w.
- * Updates nothing in w->stats. 0 or -ENOMEM. */
+/* Appends a copy of s: every string interned in w, its frames stored once per distinct stack
+ * (a sample of a stack w holds already points at that stack's frames). Updates nothing in
+ * w->stats. 0 or -ENOMEM. */
 int window__add_sample(struct window *w, const struct window_sample *s);
 
 /* Same, for a sample whose strings (comm, thread, cgroup, exe, frames) all come from
- * window__intern(w, ...): only the frames array is copied. 0 or -ENOMEM. */
+ * window__intern(w, ...): only the frames are looked up (and stored if new). 0 or -ENOMEM. */
 int window__add_interned_sample(struct window *w, const struct window_sample *s);
 
 /* Appends every sample of src to dst and adds src's stats to dst's; the time range becomes
