@@ -15,8 +15,7 @@ struct ksym {
 	uint64_t addr;
 	uint32_t name_off; /* NO_NAME: a non-text boundary */
 	uint16_t module;   /* index into modules; 0 = core kernel */
-	uint32_t seq;
-};
+};			   /* 16 bytes: ~120k of them on a distribution kernel */
 
 struct kallsyms {
 	struct ksym *syms;
@@ -95,7 +94,7 @@ static int push(struct kallsyms *ks, const struct ksym *sym)
 /* One line: "ffffffff81000000 T _stext" or "ffffffffc0000000 t fn\t[module]". */
 static int parse_line(struct kallsyms *ks, char *line, int *ret_nonzero)
 {
-	struct ksym sym = {.name_off = NO_NAME, .seq = (uint32_t)ks->n};
+	struct ksym sym = {.name_off = NO_NAME};
 	char *end, *name, *module;
 	char type;
 	int err;
@@ -133,10 +132,9 @@ static int ksym_cmp(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* Among equal addresses a named (text) symbol first, then file order. */
-	if ((x->name_off == NO_NAME) != (y->name_off == NO_NAME))
-		return x->name_off == NO_NAME ? 1 : -1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	/* Among equal addresses a named (text) symbol first, then file order: names are stored
+	 * in the order of their lines. Unnamed boundaries at one address are all alike. */
+	return x->name_off < y->name_off ? -1 : x->name_off > y->name_off;
 }
 
 /* Sorts and keeps one entry per address. */
