@@ -804,13 +804,15 @@ static int add_entry(const struct sampler_entry *e, void *ctx)
 	    .offcpu_blocks = e->offcpu ? e->value->count : 0,
 	};
 	const struct process_names *pn;
+	size_t n_frames;
 	int ret;
 
 	if (cgroup_excluded(c->p, s.cgroup_id))
 		return 0;
-	ret = symbolise(c, e, frames, &s.n_frames);
+	ret = symbolise(c, e, frames, &n_frames);
 	if (ret)
 		goto fail;
+	s.n_frames = (uint32_t)n_frames; /* at most the BPF stack depths' sum */
 	s.thread = thread_name(c, s.tid);
 	pn = s.thread ? process_names(c, s.pid, e->key->image, s.cgroup_id, s.thread) : NULL;
 	if (!pn) {
