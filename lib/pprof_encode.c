@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* pprof encoder: interns strings, deduplicates mappings by (path, build-id), functions by
- * (function name, file name, mapping) and locations by (function, mapping, address), collects
- * samples, and packs a perftools.profiles.Profile. */
+ * (function name, file name, mapping) and locations by (function, mapping, address), packs
+ * each sample as it comes (its Profile.sample field, about 100 bytes, not a protobuf-c message
+ * tree of 300+), and packs a perftools.profiles.Profile around them. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "hashtab.h"
 #include "intern.h"
 #include "pprof.h"
+#include "protowire.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile pb_profile;
@@ -36,8 +38,8 @@ struct pprof_builder {
 	pb_function **functions;     /* function i has id i + 1 */
 	uint64_t *function_mappings; /* the mapping function i was keyed with */
 	size_t n_locations, cap_locations, n_functions, cap_functions, cap_function_mappings;
-	pb_sample **samples;
-	size_t n_samples, cap_samples;
+	uint8_t *samples; /* the packed Profile.sample fields (tag, length, Sample), in order */
+	size_t samples_len, samples_cap, n_samples;
 
 	struct hashtab mapping_by_path;	 /* (path, build-id) string indices -> mapping id */
 	struct hashtab function_by_name; /* function_hash() -> function id */
@@ -143,8 +145,6 @@ void pprof_builder__free(struct pprof_builder *b)
 		free(b->locations[i]);
 	for (size_t i = 0; i < b->n_functions; i++)
 		free(b->functions[i]);
-	for (size_t i = 0; i < b->n_samples; i++)
-		free(b->samples[i]);
 	intern__free(b->strings);
 	free(b->sample_types);
 	free(b->sample_type_ptrs);
@@ -348,13 +348,73 @@ uint64_t pprof_builder__location(struct pprof_builder *b, const char *function, 
 	return pprof_builder__file_location(b, function, "", mapping_id);
 }
 
+/* Profile's field 2 (sample), length-delimited: its tag byte. */
+#define SAMPLE_FIELD_TAG ((2u << 3) | 2u)
+/* Labels of a sample packed without an allocation up to this many. */
+#define LABELS_LOCAL 16
+
+static int reserve_sample_bytes(struct pprof_builder *b, size_t more)
+{
+	size_t cap = b->samples_cap ? b->samples_cap : 4096;
+	uint8_t *grown;
+
+	while (cap - b->samples_len < more)
+		cap *= 2;
+	if (cap == b->samples_cap)
+		return 0;
+	grown = realloc(b->samples, cap);
+	if (!grown)
+		return -ENOMEM;
+	b->samples = grown;
+	b->samples_cap = cap;
+	return 0;
+}
+
+/* The labels interned into l (ptrs pointing at them) for s. 0 or -ENOMEM. */
+static int sample_labels(struct pprof_builder *b, const struct pprof_label *labels, size_t n,
+			 pb_label *l, pb_label **ptrs)
+{
+	for (size_t i = 0; i < n; i++) {
+		int64_t key = intern(b, labels[i].key);
+		int64_t str = labels[i].str ? intern(b, labels[i].str) : 0;
+
+		if (key < 0 || str < 0)
+			return key < 0 ? (int)key : (int)str;
+		perftools__profiles__label__init(&l[i]);
+		l[i].key = key;
+		l[i].str = str;
+		l[i].num = labels[i].str ? 0 : labels[i].num;
+		ptrs[i] = &l[i];
+	}
+	return 0;
+}
+
+/* s packed at the end of b->samples as one Profile.sample field. */
+static int append_sample(struct pprof_builder *b, const pb_sample *s)
+{
+	uint8_t head[1 + 10];
+	size_t len = perftools__profiles__sample__get_packed_size(s);
+	size_t n_head = 1 + protowire__put_varint(head + 1, len);
+	int err = reserve_sample_bytes(b, n_head + len);
+
+	if (err)
+		return err;
+	head[0] = SAMPLE_FIELD_TAG;
+	memcpy(b->samples + b->samples_len, head, n_head);
+	perftools__profiles__sample__pack(s, b->samples + b->samples_len + n_head);
+	b->samples_len += n_head + len;
+	b->n_samples++;
+	return 0;
+}
+
 int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_ids,
 			      size_t n_locations, const int64_t *values,
 			      const struct pprof_label *labels, size_t n_labels)
 {
-	size_t size;
-	pb_sample *s;
-	uint8_t *p;
+	pb_label local[LABELS_LOCAL], *l = local;
+	pb_label *local_ptrs[LABELS_LOCAL], **ptrs = local_ptrs;
+	pb_sample s;
+	int err;
 
 	for (size_t i = 0; i < n_locations; i++) {
 		if (location_ids[i] == 0 || location_ids[i] > b->n_locations)
@@ -362,80 +422,71 @@ int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_
 	}
 	if (n_locations > PPROF_MAX_FRAMES || n_labels > PPROF_MAX_LABELS)
 		return -E2BIG;
-	if (GROW(b->samples, b->n_samples, b->cap_samples))
-		return -ENOMEM;
-	/* one block: sample, location ids, values, label pointers, labels */
-	size = sizeof(*s) + n_locations * sizeof(uint64_t) + b->n_sample_types * sizeof(int64_t) +
-	       n_labels * (sizeof(pb_label *) + sizeof(pb_label));
-	s = malloc(size);
-	if (!s)
-		return -ENOMEM;
-	perftools__profiles__sample__init(s);
-	p = (uint8_t *)(s + 1);
-	s->n_location_id = n_locations;
-	s->location_id = (uint64_t *)p;
-	if (n_locations) /* memcpy from NULL is undefined even for 0 bytes */
-		memcpy(p, location_ids, n_locations * sizeof(uint64_t));
-	p += n_locations * sizeof(uint64_t);
-	s->n_value = b->n_sample_types;
-	s->value = (int64_t *)p;
-	if (b->n_sample_types)
-		memcpy(p, values, b->n_sample_types * sizeof(int64_t));
-	p += b->n_sample_types * sizeof(int64_t);
-	s->n_label = n_labels;
-	s->label = (pb_label **)p;
-	p += n_labels * sizeof(pb_label *);
-	for (size_t i = 0; i < n_labels; i++) {
-		pb_label *l = (pb_label *)p + i;
-		int64_t key = intern(b, labels[i].key);
-		int64_t str = labels[i].str ? intern(b, labels[i].str) : 0;
-
-		if (key < 0 || str < 0) {
-			free(s);
-			return key < 0 ? (int)key : (int)str;
+	if (n_labels > LABELS_LOCAL) {
+		l = calloc(n_labels, sizeof(*l));
+		ptrs = calloc(n_labels, sizeof(*ptrs));
+		if (!l || !ptrs) {
+			err = -ENOMEM;
+			goto out;
 		}
-		perftools__profiles__label__init(l);
-		l->key = key;
-		l->str = str;
-		l->num = labels[i].str ? 0 : labels[i].num;
-		s->label[i] = l;
 	}
-	b->samples[b->n_samples++] = s;
-	return 0;
+	perftools__profiles__sample__init(&s);
+	/* protobuf-c's fields are not const; packing only reads them */
+	s.n_location_id = n_locations;
+	s.location_id = (uint64_t *)location_ids;
+	s.n_value = b->n_sample_types;
+	s.value = (int64_t *)values;
+	s.n_label = n_labels;
+	s.label = ptrs;
+	err = sample_labels(b, labels, n_labels, l, ptrs) ?: append_sample(b, &s);
+out:
+	if (l != local)
+		free(l);
+	if (ptrs != local_ptrs)
+		free(ptrs);
+	return err;
 }
 
+/* The Profile is its sample types, the packed samples, then every other field: three parts
+ * of one message, in field order (concatenated Profile messages parse as one, and the
+ * samples stay where a Profile packed whole would put them). */
 int pprof_builder__encode(struct pprof_builder *b, uint8_t **ret_buf, size_t *ret_len)
 {
-	pb_profile profile;
-	size_t len;
+	pb_profile types, rest;
+	size_t types_len, rest_len, len;
 	uint8_t *buf;
 
-	perftools__profiles__profile__init(&profile);
-	profile.n_sample_type = b->n_sample_types;
-	profile.sample_type = b->sample_type_ptrs;
-	profile.n_sample = b->n_samples;
-	profile.sample = b->samples;
-	profile.n_mapping = b->n_mappings;
-	profile.mapping = b->mappings;
-	profile.n_location = b->n_locations;
-	profile.location = b->locations;
-	profile.n_function = b->n_functions;
-	profile.function = b->functions;
-	profile.n_string_table = intern__count(b->strings);
-	profile.string_table = intern__strings(b->strings);
-	profile.time_nanos = b->time_nanos;
-	profile.duration_nanos = b->duration_nanos;
-	profile.period_type = b->has_period_type ? &b->period_type : NULL;
-	profile.period = b->period;
+	perftools__profiles__profile__init(&types);
+	types.n_sample_type = b->n_sample_types;
+	types.sample_type = b->sample_type_ptrs;
+	perftools__profiles__profile__init(&rest);
+	rest.n_mapping = b->n_mappings;
+	rest.mapping = b->mappings;
+	rest.n_location = b->n_locations;
+	rest.location = b->locations;
+	rest.n_function = b->n_functions;
+	rest.function = b->functions;
+	rest.n_string_table = intern__count(b->strings);
+	rest.string_table = intern__strings(b->strings);
+	rest.time_nanos = b->time_nanos;
+	rest.duration_nanos = b->duration_nanos;
+	rest.period_type = b->has_period_type ? &b->period_type : NULL;
+	rest.period = b->period;
 
-	len = perftools__profiles__profile__get_packed_size(&profile);
+	types_len = perftools__profiles__profile__get_packed_size(&types);
+	rest_len = perftools__profiles__profile__get_packed_size(&rest);
+	len = types_len + b->samples_len + rest_len;
 	buf = malloc(len ? len : 1);
 	if (!buf)
 		return -ENOMEM;
-	if (perftools__profiles__profile__pack(&profile, buf) != len) {
+	if (perftools__profiles__profile__pack(&types, buf) != types_len ||
+	    perftools__profiles__profile__pack(&rest, buf + types_len + b->samples_len) !=
+		rest_len) {
 		free(buf);
 		return -EIO;
 	}
+	if (b->samples_len)
+		memcpy(buf + types_len, b->samples, b->samples_len);
 	*ret_buf = buf;
 	*ret_len = len;
 	return 0;

@@ -164,6 +164,8 @@ int window_encode_pprof_with(const struct window *w, const struct window_encode_
 	}
 	if (!ret)
 		ret = pprof_builder__encode(b, &raw, &raw_len);
+	pprof_builder__free(b); /* its tables and packed samples are in raw now */
+	b = NULL;
 	if (!ret)
 		ret = gzip_compress(raw, raw_len, ret_gz, ret_len);
 out:

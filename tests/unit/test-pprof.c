@@ -3,6 +3,9 @@
  * unknown frames, and every class of malformed input rejected with its one-line reason. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "pprof.h"
 #include "profile.pb-c.h"
@@ -95,6 +98,63 @@ TEST(round_trip_keeps_samples_values_labels_and_header)
 	CHECK_EQ_INT(d->samples[1].n_labels, 1);
 	CHECK_EQ_INT(d->samples[1].labels[0].num, 7);
 	pprof_decoded__free(d);
+}
+
+/* The builder packs each sample as it is added: the result must be the bytes protobuf-c gives
+ * for the whole Profile (samples in field order), with or without samples, and a sample with
+ * more labels than the builder packs without an allocation keeps every one. */
+static void check_packs_as_protobuf_c(const uint8_t *buf, size_t len, int *ret_failed)
+{
+	Perftools__Profiles__Profile *p = perftools__profiles__profile__unpack(NULL, len, buf);
+	uint8_t *again;
+
+	CHECK(p);
+	CHECK_EQ_INT(perftools__profiles__profile__get_packed_size(p), len);
+	again = malloc(len ? len : 1);
+	CHECK(again);
+	CHECK_EQ_INT(perftools__profiles__profile__pack(p, again), len);
+	CHECK(memcmp(again, buf, len) == 0);
+	free(again);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
+TEST(samples_packed_as_added_give_protobuf_c_bytes_and_keep_many_labels)
+{
+	struct pprof_builder *b = new_cpu_builder();
+	struct pprof_label many[20];
+	char keys[20][8];
+	Perftools__Profiles__Profile *p;
+	uint64_t loc, stack[2];
+	int64_t v[2] = {2, 20202020};
+	uint8_t *buf;
+	size_t len;
+
+	CHECK(b);
+	CHECK_EQ_INT(pprof_builder__encode(b, &buf, &len), 0); /* no sample yet */
+	check_packs_as_protobuf_c(buf, len, ret_failed);
+	free(buf);
+	loc = pprof_builder__location(b, "leaf", pprof_builder__mapping(b, "/bin/x", ""));
+	stack[0] = loc;
+	stack[1] = pprof_builder__location(b, "root", 0);
+	for (int i = 0; i < 20; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%d", i);
+		many[i] = (struct pprof_label){.key = keys[i], .num = 100 + i};
+	}
+	for (int i = 0; i < 300; i++) /* past the packed samples' first block */
+		CHECK_EQ_INT(pprof_builder__add_sample(b, stack, 2, v, many, i % 2 ? 20 : 1), 0);
+	CHECK_EQ_INT(pprof_builder__encode(b, &buf, &len), 0);
+	pprof_builder__free(b);
+	check_packs_as_protobuf_c(buf, len, ret_failed);
+	p = perftools__profiles__profile__unpack(NULL, len, buf);
+	CHECK(p);
+	CHECK_EQ_INT(p->n_sample, 300);
+	CHECK_EQ_INT(p->sample[1]->n_label, 20);
+	CHECK_EQ_INT(p->sample[1]->label[19]->num, 119);
+	CHECK_EQ_STR(p->string_table[p->sample[1]->label[19]->key], "k19");
+	CHECK_EQ_INT(p->sample[299]->value[1], 20202020);
+	CHECK_EQ_INT(p->sample[299]->n_location_id, 2);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(buf);
 }
 
 TEST(builder_dedups_strings_mappings_and_locations)
@@ -736,6 +796,7 @@ TEST(address_locations_carry_the_offset_and_share_the_function)
 
 TEST_MAIN("pprof", T(round_trip_keeps_samples_values_labels_and_header),
 	  T(address_locations_carry_the_offset_and_share_the_function),
+	  T(samples_packed_as_added_give_protobuf_c_bytes_and_keep_many_labels),
 	  T(builder_dedups_strings_mappings_and_locations),
 	  T(file_locations_keep_their_file_and_dedup_by_it),
 	  T(empty_builder_encodes_a_valid_profile), T(many_locations_and_strings_round_trip),
