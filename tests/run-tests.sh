@@ -8,9 +8,11 @@
 # same cases against PostgreSQL + ClickHouse (throwaway servers each program starts and stops).
 # "fleet-cluster" (make check-fleet, not in make check) runs them and the fleet suites on a
 # ClickHouse cluster of two shards (ROOTTRACE_FLEET_CLUSTER=2x1: ZooKeeper + two servers).
-# A full run (no --only) runs two streams in the background beside the sanitize and fuzz suites
-# (see below): the e2e suite, and the fleet suites followed by the ClickHouse cluster programs of
-# integration; their lines come last. Python cases print "(Ns)" after PASS when they took 5 s+.
+# A full run (no --only): unit, bpf, the integration programs that run the agent; then two
+# streams in the background (the e2e suite, a few collector programs and the fleet suites; the
+# ClickHouse cluster and fleet programs of integration) beside the foreground's other collector
+# programs and the sanitize and fuzz suites (see below). The background lines come last.
+# Python cases print "(Ns)" after PASS when they took 5 s+.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=build
@@ -87,20 +89,34 @@ run_file() { # suite file
 	esac
 }
 
-# A full run moves these integration programs to its background ClickHouse stream (see below):
-# collector and ClickHouse only, no share or timing assertions, and minutes long, so they run
-# beside the sanitizer and fuzz suites and the e2e suite's wait for its bucket boundary instead
-# of before them. --only integration (make check-quick) runs them in place.
-BESIDE_E2E="test_fleet_cluster.py test_fleet_replicas.py"
-beside_e2e() { [ -z "$ONLY" ] && [[ " $BESIDE_E2E " == *" $(basename "$1") "* ]]; }
+# A full run splits the integration suite. Its programs that run the agent (BPF, shares of the
+# machine's CPU) or a language SDK whose profile shares are asserted run first, on a quiet
+# machine. The rest drive only the collector and its servers: no share or timing assertions, so
+# once the quiet programs are done they run beside other work. The two background streams start
+# there (see below); the collector programs named in BESIDE_E2E and BESIDE_CH move to the ends of
+# those streams, and the others run in the foreground, beside them, before the sanitizer and fuzz
+# suites. --only integration (make check-quick) runs every program in place, in file order.
+QUIET_INTEGRATION="test_packaging.py test_pyroscope_nodejs.py"
+quiet_integration() { [[ "$(basename "$1")" == test_agent_* ]] ||
+	[[ " $QUIET_INTEGRATION " == *" $(basename "$1") "* ]]; }
+BESIDE_CH="test_fleet_cluster.py test_fleet_replicas.py test_collector_fleet.py
+test_fleet_stacks.py test_fleet_series.py"
+BESIDE_E2E="test_collector_large_upload.py test_collector_hardening.py test_otlp_trace.py"
+moved() { # file list -> is it moved to a background stream (full runs only)?
+	[ -z "$ONLY" ] && [[ " $(echo $2) " == *" $(basename "$1") "* ]]
+}
+moved_to_background() { moved "$1" "$BESIDE_CH" || moved "$1" "$BESIDE_E2E"; }
 
-for suite in bpf integration; do
-	want "$suite" || continue
-	for t in $(suite_files "$suite"); do
-		[ "$suite" = integration ] && beside_e2e "$t" && continue
-		run_file "$suite" "$t"
+if want bpf; then
+	for t in $(suite_files bpf); do
+		run_file bpf "$t"
 	done
-done
+fi
+if want integration; then
+	for t in $(suite_files integration); do
+		{ [ -n "$ONLY" ] || quiet_integration "$t"; } && run_file integration "$t"
+	done
+fi
 
 # A background stream: its own counters, its lines to a file, its totals on the file's last
 # line; bg_collect prints the file and adds the totals once the stream ends.
@@ -135,24 +151,6 @@ bg_collect() {
 	done
 }
 
-# The end-to-end suite spends most of its ~5 minutes waiting for a five-minute bucket boundary
-# (its deploy scenario needs one between v1 and v2), with one workload thread at half a core.
-# In a full run it waits in the background while the sanitizer, fuzz and fleet suites run (no
-# share or timing assertions there; its own assertions compare the profile with the cgroup's
-# CPU, which load does not change). --only e2e runs it alone, in the foreground.
-e2e_suite() {
-	local t
-	for t in $(suite_files e2e); do
-		run_file e2e "$t"
-	done
-}
-if want e2e && [ -z "$ONLY" ] && [ -n "$(suite_files e2e)" ]; then
-	bg_start e2e background e2e_suite
-	echo "== e2e: running in the background (results after the other suites)" >&2
-elif want e2e; then
-	e2e_suite
-fi
-
 # The store-level suites whose expected answers are the same on both backends.
 FLEET_SUITES="test_collector_config test_collector_auth test_collector_idempotent test_queries
 test_collector_ingest test_profile_lines"
@@ -164,22 +162,45 @@ fleet_suites() {
 		ROOTTRACE_TEST_BACKEND=fleet run_one fleet "$t" python3 "$t"
 	done
 }
-# A full run's ClickHouse stream: the cluster programs moved beside e2e. Their servers mostly
-# wait (~0.5 core of CPU: ZooKeeper, merges, tier builds, retries), no share or timing
-# assertions: they run beside the CPU-bound sanitizer and fuzz builds instead of after them.
-# The fleet suites stay in the foreground after those builds, where they always ran (the two
-# heap reads one fresh-clone run lost beside them were a read in the first second of a
-# five-minute bucket, a window-edge bug since fixed: test_queries.py ReadOnABucketEdge).
-# --only fleet runs the fleet suites alone.
-clickhouse_stream() {
+moved_programs() { # list: the integration files of list, in file order
 	local t
 	for t in $(suite_files integration); do
-		beside_e2e "$t" && run_file integration "$t"
+		moved "$t" "$1" && run_file integration "$t"
 	done
 }
+
+# The end-to-end suite spends most of its ~5 minutes waiting for a five-minute bucket boundary
+# (its deploy scenario needs one between v1 and v2), with one workload thread at half a core:
+# its own assertions compare the profile with the cgroup's CPU, which load does not change. In
+# a full run it waits in the background, followed by the BESIDE_E2E collector programs and the
+# fleet suites (PostgreSQL + ClickHouse servers of their own, on free ports, in a directory per
+# process). --only e2e and --only fleet run alone, in the foreground.
+e2e_stream() {
+	local t
+	for t in $(suite_files e2e); do
+		run_file e2e "$t"
+	done
+	moved_programs "$BESIDE_E2E"
+	fleet_suites
+}
+# The ClickHouse stream: the cluster programs (a ZooKeeper and two servers, or two replicas) and
+# the fleet programs on one server. Their servers mostly wait (~0.5 core of CPU: ZooKeeper,
+# merges, tier builds, retries), so they overlap the foreground's collector programs and the
+# CPU-bound sanitizer and fuzz builds instead of following them.
+clickhouse_stream() {
+	moved_programs "$BESIDE_CH"
+}
 if [ -z "$ONLY" ]; then
+	bg_start e2e background e2e_stream
 	bg_start clickhouse beside clickhouse_stream
-	echo "== ClickHouse cluster: running beside the sanitizer and fuzz suites" >&2
+	echo "== e2e, fleet and ClickHouse cluster programs: running in the background" >&2
+	for t in $(suite_files integration); do
+		quiet_integration "$t" || moved_to_background "$t" || run_file integration "$t"
+	done
+elif [ "$ONLY" = e2e ]; then
+	for t in $(suite_files e2e); do
+		run_file e2e "$t"
+	done
 fi
 
 for suite in sanitize fuzz; do
@@ -189,7 +210,7 @@ for suite in sanitize fuzz; do
 	done
 done
 
-if want fleet; then
+if [ "$ONLY" = fleet ]; then
 	fleet_suites
 fi
 
