@@ -9,9 +9,9 @@
 # "fleet-cluster" (make check-fleet, not in make check) runs them and the fleet suites on a
 # ClickHouse cluster of two shards (ROOTTRACE_FLEET_CLUSTER=2x1: ZooKeeper + two servers).
 # A full run (no --only): unit, bpf, the integration programs that run the agent; then two
-# streams in the background (the e2e suite, a few collector programs and the fleet suites; the
-# ClickHouse cluster and fleet programs of integration) beside the foreground's other collector
-# programs and the sanitize and fuzz suites (see below). The background lines come last.
+# streams in the background (the e2e suite and a few collector programs; the ClickHouse cluster
+# and fleet programs of integration, then the fleet suites) beside the foreground's other
+# collector programs and the sanitize and fuzz suites (see below). The background lines come last.
 # Python cases print "(Ns)" after PASS when they took 5 s+.
 set -u
 cd "$(dirname "$0")/.."
@@ -169,26 +169,27 @@ moved_programs() { # list: the integration files of list, in file order
 	done
 }
 
-# The end-to-end suite spends most of its ~5 minutes waiting for a five-minute bucket boundary
+# The end-to-end suite spends 3-6 minutes, most of it waiting for a five-minute bucket boundary
 # (its deploy scenario needs one between v1 and v2), with one workload thread at half a core:
 # its own assertions compare the profile with the cgroup's CPU, which load does not change. In
-# a full run it waits in the background, followed by the BESIDE_E2E collector programs and the
-# fleet suites (PostgreSQL + ClickHouse servers of their own, on free ports, in a directory per
-# process). --only e2e and --only fleet run alone, in the foreground.
+# a full run it waits in the background, followed by the BESIDE_E2E collector programs only
+# (about 2 minutes there), so that a 6-minute wait still ends before the foreground does.
 e2e_stream() {
 	local t
 	for t in $(suite_files e2e); do
 		run_file e2e "$t"
 	done
 	moved_programs "$BESIDE_E2E"
-	fleet_suites
 }
-# The ClickHouse stream: the cluster programs (a ZooKeeper and two servers, or two replicas) and
-# the fleet programs on one server. Their servers mostly wait (~0.5 core of CPU: ZooKeeper,
+# The ClickHouse stream: the cluster programs (a ZooKeeper and two servers, or two replicas),
+# the fleet programs on one server, then the fleet suites; each program starts servers of its
+# own, on free ports, in a directory of its own. They mostly wait (~0.5 core of CPU: ZooKeeper,
 # merges, tier builds, retries), so they overlap the foreground's collector programs and the
-# CPU-bound sanitizer and fuzz builds instead of following them.
+# CPU-bound sanitizer and fuzz builds instead of following them. --only fleet runs the fleet
+# suites alone, in the foreground.
 clickhouse_stream() {
 	moved_programs "$BESIDE_CH"
+	fleet_suites
 }
 if [ -z "$ONLY" ]; then
 	bg_start e2e background e2e_stream
