@@ -39,7 +39,7 @@ struct pprof_builder {
 	uint64_t *function_mappings; /* the mapping function i was keyed with */
 	size_t n_locations, cap_locations, n_functions, cap_functions, cap_function_mappings;
 	uint8_t *samples; /* the packed Profile.sample fields (tag, length, Sample), in order */
-	size_t samples_len, samples_cap, n_samples;
+	size_t samples_len, samples_cap;
 
 	struct hashtab mapping_by_path;	 /* (path, build-id) string indices -> mapping id */
 	struct hashtab function_by_name; /* function_hash() -> function id */
@@ -403,7 +403,6 @@ static int append_sample(struct pprof_builder *b, const pb_sample *s)
 	memcpy(b->samples + b->samples_len, head, n_head);
 	perftools__profiles__sample__pack(s, b->samples + b->samples_len + n_head);
 	b->samples_len += n_head + len;
-	b->n_samples++;
 	return 0;
 }
 

@@ -174,11 +174,14 @@ moved_programs() { # list: the integration files of list, in file order
 # its own assertions compare the profile with the cgroup's CPU, which load does not change. In
 # a full run it waits in the background, followed by the BESIDE_E2E collector programs only
 # (about 2 minutes there), so that a 6-minute wait still ends before the foreground does.
-e2e_stream() {
+e2e_suite() {
 	local t
 	for t in $(suite_files e2e); do
 		run_file e2e "$t"
 	done
+}
+e2e_stream() {
+	e2e_suite
 	moved_programs "$BESIDE_E2E"
 }
 # The ClickHouse stream: the cluster programs (a ZooKeeper and two servers, or two replicas),
@@ -199,9 +202,7 @@ if [ -z "$ONLY" ]; then
 		quiet_integration "$t" || moved_to_background "$t" || run_file integration "$t"
 	done
 elif [ "$ONLY" = e2e ]; then
-	for t in $(suite_files e2e); do
-		run_file e2e "$t"
-	done
+	e2e_suite
 fi
 
 for suite in sanitize fuzz; do

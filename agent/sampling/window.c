@@ -10,6 +10,10 @@
 #include "sampling/window.h"
 #include "sampling/window_stacks.h"
 
+/* A record keeps every sample (50-65k under process churn): their layout is its memory. */
+_Static_assert(sizeof(void *) != 8 || sizeof(struct window_sample) == 96,
+	       "struct window_sample: 96 bytes on 64-bit hosts");
+
 struct window_priv {
 	struct intern *strings;
 	struct window_stacks *stacks;
